@@ -1,0 +1,27 @@
+package cache
+
+import (
+	_ "github.com/stretchr/testify/assert"
+	_ "github.com/stretchr/testify/require"
+	_ "k8s.io/api/core/v1"
+	_ "k8s.io/apimachinery/pkg/api/errors"
+	_ "k8s.io/apimachinery/pkg/api/meta"
+	_ "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	_ "k8s.io/apimachinery/pkg/util/wait"
+	_ "k8s.io/apimachinery/pkg/watch"
+	_ "k8s.io/client-go/dynamic/fake"
+	_ "k8s.io/client-go/features"
+	_ "k8s.io/client-go/kubernetes/fake"
+	_ "k8s.io/client-go/metadata/fake"
+	_ "k8s.io/client-go/rest"
+	_ "k8s.io/client-go/tools/cache"
+	_ "k8s.io/client-go/tools/pager"
+	_ "k8s.io/client-go/util/workqueue"
+	_ "k8s.io/klog/v2"
+	_ "k8s.io/klog/v2/ktesting"
+	_ "k8s.io/utils/clock"
+	_ "k8s.io/utils/clock/testing"
+	_ "k8s.io/utils/ptr"
+	_ "k8s.io/utils/trace"
+	_ "k8s.io/utils/buffer"
+)
