@@ -5,12 +5,6 @@ import (
 	"sync"
 )
 
-// GaugeMetric is a metric whose value is set, such as the last resource
-// version a Reflector saw. Implementations must be safe for concurrent use.
-type GaugeMetric interface {
-	Set(float64)
-}
-
 // CounterMetric is a metric that counts occurrences, such as lists started.
 // Implementations must be safe for concurrent use.
 type CounterMetric interface {
@@ -23,11 +17,8 @@ type SummaryMetric interface {
 	Observe(float64)
 }
 
-// HistogramMetric records observations into buckets. Implementations must be
-// safe for concurrent use.
-type HistogramMetric interface {
-	Observe(float64)
-}
+// GaugeMetric and HistogramMetric, shared with the informer metrics, are
+// declared in informer_metrics.go.
 
 // MetricsProvider creates the metrics of a Reflector. Each method is called
 // once per Reflector, with the Reflector's name, when the Reflector first
