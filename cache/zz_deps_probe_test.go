@@ -19,9 +19,9 @@ import (
 	_ "k8s.io/client-go/util/workqueue"
 	_ "k8s.io/klog/v2"
 	_ "k8s.io/klog/v2/ktesting"
+	_ "k8s.io/utils/buffer"
 	_ "k8s.io/utils/clock"
 	_ "k8s.io/utils/clock/testing"
 	_ "k8s.io/utils/ptr"
 	_ "k8s.io/utils/trace"
-	_ "k8s.io/utils/buffer"
 )
