@@ -176,19 +176,27 @@ func TestFIFO_HasSynced(t *testing.T) {
 			func(t *testing.T, f *FIFO) { require.NoError(t, f.Replace(nil, "1")) },
 		}, want: true},
 		{name: "replace not popped", actions: []func(*testing.T, *FIFO){
-			func(t *testing.T, f *FIFO) { require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "1")) },
+			func(t *testing.T, f *FIFO) {
+				require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "1"))
+			},
 		}, want: false},
 		{name: "replace half popped", actions: []func(*testing.T, *FIFO){
-			func(t *testing.T, f *FIFO) { require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "1")) },
+			func(t *testing.T, f *FIFO) {
+				require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "1"))
+			},
 			func(t *testing.T, f *FIFO) { qPopObj(t, f) },
 		}, want: false},
 		{name: "replace popped", actions: []func(*testing.T, *FIFO){
-			func(t *testing.T, f *FIFO) { require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "1")) },
+			func(t *testing.T, f *FIFO) {
+				require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "1"))
+			},
 			func(t *testing.T, f *FIFO) { qPopObj(t, f) },
 			func(t *testing.T, f *FIFO) { qPopObj(t, f) },
 		}, want: true},
 		{name: "duplicate keys in replace count once", actions: []func(*testing.T, *FIFO){
-			func(t *testing.T, f *FIFO) { require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("a", 2)}, "1")) },
+			func(t *testing.T, f *FIFO) {
+				require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("a", 2)}, "1"))
+			},
 			func(t *testing.T, f *FIFO) { qPopObj(t, f) },
 		}, want: true},
 		{name: "add before replace makes the initial batch empty", actions: []func(*testing.T, *FIFO){
@@ -201,7 +209,9 @@ func TestFIFO_HasSynced(t *testing.T) {
 			// even though Pop then has nothing left to process.
 			name: "deleted initial items still complete the sync",
 			actions: []func(*testing.T, *FIFO){
-				func(t *testing.T, f *FIFO) { require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "1")) },
+				func(t *testing.T, f *FIFO) {
+					require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "1"))
+				},
 				func(t *testing.T, f *FIFO) { require.NoError(t, f.Delete(qMk("b", 2))) },
 				func(t *testing.T, f *FIFO) { qPopObj(t, f) },
 				func(t *testing.T, f *FIFO) { qFIFOPopUntilBlocked(t, f) },

@@ -65,7 +65,7 @@ func TestRealFIFO_DeliversEveryChangeInOrder(t *testing.T) {
 	require.NoError(t, f.Add(qMk("bar", 1)))
 	require.NoError(t, f.Update(qMk("foo", 11)))
 	require.NoError(t, f.Delete(qMk("foo", 12)))
-	require.NoError(t, f.Delete(qMk("foo", 12)))   // no dedup
+	require.NoError(t, f.Delete(qMk("foo", 12)))  // no dedup
 	require.NoError(t, f.Delete(qMk("never", 1))) // no existence check
 	obj, _ := qPopObj(t, f)
 	assert.Equal(t, Deltas{{Added, qMk("foo", 10)}}, obj)
@@ -541,7 +541,9 @@ func TestRealFIFO_PopBatchProcessErrorAndClose(t *testing.T) {
 	assert.ErrorIs(t, err, boom)
 
 	errs := make(chan error, 2)
-	go func() { errs <- f.PopBatch(func([]Delta, bool) error { return nil }, func(interface{}, bool) error { return nil }) }()
+	go func() {
+		errs <- f.PopBatch(func([]Delta, bool) error { return nil }, func(interface{}, bool) error { return nil })
+	}()
 	go func() {
 		_, err := f.Pop(func(interface{}, bool) error { return nil })
 		errs <- err
