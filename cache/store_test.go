@@ -22,7 +22,9 @@ func TestStoreBasicOperations(t *testing.T) {
 		new  func() Store
 	}{
 		{"NewStore", func() Store { return NewStore(MetaNamespaceKeyFunc) }},
-		{"NewIndexer", func() Store { return NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}) }},
+		{"NewIndexer", func() Store {
+			return NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+		}},
 	} {
 		t.Run(mk.name, func(t *testing.T) {
 			s := mk.new()
