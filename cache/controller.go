@@ -157,9 +157,9 @@ func (c *controller) RunWithContext(ctx context.Context) {
 	r.ShouldResync = c.config.ShouldResync
 	r.WatchListPageSize = c.config.WatchListPageSize
 	if h := c.config.WatchErrorHandler; h != nil {
-		infSetReflectorWatchErrorHandler(r, func(_ context.Context, r *Reflector, err error) { h(r, err) })
+		r.watchErrorHandler = func(_ context.Context, r *Reflector, err error) { h(r, err) }
 	} else if h := c.config.WatchErrorHandlerWithContext; h != nil {
-		infSetReflectorWatchErrorHandler(r, h)
+		r.watchErrorHandler = h
 	}
 	c.reflector = r
 	c.mu.Unlock()

@@ -360,10 +360,8 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 		case <-queue.HasSyncedChecker().Done():
-			// The queue may report synced while the last item of the
-			// initial list is still being processed under its lock;
-			// asking it once more waits for that to finish.
-			_ = queue.HasSynced()
+			// The queues report synced only after the last item of the
+			// initial list has been processed (and so distributed).
 			close(s.synced)
 		}
 	})
