@@ -9,8 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
 	clientcache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -72,7 +72,7 @@ func TestMutationCacheGetByKey(t *testing.T) {
 			{unstore: []*v1.Pod{stUIDPod("a", "8", "u1")}, onDelete: []*v1.Pod{stUIDPod("a", "8", "u1")}, missing: true},
 			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}, missing: true},
 			{mutation: []*v1.Pod{stUIDPod("a", "9", "u1")}, missing: true}, // same UID: still deleted
-			{mutation: []*v1.Pod{stUIDPod("a", "10", "u2")}, want: "10"}, // re-created
+			{mutation: []*v1.Pod{stUIDPod("a", "10", "u2")}, want: "10"},   // re-created
 		}},
 		{name: "on add drops caught up mutation", includeAdds: true, clientGo: true, steps: []stMutationStep{
 			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}},
