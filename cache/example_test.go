@@ -85,7 +85,12 @@ func ExampleNewSharedIndexInformer() {
 	sort.Strings(names)
 	fmt.Println("pods in default:", names)
 
-	<-watching
+	select {
+	case <-watching:
+	case <-ctx.Done():
+		fmt.Println("watch not started")
+		return
+	}
 	if _, err := client.CoreV1().Pods("default").Create(ctx, examplePod("default", "web-3"), metav1.CreateOptions{}); err != nil {
 		fmt.Println("Create:", err)
 		return
