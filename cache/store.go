@@ -1,0 +1,441 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Store is a keyed collection of objects. It knows how to compute an object's
+// key (with its KeyFunc), so most operations take the object itself.
+//
+// The implementations returned by NewStore and NewIndexer are safe for
+// concurrent use and keep the last object given for each key. Other
+// implementations (the delta FIFOs, ExpirationCache, UndeltaStore) attach
+// more behaviour to the same operations. Objects handed out by Get and List
+// are the stored objects themselves: callers must treat them as read-only.
+type Store interface {
+	// Add stores obj under its key, replacing any object already there.
+	// It returns a KeyError when the key cannot be computed.
+	Add(obj interface{}) error
+
+	// Update stores obj under its key, replacing any object already there.
+	// It returns a KeyError when the key cannot be computed.
+	Update(obj interface{}) error
+
+	// Delete removes the object with obj's key; obj may be a tombstone or an
+	// ExplicitKey when the store's KeyFunc supports them. Deleting an absent
+	// key is not an error. It returns a KeyError when the key cannot be
+	// computed.
+	Delete(obj interface{}) error
+
+	// List returns all stored objects, in no particular order.
+	List() []interface{}
+
+	// ListKeys returns the keys of all stored objects, in no particular order.
+	ListKeys() []string
+
+	// LastStoreSyncResourceVersion returns the newest resource version the
+	// store has seen, from the objects written to it, from Replace and from
+	// Bookmark. It is empty while the client-go AtomicFIFO feature gate is
+	// disabled.
+	LastStoreSyncResourceVersion() string
+
+	// Bookmark records rv as the newest resource version seen, without
+	// changing the stored objects.
+	Bookmark(rv string)
+
+	// Get returns the object stored under obj's key. It returns a KeyError
+	// when the key cannot be computed.
+	Get(obj interface{}) (item interface{}, exists bool, err error)
+
+	// GetByKey returns the object stored under key.
+	GetByKey(key string) (item interface{}, exists bool, err error)
+
+	// Replace makes the given list the whole content of the store and records
+	// resourceVersion as the newest version seen. The store takes ownership
+	// of the list; the caller must not use it afterwards.
+	Replace([]interface{}, string) error
+
+	// Resync has no effect on plain stores; queues use it to re-deliver
+	// their known objects.
+	Resync() error
+}
+
+// TransactionType says what a Transaction does with its Object.
+type TransactionType string
+
+// The operations a Transaction can perform.
+const (
+	// TransactionTypeAdd adds the object, as Store.Add does.
+	TransactionTypeAdd TransactionType = "Add"
+	// TransactionTypeUpdate updates the object, as Store.Update does.
+	TransactionTypeUpdate TransactionType = "Update"
+	// TransactionTypeDelete deletes the object, as Store.Delete does.
+	TransactionTypeDelete TransactionType = "Delete"
+)
+
+// Transaction is one operation of a batch applied with
+// TransactionStore.Transaction: Type says whether Object is added, updated or
+// deleted.
+type Transaction struct {
+	Object interface{}
+	Type   TransactionType
+}
+
+// TransactionStore is implemented by stores that can apply a batch of
+// operations under a single lock acquisition. The stores returned by NewStore
+// and NewIndexer implement it.
+type TransactionStore interface {
+	// Transaction applies txns in order while holding the store's lock once,
+	// so readers never see a partly applied batch and a busy writer cannot be
+	// starved between operations. Operations that fail (bad key, unknown type,
+	// failing transform or index function) are reported in the returned
+	// *TransactionError; the others are applied regardless. It returns nil
+	// when every operation succeeded.
+	Transaction(txns ...Transaction) *TransactionError
+}
+
+var _ error = &TransactionError{}
+
+// TransactionError reports the operations of a Transaction call that failed.
+// SuccessfulIndices lists, in ascending order, the positions (in the txns
+// argument) of the operations that were applied, TotalTransactions is the
+// number of operations given and Errors holds one error per failed operation,
+// in order.
+type TransactionError struct {
+	SuccessfulIndices []int
+	TotalTransactions int
+	Errors            []error
+}
+
+// Error summarises how many operations failed and why.
+func (t *TransactionError) Error() string {
+	return fmt.Sprintf("failed to execute (%d/%d) transactions failed due to: %v",
+		t.TotalTransactions-len(t.SuccessfulIndices), t.TotalTransactions, t.Errors)
+}
+
+// Unwrap returns the individual errors, so that errors.Is and errors.As
+// find, for example, a KeyError among them.
+func (t *TransactionError) Unwrap() []error {
+	return t.Errors
+}
+
+// MetaNamespaceKeyFunc is the default KeyFunc for API objects: it returns
+// "namespace/name", or just "name" for objects without a namespace. An
+// ExplicitKey is returned unchanged. Values that are nil, typed nil pointers
+// or carry no object metadata yield an error.
+func MetaNamespaceKeyFunc(obj interface{}) (string, error) {
+	if key, ok := obj.(ExplicitKey); ok {
+		return string(key), nil
+	}
+	m, err := storeMetaAccessor(obj)
+	if err != nil {
+		return "", err
+	}
+	if ns := m.GetNamespace(); ns != "" {
+		return ns + "/" + m.GetName(), nil
+	}
+	return m.GetName(), nil
+}
+
+// ObjectToName returns the structured name of an API object. Values that are
+// nil, typed nil pointers or carry no object metadata yield an error.
+func ObjectToName(obj interface{}) (ObjectName, error) {
+	m, err := storeMetaAccessor(obj)
+	if err != nil {
+		return ObjectName{}, err
+	}
+	return MetaObjectToName(m), nil
+}
+
+// MetaObjectToName returns the structured name of the object with the given
+// metadata. obj must not be nil.
+func MetaObjectToName(obj metav1.Object) ObjectName {
+	return ObjectName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// cache is the Store and Indexer returned by NewStore and NewIndexer: a key
+// function and an optional transform in front of a threadSafeMap.
+type cache struct {
+	tsm         *threadSafeMap
+	keyFunc     KeyFunc
+	transformer TransformFunc
+	identifier  InformerNameAndResource
+	metrics     InformerMetricsProvider
+}
+
+var (
+	_ Indexer          = &cache{}
+	_ TransactionStore = &cache{}
+)
+
+// StoreOption configures the store built by NewStore or NewIndexer.
+type StoreOption = func(*cache)
+
+// WithTransformer makes the store pass every object given to Add, Update,
+// Replace and the add/update operations of Transaction through transformer
+// before keeping it; the key is computed from the object as given. A
+// transform error fails that operation and leaves the store unchanged for
+// that object.
+//
+// Difference from client-go: Transaction applies the transform too (client-go
+// skips it there, so the same object would be stored differently depending
+// on the path it took).
+func WithTransformer(transformer TransformFunc) StoreOption {
+	return func(c *cache) {
+		c.transformer = transformer
+	}
+}
+
+// WithStoreMetrics makes the store publish the newest resource version it
+// has seen through metrics, under identifier. A nil metrics uses the provider
+// set with SetInformerMetricsProvider. Nothing is published unless
+// identifier.Reserved() is true.
+func WithStoreMetrics(identifier InformerNameAndResource, metrics InformerMetricsProvider) StoreOption {
+	return func(c *cache) {
+		c.identifier = identifier
+		if metrics == nil {
+			metrics = currentInformerMetricsProvider()
+		}
+		c.metrics = metrics
+	}
+}
+
+// NewStore returns a Store, safe for concurrent use, that keys objects with
+// keyFunc and keeps the last object given for each key.
+func NewStore(keyFunc KeyFunc, opts ...StoreOption) Store {
+	return newCache(keyFunc, nil, opts)
+}
+
+// NewIndexer returns an Indexer, safe for concurrent use, that keys objects
+// with keyFunc, keeps the last object given for each key and maintains the
+// given indices.
+func NewIndexer(keyFunc KeyFunc, indexers Indexers, opts ...StoreOption) Indexer {
+	return newCache(keyFunc, indexers, opts)
+}
+
+func newCache(keyFunc KeyFunc, indexers Indexers, opts []StoreOption) *cache {
+	c := &cache{keyFunc: keyFunc}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(c)
+		}
+	}
+	var tsOpts []ThreadSafeStoreOption
+	if c.metrics != nil {
+		tsOpts = append(tsOpts, WithThreadSafeStoreMetrics(c.identifier, c.metrics))
+	}
+	c.tsm = newThreadSafeMap(indexers, tsOpts)
+	return c
+}
+
+// key computes obj's key, wrapping failures in a KeyError.
+func (c *cache) key(obj interface{}) (string, error) {
+	if c.keyFunc == nil {
+		return "", KeyError{Obj: obj, Err: errors.New("store has no key function")}
+	}
+	key, err := c.keyFunc(obj)
+	if err != nil {
+		return "", KeyError{Obj: obj, Err: err}
+	}
+	return key, nil
+}
+
+// keyAndTransform computes obj's key and then applies the transformer.
+func (c *cache) keyAndTransform(obj interface{}) (string, interface{}, error) {
+	key, err := c.key(obj)
+	if err != nil {
+		return "", nil, err
+	}
+	if c.transformer != nil {
+		obj, err = c.transformer(obj)
+		if err != nil {
+			return "", nil, fmt.Errorf("transforming object with key %q: %w", key, err)
+		}
+	}
+	return key, obj, nil
+}
+
+// Add stores obj under its key. It returns a KeyError when the key cannot be
+// computed, the transformer's error, or an error naming the index functions
+// that failed on obj (obj is then stored but absent from those indices).
+func (c *cache) Add(obj interface{}) error {
+	return c.Update(obj)
+}
+
+// Update stores obj under its key, with the same errors as Add.
+func (c *cache) Update(obj interface{}) error {
+	key, obj, err := c.keyAndTransform(obj)
+	if err != nil {
+		return err
+	}
+	return c.tsm.update(key, obj)
+}
+
+// Delete removes the object with obj's key. It returns a KeyError when the
+// key cannot be computed.
+func (c *cache) Delete(obj interface{}) error {
+	key, err := c.key(obj)
+	if err != nil {
+		return err
+	}
+	c.tsm.DeleteWithObject(key, obj)
+	return nil
+}
+
+// Transaction applies txns under one lock acquisition; see TransactionStore.
+// Key and transform failures, unknown operation types and index function
+// failures are reported per operation; a failed operation changes nothing.
+// The newest resource version seen becomes that of the last applied
+// operation whose object has metadata.
+func (c *cache) Transaction(txns ...Transaction) *TransactionError {
+	if len(txns) == 0 {
+		return nil
+	}
+	keyed := make([]ThreadSafeStoreTransaction, 0, len(txns))
+	pos := make([]int, 0, len(txns))
+	var failed map[int]error
+	fail := func(i int, err error) {
+		if failed == nil {
+			failed = make(map[int]error)
+		}
+		failed[i] = err
+	}
+	for i := range txns {
+		t := txns[i]
+		var key string
+		var err error
+		switch t.Type {
+		case TransactionTypeAdd, TransactionTypeUpdate:
+			key, t.Object, err = c.keyAndTransform(t.Object)
+		case TransactionTypeDelete:
+			key, err = c.key(t.Object)
+		default:
+			err = fmt.Errorf("transaction %d: unknown transaction type %q", i, t.Type)
+		}
+		if err != nil {
+			fail(i, err)
+			continue
+		}
+		keyed = append(keyed, ThreadSafeStoreTransaction{Transaction: t, Key: key})
+		pos = append(pos, i)
+	}
+	for _, f := range c.tsm.transaction(keyed) {
+		fail(pos[f.pos], f.err)
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	te := &TransactionError{
+		TotalTransactions: len(txns),
+		SuccessfulIndices: make([]int, 0, len(txns)-len(failed)),
+		Errors:            make([]error, 0, len(failed)),
+	}
+	for i := range txns {
+		if err, ok := failed[i]; ok {
+			te.Errors = append(te.Errors, err)
+		} else {
+			te.SuccessfulIndices = append(te.SuccessfulIndices, i)
+		}
+	}
+	return te
+}
+
+// List returns all stored objects, in no particular order.
+func (c *cache) List() []interface{} {
+	return c.tsm.List()
+}
+
+// ListKeys returns the keys of all stored objects, in no particular order.
+func (c *cache) ListKeys() []string {
+	return c.tsm.ListKeys()
+}
+
+// LastStoreSyncResourceVersion returns the newest resource version seen; see
+// Store.
+func (c *cache) LastStoreSyncResourceVersion() string {
+	return c.tsm.LastStoreSyncResourceVersion()
+}
+
+// Bookmark records rv as the newest resource version seen.
+func (c *cache) Bookmark(rv string) {
+	c.tsm.Bookmark(rv)
+}
+
+// GetIndexers returns a copy of the store's index functions by name.
+func (c *cache) GetIndexers() Indexers {
+	return c.tsm.GetIndexers()
+}
+
+// Index returns the stored objects that share at least one value of the
+// named index with obj. It fails for an unknown index name or when the index
+// function fails on obj.
+func (c *cache) Index(indexName string, obj interface{}) ([]interface{}, error) {
+	return c.tsm.Index(indexName, obj)
+}
+
+// IndexKeys returns, sorted, the keys of the stored objects whose values for
+// the named index include indexedValue. It fails for an unknown index name.
+func (c *cache) IndexKeys(indexName, indexedValue string) ([]string, error) {
+	return c.tsm.IndexKeys(indexName, indexedValue)
+}
+
+// ListIndexFuncValues returns the values currently present in the named
+// index; it is empty for an unknown index name.
+func (c *cache) ListIndexFuncValues(indexName string) []string {
+	return c.tsm.ListIndexFuncValues(indexName)
+}
+
+// ByIndex returns the stored objects whose values for the named index include
+// indexedValue. It fails for an unknown index name.
+func (c *cache) ByIndex(indexName, indexedValue string) ([]interface{}, error) {
+	return c.tsm.ByIndex(indexName, indexedValue)
+}
+
+// AddIndexers adds index functions and indexes the stored objects with them;
+// see Indexer.
+func (c *cache) AddIndexers(newIndexers Indexers) error {
+	return c.tsm.AddIndexers(newIndexers)
+}
+
+// Get returns the object stored under obj's key. It returns a KeyError when
+// the key cannot be computed.
+func (c *cache) Get(obj interface{}) (item interface{}, exists bool, err error) {
+	key, err := c.key(obj)
+	if err != nil {
+		return nil, false, err
+	}
+	item, exists = c.tsm.Get(key)
+	return item, exists, nil
+}
+
+// GetByKey returns the object stored under key; it never fails.
+func (c *cache) GetByKey(key string) (item interface{}, exists bool, err error) {
+	item, exists = c.tsm.Get(key)
+	return item, exists, nil
+}
+
+// Replace makes list the whole content of the store and records
+// resourceVersion. If an object cannot be keyed or transformed, Replace
+// returns that error and the store is left unchanged. Objects on which an
+// index function fails are stored but left out of that index, and Replace
+// returns an error naming them.
+func (c *cache) Replace(list []interface{}, resourceVersion string) error {
+	keys := make([]string, len(list))
+	for i, obj := range list {
+		key, obj, err := c.keyAndTransform(obj)
+		if err != nil {
+			return err
+		}
+		keys[i] = key
+		list[i] = obj
+	}
+	return c.tsm.replaceLists(keys, list, resourceVersion)
+}
+
+// Resync does nothing and returns nil.
+func (c *cache) Resync() error {
+	return nil
+}
