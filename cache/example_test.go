@@ -37,18 +37,20 @@ func ExampleNewSharedIndexInformer() {
 		once.Do(func() { close(watching) })
 		return false, nil, nil
 	})
-	lw := &cache.ListWatch{
+	// ToListWatcherWithWatchListSemantics lets the reflector ask the client whether it can
+	// serve streaming lists (the fake clientset cannot), as client-go's informers do.
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().Pods("").List(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			return client.CoreV1().Pods("").Watch(ctx, o)
 		},
-	}
+	}, client)
 	informer := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 
 	added := make(chan string, 10)
-	reg, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	reg, err := informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			if !isInInitialList {
 				added <- obj.(*corev1.Pod).Name
