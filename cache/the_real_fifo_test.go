@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 )
 
@@ -705,4 +706,105 @@ func TestRealFIFO_ConcurrentProducersBatchConsumer(t *testing.T) {
 		}
 	}
 	wg.Wait()
+}
+
+// qFIFOMetricsProvider records what a RealFIFO publishes.
+type qFIFOMetricsProvider struct {
+	mu        sync.Mutex
+	ids       []InformerNameAndResource
+	depths    []float64
+	latencies int
+}
+
+type qGauge struct{ p *qFIFOMetricsProvider }
+
+func (g qGauge) Set(v float64) {
+	g.p.mu.Lock()
+	defer g.p.mu.Unlock()
+	g.p.depths = append(g.p.depths, v)
+}
+
+type qHistogram struct{ p *qFIFOMetricsProvider }
+
+func (h qHistogram) Observe(v float64) {
+	h.p.mu.Lock()
+	defer h.p.mu.Unlock()
+	if v >= 0 {
+		h.p.latencies++
+	}
+}
+
+func (p *qFIFOMetricsProvider) NewQueuedItemMetric(id InformerNameAndResource) GaugeMetric {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ids = append(p.ids, id)
+	return qGauge{p}
+}
+
+func (p *qFIFOMetricsProvider) NewProcessingLatencyMetric(InformerNameAndResource) HistogramMetric {
+	return qHistogram{p}
+}
+
+func (p *qFIFOMetricsProvider) NewStoreResourceVersionMetric(InformerNameAndResource) GaugeMetric {
+	return qGauge{p}
+}
+
+func TestRealFIFO_Metrics(t *testing.T) {
+	name, err := NewInformerName("queues-metrics-test")
+	require.NoError(t, err)
+	defer name.Release()
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	id := name.WithResource(gvr)
+	require.True(t, id.Reserved())
+
+	p := &qFIFOMetricsProvider{}
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, Identifier: id, MetricsProvider: p})
+	assert.Equal(t, "queues-metrics-test", f.Name(), "the identifier's name wins")
+	require.NoError(t, f.Add(qMk("a", 1)))
+	require.NoError(t, f.Add(qMk("b", 1)))
+	require.NoError(t, f.Add(qMk("a", 2)))
+	_, err = qPopBatch(t, f) // a, b
+	require.NoError(t, err)
+	qPopObj(t, f) // a
+	p.mu.Lock()
+	assert.Equal(t, []float64{1, 2, 3, 1, 0}, p.depths, "queue depth after every push and pop")
+	assert.Equal(t, 2, p.latencies, "one latency per processing call")
+	assert.Equal(t, []InformerNameAndResource{id}, p.ids)
+	p.mu.Unlock()
+
+	// A second identity for the same resource is not reserved: nothing is
+	// created or published.
+	q := &qFIFOMetricsProvider{}
+	g := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, Identifier: name.WithResource(gvr), MetricsProvider: q})
+	require.NoError(t, g.Add(qMk("a", 1)))
+	qPopObj(t, g)
+	assert.Empty(t, q.ids)
+	assert.Empty(t, q.depths)
+}
+
+func TestRealFIFO_AllocationFreeSteadyState(t *testing.T) {
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true})
+	objs := make([]interface{}, 64)
+	for i := range objs {
+		objs[i] = qMk(fmt.Sprintf("k%d", i), i)
+	}
+	noopBatch := func([]Delta, bool) error { return nil }
+	noopSingle := func(interface{}, bool) error { return nil }
+	warm := func() {
+		for _, o := range objs {
+			_ = f.Update(o)
+		}
+		for f.items.len() > 0 {
+			_ = f.PopBatch(noopBatch, noopSingle)
+		}
+	}
+	warm()
+	// Batches of 64 updates (the long-run set included) and single pops.
+	allocs := testing.AllocsPerRun(50, warm)
+	assert.Zero(t, allocs, "Update+PopBatch allocations per round of 64")
+	allocs = testing.AllocsPerRun(200, func() {
+		_ = f.Update(objs[0])
+		_ = f.PopBatch(noopBatch, noopSingle)
+	})
+	assert.Zero(t, allocs, "Update+PopBatch allocations for a single delta")
 }
