@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"syscall"
@@ -8,9 +9,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -265,4 +269,306 @@ func TestReflectorScenarios(t *testing.T) {
 			assert.Equal(t, tc.wantErrs, rfErrKinds(errs.snapshot()), "reported errors")
 		})
 	}
+}
+
+// rfUnstructuredPod returns an unstructured v1 Pod.
+func rfUnstructuredPod(name, rv string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("Pod")
+	u.SetNamespace("ns")
+	u.SetName(name)
+	u.SetResourceVersion(rv)
+	return u
+}
+
+// TestReflectorSkipsInvalidEvents feeds events that must never reach the
+// store and checks they are skipped without a panic while the good events
+// around them are applied.
+func TestReflectorSkipsInvalidEvents(t *testing.T) {
+	var nilPod *v1.Pod
+	table := &unstructured.Unstructured{}
+	table.SetAPIVersion("meta.k8s.io/v1")
+	table.SetKind("Table")
+	table.SetName("t")
+	table.SetResourceVersion("13")
+	wrongKind := rfUnstructuredPod("svc", "14")
+	wrongKind.SetKind("Service")
+
+	cases := []struct {
+		name     string
+		expected interface{}
+		good     func(name, rv string) watch.Event
+		bad      []watch.Event
+	}{
+		{
+			name:     "typed",
+			expected: &v1.Pod{},
+			good:     func(name, rv string) watch.Event { return rfEv(watch.Added, rfPod(name, rv)) },
+			bad: []watch.Event{
+				rfEv(watch.Added, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc", ResourceVersion: "11"}}),
+				{Type: watch.Added, Object: nil},
+				rfEv(watch.Added, nilPod),
+				rfEv(watch.Bookmark, &v1.Pod{}),
+				rfEv(watch.EventType("SURPRISE"), rfPod("s", "12")),
+			},
+		},
+		{
+			name:     "unstructured with a GVK",
+			expected: rfUnstructuredPod("", ""),
+			good:     func(name, rv string) watch.Event { return rfEv(watch.Added, rfUnstructuredPod(name, rv)) },
+			bad: []watch.Event{
+				rfEv(watch.Added, table),
+				rfEv(watch.Added, wrongKind),
+				rfEv(watch.Added, rfPod("typed", "15")),
+				{Type: watch.Modified, Object: nil},
+			},
+		},
+		{
+			name:     "no expected type",
+			expected: nil,
+			good:     func(name, rv string) watch.Event { return rfEv(watch.Added, rfPod(name, rv)) },
+			bad: []watch.Event{
+				{Type: watch.Added, Object: nil},
+				rfEv(watch.Added, nilPod),
+				rfEv(watch.Added, &metav1.Status{}), // no object metadata
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			events := []watch.Event{tc.good("first", "10")}
+			events = append(events, tc.bad...)
+			events = append(events, tc.good("last", "20"))
+			s := rfNewScript(true).list(rfListStep{obj: rfPodList("5", "")}).watch(rfWatchStep{events: events})
+			rec := rfNewRecorder()
+			r := NewReflectorWithOptions(s, tc.expected, rec, ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
+			var errs rfErrors
+			r.watchErrorHandler = errs.handler
+			rfRunUntilExhausted(t, r, s)
+
+			assert.Equal(t, []string{"replace [] 5", "add ns/first@10", "rv 10", "add ns/last@20", "rv 20"}, rec.opsSnapshot())
+			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("20")}, s.watchOptions(), "the watch resumes from the last good event")
+			assert.Empty(t, rfErrKinds(errs.snapshot()))
+		})
+	}
+}
+
+// TestReflectorWatchErrorEventWithoutStatus checks an ERROR event without a
+// usable object.
+func TestReflectorWatchErrorEventWithoutStatus(t *testing.T) {
+	var nilStatus *metav1.Status
+	for _, obj := range []runtime.Object{nil, nilStatus, rfPod("x", "1")} {
+		s := rfNewScript(true).
+			list(rfListStep{obj: rfPodList("5", "")}, rfListStep{obj: rfPodList("6", "")}).
+			watch(rfWatchStep{events: []watch.Event{{Type: watch.Error, Object: obj}}})
+		rec := rfNewRecorder()
+		r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
+		var errs rfErrors
+		r.watchErrorHandler = errs.handler
+		rfRunUntilExhausted(t, r, s)
+		assert.Equal(t, []string{"replace [] 5", "replace [] 6"}, rec.opsSnapshot(), "an error event relists")
+		require.Len(t, errs.snapshot(), 1)
+	}
+}
+
+// TestReflectorEmptyResourceVersionKeepsLastSync checks that objects without
+// a resourceVersion are stored without moving the resource version back.
+func TestReflectorEmptyResourceVersionKeepsLastSync(t *testing.T) {
+	s := rfNewScript(true).list(rfListStep{obj: rfPodList("5", "")}).
+		watch(rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "7")), rfEv(watch.Modified, rfPod("a", ""))}})
+	rec := rfNewRecorder()
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf"})
+	rfRunUntilExhausted(t, r, s)
+	assert.Equal(t, []string{"replace [] 5", "add ns/a@7", "rv 7", "update ns/a@"}, rec.opsSnapshot())
+	assert.Equal(t, "7", r.LastSyncResourceVersion())
+	assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("7")}, s.watchOptions())
+}
+
+// TestReflectorResourceVersionPropagation checks when watch events move the
+// resource version (and reach a ResourceVersionUpdater).
+func TestReflectorResourceVersionPropagation(t *testing.T) {
+	cases := []struct {
+		name    string
+		listRV  string
+		events  []watch.Event
+		wantOps []string
+		wantRV  string
+	}{
+		{
+			name:    "from a list resource version every event counts",
+			listRV:  "10",
+			events:  []watch.Event{rfEv(watch.Added, rfPod("a", "10")), rfEv(watch.Modified, rfPod("a", "20")), rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "30"}}), rfEv(watch.Deleted, rfPod("a", "40"))},
+			wantOps: []string{"replace [] 10", "add ns/a@10", "rv 10", "update ns/a@20", "rv 20", "bookmark 30", "rv 30", "delete ns/a@40", "rv 40"},
+			wantRV:  "40",
+		},
+		{
+			name:    "from an empty list resource version synthetic ADDED events do not count",
+			listRV:  "",
+			events:  []watch.Event{rfEv(watch.Added, rfPod("a", "12")), rfEv(watch.Added, rfPod("b", "11")), rfEv(watch.Modified, rfPod("a", "13")), rfEv(watch.Added, rfPod("c", "14"))},
+			wantOps: []string{"replace [] ", "add ns/a@12", "add ns/b@11", "update ns/a@13", "rv 13", "add ns/c@14", "rv 14"},
+			wantRV:  "14",
+		},
+		{
+			name:    "from resource version 0 synthetic ADDED events do not count",
+			listRV:  "0",
+			events:  []watch.Event{rfEv(watch.Added, rfPod("a", "12")), rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "15"}})},
+			wantOps: []string{"replace [] 0", "add ns/a@12", "bookmark 15", "rv 15"},
+			wantRV:  "15",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := rfNewScript(true).list(rfListStep{obj: rfPodList(tc.listRV, "")}).watch(rfWatchStep{events: tc.events})
+			rec := rfNewRecorder()
+			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf"})
+			rfRunUntilExhausted(t, r, s)
+			assert.Equal(t, tc.wantOps, rec.opsSnapshot())
+			assert.Equal(t, tc.wantRV, r.LastSyncResourceVersion())
+		})
+	}
+}
+
+// TestReflectorOptionalStoreInterfaces checks that a store without the
+// optional interfaces gets only the basic operations.
+func TestReflectorOptionalStoreInterfaces(t *testing.T) {
+	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).
+		watch(rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "2")), rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "3"}})}})
+	rec := rfNewRecorder()
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rfPlainStore{rec}, ReflectorOptions{Name: "rf"})
+	rfRunUntilExhausted(t, r, s)
+	assert.Equal(t, []string{"replace [] 1", "add ns/a@2"}, rec.opsSnapshot())
+	assert.Equal(t, "3", r.LastSyncResourceVersion())
+}
+
+// TestReflectorStoreErrorsDoNotStopTheWatch checks that store failures are
+// logged and the watch goes on.
+func TestReflectorStoreErrorsDoNotStopTheWatch(t *testing.T) {
+	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).
+		watch(rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "2")), rfEv(watch.Modified, rfPod("a", "3")), rfEv(watch.Deleted, rfPod("a", "4")), rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "5"}}), rfEv(watch.Added, rfPod("b", "6"))}})
+	rec := rfNewRecorder()
+	for _, verb := range []string{"add", "update", "delete", "bookmark"} {
+		rec.fail(verb, errors.New(verb+" failed"))
+	}
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf"})
+	rfRunUntilExhausted(t, r, s)
+	assert.Equal(t, []string{"replace [] 1", "add ns/a@2", "rv 2", "update ns/a@3", "rv 3", "delete ns/a@4", "rv 4", "bookmark 5", "rv 5", "add ns/b@6", "rv 6"}, rec.opsSnapshot())
+}
+
+func TestReflectorListFailures(t *testing.T) {
+	var nilList *v1.PodList
+	tableList := &unstructured.UnstructuredList{}
+	tableList.SetAPIVersion("meta.k8s.io/v1")
+	tableList.SetKind("Table")
+	cases := []struct {
+		name    string
+		lists   []rfListStep
+		replace error
+		wantErr string
+	}{
+		{"error", []rfListStep{{err: errors.New("boom")}}, nil, "failed to list *v1.Pod: boom"},
+		{"nil list", []rfListStep{{obj: nil}}, nil, "failed to list *v1.Pod: the list call returned no object"},
+		{"typed nil list", []rfListStep{{obj: nilList}}, nil, "failed to list *v1.Pod: the list call returned no object"},
+		{"not a list", []rfListStep{{obj: rfPod("a", "1")}}, nil, "failed to list *v1.Pod: unable to understand list result of type *v1.Pod"},
+		{"table", []rfListStep{{obj: tableList}}, nil, "failed to list *v1.Pod: unsupported list gvk: meta.k8s.io/v1, Kind=Table"},
+		{"page error", []rfListStep{{obj: rfPodList("1", "c")}, {err: errors.New("page")}}, nil, "failed to list *v1.Pod: page"},
+		{"replace error", []rfListStep{{obj: rfPodList("1", "")}}, errors.New("nope"), "unable to sync list result: nope"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := rfNewScript(true).list(tc.lists...)
+			rec := rfNewRecorder()
+			if tc.replace != nil {
+				rec.fail("replace", tc.replace)
+			}
+			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf"})
+			err := r.ListAndWatchWithContext(context.Background())
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+			assert.Empty(t, s.watchOptions(), "no watch after a failed list")
+			assert.Equal(t, "", r.LastSyncResourceVersion())
+		})
+	}
+}
+
+func TestReflectorNilDependencies(t *testing.T) {
+	r := NewReflector(nil, &v1.Pod{}, rfNewRecorder(), 0)
+	assert.Error(t, r.ListAndWatchWithContext(context.Background()))
+	r = NewReflector(rfNewScript(true), &v1.Pod{}, nil, 0)
+	assert.Error(t, r.ListAndWatchWithContext(context.Background()))
+	r = NewReflector(&ListWatch{}, &v1.Pod{}, rfNewRecorder(), 0)
+	r.useWatchList = false
+	err := r.ListAndWatchWithContext(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "neither ListWithContextFunc nor ListFunc is set")
+}
+
+// TestReflectorListPageSize checks how the page size of LIST requests is
+// chosen.
+func TestReflectorListPageSize(t *testing.T) {
+	cases := []struct {
+		name       string
+		lw         func(s *rfScriptLW) ListerWatcher
+		pageSize   int64
+		paginated  bool
+		lastRV     string
+		wantLimits []int64
+	}{
+		{name: "first list pages by 500", wantLimits: []int64{500}},
+		{name: "relist at a resource version is unpaged", lastRV: "10", wantLimits: []int64{0}},
+		{name: "WatchListPageSize wins", lastRV: "10", pageSize: 4, wantLimits: []int64{4}},
+		{name: "a paged first list keeps relists paged", lastRV: "10", paginated: true, wantLimits: []int64{500}},
+		{
+			name: "DisableChunking turns paging off",
+			lw: func(s *rfScriptLW) ListerWatcher {
+				return &ListWatch{ListWithContextFunc: s.ListWithContext, WatchFuncWithContext: s.WatchWithContext, DisableChunking: true}
+			},
+			pageSize:   4,
+			wantLimits: []int64{0},
+		},
+		{
+			name: "DisableChunking through ToListWatcherWithWatchListSemantics",
+			lw: func(s *rfScriptLW) ListerWatcher {
+				return ToListWatcherWithWatchListSemantics(&ListWatch{ListWithContextFunc: s.ListWithContext, WatchFuncWithContext: s.WatchWithContext, DisableChunking: true}, s)
+			},
+			wantLimits: []int64{0},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := rfNewScript(true).list(rfListStep{obj: rfPodList("11", "")})
+			var lw ListerWatcher = s
+			if tc.lw != nil {
+				lw = tc.lw(s)
+			}
+			r := NewReflectorWithOptions(lw, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
+			r.useWatchList = false
+			r.WatchListPageSize = tc.pageSize
+			r.paginatedResult = tc.paginated
+			r.lastSyncResourceVersion = tc.lastRV
+			rfRunUntilExhausted(t, r, s)
+			var limits []int64
+			for _, o := range s.listOptions()[:len(tc.wantLimits)] {
+				limits = append(limits, o.Limit)
+			}
+			assert.Equal(t, tc.wantLimits, limits)
+		})
+	}
+}
+
+// TestReflectorPaginatedFirstListIsRemembered checks that a first list
+// (resourceVersion 0) answered in pages keeps later relists paged.
+func TestReflectorPaginatedFirstListIsRemembered(t *testing.T) {
+	expired := apierrors.NewResourceExpired("gone")
+	s := rfNewScript(true).
+		list(rfListStep{obj: rfPodList("10", "c1", rfPod("a", "1"))}, rfListStep{obj: rfPodList("10", "", rfPod("b", "2"))}).
+		watch(rfWatchStep{events: []watch.Event{rfEv(watch.Error, &expired.ErrStatus)}}).
+		list(rfListStep{obj: rfPodList("12", "", rfPod("a", "1"))})
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
+	rfRunUntilExhausted(t, r, s)
+	assert.Equal(t, []metav1.ListOptions{
+		{ResourceVersion: "0", Limit: 500},
+		{Continue: "c1", Limit: 500},
+		{ResourceVersion: "10", Limit: 500},
+	}, s.listOptions()[:3])
 }
