@@ -3,7 +3,11 @@ package cache
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"reflect"
+	"sort"
 	"syscall"
 	"testing"
 	"time"
@@ -15,7 +19,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
 )
 
 func rfStatus(code int32, reason metav1.StatusReason) *metav1.Status {
@@ -571,4 +581,180 @@ func TestReflectorPaginatedFirstListIsRemembered(t *testing.T) {
 		{Continue: "c1", Limit: 500},
 		{ResourceVersion: "10", Limit: 500},
 	}, s.listOptions()[:3])
+}
+
+func TestNewReflectorDefaults(t *testing.T) {
+	unstructuredNoGVK := &unstructured.Unstructured{}
+	cases := []struct {
+		name       string
+		expected   interface{}
+		options    ReflectorOptions
+		wantDesc   string
+		wantGVK    *schema.GroupVersionKind
+		wantMinSec int64
+	}{
+		{name: "nil type", expected: nil, wantDesc: "<unspecified>", wantMinSec: 300},
+		{name: "typed", expected: &v1.Pod{}, wantDesc: "*v1.Pod", wantMinSec: 300},
+		{name: "unstructured with gvk", expected: rfUnstructuredPod("", ""), wantDesc: "/v1, Kind=Pod", wantGVK: &schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, wantMinSec: 300},
+		{name: "unstructured without gvk", expected: unstructuredNoGVK, wantDesc: "*unstructured.Unstructured", wantMinSec: 300},
+		{name: "explicit description", expected: &v1.Pod{}, options: ReflectorOptions{TypeDescription: "pods"}, wantDesc: "pods", wantMinSec: 300},
+		{name: "small watch timeout not honoured", expected: &v1.Pod{}, options: ReflectorOptions{MinWatchTimeout: time.Second}, wantDesc: "*v1.Pod", wantMinSec: 300},
+		{name: "30m watch timeout", expected: &v1.Pod{}, options: ReflectorOptions{MinWatchTimeout: 30 * time.Minute}, wantDesc: "*v1.Pod", wantMinSec: 1800},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")})
+			r := NewReflectorWithOptions(s, tc.expected, rfNewRecorder(), tc.options)
+			assert.Equal(t, tc.wantDesc, r.TypeDescription())
+			assert.Equal(t, tc.wantGVK, r.expectedGVK)
+			assert.NotEmpty(t, r.Name())
+			assert.NotContains(t, r.Name(), "cache/reflector.go", "the default name points outside the package")
+			for i := 0; i < 50; i++ {
+				got := *r.watchTimeoutSeconds()
+				assert.GreaterOrEqual(t, got, tc.wantMinSec)
+				assert.Less(t, got, 2*tc.wantMinSec)
+			}
+			rfRunUntilExhausted(t, r, s)
+			s.mu.Lock()
+			timeout := s.watchOpts[0].TimeoutSeconds
+			s.mu.Unlock()
+			require.NotNil(t, timeout)
+			assert.GreaterOrEqual(t, *timeout, tc.wantMinSec)
+			assert.Less(t, *timeout, 2*tc.wantMinSec)
+		})
+	}
+}
+
+func TestReflectorConstructors(t *testing.T) {
+	s := rfNewScript(true)
+	r := NewNamedReflector("named", s, &v1.Pod{}, rfNewRecorder(), time.Minute)
+	assert.Equal(t, "named", r.Name())
+	assert.Equal(t, time.Minute, r.resyncPeriod)
+
+	r = NewReflector(s, &v1.Pod{}, rfNewRecorder(), 2*time.Minute)
+	assert.NotEmpty(t, r.Name())
+	assert.Equal(t, 2*time.Minute, r.resyncPeriod)
+	assert.Nil(t, r.watchErrorHandler, "the default handler is DefaultWatchErrorHandler")
+
+	indexer, r := NewNamespaceKeyedIndexerAndReflector(s, &v1.Pod{}, 3*time.Minute)
+	require.NotNil(t, indexer)
+	assert.Same(t, indexer, r.store.(Indexer))
+	assert.Equal(t, 3*time.Minute, r.resyncPeriod)
+	require.NoError(t, indexer.Add(rfPod("a", "1")))
+	byNS, err := indexer.ByIndex(NamespaceIndex, "ns")
+	require.NoError(t, err)
+	assert.Len(t, byNS, 1)
+}
+
+func rfBufferedLogger(t *testing.T) (klog.Logger, func() string) {
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true), ktesting.Verbosity(10)))
+	buffer := logger.GetSink().(ktesting.Underlier).GetBuffer()
+	return logger, buffer.String
+}
+
+func TestDefaultWatchErrorHandler(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"expired", apierrors.NewResourceExpired("too old"), "INFO Watch closed reflector"},
+		{"gone", apierrors.NewGone("gone"), "INFO Watch closed reflector"},
+		{"eof", io.EOF, ""},
+		{"wrapped eof", fmt.Errorf("read: %w", io.EOF), ""},
+		{"unexpected eof", io.ErrUnexpectedEOF, "Watch closed with unexpected EOF"},
+		{"other", errors.New("boom"), "Failed to watch"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			logger, logs := rfBufferedLogger(t)
+			ctx := klog.NewContext(context.Background(), logger)
+			r := NewNamedReflector("rf-handler", rfNewScript(true), &v1.Pod{}, rfNewRecorder(), 0)
+			DefaultWatchErrorHandler(ctx, r, tc.err)
+			if tc.want == "" {
+				assert.Empty(t, logs())
+				return
+			}
+			assert.Contains(t, logs(), tc.want)
+			assert.Contains(t, logs(), "rf-handler")
+			DefaultWatchErrorHandler(ctx, nil, tc.err) // no panic without a reflector
+		})
+	}
+}
+
+// TestReflectorRunUsesDefaultWatchErrorHandler checks that without a handler
+// Run passes the errors of ListAndWatch to DefaultWatchErrorHandler.
+func TestReflectorRunUsesDefaultWatchErrorHandler(t *testing.T) {
+	logger, logs := rfBufferedLogger(t)
+	s := rfNewScript(true).list(rfListStep{err: errors.New("list boom")}, rfListStep{obj: rfPodList("1", "")})
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.RunWithContext(ctx)
+	}()
+	rfWaitExhausted(t, s)
+	cancel()
+	<-done
+	assert.Contains(t, logs(), "Failed to watch")
+	assert.Contains(t, logs(), "list boom")
+}
+
+// TestReflectorLoggerOption checks that ReflectorOptions.Logger is used.
+func TestReflectorLoggerOption(t *testing.T) {
+	logger, logs := rfBufferedLogger(t)
+	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")})
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf-logged", Logger: &logger})
+	rfRunUntilExhausted(t, r, s)
+	assert.Contains(t, logs(), "Caches populated")
+	assert.Contains(t, logs(), "rf-logged")
+}
+
+// TestReflectorWithFakeClientset runs a Reflector on the fake clientset,
+// which supports neither streaming lists nor paging: through
+// ToListWatcherWithWatchListSemantics the Reflector lists and watches.
+func TestReflectorWithFakeClientset(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+	// NewSimpleClientset has the same list/watch tracker as NewClientset
+	// without its costly (seconds under -race) managed-fields setup.
+	client := fake.NewSimpleClientset(rfPod("a", ""), rfPod("b", "")) //nolint:staticcheck // see above
+	pods := client.CoreV1().Pods(metav1.NamespaceAll)
+	lw := ToListWatcherWithWatchListSemantics(&ListWatch{
+		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+			return pods.List(ctx, options)
+		},
+		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+			return pods.Watch(ctx, options)
+		},
+	}, client)
+	indexer, r := NewNamespaceKeyedIndexerAndReflector(lw, &v1.Pod{}, 0)
+	assert.False(t, r.useWatchList)
+	stop := rfStartRun(t, r)
+
+	names := func() []string {
+		var out []string
+		for _, key := range indexer.ListKeys() {
+			out = append(out, key)
+		}
+		sort.Strings(out)
+		return out
+	}
+	rfRequireEventually(t, func() bool { return reflect.DeepEqual(names(), []string{"ns/a", "ns/b"}) }, "initial list")
+
+	ctx := context.Background()
+	_, err := client.CoreV1().Pods("ns").Create(ctx, rfPod("c", ""), metav1.CreateOptions{})
+	require.NoError(t, err)
+	updated := rfPod("a", "")
+	updated.Labels = map[string]string{"x": "y"}
+	_, err = client.CoreV1().Pods("ns").Update(ctx, updated, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, client.CoreV1().Pods("ns").Delete(ctx, "b", metav1.DeleteOptions{}))
+
+	rfRequireEventually(t, func() bool {
+		obj, ok, _ := indexer.GetByKey("ns/a")
+		return reflect.DeepEqual(names(), []string{"ns/a", "ns/c"}) && ok && obj.(*v1.Pod).Labels["x"] == "y"
+	}, "watch events applied: %v", names())
+	stop()
+	assert.NotEmpty(t, r.LastSyncResourceVersion())
 }
