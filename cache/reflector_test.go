@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	fcache "github.com/kinformer/kinformer/cache/testing"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -757,4 +758,38 @@ func TestReflectorWithFakeClientset(t *testing.T) {
 	}, "watch events applied: %v", names())
 	stop()
 	assert.NotEmpty(t, r.LastSyncResourceVersion())
+}
+
+// TestReflectorWithFakeControllerSource runs a Reflector on the
+// FakeControllerSource of cache/testing: it falls back from the streaming
+// list to LIST, follows changes, and relists after the source forgets its
+// history.
+func TestReflectorWithFakeControllerSource(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+	src := fcache.NewFakeControllerSource()
+	src.Add(rfPod("a", ""))
+	store := NewStore(MetaNamespaceKeyFunc)
+	r := NewReflectorWithOptions(src, &v1.Pod{}, store, ReflectorOptions{Name: "fcs", Backoff: rfTinyBackoff()})
+	var errs rfErrors
+	r.watchErrorHandler = errs.handler
+	stop := rfStartRun(t, r)
+	keys := func() []string {
+		k := store.ListKeys()
+		sort.Strings(k)
+		return k
+	}
+	rfRequireEventually(t, func() bool { return reflect.DeepEqual(keys(), []string{"ns/a"}) }, "initial list")
+
+	src.Add(rfPod("b", ""))
+	src.Delete(rfPod("a", ""))
+	rfRequireEventually(t, func() bool { return reflect.DeepEqual(keys(), []string{"ns/b"}) && r.LastSyncResourceVersion() == "3" }, "watch: %v", keys())
+
+	src.AddDropWatch(rfPod("c", ""))
+	src.ResetWatch()
+	rfRequireEventually(t, func() bool { return reflect.DeepEqual(keys(), []string{"ns/b", "ns/c"}) }, "relist: %v", keys())
+	stop()
+	src.Shutdown()
+	kinds := rfErrKinds(errs.snapshot())
+	assert.Contains(t, kinds, "expired")
+	assert.Equal(t, "other: strconv.Atoi: parsing \"\": invalid syntax", kinds[0], "the streaming list is refused and LIST is used")
 }
