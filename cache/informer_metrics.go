@@ -38,11 +38,10 @@ type InformerMetricsProvider interface {
 	NewStoreResourceVersionMetric(id InformerNameAndResource) GaugeMetric
 }
 
-// informerMetricsProviderState holds the process-wide provider that
-// SetInformerMetricsProvider installs. client-go's API makes this global;
-// set guards the single assignment and provider makes reads race-free.
-var informerMetricsProviderState struct {
-	set      sync.Once
+// informerMetricsProviderSlot holds a provider that can be set once. Its
+// zero value holds no provider.
+type informerMetricsProviderSlot struct {
+	once     sync.Once
 	provider atomic.Pointer[informerMetricsProviderBox]
 }
 
@@ -51,6 +50,28 @@ var informerMetricsProviderState struct {
 type informerMetricsProviderBox struct {
 	p InformerMetricsProvider
 }
+
+// set installs p if it is the first non-nil provider offered.
+func (s *informerMetricsProviderSlot) set(p InformerMetricsProvider) {
+	if p == nil {
+		return
+	}
+	s.once.Do(func() {
+		s.provider.Store(&informerMetricsProviderBox{p: p})
+	})
+}
+
+// get returns the installed provider, or a no-op provider.
+func (s *informerMetricsProviderSlot) get() InformerMetricsProvider {
+	if box := s.provider.Load(); box != nil {
+		return box.p
+	}
+	return noopInformerMetricsProvider{}
+}
+
+// globalInformerMetricsProvider is the process-wide provider that
+// SetInformerMetricsProvider installs; client-go's API makes it global.
+var globalInformerMetricsProvider informerMetricsProviderSlot
 
 // SetInformerMetricsProvider installs the provider used by informers,
 // queues and stores built afterwards without an explicit provider. Only the
@@ -61,21 +82,13 @@ type informerMetricsProviderBox struct {
 // installed (which would make every later informer panic), and reading the
 // provider does not race with setting it.
 func SetInformerMetricsProvider(metricsProvider InformerMetricsProvider) {
-	if metricsProvider == nil {
-		return
-	}
-	informerMetricsProviderState.set.Do(func() {
-		informerMetricsProviderState.provider.Store(&informerMetricsProviderBox{p: metricsProvider})
-	})
+	globalInformerMetricsProvider.set(metricsProvider)
 }
 
 // currentInformerMetricsProvider returns the installed provider, or a no-op
 // provider when none was installed.
 func currentInformerMetricsProvider() InformerMetricsProvider {
-	if box := informerMetricsProviderState.provider.Load(); box != nil {
-		return box.p
-	}
-	return noopInformerMetricsProvider{}
+	return globalInformerMetricsProvider.get()
 }
 
 // noopInformerMetricsProvider hands out metrics that record nothing.

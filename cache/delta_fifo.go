@@ -1,0 +1,561 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/klog/v2"
+)
+
+// DeltaType names the kind of change a Delta records.
+type DeltaType string
+
+// The kinds of change queued by DeltaFIFO and RealFIFO.
+const (
+	// Added: the object was created (watch ADDED event).
+	Added DeltaType = "Added"
+	// Updated: the object changed (watch MODIFIED event).
+	Updated DeltaType = "Updated"
+	// Deleted: the object is gone. Object holds its last known state, or a
+	// DeletedFinalStateUnknown when the deletion was inferred by a relist.
+	Deleted DeltaType = "Deleted"
+	// Replaced: the object was part of a relist (or the initial list); it may
+	// or may not have changed. DeltaFIFO emits it only with
+	// EmitDeltaTypeReplaced (Sync otherwise).
+	Replaced DeltaType = "Replaced"
+	// ReplacedAll: a whole relist queued atomically by a RealFIFO with
+	// AtomicEvents. Object is a ReplacedAllInfo holding the full list.
+	ReplacedAll DeltaType = "ReplacedAll"
+	// Sync: a synthetic re-delivery of a known object by a periodic resync.
+	Sync DeltaType = "Sync"
+	// SyncAll: a periodic resync queued atomically by a RealFIFO with
+	// AtomicEvents; the consumer re-delivers every object it knows. Object is
+	// a SyncAllInfo.
+	SyncAll DeltaType = "SyncAll"
+	// Bookmark: the watch reached a resource version without object changes.
+	// Object is a BookmarkInfo.
+	Bookmark DeltaType = "Bookmark"
+)
+
+// deltaTypeBatchable reports whether deltas of type t concern one object and
+// may be processed together with deltas of other objects.
+func deltaTypeBatchable(t DeltaType) bool {
+	switch t {
+	case Added, Updated, Deleted, Replaced, Sync:
+		return true
+	}
+	return false
+}
+
+// Delta is one change: its Type, and the object's state after the change (for
+// Deleted, the last state known before the deletion).
+type Delta struct {
+	Type   DeltaType
+	Object interface{}
+}
+
+// Deltas is a list of changes to one object, oldest first.
+type Deltas []Delta
+
+// Oldest returns a pointer to the first (oldest) Delta, or nil when d is empty.
+func (d Deltas) Oldest() *Delta {
+	if len(d) == 0 {
+		return nil
+	}
+	return &d[0]
+}
+
+// Newest returns a pointer to the last (newest) Delta, or nil when d is empty.
+func (d Deltas) Newest() *Delta {
+	if len(d) == 0 {
+		return nil
+	}
+	return &d[len(d)-1]
+}
+
+// ErrZeroLengthDeltasObject is the Err of the KeyError returned when asked for
+// the key of an empty Deltas.
+var ErrZeroLengthDeltasObject = errors.New("0 length Deltas object; can't get key")
+
+// DeltaFIFOOptions configures NewDeltaFIFOWithOptions. Every field is optional.
+type DeltaFIFOOptions struct {
+	// Logger receives the queue's log output; klog.Background() when nil.
+	// The queue's name is added to it.
+	Logger *klog.Logger
+
+	// Name names the queue in logs and DoneChecker reports; "DeltaFIFO"
+	// when empty.
+	Name string
+
+	// KeyFunction computes an object's key; MetaNamespaceKeyFunc when nil.
+	KeyFunction KeyFunc
+
+	// KnownObjects lists the keys (and objects) the consumer already holds,
+	// typically the informer's indexer. Delete, Replace and Resync consult
+	// it: Replace emits deletions for known keys missing from the new list,
+	// Resync re-queues known objects. When nil, Replace can only detect
+	// deletions of keys still queued, and Resync does nothing.
+	KnownObjects KeyListerGetter
+
+	// EmitDeltaTypeReplaced makes Replace queue Replaced deltas. When false
+	// (the default, for consumers predating Replaced) it queues Sync deltas.
+	EmitDeltaTypeReplaced bool
+
+	// Transformer, when set, is applied to every object before it is queued,
+	// except to DeletedFinalStateUnknown tombstones and to the objects Resync
+	// takes from KnownObjects (those were transformed when first queued).
+	Transformer TransformFunc
+}
+
+// DeltaFIFO is a Queue whose accumulator per key is a Deltas: the list of
+// changes to that object since it was last popped. Keys pop in the order in
+// which they were first queued; a key queued again while waiting keeps its
+// place and its Deltas grow. Two consecutive deletions of the same object
+// collapse into one: the older one is kept, unless it is a
+// DeletedFinalStateUnknown and the newer one is not.
+//
+// Besides Add, Update and Delete, Replace queues Replaced (or Sync) deltas for
+// a relisted set of objects plus Deleted deltas, carrying
+// DeletedFinalStateUnknown, for keys that disappeared; Resync queues Sync
+// deltas for known objects. See DeltaFIFOOptions.KnownObjects.
+//
+// Pop always hands over a Deltas (never empty). Create a DeltaFIFO with
+// NewDeltaFIFOWithOptions; the zero value also works (MetaNamespaceKeyFunc, no
+// known objects). All methods are safe for concurrent use; Pop runs its
+// process function with the queue locked, so the consumer may update
+// KnownObjects there without racing Replace, Delete or Resync. Popping from
+// several goroutines processes different keys concurrently and is discouraged.
+type DeltaFIFO struct {
+	// logger is the queue's logger with its name attached.
+	logger klog.Logger
+	name   string
+
+	lock   sync.Mutex
+	cond   sync.Cond
+	inited bool
+
+	// items maps every queued key to its non-empty Deltas.
+	items map[string]Deltas
+	// queue holds each key of items exactly once, in pop order.
+	queue queueRing[string]
+
+	gate   fifoSyncGate
+	closed atomic.Bool
+
+	keyFunc               KeyFunc
+	knownObjects          KeyListerGetter
+	emitDeltaTypeReplaced bool
+	transformer           TransformFunc
+}
+
+var (
+	_ Queue       = &DeltaFIFO{}
+	_ DoneChecker = &DeltaFIFO{}
+)
+
+// NewDeltaFIFO returns a DeltaFIFO keyed by keyFunc that consults
+// knownObjects (may be nil); it queues Sync, not Replaced, deltas on Replace.
+//
+// Deprecated: use NewDeltaFIFOWithOptions(DeltaFIFOOptions{KeyFunction:
+// keyFunc, KnownObjects: knownObjects}); set EmitDeltaTypeReplaced there to
+// tell relists from resyncs.
+func NewDeltaFIFO(keyFunc KeyFunc, knownObjects KeyListerGetter) *DeltaFIFO {
+	return NewDeltaFIFOWithOptions(DeltaFIFOOptions{KeyFunction: keyFunc, KnownObjects: knownObjects})
+}
+
+// NewDeltaFIFOWithOptions returns an empty DeltaFIFO configured by opts.
+func NewDeltaFIFOWithOptions(opts DeltaFIFOOptions) *DeltaFIFO {
+	f := &DeltaFIFO{
+		name:                  opts.Name,
+		keyFunc:               opts.KeyFunction,
+		knownObjects:          opts.KnownObjects,
+		emitDeltaTypeReplaced: opts.EmitDeltaTypeReplaced,
+		transformer:           opts.Transformer,
+	}
+	if f.name == "" {
+		f.name = "DeltaFIFO"
+	}
+	logger := klog.Background()
+	if opts.Logger != nil {
+		logger = *opts.Logger
+	}
+	f.logger = klog.LoggerWithName(logger, f.name)
+	f.lock.Lock()
+	f.initLocked()
+	f.lock.Unlock()
+	return f
+}
+
+// initLocked makes a zero-value DeltaFIFO usable. Called with f.lock held.
+func (f *DeltaFIFO) initLocked() {
+	if f.inited {
+		return
+	}
+	f.inited = true
+	f.cond.L = &f.lock
+	if f.items == nil {
+		f.items = make(map[string]Deltas)
+	}
+	if f.keyFunc == nil {
+		f.keyFunc = MetaNamespaceKeyFunc
+	}
+	if f.name == "" {
+		f.name = "DeltaFIFO"
+		f.logger = klog.LoggerWithName(klog.Background(), f.name)
+	}
+	f.gate.init()
+}
+
+// Close marks the queue closed and unblocks every waiting Pop. Items still
+// queued remain poppable; writes are still accepted.
+func (f *DeltaFIFO) Close() {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	f.initLocked()
+	f.closed.Store(true)
+	f.cond.Broadcast()
+}
+
+// IsClosed reports whether Close has been called.
+func (f *DeltaFIFO) IsClosed() bool {
+	return f.closed.Load()
+}
+
+// KeyOf returns obj's key: for a Deltas the key of its newest object, for a
+// DeletedFinalStateUnknown its Key, otherwise the key function's result. It
+// returns a KeyError (wrapping ErrZeroLengthDeltasObject for an empty Deltas)
+// when no key can be computed. Safe for concurrent use.
+func (f *DeltaFIFO) KeyOf(obj interface{}) (string, error) {
+	if d, ok := obj.(Deltas); ok {
+		if len(d) == 0 {
+			return "", KeyError{Obj: obj, Err: ErrZeroLengthDeltasObject}
+		}
+		obj = d[len(d)-1].Object
+	}
+	if d, ok := obj.(DeletedFinalStateUnknown); ok {
+		return d.Key, nil
+	}
+	kf := f.keyFunc
+	if kf == nil {
+		kf = MetaNamespaceKeyFunc
+	}
+	key, err := kf(obj)
+	if err != nil {
+		return "", KeyError{Obj: obj, Err: err}
+	}
+	return key, nil
+}
+
+// Transformer returns the transform function the queue applies to incoming
+// objects (nil when none); it implements TransformingStore.
+func (f *DeltaFIFO) Transformer() TransformFunc {
+	return f.transformer
+}
+
+// HasSynced reports whether Add, Update or Delete was called before any
+// Replace, or whether every key queued by the first Replace has been popped
+// and processed. It never blocks, not even while Pop is processing.
+func (f *DeltaFIFO) HasSynced() bool {
+	return f.gate.isDone()
+}
+
+// HasSyncedChecker returns f itself: its Done channel closes when HasSynced
+// turns true.
+func (f *DeltaFIFO) HasSyncedChecker() DoneChecker {
+	return f
+}
+
+// Name returns the queue's name (DeltaFIFOOptions.Name, or "DeltaFIFO").
+func (f *DeltaFIFO) Name() string {
+	if f.name == "" {
+		return "DeltaFIFO"
+	}
+	return f.name
+}
+
+// Done returns a channel that is closed once HasSynced is true.
+//
+// Difference from client-go: the channel closes only after the process
+// function of the last initial item has returned, not just before it runs.
+func (f *DeltaFIFO) Done() <-chan struct{} {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	f.initLocked()
+	return f.gate.done
+}
+
+// transform applies the transformer, if any, wrapping its error with the
+// object's key.
+func (f *DeltaFIFO) transform(obj interface{}, key string) (interface{}, error) {
+	if f.transformer == nil {
+		return obj, nil
+	}
+	if _, tomb := obj.(DeletedFinalStateUnknown); tomb {
+		return obj, nil
+	}
+	out, err := f.transformer(obj)
+	if err != nil {
+		return nil, fmt.Errorf("%s: transforming object %q: %w", f.Name(), key, err)
+	}
+	return out, nil
+}
+
+// Add queues an Added delta for obj. It returns a KeyError when obj has no
+// key, or the transformer's error (wrapped); nothing is queued then.
+func (f *DeltaFIFO) Add(obj interface{}) error {
+	return f.addOrUpdate(Added, obj)
+}
+
+// Update queues an Updated delta for obj; errors as for Add.
+func (f *DeltaFIFO) Update(obj interface{}) error {
+	return f.addOrUpdate(Updated, obj)
+}
+
+func (f *DeltaFIFO) addOrUpdate(t DeltaType, obj interface{}) error {
+	key, err := f.KeyOf(obj)
+	if err != nil {
+		return err
+	}
+	if obj, err = f.transform(obj, key); err != nil {
+		return err
+	}
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	f.initLocked()
+	f.gate.markPopulated()
+	f.appendLocked(key, Delta{Type: t, Object: obj})
+	return nil
+}
+
+// Delete queues a Deleted delta for obj, unless the object is unknown: neither
+// queued nor (when KnownObjects is set) present in KnownObjects; then it does
+// nothing, as the deletion was already reported (for example by a relist). A
+// KnownObjects lookup error counts as "present". It returns a KeyError when
+// obj has no key, or the transformer's error (wrapped).
+func (f *DeltaFIFO) Delete(obj interface{}) error {
+	key, err := f.KeyOf(obj)
+	if err != nil {
+		return err
+	}
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	f.initLocked()
+	f.gate.markPopulated()
+	if _, queued := f.items[key]; !queued {
+		if f.knownObjects == nil {
+			return nil
+		}
+		if _, exists, err := f.knownObjects.GetByKey(key); err == nil && !exists {
+			return nil
+		}
+	}
+	if obj, err = f.transform(obj, key); err != nil {
+		return err
+	}
+	f.appendLocked(key, Delta{Type: Deleted, Object: obj})
+	return nil
+}
+
+// appendLocked adds d to key's Deltas, queueing the key if it was not queued,
+// and collapses two trailing deletions into the more informative one.
+func (f *DeltaFIFO) appendLocked(key string, d Delta) {
+	old := f.items[key]
+	if n := len(old); n > 0 {
+		if last := &old[n-1]; last.Type == Deleted && d.Type == Deleted {
+			// A watch deletion and a relist-inferred one describe the same
+			// event: keep the real final state when there is one.
+			if _, tomb := last.Object.(DeletedFinalStateUnknown); tomb {
+				*last = d
+			}
+			return
+		}
+	} else {
+		f.queue.push(key)
+		f.cond.Signal()
+	}
+	f.items[key] = append(old, d)
+}
+
+// Pop waits until a key is queued or the queue is closed, then removes the
+// oldest key and calls process with its Deltas while holding the queue's lock
+// (so process should be quick, and must not call back into the queue). It
+// returns the Deltas and process's error; the Deltas is not requeued on
+// error. On a closed, empty queue it returns ErrFIFOClosed.
+func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	f.initLocked()
+	for {
+		for f.queue.len() == 0 {
+			if f.closed.Load() {
+				return nil, ErrFIFOClosed
+			}
+			f.cond.Wait()
+		}
+		initial := !f.gate.isDone()
+		key := f.queue.popFront()
+		deltas, ok := f.items[key]
+		if !ok || len(deltas) == 0 {
+			// Cannot happen: every queued key has deltas.
+			utilruntime.HandleErrorWithLogger(f.logger, nil, "Queued key has no deltas, skipping it", "key", key)
+			f.gate.consumed(1)
+			continue
+		}
+		delete(f.items, key)
+		defer f.gate.consumed(1)
+		if depth := f.queue.len(); depth > 10 {
+			defer f.logIfSlow(time.Now(), key, depth)
+		}
+		var boxed interface{} = deltas
+		return boxed, process(boxed, initial)
+	}
+}
+
+// logIfSlow reports a process function that kept a deep queue locked for long.
+func (f *DeltaFIFO) logIfSlow(start time.Time, key string, depth int) {
+	if d := time.Since(start); d > 100*time.Millisecond {
+		f.logger.Info("Slow event handlers blocking the queue", "key", key, "depth", depth, "duration", d)
+	}
+}
+
+// Replace queues the relisted objects of list and detects deletions, in one
+// step under the queue's lock:
+//
+//   - for each object of list (in order), a Replaced delta (Sync unless
+//     EmitDeltaTypeReplaced);
+//   - for each queued key missing from list, in queue order, a Deleted delta
+//     carrying DeletedFinalStateUnknown{Key, newest queued object};
+//   - for each KnownObjects key missing from list and not queued, in
+//     ListKeys order, a Deleted delta carrying DeletedFinalStateUnknown{Key,
+//     known object}.
+//
+// The first Replace before any Add, Update or Delete makes these keys the
+// initial batch for HasSynced. resourceVersion is not used. It returns a
+// KeyError for an object without key, or a transformer error (wrapped); in
+// both cases nothing is queued.
+//
+// Difference from client-go: errors leave the queue untouched instead of
+// half-replaced, and the deletions of queued keys come in queue order rather
+// than random map order.
+func (f *DeltaFIFO) Replace(list []interface{}, _ string) error {
+	action := Sync
+	if f.emitDeltaTypeReplaced {
+		action = Replaced
+	}
+	keys := make([]string, len(list))
+	objs := list
+	if f.transformer != nil {
+		objs = make([]interface{}, len(list))
+	}
+	for i, obj := range list {
+		key, err := f.KeyOf(obj)
+		if err != nil {
+			return err
+		}
+		keys[i] = key
+		if f.transformer != nil {
+			if objs[i], err = f.transform(obj, key); err != nil {
+				return err
+			}
+		}
+	}
+
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	f.initLocked()
+
+	listed := make(map[string]struct{}, len(keys))
+	for i, key := range keys {
+		listed[key] = struct{}{}
+		f.appendLocked(key, Delta{Type: action, Object: objs[i]})
+	}
+
+	deletions := 0
+	for i, n := 0, f.queue.len(); i < n; i++ {
+		key := *f.queue.at(i)
+		if _, ok := listed[key]; ok {
+			continue
+		}
+		var last interface{}
+		if newest := f.items[key].Newest(); newest != nil {
+			last = newest.Object
+			if tomb, ok := last.(DeletedFinalStateUnknown); ok {
+				last = tomb.Obj
+			}
+		}
+		deletions++
+		f.appendLocked(key, Delta{Type: Deleted, Object: DeletedFinalStateUnknown{Key: key, Obj: last}})
+	}
+
+	if f.knownObjects != nil {
+		for _, key := range f.knownObjects.ListKeys() {
+			if _, ok := listed[key]; ok {
+				continue
+			}
+			if len(f.items[key]) > 0 {
+				continue
+			}
+			obj, exists, err := f.knownObjects.GetByKey(key)
+			if err != nil {
+				obj = nil
+				utilruntime.HandleErrorWithLogger(f.logger, err, "Known object lookup failed, queueing DeletedFinalStateUnknown without object", "key", key)
+			} else if !exists {
+				obj = nil
+				f.logger.Info("Key listed by known objects has no object, queueing DeletedFinalStateUnknown without object", "key", key)
+			}
+			deletions++
+			f.appendLocked(key, Delta{Type: Deleted, Object: DeletedFinalStateUnknown{Key: key, Obj: obj}})
+		}
+	}
+
+	f.gate.firstReplace(len(listed) + deletions)
+	if f.queue.len() > 0 {
+		f.cond.Broadcast()
+	}
+	return nil
+}
+
+// Resync queues a Sync delta for every KnownObjects object whose key is not
+// already queued (a queued change is newer than the known state). It does
+// nothing without KnownObjects. Lookup failures are logged and skipped; a
+// known object without key is skipped and its KeyError returned after the
+// others were queued.
+//
+// Difference from client-go: a KeyError does not stop the resync of the
+// remaining objects.
+func (f *DeltaFIFO) Resync() error {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	f.initLocked()
+	if f.knownObjects == nil {
+		return nil
+	}
+	var firstErr error
+	for _, k := range f.knownObjects.ListKeys() {
+		obj, exists, err := f.knownObjects.GetByKey(k)
+		if err != nil {
+			utilruntime.HandleErrorWithLogger(f.logger, err, "Known object lookup failed, not queueing it for sync", "key", k)
+			continue
+		}
+		if !exists {
+			f.logger.Info("Key listed by known objects has no object, not queueing it for sync", "key", k)
+			continue
+		}
+		key, err := f.KeyOf(obj)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		if len(f.items[key]) > 0 {
+			continue
+		}
+		f.appendLocked(key, Delta{Type: Sync, Object: obj})
+	}
+	return firstErr
+}

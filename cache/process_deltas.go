@@ -1,0 +1,283 @@
+package cache
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"k8s.io/klog/v2"
+)
+
+// deltaApplier applies popped deltas to a store and tells a handler what
+// changed, in order. It is the Process/ProcessBatch implementation of both
+// the low-level informer (handler = the user's handler) and the shared
+// informer (handler = a notification collector).
+//
+// Rules, as client-go's processDeltas:
+//   - Added, Updated, Replaced and Sync store the object: an update (OnUpdate
+//     with the previously cached object) when the key is cached, else an add
+//     (OnAdd with isInInitialList);
+//   - Deleted removes the key and reports OnDelete with the delta's object
+//     (possibly a DeletedFinalStateUnknown);
+//   - ReplacedAll swaps the whole store in one Replace, then reports a
+//     DeletedFinalStateUnknown delete for every key that vanished, then an
+//     add or update for every listed object, in list order;
+//   - SyncAll reports OnUpdate(obj, obj) for every cached object;
+//   - Bookmark records the resource version in the store.
+//
+// Differences from client-go: an object the store rejects (for example one
+// without a usable key) is logged with its type and counted in rejected, and
+// the remaining deltas are still applied; client-go aborts the rest of the
+// item or, for a relist, the whole relist. Deletions found by a relist are
+// reported in key order.
+//
+// A deltaApplier is used by one processing goroutine at a time.
+type deltaApplier struct {
+	logger  klog.Logger
+	store   Store
+	handler ResourceEventHandler
+
+	// rejected counts objects that could not be applied to the store.
+	rejected atomic.Int64
+
+	// Scratch space reused between batches.
+	txns []Transaction
+	olds []interface{}
+}
+
+func newDeltaApplier(logger klog.Logger, store Store, handler ResourceEventHandler) *deltaApplier {
+	return &deltaApplier{logger: logger, store: store, handler: handler}
+}
+
+// reject logs and counts an object the store did not take.
+func (a *deltaApplier) reject(err error, what string, obj interface{}) {
+	a.rejected.Add(1)
+	a.logger.Error(err, "Object could not be applied to the informer's cache and is skipped", "operation", what, "objectType", fmt.Sprintf("%T", obj))
+}
+
+// process is a ProcessFunc for queues that pop Deltas.
+func (a *deltaApplier) process(obj interface{}, isInInitialList bool) error {
+	deltas, ok := obj.(Deltas)
+	if !ok {
+		return fmt.Errorf("process expects Deltas, got %T", obj)
+	}
+	return a.apply(deltas, isInInitialList)
+}
+
+// apply applies deltas one by one, from oldest to newest.
+func (a *deltaApplier) apply(deltas []Delta, isInInitialList bool) error {
+	var errs []error
+	for _, d := range deltas {
+		if err := a.applyOne(d, isInInitialList); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return fmt.Errorf("%d deltas failed: %v", len(errs), errs)
+}
+
+func (a *deltaApplier) applyOne(d Delta, isInInitialList bool) error {
+	obj := d.Object
+	switch d.Type {
+	case Added, Updated, Replaced, Sync:
+		old, exists, err := a.store.Get(obj)
+		if err != nil {
+			a.reject(err, string(d.Type), obj)
+			return nil
+		}
+		if exists {
+			if err := a.store.Update(obj); err != nil {
+				a.reject(err, string(d.Type), obj)
+				return nil
+			}
+			a.handler.OnUpdate(old, obj)
+			return nil
+		}
+		if err := a.store.Add(obj); err != nil {
+			a.reject(err, string(d.Type), obj)
+			return nil
+		}
+		a.handler.OnAdd(obj, isInInitialList)
+	case Deleted:
+		if err := a.store.Delete(obj); err != nil {
+			a.reject(err, string(d.Type), obj)
+			return nil
+		}
+		a.handler.OnDelete(obj)
+	case ReplacedAll:
+		info, ok := obj.(ReplacedAllInfo)
+		if !ok {
+			return fmt.Errorf("%s delta carries %T instead of ReplacedAllInfo", d.Type, obj)
+		}
+		a.replaceAll(info, isInInitialList)
+	case SyncAll:
+		if _, ok := obj.(SyncAllInfo); !ok {
+			return fmt.Errorf("%s delta carries %T instead of SyncAllInfo", d.Type, obj)
+		}
+		for _, cached := range a.store.List() {
+			a.handler.OnUpdate(cached, cached)
+		}
+	case Bookmark:
+		info, ok := obj.(BookmarkInfo)
+		if !ok {
+			return fmt.Errorf("%s delta carries %T instead of BookmarkInfo", d.Type, obj)
+		}
+		a.store.Bookmark(info.ResourceVersion)
+	default:
+		return fmt.Errorf("unknown delta type %q", d.Type)
+	}
+	return nil
+}
+
+// replaceAll applies a relist atomically: the store is swapped in one
+// Replace call and only then are the handlers told what changed.
+func (a *deltaApplier) replaceAll(info ReplacedAllInfo, isInInitialList bool) {
+	type change struct {
+		obj     interface{}
+		old     interface{}
+		existed bool
+	}
+	changes := make([]change, 0, len(info.Objects))
+	listed := make(map[string]struct{}, len(info.Objects))
+	objects := info.Objects
+	filtered := false
+	for i, obj := range info.Objects {
+		key, err := DeletionHandlingMetaNamespaceKeyFunc(obj)
+		if err != nil {
+			a.reject(err, string(ReplacedAll), obj)
+			if !filtered {
+				// First bad object: go on with a copy that leaves it out.
+				objects = slices.Clone(info.Objects[:i])
+				filtered = true
+			}
+			continue
+		}
+		if filtered {
+			objects = append(objects, obj)
+		}
+		listed[key] = struct{}{}
+		old, exists, err := a.store.GetByKey(key)
+		changes = append(changes, change{obj: obj, old: old, existed: err == nil && exists})
+	}
+
+	var vanished []DeletedFinalStateUnknown
+	for _, key := range a.store.ListKeys() {
+		if _, ok := listed[key]; ok {
+			continue
+		}
+		old, exists, err := a.store.GetByKey(key)
+		if err != nil || !exists {
+			old = nil
+		}
+		vanished = append(vanished, DeletedFinalStateUnknown{Key: key, Obj: old})
+	}
+	slices.SortFunc(vanished, func(x, y DeletedFinalStateUnknown) int { return strings.Compare(x.Key, y.Key) })
+
+	if err := a.store.Replace(objects, info.ResourceVersion); err != nil {
+		a.rejected.Add(1)
+		a.logger.Error(err, "Relist could not be applied to the informer's cache", "resourceVersion", info.ResourceVersion, "objects", len(objects))
+		return
+	}
+	for _, tomb := range vanished {
+		a.handler.OnDelete(tomb)
+	}
+	for _, c := range changes {
+		if c.existed {
+			a.handler.OnUpdate(c.old, c.obj)
+		} else {
+			a.handler.OnAdd(c.obj, isInInitialList)
+		}
+	}
+}
+
+// processBatch is a ProcessBatchFunc: the batch (each key at most once) is
+// applied to the store in a single transaction when the store supports it,
+// then the handler is told about every applied change in batch order.
+// Deltas that cannot be part of a transaction (ReplacedAll, SyncAll,
+// Bookmark) are applied on their own, in order.
+func (a *deltaApplier) processBatch(deltas []Delta, isInInitialList bool) error {
+	txnStore, ok := a.store.(TransactionStore)
+	if !ok {
+		return a.apply(deltas, isInInitialList)
+	}
+	start := 0
+	for i, d := range deltas {
+		switch d.Type {
+		case Added, Updated, Replaced, Sync, Deleted:
+			continue
+		}
+		a.commit(txnStore, deltas[start:i], isInInitialList)
+		if err := a.applyOne(d, isInInitialList); err != nil {
+			return err
+		}
+		start = i + 1
+	}
+	a.commit(txnStore, deltas[start:], isInInitialList)
+	return nil
+}
+
+// commit applies add/update/delete deltas in one store transaction and then
+// notifies the handler of the applied ones.
+func (a *deltaApplier) commit(txnStore TransactionStore, deltas []Delta, isInInitialList bool) {
+	if len(deltas) == 0 {
+		return
+	}
+	txns, olds := a.txns[:0], a.olds[:0]
+	for _, d := range deltas {
+		obj := d.Object
+		if d.Type == Deleted {
+			txns = append(txns, Transaction{Type: TransactionTypeDelete, Object: obj})
+			olds = append(olds, nil)
+			continue
+		}
+		old, exists, err := a.store.Get(obj)
+		if err != nil {
+			a.reject(err, string(d.Type), obj)
+			continue
+		}
+		if exists {
+			txns = append(txns, Transaction{Type: TransactionTypeUpdate, Object: obj})
+			olds = append(olds, old)
+		} else {
+			txns = append(txns, Transaction{Type: TransactionTypeAdd, Object: obj})
+			olds = append(olds, nil)
+		}
+	}
+	defer func() {
+		clear(txns)
+		clear(olds)
+		a.txns, a.olds = txns[:0], olds[:0]
+	}()
+
+	if txErr := txnStore.Transaction(txns...); txErr != nil {
+		failed := txErr.TotalTransactions - len(txErr.SuccessfulIndices)
+		a.rejected.Add(int64(failed))
+		a.logger.Error(txErr, "Some objects could not be applied to the informer's cache and are skipped", "failed", failed, "batch", len(txns))
+		for _, i := range txErr.SuccessfulIndices {
+			if i >= 0 && i < len(txns) {
+				a.notify(txns[i], olds[i], isInInitialList)
+			}
+		}
+		return
+	}
+	for i, t := range txns {
+		a.notify(t, olds[i], isInInitialList)
+	}
+}
+
+func (a *deltaApplier) notify(t Transaction, old interface{}, isInInitialList bool) {
+	switch t.Type {
+	case TransactionTypeAdd:
+		a.handler.OnAdd(t.Object, isInInitialList)
+	case TransactionTypeUpdate:
+		a.handler.OnUpdate(old, t.Object)
+	case TransactionTypeDelete:
+		a.handler.OnDelete(t.Object)
+	}
+}

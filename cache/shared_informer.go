@@ -1,0 +1,587 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// SharedInformer keeps a local cache of one kind of API object (optionally
+// restricted to a namespace or by label/field selectors) in step with the
+// API server and notifies any number of registered handlers of the changes.
+//
+// Cache: GetStore (and GetIndexer of a SharedIndexInformer) expose the cache,
+// keyed by "namespace/name" (or "name" for cluster-scoped objects, see
+// MetaNamespaceKeyFunc). It is eventually consistent: unless the informer is
+// stopped or the connection stays broken, every state of an object on the
+// server is eventually replaced in the cache by that state or a later one,
+// and removed objects eventually disappear. The states an object goes
+// through in the cache are a subsequence of its states on the server. Every
+// read is answered from one snapshot, so List never contains a key twice.
+// The UID plays no part in an object's identity: a delete and re-create under
+// the same name may appear as a single update.
+//
+// Handlers: a handler registered before Run is told about every change of
+// the cache; one registered later first gets an add (isInInitialList true)
+// for every object in the cache at that moment, then every later change.
+// Notifications come after the corresponding cache (and index) update, are
+// delivered to one handler sequentially and in order, and independently per
+// handler: every handler has its own goroutine and an unbounded buffer, so a
+// slow handler delays only itself (it does, however, make its buffer grow,
+// so long-running work belongs on a work queue). A delete notification
+// carries the last known state, or a DeletedFinalStateUnknown when the
+// deletion was only noticed by a relist.
+//
+// All methods are safe for concurrent use.
+type SharedInformer interface {
+	// AddEventHandler registers handler with the informer's default resync
+	// period. It returns the registration, which tells whether the handler
+	// has synced and removes it again, or an error if the informer has
+	// stopped or handler is nil.
+	AddEventHandler(handler ResourceEventHandler) (ResourceEventHandlerRegistration, error)
+	// AddEventHandlerWithResyncPeriod registers handler with its own resync
+	// period; zero means no resyncs for this handler. A resync delivers an
+	// update for every cached object to the handler without contacting the
+	// server. An informer created with a zero resync period never resyncs.
+	// Otherwise the effective period is at least one second and at least
+	// the informer's resync check period (see
+	// NewSharedIndexInformerWithOptions), and actual resyncs may come later
+	// than the period because they are checked on a timer.
+	AddEventHandlerWithResyncPeriod(handler ResourceEventHandler, resyncPeriod time.Duration) (ResourceEventHandlerRegistration, error)
+	// AddEventHandlerWithOptions is AddEventHandlerWithResyncPeriod with the
+	// optional parameters in a struct.
+	AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error)
+	// RemoveEventHandler unregisters a handler: it receives no notification
+	// after the one in progress, if any. It does not wait for that one (use
+	// ShutDownEventHandler). Removing an unknown or already removed handler
+	// is a no-op; a registration of a foreign type is an error.
+	RemoveEventHandler(handle ResourceEventHandlerRegistration) error
+	// GetStore returns the informer's cache. Use it for reading only.
+	GetStore() Store
+	// GetController returns a Controller whose Run methods do nothing and
+	// whose other methods report the informer's state.
+	GetController() Controller
+	// Run runs the informer until stopCh is closed and returns once all its
+	// goroutines, including those of the handlers, have stopped. An
+	// informer can be run only once.
+	Run(stopCh <-chan struct{})
+	// RunWithContext is Run with a context.
+	RunWithContext(ctx context.Context)
+	// HasSynced reports whether the cache has been filled by a complete
+	// initial list. It does not tell whether a handler has processed it:
+	// use the registration's HasSynced for that.
+	HasSynced() bool
+	// HasSyncedChecker is HasSynced as a DoneChecker, for waiting without
+	// polling.
+	HasSyncedChecker() DoneChecker
+	// LastSyncResourceVersion returns the resource version of the last list
+	// or watch event seen, or "" before Run.
+	LastSyncResourceVersion() string
+
+	// SetWatchErrorHandler sets the function called whenever a list or
+	// watch fails (the informer then backs off and retries). The last call
+	// wins; after Run it returns an error. The handler should return
+	// quickly.
+	SetWatchErrorHandler(handler WatchErrorHandler) error
+
+	// SetWatchErrorHandlerWithContext is SetWatchErrorHandler for a handler
+	// that also receives a context.
+	SetWatchErrorHandlerWithContext(handler WatchErrorHandlerWithContext) error
+
+	// SetTransform sets a function applied exactly once to every object
+	// received from the server, before it is stored and before handlers see
+	// it, e.g. to drop unneeded fields. After Run it returns an error.
+	SetTransform(handler TransformFunc) error
+
+	// IsStopped reports whether the informer has stopped. A stopped
+	// informer accepts no handlers and cannot be run again.
+	IsStopped() bool
+}
+
+// ResourceEventHandlerRegistration is the handle returned when a handler is
+// registered. Pass it to the same informer's RemoveEventHandler (or to
+// ShutDownEventHandler) to unregister the handler.
+type ResourceEventHandlerRegistration interface {
+	// HasSynced reports whether the informer has synced and the handler
+	// has processed every notification of its initial list.
+	HasSynced() bool
+
+	// HasSyncedChecker is HasSynced as a DoneChecker, for waiting without
+	// polling.
+	HasSyncedChecker() DoneChecker
+}
+
+// HandlerOptions holds the optional parameters of
+// SharedInformer.AddEventHandlerWithOptions. The zero value means defaults.
+type HandlerOptions struct {
+	// Logger is used for the handler's log messages instead of
+	// klog.Background().
+	Logger *klog.Logger
+
+	// ResyncPeriod requests a resync period for the handler (see
+	// SharedInformer.AddEventHandlerWithResyncPeriod); nil means the
+	// informer's default.
+	ResyncPeriod *time.Duration
+}
+
+// SharedIndexInformer is a SharedInformer whose cache is an Indexer.
+type SharedIndexInformer interface {
+	SharedInformer
+	// AddIndexers adds indices to the cache. It fails once the informer has
+	// stopped, and for index names that exist already.
+	AddIndexers(indexers Indexers) error
+	// GetIndexer returns the informer's cache as an Indexer. Use it for
+	// reading only.
+	GetIndexer() Indexer
+}
+
+// SharedIndexInformerOptions configures NewSharedIndexInformerWithOptions.
+type SharedIndexInformerOptions struct {
+	// ResyncPeriod is the default resync period of handlers and the
+	// initial resync check period; 0 disables resyncs.
+	ResyncPeriod time.Duration
+
+	// Indexers are the cache's initial indices.
+	Indexers Indexers
+
+	// ObjectDescription describes the objects in the Reflector's log
+	// messages.
+	ObjectDescription string
+
+	// Identifier names the informer for metrics and logs; metrics are only
+	// published when it is set.
+	Identifier InformerNameAndResource
+
+	// InformerMetricsProvider provides the metrics; nil means the global
+	// provider (see SetInformerMetricsProvider).
+	InformerMetricsProvider InformerMetricsProvider
+
+	// UseDeltaFIFO selects the DeltaFIFO as the informer's queue instead of
+	// the default RealFIFO. kinformer extension, not in client-go (there the
+	// choice is made by feature gates).
+	//
+	// The default RealFIFO delivers every change in watch order; a relist
+	// swaps the cache in one step and then notifies deletes (as
+	// DeletedFinalStateUnknown) for vanished objects, then adds and updates
+	// in list order; queued changes are applied in batches, each in one
+	// store transaction. The DeltaFIFO coalesces the changes queued for one
+	// key and is kept for code that depends on that behaviour.
+	UseDeltaFIFO bool
+}
+
+const (
+	// minimumResyncPeriod is the shortest resync period a handler can get.
+	minimumResyncPeriod = 1 * time.Second
+)
+
+// NewSharedInformer returns a SharedInformer without indices; see
+// NewSharedIndexInformerWithOptions.
+func NewSharedInformer(lw ListerWatcher, exampleObject runtime.Object, defaultEventHandlerResyncPeriod time.Duration) SharedInformer {
+	return NewSharedIndexInformer(lw, exampleObject, defaultEventHandlerResyncPeriod, Indexers{})
+}
+
+// NewSharedIndexInformer returns a SharedIndexInformer with the given
+// indices; see NewSharedIndexInformerWithOptions.
+func NewSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, defaultEventHandlerResyncPeriod time.Duration, indexers Indexers) SharedIndexInformer {
+	return NewSharedIndexInformerWithOptions(lw, exampleObject, SharedIndexInformerOptions{
+		ResyncPeriod: defaultEventHandlerResyncPeriod,
+		Indexers:     indexers,
+	})
+}
+
+// NewSharedIndexInformerWithOptions returns a SharedIndexInformer for the
+// objects of lw, of the type of exampleObject. Nothing happens until it is
+// run.
+//
+// Resyncs: with options.ResyncPeriod zero the informer never resyncs.
+// Otherwise every handler with a non-zero resync period gets resyncs at a
+// nominal period that is its requested period, raised to at least one second
+// and to at least the informer's resync check period. The check period
+// starts as options.ResyncPeriod and is lowered to the smallest period
+// requested by a handler added before Run (never below one second); it is
+// fixed once the informer runs.
+func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.Object, options SharedIndexInformerOptions) SharedIndexInformer {
+	realClock := clock.RealClock{}
+	s := &sharedIndexInformer{
+		indexer:                         NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, options.Indexers, WithStoreMetrics(options.Identifier, options.InformerMetricsProvider)),
+		processor:                       &sharedProcessor{clock: realClock},
+		synced:                          make(chan struct{}),
+		listerWatcher:                   lw,
+		objectType:                      exampleObject,
+		objectDescription:               options.ObjectDescription,
+		resyncCheckPeriod:               options.ResyncPeriod,
+		defaultEventHandlerResyncPeriod: options.ResyncPeriod,
+		clock:                           realClock,
+		identifier:                      options.Identifier,
+		informerMetricsProvider:         options.InformerMetricsProvider,
+		useDeltaFIFO:                    options.UseDeltaFIFO,
+	}
+	return s
+}
+
+// sharedIndexInformer implements SharedIndexInformer: a controller (Reflector
+// + queue + processing loop) keeps the indexer current, and a sharedProcessor
+// fans the resulting notifications out to the handlers.
+type sharedIndexInformer struct {
+	indexer   Indexer
+	processor *sharedProcessor
+
+	// synced is closed once the controller's queue has delivered the
+	// initial list.
+	synced chan struct{}
+
+	listerWatcher     ListerWatcher
+	objectType        runtime.Object
+	objectDescription string
+
+	identifier              InformerNameAndResource
+	informerMetricsProvider InformerMetricsProvider
+	useDeltaFIFO            bool
+
+	clock clock.Clock
+
+	// startedLock guards the fields below it.
+	startedLock                     sync.Mutex
+	started, stopped                bool
+	controller                      Controller
+	resyncCheckPeriod               time.Duration
+	defaultEventHandlerResyncPeriod time.Duration
+	watchErrorHandler               WatchErrorHandlerWithContext
+	transform                       TransformFunc
+
+	// blockDeltas is held while a popped batch is applied and distributed,
+	// and while a late handler is given the cache contents, so that such a
+	// handler neither misses nor duplicates a change.
+	blockDeltas sync.Mutex
+	applier     *deltaApplier
+	batch       notificationBatch
+}
+
+// informerSyncedChecker is the DoneChecker of an informer's HasSynced.
+type informerSyncedChecker struct {
+	s *sharedIndexInformer
+}
+
+// Name describes the informer by its object type.
+func (c informerSyncedChecker) Name() string {
+	return fmt.Sprintf("SharedIndexInformer %T", c.s.objectType)
+}
+
+// Done is closed once the informer has synced.
+func (c informerSyncedChecker) Done() <-chan struct{} {
+	return c.s.synced
+}
+
+func (s *sharedIndexInformer) SetWatchErrorHandler(handler WatchErrorHandler) error {
+	if handler == nil {
+		return s.SetWatchErrorHandlerWithContext(nil)
+	}
+	return s.SetWatchErrorHandlerWithContext(func(_ context.Context, r *Reflector, err error) {
+		handler(r, err)
+	})
+}
+
+func (s *sharedIndexInformer) SetWatchErrorHandlerWithContext(handler WatchErrorHandlerWithContext) error {
+	s.startedLock.Lock()
+	defer s.startedLock.Unlock()
+	if s.started {
+		return errors.New("informer has already started")
+	}
+	s.watchErrorHandler = handler
+	return nil
+}
+
+func (s *sharedIndexInformer) SetTransform(handler TransformFunc) error {
+	s.startedLock.Lock()
+	defer s.startedLock.Unlock()
+	if s.started {
+		return errors.New("informer has already started")
+	}
+	s.transform = handler
+	return nil
+}
+
+func (s *sharedIndexInformer) Run(stopCh <-chan struct{}) {
+	s.RunWithContext(wait.ContextForChannel(stopCh))
+}
+
+func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+
+	s.startedLock.Lock()
+	if s.started {
+		s.startedLock.Unlock()
+		logger.Info("Warning: the sharedIndexInformer has started, run more than once is not allowed")
+		return
+	}
+	if s.stopped {
+		s.startedLock.Unlock()
+		logger.Info("Warning: the sharedIndexInformer has stopped and cannot be run again")
+		return
+	}
+	queue := newInformerQueue(logger, informerQueueConfig{
+		objectType:      s.objectType,
+		store:           s.indexer,
+		transform:       s.transform,
+		identifier:      s.identifier,
+		metricsProvider: s.informerMetricsProvider,
+		useDeltaFIFO:    s.useDeltaFIFO,
+	})
+	s.applier = newDeltaApplier(logger, s.indexer, &s.batch)
+	ctrl := New(&Config{
+		Queue:                        queue,
+		ListerWatcher:                s.listerWatcher,
+		ObjectType:                   s.objectType,
+		ObjectDescription:            s.objectDescription,
+		FullResyncPeriod:             s.resyncCheckPeriod,
+		ShouldResync:                 s.processor.shouldResync,
+		Process:                      s.handleDeltas,
+		ProcessBatch:                 s.handleBatch,
+		WatchErrorHandlerWithContext: s.watchErrorHandler,
+	}).(*controller)
+	ctrl.clock = s.clock
+	s.controller = ctrl
+	s.started = true
+	s.startedLock.Unlock()
+
+	// The processor outlives the controller: it is stopped only after the
+	// controller has returned, and keeps the caller's values (logger).
+	processorCtx, stopProcessor := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { s.processor.run(processorCtx) })
+	wg.Go(func() {
+		select {
+		case <-ctx.Done():
+		case <-queue.HasSyncedChecker().Done():
+			// The queues report synced only after the last item of the
+			// initial list has been processed (and so distributed).
+			close(s.synced)
+		}
+	})
+
+	defer func() {
+		s.startedLock.Lock()
+		s.stopped = true
+		s.startedLock.Unlock()
+		stopProcessor()
+		wg.Wait()
+	}()
+	ctrl.RunWithContext(ctx)
+}
+
+// handleDeltas is the controller's Process function.
+func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool) error {
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	err := s.applier.process(obj, isInInitialList)
+	s.flushLocked()
+	return err
+}
+
+// handleBatch is the controller's ProcessBatch function.
+func (s *sharedIndexInformer) handleBatch(deltas []Delta, isInInitialList bool) error {
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	err := s.applier.processBatch(deltas, isInInitialList)
+	s.flushLocked()
+	return err
+}
+
+// flushLocked hands the collected notifications to the listeners. The
+// caller holds blockDeltas.
+func (s *sharedIndexInformer) flushLocked() {
+	s.processor.distribute(&s.batch)
+	s.batch.reset()
+}
+
+func (s *sharedIndexInformer) HasSynced() bool {
+	select {
+	case <-s.synced:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *sharedIndexInformer) HasSyncedChecker() DoneChecker {
+	return informerSyncedChecker{s: s}
+}
+
+func (s *sharedIndexInformer) LastSyncResourceVersion() string {
+	s.startedLock.Lock()
+	defer s.startedLock.Unlock()
+	if s.controller == nil {
+		return ""
+	}
+	return s.controller.LastSyncResourceVersion()
+}
+
+func (s *sharedIndexInformer) GetStore() Store {
+	return s.indexer
+}
+
+func (s *sharedIndexInformer) GetIndexer() Indexer {
+	return s.indexer
+}
+
+func (s *sharedIndexInformer) AddIndexers(indexers Indexers) error {
+	s.startedLock.Lock()
+	defer s.startedLock.Unlock()
+	if s.stopped {
+		return errors.New("indexer was not added because it has stopped already")
+	}
+	return s.indexer.AddIndexers(indexers)
+}
+
+func (s *sharedIndexInformer) GetController() Controller {
+	return &dummyController{informer: s}
+}
+
+func (s *sharedIndexInformer) IsStopped() bool {
+	s.startedLock.Lock()
+	defer s.startedLock.Unlock()
+	return s.stopped
+}
+
+func (s *sharedIndexInformer) AddEventHandler(handler ResourceEventHandler) (ResourceEventHandlerRegistration, error) {
+	return s.AddEventHandlerWithOptions(handler, HandlerOptions{})
+}
+
+func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEventHandler, resyncPeriod time.Duration) (ResourceEventHandlerRegistration, error) {
+	return s.AddEventHandlerWithOptions(handler, HandlerOptions{ResyncPeriod: &resyncPeriod})
+}
+
+// AddEventHandlerWithOptions implements SharedInformer.
+//
+// Differences from client-go: a nil handler is rejected with an error
+// instead of failing later. A handler that panics is not allowed to crash
+// the process (client-go re-raises through utilruntime.HandleCrash by
+// default): the panic is recovered, logged with the handler's name and
+// counted, the notification is skipped, and the informer and the other
+// handlers go on. An initial-list add whose handler panicked still counts as
+// processed, so the registration can sync.
+func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error) {
+	if handler == nil {
+		return nil, errors.New("event handler must not be nil")
+	}
+	s.startedLock.Lock()
+	defer s.startedLock.Unlock()
+
+	if s.stopped {
+		return nil, fmt.Errorf("handler %v was not added to shared informer because it has stopped already", handler)
+	}
+
+	logger := klog.Background()
+	if options.Logger != nil {
+		logger = *options.Logger
+	}
+	resyncPeriod := s.defaultEventHandlerResyncPeriod
+	if options.ResyncPeriod != nil {
+		resyncPeriod = *options.ResyncPeriod
+	}
+	if resyncPeriod > 0 {
+		if resyncPeriod < minimumResyncPeriod {
+			logger.Info("Warning: resync period is too small. Changing it to the minimum allowed value", "resyncPeriod", resyncPeriod, "minimumResyncPeriod", minimumResyncPeriod)
+			resyncPeriod = minimumResyncPeriod
+		}
+		if resyncPeriod < s.resyncCheckPeriod {
+			if s.started {
+				logger.Info("Warning: resync period is smaller than resync check period and the informer has already started. Changing it to the resync check period", "resyncPeriod", resyncPeriod, "resyncCheckPeriod", s.resyncCheckPeriod)
+				resyncPeriod = s.resyncCheckPeriod
+			} else {
+				s.resyncCheckPeriod = resyncPeriod
+				s.processor.resyncCheckPeriodChanged(logger, resyncPeriod)
+			}
+		}
+	}
+
+	l := newProcessorListener(logger, handler, resyncPeriod, determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod), s.clock.Now(), s.HasSyncedChecker(), &s.processor.panics)
+
+	if !s.started {
+		s.processor.addListener(l)
+		return l, nil
+	}
+
+	// Running: replay the cache as the handler's initial list, with no
+	// change applied in between, then register it.
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	items := s.indexer.List()
+	if len(items) > 0 {
+		notes := make([]notification, len(items))
+		for i, item := range items {
+			notes[i] = notification{kind: notifyAdd, initial: true, newObj: item}
+		}
+		l.enqueue(notes, true)
+	}
+	s.processor.addListener(l)
+	return l, nil
+}
+
+func (s *sharedIndexInformer) RemoveEventHandler(handle ResourceEventHandlerRegistration) error {
+	return s.processor.removeListener(handle)
+}
+
+// determineResyncPeriod returns the effective resync period of a handler
+// that asked for desired when the informer checks every check: 0 stays 0, an
+// informer that never resyncs gives 0, and desired is raised to check.
+func determineResyncPeriod(logger klog.Logger, desired, check time.Duration) time.Duration {
+	switch {
+	case desired == 0:
+		return 0
+	case check == 0:
+		logger.Info("Warning: the specified resyncPeriod is invalid because this shared informer doesn't support resyncing", "desired", desired)
+		return 0
+	case desired < check:
+		logger.Info("Warning: the specified resyncPeriod is being increased to the minimum resyncCheckPeriod", "desired", desired, "resyncCheckPeriod", check)
+		return check
+	}
+	return desired
+}
+
+// ShutDownEventHandler removes a handler from informer like
+// RemoveEventHandler and then waits until the handler has stopped: no
+// notification is being delivered to it and none will be. It returns at once
+// when the informer never ran. It must not be called from the handler's own
+// methods (that would wait forever), and it fails for registrations not
+// created by this package.
+func ShutDownEventHandler(informer SharedInformer, handle ResourceEventHandlerRegistration) error {
+	if err := informer.RemoveEventHandler(handle); err != nil {
+		return err
+	}
+	s, ok := handle.(interface{ ShutdownChan() <-chan struct{} })
+	if !ok {
+		return fmt.Errorf("event handler registration of type %T does not support ShutdownChan()", handle)
+	}
+	<-s.ShutdownChan()
+	return nil
+}
+
+// dummyController is what GetController returns: the informer runs itself,
+// so Run does nothing, while the other methods report the informer's state.
+type dummyController struct {
+	informer *sharedIndexInformer
+}
+
+func (d *dummyController) RunWithContext(context.Context) {}
+
+func (d *dummyController) Run(<-chan struct{}) {}
+
+func (d *dummyController) HasSynced() bool {
+	return d.informer.HasSynced()
+}
+
+func (d *dummyController) HasSyncedChecker() DoneChecker {
+	return d.informer.HasSyncedChecker()
+}
+
+func (d *dummyController) LastSyncResourceVersion() string {
+	return d.informer.LastSyncResourceVersion()
+}

@@ -1,0 +1,329 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientcache "k8s.io/client-go/tools/cache"
+)
+
+func TestStoreBasicOperations(t *testing.T) {
+	a1 := stPod("ns", "a", "1")
+	a2 := stPod("ns", "a", "2")
+	b := stPod("", "b", "3")
+	for _, mk := range []struct {
+		name string
+		new  func() Store
+	}{
+		{"NewStore", func() Store { return NewStore(MetaNamespaceKeyFunc) }},
+		{"NewIndexer", func() Store {
+			return NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+		}},
+	} {
+		t.Run(mk.name, func(t *testing.T) {
+			s := mk.new()
+			require.NoError(t, s.Add(a1))
+			require.NoError(t, s.Add(b))
+			require.NoError(t, s.Update(a2))
+			assert.Equal(t, map[string]interface{}{"ns/a": a2, "b": b}, stContents(t, s))
+
+			obj, ok, err := s.Get(a1)
+			require.NoError(t, err)
+			require.True(t, ok)
+			assert.Same(t, a2, obj)
+			obj, ok, err = s.GetByKey("missing")
+			require.NoError(t, err)
+			assert.False(t, ok)
+			assert.Nil(t, obj)
+
+			require.NoError(t, s.Delete(ExplicitKey("b")))
+			require.NoError(t, s.Delete(stPod("x", "absent", "")))
+			assert.Equal(t, map[string]interface{}{"ns/a": a2}, stContents(t, s))
+
+			require.NoError(t, s.Replace([]interface{}{b}, "10"))
+			assert.Equal(t, map[string]interface{}{"b": b}, stContents(t, s))
+			assert.Equal(t, "10", s.LastStoreSyncResourceVersion())
+			s.Bookmark("11")
+			assert.Equal(t, "11", s.LastStoreSyncResourceVersion())
+			require.NoError(t, s.Resync())
+
+			_, ok = s.(TransactionStore)
+			assert.True(t, ok, "implements TransactionStore")
+		})
+	}
+}
+
+func TestStoreTransaction(t *testing.T) {
+	keyErr := errors.New("no key")
+	keyFunc := func(obj interface{}) (string, error) {
+		if s, ok := obj.(string); ok && s == "unkeyable" {
+			return "", keyErr
+		}
+		return DeletionHandlingMetaNamespaceKeyFunc(obj)
+	}
+	a := stPod("ns", "a", "1", "app", "web")
+	b := stPod("ns", "b", "2", "app", "db")
+	aBad := stPod("ns", "a", "3", "bad", "true")
+	type want struct {
+		contents  map[string]interface{}
+		success   []int
+		errs      int
+		errIs     []error
+		rv        string
+		nilResult bool
+	}
+	cases := []struct {
+		name string
+		seed []*v1.Pod
+		txns []Transaction
+		want want
+	}{
+		{
+			name: "all succeed",
+			txns: []Transaction{{a, TransactionTypeAdd}, {b, TransactionTypeAdd}, {a, TransactionTypeDelete}},
+			want: want{contents: map[string]interface{}{"ns/b": b}, nilResult: true, rv: "1"},
+		},
+		{
+			name: "empty",
+			seed: []*v1.Pod{a},
+			want: want{contents: map[string]interface{}{"ns/a": a}, nilResult: true, rv: "1"},
+		},
+		{
+			name: "key error, unknown type and index error are reported per item",
+			seed: []*v1.Pod{a},
+			txns: []Transaction{
+				{"unkeyable", TransactionTypeAdd},
+				{b, TransactionTypeAdd},
+				{b, "Frobnicate"},
+				{aBad, TransactionTypeUpdate},
+				{DeletedFinalStateUnknown{Key: "ns/zz"}, TransactionTypeDelete},
+			},
+			want: want{
+				contents: map[string]interface{}{"ns/a": a, "ns/b": b},
+				success:  []int{1, 4},
+				errs:     3,
+				errIs:    []error{keyErr, stErrBadIndex},
+				rv:       "2",
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			idx := NewIndexer(keyFunc, Indexers{"name": stFailingIndex})
+			for _, p := range tc.seed {
+				require.NoError(t, idx.Add(p))
+			}
+			te := idx.(TransactionStore).Transaction(tc.txns...)
+			if tc.want.nilResult {
+				assert.Nil(t, te)
+			} else {
+				require.NotNil(t, te)
+				assert.Equal(t, tc.want.success, te.SuccessfulIndices)
+				assert.Equal(t, len(tc.txns), te.TotalTransactions)
+				assert.Len(t, te.Errors, tc.want.errs)
+				for _, target := range tc.want.errIs {
+					assert.ErrorIs(t, te, target)
+				}
+				var ke KeyError
+				assert.ErrorAs(t, te, &ke)
+				assert.Contains(t, te.Error(), fmt.Sprintf("(%d/%d)", tc.want.errs, len(tc.txns)))
+			}
+			assert.Equal(t, tc.want.contents, stContents(t, idx))
+			assert.Equal(t, tc.want.rv, idx.LastStoreSyncResourceVersion())
+			stCheckIndexer(t, idx, Indexers{"name": stFailingIndex})
+		})
+	}
+}
+
+func TestTransactionErrorMatchesClientGoFormat(t *testing.T) {
+	ours := &TransactionError{SuccessfulIndices: []int{0, 2}, TotalTransactions: 3, Errors: []error{errors.New("x")}}
+	theirs := &clientcache.TransactionError{SuccessfulIndices: []int{0, 2}, TotalTransactions: 3, Errors: []error{errors.New("x")}}
+	assert.Equal(t, theirs.Error(), ours.Error())
+}
+
+// stCountingTransform counts how often it sees each object and labels the
+// object it returns.
+type stCountingTransform struct {
+	mu    sync.Mutex
+	calls map[string]int
+	fail  string
+}
+
+func (c *stCountingTransform) fn(obj interface{}) (interface{}, error) {
+	p := obj.(*v1.Pod)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.calls == nil {
+		c.calls = map[string]int{}
+	}
+	c.calls[p.Name]++
+	if p.Name == c.fail {
+		return nil, errors.New("transform refused")
+	}
+	out := p.DeepCopy()
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	out.Annotations["transformed"] = "yes"
+	return out, nil
+}
+
+func TestStoreWithTransformer(t *testing.T) {
+	cases := []struct {
+		name      string
+		do        func(s Store) error
+		wantCalls map[string]int
+		wantKeys  []string
+		wantErr   bool
+	}{
+		{name: "add", do: func(s Store) error { return s.Add(stPod("ns", "a", "1")) }, wantCalls: map[string]int{"a": 1}, wantKeys: []string{"ns/a"}},
+		{name: "update", do: func(s Store) error { return s.Update(stPod("ns", "a", "1")) }, wantCalls: map[string]int{"a": 1}, wantKeys: []string{"ns/a"}},
+		{name: "replace", do: func(s Store) error {
+			return s.Replace([]interface{}{stPod("ns", "a", "1"), stPod("ns", "b", "1")}, "1")
+		}, wantCalls: map[string]int{"a": 1, "b": 1}, wantKeys: []string{"ns/a", "ns/b"}},
+		{name: "transaction", do: func(s Store) error {
+			if te := s.(TransactionStore).Transaction(
+				Transaction{stPod("ns", "a", "1"), TransactionTypeAdd},
+				Transaction{stPod("ns", "b", "1"), TransactionTypeUpdate},
+				Transaction{stPod("ns", "c", "1"), TransactionTypeDelete},
+			); te != nil {
+				return te
+			}
+			return nil
+		}, wantCalls: map[string]int{"a": 1, "b": 1}, wantKeys: []string{"ns/a", "ns/b"}},
+		{name: "delete does not transform", do: func(s Store) error { return s.Delete(stPod("ns", "a", "1")) }, wantCalls: map[string]int{}, wantKeys: []string{}},
+		{name: "error rejects add", do: func(s Store) error { return s.Add(stPod("ns", "bad", "1")) }, wantCalls: map[string]int{"bad": 1}, wantKeys: []string{}, wantErr: true},
+		{name: "error rejects replace", do: func(s Store) error {
+			return s.Replace([]interface{}{stPod("ns", "a", "1"), stPod("ns", "bad", "1")}, "1")
+		}, wantCalls: map[string]int{"a": 1, "bad": 1}, wantKeys: []string{}, wantErr: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &stCountingTransform{fail: "bad", calls: map[string]int{}}
+			s := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, WithTransformer(tr.fn))
+			err := tc.do(s)
+			if tc.wantErr {
+				assert.ErrorContains(t, err, "transform refused")
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tc.wantCalls, tr.calls)
+			assert.ElementsMatch(t, tc.wantKeys, s.ListKeys())
+			for _, obj := range s.List() {
+				assert.Equal(t, "yes", obj.(*v1.Pod).Annotations["transformed"])
+			}
+		})
+	}
+}
+
+// stGauge records the values set on it.
+type stGauge struct {
+	mu     sync.Mutex
+	values []float64
+}
+
+func (g *stGauge) Set(v float64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.values = append(g.values, v)
+}
+
+func (g *stGauge) get() []float64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]float64(nil), g.values...)
+}
+
+// stHistogram records observations.
+type stHistogram struct{ stGauge }
+
+func (h *stHistogram) Observe(v float64) { h.Set(v) }
+
+// stMetricsProvider hands out recording metrics and counts requests.
+type stMetricsProvider struct {
+	mu      sync.Mutex
+	rv      map[string]*stGauge
+	queued  map[string]*stGauge
+	latency map[string]*stHistogram
+}
+
+func stNewMetricsProvider() *stMetricsProvider {
+	return &stMetricsProvider{rv: map[string]*stGauge{}, queued: map[string]*stGauge{}, latency: map[string]*stHistogram{}}
+}
+
+func (p *stMetricsProvider) NewQueuedItemMetric(id InformerNameAndResource) GaugeMetric {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	g := &stGauge{}
+	p.queued[id.Name()] = g
+	return g
+}
+
+func (p *stMetricsProvider) NewProcessingLatencyMetric(id InformerNameAndResource) HistogramMetric {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h := &stHistogram{}
+	p.latency[id.Name()] = h
+	return h
+}
+
+func (p *stMetricsProvider) NewStoreResourceVersionMetric(id InformerNameAndResource) GaugeMetric {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	g := &stGauge{}
+	p.rv[id.Name()] = g
+	return g
+}
+
+func TestStoreMetrics(t *testing.T) {
+	name, err := NewInformerName("st-store-metrics")
+	require.NoError(t, err)
+	defer name.Release()
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	id := name.WithResource(gvr)
+	require.True(t, id.Reserved())
+
+	p := stNewMetricsProvider()
+	s := NewStore(MetaNamespaceKeyFunc, WithStoreMetrics(id, p))
+	require.NoError(t, s.Add(stPod("ns", "a", "5")))
+	require.NoError(t, s.Update(stPod("ns", "a", "1234567890123456789")))
+	require.NoError(t, s.Add(stPod("ns", "b", "not-a-number")))
+	s.Bookmark("8")
+	require.NoError(t, s.Replace(nil, "9"))
+	assert.Equal(t, []float64{5, 567890123456789, 8, 9}, p.rv["st-store-metrics"].get())
+	// The store still tracks non-numeric versions.
+	require.NoError(t, s.Add(stPod("ns", "b", "abc")))
+	assert.Equal(t, "abc", s.LastStoreSyncResourceVersion())
+
+	t.Run("duplicate identity publishes nothing", func(t *testing.T) {
+		dup := name.WithResource(gvr)
+		require.False(t, dup.Reserved())
+		p2 := stNewMetricsProvider()
+		s2 := NewStore(MetaNamespaceKeyFunc, WithStoreMetrics(dup, p2))
+		require.NoError(t, s2.Add(stPod("ns", "a", "5")))
+		assert.Empty(t, p2.rv)
+	})
+	t.Run("thread safe store option", func(t *testing.T) {
+		other, err := NewInformerName("st-store-metrics-2")
+		require.NoError(t, err)
+		defer other.Release()
+		p3 := stNewMetricsProvider()
+		ts := NewThreadSafeStore(Indexers{}, Indices{}, WithThreadSafeStoreMetrics(other.WithResource(gvr), p3))
+		ts.Add("k", stPod("ns", "k", "77"))
+		assert.Equal(t, []float64{77}, p3.rv["st-store-metrics-2"].get())
+	})
+}
+
+func TestStoreNilKeyFuncAndOptions(t *testing.T) {
+	s := NewStore(nil, nil)
+	err := s.Add(stPod("ns", "a", "1"))
+	var ke KeyError
+	require.ErrorAs(t, err, &ke)
+	assert.Empty(t, s.List())
+}

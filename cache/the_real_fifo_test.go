@@ -1,0 +1,810 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
+)
+
+// qRealFIFO builds a non-atomic RealFIFO keyed by qKey.
+func qRealFIFO(known KeyListerGetter) *RealFIFO {
+	return NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, KnownObjects: known})
+}
+
+// qAtomicFIFO builds an atomic RealFIFO keyed by qKey that emits bookmarks.
+func qAtomicFIFO() *RealFIFO {
+	return NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, EmitDeltaTypeBookmark: true})
+}
+
+// qFlatten drains q and concatenates the popped Deltas.
+func qFlatten(t *testing.T, q Queue) Deltas {
+	t.Helper()
+	out := Deltas{}
+	for _, d := range qDrain(t, q) {
+		out = append(out, d...)
+	}
+	return out
+}
+
+// qPoppedBatch is one PopBatch call as seen by the consumer.
+type qPoppedBatch struct {
+	single  bool
+	deltas  []Delta
+	initial bool
+}
+
+// qPopBatch calls PopBatch once, copying what the consumer receives.
+func qPopBatch(t *testing.T, f *RealFIFO) (qPoppedBatch, error) {
+	t.Helper()
+	var got qPoppedBatch
+	watchdog := time.AfterFunc(5*time.Second, f.Close)
+	defer watchdog.Stop()
+	err := f.PopBatch(func(deltas []Delta, initial bool) error {
+		got = qPoppedBatch{deltas: append([]Delta(nil), deltas...), initial: initial}
+		return nil
+	}, func(obj interface{}, initial bool) error {
+		d := obj.(Deltas)
+		require.Len(t, d, 1)
+		got = qPoppedBatch{single: true, deltas: []Delta{d[0]}, initial: initial}
+		return nil
+	})
+	return got, err
+}
+
+func TestRealFIFO_DeliversEveryChangeInOrder(t *testing.T) {
+	f := qRealFIFO(qNewKnown())
+	require.NoError(t, f.Add(qMk("foo", 10)))
+	require.NoError(t, f.Add(qMk("bar", 1)))
+	require.NoError(t, f.Update(qMk("foo", 11)))
+	require.NoError(t, f.Delete(qMk("foo", 12)))
+	require.NoError(t, f.Delete(qMk("foo", 12)))  // no dedup
+	require.NoError(t, f.Delete(qMk("never", 1))) // no existence check
+	obj, _ := qPopObj(t, f)
+	assert.Equal(t, Deltas{{Added, qMk("foo", 10)}}, obj)
+	require.NoError(t, f.Add(qMk("foo", 14)))
+	assert.Equal(t, Deltas{
+		{Added, qMk("bar", 1)},
+		{Updated, qMk("foo", 11)},
+		{Deleted, qMk("foo", 12)},
+		{Deleted, qMk("foo", 12)},
+		{Deleted, qMk("never", 1)},
+		{Added, qMk("foo", 14)},
+	}, qFlatten(t, f))
+}
+
+func TestRealFIFO_ReplaceNonAtomic(t *testing.T) {
+	tests := []struct {
+		name   string
+		known  []qObj
+		before func(t *testing.T, f *RealFIFO)
+		list   []interface{}
+		want   Deltas
+	}{
+		{
+			name:  "known keys missing from the list are deleted first",
+			known: []qObj{qMk("foo", 5), qMk("bar", 6), qMk("baz", 7)},
+			list:  []interface{}{qMk("foo", 5)},
+			want: Deltas{
+				{Deleted, qTomb("bar", qMk("bar", 6))},
+				{Deleted, qTomb("baz", qMk("baz", 7))},
+				{Replaced, qMk("foo", 5)},
+			},
+		},
+		{
+			name: "queued object missing from the list",
+			before: func(t *testing.T, f *RealFIFO) {
+				require.NoError(t, f.Add(qMk("foo", 2)))
+			},
+			want: Deltas{{Added, qMk("foo", 2)}, {Deleted, qTomb("foo", qMk("foo", 2))}},
+		},
+		{
+			name: "queued deletion is not repeated",
+			before: func(t *testing.T, f *RealFIFO) {
+				require.NoError(t, f.Add(qMk("foo", 2)))
+				require.NoError(t, f.Delete(qMk("foo", 2)))
+			},
+			want: Deltas{{Added, qMk("foo", 2)}, {Deleted, qMk("foo", 2)}},
+		},
+		{
+			name: "tombstone carries the newest queued object",
+			before: func(t *testing.T, f *RealFIFO) {
+				require.NoError(t, f.Add(qMk("foo", 2)))
+				require.NoError(t, f.Delete(qMk("foo", 2)))
+				require.NoError(t, f.Add(qMk("foo", 3)))
+			},
+			want: Deltas{
+				{Added, qMk("foo", 2)}, {Deleted, qMk("foo", 2)}, {Added, qMk("foo", 3)},
+				{Deleted, qTomb("foo", qMk("foo", 3))},
+			},
+		},
+		{
+			name: "repeated replaces delete once",
+			before: func(t *testing.T, f *RealFIFO) {
+				require.NoError(t, f.Add(qMk("foo", 2)))
+				require.NoError(t, f.Replace([]interface{}{qMk("foo", 2)}, "1"))
+				require.NoError(t, f.Replace([]interface{}{}, "2"))
+			},
+			want: Deltas{
+				{Added, qMk("foo", 2)}, {Replaced, qMk("foo", 2)},
+				{Deleted, qTomb("foo", qMk("foo", 2))},
+			},
+		},
+		{
+			name:  "queued keys before known keys, each in its own order",
+			known: []qObj{qMk("a", 1), qMk("q2", 1), qMk("z", 1)},
+			before: func(t *testing.T, f *RealFIFO) {
+				require.NoError(t, f.Update(qMk("q2", 2)))
+				require.NoError(t, f.Update(qMk("q1", 2)))
+				require.NoError(t, f.Update(qMk("q2", 3)))
+			},
+			list: []interface{}{qMk("keep", 1)},
+			want: Deltas{
+				{Updated, qMk("q2", 2)}, {Updated, qMk("q1", 2)}, {Updated, qMk("q2", 3)},
+				{Deleted, qTomb("q2", qMk("q2", 3))},
+				{Deleted, qTomb("q1", qMk("q1", 2))},
+				{Deleted, qTomb("a", qMk("a", 1))},
+				{Deleted, qTomb("z", qMk("z", 1))},
+				{Replaced, qMk("keep", 1)},
+			},
+		},
+		{
+			name:  "delete queued before a replace listing the object again",
+			known: []qObj{qMk("foo", 1)},
+			before: func(t *testing.T, f *RealFIFO) {
+				require.NoError(t, f.Delete(qMk("foo", 1)))
+			},
+			list: []interface{}{qMk("foo", 2)},
+			want: Deltas{{Deleted, qMk("foo", 1)}, {Replaced, qMk("foo", 2)}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := qRealFIFO(qNewKnown(tt.known...))
+			if tt.before != nil {
+				tt.before(t, f)
+			}
+			require.NoError(t, f.Replace(tt.list, "10"))
+			assert.Equal(t, tt.want, qFlatten(t, f))
+		})
+	}
+}
+
+func TestRealFIFO_ReplaceKnownLookupFailures(t *testing.T) {
+	known := qNewKnown(qMk("a", 1), qMk("b", 2))
+	known.failGet["a"] = true
+	f := qRealFIFO(known)
+	require.NoError(t, f.Replace(nil, "1"))
+	assert.Equal(t, Deltas{{Deleted, qTomb("a", nil)}, {Deleted, qTomb("b", qMk("b", 2))}}, qFlatten(t, f))
+}
+
+func TestRealFIFO_ResyncNonAtomic(t *testing.T) {
+	known := qNewKnown(qMk("a", 1), qMk("b", 2), qMk("c", 3), qMk("d", 4))
+	known.failGet["d"] = true
+	f := qRealFIFO(known)
+	require.NoError(t, f.Update(qMk("b", 5)))
+	require.NoError(t, f.Resync())
+	assert.Equal(t, Deltas{{Updated, qMk("b", 5)}, {Sync, qMk("a", 1)}, {Sync, qMk("c", 3)}}, qFlatten(t, f))
+
+	known.set("x", 42) // no key
+	g := qRealFIFO(known)
+	var ke KeyError
+	assert.True(t, errors.As(g.Resync(), &ke))
+	assert.Equal(t, Deltas{{Sync, qMk("a", 1)}, {Sync, qMk("b", 2)}, {Sync, qMk("c", 3)}}, qFlatten(t, g))
+}
+
+func TestRealFIFO_AtomicReplaceResyncBookmark(t *testing.T) {
+	obj := qMk("foo", 2)
+	f := qAtomicFIFO()
+	require.NoError(t, f.Bookmark("5"))
+	require.NoError(t, f.Add(obj))
+	require.NoError(t, f.Replace([]interface{}{obj}, "10"))
+	require.NoError(t, f.Replace([]interface{}{}, "20"))
+	require.NoError(t, f.Resync())
+	require.NoError(t, f.Delete(obj))
+	require.NoError(t, f.Bookmark("30"))
+	assert.Equal(t, Deltas{
+		{Bookmark, BookmarkInfo{ResourceVersion: "5"}},
+		{Added, obj},
+		{ReplacedAll, ReplacedAllInfo{ResourceVersion: "10", Objects: []interface{}{obj}}},
+		{ReplacedAll, ReplacedAllInfo{ResourceVersion: "20", Objects: []interface{}{}}},
+		{SyncAll, SyncAllInfo{}},
+		{Deleted, obj},
+		{Bookmark, BookmarkInfo{ResourceVersion: "30"}},
+	}, qFlatten(t, f))
+}
+
+func TestRealFIFO_BookmarkNeedsAtomicAndOption(t *testing.T) {
+	for name, f := range map[string]*RealFIFO{
+		"non-atomic":         qRealFIFO(qNewKnown()),
+		"atomic, no option":  NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true}),
+		"option, not atomic": NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, KnownObjects: qNewKnown(), EmitDeltaTypeBookmark: true}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, f.Bookmark("1"))
+			assert.Empty(t, qFlatten(t, f))
+		})
+	}
+}
+
+func TestRealFIFO_AtomicReplaceTransformsOnce(t *testing.T) {
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, Transformer: qCountingTransform(t)})
+	require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "3"))
+	require.NoError(t, f.Delete(qTomb("a", qMk("a", 1))))
+	assert.Equal(t, Deltas{
+		{ReplacedAll, ReplacedAllInfo{ResourceVersion: "3", Objects: []interface{}{
+			qObj{name: "a", val: 1, xf: 1}, qObj{name: "b", val: 2, xf: 1},
+		}}},
+		{Deleted, qTomb("a", qMk("a", 1))},
+	}, qFlatten(t, f))
+}
+
+func TestRealFIFO_Transformer(t *testing.T) {
+	xf := func(name string, val int) qObj { return qObj{name: name, val: val, xf: 1} }
+	known := qNewKnown(qMk("k", 1))
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, KnownObjects: known, Transformer: qCountingTransform(t)})
+	assert.NotNil(t, f.Transformer())
+	require.NoError(t, f.Add(qMk("a", 1)))
+	require.NoError(t, f.Update(qMk("a", 2)))
+	require.NoError(t, f.Delete(qMk("a", 3)))
+	require.NoError(t, f.Resync())
+	require.NoError(t, f.Replace([]interface{}{qMk("c", 1)}, "5"))
+	assert.Equal(t, Deltas{
+		{Added, xf("a", 1)}, {Updated, xf("a", 2)}, {Deleted, xf("a", 3)},
+		{Sync, qMk("k", 1)},
+		{Deleted, qTomb("k", qMk("k", 1))},
+		{Replaced, xf("c", 1)},
+	}, qFlatten(t, f))
+
+	boom := errors.New("boom")
+	g := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, KnownObjects: qNewKnown(), Transformer: func(obj interface{}) (interface{}, error) {
+		if obj.(qObj).val < 0 {
+			return nil, boom
+		}
+		return obj, nil
+	}})
+	assert.ErrorIs(t, g.Add(qMk("a", -1)), boom)
+	assert.ErrorIs(t, g.Update(qMk("a", -1)), boom)
+	assert.ErrorIs(t, g.Delete(qMk("a", -1)), boom)
+	require.NoError(t, g.Add(qMk("ok", 1)))
+	assert.ErrorIs(t, g.Replace([]interface{}{qMk("b", 1), qMk("c", -1)}, "1"), boom)
+	assert.Equal(t, Deltas{{Added, qMk("ok", 1)}}, qFlatten(t, g))
+}
+
+func TestRealFIFO_BadObjectsGiveKeyErrors(t *testing.T) {
+	for name, f := range map[string]*RealFIFO{
+		"non-atomic": NewRealFIFOWithOptions(RealFIFOOptions{KnownObjects: qNewKnown()}),
+		"atomic":     NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			good := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+			for _, bad := range []interface{}{nil, 42, "s", (*v1.Pod)(nil), Deltas{}} {
+				for op, fn := range map[string]func(interface{}) error{"Add": f.Add, "Update": f.Update, "Delete": f.Delete} {
+					var ke KeyError
+					assert.True(t, errors.As(fn(bad), &ke), "%s(%#v)", op, bad)
+				}
+				if !f.emitAtomicEvents {
+					var ke KeyError
+					assert.True(t, errors.As(f.Replace([]interface{}{good, bad}, "1"), &ke), "Replace with %#v", bad)
+				}
+			}
+			assert.False(t, f.HasSynced())
+			assert.Empty(t, qFlatten(t, f))
+		})
+	}
+}
+
+func TestRealFIFO_KeyOf(t *testing.T) {
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true})
+	tests := []struct {
+		obj  interface{}
+		want string
+	}{
+		{qMk("A", 1), "A"},
+		{qTomb("B", nil), "B"},
+		{Deltas{{Object: qMk("C", 1)}}, "C"},
+		{Deltas{{Object: qTomb("D", nil)}}, "D"},
+		{Delta{Object: qMk("E", 1)}, "E"},
+	}
+	for _, tt := range tests {
+		got, err := f.keyOf(tt.obj)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, got)
+	}
+	_, err := f.keyOf(Deltas{})
+	assert.ErrorIs(t, err, ErrZeroLengthDeltasObject)
+}
+
+func TestRealFIFO_HasSyncedAndInitialList(t *testing.T) {
+	t.Run("non-atomic initial replace", func(t *testing.T) {
+		f := qRealFIFO(qNewKnown(qMk("foo", 5), qMk("bar", 6), qMk("baz", 7)))
+		require.NoError(t, f.Replace([]interface{}{qMk("foo", 5)}, "0"))
+		initial, synced := qInitialProbe(t, f, 3)
+		assert.Equal(t, []bool{true, true, true}, initial)
+		assert.Equal(t, []bool{false, false, true}, synced)
+	})
+	t.Run("atomic initial replace is one item, including what was queued before", func(t *testing.T) {
+		f := qAtomicFIFO()
+		require.NoError(t, f.Bookmark("1"))
+		require.NoError(t, f.Resync())
+		require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 1)}, "2"))
+		require.NoError(t, f.Add(qMk("c", 1)))
+		initial, synced := qInitialProbe(t, f, 4)
+		assert.Equal(t, []bool{true, true, true, false}, initial)
+		assert.Equal(t, []bool{false, false, true, true}, synced)
+	})
+	tests := []struct {
+		name string
+		ops  func(t *testing.T, f *RealFIFO)
+		want bool
+	}{
+		{"nothing", func(*testing.T, *RealFIFO) {}, false},
+		{"add first", func(t *testing.T, f *RealFIFO) { require.NoError(t, f.Add(qMk("a", 1))) }, true},
+		{"delete first", func(t *testing.T, f *RealFIFO) { require.NoError(t, f.Delete(qMk("a", 1))) }, true},
+		{"empty replace", func(t *testing.T, f *RealFIFO) { require.NoError(t, f.Replace(nil, "0")) }, true},
+		{"replace unpopped", func(t *testing.T, f *RealFIFO) {
+			require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "0"))
+		}, false},
+		{"replace half popped", func(t *testing.T, f *RealFIFO) {
+			require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "0"))
+			qPopObj(t, f)
+		}, false},
+		{"replace popped", func(t *testing.T, f *RealFIFO) {
+			require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "0"))
+			qPopObj(t, f)
+			qPopObj(t, f)
+		}, true},
+		{"duplicate keys are popped separately", func(t *testing.T, f *RealFIFO) {
+			require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("a", 2)}, "0"))
+			qPopObj(t, f)
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := qRealFIFO(qNewKnown())
+			tt.ops(t, f)
+			assert.Equal(t, tt.want, f.HasSynced())
+			assert.Equal(t, tt.want, IsDone(f.HasSyncedChecker()))
+		})
+	}
+}
+
+func TestRealFIFO_DoneClosesAfterProcessing(t *testing.T) {
+	f := qAtomicFIFO()
+	require.NoError(t, f.Replace([]interface{}{qMk("a", 1)}, "1"))
+	done := f.Done()
+	require.NoError(t, f.PopBatch(func([]Delta, bool) error {
+		t.Error("a ReplacedAll must not be batched")
+		return nil
+	}, func(obj interface{}, initial bool) error {
+		assert.True(t, initial)
+		select {
+		case <-done:
+			t.Error("Done closed before processing finished")
+		default:
+		}
+		return nil
+	}))
+	assert.True(t, IsDone(f))
+}
+
+func TestRealFIFO_PopBatchBoundaries(t *testing.T) {
+	const unlimited = 1 << 20
+	o1, o2, o3, o4 := qMk("foo1", 5), qMk("foo2", 5), qMk("foo3", 5), qMk("foo4", 5)
+	tests := []struct {
+		name      string
+		atomic    bool
+		initial   []interface{}
+		actions   func(t *testing.T, f *RealFIFO)
+		batchSize int
+		want      []qPoppedBatch
+	}{
+		{
+			name: "unique initial items form one batch", initial: []interface{}{o1, o2, o3}, batchSize: unlimited,
+			want: []qPoppedBatch{{deltas: []Delta{{Replaced, o1}, {Replaced, o2}, {Replaced, o3}}, initial: true}},
+		},
+		{
+			name: "initial and later items are not mixed", initial: []interface{}{o1, o2}, batchSize: unlimited,
+			actions: func(t *testing.T, f *RealFIFO) {
+				require.NoError(t, f.Update(o3))
+				require.NoError(t, f.Update(o4))
+			},
+			want: []qPoppedBatch{
+				{deltas: []Delta{{Replaced, o1}, {Replaced, o2}}, initial: true},
+				{deltas: []Delta{{Updated, o3}, {Updated, o4}}},
+			},
+		},
+		{
+			name: "a repeated key ends the batch", initial: []interface{}{o1}, batchSize: unlimited,
+			actions: func(t *testing.T, f *RealFIFO) {
+				require.NoError(t, f.Update(o1))
+				require.NoError(t, f.Update(o1))
+				require.NoError(t, f.Update(o2))
+				require.NoError(t, f.Update(o3))
+				require.NoError(t, f.Update(o2))
+			},
+			want: []qPoppedBatch{
+				{single: true, deltas: []Delta{{Replaced, o1}}, initial: true},
+				{single: true, deltas: []Delta{{Updated, o1}}},
+				{deltas: []Delta{{Updated, o1}, {Updated, o2}, {Updated, o3}}},
+				{single: true, deltas: []Delta{{Updated, o2}}},
+			},
+		},
+		{
+			name: "batch size bounds initial and later batches", initial: []interface{}{o1, o2, o3}, batchSize: 2,
+			actions: func(t *testing.T, f *RealFIFO) {
+				require.NoError(t, f.Update(o4))
+			},
+			want: []qPoppedBatch{
+				{deltas: []Delta{{Replaced, o1}, {Replaced, o2}}, initial: true},
+				{single: true, deltas: []Delta{{Replaced, o3}}, initial: true},
+				{single: true, deltas: []Delta{{Updated, o4}}},
+			},
+		},
+		{
+			name: "atomic kinds are popped alone", atomic: true, initial: []interface{}{o1}, batchSize: unlimited,
+			actions: func(t *testing.T, f *RealFIFO) {
+				require.NoError(t, f.Add(o2))
+				require.NoError(t, f.Delete(o3))
+				require.NoError(t, f.Resync())
+				require.NoError(t, f.Add(o4))
+				require.NoError(t, f.Bookmark("9"))
+				require.NoError(t, f.Update(o1))
+			},
+			want: []qPoppedBatch{
+				{single: true, deltas: []Delta{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "1", Objects: []interface{}{o1}}}}, initial: true},
+				{deltas: []Delta{{Added, o2}, {Deleted, o3}}},
+				{single: true, deltas: []Delta{{SyncAll, SyncAllInfo{}}}},
+				{single: true, deltas: []Delta{{Added, o4}}},
+				{single: true, deltas: []Delta{{Bookmark, BookmarkInfo{ResourceVersion: "9"}}}},
+				{single: true, deltas: []Delta{{Updated, o1}}},
+			},
+		},
+		{
+			name: "deletions with tombstones are batched by their key", initial: []interface{}{o1, o2}, batchSize: unlimited,
+			actions: func(t *testing.T, f *RealFIFO) {
+				require.NoError(t, f.Replace([]interface{}{o3}, "2"))
+			},
+			want: []qPoppedBatch{
+				{deltas: []Delta{{Replaced, o1}, {Replaced, o2}}, initial: true},
+				{deltas: []Delta{{Deleted, qTomb("foo1", o1)}, {Deleted, qTomb("foo2", o2)}, {Replaced, o3}}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f *RealFIFO
+			if tt.atomic {
+				f = qAtomicFIFO()
+			} else {
+				f = qRealFIFO(qNewKnown())
+			}
+			f.batchSize = tt.batchSize
+			require.NoError(t, f.Replace(tt.initial, "1"))
+			if tt.actions != nil {
+				tt.actions(t, f)
+			}
+			f.Close()
+			var got []qPoppedBatch
+			for {
+				b, err := qPopBatch(t, f)
+				if errors.Is(err, ErrFIFOClosed) {
+					break
+				}
+				require.NoError(t, err)
+				got = append(got, b)
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestRealFIFO_PopBatchLongRuns(t *testing.T) {
+	// Long runs use a set to find repeated keys; make sure the set is
+	// consulted and reset between batches.
+	f := qRealFIFO(qNewKnown())
+	for i := 0; i < 40; i++ {
+		require.NoError(t, f.Add(qMk(fmt.Sprintf("k%02d", i), i)))
+	}
+	require.NoError(t, f.Add(qMk("k30", 100)))
+	for i := 0; i < 20; i++ {
+		require.NoError(t, f.Add(qMk(fmt.Sprintf("k%02d", i), 200+i)))
+	}
+	require.NoError(t, f.Add(qMk("k00", 300)))
+	sizes := []int{}
+	for i := 0; i < 3; i++ {
+		b, err := qPopBatch(t, f)
+		require.NoError(t, err)
+		sizes = append(sizes, len(b.deltas))
+	}
+	// 40 unique; then k30 + k00..k19 (21 unique); then k00 alone.
+	assert.Equal(t, []int{40, 21, 1}, sizes)
+	assert.Empty(t, qFlatten(t, f))
+}
+
+func TestRealFIFO_PopBatchProcessErrorAndClose(t *testing.T) {
+	f := qRealFIFO(qNewKnown())
+	boom := errors.New("boom")
+	require.NoError(t, f.Add(qMk("a", 1)))
+	require.NoError(t, f.Add(qMk("b", 1)))
+	err := f.PopBatch(func([]Delta, bool) error { return boom }, func(interface{}, bool) error { return nil })
+	assert.ErrorIs(t, err, boom)
+	require.NoError(t, f.Add(qMk("c", 1)))
+	err = f.PopBatch(func([]Delta, bool) error { return nil }, func(interface{}, bool) error { return boom })
+	assert.ErrorIs(t, err, boom)
+
+	errs := make(chan error, 2)
+	go func() {
+		errs <- f.PopBatch(func([]Delta, bool) error { return nil }, func(interface{}, bool) error { return nil })
+	}()
+	go func() {
+		_, err := f.Pop(func(interface{}, bool) error { return nil })
+		errs <- err
+	}()
+	f.Close()
+	for i := 0; i < 2; i++ {
+		select {
+		case err := <-errs:
+			assert.ErrorIs(t, err, ErrFIFOClosed)
+		case <-time.After(5 * time.Second):
+			t.Fatal("pop did not return after Close")
+		}
+	}
+	assert.True(t, f.IsClosed())
+}
+
+func TestRealFIFO_PopReturnsFreshDeltas(t *testing.T) {
+	f := qRealFIFO(qNewKnown())
+	require.NoError(t, f.Add(qMk("a", 1)))
+	require.NoError(t, f.Add(qMk("b", 1)))
+	first, _ := qPopObj(t, f)
+	second, _ := qPopObj(t, f)
+	assert.Equal(t, Deltas{{Added, qMk("a", 1)}}, first)
+	assert.Equal(t, Deltas{{Added, qMk("b", 1)}}, second)
+}
+
+func TestRealFIFO_UnlockWhileProcessing(t *testing.T) {
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, UnlockWhileProcessing: true})
+	require.NoError(t, f.Add(qMk("a", 1)))
+	added := make(chan error, 1)
+	_, err := f.Pop(func(interface{}, bool) error {
+		go func() { added <- f.Add(qMk("b", 1)) }()
+		select {
+		case err := <-added:
+			return err
+		case <-time.After(5 * time.Second):
+			return errors.New("producer blocked while the consumer was processing")
+		}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, Deltas{{Added, qMk("b", 1)}}, qFlatten(t, f))
+
+	t.Run("a long queue keeps producers out", func(t *testing.T) {
+		f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, UnlockWhileProcessing: true})
+		f.batchSize = 1
+		for i := 0; i < 4; i++ {
+			require.NoError(t, f.Add(qMk(fmt.Sprint(i), i)))
+		}
+		added := make(chan error, 1)
+		err := f.PopBatch(func([]Delta, bool) error { return nil }, func(interface{}, bool) error {
+			go func() { added <- f.Add(qMk("late", 1)) }()
+			select {
+			case <-added:
+				return errors.New("producer got in although two batches were waiting")
+			case <-time.After(50 * time.Millisecond):
+				return nil
+			}
+		})
+		require.NoError(t, err)
+		select {
+		case err := <-added:
+			require.NoError(t, err)
+		case <-time.After(5 * time.Second):
+			t.Fatal("producer still blocked after processing")
+		}
+		assert.Len(t, qFlatten(t, f), 4)
+	})
+}
+
+func TestRealFIFO_OptionsThatClientGoRejects(t *testing.T) {
+	known := qNewKnown(qMk("k", 1))
+	t.Run("atomic ignores known objects", func(t *testing.T) {
+		f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, KnownObjects: known})
+		require.NoError(t, f.Replace(nil, "1"))
+		assert.Equal(t, Deltas{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "1"}}}, qFlatten(t, f))
+	})
+	t.Run("non-atomic without known objects reconciles against the queue", func(t *testing.T) {
+		f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey})
+		require.NoError(t, f.Add(qMk("a", 1)))
+		require.NoError(t, f.Resync())
+		require.NoError(t, f.Replace(nil, "1"))
+		assert.Equal(t, Deltas{{Added, qMk("a", 1)}, {Deleted, qTomb("a", qMk("a", 1))}}, qFlatten(t, f))
+	})
+	t.Run("non-atomic ignores UnlockWhileProcessing", func(t *testing.T) {
+		f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, KnownObjects: known, UnlockWhileProcessing: true})
+		assert.False(t, f.unlockWhileProcessing)
+	})
+	t.Run("zero value", func(t *testing.T) {
+		var f RealFIFO
+		assert.Equal(t, "RealFIFO", f.Name())
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+		require.NoError(t, f.Add(pod))
+		require.NoError(t, f.Resync())
+		assert.Equal(t, Deltas{{Added, pod}}, qFlatten(t, &f))
+	})
+	t.Run("deprecated constructor", func(t *testing.T) {
+		f := NewRealFIFO(qKey, known, nil)
+		require.NoError(t, f.Replace(nil, "1"))
+		assert.Equal(t, Deltas{{Deleted, qTomb("k", qMk("k", 1))}}, qFlatten(t, f))
+		assert.Nil(t, f.Transformer())
+	})
+	t.Run("names", func(t *testing.T) {
+		assert.Equal(t, "pods", NewRealFIFOWithOptions(RealFIFOOptions{Name: "pods", AtomicEvents: true}).Name())
+		assert.Equal(t, "RealFIFO", NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true}).HasSyncedChecker().Name())
+	})
+}
+
+func TestReconcileReplacement(t *testing.T) {
+	known := qNewKnown(qMk("a", 1), qMk("b", 1), qMk("q", 1))
+	queued := []Delta{{Updated, qMk("q", 2)}, {Added, qMk("x", 1)}, {Deleted, qMk("y", 1)}, {Updated, qMk("x", 2)}}
+	var deleted []DeletedFinalStateUnknown
+	var replaced []interface{}
+	err := reconcileReplacement(klog.Background(), queued, known, []interface{}{qMk("b", 2), qMk("n", 1)}, qKey,
+		func(d DeletedFinalStateUnknown) error { deleted = append(deleted, d); return nil },
+		func(obj interface{}) error { replaced = append(replaced, obj); return nil })
+	require.NoError(t, err)
+	assert.Equal(t, []DeletedFinalStateUnknown{
+		qTomb("q", qMk("q", 2)), qTomb("x", qMk("x", 2)), qTomb("a", qMk("a", 1)),
+	}, deleted)
+	assert.Equal(t, []interface{}{qMk("b", 2), qMk("n", 1)}, replaced)
+
+	var ke KeyError
+	err = reconcileReplacement(klog.Background(), nil, known, []interface{}{42}, qKey, nil, nil)
+	assert.True(t, errors.As(err, &ke))
+	boom := errors.New("boom")
+	err = reconcileReplacement(klog.Background(), nil, nil, []interface{}{qMk("a", 1)}, qKey, nil,
+		func(interface{}) error { return boom })
+	assert.ErrorIs(t, err, boom)
+}
+
+func TestRealFIFO_ConcurrentProducersBatchConsumer(t *testing.T) {
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, UnlockWhileProcessing: true})
+	f.batchSize = 7
+	const perProducer = 400
+	var wg sync.WaitGroup
+	for p := 0; p < 3; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 1; i <= perProducer; i++ {
+				assert.NoError(t, f.Update(qMk(fmt.Sprintf("p%d-%d", p, i%5), i)))
+			}
+		}()
+	}
+	last := map[byte]int{}
+	total := 0
+	check := func(d Delta) {
+		o := d.Object.(qObj)
+		assert.Equal(t, last[o.name[1]]+1, o.val, "every change of producer %c, in order", o.name[1])
+		last[o.name[1]] = o.val
+		total++
+	}
+	for total < 3*perProducer {
+		b, err := qPopBatch(t, f)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, len(b.deltas), 7)
+		for _, d := range b.deltas {
+			check(d)
+		}
+	}
+	wg.Wait()
+}
+
+// qFIFOMetricsProvider records what a RealFIFO publishes.
+type qFIFOMetricsProvider struct {
+	mu        sync.Mutex
+	ids       []InformerNameAndResource
+	depths    []float64
+	latencies int
+}
+
+type qGauge struct{ p *qFIFOMetricsProvider }
+
+func (g qGauge) Set(v float64) {
+	g.p.mu.Lock()
+	defer g.p.mu.Unlock()
+	g.p.depths = append(g.p.depths, v)
+}
+
+type qHistogram struct{ p *qFIFOMetricsProvider }
+
+func (h qHistogram) Observe(v float64) {
+	h.p.mu.Lock()
+	defer h.p.mu.Unlock()
+	if v >= 0 {
+		h.p.latencies++
+	}
+}
+
+func (p *qFIFOMetricsProvider) NewQueuedItemMetric(id InformerNameAndResource) GaugeMetric {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ids = append(p.ids, id)
+	return qGauge{p}
+}
+
+func (p *qFIFOMetricsProvider) NewProcessingLatencyMetric(InformerNameAndResource) HistogramMetric {
+	return qHistogram{p}
+}
+
+func (p *qFIFOMetricsProvider) NewStoreResourceVersionMetric(InformerNameAndResource) GaugeMetric {
+	return qGauge{p}
+}
+
+func TestRealFIFO_Metrics(t *testing.T) {
+	name, err := NewInformerName("queues-metrics-test")
+	require.NoError(t, err)
+	defer name.Release()
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	id := name.WithResource(gvr)
+	require.True(t, id.Reserved())
+
+	p := &qFIFOMetricsProvider{}
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, Identifier: id, MetricsProvider: p})
+	assert.Equal(t, "queues-metrics-test", f.Name(), "the identifier's name wins")
+	require.NoError(t, f.Add(qMk("a", 1)))
+	require.NoError(t, f.Add(qMk("b", 1)))
+	require.NoError(t, f.Add(qMk("a", 2)))
+	_, err = qPopBatch(t, f) // a, b
+	require.NoError(t, err)
+	qPopObj(t, f) // a
+	p.mu.Lock()
+	assert.Equal(t, []float64{1, 2, 3, 1, 0}, p.depths, "queue depth after every push and pop")
+	assert.Equal(t, 2, p.latencies, "one latency per processing call")
+	assert.Equal(t, []InformerNameAndResource{id}, p.ids)
+	p.mu.Unlock()
+
+	// A second identity for the same resource is not reserved: nothing is
+	// created or published.
+	q := &qFIFOMetricsProvider{}
+	g := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, Identifier: name.WithResource(gvr), MetricsProvider: q})
+	require.NoError(t, g.Add(qMk("a", 1)))
+	qPopObj(t, g)
+	assert.Empty(t, q.ids)
+	assert.Empty(t, q.depths)
+}
+
+func TestRealFIFO_AllocationFreeSteadyState(t *testing.T) {
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true})
+	objs := make([]interface{}, 64)
+	for i := range objs {
+		objs[i] = qMk(fmt.Sprintf("k%d", i), i)
+	}
+	noopBatch := func([]Delta, bool) error { return nil }
+	noopSingle := func(interface{}, bool) error { return nil }
+	warm := func() {
+		for _, o := range objs {
+			_ = f.Update(o)
+		}
+		for f.items.len() > 0 {
+			_ = f.PopBatch(noopBatch, noopSingle)
+		}
+	}
+	warm()
+	// Batches of 64 updates (the long-run set included) and single pops.
+	allocs := testing.AllocsPerRun(50, warm)
+	assert.Zero(t, allocs, "Update+PopBatch allocations per round of 64")
+	allocs = testing.AllocsPerRun(200, func() {
+		_ = f.Update(objs[0])
+		_ = f.PopBatch(noopBatch, noopSingle)
+	})
+	assert.Zero(t, allocs, "Update+PopBatch allocations for a single delta")
+}

@@ -1,0 +1,685 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"math/rand"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	clientcache "k8s.io/client-go/tools/cache"
+)
+
+// stLabelValuesIndex indexes pods by every "key=value" label pair (zero or
+// more values per object).
+func stLabelValuesIndex(obj interface{}) ([]string, error) {
+	p, ok := obj.(*v1.Pod)
+	if !ok {
+		return nil, fmt.Errorf("not a pod: %T", obj)
+	}
+	out := make([]string, 0, len(p.Labels))
+	for k, v := range p.Labels {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// stAppIndex indexes pods by their "app" label (exactly one value).
+func stAppIndex(obj interface{}) ([]string, error) {
+	p, ok := obj.(*v1.Pod)
+	if !ok {
+		return nil, fmt.Errorf("not a pod: %T", obj)
+	}
+	return []string{p.Labels["app"]}, nil
+}
+
+var stErrBadIndex = errors.New("bad object for index")
+
+// stFailingIndex fails on pods labelled bad=true.
+func stFailingIndex(obj interface{}) ([]string, error) {
+	p := obj.(*v1.Pod)
+	if p.Labels["bad"] == "true" {
+		return nil, stErrBadIndex
+	}
+	return []string{p.Name}, nil
+}
+
+// stIndexView is everything an indexer exposes about its indices, in a
+// comparable form.
+type stIndexView map[string]map[string][]string // index -> value -> sorted keys
+
+// stViewOf reads the indices of idx through its public methods.
+func stViewOf(t *testing.T, idx interface {
+	ListIndexFuncValues(string) []string
+	IndexKeys(string, string) ([]string, error)
+	ByIndex(string, string) ([]interface{}, error)
+}, keyOf func(interface{}) string, names []string) stIndexView {
+	t.Helper()
+	view := stIndexView{}
+	for _, name := range names {
+		byValue := map[string][]string{}
+		for _, v := range idx.ListIndexFuncValues(name) {
+			keys, err := idx.IndexKeys(name, v)
+			require.NoError(t, err)
+			require.True(t, slices.IsSorted(keys), "IndexKeys sorted")
+			objs, err := idx.ByIndex(name, v)
+			require.NoError(t, err)
+			objKeys := make([]string, 0, len(objs))
+			for _, o := range objs {
+				objKeys = append(objKeys, keyOf(o))
+			}
+			sort.Strings(objKeys)
+			require.Equal(t, keys, objKeys, "ByIndex and IndexKeys agree for %s=%s", name, v)
+			require.NotEmpty(t, keys, "no empty value sets are kept (%s=%s)", name, v)
+			byValue[v] = keys
+		}
+		view[name] = byValue
+	}
+	return view
+}
+
+// stExpectedView computes the indices from scratch from the stored objects.
+func stExpectedView(t *testing.T, items map[string]interface{}, indexers map[string]IndexFunc) stIndexView {
+	t.Helper()
+	view := stIndexView{}
+	for name, fn := range indexers {
+		byValue := map[string][]string{}
+		for key, obj := range items {
+			vals, err := fn(obj)
+			require.NoError(t, err)
+			for _, v := range vals {
+				if !slices.Contains(byValue[v], key) {
+					byValue[v] = append(byValue[v], key)
+				}
+			}
+		}
+		for _, keys := range byValue {
+			sort.Strings(keys)
+		}
+		view[name] = byValue
+	}
+	return view
+}
+
+func stMustKey(obj interface{}) string {
+	k, err := MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+// stContents returns the key -> object map of a store via List/ListKeys/Get.
+func stContents(t *testing.T, s Store) map[string]interface{} {
+	t.Helper()
+	out := map[string]interface{}{}
+	for _, obj := range s.List() {
+		out[stMustKey(obj)] = obj
+	}
+	keys := s.ListKeys()
+	require.Len(t, keys, len(out))
+	for _, k := range keys {
+		obj, ok, err := s.GetByKey(k)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Same(t, out[k], obj)
+	}
+	return out
+}
+
+// stCheckIndexer asserts that the indices of idx are exactly those computed
+// from scratch from its contents.
+func stCheckIndexer(t *testing.T, idx Indexer, indexers Indexers) {
+	t.Helper()
+	items := stContents(t, idx)
+	names := make([]string, 0, len(indexers))
+	for n := range indexers {
+		names = append(names, n)
+	}
+	require.Equal(t, stExpectedView(t, items, indexers), stViewOf(t, idx, stMustKey, names))
+}
+
+func stTestIndexers() Indexers {
+	return Indexers{
+		NamespaceIndex: MetaNamespaceIndexFunc,
+		"labels":       stLabelValuesIndex,
+		"app":          stAppIndex,
+	}
+}
+
+func TestIndexerMaintainsIndices(t *testing.T) {
+	type op struct {
+		do  string // add, update, delete, replace
+		obj []*v1.Pod
+	}
+	a1 := stPod("ns1", "a", "1", "app", "web", "tier", "fe")
+	a2 := stPod("ns1", "a", "2", "app", "db") // app changes, tier dropped
+	a3 := stPod("ns2", "a", "3", "app", "db") // different key (namespace)
+	b1 := stPod("ns1", "b", "4", "app", "web")
+	c1 := stPod("", "c", "5")
+	cases := []struct {
+		name string
+		ops  []op
+		want []*v1.Pod
+	}{
+		{name: "add", ops: []op{{"add", []*v1.Pod{a1, b1, c1}}}, want: []*v1.Pod{a1, b1, c1}},
+		{name: "update changes indexed values", ops: []op{{"add", []*v1.Pod{a1, b1}}, {"update", []*v1.Pod{a2}}}, want: []*v1.Pod{a2, b1}},
+		{name: "update with same values", ops: []op{{"add", []*v1.Pod{a1}}, {"update", []*v1.Pod{a1}}}, want: []*v1.Pod{a1}},
+		{name: "update unknown key adds", ops: []op{{"update", []*v1.Pod{a1}}}, want: []*v1.Pod{a1}},
+		{name: "delete", ops: []op{{"add", []*v1.Pod{a1, b1, a3}}, {"delete", []*v1.Pod{a1}}}, want: []*v1.Pod{b1, a3}},
+		{name: "delete all drops values", ops: []op{{"add", []*v1.Pod{a1, b1}}, {"delete", []*v1.Pod{a1, b1}}}, want: nil},
+		{name: "delete absent", ops: []op{{"add", []*v1.Pod{a1}}, {"delete", []*v1.Pod{b1}}}, want: []*v1.Pod{a1}},
+		{name: "replace rebuilds", ops: []op{{"add", []*v1.Pod{a1, b1}}, {"replace", []*v1.Pod{a3, c1}}}, want: []*v1.Pod{a3, c1}},
+		{name: "replace duplicate key last wins", ops: []op{{"replace", []*v1.Pod{a1, b1, a2}}}, want: []*v1.Pod{a2, b1}},
+		{name: "replace empty", ops: []op{{"add", []*v1.Pod{a1}}, {"replace", nil}}, want: nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			indexers := stTestIndexers()
+			idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
+			for _, o := range tc.ops {
+				switch o.do {
+				case "replace":
+					list := make([]interface{}, 0, len(o.obj))
+					for _, p := range o.obj {
+						list = append(list, p)
+					}
+					require.NoError(t, idx.Replace(list, "99"))
+				default:
+					for _, p := range o.obj {
+						switch o.do {
+						case "add":
+							require.NoError(t, idx.Add(p))
+						case "update":
+							require.NoError(t, idx.Update(p))
+						case "delete":
+							require.NoError(t, idx.Delete(p))
+						}
+					}
+				}
+				stCheckIndexer(t, idx, indexers)
+			}
+			want := map[string]interface{}{}
+			for _, p := range tc.want {
+				want[stMustKey(p)] = p
+			}
+			assert.Equal(t, want, stContents(t, idx))
+		})
+	}
+}
+
+func TestIndexerIndexQueries(t *testing.T) {
+	idx := NewIndexer(MetaNamespaceKeyFunc, stTestIndexers())
+	a := stPod("ns1", "a", "1", "app", "web", "tier", "fe")
+	b := stPod("ns1", "b", "2", "app", "web")
+	c := stPod("ns2", "c", "3", "app", "db", "tier", "fe")
+	for _, p := range []*v1.Pod{a, b, c} {
+		require.NoError(t, idx.Add(p))
+	}
+	keysOf := func(objs []interface{}) []string {
+		out := []string{}
+		for _, o := range objs {
+			out = append(out, stMustKey(o))
+		}
+		sort.Strings(out)
+		return out
+	}
+	cases := []struct {
+		name  string
+		index string
+		probe interface{}
+		want  []string
+		err   bool
+	}{
+		{name: "namespace", index: NamespaceIndex, probe: stPod("ns1", "zz", ""), want: []string{"ns1/a", "ns1/b"}},
+		{name: "namespace none", index: NamespaceIndex, probe: stPod("ns9", "zz", ""), want: []string{}},
+		{name: "single value", index: "app", probe: stPod("x", "y", "", "app", "db"), want: []string{"ns2/c"}},
+		{name: "multi value union deduped", index: "labels", probe: stPod("x", "y", "", "app", "web", "tier", "fe"), want: []string{"ns1/a", "ns1/b", "ns2/c"}},
+		{name: "no values", index: "labels", probe: stPod("x", "y", ""), want: []string{}},
+		{name: "unknown index", index: "nope", probe: a, err: true},
+		{name: "index func error", index: "app", probe: &v1.Node{}, err: true},
+		{name: "namespace of non-object", index: NamespaceIndex, probe: "str", err: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := idx.Index(tc.index, tc.probe)
+			if tc.err {
+				require.Error(t, err)
+				assert.Nil(t, got)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, keysOf(got))
+		})
+	}
+
+	t.Run("unknown index name", func(t *testing.T) {
+		_, err := idx.ByIndex("nope", "x")
+		assert.ErrorContains(t, err, "nope")
+		_, err = idx.IndexKeys("nope", "x")
+		assert.ErrorContains(t, err, "nope")
+		assert.Empty(t, idx.ListIndexFuncValues("nope"))
+	})
+	t.Run("absent value", func(t *testing.T) {
+		objs, err := idx.ByIndex("app", "none")
+		require.NoError(t, err)
+		assert.Empty(t, objs)
+		keys, err := idx.IndexKeys("app", "none")
+		require.NoError(t, err)
+		assert.Empty(t, keys)
+	})
+	t.Run("values", func(t *testing.T) {
+		vals := idx.ListIndexFuncValues("labels")
+		sort.Strings(vals)
+		assert.Equal(t, []string{"app=db", "app=web", "tier=fe"}, vals)
+	})
+}
+
+func TestIndexerIndexFuncErrors(t *testing.T) {
+	good := stPod("ns", "a", "1", "app", "x")
+	bad := stPod("ns", "a", "2", "app", "y", "bad", "true")
+	other := stPod("ns", "b", "3")
+	indexers := Indexers{"name": stFailingIndex, NamespaceIndex: MetaNamespaceIndexFunc}
+	checkIndices := func(t *testing.T, idx Indexer) {
+		stCheckIndexer(t, idx, indexers)
+	}
+
+	t.Run("add is rejected and changes nothing", func(t *testing.T) {
+		idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
+		err := idx.Add(bad)
+		require.ErrorIs(t, err, stErrBadIndex)
+		assert.ErrorContains(t, err, `"name"`)
+		assert.ErrorContains(t, err, "ns/a")
+		assert.Empty(t, idx.List())
+		assert.Empty(t, idx.LastStoreSyncResourceVersion())
+		checkIndices(t, idx)
+	})
+	t.Run("update is rejected and keeps the old object", func(t *testing.T) {
+		idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
+		require.NoError(t, idx.Add(good))
+		require.ErrorIs(t, idx.Update(bad), stErrBadIndex)
+		obj, ok, err := idx.Get(good)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Same(t, good, obj)
+		assert.Equal(t, "1", idx.LastStoreSyncResourceVersion())
+		checkIndices(t, idx)
+	})
+	t.Run("delete never needs the index function", func(t *testing.T) {
+		idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
+		require.NoError(t, idx.Add(good))
+		require.NoError(t, idx.Delete(bad)) // same key, object would fail indexing
+		assert.Empty(t, idx.List())
+		assert.Empty(t, idx.ListIndexFuncValues("name"))
+	})
+	t.Run("replace is rejected as a whole", func(t *testing.T) {
+		idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
+		require.NoError(t, idx.Add(good))
+		err := idx.Replace([]interface{}{other, bad}, "7")
+		require.ErrorIs(t, err, stErrBadIndex)
+		assert.Equal(t, map[string]interface{}{"ns/a": good}, stContents(t, idx))
+		assert.Equal(t, "1", idx.LastStoreSyncResourceVersion())
+		checkIndices(t, idx)
+	})
+	t.Run("thread safe store reports instead of returning", func(t *testing.T) {
+		ts := NewThreadSafeStore(indexers, Indices{})
+		ts.Add("ns/a", good)
+		ts.Update("ns/a", bad)
+		obj, ok := ts.Get("ns/a")
+		require.True(t, ok)
+		assert.Same(t, good, obj)
+		ts.Replace(map[string]interface{}{"ns/a": bad, "ns/b": other}, "9")
+		assert.Equal(t, []string{"ns/a"}, ts.ListKeys())
+	})
+	t.Run("namespace index on non-object", func(t *testing.T) {
+		idx := NewIndexer(func(obj interface{}) (string, error) { return "k", nil }, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+		err := idx.Add("not an object")
+		require.Error(t, err)
+		assert.Empty(t, idx.List())
+	})
+	t.Run("nil index function", func(t *testing.T) {
+		idx := NewIndexer(MetaNamespaceKeyFunc, Indexers{"nil": nil})
+		assert.Error(t, idx.Add(good))
+		assert.Empty(t, idx.List())
+	})
+}
+
+func TestIndexerAddIndexers(t *testing.T) {
+	pods := []*v1.Pod{
+		stPod("ns1", "a", "1", "app", "web"),
+		stPod("ns2", "b", "2", "app", "db", "tier", "be"),
+		stPod("", "c", "3"),
+	}
+	cases := []struct {
+		name     string
+		initial  Indexers
+		add      Indexers
+		wantErr  bool
+		finalSet Indexers
+	}{
+		{name: "to empty indexer set", initial: Indexers{}, add: stTestIndexers(), finalSet: stTestIndexers()},
+		{name: "namespace later", initial: Indexers{"app": stAppIndex}, add: Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "labels": stLabelValuesIndex}, finalSet: stTestIndexers()},
+		{name: "generic later", initial: Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, add: Indexers{"labels": stLabelValuesIndex}, finalSet: Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "labels": stLabelValuesIndex}},
+		{name: "conflict", initial: Indexers{"app": stAppIndex}, add: Indexers{"app": stLabelValuesIndex, "x": stAppIndex}, wantErr: true, finalSet: Indexers{"app": stAppIndex}},
+		{name: "failing function changes nothing", initial: Indexers{"app": stAppIndex}, add: Indexers{"x": stAppIndex, "z": func(interface{}) ([]string, error) { return nil, stErrBadIndex }}, wantErr: true, finalSet: Indexers{"app": stAppIndex}},
+		{name: "nothing", initial: Indexers{"app": stAppIndex}, add: nil, finalSet: Indexers{"app": stAppIndex}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			idx := NewIndexer(MetaNamespaceKeyFunc, tc.initial)
+			for _, p := range pods {
+				require.NoError(t, idx.Add(p))
+			}
+			err := idx.AddIndexers(tc.add)
+			if tc.wantErr {
+				require.Error(t, err)
+			} else {
+				require.NoError(t, err)
+			}
+			got := idx.GetIndexers()
+			gotNames := make([]string, 0, len(got))
+			for n := range got {
+				gotNames = append(gotNames, n)
+			}
+			wantNames := make([]string, 0, len(tc.finalSet))
+			for n := range tc.finalSet {
+				wantNames = append(wantNames, n)
+			}
+			assert.ElementsMatch(t, wantNames, gotNames)
+			stCheckIndexer(t, idx, tc.finalSet)
+			// Later writes keep every index right.
+			require.NoError(t, idx.Update(stPod("ns1", "a", "4", "app", "db", "tier", "fe")))
+			require.NoError(t, idx.Delete(pods[1]))
+			require.NoError(t, idx.Add(stPod("ns3", "d", "5", "app", "web")))
+			stCheckIndexer(t, idx, tc.finalSet)
+		})
+	}
+	t.Run("GetIndexers returns a copy", func(t *testing.T) {
+		idx := NewIndexer(MetaNamespaceKeyFunc, Indexers{"app": stAppIndex})
+		got := idx.GetIndexers()
+		got["other"] = stAppIndex
+		assert.Len(t, idx.GetIndexers(), 1)
+	})
+	t.Run("constructor copies indexers", func(t *testing.T) {
+		in := Indexers{"app": stAppIndex}
+		idx := NewIndexer(MetaNamespaceKeyFunc, in)
+		in["late"] = stAppIndex
+		assert.Len(t, idx.GetIndexers(), 1)
+		_, err := idx.ByIndex("late", "x")
+		assert.Error(t, err)
+	})
+}
+
+func TestIndexerMutatedObjectKeepsIndicesConsistent(t *testing.T) {
+	indexers := Indexers{"app": stAppIndex}
+	idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
+	p := stPod("ns", "a", "1", "app", "web")
+	require.NoError(t, idx.Add(p))
+	// A careless caller mutates the cached object in place.
+	p.Labels["app"] = "db"
+	require.NoError(t, idx.Delete(p))
+	assert.Empty(t, idx.ListIndexFuncValues("app"), "no stale entry for the value the object had when stored")
+}
+
+func TestThreadSafeStoreResourceVersion(t *testing.T) {
+	type step struct {
+		do   func(ts ThreadSafeStoreWithTransaction)
+		want string
+	}
+	p := func(rv string) *v1.Pod { return stPod("ns", "a", rv) }
+	cases := []struct {
+		name  string
+		steps []step
+	}{
+		{name: "add update", steps: []step{
+			{func(ts ThreadSafeStoreWithTransaction) { ts.Add("ns/a", p("5")) }, "5"},
+			{func(ts ThreadSafeStoreWithTransaction) { ts.Update("ns/a", p("7")) }, "7"},
+		}},
+		{name: "delete with object", steps: []step{
+			{func(ts ThreadSafeStoreWithTransaction) { ts.Add("ns/a", p("5")) }, "5"},
+			{func(ts ThreadSafeStoreWithTransaction) { ts.DeleteWithObject("ns/a", p("9")) }, "9"},
+			{func(ts ThreadSafeStoreWithTransaction) { ts.Delete("ns/a") }, "9"},
+			{func(ts ThreadSafeStoreWithTransaction) {
+				ts.DeleteWithObject("ns/a", DeletedFinalStateUnknown{Key: "ns/a"})
+			}, "9"},
+		}},
+		{name: "bookmark and replace", steps: []step{
+			{func(ts ThreadSafeStoreWithTransaction) { ts.Bookmark("11") }, "11"},
+			{func(ts ThreadSafeStoreWithTransaction) { ts.Replace(map[string]interface{}{"ns/a": p("3")}, "12") }, "12"},
+			{func(ts ThreadSafeStoreWithTransaction) { ts.Add("x", "not an object") }, "12"},
+		}},
+		{name: "transaction takes last applied", steps: []step{
+			{func(ts ThreadSafeStoreWithTransaction) {
+				ts.Transaction(
+					ThreadSafeStoreTransaction{Transaction{p("20"), TransactionTypeAdd}, "ns/a"},
+					ThreadSafeStoreTransaction{Transaction{stPod("ns", "b", "21"), TransactionTypeAdd}, "ns/b"},
+					ThreadSafeStoreTransaction{Transaction{DeletedFinalStateUnknown{Key: "ns/b"}, TransactionTypeDelete}, "ns/b"},
+				)
+			}, "21"},
+			{func(ts ThreadSafeStoreWithTransaction) {
+				ts.Transaction(ThreadSafeStoreTransaction{Transaction{p("30"), "Bogus"}, "ns/a"})
+			}, "21"},
+			{func(ts ThreadSafeStoreWithTransaction) { ts.Transaction() }, "21"},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := NewThreadSafeStore(Indexers{}, Indices{}).(ThreadSafeStoreWithTransaction)
+			for i, s := range tc.steps {
+				s.do(ts)
+				assert.Equal(t, s.want, ts.LastStoreSyncResourceVersion(), "step %d", i)
+			}
+		})
+	}
+}
+
+func TestThreadSafeStoreIgnoresPrefilledIndices(t *testing.T) {
+	ts := NewThreadSafeStore(Indexers{"app": stAppIndex}, Indices{"app": index{"web": {"ghost": {}}}})
+	assert.Empty(t, ts.ListIndexFuncValues("app"))
+	ts.Add("ns/a", stPod("ns", "a", "1", "app", "web"))
+	keys, err := ts.IndexKeys("app", "web")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ns/a"}, keys)
+	require.NoError(t, ts.Resync())
+}
+
+func TestThreadSafeStoreConcurrentUse(t *testing.T) {
+	indexers := stTestIndexers()
+	idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
+	var wg sync.WaitGroup
+	const writers, perWriter = 4, 200
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < perWriter; i++ {
+				p := stPod("ns"+strconv.Itoa(i%3), "p"+strconv.Itoa(i%17), strconv.Itoa(i), "app", strconv.Itoa((i+w)%4))
+				switch i % 4 {
+				case 0, 1:
+					assert.NoError(t, idx.Add(p))
+				case 2:
+					assert.NoError(t, idx.Update(p))
+				case 3:
+					assert.NoError(t, idx.Delete(p))
+				}
+				if i%50 == 0 {
+					assert.Nil(t, idx.(TransactionStore).Transaction(
+						Transaction{Object: p, Type: TransactionTypeUpdate},
+						Transaction{Object: stPod("ns0", "p1", "x"), Type: TransactionTypeDelete},
+					))
+				}
+			}
+		}(w)
+	}
+	for r := 0; r < 2; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < perWriter; i++ {
+				_ = idx.List()
+				_ = idx.ListKeys()
+				_, _ = idx.ByIndex(NamespaceIndex, "ns1")
+				_, _ = idx.IndexKeys("app", "1")
+				_ = idx.ListIndexFuncValues("labels")
+				_, _, _ = idx.GetByKey("ns1/p1")
+				_ = idx.GetIndexers()
+				_ = idx.LastStoreSyncResourceVersion()
+			}
+		}()
+	}
+	wg.Wait()
+	stCheckIndexer(t, idx, indexers)
+}
+
+// stDifferentialOp is one randomly generated operation, applied to both our
+// store and client-go's.
+type stDifferentialOp struct {
+	kind string // add update delete deleteKey deleteTombstone replace txn bookmark addIndexers
+	pods []*v1.Pod
+	txn  []TransactionType
+	rv   string
+}
+
+func stRandomPod(r *rand.Rand, rv int) *v1.Pod {
+	ns := []string{"", "ns1", "ns2"}[r.Intn(3)]
+	name := "p" + strconv.Itoa(r.Intn(8))
+	var labels []string
+	if r.Intn(4) > 0 {
+		labels = append(labels, "app", []string{"web", "db", "cache"}[r.Intn(3)])
+	}
+	if r.Intn(2) == 0 {
+		labels = append(labels, "tier", []string{"fe", "be"}[r.Intn(2)])
+	}
+	return stPod(ns, name, strconv.Itoa(rv), labels...)
+}
+
+func stRandomOps(r *rand.Rand, n int) []stDifferentialOp {
+	ops := make([]stDifferentialOp, 0, n)
+	rv := 1
+	next := func() int { rv++; return rv }
+	for i := 0; i < n; i++ {
+		var op stDifferentialOp
+		switch x := r.Intn(100); {
+		case x < 30:
+			op = stDifferentialOp{kind: "add", pods: []*v1.Pod{stRandomPod(r, next())}}
+		case x < 50:
+			op = stDifferentialOp{kind: "update", pods: []*v1.Pod{stRandomPod(r, next())}}
+		case x < 60:
+			op = stDifferentialOp{kind: "delete", pods: []*v1.Pod{stRandomPod(r, next())}}
+		case x < 64:
+			op = stDifferentialOp{kind: "deleteKey", pods: []*v1.Pod{stRandomPod(r, next())}}
+		case x < 68:
+			op = stDifferentialOp{kind: "deleteTombstone", pods: []*v1.Pod{stRandomPod(r, next())}}
+		case x < 73:
+			op = stDifferentialOp{kind: "replace", rv: strconv.Itoa(next())}
+			for j := r.Intn(10); j > 0; j-- {
+				op.pods = append(op.pods, stRandomPod(r, next()))
+			}
+		case x < 93:
+			op = stDifferentialOp{kind: "txn"}
+			for j := 1 + r.Intn(6); j > 0; j-- {
+				op.pods = append(op.pods, stRandomPod(r, next()))
+				op.txn = append(op.txn, []TransactionType{TransactionTypeAdd, TransactionTypeUpdate, TransactionTypeDelete}[r.Intn(3)])
+			}
+		case x < 98:
+			op = stDifferentialOp{kind: "bookmark", rv: strconv.Itoa(next())}
+		default:
+			op = stDifferentialOp{kind: "addIndexers"}
+		}
+		ops = append(ops, op)
+	}
+	return ops
+}
+
+func TestIndexerDifferentialAgainstClientGo(t *testing.T) {
+	for seed := int64(1); seed <= 4; seed++ {
+		t.Run("seed"+strconv.FormatInt(seed, 10), func(t *testing.T) {
+			r := rand.New(rand.NewSource(seed))
+			ours := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{
+				NamespaceIndex: MetaNamespaceIndexFunc,
+				"app":          stAppIndex,
+			})
+			theirs := clientcache.NewIndexer(clientcache.DeletionHandlingMetaNamespaceKeyFunc, clientcache.Indexers{
+				clientcache.NamespaceIndex: clientcache.MetaNamespaceIndexFunc,
+				"app":                      stAppIndex,
+			})
+			names := []string{NamespaceIndex, "app"}
+			addedLate := false
+			for i, op := range stRandomOps(r, 150) {
+				var errOurs, errTheirs error
+				switch op.kind {
+				case "add":
+					errOurs, errTheirs = ours.Add(op.pods[0]), theirs.Add(op.pods[0])
+				case "update":
+					errOurs, errTheirs = ours.Update(op.pods[0]), theirs.Update(op.pods[0])
+				case "delete":
+					errOurs, errTheirs = ours.Delete(op.pods[0]), theirs.Delete(op.pods[0])
+				case "deleteKey":
+					k := stMustKey(op.pods[0])
+					errOurs, errTheirs = ours.Delete(ExplicitKey(k)), theirs.Delete(clientcache.ExplicitKey(k))
+				case "deleteTombstone":
+					k := stMustKey(op.pods[0])
+					errOurs = ours.Delete(DeletedFinalStateUnknown{Key: k, Obj: op.pods[0]})
+					errTheirs = theirs.Delete(clientcache.DeletedFinalStateUnknown{Key: k, Obj: op.pods[0]})
+				case "replace":
+					a, b := make([]interface{}, 0, len(op.pods)), make([]interface{}, 0, len(op.pods))
+					for _, p := range op.pods {
+						a, b = append(a, p), append(b, p)
+					}
+					errOurs, errTheirs = ours.Replace(a, op.rv), theirs.Replace(b, op.rv)
+				case "txn":
+					a := make([]Transaction, 0, len(op.pods))
+					b := make([]clientcache.Transaction, 0, len(op.pods))
+					for j, p := range op.pods {
+						a = append(a, Transaction{Object: p, Type: op.txn[j]})
+						b = append(b, clientcache.Transaction{Object: p, Type: clientcache.TransactionType(op.txn[j])})
+					}
+					te1 := ours.(TransactionStore).Transaction(a...)
+					te2 := theirs.(clientcache.TransactionStore).Transaction(b...)
+					require.Nil(t, te1)
+					require.Nil(t, te2)
+				case "bookmark":
+					ours.Bookmark(op.rv)
+					theirs.Bookmark(op.rv)
+				case "addIndexers":
+					if addedLate {
+						errOurs = ours.AddIndexers(Indexers{"labels": stLabelValuesIndex})
+						errTheirs = theirs.AddIndexers(clientcache.Indexers{"labels": stLabelValuesIndex})
+						require.Error(t, errOurs)
+						require.Error(t, errTheirs)
+						errOurs, errTheirs = nil, nil
+						break
+					}
+					addedLate = true
+					names = append(names, "labels")
+					errOurs = ours.AddIndexers(Indexers{"labels": stLabelValuesIndex})
+					errTheirs = theirs.AddIndexers(clientcache.Indexers{"labels": stLabelValuesIndex})
+				}
+				require.Equal(t, errTheirs == nil, errOurs == nil, "op %d %s: error kinds %v / %v", i, op.kind, errOurs, errTheirs)
+				// Contents.
+				require.Equal(t, stContents(t, theirs), stContents(t, ours), "op %d %s: contents", i, op.kind)
+				// Indices.
+				require.Equal(t, stViewOf(t, theirs, stMustKey, names), stViewOf(t, ours, stMustKey, names), "op %d %s: indices", i, op.kind)
+				require.Equal(t, theirs.LastStoreSyncResourceVersion(), ours.LastStoreSyncResourceVersion(), "op %d %s: rv", i, op.kind)
+				// Index by probe object.
+				probe := stRandomPod(r, 0)
+				for _, name := range names {
+					o, err1 := ours.Index(name, probe)
+					c, err2 := theirs.Index(name, probe)
+					require.Equal(t, err2 == nil, err1 == nil)
+					require.ElementsMatch(t, c, o, "op %d: Index(%s)", i, name)
+				}
+				_, err1 := ours.ByIndex("missing", "x")
+				_, err2 := theirs.ByIndex("missing", "x")
+				require.Equal(t, err2 == nil, err1 == nil)
+			}
+		})
+	}
+}

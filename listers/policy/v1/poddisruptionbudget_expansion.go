@@ -1,0 +1,47 @@
+package v1
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kinformer/kinformer/listers/internal/podselect"
+)
+
+// PodDisruptionBudgetListerExpansion holds the extra lookups of PodDisruptionBudgetLister.
+type PodDisruptionBudgetListerExpansion interface {
+	// GetPodPodDisruptionBudgets returns the PodDisruptionBudgets of the
+	// pod's namespace whose selector selects the pod. It returns an error when
+	// the pod is nil or no PodDisruptionBudget selects it.
+	GetPodPodDisruptionBudgets(pod *corev1.Pod) ([]*policyv1.PodDisruptionBudget, error)
+}
+
+// PodDisruptionBudgetNamespaceListerExpansion holds the extra lookups of
+// PodDisruptionBudgetNamespaceLister; it has none.
+type PodDisruptionBudgetNamespaceListerExpansion interface{}
+
+// GetPodPodDisruptionBudgets implements PodDisruptionBudgetListerExpansion. A PodDisruptionBudget with an invalid or missing
+// selector selects no pod; an empty selector selects every pod (unlike
+// policy/v1beta1).
+//
+// Difference from client-go: a nil pod returns an error instead of panicking,
+// and only objects in its own namespace are considered even when that
+// namespace is empty (client-go then searches every namespace).
+func (s *podDisruptionBudgetLister) GetPodPodDisruptionBudgets(pod *corev1.Pod) ([]*policyv1.PodDisruptionBudget, error) {
+	if pod == nil {
+		return nil, podselect.ErrNilObject
+	}
+	candidates, err := s.PodDisruptionBudgets(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	found := podselect.Matching(candidates, pod.Namespace, pod.Labels, func(obj *policyv1.PodDisruptionBudget) (labels.Selector, bool) {
+		return podselect.AllowEmpty(obj.Spec.Selector)
+	})
+	if len(found) == 0 {
+		return nil, fmt.Errorf("could not find PodDisruptionBudget for pod %s in namespace %s with labels: %v", pod.Name, pod.Namespace, pod.Labels)
+	}
+	return found, nil
+}
