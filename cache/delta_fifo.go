@@ -389,30 +389,32 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	f.initLocked()
-	for {
+	var key string
+	var deltas Deltas
+	for len(deltas) == 0 {
 		for f.queue.len() == 0 {
 			if f.closed.Load() {
 				return nil, ErrFIFOClosed
 			}
 			f.cond.Wait()
 		}
-		initial := !f.gate.isDone()
-		key := f.queue.popFront()
-		deltas, ok := f.items[key]
-		if !ok || len(deltas) == 0 {
+		key = f.queue.popFront()
+		deltas = f.items[key]
+		delete(f.items, key)
+		if len(deltas) == 0 {
 			// Cannot happen: every queued key has deltas.
 			utilruntime.HandleErrorWithLogger(f.logger, nil, "Queued key has no deltas, skipping it", "key", key)
 			f.gate.consumed(1)
-			continue
 		}
-		delete(f.items, key)
-		defer f.gate.consumed(1)
-		if depth := f.queue.len(); depth > 10 {
-			defer f.logIfSlow(time.Now(), key, depth)
-		}
-		var boxed interface{} = deltas
-		return boxed, process(boxed, initial)
 	}
+	initial := !f.gate.isDone()
+	// The initial-batch accounting runs after processing, even on panic.
+	defer f.gate.consumed(1)
+	if depth := f.queue.len(); depth > 10 {
+		defer f.logIfSlow(time.Now(), key, depth)
+	}
+	var boxed interface{} = deltas
+	return boxed, process(boxed, initial)
 }
 
 // logIfSlow reports a process function that kept a deep queue locked for long.
