@@ -153,8 +153,9 @@ type DeltaFIFO struct {
 }
 
 var (
-	_ Queue       = &DeltaFIFO{}
-	_ DoneChecker = &DeltaFIFO{}
+	_ Queue             = &DeltaFIFO{}
+	_ DoneChecker       = &DeltaFIFO{}
+	_ TransformingStore = &DeltaFIFO{}
 )
 
 // NewDeltaFIFO returns a DeltaFIFO keyed by keyFunc that consults
