@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"sort"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
 	"k8s.io/klog/v2/textlogger"
 )
 
@@ -378,4 +380,16 @@ func infPerObject(events []string) map[string][]string {
 		out[key] = append(out[key], ev)
 	}
 	return out
+}
+
+// infTestLogger returns a logger writing into the test's log.
+func infTestLogger(t *testing.T) klog.Logger {
+	logger, _ := ktesting.NewTestContext(t)
+	return logger
+}
+
+// infKlogContext returns a context with the test's logger.
+func infKlogContext(t *testing.T) context.Context {
+	_, ctx := ktesting.NewTestContext(t)
+	return ctx
 }
