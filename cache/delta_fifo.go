@@ -127,8 +127,9 @@ type DeltaFIFOOptions struct {
 // NewDeltaFIFOWithOptions; the zero value also works (MetaNamespaceKeyFunc, no
 // known objects). All methods are safe for concurrent use; Pop runs its
 // process function with the queue locked, so the consumer may update
-// KnownObjects there without racing Replace, Delete or Resync. Popping from
-// several goroutines processes different keys concurrently and is discouraged.
+// KnownObjects there without racing Replace, Delete or Resync. Pop is meant
+// for one consumer goroutine; with several, each still gets whole keys, but
+// the order in which the consumers finish their keys is unspecified.
 type DeltaFIFO struct {
 	// logger is the queue's logger with its name attached.
 	logger klog.Logger
@@ -153,8 +154,9 @@ type DeltaFIFO struct {
 }
 
 var (
-	_ Queue       = &DeltaFIFO{}
-	_ DoneChecker = &DeltaFIFO{}
+	_ Queue             = &DeltaFIFO{}
+	_ DoneChecker       = &DeltaFIFO{}
+	_ TransformingStore = &DeltaFIFO{}
 )
 
 // NewDeltaFIFO returns a DeltaFIFO keyed by keyFunc that consults

@@ -145,8 +145,10 @@ type realFIFOEntry struct {
 }
 
 var (
-	_ QueueWithBatch = &RealFIFO{}
-	_ DoneChecker    = &RealFIFO{}
+	_ QueueWithBatch         = &RealFIFO{}
+	_ DoneChecker            = &RealFIFO{}
+	_ TransformingStore      = &RealFIFO{}
+	_ ReflectorBookmarkStore = &RealFIFO{}
 )
 
 // NewRealFIFO returns a non-atomic RealFIFO keyed by keyFunc, reconciling
