@@ -793,3 +793,37 @@ func TestReflectorWithFakeControllerSource(t *testing.T) {
 	assert.Contains(t, kinds, "expired")
 	assert.Equal(t, "other: strconv.Atoi: parsing \"\": invalid syntax", kinds[0], "the streaming list is refused and LIST is used")
 }
+
+// TestReflectorMisbehavingWatcher checks a Watcher that returns both a watch
+// and an error, or neither.
+func TestReflectorMisbehavingWatcher(t *testing.T) {
+	for _, streaming := range []bool{false, true} {
+		clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, streaming)
+		w := rfNewWatcher(nil, false)
+		calls := 0
+		lw := &ListWatch{
+			ListFunc: func(metav1.ListOptions) (runtime.Object, error) { return rfPodList("1", ""), nil },
+			WatchFunc: func(metav1.ListOptions) (watch.Interface, error) {
+				calls++
+				if calls == 1 {
+					return w, errors.New("both")
+				}
+				return nil, nil
+			},
+		}
+		r := NewReflectorWithOptions(lw, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
+		var errs rfErrors
+		r.watchErrorHandler = errs.handler
+		err := r.ListAndWatchWithContext(context.Background())
+		require.Error(t, err, "streaming=%v", streaming)
+		assert.True(t, w.isStopped(), "streaming=%v", streaming)
+		if streaming {
+			// The stream failed ("both"), LIST was used, then the plain watch
+			// returned neither a watch nor an error.
+			assert.Equal(t, []string{"other: both"}, rfErrKinds(errs.snapshot()))
+			assert.Contains(t, err.Error(), "neither a watch nor an error")
+		} else {
+			assert.Contains(t, err.Error(), "both")
+		}
+	}
+}
