@@ -552,7 +552,12 @@ func determineResyncPeriod(logger klog.Logger, desired, check time.Duration) tim
 // when the informer never ran. It must not be called from the handler's own
 // methods (that would wait forever), and it fails for registrations not
 // created by this package.
+//
+// Difference from client-go: a nil informer is an error instead of a panic.
 func ShutDownEventHandler(informer SharedInformer, handle ResourceEventHandlerRegistration) error {
+	if informer == nil {
+		return errors.New("cannot shut down an event handler of a nil informer")
+	}
 	if err := informer.RemoveEventHandler(handle); err != nil {
 		return err
 	}
