@@ -275,7 +275,7 @@ func (lw *rvBadEventLW) Watch(metav1.ListOptions) (watch.Interface, error) {
 	return w, nil
 }
 
-func (rvBadEventLW) IsWatchListSemanticsUnSupported() bool { return true }
+func (*rvBadEventLW) IsWatchListSemanticsUnSupported() bool { return true }
 
 // TestBadInputThroughTheInformer feeds an informer, through its
 // ListerWatcher and its transform, with values that are not usable
