@@ -363,6 +363,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 			// The queues report synced only after the last item of the
 			// initial list has been processed (and so distributed).
 			close(s.synced)
+			s.processor.upstreamHasSynced()
 		}
 	})
 
@@ -502,7 +503,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 		}
 	}
 
-	l := newProcessorListener(logger, handler, resyncPeriod, determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod), s.clock.Now(), s.HasSyncedChecker(), &s.processor.panics)
+	l := newProcessorListener(logger, handler, resyncPeriod, determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod), s.clock.Now(), s.HasSyncedChecker().Name(), &s.processor.panics)
 
 	if !s.started {
 		s.processor.addListener(l)
