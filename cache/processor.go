@@ -45,9 +45,15 @@ type notificationBatch struct {
 	notes []notification
 	// hasResync is true if any note is a resync note.
 	hasResync bool
+	// detector, when not nil, is given every added or updated object, as
+	// the objects the handlers will see (see NewCacheMutationDetector).
+	detector MutationDetector
 }
 
 func (b *notificationBatch) OnAdd(obj interface{}, isInInitialList bool) {
+	if b.detector != nil {
+		b.detector.AddObject(obj)
+	}
 	b.notes = append(b.notes, notification{kind: notifyAdd, initial: isInInitialList, newObj: obj})
 }
 
@@ -61,6 +67,9 @@ func (b *notificationBatch) OnUpdate(oldObj, newObj interface{}) {
 		}
 	}
 	b.hasResync = b.hasResync || resync
+	if b.detector != nil {
+		b.detector.AddObject(newObj)
+	}
 	b.notes = append(b.notes, notification{kind: notifyUpdate, resync: resync, oldObj: oldObj, newObj: newObj})
 }
 
