@@ -351,6 +351,12 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		s.batch.detector = s.cacheMutationDetector
 	}
 	s.applier = newDeltaApplier(logger, s.indexer, &s.batch)
+	if fifo, ok := queue.(*RealFIFO); ok && s.transform == nil {
+		// The queue keys objects as the indexer does (namespace/name, or
+		// a tombstone's key); without a transform in between, its keys
+		// can be reused when applying the popped deltas.
+		s.applier.keysOf = fifo.poppedKeys
+	}
 	ctrl := New(&Config{
 		Queue:                        queue,
 		ListerWatcher:                s.listerWatcher,

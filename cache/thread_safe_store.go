@@ -200,10 +200,12 @@ type storeIndexError struct {
 	err   error
 }
 
+// Error names the index, the key and the cause.
 func (e *storeIndexError) Error() string {
 	return fmt.Sprintf("index %q failed on object with key %q: %v", e.index, e.key, e.err)
 }
 
+// Unwrap returns the index function's error.
 func (e *storeIndexError) Unwrap() error { return e.err }
 
 // storeMetaNamespaceIndexFuncPC identifies MetaNamespaceIndexFunc, whose
