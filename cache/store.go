@@ -151,8 +151,14 @@ func ObjectToName(obj interface{}) (ObjectName, error) {
 }
 
 // MetaObjectToName returns the structured name of the object with the given
-// metadata. obj must not be nil.
+// metadata.
+//
+// Difference from client-go: a nil obj (or typed nil pointer) yields the
+// zero ObjectName instead of a panic.
 func MetaObjectToName(obj metav1.Object) ObjectName {
+	if obj == nil || storeIsNilPointer(obj) {
+		return ObjectName{}
+	}
 	return ObjectName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
 
