@@ -127,8 +127,9 @@ type DeltaFIFOOptions struct {
 // NewDeltaFIFOWithOptions; the zero value also works (MetaNamespaceKeyFunc, no
 // known objects). All methods are safe for concurrent use; Pop runs its
 // process function with the queue locked, so the consumer may update
-// KnownObjects there without racing Replace, Delete or Resync. Popping from
-// several goroutines processes different keys concurrently and is discouraged.
+// KnownObjects there without racing Replace, Delete or Resync. Pop is meant
+// for one consumer goroutine; with several, each still gets whole keys, but
+// the order in which the consumers finish their keys is unspecified.
 type DeltaFIFO struct {
 	// logger is the queue's logger with its name attached.
 	logger klog.Logger
@@ -153,8 +154,9 @@ type DeltaFIFO struct {
 }
 
 var (
-	_ Queue       = &DeltaFIFO{}
-	_ DoneChecker = &DeltaFIFO{}
+	_ Queue             = &DeltaFIFO{}
+	_ DoneChecker       = &DeltaFIFO{}
+	_ TransformingStore = &DeltaFIFO{}
 )
 
 // NewDeltaFIFO returns a DeltaFIFO keyed by keyFunc that consults
@@ -389,30 +391,32 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	f.initLocked()
-	for {
+	var key string
+	var deltas Deltas
+	for len(deltas) == 0 {
 		for f.queue.len() == 0 {
 			if f.closed.Load() {
 				return nil, ErrFIFOClosed
 			}
 			f.cond.Wait()
 		}
-		initial := !f.gate.isDone()
-		key := f.queue.popFront()
-		deltas, ok := f.items[key]
-		if !ok || len(deltas) == 0 {
+		key = f.queue.popFront()
+		deltas = f.items[key]
+		delete(f.items, key)
+		if len(deltas) == 0 {
 			// Cannot happen: every queued key has deltas.
 			utilruntime.HandleErrorWithLogger(f.logger, nil, "Queued key has no deltas, skipping it", "key", key)
 			f.gate.consumed(1)
-			continue
 		}
-		delete(f.items, key)
-		defer f.gate.consumed(1)
-		if depth := f.queue.len(); depth > 10 {
-			defer f.logIfSlow(time.Now(), key, depth)
-		}
-		var boxed interface{} = deltas
-		return boxed, process(boxed, initial)
 	}
+	initial := !f.gate.isDone()
+	// The initial-batch accounting runs after processing, even on panic.
+	defer f.gate.consumed(1)
+	if depth := f.queue.len(); depth > 10 {
+		defer f.logIfSlow(time.Now(), key, depth)
+	}
+	var boxed interface{} = deltas
+	return boxed, process(boxed, initial)
 }
 
 // logIfSlow reports a process function that kept a deep queue locked for long.

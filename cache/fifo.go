@@ -252,9 +252,15 @@ func (f *FIFO) Pop(process PopProcessFunc) (interface{}, error) {
 			continue
 		}
 		delete(f.items, id)
-		defer f.gate.consumed(1)
-		return obj, process(obj, initial)
+		return obj, f.processPopped(obj, initial, process)
 	}
+}
+
+// processPopped runs process for a popped object, then counts it towards the
+// initial batch (also when process panics).
+func (f *FIFO) processPopped(obj interface{}, initial bool, process PopProcessFunc) error {
+	defer f.gate.consumed(1)
+	return process(obj, initial)
 }
 
 // Replace drops everything queued and queues the objects of list instead, in
@@ -386,7 +392,12 @@ type queueRing[T any] struct {
 	n    int
 }
 
-const queueRingMinSize = 16
+const (
+	queueRingMinSize = 16
+	// queueRingShrinkAbove is the capacity above which a mostly empty ring
+	// gives memory back; below it, repeated bursts reuse the same storage.
+	queueRingShrinkAbove = 1024
+)
 
 func (r *queueRing[T]) len() int { return r.n }
 
@@ -410,7 +421,7 @@ func (r *queueRing[T]) popFront() T {
 	r.buf[r.head] = zero
 	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.n--
-	if len(r.buf) > 4*queueRingMinSize && r.n <= len(r.buf)/4 {
+	if len(r.buf) > queueRingShrinkAbove && r.n <= len(r.buf)/4 {
 		r.resize(len(r.buf) / 2)
 	}
 	return v
@@ -420,7 +431,7 @@ func (r *queueRing[T]) popFront() T {
 func (r *queueRing[T]) reset() {
 	clear(r.buf)
 	r.head, r.n = 0, 0
-	if len(r.buf) > 4*queueRingMinSize {
+	if len(r.buf) > queueRingShrinkAbove {
 		r.buf = nil
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientcache "k8s.io/client-go/tools/cache"
 )
 
@@ -520,6 +522,72 @@ func TestQueuesDifferential_Random(t *testing.T) {
 				ops := qDiffRandomOps(r, 50, cfg)
 				ok := t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { qDiffCompare(t, cfg, ops) })
 				require.True(t, ok, "stopping at the first failing seed")
+			}
+		})
+	}
+}
+
+// BenchmarkQueuesVsClientGo compares producing and batch-consuming pods on
+// our RealFIFO and DeltaFIFO with client-go's, in bursts of 100 and one by
+// one. Run it by hand; it is not part of the regular test run.
+func BenchmarkQueuesVsClientGo(b *testing.B) {
+	pods := make([]interface{}, 100)
+	for i := range pods {
+		pods[i] = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("pod-%d", i)}}
+	}
+	noopBatch := func([]Delta, bool) error { return nil }
+	noopSingle := func(interface{}, bool) error { return nil }
+	cgBatch := func([]clientcache.Delta, bool) error { return nil }
+	for _, burst := range []int{1, 100} {
+		b.Run(fmt.Sprintf("RealFIFO/burst%d/kinformer", burst), func(b *testing.B) {
+			f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: MetaNamespaceKeyFunc, AtomicEvents: true})
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				for _, p := range pods[:burst] {
+					_ = f.Update(p)
+				}
+				for f.items.len() > 0 {
+					_ = f.PopBatch(noopBatch, noopSingle)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("RealFIFO/burst%d/client-go", burst), func(b *testing.B) {
+			f := clientcache.NewRealFIFOWithOptions(clientcache.RealFIFOOptions{KeyFunction: clientcache.MetaNamespaceKeyFunc, AtomicEvents: true})
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				for _, p := range pods[:burst] {
+					_ = f.Update(p)
+				}
+				for popped := 0; popped < burst; {
+					_ = f.PopBatch(func(d []clientcache.Delta, init bool) error {
+						popped += len(d)
+						return cgBatch(d, init)
+					}, func(interface{}, bool) error { popped++; return nil })
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("DeltaFIFO/burst%d/kinformer", burst), func(b *testing.B) {
+			f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{EmitDeltaTypeReplaced: true})
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				for _, p := range pods[:burst] {
+					_ = f.Update(p)
+				}
+				for j := 0; j < burst; j++ {
+					_, _ = f.Pop(noopSingle)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("DeltaFIFO/burst%d/client-go", burst), func(b *testing.B) {
+			f := clientcache.NewDeltaFIFOWithOptions(clientcache.DeltaFIFOOptions{EmitDeltaTypeReplaced: true})
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				for _, p := range pods[:burst] {
+					_ = f.Update(p)
+				}
+				for j := 0; j < burst; j++ {
+					_, _ = f.Pop(noopSingle)
+				}
 			}
 		})
 	}

@@ -372,7 +372,7 @@ func TestQueueRing(t *testing.T) {
 	next, want := 0, 0
 	// Interleave pushes and pops so the ring wraps, grows and shrinks.
 	for round := 0; round < 6; round++ {
-		for i := 0; i < 100*(round%3+1); i++ {
+		for i := 0; i < 1000*(round%3+1); i++ {
 			r.push(next)
 			next++
 		}
@@ -380,7 +380,7 @@ func TestQueueRing(t *testing.T) {
 		for i := 0; i < r.len(); i++ {
 			require.Equal(t, want+i, *r.at(i))
 		}
-		for i := 0; i < 80*(round%3+1); i++ {
+		for i := 0; i < 800*(round%3+1); i++ {
 			require.Equal(t, want, r.popFront())
 			want++
 		}
@@ -389,7 +389,7 @@ func TestQueueRing(t *testing.T) {
 		require.Equal(t, want, r.popFront())
 		want++
 	}
-	assert.LessOrEqual(t, len(r.buf), 4*queueRingMinSize, "storage shrinks after draining")
+	assert.LessOrEqual(t, len(r.buf), queueRingShrinkAbove, "storage shrinks after draining")
 	r.push(1)
 	r.reset()
 	assert.Equal(t, 0, r.len())

@@ -1,9 +1,12 @@
 package cache
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/klog/v2/textlogger"
 )
 
 // infTimeout bounds every wait in the informer tests.
@@ -282,7 +288,7 @@ type infWatcher struct {
 }
 
 func newInfWatcher() *infWatcher {
-	w := &infWatcher{wake: make(chan struct{}, 1), result: make(chan watch.Event), done: make(chan struct{})}
+	w := &infWatcher{wake: make(chan struct{}, 1), result: make(chan watch.Event, 100), done: make(chan struct{})}
 	go w.pump()
 	return w
 }
@@ -340,3 +346,50 @@ func (w *infWatcher) finish() {
 func (w *infWatcher) Stop() { w.stopOnce.Do(func() { close(w.done) }) }
 
 func (w *infWatcher) ResultChan() <-chan watch.Event { return w.result }
+
+// infSyncBuffer is a bytes.Buffer safe for concurrent writers.
+type infSyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *infSyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *infSyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// infBufferLogger returns a text logger writing into buf.
+func infBufferLogger(buf *infSyncBuffer) klog.Logger {
+	return textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(buf)))
+}
+
+// infPerObject groups recorded events by the first object they mention.
+func infPerObject(events []string) map[string][]string {
+	out := map[string][]string{}
+	for _, ev := range events {
+		fields := strings.Fields(ev)
+		key := strings.TrimPrefix(fields[1], "tombstone(")
+		key, _, _ = strings.Cut(key, "@")
+		out[key] = append(out[key], ev)
+	}
+	return out
+}
+
+// infTestLogger returns a logger writing into the test's log.
+func infTestLogger(t *testing.T) klog.Logger {
+	logger, _ := ktesting.NewTestContext(t)
+	return logger
+}
+
+// infKlogContext returns a context with the test's logger.
+func infKlogContext(t *testing.T) context.Context {
+	_, ctx := ktesting.NewTestContext(t)
+	return ctx
+}

@@ -411,7 +411,7 @@ func (l *processorListener) run() {
 
 		clear(batch)
 		l.mu.Lock()
-		if !l.stopped && l.spare == nil && cap(batch) <= 4096 {
+		if !l.stopped && l.spare == nil && cap(batch) <= 8192 {
 			l.spare = batch[:0]
 		}
 		l.mu.Unlock()

@@ -148,6 +148,9 @@ type WatchErrorHandlerWithContext func(ctx context.Context, r *Reflector, err er
 // gone resource version at V(4), io.EOF (a normal close) not at all,
 // io.ErrUnexpectedEOF at V(1), anything else as an error through
 // utilruntime.HandleErrorWithContext. It accepts a nil Reflector.
+//
+// Difference from client-go: io.EOF and io.ErrUnexpectedEOF are also
+// recognised when wrapped.
 func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
 	name, description := "", ""
 	if r != nil {
@@ -838,6 +841,9 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 			err = errors.New("the watch call returned neither a watch nor an error")
 		}
 		if err != nil {
+			if w != nil {
+				w.Stop() // a misbehaving Watcher may return both
+			}
 			if ctx.Err() != nil {
 				return nil, nil
 			}
@@ -1023,6 +1029,9 @@ func (r *Reflector) watchLoop(ctx context.Context, w watch.Interface, resyncErr 
 				err = errors.New("the watch call returned neither a watch nor an error")
 			}
 			if err != nil {
+				if w != nil {
+					w.Stop() // a misbehaving Watcher may return both
+				}
 				w = nil
 				if ctx.Err() != nil {
 					return nil

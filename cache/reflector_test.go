@@ -1,17 +1,32 @@
 package cache
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"reflect"
+	"sort"
 	"syscall"
 	"testing"
 	"time"
 
+	fcache "github.com/kinformer/kinformer/cache/testing"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
 )
 
 func rfStatus(code int32, reason metav1.StatusReason) *metav1.Status {
@@ -264,5 +279,551 @@ func TestReflectorScenarios(t *testing.T) {
 			assert.Equal(t, tc.wantOps, rec.opsSnapshot(), "store operations")
 			assert.Equal(t, tc.wantErrs, rfErrKinds(errs.snapshot()), "reported errors")
 		})
+	}
+}
+
+// rfUnstructuredPod returns an unstructured v1 Pod.
+func rfUnstructuredPod(name, rv string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("Pod")
+	u.SetNamespace("ns")
+	u.SetName(name)
+	u.SetResourceVersion(rv)
+	return u
+}
+
+// TestReflectorSkipsInvalidEvents feeds events that must never reach the
+// store and checks they are skipped without a panic while the good events
+// around them are applied.
+func TestReflectorSkipsInvalidEvents(t *testing.T) {
+	var nilPod *v1.Pod
+	table := &unstructured.Unstructured{}
+	table.SetAPIVersion("meta.k8s.io/v1")
+	table.SetKind("Table")
+	table.SetName("t")
+	table.SetResourceVersion("13")
+	wrongKind := rfUnstructuredPod("svc", "14")
+	wrongKind.SetKind("Service")
+
+	cases := []struct {
+		name     string
+		expected interface{}
+		good     func(name, rv string) watch.Event
+		bad      []watch.Event
+	}{
+		{
+			name:     "typed",
+			expected: &v1.Pod{},
+			good:     func(name, rv string) watch.Event { return rfEv(watch.Added, rfPod(name, rv)) },
+			bad: []watch.Event{
+				rfEv(watch.Added, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc", ResourceVersion: "11"}}),
+				{Type: watch.Added, Object: nil},
+				rfEv(watch.Added, nilPod),
+				rfEv(watch.Bookmark, &v1.Pod{}),
+				rfEv(watch.EventType("SURPRISE"), rfPod("s", "12")),
+			},
+		},
+		{
+			name:     "unstructured with a GVK",
+			expected: rfUnstructuredPod("", ""),
+			good:     func(name, rv string) watch.Event { return rfEv(watch.Added, rfUnstructuredPod(name, rv)) },
+			bad: []watch.Event{
+				rfEv(watch.Added, table),
+				rfEv(watch.Added, wrongKind),
+				rfEv(watch.Added, rfPod("typed", "15")),
+				{Type: watch.Modified, Object: nil},
+			},
+		},
+		{
+			name:     "no expected type",
+			expected: nil,
+			good:     func(name, rv string) watch.Event { return rfEv(watch.Added, rfPod(name, rv)) },
+			bad: []watch.Event{
+				{Type: watch.Added, Object: nil},
+				rfEv(watch.Added, nilPod),
+				rfEv(watch.Added, &metav1.Status{}), // no object metadata
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			events := []watch.Event{tc.good("first", "10")}
+			events = append(events, tc.bad...)
+			events = append(events, tc.good("last", "20"))
+			s := rfNewScript(true).list(rfListStep{obj: rfPodList("5", "")}).watch(rfWatchStep{events: events})
+			rec := rfNewRecorder()
+			r := NewReflectorWithOptions(s, tc.expected, rec, ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
+			var errs rfErrors
+			r.watchErrorHandler = errs.handler
+			rfRunUntilExhausted(t, r, s)
+
+			assert.Equal(t, []string{"replace [] 5", "add ns/first@10", "rv 10", "add ns/last@20", "rv 20"}, rec.opsSnapshot())
+			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("20")}, s.watchOptions(), "the watch resumes from the last good event")
+			assert.Empty(t, rfErrKinds(errs.snapshot()))
+		})
+	}
+}
+
+// TestReflectorWatchErrorEventWithoutStatus checks an ERROR event without a
+// usable object.
+func TestReflectorWatchErrorEventWithoutStatus(t *testing.T) {
+	var nilStatus *metav1.Status
+	for _, obj := range []runtime.Object{nil, nilStatus, rfPod("x", "1")} {
+		s := rfNewScript(true).
+			list(rfListStep{obj: rfPodList("5", "")}, rfListStep{obj: rfPodList("6", "")}).
+			watch(rfWatchStep{events: []watch.Event{{Type: watch.Error, Object: obj}}})
+		rec := rfNewRecorder()
+		r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
+		var errs rfErrors
+		r.watchErrorHandler = errs.handler
+		rfRunUntilExhausted(t, r, s)
+		assert.Equal(t, []string{"replace [] 5", "replace [] 6"}, rec.opsSnapshot(), "an error event relists")
+		require.Len(t, errs.snapshot(), 1)
+	}
+}
+
+// TestReflectorEmptyResourceVersionKeepsLastSync checks that objects without
+// a resourceVersion are stored without moving the resource version back.
+func TestReflectorEmptyResourceVersionKeepsLastSync(t *testing.T) {
+	s := rfNewScript(true).list(rfListStep{obj: rfPodList("5", "")}).
+		watch(rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "7")), rfEv(watch.Modified, rfPod("a", ""))}})
+	rec := rfNewRecorder()
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf"})
+	rfRunUntilExhausted(t, r, s)
+	assert.Equal(t, []string{"replace [] 5", "add ns/a@7", "rv 7", "update ns/a@"}, rec.opsSnapshot())
+	assert.Equal(t, "7", r.LastSyncResourceVersion())
+	assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("7")}, s.watchOptions())
+}
+
+// TestReflectorResourceVersionPropagation checks when watch events move the
+// resource version (and reach a ResourceVersionUpdater).
+func TestReflectorResourceVersionPropagation(t *testing.T) {
+	cases := []struct {
+		name    string
+		listRV  string
+		events  []watch.Event
+		wantOps []string
+		wantRV  string
+	}{
+		{
+			name:    "from a list resource version every event counts",
+			listRV:  "10",
+			events:  []watch.Event{rfEv(watch.Added, rfPod("a", "10")), rfEv(watch.Modified, rfPod("a", "20")), rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "30"}}), rfEv(watch.Deleted, rfPod("a", "40"))},
+			wantOps: []string{"replace [] 10", "add ns/a@10", "rv 10", "update ns/a@20", "rv 20", "bookmark 30", "rv 30", "delete ns/a@40", "rv 40"},
+			wantRV:  "40",
+		},
+		{
+			name:    "from an empty list resource version synthetic ADDED events do not count",
+			listRV:  "",
+			events:  []watch.Event{rfEv(watch.Added, rfPod("a", "12")), rfEv(watch.Added, rfPod("b", "11")), rfEv(watch.Modified, rfPod("a", "13")), rfEv(watch.Added, rfPod("c", "14"))},
+			wantOps: []string{"replace [] ", "add ns/a@12", "add ns/b@11", "update ns/a@13", "rv 13", "add ns/c@14", "rv 14"},
+			wantRV:  "14",
+		},
+		{
+			name:    "from resource version 0 synthetic ADDED events do not count",
+			listRV:  "0",
+			events:  []watch.Event{rfEv(watch.Added, rfPod("a", "12")), rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "15"}})},
+			wantOps: []string{"replace [] 0", "add ns/a@12", "bookmark 15", "rv 15"},
+			wantRV:  "15",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := rfNewScript(true).list(rfListStep{obj: rfPodList(tc.listRV, "")}).watch(rfWatchStep{events: tc.events})
+			rec := rfNewRecorder()
+			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf"})
+			rfRunUntilExhausted(t, r, s)
+			assert.Equal(t, tc.wantOps, rec.opsSnapshot())
+			assert.Equal(t, tc.wantRV, r.LastSyncResourceVersion())
+		})
+	}
+}
+
+// TestReflectorOptionalStoreInterfaces checks that a store without the
+// optional interfaces gets only the basic operations.
+func TestReflectorOptionalStoreInterfaces(t *testing.T) {
+	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).
+		watch(rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "2")), rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "3"}})}})
+	rec := rfNewRecorder()
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rfPlainStore{rec}, ReflectorOptions{Name: "rf"})
+	rfRunUntilExhausted(t, r, s)
+	assert.Equal(t, []string{"replace [] 1", "add ns/a@2"}, rec.opsSnapshot())
+	assert.Equal(t, "3", r.LastSyncResourceVersion())
+}
+
+// TestReflectorStoreErrorsDoNotStopTheWatch checks that store failures are
+// logged and the watch goes on.
+func TestReflectorStoreErrorsDoNotStopTheWatch(t *testing.T) {
+	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).
+		watch(rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "2")), rfEv(watch.Modified, rfPod("a", "3")), rfEv(watch.Deleted, rfPod("a", "4")), rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "5"}}), rfEv(watch.Added, rfPod("b", "6"))}})
+	rec := rfNewRecorder()
+	for _, verb := range []string{"add", "update", "delete", "bookmark"} {
+		rec.fail(verb, errors.New(verb+" failed"))
+	}
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf"})
+	rfRunUntilExhausted(t, r, s)
+	assert.Equal(t, []string{"replace [] 1", "add ns/a@2", "rv 2", "update ns/a@3", "rv 3", "delete ns/a@4", "rv 4", "bookmark 5", "rv 5", "add ns/b@6", "rv 6"}, rec.opsSnapshot())
+}
+
+func TestReflectorListFailures(t *testing.T) {
+	var nilList *v1.PodList
+	tableList := &unstructured.UnstructuredList{}
+	tableList.SetAPIVersion("meta.k8s.io/v1")
+	tableList.SetKind("Table")
+	cases := []struct {
+		name    string
+		lists   []rfListStep
+		replace error
+		wantErr string
+	}{
+		{"error", []rfListStep{{err: errors.New("boom")}}, nil, "failed to list *v1.Pod: boom"},
+		{"nil list", []rfListStep{{obj: nil}}, nil, "failed to list *v1.Pod: the list call returned no object"},
+		{"typed nil list", []rfListStep{{obj: nilList}}, nil, "failed to list *v1.Pod: the list call returned no object"},
+		{"not a list", []rfListStep{{obj: rfPod("a", "1")}}, nil, "failed to list *v1.Pod: unable to understand list result of type *v1.Pod"},
+		{"table", []rfListStep{{obj: tableList}}, nil, "failed to list *v1.Pod: unsupported list gvk: meta.k8s.io/v1, Kind=Table"},
+		{"page error", []rfListStep{{obj: rfPodList("1", "c")}, {err: errors.New("page")}}, nil, "failed to list *v1.Pod: page"},
+		{"replace error", []rfListStep{{obj: rfPodList("1", "")}}, errors.New("nope"), "unable to sync list result: nope"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := rfNewScript(true).list(tc.lists...)
+			rec := rfNewRecorder()
+			if tc.replace != nil {
+				rec.fail("replace", tc.replace)
+			}
+			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf"})
+			err := r.ListAndWatchWithContext(context.Background())
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+			assert.Empty(t, s.watchOptions(), "no watch after a failed list")
+			assert.Equal(t, "", r.LastSyncResourceVersion())
+		})
+	}
+}
+
+func TestReflectorNilDependencies(t *testing.T) {
+	r := NewReflector(nil, &v1.Pod{}, rfNewRecorder(), 0)
+	assert.Error(t, r.ListAndWatchWithContext(context.Background()))
+	r = NewReflector(rfNewScript(true), &v1.Pod{}, nil, 0)
+	assert.Error(t, r.ListAndWatchWithContext(context.Background()))
+	r = NewReflector(&ListWatch{}, &v1.Pod{}, rfNewRecorder(), 0)
+	r.useWatchList = false
+	err := r.ListAndWatchWithContext(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "neither ListWithContextFunc nor ListFunc is set")
+}
+
+// TestReflectorListPageSize checks how the page size of LIST requests is
+// chosen.
+func TestReflectorListPageSize(t *testing.T) {
+	cases := []struct {
+		name       string
+		lw         func(s *rfScriptLW) ListerWatcher
+		pageSize   int64
+		paginated  bool
+		lastRV     string
+		wantLimits []int64
+	}{
+		{name: "first list pages by 500", wantLimits: []int64{500}},
+		{name: "relist at a resource version is unpaged", lastRV: "10", wantLimits: []int64{0}},
+		{name: "WatchListPageSize wins", lastRV: "10", pageSize: 4, wantLimits: []int64{4}},
+		{name: "a paged first list keeps relists paged", lastRV: "10", paginated: true, wantLimits: []int64{500}},
+		{
+			name: "DisableChunking turns paging off",
+			lw: func(s *rfScriptLW) ListerWatcher {
+				return &ListWatch{ListWithContextFunc: s.ListWithContext, WatchFuncWithContext: s.WatchWithContext, DisableChunking: true}
+			},
+			pageSize:   4,
+			wantLimits: []int64{0},
+		},
+		{
+			name: "DisableChunking through ToListWatcherWithWatchListSemantics",
+			lw: func(s *rfScriptLW) ListerWatcher {
+				return ToListWatcherWithWatchListSemantics(&ListWatch{ListWithContextFunc: s.ListWithContext, WatchFuncWithContext: s.WatchWithContext, DisableChunking: true}, s)
+			},
+			wantLimits: []int64{0},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := rfNewScript(true).list(rfListStep{obj: rfPodList("11", "")})
+			var lw ListerWatcher = s
+			if tc.lw != nil {
+				lw = tc.lw(s)
+			}
+			r := NewReflectorWithOptions(lw, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
+			r.useWatchList = false
+			r.WatchListPageSize = tc.pageSize
+			r.paginatedResult = tc.paginated
+			r.lastSyncResourceVersion = tc.lastRV
+			rfRunUntilExhausted(t, r, s)
+			var limits []int64
+			for _, o := range s.listOptions()[:len(tc.wantLimits)] {
+				limits = append(limits, o.Limit)
+			}
+			assert.Equal(t, tc.wantLimits, limits)
+		})
+	}
+}
+
+// TestReflectorPaginatedFirstListIsRemembered checks that a first list
+// (resourceVersion 0) answered in pages keeps later relists paged.
+func TestReflectorPaginatedFirstListIsRemembered(t *testing.T) {
+	expired := apierrors.NewResourceExpired("gone")
+	s := rfNewScript(true).
+		list(rfListStep{obj: rfPodList("10", "c1", rfPod("a", "1"))}, rfListStep{obj: rfPodList("10", "", rfPod("b", "2"))}).
+		watch(rfWatchStep{events: []watch.Event{rfEv(watch.Error, &expired.ErrStatus)}}).
+		list(rfListStep{obj: rfPodList("12", "", rfPod("a", "1"))})
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
+	rfRunUntilExhausted(t, r, s)
+	assert.Equal(t, []metav1.ListOptions{
+		{ResourceVersion: "0", Limit: 500},
+		{Continue: "c1", Limit: 500},
+		{ResourceVersion: "10", Limit: 500},
+	}, s.listOptions()[:3])
+}
+
+func TestNewReflectorDefaults(t *testing.T) {
+	unstructuredNoGVK := &unstructured.Unstructured{}
+	cases := []struct {
+		name       string
+		expected   interface{}
+		options    ReflectorOptions
+		wantDesc   string
+		wantGVK    *schema.GroupVersionKind
+		wantMinSec int64
+	}{
+		{name: "nil type", expected: nil, wantDesc: "<unspecified>", wantMinSec: 300},
+		{name: "typed", expected: &v1.Pod{}, wantDesc: "*v1.Pod", wantMinSec: 300},
+		{name: "unstructured with gvk", expected: rfUnstructuredPod("", ""), wantDesc: "/v1, Kind=Pod", wantGVK: &schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, wantMinSec: 300},
+		{name: "unstructured without gvk", expected: unstructuredNoGVK, wantDesc: "*unstructured.Unstructured", wantMinSec: 300},
+		{name: "explicit description", expected: &v1.Pod{}, options: ReflectorOptions{TypeDescription: "pods"}, wantDesc: "pods", wantMinSec: 300},
+		{name: "small watch timeout not honoured", expected: &v1.Pod{}, options: ReflectorOptions{MinWatchTimeout: time.Second}, wantDesc: "*v1.Pod", wantMinSec: 300},
+		{name: "30m watch timeout", expected: &v1.Pod{}, options: ReflectorOptions{MinWatchTimeout: 30 * time.Minute}, wantDesc: "*v1.Pod", wantMinSec: 1800},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")})
+			r := NewReflectorWithOptions(s, tc.expected, rfNewRecorder(), tc.options)
+			assert.Equal(t, tc.wantDesc, r.TypeDescription())
+			assert.Equal(t, tc.wantGVK, r.expectedGVK)
+			assert.NotEmpty(t, r.Name())
+			assert.NotContains(t, r.Name(), "cache/reflector.go", "the default name points outside the package")
+			for i := 0; i < 50; i++ {
+				got := *r.watchTimeoutSeconds()
+				assert.GreaterOrEqual(t, got, tc.wantMinSec)
+				assert.Less(t, got, 2*tc.wantMinSec)
+			}
+			rfRunUntilExhausted(t, r, s)
+			s.mu.Lock()
+			timeout := s.watchOpts[0].TimeoutSeconds
+			s.mu.Unlock()
+			require.NotNil(t, timeout)
+			assert.GreaterOrEqual(t, *timeout, tc.wantMinSec)
+			assert.Less(t, *timeout, 2*tc.wantMinSec)
+		})
+	}
+}
+
+func TestReflectorConstructors(t *testing.T) {
+	s := rfNewScript(true)
+	r := NewNamedReflector("named", s, &v1.Pod{}, rfNewRecorder(), time.Minute)
+	assert.Equal(t, "named", r.Name())
+	assert.Equal(t, time.Minute, r.resyncPeriod)
+
+	r = NewReflector(s, &v1.Pod{}, rfNewRecorder(), 2*time.Minute)
+	assert.NotEmpty(t, r.Name())
+	assert.Equal(t, 2*time.Minute, r.resyncPeriod)
+	assert.Nil(t, r.watchErrorHandler, "the default handler is DefaultWatchErrorHandler")
+
+	indexer, r := NewNamespaceKeyedIndexerAndReflector(s, &v1.Pod{}, 3*time.Minute)
+	require.NotNil(t, indexer)
+	assert.Same(t, indexer, r.store.(Indexer))
+	assert.Equal(t, 3*time.Minute, r.resyncPeriod)
+	require.NoError(t, indexer.Add(rfPod("a", "1")))
+	byNS, err := indexer.ByIndex(NamespaceIndex, "ns")
+	require.NoError(t, err)
+	assert.Len(t, byNS, 1)
+}
+
+func rfBufferedLogger(t *testing.T) (klog.Logger, func() string) {
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true), ktesting.Verbosity(10)))
+	buffer := logger.GetSink().(ktesting.Underlier).GetBuffer()
+	return logger, buffer.String
+}
+
+func TestDefaultWatchErrorHandler(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"expired", apierrors.NewResourceExpired("too old"), "INFO Watch closed reflector"},
+		{"gone", apierrors.NewGone("gone"), "INFO Watch closed reflector"},
+		{"eof", io.EOF, ""},
+		{"wrapped eof", fmt.Errorf("read: %w", io.EOF), ""},
+		{"unexpected eof", io.ErrUnexpectedEOF, "Watch closed with unexpected EOF"},
+		{"other", errors.New("boom"), "Failed to watch"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			logger, logs := rfBufferedLogger(t)
+			ctx := klog.NewContext(context.Background(), logger)
+			r := NewNamedReflector("rf-handler", rfNewScript(true), &v1.Pod{}, rfNewRecorder(), 0)
+			DefaultWatchErrorHandler(ctx, r, tc.err)
+			if tc.want == "" {
+				assert.Empty(t, logs())
+				return
+			}
+			assert.Contains(t, logs(), tc.want)
+			assert.Contains(t, logs(), "rf-handler")
+			DefaultWatchErrorHandler(ctx, nil, tc.err) // no panic without a reflector
+		})
+	}
+}
+
+// TestReflectorRunUsesDefaultWatchErrorHandler checks that without a handler
+// Run passes the errors of ListAndWatch to DefaultWatchErrorHandler.
+func TestReflectorRunUsesDefaultWatchErrorHandler(t *testing.T) {
+	logger, logs := rfBufferedLogger(t)
+	s := rfNewScript(true).list(rfListStep{err: errors.New("list boom")}, rfListStep{obj: rfPodList("1", "")})
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.RunWithContext(ctx)
+	}()
+	rfWaitExhausted(t, s)
+	cancel()
+	<-done
+	assert.Contains(t, logs(), "Failed to watch")
+	assert.Contains(t, logs(), "list boom")
+}
+
+// TestReflectorLoggerOption checks that ReflectorOptions.Logger is used.
+func TestReflectorLoggerOption(t *testing.T) {
+	logger, logs := rfBufferedLogger(t)
+	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")})
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf-logged", Logger: &logger})
+	rfRunUntilExhausted(t, r, s)
+	assert.Contains(t, logs(), "Caches populated")
+	assert.Contains(t, logs(), "rf-logged")
+}
+
+// TestReflectorWithFakeClientset runs a Reflector on the fake clientset,
+// which supports neither streaming lists nor paging: through
+// ToListWatcherWithWatchListSemantics the Reflector lists and watches.
+func TestReflectorWithFakeClientset(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+	// NewSimpleClientset has the same list/watch tracker as NewClientset
+	// without its costly (seconds under -race) managed-fields setup.
+	client := fake.NewSimpleClientset(rfPod("a", ""), rfPod("b", "")) //nolint:staticcheck // see above
+	pods := client.CoreV1().Pods(metav1.NamespaceAll)
+	lw := ToListWatcherWithWatchListSemantics(&ListWatch{
+		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+			return pods.List(ctx, options)
+		},
+		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+			return pods.Watch(ctx, options)
+		},
+	}, client)
+	indexer, r := NewNamespaceKeyedIndexerAndReflector(lw, &v1.Pod{}, 0)
+	assert.False(t, r.useWatchList)
+	stop := rfStartRun(t, r)
+
+	names := func() []string {
+		var out []string
+		for _, key := range indexer.ListKeys() {
+			out = append(out, key)
+		}
+		sort.Strings(out)
+		return out
+	}
+	rfRequireEventually(t, func() bool { return reflect.DeepEqual(names(), []string{"ns/a", "ns/b"}) }, "initial list")
+
+	ctx := context.Background()
+	_, err := client.CoreV1().Pods("ns").Create(ctx, rfPod("c", ""), metav1.CreateOptions{})
+	require.NoError(t, err)
+	updated := rfPod("a", "")
+	updated.Labels = map[string]string{"x": "y"}
+	_, err = client.CoreV1().Pods("ns").Update(ctx, updated, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, client.CoreV1().Pods("ns").Delete(ctx, "b", metav1.DeleteOptions{}))
+
+	rfRequireEventually(t, func() bool {
+		obj, ok, _ := indexer.GetByKey("ns/a")
+		return reflect.DeepEqual(names(), []string{"ns/a", "ns/c"}) && ok && obj.(*v1.Pod).Labels["x"] == "y"
+	}, "watch events applied: %v", names())
+	stop()
+	assert.NotEmpty(t, r.LastSyncResourceVersion())
+}
+
+// TestReflectorWithFakeControllerSource runs a Reflector on the
+// FakeControllerSource of cache/testing: it falls back from the streaming
+// list to LIST, follows changes, and relists after the source forgets its
+// history.
+func TestReflectorWithFakeControllerSource(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+	src := fcache.NewFakeControllerSource()
+	src.Add(rfPod("a", ""))
+	store := NewStore(MetaNamespaceKeyFunc)
+	r := NewReflectorWithOptions(src, &v1.Pod{}, store, ReflectorOptions{Name: "fcs", Backoff: rfTinyBackoff()})
+	var errs rfErrors
+	r.watchErrorHandler = errs.handler
+	stop := rfStartRun(t, r)
+	keys := func() []string {
+		k := store.ListKeys()
+		sort.Strings(k)
+		return k
+	}
+	rfRequireEventually(t, func() bool { return reflect.DeepEqual(keys(), []string{"ns/a"}) }, "initial list")
+
+	src.Add(rfPod("b", ""))
+	src.Delete(rfPod("a", ""))
+	rfRequireEventually(t, func() bool { return reflect.DeepEqual(keys(), []string{"ns/b"}) && r.LastSyncResourceVersion() == "3" }, "watch: %v", keys())
+
+	src.AddDropWatch(rfPod("c", ""))
+	src.ResetWatch()
+	rfRequireEventually(t, func() bool { return reflect.DeepEqual(keys(), []string{"ns/b", "ns/c"}) }, "relist: %v", keys())
+	stop()
+	src.Shutdown()
+	kinds := rfErrKinds(errs.snapshot())
+	assert.Contains(t, kinds, "expired")
+	assert.Equal(t, "other: strconv.Atoi: parsing \"\": invalid syntax", kinds[0], "the streaming list is refused and LIST is used")
+}
+
+// TestReflectorMisbehavingWatcher checks a Watcher that returns both a watch
+// and an error, or neither.
+func TestReflectorMisbehavingWatcher(t *testing.T) {
+	for _, streaming := range []bool{false, true} {
+		clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, streaming)
+		w := rfNewWatcher(nil, false)
+		calls := 0
+		lw := &ListWatch{
+			ListFunc: func(metav1.ListOptions) (runtime.Object, error) { return rfPodList("1", ""), nil },
+			WatchFunc: func(metav1.ListOptions) (watch.Interface, error) {
+				calls++
+				if calls == 1 {
+					return w, errors.New("both")
+				}
+				return nil, nil
+			},
+		}
+		r := NewReflectorWithOptions(lw, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
+		var errs rfErrors
+		r.watchErrorHandler = errs.handler
+		err := r.ListAndWatchWithContext(context.Background())
+		require.Error(t, err, "streaming=%v", streaming)
+		assert.True(t, w.isStopped(), "streaming=%v", streaming)
+		if streaming {
+			// The stream failed ("both"), LIST was used, then the plain watch
+			// returned neither a watch nor an error.
+			assert.Equal(t, []string{"other: both"}, rfErrKinds(errs.snapshot()))
+			assert.Contains(t, err.Error(), "neither a watch nor an error")
+		} else {
+			assert.Contains(t, err.Error(), "both")
+		}
 	}
 }

@@ -291,6 +291,43 @@ func (c *cache) Delete(obj interface{}) error {
 // The newest resource version seen becomes that of the last applied
 // operation whose object has metadata.
 func (c *cache) Transaction(txns ...Transaction) *TransactionError {
+	return c.transact(txns, nil)
+}
+
+// transactionWithPrevious is Transaction for callers that must tell add
+// from update and need the replaced objects, such as an informer notifying
+// its handlers: it saves them a Get (and a second key computation) per
+// operation. prev must be as long as txns. For every operation, prev[i]
+// receives the object its key held just before it was applied (nil if
+// none), and add and update operations get their Type rewritten in txns to
+// TransactionTypeAdd when the key was absent and TransactionTypeUpdate when
+// it was present. Errors are reported as by Transaction; prev[i] and
+// txns[i] of failed operations are unspecified.
+func (c *cache) transactionWithPrevious(txns []Transaction, prev []interface{}) *TransactionError {
+	if len(prev) < len(txns) {
+		return &TransactionError{
+			TotalTransactions: len(txns),
+			SuccessfulIndices: []int{},
+			Errors:            []error{fmt.Errorf("need room for %d previous objects, got %d", len(txns), len(prev))},
+		}
+	}
+	return c.transact(txns, prev)
+}
+
+// updateWithPrevious is Update that also returns the object obj's key held
+// before (nil and false when none), for callers that must tell add from
+// update; it saves them a Get and a second key computation.
+func (c *cache) updateWithPrevious(obj interface{}) (prev interface{}, existed bool, err error) {
+	key, obj, err := c.keyAndTransform(obj)
+	if err != nil {
+		return nil, false, err
+	}
+	return c.tsm.swap(key, obj)
+}
+
+// transact implements Transaction and transactionWithPrevious (prev nil
+// for the former).
+func (c *cache) transact(txns []Transaction, prev []interface{}) *TransactionError {
 	if len(txns) == 0 {
 		return nil
 	}
@@ -322,7 +359,21 @@ func (c *cache) Transaction(txns ...Transaction) *TransactionError {
 		keyed = append(keyed, ThreadSafeStoreTransaction{Transaction: t, Key: key})
 		pos = append(pos, i)
 	}
-	for _, f := range c.tsm.transaction(keyed) {
+	var observe func(j int, old interface{}, existed bool)
+	if prev != nil {
+		observe = func(j int, old interface{}, existed bool) {
+			i := pos[j]
+			prev[i] = old
+			if t := &txns[i]; t.Type == TransactionTypeAdd || t.Type == TransactionTypeUpdate {
+				if existed {
+					t.Type = TransactionTypeUpdate
+				} else {
+					t.Type = TransactionTypeAdd
+				}
+			}
+		}
+	}
+	for _, f := range c.tsm.transaction(keyed, observe) {
 		fail(pos[f.pos], f.err)
 	}
 	if len(failed) == 0 {

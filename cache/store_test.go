@@ -327,3 +327,41 @@ func TestStoreNilKeyFuncAndOptions(t *testing.T) {
 	require.ErrorAs(t, err, &ke)
 	assert.Empty(t, s.List())
 }
+
+func TestStoreTransactionWithPrevious(t *testing.T) {
+	a1, a2 := stPod("ns", "a", "1"), stPod("ns", "a", "2")
+	b1 := stPod("ns", "b", "3")
+	c := NewIndexer(MetaNamespaceKeyFunc, Indexers{"name": stFailingIndex}).(*cache)
+	require.NoError(t, c.Add(a1))
+
+	txns := []Transaction{
+		{a2, TransactionTypeAdd},                                   // exists: becomes Update, prev a1
+		{b1, TransactionTypeUpdate},                                // absent: becomes Add, prev nil
+		{b1, TransactionTypeDelete},                                // prev b1
+		{"bad", TransactionTypeAdd},                                // key error
+		{stPod("ns", "x", "4", "bad", "true"), TransactionTypeAdd}, // index error
+	}
+	prev := make([]interface{}, len(txns))
+	te := c.transactionWithPrevious(txns, prev)
+	require.NotNil(t, te)
+	assert.Equal(t, []int{0, 1, 2}, te.SuccessfulIndices)
+	assert.Equal(t, []TransactionType{TransactionTypeUpdate, TransactionTypeAdd, TransactionTypeDelete},
+		[]TransactionType{txns[0].Type, txns[1].Type, txns[2].Type})
+	assert.Same(t, a1, prev[0])
+	assert.Nil(t, prev[1])
+	assert.Same(t, b1, prev[2])
+	assert.Equal(t, map[string]interface{}{"ns/a": a2}, stContents(t, c))
+
+	assert.NotNil(t, c.transactionWithPrevious(txns, nil), "prev too short")
+
+	old, existed, err := c.updateWithPrevious(stPod("ns", "a", "5"))
+	require.NoError(t, err)
+	assert.True(t, existed)
+	assert.Same(t, a2, old)
+	old, existed, err = c.updateWithPrevious(b1)
+	require.NoError(t, err)
+	assert.False(t, existed)
+	assert.Nil(t, old)
+	_, _, err = c.updateWithPrevious("bad")
+	assert.Error(t, err)
+}

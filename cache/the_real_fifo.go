@@ -145,8 +145,10 @@ type realFIFOEntry struct {
 }
 
 var (
-	_ QueueWithBatch = &RealFIFO{}
-	_ DoneChecker    = &RealFIFO{}
+	_ QueueWithBatch         = &RealFIFO{}
+	_ DoneChecker            = &RealFIFO{}
+	_ TransformingStore      = &RealFIFO{}
+	_ ReflectorBookmarkStore = &RealFIFO{}
 )
 
 // NewRealFIFO returns a non-atomic RealFIFO keyed by keyFunc, reconciling
@@ -286,6 +288,11 @@ func (f *RealFIFO) Transformer() TransformFunc {
 // HasSynced reports whether Add, Update or Delete was called before any
 // Replace, or whether everything queued up to and including the first Replace
 // has been popped and processed. It never blocks.
+//
+// Difference from client-go: with UnlockWhileProcessing, a delta popped
+// before the first Replace but still being processed when it arrives (a
+// Bookmark or SyncAll) no longer counts as one of the initial items, which
+// made client-go report synced one item early.
 func (f *RealFIFO) HasSynced() bool {
 	return f.gate.isDone()
 }
@@ -664,7 +671,7 @@ func (f *RealFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	initial := !f.gate.isDone()
 	e := f.items.popFront()
 	var deltas interface{} = Deltas{e.delta}
-	err := f.processLocked(e.key, 1, initial, func() error { return process(deltas, initial) })
+	err := f.processLocked(e.key, 1, func() error { return process(deltas, initial) })
 	return deltas, err
 }
 
@@ -712,7 +719,11 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 		}
 	}
 	if n > inRunLinearLimit {
-		clear(f.batchSeen)
+		// Forget the run's keys one by one: cheaper than clearing a set
+		// that once held a full batch.
+		for i := 0; i < n; i++ {
+			delete(f.batchSeen, f.items.at(i).key)
+		}
 	}
 
 	// Use the shared scratch buffers unless another consumer holds them
@@ -738,7 +749,7 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 		} else {
 			arg = Deltas{e.delta}
 		}
-		return f.processLocked(e.key, 1, initial, func() error { return processSingle(arg, initial) })
+		return f.processLocked(e.key, 1, func() error { return processSingle(arg, initial) })
 	}
 
 	var batch []Delta
@@ -755,7 +766,7 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 	for i := range batch {
 		batch[i] = f.items.popFront().delta
 	}
-	return f.processLocked(key, n, initial, func() error { return processBatch(batch, initial) })
+	return f.processLocked(key, n, func() error { return processBatch(batch, initial) })
 }
 
 // inRunLinearLimit is the run length up to which PopBatch finds duplicate keys
@@ -775,7 +786,7 @@ func (f *RealFIFO) inRunLocked(n int, key string) bool {
 		}
 		if n == linearLimit {
 			if f.batchSeen == nil {
-				f.batchSeen = make(map[string]struct{}, f.batchSize)
+				f.batchSeen = make(map[string]struct{})
 			}
 			for i := 0; i <= n; i++ {
 				f.batchSeen[f.items.at(i).key] = struct{}{}
@@ -794,7 +805,13 @@ func (f *RealFIFO) inRunLocked(n int, key string) bool {
 // firstKey), with the lock released when UnlockWhileProcessing allows it,
 // then updates metrics and the initial-batch accounting. Called and returns
 // with f.lock held.
-func (f *RealFIFO) processLocked(firstKey string, count int, initial bool, process func() error) error {
+//
+// Only deltas that were queued when the first Replace ran count towards the
+// initial batch. As the queue pops in order, those are the first "pending"
+// pops; the share of this pop is fixed now, before the lock may be released,
+// so that a Replace arriving while an earlier delta is processed (possible
+// with UnlockWhileProcessing) is not marked synced by that delta.
+func (f *RealFIFO) processLocked(firstKey string, count int, process func() error) error {
 	depth := f.items.len()
 	if f.metrics.on {
 		f.metrics.queued.Set(float64(depth))
@@ -805,7 +822,7 @@ func (f *RealFIFO) processLocked(firstKey string, count int, initial bool, proce
 		start = time.Now()
 	}
 	// consumed must run even if process panics, and with the lock held.
-	defer f.gate.consumed(count)
+	defer f.gate.consumed(min(count, f.gate.pending))
 	if f.unlockWhileProcessing && depth < 2*f.batchSize {
 		f.lock.Unlock()
 		defer f.lock.Lock()

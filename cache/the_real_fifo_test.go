@@ -808,3 +808,19 @@ func TestRealFIFO_AllocationFreeSteadyState(t *testing.T) {
 	})
 	assert.Zero(t, allocs, "Update+PopBatch allocations for a single delta")
 }
+
+// Difference from client-go: a delta popped before the first Replace does not
+// complete the initial batch when the Replace lands while it is processed.
+func TestRealFIFO_ReplaceDuringUnlockedProcessingKeepsInitialCount(t *testing.T) {
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, UnlockWhileProcessing: true})
+	require.NoError(t, f.Resync())
+	_, err := f.Pop(func(obj interface{}, initial bool) error {
+		assert.Equal(t, Deltas{{SyncAll, SyncAllInfo{}}}, obj)
+		return f.Replace([]interface{}{qMk("a", 1)}, "1") // the lock is released here
+	})
+	require.NoError(t, err)
+	assert.False(t, f.HasSynced(), "the ReplacedAll is still queued")
+	_, initial := qPopObj(t, f)
+	assert.True(t, initial)
+	assert.True(t, f.HasSynced())
+}

@@ -383,16 +383,24 @@ func (m *threadSafeMap) setRVLocked(rv string) {
 
 // update is Add/Update returning the index error instead of reporting it.
 func (m *threadSafeMap) update(key string, obj interface{}) error {
+	_, _, err := m.swap(key, obj)
+	return err
+}
+
+// swap is update that also returns the object key held before (when the
+// write fails, the store is unchanged and prev is still reported).
+func (m *threadSafeMap) swap(key string, obj interface{}) (prev interface{}, existed bool, err error) {
 	rv, hasRV := storeResourceVersionOf(obj)
 	m.lock.Lock()
 	defer m.lock.Unlock()
+	old, existed := m.items[key]
 	if err := m.putLocked(key, obj); err != nil {
-		return err
+		return old.obj, existed, err
 	}
 	if hasRV {
 		m.setRVLocked(rv)
 	}
-	return nil
+	return old.obj, existed, nil
 }
 
 // Add stores obj under key; see ThreadSafeStore.
@@ -435,8 +443,10 @@ type storeTxnFailure struct {
 
 // transaction applies txns under one lock acquisition and returns the
 // failed writes. The newest resource version becomes that of the last
-// applied write whose object has metadata.
-func (m *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction) []storeTxnFailure {
+// applied write whose object has metadata. When observe is not nil it is
+// called, under the lock, before each write with the write's position and
+// the object its key held until then.
+func (m *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction, observe func(i int, prev interface{}, existed bool)) []storeTxnFailure {
 	if len(txns) == 0 {
 		return nil
 	}
@@ -446,6 +456,10 @@ func (m *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction) []storeTx
 	lastApplied := -1
 	for i := range txns {
 		t := &txns[i]
+		if observe != nil {
+			prev, existed := m.items[t.Key]
+			observe(i, prev.obj, existed)
+		}
 		var err error
 		switch t.Type {
 		case TransactionTypeAdd, TransactionTypeUpdate:
@@ -485,7 +499,7 @@ func storeTxnFailed(failures []storeTxnFailure, pos int) bool {
 // Transaction applies the writes under one lock; see
 // ThreadSafeStoreWithTransaction.
 func (m *threadSafeMap) Transaction(txns ...ThreadSafeStoreTransaction) {
-	for _, f := range m.transaction(txns) {
+	for _, f := range m.transaction(txns, nil) {
 		utilruntime.HandleErrorWithLogger(klog.Background(), f.err, "Transaction write not applied", "key", txns[f.pos].Key)
 	}
 }

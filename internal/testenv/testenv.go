@@ -52,6 +52,9 @@ type Options struct {
 	APIServerFlags []string
 	// EtcdCompactionInterval is passed as --etcd-compaction-interval (default 5m).
 	EtcdCompactionInterval time.Duration
+	// Users are extra users, in no group, that the API servers accept bearer tokens for (see
+	// Env.Token). They have no rights until a test binds roles to them.
+	Users []string
 }
 
 // Env is a running etcd with one or more kube-apiservers on top of it. Its methods are safe
@@ -63,6 +66,7 @@ type Env struct {
 	opts Options
 
 	token    string
+	tokens   map[string]string // user → bearer token
 	etcdPort int
 
 	mu      sync.Mutex
@@ -250,13 +254,21 @@ func (e *Env) RestartEtcd() error {
 }
 
 func (e *Env) writeCredentials() error {
-	tok := make([]byte, 24)
-	if _, err := rand.Read(tok); err != nil {
+	var err error
+	if e.token, err = newToken(); err != nil {
 		return err
 	}
-	e.token = hex.EncodeToString(tok)
-	line := e.token + ",test-admin,test-admin,system:masters\n"
-	if err := os.WriteFile(filepath.Join(e.dir, "tokens.csv"), []byte(line), 0o600); err != nil {
+	lines := e.token + ",test-admin,test-admin,system:masters\n"
+	e.tokens = map[string]string{}
+	for i, user := range e.opts.Users {
+		tok, err := newToken()
+		if err != nil {
+			return err
+		}
+		e.tokens[user] = tok
+		lines += fmt.Sprintf("%s,%s,uid-%d\n", tok, user, i)
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, "tokens.csv"), []byte(lines), 0o600); err != nil {
 		return err
 	}
 	out, err := exec.Command("openssl", "genrsa", "-out", filepath.Join(e.dir, "sa.key"), "2048").CombinedOutput()
@@ -266,27 +278,15 @@ func (e *Env) writeCredentials() error {
 	return nil
 }
 
-// AddToken adds a bearer token for user (in groups) to the API servers' token file. API
-// servers read the file at start, so call it before AddAPIServer or restart them after.
-func (e *Env) AddToken(user string, groups ...string) (string, error) {
-	tok := make([]byte, 24)
-	if _, err := rand.Read(tok); err != nil {
+// Token returns the bearer token of a user named in Options.Users, or "" for another name.
+func (e *Env) Token(user string) string { return e.tokens[user] }
+
+func newToken() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
 		return "", err
 	}
-	token := hex.EncodeToString(tok)
-	f, err := os.OpenFile(filepath.Join(e.dir, "tokens.csv"), os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	line := fmt.Sprintf("%s,%s,%s", token, user, user)
-	if len(groups) > 0 {
-		line += `,"` + strings.Join(groups, ",") + `"`
-	}
-	if _, err := f.WriteString(line + "\n"); err != nil {
-		return "", err
-	}
-	return token, nil
+	return hex.EncodeToString(b), nil
 }
 
 func (e *Env) startEtcd() error {

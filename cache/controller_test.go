@@ -1,0 +1,311 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+)
+
+// infNoMeta has no object metadata, so no key can be computed for it.
+type infNoMeta struct{ Name string }
+
+func TestDeltaApplierProcessSemantics(t *testing.T) {
+	a1, a2, b1 := infPod("a", "1"), infPod("a", "2"), infPod("b", "1")
+	cases := []struct {
+		name       string
+		initial    []interface{}
+		deltas     []Delta
+		inInitial  bool
+		wantEvents []string
+		wantStore  []string
+		wantReject int64
+	}{
+		{
+			name:       "added new is add",
+			deltas:     []Delta{{Added, a1}},
+			inInitial:  true,
+			wantEvents: []string{"add ns/a@1 initial=true"},
+			wantStore:  []string{"ns/a@1"},
+		},
+		{
+			name:       "added existing is update",
+			initial:    []interface{}{a1},
+			deltas:     []Delta{{Added, a2}},
+			wantEvents: []string{"update ns/a@1 -> ns/a@2"},
+			wantStore:  []string{"ns/a@2"},
+		},
+		{
+			name:       "replaced and sync behave like updates or adds",
+			initial:    []interface{}{a1},
+			deltas:     []Delta{{Replaced, a2}, {Sync, b1}},
+			wantEvents: []string{"update ns/a@1 -> ns/a@2", "add ns/b@1 initial=false"},
+			wantStore:  []string{"ns/a@2", "ns/b@1"},
+		},
+		{
+			name:       "updated missing is add",
+			deltas:     []Delta{{Updated, a1}},
+			wantEvents: []string{"add ns/a@1 initial=false"},
+			wantStore:  []string{"ns/a@1"},
+		},
+		{
+			name:       "deleted",
+			initial:    []interface{}{a1, b1},
+			deltas:     []Delta{{Deleted, a2}, {Deleted, DeletedFinalStateUnknown{Key: "ns/b", Obj: b1}}},
+			wantEvents: []string{"delete ns/a@2", "delete tombstone(ns/b@1)"},
+			wantStore:  nil,
+		},
+		{
+			name:       "bad object is rejected, the rest applied",
+			deltas:     []Delta{{Added, &infNoMeta{Name: "x"}}, {Added, a1}},
+			wantEvents: []string{"add ns/a@1 initial=false"},
+			wantStore:  []string{"ns/a@1"},
+			wantReject: 1,
+		},
+		{
+			name:       "sync all updates every cached object",
+			initial:    []interface{}{a1, b1},
+			deltas:     []Delta{{SyncAll, SyncAllInfo{}}},
+			wantEvents: []string{"update ns/a@1 -> ns/a@1", "update ns/b@1 -> ns/b@1"},
+			wantStore:  []string{"ns/a@1", "ns/b@1"},
+		},
+		{
+			name:    "replaced all",
+			initial: []interface{}{a1, b1, infPod("c", "1")},
+			deltas: []Delta{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "9", Objects: []interface{}{
+				infPod("d", "3"), a2, &infNoMeta{},
+			}}}},
+			inInitial: true,
+			wantEvents: []string{
+				"delete tombstone(ns/b@1)", "delete tombstone(ns/c@1)",
+				"add ns/d@3 initial=true", "update ns/a@1 -> ns/a@2",
+			},
+			wantStore:  []string{"ns/a@2", "ns/d@3"},
+			wantReject: 1,
+		},
+	}
+	for _, tc := range cases {
+		for _, batch := range []bool{false, true} {
+			name := tc.name + "/single"
+			if batch {
+				name = tc.name + "/batch"
+			}
+			t.Run(name, func(t *testing.T) {
+				store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{})
+				for _, obj := range tc.initial {
+					require.NoError(t, store.Add(obj))
+				}
+				rec := &infRecorder{}
+				a := newDeltaApplier(infTestLogger(t), store, rec)
+				var err error
+				if batch {
+					err = a.processBatch(tc.deltas, tc.inInitial)
+				} else {
+					err = a.process(Deltas(tc.deltas), tc.inInitial)
+				}
+				require.NoError(t, err)
+				if tc.name == "sync all updates every cached object" {
+					assert.ElementsMatch(t, tc.wantEvents, rec.get())
+				} else {
+					assert.Equal(t, tc.wantEvents, rec.get())
+				}
+				assert.Equal(t, tc.wantStore, infStoreContents(store))
+				assert.Equal(t, tc.wantReject, a.rejected.Load())
+			})
+		}
+	}
+}
+
+func TestDeltaApplierBookmarkAndBadInfo(t *testing.T) {
+	store := NewStore(DeletionHandlingMetaNamespaceKeyFunc)
+	a := newDeltaApplier(infTestLogger(t), store, &infRecorder{})
+	require.NoError(t, a.process(Deltas{{Bookmark, BookmarkInfo{ResourceVersion: "42"}}}, false))
+	assert.Equal(t, "42", store.LastStoreSyncResourceVersion())
+	require.Error(t, a.process(Deltas{{ReplacedAll, "nope"}}, false))
+	require.Error(t, a.process(Deltas{{SyncAll, 1}}, false))
+	require.Error(t, a.process(Deltas{{Bookmark, 1}}, false))
+	require.Error(t, a.process("not deltas", false))
+}
+
+func TestNewInformerWithOptions(t *testing.T) {
+	for _, q := range infQueueKinds {
+		t.Run(q.name, func(t *testing.T) {
+			srv := newInfServer()
+			t.Cleanup(srv.stopWatches)
+			srv.create("a")
+			rec := &infRecorder{}
+			store, ctrl := NewInformerWithOptions(InformerOptions{
+				ListerWatcher: srv.lw(),
+				ObjectType:    &v1.Pod{},
+				Handler:       rec,
+				Indexers:      Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
+				UseDeltaFIFO:  q.useDeltaFIFO,
+			})
+			_, isIndexer := store.(Indexer)
+			assert.True(t, isIndexer)
+			assert.Equal(t, "", ctrl.LastSyncResourceVersion())
+			infRunController(t, ctrl)
+			infWaitSynced(t, ctrl.HasSyncedChecker())
+			assert.True(t, ctrl.HasSynced())
+			srv.update("a")
+			srv.remove("a")
+			got := rec.waitN(t, 3)
+			assert.Equal(t, []string{"add ns/a@1 initial=true", "update ns/a@1 -> ns/a@2", "delete ns/a@3"}, got)
+			assert.Empty(t, store.List())
+			require.Eventually(t, func() bool { return ctrl.LastSyncResourceVersion() == "3" }, infTimeout, time.Millisecond)
+		})
+	}
+}
+
+func TestDeprecatedInformerConstructors(t *testing.T) {
+	transform := func(obj interface{}) (interface{}, error) {
+		pod := obj.(*v1.Pod).DeepCopy()
+		pod.Labels = map[string]string{"t": "1"}
+		return pod, nil
+	}
+	cases := []struct {
+		name        string
+		build       func(lw ListerWatcher, h ResourceEventHandler) (Store, Controller)
+		indexer     bool
+		transformed bool
+	}{
+		{"NewInformer", func(lw ListerWatcher, h ResourceEventHandler) (Store, Controller) {
+			return NewInformer(lw, &v1.Pod{}, 0, h)
+		}, false, false},
+		{"NewIndexerInformer", func(lw ListerWatcher, h ResourceEventHandler) (Store, Controller) {
+			return NewIndexerInformer(lw, &v1.Pod{}, 0, h, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+		}, true, false},
+		{"NewTransformingInformer", func(lw ListerWatcher, h ResourceEventHandler) (Store, Controller) {
+			return NewTransformingInformer(lw, &v1.Pod{}, 0, h, transform)
+		}, false, true},
+		{"NewTransformingIndexerInformer", func(lw ListerWatcher, h ResourceEventHandler) (Store, Controller) {
+			return NewTransformingIndexerInformer(lw, &v1.Pod{}, 0, h, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, transform)
+		}, true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newInfServer()
+			t.Cleanup(srv.stopWatches)
+			srv.create("a")
+			rec := &infRecorder{}
+			store, ctrl := tc.build(srv.lw(), rec)
+			if tc.indexer {
+				idx := store.(Indexer)
+				objs, err := idx.ByIndex(NamespaceIndex, "ns")
+				require.NoError(t, err)
+				assert.Empty(t, objs)
+			}
+			infRunController(t, ctrl)
+			rec.waitN(t, 1)
+			obj, exists, err := store.GetByKey("ns/a")
+			require.NoError(t, err)
+			require.True(t, exists)
+			assert.Equal(t, tc.transformed, obj.(*v1.Pod).Labels["t"] == "1")
+		})
+	}
+}
+
+func TestControllerPanicPropagatesAfterCleanup(t *testing.T) {
+	srv := newInfServer()
+	t.Cleanup(srv.stopWatches)
+	srv.create("a")
+	_, ctrl := NewInformerWithOptions(InformerOptions{
+		ListerWatcher: srv.lw(),
+		ObjectType:    &v1.Pod{},
+		Handler:       ResourceEventHandlerFuncs{AddFunc: func(interface{}) { panic("handler boom") }},
+	})
+	ctx := infKlogContext(t)
+	recovered := make(chan interface{}, 1)
+	go func() {
+		defer func() { recovered <- recover() }()
+		ctrl.RunWithContext(ctx)
+	}()
+	select {
+	case r := <-recovered:
+		assert.Equal(t, "handler boom", r)
+	case <-time.After(infTimeout):
+		t.Fatal("panic did not propagate")
+	}
+	// goleak in TestMain verifies that the Reflector goroutine has stopped.
+}
+
+func TestControllerBadConfigAndRunTwice(t *testing.T) {
+	ctx, cancel := context.WithCancel(infKlogContext(t))
+	defer cancel()
+	for _, cfg := range []*Config{nil, {}, {Queue: NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true})}} {
+		c := New(cfg)
+		c.RunWithContext(ctx) // returns at once
+		assert.False(t, c.HasSynced())
+		assert.Equal(t, "", c.LastSyncResourceVersion())
+	}
+	assert.False(t, IsDone(New(nil).HasSyncedChecker()))
+
+	srv := newInfServer()
+	t.Cleanup(srv.stopWatches)
+	_, ctrl := NewInformerWithOptions(InformerOptions{ListerWatcher: srv.lw(), ObjectType: &v1.Pod{}})
+	infRunController(t, ctrl)
+	infWaitSynced(t, ctrl.HasSyncedChecker())
+	done := make(chan struct{})
+	go func() { defer close(done); ctrl.Run(make(chan struct{})) }()
+	select {
+	case <-done:
+	case <-time.After(infTimeout):
+		t.Fatal("second Run did not return")
+	}
+}
+
+func TestControllerWatchErrorHandlers(t *testing.T) {
+	for _, withContext := range []bool{false, true} {
+		srv := newInfServer()
+		srv.listErr = errors.New("no list for you")
+		errs := make(chan error, 100)
+		report := func(err error) {
+			select {
+			case errs <- err:
+			default:
+			}
+		}
+		cfg := &Config{
+			Queue:         NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true}),
+			ListerWatcher: srv.lw(),
+			ObjectType:    &v1.Pod{},
+			Process:       func(interface{}, bool) error { return nil },
+		}
+		if withContext {
+			cfg.WatchErrorHandlerWithContext = func(_ context.Context, _ *Reflector, err error) { report(err) }
+		} else {
+			cfg.WatchErrorHandler = func(_ *Reflector, err error) { report(err) }
+		}
+		ctrl := New(cfg)
+		ctx, cancel := context.WithCancel(infKlogContext(t))
+		done := make(chan struct{})
+		go func() { defer close(done); ctrl.RunWithContext(ctx) }()
+		select {
+		case err := <-errs:
+			assert.ErrorContains(t, err, "no list for you")
+		case <-time.After(infTimeout):
+			t.Error("watch error handler not called")
+		}
+		cancel()
+		<-done
+	}
+}
+
+func infRunController(t *testing.T, ctrl Controller) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(infKlogContext(t))
+	done := make(chan struct{})
+	go func() { defer close(done); ctrl.RunWithContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(infTimeout):
+			t.Error("controller did not stop")
+		}
+	})
+}

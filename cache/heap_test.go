@@ -1,0 +1,227 @@
+package cache
+
+import (
+	"errors"
+	"math/rand"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// stHeapItem is a keyed integer for heap tests.
+type stHeapItem struct {
+	name string
+	val  int
+}
+
+func stHeapKey(obj interface{}) (string, error) {
+	it, ok := obj.(stHeapItem)
+	if !ok {
+		return "", errors.New("not a heap item")
+	}
+	return it.name, nil
+}
+
+func stHeapLess(a, b interface{}) bool { return a.(stHeapItem).val < b.(stHeapItem).val }
+
+func stNewHeap() *Heap { return NewHeap(stHeapKey, stHeapLess) }
+
+func stPopAll(t *testing.T, h *Heap) []stHeapItem {
+	t.Helper()
+	var out []stHeapItem
+	for len(h.ListKeys()) > 0 {
+		obj, err := h.Pop()
+		require.NoError(t, err)
+		out = append(out, obj.(stHeapItem))
+	}
+	return out
+}
+
+func TestHeapOperations(t *testing.T) {
+	type step struct {
+		op  string // add, addIfNotPresent, update, delete, bulk
+		its []stHeapItem
+		err bool
+	}
+	cases := []struct {
+		name  string
+		steps []step
+		want  []stHeapItem
+	}{
+		{name: "orders by less", steps: []step{{op: "add", its: []stHeapItem{{"a", 5}, {"b", 1}, {"c", 3}}}},
+			want: []stHeapItem{{"b", 1}, {"c", 3}, {"a", 5}}},
+		{name: "add replaces and reorders", steps: []step{{op: "add", its: []stHeapItem{{"a", 5}, {"b", 1}}}, {op: "add", its: []stHeapItem{{"a", 0}}}},
+			want: []stHeapItem{{"a", 0}, {"b", 1}}},
+		{name: "update moves down", steps: []step{{op: "add", its: []stHeapItem{{"a", 1}, {"b", 2}, {"c", 3}}}, {op: "update", its: []stHeapItem{{"a", 9}}}},
+			want: []stHeapItem{{"b", 2}, {"c", 3}, {"a", 9}}},
+		{name: "add if not present keeps existing", steps: []step{{op: "add", its: []stHeapItem{{"a", 5}}}, {op: "addIfNotPresent", its: []stHeapItem{{"a", 0}, {"b", 1}}}},
+			want: []stHeapItem{{"b", 1}, {"a", 5}}},
+		{name: "delete", steps: []step{{op: "add", its: []stHeapItem{{"a", 1}, {"b", 2}, {"c", 3}}}, {op: "delete", its: []stHeapItem{{"a", 0}}}, {op: "delete", its: []stHeapItem{{"zz", 0}}, err: true}},
+			want: []stHeapItem{{"b", 2}, {"c", 3}}},
+		{name: "bulk add", steps: []step{{op: "add", its: []stHeapItem{{"a", 4}}}, {op: "bulk", its: []stHeapItem{{"b", 2}, {"a", 1}, {"c", 3}}}},
+			want: []stHeapItem{{"a", 1}, {"b", 2}, {"c", 3}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := stNewHeap()
+			for _, s := range tc.steps {
+				var errs []error
+				switch s.op {
+				case "bulk":
+					list := make([]interface{}, 0, len(s.its))
+					for _, it := range s.its {
+						list = append(list, it)
+					}
+					errs = append(errs, h.BulkAdd(list))
+				default:
+					for _, it := range s.its {
+						switch s.op {
+						case "add":
+							errs = append(errs, h.Add(it))
+						case "addIfNotPresent":
+							errs = append(errs, h.AddIfNotPresent(it))
+						case "update":
+							errs = append(errs, h.Update(it))
+						case "delete":
+							errs = append(errs, h.Delete(it))
+						}
+					}
+				}
+				if s.err {
+					assert.Error(t, errors.Join(errs...))
+				} else {
+					assert.NoError(t, errors.Join(errs...))
+				}
+			}
+			keys := h.ListKeys()
+			sort.Strings(keys)
+			wantKeys := []string{}
+			for _, it := range tc.want {
+				wantKeys = append(wantKeys, it.name)
+			}
+			sort.Strings(wantKeys)
+			assert.Equal(t, wantKeys, append([]string{}, keys...))
+			assert.Len(t, h.List(), len(tc.want))
+			for _, it := range tc.want {
+				got, ok, err := h.GetByKey(it.name)
+				require.NoError(t, err)
+				require.True(t, ok)
+				assert.Equal(t, it, got)
+			}
+			assert.Equal(t, tc.want, stPopAll(t, h))
+		})
+	}
+}
+
+func TestHeapKeyErrors(t *testing.T) {
+	h := stNewHeap()
+	require.NoError(t, h.Add(stHeapItem{"a", 1}))
+	var ke KeyError
+	assert.ErrorAs(t, h.Add("bad"), &ke)
+	assert.ErrorAs(t, h.AddIfNotPresent("bad"), &ke)
+	assert.ErrorAs(t, h.Delete("bad"), &ke)
+	_, _, err := h.Get("bad")
+	assert.ErrorAs(t, err, &ke)
+	assert.ErrorAs(t, h.BulkAdd([]interface{}{stHeapItem{"b", 0}, "bad"}), &ke)
+	assert.Equal(t, []string{"a"}, h.ListKeys(), "BulkAdd adds nothing when a key fails")
+	obj, ok, err := h.Get(stHeapItem{"a", 99})
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, stHeapItem{"a", 1}, obj)
+}
+
+func TestHeapRandomizedOrder(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	h := stNewHeap()
+	model := map[string]int{}
+	for i := 0; i < 500; i++ {
+		name := strconv.Itoa(r.Intn(60))
+		switch r.Intn(4) {
+		case 0, 1:
+			v := r.Intn(1000)
+			require.NoError(t, h.Add(stHeapItem{name, v}))
+			model[name] = v
+		case 2:
+			err := h.Delete(stHeapItem{name, 0})
+			_, had := model[name]
+			assert.Equal(t, had, err == nil)
+			delete(model, name)
+		case 3:
+			if len(model) == 0 {
+				continue
+			}
+			obj, err := h.Pop()
+			require.NoError(t, err)
+			it := obj.(stHeapItem)
+			for _, v := range model {
+				require.LessOrEqual(t, it.val, v)
+			}
+			require.Equal(t, model[it.name], it.val)
+			delete(model, it.name)
+		}
+	}
+	prev := -1
+	for _, it := range stPopAll(t, h) {
+		require.GreaterOrEqual(t, it.val, prev)
+		prev = it.val
+		delete(model, it.name)
+	}
+	assert.Empty(t, model)
+}
+
+func TestHeapPopBlocksUntilAddOrClose(t *testing.T) {
+	h := stNewHeap()
+	got := make(chan interface{}, 1)
+	go func() {
+		obj, err := h.Pop()
+		if err != nil {
+			got <- err
+			return
+		}
+		got <- obj
+	}()
+	select {
+	case v := <-got:
+		t.Fatalf("Pop returned %v before anything was added", v)
+	default:
+	}
+	require.NoError(t, h.Add(stHeapItem{"a", 1}))
+	select {
+	case v := <-got:
+		assert.Equal(t, stHeapItem{"a", 1}, v)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Pop did not return after Add")
+	}
+
+	errCh := make(chan error, 1)
+	go func() {
+		_, err := h.Pop()
+		errCh <- err
+	}()
+	h.Close()
+	select {
+	case err := <-errCh:
+		assert.Error(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Pop did not return after Close")
+	}
+	assert.True(t, h.IsClosed())
+	assert.Error(t, h.Add(stHeapItem{"b", 1}))
+	assert.Error(t, h.AddIfNotPresent(stHeapItem{"b", 1}))
+	assert.Error(t, h.BulkAdd([]interface{}{stHeapItem{"b", 1}}))
+}
+
+func TestHeapClosedStillDrains(t *testing.T) {
+	h := stNewHeap()
+	require.NoError(t, h.Add(stHeapItem{"a", 1}))
+	h.Close()
+	obj, err := h.Pop()
+	require.NoError(t, err)
+	assert.Equal(t, stHeapItem{"a", 1}, obj)
+	_, err = h.Pop()
+	assert.Error(t, err)
+}

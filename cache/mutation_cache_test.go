@@ -1,0 +1,246 @@
+package cache
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientcache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// stUIDPod is stPod with a UID.
+func stUIDPod(name, rv, uid string, labelKV ...string) *v1.Pod {
+	p := stPod("ns", name, rv, labelKV...)
+	p.UID = types.UID(uid)
+	return p
+}
+
+// stMutationStep drives a MutationCache and its backing indexer.
+type stMutationStep struct {
+	store    []*v1.Pod // objects written to the backing store (Update)
+	unstore  []*v1.Pod // objects deleted from the backing store
+	mutation []*v1.Pod
+	onAdd    []*v1.Pod
+	onDelete []*v1.Pod
+	advance  time.Duration
+	// expectations for GetByKey("ns/a"): want is the expected resource
+	// version and missing expects no object; neither skips the check.
+	want    string
+	missing bool
+}
+
+func TestMutationCacheGetByKey(t *testing.T) {
+	cases := []struct {
+		name        string
+		includeAdds bool
+		steps       []stMutationStep
+		// clientGo marks scenarios where client-go behaves the same.
+		clientGo bool
+	}{
+		{name: "newer mutation wins", clientGo: true, steps: []stMutationStep{
+			{store: []*v1.Pod{stUIDPod("a", "5", "u1")}, want: "5"},
+			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}, want: "7"},
+			{store: []*v1.Pod{stUIDPod("a", "7", "u1")}, want: "7"},
+			{store: []*v1.Pod{stUIDPod("a", "8", "u1")}, want: "8"},
+		}},
+		{name: "older mutation ignored", clientGo: true, steps: []stMutationStep{
+			{store: []*v1.Pod{stUIDPod("a", "5", "u1")}},
+			{mutation: []*v1.Pod{stUIDPod("a", "4", "u1")}, want: "5"},
+		}},
+		{name: "mutation expires", clientGo: true, steps: []stMutationStep{
+			{store: []*v1.Pod{stUIDPod("a", "5", "u1")}},
+			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}, want: "7"},
+			{advance: 2 * time.Minute, want: "5"},
+		}},
+		{name: "missing from store without include adds", clientGo: true, steps: []stMutationStep{
+			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}, missing: true},
+		}},
+		{name: "include adds returns created object on every read", includeAdds: true, steps: []stMutationStep{
+			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}, want: "7"},
+			{want: "7"},
+			{want: "7"},
+		}},
+		{name: "delete leaves tombstone blocking stale mutation", includeAdds: true, clientGo: true, steps: []stMutationStep{
+			{store: []*v1.Pod{stUIDPod("a", "5", "u1")}},
+			{mutation: []*v1.Pod{stUIDPod("a", "6", "u1")}, want: "6"},
+			{unstore: []*v1.Pod{stUIDPod("a", "8", "u1")}, onDelete: []*v1.Pod{stUIDPod("a", "8", "u1")}, missing: true},
+			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}, missing: true},
+			{mutation: []*v1.Pod{stUIDPod("a", "9", "u1")}, missing: true}, // same UID: still deleted
+			{mutation: []*v1.Pod{stUIDPod("a", "10", "u2")}, want: "10"},   // re-created
+		}},
+		{name: "on add drops caught up mutation", includeAdds: true, clientGo: true, steps: []stMutationStep{
+			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}},
+			{onAdd: []*v1.Pod{stUIDPod("a", "7", "u1")}, missing: true},
+		}},
+		{name: "on add keeps newer mutation", includeAdds: true, steps: []stMutationStep{
+			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}},
+			{onAdd: []*v1.Pod{stUIDPod("a", "6", "u1")}, want: "7"},
+		}},
+		{name: "non integer versions prefer the store", steps: []stMutationStep{
+			{store: []*v1.Pod{stUIDPod("a", "abc", "u1")}, want: "abc"},
+			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}, want: "abc"},
+			{mutation: []*v1.Pod{stUIDPod("a", "xyz", "u1")}, want: "abc"},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+			backing := NewIndexer(MetaNamespaceKeyFunc, Indexers{})
+			mc := newMutationCache(klog.Background(), backing, MutationCacheOptions{TTL: time.Minute, IncludeAdds: tc.includeAdds}, clk)
+			for i, s := range tc.steps {
+				for _, p := range s.store {
+					require.NoError(t, backing.Update(p))
+				}
+				for _, p := range s.unstore {
+					require.NoError(t, backing.Delete(p))
+				}
+				for _, p := range s.onAdd {
+					mc.OnAddOrUpdate(p)
+				}
+				for _, p := range s.onDelete {
+					mc.OnDelete(p)
+				}
+				for _, p := range s.mutation {
+					mc.Mutation(p)
+				}
+				clk.Step(s.advance)
+				if s.want == "" && !s.missing {
+					continue
+				}
+				obj, ok, err := mc.GetByKey("ns/a")
+				require.NoError(t, err)
+				if s.missing {
+					assert.False(t, ok, "step %d", i)
+					assert.Nil(t, obj)
+					continue
+				}
+				require.True(t, ok, "step %d", i)
+				assert.Equal(t, s.want, obj.(*v1.Pod).ResourceVersion, "step %d", i)
+			}
+		})
+	}
+}
+
+// TestMutationCacheDifferentialAgainstClientGo replays the scenarios both
+// implementations agree on through client-go's MutationCache (without time
+// steps, which client-go cannot fake).
+func TestMutationCacheDifferentialAgainstClientGo(t *testing.T) {
+	type op struct {
+		kind string
+		pod  *v1.Pod
+	}
+	scenarios := [][]op{
+		{{"store", stUIDPod("a", "5", "u1")}, {"mutation", stUIDPod("a", "7", "u1")}, {"store", stUIDPod("a", "8", "u1")}},
+		{{"store", stUIDPod("a", "5", "u1")}, {"mutation", stUIDPod("a", "4", "u1")}},
+		{{"store", stUIDPod("a", "5", "u1")}, {"mutation", stUIDPod("a", "6", "u1")}, {"unstore", stUIDPod("a", "8", "u1")},
+			{"onDelete", stUIDPod("a", "8", "u1")}, {"mutation", stUIDPod("a", "7", "u1")}, {"mutation", stUIDPod("a", "10", "u2")}},
+		{{"mutation", stUIDPod("a", "7", "u1")}, {"onAdd", stUIDPod("a", "7", "u1")}},
+		{{"store", stUIDPod("a", "5", "u1")}, {"mutation", stUIDPod("a", "9", "u1")}, {"onAdd", stUIDPod("a", "6", "u1")}},
+	}
+	for si, sc := range scenarios {
+		ours := NewIndexer(MetaNamespaceKeyFunc, Indexers{})
+		theirs := clientcache.NewIndexer(clientcache.MetaNamespaceKeyFunc, clientcache.Indexers{})
+		mcOurs := NewIntegerResourceVersionMutationCache(klog.Background(), ours, ours, time.Minute, false)
+		mcTheirs := clientcache.NewIntegerResourceVersionMutationCache(klog.Background(), theirs, theirs, time.Minute, false)
+		for oi, o := range sc {
+			switch o.kind {
+			case "store":
+				require.NoError(t, ours.Update(o.pod))
+				require.NoError(t, theirs.Update(o.pod))
+			case "unstore":
+				require.NoError(t, ours.Delete(o.pod))
+				require.NoError(t, theirs.Delete(o.pod))
+			case "mutation":
+				mcOurs.Mutation(o.pod)
+				mcTheirs.Mutation(o.pod)
+			case "onAdd":
+				mcOurs.OnAddOrUpdate(o.pod)
+				mcTheirs.OnAddOrUpdate(o.pod)
+			case "onDelete":
+				mcOurs.OnDelete(o.pod)
+				mcTheirs.OnDelete(o.pod)
+			}
+			a, okA, errA := mcOurs.GetByKey("ns/a")
+			b, okB, errB := mcTheirs.GetByKey("ns/a")
+			require.NoError(t, errA)
+			require.NoError(t, errB)
+			require.Equal(t, okB, okA, "scenario %d op %d", si, oi)
+			if okA {
+				assert.Equal(t, b.(*v1.Pod).ResourceVersion, a.(*v1.Pod).ResourceVersion, "scenario %d op %d", si, oi)
+			}
+		}
+	}
+}
+
+func TestMutationCacheByIndex(t *testing.T) {
+	indexers := Indexers{"app": stAppIndex}
+	cases := []struct {
+		name        string
+		includeAdds bool
+		want        map[string]string // key -> rv
+	}{
+		{name: "store objects, newer mutation overlaid", want: map[string]string{"ns/a": "7", "ns/b": "2"}},
+		{name: "include adds", includeAdds: true, want: map[string]string{"ns/a": "7", "ns/b": "2", "ns/new": "9", "ns/moved": "12"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			backing := NewIndexer(MetaNamespaceKeyFunc, indexers)
+			require.NoError(t, backing.Add(stUIDPod("a", "1", "ua", "app", "web")))
+			require.NoError(t, backing.Add(stUIDPod("b", "2", "ub", "app", "web")))
+			require.NoError(t, backing.Add(stUIDPod("c", "3", "uc", "app", "db")))
+			require.NoError(t, backing.Add(stUIDPod("moved", "4", "um", "app", "db")))
+			mc := NewIntegerResourceVersionMutationCacheWithOptions(klog.Background(), backing, MutationCacheOptions{
+				Indexer: backing, IncludeAdds: tc.includeAdds, MaxCacheSize: -1, TTL: -1,
+			})
+			mc.Mutation(stUIDPod("a", "7", "ua", "app", "web"))
+			mc.Mutation(stUIDPod("new", "9", "un", "app", "web"))
+			mc.Mutation(stUIDPod("other", "10", "uo", "app", "db"))
+			mc.Mutation(stUIDPod("moved", "12", "um", "app", "web"))
+			mc.Mutation(stUIDPod("c", "2", "uc", "app", "web")) // older than the store's
+			objs, err := mc.ByIndex("app", "web")
+			require.NoError(t, err)
+			got := map[string]string{}
+			for _, o := range objs {
+				got[stMustKey(o)] = o.(*v1.Pod).ResourceVersion
+			}
+			assert.Equal(t, tc.want, got)
+
+			_, err = mc.ByIndex("nope", "x")
+			assert.Error(t, err)
+		})
+	}
+	t.Run("no indexer", func(t *testing.T) {
+		mc := NewIntegerResourceVersionMutationCache(klog.Background(), NewStore(MetaNamespaceKeyFunc), nil, 0, false)
+		_, err := mc.ByIndex("app", "web")
+		assert.Error(t, err)
+	})
+}
+
+func TestMutationCacheBadInput(t *testing.T) {
+	backing := NewIndexer(MetaNamespaceKeyFunc, Indexers{})
+	mc := NewIntegerResourceVersionMutationCache(klog.Background(), backing, backing, time.Minute, true)
+	mc.Mutation("not an object")
+	mc.Mutation(nil)
+	var nilPod *v1.Pod
+	mc.Mutation(nilPod)
+	mc.OnAddOrUpdate(nilPod)
+	mc.OnDelete(nilPod)
+	mc.OnAddOrUpdate(nil)
+	mc.OnDelete(nil)
+	_, ok, err := mc.GetByKey("ns/a")
+	require.NoError(t, err)
+	assert.False(t, ok)
+
+	tomb := &mutationTombstone{}
+	tomb.Name = "x"
+	cp := tomb.DeepCopyObject().(*mutationTombstone)
+	assert.Equal(t, "x", cp.GetName())
+	assert.NotNil(t, cp.GetObjectKind())
+	var _ runtime.Object = cp
+}

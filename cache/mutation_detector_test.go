@@ -1,0 +1,126 @@
+package cache
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// stFailures records mutation detector failures.
+type stFailures struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (f *stFailures) fail(msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.msgs = append(f.msgs, msg)
+}
+
+func (f *stFailures) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.msgs)
+}
+
+func TestNewCacheMutationDetectorFollowsEnv(t *testing.T) {
+	cases := []struct {
+		env     string
+		enabled bool
+	}{{"", false}, {"false", false}, {"garbage", false}, {"true", true}, {"1", true}}
+	for _, tc := range cases {
+		t.Run(tc.env, func(t *testing.T) {
+			t.Setenv(mutationDetectorEnv, tc.env)
+			d := NewCacheMutationDetector("st")
+			_, isReal := d.(*mutationDetector)
+			assert.Equal(t, tc.enabled, isReal)
+		})
+	}
+	// The disabled detector does nothing, and Run returns at once.
+	d := noopMutationDetector{}
+	d.AddObject(stPod("ns", "a", "1"))
+	stop := make(chan struct{})
+	close(stop)
+	d.Run(stop)
+}
+
+func TestMutationDetectorCompare(t *testing.T) {
+	var nilPod = stPod("", "", "")
+	nilPod = nil
+	cases := []struct {
+		name   string
+		add    []interface{}
+		mutate func(objs []interface{})
+		fails  int
+	}{
+		{name: "untouched", add: []interface{}{stPod("ns", "a", "1")}, fails: 0},
+		{name: "mutated", add: []interface{}{stPod("ns", "a", "1")}, mutate: func(objs []interface{}) {
+			objs[0].(interface{ SetLabels(map[string]string) }).SetLabels(map[string]string{"x": "y"})
+		}, fails: 1},
+		{name: "ignored values", add: []interface{}{"str", DeletedFinalStateUnknown{Key: "k"}, &DeletedFinalStateUnknown{}, nilPod, nil}, fails: 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &stFailures{}
+			d := newMutationDetector("st", clocktesting.NewFakeClock(time.Unix(0, 0)), time.Second, time.Minute, f.fail)
+			for _, o := range tc.add {
+				d.AddObject(o)
+			}
+			if tc.mutate != nil {
+				tc.mutate(tc.add)
+			}
+			d.compare()
+			assert.Equal(t, tc.fails, f.count())
+		})
+	}
+}
+
+func TestMutationDetectorPanicsByDefault(t *testing.T) {
+	d := newMutationDetector("st", clocktesting.NewFakeClock(time.Unix(0, 0)), time.Second, time.Minute, nil)
+	p := stPod("ns", "a", "1")
+	d.AddObject(p)
+	p.Name = "changed"
+	assert.PanicsWithValue(t, "cache st modified: 1 cached object(s) were mutated in place", d.compare)
+}
+
+func TestMutationDetectorRunRotatesAndStops(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	f := &stFailures{}
+	d := newMutationDetector("st", clk, time.Second, time.Minute, f.fail)
+	p := stPod("ns", "a", "1")
+	d.AddObject(p)
+
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Run(stop)
+	}()
+	// Let Run wait on its timer, then advance past two retention periods so
+	// the object is dropped before it is mutated.
+	for i := 0; i < 3; i++ {
+		require.Eventually(t, clk.HasWaiters, 5*time.Second, time.Millisecond)
+		clk.Step(61 * time.Second)
+	}
+	require.Eventually(t, clk.HasWaiters, 5*time.Second, time.Millisecond)
+	d.compareMu.Lock()
+	watched := len(d.current) + len(d.previous)
+	d.compareMu.Unlock()
+	assert.Zero(t, watched, "objects are dropped after the retention window")
+	p.Name = "changed"
+	clk.Step(time.Second)
+	require.Eventually(t, clk.HasWaiters, 5*time.Second, time.Millisecond)
+	assert.Zero(t, f.count())
+
+	close(stop)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not stop")
+	}
+}

@@ -1,0 +1,174 @@
+package cache
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+// rfMetric records what a metric was given.
+type rfMetric struct {
+	mu     sync.Mutex
+	incs   int
+	values []float64
+}
+
+func (m *rfMetric) Inc() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.incs++
+}
+
+func (m *rfMetric) Observe(v float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.values = append(m.values, v)
+}
+
+func (m *rfMetric) Set(v float64) { m.Observe(v) }
+
+func (m *rfMetric) snapshot() (int, []float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.incs, append([]float64(nil), m.values...)
+}
+
+// rfMetricsProvider hands out rfMetrics per reflector name and metric.
+type rfMetricsProvider struct {
+	mu      sync.Mutex
+	metrics map[string]*rfMetric
+}
+
+func (p *rfMetricsProvider) get(name, metric string) *rfMetric {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := name + "/" + metric
+	if p.metrics[key] == nil {
+		p.metrics[key] = &rfMetric{}
+	}
+	return p.metrics[key]
+}
+
+func (p *rfMetricsProvider) NewListsMetric(name string) CounterMetric { return p.get(name, "lists") }
+func (p *rfMetricsProvider) NewListDurationMetric(name string) SummaryMetric {
+	return p.get(name, "listDuration")
+}
+func (p *rfMetricsProvider) NewItemsInListMetric(name string) SummaryMetric {
+	return p.get(name, "itemsInList")
+}
+func (p *rfMetricsProvider) NewWatchesMetric(name string) CounterMetric {
+	return p.get(name, "watches")
+}
+func (p *rfMetricsProvider) NewShortWatchesMetric(name string) CounterMetric {
+	return p.get(name, "shortWatches")
+}
+func (p *rfMetricsProvider) NewWatchDurationMetric(name string) SummaryMetric {
+	return p.get(name, "watchDuration")
+}
+func (p *rfMetricsProvider) NewItemsInWatchMetric(name string) SummaryMetric {
+	return p.get(name, "itemsInWatch")
+}
+func (p *rfMetricsProvider) NewLastResourceVersionMetric(name string) GaugeMetric {
+	return p.get(name, "lastRV")
+}
+
+// rfInstalledMetrics is the provider installed by the first call of
+// rfInstallMetrics; SetReflectorMetricsProvider only honours one call per
+// process.
+var (
+	rfInstallOnce      sync.Once
+	rfInstalledMetrics = &rfMetricsProvider{metrics: map[string]*rfMetric{}}
+)
+
+func rfInstallMetrics(t *testing.T) *rfMetricsProvider {
+	rfInstallOnce.Do(func() { SetReflectorMetricsProvider(rfInstalledMetrics) })
+	if currentReflectorMetricsProvider() != MetricsProvider(rfInstalledMetrics) {
+		t.Skip("another reflector metrics provider was installed first")
+	}
+	return rfInstalledMetrics
+}
+
+func TestSetReflectorMetricsProviderFirstCallWins(t *testing.T) {
+	p := rfInstallMetrics(t)
+	SetReflectorMetricsProvider(&rfMetricsProvider{metrics: map[string]*rfMetric{}})
+	assert.Same(t, p, currentReflectorMetricsProvider())
+}
+
+func TestReflectorRecordsMetrics(t *testing.T) {
+	p := rfInstallMetrics(t)
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	s := rfNewScript(true).
+		list(rfListStep{err: errors.New("down")}, rfListStep{obj: rfPodList("10", "", rfPod("a", "1"), rfPod("b", "2"))}).
+		watch(rfWatchStep{}, rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("c", "11")), rfEv(watch.Modified, rfPod("c", "12"))}}).
+		list(rfListStep{obj: rfPodList("10", "", rfPod("a", "1"))})
+	s.onList = func(_ metav1.ListOptions) { clk.Step(2 * time.Second) }
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf-metrics", Clock: clk, Backoff: rfTinyBackoff()})
+	// Move the fake clock past Run's backoff waits (the only timers here).
+	stepperDone := make(chan struct{})
+	stepperStopped := make(chan struct{})
+	go func() {
+		defer close(stepperStopped)
+		for {
+			select {
+			case <-stepperDone:
+				return
+			case <-time.After(100 * time.Microsecond):
+			}
+			if clk.HasWaiters() {
+				clk.Step(time.Microsecond)
+			}
+		}
+	}()
+	rfRunUntilExhausted(t, r, s)
+	close(stepperDone)
+	<-stepperStopped
+
+	count := func(metric string) int { n, _ := p.get("rf-metrics", metric).snapshot(); return n }
+	values := func(metric string) []float64 { _, v := p.get("rf-metrics", metric).snapshot(); return v }
+	assert.Equal(t, 3, count("lists"), "every list attempt, the failed one included")
+	assert.Equal(t, []float64{2, 2}, values("listDuration"))
+	assert.Equal(t, []float64{2, 1}, values("itemsInList"))
+	assert.Equal(t, 3, count("watches"))
+	assert.Equal(t, 1, count("shortWatches"))
+	assert.Equal(t, []float64{0, 2}, values("itemsInWatch"))
+	assert.Len(t, values("watchDuration"), 2)
+	assert.Equal(t, []float64{10, 10, 11, 12}, values("lastRV"))
+}
+
+// TestReflectorMetricsNilProvider checks that metrics left out by the
+// provider (nil) are skipped.
+func TestReflectorMetricsNilProvider(t *testing.T) {
+	m := newReflectorMetrics(nil, "x")
+	m.listStarted()
+	m.listDone(1, 2)
+	m.watchStarted()
+	m.watchEnded(1, 2, true)
+	m.resourceVersion("12")
+	var nilMetrics *reflectorMetrics
+	nilMetrics.listStarted()
+	nilMetrics.resourceVersion("1")
+
+	var nilSet rfNilMetricsProvider
+	m = newReflectorMetrics(nilSet, "x")
+	m.listStarted()
+	m.watchEnded(1, 2, true)
+	m.resourceVersion("not a number")
+}
+
+type rfNilMetricsProvider struct{}
+
+func (rfNilMetricsProvider) NewListsMetric(string) CounterMetric             { return nil }
+func (rfNilMetricsProvider) NewListDurationMetric(string) SummaryMetric      { return nil }
+func (rfNilMetricsProvider) NewItemsInListMetric(string) SummaryMetric       { return nil }
+func (rfNilMetricsProvider) NewWatchesMetric(string) CounterMetric           { return nil }
+func (rfNilMetricsProvider) NewShortWatchesMetric(string) CounterMetric      { return nil }
+func (rfNilMetricsProvider) NewWatchDurationMetric(string) SummaryMetric     { return nil }
+func (rfNilMetricsProvider) NewItemsInWatchMetric(string) SummaryMetric      { return nil }
+func (rfNilMetricsProvider) NewLastResourceVersionMetric(string) GaugeMetric { return nil }

@@ -1,0 +1,328 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+func TestReflectorBackoffDefaults(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	r := NewReflectorWithOptions(rfNewScript(true), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Clock: clk})
+	// Consecutive failures (each right after the previous delay) double
+	// the base delay from 0.8s up to the 30s cap; jitter 1.0 draws each
+	// delay from [base, 2*base).
+	base := 800 * time.Millisecond
+	for i := 0; i < 12; i++ {
+		d := r.backoffDelay(nil)
+		assert.GreaterOrEqual(t, d, base, "step %d", i)
+		assert.Less(t, d, 2*base, "step %d", i)
+		clk.Step(d)
+		base *= 2
+		if base > 30*time.Second {
+			base = 30 * time.Second
+		}
+	}
+	// Failures keep coming: no reset, even after more than two minutes
+	// of them.
+	d := r.backoffDelay(nil)
+	assert.GreaterOrEqual(t, d, 30*time.Second)
+	clk.Step(d)
+	// Two minutes without a failure start the backoff over.
+	clk.Step(reflectorBackoffReset + time.Second)
+	d = r.backoffDelay(nil)
+	assert.GreaterOrEqual(t, d, 800*time.Millisecond)
+	assert.Less(t, d, 1600*time.Millisecond)
+}
+
+func TestReflectorBackoffCustom(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	r := NewReflectorWithOptions(rfNewScript(true), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+		Clock:   clk,
+		Backoff: &wait.Backoff{Duration: 10 * time.Millisecond, Factor: 2, Steps: 100, Cap: 100 * time.Millisecond},
+	})
+	var got []time.Duration
+	for i := 0; i < 6; i++ {
+		got = append(got, r.backoffDelay(nil))
+	}
+	ms := time.Millisecond
+	assert.Equal(t, []time.Duration{10 * ms, 20 * ms, 40 * ms, 80 * ms, 100 * ms, 100 * ms}, got)
+}
+
+func TestReflectorBackoffHonoursRetryAfter(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	r := NewReflectorWithOptions(rfNewScript(true), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+		Clock:   clk,
+		Backoff: &wait.Backoff{Duration: time.Second, Factor: 1, Steps: 10},
+	})
+	assert.Equal(t, 7*time.Second, r.backoffDelay(apierrors.NewTooManyRequests("busy", 7)))
+	assert.Equal(t, time.Second, r.backoffDelay(apierrors.NewTooManyRequests("busy", 0)))
+	assert.Equal(t, time.Second, r.backoffDelay(apierrors.NewTooManyRequests("busy", 1)), "a shorter Retry-After does not shorten the backoff")
+	assert.Equal(t, 3*time.Second, r.backoffDelay(apierrors.NewServerTimeout(schema.GroupResource{Resource: "pods"}, "list", 3)))
+}
+
+// TestReflectorRunBacksOffBetweenCycles drives Run with a fake clock: a
+// failed list is retried only once the backoff delay has passed.
+func TestReflectorRunBacksOffBetweenCycles(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	s := rfNewScript(true).list(rfListStep{err: errors.New("down")}, rfListStep{err: errors.New("down")}, rfListStep{obj: rfPodList("3", "")})
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+		Name:    "rf",
+		Clock:   clk,
+		Backoff: &wait.Backoff{Duration: time.Second, Factor: 2, Steps: 10},
+	})
+	var errs rfErrors
+	r.watchErrorHandler = errs.handler
+	stop := rfStartRun(t, r)
+
+	rfRequireEventually(t, func() bool { return len(s.listOptions()) == 1 && clk.HasWaiters() }, "first list")
+	clk.Step(999 * time.Millisecond)
+	assert.Never(t, func() bool { return len(s.listOptions()) > 1 }, 50*time.Millisecond, time.Millisecond, "retried before the backoff")
+	clk.Step(time.Millisecond)
+	rfRequireEventually(t, func() bool { return len(s.listOptions()) == 2 && clk.HasWaiters() }, "second list")
+	clk.Step(1999 * time.Millisecond)
+	assert.Never(t, func() bool { return len(s.listOptions()) > 2 }, 50*time.Millisecond, time.Millisecond, "retried before the doubled backoff")
+	clk.Step(time.Millisecond)
+	rfRequireEventually(t, func() bool { return len(s.watchOptions()) == 1 }, "watch after the third list")
+	stop()
+	assert.Equal(t, []string{"other: failed to list *v1.Pod: down", "other: failed to list *v1.Pod: down"}, rfErrKinds(errs.snapshot()))
+}
+
+// TestReflectorWatchRetryWaitsForBackoff checks that a refused watch is
+// reopened only after the backoff.
+func TestReflectorWatchRetryWaitsForBackoff(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	s := rfNewScript(true).list(rfListStep{obj: rfPodList("3", "")}).watch(rfWatchStep{err: syscall.ECONNREFUSED})
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+		Name:    "rf",
+		Clock:   clk,
+		Backoff: &wait.Backoff{Duration: time.Second, Factor: 1, Steps: 10},
+	})
+	stop := rfStartRun(t, r)
+	rfRequireEventually(t, func() bool { return len(s.watchOptions()) == 1 && clk.HasWaiters() }, "first watch")
+	assert.Never(t, func() bool { return len(s.watchOptions()) > 1 }, 50*time.Millisecond, time.Millisecond)
+	clk.Step(time.Second)
+	rfRequireEventually(t, func() bool { return len(s.watchOptions()) == 2 }, "second watch")
+	stop()
+	assert.Len(t, s.listOptions(), 1, "no relist")
+}
+
+// rfBlockingLW blocks every call until its context ends.
+type rfBlockingLW struct {
+	entered chan struct{}
+}
+
+func (b *rfBlockingLW) ListWithContext(ctx context.Context, _ metav1.ListOptions) (runtime.Object, error) {
+	b.entered <- struct{}{}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (b *rfBlockingLW) WatchWithContext(ctx context.Context, _ metav1.ListOptions) (watch.Interface, error) {
+	b.entered <- struct{}{}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (b *rfBlockingLW) List(options metav1.ListOptions) (runtime.Object, error) {
+	return nil, errors.New("not used")
+}
+
+func (b *rfBlockingLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
+	return nil, errors.New("not used")
+}
+
+// TestReflectorStopsPromptly stops Run while it waits in each state and
+// checks it returns (goleak in TestMain checks that nothing is left).
+func TestReflectorStopsPromptly(t *testing.T) {
+	t.Run("during the list", func(t *testing.T) {
+		lw := &rfBlockingLW{entered: make(chan struct{}, 10)}
+		r := NewReflectorWithOptions(lw, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
+		var errs rfErrors
+		r.watchErrorHandler = errs.handler
+		stop := rfStartRun(t, r)
+		<-lw.entered
+		stop()
+		assert.Empty(t, errs.snapshot(), "a stop is not a failure")
+	})
+	t.Run("during the watch", func(t *testing.T) {
+		s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
+		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", ResyncPeriod: time.Hour})
+		stop := rfStartRun(t, r)
+		rfRequireEventually(t, func() bool { return s.watcherCount() == 1 }, "watch")
+		stop()
+		assert.True(t, s.watcher(0).isStopped())
+	})
+	t.Run("during a backoff", func(t *testing.T) {
+		clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+		s := rfNewScript(true).list(rfListStep{err: errors.New("down")})
+		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Clock: clk})
+		stop := rfStartRun(t, r)
+		rfRequireEventually(t, func() bool { return clk.HasWaiters() }, "backoff")
+		stop()
+	})
+	t.Run("Run with a stop channel", func(t *testing.T) {
+		s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
+		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
+		stopCh := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			r.Run(stopCh)
+		}()
+		rfRequireEventually(t, func() bool { return s.watcherCount() == 1 }, "watch")
+		close(stopCh)
+		select {
+		case <-done:
+		case <-time.After(rfWait):
+			t.Fatal("Run did not return")
+		}
+	})
+	t.Run("ListAndWatch with a stop channel", func(t *testing.T) {
+		s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
+		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
+		stopCh := make(chan struct{})
+		done := make(chan error, 1)
+		go func() { done <- r.ListAndWatch(stopCh) }()
+		rfRequireEventually(t, func() bool { return s.watcherCount() == 1 }, "watch")
+		close(stopCh)
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(rfWait):
+			t.Fatal("ListAndWatch did not return")
+		}
+	})
+	t.Run("already cancelled", func(t *testing.T) {
+		s := rfNewScript(true)
+		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		assert.NoError(t, r.ListAndWatchWithContext(ctx))
+		r.RunWithContext(ctx)
+		assert.Empty(t, s.listOptions())
+	})
+}
+
+// TestReflectorResync drives the resync timer with a fake clock.
+func TestReflectorResync(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
+	rec := rfNewRecorder()
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Clock: clk, ResyncPeriod: time.Minute})
+	var allow atomic.Bool
+	var asked atomic.Int32
+	r.ShouldResync = func() bool {
+		asked.Add(1)
+		return allow.Load()
+	}
+	stop := rfStartRun(t, r)
+	rfRequireEventually(t, func() bool { return s.watcherCount() == 1 && clk.HasWaiters() }, "watching")
+
+	clk.Step(time.Minute)
+	rfRequireEventually(t, func() bool { return asked.Load() == 1 && clk.HasWaiters() }, "first resync tick")
+	assert.NotContains(t, rec.opsSnapshot(), "resync", "ShouldResync said no")
+
+	allow.Store(true)
+	clk.Step(time.Minute)
+	rfRequireEventually(t, func() bool { return asked.Load() == 2 && clk.HasWaiters() }, "second resync tick")
+	assert.Equal(t, []string{"replace [] 1", "resync"}, rec.opsSnapshot())
+	stop()
+}
+
+// TestReflectorResyncFailureEndsTheWatch checks that a failing Resync ends
+// the watch and leads to a relist.
+func TestReflectorResyncFailureEndsTheWatch(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
+	rec := rfNewRecorder()
+	rec.fail("resync", errors.New("resync failed"))
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Clock: clk, ResyncPeriod: time.Minute})
+	var errs rfErrors
+	r.watchErrorHandler = errs.handler
+	done := make(chan error, 1)
+	go func() { done <- r.ListAndWatchWithContext(context.Background()) }()
+	rfRequireEventually(t, func() bool { return s.watcherCount() == 1 && clk.HasWaiters() }, "watching")
+	clk.Step(time.Minute)
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(rfWait):
+		t.Fatal("ListAndWatch did not end")
+	}
+	assert.True(t, s.watcher(0).isStopped())
+	assert.Equal(t, []string{"other: resync failed"}, rfErrKinds(errs.snapshot()))
+}
+
+// TestReflectorResyncNilShouldResync checks that a nil ShouldResync means
+// always, and that no timer runs without a period.
+func TestReflectorResyncNilShouldResync(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
+	rec := rfNewRecorder()
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Clock: clk, ResyncPeriod: time.Second})
+	stop := rfStartRun(t, r)
+	for i := 1; i <= 3; i++ {
+		rfRequireEventually(t, func() bool { return s.watcherCount() == 1 && clk.HasWaiters() }, "waiting")
+		clk.Step(time.Second)
+		n := i
+		rfRequireEventually(t, func() bool { return len(rec.opsSnapshot()) == n+1 }, "resync %d", i)
+	}
+	stop()
+
+	clk2 := testingclock.NewFakeClock(time.Unix(1000, 0))
+	s2 := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
+	r2 := NewReflectorWithOptions(s2, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Clock: clk2})
+	stop2 := rfStartRun(t, r2)
+	rfRequireEventually(t, func() bool { return s2.watcherCount() == 1 }, "watching")
+	assert.False(t, clk2.HasWaiters(), "no resync timer without a period")
+	stop2()
+}
+
+// TestReflectorVeryShortWatchUsesTheClock checks the one-second rule.
+func TestReflectorVeryShortWatchUsesTheClock(t *testing.T) {
+	for _, elapsed := range []time.Duration{0, 999 * time.Millisecond, time.Second} {
+		clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+		s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
+		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Clock: clk})
+		var errs rfErrors
+		r.watchErrorHandler = errs.handler
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- r.ListAndWatchWithContext(ctx) }()
+		rfRequireEventually(t, func() bool { return s.watcherCount() == 1 }, "watching")
+		clk.Step(elapsed)
+		s.watcher(0).close()
+		if elapsed >= time.Second {
+			// A normal close: the watch is reopened from the same version.
+			rfWaitExhausted(t, s)
+			cancel()
+		}
+		require.NoError(t, <-done)
+		cancel()
+		if elapsed < time.Second {
+			assert.Equal(t, []string{"short"}, rfErrKinds(errs.snapshot()), "after %v", elapsed)
+			var short *VeryShortWatchError
+			require.ErrorAs(t, errs.snapshot()[0], &short)
+			assert.Equal(t, "rf", short.Name)
+			assert.Equal(t, "very short watch: rf: Unexpected watch close - watch lasted less than a second and no items received", short.Error())
+			continue
+		}
+		assert.Empty(t, errs.snapshot())
+		assert.Equal(t, []metav1.ListOptions{rfWatchOpts("1"), rfWatchOpts("1")}, s.watchOptions())
+	}
+}

@@ -1,0 +1,287 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
+	"k8s.io/klog/v2/ktesting"
+	testingclock "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+)
+
+// rfStreamOpts are the options of a streaming list from rv.
+func rfStreamOpts(rv string) metav1.ListOptions {
+	return metav1.ListOptions{
+		ResourceVersion:      rv,
+		AllowWatchBookmarks:  true,
+		SendInitialEvents:    ptr.To(true),
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+	}
+}
+
+func rfWatchOpts(rv string) metav1.ListOptions {
+	return metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}
+}
+
+// TestReflectorWatchListScenarios runs scripted servers through Run in
+// streaming-list mode.
+func TestReflectorWatchListScenarios(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+	expired := apierrors.NewResourceExpired("too old resource version")
+	cases := []struct {
+		name      string
+		lists     []rfListStep
+		watches   []rfWatchStep
+		wantLists []metav1.ListOptions
+		wantWatch []metav1.ListOptions
+		wantOps   []string
+		wantErrs  []string
+	}{
+		{
+			name: "streamed objects go to one Replace, then the same watch continues",
+			watches: []rfWatchStep{{events: []watch.Event{
+				rfEv(watch.Added, rfPod("p1", "1")),
+				rfEv(watch.Added, rfPod("p2", "2")),
+				rfEv(watch.Modified, rfPod("p1", "3")),
+				rfEv(watch.Added, rfPod("p3", "4")),
+				rfEv(watch.Deleted, rfPod("p3", "5")),
+				rfEndBookmark("5"),
+				rfEv(watch.Added, rfPod("p4", "6")),
+			}}},
+			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfWatchOpts("6")},
+			wantOps:   []string{"replace [ns/p1@3 ns/p2@2] 5", "add ns/p4@6", "rv 6"},
+		},
+		{
+			name:      "a failing stream falls back to LIST",
+			watches:   []rfWatchStep{{err: errors.New("dummy")}},
+			lists:     []rfListStep{{obj: rfPodList("1", "", rfPod("p1", "1"))}},
+			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}},
+			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfWatchOpts("1")},
+			wantOps:   []string{"replace [ns/p1@1] 1"},
+			wantErrs:  []string{"other: dummy"},
+		},
+		{
+			name:      "a server rejecting streaming (Invalid) falls back to LIST",
+			watches:   []rfWatchStep{{err: apierrors.NewInvalid(schema.GroupKind{}, "streaming is not allowed", nil)}},
+			lists:     []rfListStep{{obj: rfPodList("1", "", rfPod("p1", "1"))}},
+			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}},
+			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfWatchOpts("1")},
+			wantOps:   []string{"replace [ns/p1@1] 1"},
+			wantErrs:  []string{`other:  "streaming is not allowed" is invalid`},
+		},
+		{
+			name:      "a stream that ends at once without events falls back to LIST",
+			watches:   []rfWatchStep{{}},
+			lists:     []rfListStep{{obj: rfPodList("1", "", rfPod("p1", "1"))}},
+			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}},
+			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfWatchOpts("1")},
+			wantOps:   []string{"replace [ns/p1@1] 1"},
+			wantErrs:  []string{"short"},
+		},
+		{
+			name: "a stream that closes before its end bookmark starts over",
+			watches: []rfWatchStep{
+				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1"))}},
+				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEndBookmark("1"), rfEv(watch.Added, rfPod("p2", "2"))}},
+			},
+			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfStreamOpts(""), rfWatchOpts("2")},
+			wantOps:   []string{"replace [ns/p1@1] 1", "add ns/p2@2", "rv 2"},
+		},
+		{
+			name: "429 on the stream is retried after a backoff",
+			watches: []rfWatchStep{
+				{err: apierrors.NewTooManyRequests("busy", 0)},
+				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEndBookmark("2"), rfEv(watch.Added, rfPod("p2", "3"))}},
+			},
+			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfStreamOpts(""), rfWatchOpts("3")},
+			wantOps:   []string{"replace [ns/p1@1] 2", "add ns/p2@3", "rv 3"},
+			wantErrs:  []string{"toomany"},
+		},
+		{
+			name: "an expired resource version streams the latest data",
+			watches: []rfWatchStep{
+				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEndBookmark("5"), rfEv(watch.Error, &expired.ErrStatus)}},
+				{err: expired},
+				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "8")), rfEndBookmark("9"), rfEv(watch.Added, rfPod("p2", "10"))}},
+			},
+			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfStreamOpts("5"), rfStreamOpts(""), rfWatchOpts("10")},
+			wantOps:   []string{"replace [ns/p1@1] 5", "replace [ns/p1@8] 9", "add ns/p2@10", "rv 10"},
+			wantErrs:  []string{"expired", "expired"},
+		},
+		{
+			name: "a bookmark without resourceVersion does not end the stream",
+			watches: []rfWatchStep{{events: []watch.Event{
+				rfEv(watch.Added, rfPod("p1", "1")),
+				rfEndBookmark(""),
+				rfEndBookmark("4"),
+				rfEv(watch.Added, rfPod("p2", "5")),
+			}}},
+			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfWatchOpts("5")},
+			wantOps:   []string{"replace [ns/p1@1] 4", "add ns/p2@5", "rv 5"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := rfNewScript(false).list(tc.lists...).watch(tc.watches...)
+			rec := rfNewRecorder()
+			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
+			require.True(t, r.useWatchList)
+			var errs rfErrors
+			r.watchErrorHandler = errs.handler
+
+			rfRunUntilExhausted(t, r, s)
+
+			gotLists := s.listOptions()
+			if len(gotLists) > len(tc.wantLists) {
+				gotLists = gotLists[:len(tc.wantLists)]
+			}
+			assert.Equal(t, tc.wantLists, gotLists, "list requests")
+			assert.Equal(t, tc.wantWatch, s.watchOptions(), "watch requests")
+			assert.Equal(t, tc.wantOps, rec.opsSnapshot(), "store operations")
+			gotErrs := rfErrKinds(errs.snapshot())
+			for i := range gotErrs {
+				if i < len(tc.wantErrs) && strings.HasPrefix(gotErrs[i], tc.wantErrs[i]) {
+					gotErrs[i] = tc.wantErrs[i]
+				}
+			}
+			assert.Equal(t, tc.wantErrs, gotErrs, "reported errors")
+		})
+	}
+}
+
+// TestReflectorUseWatchList checks when the streaming list is chosen.
+func TestReflectorUseWatchList(t *testing.T) {
+	cases := []struct {
+		name    string
+		gate    bool
+		lw      ListerWatcher
+		wantUse bool
+	}{
+		{"gate off", false, rfNewScript(false), false},
+		{"gate on, client supports it", true, rfNewScript(false), true},
+		{"gate on, client says it does not", true, rfNewScript(true), false},
+		{"gate on, plain ListWatch", true, &ListWatch{}, true},
+		{"gate on, ListWatch wrapped for a client without support", true, ToListWatcherWithWatchListSemantics(&ListWatch{}, rfNewScript(true)), false},
+		{"gate on, ListWatch wrapped for a client with support", true, ToListWatcherWithWatchListSemantics(&ListWatch{}, struct{}{}), true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, tc.gate)
+			r := NewReflectorWithOptions(tc.lw, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{})
+			assert.Equal(t, tc.wantUse, r.useWatchList)
+		})
+	}
+}
+
+// rfTransformingRecorder is a recorder whose store applies a transformer.
+type rfTransformingRecorder struct {
+	*rfRecorder
+	calls atomic.Int32
+}
+
+func (r *rfTransformingRecorder) Transformer() TransformFunc {
+	return func(obj interface{}) (interface{}, error) {
+		r.calls.Add(1)
+		pod, ok := obj.(*v1.Pod)
+		if !ok {
+			return nil, errors.New("not a pod")
+		}
+		pod.Spec.Hostname = "transformed"
+		return pod, nil
+	}
+}
+
+func TestReflectorWatchListAppliesStoreTransformer(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+	s := rfNewScript(false).watch(rfWatchStep{hold: true, events: []watch.Event{
+		rfEv(watch.Added, rfPod("p1", "1")),
+		rfEv(watch.Added, rfPod("p2", "2")),
+		rfEndBookmark("2"),
+	}})
+	store := &rfTransformingRecorder{rfRecorder: rfNewRecorder()}
+	r := NewReflectorWithOptions(s, &v1.Pod{}, store, ReflectorOptions{Name: "rf"})
+	stop := rfStartRun(t, r)
+	rfRequireEventually(t, func() bool { return r.LastSyncResourceVersion() == "2" }, "stream not synced")
+	stop()
+
+	require.Len(t, store.order, 1)
+	for _, obj := range store.items {
+		assert.Equal(t, "transformed", obj.(*v1.Pod).Spec.Hostname)
+	}
+	assert.Equal(t, int32(2), store.calls.Load(), "the accumulator transforms each streamed object once")
+}
+
+func TestReflectorWatchListReplaceFailureFallsBackToList(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+	s := rfNewScript(false).
+		watch(rfWatchStep{hold: true, events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEndBookmark("1")}}).
+		list(rfListStep{obj: rfPodList("3", "", rfPod("p1", "3"))})
+	rec := rfNewRecorder()
+	rec.fail("replace", errors.New("store full"))
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
+	var errs rfErrors
+	r.watchErrorHandler = errs.handler
+	rfRunUntilExhausted(t, r, s)
+
+	assert.True(t, s.watcher(0).isStopped(), "the stream's watch is stopped")
+	assert.Equal(t, []string{"replace [ns/p1@1] 1", "replace [ns/p1@3] 3"}, rec.opsSnapshot())
+	assert.Equal(t, []string{"other: unable to sync watch-list result: store full"}, rfErrKinds(errs.snapshot()))
+	assert.Equal(t, []metav1.ListOptions{rfStreamOpts(""), rfWatchOpts("3")}, s.watchOptions())
+}
+
+func TestReflectorWatchListStopsPromptly(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+	s := rfNewScript(false).watch(rfWatchStep{hold: true, events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1"))}})
+	rec := rfNewRecorder()
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.ListAndWatchWithContext(ctx) }()
+	rfRequireEventually(t, func() bool { return s.watcherCount() == 1 }, "stream not opened")
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(rfWait):
+		t.Fatal("ListAndWatch did not return")
+	}
+	assert.True(t, s.watcher(0).isStopped())
+	assert.Empty(t, rec.opsSnapshot(), "nothing reaches the store before the end bookmark")
+}
+
+// TestReflectorWatchListWarnsWithoutEndBookmark checks the periodic warning
+// while the end bookmark is awaited.
+func TestReflectorWatchListWarnsWithoutEndBookmark(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+	s := rfNewScript(false).watch(rfWatchStep{hold: true})
+	clk := testingclock.NewFakeClock(time.Now())
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Clock: clk, Logger: &logger})
+	stop := rfStartRun(t, r)
+	buffer := logger.GetSink().(ktesting.Underlier).GetBuffer()
+	// The ticker is the only waiter while the stream is open.
+	rfRequireEventually(t, func() bool { return clk.HasWaiters() }, "no ticker")
+	clk.Step(reflectorInitialEventsWarnInterval)
+	rfRequireEventually(t, func() bool {
+		return strings.Contains(buffer.String(), "awaiting required bookmark event for initial events stream")
+	}, "no warning logged")
+	s.watcher(0).push(rfEv(watch.Added, rfPod("p1", "1")))
+	rfRequireEventually(t, func() bool {
+		clk.Step(reflectorInitialEventsWarnInterval)
+		return strings.Contains(buffer.String(), "received last event")
+	}, "no idle warning logged")
+	stop()
+}

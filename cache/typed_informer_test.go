@@ -1,0 +1,107 @@
+package cache
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+)
+
+func TestTypedSharedIndexInformer(t *testing.T) {
+	srv := newInfServer()
+	srv.create("a")
+	srv.create("b")
+	informer := infNewInformer(t, srv, false, 0)
+	typed := NewTypedSharedIndexInformer[*v1.Pod](informer)
+
+	var mu sync.Mutex
+	var got []string
+	reg, err := typed.AddTypedEventHandler(TypedResourceEventHandlerDetailedFuncs[*v1.Pod]{
+		AddFunc: func(p *v1.Pod, initial bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, "add "+infDescribe(p))
+		},
+		UpdateFunc: func(o, n *v1.Pod) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, "update "+infDescribe(o)+" -> "+infDescribe(n))
+		},
+		DeleteFunc: func(d DeletedObject[*v1.Pod]) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, "delete "+d.GetKey()+" unknown="+infBoolString(d.FinalStateUnknown != nil))
+		},
+	}, HandlerOptions{})
+	require.NoError(t, err)
+	_, err = typed.AddTypedEventHandler(TypedResourceEventHandlerFuncs[*v1.Pod]{}, HandlerOptions{}, HandlerOptions{})
+	require.Error(t, err, "more than one HandlerOptions")
+
+	require.NoError(t, typed.AddTypedIndexers(TypedIndexers[*v1.Pod]{"byName": func(p *v1.Pod) ([]string, error) {
+		return []string{p.Name}, nil
+	}}))
+	infRunInformer(t, informer)
+	infWaitSynced(t, reg.HasSyncedChecker())
+	srv.update("a")
+	srv.remove("b")
+	srv.removeSilently("a")
+	srv.expire()
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) == 5
+	}, infTimeout, time.Millisecond)
+	mu.Lock()
+	assert.Equal(t, []string{"add ns/a@1", "add ns/b@2", "update ns/a@1 -> ns/a@3", "delete ns/b unknown=false", "delete ns/a unknown=true"}, got)
+	mu.Unlock()
+
+	srv.create("c")
+	indexer := typed.GetTypedIndexer()
+	require.Eventually(t, func() bool {
+		pods, err := indexer.ByTypedIndex("byName", "c")
+		return err == nil && len(pods) == 1 && pods[0].Name == "c"
+	}, infTimeout, time.Millisecond)
+	pods, err := indexer.TypedIndex(NamespaceIndex, infPod("x", ""))
+	require.NoError(t, err)
+	assert.Len(t, pods, 1)
+	require.NoError(t, indexer.AddTypedIndexers(TypedIndexers[*v1.Pod]{"other": func(p *v1.Pod) ([]string, error) { return nil, nil }}))
+	_, err = indexer.ByTypedIndex("missing", "x")
+	require.Error(t, err)
+}
+
+func infBoolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func TestTypedHandlerWrongTypeIsSkipped(t *testing.T) {
+	var calls int
+	h := &typedResourceEventHandler[*v1.Pod]{
+		handler: TypedResourceEventHandlerFuncs[*v1.Pod]{
+			AddFunc:    func(*v1.Pod) { calls++ },
+			UpdateFunc: func(_, _ *v1.Pod) { calls++ },
+			DeleteFunc: func(DeletedObject[*v1.Pod]) { calls++ },
+		},
+		logger: infTestLogger(t),
+	}
+	assert.NotPanics(t, func() {
+		h.OnAdd(&v1.Node{}, false)
+		h.OnUpdate(&v1.Node{}, infPod("a", "1"))
+		h.OnDelete(&v1.Node{})
+		h.OnDelete(DeletedFinalStateUnknown{Key: "x", Obj: &v1.Node{}})
+	})
+	assert.Equal(t, 0, calls)
+	h.OnDelete(DeletedFinalStateUnknown{Key: "ns/a"})
+	assert.Equal(t, 1, calls)
+
+	idx := &typedIndexer[*v1.Pod]{Indexer: NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})}
+	require.NoError(t, idx.Add(&v1.Node{}))
+	require.NoError(t, idx.Add(infPod("a", "1")))
+	_, err := idx.ByTypedIndex(NamespaceIndex, "")
+	require.Error(t, err)
+}

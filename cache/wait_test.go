@@ -1,0 +1,114 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/klog/v2"
+)
+
+// infChecker is a DoneChecker whose channel the test closes.
+type infChecker struct {
+	name string
+	ch   chan struct{}
+}
+
+func newInfChecker(name string, done bool) *infChecker {
+	c := &infChecker{name: name, ch: make(chan struct{})}
+	if done {
+		close(c.ch)
+	}
+	return c
+}
+
+func (c *infChecker) Name() string          { return c.name }
+func (c *infChecker) Done() <-chan struct{} { return c.ch }
+
+func TestWaitFor(t *testing.T) {
+	t.Run("all done already", func(t *testing.T) {
+		var buf infSyncBuffer
+		ctx := klog.NewContext(context.Background(), infBufferLogger(&buf))
+		assert.True(t, WaitFor(ctx, "caches", newInfChecker("x", true), newInfChecker("y", true)))
+		out := buf.String()
+		assert.Contains(t, out, `"Waiting" for="caches"`)
+		assert.Contains(t, out, `"Done waiting" for="caches" instance="x"`)
+		assert.Contains(t, out, `"Done waiting" for="caches" instance="y"`)
+		assert.Contains(t, out, "wait_test.go:", "log lines point at the caller")
+	})
+	t.Run("no checkers", func(t *testing.T) {
+		assert.True(t, WaitFor(context.Background(), ""))
+	})
+	t.Run("completes later", func(t *testing.T) {
+		late := newInfChecker("late", false)
+		go func() {
+			time.Sleep(10 * time.Millisecond)
+			close(late.ch)
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), infTimeout)
+		defer cancel()
+		assert.True(t, WaitFor(ctx, "", newInfChecker("now", true), late))
+	})
+	t.Run("canceled", func(t *testing.T) {
+		var buf infSyncBuffer
+		ctx, cancel := context.WithCancelCause(klog.NewContext(context.Background(), infBufferLogger(&buf)))
+		go func() {
+			time.Sleep(10 * time.Millisecond)
+			cancel(errors.New("go fish"))
+		}()
+		assert.False(t, WaitFor(ctx, "caches", newInfChecker("b", false), newInfChecker("ok", true), newInfChecker("a", false)))
+		out := buf.String()
+		assert.Contains(t, out, `"Done waiting" for="caches" instance="ok"`)
+		assert.Contains(t, out, `"Timed out waiting" for="caches" cause="go fish" instances=["a","b"]`)
+	})
+	t.Run("done checker wins over canceled context", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		assert.True(t, WaitFor(ctx, "", newInfChecker("x", true)))
+		assert.False(t, WaitFor(ctx, "", newInfChecker("y", false)))
+	})
+}
+
+func TestWaitForCacheSync(t *testing.T) {
+	assert.True(t, WaitForCacheSync(nil))
+	closed := make(chan struct{})
+	close(closed)
+	assert.True(t, WaitForCacheSync(closed, func() bool { return true }), "synced wins over stopped")
+	assert.False(t, WaitForCacheSync(closed, func() bool { return false }))
+
+	var calls atomic.Int32
+	synced := func() bool { return calls.Add(1) >= 3 }
+	assert.True(t, WaitForCacheSync(make(chan struct{}), synced, func() bool { return true }))
+	assert.Equal(t, int32(3), calls.Load())
+
+	assert.True(t, WaitForNamedCacheSync("ctrl", make(chan struct{}), func() bool { return true }))
+	assert.False(t, WaitForNamedCacheSync("ctrl", closed, func() bool { return false }))
+
+	var buf infSyncBuffer
+	ctx := klog.NewContext(context.Background(), infBufferLogger(&buf))
+	assert.True(t, WaitForNamedCacheSyncWithContext(ctx, func() bool { return true }))
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	assert.False(t, WaitForNamedCacheSyncWithContext(canceled, func() bool { return false }))
+	assert.Equal(t, 1, strings.Count(buf.String(), "Caches are synced"))
+	assert.Contains(t, buf.String(), "Unable to sync caches")
+}
+
+func TestSyncResultAsError(t *testing.T) {
+	assert.NoError(t, SyncResult{}.AsError())
+	cause := errors.New("my cause")
+	err := SyncResult{Err: cause, Synced: map[reflect.Type]bool{
+		reflect.TypeFor[string](): false,
+		reflect.TypeFor[int]():    false,
+		reflect.TypeFor[bool]():   true,
+	}}.AsError()
+	require.Error(t, err)
+	assert.Equal(t, "failed to sync all caches: int, string: my cause", err.Error())
+	assert.ErrorIs(t, err, cause)
+}

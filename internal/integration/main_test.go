@@ -1,0 +1,68 @@
+// Package integration runs kinformer against a real kube-apiserver and etcd built and started
+// by internal/testenv. Without the binaries the tests skip (or fail under
+// KINFORMER_REQUIRE_INTEGRATION=1, as `make test` sets).
+package integration
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/kinformer/kinformer/internal/testenv"
+)
+
+// shared is the cluster that tests which do not stop or compact anything run against; nil
+// when the binaries are missing.
+var shared *testenv.Env
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		if testenv.BinDir() != "" {
+			env, err := testenv.New(nil, testenv.Options{Users: []string{itUserListOnly, itUserNobody}})
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "integration: starting the shared cluster: %v\n", err)
+				return 1
+			}
+			defer env.Stop()
+			shared = env
+		}
+		return m.Run()
+	}()
+	if code == 0 {
+		// Idle HTTP/2 connections of the clientsets close on their own schedule; what must not
+		// survive a test is kinformer's own goroutines.
+		if err := goleak.Find(itLeakOptions()...); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func itLeakOptions() []goleak.Option {
+	return []goleak.Option{
+		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
+		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*clientConnReadLoop).run"),
+		goleak.IgnoreAnyFunction("net/http.(*http2ClientConn).readLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*http2clientConnReadLoop).run"),
+		goleak.IgnoreAnyFunction("k8s.io/client-go/util/connrotation"),
+		goleak.IgnoreAnyFunction("k8s.io/klog/v2.(*flushDaemon).run"),
+	}
+}
+
+// sharedEnv returns the shared cluster, skipping (or failing) t when there is none.
+func sharedEnv(t *testing.T) *testenv.Env {
+	t.Helper()
+	if !testenv.Available(t) {
+		return nil
+	}
+	if shared == nil {
+		t.Fatal("binaries present but the shared cluster did not start")
+	}
+	return shared
+}

@@ -1,0 +1,108 @@
+package integration
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kinformer/kinformer/cache"
+)
+
+const (
+	itUserListOnly = "it-list-only"
+	itUserNobody   = "it-nobody"
+)
+
+// TestForbiddenInformerReportsAndBacksOff runs configmap informers as a user that may list
+// but not watch configmaps, and as one that may do neither. Each must hand the 403 to the
+// watch error handler and retry with backoff, not in a loop.
+func TestForbiddenInformerReportsAndBacksOff(t *testing.T) {
+	env := sharedEnv(t)
+	admin := env.Clientset()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ns := itNamespace(t, admin)
+	_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "list-configmaps", Namespace: ns},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list"}}},
+	}
+	_, err = admin.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{})
+	require.NoError(t, err)
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "list-configmaps", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: itUserListOnly}},
+	}
+	_, err = admin.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		user       string
+		wantSynced bool
+	}{{itUserListOnly, true}, {itUserNobody, false}} {
+		t.Run(tc.user, func(t *testing.T) {
+			var counter itRequestCounter
+			cfg := counter.wrap(env.APIServer(0).ConfigForToken(env.Token(tc.user)))
+			cs := kubernetes.NewForConfigOrDie(cfg)
+			lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+				ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+					return cs.CoreV1().ConfigMaps(ns).List(ctx, o)
+				},
+				WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+					return cs.CoreV1().ConfigMaps(ns).Watch(ctx, o)
+				},
+			}, cs)
+			informer := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
+			var (
+				mu        sync.Mutex
+				forbidden []error
+				others    []error
+			)
+			require.NoError(t, informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if apierrors.IsForbidden(err) {
+					forbidden = append(forbidden, err)
+				} else {
+					others = append(others, err)
+				}
+			}))
+			itRunInformer(t, informer)
+			require.Eventually(t, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(forbidden) > 0
+			}, 30*time.Second, 20*time.Millisecond, "no 403 reached the watch error handler")
+
+			// Count requests over a fixed window: with backoff from 0.8 s doubling, a few
+			// attempts fit in it; a retry loop without backoff would make hundreds.
+			before := counter.list.Load() + counter.watch.Load() + counter.watchList.Load()
+			window := 8 * time.Second
+			time.Sleep(window) // the observation window itself, not a synchronisation
+			during := counter.list.Load() + counter.watch.Load() + counter.watchList.Load() - before
+			t.Logf("%s: %d requests in %v, %d forbidden answers so far", tc.user, during, window, counter.forbidden.Load())
+			require.LessOrEqual(t, during, int64(12), "the informer retries without backing off")
+
+			require.Equal(t, tc.wantSynced, informer.HasSynced())
+			if tc.wantSynced {
+				require.Len(t, informer.GetStore().List(), 1)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			require.Contains(t, forbidden[0].Error(), "configmaps")
+			require.Empty(t, others, "errors other than 403: %v", others)
+		})
+	}
+}
