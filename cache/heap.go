@@ -29,6 +29,7 @@ type heapQueue struct {
 	less    LessFunc
 }
 
+// Len, Less, Swap, Push and Pop implement heap.Interface.
 func (q *heapQueue) Len() int { return len(q.entries) }
 
 func (q *heapQueue) Less(i, j int) bool { return q.less(q.entries[i].obj, q.entries[j].obj) }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	clientcache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/klog/v2/textlogger"
@@ -35,6 +36,9 @@ func infPod(name, rv string) *v1.Pod {
 // infDescribe renders an object for event logs: "ns/name@rv", or
 // "tombstone(ns/name@rv)" for a DeletedFinalStateUnknown.
 func infDescribe(obj interface{}) string {
+	if tomb, ok := obj.(clientcache.DeletedFinalStateUnknown); ok {
+		obj = DeletedFinalStateUnknown{Key: tomb.Key, Obj: tomb.Obj}
+	}
 	if tomb, ok := obj.(DeletedFinalStateUnknown); ok {
 		if tomb.Obj == nil {
 			return "tombstone(" + tomb.Key + ")"
@@ -180,7 +184,9 @@ func (s *infServer) del(name string, emit bool) {
 func (s *infServer) expire() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.compacted = s.rv + 1
+	// Watches from an older resource version fail from now on; a relist
+	// gets the current one, from which watching works.
+	s.compacted = s.rv
 	for _, w := range s.watchers {
 		w.send(watch.Event{Type: watch.Error, Object: &apierrors.NewResourceExpired("too old resource version").ErrStatus})
 		w.finish()

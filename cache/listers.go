@@ -145,14 +145,17 @@ func listerCollect(list func(AppendFunc) error) ([]runtime.Object, error) {
 	return ret, err
 }
 
+// List lists the objects of all namespaces matching selector.
 func (s *genericLister) List(selector labels.Selector) ([]runtime.Object, error) {
 	return listerCollect(func(fn AppendFunc) error { return ListAll(s.indexer, selector, fn) })
 }
 
+// ByNamespace returns a lister restricted to namespace.
 func (s *genericLister) ByNamespace(namespace string) GenericNamespaceLister {
 	return &genericNamespaceLister{indexer: s.indexer, namespace: namespace, resource: s.resource}
 }
 
+// Get returns the object stored under the key name, or NotFound.
 func (s *genericLister) Get(name string) (runtime.Object, error) {
 	return listerGet(s.indexer, name, name, s.resource)
 }
@@ -180,12 +183,14 @@ type genericNamespaceLister struct {
 	resource  schema.GroupResource
 }
 
+// List lists the objects of the namespace matching selector.
 func (s *genericNamespaceLister) List(selector labels.Selector) ([]runtime.Object, error) {
 	return listerCollect(func(fn AppendFunc) error {
 		return ListAllByNamespace(s.indexer, s.namespace, selector, fn)
 	})
 }
 
+// Get returns the named object of the namespace, or NotFound.
 func (s *genericNamespaceLister) Get(name string) (runtime.Object, error) {
 	return listerGet(s.indexer, ObjectName{Namespace: s.namespace, Name: name}.String(), name, s.resource)
 }

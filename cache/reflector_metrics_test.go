@@ -2,7 +2,9 @@ package cache
 
 import (
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,6 +85,7 @@ func (p *rfMetricsProvider) NewLastResourceVersionMetric(name string) GaugeMetri
 // rfInstallMetrics; SetReflectorMetricsProvider only honours one call per
 // process.
 var (
+	rfMetricsRuns      atomic.Int32
 	rfInstallOnce      sync.Once
 	rfInstalledMetrics = &rfMetricsProvider{metrics: map[string]*rfMetric{}}
 )
@@ -103,13 +106,14 @@ func TestSetReflectorMetricsProviderFirstCallWins(t *testing.T) {
 
 func TestReflectorRecordsMetrics(t *testing.T) {
 	p := rfInstallMetrics(t)
+	name := fmt.Sprintf("rf-metrics-%d", rfMetricsRuns.Add(1)) // unique under -count
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
 	s := rfNewScript(true).
 		list(rfListStep{err: errors.New("down")}, rfListStep{obj: rfPodList("10", "", rfPod("a", "1"), rfPod("b", "2"))}).
 		watch(rfWatchStep{}, rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("c", "11")), rfEv(watch.Modified, rfPod("c", "12"))}}).
 		list(rfListStep{obj: rfPodList("10", "", rfPod("a", "1"))})
 	s.onList = func(_ metav1.ListOptions) { clk.Step(2 * time.Second) }
-	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf-metrics", Clock: clk, Backoff: rfTinyBackoff()})
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: name, Clock: clk, Backoff: rfTinyBackoff()})
 	// Move the fake clock past Run's backoff waits (the only timers here).
 	stepperDone := make(chan struct{})
 	stepperStopped := make(chan struct{})
@@ -130,8 +134,8 @@ func TestReflectorRecordsMetrics(t *testing.T) {
 	close(stepperDone)
 	<-stepperStopped
 
-	count := func(metric string) int { n, _ := p.get("rf-metrics", metric).snapshot(); return n }
-	values := func(metric string) []float64 { _, v := p.get("rf-metrics", metric).snapshot(); return v }
+	count := func(metric string) int { n, _ := p.get(name, metric).snapshot(); return n }
+	values := func(metric string) []float64 { _, v := p.get(name, metric).snapshot(); return v }
 	assert.Equal(t, 3, count("lists"), "every list attempt, the failed one included")
 	assert.Equal(t, []float64{2, 2}, values("listDuration"))
 	assert.Equal(t, []float64{2, 1}, values("itemsInList"))

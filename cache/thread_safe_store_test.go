@@ -683,3 +683,57 @@ func TestIndexerDifferentialAgainstClientGo(t *testing.T) {
 		})
 	}
 }
+
+func TestIndexerTwoNamespaceIndices(t *testing.T) {
+	indexers := Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "ns-again": MetaNamespaceIndexFunc, "app": stAppIndex}
+	idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
+	require.NoError(t, idx.Replace([]interface{}{stPod("ns1", "a", "1", "app", "x"), stPod("ns2", "b", "2", "app", "y")}, "3"))
+	stCheckIndexer(t, idx, indexers)
+	require.NoError(t, idx.Delete(stPod("ns1", "a", "")))
+	require.NoError(t, idx.Add(stPod("ns3", "c", "4")))
+	stCheckIndexer(t, idx, indexers)
+}
+
+func TestIndexerReplaceConcurrentWithAddIndexers(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		idx := NewIndexer(MetaNamespaceKeyFunc, Indexers{"app": stAppIndex})
+		list := make([]interface{}, 0, 200)
+		for i := 0; i < 200; i++ {
+			list = append(list, stPod("ns"+strconv.Itoa(i%5), "p"+strconv.Itoa(i), "1", "app", strconv.Itoa(i%3)))
+		}
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			assert.NoError(t, idx.Replace(list, "9"))
+		}()
+		go func() {
+			defer wg.Done()
+			assert.NoError(t, idx.AddIndexers(Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "labels": stLabelValuesIndex}))
+		}()
+		wg.Wait()
+		stCheckIndexer(t, idx, Indexers{"app": stAppIndex, NamespaceIndex: MetaNamespaceIndexFunc, "labels": stLabelValuesIndex})
+		require.Len(t, idx.ListKeys(), 200)
+	}
+}
+
+func TestIndexerReplaceRebuildsWhenIndicesChangeMeanwhile(t *testing.T) {
+	idx := NewIndexer(MetaNamespaceKeyFunc, Indexers{"app": stAppIndex})
+	c := idx.(*cache)
+	c.tsm.replaceBuilt = func() {
+		c.tsm.replaceBuilt = nil
+		require.NoError(t, idx.AddIndexers(Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "labels": stLabelValuesIndex}))
+	}
+	require.NoError(t, idx.Replace([]interface{}{stPod("ns1", "a", "1", "app", "x"), stPod("ns2", "b", "2", "app", "y", "tier", "z")}, "3"))
+	stCheckIndexer(t, idx, Indexers{"app": stAppIndex, NamespaceIndex: MetaNamespaceIndexFunc, "labels": stLabelValuesIndex})
+
+	// A failure found only when rebuilding under the lock changes nothing.
+	c.tsm.replaceBuilt = func() {
+		c.tsm.replaceBuilt = nil
+		require.NoError(t, idx.AddIndexers(Indexers{"fails": stFailingIndex}))
+	}
+	err := idx.Replace([]interface{}{stPod("ns1", "q", "5", "bad", "true")}, "6")
+	require.ErrorIs(t, err, stErrBadIndex)
+	assert.Len(t, idx.ListKeys(), 2)
+	assert.Equal(t, "3", idx.LastStoreSyncResourceVersion())
+}

@@ -1,0 +1,145 @@
+package cache
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	clientcache "k8s.io/client-go/tools/cache"
+)
+
+// infDiffSubject is one implementation under differential test.
+type infDiffSubject struct {
+	addHandler func(h *infRecorder) (hasSynced func() bool, err error)
+	run        func(ctx context.Context)
+	hasSynced  func() bool
+	list       func() []interface{}
+}
+
+func infOurSubject(srv *infServer, useDeltaFIFO bool) infDiffSubject {
+	informer := NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, SharedIndexInformerOptions{UseDeltaFIFO: useDeltaFIFO})
+	return infDiffSubject{
+		addHandler: func(h *infRecorder) (func() bool, error) {
+			reg, err := informer.AddEventHandler(h)
+			if err != nil {
+				return nil, err
+			}
+			return reg.HasSynced, nil
+		},
+		run:       informer.RunWithContext,
+		hasSynced: informer.HasSynced,
+		list:      informer.GetStore().List,
+	}
+}
+
+func infClientGoSubject(srv *infServer) infDiffSubject {
+	lw := infClientGoLW{&clientcache.ListWatch{ListFunc: srv.list, WatchFunc: srv.watch}}
+	informer := clientcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, clientcache.Indexers{})
+	return infDiffSubject{
+		addHandler: func(h *infRecorder) (func() bool, error) {
+			reg, err := informer.AddEventHandler(h)
+			if err != nil {
+				return nil, err
+			}
+			return reg.HasSynced, nil
+		},
+		run:       informer.RunWithContext,
+		hasSynced: informer.HasSynced,
+		list:      informer.GetStore().List,
+	}
+}
+
+// infDiffResult is what the scenario observed.
+type infDiffResult struct {
+	early, late []string
+	store       []string
+}
+
+// infRunDiffScenario runs the scripted scenario: initial list, watch
+// events, a 410-forced relist that finds vanished and changed objects, a
+// handler added after sync, and one more event.
+func infRunDiffScenario(t *testing.T, build func(srv *infServer) infDiffSubject) infDiffResult {
+	srv := newInfServer()
+	defer srv.stopWatches()
+	srv.create("a")
+	srv.create("b")
+	srv.create("c")
+	subject := build(srv)
+	early := &infRecorder{}
+	earlySynced, err := subject.addHandler(early)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(infKlogContext(t))
+	var wg sync.WaitGroup
+	wg.Go(func() { subject.run(ctx) })
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	require.Eventually(t, func() bool { return subject.hasSynced() && earlySynced() }, infTimeout, time.Millisecond)
+	early.waitN(t, 3)
+
+	srv.create("d")
+	srv.update("a")
+	srv.remove("c")
+	early.waitN(t, 6)
+
+	srv.removeSilently("b")
+	srv.updateSilently("d")
+	srv.createSilently("e")
+	srv.expire()
+	// Relist: b vanished; a unchanged; d changed; e new.
+	early.waitN(t, 10)
+
+	late := &infRecorder{}
+	lateSynced, err := subject.addHandler(late)
+	require.NoError(t, err)
+	require.Eventually(t, lateSynced, infTimeout, time.Millisecond)
+	srv.create("f")
+	early.waitN(t, 11)
+	late.waitN(t, 4)
+
+	lateEvents := late.get()
+	// The replay of the cache to a late handler has no defined order.
+	sort.Strings(lateEvents[:3])
+	return infDiffResult{early: early.get(), late: lateEvents, store: infStoreContents(infListFunc(subject.list))}
+}
+
+// infListFunc adapts a List function to infStoreContents.
+type infListFunc func() []interface{}
+
+func (f infListFunc) List() []interface{} { return f() }
+
+func TestSharedInformerDifferentialAgainstClientGo(t *testing.T) {
+	want := infRunDiffScenario(t, infClientGoSubject)
+	// Sanity: the scenario does what it claims on client-go.
+	require.Equal(t, []string{
+		"add ns/a@1 initial=true",
+		"add ns/b@2 initial=true",
+		"add ns/c@3 initial=true",
+		"add ns/d@4 initial=false",
+		"update ns/a@1 -> ns/a@5",
+		"delete ns/c@6",
+		"delete tombstone(ns/b@2)",
+		"update ns/a@5 -> ns/a@5",
+		"update ns/d@4 -> ns/d@8",
+		"add ns/e@9 initial=false",
+		"add ns/f@10 initial=false",
+	}, want.early)
+	require.Equal(t, []string{"ns/a@5", "ns/d@8", "ns/e@9", "ns/f@10"}, want.store)
+
+	got := infRunDiffScenario(t, func(srv *infServer) infDiffSubject { return infOurSubject(srv, false) })
+	assert.Equal(t, want, got, "kinformer (RealFIFO) differs from client-go")
+
+	// The DeltaFIFO orders a relist differently (deletions last), as
+	// client-go's own DeltaFIFO informer does; everything else matches.
+	gotDelta := infRunDiffScenario(t, func(srv *infServer) infDiffSubject { return infOurSubject(srv, true) })
+	assert.Equal(t, want.late, gotDelta.late)
+	assert.Equal(t, want.store, gotDelta.store)
+	assert.Equal(t, infPerObject(want.early), infPerObject(gotDelta.early))
+}
