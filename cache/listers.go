@@ -20,7 +20,13 @@ type AppendFunc func(interface{})
 // without reading labels; a selector matching nothing returns at once.
 // With a selector that reads labels, an object without metadata stops the
 // listing with an error.
+//
+// Difference from client-go: a nil store or appendFn is an error instead of
+// a panic.
 func ListAll(store Store, selector labels.Selector, appendFn AppendFunc) error {
+	if store == nil || appendFn == nil {
+		return listerNilArgument("ListAll", store == nil)
+	}
 	if selector == nil {
 		selector = labels.Everything()
 	}
@@ -32,6 +38,15 @@ func ListAll(store Store, selector labels.Selector, appendFn AppendFunc) error {
 
 // listerAppendMatching passes the objects of items matching selector to
 // appendFn.
+// listerNilArgument is the error of a listing function called with a nil
+// store (or indexer) or a nil append function.
+func listerNilArgument(fn string, nilStore bool) error {
+	if nilStore {
+		return fmt.Errorf("%s: the store is nil", fn)
+	}
+	return fmt.Errorf("%s: the append function is nil", fn)
+}
+
 func listerAppendMatching(items []interface{}, selector labels.Selector, appendFn AppendFunc) error {
 	if selector.Empty() {
 		for _, obj := range items {
@@ -56,7 +71,13 @@ func listerAppendMatching(items []interface{}, selector labels.Selector, appendF
 // ListAll does. A nil selector selects everything. It reads the namespace
 // from the NamespaceIndex index when the indexer has one, and otherwise
 // scans all objects (logging that it does so at verbosity 4).
+//
+// Difference from client-go: a nil indexer or appendFn is an error instead
+// of a panic.
 func ListAllByNamespace(indexer Indexer, namespace string, selector labels.Selector, appendFn AppendFunc) error {
+	if indexer == nil || appendFn == nil {
+		return listerNilArgument("ListAllByNamespace", indexer == nil)
+	}
 	if selector == nil {
 		selector = labels.Everything()
 	}

@@ -41,6 +41,12 @@ type deltaApplier struct {
 	// rejected counts objects that could not be applied to the store.
 	rejected atomic.Int64
 
+	// keysOf, when set, returns the keys the queue already computed for a
+	// popped slice of deltas (nil when it has none); they are reused
+	// instead of being computed again. Only set when the queue's keys are
+	// the store's keys (same key function, no transform in between).
+	keysOf func([]Delta) []string
+
 	// Scratch space reused between batches.
 	txns []Transaction
 	olds []interface{}
@@ -65,11 +71,28 @@ func (a *deltaApplier) process(obj interface{}, isInInitialList bool) error {
 	return a.apply(deltas, isInInitialList)
 }
 
+// poppedKeys returns the queue's keys for deltas, or nil.
+func (a *deltaApplier) poppedKeys(deltas []Delta) []string {
+	if a.keysOf == nil {
+		return nil
+	}
+	keys := a.keysOf(deltas)
+	if len(keys) != len(deltas) {
+		return nil
+	}
+	return keys
+}
+
 // apply applies deltas one by one, from oldest to newest.
 func (a *deltaApplier) apply(deltas []Delta, isInInitialList bool) error {
 	var errs []error
-	for _, d := range deltas {
-		if err := a.applyOne(d, isInInitialList); err != nil {
+	keys := a.poppedKeys(deltas)
+	for i, d := range deltas {
+		key := ""
+		if keys != nil {
+			key = keys[i]
+		}
+		if err := a.applyOne(d, key, isInInitialList); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -82,10 +105,33 @@ func (a *deltaApplier) apply(deltas []Delta, isInInitialList bool) error {
 	return fmt.Errorf("%d deltas failed: %v", len(errs), errs)
 }
 
-func (a *deltaApplier) applyOne(d Delta, isInInitialList bool) error {
+// applyOne applies one delta. key is the object's key when the caller
+// knows it, else "".
+func (a *deltaApplier) applyOne(d Delta, key string, isInInitialList bool) error {
 	obj := d.Object
+	c, own := a.store.(*cache)
 	switch d.Type {
 	case Added, Updated, Replaced, Sync:
+		if own {
+			// One map access, and no key computation when key is known.
+			var old interface{}
+			var exists bool
+			var err error
+			if key != "" {
+				old, exists, err = c.updateKeyedWithPrevious(key, obj)
+			} else {
+				old, exists, err = c.updateWithPrevious(obj)
+			}
+			switch {
+			case err != nil:
+				a.reject(err, string(d.Type), obj)
+			case exists:
+				a.handler.OnUpdate(old, obj)
+			default:
+				a.handler.OnAdd(obj, isInInitialList)
+			}
+			return nil
+		}
 		old, exists, err := a.store.Get(obj)
 		if err != nil {
 			a.reject(err, string(d.Type), obj)
@@ -105,6 +151,11 @@ func (a *deltaApplier) applyOne(d Delta, isInInitialList bool) error {
 		}
 		a.handler.OnAdd(obj, isInInitialList)
 	case Deleted:
+		if own && key != "" {
+			c.deleteKeyed(key, obj)
+			a.handler.OnDelete(obj)
+			return nil
+		}
 		if err := a.store.Delete(obj); err != nil {
 			a.reject(err, string(d.Type), obj)
 			return nil
@@ -206,26 +257,38 @@ func (a *deltaApplier) processBatch(deltas []Delta, isInInitialList bool) error 
 	if !ok {
 		return a.apply(deltas, isInInitialList)
 	}
+	keys := a.poppedKeys(deltas)
+	keysIn := func(from, to int) []string {
+		if keys == nil {
+			return nil
+		}
+		return keys[from:to]
+	}
 	start := 0
 	for i, d := range deltas {
 		switch d.Type {
 		case Added, Updated, Replaced, Sync, Deleted:
 			continue
 		}
-		a.commit(txnStore, deltas[start:i], isInInitialList)
-		if err := a.applyOne(d, isInInitialList); err != nil {
+		a.commit(txnStore, deltas[start:i], keysIn(start, i), isInInitialList)
+		if err := a.applyOne(d, "", isInInitialList); err != nil {
 			return err
 		}
 		start = i + 1
 	}
-	a.commit(txnStore, deltas[start:], isInInitialList)
+	a.commit(txnStore, deltas[start:], keysIn(start, len(deltas)), isInInitialList)
 	return nil
 }
 
 // commit applies add/update/delete deltas in one store transaction and then
-// notifies the handler of the applied ones.
-func (a *deltaApplier) commit(txnStore TransactionStore, deltas []Delta, isInInitialList bool) {
+// notifies the handler of the applied ones. keys are the deltas' keys when
+// known, else nil.
+func (a *deltaApplier) commit(txnStore TransactionStore, deltas []Delta, keys []string, isInInitialList bool) {
 	if len(deltas) == 0 {
+		return
+	}
+	if c, ok := txnStore.(*cache); ok {
+		a.commitOwn(c, deltas, keys, isInInitialList)
 		return
 	}
 	txns, olds := a.txns[:0], a.olds[:0]
@@ -256,6 +319,40 @@ func (a *deltaApplier) commit(txnStore TransactionStore, deltas []Delta, isInIni
 	}()
 
 	if txErr := txnStore.Transaction(txns...); txErr != nil {
+		failed := txErr.TotalTransactions - len(txErr.SuccessfulIndices)
+		a.rejected.Add(int64(failed))
+		a.logger.Error(txErr, "Some objects could not be applied to the informer's cache and are skipped", "failed", failed, "batch", len(txns))
+		for _, i := range txErr.SuccessfulIndices {
+			if i >= 0 && i < len(txns) {
+				a.notify(txns[i], olds[i], isInInitialList)
+			}
+		}
+		return
+	}
+	for i, t := range txns {
+		a.notify(t, olds[i], isInInitialList)
+	}
+}
+
+// commitOwn is commit for the package's own store: the transaction itself
+// reports the replaced objects and tells adds from updates, so no Get (and
+// no key computation, when keys are known) is needed per delta.
+func (a *deltaApplier) commitOwn(c *cache, deltas []Delta, keys []string, isInInitialList bool) {
+	txns := slices.Grow(a.txns[:0], len(deltas))[:len(deltas)]
+	olds := slices.Grow(a.olds[:0], len(deltas))[:len(deltas)]
+	defer func() {
+		clear(txns)
+		clear(olds)
+		a.txns, a.olds = txns[:0], olds[:0]
+	}()
+	for i, d := range deltas {
+		typ := TransactionTypeUpdate
+		if d.Type == Deleted {
+			typ = TransactionTypeDelete
+		}
+		txns[i] = Transaction{Type: typ, Object: d.Object}
+	}
+	if txErr := c.transactionWithKeys(txns, keys, olds); txErr != nil {
 		failed := txErr.TotalTransactions - len(txErr.SuccessfulIndices)
 		a.rejected.Add(int64(failed))
 		a.logger.Error(txErr, "Some objects could not be applied to the informer's cache and are skipped", "failed", failed, "batch", len(txns))

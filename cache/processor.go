@@ -45,9 +45,15 @@ type notificationBatch struct {
 	notes []notification
 	// hasResync is true if any note is a resync note.
 	hasResync bool
+	// detector, when not nil, is given every added or updated object, as
+	// the objects the handlers will see (see NewCacheMutationDetector).
+	detector MutationDetector
 }
 
 func (b *notificationBatch) OnAdd(obj interface{}, isInInitialList bool) {
+	if b.detector != nil {
+		b.detector.AddObject(obj)
+	}
 	b.notes = append(b.notes, notification{kind: notifyAdd, initial: isInInitialList, newObj: obj})
 }
 
@@ -61,6 +67,9 @@ func (b *notificationBatch) OnUpdate(oldObj, newObj interface{}) {
 		}
 	}
 	b.hasResync = b.hasResync || resync
+	if b.detector != nil {
+		b.detector.AddObject(newObj)
+	}
 	b.notes = append(b.notes, notification{kind: notifyUpdate, resync: resync, oldObj: oldObj, newObj: newObj})
 }
 
@@ -92,6 +101,9 @@ type sharedProcessor struct {
 	listeners []*processorListener
 	running   bool
 	stopped   bool
+	// synced is set once the informer has synced; every listener's sync
+	// tracker has been told so (see upstreamHasSynced).
+	synced bool
 
 	// wg counts running listener goroutines.
 	wg sync.WaitGroup
@@ -111,8 +123,29 @@ func (p *sharedProcessor) addListener(l *processorListener) {
 		return
 	}
 	p.listeners = append(p.listeners, l)
+	if p.synced {
+		// The caller has announced (Start) every initial notification.
+		l.syncTracker.UpstreamHasSynced()
+	}
 	if p.running {
 		p.startLocked(l)
+	}
+}
+
+// upstreamHasSynced tells every listener's sync tracker, now and at
+// registration for later listeners, that the informer has synced. It must be
+// called only after every notification of the initial list has been
+// distributed (and so announced to the trackers).
+//
+// This is done here rather than by the listeners' goroutines, so that a
+// listener that never goes idle (a busy or blocked handler) still syncs as
+// soon as it has processed its initial list, as in client-go.
+func (p *sharedProcessor) upstreamHasSynced() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.synced = true
+	for _, l := range p.listeners {
+		l.syncTracker.UpstreamHasSynced()
 	}
 }
 
@@ -256,9 +289,9 @@ type processorListener struct {
 	// panics is the processor's panic counter.
 	panics *atomic.Int64
 
+	// syncTracker counts the initial-list notifications not yet processed;
+	// the processor tells it when the informer has synced.
 	syncTracker *synctrack.SingleFileTracker
-	// upstreamSynced is closed when the informer has synced.
-	upstreamSynced <-chan struct{}
 
 	// Resync bookkeeping, guarded by the processor's mu.
 	requestedResyncPeriod time.Duration
@@ -280,15 +313,16 @@ type processorListener struct {
 	finished   chan struct{}
 }
 
-func newProcessorListener(logger klog.Logger, handler ResourceEventHandler, requestedResyncPeriod, resyncPeriod time.Duration, now time.Time, upstream DoneChecker, panics *atomic.Int64) *processorListener {
+// newProcessorListener returns a listener for handler; upstreamName names
+// what it syncs with (the informer) in its DoneChecker's name.
+func newProcessorListener(logger klog.Logger, handler ResourceEventHandler, requestedResyncPeriod, resyncPeriod time.Duration, now time.Time, upstreamName string, panics *atomic.Int64) *processorListener {
 	name := nameForHandler(handler)
 	return &processorListener{
 		logger:                logger,
 		handler:               handler,
 		handlerName:           name,
 		panics:                panics,
-		syncTracker:           synctrack.NewSingleFileTracker(fmt.Sprintf("%s + event handler %s", upstream.Name(), name)),
-		upstreamSynced:        upstream.Done(),
+		syncTracker:           synctrack.NewSingleFileTracker(fmt.Sprintf("%s + event handler %s", upstreamName, name)),
 		requestedResyncPeriod: requestedResyncPeriod,
 		resyncPeriod:          resyncPeriod,
 		nextResync:            now.Add(resyncPeriod),
@@ -379,20 +413,12 @@ func (l *processorListener) stop() {
 // until stopped.
 func (l *processorListener) run() {
 	defer l.markFinished()
-	upstream := l.upstreamSynced
 	for {
 		l.mu.Lock()
 		for len(l.pending) == 0 && !l.stopped {
 			l.idle = true
 			l.mu.Unlock()
-			select {
-			case <-l.wake:
-			case <-upstream:
-				// Every initial-list notification was enqueued (and
-				// counted) before the informer reported synced.
-				l.syncTracker.UpstreamHasSynced()
-				upstream = nil
-			}
+			<-l.wake
 			l.mu.Lock()
 		}
 		if l.stopped {

@@ -67,6 +67,11 @@ const (
 	// While a streaming list waits for its end bookmark, a warning is
 	// logged when no event arrived for this long.
 	reflectorInitialEventsWarnInterval = 10 * time.Second
+	// A streaming list that receives no event at all for this long while
+	// its end bookmark is pending is stopped, and the Reflector falls back
+	// to LIST. It is the moment client-go starts warning: a server that
+	// streams the initial events has sent something by then.
+	reflectorInitialEventsTimeout = 10 * time.Second
 )
 
 // ReflectorStore is what a Reflector writes to: the part of Store it uses.
@@ -200,6 +205,28 @@ func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
 //     ReflectorOptions.Backoff).
 //   - Metrics are recorded through SetReflectorMetricsProvider's provider.
 //   - ListWatch.DisableChunking is honoured.
+//   - A streaming list that never completes does not block the Reflector
+//     (client-go issues kubernetes/kubernetes#140890 and #135895): when its
+//     watch ends (closed by the server, or with an error other than those
+//     retried, see below) or receives no event at all for 10 seconds
+//     before the bookmark annotated "k8s.io/initial-events-end" arrived,
+//     the Reflector drops what the stream delivered and makes a paged LIST
+//     followed by a WATCH instead. client-go starts the streaming list over
+//     after a close and waits without end on a silent stream, only logging
+//     "event bookmark expired" every 10 seconds, so its informer never
+//     syncs against such a server (an aggregated API server, a proxy, a
+//     mock, or client-go's fake clientset behind a plain ListWatch without
+//     ToListWatcherWithWatchListSemantics). Events that keep arriving, as
+//     in a large initial list, keep the stream going. Unless a streaming
+//     list of this Reflector completed before, it then takes the server
+//     for one that does not complete streaming lists, logs that once, and
+//     uses LIST for all its later lists, so such a server costs the wait
+//     once per Reflector. The watch error handler set by the informer is
+//     told about each fallback with an error saying whether the stream was
+//     closed, failed or stayed silent. As before, a stream that fails with
+//     a refused connection or 429 is retried after a backoff, and one whose
+//     resource version is expired or too large is retried from the latest
+//     data.
 type Reflector struct {
 	name            string
 	typeDescription string
@@ -227,6 +254,12 @@ type Reflector struct {
 	// LIST paging (ListWatch.DisableChunking).
 	useWatchList    bool
 	disableChunking bool
+	// initialEventsTimeout is how long a streaming list may go without
+	// receiving any event while the bookmark that ends its initial events
+	// is pending, measured on clock; it is then stopped and the Reflector
+	// falls back to LIST. Zero or less means no bound. Set before Run
+	// (tests lower it or drive it with a fake clock).
+	initialEventsTimeout time.Duration
 
 	// watchErrorHandler, when not nil, replaces DefaultWatchErrorHandler
 	// and is also called for the failures the Reflector handles inside its
@@ -250,6 +283,14 @@ type Reflector struct {
 	// came back in pages: the server then does not serve lists from its
 	// watch cache, so relists keep paging.
 	paginatedResult bool
+	// streamListCompleted is set once a streaming list received the
+	// bookmark that ends its initial events: the server supports them.
+	streamListCompleted bool
+	// streamListUnsupported is set when a streaming list ended, or went
+	// silent, before that bookmark while none had ever completed: the
+	// server does not complete streaming lists, and every later list of
+	// this Reflector is a LIST.
+	streamListUnsupported bool
 
 	// WatchListPageSize is the page size (limit) of the Reflector's LIST
 	// requests. When zero, lists that may be served from the watch cache
@@ -338,7 +379,10 @@ func NewNamedReflector(name string, lw ListerWatcher, expectedType interface{}, 
 // k8s.io/client-go/features is enabled (the default; set
 // KUBE_FEATURE_WatchListClient=false to disable it) and lw does not report
 // IsWatchListSemanticsUnSupported() == true (see
-// ToListWatcherWithWatchListSemantics).
+// ToListWatcherWithWatchListSemantics). Difference from client-go: a
+// streaming list that ends or goes silent before its initial-events-end
+// bookmark falls back to LIST instead of blocking the Reflector (see
+// Reflector).
 //
 // A nil lw or store does not panic: ListAndWatch then returns an error.
 func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store ReflectorStore, options ReflectorOptions) *Reflector {
@@ -373,6 +417,8 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store R
 		clock:           clk,
 		backoff:         newReflectorBackoff(backoff, reflectorBackoffReset, clk),
 		disableChunking: listWatchDisablesChunking(lw),
+
+		initialEventsTimeout: reflectorInitialEventsTimeout,
 	}
 	if r.name == "" {
 		r.name = reflectorCallsiteName()
@@ -646,6 +692,11 @@ func (r *Reflector) ListAndWatch(stopCh <-chan struct{}) error {
 // a refused connection or 429 (those are retried with backoff). It returns
 // nil when ctx is done, and does not return before the goroutines it started
 // have ended.
+//
+// Difference from client-go: a streaming list that is closed, fails or stays
+// silent before its initial-events-end bookmark makes this cycle fall back
+// to a paged LIST instead of starting the stream over or waiting for ever
+// (see Reflector).
 func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return nil
@@ -662,10 +713,17 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 
 	var w watch.Interface
 	listed := false
-	if r.useWatchList {
+	if r.useWatchList && !r.streamListKnownUnsupported() {
 		var err error
 		w, err = r.streamList(ctx)
+		var incomplete *reflectorIncompleteStreamError
 		switch {
+		case err != nil && errors.As(err, &incomplete):
+			if ctx.Err() != nil {
+				return nil
+			}
+			r.noteIncompleteStreamList(ctx, incomplete)
+			r.reportWatchFailure(ctx, err)
 		case err != nil:
 			if ctx.Err() != nil {
 				return nil
@@ -866,6 +924,10 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 			if errors.Is(err, errorStopRequested) {
 				return nil, nil
 			}
+			var incomplete *reflectorIncompleteStreamError
+			if errors.As(err, &incomplete) {
+				return nil, err // it went silent
+			}
 			retry, stopped := r.streamListRetry(ctx, err)
 			if stopped {
 				return nil, nil
@@ -873,16 +935,21 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 			if retry {
 				continue
 			}
-			return nil, err
+			return nil, &reflectorIncompleteStreamError{name: r.name, events: session.events, err: err}
 		}
 		if !ended {
-			// The watch closed before the initial events were complete:
-			// start the streaming list over.
-			continue
+			// The server closed the watch before the initial events were
+			// complete. Starting the streaming list over (as client-go
+			// does) never ends with a server that does not send the end
+			// bookmark: fall back to LIST instead.
+			return nil, &reflectorIncompleteStreamError{name: r.name, events: session.events}
 		}
 
 		trace.Step("Objects streamed", utiltrace.Field{Key: "count", Value: acc.len()})
-		r.setLastSyncResourceVersionUnavailable(false)
+		r.mu.Lock()
+		r.lastSyncResourceVersionUnavailable = false
+		r.streamListCompleted = true
+		r.mu.Unlock()
 		items := acc.list()
 		count := len(items)
 		if err := r.store.Replace(items, session.streamRV); err != nil {
@@ -894,6 +961,66 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 		r.metrics.listDone(r.clock.Since(start).Seconds(), count)
 		return w, nil
 	}
+}
+
+// reflectorIncompleteStreamError is the error of a streaming list whose
+// watch ended (closed by the server, or with an error), or received no
+// event for the Reflector's initialEventsTimeout, before the bookmark that
+// ends the initial events arrived. The Reflector then falls back to LIST.
+type reflectorIncompleteStreamError struct {
+	name string
+	// events is the number of events received before it ended.
+	events int
+	// silentFor, when positive, is how long the stream went without an
+	// event before the Reflector stopped it.
+	silentFor time.Duration
+	// err is the error the watch ended with; nil when the server closed
+	// it or it went silent.
+	err error
+}
+
+// Error implements error.
+func (e *reflectorIncompleteStreamError) Error() string {
+	const what = "without the initial-events-end bookmark; falling back to LIST"
+	switch {
+	case e.silentFor > 0:
+		return fmt.Sprintf("reflector %s: streaming list stayed silent for %v after %d event(s) %s", e.name, e.silentFor, e.events, what)
+	case e.err != nil:
+		return fmt.Sprintf("reflector %s: streaming list ended with an error after %d event(s) %s: %v", e.name, e.events, what, e.err)
+	}
+	return fmt.Sprintf("reflector %s: streaming list was closed by the server after %d event(s) %s", e.name, e.events, what)
+}
+
+// Unwrap returns the error the watch ended with, if any.
+func (e *reflectorIncompleteStreamError) Unwrap() error { return e.err }
+
+// streamListKnownUnsupported reports whether the server was found not to
+// complete streaming lists.
+func (r *Reflector) streamListKnownUnsupported() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.streamListUnsupported
+}
+
+// noteIncompleteStreamList records a streaming list that did not complete.
+// Unless one completed before (the server supports them, and this one was
+// most likely cut by the network), the Reflector uses LIST from then on,
+// which is logged once.
+func (r *Reflector) noteIncompleteStreamList(ctx context.Context, err *reflectorIncompleteStreamError) {
+	r.mu.Lock()
+	remember := !r.streamListCompleted && !r.streamListUnsupported
+	if remember {
+		r.streamListUnsupported = true
+	}
+	r.mu.Unlock()
+	logger := r.loggerFor(ctx)
+	if remember {
+		logger.Info("The server does not complete streaming lists (no initial-events-end bookmark); this reflector uses LIST from now on",
+			"reflector", r.name, "type", r.typeDescription, "reason", err.Error())
+		return
+	}
+	logger.V(2).Info("Streaming list incomplete; falling back to LIST for this attempt",
+		"reflector", r.name, "type", r.typeDescription, "reason", err.Error())
 }
 
 // streamListRetry decides what a streaming list does after err: retry after
@@ -1107,13 +1234,17 @@ type reflectorWatchSession struct {
 	// propagateRV: every event's resource version counts, not only those
 	// after the first non-ADDED event.
 	propagateRV bool
+	// events is the number of events run applied (set when it returns).
+	events int
 }
 
 // run applies the events of w to the session's store until w closes, an
 // error event arrives, errc delivers an error, ctx ends (errorStopRequested),
 // or, when streaming, the initial events end (ended true; w is left open).
 // In every other case w is stopped. A watch that closes within a second
-// without an event yields a *VeryShortWatchError.
+// without an event yields a *VeryShortWatchError. A streaming session that
+// receives no event for the Reflector's initialEventsTimeout ends with a
+// *reflectorIncompleteStreamError.
 func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watch.Interface, errc <-chan error) (ended bool, err error) {
 	r := s.r
 	bookmarks, _ := s.store.(ReflectorBookmarkStore)
@@ -1122,10 +1253,21 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 		rvUpdater, _ = s.store.(ResourceVersionUpdater)
 	}
 
-	var tick <-chan time.Time
-	var lastEvent time.Time
+	// While streaming: lastEvent is when the last event (of any kind)
+	// arrived; the idle timer stops a stream that went silent, the ticker
+	// warns about a long wait when that bound is off or longer.
+	var tick, idle <-chan time.Time
+	var idleTimer clock.Timer
+	var lastEvent, quietSince time.Time
+	idleLimit := r.initialEventsTimeout
 	if s.streaming {
-		if tc, ok := r.clock.(clock.WithTicker); ok {
+		quietSince = r.clock.Now()
+		if idleLimit > 0 {
+			idleTimer = r.clock.NewTimer(idleLimit)
+			defer idleTimer.Stop()
+			idle = idleTimer.C()
+		}
+		if tc, ok := r.clock.(clock.WithTicker); ok && (idleLimit <= 0 || idleLimit > reflectorInitialEventsWarnInterval) {
 			ticker := tc.NewTicker(reflectorInitialEventsWarnInterval)
 			defer ticker.Stop()
 			tick = ticker.C()
@@ -1133,13 +1275,14 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 	}
 
 	keepOpen := false
+	events := 0
 	defer func() {
+		s.events = events
 		if !keepOpen {
 			w.Stop()
 		}
 	}()
 
-	events := 0
 	pastInitialAdds := false
 	results := w.ResultChan()
 	for {
@@ -1151,7 +1294,18 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 		case <-tick:
 			r.warnInitialEventsPending(ctx, start, lastEvent)
 			continue
+		case <-idle:
+			quiet := r.clock.Since(quietSince)
+			if quiet >= idleLimit {
+				return false, &reflectorIncompleteStreamError{name: r.name, events: events, silentFor: quiet}
+			}
+			idleTimer.Reset(idleLimit - quiet)
+			continue
 		case event, ok := <-results:
+			if s.streaming && ok {
+				lastEvent = r.clock.Now()
+				quietSince = lastEvent
+			}
 			if !ok {
 				duration := r.clock.Since(start)
 				short := events == 0 && duration < reflectorShortWatch
@@ -1215,14 +1369,11 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 				}
 			}
 			events++
-			if s.streaming {
-				if initialEventsEnd {
-					keepOpen = true
-					r.loggerFor(ctx).V(4).Info("Exiting watch because received the bookmark that marks the end of initial events stream",
-						"reflector", r.name, "totalItems", events, "duration", r.clock.Since(start))
-					return true, nil
-				}
-				lastEvent = r.clock.Now()
+			if initialEventsEnd && s.streaming {
+				keepOpen = true
+				r.loggerFor(ctx).V(4).Info("Exiting watch because received the bookmark that marks the end of initial events stream",
+					"reflector", r.name, "totalItems", events, "duration", r.clock.Since(start))
+				return true, nil
 			}
 		}
 	}

@@ -407,7 +407,16 @@ func rfRunUntilExhausted(t *testing.T, r *Reflector, s *rfScriptLW) {
 // rfErrKind classifies an error for assertions.
 func rfErrKind(err error) string {
 	var short *VeryShortWatchError
+	var incomplete *reflectorIncompleteStreamError
 	switch {
+	case errors.As(err, &incomplete):
+		switch {
+		case incomplete.silentFor > 0:
+			return "incomplete: silent"
+		case incomplete.err != nil:
+			return "incomplete: " + rfErrKind(incomplete.err)
+		}
+		return "incomplete: closed"
 	case errors.As(err, &short):
 		return "short"
 	case isExpiredError(err):

@@ -207,6 +207,13 @@ func NewSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, defa
 // starts as options.ResyncPeriod and is lowered to the smallest period
 // requested by a handler added before Run (never below one second); it is
 // fixed once the informer runs.
+//
+// Mutation detection: when the environment variable
+// KUBE_CACHE_MUTATION_DETECTOR is true at construction, every object the
+// informer adds to or updates in its cache is also given to a
+// CacheMutationDetector (see NewCacheMutationDetector), which runs while the
+// informer runs and fails loudly when a handler or lister user modifies a
+// cached object in place. It costs memory and time; it is meant for tests.
 func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.Object, options SharedIndexInformerOptions) SharedIndexInformer {
 	realClock := clock.RealClock{}
 	s := &sharedIndexInformer{
@@ -222,6 +229,7 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 		identifier:                      options.Identifier,
 		informerMetricsProvider:         options.InformerMetricsProvider,
 		useDeltaFIFO:                    options.UseDeltaFIFO,
+		cacheMutationDetector:           NewCacheMutationDetector(fmt.Sprintf("%T", exampleObject)),
 	}
 	return s
 }
@@ -244,6 +252,11 @@ type sharedIndexInformer struct {
 	identifier              InformerNameAndResource
 	informerMetricsProvider InformerMetricsProvider
 	useDeltaFIFO            bool
+
+	// cacheMutationDetector is given every object added to or updated in
+	// the cache, and runs while the informer runs. It does nothing unless
+	// KUBE_CACHE_MUTATION_DETECTOR=true was set when the informer was made.
+	cacheMutationDetector MutationDetector
 
 	clock clock.Clock
 
@@ -334,7 +347,16 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		metricsProvider: s.informerMetricsProvider,
 		useDeltaFIFO:    s.useDeltaFIFO,
 	})
+	if _, off := s.cacheMutationDetector.(noopMutationDetector); !off {
+		s.batch.detector = s.cacheMutationDetector
+	}
 	s.applier = newDeltaApplier(logger, s.indexer, &s.batch)
+	if fifo, ok := queue.(*RealFIFO); ok && s.transform == nil {
+		// The queue keys objects as the indexer does (namespace/name, or
+		// a tombstone's key); without a transform in between, its keys
+		// can be reused when applying the popped deltas.
+		s.applier.keysOf = fifo.poppedKeys
+	}
 	ctrl := New(&Config{
 		Queue:                        queue,
 		ListerWatcher:                s.listerWatcher,
@@ -355,6 +377,9 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 	// controller has returned, and keeps the caller's values (logger).
 	processorCtx, stopProcessor := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
+	if s.batch.detector != nil {
+		wg.Go(func() { s.cacheMutationDetector.Run(processorCtx.Done()) })
+	}
 	wg.Go(func() { s.processor.run(processorCtx) })
 	wg.Go(func() {
 		select {
@@ -363,6 +388,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 			// The queues report synced only after the last item of the
 			// initial list has been processed (and so distributed).
 			close(s.synced)
+			s.processor.upstreamHasSynced()
 		}
 	})
 
@@ -502,7 +528,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 		}
 	}
 
-	l := newProcessorListener(logger, handler, resyncPeriod, determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod), s.clock.Now(), s.HasSyncedChecker(), &s.processor.panics)
+	l := newProcessorListener(logger, handler, resyncPeriod, determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod), s.clock.Now(), s.HasSyncedChecker().Name(), &s.processor.panics)
 
 	if !s.started {
 		s.processor.addListener(l)
@@ -552,7 +578,12 @@ func determineResyncPeriod(logger klog.Logger, desired, check time.Duration) tim
 // when the informer never ran. It must not be called from the handler's own
 // methods (that would wait forever), and it fails for registrations not
 // created by this package.
+//
+// Difference from client-go: a nil informer is an error instead of a panic.
 func ShutDownEventHandler(informer SharedInformer, handle ResourceEventHandlerRegistration) error {
+	if informer == nil {
+		return errors.New("cannot shut down an event handler of a nil informer")
+	}
 	if err := informer.RemoveEventHandler(handle); err != nil {
 		return err
 	}

@@ -151,8 +151,14 @@ func ObjectToName(obj interface{}) (ObjectName, error) {
 }
 
 // MetaObjectToName returns the structured name of the object with the given
-// metadata. obj must not be nil.
+// metadata.
+//
+// Difference from client-go: a nil obj (or typed nil pointer) yields the
+// zero ObjectName instead of a panic.
 func MetaObjectToName(obj metav1.Object) ObjectName {
+	if obj == nil || storeIsNilPointer(obj) {
+		return ObjectName{}
+	}
 	return ObjectName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
 
@@ -291,7 +297,7 @@ func (c *cache) Delete(obj interface{}) error {
 // The newest resource version seen becomes that of the last applied
 // operation whose object has metadata.
 func (c *cache) Transaction(txns ...Transaction) *TransactionError {
-	return c.transact(txns, nil)
+	return c.transact(txns, nil, nil)
 }
 
 // transactionWithPrevious is Transaction for callers that must tell add
@@ -311,7 +317,39 @@ func (c *cache) transactionWithPrevious(txns []Transaction, prev []interface{}) 
 			Errors:            []error{fmt.Errorf("need room for %d previous objects, got %d", len(txns), len(prev))},
 		}
 	}
-	return c.transact(txns, prev)
+	return c.transact(txns, prev, nil)
+}
+
+// transactionWithKeys is transactionWithPrevious for callers that already
+// computed every operation's key with the store's key function (an
+// informer reusing its queue's keys): keys[i] is the key of txns[i].Object,
+// and the store does not compute it again. With keys nil (or of another
+// length than txns) the keys are computed as usual.
+func (c *cache) transactionWithKeys(txns []Transaction, keys []string, prev []interface{}) *TransactionError {
+	if len(keys) != len(txns) {
+		keys = nil
+	}
+	if len(prev) < len(txns) {
+		return c.transactionWithPrevious(txns, prev)
+	}
+	return c.transact(txns, prev, keys)
+}
+
+// updateKeyedWithPrevious is updateWithPrevious for a caller that already
+// computed obj's key with the store's key function.
+func (c *cache) updateKeyedWithPrevious(key string, obj interface{}) (prev interface{}, existed bool, err error) {
+	if c.transformer != nil {
+		if obj, err = c.transformer(obj); err != nil {
+			return nil, false, fmt.Errorf("transforming object with key %q: %w", key, err)
+		}
+	}
+	return c.tsm.swap(key, obj)
+}
+
+// deleteKeyed is Delete for a caller that already computed obj's key with
+// the store's key function.
+func (c *cache) deleteKeyed(key string, obj interface{}) {
+	c.tsm.DeleteWithObject(key, obj)
 }
 
 // updateWithPrevious is Update that also returns the object obj's key held
@@ -326,8 +364,9 @@ func (c *cache) updateWithPrevious(obj interface{}) (prev interface{}, existed b
 }
 
 // transact implements Transaction and transactionWithPrevious (prev nil
-// for the former).
-func (c *cache) transact(txns []Transaction, prev []interface{}) *TransactionError {
+// for the former), and transactionWithKeys (keys, when not nil, holds the
+// precomputed key of every operation).
+func (c *cache) transact(txns []Transaction, prev []interface{}, keys []string) *TransactionError {
 	if len(txns) == 0 {
 		return nil
 	}
@@ -344,10 +383,19 @@ func (c *cache) transact(txns []Transaction, prev []interface{}) *TransactionErr
 		t := txns[i]
 		var key string
 		var err error
-		switch t.Type {
-		case TransactionTypeAdd, TransactionTypeUpdate:
+		switch {
+		case keys != nil && (t.Type == TransactionTypeAdd || t.Type == TransactionTypeUpdate):
+			key = keys[i]
+			if c.transformer != nil {
+				if t.Object, err = c.transformer(t.Object); err != nil {
+					err = fmt.Errorf("transforming object with key %q: %w", key, err)
+				}
+			}
+		case keys != nil && t.Type == TransactionTypeDelete:
+			key = keys[i]
+		case t.Type == TransactionTypeAdd || t.Type == TransactionTypeUpdate:
 			key, t.Object, err = c.keyAndTransform(t.Object)
-		case TransactionTypeDelete:
+		case t.Type == TransactionTypeDelete:
 			key, err = c.key(t.Object)
 		default:
 			err = fmt.Errorf("transaction %d: unknown transaction type %q", i, t.Type)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -129,7 +130,8 @@ type RealFIFO struct {
 	metrics    realFIFOMetrics
 
 	// Consumer scratch space, reused between pops while no other consumer
-	// is using it (consuming).
+	// is using it (consuming). batchKeys holds the keys of the deltas in
+	// batch (or single) while they are being processed; see poppedKeys.
 	consuming bool
 	batch     []Delta
 	batchKeys []string
@@ -744,8 +746,13 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 				f.singleBox = f.single
 			}
 			f.single[0] = e.delta
+			f.batchKeys = append(f.batchKeys[:0], e.key)
 			arg = f.singleBox
-			defer func() { f.single[0] = Delta{} }()
+			defer func() {
+				f.single[0] = Delta{}
+				clear(f.batchKeys)
+				f.batchKeys = f.batchKeys[:0]
+			}()
 		} else {
 			arg = Deltas{e.delta}
 		}
@@ -758,15 +765,47 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 			f.batch = make([]Delta, 0, max(n, min(2*cap(f.batch), f.batchSize)))
 		}
 		batch = f.batch[:n]
-		defer clear(batch)
+		f.batchKeys = slices.Grow(f.batchKeys[:0], n)[:n]
+		defer func() {
+			clear(batch)
+			clear(f.batchKeys)
+			f.batchKeys = f.batchKeys[:0]
+		}()
 	} else {
 		batch = make([]Delta, n)
 	}
 	key := f.items.at(0).key
 	for i := range batch {
-		batch[i] = f.items.popFront().delta
+		e := f.items.popFront()
+		batch[i] = e.delta
+		if shared {
+			f.batchKeys[i] = e.key
+		}
 	}
 	return f.processLocked(key, n, func() error { return processBatch(batch, initial) })
+}
+
+// poppedKeys returns the keys the queue computed for deltas, when deltas is
+// exactly what the PopBatch call in progress handed to its process function
+// from the queue's reused buffers (the batch slice, or the Deltas of length
+// one); otherwise nil. keys[i] is the key of deltas[i] ("" for the atomic
+// kinds). It lets the consumer skip computing the keys again. It must only
+// be called from within that process function, by the queue's only consumer
+// goroutine (an informer's processing loop); the result is valid until the
+// function returns.
+func (f *RealFIFO) poppedKeys(deltas []Delta) []string {
+	n := len(deltas)
+	if n == 0 || len(f.batchKeys) != n {
+		return nil
+	}
+	first := &deltas[0]
+	if n == 1 && len(f.single) == 1 && first == &f.single[0] {
+		return f.batchKeys
+	}
+	if cap(f.batch) >= n && first == &f.batch[:1][0] {
+		return f.batchKeys
+	}
+	return nil
 }
 
 // inRunLinearLimit is the run length up to which PopBatch finds duplicate keys

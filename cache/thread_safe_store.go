@@ -73,8 +73,8 @@ type ThreadSafeStore interface {
 	GetIndexers() Indexers
 
 	// AddIndexers adds index functions, indexing the objects already stored.
-	// It fails, changing nothing, when a name is already in use or a new
-	// index function fails on a stored object.
+	// It fails, changing nothing, when a name is already in use, a function
+	// is nil or a new index function fails on a stored object.
 	AddIndexers(newIndexers Indexers) error
 	// Resync does nothing and returns nil. Deprecated: it has no meaning
 	// for this store.
@@ -804,7 +804,7 @@ func (m *threadSafeMap) GetIndexers() Indexers {
 
 // AddIndexers adds index functions and indexes the stored objects with
 // them. It fails, changing nothing, when a name is already used (or
-// repeated) or a new function fails on a stored object.
+// repeated), a function is nil or a new function fails on a stored object.
 func (m *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 	if len(newIndexers) == 0 {
 		return nil
@@ -814,6 +814,9 @@ func (m *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 	names := storeSortedNames(newIndexers)
 	var conflicts []string
 	for _, name := range names {
+		if newIndexers[name] == nil {
+			return fmt.Errorf("index %q has a nil index function", name)
+		}
 		if m.byName[name] != nil {
 			conflicts = append(conflicts, name)
 		}

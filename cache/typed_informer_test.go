@@ -45,6 +45,7 @@ func TestTypedSharedIndexInformer(t *testing.T) {
 	}}))
 	infRunInformer(t, informer)
 	infWaitSynced(t, reg.HasSyncedChecker())
+	rvWaitWatch(t, srv)
 	srv.update("a")
 	srv.remove("b")
 	srv.removeSilently("a")
