@@ -122,3 +122,29 @@ func TestPfDeltaApplierReusesQueueKeys(t *testing.T) {
 		assert.Equal(t, int64(0), kf.calls.Load(), "batch=%v: the queue's keys are reused", batch)
 	}
 }
+
+func TestPfReplaceAllComputesEachKeyOnce(t *testing.T) {
+	kf := &pfCountingKeyFunc{}
+	store := NewIndexer(kf.fn, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+	rec := &infRecorder{}
+	a := newDeltaApplier(infTestLogger(t), store, rec)
+
+	list := []interface{}{infPod("a", "1"), infPod("b", "1"), infPod("c", "1")}
+	require.NoError(t, a.process(Deltas{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "1", Objects: list}}}, true))
+	assert.Equal(t, int64(3), kf.calls.Load(), "one key computation per listed object")
+	assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@1 initial=true", "add ns/c@1 initial=true"}, rec.get())
+	assert.Equal(t, "1", store.LastStoreSyncResourceVersion())
+
+	kf.calls.Store(0)
+	relist := []interface{}{infPod("c", "2"), infPod("d", "2")}
+	require.NoError(t, a.process(Deltas{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "2", Objects: relist}}}, false))
+	assert.Equal(t, int64(2), kf.calls.Load())
+	assert.Equal(t, []string{
+		"delete tombstone(ns/a@1)", "delete tombstone(ns/b@1)",
+		"update ns/c@1 -> ns/c@2", "add ns/d@2 initial=false",
+	}, rec.get()[3:])
+	assert.Equal(t, []string{"ns/c@2", "ns/d@2"}, infStoreContents(store))
+	byNS, err := store.IndexKeys(NamespaceIndex, "ns")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ns/c", "ns/d"}, byNS)
+}

@@ -187,19 +187,36 @@ func (a *deltaApplier) applyOne(d Delta, key string, isInInitialList bool) error
 }
 
 // replaceAll applies a relist atomically: the store is swapped in one
-// Replace call and only then are the handlers told what changed.
+// Replace call and only then are the handlers told what changed. With the
+// package's own store, each key is computed once (with the store's key
+// function) and handed to the store with its object.
 func (a *deltaApplier) replaceAll(info ReplacedAllInfo, isInInitialList bool) {
 	type change struct {
 		obj     interface{}
 		old     interface{}
 		existed bool
 	}
+	c, own := a.store.(*cache)
+	keyOf := DeletionHandlingMetaNamespaceKeyFunc
+	if own {
+		keyOf = c.key
+	}
+	// Vanished keys are looked for only when something was cached (never
+	// on the initial list).
+	cachedKeys := a.store.ListKeys()
+	var listed map[string]struct{}
+	if len(cachedKeys) > 0 {
+		listed = make(map[string]struct{}, len(info.Objects))
+	}
+	var keys []string
+	if own {
+		keys = make([]string, 0, len(info.Objects))
+	}
 	changes := make([]change, 0, len(info.Objects))
-	listed := make(map[string]struct{}, len(info.Objects))
 	objects := info.Objects
 	filtered := false
 	for i, obj := range info.Objects {
-		key, err := DeletionHandlingMetaNamespaceKeyFunc(obj)
+		key, err := keyOf(obj)
 		if err != nil {
 			a.reject(err, string(ReplacedAll), obj)
 			if !filtered {
@@ -212,13 +229,20 @@ func (a *deltaApplier) replaceAll(info ReplacedAllInfo, isInInitialList bool) {
 		if filtered {
 			objects = append(objects, obj)
 		}
+		if own {
+			keys = append(keys, key)
+		}
+		if listed == nil {
+			changes = append(changes, change{obj: obj})
+			continue
+		}
 		listed[key] = struct{}{}
 		old, exists, err := a.store.GetByKey(key)
 		changes = append(changes, change{obj: obj, old: old, existed: err == nil && exists})
 	}
 
 	var vanished []DeletedFinalStateUnknown
-	for _, key := range a.store.ListKeys() {
+	for _, key := range cachedKeys {
 		if _, ok := listed[key]; ok {
 			continue
 		}
@@ -228,9 +252,16 @@ func (a *deltaApplier) replaceAll(info ReplacedAllInfo, isInInitialList bool) {
 		}
 		vanished = append(vanished, DeletedFinalStateUnknown{Key: key, Obj: old})
 	}
+	listed = nil
 	slices.SortFunc(vanished, func(x, y DeletedFinalStateUnknown) int { return strings.Compare(x.Key, y.Key) })
 
-	if err := a.store.Replace(objects, info.ResourceVersion); err != nil {
+	var err error
+	if own {
+		err = c.replaceKeyed(keys, objects, info.ResourceVersion)
+	} else {
+		err = a.store.Replace(objects, info.ResourceVersion)
+	}
+	if err != nil {
 		a.rejected.Add(1)
 		a.logger.Error(err, "Relist could not be applied to the informer's cache", "resourceVersion", info.ResourceVersion, "objects", len(objects))
 		return

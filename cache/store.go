@@ -346,6 +346,24 @@ func (c *cache) updateKeyedWithPrevious(key string, obj interface{}) (prev inter
 	return c.tsm.swap(key, obj)
 }
 
+// replaceKeyed is Replace for a caller that already computed the keys of
+// list with the store's key function: keys[i] is the key of list[i].
+func (c *cache) replaceKeyed(keys []string, list []interface{}, resourceVersion string) error {
+	if len(keys) != len(list) {
+		return c.Replace(list, resourceVersion)
+	}
+	if c.transformer != nil {
+		for i, obj := range list {
+			out, err := c.transformer(obj)
+			if err != nil {
+				return fmt.Errorf("transforming object with key %q: %w", keys[i], err)
+			}
+			list[i] = out
+		}
+	}
+	return c.tsm.replaceLists(keys, list, resourceVersion)
+}
+
 // deleteKeyed is Delete for a caller that already computed obj's key with
 // the store's key function.
 func (c *cache) deleteKeyed(key string, obj interface{}) {
