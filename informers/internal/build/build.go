@@ -32,7 +32,7 @@ type Object interface {
 
 // errNoClient is returned by LIST and WATCH of an informer built without a
 // clientset.
-var errNoClient = errors.New("informers: informer was built with a nil kubernetes.Interface")
+var errNoClient = errors.New("informers: informer was built with a nil client")
 
 // Informer returns a new, not yet started informer for the resource gvr whose
 // objects look like example, listing and watching through list and watch.
@@ -41,7 +41,29 @@ var errNoClient = errors.New("informers: informer was built with a nil kubernete
 // A nil client does not panic: every LIST and WATCH then fails with an error
 // the reflector reports and retries.
 func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionResource, example T, options internalinterfaces.InformerOptions, list ListFunc, watchFn WatchFunc) cache.TypedSharedIndexInformer[T] {
-	tweak := options.TweakListOptions
+	var c any
+	if client != nil {
+		c = client
+	}
+	informer := cache.NewSharedIndexInformerWithOptions(
+		ListerWatcher(c, options.TweakListOptions, list, watchFn),
+		example,
+		cache.SharedIndexInformerOptions{
+			ResyncPeriod: options.ResyncPeriod,
+			Indexers:     options.Indexers,
+			Identifier:   options.InformerName.WithResource(gvr),
+		},
+	)
+	return cache.NewTypedSharedIndexInformer[T](informer)
+}
+
+// ListerWatcher returns the ListerWatcher an informer uses: list and watch,
+// with and without context, each request's options first edited by tweak
+// (when not nil), wrapped by cache.ToListWatcherWithWatchListSemantics for
+// client. client must be the clientset list and watch use (typed, dynamic or
+// metadata), or nil, in which case every request fails with an error instead
+// of reaching list or watch.
+func ListerWatcher(client any, tweak func(*metav1.ListOptions), list ListFunc, watchFn WatchFunc) cache.ListerWatcher {
 	prepare := func(opts *metav1.ListOptions) error {
 		if client == nil {
 			return errNoClient
@@ -63,7 +85,7 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 		}
 		return watchFn(ctx, opts)
 	}
-	lw := &cache.ListWatch{
+	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
 			return listCtx(context.Background(), opts)
 		},
@@ -72,19 +94,5 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 		},
 		ListWithContextFunc:  listCtx,
 		WatchFuncWithContext: watchCtx,
-	}
-	var lwClient any
-	if client != nil {
-		lwClient = client
-	}
-	informer := cache.NewSharedIndexInformerWithOptions(
-		cache.ToListWatcherWithWatchListSemantics(lw, lwClient),
-		example,
-		cache.SharedIndexInformerOptions{
-			ResyncPeriod: options.ResyncPeriod,
-			Indexers:     options.Indexers,
-			Identifier:   options.InformerName.WithResource(gvr),
-		},
-	)
-	return cache.NewTypedSharedIndexInformer[T](informer)
+	}, client)
 }
