@@ -205,6 +205,9 @@ func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
 //     ReflectorOptions.Backoff).
 //   - Metrics are recorded through SetReflectorMetricsProvider's provider.
 //   - ListWatch.DisableChunking is honoured.
+//   - A Reflector without a name that is started where no caller outside this
+//     package is on the stack (a bare goroutine) is named after its type,
+//     "reflector *v1.Pod", instead of client-go's "????".
 //   - A streaming list that never completes does not block the Reflector
 //     (client-go issues kubernetes/kubernetes#140890 and #135895): when its
 //     watch ends (closed by the server, or with an error other than those
@@ -420,11 +423,15 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store R
 
 		initialEventsTimeout: reflectorInitialEventsTimeout,
 	}
-	if r.name == "" {
-		r.name = reflectorCallsiteName()
-	}
 	if r.typeDescription == "" {
 		r.typeDescription = getTypeDescriptionFromObject(expectedType)
+	}
+	if r.name == "" {
+		r.name = reflectorCallsiteName()
+		if r.name == reflectorUnknownCallsite {
+			// Started from a bare goroutine: every frame is ours or the runtime's.
+			r.name = "reflector " + r.typeDescription
+		}
 	}
 	if options.Logger != nil {
 		r.logger = klog.LoggerWithName(*options.Logger, r.name)
@@ -440,6 +447,10 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store R
 	}
 	return r
 }
+
+// reflectorUnknownCallsite is what the call-site lookup returns when no frame outside this
+// package is found.
+const reflectorUnknownCallsite = "????"
 
 // reflectorCallsiteName returns the file:line of the closest caller outside
 // this package, as a default Reflector name.

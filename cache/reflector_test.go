@@ -827,3 +827,21 @@ func TestReflectorMisbehavingWatcher(t *testing.T) {
 		}
 	}
 }
+
+func TestReflectorDefaultName(t *testing.T) {
+	lw := &ListWatch{}
+	named := NewReflectorWithOptions(lw, &v1.Pod{}, NewStore(MetaNamespaceKeyFunc), ReflectorOptions{Name: "mine"})
+	require.Equal(t, "mine", named.Name())
+
+	// Built under the test runner: the closest frame outside this package's folder names it.
+	require.Contains(t, NewReflector(lw, &v1.Pod{}, NewStore(MetaNamespaceKeyFunc), 0).Name(), "testing.go:")
+
+	// Built from a goroutine whose only frames are this package's and the runtime's: the type names it.
+	got := make(chan string)
+	go rfBuildReflectorFromBareGoroutine(got)
+	require.Equal(t, "reflector *v1.Pod", <-got)
+}
+
+func rfBuildReflectorFromBareGoroutine(name chan<- string) {
+	name <- NewReflector(&ListWatch{}, &v1.Pod{}, NewStore(MetaNamespaceKeyFunc), 0).Name()
+}

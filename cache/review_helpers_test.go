@@ -18,3 +18,7 @@ func rvWaitWatch(t testing.TB, srv *infServer) {
 		t.Fatal("no watch was opened")
 	}
 }
+
+// rvPoll is the polling interval of the review tests' require.Eventually
+// calls.
+const rvPoll = time.Millisecond

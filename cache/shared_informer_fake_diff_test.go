@@ -1,0 +1,222 @@
+package cache
+
+import (
+	"context"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	clientcache "k8s.io/client-go/tools/cache"
+)
+
+// rvFakeSubject is a shared informer under the fake-clientset differential
+// test, ours or client-go's, seen through the calls the scenario makes.
+type rvFakeSubject struct {
+	add       func(h ResourceEventHandler) (reg interface{ HasSynced() bool }, err error)
+	shutDown  func(reg interface{}) error
+	remove    func(reg interface{}) error
+	run       func(ctx context.Context)
+	hasSynced func() bool
+	isStopped func() bool
+	list      func() []interface{}
+	byIndex   func(ns string) ([]interface{}, error)
+}
+
+// rvFakePodLW returns a ListWatch over cs's pods and a channel receiving a
+// value whenever a watch is opened.
+func rvFakePodLW(cs *fake.Clientset) (list func(context.Context, metav1.ListOptions) (runtime.Object, error), watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error), opened <-chan struct{}) {
+	ch := make(chan struct{}, 100)
+	cs.PrependWatchReactor("pods", func(clienttesting.Action) (bool, watch.Interface, error) {
+		ch <- struct{}{}
+		return false, nil, nil
+	})
+	list = func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+		return cs.CoreV1().Pods("").List(ctx, options)
+	}
+	watchFn = func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+		return cs.CoreV1().Pods("").Watch(ctx, options)
+	}
+	return list, watchFn, ch
+}
+
+func rvOurFakeSubject(cs *fake.Clientset, useDeltaFIFO bool) (rvFakeSubject, <-chan struct{}) {
+	list, watchFn, opened := rvFakePodLW(cs)
+	lw := ToListWatcherWithWatchListSemantics(&ListWatch{ListWithContextFunc: list, WatchFuncWithContext: watchFn}, cs)
+	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{
+		Indexers:     Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
+		UseDeltaFIFO: useDeltaFIFO,
+	})
+	return rvFakeSubject{
+		add: func(h ResourceEventHandler) (interface{ HasSynced() bool }, error) {
+			return informer.AddEventHandler(h)
+		},
+		shutDown: func(reg interface{}) error {
+			return ShutDownEventHandler(informer, reg.(ResourceEventHandlerRegistration))
+		},
+		remove: func(reg interface{}) error {
+			r, _ := reg.(ResourceEventHandlerRegistration)
+			return informer.RemoveEventHandler(r)
+		},
+		run:       informer.RunWithContext,
+		hasSynced: informer.HasSynced,
+		isStopped: informer.IsStopped,
+		list:      informer.GetStore().List,
+		byIndex:   func(ns string) ([]interface{}, error) { return informer.GetIndexer().ByIndex(NamespaceIndex, ns) },
+	}, opened
+}
+
+func rvClientGoFakeSubject(cs *fake.Clientset) (rvFakeSubject, <-chan struct{}) {
+	list, watchFn, opened := rvFakePodLW(cs)
+	lw := clientcache.ToListWatcherWithWatchListSemantics(&clientcache.ListWatch{ListWithContextFunc: list, WatchFuncWithContext: watchFn}, cs)
+	informer := clientcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, clientcache.Indexers{clientcache.NamespaceIndex: clientcache.MetaNamespaceIndexFunc})
+	return rvFakeSubject{
+		add: func(h ResourceEventHandler) (interface{ HasSynced() bool }, error) {
+			return informer.AddEventHandler(h)
+		},
+		shutDown: func(reg interface{}) error {
+			return clientcache.ShutDownEventHandler(informer, reg.(clientcache.ResourceEventHandlerRegistration))
+		},
+		remove: func(reg interface{}) error {
+			r, _ := reg.(clientcache.ResourceEventHandlerRegistration)
+			return informer.RemoveEventHandler(r)
+		},
+		run:       informer.RunWithContext,
+		hasSynced: informer.HasSynced,
+		isStopped: informer.IsStopped,
+		list:      informer.GetStore().List,
+		byIndex:   func(ns string) ([]interface{}, error) { return informer.GetIndexer().ByIndex(clientcache.NamespaceIndex, ns) },
+	}, opened
+}
+
+// rvFakeResult is everything the scenario observed.
+type rvFakeResult struct {
+	early, removed, late []string
+	store, byNamespace   []string
+	// errs records, per checked call, whether it failed.
+	errs map[string]bool
+}
+
+// rvRunFakeScenario drives one informer over a fake clientset: pods
+// created, updated and deleted, one handler removed midway, one added late,
+// then the informer stopped.
+func rvRunFakeScenario(t *testing.T, build func(cs *fake.Clientset) (rvFakeSubject, <-chan struct{})) rvFakeResult {
+	ctx, cancel := context.WithCancel(infKlogContext(t))
+	defer cancel()
+	cs := fake.NewClientset(infPod("a", "1"), infPod("b", "2"))
+	subject, opened := build(cs)
+	res := rvFakeResult{errs: map[string]bool{}}
+
+	early, removed := &infRecorder{}, &infRecorder{}
+	earlyReg, err := subject.add(early)
+	require.NoError(t, err)
+	removedReg, err := subject.add(removed)
+	require.NoError(t, err)
+
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); subject.run(runCtx) }()
+	defer func() { stop(); <-done }()
+	require.Eventually(t, func() bool { return subject.hasSynced() && earlyReg.HasSynced() && removedReg.HasSynced() }, infTimeout, rvPoll)
+	// The fake clientset does not replay events from a resource version:
+	// change nothing before the watch is open.
+	select {
+	case <-opened:
+	case <-ctx.Done():
+	}
+
+	pods := cs.CoreV1().Pods("ns")
+	_, err = pods.Create(ctx, infPod("c", "3"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = pods.Update(ctx, infPod("a", "4"), metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, pods.Delete(ctx, "b", metav1.DeleteOptions{}))
+	early.waitN(t, 5)
+	removed.waitN(t, 5)
+
+	res.errs["shut down removed handler"] = subject.shutDown(removedReg) != nil
+	res.errs["remove it again"] = subject.remove(removedReg) != nil
+	res.errs["remove nil registration"] = subject.remove(nil) != nil
+
+	_, err = pods.Create(ctx, infPod("d", "5"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = pods.Update(ctx, infPod("c", "6"), metav1.UpdateOptions{})
+	require.NoError(t, err)
+	early.waitN(t, 7)
+
+	late := &infRecorder{}
+	lateReg, err := subject.add(late)
+	require.NoError(t, err)
+	require.Eventually(t, lateReg.HasSynced, infTimeout, rvPoll)
+	require.NoError(t, pods.Delete(ctx, "a", metav1.DeleteOptions{}))
+	_, err = pods.Update(ctx, infPod("d", "7"), metav1.UpdateOptions{})
+	require.NoError(t, err)
+	early.waitN(t, 9)
+	late.waitN(t, 5)
+
+	res.early, res.removed, res.late = early.get(), removed.get(), late.get()
+	// The replay of the cache to a late handler has no defined order.
+	sort.Strings(res.late[:3])
+	res.store = infStoreContents(infListFunc(subject.list))
+	inNS, err := subject.byIndex("ns")
+	require.NoError(t, err)
+	res.byNamespace = infStoreContents(infListFunc(func() []interface{} { return inNS }))
+
+	stop()
+	<-done
+	res.errs["stopped"] = subject.isStopped()
+	_, err = subject.add(&infRecorder{})
+	res.errs["add after stop"] = err != nil
+	return res
+}
+
+// TestSharedInformerFakeClientsetDifferential runs the same fake-clientset
+// scenario on client-go's SharedIndexInformer and on ours (with both
+// queues) and compares what the handlers saw, the cache and the errors.
+func TestSharedInformerFakeClientsetDifferential(t *testing.T) {
+	want := rvRunFakeScenario(t, rvClientGoFakeSubject)
+	// Sanity: the scenario does what it claims on client-go.
+	require.Equal(t, []string{
+		"add ns/a@1 initial=true",
+		"add ns/b@2 initial=true",
+		"add ns/c@3 initial=false",
+		"update ns/a@1 -> ns/a@4",
+		"delete ns/b@2",
+		"add ns/d@5 initial=false",
+		"update ns/c@3 -> ns/c@6",
+		"delete ns/a@4",
+		"update ns/d@5 -> ns/d@7",
+	}, want.early)
+	require.Equal(t, want.early[:5], want.removed)
+	require.Equal(t, []string{
+		"add ns/a@4 initial=true",
+		"add ns/c@6 initial=true",
+		"add ns/d@5 initial=true",
+		"delete ns/a@4",
+		"update ns/d@5 -> ns/d@7",
+	}, want.late)
+	require.Equal(t, []string{"ns/c@6", "ns/d@7"}, want.store)
+
+	for _, q := range infQueueKinds {
+		t.Run(q.name, func(t *testing.T) {
+			got := rvRunFakeScenario(t, func(cs *fake.Clientset) (rvFakeSubject, <-chan struct{}) {
+				return rvOurFakeSubject(cs, q.useDeltaFIFO)
+			})
+			if q.useDeltaFIFO {
+				// The DeltaFIFO pops per key: only the order per object
+				// is fixed.
+				assert.Equal(t, infPerObject(want.early), infPerObject(got.early))
+				assert.Equal(t, infPerObject(want.removed), infPerObject(got.removed))
+				assert.Equal(t, infPerObject(want.late), infPerObject(got.late))
+				got.early, got.removed, got.late = want.early, want.removed, want.late
+			}
+			assert.Equal(t, want, got)
+		})
+	}
+}
