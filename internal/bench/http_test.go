@@ -10,13 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	clientinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers"
 )
 
 // pfHTTPSide is one implementation under test in the HTTP scenario.
@@ -31,20 +29,9 @@ var pfHTTPSides = []pfHTTPSide{
 	{id: "f", build: pfHTTPFloor},
 }
 
-// pfHTTPKinformer builds kinformer's pod informer over the clientset as the
-// factory's pod informer does (namespace index, the clientset's streaming
-// list support declared).
+// pfHTTPKinformer builds kinformer's factory pod informer.
 func pfHTTPKinformer(cs kubernetes.Interface, h *pfHandler) pfRunning {
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (kruntime.Object, error) {
-			return cs.CoreV1().Pods("").List(ctx, options)
-		},
-		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-			return cs.CoreV1().Pods("").Watch(ctx, options)
-		},
-	}
-	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, cs), &v1.Pod{}, 0,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	inf := informers.NewSharedInformerFactory(cs, 0).Core().V1().Pods().Informer()
 	if _, err := inf.AddEventHandler(h); err != nil {
 		panic(err)
 	}
@@ -100,8 +87,7 @@ func pfOrderedHTTP() []pfHTTPSide {
 
 // BenchmarkHTTP is scenario 4: an httptest server speaking the API's LIST
 // and WATCH for a pod population, read through a real clientset by a pod
-// informer (client-go: its factory's; kinformer: a SharedIndexInformer over
-// the clientset built as the factory builds it), with the clientset
+// informer (each implementation's factory pod informer), with the clientset
 // configured for JSON, for protobuf, and left on its default (which, in
 // client-go v0.37, already prefers protobuf for built-in types). Figures:
 // time to HasSynced, peak heap during the sync, heap allocations per pod.
