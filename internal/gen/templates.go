@@ -497,20 +497,22 @@ import (
 )
 {{range .Versions}}{{$v := .}}
 func TestGenSmoke{{.V.Group.GoName}}{{.V.GoName}}(t *testing.T) {
-	client := fake.NewClientset()
+	// NewSimpleClientset: without the managed-fields machinery of
+	// NewClientset, whose first use costs seconds.
+	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.{{.V.Group.GoName}}().{{.V.GoName}}()
-	genRunSmoke(t, factory, []genSmokeCase{
+	genRunSmoke(t, client, factory, []genSmokeCase{
 {{- range .V.Resources}}
 		{
 			gvr:      schema.GroupVersionResource{Group: {{printf "%q" $v.V.Group.Name}}, Version: {{printf "%q" $v.V.Name}}, Resource: {{printf "%q" .Resource}}},
 			informer: group.{{.Plural}}().Informer(),
-			create: func(ctx context.Context) error {
-				_, err := client.{{$v.V.ClientMethod}}().{{.Plural}}({{if .Namespaced}}genSmokeNamespace{{end}}).Create(ctx, &{{$v.Alias}}.{{.Kind}}{ObjectMeta: genSmokeMeta({{.Namespaced}})}, metav1.CreateOptions{})
+			create: func(ctx context.Context, name string) error {
+				_, err := client.{{$v.V.ClientMethod}}().{{.Plural}}({{if .Namespaced}}genSmokeNamespace{{end}}).Create(ctx, &{{$v.Alias}}.{{.Kind}}{ObjectMeta: genSmokeMeta(name, {{.Namespaced}})}, metav1.CreateOptions{})
 				return err
 			},
-			get: func() (metav1.Object, error) {
-				return group.{{.Plural}}().Lister().{{if .Namespaced}}{{.Plural}}(genSmokeNamespace).{{end}}Get(genSmokeName)
+			get: func(name string) (metav1.Object, error) {
+				return group.{{.Plural}}().Lister().{{if .Namespaced}}{{.Plural}}(genSmokeNamespace).{{end}}Get(name)
 			},
 		},
 {{- end}}

@@ -1,0 +1,231 @@
+package dynamicinformer_test
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic/fake"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kinformer/kinformer/cache"
+	dynamicinformer "github.com/kinformer/kinformer/informers/dynamic"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+const (
+	genWait = 20 * time.Second
+	genTick = 2 * time.Millisecond
+)
+
+var (
+	genWidgets = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	genPods    = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+)
+
+func genObj(gvr schema.GroupVersionResource, kind, ns, name string, lbls map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(gvr.GroupVersion().String())
+	u.SetKind(kind)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	u.SetLabels(lbls)
+	return u
+}
+
+// genClient returns a fake dynamic client that knows widgets and pods and
+// counts the watches opened per resource.
+func genClient(objs ...runtime.Object) (*fake.FakeDynamicClient, func(schema.GroupVersionResource) int) {
+	client := fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		genWidgets: "WidgetList",
+		genPods:    "PodList",
+	}, objs...)
+	var mu sync.Mutex
+	watches := map[schema.GroupVersionResource]int{}
+	client.PrependWatchReactor("*", func(a clienttesting.Action) (bool, watch.Interface, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		watches[a.GetResource()]++
+		return false, nil, nil
+	})
+	return client, func(gvr schema.GroupVersionResource) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return watches[gvr]
+	}
+}
+
+func genNames(objs []runtime.Object) []string {
+	var out []string
+	for _, o := range objs {
+		u := o.(*unstructured.Unstructured)
+		out = append(out, u.GetNamespace()+"/"+u.GetName())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestGenDynamicFactory(t *testing.T) {
+	client, watches := genClient(
+		genObj(genWidgets, "Widget", "a", "w1", map[string]string{"app": "web"}),
+		genObj(genWidgets, "Widget", "b", "w2", nil),
+		genObj(genPods, "Pod", "a", "p1", nil),
+	)
+	factory := dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
+	widgets := factory.ForResource(genWidgets)
+	assert.True(t, widgets == factory.ForResource(genWidgets), "same GVR, another informer")
+	assert.True(t, widgets.Informer() == factory.ForResource(genWidgets).Informer())
+	pods := factory.ForResource(genPods)
+	assert.False(t, pods.Informer() == widgets.Informer())
+
+	events := make(chan string, 10)
+	_, err := widgets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { events <- "add " + obj.(*unstructured.Unstructured).GetName() },
+		UpdateFunc: func(_, obj interface{}) { events <- "update " + obj.(*unstructured.Unstructured).GetName() },
+		DeleteFunc: func(obj interface{}) {
+			key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+			events <- "delete " + key
+		},
+	})
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	defer factory.Shutdown()
+	defer close(stop)
+	factory.Start(stop)
+	assert.Equal(t, map[schema.GroupVersionResource]bool{genWidgets: true, genPods: true}, factory.WaitForCacheSync(stop))
+	require.Eventually(t, func() bool { return watches(genWidgets) > 0 && watches(genPods) > 0 }, genWait, genTick)
+
+	expect := func(want ...string) {
+		t.Helper()
+		var got []string
+		for range want {
+			select {
+			case e := <-events:
+				got = append(got, e)
+			case <-time.After(genWait):
+				t.Fatalf("timed out; got %v, want %v", got, want)
+			}
+		}
+		assert.ElementsMatch(t, want, got)
+	}
+	expect("add w1", "add w2")
+
+	all, err := widgets.Lister().List(labels.Everything())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a/w1", "b/w2"}, genNames(all))
+	web, err := widgets.Lister().List(labels.SelectorFromSet(labels.Set{"app": "web"}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a/w1"}, genNames(web))
+
+	ctx := context.Background()
+	res := client.Resource(genWidgets).Namespace("a")
+	_, err = res.Create(ctx, genObj(genWidgets, "Widget", "a", "w3", nil), metav1.CreateOptions{})
+	require.NoError(t, err)
+	expect("add w3")
+	_, err = res.Update(ctx, genObj(genWidgets, "Widget", "a", "w3", map[string]string{"v": "2"}), metav1.UpdateOptions{})
+	require.NoError(t, err)
+	expect("update w3")
+	got, err := widgets.Lister().ByNamespace("a").Get("w3")
+	require.NoError(t, err)
+	assert.Equal(t, "2", got.(*unstructured.Unstructured).GetLabels()["v"])
+	require.NoError(t, res.Delete(ctx, "w3", metav1.DeleteOptions{}))
+	expect("delete a/w3")
+
+	_, err = widgets.Lister().ByNamespace("a").Get("w3")
+	require.True(t, apierrors.IsNotFound(err))
+	assert.Equal(t, `widgets.example.com "w3" not found`, err.Error())
+	p, err := pods.Lister().ByNamespace("a").Get("p1")
+	require.NoError(t, err)
+	assert.Equal(t, "p1", p.(*unstructured.Unstructured).GetName())
+}
+
+func TestGenDynamicFilteredFactory(t *testing.T) {
+	client, watches := genClient(
+		genObj(genWidgets, "Widget", "a", "w1", map[string]string{"app": "web"}),
+		genObj(genWidgets, "Widget", "a", "w2", nil),
+		genObj(genWidgets, "Widget", "b", "w3", map[string]string{"app": "web"}),
+	)
+	var tweaks atomic.Int32
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, "a", func(o *metav1.ListOptions) {
+		tweaks.Add(1)
+		o.LabelSelector = "app=web"
+	})
+	widgets := factory.ForResource(genWidgets)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer factory.Shutdown()
+	defer cancel()
+	factory.Start(ctx.Done())
+	require.Equal(t, map[schema.GroupVersionResource]bool{genWidgets: true}, factory.WaitForCacheSync(ctx.Done()))
+	require.Eventually(t, func() bool { return watches(genWidgets) > 0 }, genWait, genTick)
+	all, err := widgets.Lister().List(labels.Everything())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a/w1"}, genNames(all))
+	// One LIST and one WATCH at least.
+	assert.GreaterOrEqual(t, tweaks.Load(), int32(2))
+}
+
+func TestGenDynamicStartTwiceAndShutdown(t *testing.T) {
+	client, _ := genClient()
+	factory := dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
+	stop := make(chan struct{})
+	widgets := factory.ForResource(genWidgets)
+	factory.Start(stop)
+	require.True(t, factory.WaitForCacheSync(stop)[genWidgets])
+	// Requested after Start: not running until Start is called again.
+	pods := factory.ForResource(genPods)
+	assert.Equal(t, map[schema.GroupVersionResource]bool{genWidgets: true}, factory.WaitForCacheSync(stop))
+	assert.False(t, pods.Informer().HasSynced())
+	factory.Start(stop)
+	assert.Equal(t, map[schema.GroupVersionResource]bool{genWidgets: true, genPods: true}, factory.WaitForCacheSync(stop))
+	assert.True(t, widgets.Informer().HasSynced())
+
+	close(stop)
+	factory.Shutdown()
+	factory.Shutdown()
+	// After Shutdown nothing starts.
+	late := factory.ForResource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"})
+	factory.Start(make(chan struct{}))
+	factory.Shutdown()
+	assert.False(t, late.Informer().HasSynced(), "informer requested after Shutdown was started")
+}
+
+func TestGenNewFilteredDynamicInformer(t *testing.T) {
+	client, _ := genClient(genObj(genWidgets, "Widget", "a", "w1", nil), genObj(genWidgets, "Widget", "b", "w2", nil))
+	informer := dynamicinformer.NewFilteredDynamicInformer(client, genWidgets, "b", 0, cache.Indexers{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { informer.Informer().RunWithContext(ctx) })
+	defer wg.Wait()
+	defer cancel()
+	require.True(t, cache.WaitForCacheSync(ctx.Done(), informer.Informer().HasSynced))
+	all, err := informer.Lister().List(labels.Everything())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"b/w2"}, genNames(all))
+}
+
+func TestGenDynamicNilClient(t *testing.T) {
+	informer := dynamicinformer.NewFilteredDynamicInformer(nil, genWidgets, "", 0, nil, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { informer.Informer().RunWithContext(ctx) })
+	// The LIST fails (no panic); the informer keeps retrying until stopped.
+	cancel()
+	wg.Wait()
+	assert.False(t, informer.Informer().HasSynced())
+}

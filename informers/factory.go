@@ -1,0 +1,246 @@
+package informers
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers/internalinterfaces"
+)
+
+// SharedInformerOption configures a factory built by
+// NewSharedInformerFactoryWithOptions. Options apply in order; a later one
+// overrides an earlier one of the same kind (WithCustomResyncConfig adds to
+// the earlier ones instead).
+type SharedInformerOption func(*sharedInformerFactory) *sharedInformerFactory
+
+// sharedInformerFactory implements SharedInformerFactory. The configuration
+// fields are set by options before the factory is returned and never change
+// afterwards; the rest is guarded by mu.
+type sharedInformerFactory struct {
+	client           kubernetes.Interface
+	namespace        string
+	tweakListOptions internalinterfaces.TweakListOptionsFunc
+	defaultResync    time.Duration
+	customResync     map[reflect.Type]time.Duration
+	transform        cache.TransformFunc
+	informerName     *cache.InformerName
+
+	mu sync.Mutex
+	// informers holds the one informer per object type.
+	informers map[reflect.Type]cache.SharedIndexInformer
+	// started records which of them Start has launched.
+	started map[reflect.Type]bool
+	// shuttingDown turns Start into a no-op once Shutdown was called.
+	shuttingDown bool
+	// running counts the goroutines Start launched; Shutdown waits for them.
+	running sync.WaitGroup
+}
+
+// WithCustomResyncConfig gives the informers of the listed object types their
+// own resync period instead of the factory's default. Keys are example
+// objects of each type (e.g. &corev1.Pod{}); only their Go type matters.
+func WithCustomResyncConfig(resyncConfig map[metav1.Object]time.Duration) SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		for obj, period := range resyncConfig {
+			f.customResync[reflect.TypeOf(obj)] = period
+		}
+		return f
+	}
+}
+
+// WithTweakListOptions makes every informer of the factory pass its LIST and
+// WATCH options through tweakListOptions (nil: no change), typically to set a
+// label or field selector. Listers then see only the selected objects.
+func WithTweakListOptions(tweakListOptions internalinterfaces.TweakListOptionsFunc) SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		f.tweakListOptions = tweakListOptions
+		return f
+	}
+}
+
+// WithNamespace restricts the factory's informers of namespaced resources to
+// namespace; metav1.NamespaceAll ("") means every namespace. Cluster-scoped
+// resources are unaffected.
+func WithNamespace(namespace string) SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		f.namespace = namespace
+		return f
+	}
+}
+
+// WithTransform installs transform on every informer the factory creates: it
+// sees each object before it is stored (see cache.TransformFunc).
+func WithTransform(transform cache.TransformFunc) SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		f.transform = transform
+		return f
+	}
+}
+
+// WithInformerName names the factory's informers for metrics: each informer
+// registers its group/version/resource under informerName, which must come
+// from cache.NewInformerName. Shutdown releases the name.
+func WithInformerName(informerName *cache.InformerName) SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		f.informerName = informerName
+		return f
+	}
+}
+
+// NewSharedInformerFactory returns a factory of informers over client for all
+// namespaces. defaultResync is the resync period of every informer (zero
+// disables resync) unless WithCustomResyncConfig says otherwise.
+func NewSharedInformerFactory(client kubernetes.Interface, defaultResync time.Duration) SharedInformerFactory {
+	return NewSharedInformerFactoryWithOptions(client, defaultResync)
+}
+
+// NewFilteredSharedInformerFactory returns a factory restricted to namespace
+// whose requests pass through tweakListOptions (may be nil).
+//
+// Deprecated: use NewSharedInformerFactoryWithOptions with WithNamespace and
+// WithTweakListOptions.
+func NewFilteredSharedInformerFactory(client kubernetes.Interface, defaultResync time.Duration, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) SharedInformerFactory {
+	return NewSharedInformerFactoryWithOptions(client, defaultResync, WithNamespace(namespace), WithTweakListOptions(tweakListOptions))
+}
+
+// NewSharedInformerFactoryWithOptions returns a factory of informers over
+// client, configured by options (nil options are ignored). Informers are
+// created lazily, when first requested, and run once Start is called.
+func NewSharedInformerFactoryWithOptions(client kubernetes.Interface, defaultResync time.Duration, options ...SharedInformerOption) SharedInformerFactory {
+	f := &sharedInformerFactory{
+		client:        client,
+		namespace:     metav1.NamespaceAll,
+		defaultResync: defaultResync,
+		customResync:  map[reflect.Type]time.Duration{},
+		informers:     map[reflect.Type]cache.SharedIndexInformer{},
+		started:       map[reflect.Type]bool{},
+	}
+	for _, opt := range options {
+		if opt == nil {
+			continue
+		}
+		if next := opt(f); next != nil {
+			f = next
+		}
+	}
+	return f
+}
+
+// InformerName returns the metrics identity given by WithInformerName, or nil.
+func (f *sharedInformerFactory) InformerName() *cache.InformerName {
+	return f.informerName
+}
+
+// Start runs every requested informer not yet running until stopCh is
+// closed; see SharedInformerFactory.
+func (f *sharedInformerFactory) Start(stopCh <-chan struct{}) {
+	f.StartWithContext(wait.ContextForChannel(stopCh))
+}
+
+// StartWithContext runs every requested informer not yet running until ctx
+// is done; see SharedInformerFactory.
+func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.shuttingDown {
+		return
+	}
+	for t, informer := range f.informers {
+		if f.started[t] {
+			continue
+		}
+		f.started[t] = true
+		f.running.Go(func() { informer.RunWithContext(ctx) })
+	}
+}
+
+// Shutdown stops further starts and waits for the running informers; see
+// SharedInformerFactory.
+func (f *sharedInformerFactory) Shutdown() {
+	f.mu.Lock()
+	f.shuttingDown = true
+	f.mu.Unlock()
+	// No goroutine can be added from here on: Start checks shuttingDown
+	// under mu before it adds any.
+	f.running.Wait()
+	f.informerName.Release()
+}
+
+// WaitForCacheSync waits for the started informers to sync or stopCh to
+// close; see SharedInformerFactory.
+func (f *sharedInformerFactory) WaitForCacheSync(stopCh <-chan struct{}) map[reflect.Type]bool {
+	return f.WaitForCacheSyncWithContext(wait.ContextForChannel(stopCh)).Synced
+}
+
+// WaitForCacheSyncWithContext waits for the started informers to sync or ctx
+// to end; see SharedInformerFactory.
+func (f *sharedInformerFactory) WaitForCacheSyncWithContext(ctx context.Context) cache.SyncResult {
+	started := f.startedInformers()
+	checkers := make([]cache.DoneChecker, 0, len(started))
+	for _, informer := range started {
+		checkers = append(checkers, informer.HasSyncedChecker())
+	}
+	cache.WaitFor(ctx, "", checkers...)
+	res := cache.SyncResult{Synced: make(map[reflect.Type]bool, len(started))}
+	for t, informer := range started {
+		synced := informer.HasSynced()
+		res.Synced[t] = synced
+		if !synced && res.Err == nil {
+			// WaitFor only gives up early when ctx is done, so the
+			// cause is set.
+			res.Err = context.Cause(ctx)
+		}
+	}
+	return res
+}
+
+// startedInformers returns a snapshot of the informers Start has launched.
+func (f *sharedInformerFactory) startedInformers() map[reflect.Type]cache.SharedIndexInformer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[reflect.Type]cache.SharedIndexInformer, len(f.started))
+	for t := range f.started {
+		out[t] = f.informers[t]
+	}
+	return out
+}
+
+// InformerFor returns the factory's informer for the Go type of obj. The
+// first call for a type builds it with newFunc, passing the factory's client
+// and the type's resync period, and installs the factory's transform; later
+// calls return that same informer and ignore newFunc. An informer requested
+// after Start runs when Start is called again. A nil newFunc (or one
+// returning nil) yields nil when there is no informer for the type yet.
+func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
+	t := reflect.TypeOf(obj)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if informer, ok := f.informers[t]; ok {
+		return informer
+	}
+	if newFunc == nil {
+		return nil
+	}
+	resync, ok := f.customResync[t]
+	if !ok {
+		resync = f.defaultResync
+	}
+	informer := newFunc(f.client, resync)
+	if informer == nil {
+		return nil
+	}
+	if f.transform != nil {
+		// The informer is new and not running, so this cannot fail.
+		_ = informer.SetTransform(f.transform)
+	}
+	f.informers[t] = informer
+	return informer
+}

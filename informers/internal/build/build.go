@@ -1,0 +1,98 @@
+// Package build holds the one constructor behind every generated typed
+// informer, so that the generated code per resource stays a thin,
+// type-specific shell.
+package build
+
+import (
+	"context"
+	"errors"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers/internalinterfaces"
+)
+
+// ListFunc lists one resource through the clientset.
+type ListFunc func(context.Context, metav1.ListOptions) (runtime.Object, error)
+
+// WatchFunc watches one resource through the clientset.
+type WatchFunc func(context.Context, metav1.ListOptions) (watch.Interface, error)
+
+// Object is what an informer's item type must be: a pointer to a Kubernetes
+// API type.
+type Object interface {
+	cache.Object
+	runtime.Object
+}
+
+// errNoClient is returned by LIST and WATCH of an informer built without a
+// clientset.
+var errNoClient = errors.New("informers: informer was built with a nil client")
+
+// Informer returns a new, not yet started informer for the resource gvr whose
+// objects look like example, listing and watching through list and watch.
+// options.TweakListOptions, when set, edits every request's options;
+// options.InformerName, when set, registers gvr under that name for metrics.
+// A nil client does not panic: every LIST and WATCH then fails with an error
+// the reflector reports and retries.
+func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionResource, example T, options internalinterfaces.InformerOptions, list ListFunc, watchFn WatchFunc) cache.TypedSharedIndexInformer[T] {
+	var c any
+	if client != nil {
+		c = client
+	}
+	informer := cache.NewSharedIndexInformerWithOptions(
+		ListerWatcher(c, options.TweakListOptions, list, watchFn),
+		example,
+		cache.SharedIndexInformerOptions{
+			ResyncPeriod: options.ResyncPeriod,
+			Indexers:     options.Indexers,
+			Identifier:   options.InformerName.WithResource(gvr),
+		},
+	)
+	return cache.NewTypedSharedIndexInformer[T](informer)
+}
+
+// ListerWatcher returns the ListerWatcher an informer uses: list and watch,
+// with and without context, each request's options first edited by tweak
+// (when not nil), wrapped by cache.ToListWatcherWithWatchListSemantics for
+// client. client must be the clientset list and watch use (typed, dynamic or
+// metadata), or nil, in which case every request fails with an error instead
+// of reaching list or watch.
+func ListerWatcher(client any, tweak func(*metav1.ListOptions), list ListFunc, watchFn WatchFunc) cache.ListerWatcher {
+	prepare := func(opts *metav1.ListOptions) error {
+		if client == nil {
+			return errNoClient
+		}
+		if tweak != nil {
+			tweak(opts)
+		}
+		return nil
+	}
+	listCtx := func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		if err := prepare(&opts); err != nil {
+			return nil, err
+		}
+		return list(ctx, opts)
+	}
+	watchCtx := func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		if err := prepare(&opts); err != nil {
+			return nil, err
+		}
+		return watchFn(ctx, opts)
+	}
+	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
+			return listCtx(context.Background(), opts)
+		},
+		WatchFunc: func(opts metav1.ListOptions) (watch.Interface, error) {
+			return watchCtx(context.Background(), opts)
+		},
+		ListWithContextFunc:  listCtx,
+		WatchFuncWithContext: watchCtx,
+	}, client)
+}

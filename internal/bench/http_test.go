@@ -1,0 +1,182 @@
+package bench
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kinformer/kinformer/informers"
+)
+
+// pfHTTPSide is one implementation under test in the HTTP scenario.
+type pfHTTPSide struct {
+	id    string
+	build func(cs kubernetes.Interface, h *pfHandler) pfRunning
+}
+
+var pfHTTPSides = []pfHTTPSide{
+	{id: "k", build: pfHTTPKinformer},
+	{id: "c", build: pfHTTPClientGo},
+	{id: "f", build: pfHTTPFloor},
+}
+
+// pfHTTPKinformer builds kinformer's factory pod informer.
+func pfHTTPKinformer(cs kubernetes.Interface, h *pfHandler) pfRunning {
+	inf := informers.NewSharedInformerFactory(cs, 0).Core().V1().Pods().Informer()
+	if _, err := inf.AddEventHandler(h); err != nil {
+		panic(err)
+	}
+	return pfRunning{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
+}
+
+// pfHTTPClientGo builds client-go's factory pod informer.
+func pfHTTPClientGo(cs kubernetes.Interface, h *pfHandler) pfRunning {
+	inf := clientinformers.NewSharedInformerFactory(cs, 0).Core().V1().Pods().Informer()
+	if _, err := inf.AddEventHandler(h); err != nil {
+		panic(err)
+	}
+	return pfRunning{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
+}
+
+// pfHTTPFloor lists once through the clientset (decoding is the bulk of the
+// work) and inserts copies of the items in a map, calling the handler.
+func pfHTTPFloor(cs kubernetes.Interface, h *pfHandler) pfRunning {
+	synced := make(chan struct{})
+	run := func(ctx context.Context) {
+		list, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			panic(err)
+		}
+		items := make(map[string]*v1.Pod, len(list.Items))
+		for i := range list.Items {
+			p := new(v1.Pod)
+			*p = list.Items[i]
+			items[pfFloorKey(p)] = p
+			h.OnAdd(p, true)
+		}
+		list = nil
+		close(synced)
+		<-ctx.Done()
+		runtime.KeepAlive(items)
+	}
+	return pfRunning{run: run, synced: synced}
+}
+
+// pfOrderedHTTP returns the HTTP sides in this round's order (and as
+// restricted by KINFORMER_BENCH_SIDES).
+func pfOrderedHTTP() []pfHTTPSide {
+	var out []pfHTTPSide
+	for _, s := range pfOrdered() {
+		for _, hs := range pfHTTPSides {
+			if hs.id == s.id {
+				out = append(out, hs)
+			}
+		}
+	}
+	return out
+}
+
+// BenchmarkHTTP is scenario 4: an httptest server speaking the API's LIST
+// and WATCH for a pod population, read through a real clientset by a pod
+// informer (each implementation's factory pod informer), with the clientset
+// configured for JSON, for protobuf, and left on its default (which, in
+// client-go v0.37, already prefers protobuf for built-in types). Figures:
+// time to HasSynced, peak heap during the sync, heap allocations per pod.
+func BenchmarkHTTP(b *testing.B) {
+	pods := pfSize(5000, 20000)
+	srv, err := NewPodServer(pods)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	for _, tc := range []struct{ name, contentType string }{
+		{"json", MediaJSON},
+		{"protobuf", MediaProtobuf},
+		{"default", ""},
+	} {
+		b.Run(tc.name+"/"+pfName("pods", pods), func(b *testing.B) {
+			samples := pfSamples{}
+			for range b.N {
+				for _, side := range pfOrderedHTTP() {
+					pfHTTPOnce(b, srv, tc.contentType, side, pods, samples)
+				}
+			}
+			samples.report(b)
+		})
+	}
+}
+
+func pfHTTPOnce(b *testing.B, srv *PodServer, contentType string, side pfHTTPSide, pods int, samples pfSamples) {
+	cs, err := kubernetes.NewForConfig(&rest.Config{
+		Host:          srv.URL(),
+		QPS:           -1,
+		ContentConfig: rest.ContentConfig{ContentType: contentType},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := &pfHandler{}
+	handlerDone := h.arm(pods)
+	r := side.build(cs, h)
+
+	base := SettledHeap()
+	before := ReadHeap()
+	sampler := StartHeapSampler(pfSampleEvery)
+	start := time.Now()
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		r.run(ctx)
+	}()
+	defer func() {
+		cancel()
+		<-stopped
+	}()
+	pfWaitSynced(b, r)
+	elapsed := time.Since(start)
+	after := ReadHeap()
+	peak, _ := sampler.Stop()
+	h.waitFor(b, handlerDone, "initial adds")
+
+	samples.add(side.id, "sync-ms", float64(elapsed.Microseconds())/1000)
+	samples.add(side.id, "peak-MB", pfMB(peak, base))
+	samples.add(side.id, "allocs/pod", float64(after.Allocs-before.Allocs)/float64(pods))
+}
+
+func TestPfPodServerServesBothMediaTypes(t *testing.T) {
+	srv, err := NewPodServer(30)
+	require.NoError(t, err)
+	defer srv.Close()
+	assert.Less(t, srv.ListBytes(MediaProtobuf), srv.ListBytes(MediaJSON))
+	for _, ct := range []string{MediaJSON, MediaProtobuf, ""} {
+		cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL(), ContentConfig: rest.ContentConfig{ContentType: ct}})
+		require.NoError(t, err)
+		list, err := cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{ResourceVersion: "0"})
+		require.NoError(t, err, ct)
+		require.Len(t, list.Items, 30)
+		assert.Equal(t, NewPod(7, "1000").Spec, list.Items[7].Spec, ct)
+		assert.Equal(t, "1000", list.ResourceVersion)
+
+		w, err := cs.CoreV1().Pods("").Watch(context.Background(), metav1.ListOptions{ResourceVersion: "1000"})
+		require.NoError(t, err, ct)
+		select {
+		case ev := <-w.ResultChan():
+			t.Fatalf("unexpected event %v", ev)
+		case <-time.After(20 * time.Millisecond):
+		}
+		w.Stop()
+	}
+	lists, watches, _ := srv.Counts()
+	assert.Equal(t, int64(3), lists)
+	assert.Equal(t, int64(3), watches)
+}
