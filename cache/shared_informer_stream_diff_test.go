@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -119,13 +120,16 @@ func rvRunStreamScenario(t *testing.T, s *rvStreamServer, newInformer func(s *rv
 	go func() { defer close(done); run(ctx) }()
 	defer func() { cancel(); <-done }()
 	rec.waitN(t, 2)
-	require.True(t, hasSynced())
+	require.Eventually(t, hasSynced, infTimeout, rvPoll)
 	// The watch (the stream itself, or the one after the LIST) is open.
 	s.waitOpened(t)
 	s.send(watch.Event{Type: watch.Modified, Object: infPod("a", "6")})
 	s.send(watch.Event{Type: watch.Added, Object: infPod("c", "7")})
-	rec.waitN(t, 4)
-	return rvStreamResult{events: rec.get(), store: infStoreContents(infListFunc(list)), requests: s.log()}
+	events := rec.waitN(t, 4)
+	// client-go's streaming list collects the initial objects in a map:
+	// their order is not defined.
+	sort.Strings(events[:2])
+	return rvStreamResult{events: events, store: infStoreContents(infListFunc(list)), requests: s.log()}
 }
 
 // TestSharedInformerStreamingListDifferential runs a shared informer on a
