@@ -91,7 +91,9 @@ func rvClientGoFakeSubject(cs *fake.Clientset) (rvFakeSubject, <-chan struct{}) 
 		hasSynced: informer.HasSynced,
 		isStopped: informer.IsStopped,
 		list:      informer.GetStore().List,
-		byIndex:   func(ns string) ([]interface{}, error) { return informer.GetIndexer().ByIndex(clientcache.NamespaceIndex, ns) },
+		byIndex: func(ns string) ([]interface{}, error) {
+			return informer.GetIndexer().ByIndex(clientcache.NamespaceIndex, ns)
+		},
 	}, opened
 }
 
