@@ -39,6 +39,12 @@ import (
 // carries the last known state, or a DeletedFinalStateUnknown when the
 // deletion was only noticed by a relist.
 //
+// Difference from client-go: a handler that panics does not crash the
+// process (client-go re-raises the panic by default). The panic is
+// recovered, logged with the handler's name and counted, the notification is
+// skipped, and the informer and every handler, the panicking one included,
+// go on.
+//
 // All methods are safe for concurrent use.
 type SharedInformer interface {
 	// AddEventHandler registers handler with the informer's default resync
@@ -89,6 +95,10 @@ type SharedInformer interface {
 	// watch fails (the informer then backs off and retries). The last call
 	// wins; after Run it returns an error. The handler should return
 	// quickly.
+	//
+	// Difference from client-go: the handler is called for every failure,
+	// including watches refused by the connection or ended by 410 Gone,
+	// which client-go only logs at V(4) (see WatchErrorHandlerWithContext).
 	SetWatchErrorHandler(handler WatchErrorHandler) error
 
 	// SetWatchErrorHandlerWithContext is SetWatchErrorHandler for a handler
