@@ -8,15 +8,16 @@ PKGS ?= ./...
 # (the integration tests then skip).
 TESTENV_BUILD := internal/testenv/build.sh
 
-.PHONY: test test-unit fmt-check vet testenv build
+.PHONY: test test-unit fmt-check vet gen-verify generate testenv build bench bench-full
 
-## test: gofmt check, go vet, then the whole suite (integration tests included) under the race detector.
-test: fmt-check vet
+## test: gofmt check, go vet, generated code up to date, then the whole suite (integration
+## tests included) under the race detector.
+test: fmt-check vet gen-verify
 	@bin=$$($(TESTENV_BUILD)) && echo "server binaries: $$bin" && \
 	KINFORMER_TESTENV_BIN=$$bin KINFORMER_REQUIRE_INTEGRATION=1 $(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 ## test-unit: the suite without the real API server.
-test-unit: fmt-check vet
+test-unit: fmt-check vet gen-verify
 	$(GO) test -race -count=1 $(PKGS)
 
 ## testenv: build etcd and kube-apiserver for the integration tests and print where they are.
@@ -29,6 +30,23 @@ fmt-check:
 
 vet:
 	$(GO) vet $(PKGS)
+
+## gen-verify: regenerate informers/ and listers/ into a temporary folder and fail when the
+## committed files differ (or when the API drifted from client-go's).
+gen-verify:
+	$(GO) run ./internal/gen -verify
+
+## generate: rewrite the generated informers/ and listers/ trees.
+generate:
+	$(GO) generate ./...
+
+## bench: kinformer against client-go, side by side, reduced sizes (about 2 minutes); prints one table.
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 3 -timeout 30m ./internal/bench | $(GO) run ./internal/bench/cmd/benchtable -tee -machine
+
+## bench-full: the same at the performance issue's sizes (10,000/50,000 pods, 200,000 events).
+bench-full:
+	KINFORMER_BENCH_FULL=1 $(GO) test -run '^$$' -bench . -benchtime 1x -count 3 -timeout 60m ./internal/bench | $(GO) run ./internal/bench/cmd/benchtable -tee -machine
 
 build:
 	$(GO) build $(PKGS)

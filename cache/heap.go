@@ -72,7 +72,14 @@ type Heap struct {
 
 // NewHeap returns an empty Heap that keys objects with keyFn and orders
 // them with lessFn.
+//
+// Difference from client-go: a nil lessFn does not panic on the second Add;
+// the heap then treats all objects as equal and Pop returns them in no
+// particular order.
 func NewHeap(keyFn KeyFunc, lessFn LessFunc) *Heap {
+	if lessFn == nil {
+		lessFn = func(interface{}, interface{}) bool { return false }
+	}
 	h := &Heap{
 		keyFunc: keyFn,
 		byKey:   map[string]*heapEntry{},

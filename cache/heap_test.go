@@ -225,3 +225,17 @@ func TestHeapClosedStillDrains(t *testing.T) {
 	_, err = h.Pop()
 	assert.Error(t, err)
 }
+
+func TestHeapNilLessFuncDoesNotPanic(t *testing.T) {
+	h := NewHeap(func(obj interface{}) (string, error) { return obj.(stHeapItem).name, nil }, nil)
+	for i, name := range []string{"a", "b", "c"} {
+		require.NoError(t, h.Add(stHeapItem{name: name, val: i}))
+	}
+	var got []string
+	for i := 0; i < 3; i++ {
+		obj, err := h.Pop()
+		require.NoError(t, err)
+		got = append(got, obj.(stHeapItem).name)
+	}
+	require.ElementsMatch(t, []string{"a", "b", "c"}, got)
+}

@@ -40,6 +40,9 @@ type MutationDetector interface {
 // (so its memory grows with the event rate) and, on finding a mutated
 // object, logs the difference and panics: enabling it asks for a hard
 // failure, since results computed from a corrupted cache cannot be trusted.
+//
+// Difference from client-go: the variable is read when the detector is
+// created, not once at process start, so a test may set it with t.Setenv.
 func NewCacheMutationDetector(name string) MutationDetector {
 	enabled, _ := strconv.ParseBool(os.Getenv(mutationDetectorEnv))
 	if !enabled {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers"
 )
 
 // itNamespace creates a fresh namespace for one test. Namespaces are never deleted: without a
@@ -333,4 +334,14 @@ func itListPods(cs kubernetes.Interface, ns string) func(ctx context.Context) ([
 		}
 		return out, nil
 	}
+}
+
+// itStartFactory starts factory's informers until the test ends, then shuts it down.
+func itStartFactory(t *testing.T, factory informers.SharedInformerFactory) {
+	stop := make(chan struct{})
+	factory.Start(stop)
+	t.Cleanup(func() {
+		close(stop)
+		factory.Shutdown()
+	})
 }

@@ -12,19 +12,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers"
 	"github.com/kinformer/kinformer/internal/testenv"
 )
 
 const itSyncPods = 5000
 
-// TestPodInformerSyncAndEvents syncs 5,000 pods created through the API with the streaming
-// list and with the paged LIST, then checks creates, updates, label changes and deletes, and
+// TestPodInformerSyncAndEvents syncs 5,000 pods created through the API into the factory's pod
+// informer, with the streaming list and with the paged LIST, then checks creates, updates, label changes and deletes, and
 // that the store equals a fresh LIST.
 func TestPodInformerSyncAndEvents(t *testing.T) {
 	env := sharedEnv(t)
@@ -50,12 +52,13 @@ func TestPodInformerSyncAndEvents(t *testing.T) {
 			var counter itRequestCounter
 			cs := kubernetes.NewForConfigOrDie(counter.wrap(env.Config()))
 
-			informer := cache.NewSharedIndexInformer(itPodLW(cs, ns), &corev1.Pod{}, 0,
-				cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+			factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
+			pods := factory.Core().V1().Pods()
+			informer := pods.Informer()
 			var rec itRecorder
 			reg, err := informer.AddEventHandler(rec.handler())
 			require.NoError(t, err)
-			itRunInformer(t, informer)
+			itStartFactory(t, factory)
 			took := itWaitSynced(t, 2*time.Minute, informer.HasSynced)
 			t.Logf("%s: %d pods synced in %v", mode.name, want, took.Round(time.Millisecond))
 			itWaitSynced(t, time.Minute, reg.HasSynced)
@@ -108,6 +111,18 @@ func TestPodInformerSyncAndEvents(t *testing.T) {
 			}
 			require.Equal(t, 10, rec.count("add", func(ev itEvent) bool { return !ev.initial }))
 			require.Equal(t, 5, rec.count("delete", nil))
+
+			// The lister reads the same cache: it must agree with a fresh LIST too.
+			listed, err := pods.Lister().Pods(ns).List(labels.Everything())
+			require.NoError(t, err)
+			fresh, err := itListPods(cs, ns)(ctx)
+			require.NoError(t, err)
+			require.Len(t, listed, len(fresh))
+			for _, p := range fresh {
+				got, err := pods.Lister().Pods(ns).Get(p.GetName())
+				require.NoError(t, err)
+				require.Equal(t, p.GetResourceVersion(), got.ResourceVersion)
+			}
 		})
 	}
 }
