@@ -116,9 +116,38 @@ func TestExamples(t *testing.T) {
 			wantCode: 2,
 			stderr:   []string{`flag provided but not defined`},
 		},
+		{
+			name: "workqueue",
+			args: []string{"--duration", "3s", "--pods", "30", "--rate", "30"},
+			stdout: []string{
+				`(?m)^caches synced: 30 keys queued from the initial list$`,
+				`(?m)^synced  \S+/\S+-\d{5}: phase \w+ on `,
+				`(?m)^retry   \S+ \(attempt 1\): pod \S+ is crash-looping$`,
+				`(?m)^deleted \S+: cleaning up$`,
+				`(?m)^shutting down: draining the queue$`,
+				`(?m)^stopped: [1-9]\d* reconciled, [1-9]\d* seen deleted, [1-9]\d* retried, \d+ dropped$`,
+			},
+		},
+		{
+			name:     "workqueue",
+			args:     []string{"--workers", "0"},
+			wantCode: 2,
+			stderr:   []string{`--workers >= 1`},
+		},
+		{
+			name: "migrate",
+			stdout: []string{
+				`(?m)^deployment default/web wants 2 replicas, has \[web-1 web-2\]$`,
+				`(?m)^handler saw: \[add default/web-1 add default/web-2\]$`,
+				`(?m)^handler saw: add default/web-3$`,
+				`(?m)^handler saw: delete default/web-1$`,
+				`(?m)^lister after delete: pod "web-1" not found$`,
+			},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			stdout, stderr, code := exRun(t, tc.name, 30*time.Second, tc.args...)
 			if code != tc.wantCode {
 				t.Fatalf("%s %v: exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", tc.name, tc.args, code, tc.wantCode, stdout, stderr)
