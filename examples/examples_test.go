@@ -144,6 +144,15 @@ func TestExamples(t *testing.T) {
 				`(?m)^lister after delete: pod "web-1" not found$`,
 			},
 		},
+		{
+			name: "dynamic",
+			args: []string{"--objects", "500"},
+			stdout: []string{
+				`(?m)^dynamic informer:  500 widgets cached as \*unstructured\.Unstructured; shop/widget-00001 has spec\.color=green$`,
+				`(?m)^metadata informer: 500 widgets cached as \*v1\.PartialObjectMetadata; shop/widget-00001 has labels map\[app:fleet tier:back\]$`,
+				`(?m)^live heap per cached widget: dynamic -?\d+ B, metadata-only -?\d+ B `,
+			},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
