@@ -2,7 +2,6 @@ package cache
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -232,24 +231,7 @@ func (f *DeltaFIFO) IsClosed() bool {
 // returns a KeyError (wrapping ErrZeroLengthDeltasObject for an empty Deltas)
 // when no key can be computed. Safe for concurrent use.
 func (f *DeltaFIFO) KeyOf(obj interface{}) (string, error) {
-	if d, ok := obj.(Deltas); ok {
-		if len(d) == 0 {
-			return "", KeyError{Obj: obj, Err: ErrZeroLengthDeltasObject}
-		}
-		obj = d[len(d)-1].Object
-	}
-	if d, ok := obj.(DeletedFinalStateUnknown); ok {
-		return d.Key, nil
-	}
-	kf := f.keyFunc
-	if kf == nil {
-		kf = MetaNamespaceKeyFunc
-	}
-	key, err := kf(obj)
-	if err != nil {
-		return "", KeyError{Obj: obj, Err: err}
-	}
-	return key, nil
+	return queueKeyOf(f.keyFunc, obj)
 }
 
 // Transformer returns the transform function the queue applies to incoming
@@ -290,20 +272,9 @@ func (f *DeltaFIFO) Done() <-chan struct{} {
 	return f.gate.done
 }
 
-// transform applies the transformer, if any, wrapping its error with the
-// object's key.
+// transform applies the transformer, if any (see queueTransform).
 func (f *DeltaFIFO) transform(obj interface{}, key string) (interface{}, error) {
-	if f.transformer == nil {
-		return obj, nil
-	}
-	if _, tomb := obj.(DeletedFinalStateUnknown); tomb {
-		return obj, nil
-	}
-	out, err := f.transformer(obj)
-	if err != nil {
-		return nil, fmt.Errorf("%s: transforming object %q: %w", f.Name(), key, err)
-	}
-	return out, nil
+	return queueTransform(f.transformer, f.Name(), key, obj)
 }
 
 // Add queues an Added delta for obj. It returns a KeyError when obj has no

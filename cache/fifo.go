@@ -2,6 +2,7 @@ package cache
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 )
@@ -447,4 +448,45 @@ func (r *queueRing[T]) resize(size int) {
 		}
 	}
 	r.buf, r.head = nb, 0
+}
+
+// queueKeyOf computes the key of an object entering or leaving a delta queue:
+// the newest object of a Deltas, the recorded key of a
+// DeletedFinalStateUnknown, else keyFunc's (MetaNamespaceKeyFunc when nil).
+// Failures are KeyErrors.
+func queueKeyOf(keyFunc KeyFunc, obj interface{}) (string, error) {
+	if d, ok := obj.(Deltas); ok {
+		if len(d) == 0 {
+			return "", KeyError{Obj: obj, Err: ErrZeroLengthDeltasObject}
+		}
+		obj = d[len(d)-1].Object
+	}
+	if d, ok := obj.(DeletedFinalStateUnknown); ok {
+		return d.Key, nil
+	}
+	if keyFunc == nil {
+		keyFunc = MetaNamespaceKeyFunc
+	}
+	key, err := keyFunc(obj)
+	if err != nil {
+		return "", KeyError{Obj: obj, Err: err}
+	}
+	return key, nil
+}
+
+// queueTransform applies a queue's transformer (if any) to obj. Tombstones
+// pass untouched; a failure is wrapped with the queue's name and the
+// object's key.
+func queueTransform(transformer TransformFunc, queue, key string, obj interface{}) (interface{}, error) {
+	if transformer == nil {
+		return obj, nil
+	}
+	if _, tomb := obj.(DeletedFinalStateUnknown); tomb {
+		return obj, nil
+	}
+	out, err := transformer(obj)
+	if err != nil {
+		return nil, fmt.Errorf("%s: transforming object %q: %w", queue, key, err)
+	}
+	return out, nil
 }

@@ -258,27 +258,10 @@ func (f *RealFIFO) IsClosed() bool {
 // keyOf returns the key of obj, of a Delta's or a Deltas' newest object, or a
 // DeletedFinalStateUnknown's Key; failures are KeyErrors.
 func (f *RealFIFO) keyOf(obj interface{}) (string, error) {
-	if d, ok := obj.(Deltas); ok {
-		if len(d) == 0 {
-			return "", KeyError{Obj: obj, Err: ErrZeroLengthDeltasObject}
-		}
-		obj = d[len(d)-1].Object
-	}
 	if d, ok := obj.(Delta); ok {
 		obj = d.Object
 	}
-	if d, ok := obj.(DeletedFinalStateUnknown); ok {
-		return d.Key, nil
-	}
-	kf := f.keyFunc
-	if kf == nil {
-		kf = MetaNamespaceKeyFunc
-	}
-	key, err := kf(obj)
-	if err != nil {
-		return "", KeyError{Obj: obj, Err: err}
-	}
-	return key, nil
+	return queueKeyOf(f.keyFunc, obj)
 }
 
 // Transformer returns the transform function the queue applies to incoming
@@ -322,18 +305,9 @@ func (f *RealFIFO) Done() <-chan struct{} {
 	return f.gate.done
 }
 
+// transform applies the transformer, if any (see queueTransform).
 func (f *RealFIFO) transform(obj interface{}, key string) (interface{}, error) {
-	if f.transformer == nil {
-		return obj, nil
-	}
-	if _, tomb := obj.(DeletedFinalStateUnknown); tomb {
-		return obj, nil
-	}
-	out, err := f.transformer(obj)
-	if err != nil {
-		return nil, fmt.Errorf("%s: transforming object %q: %w", f.Name(), key, err)
-	}
-	return out, nil
+	return queueTransform(f.transformer, f.Name(), key, obj)
 }
 
 // pushLocked queues one entry and wakes a consumer.

@@ -1,0 +1,176 @@
+// Package examples_test builds every example program and runs each briefly on the embedded
+// cluster, checking its output, so that `go test ./examples/...` fails when an example breaks.
+package examples_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+)
+
+// exBuild builds all example commands once per test binary into one directory.
+var exBuild struct {
+	once sync.Once
+	dir  string
+	err  error
+	out  []byte
+}
+
+// exBinary returns the path of the built example name, building all of them on first use.
+func exBinary(t *testing.T, name string) string {
+	t.Helper()
+	exBuild.once.Do(func() {
+		dir, err := os.MkdirTemp("", "kinformer-examples-")
+		if err != nil {
+			exBuild.err = err
+			return
+		}
+		exBuild.dir = dir
+		gobin, err := exec.LookPath("go")
+		if err != nil {
+			exBuild.err = err
+			return
+		}
+		cmd := exec.Command(gobin, "build", "-o", dir+string(filepath.Separator), "./...")
+		exBuild.out, exBuild.err = cmd.CombinedOutput()
+	})
+	if exBuild.err != nil {
+		t.Fatalf("go build ./examples/...: %v\n%s", exBuild.err, exBuild.out)
+	}
+	return filepath.Join(exBuild.dir, name)
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if exBuild.dir != "" {
+		os.RemoveAll(exBuild.dir)
+	}
+	os.Exit(code)
+}
+
+// exRun runs the example with args, with $KUBECONFIG cleared, and returns its stdout, stderr
+// and exit code; it fails the test when the program does not exit within limit.
+func exRun(t *testing.T, name string, limit time.Duration, args ...string) (string, string, int) {
+	t.Helper()
+	bin := exBinary(t, name)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG=", "KUBERNETES_SERVICE_HOST=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s %v did not exit within %s\nstdout:\n%s\nstderr:\n%s", name, args, limit, stdout.String(), stderr.String())
+	}
+	code := 0
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		code = exitErr.ExitCode()
+	case err != nil:
+		t.Fatalf("run %s: %v", name, err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func TestExamples(t *testing.T) {
+	cases := []struct {
+		name     string
+		args     []string
+		wantCode int
+		stdout   []string // regular expressions, each must match somewhere in stdout
+		stderr   []string // likewise for stderr
+	}{
+		{
+			name: "podwatch",
+			args: []string{"--duration", "3s", "--pods", "50", "--rate", "40", "--summary-every", "1s"},
+			stdout: []string{
+				`(?m)^cluster: embedded`,
+				`(?m)^synced 50 pods in `,
+				`(?m)^EVENT +NAMESPACE +NAME +READY +STATUS +RESTARTS +AGE +NODE$`,
+				`(?m)^ +\S+ +\S+-\d{5} +\d/\d +\S+`,
+				`(?m)^ADDED +\S+ +\S+-\d{5} +0/\d +Pending `,
+				`(?m)^MODIFIED +\S+ +\S+-\d{5} +\d/\d `,
+				`(?m)^DELETED +\S+ +\S+-\d{5} `,
+				`(?m)^--- summary: \d+ pods \| per node: .*node-\w=\d+.* \| per phase: .*Pending=\d+`,
+				`(?m)^stopped after .*: [1-9]\d* added, [1-9]\d* modified, [1-9]\d* deleted$`,
+			},
+		},
+		{
+			name:     "podwatch",
+			args:     []string{"--rate", "-1"},
+			wantCode: 2,
+			stderr:   []string{`--rate must be in`, `usage: podwatch`},
+		},
+		{
+			name:     "podwatch",
+			args:     []string{"--no-such-flag"},
+			wantCode: 2,
+			stderr:   []string{`flag provided but not defined`},
+		},
+		{
+			name: "workqueue",
+			args: []string{"--duration", "3s", "--pods", "30", "--rate", "30"},
+			stdout: []string{
+				`(?m)^caches synced: 30 keys queued from the initial list$`,
+				`(?m)^synced  \S+/\S+-\d{5}: phase \w+ on `,
+				`(?m)^retry   \S+ \(attempt 1\): pod \S+ is crash-looping$`,
+				`(?m)^deleted \S+: cleaning up$`,
+				`(?m)^shutting down: draining the queue$`,
+				`(?m)^stopped: [1-9]\d* reconciled, [1-9]\d* seen deleted, [1-9]\d* retried, \d+ dropped$`,
+			},
+		},
+		{
+			name:     "workqueue",
+			args:     []string{"--workers", "0"},
+			wantCode: 2,
+			stderr:   []string{`--workers >= 1`},
+		},
+		{
+			name: "migrate",
+			stdout: []string{
+				`(?m)^deployment default/web wants 2 replicas, has \[web-1 web-2\]$`,
+				`(?m)^handler saw: \[add default/web-1 add default/web-2\]$`,
+				`(?m)^handler saw: add default/web-3$`,
+				`(?m)^handler saw: delete default/web-1$`,
+				`(?m)^lister after delete: pod "web-1" not found$`,
+			},
+		},
+		{
+			name: "dynamic",
+			args: []string{"--objects", "500"},
+			stdout: []string{
+				`(?m)^dynamic informer:  500 widgets cached as \*unstructured\.Unstructured; shop/widget-00001 has spec\.color=green$`,
+				`(?m)^metadata informer: 500 widgets cached as \*v1\.PartialObjectMetadata; shop/widget-00001 has labels map\[app:fleet tier:back\]$`,
+				`(?m)^live heap per cached widget: dynamic -?\d+ B, metadata-only -?\d+ B `,
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			stdout, stderr, code := exRun(t, tc.name, 30*time.Second, tc.args...)
+			if code != tc.wantCode {
+				t.Fatalf("%s %v: exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", tc.name, tc.args, code, tc.wantCode, stdout, stderr)
+			}
+			for _, re := range tc.stdout {
+				if !regexp.MustCompile(re).MatchString(stdout) {
+					t.Errorf("%s %v: stdout does not match %q\nstdout:\n%s\nstderr:\n%s", tc.name, tc.args, re, stdout, stderr)
+				}
+			}
+			for _, re := range tc.stderr {
+				if !regexp.MustCompile(re).MatchString(stderr) {
+					t.Errorf("%s %v: stderr does not match %q\nstderr:\n%s", tc.name, tc.args, re, stderr)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,294 @@
+// Package democluster is the embedded cluster the examples run on when no real cluster is
+// given: client-go's fake clientset, seeded with pods, and a workload generator that creates,
+// advances, reschedules and deletes pods at a steady rate through the clientset, so an
+// informer watching it sees the same kinds of events it would see on a busy cluster.
+package democluster
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+)
+
+// nodeNames are the node names the generator schedules pods onto.
+var nodeNames = [...]string{"node-a", "node-b", "node-c", "node-d"}
+
+// namespaces are the namespaces the generator spreads pods over.
+var namespaces = [...]string{"default", "shop", "batch"}
+
+// Cluster is a fake clientset plus the generator's model of every pod in it. Client is safe
+// for concurrent use; Run must not be called from two goroutines at once.
+type Cluster struct {
+	// Client is the clientset the examples' informers list and watch.
+	Client *fake.Clientset
+
+	rng      *rand.Rand
+	pods     map[string]*corev1.Pod // namespace/name → last written pod
+	order    []string               // keys of pods, for random picks
+	seq      int
+	target   int
+	watching chan struct{}
+}
+
+// New returns a cluster seeded with pods pods in assorted states, created with the given seed
+// for a reproducible workload. Watching() is closed once a client opens a pod watch.
+func New(pods int, seed uint64) *Cluster {
+	c := &Cluster{
+		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		pods:     make(map[string]*corev1.Pod),
+		target:   pods,
+		watching: make(chan struct{}),
+	}
+	seedObjs := make([]runtime.Object, 0, pods)
+	for range pods {
+		p := c.newPod()
+		p.CreationTimestamp = metav1.NewTime(time.Now().Add(-time.Duration(c.rng.IntN(3600)) * time.Second))
+		// Spread the seed pods over the lifecycle so the first table is varied.
+		for range c.rng.IntN(5) {
+			c.advance(p)
+		}
+		c.remember(p)
+		seedObjs = append(seedObjs, p)
+	}
+	c.Client = fake.NewClientset(seedObjs...)
+	var once sync.Once
+	c.Client.PrependWatchReactor("pods", func(clienttesting.Action) (bool, watch.Interface, error) {
+		once.Do(func() { close(c.watching) })
+		return false, nil, nil
+	})
+	return c
+}
+
+// Watching is closed when the first pod watch is opened on the clientset. The fake clientset
+// has no resourceVersions, so a write made between an informer's LIST and its WATCH would be
+// lost: start the workload only after this channel is closed.
+func (c *Cluster) Watching() <-chan struct{} { return c.watching }
+
+// Run writes to the cluster rate times per second until ctx is done, then returns nil; it
+// returns an error only when a write fails. Call it from one goroutine at a time.
+func (c *Cluster) Run(ctx context.Context, rate float64) error {
+	if rate <= 0 {
+		return fmt.Errorf("democluster: rate must be positive, got %v", rate)
+	}
+	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			if err := c.step(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+		}
+	}
+}
+
+// step makes one write: create, advance, reschedule, begin deleting or finish deleting a pod.
+func (c *Cluster) step(ctx context.Context) error {
+	pods := c.Client.CoreV1()
+	n := len(c.order)
+	roll := c.rng.IntN(100)
+	switch {
+	case n == 0 || (n < c.target*11/10 && roll < 20):
+		p := c.newPod()
+		created, err := pods.Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("create pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		c.remember(created)
+		return nil
+	}
+	key := c.order[c.rng.IntN(n)]
+	p := c.pods[key].DeepCopy()
+	switch {
+	case p.DeletionTimestamp != nil:
+		if err := pods.Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+			return fmt.Errorf("delete pod %s: %w", key, err)
+		}
+		c.forget(key)
+		return nil
+	case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed,
+		roll < 30 && n > c.target*9/10:
+		now := metav1.Now()
+		p.DeletionTimestamp = &now
+	case roll < 38 && p.Spec.NodeName != "":
+		c.reschedule(p)
+	default:
+		c.advance(p)
+	}
+	updated, err := pods.Pods(p.Namespace).Update(ctx, p, metav1.UpdateOptions{})
+	if err != nil {
+		return fmt.Errorf("update pod %s: %w", key, err)
+	}
+	c.pods[key] = updated
+	return nil
+}
+
+// newPod returns a new pending, unscheduled pod with one or two containers and, for some,
+// an init container.
+func (c *Cluster) newPod() *corev1.Pod {
+	c.seq++
+	ns := namespaces[c.rng.IntN(len(namespaces))]
+	apps := [...]string{"web", "api", "worker", "cron"}
+	app := apps[c.rng.IntN(len(apps))]
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:         ns,
+			Name:              fmt.Sprintf("%s-%05d", app, c.seq),
+			Labels:            map[string]string{"app": app},
+			CreationTimestamp: metav1.Now(),
+		},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: app, Image: "registry.example/" + app + ":1"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending},
+	}
+	if c.rng.IntN(3) == 0 {
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "sidecar", Image: "registry.example/proxy:1"})
+	}
+	if c.rng.IntN(3) == 0 {
+		p.Spec.InitContainers = []corev1.Container{{Name: "migrate", Image: "registry.example/migrate:1"}}
+	}
+	return p
+}
+
+// remember records p as the latest state of its key.
+func (c *Cluster) remember(p *corev1.Pod) {
+	key := p.Namespace + "/" + p.Name
+	if _, ok := c.pods[key]; !ok {
+		c.order = append(c.order, key)
+	}
+	c.pods[key] = p
+}
+
+// forget drops key from the model.
+func (c *Cluster) forget(key string) {
+	delete(c.pods, key)
+	for i, k := range c.order {
+		if k == key {
+			c.order[i] = c.order[len(c.order)-1]
+			c.order = c.order[:len(c.order)-1]
+			return
+		}
+	}
+}
+
+// reschedule moves p to another node, back to the container-creating stage.
+func (c *Cluster) reschedule(p *corev1.Pod) {
+	for {
+		node := nodeNames[c.rng.IntN(len(nodeNames))]
+		if node != p.Spec.NodeName {
+			p.Spec.NodeName = node
+			break
+		}
+	}
+	p.Status.Phase = corev1.PodPending
+	p.Status.Conditions = nil
+	p.Status.ContainerStatuses = waitingStatuses(p, "ContainerCreating")
+}
+
+// advance moves p one step along its lifecycle: scheduled → initialising → creating →
+// running → (crash loop ↔ running) → completed or failed.
+func (c *Cluster) advance(p *corev1.Pod) {
+	now := metav1.Now()
+	switch {
+	case p.Spec.NodeName == "":
+		p.Spec.NodeName = nodeNames[c.rng.IntN(len(nodeNames))]
+		p.Status.HostIP = "10.0.0.1"
+		if len(p.Spec.InitContainers) > 0 {
+			p.Status.InitContainerStatuses = []corev1.ContainerStatus{{
+				Name:  p.Spec.InitContainers[0].Name,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+			}}
+		}
+		if len(p.Spec.InitContainers) > 0 {
+			p.Status.ContainerStatuses = waitingStatuses(p, "PodInitializing")
+		} else {
+			p.Status.ContainerStatuses = waitingStatuses(p, "ContainerCreating")
+		}
+	case len(p.Status.InitContainerStatuses) > 0 && p.Status.InitContainerStatuses[0].State.Terminated == nil:
+		p.Status.InitContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now}}
+		p.Status.ContainerStatuses = waitingStatuses(p, "ContainerCreating")
+	case p.Status.Phase == corev1.PodPending:
+		if len(p.Status.ContainerStatuses) == 0 {
+			p.Status.ContainerStatuses = waitingStatuses(p, "ContainerCreating")
+			return
+		}
+		c.run(p, now)
+	case p.Status.Phase == corev1.PodRunning:
+		cs := &p.Status.ContainerStatuses[0]
+		switch roll := c.rng.IntN(10); {
+		case cs.State.Waiting != nil:
+			c.run(p, now)
+		case roll < 4:
+			cs.RestartCount++
+			cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 1, Reason: "Error", FinishedAt: now}}
+			cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+			cs.Ready = false
+			setReady(p, false)
+		case roll < 7:
+			p.Status.Phase = corev1.PodSucceeded
+			c.terminate(p, 0, "Completed", now)
+		default:
+			p.Status.Phase = corev1.PodFailed
+			c.terminate(p, 1, "Error", now)
+		}
+	}
+}
+
+// run puts every container of p into the running, ready state.
+func (c *Cluster) run(p *corev1.Pod, now metav1.Time) {
+	p.Status.Phase = corev1.PodRunning
+	p.Status.PodIP = fmt.Sprintf("10.244.%d.%d", c.rng.IntN(4), 2+c.rng.IntN(250))
+	for i := range p.Status.ContainerStatuses {
+		cs := &p.Status.ContainerStatuses[i]
+		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
+		cs.Ready = true
+		started := true
+		cs.Started = &started
+	}
+	setReady(p, true)
+}
+
+// terminate stops every container of p with the given exit code and reason.
+func (c *Cluster) terminate(p *corev1.Pod, code int32, reason string, now metav1.Time) {
+	for i := range p.Status.ContainerStatuses {
+		cs := &p.Status.ContainerStatuses[i]
+		cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: code, Reason: reason, FinishedAt: now}}
+		cs.Ready = false
+	}
+	setReady(p, false)
+}
+
+// waitingStatuses returns one waiting status per container of p, with the given reason.
+func waitingStatuses(p *corev1.Pod, reason string) []corev1.ContainerStatus {
+	out := make([]corev1.ContainerStatus, len(p.Spec.Containers))
+	for i, ctr := range p.Spec.Containers {
+		out[i] = corev1.ContainerStatus{Name: ctr.Name, Image: ctr.Image,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}}
+	}
+	return out
+}
+
+// setReady sets p's Ready condition.
+func setReady(p *corev1.Pod, ready bool) {
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}
+}
