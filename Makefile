@@ -8,13 +8,18 @@ PKGS ?= ./...
 # (the integration tests then skip).
 TESTENV_BUILD := internal/testenv/build.sh
 
-.PHONY: test test-unit fmt-check vet gen-verify generate testenv build bench bench-full
+.PHONY: test test-unit demo fmt-check vet gen-verify generate testenv build bench bench-full
 
 ## test: gofmt check, go vet, generated code up to date, then the whole suite (integration
 ## tests included) under the race detector.
 test: fmt-check vet gen-verify
 	@bin=$$($(TESTENV_BUILD)) && echo "server binaries: $$bin" && \
 	KINFORMER_TESTENV_BIN=$$bin KINFORMER_REQUIRE_INTEGRATION=1 $(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+## demo: about 20 s of a live `kubectl get pods -w`-style view on an embedded cluster (no
+## cluster, no network).
+demo:
+	$(GO) run ./examples/podwatch --embedded --duration 20s --pods 40 --rate 8 --summary-every 5s
 
 ## test-unit: the suite without the real API server.
 test-unit: fmt-check vet gen-verify
