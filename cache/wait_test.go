@@ -5,31 +5,38 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/klog/v2"
 )
 
-// infChecker is a DoneChecker whose channel the test closes.
+// infChecker is a DoneChecker whose channel the test closes. asked is closed
+// the first time the waiter asks for Done, so a test can act once the wait
+// has begun instead of after a guessed delay.
 type infChecker struct {
-	name string
-	ch   chan struct{}
+	name      string
+	ch        chan struct{}
+	asked     chan struct{}
+	askedOnce sync.Once
 }
 
 func newInfChecker(name string, done bool) *infChecker {
-	c := &infChecker{name: name, ch: make(chan struct{})}
+	c := &infChecker{name: name, ch: make(chan struct{}), asked: make(chan struct{})}
 	if done {
 		close(c.ch)
 	}
 	return c
 }
 
-func (c *infChecker) Name() string          { return c.name }
-func (c *infChecker) Done() <-chan struct{} { return c.ch }
+func (c *infChecker) Name() string { return c.name }
+func (c *infChecker) Done() <-chan struct{} {
+	c.askedOnce.Do(func() { close(c.asked) })
+	return c.ch
+}
 
 func TestWaitFor(t *testing.T) {
 	t.Run("all done already", func(t *testing.T) {
@@ -48,7 +55,7 @@ func TestWaitFor(t *testing.T) {
 	t.Run("completes later", func(t *testing.T) {
 		late := newInfChecker("late", false)
 		go func() {
-			time.Sleep(10 * time.Millisecond)
+			<-late.asked
 			close(late.ch)
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), infTimeout)
@@ -58,11 +65,12 @@ func TestWaitFor(t *testing.T) {
 	t.Run("canceled", func(t *testing.T) {
 		var buf infSyncBuffer
 		ctx, cancel := context.WithCancelCause(klog.NewContext(context.Background(), infBufferLogger(&buf)))
+		a := newInfChecker("a", false)
 		go func() {
-			time.Sleep(10 * time.Millisecond)
+			<-a.asked
 			cancel(errors.New("go fish"))
 		}()
-		assert.False(t, WaitFor(ctx, "caches", newInfChecker("b", false), newInfChecker("ok", true), newInfChecker("a", false)))
+		assert.False(t, WaitFor(ctx, "caches", newInfChecker("b", false), newInfChecker("ok", true), a))
 		out := buf.String()
 		assert.Contains(t, out, `"Done waiting" for="caches" instance="ok"`)
 		assert.Contains(t, out, `"Timed out waiting" for="caches" cause="go fish" instances=["a","b"]`)
