@@ -763,6 +763,9 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 // list makes one (possibly paged) LIST and replaces the store's content
 // with its items.
 func (r *Reflector) list(ctx context.Context) error {
+	if pw := r.pagewiseStore(); pw != nil {
+		return r.listPagewise(ctx, pw)
+	}
 	rv := r.relistResourceVersion()
 	pageSize := r.listPageSize(rv)
 	trace := utiltrace.New("Reflector ListAndWatch", utiltrace.Field{Key: "name", Value: r.name})
@@ -895,7 +898,7 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 		if ctx.Err() != nil {
 			return nil, nil
 		}
-		acc := newReflectorListAccumulator(transform)
+		store, finish := r.newStreamListStore(ctx, transform)
 		options := metav1.ListOptions{
 			ResourceVersion:      r.rewatchResourceVersion(),
 			AllowWatchBookmarks:  true,
@@ -927,7 +930,7 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 		}
 		session := reflectorWatchSession{
 			r:         r,
-			store:     acc,
+			store:     store,
 			streaming: true,
 		}
 		ended, err := session.run(ctx, start, w, nil)
@@ -956,14 +959,13 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 			return nil, &reflectorIncompleteStreamError{name: r.name, events: session.events}
 		}
 
-		trace.Step("Objects streamed", utiltrace.Field{Key: "count", Value: acc.len()})
+		trace.Step("Objects streamed", utiltrace.Field{Key: "events", Value: session.events})
 		r.mu.Lock()
 		r.lastSyncResourceVersionUnavailable = false
 		r.streamListCompleted = true
 		r.mu.Unlock()
-		items := acc.list()
-		count := len(items)
-		if err := r.store.Replace(items, session.streamRV); err != nil {
+		count, err := finish(session.streamRV)
+		if err != nil {
 			w.Stop()
 			return nil, fmt.Errorf("unable to sync watch-list result: %w", err)
 		}
@@ -1520,8 +1522,6 @@ func (a *reflectorListAccumulator) Delete(obj interface{}) error {
 	}
 	return nil
 }
-
-func (a *reflectorListAccumulator) len() int { return len(a.index) }
 
 // list returns the collected objects in arrival order.
 func (a *reflectorListAccumulator) list() []interface{} {
