@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,6 +64,15 @@ type Proxy struct {
 	counts   map[Kind]int
 	requests map[Verb]int
 	conns    map[net.Conn]struct{}
+	active   map[*activeRequest]struct{}
+}
+
+// activeRequest is a request being served, which CutActive can cut.
+type activeRequest struct {
+	info   RequestInfo
+	ctx    context.Context
+	cancel context.CancelFunc
+	cut    atomic.Bool
 }
 
 type connKey struct{}
@@ -108,6 +118,7 @@ func New(upstream *rest.Config, opts Options) (*Proxy, error) {
 		counts:    map[Kind]int{},
 		requests:  map[Verb]int{},
 		conns:     map[net.Conn]struct{}{},
+		active:    map[*activeRequest]struct{}{},
 	}
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
@@ -217,6 +228,44 @@ func (p *Proxy) CloseAll() int {
 	return len(conns)
 }
 
+// CutActive cuts every request being served right now that m selects (m.Probability is
+// ignored): the response ends abruptly, as if the connection broke (over HTTP/2 only that
+// stream is reset; over HTTP/1 its connection is closed). It returns how many it cut;
+// each counts as one CloseConn. Use it to force clients to open new watches, which then
+// meet the rules installed before.
+func (p *Proxy) CutActive(m Match) int {
+	m.Probability = 0
+	p.mu.Lock()
+	var cut []*activeRequest
+	for a := range p.active {
+		if m.matches(a.info) {
+			cut = append(cut, a)
+		}
+	}
+	p.counts[CloseConn] += len(cut)
+	p.mu.Unlock()
+	for _, a := range cut {
+		a.cut.Store(true)
+		a.cancel()
+	}
+	return len(cut)
+}
+
+// Active returns how many requests that m selects are being served right now
+// (m.Probability is ignored).
+func (p *Proxy) Active(m Match) int {
+	m.Probability = 0
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for a := range p.active {
+		if m.matches(a.info) {
+			n++
+		}
+	}
+	return n
+}
+
 // Close stops the proxy: it closes the listener and every connection, ends black holes,
 // and waits for every request handler to return. Idempotent.
 func (p *Proxy) Close() error {
@@ -289,6 +338,23 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Unlock()
 	defer p.handlers.Done()
 	info := parseRequest(r)
+	ctx, cancel := context.WithCancel(r.Context())
+	a := &activeRequest{info: info, ctx: ctx, cancel: cancel}
+	p.mu.Lock()
+	p.active[a] = struct{}{}
+	p.mu.Unlock()
+	defer func() {
+		cancel()
+		p.mu.Lock()
+		delete(p.active, a)
+		p.mu.Unlock()
+	}()
+	r = r.WithContext(ctx)
+	defer func() {
+		if a.cut.Load() {
+			abort()
+		}
+	}()
 	f := p.pick(info)
 	if f == nil {
 		p.forward(w, r, info, nil)

@@ -378,11 +378,23 @@ func TestTimesRemoveAndCloseAll(t *testing.T) {
 	_, err := cs.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
 
+	// CutActive cuts the open watch it selects, and only that one.
 	w := fpWatch(t, cs)
 	events, _ := fpEvents(t, w, 2, 5*time.Second)
 	require.Len(t, events, 2)
+	require.Equal(t, 1, p.Active(Match{Verb: Watch}))
+	require.Zero(t, p.CutActive(Match{Verb: Watch, Resource: "configmaps"}))
+	require.Equal(t, 1, p.CutActive(Match{Verb: Watch, Resource: "pods"}))
+	events, closed := fpEvents(t, w, 2, 5*time.Second)
+	require.True(t, closed, "the watch survived CutActive: %v", events)
+	require.LessOrEqual(t, len(events), 1, "at most the client's report of the reset stream: %v", events)
+	require.Eventually(t, func() bool { return p.Active(Match{}) == 0 }, 5*time.Second, 10*time.Millisecond)
+
+	w = fpWatch(t, cs)
+	events, _ = fpEvents(t, w, 2, 5*time.Second)
+	require.Len(t, events, 2)
 	require.GreaterOrEqual(t, p.CloseAll(), 1)
-	events, closed := fpEvents(t, w, 1, 5*time.Second)
+	events, closed = fpEvents(t, w, 1, 5*time.Second)
 	require.True(t, closed, "the watch survived CloseAll: %v", events)
 	require.Empty(t, events)
 }
