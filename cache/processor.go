@@ -302,7 +302,12 @@ type processorListener struct {
 	mu      sync.Mutex
 	pending []notification
 	spare   []notification
-	idle    bool
+	// coalesce, when set (HandlerBufferCoalesceByKey), replaces pending
+	// and spare; see handler_buffer.go.
+	coalesce *coalescingBuffer
+	// delivering is the batch being delivered (for PendingNotifications).
+	delivering []notification
+	idle       bool
 	stopped bool
 	wake    chan struct{}
 	// halted mirrors stopped for the delivery loop, which checks it between
@@ -362,17 +367,22 @@ func (l *processorListener) enqueue(notes []notification, withResync bool) {
 		l.mu.Unlock()
 		return
 	}
-	for i := range notes {
-		n := &notes[i]
-		if n.resync && !withResync {
-			continue
+	var wake bool
+	if l.coalesce != nil {
+		wake = l.enqueueCoalescingLocked(notes, withResync) && l.idle
+	} else {
+		for i := range notes {
+			n := &notes[i]
+			if n.resync && !withResync {
+				continue
+			}
+			if n.initial {
+				l.syncTracker.Start()
+			}
+			l.pending = append(l.pending, *n)
 		}
-		if n.initial {
-			l.syncTracker.Start()
-		}
-		l.pending = append(l.pending, *n)
+		wake = l.idle && len(l.pending) > 0
 	}
-	wake := l.idle && len(l.pending) > 0
 	if wake {
 		l.idle = false
 	}
@@ -402,6 +412,9 @@ func (l *processorListener) stop() {
 	l.halted.Store(true)
 	clear(l.pending)
 	l.pending, l.spare = nil, nil
+	if l.coalesce != nil {
+		l.coalesce.clear()
+	}
 	l.mu.Unlock()
 	select {
 	case l.wake <- struct{}{}:
@@ -413,6 +426,10 @@ func (l *processorListener) stop() {
 // until stopped.
 func (l *processorListener) run() {
 	defer l.markFinished()
+	if l.coalesce != nil {
+		l.runCoalescing()
+		return
+	}
 	for {
 		l.mu.Lock()
 		for len(l.pending) == 0 && !l.stopped {
@@ -428,6 +445,7 @@ func (l *processorListener) run() {
 		batch := l.pending
 		l.pending = l.spare[:0]
 		l.spare = nil
+		l.delivering = batch
 		l.idle = false
 		l.mu.Unlock()
 
@@ -437,6 +455,7 @@ func (l *processorListener) run() {
 
 		clear(batch)
 		l.mu.Lock()
+		l.delivering = nil
 		if !l.stopped && l.spare == nil && cap(batch) <= 8192 {
 			l.spare = batch[:0]
 		}

@@ -139,6 +139,14 @@ type HandlerOptions struct {
 	// SharedInformer.AddEventHandlerWithResyncPeriod); nil means the
 	// informer's default.
 	ResyncPeriod *time.Duration
+
+	// BufferPolicy says how the handler's buffer holds notifications
+	// waiting for the handler: HandlerBufferUnbounded (the zero value:
+	// every notification, in order, as in client-go) or
+	// HandlerBufferCoalesceByKey (the latest state per object, memory
+	// bounded by the number of objects). Other values make
+	// AddEventHandlerWithOptions fail. kinformer extension.
+	BufferPolicy HandlerBufferPolicy
 }
 
 // SharedIndexInformer is a SharedInformer whose cache is an Indexer.
@@ -539,6 +547,9 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	}
 
 	l := newProcessorListener(logger, handler, resyncPeriod, determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod), s.clock.Now(), s.HasSyncedChecker().Name(), &s.processor.panics)
+	if err := l.setBufferPolicy(options.BufferPolicy); err != nil {
+		return nil, err
+	}
 
 	if !s.started {
 		s.processor.addListener(l)
