@@ -308,8 +308,8 @@ type processorListener struct {
 	// delivering is the batch being delivered (for PendingNotifications).
 	delivering []notification
 	idle       bool
-	stopped bool
-	wake    chan struct{}
+	stopped    bool
+	wake       chan struct{}
 	// halted mirrors stopped for the delivery loop, which checks it between
 	// notifications without taking mu.
 	halted atomic.Bool
