@@ -3,6 +3,7 @@
 package examples_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -295,5 +297,61 @@ func TestPodwatchLocalAPIServer(t *testing.T) {
 		if !regexp.MustCompile(re).MatchString(stdout) {
 			t.Errorf("stdout does not match %q\nstdout:\n%s\nstderr:\n%s", re, stdout, stderr)
 		}
+	}
+}
+
+// TestGracefulShutdown sends SIGTERM and SIGINT to the long-running examples once they print
+// their first live line, and checks that each drains, prints its closing line and exits 0.
+func TestGracefulShutdown(t *testing.T) {
+	cases := []struct {
+		name  string
+		sig   os.Signal
+		ready string // stdout line prefix printed once the example is live
+		final string // regular expression for the closing line
+	}{
+		{"podwatch", syscall.SIGTERM, "synced ", `(?m)^stopped after .*: \d+ added, \d+ modified, \d+ deleted$`},
+		{"podwatch", os.Interrupt, "synced ", `(?m)^stopped after .*: \d+ added, \d+ modified, \d+ deleted$`},
+		{"workqueue", syscall.SIGTERM, "caches synced", `(?m)^stopped: \d+ reconciled, \d+ seen deleted, \d+ retried, \d+ dropped$`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name+" "+tc.sig.String(), func(t *testing.T) {
+			bin := exBinary(t, tc.name)
+			cmd := exec.Command(bin, "--rate", "50")
+			cmd.Env = append(os.Environ(), "KUBECONFIG=", "KUBERNETES_SERVICE_HOST=")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			pipe, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			killed := time.AfterFunc(60*time.Second, func() { _ = cmd.Process.Kill() })
+			defer killed.Stop()
+			var out strings.Builder
+			sent := false
+			sc := bufio.NewScanner(pipe)
+			for sc.Scan() {
+				line := sc.Text()
+				out.WriteString(line + "\n")
+				if !sent && strings.HasPrefix(line, tc.ready) {
+					if err := cmd.Process.Signal(tc.sig); err != nil {
+						t.Fatal(err)
+					}
+					sent = true
+				}
+			}
+			err = cmd.Wait()
+			if !sent {
+				t.Fatalf("never saw a line starting %q\nstdout:\n%s\nstderr:\n%s", tc.ready, out.String(), stderr.String())
+			}
+			if err != nil {
+				t.Fatalf("exit after %v: %v\nstdout:\n%s\nstderr:\n%s", tc.sig, err, out.String(), stderr.String())
+			}
+			if !regexp.MustCompile(tc.final).MatchString(out.String()) {
+				t.Errorf("no closing line matching %q\nstdout:\n%s", tc.final, out.String())
+			}
+		})
 	}
 }
