@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers/internal/lean"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 )
 
@@ -31,6 +32,9 @@ type sharedInformerFactory struct {
 	defaultResync    time.Duration
 	customResync     map[reflect.Type]time.Duration
 	transform        cache.TransformFunc
+	// lean, set by WithMemoryLean, is the intern table of the memory-lean
+	// transform (see lean.go).
+	lean *lean.Table
 	informerName     *cache.InformerName
 
 	mu sync.Mutex
@@ -245,9 +249,9 @@ func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internal
 	if informer == nil {
 		return nil
 	}
-	if f.transform != nil {
+	if transform := f.informerTransform(); transform != nil {
 		// The informer is new and not running, so this cannot fail.
-		_ = informer.SetTransform(f.transform)
+		_ = informer.SetTransform(transform)
 	}
 	f.informers[t] = informer
 	return informer
