@@ -34,8 +34,8 @@ type sharedInformerFactory struct {
 	transform        cache.TransformFunc
 	// lean, set by WithMemoryLean, is the intern table of the memory-lean
 	// transform (see lean.go).
-	lean *lean.Table
-	informerName     *cache.InformerName
+	lean         *lean.Table
+	informerName *cache.InformerName
 
 	mu sync.Mutex
 	// informers holds the one informer per object type.
