@@ -229,6 +229,10 @@ type InformerStatus struct {
 	// LastList.
 	LastError     error
 	LastErrorTime time.Time
+	// BadData counts the objects and events from the server the Reflector
+	// could not store (no object, wrong type, no metadata, undecodable
+	// frame, ...); each was logged and skipped.
+	BadData uint64
 	// HandlerPanics counts the panics recovered from this informer's
 	// handlers, including handlers removed since.
 	HandlerPanics int64
@@ -311,9 +315,18 @@ func (s *sharedIndexInformer) status() InformerStatus {
 	s.startedLock.Lock()
 	st.Started, st.Stopped = s.started, s.stopped
 	queue := s.queue
+	ctrl, _ := s.controller.(*controller)
 	s.startedLock.Unlock()
 	if queue != nil {
 		st.QueueDepth = queueDepth(queue)
+	}
+	if ctrl != nil {
+		ctrl.mu.RLock()
+		r := ctrl.reflector
+		ctrl.mu.RUnlock()
+		if r != nil {
+			st.BadData = r.badDataTotal()
+		}
 	}
 	st.Handlers = s.processor.handlerStatuses()
 	return st
