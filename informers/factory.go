@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers/internal/lean"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 )
 
@@ -33,8 +34,11 @@ type sharedInformerFactory struct {
 	defaultResync    time.Duration
 	customResync     map[reflect.Type]time.Duration
 	transform        cache.TransformFunc
-	informerName     *cache.InformerName
-	syncOptions      cache.SyncOptions
+	// lean, set by WithMemoryLean, is the intern table of the memory-lean
+	// transform (see lean.go).
+	lean         *lean.Table
+	informerName *cache.InformerName
+	syncOptions  cache.SyncOptions
 
 	mu sync.Mutex
 	// informers holds the one informer per object type.
@@ -296,9 +300,9 @@ func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internal
 	if informer == nil {
 		return nil
 	}
-	if f.transform != nil {
+	if transform := f.informerTransform(); transform != nil {
 		// The informer is new and not running, so this cannot fail.
-		_ = informer.SetTransform(f.transform)
+		_ = informer.SetTransform(transform)
 	}
 	f.informers[t] = informer
 	return informer
