@@ -30,6 +30,7 @@ package kinformerprom
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -48,7 +49,7 @@ const (
 // informerLabels are the labels of every per-informer metric: the
 // informer's metrics name (cache.InformerName, "" when unnamed), its
 // group/version/resource ("" when unknown) and the Go type of its objects.
-var informerLabels = []string{"informer", "group", "version", "resource", "type"}
+var informerLabels = []string{"group", "informer", "resource", "type", "version"}
 
 // DefaultHandlerLatencyBuckets are the buckets, in seconds, of the handler
 // latency histogram: from 100µs to 10s.
@@ -93,9 +94,9 @@ type Collector struct {
 	buckets []float64
 
 	synced, storeObjects, queueDepth, lastRV, sinceEvent *prometheus.Desc
-	deltas, lists, watchRestarts, badData               *prometheus.Desc
-	handlerPending, handlerPanics                       *prometheus.Desc
-	latency                                             *prometheus.HistogramVec
+	deltas, lists, watchRestarts, badData                *prometheus.Desc
+	handlerPending, handlerPanics                        *prometheus.Desc
+	latency                                              *prometheus.HistogramVec
 
 	mu      sync.Mutex
 	sources []func() []cache.SharedIndexInformer
@@ -111,8 +112,10 @@ func NewCollector(options ...Option) *Collector {
 			o(c)
 		}
 	}
+	// Variable labels in sorted order: registries expose them sorted, and
+	// so the exposition matches the declaration.
 	desc := func(name, help string, extra ...string) *prometheus.Desc {
-		return prometheus.NewDesc(prometheus.BuildFQName(namespace, subsystem, name), help, append(append([]string(nil), informerLabels...), extra...), nil)
+		return prometheus.NewDesc(prometheus.BuildFQName(namespace, subsystem, name), help, sortedLabels(extra...), nil)
 	}
 	c.synced = desc("synced", "1 when the informer has synced (its initial list is in the cache), else 0.")
 	c.storeObjects = desc("store_objects", "Objects in the informer's cache.")
@@ -131,8 +134,35 @@ func NewCollector(options ...Option) *Collector {
 		Name:      "handler_latency_seconds",
 		Help:      "Seconds a handler spent on each notification.",
 		Buckets:   c.buckets,
-	}, append(append([]string(nil), informerLabels...), "handler"))
+	}, sortedLabels("handler"))
 	return c
+}
+
+// sortedLabels returns informerLabels plus extra, sorted.
+func sortedLabels(extra ...string) []string {
+	out := append(append([]string(nil), informerLabels...), extra...)
+	slices.Sort(out)
+	return out
+}
+
+// labelValuesFor returns the values of sortedLabels(extra names...) for an
+// informer with the values lv of informerLabels and the extra label given
+// as name, value (at most one).
+func labelValuesFor(lv []string, extra ...string) []string {
+	if len(extra) == 0 {
+		return lv
+	}
+	byName := make(map[string]string, len(informerLabels)+1)
+	for i, n := range informerLabels {
+		byName[n] = lv[i]
+	}
+	byName[extra[0]] = extra[1]
+	names := sortedLabels(extra[0])
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = byName[n]
+	}
+	return out
 }
 
 // Register builds a Collector over sources (see Collector.Add), registers it
@@ -219,12 +249,12 @@ type handlerLatency struct {
 
 // NewHandlerLatencyMetric implements cache.HandlerMetricsProvider.
 func (h handlerLatency) NewHandlerLatencyMetric(handlerName string) cache.HistogramMetric {
-	return h.vec.WithLabelValues(append(append([]string(nil), h.labels...), handlerName)...)
+	return h.vec.WithLabelValues(labelValuesFor(h.labels, "handler", handlerName)...)
 }
 
 // labelValues returns the informerLabels values of st.
 func labelValues(st cache.InformerStatus) []string {
-	return []string{st.Name, st.Resource.Group, st.Resource.Version, st.Resource.Resource, st.Type}
+	return []string{st.Resource.Group, st.Name, st.Resource.Resource, st.Type, st.Resource.Version}
 }
 
 // Describe implements prometheus.Collector.
@@ -245,10 +275,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		lv := labelValues(st)
 		gauge := func(d *prometheus.Desc, v float64, extra ...string) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append(append([]string(nil), lv...), extra...)...)
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labelValuesFor(lv, extra...)...)
 		}
 		counter := func(d *prometheus.Desc, v float64, extra ...string) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, append(append([]string(nil), lv...), extra...)...)
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labelValuesFor(lv, extra...)...)
 		}
 		synced := 0.0
 		if st.Synced {
@@ -265,7 +295,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		counter(c.deltas, float64(st.DeltasProcessed))
 		for _, reason := range cache.RelistReasons() {
-			counter(c.lists, float64(st.Lists[reason]), string(reason))
+			counter(c.lists, float64(st.Lists[reason]), "reason", string(reason))
 		}
 		counter(c.watchRestarts, float64(st.WatchRestarts))
 		counter(c.badData, float64(st.BadData))
@@ -289,8 +319,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			a.panics += h.Panics
 		}
 		for _, name := range order {
-			gauge(c.handlerPending, float64(byName[name].pending), name)
-			counter(c.handlerPanics, float64(byName[name].panics), name)
+			gauge(c.handlerPending, float64(byName[name].pending), "handler", name)
+			counter(c.handlerPanics, float64(byName[name].panics), "handler", name)
 		}
 	}
 	c.latency.Collect(ch)

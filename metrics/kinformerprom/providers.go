@@ -15,11 +15,11 @@ import (
 // one factory share the factory's line, so their series add up; the
 // Collector has the per-informer view.
 type ReflectorMetrics struct {
-	lists, watches, shortWatches          *prometheus.CounterVec
-	listDuration, itemsInList             *prometheus.SummaryVec
-	watchDuration, itemsInWatch           *prometheus.SummaryVec
-	lastResourceVersion                   *prometheus.GaugeVec
-	collectors                            []prometheus.Collector
+	lists, watches, shortWatches *prometheus.CounterVec
+	listDuration, itemsInList    *prometheus.SummaryVec
+	watchDuration, itemsInWatch  *prometheus.SummaryVec
+	lastResourceVersion          *prometheus.GaugeVec
+	collectors                   []prometheus.Collector
 }
 
 // NewReflectorMetrics returns the reflector metric families, not yet
