@@ -47,9 +47,10 @@ const (
 
 // HandlerBufferReporter is implemented by the registrations
 // AddEventHandler and its variants return: PendingNotifications reports how
-// many notifications wait in the handler's buffer (for
-// HandlerBufferCoalesceByKey, how many objects have one waiting; an object
-// deleted and re-created while waiting counts twice). Safe for concurrent
+// many notifications are not handled yet: those waiting in the handler's
+// buffer (for HandlerBufferCoalesceByKey, one per object with changes
+// waiting; an object deleted and re-created while waiting counts twice) and
+// those taken out for delivery and not yet handled. Safe for concurrent
 // use; kinformer extension.
 type HandlerBufferReporter interface {
 	PendingNotifications() int
@@ -226,12 +227,7 @@ func (l *processorListener) setBufferPolicy(policy HandlerBufferPolicy) error {
 
 // PendingNotifications implements HandlerBufferReporter.
 func (l *processorListener) PendingNotifications() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.coalesce != nil {
-		return l.coalesce.notes + len(l.delivering)
-	}
-	return len(l.pending) + len(l.delivering)
+	return l.pendingCount()
 }
 
 // enqueueCoalescing is enqueue for a HandlerBufferCoalesceByKey listener.
@@ -276,16 +272,13 @@ func (l *processorListener) runCoalescing() {
 			return
 		}
 		batch = l.coalesce.popFront(batch[:0])
-		l.delivering = batch
 		l.idle = false
+		l.inFlight.Store(int64(len(batch)))
 		l.mu.Unlock()
 
 		for i := 0; i < len(batch); {
 			i = l.deliver(batch, i)
 		}
 		clear(batch)
-		l.mu.Lock()
-		l.delivering = nil
-		l.mu.Unlock()
 	}
 }

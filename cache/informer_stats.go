@@ -388,6 +388,9 @@ func (p *sharedProcessor) handlerStatuses() []HandlerStatus {
 func (l *processorListener) pendingCount() int {
 	l.mu.Lock()
 	n := len(l.pending)
+	if l.coalesce != nil {
+		n += l.coalesce.notes
+	}
 	l.mu.Unlock()
 	return n + int(l.inFlight.Load())
 }

@@ -319,11 +319,9 @@ type processorListener struct {
 	// coalesce, when set (HandlerBufferCoalesceByKey), replaces pending
 	// and spare; see handler_buffer.go.
 	coalesce *coalescingBuffer
-	// delivering is the batch being delivered (for PendingNotifications).
-	delivering []notification
-	idle       bool
-	stopped    bool
-	wake       chan struct{}
+	idle     bool
+	stopped  bool
+	wake     chan struct{}
 	// halted mirrors stopped for the delivery loop, which checks it between
 	// notifications without taking mu.
 	halted atomic.Bool
@@ -459,7 +457,6 @@ func (l *processorListener) run() {
 		batch := l.pending
 		l.pending = l.spare[:0]
 		l.spare = nil
-		l.delivering = batch
 		l.idle = false
 		l.inFlight.Store(int64(len(batch)))
 		l.mu.Unlock()
@@ -470,7 +467,6 @@ func (l *processorListener) run() {
 
 		clear(batch)
 		l.mu.Lock()
-		l.delivering = nil
 		if !l.stopped && l.spare == nil && cap(batch) <= 8192 {
 			l.spare = batch[:0]
 		}

@@ -76,6 +76,7 @@ func (r *Reflector) listPagewise(ctx context.Context, pw pagewiseReplacer) error
 
 	start := r.clock.Now()
 	r.metrics.listStarted()
+	r.stats.listStarting()
 	count, listRV, paged, err := r.listPagesInto(ctx, pw, metav1.ListOptions{ResourceVersion: rv}, pageSize)
 	if isExpiredError(err) || isTooLargeResourceVersionError(err) {
 		// As in list: the version asked for is gone or not there yet.
@@ -102,6 +103,7 @@ func (r *Reflector) listPagewise(ctx context.Context, pw pagewiseReplacer) error
 	}
 	trace.Step("SyncWith done")
 	r.setLastSyncResourceVersion(listRV)
+	r.stats.listSucceeded(r.clock.Now())
 	r.metrics.listDone(r.clock.Since(start).Seconds(), count)
 	return nil
 }
