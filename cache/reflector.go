@@ -776,7 +776,7 @@ func (r *Reflector) list(ctx context.Context) error {
 
 	start := r.clock.Now()
 	r.metrics.listStarted()
-	items, listRV, paged, err := r.listPages(ctx, metav1.ListOptions{ResourceVersion: rv}, pageSize)
+	items, listRV, paged, err := r.listPages(ctx, reflectorListOptions(rv, pageSize), pageSize)
 	if isExpiredError(err) || isTooLargeResourceVersionError(err) {
 		// The version asked for is gone (or not there yet): ask for the
 		// latest data instead, so that the Reflector makes progress.
