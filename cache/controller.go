@@ -117,6 +117,9 @@ func New(c *Config) Controller {
 type controller struct {
 	config Config
 	clock  clock.Clock
+	// stats, when set (by a shared informer), replace the Reflector's own
+	// diagnostics counters.
+	stats *informerStats
 
 	mu        sync.RWMutex
 	reflector *Reflector
@@ -155,6 +158,9 @@ func (c *controller) RunWithContext(ctx context.Context) {
 		Clock:           c.clock,
 	})
 	r.ShouldResync = c.config.ShouldResync
+	if c.stats != nil {
+		r.stats = c.stats
+	}
 	r.WatchListPageSize = c.config.WatchListPageSize
 	if h := c.config.WatchErrorHandler; h != nil {
 		r.watchErrorHandler = func(_ context.Context, r *Reflector, err error) { h(r, err) }

@@ -240,6 +240,7 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 		informerMetricsProvider:         options.InformerMetricsProvider,
 		useDeltaFIFO:                    options.UseDeltaFIFO,
 		cacheMutationDetector:           NewCacheMutationDetector(fmt.Sprintf("%T", exampleObject)),
+		stats:                           newInformerStats(),
 	}
 	return s
 }
@@ -270,10 +271,15 @@ type sharedIndexInformer struct {
 
 	clock clock.Clock
 
+	// stats are the diagnostics counters, shared with the Reflector (see
+	// GetInformerStatus).
+	stats *informerStats
+
 	// startedLock guards the fields below it.
 	startedLock                     sync.Mutex
 	started, stopped                bool
 	controller                      Controller
+	queue                           Queue
 	resyncCheckPeriod               time.Duration
 	defaultEventHandlerResyncPeriod time.Duration
 	watchErrorHandler               WatchErrorHandlerWithContext
@@ -379,7 +385,9 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		WatchErrorHandlerWithContext: s.watchErrorHandler,
 	}).(*controller)
 	ctrl.clock = s.clock
+	ctrl.stats = s.stats
 	s.controller = ctrl
+	s.queue = queue
 	s.started = true
 	s.startedLock.Unlock()
 
@@ -416,6 +424,11 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
+	if d, ok := obj.(Deltas); ok {
+		s.stats.deltas.Add(uint64(len(d)))
+	} else {
+		s.stats.deltas.Add(1)
+	}
 	err := s.applier.process(obj, isInInitialList)
 	s.flushLocked()
 	return err
@@ -425,6 +438,7 @@ func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool
 func (s *sharedIndexInformer) handleBatch(deltas []Delta, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
+	s.stats.deltas.Add(uint64(len(deltas)))
 	err := s.applier.processBatch(deltas, isInInitialList)
 	s.flushLocked()
 	return err

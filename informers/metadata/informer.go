@@ -177,5 +177,8 @@ func newInformer(client metadata.Interface, gvr schema.GroupVersionResource, nam
 		ResyncPeriod:      resyncPeriod,
 		Indexers:          indexers,
 		ObjectDescription: gvr.String(),
+		// An unnamed identity publishes no metrics but tells
+		// diagnostics (cache.GetInformerStatus) the resource.
+		Identifier: (*cache.InformerName)(nil).WithResource(gvr),
 	})
 }
