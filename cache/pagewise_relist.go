@@ -406,9 +406,32 @@ func (a *deltaApplier) finishRelist(resourceVersion string) {
 			a.reject(err, string(Deleted), tomb)
 			continue
 		}
+		a.derivedDeletes++
 		a.handler.OnDelete(tomb)
 	}
 	a.store.Bookmark(resourceVersion)
+}
+
+// isPagewiseMarker reports whether t is one of the marker delta types of a
+// pagewise list.
+func isPagewiseMarker(t DeltaType) bool {
+	return t == deltaReplaceStart || t == deltaReplaceForget || t == deltaReplaceEnd
+}
+
+// appliedDeltas returns how many deltas a pop of deltas applied to the
+// cache, for the informer's DeltasProcessed: the markers of pagewise lists
+// do not count, the deletions their end markers derived do (so a list
+// counts one per listed object and one per object it deleted, with either
+// queue). It resets the derived count.
+func (a *deltaApplier) appliedDeltas(deltas []Delta) uint64 {
+	n := a.derivedDeletes
+	a.derivedDeletes = 0
+	for _, d := range deltas {
+		if !isPagewiseMarker(d.Type) {
+			n++
+		}
+	}
+	return n
 }
 
 // count returns the number of stored objects.

@@ -50,6 +50,10 @@ type deltaApplier struct {
 	// relist is the pagewise list in progress, if any (see
 	// pagewise_relist.go).
 	relist *applierRelist
+	// derivedDeletes counts the deletions end markers of pagewise lists
+	// derived (objects the list no longer had); the informer's statistics
+	// take and reset it after each pop (see appliedDeltas).
+	derivedDeletes uint64
 
 	// Scratch space reused between batches.
 	txns []Transaction

@@ -432,12 +432,12 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
-	if d, ok := obj.(Deltas); ok {
-		s.stats.deltas.Add(uint64(len(d)))
-	} else {
-		s.stats.deltas.Add(1)
-	}
 	err := s.applier.process(obj, isInInitialList)
+	if d, ok := obj.(Deltas); ok {
+		s.stats.deltas.Add(s.applier.appliedDeltas(d))
+	} else {
+		s.stats.deltas.Add(s.applier.appliedDeltas(nil) + 1)
+	}
 	s.flushLocked()
 	return err
 }
@@ -446,8 +446,8 @@ func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool
 func (s *sharedIndexInformer) handleBatch(deltas []Delta, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
-	s.stats.deltas.Add(uint64(len(deltas)))
 	err := s.applier.processBatch(deltas, isInInitialList)
+	s.stats.deltas.Add(s.applier.appliedDeltas(deltas))
 	s.flushLocked()
 	return err
 }
