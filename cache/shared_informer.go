@@ -285,6 +285,9 @@ type sharedIndexInformer struct {
 	blockDeltas sync.Mutex
 	applier     *deltaApplier
 	batch       notificationBatch
+
+	// rvWaiters are the callers of WaitForResourceVersion (freshness.go).
+	rvWaiters rvWaiters
 }
 
 // informerSyncedChecker is the DoneChecker of an informer's HasSynced.
@@ -406,6 +409,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		s.startedLock.Lock()
 		s.stopped = true
 		s.startedLock.Unlock()
+		s.rvWaiters.stop()
 		stopProcessor()
 		wg.Wait()
 	}()
@@ -418,6 +422,7 @@ func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool
 	defer s.blockDeltas.Unlock()
 	err := s.applier.process(obj, isInInitialList)
 	s.flushLocked()
+	s.rvWaiters.notify(s.indexer)
 	return err
 }
 
@@ -427,6 +432,7 @@ func (s *sharedIndexInformer) handleBatch(deltas []Delta, isInInitialList bool) 
 	defer s.blockDeltas.Unlock()
 	err := s.applier.processBatch(deltas, isInInitialList)
 	s.flushLocked()
+	s.rvWaiters.notify(s.indexer)
 	return err
 }
 
