@@ -66,6 +66,11 @@ type Config struct {
 
 	// WatchListPageSize is the page size of the initial list and relists.
 	WatchListPageSize int64
+
+	// WatchIdleTimeout is the Reflector's watch liveness deadline (see
+	// ReflectorOptions.WatchIdleTimeout); zero or negative: none.
+	// kinformer extension.
+	WatchIdleTimeout time.Duration
 }
 
 // ShouldResyncFunc reports whether a resync should happen now. A shared
@@ -153,6 +158,8 @@ func (c *controller) RunWithContext(ctx context.Context) {
 		MinWatchTimeout: c.config.MinWatchTimeout,
 		TypeDescription: c.config.ObjectDescription,
 		Clock:           c.clock,
+
+		WatchIdleTimeout: c.config.WatchIdleTimeout,
 	})
 	r.ShouldResync = c.config.ShouldResync
 	r.WatchListPageSize = c.config.WatchListPageSize

@@ -263,6 +263,10 @@ type Reflector struct {
 	// falls back to LIST. Zero or less means no bound. Set before Run
 	// (tests lower it or drive it with a fake clock).
 	initialEventsTimeout time.Duration
+	// watchIdleTimeout, when positive, is how long a watch may go without
+	// any event (bookmarks included) before it is stopped and resumed from
+	// the last resource version (reflector_liveness.go).
+	watchIdleTimeout time.Duration
 
 	// watchErrorHandler, when not nil, replaces DefaultWatchErrorHandler
 	// and is also called for the failures the Reflector handles inside its
@@ -347,6 +351,18 @@ type ReflectorOptions struct {
 	// (0.8s doubling with full jitter, capped at 30s). The backoff starts
 	// over after two minutes without a failure.
 	Backoff *wait.Backoff
+
+	// WatchIdleTimeout, when positive, bounds how long a watch may stay
+	// silent: a watch that receives no event and no bookmark for this long
+	// is stopped and reopened from the last resourceVersion (no relist),
+	// and the watch error handler is told with a *WatchIdleTimeoutError.
+	// The watch requests then ask the server for a timeout between half
+	// and five sixths of it (instead of MinWatchTimeout's), so that a
+	// healthy idle watch ends with the server's pre-timeout bookmark and a
+	// clean close before the deadline. Zero or negative: no deadline (as
+	// client-go). kinformer extension; shared informers enable it by
+	// default (see SharedIndexInformerOptions.WatchIdleTimeout).
+	WatchIdleTimeout time.Duration
 }
 
 // NewNamespaceKeyedIndexerAndReflector returns an Indexer keyed by
@@ -422,6 +438,7 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store R
 		disableChunking: listWatchDisablesChunking(lw),
 
 		initialEventsTimeout: reflectorInitialEventsTimeout,
+		watchIdleTimeout:     options.WatchIdleTimeout,
 	}
 	if r.typeDescription == "" {
 		r.typeDescription = getTypeDescriptionFromObject(expectedType)
@@ -622,6 +639,9 @@ func (r *Reflector) ensureMetrics() {
 
 // watchTimeoutSeconds draws the timeout of one watch request.
 func (r *Reflector) watchTimeoutSeconds() *int64 {
+	if r.watchIdleTimeout > 0 {
+		return r.livenessWatchTimeoutSeconds()
+	}
 	span := r.maxWatchTimeout.Seconds() - r.minWatchTimeout.Seconds()
 	seconds := int64(r.minWatchTimeout.Seconds() + rand.Float64()*span)
 	return &seconds
@@ -1128,6 +1148,8 @@ func nextWatchStep(err error, internalRetry bool) reflectorWatchStep {
 		return watchStepBackoffResume
 	case apierrors.IsInternalError(err) && internalRetry:
 		return watchStepResume
+	case isWatchIdleTimeout(err):
+		return watchStepResume
 	}
 	return watchStepRelist
 }
@@ -1198,7 +1220,11 @@ func (r *Reflector) watchLoop(ctx context.Context, w watch.Interface, resyncErr 
 		switch step {
 		case watchStepResume:
 			if err != nil {
-				logger.V(2).Info("Retrying watch after internal error", "reflector", r.name, "type", r.typeDescription, "err", err)
+				if isWatchIdleTimeout(err) {
+					logger.V(2).Info("Watch silent too long; reopening it from the last resourceVersion", "reflector", r.name, "type", r.typeDescription, "err", err)
+				} else {
+					logger.V(2).Info("Retrying watch after internal error", "reflector", r.name, "type", r.typeDescription, "err", err)
+				}
 				r.reportWatchFailure(ctx, err)
 			}
 			continue
@@ -1271,6 +1297,14 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 	var idleTimer clock.Timer
 	var lastEvent, quietSince time.Time
 	idleLimit := r.initialEventsTimeout
+	if !s.streaming && r.watchIdleTimeout > 0 {
+		// Watch liveness: a silent watch is restarted.
+		idleLimit = r.watchIdleTimeout
+		quietSince = r.clock.Now()
+		idleTimer = r.clock.NewTimer(idleLimit)
+		defer idleTimer.Stop()
+		idle = idleTimer.C()
+	}
 	if s.streaming {
 		quietSince = r.clock.Now()
 		if idleLimit > 0 {
@@ -1308,14 +1342,18 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 		case <-idle:
 			quiet := r.clock.Since(quietSince)
 			if quiet >= idleLimit {
+				if !s.streaming {
+					r.metrics.watchEnded(r.clock.Since(start).Seconds(), events, false)
+					return false, &WatchIdleTimeoutError{Name: r.name, Timeout: idleLimit, ResourceVersion: r.LastSyncResourceVersion()}
+				}
 				return false, &reflectorIncompleteStreamError{name: r.name, events: events, silentFor: quiet}
 			}
 			idleTimer.Reset(idleLimit - quiet)
 			continue
 		case event, ok := <-results:
-			if s.streaming && ok {
-				lastEvent = r.clock.Now()
-				quietSince = lastEvent
+			if ok && (s.streaming || idle != nil) {
+				quietSince = r.clock.Now()
+				lastEvent = quietSince
 			}
 			if !ok {
 				duration := r.clock.Since(start)

@@ -184,6 +184,16 @@ type SharedIndexInformerOptions struct {
 	// store transaction. The DeltaFIFO coalesces the changes queued for one
 	// key and is kept for code that depends on that behaviour.
 	UseDeltaFIFO bool
+
+	// WatchIdleTimeout is the watch liveness deadline: a watch that gets no
+	// event and no bookmark for this long is reopened from the last
+	// resourceVersion, without a relist (see
+	// ReflectorOptions.WatchIdleTimeout, which also explains the shorter
+	// watch timeouts it asks the server for). Zero means
+	// DefaultWatchIdleTimeout; negative turns it off (client-go's
+	// behaviour). kinformer extension. SetWatchIdleTimeout changes it
+	// before Run.
+	WatchIdleTimeout time.Duration
 }
 
 const (
@@ -239,6 +249,7 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 		identifier:                      options.Identifier,
 		informerMetricsProvider:         options.InformerMetricsProvider,
 		useDeltaFIFO:                    options.UseDeltaFIFO,
+		watchIdleTimeout:                options.WatchIdleTimeout,
 		cacheMutationDetector:           NewCacheMutationDetector(fmt.Sprintf("%T", exampleObject)),
 	}
 	return s
@@ -278,6 +289,8 @@ type sharedIndexInformer struct {
 	defaultEventHandlerResyncPeriod time.Duration
 	watchErrorHandler               WatchErrorHandlerWithContext
 	transform                       TransformFunc
+	// watchIdleTimeout is SharedIndexInformerOptions.WatchIdleTimeout.
+	watchIdleTimeout time.Duration
 
 	// blockDeltas is held while a popped batch is applied and distributed,
 	// and while a late handler is given the cache contents, so that such a
@@ -380,6 +393,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		Process:                      s.handleDeltas,
 		ProcessBatch:                 s.handleBatch,
 		WatchErrorHandlerWithContext: s.watchErrorHandler,
+		WatchIdleTimeout:             effectiveWatchIdleTimeout(s.watchIdleTimeout),
 	}).(*controller)
 	ctrl.clock = s.clock
 	s.controller = ctrl
