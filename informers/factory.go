@@ -38,6 +38,8 @@ type sharedInformerFactory struct {
 	informers map[reflect.Type]cache.SharedIndexInformer
 	// started records which of them Start has launched.
 	started map[reflect.Type]bool
+	// runs holds, per started informer, what stops it alone (release.go).
+	runs map[reflect.Type]*informerRun
 	// shuttingDown turns Start into a no-op once Shutdown was called.
 	shuttingDown bool
 	// running counts the goroutines Start launched; Shutdown waits for them.
@@ -122,6 +124,7 @@ func NewSharedInformerFactoryWithOptions(client kubernetes.Interface, defaultRes
 		customResync:  map[reflect.Type]time.Duration{},
 		informers:     map[reflect.Type]cache.SharedIndexInformer{},
 		started:       map[reflect.Type]bool{},
+		runs:          map[reflect.Type]*informerRun{},
 	}
 	for _, opt := range options {
 		if opt == nil {
@@ -158,7 +161,7 @@ func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
 			continue
 		}
 		f.started[t] = true
-		f.running.Go(func() { informer.RunWithContext(ctx) })
+		f.runs[t] = startInformerRun(ctx, &f.running, informer)
 	}
 }
 

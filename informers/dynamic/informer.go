@@ -108,3 +108,5 @@ func newInformer(client dynamic.Interface, gvr schema.GroupVersionResource, name
 		ObjectDescription: gvr.String(),
 	})
 }
+
+var _ informers.ResourceReleaser = &dynamicSharedInformerFactory{}

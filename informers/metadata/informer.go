@@ -160,3 +160,4 @@ func newInformer(client metadata.Interface, gvr schema.GroupVersionResource, nam
 		ObjectDescription: gvr.String(),
 	})
 }
+var _ informers.ResourceReleaser = &metadataSharedInformerFactory{}
