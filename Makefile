@@ -8,7 +8,7 @@ PKGS ?= ./...
 # (the integration tests then skip).
 TESTENV_BUILD := internal/testenv/build.sh
 
-.PHONY: test test-unit demo fmt-check vet gen-verify generate testenv build bench bench-full
+.PHONY: test test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-full
 
 ## test: gofmt check, go vet, generated code up to date, then the whole suite (integration
 ## tests included) under the race detector.
@@ -20,6 +20,11 @@ test: fmt-check vet gen-verify
 ## cluster, no network).
 demo:
 	$(GO) run ./examples/podwatch --embedded --duration 20s --pods 40 --rate 8 --summary-every 5s
+
+## demo-local: the same view for about 40 s on the project's own etcd and kube-apiserver on
+## 127.0.0.1, with the workload written through the real API (builds the servers the first time).
+demo-local:
+	@bin=$$($(TESTENV_BUILD)) && KINFORMER_TESTENV_BIN=$$bin $(GO) run ./examples/podwatch --local-apiserver --duration 40s --pods 30 --rate 10 --summary-every 5s
 
 ## test-unit: the suite without the real API server.
 test-unit: fmt-check vet gen-verify

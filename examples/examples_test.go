@@ -3,16 +3,22 @@
 package examples_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kinformer/kinformer/internal/testenv"
 )
 
 // exBuild builds all example commands once per test binary into one directory.
@@ -170,6 +176,181 @@ func TestExamples(t *testing.T) {
 				if !regexp.MustCompile(re).MatchString(stderr) {
 					t.Errorf("%s %v: stderr does not match %q\nstderr:\n%s", tc.name, tc.args, re, stderr)
 				}
+			}
+		})
+	}
+}
+
+// exKubeconfig writes a kubeconfig whose only cluster is at host and returns its path.
+func exKubeconfig(t *testing.T, host string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	content := `apiVersion: v1
+kind: Config
+current-context: c
+contexts: [{name: c, context: {cluster: x, user: u}}]
+clusters: [{name: x, cluster: {server: "` + host + `", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: ex-secret-token}}]
+`
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestUnreachableCluster checks that a kubeconfig naming a server that refuses connections,
+// or one that accepts them and never answers, gives a clear error within seconds (the
+// examples probe the server before starting informers, which would retry forever).
+func TestUnreachableCluster(t *testing.T) {
+	refused, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusedHost := "https://" + refused.Addr().String()
+	refused.Close()
+
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns sync.WaitGroup
+	defer func() {
+		silent.Close()
+		conns.Wait()
+	}()
+	conns.Add(1)
+	go func() {
+		defer conns.Done()
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c) // accept and never answer
+		}
+	}()
+	silentHost := "https://" + silent.Addr().String()
+
+	cases := []struct {
+		name, host string
+		args       []string
+	}{
+		{"podwatch", refusedHost, []string{"--connect-timeout", "2s"}},
+		{"podwatch", silentHost, []string{"--connect-timeout", "2s"}},
+		{"workqueue", silentHost, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name+" "+tc.host, func(t *testing.T) {
+			args := append([]string{"--kubeconfig", exKubeconfig(t, tc.host)}, tc.args...)
+			exBinary(t, tc.name) // build first: the limit below is on the program alone
+			start := time.Now()
+			stdout, stderr, code := exRun(t, tc.name, 30*time.Second, args...)
+			elapsed := time.Since(start)
+			if code != 1 {
+				t.Fatalf("exit code %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			want := "cannot reach the API server at " + tc.host
+			if !strings.Contains(stderr, want) {
+				t.Errorf("stderr does not say %q:\n%s", want, stderr)
+			}
+			if strings.Contains(stdout+stderr, "ex-secret-token") {
+				t.Errorf("the bearer token appears in the output:\n%s\n%s", stdout, stderr)
+			}
+			if elapsed > 20*time.Second {
+				t.Errorf("took %s to give up; the probe timeout is at most 5s", elapsed)
+			}
+		})
+	}
+}
+
+// TestPodwatchLocalAPIServer runs podwatch against the project's own etcd and kube-apiserver
+// with the workload generator writing through the real API. It needs the server binaries (see
+// internal/testenv); `make test` provides them.
+func TestPodwatchLocalAPIServer(t *testing.T) {
+	if testenv.BinDir() == "" {
+		if os.Getenv(testenv.RequireEnv) == "1" {
+			t.Fatalf("%s does not name the server binaries and %s=1 forbids skipping", testenv.BinDirEnv, testenv.RequireEnv)
+		}
+		t.Skipf("needs the server binaries: run `make test`, or set %s to the folder internal/testenv/build.sh prints", testenv.BinDirEnv)
+	}
+	stdout, stderr, code := exRun(t, "podwatch", 150*time.Second,
+		"--local-apiserver", "--duration", "40s", "--pods", "15", "--rate", "20", "--summary-every", "2s")
+	if code != 0 {
+		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, re := range []string{
+		`(?m)^cluster: local kube-apiserver at https://127\.0\.0\.1:\d+ \(15 pods, 20 writes/s through the API\)$`,
+		`(?m)^synced 15 pods in `,
+		`(?m)^ADDED +\S+ +\S+-\d{5} +0/\d +Pending `,
+		`(?m)^MODIFIED +\S+ +\S+-\d{5} +\d/\d +(Running|Completed|Error|CrashLoopBackOff|ContainerCreating|Init:0/1|PodInitializing) `,
+		`(?m)^MODIFIED +\S+ +\S+-\d{5} +\d/\d +Terminating `,
+		`(?m)^DELETED +\S+ +\S+-\d{5} `,
+		`(?m)^--- summary: \d+ pods \| per node: .*node-\w=\d+`,
+		`(?m)^stopped after .*: [1-9]\d* added, [1-9]\d* modified, [1-9]\d* deleted$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(stdout) {
+			t.Errorf("stdout does not match %q\nstdout:\n%s\nstderr:\n%s", re, stdout, stderr)
+		}
+	}
+}
+
+// TestGracefulShutdown sends SIGTERM and SIGINT to the long-running examples once they print
+// their first live line, and checks that each drains, prints its closing line and exits 0.
+func TestGracefulShutdown(t *testing.T) {
+	cases := []struct {
+		name  string
+		sig   os.Signal
+		ready string // stdout line prefix printed once the example is live
+		final string // regular expression for the closing line
+	}{
+		{"podwatch", syscall.SIGTERM, "synced ", `(?m)^stopped after .*: \d+ added, \d+ modified, \d+ deleted$`},
+		{"podwatch", os.Interrupt, "synced ", `(?m)^stopped after .*: \d+ added, \d+ modified, \d+ deleted$`},
+		{"workqueue", syscall.SIGTERM, "caches synced", `(?m)^stopped: \d+ reconciled, \d+ seen deleted, \d+ retried, \d+ dropped$`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name+" "+tc.sig.String(), func(t *testing.T) {
+			bin := exBinary(t, tc.name)
+			cmd := exec.Command(bin, "--rate", "50")
+			cmd.Env = append(os.Environ(), "KUBECONFIG=", "KUBERNETES_SERVICE_HOST=")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			pipe, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			killed := time.AfterFunc(60*time.Second, func() { _ = cmd.Process.Kill() })
+			defer killed.Stop()
+			var out strings.Builder
+			sent := false
+			sc := bufio.NewScanner(pipe)
+			for sc.Scan() {
+				line := sc.Text()
+				out.WriteString(line + "\n")
+				if !sent && strings.HasPrefix(line, tc.ready) {
+					if err := cmd.Process.Signal(tc.sig); err != nil {
+						t.Fatal(err)
+					}
+					sent = true
+				}
+			}
+			err = cmd.Wait()
+			if !sent {
+				t.Fatalf("never saw a line starting %q\nstdout:\n%s\nstderr:\n%s", tc.ready, out.String(), stderr.String())
+			}
+			if err != nil {
+				t.Fatalf("exit after %v: %v\nstdout:\n%s\nstderr:\n%s", tc.sig, err, out.String(), stderr.String())
+			}
+			if !regexp.MustCompile(tc.final).MatchString(out.String()) {
+				t.Errorf("no closing line matching %q\nstdout:\n%s", tc.final, out.String())
 			}
 		})
 	}

@@ -10,10 +10,12 @@
 // With no flags and no kubeconfig it runs on an embedded cluster inside the process (client-go's
 // fake clientset, driven by a workload generator that creates, advances, reschedules and
 // deletes pods). With --kubeconfig, $KUBECONFIG or an in-cluster service account it watches a
-// real cluster, read-only.
+// real cluster, read-only. With --local-apiserver it starts the project's own etcd and
+// kube-apiserver on 127.0.0.1 and runs the same workload generator through the real API.
 //
 //	go run ./examples/podwatch --duration 20s            # embedded cluster
-//	go run ./examples/podwatch --kubeconfig ~/.kube/config
+//	go run ./examples/podwatch --local-apiserver         # real kube-apiserver on 127.0.0.1
+//	go run ./examples/podwatch --kubeconfig ~/.kube/config [--context prod]
 package main
 
 import (
@@ -34,10 +36,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/examples/internal/democluster"
 	"github.com/kinformer/kinformer/examples/internal/kubeconfig"
+	"github.com/kinformer/kinformer/examples/internal/localcluster"
 	"github.com/kinformer/kinformer/informers"
 )
 
@@ -70,8 +74,10 @@ type options struct {
 	duration   time.Duration
 	summary    time.Duration
 	kubeconfig string
+	context    string
 	namespace  string
 	embedded   bool
+	local      bool
 	seed       uint64
 	timeout    time.Duration
 }
@@ -81,11 +87,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("podwatch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.IntVar(&o.pods, "pods", 30, "embedded cluster: number of pods to create before the informer starts (and to keep around)")
-	fs.Float64Var(&o.rate, "rate", 10, "embedded cluster: writes per second made by the workload generator")
+	fs.IntVar(&o.pods, "pods", 30, "embedded cluster and local-apiserver: number of pods to create before the informer starts (and to keep around)")
+	fs.Float64Var(&o.rate, "rate", 10, "embedded cluster and local-apiserver: writes per second made by the workload generator")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (0: run until interrupted)")
 	fs.DurationVar(&o.summary, "summary-every", 5*time.Second, "interval between summaries read from the lister and indices")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "watch the cluster of this kubeconfig's current context (default $KUBECONFIG, then in-cluster, then the embedded cluster)")
+	fs.StringVar(&o.context, "context", "", "real cluster: use this kubeconfig context instead of the current one")
+	fs.BoolVar(&o.local, "local-apiserver", false, "start the project's own etcd and kube-apiserver on 127.0.0.1 and run the workload generator through the real API")
 	fs.StringVar(&o.namespace, "namespace", "", "real cluster: watch only this namespace (default all)")
 	fs.BoolVar(&o.embedded, "embedded", false, "use the embedded cluster even when $KUBECONFIG is set")
 	fs.Uint64Var(&o.seed, "seed", 1, "embedded cluster: seed of the workload generator")
@@ -118,8 +126,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return bad("--summary-every must be positive, got %v", o.summary)
 	case o.timeout <= 0:
 		return bad("--connect-timeout must be positive, got %v", o.timeout)
-	case o.embedded && o.kubeconfig != "":
-		return bad("--embedded and --kubeconfig exclude each other")
+	case o.embedded && (o.kubeconfig != "" || o.context != ""):
+		return bad("--embedded excludes --kubeconfig and --context")
+	case o.local && (o.embedded || o.kubeconfig != "" || o.context != ""):
+		return bad("--local-apiserver excludes --embedded, --kubeconfig and --context")
 	}
 	return o, nil
 }
@@ -143,8 +153,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	var client kubernetes.Interface
 	var cluster *democluster.Cluster
-	cfg, source, err := kubeconfig.Resolve(o.kubeconfig)
+	var cfg *rest.Config
+	var source string
+	if !o.local && !o.embedded {
+		cfg, source, err = kubeconfig.Resolve(o.kubeconfig, o.context)
+	}
 	switch {
+	case o.local:
+		out.printf("cluster: starting a local etcd and kube-apiserver...\n")
+		env, startErr := localcluster.Start(ctx, stderr)
+		if startErr != nil {
+			return startErr
+		}
+		defer env.Stop()
+		client = env.Clientset()
+		if cluster, err = democluster.NewOnServer(ctx, client, o.pods, o.seed); err != nil {
+			return fmt.Errorf("workload generator: %w", err)
+		}
+		out.printf("cluster: local kube-apiserver at %s (%d pods, %.4g writes/s through the API)\n", env.Config().Host, o.pods, o.rate)
 	case o.embedded || errors.Is(err, kubeconfig.ErrNoCluster):
 		cluster = democluster.New(o.pods, o.seed)
 		client = cluster.Client

@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	var client kubernetes.Interface
 	var cluster *democluster.Cluster
-	cfg, _, err := kubeconfig.Resolve(*kubeconfigPath)
+	cfg, _, err := kubeconfig.Resolve(*kubeconfigPath, "")
 	switch {
 	case *embedded || errors.Is(err, kubeconfig.ErrNoCluster):
 		cluster = democluster.New(*pods, 7)

@@ -1,7 +1,9 @@
-// Package democluster is the embedded cluster the examples run on when no real cluster is
-// given: client-go's fake clientset, seeded with pods, and a workload generator that creates,
-// advances, reschedules and deletes pods at a steady rate through the clientset, so an
-// informer watching it sees the same kinds of events it would see on a busy cluster.
+// Package democluster is the workload the examples watch: a generator that creates, advances,
+// reschedules and deletes pods at a steady rate, so an informer sees the same kinds of events
+// it would see on a busy cluster. It writes either to an embedded cluster (client-go's fake
+// clientset, seeded with pods: New) or through a real API server (NewOnServer), obeying the
+// server's rules there: status through the status subresource, scheduling through the binding
+// subresource, and graceful deletion.
 package democluster
 
 import (
@@ -12,9 +14,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 )
@@ -25,11 +29,15 @@ var nodeNames = [...]string{"node-a", "node-b", "node-c", "node-d"}
 // namespaces are the namespaces the generator spreads pods over.
 var namespaces = [...]string{"default", "shop", "batch"}
 
-// Cluster is a fake clientset plus the generator's model of every pod in it. Client is safe
-// for concurrent use; Run must not be called from two goroutines at once.
+// Cluster is a clientset plus the generator's model of every pod in it. Client is safe for
+// concurrent use; Run must not be called from two goroutines at once.
 type Cluster struct {
-	// Client is the clientset the examples' informers list and watch.
-	Client *fake.Clientset
+	// Client is the clientset the generator writes to and the examples' informers list and
+	// watch: a fake clientset for New, the caller's for NewOnServer.
+	Client kubernetes.Interface
+
+	// server is set for NewOnServer: writes follow a real API server's rules.
+	server bool
 
 	rng      *rand.Rand
 	pods     map[string]*corev1.Pod // namespace/name → last written pod
@@ -59,18 +67,60 @@ func New(pods int, seed uint64) *Cluster {
 		c.remember(p)
 		seedObjs = append(seedObjs, p)
 	}
-	c.Client = fake.NewClientset(seedObjs...)
+	fc := fake.NewClientset(seedObjs...)
+	c.Client = fc
 	var once sync.Once
-	c.Client.PrependWatchReactor("pods", func(clienttesting.Action) (bool, watch.Interface, error) {
+	fc.PrependWatchReactor("pods", func(clienttesting.Action) (bool, watch.Interface, error) {
 		once.Do(func() { close(c.watching) })
 		return false, nil, nil
 	})
 	return c
 }
 
+// NewOnServer returns a generator that writes through client to a real API server. It
+// creates the namespaces it uses (when missing) and pods pods, advanced along their lifecycle
+// by a few random steps each, so the first table is varied; it returns the first error a write
+// gets. Pods it created earlier are not adopted: use a fresh cluster.
+func NewOnServer(ctx context.Context, client kubernetes.Interface, pods int, seed uint64) (*Cluster, error) {
+	c := &Cluster{
+		Client:   client,
+		server:   true,
+		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		pods:     make(map[string]*corev1.Pod),
+		target:   pods,
+		watching: make(chan struct{}),
+	}
+	// A real server has resourceVersions: an informer resumes its watch from its list, so the
+	// workload need not wait for it.
+	close(c.watching)
+	for _, ns := range namespaces {
+		_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("create namespace %s: %w", ns, err)
+		}
+	}
+	for range pods {
+		p := c.newPod()
+		created, err := client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("create pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		c.remember(created)
+		for range c.rng.IntN(5) {
+			next := created.DeepCopy()
+			c.advance(next)
+			if created, err = c.write(ctx, created, next); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return c, nil
+}
+
 // Watching is closed when the first pod watch is opened on the clientset. The fake clientset
 // has no resourceVersions, so a write made between an informer's LIST and its WATCH would be
-// lost: start the workload only after this channel is closed.
+// lost: start the workload only after this channel is closed. For NewOnServer it is closed
+// from the start.
 func (c *Cluster) Watching() <-chan struct{} { return c.watching }
 
 // Run writes to the cluster rate times per second until ctx is done, then returns nil; it
@@ -112,28 +162,97 @@ func (c *Cluster) step(ctx context.Context) error {
 		return nil
 	}
 	key := c.order[c.rng.IntN(n)]
-	p := c.pods[key].DeepCopy()
+	old := c.pods[key]
+	p := old.DeepCopy()
 	switch {
 	case p.DeletionTimestamp != nil:
-		if err := pods.Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
-			return fmt.Errorf("delete pod %s: %w", key, err)
-		}
-		c.forget(key)
-		return nil
+		return c.finishDelete(ctx, p)
 	case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed,
 		roll < 30 && n > c.target*9/10:
-		now := metav1.Now()
-		p.DeletionTimestamp = &now
-	case roll < 38 && p.Spec.NodeName != "":
+		return c.beginDelete(ctx, p)
+	case roll < 38 && p.Spec.NodeName != "" && !c.server:
+		// A real server does not let a bound pod move: there it advances instead.
 		c.reschedule(p)
 	default:
 		c.advance(p)
 	}
-	updated, err := pods.Pods(p.Namespace).Update(ctx, p, metav1.UpdateOptions{})
+	_, err := c.write(ctx, old, p)
+	return err
+}
+
+// write stores next, a changed copy of old, and records the result. On the fake clientset a
+// plain update carries everything; on a real server the node goes through the binding
+// subresource and the status through the status subresource.
+func (c *Cluster) write(ctx context.Context, old, next *corev1.Pod) (*corev1.Pod, error) {
+	key := next.Namespace + "/" + next.Name
+	pods := c.Client.CoreV1().Pods(next.Namespace)
+	if !c.server {
+		updated, err := pods.Update(ctx, next, metav1.UpdateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("update pod %s: %w", key, err)
+		}
+		c.pods[key] = updated
+		return updated, nil
+	}
+	if old.Spec.NodeName == "" && next.Spec.NodeName != "" {
+		binding := &corev1.Binding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: next.Namespace, Name: next.Name},
+			Target:     corev1.ObjectReference{Kind: "Node", Name: next.Spec.NodeName},
+		}
+		if err := pods.Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+			return nil, fmt.Errorf("bind pod %s to %s: %w", key, next.Spec.NodeName, err)
+		}
+		// The binding changed the pod's resourceVersion; pods allow an unconditional status
+		// update, and this generator is the pods' only writer.
+		next.ResourceVersion = ""
+	}
+	updated, err := pods.UpdateStatus(ctx, next, metav1.UpdateOptions{})
 	if err != nil {
-		return fmt.Errorf("update pod %s: %w", key, err)
+		return nil, fmt.Errorf("update status of pod %s: %w", key, err)
 	}
 	c.pods[key] = updated
+	return updated, nil
+}
+
+// beginDelete starts deleting p: on the fake clientset by setting its deletion timestamp, on a
+// real server by a graceful delete, which removes unscheduled and finished pods at once and
+// leaves the others terminating (no kubelet will confirm them).
+func (c *Cluster) beginDelete(ctx context.Context, p *corev1.Pod) error {
+	key := p.Namespace + "/" + p.Name
+	if !c.server {
+		now := metav1.Now()
+		p.DeletionTimestamp = &now
+		_, err := c.write(ctx, c.pods[key], p)
+		return err
+	}
+	pods := c.Client.CoreV1().Pods(p.Namespace)
+	if err := pods.Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete pod %s: %w", key, err)
+	}
+	left, err := pods.Get(ctx, p.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		c.forget(key)
+		return nil
+	case err != nil:
+		return fmt.Errorf("get pod %s after delete: %w", key, err)
+	}
+	c.pods[key] = left
+	return nil
+}
+
+// finishDelete removes a terminating pod for good.
+func (c *Cluster) finishDelete(ctx context.Context, p *corev1.Pod) error {
+	key := p.Namespace + "/" + p.Name
+	opts := metav1.DeleteOptions{}
+	if c.server {
+		var now int64
+		opts.GracePeriodSeconds = &now
+	}
+	if err := c.Client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, opts); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete pod %s: %w", key, err)
+	}
+	c.forget(key)
 	return nil
 }
 

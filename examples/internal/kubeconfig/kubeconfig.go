@@ -1,12 +1,8 @@
-// Package kubeconfig turns the examples' connection flags into a *rest.Config: an explicit
-// kubeconfig file, the KUBECONFIG variable, or the in-cluster service account.
-//
-// It reads the kubeconfig with client-go's clientcmd/api/latest codec and builds the
-// rest.Config from the current context itself (cluster server and CA, client certificate,
-// bearer token or token file, basic auth, exec and auth-provider plugins), because
-// k8s.io/client-go/tools/clientcmd pulls in a module kinformer's go.mod does not carry.
-// Context overrides, merged KUBECONFIG lists and proxy settings are not supported: the
-// first file in KUBECONFIG is used.
+// Package kubeconfig turns the examples' connection flags into a *rest.Config the way kubectl
+// does: an explicit kubeconfig file, or the files listed in KUBECONFIG merged by client-go's
+// clientcmd rules, with an optional context override, or else the in-cluster service account.
+// Unlike kubectl it does not fall back to ~/.kube/config: with nothing named the examples run
+// on their embedded cluster, which is what a first run on a laptop should do.
 package kubeconfig
 
 import (
@@ -17,32 +13,41 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	clientcmdlatest "k8s.io/client-go/tools/clientcmd/api/latest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
-// ErrNoCluster is returned by Resolve when no kubeconfig was named, KUBECONFIG is unset and
-// the process is not running inside a cluster: the caller should use its embedded cluster.
+// ErrNoCluster is returned by Resolve when no kubeconfig was named, KUBECONFIG is unset or
+// empty and the process is not running inside a cluster: the caller should use its embedded
+// cluster.
 //
 // It is a sentinel error value, never modified.
 var ErrNoCluster = errors.New("no kubeconfig and not in a cluster")
 
-// Resolve returns the rest.Config for path, or for $KUBECONFIG when path is empty, or the
-// in-cluster config when both are empty and the in-cluster environment is present, together
-// with a description of where it came from. It returns ErrNoCluster when none of those
-// applies, and a descriptive error when the chosen source is unreadable or incomplete. It does
-// not contact the server: see Probe.
-func Resolve(path string) (*rest.Config, string, error) {
+// Resolve returns the rest.Config for the kubeconfig file at path, or for the files listed in
+// $KUBECONFIG (merged: the first file that sets a value wins) when path is empty, or the
+// in-cluster config when both are empty and the in-cluster environment is present. context,
+// when not empty, replaces the kubeconfig's current context. The second result says where the
+// configuration came from, for display; it never contains credentials.
+//
+// It returns ErrNoCluster when no source applies, and an error naming the files when they are
+// unreadable, malformed or incomplete (a missing context, cluster or server). It does not
+// contact the server: see Probe.
+func Resolve(path, context string) (*rest.Config, string, error) {
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
 	if path == "" {
-		if env := os.Getenv("KUBECONFIG"); env != "" {
-			path = strings.Split(env, string(os.PathListSeparator))[0]
+		for _, f := range filepath.SplitList(os.Getenv("KUBECONFIG")) {
+			if f != "" {
+				rules.Precedence = append(rules.Precedence, f)
+			}
 		}
 	}
-	if path == "" {
+	if path == "" && len(rules.Precedence) == 0 {
 		if os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
+			if context != "" {
+				return nil, "", fmt.Errorf("context %q named but no kubeconfig: set --kubeconfig or KUBECONFIG", context)
+			}
 			return nil, "", ErrNoCluster
 		}
 		cfg, err := rest.InClusterConfig()
@@ -51,64 +56,43 @@ func Resolve(path string) (*rest.Config, string, error) {
 		}
 		return cfg, "in-cluster service account", nil
 	}
-	cfg, err := FromFile(path)
-	if err != nil {
-		return nil, "", err
+	files := path
+	if files == "" {
+		files = strings.Join(rules.Precedence, string(os.PathListSeparator))
 	}
-	return cfg, "kubeconfig " + path, nil
-}
-
-// FromFile builds a rest.Config from the current context of the kubeconfig file at path.
-func FromFile(path string) (*rest.Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read kubeconfig: %w", err)
-	}
-	obj, err := runtime.Decode(clientcmdlatest.Codec, data)
-	if err != nil {
-		return nil, fmt.Errorf("parse kubeconfig %s: %w", path, err)
-	}
-	kc, ok := obj.(*clientcmdapi.Config)
-	if !ok {
-		return nil, fmt.Errorf("parse kubeconfig %s: unexpected %T", path, obj)
-	}
-	ctx, ok := kc.Contexts[kc.CurrentContext]
-	if !ok {
-		return nil, fmt.Errorf("kubeconfig %s: current context %q not found", path, kc.CurrentContext)
-	}
-	cluster, ok := kc.Clusters[ctx.Cluster]
-	if !ok {
-		return nil, fmt.Errorf("kubeconfig %s: cluster %q of context %q not found", path, ctx.Cluster, kc.CurrentContext)
-	}
-	if cluster.Server == "" {
-		return nil, fmt.Errorf("kubeconfig %s: cluster %q has no server", path, ctx.Cluster)
-	}
-	dir := filepath.Dir(path)
-	rel := func(p string) string {
-		if p == "" || filepath.IsAbs(p) {
-			return p
+	if path == "" {
+		// clientcmd silently skips missing files of a KUBECONFIG list; say so when all are.
+		found := false
+		for _, f := range rules.Precedence {
+			if _, err := os.Stat(f); err == nil {
+				found = true
+				break
+			}
 		}
-		return filepath.Join(dir, p)
+		if !found {
+			return nil, "", fmt.Errorf("KUBECONFIG=%s: no such file", files)
+		}
 	}
-	cfg := &rest.Config{
-		Host: cluster.Server,
-		TLSClientConfig: rest.TLSClientConfig{
-			Insecure:   cluster.InsecureSkipTLSVerify,
-			ServerName: cluster.TLSServerName,
-			CAFile:     rel(cluster.CertificateAuthority),
-			CAData:     cluster.CertificateAuthorityData,
-		},
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("load kubeconfig %s: %w", files, err)
 	}
-	if user, ok := kc.AuthInfos[ctx.AuthInfo]; ok {
-		cfg.CertFile, cfg.CertData = rel(user.ClientCertificate), user.ClientCertificateData
-		cfg.KeyFile, cfg.KeyData = rel(user.ClientKey), user.ClientKeyData
-		cfg.BearerToken, cfg.BearerTokenFile = user.Token, rel(user.TokenFile)
-		cfg.Username, cfg.Password = user.Username, user.Password
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: user.Impersonate, UID: user.ImpersonateUID,
-			Groups: user.ImpersonateGroups, Extra: user.ImpersonateUserExtra}
-		cfg.ExecProvider, cfg.AuthProvider = user.Exec, user.AuthProvider
+	name := raw.CurrentContext
+	if context != "" {
+		name = context
 	}
-	return cfg, nil
+	if name == "" {
+		return nil, "", fmt.Errorf("kubeconfig %s: no current context, and none named", files)
+	}
+	if _, ok := raw.Contexts[name]; !ok {
+		return nil, "", fmt.Errorf("kubeconfig %s: context %q not found", files, name)
+	}
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("kubeconfig %s, context %q: %w", files, name, err)
+	}
+	return cfg, fmt.Sprintf("kubeconfig %s, context %s", files, name), nil
 }
 
 // Probe asks the server of cfg for its version within timeout, so that an unreachable or
