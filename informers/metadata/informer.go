@@ -160,4 +160,5 @@ func newInformer(client metadata.Interface, gvr schema.GroupVersionResource, nam
 		ObjectDescription: gvr.String(),
 	})
 }
+
 var _ informers.ResourceReleaser = &metadataSharedInformerFactory{}
