@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -249,13 +250,18 @@ func TestBadInputIndexAndListerCalls(t *testing.T) {
 	})
 }
 
-// rvBadEventLW lists pods a and b, then serves one watch whose events mix
-// good pods with values that are not usable objects, and blocks further
-// watches until the test ends.
+// rvBadEventLW lists pods a and b, then serves watches whose events mix good
+// pods with values that are not usable objects. Each watch starts after the
+// event whose resourceVersion it asks for, as a server does; a value that is
+// not a pod is served once only (a transient corruption: the Reflector
+// restarts the watch after it and must then get the events behind it). A
+// watch stays open after its last event.
 type rvBadEventLW struct {
 	events []watch.Event
 	// watches counts opened watches.
 	watches atomic.Int32
+	mu      sync.Mutex
+	served  map[int]bool
 }
 
 func (lw *rvBadEventLW) List(metav1.ListOptions) (runtime.Object, error) {
@@ -265,12 +271,29 @@ func (lw *rvBadEventLW) List(metav1.ListOptions) (runtime.Object, error) {
 	}, nil
 }
 
-func (lw *rvBadEventLW) Watch(metav1.ListOptions) (watch.Interface, error) {
-	w := watch.NewFakeWithChanSize(len(lw.events), false)
-	if lw.watches.Add(1) == 1 {
-		for _, ev := range lw.events {
-			w.Action(ev.Type, ev.Object)
+func (lw *rvBadEventLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
+	lw.watches.Add(1)
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.served == nil {
+		lw.served = map[int]bool{}
+	}
+	start := 0
+	for i, ev := range lw.events {
+		if pod, ok := ev.Object.(*v1.Pod); ok && pod != nil && pod.ResourceVersion == options.ResourceVersion {
+			start = i + 1
 		}
+	}
+	w := watch.NewFakeWithChanSize(len(lw.events), false)
+	for i := start; i < len(lw.events); i++ {
+		ev := lw.events[i]
+		if pod, ok := ev.Object.(*v1.Pod); !ok || pod == nil {
+			if lw.served[i] {
+				continue
+			}
+			lw.served[i] = true
+		}
+		w.Action(ev.Type, ev.Object)
 	}
 	return w, nil
 }

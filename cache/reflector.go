@@ -191,10 +191,14 @@ func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
 // Differences from client-go:
 //   - A watch error handler set by the informer sees every list and watch
 //     failure (see WatchErrorHandlerWithContext).
-//   - Watch events without an object (or with a nil pointer), of an unknown
-//     type, and bookmarks without a resourceVersion are logged and skipped;
-//     an event whose object has no resourceVersion is stored but does not
-//     move LastSyncResourceVersion back to "".
+//   - Bad data from the server (an event without an object or with a nil
+//     pointer, an object of the wrong type or kind, an unknown event type, a
+//     bookmark without a resourceVersion, a frame the client cannot decode)
+//     is logged with the Reflector's name and counted; nothing of it is
+//     stored, and the watch is reopened from the last good resourceVersion
+//     after a backoff (client-go skips such events, or relists after an
+//     undecodable frame); an event whose object has no resourceVersion is
+//     stored but does not move LastSyncResourceVersion back to "".
 //   - The LIST runs on the caller's goroutine with the caller's context, so
 //     no goroutine outlives a stopped ListAndWatch; stopping is prompt when
 //     the ListerWatcher honours its context.
@@ -276,6 +280,8 @@ type Reflector struct {
 
 	metricsOnce sync.Once
 	metrics     *reflectorMetrics
+	// badData counts bad data from the server (reflector_baddata.go).
+	badData reflectorBadDataCounter
 
 	// mu guards the fields below.
 	mu sync.Mutex
@@ -1060,7 +1066,7 @@ func (r *Reflector) noteIncompleteStreamList(ctx context.Context, err *reflector
 // is true when ctx ended during the backoff.
 func (r *Reflector) streamListRetry(ctx context.Context, err error) (retry, stopped bool) {
 	switch {
-	case isWatchErrorRetriable(err):
+	case isWatchErrorRetriable(err) || isBadDataError(err) || isBrokenStreamError(err):
 		r.loggerFor(ctx).V(2).Info("watch-list failed - backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
 		r.reportWatchFailure(ctx, err)
 		if !r.sleep(ctx, r.backoffDelay(err)) {
@@ -1142,6 +1148,10 @@ func nextWatchStep(err error, internalRetry bool) reflectorWatchStep {
 		return watchStepResume
 	case errors.Is(err, errorStopRequested):
 		return watchStepStop
+	case isBrokenStreamError(err):
+		return watchStepResume
+	case isBadDataError(err):
+		return watchStepBackoffResume
 	case isExpiredError(err):
 		return watchStepRelist
 	case apierrors.IsTooManyRequests(err):
@@ -1161,6 +1171,7 @@ func nextWatchStep(err error, internalRetry bool) reflectorWatchStep {
 func (r *Reflector) watchLoop(ctx context.Context, w watch.Interface, resyncErr <-chan error) error {
 	logger := r.loggerFor(ctx)
 	retry := NewRetryWithDeadline(r.MaxInternalErrorRetryDuration, reflectorInternalErrorQuietPeriod, apierrors.IsInternalError, r.clock)
+	badDataAt := "" // the resourceVersion of the last watch that ended with bad data
 	defer func() {
 		if w != nil {
 			w.Stop()
@@ -1217,21 +1228,20 @@ func (r *Reflector) watchLoop(ctx context.Context, w watch.Interface, resyncErr 
 		w = nil // run stopped it
 		retry.After(err)
 		step := nextWatchStep(err, apierrors.IsInternalError(err) && retry.ShouldRetry())
+		if step == watchStepBackoffResume && isBadDataError(err) {
+			step = r.badDataWatchStep(&badDataAt)
+		}
 		switch step {
 		case watchStepResume:
 			if err != nil {
-				if isWatchIdleTimeout(err) {
-					logger.V(2).Info("Watch silent too long; reopening it from the last resourceVersion", "reflector", r.name, "type", r.typeDescription, "err", err)
-				} else {
-					logger.V(2).Info("Retrying watch after internal error", "reflector", r.name, "type", r.typeDescription, "err", err)
-				}
+				logger.V(2).Info("Resuming watch", "reflector", r.name, "type", r.typeDescription, "err", err)
 				r.reportWatchFailure(ctx, err)
 			}
 			continue
 		case watchStepStop:
 			return nil
 		case watchStepBackoffResume:
-			logger.V(2).Info("Watch returned 429 - backing off", "reflector", r.name, "type", r.typeDescription)
+			logger.V(2).Info("Watch ended - backing off before resuming", "reflector", r.name, "type", r.typeDescription, "err", err)
 			r.reportWatchFailure(ctx, err)
 			if !r.sleep(ctx, r.backoffDelay(err)) {
 				return nil
@@ -1368,11 +1378,11 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 				return false, nil
 			}
 			if event.Type == watch.Error {
-				return false, watchErrorEventToError(event.Object)
+				return false, r.watchErrorEvent(ctx, event.Object)
 			}
-			objMeta, accepted := r.acceptEvent(ctx, event)
-			if !accepted {
-				continue
+			objMeta, err := r.acceptEvent(ctx, event)
+			if err != nil {
+				return false, err
 			}
 			rv := objMeta.GetResourceVersion()
 			initialEventsEnd := false
@@ -1392,10 +1402,6 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 					utilruntime.HandleErrorWithContext(ctx, err, "Unable to delete watch event object from store", "reflector", r.name, "object", event.Object)
 				}
 			case watch.Bookmark:
-				if rv == "" {
-					utilruntime.HandleErrorWithContext(ctx, nil, "Bookmark without a resourceVersion; skipping it", "reflector", r.name)
-					continue
-				}
 				pastInitialAdds = true
 				initialEventsEnd = objMeta.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
 				if bookmarks != nil {
@@ -1403,9 +1409,6 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 						utilruntime.HandleErrorWithContext(ctx, err, "Unable to send bookmark event to store", "reflector", r.name, "object", event.Object)
 					}
 				}
-			default:
-				utilruntime.HandleErrorWithContext(ctx, nil, "Unknown watch event type; skipping it", "reflector", r.name, "eventType", event.Type)
-				continue
 			}
 			if rv != "" && (s.propagateRV || pastInitialAdds) {
 				if s.streaming {
@@ -1426,39 +1429,6 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 			}
 		}
 	}
-}
-
-// acceptEvent checks that the object of a (non-error) event may be stored:
-// present, of the expected type and group/version/kind, not a Table, with
-// object metadata. Rejected events are logged.
-func (r *Reflector) acceptEvent(ctx context.Context, event watch.Event) (metav1.Object, bool) {
-	obj := event.Object
-	if isNilObject(obj) {
-		utilruntime.HandleErrorWithContext(ctx, nil, "Watch event without an object; skipping it", "reflector", r.name, "eventType", event.Type)
-		return nil, false
-	}
-	if r.expectedType != nil {
-		if actual := reflect.TypeOf(obj); actual != r.expectedType {
-			utilruntime.HandleErrorWithContext(ctx, nil, "Unexpected watch event object type", "reflector", r.name, "expectedType", r.expectedType, "actualType", actual)
-			return nil, false
-		}
-	}
-	if r.expectedGVK != nil {
-		if actual := obj.GetObjectKind().GroupVersionKind(); actual != *r.expectedGVK {
-			utilruntime.HandleErrorWithContext(ctx, nil, "Unexpected watch event object gvk", "reflector", r.name, "expectedGVK", *r.expectedGVK, "actualGVK", actual)
-			return nil, false
-		}
-	}
-	if isUnsupportedTableObject(obj) {
-		utilruntime.HandleErrorWithContext(ctx, nil, "Unsupported watch event object gvk", "reflector", r.name, "actualGVK", obj.GetObjectKind().GroupVersionKind())
-		return nil, false
-	}
-	objMeta, err := meta.Accessor(obj)
-	if err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Unable to understand watch event", "reflector", r.name, "eventType", event.Type)
-		return nil, false
-	}
-	return objMeta, true
 }
 
 // warnInitialEventsPending logs a warning while a streaming list has not

@@ -124,15 +124,15 @@ func TestReflectorWatchListScenarios(t *testing.T) {
 			wantErrs:  []string{"expired", "expired"},
 		},
 		{
-			name: "a bookmark without resourceVersion does not end the stream",
-			watches: []rfWatchStep{{events: []watch.Event{
-				rfEv(watch.Added, rfPod("p1", "1")),
-				rfEndBookmark(""),
-				rfEndBookmark("4"),
-				rfEv(watch.Added, rfPod("p2", "5")),
-			}}},
-			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfWatchOpts("5")},
+			// Bad data (reflector_baddata.go): the stream is dropped and started over.
+			name: "a bookmark without resourceVersion restarts the stream",
+			watches: []rfWatchStep{
+				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEndBookmark("")}},
+				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEndBookmark("4"), rfEv(watch.Added, rfPod("p2", "5"))}},
+			},
+			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfStreamOpts(""), rfWatchOpts("5")},
 			wantOps:   []string{"replace [ns/p1@1] 4", "add ns/p2@5", "rv 5"},
+			wantErrs:  []string{"baddata"},
 		},
 	}
 	for _, tc := range cases {

@@ -1,0 +1,239 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
+)
+
+// reflectorBadData classifies data from the server that a Reflector cannot store.
+type reflectorBadData int
+
+const (
+	// badDataNoObject: an event without an object, or with a nil pointer.
+	badDataNoObject reflectorBadData = iota
+	// badDataWrongType: an object of another Go type than the expected one.
+	badDataWrongType
+	// badDataWrongGVK: an unstructured object of another group/version/kind.
+	badDataWrongGVK
+	// badDataTable: a meta.k8s.io Table, which no Reflector stores.
+	badDataTable
+	// badDataNoMetadata: an object without object metadata.
+	badDataNoMetadata
+	// badDataBookmarkWithoutRV: a BOOKMARK whose object has no resourceVersion.
+	badDataBookmarkWithoutRV
+	// badDataUnknownEventType: an event type that is none of ADDED, MODIFIED, DELETED,
+	// BOOKMARK, ERROR.
+	badDataUnknownEventType
+	// badDataUndecodable: the client could not decode a frame of the watch stream
+	// (client-go's watch decoder turns it into an ERROR event with the cause
+	// ClientWatchDecoding).
+	badDataUndecodable
+
+	reflectorBadDataKinds // the number of kinds above
+)
+
+// String names the kind in logs and errors.
+func (b reflectorBadData) String() string {
+	switch b {
+	case badDataNoObject:
+		return "event without an object"
+	case badDataWrongType:
+		return "object of an unexpected type"
+	case badDataWrongGVK:
+		return "object of an unexpected group/version/kind"
+	case badDataTable:
+		return "Table object"
+	case badDataNoMetadata:
+		return "object without object metadata"
+	case badDataBookmarkWithoutRV:
+		return "bookmark without a resourceVersion"
+	case badDataUnknownEventType:
+		return "unknown event type"
+	case badDataUndecodable:
+		return "undecodable watch frame"
+	}
+	return fmt.Sprintf("bad data kind %d", int(b))
+}
+
+// reflectorBadDataCounter counts bad data per kind. The zero value is ready; it is safe
+// for concurrent use.
+type reflectorBadDataCounter struct {
+	counts [reflectorBadDataKinds]atomic.Uint64
+}
+
+// badDataCount returns how many times the Reflector received bad data of kind k. It is
+// safe for concurrent use; tests and the metrics wiring read it.
+func (r *Reflector) badDataCount(k reflectorBadData) uint64 {
+	if k < 0 || k >= reflectorBadDataKinds {
+		return 0
+	}
+	return r.badData.counts[k].Load()
+}
+
+// badDataTotal returns how many times the Reflector received bad data of any kind. It is
+// safe for concurrent use.
+func (r *Reflector) badDataTotal() uint64 {
+	var n uint64
+	for i := range r.badData.counts {
+		n += r.badData.counts[i].Load()
+	}
+	return n
+}
+
+// reflectorBadDataError ends a watch that delivered data the Reflector cannot store. The
+// Reflector stores nothing of the event, does not move its resourceVersion, and reopens
+// the watch from the last good resourceVersion after a backoff, so that a transient
+// corruption costs one retry and nothing is skipped silently.
+type reflectorBadDataError struct {
+	reflector string
+	typ       string
+	kind      reflectorBadData
+	eventType watch.EventType
+	detail    string
+}
+
+// Error implements error.
+func (e *reflectorBadDataError) Error() string {
+	msg := fmt.Sprintf("reflector %s (%s): bad data from the server: %s", e.reflector, e.typ, e.kind)
+	if e.eventType != "" {
+		msg += fmt.Sprintf(" in a %s event", e.eventType)
+	}
+	if e.detail != "" {
+		msg += " (" + e.detail + ")"
+	}
+	return msg + "; restarting the watch from the last good resourceVersion"
+}
+
+// isBadDataError reports whether err is a reflectorBadDataError.
+func isBadDataError(err error) bool {
+	var bad *reflectorBadDataError
+	return errors.As(err, &bad)
+}
+
+// rejectEvent counts bad data of kind k in an event, logs it with the Reflector's name,
+// and returns the error that ends the watch.
+func (r *Reflector) rejectEvent(ctx context.Context, k reflectorBadData, eventType watch.EventType, detail string) error {
+	r.badData.counts[k].Add(1)
+	err := &reflectorBadDataError{reflector: r.name, typ: r.typeDescription, kind: k, eventType: eventType, detail: detail}
+	utilruntime.HandleErrorWithContext(klog.NewContext(ctx, r.loggerFor(ctx)), err, "Bad data in the watch stream; restarting the watch",
+		"reflector", r.name, "type", r.typeDescription, "badData", k.String(), "eventType", eventType)
+	return err
+}
+
+// acceptEvent checks that the object of a (non-error) event may be stored:
+// present, of the expected type and group/version/kind, not a Table, with
+// object metadata. It returns a counted and logged reflectorBadDataError
+// otherwise.
+func (r *Reflector) acceptEvent(ctx context.Context, event watch.Event) (metav1.Object, error) {
+	obj := event.Object
+	if isNilObject(obj) {
+		return nil, r.rejectEvent(ctx, badDataNoObject, event.Type, "")
+	}
+	if r.expectedType != nil {
+		if actual := reflect.TypeOf(obj); actual != r.expectedType {
+			return nil, r.rejectEvent(ctx, badDataWrongType, event.Type, fmt.Sprintf("expected %v, got %v", r.expectedType, actual))
+		}
+	}
+	if r.expectedGVK != nil {
+		if actual := obj.GetObjectKind().GroupVersionKind(); actual != *r.expectedGVK {
+			return nil, r.rejectEvent(ctx, badDataWrongGVK, event.Type, fmt.Sprintf("expected %v, got %v", *r.expectedGVK, actual))
+		}
+	}
+	if isUnsupportedTableObject(obj) {
+		return nil, r.rejectEvent(ctx, badDataTable, event.Type, obj.GetObjectKind().GroupVersionKind().String())
+	}
+	objMeta, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, r.rejectEvent(ctx, badDataNoMetadata, event.Type, fmt.Sprintf("%T", obj))
+	}
+	switch event.Type {
+	case watch.Added, watch.Modified, watch.Deleted:
+	case watch.Bookmark:
+		if objMeta.GetResourceVersion() == "" {
+			return nil, r.rejectEvent(ctx, badDataBookmarkWithoutRV, event.Type, "")
+		}
+	default:
+		return nil, r.rejectEvent(ctx, badDataUnknownEventType, event.Type, "")
+	}
+	return objMeta, nil
+}
+
+// badDataWatchStep decides how a watch that ended with bad data resumes: at once when
+// the Reflector made progress since the last bad data (a transient corruption costs one
+// reconnect), after a backoff when it did not (a server that keeps sending the same bad
+// event is not hammered). at holds the resourceVersion of the last bad-data end.
+func (r *Reflector) badDataWatchStep(at *string) reflectorWatchStep {
+	rv := r.LastSyncResourceVersion()
+	if rv != *at {
+		*at = rv
+		return watchStepResume
+	}
+	return watchStepBackoffResume
+}
+
+// clientWatchDecodingCause is the cause client-go's watch decoder puts in the Status of
+// the ERROR event it makes when a frame cannot be decoded.
+const clientWatchDecodingCause metav1.CauseType = "ClientWatchDecoding"
+
+// watchErrorEvent turns the object of an ERROR event into the error that ends the watch.
+// An ERROR made by the client's decoder for a frame it could not decode is bad data
+// (counted, the watch resumed from the last good resourceVersion) unless the message
+// shows a broken connection rather than broken data (an HTTP/2 stream reset), which
+// resumes the watch like a close.
+func (r *Reflector) watchErrorEvent(ctx context.Context, obj kruntime.Object) error {
+	status, ok := obj.(*metav1.Status)
+	if !ok || status == nil || status.Details == nil {
+		return watchErrorEventToError(obj)
+	}
+	for _, cause := range status.Details.Causes {
+		if cause.Type != clientWatchDecodingCause {
+			continue
+		}
+		if isBrokenStreamMessage(cause.Message) {
+			return &reflectorBrokenStreamError{err: watchErrorEventToError(obj)}
+		}
+		return r.rejectEvent(ctx, badDataUndecodable, watch.Error, cause.Message)
+	}
+	return watchErrorEventToError(obj)
+}
+
+// isBrokenStreamMessage reports a decoding failure that comes from the connection (a
+// reset HTTP/2 stream, a lost connection) rather than from the data.
+func isBrokenStreamMessage(msg string) bool {
+	for _, s := range []string{"stream error", "http2:", "connection reset", "use of closed network connection", "unexpected EOF"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// reflectorBrokenStreamError ends a watch whose connection broke mid-stream (the client
+// reported it as a decoding failure). The watch is reopened from the last
+// resourceVersion at once, as after a normal close.
+type reflectorBrokenStreamError struct{ err error }
+
+// Error implements error.
+func (e *reflectorBrokenStreamError) Error() string {
+	return "watch stream broken: " + e.err.Error()
+}
+
+// Unwrap returns the error the client reported.
+func (e *reflectorBrokenStreamError) Unwrap() error { return e.err }
+
+// isBrokenStreamError reports whether err is a reflectorBrokenStreamError.
+func isBrokenStreamError(err error) bool {
+	var broken *reflectorBrokenStreamError
+	return errors.As(err, &broken)
+}

@@ -1,0 +1,205 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
+	"k8s.io/klog/v2/ktesting"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+// rlDecodingError is the ERROR event client-go's watch decoder makes when a frame cannot
+// be decoded, with the decoder's message.
+func rlDecodingError(msg string) watch.Event {
+	obj := apierrors.NewClientErrorReporter(500, "GET", "ClientWatchDecoding").
+		AsObject(fmt.Errorf("unable to decode an event from the watch stream: %s", msg))
+	return watch.Event{Type: watch.Error, Object: obj}
+}
+
+// TestReflectorRestartsWatchOnBadData feeds, between two good events, one piece of bad
+// data of each kind. The Reflector must store nothing of it, count it under its kind,
+// report it to the watch error handler with the Reflector's name, and reopen the watch
+// from the last good resourceVersion (10) without relisting; the good event after the bad
+// one arrives again on the new watch and is applied once.
+func TestReflectorRestartsWatchOnBadData(t *testing.T) {
+	var nilPod *v1.Pod
+	table := &unstructured.Unstructured{}
+	table.SetAPIVersion("meta.k8s.io/v1")
+	table.SetKind("Table")
+	table.SetName("t")
+	table.SetResourceVersion("13")
+	wrongKind := rfUnstructuredPod("svc", "14")
+	wrongKind.SetKind("Service")
+	typedGood := func(name, rv string) watch.Event { return rfEv(watch.Added, rfPod(name, rv)) }
+	unstructuredGood := func(name, rv string) watch.Event { return rfEv(watch.Added, rfUnstructuredPod(name, rv)) }
+
+	cases := []struct {
+		name     string
+		expected interface{}
+		good     func(name, rv string) watch.Event
+		bad      watch.Event
+		kind     reflectorBadData
+	}{
+		{"wrong type", &v1.Pod{}, typedGood, rfEv(watch.Added, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc", ResourceVersion: "11"}}), badDataWrongType},
+		{"no object", &v1.Pod{}, typedGood, watch.Event{Type: watch.Modified}, badDataNoObject},
+		{"nil pointer", &v1.Pod{}, typedGood, rfEv(watch.Deleted, nilPod), badDataNoObject},
+		{"bookmark without resourceVersion", &v1.Pod{}, typedGood, rfEv(watch.Bookmark, &v1.Pod{}), badDataBookmarkWithoutRV},
+		{"unknown event type", &v1.Pod{}, typedGood, rfEv(watch.EventType("SURPRISE"), rfPod("s", "12")), badDataUnknownEventType},
+		{"undecodable frame", &v1.Pod{}, typedGood, rlDecodingError("invalid character '\\x00' looking for beginning of value"), badDataUndecodable},
+		{"table", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, table), badDataWrongGVK},
+		{"wrong kind", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, wrongKind), badDataWrongGVK},
+		{"typed object for an unstructured reflector", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, rfPod("typed", "15")), badDataWrongType},
+		{"no object metadata", nil, typedGood, rfEv(watch.Added, &metav1.Status{}), badDataNoMetadata},
+		{"table without an expected type", nil, typedGood, rfEv(watch.Added, table), badDataTable},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := rfNewScript(true).
+				list(rfListStep{obj: rfPodList("5", "", rfPod("kept", "3"))}).
+				watch(
+					rfWatchStep{events: []watch.Event{tc.good("first", "10"), tc.bad, tc.good("last", "20")}},
+					rfWatchStep{events: []watch.Event{tc.good("last", "20")}},
+				)
+			rec := rfNewRecorder()
+			r := NewReflectorWithOptions(s, tc.expected, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
+			var errs rfErrors
+			r.watchErrorHandler = errs.handler
+			rfRunUntilExhausted(t, r, s)
+
+			assert.Equal(t, []string{"replace [ns/kept@3] 5", "add ns/first@10", "rv 10", "add ns/last@20", "rv 20"}, rec.opsSnapshot())
+			assert.Equal(t, []string{"ns/first@10", "ns/kept@3", "ns/last@20"}, rec.content())
+			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("10"), rfWatchOpts("20")}, s.watchOptions(),
+				"the watch restarts from the last good resourceVersion")
+			assert.Len(t, s.listOptions(), 1, "bad data must not cause a relist")
+			assert.Equal(t, "20", r.LastSyncResourceVersion())
+			for k := reflectorBadData(0); k < reflectorBadDataKinds; k++ {
+				want := uint64(0)
+				if k == tc.kind {
+					want = 1
+				}
+				assert.Equal(t, want, r.badDataCount(k), "count of %s", k)
+			}
+			assert.Equal(t, uint64(1), r.badDataTotal())
+			got := errs.snapshot()
+			require.Len(t, got, 1)
+			var bad *reflectorBadDataError
+			require.True(t, errors.As(got[0], &bad), "%v", got[0])
+			assert.Equal(t, tc.kind, bad.kind)
+			assert.Contains(t, got[0].Error(), "reflector rl-reflector")
+			assert.Contains(t, got[0].Error(), tc.kind.String())
+		})
+	}
+}
+
+// TestReflectorBrokenStreamIsNoBadData: an HTTP/2 stream reset reaches the Reflector as a
+// decoding failure; it resumes the watch at once and counts no bad data.
+func TestReflectorBrokenStreamIsNoBadData(t *testing.T) {
+	s := rfNewScript(true).
+		list(rfListStep{obj: rfPodList("5", "")}).
+		watch(
+			rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "10")), rlDecodingError("stream error: stream ID 5; INTERNAL_ERROR; received from peer")}},
+			rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("b", "11"))}},
+		)
+	rec := rfNewRecorder()
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
+	var errs rfErrors
+	r.watchErrorHandler = errs.handler
+	rfRunUntilExhausted(t, r, s)
+	assert.Equal(t, []string{"replace [] 5", "add ns/a@10", "rv 10", "add ns/b@11", "rv 11"}, rec.opsSnapshot())
+	assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("10"), rfWatchOpts("11")}, s.watchOptions())
+	assert.Len(t, s.listOptions(), 1)
+	assert.Zero(t, r.badDataTotal())
+	require.Len(t, errs.snapshot(), 1)
+	assert.True(t, isBrokenStreamError(errs.snapshot()[0]))
+}
+
+// TestReflectorStreamingListRestartsOnBadData: bad data during a streaming list throws
+// away what the stream collected and starts the streaming list over after a backoff; the
+// server is not taken for one that cannot stream lists, and the store is replaced only
+// once, with the clean stream's objects.
+func TestReflectorStreamingListRestartsOnBadData(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+	s := rfNewScript(false).watch(
+		rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("first", "10")), rfEv(watch.Added, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", ResourceVersion: "11"}})}},
+		rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("first", "10")), rfEv(watch.Added, rfPod("last", "12")), rfEndBookmark("12")}, hold: true},
+	)
+	rec := rfNewRecorder()
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
+	var errs rfErrors
+	r.watchErrorHandler = errs.handler
+	stop := rfStartRun(t, r)
+	rfRequireEventually(t, func() bool { return len(rec.opsSnapshot()) > 0 }, "no replace")
+	stop()
+	assert.Equal(t, []string{"replace [ns/first@10 ns/last@12] 12"}, rec.opsWithout("rv", "bookmark"))
+	assert.Empty(t, s.listOptions(), "no fallback to LIST")
+	assert.False(t, r.streamListKnownUnsupported())
+	assert.Equal(t, uint64(1), r.badDataCount(badDataWrongType))
+	require.Len(t, errs.snapshot(), 1)
+	assert.True(t, isBadDataError(errs.snapshot()[0]))
+	opts := s.watchOptions()
+	require.GreaterOrEqual(t, len(opts), 2)
+	assert.Equal(t, "", opts[1].ResourceVersion, "the second stream starts from the latest data, like the first")
+}
+
+// TestReflectorBadDataLoggedWithName captures the log line of a bad event: it names the
+// Reflector and the kind of bad data.
+func TestReflectorBadDataLoggedWithName(t *testing.T) {
+	s := rfNewScript(true).
+		list(rfListStep{obj: rfPodList("5", "")}).
+		watch(rfWatchStep{events: []watch.Event{{Type: watch.Added}}})
+	rec := rfNewRecorder()
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-named-reflector", Backoff: rfTinyBackoff(), Logger: &logger})
+	rfRunUntilExhausted(t, r, s)
+	var line string
+	out := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "Bad data in the watch stream") {
+			line = l
+		}
+	}
+	require.NotEmpty(t, line, "no log line for the bad event in %s", out)
+	assert.Contains(t, line, `reflector="rl-named-reflector"`)
+	assert.Contains(t, line, `badData="event without an object"`)
+}
+
+// TestReflectorBadDataBacksOffWithoutProgress: after bad data the watch resumes at once
+// if the Reflector got further since the last bad data, and only after a backoff (on the
+// Reflector's clock) when the same resourceVersion keeps meeting bad data.
+func TestReflectorBadDataBacksOffWithoutProgress(t *testing.T) {
+	bad := watch.Event{Type: watch.Added}
+	s := rfNewScript(true).
+		list(rfListStep{obj: rfPodList("5", "")}).
+		watch(
+			rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "10")), bad}},
+			rfWatchStep{events: []watch.Event{bad}},
+			rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("b", "11"))}, hold: true},
+		)
+	clk := testingclock.NewFakeClock(time.Now())
+	rec := rfNewRecorder()
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{
+		Name: "rl-reflector", Clock: clk,
+		Backoff: &wait.Backoff{Duration: time.Minute, Factor: 1, Steps: 1},
+	})
+	rfStartRun(t, r)
+	rfRequireEventually(t, func() bool { return len(s.watchOptions()) == 2 && clk.HasWaiters() },
+		"the second watch (progress from 5 to 10) must open at once, then the Reflector must wait")
+	assert.Len(t, s.watchOptions(), 2, "no third watch before the backoff")
+	clk.Step(time.Minute)
+	rfRequireEventually(t, func() bool { return len(rec.content()) == 2 }, "b never stored")
+	assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("10"), rfWatchOpts("10")}, s.watchOptions())
+	assert.Equal(t, uint64(2), r.badDataCount(badDataNoObject))
+}
