@@ -113,6 +113,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"{{.Module}}/cache"
 	"{{.Module}}/informers/internal/build"
@@ -195,6 +196,13 @@ func New{{.R.Kind}}InformerWithOptions(client kubernetes.Interface{{.NSParam}}, 
 // NewTyped{{.R.Kind}}InformerWithOptions is New{{.R.Kind}}InformerWithOptions
 // with a typed result. The informer lists and watches through client with the
 // semantics of the cache package's ToListWatcherWithWatchListSemantics.
+//
+// Difference from client-go: when client is a *kubernetes.Clientset, LIST and
+// WATCH go through the group's REST client and ask for protobuf (JSON
+// allowed) whatever content type the clientset was configured with; the
+// response is decoded in the media type the server answers in. Fake
+// clientsets and other kubernetes.Interface implementations are used through
+// their typed clients, as in client-go.
 func NewTyped{{.R.Kind}}InformerWithOptions(client kubernetes.Interface{{.NSParam}}, options internalinterfaces.InformerOptions) {{.R.Kind}}IndexInformer {
 	return build.Informer(client, schema.GroupVersionResource{Group: {{printf "%q" .V.Group.Name}}, Version: {{printf "%q" .V.Name}}, Resource: {{printf "%q" .R.Resource}}}, &api.{{.R.Kind}}{}, options,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -202,6 +210,14 @@ func NewTyped{{.R.Kind}}InformerWithOptions(client kubernetes.Interface{{.NSPara
 		},
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return client.{{.V.ClientMethod}}().{{.R.Plural}}({{.NSCall}}).Watch(ctx, opts)
+		},
+		&build.Wire{
+			RESTClient: func() rest.Interface { return client.{{.V.ClientMethod}}().RESTClient() },
+{{- if .R.Namespaced}}
+			Namespace:  namespace,
+{{- end}}
+			Resource:   {{printf "%q" .R.Resource}},
+			NewList:    func() runtime.Object { return &api.{{.R.Kind}}List{} },
 		})
 }
 

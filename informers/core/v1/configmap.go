@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/informers/internal/build"
@@ -94,6 +95,13 @@ func NewConfigMapInformerWithOptions(client kubernetes.Interface, namespace stri
 // NewTypedConfigMapInformerWithOptions is NewConfigMapInformerWithOptions
 // with a typed result. The informer lists and watches through client with the
 // semantics of the cache package's ToListWatcherWithWatchListSemantics.
+//
+// Difference from client-go: when client is a *kubernetes.Clientset, LIST and
+// WATCH go through the group's REST client and ask for protobuf (JSON
+// allowed) whatever content type the clientset was configured with; the
+// response is decoded in the media type the server answers in. Fake
+// clientsets and other kubernetes.Interface implementations are used through
+// their typed clients, as in client-go.
 func NewTypedConfigMapInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ConfigMapIndexInformer {
 	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "configmaps"}, &api.ConfigMap{}, options,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -101,6 +109,12 @@ func NewTypedConfigMapInformerWithOptions(client kubernetes.Interface, namespace
 		},
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return client.CoreV1().ConfigMaps(namespace).Watch(ctx, opts)
+		},
+		&build.Wire{
+			RESTClient: func() rest.Interface { return client.CoreV1().RESTClient() },
+			Namespace:  namespace,
+			Resource:   "configmaps",
+			NewList:    func() runtime.Object { return &api.ConfigMapList{} },
 		})
 }
 

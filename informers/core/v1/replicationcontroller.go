@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/informers/internal/build"
@@ -94,6 +95,13 @@ func NewReplicationControllerInformerWithOptions(client kubernetes.Interface, na
 // NewTypedReplicationControllerInformerWithOptions is NewReplicationControllerInformerWithOptions
 // with a typed result. The informer lists and watches through client with the
 // semantics of the cache package's ToListWatcherWithWatchListSemantics.
+//
+// Difference from client-go: when client is a *kubernetes.Clientset, LIST and
+// WATCH go through the group's REST client and ask for protobuf (JSON
+// allowed) whatever content type the clientset was configured with; the
+// response is decoded in the media type the server answers in. Fake
+// clientsets and other kubernetes.Interface implementations are used through
+// their typed clients, as in client-go.
 func NewTypedReplicationControllerInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ReplicationControllerIndexInformer {
 	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "replicationcontrollers"}, &api.ReplicationController{}, options,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -101,6 +109,12 @@ func NewTypedReplicationControllerInformerWithOptions(client kubernetes.Interfac
 		},
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return client.CoreV1().ReplicationControllers(namespace).Watch(ctx, opts)
+		},
+		&build.Wire{
+			RESTClient: func() rest.Interface { return client.CoreV1().RESTClient() },
+			Namespace:  namespace,
+			Resource:   "replicationcontrollers",
+			NewList:    func() runtime.Object { return &api.ReplicationControllerList{} },
 		})
 }
 

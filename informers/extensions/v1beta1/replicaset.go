@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/informers/internal/build"
@@ -94,6 +95,13 @@ func NewReplicaSetInformerWithOptions(client kubernetes.Interface, namespace str
 // NewTypedReplicaSetInformerWithOptions is NewReplicaSetInformerWithOptions
 // with a typed result. The informer lists and watches through client with the
 // semantics of the cache package's ToListWatcherWithWatchListSemantics.
+//
+// Difference from client-go: when client is a *kubernetes.Clientset, LIST and
+// WATCH go through the group's REST client and ask for protobuf (JSON
+// allowed) whatever content type the clientset was configured with; the
+// response is decoded in the media type the server answers in. Fake
+// clientsets and other kubernetes.Interface implementations are used through
+// their typed clients, as in client-go.
 func NewTypedReplicaSetInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ReplicaSetIndexInformer {
 	return build.Informer(client, schema.GroupVersionResource{Group: "extensions", Version: "v1beta1", Resource: "replicasets"}, &api.ReplicaSet{}, options,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -101,6 +109,12 @@ func NewTypedReplicaSetInformerWithOptions(client kubernetes.Interface, namespac
 		},
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return client.ExtensionsV1beta1().ReplicaSets(namespace).Watch(ctx, opts)
+		},
+		&build.Wire{
+			RESTClient: func() rest.Interface { return client.ExtensionsV1beta1().RESTClient() },
+			Namespace:  namespace,
+			Resource:   "replicasets",
+			NewList:    func() runtime.Object { return &api.ReplicaSetList{} },
 		})
 }
 

@@ -40,10 +40,21 @@ var errNoClient = errors.New("informers: informer was built with a nil client")
 // options.InformerName, when set, registers gvr under that name for metrics.
 // A nil client does not panic: every LIST and WATCH then fails with an error
 // the reflector reports and retries.
-func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionResource, example T, options internalinterfaces.InformerOptions, list ListFunc, watchFn WatchFunc) cache.TypedSharedIndexInformer[T] {
+//
+// When wire is not nil and client is a *kubernetes.Clientset whose group REST
+// client wire reaches is a *rest.RESTClient, LIST and WATCH go through that
+// REST client instead of list and watch, asking for protobuf (AcceptProtobuf)
+// whatever content type the clientset was configured with, and decoding the
+// media type the server answers in. Otherwise (fake clientsets, wrappers of a
+// clientset, a nil REST client) list and watch are used as given.
+func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionResource, example T, options internalinterfaces.InformerOptions, list ListFunc, watchFn WatchFunc, wire *Wire) cache.TypedSharedIndexInformer[T] {
 	var c any
 	if client != nil {
 		c = client
+	}
+	if rc := wire.restClientFor(c); rc != nil {
+		wc := &wireClient{rc: rc, namespace: wire.Namespace, resource: wire.Resource, newList: wire.NewList}
+		list, watchFn = wc.list, wc.watch
 	}
 	informer := cache.NewSharedIndexInformerWithOptions(
 		ListerWatcher(c, options.TweakListOptions, list, watchFn),

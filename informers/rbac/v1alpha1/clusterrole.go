@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/informers/internal/build"
@@ -93,6 +94,13 @@ func NewClusterRoleInformerWithOptions(client kubernetes.Interface, options inte
 // NewTypedClusterRoleInformerWithOptions is NewClusterRoleInformerWithOptions
 // with a typed result. The informer lists and watches through client with the
 // semantics of the cache package's ToListWatcherWithWatchListSemantics.
+//
+// Difference from client-go: when client is a *kubernetes.Clientset, LIST and
+// WATCH go through the group's REST client and ask for protobuf (JSON
+// allowed) whatever content type the clientset was configured with; the
+// response is decoded in the media type the server answers in. Fake
+// clientsets and other kubernetes.Interface implementations are used through
+// their typed clients, as in client-go.
 func NewTypedClusterRoleInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ClusterRoleIndexInformer {
 	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "clusterroles"}, &api.ClusterRole{}, options,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -100,6 +108,11 @@ func NewTypedClusterRoleInformerWithOptions(client kubernetes.Interface, options
 		},
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return client.RbacV1alpha1().ClusterRoles().Watch(ctx, opts)
+		},
+		&build.Wire{
+			RESTClient: func() rest.Interface { return client.RbacV1alpha1().RESTClient() },
+			Resource:   "clusterroles",
+			NewList:    func() runtime.Object { return &api.ClusterRoleList{} },
 		})
 }
 

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/informers/internal/build"
@@ -93,6 +94,13 @@ func NewPriorityClassInformerWithOptions(client kubernetes.Interface, options in
 // NewTypedPriorityClassInformerWithOptions is NewPriorityClassInformerWithOptions
 // with a typed result. The informer lists and watches through client with the
 // semantics of the cache package's ToListWatcherWithWatchListSemantics.
+//
+// Difference from client-go: when client is a *kubernetes.Clientset, LIST and
+// WATCH go through the group's REST client and ask for protobuf (JSON
+// allowed) whatever content type the clientset was configured with; the
+// response is decoded in the media type the server answers in. Fake
+// clientsets and other kubernetes.Interface implementations are used through
+// their typed clients, as in client-go.
 func NewTypedPriorityClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) PriorityClassIndexInformer {
 	return build.Informer(client, schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "priorityclasses"}, &api.PriorityClass{}, options,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -100,6 +108,11 @@ func NewTypedPriorityClassInformerWithOptions(client kubernetes.Interface, optio
 		},
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return client.SchedulingV1beta1().PriorityClasses().Watch(ctx, opts)
+		},
+		&build.Wire{
+			RESTClient: func() rest.Interface { return client.SchedulingV1beta1().RESTClient() },
+			Resource:   "priorityclasses",
+			NewList:    func() runtime.Object { return &api.PriorityClassList{} },
 		})
 }
 

@@ -1,0 +1,108 @@
+package build
+
+import (
+	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+)
+
+// AcceptProtobuf is the Accept header the informers of built-in types send on
+// every LIST and WATCH they make through a clientset's REST client: protobuf
+// preferred, JSON allowed, so that a server (or a proxy in front of it) that
+// does not speak protobuf answers JSON instead of 406 Not Acceptable.
+const AcceptProtobuf = "application/vnd.kubernetes.protobuf,application/json"
+
+// Wire tells Informer how to reach a built-in resource through its API
+// group's REST client rather than through the typed client, so that LIST and
+// WATCH can ask for protobuf whatever content type the clientset was
+// configured with.
+type Wire struct {
+	// RESTClient returns the REST client of the resource's group version
+	// (e.g. client.CoreV1().RESTClient()). It is called once, when the
+	// informer is built, and only when the informer's client is a
+	// *kubernetes.Clientset.
+	RESTClient func() rest.Interface
+	// Namespace is the namespace to list and watch in; empty for all
+	// namespaces and for cluster-scoped resources.
+	Namespace string
+	// Resource is the resource's plural name, e.g. "pods".
+	Resource string
+	// NewList returns an empty list object of the resource (e.g.
+	// &corev1.PodList{}), which a LIST decodes into.
+	NewList func() runtime.Object
+}
+
+// restClientFor returns the REST client the informer should list and watch
+// through, or nil when it must use the typed client: when w is nil, when
+// client is not exactly a *kubernetes.Clientset (a fake clientset, or a
+// wrapper whose typed clients may do more than a plain request, which the
+// informer must not bypass) or when the group's REST client is nil or not a
+// *rest.RESTClient.
+func (w *Wire) restClientFor(client any) *rest.RESTClient {
+	if w == nil || w.RESTClient == nil || w.NewList == nil {
+		return nil
+	}
+	if cs, ok := client.(*kubernetes.Clientset); !ok || cs == nil {
+		return nil
+	}
+	rc, ok := w.RESTClient().(*rest.RESTClient)
+	if !ok || rc == nil {
+		return nil
+	}
+	return rc
+}
+
+// wireClient lists and watches one resource through a REST client, asking
+// for protobuf and decoding whatever media type the server answers in (the
+// REST client picks the decoder from the response's Content-Type, for a
+// LIST's body and for a WATCH's stream alike).
+type wireClient struct {
+	rc        *rest.RESTClient
+	namespace string
+	resource  string
+	newList   func() runtime.Object
+}
+
+func requestTimeout(opts *metav1.ListOptions) time.Duration {
+	if opts.TimeoutSeconds == nil {
+		return 0
+	}
+	return time.Duration(*opts.TimeoutSeconds) * time.Second
+}
+
+// list sends the LIST the typed client would send, with the protobuf Accept
+// header.
+func (c *wireClient) list(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	list := c.newList()
+	err := c.rc.Get().
+		NamespaceIfScoped(c.namespace, c.namespace != "").
+		Resource(c.resource).
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Timeout(requestTimeout(&opts)).
+		SetHeader("Accept", AcceptProtobuf).
+		Do(ctx).
+		Into(list)
+	if err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
+// watch sends the WATCH the typed client would send (a streaming list
+// included, when opts asks for one), with the protobuf Accept header.
+func (c *wireClient) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	opts.Watch = true
+	return c.rc.Get().
+		NamespaceIfScoped(c.namespace, c.namespace != "").
+		Resource(c.resource).
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Timeout(requestTimeout(&opts)).
+		SetHeader("Accept", AcceptProtobuf).
+		Watch(ctx)
+}
