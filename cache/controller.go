@@ -71,6 +71,10 @@ type Config struct {
 	// ReflectorOptions.WatchIdleTimeout); zero or negative: none.
 	// kinformer extension.
 	WatchIdleTimeout time.Duration
+
+	// resume, when set, gives the Reflector a state to start from instead
+	// of its first list (the informer's snapshot, snapshot.go).
+	resume func(context.Context) (*reflectorResume, error)
 }
 
 // ShouldResyncFunc reports whether a resync should happen now. A shared
@@ -163,6 +167,7 @@ func (c *controller) RunWithContext(ctx context.Context) {
 	})
 	r.ShouldResync = c.config.ShouldResync
 	r.WatchListPageSize = c.config.WatchListPageSize
+	r.resume = c.config.resume
 	if h := c.config.WatchErrorHandler; h != nil {
 		r.watchErrorHandler = func(_ context.Context, r *Reflector, err error) { h(r, err) }
 	} else if h := c.config.WatchErrorHandlerWithContext; h != nil {

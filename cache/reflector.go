@@ -271,6 +271,9 @@ type Reflector struct {
 	// any event (bookmarks included) before it is stopped and resumed from
 	// the last resource version (reflector_liveness.go).
 	watchIdleTimeout time.Duration
+	// resume, when set, is called once before the first list; the state it
+	// returns replaces that list (snapshot.go). Guarded by mu.
+	resume func(context.Context) (*reflectorResume, error)
 
 	// watchErrorHandler, when not nil, replaces DefaultWatchErrorHandler
 	// and is also called for the failures the Reflector handles inside its
@@ -749,8 +752,8 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 	logger.V(3).Info("Listing and watching", "type", r.typeDescription, "reflector", r.name)
 
 	var w watch.Interface
-	listed := false
-	if r.useWatchList && !r.streamListKnownUnsupported() {
+	listed := r.resumeFromSnapshot(ctx)
+	if !listed && r.useWatchList && !r.streamListKnownUnsupported() {
 		var err error
 		w, err = r.streamList(ctx)
 		var incomplete *reflectorIncompleteStreamError

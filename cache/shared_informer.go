@@ -194,6 +194,27 @@ type SharedIndexInformerOptions struct {
 	// behaviour). kinformer extension. SetWatchIdleTimeout changes it
 	// before Run.
 	WatchIdleTimeout time.Duration
+
+	// SnapshotFile, when not empty, makes the informer warm-restartable:
+	// when it stops after having synced, it writes its cache and the
+	// resourceVersion the cache reached to this file (atomically: a
+	// temporary file renamed over it); when it starts and the file exists,
+	// it loads it instead of listing, so its handlers get an add (with
+	// isInInitialList true) for every loaded object, it counts as synced
+	// once those are delivered, and it watches from the snapshot's
+	// resourceVersion, so that only the changes made meanwhile follow.
+	// When the server answers 410 Gone (the version is too old), it lists
+	// and reconciles against the loaded cache as any relist does: updates
+	// for the objects still there, deletes (DeletedFinalStateUnknown) for
+	// those gone, adds for new ones. A file that is corrupt, truncated, of
+	// another object type or another format version is rejected: logged,
+	// passed to the watch error handler as a *SnapshotError, and the
+	// informer lists as usual. Objects are stored in their API types'
+	// protobuf encoding where they have one, as JSON otherwise
+	// (unstructured objects included), with a CRC-32C checksum. The file
+	// must not be shared by informers running at the same time.
+	// kinformer extension; SetSnapshotFile sets it before Run.
+	SnapshotFile string
 }
 
 const (
@@ -250,6 +271,7 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 		informerMetricsProvider:         options.InformerMetricsProvider,
 		useDeltaFIFO:                    options.UseDeltaFIFO,
 		watchIdleTimeout:                options.WatchIdleTimeout,
+		snapshotFile:                    options.SnapshotFile,
 		cacheMutationDetector:           NewCacheMutationDetector(fmt.Sprintf("%T", exampleObject)),
 	}
 	return s
@@ -291,6 +313,8 @@ type sharedIndexInformer struct {
 	transform                       TransformFunc
 	// watchIdleTimeout is SharedIndexInformerOptions.WatchIdleTimeout.
 	watchIdleTimeout time.Duration
+	// snapshotFile is SharedIndexInformerOptions.SnapshotFile.
+	snapshotFile string
 
 	// blockDeltas is held while a popped batch is applied and distributed,
 	// and while a late handler is given the cache contents, so that such a
@@ -395,6 +419,9 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		WatchErrorHandlerWithContext: s.watchErrorHandler,
 		WatchIdleTimeout:             effectiveWatchIdleTimeout(s.watchIdleTimeout),
 	}).(*controller)
+	if s.snapshotFile != "" {
+		ctrl.config.resume = s.loadSnapshot
+	}
 	ctrl.clock = s.clock
 	s.controller = ctrl
 	s.started = true
@@ -424,6 +451,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		s.stopped = true
 		s.startedLock.Unlock()
 		s.rvWaiters.stop()
+		s.saveSnapshot(context.WithoutCancel(ctx))
 		stopProcessor()
 		wg.Wait()
 	}()
