@@ -32,6 +32,8 @@ type sharedInformerFactory struct {
 	customResync     map[reflect.Type]time.Duration
 	transform        cache.TransformFunc
 	informerName     *cache.InformerName
+	// extensions holds kinformer's own options (extensions.go).
+	extensions factoryExtensions
 
 	mu sync.Mutex
 	// informers holds the one informer per object type.
@@ -252,6 +254,7 @@ func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internal
 		// The informer is new and not running, so this cannot fail.
 		_ = informer.SetTransform(f.transform)
 	}
+	f.applyExtensions(t, informer)
 	f.informers[t] = informer
 	return informer
 }
