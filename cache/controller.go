@@ -126,6 +126,9 @@ func New(c *Config) Controller {
 type controller struct {
 	config Config
 	clock  clock.Clock
+	// stats, when set (by a shared informer), replace the Reflector's own
+	// diagnostics counters.
+	stats *informerStats
 
 	mu        sync.RWMutex
 	reflector *Reflector
@@ -166,6 +169,9 @@ func (c *controller) RunWithContext(ctx context.Context) {
 		WatchIdleTimeout: c.config.WatchIdleTimeout,
 	})
 	r.ShouldResync = c.config.ShouldResync
+	if c.stats != nil {
+		r.stats = c.stats
+	}
 	r.WatchListPageSize = c.config.WatchListPageSize
 	r.resume = c.config.resume
 	if h := c.config.WatchErrorHandler; h != nil {

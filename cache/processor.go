@@ -110,6 +110,10 @@ type sharedProcessor struct {
 
 	// panics counts recovered handler panics of all listeners.
 	panics atomic.Int64
+
+	// handlerMetrics, guarded by mu, times the handlers when not nil (see
+	// SetHandlerMetricsProvider).
+	handlerMetrics HandlerMetricsProvider
 }
 
 // addListener registers l and starts it if the processor runs. A listener
@@ -123,6 +127,9 @@ func (p *sharedProcessor) addListener(l *processorListener) {
 		return
 	}
 	p.listeners = append(p.listeners, l)
+	if p.handlerMetrics != nil {
+		l.setLatencyMetric(p.handlerMetrics)
+	}
 	if p.synced {
 		// The caller has announced (Start) every initial notification.
 		l.syncTracker.UpstreamHasSynced()
@@ -286,8 +293,15 @@ type processorListener struct {
 	logger      klog.Logger
 	handler     ResourceEventHandler
 	handlerName string
-	// panics is the processor's panic counter.
-	panics *atomic.Int64
+	// panics is the processor's panic counter; ownPanics counts this
+	// listener's.
+	panics    *atomic.Int64
+	ownPanics atomic.Int64
+	// inFlight is the number of notifications of the batch being delivered
+	// that are not handled yet (see pendingCount).
+	inFlight atomic.Int64
+	// latency, when set, times every notification (SetHandlerMetricsProvider).
+	latency atomic.Pointer[handlerLatency]
 
 	// syncTracker counts the initial-list notifications not yet processed;
 	// the processor tells it when the informer has synced.
@@ -429,6 +443,7 @@ func (l *processorListener) run() {
 		l.pending = l.spare[:0]
 		l.spare = nil
 		l.idle = false
+		l.inFlight.Store(int64(len(batch)))
 		l.mu.Unlock()
 
 		for i := 0; i < len(batch); {
@@ -454,6 +469,8 @@ func (l *processorListener) deliver(batch []notification, from int) (next int) {
 	defer func() {
 		if r := recover(); r != nil {
 			l.panics.Add(1)
+			l.ownPanics.Add(1)
+			l.inFlight.Store(int64(len(batch) - next - 1))
 			l.logger.Error(nil, "Observed a panic in event handler; the notification is skipped", "handler", l.handlerName, "panic", r, "stack", string(debug.Stack()))
 			if batch[next].initial {
 				l.syncTracker.Finished()
@@ -461,22 +478,35 @@ func (l *processorListener) deliver(batch []notification, from int) (next int) {
 			next++
 		}
 	}()
+	latency := l.latency.Load()
 	for ; next < len(batch); next++ {
 		if l.halted.Load() {
+			l.inFlight.Store(0)
 			return len(batch)
 		}
-		n := &batch[next]
-		switch n.kind {
-		case notifyAdd:
-			l.handler.OnAdd(n.newObj, n.initial)
-			if n.initial {
-				l.syncTracker.Finished()
-			}
-		case notifyUpdate:
-			l.handler.OnUpdate(n.oldObj, n.newObj)
-		case notifyDelete:
-			l.handler.OnDelete(n.oldObj)
+		if latency != nil {
+			start := time.Now()
+			l.handle(&batch[next])
+			latency.h.Observe(time.Since(start).Seconds())
+		} else {
+			l.handle(&batch[next])
 		}
+		l.inFlight.Store(int64(len(batch) - next - 1))
 	}
 	return next
+}
+
+// handle calls the handler method for n.
+func (l *processorListener) handle(n *notification) {
+	switch n.kind {
+	case notifyAdd:
+		l.handler.OnAdd(n.newObj, n.initial)
+		if n.initial {
+			l.syncTracker.Finished()
+		}
+	case notifyUpdate:
+		l.handler.OnUpdate(n.oldObj, n.newObj)
+	case notifyDelete:
+		l.handler.OnDelete(n.oldObj)
+	}
 }

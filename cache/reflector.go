@@ -283,6 +283,9 @@ type Reflector struct {
 
 	metricsOnce sync.Once
 	metrics     *reflectorMetrics
+	// stats are the diagnostics counters (informer_stats.go); a shared
+	// informer replaces them with its own before Run.
+	stats *informerStats
 	// badData counts bad data from the server (reflector_baddata.go).
 	badData reflectorBadDataCounter
 
@@ -445,6 +448,7 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store R
 		clock:           clk,
 		backoff:         newReflectorBackoff(backoff, reflectorBackoffReset, clk),
 		disableChunking: listWatchDisablesChunking(lw),
+		stats:           newInformerStats(),
 
 		initialEventsTimeout: reflectorInitialEventsTimeout,
 		watchIdleTimeout:     options.WatchIdleTimeout,
@@ -623,6 +627,7 @@ func (r *Reflector) loggerFor(ctx context.Context) klog.Logger {
 // reportWatchFailure passes a failure the Reflector handles by itself (and
 // so does not return) to a watch error handler set by the informer.
 func (r *Reflector) reportWatchFailure(ctx context.Context, err error) {
+	r.stats.recordError(err, r.clock.Now())
 	if h := r.watchErrorHandler; h != nil {
 		h(ctx, r, err)
 	}
@@ -631,6 +636,7 @@ func (r *Reflector) reportWatchFailure(ctx context.Context, err error) {
 // handleListAndWatchError passes an error returned by ListAndWatch to the
 // watch error handler, or to DefaultWatchErrorHandler when none is set.
 func (r *Reflector) handleListAndWatchError(ctx context.Context, err error) {
+	r.stats.recordError(err, r.clock.Now())
 	if h := r.watchErrorHandler; h != nil {
 		h(ctx, r, err)
 		return
@@ -764,6 +770,7 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 			}
 			r.noteIncompleteStreamList(ctx, incomplete)
 			r.reportWatchFailure(ctx, err)
+			r.stats.setNextList(relistIdxStreamFallback)
 		case err != nil:
 			if ctx.Err() != nil {
 				return nil
@@ -771,6 +778,7 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 			logger.V(4).Info("Data couldn't be fetched in watchlist mode. Falling back to regular list. This is expected if watchlist is not supported or disabled in kube-apiserver.",
 				"reflector", r.name, "err", err)
 			r.reportWatchFailure(ctx, err)
+			r.stats.setNextList(relistIdxStreamFallback)
 		case w == nil:
 			return nil // stopped
 		default:
@@ -799,6 +807,7 @@ func (r *Reflector) list(ctx context.Context) error {
 
 	start := r.clock.Now()
 	r.metrics.listStarted()
+	r.stats.listStarting()
 	items, listRV, paged, err := r.listPages(ctx, metav1.ListOptions{ResourceVersion: rv}, pageSize)
 	if isExpiredError(err) || isTooLargeResourceVersionError(err) {
 		// The version asked for is gone (or not there yet): ask for the
@@ -823,6 +832,7 @@ func (r *Reflector) list(ctx context.Context) error {
 	}
 	trace.Step("SyncWith done")
 	r.setLastSyncResourceVersion(listRV)
+	r.stats.listSucceeded(r.clock.Now())
 	r.metrics.listDone(r.clock.Since(start).Seconds(), count)
 	return nil
 }
@@ -934,6 +944,7 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 		}
 		start := r.clock.Now()
 		r.metrics.listStarted()
+		r.stats.listStarting()
 		w, err := r.listerWatcher.WatchWithContext(ctx, options)
 		if err == nil && w == nil {
 			err = errors.New("the watch call returned neither a watch nor an error")
@@ -998,6 +1009,7 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 		}
 		trace.Step("SyncWith done")
 		r.setLastSyncResourceVersion(session.streamRV)
+		r.stats.listSucceeded(r.clock.Now())
 		r.metrics.listDone(r.clock.Since(start).Seconds(), count)
 		return w, nil
 	}
@@ -1080,6 +1092,7 @@ func (r *Reflector) streamListRetry(ctx context.Context, err error) (retry, stop
 		r.loggerFor(ctx).V(4).Info("watch-list resource version unavailable - streaming the latest data", "reflector", r.name, "type", r.typeDescription, "err", err)
 		r.reportWatchFailure(ctx, err)
 		r.setLastSyncResourceVersionUnavailable(true)
+		r.stats.setNextList(relistIdxExpired)
 		return true, false
 	}
 	return false, false
@@ -1174,6 +1187,9 @@ func nextWatchStep(err error, internalRetry bool) reflectorWatchStep {
 func (r *Reflector) watchLoop(ctx context.Context, w watch.Interface, resyncErr <-chan error) error {
 	logger := r.loggerFor(ctx)
 	retry := NewRetryWithDeadline(r.MaxInternalErrorRetryDuration, reflectorInternalErrorQuietPeriod, apierrors.IsInternalError, r.clock)
+	// reopened: a watch was opened before in this cycle, so the next one
+	// is a restart.
+	reopened := false
 	badDataAt := "" // the resourceVersion of the last watch that ended with bad data
 	defer func() {
 		if w != nil {
@@ -1218,10 +1234,15 @@ func (r *Reflector) watchLoop(ctx context.Context, w watch.Interface, resyncErr 
 					}
 					continue
 				}
+				r.stats.setNextList(relistIdxWatchError)
 				return err
 			}
 		}
 		r.metrics.watchStarted()
+		if reopened {
+			r.stats.watchRestarts.Add(1)
+		}
+		reopened = true
 		session := reflectorWatchSession{
 			r:           r,
 			store:       r.store,
@@ -1257,6 +1278,7 @@ func (r *Reflector) watchLoop(ctx context.Context, w watch.Interface, resyncErr 
 			logger.Info("Warning: watch ended with error", "reflector", r.name, "type", r.typeDescription, "err", err)
 		}
 		r.reportWatchFailure(ctx, err)
+		r.stats.watchEndedForRelist(err)
 		return nil
 	}
 }
@@ -1387,6 +1409,7 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 			if err != nil {
 				return false, err
 			}
+			r.stats.eventReceived(r.clock.Now())
 			rv := objMeta.GetResourceVersion()
 			initialEventsEnd := false
 			switch event.Type {

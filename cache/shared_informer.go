@@ -273,6 +273,7 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 		watchIdleTimeout:                options.WatchIdleTimeout,
 		snapshotFile:                    options.SnapshotFile,
 		cacheMutationDetector:           NewCacheMutationDetector(fmt.Sprintf("%T", exampleObject)),
+		stats:                           newInformerStats(),
 	}
 	return s
 }
@@ -303,10 +304,15 @@ type sharedIndexInformer struct {
 
 	clock clock.Clock
 
+	// stats are the diagnostics counters, shared with the Reflector (see
+	// GetInformerStatus).
+	stats *informerStats
+
 	// startedLock guards the fields below it.
 	startedLock                     sync.Mutex
 	started, stopped                bool
 	controller                      Controller
+	queue                           Queue
 	resyncCheckPeriod               time.Duration
 	defaultEventHandlerResyncPeriod time.Duration
 	watchErrorHandler               WatchErrorHandlerWithContext
@@ -423,7 +429,9 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		ctrl.config.resume = s.loadSnapshot
 	}
 	ctrl.clock = s.clock
+	ctrl.stats = s.stats
 	s.controller = ctrl
+	s.queue = queue
 	s.started = true
 	s.startedLock.Unlock()
 
@@ -462,6 +470,11 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
+	if d, ok := obj.(Deltas); ok {
+		s.stats.deltas.Add(uint64(len(d)))
+	} else {
+		s.stats.deltas.Add(1)
+	}
 	err := s.applier.process(obj, isInInitialList)
 	s.flushLocked()
 	s.rvWaiters.notify(s.indexer)
@@ -472,6 +485,7 @@ func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool
 func (s *sharedIndexInformer) handleBatch(deltas []Delta, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
+	s.stats.deltas.Add(uint64(len(deltas)))
 	err := s.applier.processBatch(deltas, isInInitialList)
 	s.flushLocked()
 	s.rvWaiters.notify(s.indexer)

@@ -3,6 +3,8 @@ package informers
 import (
 	"context"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers/internal/lean"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 )
 
@@ -31,7 +34,11 @@ type sharedInformerFactory struct {
 	defaultResync    time.Duration
 	customResync     map[reflect.Type]time.Duration
 	transform        cache.TransformFunc
-	informerName     *cache.InformerName
+	// lean, set by WithMemoryLean, is the intern table of the memory-lean
+	// transform (see lean.go).
+	lean         *lean.Table
+	informerName *cache.InformerName
+	syncOptions  cache.SyncOptions
 	// extensions holds kinformer's own options (extensions.go).
 	extensions factoryExtensions
 
@@ -95,6 +102,18 @@ func WithTransform(transform cache.TransformFunc) SharedInformerOption {
 func WithInformerName(informerName *cache.InformerName) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
 		f.informerName = informerName
+		return f
+	}
+}
+
+// WithSyncOptions configures the factory's WaitForCacheSyncWithContext (and
+// WaitForCacheSync), e.g. cache.SyncOptions{FailFast: true} to stop waiting
+// as soon as an informer fails with an error retrying will not cure (403,
+// 404, ...; see cache.IsPermanentSyncError). kinformer extension, not in
+// client-go.
+func WithSyncOptions(options cache.SyncOptions) SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		f.syncOptions = options
 		return f
 	}
 }
@@ -195,24 +214,60 @@ func (f *sharedInformerFactory) WaitForCacheSync(stopCh <-chan struct{}) map[ref
 
 // WaitForCacheSyncWithContext waits for the started informers to sync or ctx
 // to end; see SharedInformerFactory.
+//
+// Difference from client-go: when an informer did not sync, the result's Err
+// is not only context.Cause(ctx) but an errors.Join of it and one
+// *cache.InformerSyncError per unsynced informer, which names the informer's
+// type and resource and wraps its Reflector's last error (a 403 naming the
+// resource and verb, a 404, a refused connection, a 429...), so that
+// errors.Is(err, context.DeadlineExceeded) and apierrors.IsForbidden(err)
+// both work on it and on AsError(). With WithSyncOptions(cache.SyncOptions{
+// FailFast: true}) waiting also ends early, with cache.ErrPermanentSyncFailure
+// in place of the context's cause, once an informer fails with an error
+// retrying will not cure.
 func (f *sharedInformerFactory) WaitForCacheSyncWithContext(ctx context.Context) cache.SyncResult {
 	started := f.startedInformers()
-	checkers := make([]cache.DoneChecker, 0, len(started))
+	list := make([]cache.SharedInformer, 0, len(started))
 	for _, informer := range started {
-		checkers = append(checkers, informer.HasSyncedChecker())
+		list = append(list, informer)
 	}
-	cache.WaitFor(ctx, "", checkers...)
+	waited := cache.WaitForCacheSyncWithOptions(ctx, f.syncOptions, list...)
+	// Synced is keyed by the factory's keys, which need not be the types
+	// the cache package sees (InformerFor may be given any informer).
+	// Syncing is one-way: if all have synced by now, nothing failed.
 	res := cache.SyncResult{Synced: make(map[reflect.Type]bool, len(started))}
+	all := true
 	for t, informer := range started {
 		synced := informer.HasSynced()
 		res.Synced[t] = synced
-		if !synced && res.Err == nil {
-			// WaitFor only gives up early when ctx is done, so the
-			// cause is set.
+		all = all && synced
+	}
+	if !all {
+		res.Err = waited.Err
+		if res.Err == nil {
+			// Only a foreign informer whose HasSynced went back to
+			// false can get here.
 			res.Err = context.Cause(ctx)
 		}
 	}
 	return res
+}
+
+// ListInformers returns every informer built so far, ordered by object type;
+// it implements cache.InformerSource, for diagnostics and metrics.
+func (f *sharedInformerFactory) ListInformers() []cache.SharedIndexInformer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	types := make([]reflect.Type, 0, len(f.informers))
+	for t := range f.informers {
+		types = append(types, t)
+	}
+	slices.SortFunc(types, func(a, b reflect.Type) int { return strings.Compare(a.String(), b.String()) })
+	out := make([]cache.SharedIndexInformer, len(types))
+	for i, t := range types {
+		out[i] = f.informers[t]
+	}
+	return out
 }
 
 // startedInformers returns a snapshot of the informers Start has launched.
@@ -250,9 +305,9 @@ func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internal
 	if informer == nil {
 		return nil
 	}
-	if f.transform != nil {
+	if transform := f.informerTransform(); transform != nil {
 		// The informer is new and not running, so this cannot fail.
-		_ = informer.SetTransform(f.transform)
+		_ = informer.SetTransform(transform)
 	}
 	f.applyExtensions(t, informer)
 	f.informers[t] = informer

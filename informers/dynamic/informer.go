@@ -106,6 +106,9 @@ func newInformer(client dynamic.Interface, gvr schema.GroupVersionResource, name
 		ResyncPeriod:      resyncPeriod,
 		Indexers:          indexers,
 		ObjectDescription: gvr.String(),
+		// An unnamed identity publishes no metrics but tells
+		// diagnostics (cache.GetInformerStatus) the resource.
+		Identifier: (*cache.InformerName)(nil).WithResource(gvr),
 	})
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/kinformer/kinformer/informers"
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internal/gvrfactory"
+	"github.com/kinformer/kinformer/informers/internal/lean"
 )
 
 // TweakListOptionsFunc edits the options of every LIST and WATCH request of
@@ -62,6 +63,24 @@ type metadataSharedInformerFactory struct {
 	namespace        string
 	tweakListOptions TweakListOptionsFunc
 	transform        cache.TransformFunc
+	lean             *lean.Table
+}
+
+// WithMemoryLean makes every informer of the factory keep lean objects:
+// managedFields dropped, and label and annotation keys and values, the
+// namespace and owner references' API version, kind, name and UID shared
+// through an intern table of the factory. The table is bounded, not
+// reference-counted: at most two generations of 32,768 strings (2 MiB of
+// string data each), strings over 256 bytes not interned, the oldest
+// generation dropped when the current one is full, so churn cannot grow it
+// without limit. With WithTransform too, the user's transform runs first and
+// the lean step on its result, whatever the order of the options. See
+// informers.WithMemoryLean. Not in client-go.
+func WithMemoryLean() SharedInformerOption {
+	return func(f *metadataSharedInformerFactory) *metadataSharedInformerFactory {
+		f.lean = &lean.Table{}
+		return f
+	}
 }
 
 // WithTransform installs transform on every informer the factory creates: it
@@ -112,9 +131,9 @@ func newFactory(client metadata.Interface, defaultResync time.Duration) *metadat
 // build makes the informer of one resource with the factory's settings.
 func (f *metadataSharedInformerFactory) build(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
 	informer := newInformer(f.client, gvr, f.namespace, f.defaultResync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, f.tweakListOptions)
-	if f.transform != nil {
+	if transform := lean.Compose(f.transform, f.lean); transform != nil {
 		// The informer is new and not running, so this cannot fail.
-		_ = informer.SetTransform(f.transform)
+		_ = informer.SetTransform(transform)
 	}
 	return informer
 }
@@ -158,6 +177,9 @@ func newInformer(client metadata.Interface, gvr schema.GroupVersionResource, nam
 		ResyncPeriod:      resyncPeriod,
 		Indexers:          indexers,
 		ObjectDescription: gvr.String(),
+		// An unnamed identity publishes no metrics but tells
+		// diagnostics (cache.GetInformerStatus) the resource.
+		Identifier: (*cache.InformerName)(nil).WithResource(gvr),
 	})
 }
 

@@ -5,6 +5,8 @@ package gvrfactory
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -109,6 +111,23 @@ func (f *Factory) WaitForCacheSync(ctx context.Context) map[schema.GroupVersionR
 		res[gvr] = informer.HasSynced()
 	}
 	return res
+}
+
+// ListInformers returns every informer built so far, ordered by resource;
+// it implements cache.InformerSource.
+func (f *Factory) ListInformers() []cache.SharedIndexInformer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	gvrs := make([]schema.GroupVersionResource, 0, len(f.informers))
+	for gvr := range f.informers {
+		gvrs = append(gvrs, gvr)
+	}
+	slices.SortFunc(gvrs, func(a, b schema.GroupVersionResource) int { return strings.Compare(a.String(), b.String()) })
+	out := make([]cache.SharedIndexInformer, len(gvrs))
+	for i, gvr := range gvrs {
+		out[i] = f.informers[gvr].informer
+	}
+	return out
 }
 
 // Shutdown makes later starts no-ops and waits until every goroutine the

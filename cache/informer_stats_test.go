@@ -1,0 +1,272 @@
+package cache
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// omScriptLW answers LISTs from lists and WATCHes with the fake watchers of
+// watches, in order; once a script is exhausted, LISTs fail and WATCHes get
+// a watcher that stays open until the test ends.
+type omScriptLW struct {
+	mu      sync.Mutex
+	lists   []func() (runtime.Object, error)
+	watches []*watch.FakeWatcher
+	idle    []*watch.FakeWatcher
+	opened  chan int // receives the index of every watch opened
+}
+
+func (s *omScriptLW) List(metav1.ListOptions) (runtime.Object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.lists) == 0 {
+		return nil, errors.New("omScriptLW: no more lists")
+	}
+	next := s.lists[0]
+	s.lists = s.lists[1:]
+	return next()
+}
+
+func (s *omScriptLW) Watch(metav1.ListOptions) (watch.Interface, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.watches) == 0 {
+		w := watch.NewFake()
+		s.idle = append(s.idle, w)
+		s.opened <- -1
+		return w, nil
+	}
+	w := s.watches[0]
+	s.watches = s.watches[1:]
+	s.opened <- len(s.watches)
+	return w, nil
+}
+
+// IsWatchListSemanticsUnSupported makes the Reflector use LIST.
+func (s *omScriptLW) IsWatchListSemanticsUnSupported() bool { return true }
+
+func (s *omScriptLW) stopIdle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.idle {
+		w.Stop()
+	}
+}
+
+func omPodList(rv string, pods ...*v1.Pod) func() (runtime.Object, error) {
+	return func() (runtime.Object, error) {
+		list := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
+		for _, p := range pods {
+			list.Items = append(list.Items, *p)
+		}
+		return list, nil
+	}
+}
+
+// omPanicky panics on the add of the pod called name.
+type omPanicky struct {
+	name string
+}
+
+func (h omPanicky) OnAdd(obj interface{}, _ bool) {
+	if obj.(*v1.Pod).Name == h.name {
+		panic("omPanicky: " + h.name)
+	}
+}
+func (omPanicky) OnUpdate(_, _ interface{}) {}
+func (omPanicky) OnDelete(interface{})      {}
+
+// omBlocking blocks in the non-initial add of the pod called name until
+// release is closed; entered is closed when it starts blocking.
+type omBlocking struct {
+	name    string
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *omBlocking) OnAdd(obj interface{}, initial bool) {
+	if !initial && obj.(*v1.Pod).Name == h.name {
+		close(h.entered)
+		<-h.release
+	}
+}
+func (*omBlocking) OnUpdate(_, _ interface{}) {}
+func (*omBlocking) OnDelete(interface{})      {}
+
+// omHistogram records observations.
+type omHistogram struct {
+	mu  sync.Mutex
+	obs []float64
+}
+
+func (h *omHistogram) Observe(v float64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.obs = append(h.obs, v)
+}
+
+func (h *omHistogram) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.obs)
+}
+
+// omHandlerMetrics hands out one omHistogram per handler name.
+type omHandlerMetrics struct {
+	mu sync.Mutex
+	h  map[string]*omHistogram
+}
+
+func (m *omHandlerMetrics) NewHandlerLatencyMetric(name string) HistogramMetric {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.h == nil {
+		m.h = map[string]*omHistogram{}
+	}
+	if m.h[name] == nil {
+		m.h[name] = &omHistogram{}
+	}
+	return m.h[name]
+}
+
+func (m *omHandlerMetrics) get(name string) *omHistogram {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.h[name]
+}
+
+// TestOmInformerStatusAfterScriptedRun drives an informer through an initial
+// list, a watch that delivers events and closes (a restart from the last
+// resource version), a watch that ends with 410 (a relist for reason
+// "expired") and a final idle watch, with a panicking and a blocking handler,
+// and checks every counter of GetInformerStatus.
+func TestOmInformerStatusAfterScriptedRun(t *testing.T) {
+	for _, q := range infQueueKinds {
+		t.Run(q.name, func(t *testing.T) {
+			w1, w2 := watch.NewFake(), watch.NewFake()
+			lw := &omScriptLW{
+				lists: []func() (runtime.Object, error){
+					omPodList("10", infPod("a", "5"), infPod("b", "6")),
+					omPodList("20", infPod("a", "12"), infPod("c", "11")),
+				},
+				watches: []*watch.FakeWatcher{w1, w2},
+				opened:  make(chan int, 10),
+			}
+			t.Cleanup(lw.stopIdle)
+			informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{
+				UseDeltaFIFO: q.useDeltaFIFO,
+				Identifier:   (*InformerName)(nil).WithResource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}),
+			})
+			var metrics omHandlerMetrics
+			require.NoError(t, SetHandlerMetricsProvider(informer, &metrics))
+			rec := &infRecorder{}
+			_, err := informer.AddEventHandler(rec)
+			require.NoError(t, err)
+			_, err = informer.AddEventHandler(omPanicky{name: "b"})
+			require.NoError(t, err)
+			blocking := &omBlocking{name: "c", entered: make(chan struct{}), release: make(chan struct{})}
+			_, err = informer.AddEventHandler(blocking)
+			require.NoError(t, err)
+
+			before, ok := GetInformerStatus(informer)
+			require.True(t, ok)
+			assert.False(t, before.Started)
+			assert.Equal(t, 0, before.QueueDepth)
+			assert.Equal(t, map[RelistReason]uint64{RelistInitial: 0, RelistExpired: 0, RelistWatchError: 0, RelistShortWatch: 0, RelistListError: 0, RelistStreamFallback: 0}, before.Lists)
+
+			infRunInformer(t, informer)
+			t.Cleanup(func() {
+				select {
+				case <-blocking.release:
+				default:
+					close(blocking.release)
+				}
+			})
+			infWaitSynced(t, informer.HasSyncedChecker())
+			require.Equal(t, 1, <-lw.opened)
+
+			// Watch 1: an add (blocks the blocking handler) and an update,
+			// a bookmark, then a normal close: the watch is restarted.
+			w1.Add(infPod("c", "11"))
+			w1.Modify(infPod("a", "12"))
+			w1.Action(watch.Bookmark, infPod("", "13"))
+			select {
+			case <-blocking.entered:
+			case <-time.After(infTimeout):
+				t.Fatal("the blocking handler was not called")
+			}
+			rec.waitN(t, 4) // 2 initial adds, add c, update a
+			mid, _ := GetInformerStatus(informer)
+			assert.False(t, mid.LastWatchEvent.IsZero(), "no watch event time recorded")
+			require.Len(t, mid.Handlers, 3)
+			// The blocking handler is in its add of c with the update of a behind it.
+			assert.Equal(t, 2, mid.Handlers[2].Pending)
+			w1.Stop()
+			require.Equal(t, 0, <-lw.opened)
+
+			// Watch 2: 410 Expired: the informer relists (b is gone).
+			w2.Error(&apierrors.NewResourceExpired("too old resource version: 13 (15)").ErrStatus)
+			require.Equal(t, -1, <-lw.opened)
+			require.Eventually(t, func() bool {
+				return informer.LastSyncResourceVersion() == "20" && len(informer.GetStore().List()) == 2
+			}, infTimeout, 5*time.Millisecond)
+			close(blocking.release)
+			require.Eventually(t, func() bool {
+				st, _ := GetInformerStatus(informer)
+				for _, h := range st.Handlers {
+					if h.Pending != 0 {
+						return false
+					}
+				}
+				return true
+			}, infTimeout, 5*time.Millisecond)
+
+			st, _ := GetInformerStatus(informer)
+			assert.Equal(t, "*v1.Pod", st.Type)
+			assert.Equal(t, schema.GroupVersionResource{Version: "v1", Resource: "pods"}, st.Resource)
+			assert.True(t, st.Started)
+			assert.False(t, st.Stopped)
+			assert.True(t, st.Synced)
+			assert.Equal(t, "20", st.LastSyncResourceVersion)
+			assert.Equal(t, 2, st.StoreSize)
+			assert.Equal(t, 0, st.QueueDepth)
+			assert.Equal(t, map[RelistReason]uint64{RelistInitial: 1, RelistExpired: 1, RelistWatchError: 0, RelistShortWatch: 0, RelistListError: 0, RelistStreamFallback: 0}, st.Lists)
+			assert.Equal(t, uint64(1), st.WatchRestarts)
+			// RealFIFO: one ReplacedAll per list, add c, update a, the
+			// bookmark. DeltaFIFO: a Replaced per listed object, add c,
+			// update a, and the relist's tombstone for b.
+			wantDeltas := uint64(1 + 2 + 1 + 1)
+			if q.useDeltaFIFO {
+				wantDeltas = 2 + 2 + 3
+			}
+			assert.Equal(t, wantDeltas, st.DeltasProcessed)
+			require.Error(t, st.LastError)
+			assert.True(t, apierrors.IsResourceExpired(st.LastError), "last error: %v", st.LastError)
+			assert.True(t, st.LastList.After(st.LastErrorTime) || st.LastList.Equal(st.LastErrorTime))
+			assert.Equal(t, int64(1), st.HandlerPanics)
+			names := []string{st.Handlers[0].Name, st.Handlers[1].Name, st.Handlers[2].Name}
+			assert.Equal(t, []string{
+				"github.com/kinformer/kinformer/cache.infRecorder",
+				"github.com/kinformer/kinformer/cache.omPanicky",
+				"github.com/kinformer/kinformer/cache.omBlocking",
+			}, names)
+			assert.Equal(t, []int64{0, 1, 0}, []int64{st.Handlers[0].Panics, st.Handlers[1].Panics, st.Handlers[2].Panics})
+			for _, h := range st.Handlers {
+				assert.True(t, h.Synced, h.Name)
+			}
+			// Every notification of the recorder was timed.
+			assert.Equal(t, len(rec.get()), metrics.get(st.Handlers[0].Name).count())
+		})
+	}
+}

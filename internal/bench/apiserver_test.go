@@ -1,0 +1,141 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kinformer/kinformer/internal/testenv"
+)
+
+// wrAPIServerNamespace holds the pods of scenario 5.
+const wrAPIServerNamespace = "bench"
+
+// wrAPIServer is the real etcd and kube-apiserver of scenario 5, started
+// and filled with pods once per benchmark process (creating 10,000 pods
+// takes a while) and stopped by TestMain.
+var wrAPIServer struct {
+	once sync.Once
+	env  *testenv.Env
+	pods int
+	err  error
+}
+
+// wrStopAPIServer stops scenario 5's server, if it was started.
+func wrStopAPIServer() {
+	if wrAPIServer.env != nil {
+		wrAPIServer.env.Stop()
+	}
+}
+
+// wrAPIServerEnv starts the server and creates pods pods in it, once.
+func wrAPIServerEnv(b *testing.B, pods int) *testenv.Env {
+	b.Helper()
+	if testenv.BinDir() == "" {
+		b.Skipf("scenario 5 needs a real etcd and kube-apiserver: run `make bench`, or build them with "+
+			"internal/testenv/build.sh and set %s to the folder it prints", testenv.BinDirEnv)
+	}
+	wrAPIServer.once.Do(func() {
+		env, err := testenv.New(nil, testenv.Options{})
+		if err != nil {
+			wrAPIServer.err = fmt.Errorf("starting the API server: %w", err)
+			return
+		}
+		wrAPIServer.env = env
+		start := time.Now()
+		wrAPIServer.err = wrCreatePods(env.Clientset(), pods)
+		wrAPIServer.pods = pods
+		if wrAPIServer.err != nil {
+			return
+		}
+		b.Logf("scenario 5: created %d pods in %v", pods, time.Since(start).Round(time.Millisecond))
+	})
+	if wrAPIServer.err != nil {
+		b.Fatal(wrAPIServer.err)
+	}
+	if wrAPIServer.pods != pods {
+		b.Fatalf("the API server holds %d pods, not %d", wrAPIServer.pods, pods)
+	}
+	return wrAPIServer.env
+}
+
+// wrCreatePods creates pods realistic pods (bench.NewPod, without what the
+// server sets itself) in wrAPIServerNamespace with 32 concurrent writers.
+func wrCreatePods(cs kubernetes.Interface, pods int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: wrAPIServerNamespace}}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", wrAPIServerNamespace, err)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for range 32 {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= pods {
+					return
+				}
+				p := NewPod(i, "")
+				p.Namespace = wrAPIServerNamespace
+				p.UID, p.ResourceVersion, p.ManagedFields, p.CreationTimestamp = "", "", nil, metav1.Time{}
+				p.Status = v1.PodStatus{}
+				for c := range p.Spec.Containers {
+					if pr := p.Spec.Containers[c].ReadinessProbe; pr != nil && pr.HTTPGet != nil {
+						pr.HTTPGet.Port = intstr.FromInt32(8080)
+					}
+				}
+				if _, err := cs.CoreV1().Pods(wrAPIServerNamespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+					errs <- fmt.Errorf("creating pod %s/%s: %w", p.Namespace, p.Name, err)
+					cancel()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// BenchmarkAPIServer is scenario 5: the initial sync of 10,000 pods from a
+// real kube-apiserver (internal/testenv) by each implementation's factory
+// pod informer, through a clientset on its default configuration (client-go
+// then already prefers protobuf for built-in types) and one configured for
+// JSON. Both sides use the streaming list when the server offers it
+// (client-go v0.37's default). The floor is one LIST through the clientset
+// plus the map inserts. Figures: time to HasSynced, peak heap during the
+// sync, heap allocations per pod.
+func BenchmarkAPIServer(b *testing.B) {
+	pods := 10000
+	env := wrAPIServerEnv(b, pods)
+	for _, tc := range []struct{ name, contentType string }{
+		{"default", ""},
+		{"json", MediaJSON},
+	} {
+		b.Run(tc.name+"/"+pfName("pods", pods), func(b *testing.B) {
+			samples := pfSamples{}
+			for range b.N {
+				for _, side := range pfOrderedHTTP() {
+					cfg := env.Config()
+					cfg.ContentType = tc.contentType
+					cs, err := kubernetes.NewForConfig(cfg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					pfSyncClientset(b, cs, side, pods, samples)
+				}
+			}
+			samples.report(b)
+		})
+	}
+}
