@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -81,6 +82,10 @@ type informerStats struct {
 	errMu     sync.Mutex
 	lastErr   error
 	lastErrAt time.Time
+	// lastErrFallback: lastErr ended a streaming list that the Reflector
+	// follows with a LIST, so it does not by itself keep the informer from
+	// syncing (see reportStreamFallback).
+	lastErrFallback bool
 	// errSignal, when not nil, is closed at the next recorded error.
 	errSignal chan struct{}
 }
@@ -136,16 +141,36 @@ func (s *informerStats) eventReceived(now time.Time) {
 // recordError remembers err as the last list or watch failure and wakes
 // the waiters of errorSignal.
 func (s *informerStats) recordError(err error, now time.Time) {
+	s.record(err, now, false)
+}
+
+// record remembers err; a fallback error wakes nobody (see lastErrFallback).
+func (s *informerStats) record(err error, now time.Time, fallback bool) {
 	if err == nil {
 		return
 	}
 	s.errMu.Lock()
-	s.lastErr, s.lastErrAt = err, now
+	s.lastErr, s.lastErrAt, s.lastErrFallback = err, now, fallback
 	sig := s.errSignal
-	s.errSignal = nil
+	if !fallback {
+		s.errSignal = nil
+	}
 	s.errMu.Unlock()
-	if sig != nil {
+	if sig != nil && !fallback {
 		close(sig)
+	}
+}
+
+// reportStreamFallback reports a streaming list that failed or did not
+// complete, after which the Reflector makes a LIST in the same cycle: the
+// watch error handler hears of it, the status shows it, but it does not end
+// a fail-fast wait (a user allowed to list but not to watch gets a 403 here
+// and still syncs through the LIST).
+func (r *Reflector) reportStreamFallback(ctx context.Context, err error) {
+	r.stats.record(err, r.clock.Now(), true)
+	r.stats.setNextList(relistIdxStreamFallback)
+	if h := r.watchErrorHandler; h != nil {
+		h(ctx, r, err)
 	}
 }
 
@@ -158,8 +183,10 @@ func (s *informerStats) lastError() (error, time.Time) {
 
 // currentError returns the last failure if no list succeeded after it.
 func (s *informerStats) currentError() error {
-	err, at := s.lastError()
-	if err == nil {
+	s.errMu.Lock()
+	err, at, fallback := s.lastErr, s.lastErrAt, s.lastErrFallback
+	s.errMu.Unlock()
+	if err == nil || fallback {
 		return nil
 	}
 	if listed := s.lastList.Load(); listed != 0 && listed >= at.UnixNano() {

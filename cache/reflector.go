@@ -769,16 +769,14 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 				return nil
 			}
 			r.noteIncompleteStreamList(ctx, incomplete)
-			r.reportWatchFailure(ctx, err)
-			r.stats.setNextList(relistIdxStreamFallback)
+			r.reportStreamFallback(ctx, err)
 		case err != nil:
 			if ctx.Err() != nil {
 				return nil
 			}
 			logger.V(4).Info("Data couldn't be fetched in watchlist mode. Falling back to regular list. This is expected if watchlist is not supported or disabled in kube-apiserver.",
 				"reflector", r.name, "err", err)
-			r.reportWatchFailure(ctx, err)
-			r.stats.setNextList(relistIdxStreamFallback)
+			r.reportStreamFallback(ctx, err)
 		case w == nil:
 			return nil // stopped
 		default:

@@ -1,0 +1,156 @@
+// Package debugview describes the informers of kinformer factories for
+// humans and tools: Snapshot returns, per informer, its type and resource,
+// whether it synced, its last resourceVersion, store size, queue depth,
+// lists by reason, handler backlogs and last error; Handler serves the same
+// as JSON, e.g. under /debug/informers.
+package debugview
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/kinformer/kinformer/cache"
+)
+
+// Informer describes one informer at one moment (see cache.InformerStatus,
+// from which it is made). Times are omitted when zero.
+type Informer struct {
+	// Type is the Go type of the objects, e.g. "*v1.Pod".
+	Type string `json:"type"`
+	// Resource is the group/version/resource as kubectl writes it
+	// ("pods.v1", "deployments.v1.apps"), or "" when unknown.
+	Resource string `json:"resource,omitempty"`
+	// Name is the informer's metrics name (cache.InformerName), or "".
+	Name                    string            `json:"name,omitempty"`
+	Started                 bool              `json:"started"`
+	Stopped                 bool              `json:"stopped"`
+	Synced                  bool              `json:"synced"`
+	LastSyncResourceVersion string            `json:"lastSyncResourceVersion"`
+	StoreSize               int               `json:"storeSize"`
+	QueueDepth              int               `json:"queueDepth"`
+	DeltasProcessed         uint64            `json:"deltasProcessed"`
+	Lists                   map[string]uint64 `json:"lists"`
+	WatchRestarts           uint64            `json:"watchRestarts"`
+	BadData                 uint64            `json:"badData"`
+	LastWatchEvent          *time.Time        `json:"lastWatchEvent,omitempty"`
+	LastList                *time.Time        `json:"lastList,omitempty"`
+	// LastError is the text of the Reflector's last list or watch failure,
+	// kept after recovery (compare LastErrorTime with LastList).
+	LastError     string     `json:"lastError,omitempty"`
+	LastErrorTime *time.Time `json:"lastErrorTime,omitempty"`
+	HandlerPanics int64      `json:"handlerPanics"`
+	Handlers      []Handler  `json:"handlers"`
+}
+
+// Handler describes one registered event handler.
+type Handler struct {
+	Name    string `json:"name"`
+	Pending int    `json:"pending"`
+	Panics  int64  `json:"panics"`
+	Synced  bool   `json:"synced"`
+}
+
+// Snapshot describes every informer of sources, in order: each source is a
+// factory of this module (informers, dynamicinformer, metadatainformer; all
+// implement cache.InformerSource), whose informers come in the factory's
+// order, or a single informer built by the cache package. It fails for
+// sources of other types. Safe to call concurrently with everything.
+func Snapshot(sources ...any) ([]Informer, error) {
+	var out []Informer
+	for _, src := range sources {
+		informers, err := informersOf(src)
+		if err != nil {
+			return nil, err
+		}
+		for _, informer := range informers {
+			st, ok := cache.GetInformerStatus(informer)
+			if !ok {
+				return nil, fmt.Errorf("debugview: informer of type %T was not built by kinformer's cache package", informer)
+			}
+			out = append(out, fromStatus(st))
+		}
+	}
+	return out, nil
+}
+
+// NewHandler returns an http.Handler that answers every request with the
+// JSON array of Snapshot(sources...) (Content-Type application/json; 500
+// with the error text when Snapshot fails). The sources are checked now: it
+// fails for sources of other types.
+func NewHandler(sources ...any) (http.Handler, error) {
+	if _, err := Snapshot(sources...); err != nil {
+		return nil, err
+	}
+	srcs := append([]any(nil), sources...)
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		snap, err := Snapshot(srcs...)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		if snap == nil {
+			snap = []Informer{}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(snap) // a failed write means the client went away
+	}), nil
+}
+
+func informersOf(src any) ([]cache.SharedIndexInformer, error) {
+	switch s := src.(type) {
+	case cache.InformerSource:
+		return s.ListInformers(), nil
+	case cache.SharedIndexInformer:
+		return []cache.SharedIndexInformer{s}, nil
+	}
+	return nil, fmt.Errorf("debugview: cannot describe a %T: want a kinformer informer factory or a cache.SharedIndexInformer", src)
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func fromStatus(st cache.InformerStatus) Informer {
+	in := Informer{
+		Type:                    st.Type,
+		Name:                    st.Name,
+		Started:                 st.Started,
+		Stopped:                 st.Stopped,
+		Synced:                  st.Synced,
+		LastSyncResourceVersion: st.LastSyncResourceVersion,
+		StoreSize:               st.StoreSize,
+		QueueDepth:              st.QueueDepth,
+		DeltasProcessed:         st.DeltasProcessed,
+		Lists:                   make(map[string]uint64, len(st.Lists)),
+		WatchRestarts:           st.WatchRestarts,
+		BadData:                 st.BadData,
+		LastWatchEvent:          timePtr(st.LastWatchEvent),
+		LastList:                timePtr(st.LastList),
+		LastErrorTime:           timePtr(st.LastErrorTime),
+		HandlerPanics:           st.HandlerPanics,
+		Handlers:                make([]Handler, len(st.Handlers)),
+	}
+	if gvr := st.Resource; gvr.Resource != "" {
+		in.Resource = gvr.Resource + "." + gvr.Version
+		if gvr.Group != "" {
+			in.Resource += "." + gvr.Group
+		}
+	}
+	for reason, n := range st.Lists {
+		in.Lists[string(reason)] = n
+	}
+	if st.LastError != nil {
+		in.LastError = st.LastError.Error()
+	}
+	for i, h := range st.Handlers {
+		in.Handlers[i] = Handler{Name: h.Name, Pending: h.Pending, Panics: h.Panics, Synced: h.Synced}
+	}
+	return in
+}
