@@ -806,7 +806,7 @@ func (r *Reflector) list(ctx context.Context) error {
 	start := r.clock.Now()
 	r.metrics.listStarted()
 	r.stats.listStarting()
-	items, listRV, paged, err := r.listPages(ctx, metav1.ListOptions{ResourceVersion: rv}, pageSize)
+	items, listRV, paged, err := r.listPages(ctx, reflectorListOptions(rv, pageSize), pageSize)
 	if isExpiredError(err) || isTooLargeResourceVersionError(err) {
 		// The version asked for is gone (or not there yet): ask for the
 		// latest data instead, so that the Reflector makes progress.
@@ -847,24 +847,25 @@ func (r *Reflector) listPages(ctx context.Context, options metav1.ListOptions, p
 	wantRV, wantMatch := options.ResourceVersion, options.ResourceVersionMatch
 	var items []interface{}
 	var listRV string
-	paged := false
+	paged, restarted := false, false
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, "", paged, err
 		}
 		obj, err := r.listerWatcher.ListWithContext(ctx, options)
 		if err != nil {
-			if options.Continue == "" || !apierrors.IsResourceExpired(err) {
+			if options.Continue == "" || !apierrors.IsResourceExpired(err) || restarted {
 				return nil, "", paged, err
 			}
+			// The continue token expired: list again from the start in one request.
+			// Difference from client-go: should the answer still come in pages (a
+			// ListWatch that sets a limit itself), they are followed rather than the
+			// rest of the list silently dropped.
+			restarted = true
+			items, listRV = nil, ""
 			options.Limit, options.Continue = 0, ""
 			options.ResourceVersion, options.ResourceVersionMatch = wantRV, wantMatch
-			obj, err = r.listerWatcher.ListWithContext(ctx, options)
-			if err != nil {
-				return nil, "", paged, err
-			}
-			items, listRV, _, err = r.appendListPage(ctx, nil, obj)
-			return items, listRV, paged, err
+			continue
 		}
 		var next string
 		var pageRV string

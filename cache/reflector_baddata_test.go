@@ -203,3 +203,30 @@ func TestReflectorBadDataBacksOffWithoutProgress(t *testing.T) {
 	assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("10"), rfWatchOpts("10")}, s.watchOptions())
 	assert.Equal(t, uint64(2), r.badDataCount(badDataNoObject))
 }
+
+// TestReflectorExpiredContinueFollowsPagesOfTheFallbackList: when a continue token
+// expires, the list is made again from the start in one request; if the answer still
+// comes in pages (a ListWatch that forces a limit), every page is followed, so the store
+// is never replaced with part of the list.
+func TestReflectorExpiredContinueFollowsPagesOfTheFallbackList(t *testing.T) {
+	expired := apierrors.NewResourceExpired("continue token expired")
+	s := rfNewScript(true).
+		list(
+			rfListStep{obj: rfPodList("10", "c1", rfPod("a", "1"))},
+			rfListStep{err: expired},
+			rfListStep{obj: rfPodList("11", "c2", rfPod("a", "1"), rfPod("b", "2"))},
+			rfListStep{obj: rfPodList("11", "", rfPod("c", "11"))},
+		)
+	rec := rfNewRecorder()
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
+	rfRunUntilExhausted(t, r, s)
+	assert.Equal(t, "replace [ns/a@1 ns/b@2 ns/c@11] 11", rec.opsSnapshot()[0])
+	opts := s.listOptions()
+	require.GreaterOrEqual(t, len(opts), 4)
+	assert.Equal(t, []metav1.ListOptions{
+		{ResourceVersion: "0", Limit: 500},
+		{Continue: "c1", Limit: 500},
+		{ResourceVersion: "0"},
+		{Continue: "c2"},
+	}, opts[:4])
+}

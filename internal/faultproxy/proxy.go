@@ -42,6 +42,10 @@ type Options struct {
 	// HTTP1Only turns HTTP/2 off on the client side, so that every request has its own
 	// connection and CloseConn cuts only the request it matched.
 	HTTP1Only bool
+	// OnRequest, when not nil, is called for every request with what the proxy understood
+	// of it and the fault a rule picked (nil when forwarded untouched). It must return
+	// quickly.
+	OnRequest func(info RequestInfo, f *Fault)
 }
 
 // Proxy is a running fault-injecting proxy. Its methods are safe for concurrent use.
@@ -56,6 +60,7 @@ type Proxy struct {
 	closeOnce sync.Once
 	serveDone chan struct{}
 	handlers  sync.WaitGroup
+	onRequest func(RequestInfo, *Fault)
 
 	mu       sync.Mutex
 	closing  bool
@@ -111,6 +116,7 @@ func New(upstream *rest.Config, opts Options) (*Proxy, error) {
 			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		},
 		ln:        ln,
+		onRequest: opts.OnRequest,
 		certPEM:   certPEM,
 		closed:    make(chan struct{}),
 		serveDone: make(chan struct{}),
@@ -356,6 +362,9 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	f := p.pick(info)
+	if p.onRequest != nil {
+		p.onRequest(info, f)
+	}
 	if f == nil {
 		p.forward(w, r, info, nil)
 		return

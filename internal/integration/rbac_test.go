@@ -98,6 +98,16 @@ func TestForbiddenInformerReportsAndBacksOff(t *testing.T) {
 			require.Equal(t, tc.wantSynced, informer.HasSynced())
 			if tc.wantSynced {
 				require.Len(t, informer.GetStore().List(), 1)
+			} else {
+				// The sync diagnostics name the forbidden resource and verb instead of
+				// reporting a bare timeout, and never the token.
+				sctx, scancel := context.WithTimeout(context.Background(), time.Second)
+				res := cache.WaitForCacheSyncWithContext(sctx, informer)
+				scancel()
+				require.Error(t, res.AsError())
+				require.True(t, apierrors.IsForbidden(res.Err), "not a 403: %v", res.Err)
+				require.Regexp(t, `cannot (list|watch) resource "configmaps"`, res.AsError().Error())
+				require.NotContains(t, res.AsError().Error(), env.Token(tc.user))
 			}
 			mu.Lock()
 			defer mu.Unlock()

@@ -1,0 +1,191 @@
+package soak
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers"
+	fp "github.com/kinformer/kinformer/internal/faultproxy"
+	"github.com/kinformer/kinformer/internal/testenv"
+)
+
+const skReader = "rl-reader"
+
+// TestCredentialsNeverLogged runs informers through the fault proxy with bearer tokens
+// while the proxy makes them fail in every way it can (410, 429, 500, 503, cut and
+// black-holed watches, garbage, bad events) and the server refuses some of them (403 for
+// a user without rights, 401 for a wrong token). It captures all klog output, the
+// global logger and the contextual one, and every error the watch error handlers and the
+// factory's SyncResult get, and checks that no token appears in any of them.
+func TestCredentialsNeverLogged(t *testing.T) {
+	if !testenv.Available(t) {
+		return
+	}
+	env := testenv.Start(t, testenv.Options{Users: []string{skReader}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	admin := env.Clientset()
+	const ns = "credentials"
+	_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	for i := 0; i < 20; i++ {
+		_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	_, err = admin.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "read-configmaps"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = admin.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "read-configmaps"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "read-configmaps"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: skReader}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	adminToken := env.Config().BearerToken
+	readerToken := env.Token(skReader)
+	const wrongToken = "rl-wrong-token-0123456789abcdef0123456789abcdef"
+	require.NotEmpty(t, adminToken)
+	require.NotEmpty(t, readerToken)
+	secrets := []string{adminToken, readerToken, wrongToken}
+
+	// Every log line, from the global klog functions and from contextual loggers alike.
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true), ktesting.Verbosity(10)))
+	klog.SetLogger(logger)
+	t.Cleanup(klog.ClearLogger)
+	logCtx := klog.NewContext(ctx, logger)
+
+	p, err := fp.New(env.Config(), fp.Options{Seed: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+
+	var mu sync.Mutex
+	var errs []string
+	collect := func(what string, err error) {
+		if err == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, fmt.Sprintf("%s: %v | %+v | %#v", what, err, err, err))
+	}
+	type run struct {
+		name    string
+		token   string
+		factory informers.SharedInformerFactory
+		synced  bool // whether it must sync
+	}
+	var runs []run
+	for _, r := range []struct {
+		name   string
+		token  string
+		pods   bool
+		synced bool
+	}{
+		{"reader-configmaps", readerToken, false, true},
+		{"admin-configmaps", adminToken, false, true},
+		{"reader-pods-forbidden", readerToken, true, false},
+		{"wrong-token", wrongToken, false, false},
+	} {
+		cfg := env.Config()
+		cfg.BearerToken = r.token
+		cs := kubernetes.NewForConfigOrDie(p.ConfigFor(cfg))
+		f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
+		var inf cache.SharedIndexInformer
+		if r.pods {
+			inf = f.Core().V1().Pods().Informer()
+		} else {
+			inf = f.Core().V1().ConfigMaps().Informer()
+		}
+		name := r.name
+		require.NoError(t, inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+			collect(name, err)
+		}))
+		runs = append(runs, run{name: r.name, token: r.token, factory: f, synced: r.synced})
+	}
+	for _, r := range runs {
+		r.factory.StartWithContext(logCtx)
+	}
+	t.Cleanup(func() {
+		for _, r := range runs {
+			r.factory.Shutdown()
+		}
+	})
+	for _, r := range runs {
+		if !r.synced {
+			continue
+		}
+		sctx, scancel := context.WithTimeout(ctx, time.Minute)
+		res := r.factory.WaitForCacheSyncWithContext(sctx)
+		scancel()
+		require.NoError(t, res.AsError(), r.name)
+	}
+
+	// Faults on every watch and list of the configmap informers, one kind after another,
+	// with writes so that watches carry events.
+	kinds := []fp.Fault{
+		{Kind: fp.Gone}, {Kind: fp.InternalError}, {Kind: fp.ServiceUnavailable}, {Kind: fp.TooManyRequests, RetryAfterSeconds: 1},
+		{Kind: fp.Garbage, AfterFrames: 1}, {Kind: fp.NoObject, AfterFrames: 1}, {Kind: fp.WrongType, AfterFrames: 1},
+		{Kind: fp.BookmarkNoRV, AfterFrames: 1}, {Kind: fp.CutFrame, AfterFrames: 1},
+		{Kind: fp.BlackHole, SendHeaders: true, Hold: time.Second}, {Kind: fp.CloseConn, AfterFrames: 1},
+	}
+	for i, f := range kinds {
+		p.Inject(fp.Rule{Match: fp.Match{Resource: "configmaps", Verb: fp.Watch}, Fault: f, Times: 2})
+		p.Inject(fp.Rule{Match: fp.Match{Resource: "configmaps", Verb: fp.List}, Fault: fp.Fault{Kind: fp.InternalError}, Times: 1})
+		p.CutActive(fp.Match{Resource: "configmaps", Verb: fp.Watch})
+		for j := 0; j < 5; j++ {
+			_, err := admin.CoreV1().ConfigMaps(ns).Patch(ctx, fmt.Sprintf("cm-%d", j), "application/merge-patch+json",
+				[]byte(fmt.Sprintf(`{"metadata":{"labels":{"i":"%d"}}}`, i)), metav1.PatchOptions{})
+			require.NoError(t, err)
+		}
+		time.Sleep(500 * time.Millisecond) // let the informers meet the fault before the next
+	}
+	p.Clear()
+
+	// SyncResults of the factories that cannot sync carry their errors.
+	for _, r := range runs {
+		if r.synced {
+			continue
+		}
+		sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
+		res := r.factory.WaitForCacheSyncWithContext(sctx)
+		scancel()
+		require.Error(t, res.AsError(), r.name)
+		collect(r.name+" SyncResult", res.AsError())
+		collect(r.name+" SyncResult value", fmt.Errorf("%+v %#v", res, res))
+	}
+
+	logs := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
+	mu.Lock()
+	allErrs := strings.Join(errs, "\n")
+	mu.Unlock()
+	// The capture works: the failures it must have seen are there.
+	require.Contains(t, allErrs, "forbidden", "no 403 reached the error handler")
+	require.Contains(t, allErrs, "Unauthorized", "no 401 reached the error handler")
+	require.Contains(t, allErrs, "bad data from the server", "no bad data reached the error handler")
+	require.Contains(t, logs, "Bad data in the watch stream", "the logs were not captured")
+	require.NotEmpty(t, p.Counts())
+	for _, secret := range secrets {
+		require.NotContains(t, logs, secret, "a bearer token appears in the logs")
+		require.NotContains(t, allErrs, secret, "a bearer token appears in an error")
+		// Also no recognisable part of it.
+		require.NotContains(t, logs, secret[:16])
+		require.NotContains(t, allErrs, secret[:16])
+	}
+	t.Logf("checked %d bytes of logs and %d errors; faults: %v", len(logs), len(errs), p.Counts())
+}

@@ -1,0 +1,525 @@
+package soak
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers"
+	dynamicinformer "github.com/kinformer/kinformer/informers/dynamic"
+	"github.com/kinformer/kinformer/internal/faultproxy"
+	"github.com/kinformer/kinformer/internal/invariant"
+	"github.com/kinformer/kinformer/internal/testenv"
+)
+
+// skSeedEnv names the variable that replays a run's seed.
+const skSeedEnv = "KINFORMER_SOAK_SEED"
+
+const skNamespace = "soak"
+
+// skConfig sizes one soak run.
+type skConfig struct {
+	// objects per resource, in the order of skResources.
+	objects [5]int
+	// rate is the writer's target in writes per second.
+	rate int
+	// duration is the least time the writer and the faults run; the phase lasts until
+	// every scheduled fault was injected.
+	duration time.Duration
+	// faultEvery is the pause between two faults.
+	faultEvery time.Duration
+	// extraFaults are drawn at random after one of each kind.
+	extraFaults int
+	// settle bounds the wait for convergence after the faults stop.
+	settle time.Duration
+}
+
+// skSeed returns the seed from KINFORMER_SOAK_SEED, or a fresh one.
+func skSeed(t *testing.T) uint64 {
+	if s := os.Getenv(skSeedEnv); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err, "%s=%q", skSeedEnv, s)
+		return seed
+	}
+	return rand.Uint64() >> 1
+}
+
+// skResource is one informer under test with what the writer needs to change its objects.
+type skResource struct {
+	name     string // the resource (plural)
+	listMode bool   // forced onto LIST instead of the streaming list
+	typed    bool   // typed objects (the dynamic informer stores whatever it gets)
+	informer cache.SharedIndexInformer
+	recorder *invariant.Recorder
+	writes   *invariant.WriteLog
+
+	create func(ctx context.Context, name string, gen int) (string, error)
+	update func(ctx context.Context, name string, gen int) (string, error)
+	remove func(ctx context.Context, name string) error
+	list   func(ctx context.Context) (map[string]string, error)
+
+	watchErrs atomic.Int64
+	badData   atomic.Int64
+	// exists[i] is whether object i exists as far as the writer knows.
+	mu     sync.Mutex
+	exists []bool
+	gen    []int
+}
+
+var skWidgetGVR = schema.GroupVersionResource{Group: "soak.kinformer.dev", Version: "v1", Resource: "widgets"}
+
+// skRun is one soak run.
+type skRun struct {
+	t     *testing.T
+	cfg   skConfig
+	seed  uint64
+	env   *testenv.Env
+	proxy *faultproxy.Proxy
+	admin kubernetes.Interface
+	dyn   dynamic.Interface
+	res   []*skResource
+	// targeted counts the faults aimed at each resource (the scheduler's goroutine only).
+	targeted map[string]int
+	// starters start the informer factories.
+	starters []func(<-chan struct{})
+}
+
+func skName(i int) string { return fmt.Sprintf("o-%05d", i) }
+
+// skLabels is the merge patch of an update.
+func skPatch(gen int) []byte {
+	return []byte(fmt.Sprintf(`{"metadata":{"labels":{"gen":"%d"}}}`, gen))
+}
+
+// skPagedList lists all pages of a resource through list and returns key → rv.
+func skPagedList[L any](ctx context.Context, list func(ctx context.Context, o metav1.ListOptions) (L, error), items func(L) ([]metav1.Object, string)) (map[string]string, error) {
+	out := map[string]string{}
+	opts := metav1.ListOptions{Limit: 1000}
+	for {
+		l, err := list(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		objs, cont := items(l)
+		for _, o := range objs {
+			out[o.GetNamespace()+"/"+o.GetName()] = o.GetResourceVersion()
+		}
+		if cont == "" {
+			return out, nil
+		}
+		opts.Continue = cont
+	}
+}
+
+func skPtrs[T any, PT interface {
+	*T
+	metav1.Object
+}](items []T) []metav1.Object {
+	out := make([]metav1.Object, len(items))
+	for i := range items {
+		out[i] = PT(&items[i])
+	}
+	return out
+}
+
+// newSkRun starts the cluster, the CRD, the proxy and the writer's clients.
+func newSkRun(t *testing.T, cfg skConfig) *skRun {
+	seed := skSeed(t)
+	t.Logf("soak seed %d (replay with %s=%d)", seed, skSeedEnv, seed)
+	env := testenv.Start(t, testenv.Options{})
+	if env == nil {
+		return nil
+	}
+	run := &skRun{t: t, cfg: cfg, seed: seed, env: env, targeted: map[string]int{}, admin: env.Clientset(), dyn: dynamic.NewForConfigOrDie(env.Config())}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, err := run.admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: skNamespace}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	run.createCRD(ctx)
+	p, err := faultproxy.New(env.Config(), faultproxy.Options{Seed: seed, OnRequest: func(info faultproxy.RequestInfo, f *faultproxy.Fault) {
+		if os.Getenv("KINFORMER_SOAK_TRACE") == "" {
+			return
+		}
+		kind := "-"
+		if f != nil {
+			kind = string(f.Kind)
+		}
+		fmt.Fprintf(os.Stderr, "%s proxy %s %s %s rv=%s continue=%v initial=%s fault=%s\n", time.Now().Format("15:04:05.000"),
+			info.Verb, info.Resource, info.Namespace, info.Query.Get("resourceVersion"), info.Query.Get("continue") != "", info.Query.Get("sendInitialEvents"), kind)
+	}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	run.proxy = p
+	run.buildResources()
+	return run
+}
+
+func (run *skRun) createCRD(ctx context.Context) {
+	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata":   map[string]any{"name": "widgets.soak.kinformer.dev"},
+		"spec": map[string]any{
+			"group": "soak.kinformer.dev",
+			"scope": "Namespaced",
+			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+			"versions": []any{map[string]any{
+				"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{
+					"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+				}},
+			}},
+		},
+	}}
+	_, err := run.dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{})
+	require.NoError(run.t, err)
+	require.Eventually(run.t, func() bool {
+		_, err := run.dyn.Resource(skWidgetGVR).Namespace(skNamespace).List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil
+	}, time.Minute, 200*time.Millisecond, "the custom resource is not served")
+}
+
+// buildResources makes the five resources, their informers (through the proxy) and the
+// writer's functions (straight to the API server).
+func (run *skRun) buildResources() {
+	cs, dyn := run.admin, run.dyn
+	ns := skNamespace
+	jsonCS := kubernetes.NewForConfigOrDie(run.proxy.Config())
+	protoCfg := run.proxy.Config()
+	protoCfg.ContentType = "application/vnd.kubernetes.protobuf"
+	protoCfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	protoCS := kubernetes.NewForConfigOrDie(protoCfg)
+	// Pages of 500 for the LISTs of the LIST-served informers, so that relists of the
+	// pods (more than 500) meet continue tokens whatever the server's watch cache does.
+	// (Watches carry a timeout, lists do not.) A paged list at a resourceVersion asks for
+	// data not older than it, as the Reflector's own paged lists do: without a match the
+	// server would answer with the exact, old snapshot.
+	jsonFactory := informers.NewSharedInformerFactoryWithOptions(jsonCS, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			if o.TimeoutSeconds != nil || o.Limit != 0 || o.Continue != "" {
+				return
+			}
+			o.Limit = 500
+			if o.ResourceVersion != "" && o.ResourceVersion != "0" && o.ResourceVersionMatch == "" {
+				o.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
+			}
+		}))
+	protoFactory := informers.NewSharedInformerFactoryWithOptions(protoCS, 0, informers.WithNamespace(ns))
+	dynFactory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamic.NewForConfigOrDie(run.proxy.Config()), 0, ns, nil)
+	meta := func(name string, gen int) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"gen": strconv.Itoa(gen)}}
+	}
+	rv := func(o metav1.Object, err error) (string, error) {
+		if err != nil {
+			return "", err
+		}
+		return o.GetResourceVersion(), nil
+	}
+	mp := types.MergePatchType
+	run.res = []*skResource{
+		{
+			name: "pods", listMode: true, typed: true,
+			informer: jsonFactory.Core().V1().Pods().Informer(),
+			create: func(ctx context.Context, name string, gen int) (string, error) {
+				return rv(cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: meta(name, gen), Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{Name: "c", Image: "registry.example/app:1"}}}}, metav1.CreateOptions{}))
+			},
+			update: func(ctx context.Context, name string, gen int) (string, error) {
+				return rv(cs.CoreV1().Pods(ns).Patch(ctx, name, mp, skPatch(gen), metav1.PatchOptions{}))
+			},
+			remove: func(ctx context.Context, name string) error {
+				return cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+			},
+			list: func(ctx context.Context) (map[string]string, error) {
+				return skPagedList(ctx, cs.CoreV1().Pods(ns).List, func(l *corev1.PodList) ([]metav1.Object, string) { return skPtrs(l.Items), l.Continue })
+			},
+		},
+		{
+			name: "configmaps", listMode: true, typed: true,
+			informer: jsonFactory.Core().V1().ConfigMaps().Informer(),
+			create: func(ctx context.Context, name string, gen int) (string, error) {
+				return rv(cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: meta(name, gen), Data: map[string]string{"k": name}}, metav1.CreateOptions{}))
+			},
+			update: func(ctx context.Context, name string, gen int) (string, error) {
+				return rv(cs.CoreV1().ConfigMaps(ns).Patch(ctx, name, mp, skPatch(gen), metav1.PatchOptions{}))
+			},
+			remove: func(ctx context.Context, name string) error {
+				return cs.CoreV1().ConfigMaps(ns).Delete(ctx, name, metav1.DeleteOptions{})
+			},
+			list: func(ctx context.Context) (map[string]string, error) {
+				return skPagedList(ctx, cs.CoreV1().ConfigMaps(ns).List, func(l *corev1.ConfigMapList) ([]metav1.Object, string) { return skPtrs(l.Items), l.Continue })
+			},
+		},
+		{
+			name: "secrets", typed: true,
+			informer: protoFactory.Core().V1().Secrets().Informer(),
+			create: func(ctx context.Context, name string, gen int) (string, error) {
+				return rv(cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: meta(name, gen), Data: map[string][]byte{"k": []byte(name)}}, metav1.CreateOptions{}))
+			},
+			update: func(ctx context.Context, name string, gen int) (string, error) {
+				return rv(cs.CoreV1().Secrets(ns).Patch(ctx, name, mp, skPatch(gen), metav1.PatchOptions{}))
+			},
+			remove: func(ctx context.Context, name string) error {
+				return cs.CoreV1().Secrets(ns).Delete(ctx, name, metav1.DeleteOptions{})
+			},
+			list: func(ctx context.Context) (map[string]string, error) {
+				return skPagedList(ctx, cs.CoreV1().Secrets(ns).List, func(l *corev1.SecretList) ([]metav1.Object, string) { return skPtrs(l.Items), l.Continue })
+			},
+		},
+		{
+			name: "services", typed: true,
+			informer: protoFactory.Core().V1().Services().Informer(),
+			create: func(ctx context.Context, name string, gen int) (string, error) {
+				return rv(cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: meta(name, gen), Spec: corev1.ServiceSpec{
+					ClusterIP: corev1.ClusterIPNone, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{}))
+			},
+			update: func(ctx context.Context, name string, gen int) (string, error) {
+				return rv(cs.CoreV1().Services(ns).Patch(ctx, name, mp, skPatch(gen), metav1.PatchOptions{}))
+			},
+			remove: func(ctx context.Context, name string) error {
+				return cs.CoreV1().Services(ns).Delete(ctx, name, metav1.DeleteOptions{})
+			},
+			list: func(ctx context.Context) (map[string]string, error) {
+				return skPagedList(ctx, cs.CoreV1().Services(ns).List, func(l *corev1.ServiceList) ([]metav1.Object, string) { return skPtrs(l.Items), l.Continue })
+			},
+		},
+		{
+			name:     "widgets",
+			informer: dynFactory.ForResource(skWidgetGVR).Informer(),
+			create: func(ctx context.Context, name string, gen int) (string, error) {
+				u := &unstructured.Unstructured{Object: map[string]any{
+					"apiVersion": "soak.kinformer.dev/v1", "kind": "Widget",
+					"metadata": map[string]any{"name": name, "namespace": ns, "labels": map[string]any{"gen": strconv.Itoa(gen)}},
+					"spec":     map[string]any{"size": int64(gen)},
+				}}
+				return rv(dyn.Resource(skWidgetGVR).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}))
+			},
+			update: func(ctx context.Context, name string, gen int) (string, error) {
+				return rv(dyn.Resource(skWidgetGVR).Namespace(ns).Patch(ctx, name, mp, skPatch(gen), metav1.PatchOptions{}))
+			},
+			remove: func(ctx context.Context, name string) error {
+				return dyn.Resource(skWidgetGVR).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{})
+			},
+			list: func(ctx context.Context) (map[string]string, error) {
+				return skPagedList(ctx, dyn.Resource(skWidgetGVR).Namespace(ns).List, func(l *unstructured.UnstructuredList) ([]metav1.Object, string) {
+					return skPtrs(l.Items), l.GetContinue()
+				})
+			},
+		},
+	}
+	for i, r := range run.res {
+		r.recorder = invariant.NewRecorder(r.name)
+		r.writes = invariant.NewWriteLog()
+		r.exists = make([]bool, run.cfg.objects[i])
+		r.gen = make([]int, run.cfg.objects[i])
+		_, err := r.informer.AddEventHandler(r.recorder.Handler())
+		require.NoError(run.t, err)
+		r := r
+		require.NoError(run.t, r.informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+			r.watchErrs.Add(1)
+			if strings.Contains(err.Error(), "bad data from the server") {
+				r.badData.Add(1)
+			}
+		}))
+	}
+	run.t.Cleanup(func() {
+		jsonFactory.Shutdown()
+		protoFactory.Shutdown()
+		dynFactory.Shutdown()
+	})
+	run.starters = []func(<-chan struct{}){jsonFactory.Start, protoFactory.Start, dynFactory.Start}
+}
+
+// classify records the outcome of one write in the resource's log and updates what the
+// writer believes exists. op is an invariant.Kind*.
+func (r *skResource) classify(i int, op string, rv string, err error) {
+	key := skNamespace + "/" + skName(i)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case err == nil && op == invariant.KindDelete:
+		r.writes.Deleted(key)
+		r.exists[i] = false
+	case err == nil:
+		r.writes.Wrote(op, key, rv)
+		r.exists[i] = true
+	case apierrors.IsAlreadyExists(err):
+		r.writes.Failed(op)
+		r.exists[i] = true
+	case apierrors.IsNotFound(err):
+		r.writes.Failed(op)
+		r.exists[i] = false
+	case skRefused(err):
+		r.writes.Failed(op)
+	default:
+		// The request may or may not have been applied.
+		r.writes.Uncertain(op, key)
+		r.exists[i] = op != invariant.KindDelete
+	}
+}
+
+// skRefused reports errors after which the server certainly did not apply a write: it
+// answered with a client error, or the connection was refused.
+func skRefused(err error) bool {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		code := status.Status().Code
+		return code >= 400 && code < 500 && code != http.StatusRequestTimeout && code != http.StatusTooManyRequests
+	}
+	return strings.Contains(err.Error(), "connection refused")
+}
+
+// populate creates the initial objects with 32 concurrent writers.
+func (run *skRun) populate(ctx context.Context) int {
+	type job struct{ r, i int }
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	var created atomic.Int64
+	for w := 0; w < 32; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				r := run.res[j.r]
+				for attempt := 0; attempt < 5; attempt++ {
+					rv, err := r.create(ctx, skName(j.i), 0)
+					r.classify(j.i, invariant.KindAdd, rv, err)
+					if err == nil || apierrors.IsAlreadyExists(err) {
+						created.Add(1)
+						break
+					}
+				}
+			}
+		}()
+	}
+	for ri, n := range run.cfg.objects {
+		for i := 0; i < n; i++ {
+			jobs <- job{ri, i}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return int(created.Load())
+}
+
+// write runs the writer until ctx ends: workers take tokens paced at cfg.rate per second;
+// worker w owns the objects whose index is w modulo the worker count, so no two writes to
+// one object race. An object that exists is updated (3 in 4) or deleted; one that does not
+// is created.
+func (run *skRun) write(ctx context.Context) {
+	const workers = 32
+	tokens := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(tokens)
+		const tick = 10 * time.Millisecond
+		tk := time.NewTicker(tick)
+		defer tk.Stop()
+		start := time.Now()
+		sent := 0
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tk.C:
+			}
+			due := int(time.Since(start).Seconds() * float64(run.cfg.rate))
+			for ; sent < due; sent++ {
+				select {
+				case tokens <- struct{}{}:
+				case <-ctx.Done():
+					return
+				default: // the workers are behind: drop the token rather than burst later
+				}
+			}
+		}
+	}()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rnd := rand.New(rand.NewPCG(run.seed, uint64(w)+1))
+			wctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			for range tokens {
+				ri := rnd.IntN(len(run.res))
+				r := run.res[ri]
+				n := len(r.exists)
+				slots := (n - w + workers - 1) / workers
+				if slots <= 0 {
+					continue
+				}
+				i := w + workers*rnd.IntN(slots)
+				r.mu.Lock()
+				exists := r.exists[i]
+				r.gen[i]++
+				gen := r.gen[i]
+				r.mu.Unlock()
+				opCtx, opCancel := context.WithTimeout(wctx, 10*time.Second)
+				switch {
+				case !exists:
+					rv, err := r.create(opCtx, skName(i), gen)
+					r.classify(i, invariant.KindAdd, rv, err)
+				case rnd.IntN(4) == 0:
+					err := r.remove(opCtx, skName(i))
+					r.classify(i, invariant.KindDelete, "", err)
+				default:
+					rv, err := r.update(opCtx, skName(i), gen)
+					r.classify(i, invariant.KindUpdate, rv, err)
+				}
+				opCancel()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// targets returns the invariant targets of the five informers.
+func (run *skRun) targets() []invariant.Target {
+	out := make([]invariant.Target, 0, len(run.res))
+	for _, r := range run.res {
+		out = append(out, invariant.Target{Name: r.name, Store: r.informer.GetStore(), Recorder: r.recorder, List: r.list, Writes: r.writes})
+	}
+	return out
+}
+
+// skSorted renders a count map in key order.
+func skSorted[K ~string](m map[K]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, string(k))
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s=%d", k, m[K(k)])
+	}
+	return b.String()
+}

@@ -1,0 +1,191 @@
+package soak
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kinformer/kinformer/cache"
+	fp "github.com/kinformer/kinformer/internal/faultproxy"
+	"github.com/kinformer/kinformer/internal/invariant"
+	"github.com/kinformer/kinformer/internal/testenv"
+)
+
+// TestSoakShort is the soak test's short version, part of `make test`: 2,400 objects,
+// about 100 writes per second, and every fault kind once, about a second apart.
+func TestSoakShort(t *testing.T) {
+	if !testenv.Available(t) {
+		return
+	}
+	skSoak(t, skConfig{
+		objects:     [5]int{800, 400, 400, 400, 400},
+		rate:        100,
+		duration:    20 * time.Second,
+		faultEvery:  time.Second,
+		extraFaults: 0,
+		settle:      150 * time.Second,
+	})
+}
+
+// TestSoakLong is the soak test of `make soak` (KINFORMER_SOAK=long): 20,000 objects,
+// about 500 writes per second for 60 seconds, a fault every 3 seconds.
+func TestSoakLong(t *testing.T) {
+	if os.Getenv("KINFORMER_SOAK") != "long" {
+		t.Skip("the long soak runs with `make soak` (KINFORMER_SOAK=long)")
+	}
+	if !testenv.Available(t) {
+		return
+	}
+	skSoak(t, skConfig{
+		objects:     [5]int{4000, 4000, 4000, 4000, 4000},
+		rate:        500,
+		duration:    60 * time.Second,
+		faultEvery:  3 * time.Second,
+		extraFaults: 0,
+		settle:      150 * time.Second,
+	})
+}
+
+func skSoak(t *testing.T, cfg skConfig) {
+	run := newSkRun(t, cfg)
+	if run == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+
+	start := time.Now()
+	created := run.populate(ctx)
+	total := 0
+	for _, n := range cfg.objects {
+		total += n
+	}
+	require.Equal(t, total, created, "not every initial object was created")
+	t.Logf("created %d objects in %v", created, time.Since(start).Round(time.Millisecond))
+
+	// Pods and configmaps are served by LIST: their first streaming list ends without the
+	// end bookmark, so their Reflectors stop asking for streaming lists. The other three
+	// keep the streaming list.
+	for _, r := range run.res {
+		if r.listMode {
+			run.proxy.Inject(fp.Rule{
+				Match: fp.Match{Verb: fp.Watch, Resource: r.name, Func: skInitialEvents},
+				Fault: fp.Fault{Kind: fp.BlackHole, SendHeaders: true, Hold: 100 * time.Millisecond}, Times: 1,
+			})
+		}
+	}
+	stop := make(chan struct{})
+	for _, s := range run.starters {
+		s(stop)
+	}
+	defer close(stop)
+	synced := make([]cache.InformerSynced, 0, len(run.res))
+	for _, r := range run.res {
+		synced = append(synced, r.informer.HasSynced)
+	}
+	syncCtx, syncCancel := context.WithTimeout(ctx, 5*time.Minute)
+	require.True(t, cache.WaitForCacheSync(syncCtx.Done(), synced...), "informers did not sync")
+	syncCancel()
+	t.Logf("informers synced %v after start", time.Since(start).Round(time.Millisecond))
+	setup := run.proxy.Counts()
+	run.proxy.Clear()
+	initialWrites := 0
+	for _, r := range run.res {
+		initialWrites += r.writes.Confirmed()
+	}
+
+	// The fault phase: the writer runs while the scheduler injects faults.
+	writeCtx, stopWriting := context.WithCancel(ctx)
+	var writer sync.WaitGroup
+	writer.Add(1)
+	phaseStart := time.Now()
+	go func() {
+		defer writer.Done()
+		run.write(writeCtx)
+	}()
+	rnd := rand.New(rand.NewPCG(run.seed, 0x50a4))
+	stats := newSkFaultStats()
+	for i, f := range skSchedule(rnd, cfg.extraFaults) {
+		if i > 0 {
+			time.Sleep(cfg.faultEvery) // the fault schedule's pace, counted from the end of the last fault
+		}
+		t.Logf("%6.1fs fault %d: %s", time.Since(phaseStart).Seconds(), i+1, f.name)
+		effect, err := f.inject(run, ctx, rnd)
+		if effect.resource != "" {
+			t.Logf("%6.1fs        on %s", time.Since(phaseStart).Seconds(), effect.resource)
+		}
+		stats.add(f.name, effect, err)
+	}
+	if wait := time.Until(phaseStart.Add(cfg.duration)); wait > 0 {
+		time.Sleep(wait) // the rest of the write phase
+	}
+	// Rules wait for the request they fault; kick the informers they wait for until they
+	// meet it.
+	fireDeadline := time.Now().Add(2 * time.Minute)
+	for waiting := stats.waiting(); len(waiting) > 0 && time.Now().Before(fireDeadline); waiting = stats.waiting() {
+		for res := range waiting {
+			run.kick(res)
+		}
+		time.Sleep(2 * time.Second) // time for the kicked informers to reconnect
+	}
+	run.proxy.Clear()
+	stopWriting()
+	writer.Wait()
+	phase := time.Since(phaseStart)
+
+	divergences, took := invariant.WaitConsistent(ctx, run.targets(), cfg.settle)
+
+	// The report.
+	var objects, events, watchErrs, badData int
+	writes := map[string]int{}
+	confirmed := 0
+	for _, r := range run.res {
+		n := r.informer.GetStore().List()
+		objects += len(n)
+		events += r.recorder.Events()
+		watchErrs += int(r.watchErrs.Load())
+		badData += int(r.badData.Load())
+		for k, v := range r.writes.Counts() {
+			writes[k] += v
+		}
+		confirmed += r.writes.Confirmed()
+	}
+	proxyCounts := run.proxy.Counts()
+	for k, v := range setup {
+		proxyCounts[k] -= v
+		if proxyCounts[k] == 0 {
+			delete(proxyCounts, k)
+		}
+	}
+	fired := stats.fired()
+	var report strings.Builder
+	fmt.Fprintf(&report, "soak report (seed %d, replay with %s=%d)\n", run.seed, skSeedEnv, run.seed)
+	fmt.Fprintf(&report, "  objects: %d created initially, %d at the end across 5 informers\n", created, objects)
+	fmt.Fprintf(&report, "  writes during the fault phase: %d confirmed in %v (%.0f/s; target %d/s); all writes by outcome, initial creates included: %s\n",
+		confirmed-initialWrites, phase.Round(time.Second), float64(confirmed-initialWrites)/phase.Seconds(), cfg.rate, skSorted(writes))
+	fmt.Fprintf(&report, "  faults injected (fired/injected): ")
+	names := make([]string, 0, len(stats.injected))
+	for _, f := range skFaultKinds {
+		if n := stats.injected[f.name]; n > 0 {
+			names = append(names, fmt.Sprintf("%s=%d/%d", f.name, fired[f.name], n))
+		}
+	}
+	report.WriteString(strings.Join(names, ", ") + "\n")
+	fmt.Fprintf(&report, "  proxy faults by kind: %s\n", skSorted(proxyCounts))
+	fmt.Fprintf(&report, "  handler events: %d; watch errors reported: %d (bad data: %d)\n", events, watchErrs, badData)
+	fmt.Fprintf(&report, "  converged %v after the faults stopped; divergences: %d\n", took.Round(time.Millisecond), len(divergences))
+	t.Log(report.String())
+
+	require.Empty(t, stats.errs, "server-side faults failed")
+	require.Empty(t, divergences, invariant.Summary(divergences, 20))
+	for _, f := range skFaultKinds {
+		require.Positive(t, fired[f.name], "fault %s never took effect (seed %d)", f.name, run.seed)
+	}
+}
