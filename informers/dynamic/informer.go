@@ -102,14 +102,7 @@ func newInformer(client dynamic.Interface, gvr schema.GroupVersionResource, name
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return client.Resource(gvr).Namespace(namespace).Watch(ctx, opts)
 		})
-	return cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
-		ResyncPeriod:      resyncPeriod,
-		Indexers:          indexers,
-		ObjectDescription: gvr.String(),
-		// An unnamed identity publishes no metrics but tells
-		// diagnostics (cache.GetInformerStatus) the resource.
-		Identifier: (*cache.InformerName)(nil).WithResource(gvr),
-	})
+	return gvrfactory.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, gvr, resyncPeriod, indexers)
 }
 
 var _ informers.ResourceReleaser = &dynamicSharedInformerFactory{}

@@ -173,14 +173,7 @@ func newInformer(client metadata.Interface, gvr schema.GroupVersionResource, nam
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return client.Resource(gvr).Namespace(namespace).Watch(ctx, opts)
 		})
-	return cache.NewSharedIndexInformerWithOptions(lw, &metav1.PartialObjectMetadata{}, cache.SharedIndexInformerOptions{
-		ResyncPeriod:      resyncPeriod,
-		Indexers:          indexers,
-		ObjectDescription: gvr.String(),
-		// An unnamed identity publishes no metrics but tells
-		// diagnostics (cache.GetInformerStatus) the resource.
-		Identifier: (*cache.InformerName)(nil).WithResource(gvr),
-	})
+	return gvrfactory.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, gvr, resyncPeriod, indexers)
 }
 
 var _ informers.ResourceReleaser = &metadataSharedInformerFactory{}

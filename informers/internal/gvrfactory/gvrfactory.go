@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kinformer/kinformer/cache"
@@ -19,6 +21,19 @@ import (
 type Informer struct {
 	informer cache.SharedIndexInformer
 	resource schema.GroupResource
+}
+
+// NewSharedIndexInformer returns the shared informer the dynamic and metadata
+// packages build for gvr: objects like exampleObject listed and watched through
+// lw, described and identified by gvr. The identity is unnamed, so it publishes
+// no metrics, but it tells diagnostics (cache.GetInformerStatus) the resource.
+func NewSharedIndexInformer(lw cache.ListerWatcher, exampleObject runtime.Object, gvr schema.GroupVersionResource, resyncPeriod time.Duration, indexers cache.Indexers) cache.SharedIndexInformer {
+	return cache.NewSharedIndexInformerWithOptions(lw, exampleObject, cache.SharedIndexInformerOptions{
+		ResyncPeriod:      resyncPeriod,
+		Indexers:          indexers,
+		ObjectDescription: gvr.String(),
+		Identifier:        (*cache.InformerName)(nil).WithResource(gvr),
+	})
 }
 
 // NewInformer pairs informer with the resource its lister names in NotFound
