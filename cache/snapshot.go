@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -233,6 +234,21 @@ func writeSnapshot(path, identity string, codec snapshotCodec, objects []interfa
 	return os.Rename(tmp.Name(), path)
 }
 
+// storeObjectsByKey returns the objects of store in key order, so that a
+// snapshot's file is the same for the same cache and a warm start hands the
+// loaded objects to the handlers in key order, as the first list did.
+func storeObjectsByKey(store Store) []interface{} {
+	keys := store.ListKeys()
+	slices.Sort(keys)
+	objs := make([]interface{}, 0, len(keys))
+	for _, key := range keys {
+		if obj, exists, err := store.GetByKey(key); err == nil && exists {
+			objs = append(objs, obj)
+		}
+	}
+	return objs
+}
+
 func snapshotObjectName(obj interface{}) string {
 	if key, err := MetaNamespaceKeyFunc(obj); err == nil {
 		return fmt.Sprintf("%T %s", obj, key)
@@ -408,7 +424,7 @@ func (s *sharedIndexInformer) saveSnapshot(ctx context.Context) {
 	}
 	codec, err := snapshotCodecFor(s.objectType)
 	if err == nil {
-		err = writeSnapshot(s.snapshotFile, snapshotIdentity(s.objectType, s.objectDescription), codec, s.indexer.List(), rv)
+		err = writeSnapshot(s.snapshotFile, snapshotIdentity(s.objectType, s.objectDescription), codec, storeObjectsByKey(s.indexer), rv)
 	}
 	if err != nil {
 		utilruntime.HandleErrorWithContext(ctx, &SnapshotError{Path: s.snapshotFile, Op: "save", Err: err}, "Informer snapshot not written", "type", fmt.Sprintf("%T", s.objectType))

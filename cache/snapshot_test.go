@@ -71,6 +71,9 @@ func olFirstRun(t *testing.T, srv *infServer, path string) {
 	informer, rec, _ := olSnapshotInformer(t, srv, path)
 	stop := olRunUntil(t, informer)
 	rec.waitN(t, 2)
+	// Stop only once the watch is open, so that every test sees one list
+	// and one watch from the first run.
+	require.Eventually(t, func() bool { _, watches := srv.counts(); return watches == 1 }, infTimeout, time.Millisecond)
 	stop()
 	srv.stopWatches()
 	_, err := os.Stat(path)
