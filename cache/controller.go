@@ -66,6 +66,15 @@ type Config struct {
 
 	// WatchListPageSize is the page size of the initial list and relists.
 	WatchListPageSize int64
+
+	// WatchIdleTimeout is the Reflector's watch liveness deadline (see
+	// ReflectorOptions.WatchIdleTimeout); zero or negative: none.
+	// kinformer extension.
+	WatchIdleTimeout time.Duration
+
+	// resume, when set, gives the Reflector a state to start from instead
+	// of its first list (the informer's snapshot, snapshot.go).
+	resume func(context.Context) (*reflectorResume, error)
 }
 
 // ShouldResyncFunc reports whether a resync should happen now. A shared
@@ -156,12 +165,15 @@ func (c *controller) RunWithContext(ctx context.Context) {
 		MinWatchTimeout: c.config.MinWatchTimeout,
 		TypeDescription: c.config.ObjectDescription,
 		Clock:           c.clock,
+
+		WatchIdleTimeout: c.config.WatchIdleTimeout,
 	})
 	r.ShouldResync = c.config.ShouldResync
 	if c.stats != nil {
 		r.stats = c.stats
 	}
 	r.WatchListPageSize = c.config.WatchListPageSize
+	r.resume = c.config.resume
 	if h := c.config.WatchErrorHandler; h != nil {
 		r.watchErrorHandler = func(_ context.Context, r *Reflector, err error) { h(r, err) }
 	} else if h := c.config.WatchErrorHandlerWithContext; h != nil {

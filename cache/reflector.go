@@ -267,6 +267,13 @@ type Reflector struct {
 	// falls back to LIST. Zero or less means no bound. Set before Run
 	// (tests lower it or drive it with a fake clock).
 	initialEventsTimeout time.Duration
+	// watchIdleTimeout, when positive, is how long a watch may go without
+	// any event (bookmarks included) before it is stopped and resumed from
+	// the last resource version (reflector_liveness.go).
+	watchIdleTimeout time.Duration
+	// resume, when set, is called once before the first list; the state it
+	// returns replaces that list (snapshot.go). Guarded by mu.
+	resume func(context.Context) (*reflectorResume, error)
 
 	// watchErrorHandler, when not nil, replaces DefaultWatchErrorHandler
 	// and is also called for the failures the Reflector handles inside its
@@ -356,6 +363,18 @@ type ReflectorOptions struct {
 	// (0.8s doubling with full jitter, capped at 30s). The backoff starts
 	// over after two minutes without a failure.
 	Backoff *wait.Backoff
+
+	// WatchIdleTimeout, when positive, bounds how long a watch may stay
+	// silent: a watch that receives no event and no bookmark for this long
+	// is stopped and reopened from the last resourceVersion (no relist),
+	// and the watch error handler is told with a *WatchIdleTimeoutError.
+	// The watch requests then ask the server for a timeout between half
+	// and five sixths of it (instead of MinWatchTimeout's), so that a
+	// healthy idle watch ends with the server's pre-timeout bookmark and a
+	// clean close before the deadline. Zero or negative: no deadline (as
+	// client-go). kinformer extension; shared informers enable it by
+	// default (see SharedIndexInformerOptions.WatchIdleTimeout).
+	WatchIdleTimeout time.Duration
 }
 
 // NewNamespaceKeyedIndexerAndReflector returns an Indexer keyed by
@@ -432,6 +451,7 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store R
 		stats:           newInformerStats(),
 
 		initialEventsTimeout: reflectorInitialEventsTimeout,
+		watchIdleTimeout:     options.WatchIdleTimeout,
 	}
 	if r.typeDescription == "" {
 		r.typeDescription = getTypeDescriptionFromObject(expectedType)
@@ -634,6 +654,9 @@ func (r *Reflector) ensureMetrics() {
 
 // watchTimeoutSeconds draws the timeout of one watch request.
 func (r *Reflector) watchTimeoutSeconds() *int64 {
+	if r.watchIdleTimeout > 0 {
+		return r.livenessWatchTimeoutSeconds()
+	}
 	span := r.maxWatchTimeout.Seconds() - r.minWatchTimeout.Seconds()
 	seconds := int64(r.minWatchTimeout.Seconds() + rand.Float64()*span)
 	return &seconds
@@ -735,8 +758,8 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 	logger.V(3).Info("Listing and watching", "type", r.typeDescription, "reflector", r.name)
 
 	var w watch.Interface
-	listed := false
-	if r.useWatchList && !r.streamListKnownUnsupported() {
+	listed := r.resumeFromSnapshot(ctx)
+	if !listed && r.useWatchList && !r.streamListKnownUnsupported() {
 		var err error
 		w, err = r.streamList(ctx)
 		var incomplete *reflectorIncompleteStreamError
@@ -1152,6 +1175,8 @@ func nextWatchStep(err error, internalRetry bool) reflectorWatchStep {
 		return watchStepBackoffResume
 	case apierrors.IsInternalError(err) && internalRetry:
 		return watchStepResume
+	case isWatchIdleTimeout(err):
+		return watchStepResume
 	}
 	return watchStepRelist
 }
@@ -1308,6 +1333,14 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 	var idleTimer clock.Timer
 	var lastEvent, quietSince time.Time
 	idleLimit := r.initialEventsTimeout
+	if !s.streaming && r.watchIdleTimeout > 0 {
+		// Watch liveness: a silent watch is restarted.
+		idleLimit = r.watchIdleTimeout
+		quietSince = r.clock.Now()
+		idleTimer = r.clock.NewTimer(idleLimit)
+		defer idleTimer.Stop()
+		idle = idleTimer.C()
+	}
 	if s.streaming {
 		quietSince = r.clock.Now()
 		if idleLimit > 0 {
@@ -1345,14 +1378,18 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 		case <-idle:
 			quiet := r.clock.Since(quietSince)
 			if quiet >= idleLimit {
+				if !s.streaming {
+					r.metrics.watchEnded(r.clock.Since(start).Seconds(), events, false)
+					return false, &WatchIdleTimeoutError{Name: r.name, Timeout: idleLimit, ResourceVersion: r.LastSyncResourceVersion()}
+				}
 				return false, &reflectorIncompleteStreamError{name: r.name, events: events, silentFor: quiet}
 			}
 			idleTimer.Reset(idleLimit - quiet)
 			continue
 		case event, ok := <-results:
-			if s.streaming && ok {
-				lastEvent = r.clock.Now()
-				quietSince = lastEvent
+			if ok && (s.streaming || idle != nil) {
+				quietSince = r.clock.Now()
+				lastEvent = quietSince
 			}
 			if !ok {
 				duration := r.clock.Since(start)

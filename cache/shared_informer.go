@@ -192,6 +192,37 @@ type SharedIndexInformerOptions struct {
 	// store transaction. The DeltaFIFO coalesces the changes queued for one
 	// key and is kept for code that depends on that behaviour.
 	UseDeltaFIFO bool
+
+	// WatchIdleTimeout is the watch liveness deadline: a watch that gets no
+	// event and no bookmark for this long is reopened from the last
+	// resourceVersion, without a relist (see
+	// ReflectorOptions.WatchIdleTimeout, which also explains the shorter
+	// watch timeouts it asks the server for). Zero means
+	// DefaultWatchIdleTimeout; negative turns it off (client-go's
+	// behaviour). kinformer extension. SetWatchIdleTimeout changes it
+	// before Run.
+	WatchIdleTimeout time.Duration
+
+	// SnapshotFile, when not empty, makes the informer warm-restartable:
+	// when it stops after having synced, it writes its cache and the
+	// resourceVersion the cache reached to this file (atomically: a
+	// temporary file renamed over it); when it starts and the file exists,
+	// it loads it instead of listing, so its handlers get an add (with
+	// isInInitialList true) for every loaded object, it counts as synced
+	// once those are delivered, and it watches from the snapshot's
+	// resourceVersion, so that only the changes made meanwhile follow.
+	// When the server answers 410 Gone (the version is too old), it lists
+	// and reconciles against the loaded cache as any relist does: updates
+	// for the objects still there, deletes (DeletedFinalStateUnknown) for
+	// those gone, adds for new ones. A file that is corrupt, truncated, of
+	// another object type or another format version is rejected: logged,
+	// passed to the watch error handler as a *SnapshotError, and the
+	// informer lists as usual. Objects are stored in their API types'
+	// protobuf encoding where they have one, as JSON otherwise
+	// (unstructured objects included), with a CRC-32C checksum. The file
+	// must not be shared by informers running at the same time.
+	// kinformer extension; SetSnapshotFile sets it before Run.
+	SnapshotFile string
 }
 
 const (
@@ -247,6 +278,8 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 		identifier:                      options.Identifier,
 		informerMetricsProvider:         options.InformerMetricsProvider,
 		useDeltaFIFO:                    options.UseDeltaFIFO,
+		watchIdleTimeout:                options.WatchIdleTimeout,
+		snapshotFile:                    options.SnapshotFile,
 		cacheMutationDetector:           NewCacheMutationDetector(fmt.Sprintf("%T", exampleObject)),
 		stats:                           newInformerStats(),
 	}
@@ -292,6 +325,10 @@ type sharedIndexInformer struct {
 	defaultEventHandlerResyncPeriod time.Duration
 	watchErrorHandler               WatchErrorHandlerWithContext
 	transform                       TransformFunc
+	// watchIdleTimeout is SharedIndexInformerOptions.WatchIdleTimeout.
+	watchIdleTimeout time.Duration
+	// snapshotFile is SharedIndexInformerOptions.SnapshotFile.
+	snapshotFile string
 
 	// blockDeltas is held while a popped batch is applied and distributed,
 	// and while a late handler is given the cache contents, so that such a
@@ -299,6 +336,9 @@ type sharedIndexInformer struct {
 	blockDeltas sync.Mutex
 	applier     *deltaApplier
 	batch       notificationBatch
+
+	// rvWaiters are the callers of WaitForResourceVersion (freshness.go).
+	rvWaiters rvWaiters
 }
 
 // informerSyncedChecker is the DoneChecker of an informer's HasSynced.
@@ -391,7 +431,11 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		Process:                      s.handleDeltas,
 		ProcessBatch:                 s.handleBatch,
 		WatchErrorHandlerWithContext: s.watchErrorHandler,
+		WatchIdleTimeout:             effectiveWatchIdleTimeout(s.watchIdleTimeout),
 	}).(*controller)
+	if s.snapshotFile != "" {
+		ctrl.config.resume = s.loadSnapshot
+	}
 	ctrl.clock = s.clock
 	ctrl.stats = s.stats
 	s.controller = ctrl
@@ -422,6 +466,8 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		s.startedLock.Lock()
 		s.stopped = true
 		s.startedLock.Unlock()
+		s.rvWaiters.stop()
+		s.saveSnapshot(context.WithoutCancel(ctx))
 		stopProcessor()
 		wg.Wait()
 	}()
@@ -439,6 +485,7 @@ func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool
 		s.stats.deltas.Add(s.applier.appliedDeltas(nil) + 1)
 	}
 	s.flushLocked()
+	s.rvWaiters.notify(s.indexer)
 	return err
 }
 
@@ -449,6 +496,7 @@ func (s *sharedIndexInformer) handleBatch(deltas []Delta, isInInitialList bool) 
 	err := s.applier.processBatch(deltas, isInInitialList)
 	s.stats.deltas.Add(s.applier.appliedDeltas(deltas))
 	s.flushLocked()
+	s.rvWaiters.notify(s.indexer)
 	return err
 }
 

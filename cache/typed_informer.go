@@ -35,6 +35,12 @@ type typedSharedIndexInformer[T Object] struct {
 	SharedIndexInformer
 }
 
+// innerSharedIndexInformer returns the wrapped informer, so that the
+// package's extensions (WaitForResourceVersion, ...) reach it.
+func (s *typedSharedIndexInformer[T]) innerSharedIndexInformer() SharedIndexInformer {
+	return s.SharedIndexInformer
+}
+
 func (s *typedSharedIndexInformer[T]) AddTypedEventHandler(handler TypedResourceEventHandler[T], options ...HandlerOptions) (ResourceEventHandlerRegistration, error) {
 	if handler == nil {
 		return nil, fmt.Errorf("event handler must not be nil")

@@ -39,12 +39,16 @@ type sharedInformerFactory struct {
 	lean         *lean.Table
 	informerName *cache.InformerName
 	syncOptions  cache.SyncOptions
+	// extensions holds kinformer's own options (extensions.go).
+	extensions factoryExtensions
 
 	mu sync.Mutex
 	// informers holds the one informer per object type.
 	informers map[reflect.Type]cache.SharedIndexInformer
 	// started records which of them Start has launched.
 	started map[reflect.Type]bool
+	// runs holds, per started informer, what stops it alone (release.go).
+	runs map[reflect.Type]*informerRun
 	// shuttingDown turns Start into a no-op once Shutdown was called.
 	shuttingDown bool
 	// running counts the goroutines Start launched; Shutdown waits for them.
@@ -149,6 +153,7 @@ func NewSharedInformerFactoryWithOptions(client kubernetes.Interface, defaultRes
 		customResync:  map[reflect.Type]time.Duration{},
 		informers:     map[reflect.Type]cache.SharedIndexInformer{},
 		started:       map[reflect.Type]bool{},
+		runs:          map[reflect.Type]*informerRun{},
 	}
 	for _, opt := range options {
 		if opt == nil {
@@ -185,7 +190,7 @@ func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
 			continue
 		}
 		f.started[t] = true
-		f.running.Go(func() { informer.RunWithContext(ctx) })
+		f.runs[t] = startInformerRun(ctx, &f.running, informer)
 	}
 }
 
@@ -304,6 +309,7 @@ func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internal
 		// The informer is new and not running, so this cannot fail.
 		_ = informer.SetTransform(transform)
 	}
+	f.applyExtensions(t, informer)
 	f.informers[t] = informer
 	return informer
 }

@@ -104,3 +104,5 @@ func newInformer(client dynamic.Interface, gvr schema.GroupVersionResource, name
 		})
 	return gvrfactory.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, gvr, resyncPeriod, indexers)
 }
+
+var _ informers.ResourceReleaser = &dynamicSharedInformerFactory{}

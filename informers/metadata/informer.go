@@ -175,3 +175,5 @@ func newInformer(client metadata.Interface, gvr schema.GroupVersionResource, nam
 		})
 	return gvrfactory.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, gvr, resyncPeriod, indexers)
 }
+
+var _ informers.ResourceReleaser = &metadataSharedInformerFactory{}

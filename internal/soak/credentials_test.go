@@ -137,11 +137,14 @@ func TestCredentialsNeverLogged(t *testing.T) {
 	}
 
 	// Faults on every watch and list of the configmap informers, one kind after another,
-	// with writes so that watches carry events.
+	// with writes so that watches carry events. The bad-data kinds come first: each
+	// failure lengthens the reflectors' backoff (up to 30 s), and the faults queued behind
+	// a sleeping reflector may only meet it after the loop.
 	kinds := []fp.Fault{
-		{Kind: fp.Gone}, {Kind: fp.InternalError}, {Kind: fp.ServiceUnavailable}, {Kind: fp.TooManyRequests, RetryAfterSeconds: 1},
 		{Kind: fp.Garbage, AfterFrames: 1}, {Kind: fp.NoObject, AfterFrames: 1}, {Kind: fp.WrongType, AfterFrames: 1},
-		{Kind: fp.BookmarkNoRV, AfterFrames: 1}, {Kind: fp.CutFrame, AfterFrames: 1},
+		{Kind: fp.BookmarkNoRV, AfterFrames: 1},
+		{Kind: fp.Gone}, {Kind: fp.InternalError}, {Kind: fp.ServiceUnavailable}, {Kind: fp.TooManyRequests, RetryAfterSeconds: 1},
+		{Kind: fp.CutFrame, AfterFrames: 1},
 		{Kind: fp.BlackHole, SendHeaders: true, Hold: time.Second}, {Kind: fp.CloseConn, AfterFrames: 1},
 	}
 	for i, f := range kinds {
@@ -155,6 +158,18 @@ func TestCredentialsNeverLogged(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond) // let the informers meet the fault before the next
 	}
+	// The capture check below needs bad data to have reached a handler; keep the rules
+	// (and writes) until it has.
+	require.Eventually(t, func() bool {
+		_, err := admin.CoreV1().ConfigMaps(ns).Patch(ctx, "cm-0", "application/merge-patch+json",
+			[]byte(fmt.Sprintf(`{"metadata":{"labels":{"t":"%d"}}}`, time.Now().UnixNano())), metav1.PatchOptions{})
+		if err != nil {
+			t.Logf("patch: %v", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(strings.Join(errs, "\n"), "bad data from the server")
+	}, 2*time.Minute, 250*time.Millisecond, "no bad data reached the error handler")
 	p.Clear()
 
 	// SyncResults of the factories that cannot sync carry their errors.

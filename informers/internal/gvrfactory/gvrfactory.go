@@ -61,6 +61,7 @@ type Factory struct {
 	mu           sync.Mutex
 	informers    map[schema.GroupVersionResource]*Informer
 	started      map[schema.GroupVersionResource]bool
+	runs         map[schema.GroupVersionResource]*run
 	shuttingDown bool
 	running      sync.WaitGroup
 }
@@ -72,6 +73,7 @@ func New(newInformer func(schema.GroupVersionResource) cache.SharedIndexInformer
 		newInformer: newInformer,
 		informers:   map[schema.GroupVersionResource]*Informer{},
 		started:     map[schema.GroupVersionResource]bool{},
+		runs:        map[schema.GroupVersionResource]*run{},
 	}
 }
 
@@ -100,8 +102,7 @@ func (f *Factory) StartWithContext(ctx context.Context) {
 			continue
 		}
 		f.started[gvr] = true
-		informer := i.informer
-		f.running.Go(func() { informer.RunWithContext(ctx) })
+		f.runs[gvr] = startRun(ctx, &f.running, i.informer)
 	}
 }
 

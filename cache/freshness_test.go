@@ -1,0 +1,174 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// olBookmark sends a bookmark at the server's current resource version to
+// every open watch of srv.
+func olBookmark(srv *infServer) {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	for _, w := range srv.watchers {
+		w.send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.Itoa(srv.rv)}}})
+	}
+}
+
+// olWaitAsync runs WaitForResourceVersion in a goroutine and returns the
+// channel its result arrives on.
+func olWaitAsync(ctx context.Context, informer SharedInformer, rv string) <-chan error {
+	res := make(chan error, 1)
+	go func() { res <- WaitForResourceVersion(ctx, informer, rv) }()
+	return res
+}
+
+func olNoResult(t *testing.T, res <-chan error) {
+	t.Helper()
+	select {
+	case err := <-res:
+		t.Fatalf("wait returned early: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+func olResult(t *testing.T, res <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-res:
+		return err
+	case <-time.After(infTimeout):
+		t.Fatal("wait did not return")
+		return nil
+	}
+}
+
+func TestWaitForResourceVersionEventsAndBookmarks(t *testing.T) {
+	for _, q := range infQueueKinds {
+		t.Run(q.name, func(t *testing.T) {
+			srv := newInfServer()
+			srv.create("a") // rv 1
+			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			ctx := context.Background()
+
+			// Before the informer runs, the wait blocks.
+			early := olWaitAsync(ctx, informer, "1")
+			olNoResult(t, early)
+
+			infRunInformer(t, informer)
+			require.NoError(t, olResult(t, early), "the initial list at rv 1 satisfies rv 1")
+			<-srv.watchOpen
+
+			// Already caught up: returns at once.
+			require.NoError(t, WaitForResourceVersion(ctx, informer, "1"))
+
+			// A write the informer sees: the wait ends when the event is in
+			// the cache, and the lister sees the object.
+			pending := olWaitAsync(ctx, informer, "2")
+			olNoResult(t, pending)
+			srv.create("b") // rv 2
+			require.NoError(t, olResult(t, pending))
+			_, exists, err := informer.GetIndexer().GetByKey("ns/b")
+			require.NoError(t, err)
+			assert.True(t, exists, "ns/b is in the cache once the wait returned")
+
+			// A write the informer does not see (another resource): only a
+			// bookmark at or past it ends the wait (an event past it with
+			// the DeltaFIFO, which does not pass bookmarks on).
+			srv.mu.Lock()
+			srv.rv = 10
+			srv.mu.Unlock()
+			pending = olWaitAsync(ctx, informer, "10")
+			olNoResult(t, pending)
+			olBookmark(srv)
+			if q.useDeltaFIFO {
+				olNoResult(t, pending)
+				srv.update("b") // rv 11
+			}
+			require.NoError(t, olResult(t, pending))
+
+			// Deletions count too.
+			srv.mu.Lock()
+			next := strconv.Itoa(srv.rv + 1)
+			srv.mu.Unlock()
+			pending = olWaitAsync(ctx, informer, next)
+			olNoResult(t, pending)
+			srv.remove("a")
+			require.NoError(t, olResult(t, pending))
+			_, exists, err = informer.GetIndexer().GetByKey("ns/a")
+			require.NoError(t, err)
+			assert.False(t, exists)
+		})
+	}
+}
+
+func TestWaitForResourceVersionErrors(t *testing.T) {
+	srv := newInfServer()
+	srv.create("a")
+	informer := infNewInformer(t, srv, false, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	var invalid resourceversion.InvalidResourceVersion
+	for _, rv := range []string{"", "0", "01", "abc", "-1", "1.5"} {
+		err := WaitForResourceVersion(ctx, informer, rv)
+		require.Error(t, err, "rv %q", rv)
+		assert.True(t, errors.As(err, &invalid), "rv %q: %v", rv, err)
+	}
+
+	err := WaitForResourceVersion(ctx, nil, "1")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "nil informer")
+
+	// A context that ends first.
+	short, cancelShort := context.WithCancel(ctx)
+	pending := olWaitAsync(short, informer, "5")
+	olNoResult(t, pending)
+	cancelShort()
+	err = olResult(t, pending)
+	assert.ErrorIs(t, err, context.Canceled)
+
+	// An informer that stops first, and waits after it stopped.
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); informer.RunWithContext(runCtx) }()
+	pending = olWaitAsync(ctx, informer, "5")
+	olNoResult(t, pending)
+	stop()
+	<-done
+	assert.ErrorIs(t, olResult(t, pending), ErrInformerStopped)
+	assert.ErrorIs(t, WaitForResourceVersion(ctx, informer, "5"), ErrInformerStopped)
+	srv.stopWatches()
+}
+
+// A server whose resource versions are not integers cannot be compared
+// with: the wait says so instead of blocking. The typed wrapper reaches the
+// informer inside it.
+func TestWaitForResourceVersionIncomparableServer(t *testing.T) {
+	lw := infPlainLW{&ListWatch{
+		ListFunc: func(metav1.ListOptions) (runtime.Object, error) {
+			return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "opaque-7"}, Items: []v1.Pod{*infPod("a", "opaque-7")}}, nil
+		},
+		WatchFunc: func(metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+	}}
+	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{})
+	typed := NewTypedSharedIndexInformer[*v1.Pod](informer)
+	infRunInformer(t, informer)
+	infWaitSynced(t, informer.HasSyncedChecker())
+	err := WaitForResourceVersion(context.Background(), typed, "3")
+	var invalid resourceversion.InvalidResourceVersion
+	require.Error(t, err)
+	assert.True(t, errors.As(err, &invalid), "%v", err)
+	assert.Contains(t, err.Error(), `"opaque-7"`)
+}

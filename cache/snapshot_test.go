@@ -1,0 +1,264 @@
+package cache
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// olSnapshotInformer builds an informer over srv with a snapshot file and a
+// recorder, and collects what its watch error handler receives.
+func olSnapshotInformer(t *testing.T, srv *infServer, path string) (*sharedIndexInformer, *infRecorder, func() []error) {
+	t.Helper()
+	informer := NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, SharedIndexInformerOptions{SnapshotFile: path}).(*sharedIndexInformer)
+	rec := &infRecorder{}
+	_, err := informer.AddEventHandler(rec)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var errs []error
+	require.NoError(t, informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *Reflector, err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}))
+	return informer, rec, func() []error {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]error(nil), errs...)
+	}
+}
+
+// olRunUntil runs informer until it synced and stop is called; stop waits
+// for it to return (and so for the snapshot to be written).
+func olRunUntil(t *testing.T, informer SharedInformer) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); informer.RunWithContext(ctx) }()
+	infWaitSynced(t, informer.HasSyncedChecker())
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(infTimeout):
+				t.Error("informer did not stop")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// olFirstRun lists a and b (rv 1, 2) into a new snapshot at path.
+func olFirstRun(t *testing.T, srv *infServer, path string) {
+	t.Helper()
+	srv.create("a") // 1
+	srv.create("b") // 2
+	informer, rec, _ := olSnapshotInformer(t, srv, path)
+	stop := olRunUntil(t, informer)
+	rec.waitN(t, 2)
+	// Stop only once the watch is open, so that every test sees one list
+	// and one watch from the first run.
+	require.Eventually(t, func() bool { _, watches := srv.counts(); return watches == 1 }, infTimeout, time.Millisecond)
+	stop()
+	srv.stopWatches()
+	_, err := os.Stat(path)
+	require.NoError(t, err, "the snapshot was written on stop")
+}
+
+func TestSnapshotResumeWithoutRelist(t *testing.T) {
+	srv := newInfServer()
+	t.Cleanup(srv.stopWatches)
+	path := filepath.Join(t.TempDir(), "pods.snap")
+	olFirstRun(t, srv, path)
+
+	// While down: an update, a delete and a create, all still in the
+	// server's watch history.
+	srv.update("a") // 3
+	srv.remove("b") // 4
+	srv.create("c") // 5
+
+	informer, rec, errs := olSnapshotInformer(t, srv, path)
+	olRunUntil(t, informer)
+	got := rec.waitN(t, 5)
+	assert.Equal(t, []string{
+		"add ns/a@1 initial=true",
+		"add ns/b@2 initial=true",
+		"update ns/a@1 -> ns/a@3",
+		"delete ns/b@4",
+		"add ns/c@5 initial=false",
+	}, got)
+	lists, watches := srv.counts()
+	assert.Equal(t, 1, lists, "only the first run listed")
+	assert.Equal(t, 2, watches)
+	assert.Equal(t, []string{"ns/a@3", "ns/c@5"}, infStoreContents(informer.GetStore()))
+	assert.Empty(t, errs())
+	require.NoError(t, WaitForResourceVersion(context.Background(), informer, "5"))
+}
+
+func TestSnapshotResumeWith410Reconciles(t *testing.T) {
+	srv := newInfServer()
+	t.Cleanup(srv.stopWatches)
+	path := filepath.Join(t.TempDir(), "pods.snap")
+	olFirstRun(t, srv, path)
+
+	// While down, and compacted away: the watch from rv 2 gets 410.
+	srv.updateSilently("a") // 3
+	srv.removeSilently("b") // 4
+	srv.createSilently("c") // 5
+
+	informer, rec, errs := olSnapshotInformer(t, srv, path)
+	olRunUntil(t, informer)
+	got := rec.waitN(t, 5)
+	assert.Equal(t, []string{
+		"add ns/a@1 initial=true",
+		"add ns/b@2 initial=true",
+		"delete tombstone(ns/b@2)",
+		"update ns/a@1 -> ns/a@3",
+		"add ns/c@5 initial=false",
+	}, got, "the relist is reconciled against the loaded cache")
+	lists, _ := srv.counts()
+	assert.Equal(t, 2, lists, "the first run's list and the relist after 410")
+	assert.Equal(t, []string{"ns/a@3", "ns/c@5"}, infStoreContents(informer.GetStore()))
+	for _, err := range errs() {
+		var serr *SnapshotError
+		assert.False(t, errors.As(err, &serr), "unexpected snapshot error %v", err)
+	}
+}
+
+func TestSnapshotRejectedFiles(t *testing.T) {
+	good := func(t *testing.T, path string) []byte {
+		srv := newInfServer()
+		olFirstRun(t, srv, path)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		return data
+	}
+	cases := []struct {
+		name   string
+		mangle func(t *testing.T, path string, data []byte) []byte
+		want   string
+	}{
+		{"empty", func(*testing.T, string, []byte) []byte { return nil }, "bad magic"},
+		{"not a snapshot", func(*testing.T, string, []byte) []byte { return []byte(`{"kind":"PodList"}`) }, "bad magic"},
+		{"truncated", func(_ *testing.T, _ string, d []byte) []byte { return d[:len(d)-7] }, "checksum"},
+		{"flipped byte", func(_ *testing.T, _ string, d []byte) []byte {
+			d = append([]byte(nil), d...)
+			d[len(d)/2] ^= 0x40
+			return d
+		}, "checksum"},
+		{"other format version", func(_ *testing.T, _ string, d []byte) []byte {
+			d = append([]byte(nil), d...)
+			binary.LittleEndian.PutUint16(d[len(snapshotMagic):], 7)
+			return d
+		}, "format version 7"},
+		{"foreign type", func(t *testing.T, path string, _ []byte) []byte {
+			codec, err := snapshotCodecFor(&unstructured.Unstructured{})
+			require.NoError(t, err)
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion("v1")
+			u.SetKind("ConfigMap")
+			u.SetNamespace("ns")
+			u.SetName("cm")
+			require.NoError(t, writeSnapshot(path, snapshotIdentity(u, ""), codec, []interface{}{u}, "9"))
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			return data
+		}, `this informer caches "k8s.io/api/core/v1.Pod"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "pods.snap")
+			data := good(t, path)
+			require.NoError(t, os.WriteFile(path, tc.mangle(t, path, data), 0o600))
+
+			srv := newInfServer()
+			t.Cleanup(srv.stopWatches)
+			srv.create("x") // 1
+			informer, rec, errs := olSnapshotInformer(t, srv, path)
+			stop := olRunUntil(t, informer)
+			assert.Equal(t, []string{"add ns/x@1 initial=true"}, rec.waitN(t, 1), "a normal list follows")
+			lists, _ := srv.counts()
+			assert.Equal(t, 1, lists)
+			got := errs()
+			require.NotEmpty(t, got)
+			var serr *SnapshotError
+			require.True(t, errors.As(got[0], &serr), "%v", got[0])
+			assert.Equal(t, path, serr.Path)
+			assert.Equal(t, "load", serr.Op)
+			assert.Contains(t, serr.Error(), tc.want)
+
+			// On stop the rejected file is replaced by a good one.
+			stop()
+			objects, rv, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), olPodCodec(t))
+			require.NoError(t, err)
+			assert.Equal(t, "1", rv)
+			assert.Equal(t, []string{"ns/x@1"}, infStoreContents(olListOf(objects)))
+		})
+	}
+}
+
+func TestSnapshotCodecsRoundTrip(t *testing.T) {
+	pod := infPod("p", "7")
+	pod.Labels = map[string]string{"app": "web"}
+	pod.Spec.Containers = []v1.Container{{Name: "c", Image: "img"}}
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("example.com/v1")
+	u.SetKind("Widget")
+	u.SetNamespace("ns")
+	u.SetName("w")
+	u.SetResourceVersion("7")
+	pom := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "m", ResourceVersion: "7"}}
+	for _, tc := range []struct {
+		example runtime.Object
+		obj     interface{}
+		codec   string
+	}{
+		{&v1.Pod{}, pod, "protobuf"},
+		{&unstructured.Unstructured{}, u, "json"},
+		{&metav1.PartialObjectMetadata{}, pom, "protobuf"},
+	} {
+		t.Run(tc.codec+" "+snapshotIdentity(tc.example, ""), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.snap")
+			codec, err := snapshotCodecFor(tc.example)
+			require.NoError(t, err)
+			assert.Equal(t, tc.codec, codec.name)
+			id := snapshotIdentity(tc.example, "desc")
+			require.NoError(t, writeSnapshot(path, id, codec, []interface{}{tc.obj}, "7"))
+			objects, rv, err := readSnapshot(path, id, codec)
+			require.NoError(t, err)
+			assert.Equal(t, "7", rv)
+			require.Len(t, objects, 1)
+			assert.Equal(t, tc.obj, objects[0])
+			entries, err := os.ReadDir(filepath.Dir(path))
+			require.NoError(t, err)
+			assert.Len(t, entries, 1, "no temporary file left behind")
+		})
+	}
+}
+
+func olPodCodec(t *testing.T) snapshotCodec {
+	codec, err := snapshotCodecFor(&v1.Pod{})
+	require.NoError(t, err)
+	return codec
+}
+
+type olList []interface{}
+
+func (l olList) List() []interface{} { return l }
+
+func olListOf(objects []interface{}) olList { return olList(objects) }

@@ -1,0 +1,369 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers"
+	dynamicinformer "github.com/kinformer/kinformer/informers/dynamic"
+	"github.com/kinformer/kinformer/internal/faultproxy"
+)
+
+// olCountingConfig returns a copy of cfg whose requests are counted: LIST
+// requests, and watches that stream an initial list (sendInitialEvents).
+func olCountingConfig(cfg *rest.Config, lists, streams *atomic.Int64) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return olRoundTripper(func(r *http.Request) (*http.Response, error) {
+			q := r.URL.Query()
+			switch {
+			case r.Method == http.MethodGet && q.Get("watch") == "true" && q.Get("sendInitialEvents") == "true":
+				streams.Add(1)
+			case r.Method == http.MethodGet && q.Get("watch") != "true" && r.URL.Path[len(r.URL.Path)-1] == 's':
+				lists.Add(1)
+			}
+			return rt.RoundTrip(r)
+		})
+	}
+	return cfg
+}
+
+type olRoundTripper func(*http.Request) (*http.Response, error)
+
+func (f olRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestFreshnessReadYourWrites writes through the API and waits for the
+// informer to catch up with the write's resourceVersion: the lister then
+// sees the write.
+func TestFreshnessReadYourWrites(t *testing.T) {
+	env := sharedEnv(t)
+	cs := env.Clientset()
+	ns := itNamespace(t, cs)
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
+	lister := factory.Core().V1().ConfigMaps().Lister()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer factory.Shutdown()
+	defer cancel()
+	factory.StartWithContext(ctx)
+	require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
+	informer := factory.Core().V1().ConfigMaps().Informer()
+
+	for i := 0; i < 20; i++ {
+		name := fmt.Sprintf("cm-%d", i)
+		created, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.NoError(t, cache.WaitForResourceVersion(ctx, informer, created.ResourceVersion))
+		got, err := lister.ConfigMaps(ns).Get(name)
+		require.NoError(t, err, "the lister sees the write once the wait returned")
+		assert.Equal(t, created.ResourceVersion, got.ResourceVersion)
+
+		created.Data["v"] = "2"
+		updated, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, created, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		require.NoError(t, cache.WaitForResourceVersion(ctx, informer, updated.ResourceVersion))
+		got, err = lister.ConfigMaps(ns).Get(name)
+		require.NoError(t, err)
+		assert.Equal(t, "2", got.Data["v"])
+	}
+
+	// A deletion: waiting for the resourceVersion of the delete (from the
+	// object as the API returned it before) is not possible, so wait for
+	// the last write before it and check the lister, then the deletion by
+	// its event's version via a later write.
+	require.NoError(t, cs.CoreV1().ConfigMaps(ns).Delete(ctx, "cm-0", metav1.DeleteOptions{}))
+	marker, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "marker"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, cache.WaitForResourceVersion(ctx, informer, marker.ResourceVersion))
+	_, err = lister.ConfigMaps(ns).Get("cm-0")
+	assert.True(t, apierrors.IsNotFound(err), "the deletion before the marker is visible: %v", err)
+}
+
+// TestWatchLivenessBlackHole runs an informer through the fault proxy: its
+// watch is cut and the next one black-holed (a 200 with watch headers, then
+// silence, while the connection stays healthy, so HTTP/2 pings do not
+// notice). With liveness the watch is reopened from the last
+// resourceVersion after the deadline and a pod created meanwhile arrives
+// without a relist; without it the pod does not arrive.
+func TestWatchLivenessBlackHole(t *testing.T) {
+	env := sharedEnv(t)
+	cs := env.Clientset()
+	proxy, err := faultproxy.New(env.Config(), faultproxy.Options{})
+	require.NoError(t, err)
+	defer func() { _ = proxy.Close() }()
+	const deadline = 6 * time.Second
+
+	for _, tc := range []struct {
+		name     string
+		idle     time.Duration
+		arrives  bool
+		waitFor  time.Duration
+		restarts int
+	}{
+		{name: "liveness", idle: deadline, arrives: true, waitFor: 4 * deadline},
+		{name: "off", idle: -1, arrives: false, waitFor: 2 * deadline},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := itNamespace(t, cs)
+			pcs := kubernetes.NewForConfigOrDie(proxy.Config())
+			factory := informers.NewSharedInformerFactoryWithOptions(pcs, 0, informers.WithNamespace(ns), informers.WithWatchIdleTimeout(tc.idle))
+			informer := factory.Core().V1().Pods().Informer()
+			var idleErrs atomic.Int64
+			require.NoError(t, informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+				var idle *cache.WatchIdleTimeoutError
+				if errors.As(err, &idle) {
+					idleErrs.Add(1)
+				}
+			}))
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer factory.Shutdown()
+			defer cancel()
+			factory.StartWithContext(ctx)
+			require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
+			require.Eventually(t, func() bool {
+				return proxy.Active(faultproxy.Match{Verb: faultproxy.Watch, Resource: "pods", Namespace: ns}) > 0
+			}, time.Minute, 10*time.Millisecond)
+			listsBefore := proxy.Requests()[faultproxy.List]
+
+			hole := proxy.Inject(faultproxy.Rule{
+				Match: faultproxy.Match{Verb: faultproxy.Watch, Resource: "pods", Namespace: ns},
+				Fault: faultproxy.Fault{Kind: faultproxy.BlackHole, SendHeaders: true},
+				Times: 1,
+			})
+			defer hole.Remove()
+			proxy.CutActive(faultproxy.Match{Verb: faultproxy.Watch, Resource: "pods", Namespace: ns})
+			select {
+			case <-hole.Done():
+			case <-time.After(time.Minute):
+				t.Fatal("the reopened watch did not reach the black hole")
+			}
+			start := time.Now()
+			_, err := cs.CoreV1().Pods(ns).Create(ctx, itPod(ns, "during-black-hole", nil), metav1.CreateOptions{})
+			require.NoError(t, err)
+			arrived := func() bool {
+				_, err := factory.Core().V1().Pods().Lister().Pods(ns).Get("during-black-hole")
+				return err == nil
+			}
+			if tc.arrives {
+				require.Eventually(t, arrived, tc.waitFor, 10*time.Millisecond)
+				t.Logf("pod arrived %v after its creation (deadline %v)", time.Since(start).Round(time.Millisecond), tc.idle)
+				assert.GreaterOrEqual(t, idleErrs.Load(), int64(1), "the black-holed watch hit the deadline")
+				assert.Equal(t, listsBefore, proxy.Requests()[faultproxy.List], "no relist")
+			} else {
+				assert.Never(t, arrived, tc.waitFor, 50*time.Millisecond, "without liveness the black-holed watch hangs")
+				assert.Zero(t, idleErrs.Load())
+			}
+			cancel()
+		})
+	}
+}
+
+// TestWatchLivenessIdleWatchNotRestarted measures how a healthy idle watch
+// behaves on the real server with a short deadline: the watches ask for a
+// timeout below it, end with the server's pre-timeout bookmark and a clean
+// close, and are reopened; the deadline itself never fires.
+func TestWatchLivenessIdleWatchNotRestarted(t *testing.T) {
+	env := sharedEnv(t)
+	cs := env.Clientset()
+	ns := itNamespace(t, cs)
+	var lists, streams atomic.Int64
+	ccs := kubernetes.NewForConfigOrDie(olCountingConfig(env.Config(), &lists, &streams))
+	const deadline = 6 * time.Second
+	factory := informers.NewSharedInformerFactoryWithOptions(ccs, 0, informers.WithNamespace(ns), informers.WithWatchIdleTimeout(deadline))
+	informer := factory.Core().V1().Pods().Informer()
+	var idleErrs, otherErrs atomic.Int64
+	require.NoError(t, informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		var idle *cache.WatchIdleTimeoutError
+		if errors.As(err, &idle) {
+			idleErrs.Add(1)
+		} else {
+			otherErrs.Add(1)
+		}
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer factory.Shutdown()
+	defer cancel()
+	factory.StartWithContext(ctx)
+	require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
+	rv0 := informer.LastSyncResourceVersion()
+	const idleFor = 5 * deadline
+	assert.Never(t, func() bool { return idleErrs.Load() > 0 }, idleFor, 100*time.Millisecond, "a healthy idle watch hit the liveness deadline")
+	t.Logf("idle %v with deadline %v: %d deadline restarts, %d other watch errors, RV %s -> %s (bookmarks), lists %d, streaming lists %d",
+		idleFor, deadline, idleErrs.Load(), otherErrs.Load(), rv0, informer.LastSyncResourceVersion(), lists.Load(), streams.Load())
+	assert.Equal(t, int64(1), lists.Load()+streams.Load(), "one initial list, no relist")
+}
+
+// TestReleaseInformerAfterCRDDeleted runs a dynamic informer for a custom
+// resource beside a pod informer, deletes the CRD, releases its informer:
+// its goroutines end, the pod informer keeps delivering, and a new informer
+// for a re-created CRD works.
+func TestReleaseInformerAfterCRDDeleted(t *testing.T) {
+	env := sharedEnv(t)
+	cs := env.Clientset()
+	dyn := dynamic.NewForConfigOrDie(env.Config())
+	ns := itNamespace(t, cs)
+	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	group := "ol" + strconv.FormatInt(time.Now().UnixNano()%1e9, 10) + ".example.com"
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	createCRD := func() {
+		crd := &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "apiextensions.k8s.io/v1",
+			"kind":       "CustomResourceDefinition",
+			"metadata":   map[string]interface{}{"name": "gadgets." + group},
+			"spec": map[string]interface{}{
+				"group": group,
+				"scope": "Namespaced",
+				"names": map[string]interface{}{"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+				"versions": []interface{}{map[string]interface{}{
+					"name": "v1", "served": true, "storage": true,
+					"schema": map[string]interface{}{"openAPIV3Schema": map[string]interface{}{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+				}},
+			},
+		}}
+		_, err := dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			_, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+			return err == nil
+		}, time.Minute, 100*time.Millisecond, "the CRD is not served")
+	}
+	createGadget := func(name string) {
+		g := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": group + "/v1", "kind": "Gadget", "metadata": map[string]interface{}{"name": name, "namespace": ns}}}
+		_, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, g, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	createCRD()
+	createGadget("g1")
+
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, ns, nil)
+	defer factory.Shutdown()
+	defer cancel() // before Shutdown
+	pods := factory.ForResource(schema.GroupVersionResource{Version: "v1", Resource: "pods"})
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	baseline := goleak.IgnoreCurrent()
+
+	gadgets := factory.ForResource(gvr)
+	var mu sync.Mutex
+	var seen []string
+	_, err := gadgets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj interface{}) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, obj.(*unstructured.Unstructured).GetName())
+	}})
+	require.NoError(t, err)
+	factory.Start(ctx.Done())
+	require.True(t, factory.WaitForCacheSync(ctx.Done())[gvr])
+
+	require.NoError(t, dyn.Resource(crdGVR).Delete(ctx, "gadgets."+group, metav1.DeleteOptions{}))
+	require.Eventually(t, func() bool {
+		_, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+		return err != nil
+	}, time.Minute, 100*time.Millisecond, "the CRD is still served")
+
+	released, err := factory.(informers.ResourceReleaser).ReleaseResource(ctx, gvr)
+	require.NoError(t, err)
+	assert.True(t, released)
+	require.NoError(t, goleak.Find(append(itLeakOptions(), baseline)...), "the released informer left goroutines behind")
+
+	_, err = cs.CoreV1().Pods(ns).Create(ctx, itPod(ns, "after-release", nil), metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, err := pods.Lister().ByNamespace(ns).Get("after-release")
+		return err == nil
+	}, time.Minute, 10*time.Millisecond, "the pod informer stopped delivering")
+
+	createCRD()
+	createGadget("g2")
+	again := factory.ForResource(gvr)
+	factory.Start(ctx.Done())
+	require.True(t, factory.WaitForCacheSync(ctx.Done())[gvr])
+	got, err := again.Lister().List(labels.Everything())
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, "g2", got[0].(*unstructured.Unstructured).GetName())
+	mu.Lock()
+	assert.Equal(t, []string{"g1"}, seen, "the released informer's handler got nothing more")
+	mu.Unlock()
+	require.NoError(t, dyn.Resource(crdGVR).Delete(ctx, "gadgets."+group, metav1.DeleteOptions{}))
+}
+
+// TestWarmRestartFigures measures restarts of a pod informer with and
+// without a snapshot: initial lists (LIST requests plus streaming lists) and
+// time to synced. KINFORMER_WARM_PODS sets the number of pods (default 500;
+// the figures in the report use 5000).
+func TestWarmRestartFigures(t *testing.T) {
+	env := sharedEnv(t)
+	cs := env.Clientset()
+	n := 500
+	if v, err := strconv.Atoi(os.Getenv("KINFORMER_WARM_PODS")); err == nil && v > 0 {
+		n = v
+	}
+	ns := itNamespace(t, cs)
+	itCreatePods(t, cs, ns, "warm", n, nil)
+	dir := t.TempDir()
+
+	run := func(t *testing.T, snapshot bool, change func()) (lists, streams int64, took time.Duration) {
+		var l, s atomic.Int64
+		ccs := kubernetes.NewForConfigOrDie(olCountingConfig(env.Config(), &l, &s))
+		opts := []informers.SharedInformerOption{informers.WithNamespace(ns)}
+		if snapshot {
+			opts = append(opts, informers.WithSnapshotDir(dir))
+		}
+		factory := informers.NewSharedInformerFactoryWithOptions(ccs, 0, opts...)
+		informer := factory.Core().V1().Pods().Informer()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		start := time.Now()
+		factory.StartWithContext(ctx)
+		require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
+		took = time.Since(start)
+		if change != nil {
+			change()
+		}
+		all, err := factory.Core().V1().Pods().Lister().Pods(ns).List(labels.Everything())
+		require.NoError(t, err)
+		require.Len(t, all, n)
+		_ = informer
+		cancel()
+		factory.Shutdown()
+		return l.Load(), s.Load(), took
+	}
+	report := func(what string, lists, streams int64, took time.Duration) {
+		line := fmt.Sprintf("warm-restart figures (%d pods): %-30s LIST requests %d, streaming lists %d, time to synced %v", n, what, lists, streams, took.Round(time.Millisecond))
+		t.Log(line)
+		fmt.Println(line)
+	}
+	l, s, d := run(t, false, nil)
+	report("restart without snapshot", l, s, d)
+	assert.Equal(t, int64(1), l+s)
+	l, s, d = run(t, true, nil)
+	report("first start with snapshot", l, s, d)
+	assert.Equal(t, int64(1), l+s)
+	l, s, d = run(t, true, nil)
+	report("warm restart from snapshot", l, s, d)
+	assert.Equal(t, int64(0), l+s, "no initial list on a warm restart")
+}
