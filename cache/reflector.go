@@ -558,6 +558,22 @@ func (r *Reflector) setLastSyncResourceVersion(rv string) {
 	}
 }
 
+// syncAt records rv as the last synced resource version, then runs handOver,
+// which gives the store the state current at rv. The version is recorded
+// first because the store may be processed, and the informer report synced,
+// before handOver returns: a caller that waited for HasSynced then reads
+// the version its cache holds, not an older one. When handOver fails the
+// previous version is restored.
+func (r *Reflector) syncAt(rv string, handOver func() error) error {
+	previous := r.LastSyncResourceVersion()
+	r.setLastSyncResourceVersion(rv)
+	if err := handOver(); err != nil {
+		r.setLastSyncResourceVersion(previous)
+		return err
+	}
+	return nil
+}
+
 func (r *Reflector) setLastSyncResourceVersionUnavailable(unavailable bool) {
 	r.mu.Lock()
 	r.lastSyncResourceVersionUnavailable = unavailable
@@ -828,11 +844,10 @@ func (r *Reflector) list(ctx context.Context) error {
 	r.mu.Unlock()
 
 	count := len(items)
-	if err := r.store.Replace(items, listRV); err != nil {
+	if err := r.syncAt(listRV, func() error { return r.store.Replace(items, listRV) }); err != nil {
 		return fmt.Errorf("unable to sync list result: %w", err)
 	}
 	trace.Step("SyncWith done")
-	r.setLastSyncResourceVersion(listRV)
 	r.stats.listSucceeded(r.clock.Now())
 	r.metrics.listDone(r.clock.Since(start).Seconds(), count)
 	return nil
@@ -1003,13 +1018,16 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 		r.lastSyncResourceVersionUnavailable = false
 		r.streamListCompleted = true
 		r.mu.Unlock()
-		count, err := finish(session.streamRV)
+		var count int
+		err = r.syncAt(session.streamRV, func() (err error) {
+			count, err = finish(session.streamRV)
+			return err
+		})
 		if err != nil {
 			w.Stop()
 			return nil, fmt.Errorf("unable to sync watch-list result: %w", err)
 		}
 		trace.Step("SyncWith done")
-		r.setLastSyncResourceVersion(session.streamRV)
 		r.stats.listSucceeded(r.clock.Now())
 		r.metrics.listDone(r.clock.Since(start).Seconds(), count)
 		return w, nil

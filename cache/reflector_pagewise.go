@@ -98,11 +98,10 @@ func (r *Reflector) listPagewise(ctx context.Context, pw pagewiseReplacer) error
 	r.lastSyncResourceVersionUnavailable = false
 	r.mu.Unlock()
 
-	if err := pw.replaceEnd(listRV); err != nil {
+	if err := r.syncAt(listRV, func() error { return pw.replaceEnd(listRV) }); err != nil {
 		return fmt.Errorf("unable to sync list result: %w", err)
 	}
 	trace.Step("SyncWith done")
-	r.setLastSyncResourceVersion(listRV)
 	r.stats.listSucceeded(r.clock.Now())
 	r.metrics.listDone(r.clock.Since(start).Seconds(), count)
 	return nil

@@ -355,11 +355,10 @@ func (r *Reflector) resumeFromSnapshot(ctx context.Context) bool {
 	if resume == nil {
 		return false
 	}
-	if err := r.store.Replace(resume.objects, resume.resourceVersion); err != nil {
+	if err := r.syncAt(resume.resourceVersion, func() error { return r.store.Replace(resume.objects, resume.resourceVersion) }); err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "Snapshot could not be given to the store; listing instead", "reflector", r.name)
 		return false
 	}
-	r.setLastSyncResourceVersion(resume.resourceVersion)
 	r.loggerFor(ctx).V(2).Info("Resuming from a snapshot instead of listing", "reflector", r.name, "type", r.typeDescription,
 		"objects", len(resume.objects), "resourceVersion", resume.resourceVersion)
 	return true
