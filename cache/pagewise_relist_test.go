@@ -176,6 +176,39 @@ func TestHpPagewiseRelistEvents(t *testing.T) {
 	}
 }
 
+// TestHpPagewiseRelistAsksNotOlderThan: after a watch ends with 410, the
+// pagewise relist at the last resourceVersion asks for data not older than
+// it, not for the exact (possibly old) snapshot, which a real server would
+// serve from etcd and which the next watch would reject with 410 again (the
+// soak test caught an informer stuck that way).
+func TestHpPagewiseRelistAsksNotOlderThan(t *testing.T) {
+	srv := newInfServer()
+	hpCreateAtoE(srv)
+	var mu sync.Mutex
+	var options []metav1.ListOptions
+	lw := &hpPagedLW{srv: srv, pageSize: 2, before: func(_ int, o metav1.ListOptions) error {
+		mu.Lock()
+		defer mu.Unlock()
+		options = append(options, o)
+		return nil
+	}}
+	informer, rec := hpPagewiseInformer(t, srv, lw, false)
+	srv.expire()
+	rec.waitN(t, 10)
+	require.Eventually(t, func() bool { return hpLists(lw) == 6 }, infTimeout, time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []metav1.ListOptions{
+		{ResourceVersion: "0", Limit: 500},
+		{Continue: "0:2", Limit: 500},
+		{Continue: "0:4", Limit: 500},
+		{ResourceVersion: "5", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, Limit: 500},
+		{Continue: "1:2", Limit: 500},
+		{Continue: "1:4", Limit: 500},
+	}, options)
+	assert.Equal(t, "5", informer.LastSyncResourceVersion())
+}
+
 // hpLists returns how many LIST requests lw answered or refused.
 func hpLists(lw *hpPagedLW) int {
 	lw.mu.Lock()

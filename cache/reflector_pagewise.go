@@ -77,11 +77,11 @@ func (r *Reflector) listPagewise(ctx context.Context, pw pagewiseReplacer) error
 	start := r.clock.Now()
 	r.metrics.listStarted()
 	r.stats.listStarting()
-	count, listRV, paged, err := r.listPagesInto(ctx, pw, metav1.ListOptions{ResourceVersion: rv}, pageSize)
+	count, listRV, paged, err := r.listPagesInto(ctx, pw, reflectorListOptions(rv, pageSize), pageSize)
 	if isExpiredError(err) || isTooLargeResourceVersionError(err) {
 		// As in list: the version asked for is gone or not there yet.
 		r.setLastSyncResourceVersionUnavailable(true)
-		count, listRV, paged, err = r.listPagesInto(ctx, pw, metav1.ListOptions{ResourceVersion: r.relistResourceVersion()}, pageSize)
+		count, listRV, paged, err = r.listPagesInto(ctx, pw, reflectorListOptions(r.relistResourceVersion(), pageSize), pageSize)
 	}
 	trace.Step("Objects listed", utiltrace.Field{Key: "error", Value: err}, utiltrace.Field{Key: "count", Value: count})
 	if err != nil {
