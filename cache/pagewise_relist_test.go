@@ -25,6 +25,9 @@ import (
 type hpPagedLW struct {
 	srv      *infServer
 	pageSize int
+	// alwaysPage pages unpaged requests too (a ListWatch that sets a limit
+	// itself).
+	alwaysPage bool
 
 	mu        sync.Mutex
 	requests  int
@@ -63,7 +66,7 @@ func (l *hpPagedLW) List(options metav1.ListOptions) (runtime.Object, error) {
 	full := l.snapshots[snap]
 	page := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: full.ResourceVersion}}
 	end := len(full.Items)
-	if options.Limit != 0 || options.Continue != "" {
+	if options.Limit != 0 || options.Continue != "" || l.alwaysPage {
 		end = min(offset+l.pageSize, len(full.Items))
 		if end < len(full.Items) {
 			page.Continue = strconv.Itoa(snap) + ":" + strconv.Itoa(end)
@@ -379,8 +382,54 @@ func TestHpPagewiseRelistContinueExpired(t *testing.T) {
 			assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, infStoreContents(informer.GetStore()))
 			lw.mu.Lock()
 			// The fallback asked for the relist's resource version.
-			assert.Equal(t, []metav1.ListOptions{{ResourceVersion: "5"}}, unpaged)
+			assert.Equal(t, []metav1.ListOptions{{ResourceVersion: "5", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}}, unpaged)
 			lw.mu.Unlock()
+		})
+	}
+}
+
+// TestHpPagewiseContinueExpiredRetryFollowsPages: when the list that
+// starts over after an expired continue token still comes in pages (the
+// ListWatch sets a limit itself), every page is applied; stopping after the
+// first would delete the objects of the others (the soak test caught 207
+// pods deleted that way).
+func TestHpPagewiseContinueExpiredRetryFollowsPages(t *testing.T) {
+	for _, q := range infQueueKinds {
+		t.Run(q.name, func(t *testing.T) {
+			srv := newInfServer()
+			hpCreateAtoE(srv)
+			lw := &hpPagedLW{srv: srv, pageSize: 2, alwaysPage: true}
+			informer, rec := hpPagewiseInformer(t, srv, lw, q.useDeltaFIFO)
+			lw.mu.Lock()
+			expired := false
+			lw.before = func(_ int, options metav1.ListOptions) error {
+				lw.mu.Lock()
+				defer lw.mu.Unlock()
+				if options.Continue != "" && !expired {
+					expired = true
+					return apierrors.NewResourceExpired("continue token expired")
+				}
+				return nil
+			}
+			lw.mu.Unlock()
+
+			hpSilentChanges(srv)
+			srv.expire()
+			got := rec.waitN(t, 13)
+			assert.Equal(t, []string{
+				"update ns/a@1 -> ns/a@1",
+				"update ns/c@3 -> ns/c@7",
+				"update ns/a@1 -> ns/a@1",
+				"update ns/c@7 -> ns/c@7",
+				"update ns/d@4 -> ns/d@4",
+				"add ns/f@9 initial=false",
+				"delete tombstone(ns/b@2)",
+				"delete tombstone(ns/e@5)",
+			}, got[5:])
+			assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, infStoreContents(informer.GetStore()))
+			// Initial list 3 pages; relist: 1 page, the expired continue,
+			// then 2 pages.
+			assert.Equal(t, 7, hpLists(lw))
 		})
 	}
 }

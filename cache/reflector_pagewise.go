@@ -118,10 +118,13 @@ func (e *reflectorPageSyncError) Unwrap() error { return e.err }
 
 // listPagesInto is listPages for a pagewise store: it starts a list on pw and
 // hands every page to it as it arrives. When a continue token has expired,
-// the list starts over (replaceStart) with one unpaged request at the
-// original resourceVersion, as listPages does; the pages already handed over
-// stay applied. It returns the number of objects handed over, the list's
-// resourceVersion and whether the answer came in more than one page.
+// the list starts over (replaceStart) with an unpaged request at the
+// original resourceVersion, as listPages does, and follows the pages should
+// the answer still come in pages (a ListWatch that sets a limit itself); the
+// pages already handed over stay applied, and the deletions at the end are
+// decided by the restarted list alone. It returns the number of objects
+// handed over since the last start, the list's resourceVersion and whether
+// the answer came in more than one page.
 func (r *Reflector) listPagesInto(ctx context.Context, pw pagewiseReplacer, options metav1.ListOptions, pageSize int64) (int, string, bool, error) {
 	if options.Limit == 0 {
 		options.Limit = pageSize
@@ -132,7 +135,7 @@ func (r *Reflector) listPagesInto(ctx context.Context, pw pagewiseReplacer, opti
 	}
 	count := 0
 	var listRV string
-	paged := false
+	paged, restarted := false, false
 	var page []interface{}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -140,28 +143,17 @@ func (r *Reflector) listPagesInto(ctx context.Context, pw pagewiseReplacer, opti
 		}
 		obj, err := r.listerWatcher.ListWithContext(ctx, options)
 		if err != nil {
-			if options.Continue == "" || !apierrors.IsResourceExpired(err) {
+			if options.Continue == "" || !apierrors.IsResourceExpired(err) || restarted {
 				return count, "", paged, err
 			}
+			restarted = true
+			count, listRV = 0, ""
 			options.Limit, options.Continue = 0, ""
 			options.ResourceVersion, options.ResourceVersionMatch = wantRV, wantMatch
-			obj, err = r.listerWatcher.ListWithContext(ctx, options)
-			if err != nil {
-				return count, "", paged, err
-			}
 			if err := pw.replaceStart(); err != nil {
 				return count, "", paged, &reflectorPageSyncError{err: err}
 			}
-			page, listRV, _, err = r.appendListPage(ctx, page[:0], obj)
-			obj = nil
-			if err != nil {
-				return count, "", paged, err
-			}
-			count = len(page)
-			if err := pw.replacePage(ctx, page, nil); err != nil {
-				return count, "", paged, &reflectorPageSyncError{err: err}
-			}
-			return count, listRV, paged, nil
+			continue
 		}
 		var next, pageRV string
 		page, pageRV, next, err = r.appendListPage(ctx, page[:0], obj)
