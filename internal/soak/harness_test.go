@@ -450,10 +450,9 @@ func (s *skWriteStats) confirmed(from, to time.Duration) int {
 
 // stall returns the longest time without a confirmed write in the window that starts at
 // from and ends with the first write confirmed after ready (or at end, when the writer
-// stopped): how long a server
-// restart begun at from and ready again at ready stopped the writer. Writes the old server
-// still answered after from, and those the new one answered before it reported ready,
-// count as the writer not stalled.
+// stopped): how long a server restart begun at from and ready again at ready stopped the
+// writer. Writes the old server still answered after from, and those the new one answered
+// before it reported ready, count as the writer not stalled.
 func (s *skWriteStats) stall(from, ready, end time.Time) time.Duration {
 	s.mu.Lock()
 	done := append([]time.Time(nil), s.done...)
