@@ -94,6 +94,29 @@ func WithTransform(transform cache.TransformFunc) SharedInformerOption {
 	}
 }
 
+// WithNamespace restricts the factory's informers of namespaced resources to
+// namespace; metav1.NamespaceAll ("") means every namespace. Cluster-scoped
+// resources ignore it. It is NewFilteredSharedInformerFactory's namespace
+// as an option, so that a restricted factory can have other options (such
+// as WithSnapshotDir) too. kinformer extension, not in client-go.
+func WithNamespace(namespace string) SharedInformerOption {
+	return func(f *metadataSharedInformerFactory) *metadataSharedInformerFactory {
+		f.namespace = namespace
+		return f
+	}
+}
+
+// WithTweakListOptions passes every LIST and WATCH request of the factory's
+// informers through tweakListOptions (nil: no change), typically to set a
+// label or field selector; it is NewFilteredSharedInformerFactory's
+// tweakListOptions as an option. kinformer extension, not in client-go.
+func WithTweakListOptions(tweakListOptions TweakListOptionsFunc) SharedInformerOption {
+	return func(f *metadataSharedInformerFactory) *metadataSharedInformerFactory {
+		f.tweakListOptions = tweakListOptions
+		return f
+	}
+}
+
 // WithSnapshotDir makes every informer the factory builds warm-restartable
 // (see cache.SharedIndexInformerOptions.SnapshotFile): on stop it writes its
 // cache to a file in dir named after its resource (for example
