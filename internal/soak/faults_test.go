@@ -16,6 +16,12 @@ type skFault struct {
 	inject func(run *skRun, ctx context.Context, rnd *rand.Rand) (skEffect, error)
 }
 
+// outage reports whether the fault takes a server down: from the start of inject until it
+// returns, which it does when the server is ready again.
+func (f skFault) outage() bool {
+	return f.name == "restart-kube-apiserver" || f.name == "restart-etcd"
+}
+
 // skEffect tells whether an injected fault took effect, and which resource's informer to
 // kick again while it has not (its rules wait for a request of that resource).
 type skEffect struct {
@@ -148,10 +154,12 @@ type skFaultStats struct {
 	injected map[string]int
 	pending  map[string][]skEffect
 	errs     []string
+	// down is how long the server-side restarts kept a server down, per fault name.
+	down map[string]time.Duration
 }
 
 func newSkFaultStats() *skFaultStats {
-	return &skFaultStats{injected: map[string]int{}, pending: map[string][]skEffect{}}
+	return &skFaultStats{injected: map[string]int{}, pending: map[string][]skEffect{}, down: map[string]time.Duration{}}
 }
 
 func (s *skFaultStats) add(name string, fired skEffect, err error) {

@@ -147,11 +147,17 @@ func skPtrs[T any, PT interface {
 func newSkRun(t *testing.T, cfg skConfig) *skRun {
 	seed := skSeed(t)
 	t.Logf("soak seed %d (replay with %s=%d)", seed, skSeedEnv, seed)
-	env := testenv.Start(t, testenv.Options{})
+	// A restart fault SIGTERMs the server and SIGKILLs it a second later: kube-apiserver
+	// lingers while the informers' watches are open and etcd while kube-apiserver watches
+	// it, so the default 10 s grace would make every restart a 10 s outage of waiting.
+	env := testenv.Start(t, testenv.Options{StopGrace: time.Second})
 	if env == nil {
 		return nil
 	}
-	run := &skRun{t: t, cfg: cfg, seed: seed, env: env, targeted: map[string]int{}, admin: env.Clientset(), dyn: dynamic.NewForConfigOrDie(env.Config())}
+	// The writer's clients have no client-side rate limiter: the writer paces itself.
+	wcfg := env.Config()
+	wcfg.QPS = -1
+	run := &skRun{t: t, cfg: cfg, seed: seed, env: env, targeted: map[string]int{}, admin: kubernetes.NewForConfigOrDie(wcfg), dyn: dynamic.NewForConfigOrDie(wcfg)}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	_, err := run.admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: skNamespace}}, metav1.CreateOptions{})
@@ -424,40 +430,104 @@ func (run *skRun) populate(ctx context.Context) int {
 	return int(created.Load())
 }
 
-// write runs the writer until ctx ends: workers take tokens paced at cfg.rate per second;
-// worker w owns the objects whose index is w modulo the worker count, so no two writes to
-// one object race. An object that exists is updated (3 in 4) or deleted; one that does not
-// is created.
-func (run *skRun) write(ctx context.Context) {
-	const workers = 32
+// skWriteStats is what a writer run measured: confirmed writes per second of the run
+// and the latency of every request.
+type skWriteStats struct {
+	mu        sync.Mutex
+	start     time.Time
+	perSecond []int           // confirmed writes in each second since start
+	latencies []time.Duration // of every request, whatever its outcome
+	attempts  int
+}
+
+func newSkWriteStats() *skWriteStats { return &skWriteStats{start: time.Now()} }
+
+func (s *skWriteStats) add(began time.Time, took time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.attempts++
+	s.latencies = append(s.latencies, took)
+	if !ok {
+		return
+	}
+	sec := int(began.Add(took).Sub(s.start) / time.Second)
+	for len(s.perSecond) <= sec {
+		s.perSecond = append(s.perSecond, 0)
+	}
+	s.perSecond[sec]++
+}
+
+// confirmed returns the confirmed writes that ended in [from, to) since start.
+func (s *skWriteStats) confirmed(from, to time.Duration) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for sec, c := range s.perSecond {
+		if d := time.Duration(sec) * time.Second; d >= from && d < to {
+			n += c
+		}
+	}
+	return n
+}
+
+// series returns the confirmed writes of each second since start.
+func (s *skWriteStats) series() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.perSecond...)
+}
+
+// latency returns the latency quantiles q (0..1) of all requests.
+func (s *skWriteStats) latency(qs ...float64) []time.Duration {
+	s.mu.Lock()
+	l := append([]time.Duration(nil), s.latencies...)
+	s.mu.Unlock()
+	sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+	out := make([]time.Duration, len(qs))
+	for i, q := range qs {
+		if len(l) > 0 {
+			out[i] = l[min(len(l)-1, int(q*float64(len(l))))].Round(100 * time.Microsecond)
+		}
+	}
+	return out
+}
+
+// write runs the writer until ctx ends: with rate > 0, workers take tokens paced at rate
+// per second (a token the workers are too busy to take is dropped rather than burst
+// later); with rate 0 they write back to back. Worker w owns the objects whose index is w
+// modulo the worker count, so no two writes to one object race. An object that exists is
+// updated (3 in 4) or deleted; one that does not is created.
+func (run *skRun) write(ctx context.Context, workers, rate int, stats *skWriteStats) {
 	tokens := make(chan struct{}, workers)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(tokens)
-		const tick = 10 * time.Millisecond
-		tk := time.NewTicker(tick)
-		defer tk.Stop()
-		start := time.Now()
-		sent := 0
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tk.C:
-			}
-			due := int(time.Since(start).Seconds() * float64(run.cfg.rate))
-			for ; sent < due; sent++ {
+	if rate > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(tokens)
+			const tick = 10 * time.Millisecond
+			tk := time.NewTicker(tick)
+			defer tk.Stop()
+			start := time.Now()
+			sent := 0
+			for {
 				select {
-				case tokens <- struct{}{}:
 				case <-ctx.Done():
 					return
-				default: // the workers are behind: drop the token rather than burst later
+				case <-tk.C:
+				}
+				due := int(time.Since(start).Seconds() * float64(rate))
+				for ; sent < due; sent++ {
+					select {
+					case tokens <- struct{}{}:
+					case <-ctx.Done():
+						return
+					default: // the workers are behind: drop the token rather than burst later
+					}
 				}
 			}
-		}
-	}()
+		}()
+	}
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -465,7 +535,14 @@ func (run *skRun) write(ctx context.Context) {
 			rnd := rand.New(rand.NewPCG(run.seed, uint64(w)+1))
 			wctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			for range tokens {
+			for {
+				if rate > 0 {
+					if _, ok := <-tokens; !ok {
+						return
+					}
+				} else if ctx.Err() != nil {
+					return
+				}
 				ri := rnd.IntN(len(run.res))
 				r := run.res[ri]
 				n := len(r.exists)
@@ -480,18 +557,25 @@ func (run *skRun) write(ctx context.Context) {
 				gen := r.gen[i]
 				r.mu.Unlock()
 				opCtx, opCancel := context.WithTimeout(wctx, 10*time.Second)
+				began := time.Now()
+				var err error
 				switch {
 				case !exists:
-					rv, err := r.create(opCtx, skName(i), gen)
+					var rv string
+					rv, err = r.create(opCtx, skName(i), gen)
 					r.classify(i, invariant.KindAdd, rv, err)
 				case rnd.IntN(4) == 0:
-					err := r.remove(opCtx, skName(i))
+					err = r.remove(opCtx, skName(i))
 					r.classify(i, invariant.KindDelete, "", err)
 				default:
-					rv, err := r.update(opCtx, skName(i), gen)
+					var rv string
+					rv, err = r.update(opCtx, skName(i), gen)
 					r.classify(i, invariant.KindUpdate, rv, err)
 				}
 				opCancel()
+				if stats != nil {
+					stats.add(began, time.Since(began), err == nil)
+				}
 			}
 		}()
 	}
@@ -505,6 +589,20 @@ func (run *skRun) targets() []invariant.Target {
 		out = append(out, invariant.Target{Name: r.name, Store: r.informer.GetStore(), Recorder: r.recorder, List: r.list, Writes: r.writes})
 	}
 	return out
+}
+
+// skSortedDurations renders a duration map in key order.
+func skSortedDurations(m map[string]time.Duration) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, m[k].Round(100*time.Millisecond))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // skSorted renders a count map in key order.

@@ -79,18 +79,19 @@ func (s *APIServer) Start() error {
 	defer cancel()
 	err = waitFor(ctx, p, s.checkReady)
 	if err != nil {
-		p.stop()
+		p.stop(e.stopGrace())
 	}
 	return err
 }
 
-// Stop stops the server (SIGTERM, then SIGKILL after 10 s) and waits for it to exit.
+// Stop stops the server (SIGTERM, then SIGKILL after Options.StopGrace, 10 s by default)
+// and waits for it to exit.
 func (s *APIServer) Stop() {
 	s.mu.Lock()
 	p := s.proc
 	s.mu.Unlock()
 	if p != nil {
-		p.stop()
+		p.stop(s.env.stopGrace())
 	}
 }
 

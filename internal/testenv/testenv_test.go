@@ -76,3 +76,49 @@ func TestEnvLifecycle(t *testing.T) {
 	env.Stop()
 	require.False(t, second.Running())
 }
+
+// TestStopGraceKillsLingeringServers: with a short Options.StopGrace, stopping kube-apiserver
+// while a watch keeps it alive, and restarting etcd while kube-apiserver watches it, end
+// both processes with SIGKILL after the grace instead of waiting for them, and the restarted
+// servers serve the data written before.
+func TestStopGraceKillsLingeringServers(t *testing.T) {
+	env := Start(t, Options{StopGrace: 200 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cs := env.Clientset()
+	cm, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "grace"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	w, err := cs.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{ResourceVersion: cm.ResourceVersion})
+	require.NoError(t, err)
+	defer w.Stop()
+	s := env.APIServer(0)
+	s.mu.Lock()
+	old := s.proc
+	s.mu.Unlock()
+	// Without the grace, Stop would wait the default 10 s (the watch keeps kube-apiserver
+	// alive for up to a minute): half of that is a wide margin for a 200 ms grace.
+	began := time.Now()
+	s.Stop()
+	require.Less(t, time.Since(began), defaultStopGrace/2, "Stop did not honour the grace")
+	require.EqualError(t, old.err, "signal: killed", "kube-apiserver with an open watch should be killed after the grace")
+	require.NoError(t, s.Start())
+
+	env.mu.Lock()
+	oldEtcd := env.etcd
+	env.mu.Unlock()
+	exited := make(chan time.Duration, 1)
+	began = time.Now()
+	go func() {
+		<-oldEtcd.exited
+		exited <- time.Since(began)
+	}()
+	require.NoError(t, env.RestartEtcd())
+	require.Less(t, <-exited, defaultStopGrace/2, "RestartEtcd did not honour the grace")
+	require.EqualError(t, oldEtcd.err, "signal: killed", "etcd watched by kube-apiserver should be killed after the grace")
+
+	require.Eventually(t, func() bool {
+		got, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "grace", metav1.GetOptions{})
+		return err == nil && got.UID == cm.UID
+	}, time.Minute, 100*time.Millisecond, "the restarted servers do not serve the configmap written before")
+}
