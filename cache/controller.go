@@ -428,15 +428,15 @@ type informerQueueConfig struct {
 // store.
 func newInformerQueue(logger klog.Logger, cfg informerQueueConfig) Queue {
 	if cfg.useDeltaFIFO {
-		return NewDeltaFIFOWithOptions(DeltaFIFOOptions{
+		return enablePagewiseReplace(NewDeltaFIFOWithOptions(DeltaFIFOOptions{
 			Logger:                &logger,
 			Name:                  fmt.Sprintf("DeltaFIFO %T", cfg.objectType),
 			KnownObjects:          cfg.store,
 			EmitDeltaTypeReplaced: true,
 			Transformer:           cfg.transform,
-		})
+		}))
 	}
-	return NewRealFIFOWithOptions(RealFIFOOptions{
+	return enablePagewiseReplace(NewRealFIFOWithOptions(RealFIFOOptions{
 		Logger:                &logger,
 		Name:                  fmt.Sprintf("RealFIFO %T", cfg.objectType),
 		KeyFunction:           MetaNamespaceKeyFunc,
@@ -446,5 +446,5 @@ func newInformerQueue(logger klog.Logger, cfg informerQueueConfig) Queue {
 		AtomicEvents:          true,
 		UnlockWhileProcessing: true,
 		EmitDeltaTypeBookmark: true,
-	})
+	}))
 }

@@ -150,6 +150,9 @@ type DeltaFIFO struct {
 	knownObjects          KeyListerGetter
 	emitDeltaTypeReplaced bool
 	transformer           TransformFunc
+
+	// pw is the state of pagewise lists (see pagewise_relist.go).
+	pw pagewiseQueue
 }
 
 var (
@@ -219,6 +222,7 @@ func (f *DeltaFIFO) Close() {
 	f.initLocked()
 	f.closed.Store(true)
 	f.cond.Broadcast()
+	f.pw.poppedLocked()
 }
 
 // IsClosed reports whether Close has been called.
@@ -372,6 +376,7 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 			f.cond.Wait()
 		}
 		key = f.queue.popFront()
+		f.pw.poppedLocked()
 		deltas = f.items[key]
 		delete(f.items, key)
 		if len(deltas) == 0 {

@@ -234,9 +234,9 @@ type InformerStatus struct {
 	// a RealFIFO); 0 before Run.
 	QueueDepth int
 	// DeltasProcessed counts the deltas the processing loop applied to the
-	// cache. A relist is one delta with the default RealFIFO (its atomic
-	// ReplacedAll) and one per object (plus one per deleted object) with
-	// the DeltaFIFO; bookmarks count with the RealFIFO.
+	// cache. A list counts one per listed object plus one per cached
+	// object it deleted, with either queue (lists are taken page by page,
+	// see pagewise_relist.go); bookmarks count with the RealFIFO.
 	DeltasProcessed uint64
 	// Lists counts the lists made so far by reason; every reason of
 	// RelistReasons is present.
@@ -415,6 +415,9 @@ func (p *sharedProcessor) handlerStatuses() []HandlerStatus {
 func (l *processorListener) pendingCount() int {
 	l.mu.Lock()
 	n := len(l.pending)
+	if l.coalesce != nil {
+		n += l.coalesce.notes
+	}
 	l.mu.Unlock()
 	return n + int(l.inFlight.Load())
 }

@@ -47,6 +47,14 @@ type deltaApplier struct {
 	// the store's keys (same key function, no transform in between).
 	keysOf func([]Delta) []string
 
+	// relist is the pagewise list in progress, if any (see
+	// pagewise_relist.go).
+	relist *applierRelist
+	// derivedDeletes counts the deletions end markers of pagewise lists
+	// derived (objects the list no longer had); the informer's statistics
+	// take and reset it after each pop (see appliedDeltas).
+	derivedDeletes uint64
+
 	// Scratch space reused between batches.
 	txns []Transaction
 	olds []interface{}
@@ -87,6 +95,9 @@ func (a *deltaApplier) poppedKeys(deltas []Delta) []string {
 func (a *deltaApplier) apply(deltas []Delta, isInInitialList bool) error {
 	var errs []error
 	keys := a.poppedKeys(deltas)
+	if a.relist != nil {
+		a.noteListed(deltas, keys)
+	}
 	for i, d := range deltas {
 		key := ""
 		if keys != nil {
@@ -174,6 +185,8 @@ func (a *deltaApplier) applyOne(d Delta, key string, isInInitialList bool) error
 		for _, cached := range a.store.List() {
 			a.handler.OnUpdate(cached, cached)
 		}
+	case deltaReplaceStart, deltaReplaceForget, deltaReplaceEnd:
+		a.applyPagewiseMarker(d)
 	case Bookmark:
 		info, ok := obj.(BookmarkInfo)
 		if !ok {
@@ -289,6 +302,9 @@ func (a *deltaApplier) processBatch(deltas []Delta, isInInitialList bool) error 
 		return a.apply(deltas, isInInitialList)
 	}
 	keys := a.poppedKeys(deltas)
+	if a.relist != nil {
+		a.noteListed(deltas, keys)
+	}
 	keysIn := func(from, to int) []string {
 		if keys == nil {
 			return nil

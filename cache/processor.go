@@ -316,9 +316,12 @@ type processorListener struct {
 	mu      sync.Mutex
 	pending []notification
 	spare   []notification
-	idle    bool
-	stopped bool
-	wake    chan struct{}
+	// coalesce, when set (HandlerBufferCoalesceByKey), replaces pending
+	// and spare; see handler_buffer.go.
+	coalesce *coalescingBuffer
+	idle     bool
+	stopped  bool
+	wake     chan struct{}
 	// halted mirrors stopped for the delivery loop, which checks it between
 	// notifications without taking mu.
 	halted atomic.Bool
@@ -376,17 +379,22 @@ func (l *processorListener) enqueue(notes []notification, withResync bool) {
 		l.mu.Unlock()
 		return
 	}
-	for i := range notes {
-		n := &notes[i]
-		if n.resync && !withResync {
-			continue
+	var wake bool
+	if l.coalesce != nil {
+		wake = l.enqueueCoalescingLocked(notes, withResync) && l.idle
+	} else {
+		for i := range notes {
+			n := &notes[i]
+			if n.resync && !withResync {
+				continue
+			}
+			if n.initial {
+				l.syncTracker.Start()
+			}
+			l.pending = append(l.pending, *n)
 		}
-		if n.initial {
-			l.syncTracker.Start()
-		}
-		l.pending = append(l.pending, *n)
+		wake = l.idle && len(l.pending) > 0
 	}
-	wake := l.idle && len(l.pending) > 0
 	if wake {
 		l.idle = false
 	}
@@ -416,6 +424,9 @@ func (l *processorListener) stop() {
 	l.halted.Store(true)
 	clear(l.pending)
 	l.pending, l.spare = nil, nil
+	if l.coalesce != nil {
+		l.coalesce.clear()
+	}
 	l.mu.Unlock()
 	select {
 	case l.wake <- struct{}{}:
@@ -427,6 +438,10 @@ func (l *processorListener) stop() {
 // until stopped.
 func (l *processorListener) run() {
 	defer l.markFinished()
+	if l.coalesce != nil {
+		l.runCoalescing()
+		return
+	}
 	for {
 		l.mu.Lock()
 		for len(l.pending) == 0 && !l.stopped {

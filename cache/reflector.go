@@ -558,6 +558,22 @@ func (r *Reflector) setLastSyncResourceVersion(rv string) {
 	}
 }
 
+// syncAt records rv as the last synced resource version, then runs handOver,
+// which gives the store the state current at rv. The version is recorded
+// first because the store may be processed, and the informer report synced,
+// before handOver returns: a caller that waited for HasSynced then reads
+// the version its cache holds, not an older one. When handOver fails the
+// previous version is restored.
+func (r *Reflector) syncAt(rv string, handOver func() error) error {
+	previous := r.LastSyncResourceVersion()
+	r.setLastSyncResourceVersion(rv)
+	if err := handOver(); err != nil {
+		r.setLastSyncResourceVersion(previous)
+		return err
+	}
+	return nil
+}
+
 func (r *Reflector) setLastSyncResourceVersionUnavailable(unavailable bool) {
 	r.mu.Lock()
 	r.lastSyncResourceVersionUnavailable = unavailable
@@ -798,6 +814,9 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 // list makes one (possibly paged) LIST and replaces the store's content
 // with its items.
 func (r *Reflector) list(ctx context.Context) error {
+	if pw := r.pagewiseStore(); pw != nil {
+		return r.listPagewise(ctx, pw)
+	}
 	rv := r.relistResourceVersion()
 	pageSize := r.listPageSize(rv)
 	trace := utiltrace.New("Reflector ListAndWatch", utiltrace.Field{Key: "name", Value: r.name})
@@ -825,11 +844,10 @@ func (r *Reflector) list(ctx context.Context) error {
 	r.mu.Unlock()
 
 	count := len(items)
-	if err := r.store.Replace(items, listRV); err != nil {
+	if err := r.syncAt(listRV, func() error { return r.store.Replace(items, listRV) }); err != nil {
 		return fmt.Errorf("unable to sync list result: %w", err)
 	}
 	trace.Step("SyncWith done")
-	r.setLastSyncResourceVersion(listRV)
 	r.stats.listSucceeded(r.clock.Now())
 	r.metrics.listDone(r.clock.Since(start).Seconds(), count)
 	return nil
@@ -933,7 +951,7 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 		if ctx.Err() != nil {
 			return nil, nil
 		}
-		acc := newReflectorListAccumulator(transform)
+		store, finish := r.newStreamListStore(ctx, transform)
 		options := metav1.ListOptions{
 			ResourceVersion:      r.rewatchResourceVersion(),
 			AllowWatchBookmarks:  true,
@@ -966,7 +984,7 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 		}
 		session := reflectorWatchSession{
 			r:         r,
-			store:     acc,
+			store:     store,
 			streaming: true,
 		}
 		ended, err := session.run(ctx, start, w, nil)
@@ -995,19 +1013,21 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 			return nil, &reflectorIncompleteStreamError{name: r.name, events: session.events}
 		}
 
-		trace.Step("Objects streamed", utiltrace.Field{Key: "count", Value: acc.len()})
+		trace.Step("Objects streamed", utiltrace.Field{Key: "events", Value: session.events})
 		r.mu.Lock()
 		r.lastSyncResourceVersionUnavailable = false
 		r.streamListCompleted = true
 		r.mu.Unlock()
-		items := acc.list()
-		count := len(items)
-		if err := r.store.Replace(items, session.streamRV); err != nil {
+		var count int
+		err = r.syncAt(session.streamRV, func() (err error) {
+			count, err = finish(session.streamRV)
+			return err
+		})
+		if err != nil {
 			w.Stop()
 			return nil, fmt.Errorf("unable to sync watch-list result: %w", err)
 		}
 		trace.Step("SyncWith done")
-		r.setLastSyncResourceVersion(session.streamRV)
 		r.stats.listSucceeded(r.clock.Now())
 		r.metrics.listDone(r.clock.Since(start).Seconds(), count)
 		return w, nil
@@ -1553,8 +1573,6 @@ func (a *reflectorListAccumulator) Delete(obj interface{}) error {
 	}
 	return nil
 }
-
-func (a *reflectorListAccumulator) len() int { return len(a.index) }
 
 // list returns the collected objects in arrival order.
 func (a *reflectorListAccumulator) list() []interface{} {

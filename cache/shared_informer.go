@@ -139,6 +139,14 @@ type HandlerOptions struct {
 	// SharedInformer.AddEventHandlerWithResyncPeriod); nil means the
 	// informer's default.
 	ResyncPeriod *time.Duration
+
+	// BufferPolicy says how the handler's buffer holds notifications
+	// waiting for the handler: HandlerBufferUnbounded (the zero value:
+	// every notification, in order, as in client-go) or
+	// HandlerBufferCoalesceByKey (the latest state per object, memory
+	// bounded by the number of objects). Other values make
+	// AddEventHandlerWithOptions fail. kinformer extension.
+	BufferPolicy HandlerBufferPolicy
 }
 
 // SharedIndexInformer is a SharedInformer whose cache is an Indexer.
@@ -494,12 +502,12 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
-	if d, ok := obj.(Deltas); ok {
-		s.stats.deltas.Add(uint64(len(d)))
-	} else {
-		s.stats.deltas.Add(1)
-	}
 	err := s.applier.process(obj, isInInitialList)
+	if d, ok := obj.(Deltas); ok {
+		s.stats.deltas.Add(s.applier.appliedDeltas(d))
+	} else {
+		s.stats.deltas.Add(s.applier.appliedDeltas(nil) + 1)
+	}
 	s.flushLocked()
 	s.rvWaiters.notify(s.indexer)
 	return err
@@ -509,8 +517,8 @@ func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool
 func (s *sharedIndexInformer) handleBatch(deltas []Delta, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
-	s.stats.deltas.Add(uint64(len(deltas)))
 	err := s.applier.processBatch(deltas, isInInitialList)
+	s.stats.deltas.Add(s.applier.appliedDeltas(deltas))
 	s.flushLocked()
 	s.rvWaiters.notify(s.indexer)
 	return err
@@ -625,6 +633,9 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	}
 
 	l := newProcessorListener(logger, handler, resyncPeriod, determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod), s.clock.Now(), s.HasSyncedChecker().Name(), &s.processor.panics)
+	if err := l.setBufferPolicy(options.BufferPolicy); err != nil {
+		return nil, err
+	}
 
 	if !s.started {
 		s.processor.addListener(l)

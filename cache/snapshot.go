@@ -374,16 +374,14 @@ func (r *Reflector) resumeFromSnapshot(ctx context.Context) bool {
 	// them without transforming them again (see
 	// SharedIndexInformerOptions.SnapshotFile). A store of another kind
 	// gets a plain Replace.
+	handOver := func() error { return r.store.Replace(resume.objects, resume.resourceVersion) }
 	if q, ok := r.store.(snapshotLoader); ok {
-		err = q.replaceLoaded(resume.objects, resume.resourceVersion)
-	} else {
-		err = r.store.Replace(resume.objects, resume.resourceVersion)
+		handOver = func() error { return q.replaceLoaded(resume.objects, resume.resourceVersion) }
 	}
-	if err != nil {
+	if err := r.syncAt(resume.resourceVersion, handOver); err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "Snapshot could not be given to the store; listing instead", "reflector", r.name)
 		return false
 	}
-	r.setLastSyncResourceVersion(resume.resourceVersion)
 	r.loggerFor(ctx).V(2).Info("Resuming from a snapshot instead of listing", "reflector", r.name, "type", r.typeDescription,
 		"objects", len(resume.objects), "resourceVersion", resume.resourceVersion)
 	return true

@@ -129,6 +129,9 @@ type RealFIFO struct {
 	identifier InformerNameAndResource
 	metrics    realFIFOMetrics
 
+	// pw is the state of pagewise lists (see pagewise_relist.go).
+	pw pagewiseQueue
+
 	// Consumer scratch space, reused between pops while no other consumer
 	// is using it (consuming). batchKeys holds the keys of the deltas in
 	// batch (or single) while they are being processed; see poppedKeys.
@@ -248,6 +251,7 @@ func (f *RealFIFO) Close() {
 	f.initLocked()
 	f.closed.Store(true)
 	f.cond.Broadcast()
+	f.pw.poppedLocked()
 }
 
 // IsClosed reports whether Close has been called.
@@ -837,6 +841,7 @@ func (f *RealFIFO) inRunLocked(n int, key string) bool {
 // so that a Replace arriving while an earlier delta is processed (possible
 // with UnlockWhileProcessing) is not marked synced by that delta.
 func (f *RealFIFO) processLocked(firstKey string, count int, process func() error) error {
+	f.pw.poppedLocked()
 	depth := f.items.len()
 	if f.metrics.on {
 		f.metrics.queued.Set(float64(depth))

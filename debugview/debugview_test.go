@@ -105,12 +105,12 @@ func TestOmDebugViewOfTypedAndDynamicFactories(t *testing.T) {
 			Handlers:  []debugview.Handler{},
 		},
 		{
-			Type: "*v1.Pod", Resource: "pods.v1", Started: true, Synced: true, StoreSize: 2, DeltasProcessed: 1,
+			Type: "*v1.Pod", Resource: "pods.v1", Started: true, Synced: true, StoreSize: 2, DeltasProcessed: 2,
 			Lists:    lists(1, 0),
 			Handlers: []debugview.Handler{{Name: "github.com/kinformer/kinformer/debugview_test.omNoop", Synced: true}},
 		},
 		{
-			Type: "*unstructured.Unstructured", Resource: "widgets.v1.example.com", Started: true, Synced: true, DeltasProcessed: 1,
+			Type: "*unstructured.Unstructured", Resource: "widgets.v1.example.com", Started: true, Synced: true,
 			Lists:    lists(1, 0),
 			Handlers: []debugview.Handler{},
 		},

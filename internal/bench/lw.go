@@ -37,6 +37,7 @@ type MemoryLW struct {
 	watchers []*MemoryWatch
 	opened   chan struct{} // closed and replaced on every new watch
 	lists    int
+	hook     func(options metav1.ListOptions, list *v1.PodList)
 }
 
 // NewMemoryLW returns a MemoryLW serving a population of pods pods at
@@ -67,6 +68,16 @@ func (lw *MemoryLW) SetNextList(list *v1.PodList) {
 	lw.next = list
 }
 
+// SetListHook makes every later generated LIST answer call hook with the
+// request's options and the generated list before returning it (the list is
+// alive while hook runs); nil removes the hook. hook runs on the caller's
+// goroutine and may block it.
+func (lw *MemoryLW) SetListHook(hook func(options metav1.ListOptions, list *v1.PodList)) {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	lw.hook = hook
+}
+
 // Lists returns how many LIST requests (pages included) were answered.
 func (lw *MemoryLW) Lists() int {
 	lw.mu.Lock()
@@ -92,7 +103,7 @@ func (lw *MemoryLW) ListWithContext(_ context.Context, options metav1.ListOption
 		lw.mu.Unlock()
 		return next, nil
 	}
-	pods, rv := lw.pods, lw.rv
+	pods, rv, hook := lw.pods, lw.rv, lw.hook
 	lw.mu.Unlock()
 
 	rvs := strconv.Itoa(rv)
@@ -111,6 +122,9 @@ func (lw *MemoryLW) ListWithContext(_ context.Context, options metav1.ListOption
 	list := NewPodList(first, n, rvs)
 	if paged && first+n < pods {
 		list.Continue = strconv.Itoa(first + n)
+	}
+	if hook != nil {
+		hook(options, list)
 	}
 	return list, nil
 }

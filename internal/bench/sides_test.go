@@ -85,12 +85,15 @@ type pfSide struct {
 	// f (the floor).
 	id    string
 	build func(lw *MemoryLW, hs []*pfHandler) pfRunning
+	// pagewise sides apply a paged relist page by page and notify their
+	// handlers as they go; the others notify only after the whole list.
+	pagewise bool
 }
 
 var pfSides = []pfSide{
-	{id: "k", build: pfBuildKinformer},
+	{id: "k", build: pfBuildKinformer, pagewise: true},
 	{id: "c", build: pfBuildClientGo},
-	{id: "f", build: pfBuildFloor},
+	{id: "f", build: pfBuildFloor, pagewise: true},
 }
 
 // pfRound rotates the order in which sides run, so that drift and warm-up

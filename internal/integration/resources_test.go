@@ -210,27 +210,8 @@ func TestDynamicInformerForCustomResource(t *testing.T) {
 	dyn := dynamic.NewForConfigOrDie(env.Config())
 	ns := itNamespace(t, cs)
 
-	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": "widgets.it.kinformer.dev"},
-		"spec": map[string]any{
-			"group": "it.kinformer.dev",
-			"scope": "Namespaced",
-			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-			"versions": []any{map[string]any{
-				"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type":                                 "object",
-					"x-kubernetes-preserve-unknown-fields": true,
-				}},
-			}},
-		},
-	}}
-	_, err := dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{})
-	require.NoError(t, err)
 	gvr := schema.GroupVersionResource{Group: "it.kinformer.dev", Version: "v1", Resource: "widgets"}
+	require.NoError(t, env.CreateCRD(ctx, gvr, "Widget"))
 	widget := func(name string, size int64) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "it.kinformer.dev/v1", "kind": "Widget",
@@ -238,11 +219,8 @@ func TestDynamicInformerForCustomResource(t *testing.T) {
 			"spec":     map[string]any{"size": size},
 		}}
 	}
-	// The CRD takes a moment to be served.
-	require.Eventually(t, func() bool {
-		_, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, widget("first", 1), metav1.CreateOptions{})
-		return err == nil
-	}, time.Minute, 200*time.Millisecond, "the custom resource is not served")
+	_, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, widget("first", 1), metav1.CreateOptions{})
+	require.NoError(t, err)
 
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, ns, nil)
 	informer := factory.ForResource(gvr).Informer()

@@ -162,7 +162,7 @@ func newSkRun(t *testing.T, cfg skConfig) *skRun {
 	defer cancel()
 	_, err := run.admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: skNamespace}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	run.createCRD(ctx)
+	require.NoError(t, env.CreateCRD(ctx, skWidgetGVR, "Widget"))
 	p, err := faultproxy.New(env.Config(), faultproxy.Options{Seed: seed, OnRequest: func(info faultproxy.RequestInfo, f *faultproxy.Fault) {
 		if os.Getenv("KINFORMER_SOAK_TRACE") == "" {
 			return
@@ -179,32 +179,6 @@ func newSkRun(t *testing.T, cfg skConfig) *skRun {
 	run.proxy = p
 	run.buildResources()
 	return run
-}
-
-func (run *skRun) createCRD(ctx context.Context) {
-	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": "widgets.soak.kinformer.dev"},
-		"spec": map[string]any{
-			"group": "soak.kinformer.dev",
-			"scope": "Namespaced",
-			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-			"versions": []any{map[string]any{
-				"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type": "object", "x-kubernetes-preserve-unknown-fields": true,
-				}},
-			}},
-		},
-	}}
-	_, err := run.dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{})
-	require.NoError(run.t, err)
-	require.Eventually(run.t, func() bool {
-		_, err := run.dyn.Resource(skWidgetGVR).Namespace(skNamespace).List(ctx, metav1.ListOptions{Limit: 1})
-		return err == nil
-	}, time.Minute, 200*time.Millisecond, "the custom resource is not served")
 }
 
 // buildResources makes the five resources, their informers (through the proxy) and the

@@ -2,9 +2,11 @@ package soak
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -207,6 +209,21 @@ func skSoak(t *testing.T, cfg skConfig) {
 	fmt.Fprintf(&report, "  handler events: %d; watch errors reported: %d (bad data: %d)\n", events, watchErrs, badData)
 	fmt.Fprintf(&report, "  converged %v after the faults stopped; divergences: %d\n", took.Round(time.Millisecond), len(divergences))
 	t.Log(report.String())
+	if len(divergences) > 0 {
+		// What each informer was doing, and every goroutine, for the diagnosis.
+		for _, r := range run.res {
+			st, ok := cache.GetInformerStatus(r.informer)
+			if !ok {
+				t.Logf("status of %s: not a kinformer informer", r.name)
+				continue
+			}
+			js, _ := json.Marshal(st)
+			t.Logf("status of %s: %s", r.name, js)
+		}
+		var stacks strings.Builder
+		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+		t.Logf("goroutines:\n%s", stacks.String())
+	}
 
 	require.Empty(t, stats.errs, "server-side faults failed")
 	require.Empty(t, divergences, invariant.Summary(divergences, 20))

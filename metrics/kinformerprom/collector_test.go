@@ -122,7 +122,7 @@ kinformer_informer_store_objects{%[1]s} 3
 kinformer_informer_queue_depth{%[1]s} 0
 # HELP kinformer_informer_deltas_processed_total Deltas the processing loop applied to the cache.
 # TYPE kinformer_informer_deltas_processed_total counter
-kinformer_informer_deltas_processed_total{%[1]s} 2
+kinformer_informer_deltas_processed_total{%[1]s} 3
 # HELP kinformer_informer_lists_total Lists (paged or streaming) by reason: initial, expired (410), watch_error, short_watch, list_error, stream_fallback.
 # TYPE kinformer_informer_lists_total counter
 kinformer_informer_lists_total{%[4]s,reason="expired",%[5]s} 0
