@@ -154,12 +154,18 @@ type skFaultStats struct {
 	injected map[string]int
 	pending  map[string][]skEffect
 	errs     []string
-	// down is how long the server-side restarts kept a server down, per fault name.
-	down map[string]time.Duration
+	// outages are the server restarts: when each began and when its server was ready.
+	outages []skOutage
+}
+
+// skOutage is one server restart of the fault phase.
+type skOutage struct {
+	name         string
+	began, ready time.Time
 }
 
 func newSkFaultStats() *skFaultStats {
-	return &skFaultStats{injected: map[string]int{}, pending: map[string][]skEffect{}, down: map[string]time.Duration{}}
+	return &skFaultStats{injected: map[string]int{}, pending: map[string][]skEffect{}}
 }
 
 func (s *skFaultStats) add(name string, fired skEffect, err error) {

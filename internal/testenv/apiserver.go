@@ -68,7 +68,7 @@ func (s *APIServer) Start() error {
 		"--profiling=false",
 	}
 	args = append(args, e.opts.APIServerFlags...)
-	p, err := e.spawn(s.name, filepath.Join(e.bins, "kube-apiserver"), args...)
+	p, err := e.spawn(s.name, e.opts.APIServerEnv, filepath.Join(e.bins, "kube-apiserver"), args...)
 	if err != nil {
 		return err
 	}

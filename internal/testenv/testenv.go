@@ -63,6 +63,10 @@ type Options struct {
 	// watches it: a test that restarts the servers often sets a short grace (the soak test
 	// uses one second) so that a restart costs the server's start-up time only.
 	StopGrace time.Duration
+	// APIServerEnv are extra environment variables ("NAME=value") for kube-apiserver, on top
+	// of the test process's environment (for example "GOGC=400": less garbage-collection CPU
+	// per request for more memory).
+	APIServerEnv []string
 }
 
 // Env is a running etcd with one or more kube-apiservers on top of it. Its methods are safe
@@ -319,7 +323,7 @@ func (e *Env) startEtcd() error {
 	}
 	client := e.EtcdURL()
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peer)
-	p, err := e.spawn("etcd", filepath.Join(e.bins, "etcd"),
+	p, err := e.spawn("etcd", nil, filepath.Join(e.bins, "etcd"),
 		"--name=test", "--data-dir="+filepath.Join(e.dir, "etcd-data"),
 		"--listen-client-urls="+client, "--advertise-client-urls="+client,
 		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
@@ -346,13 +350,16 @@ func (e *Env) startEtcd() error {
 
 // spawn starts a child process with its output in a log file, in its own process group,
 // killed if the test binary dies.
-func (e *Env) spawn(name, path string, args ...string) (*proc, error) {
+func (e *Env) spawn(name string, env []string, path string, args ...string) (*proc, error) {
 	logPath := filepath.Join(e.dir, name+".log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(path, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -2,7 +2,10 @@ package testenv
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,9 +83,10 @@ func TestEnvLifecycle(t *testing.T) {
 // TestStopGraceKillsLingeringServers: with a short Options.StopGrace, stopping kube-apiserver
 // while a watch keeps it alive, and restarting etcd while kube-apiserver watches it, end
 // both processes with SIGKILL after the grace instead of waiting for them, and the restarted
-// servers serve the data written before.
+// servers serve the data written before. Options.APIServerEnv reaches kube-apiserver's
+// environment.
 func TestStopGraceKillsLingeringServers(t *testing.T) {
-	env := Start(t, Options{StopGrace: 200 * time.Millisecond})
+	env := Start(t, Options{StopGrace: 200 * time.Millisecond, APIServerEnv: []string{"GOGC=400"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cs := env.Clientset()
@@ -96,6 +100,9 @@ func TestStopGraceKillsLingeringServers(t *testing.T) {
 	s.mu.Lock()
 	old := s.proc
 	s.mu.Unlock()
+	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", old.cmd.Process.Pid))
+	require.NoError(t, err)
+	require.Contains(t, strings.Split(string(environ), "\x00"), "GOGC=400")
 	// Without the grace, Stop would wait the default 10 s (the watch keeps kube-apiserver
 	// alive for up to a minute): half of that is a wide margin for a 200 ms grace.
 	began := time.Now()

@@ -131,12 +131,18 @@ func (c *Cluster) Run(ctx context.Context, rate float64) error {
 	}
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	defer tick.Stop()
+	// Writes carry ctx's cancellation but not its deadline: with the deadline, the client's
+	// rate limiter refuses a write that could not start before it ("would exceed context
+	// deadline") while ctx is not yet done, which would read as a failed write.
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
-			if err := c.step(ctx); err != nil {
+			if err := c.step(wctx); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
