@@ -422,13 +422,25 @@ func (f *DeltaFIFO) logIfSlow(start time.Time, key string, depth int) {
 // half-replaced, and the deletions of queued keys come in queue order rather
 // than random map order.
 func (f *DeltaFIFO) Replace(list []interface{}, _ string) error {
+	return f.replace(list, f.transformer != nil)
+}
+
+// replaceLoaded is Replace for objects that already went through the
+// transformer (a warm start's snapshot, snapshot.go): they are queued as
+// they are.
+func (f *DeltaFIFO) replaceLoaded(list []interface{}, _ string) error {
+	return f.replace(list, false)
+}
+
+// replace implements Replace, transforming the listed objects if transform.
+func (f *DeltaFIFO) replace(list []interface{}, transform bool) error {
 	action := Sync
 	if f.emitDeltaTypeReplaced {
 		action = Replaced
 	}
 	keys := make([]string, len(list))
 	objs := list
-	if f.transformer != nil {
+	if transform {
 		objs = make([]interface{}, len(list))
 	}
 	for i, obj := range list {
@@ -437,7 +449,7 @@ func (f *DeltaFIFO) Replace(list []interface{}, _ string) error {
 			return err
 		}
 		keys[i] = key
-		if f.transformer != nil {
+		if transform {
 			if objs[i], err = f.transform(obj, key); err != nil {
 				return err
 			}

@@ -215,14 +215,35 @@ type SharedIndexInformerOptions struct {
 	// and reconciles against the loaded cache as any relist does: updates
 	// for the objects still there, deletes (DeletedFinalStateUnknown) for
 	// those gone, adds for new ones. A file that is corrupt, truncated, of
-	// another object type or another format version is rejected: logged,
-	// passed to the watch error handler as a *SnapshotError, and the
-	// informer lists as usual. Objects are stored in their API types'
+	// another object type, another scope (SnapshotScope) or another format
+	// version is rejected: logged, passed to the watch error handler as a
+	// *SnapshotError, and the informer lists as usual. Objects are stored in their API types'
 	// protobuf encoding where they have one, as JSON otherwise
 	// (unstructured objects included), with a CRC-32C checksum. The file
 	// must not be shared by informers running at the same time.
 	// kinformer extension; SetSnapshotFile sets it before Run.
+	//
+	// The transform (SetTransform) is not applied again to the loaded
+	// objects: they are the cache's objects as they were saved, so they
+	// went through it once already, when they came from the server. This
+	// keeps SetTransform's promise (applied exactly once to every object
+	// received from the server) and client-go's, which asks a transform to
+	// be idempotent only when cached objects are passed to Replace, which
+	// default informers never do. So a transform that is changed between
+	// runs applies to a loaded object only once the server sends it again
+	// (an update, or the relist after a 410); remove the snapshot file when
+	// the transform changes what the cache keeps.
 	SnapshotFile string
+
+	// SnapshotScope names which objects of the type the ListerWatcher
+	// selects, in a stable text form (SnapshotScopeFor builds it from a
+	// namespace and list options). It is part of the snapshot file's
+	// identity: a file written under another scope (another namespace,
+	// label or field selector) is rejected as a *SnapshotError, and the
+	// informer lists as usual, instead of loading objects its own list
+	// would not return. "" is the scope of an unrestricted informer.
+	// kinformer extension; SetSnapshotScope sets it before Run.
+	SnapshotScope string
 }
 
 const (
@@ -280,6 +301,7 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 		useDeltaFIFO:                    options.UseDeltaFIFO,
 		watchIdleTimeout:                options.WatchIdleTimeout,
 		snapshotFile:                    options.SnapshotFile,
+		snapshotScope:                   options.SnapshotScope,
 		cacheMutationDetector:           NewCacheMutationDetector(fmt.Sprintf("%T", exampleObject)),
 		stats:                           newInformerStats(),
 	}
@@ -329,6 +351,8 @@ type sharedIndexInformer struct {
 	watchIdleTimeout time.Duration
 	// snapshotFile is SharedIndexInformerOptions.SnapshotFile.
 	snapshotFile string
+	// snapshotScope is SharedIndexInformerOptions.SnapshotScope.
+	snapshotScope string
 
 	// blockDeltas is held while a popped batch is applied and distributed,
 	// and while a late handler is given the cache contents, so that such a

@@ -50,6 +50,10 @@ type snapshotHeader struct {
 	Identity string `json:"identity"`
 	// Codec is how the objects are encoded: "protobuf" or "json".
 	Codec string `json:"codec"`
+	// Scope is the informer's SharedIndexInformerOptions.SnapshotScope
+	// (namespace and selectors); a snapshot is only loaded by an informer
+	// of the same scope. Absent for an unrestricted informer.
+	Scope string `json:"scope,omitempty"`
 	// ResourceVersion is the version the cache had reached.
 	ResourceVersion string `json:"resourceVersion"`
 	// Count is the number of objects.
@@ -57,7 +61,7 @@ type snapshotHeader struct {
 }
 
 // SnapshotError is the error of a snapshot file that cannot be loaded
-// (corrupt, truncated, of another object type or format version) or
+// (corrupt, truncated, of another object type, scope or format version) or
 // written. kinformer extension, not in client-go.
 type SnapshotError struct {
 	// Path is the snapshot file.
@@ -176,7 +180,7 @@ func snapshotIdentity(example runtime.Object, description string) string {
 }
 
 // writeSnapshot writes objects and rv to path atomically.
-func writeSnapshot(path, identity string, codec snapshotCodec, objects []interface{}, rv string) (err error) {
+func writeSnapshot(path, identity, scope string, codec snapshotCodec, objects []interface{}, rv string) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -193,7 +197,7 @@ func writeSnapshot(path, identity string, codec snapshotCodec, objects []interfa
 	}()
 	crc := crc32.New(snapshotCRCTable)
 	w := bufio.NewWriterSize(io.MultiWriter(tmp, crc), 256<<10)
-	header, err := json.Marshal(snapshotHeader{Identity: identity, Codec: codec.name, ResourceVersion: rv, Count: len(objects)})
+	header, err := json.Marshal(snapshotHeader{Identity: identity, Scope: scope, Codec: codec.name, ResourceVersion: rv, Count: len(objects)})
 	if err != nil {
 		return err
 	}
@@ -258,7 +262,7 @@ func snapshotObjectName(obj interface{}) string {
 
 // readSnapshot loads the snapshot at path. It returns os.ErrNotExist
 // (wrapped) when there is none.
-func readSnapshot(path, identity string, codec snapshotCodec) ([]interface{}, string, error) {
+func readSnapshot(path, identity, scope string, codec snapshotCodec) ([]interface{}, string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, "", err
@@ -301,6 +305,9 @@ func readSnapshot(path, identity string, codec snapshotCodec) ([]interface{}, st
 	if header.Identity != identity {
 		return nil, "", fmt.Errorf("snapshot of %q, this informer caches %q", header.Identity, identity)
 	}
+	if header.Scope != scope {
+		return nil, "", fmt.Errorf("snapshot holds %s, this informer selects %s", describeSnapshotScope(header.Scope), describeSnapshotScope(scope))
+	}
 	if header.Codec != codec.name {
 		return nil, "", fmt.Errorf("objects encoded as %q, this informer uses %q", header.Codec, codec.name)
 	}
@@ -336,6 +343,13 @@ type reflectorResume struct {
 	resourceVersion string
 }
 
+// snapshotLoader is implemented by the queues (RealFIFO, DeltaFIFO): a
+// Replace that does not apply the queue's transformer, for objects that
+// went through it before they were saved.
+type snapshotLoader interface {
+	replaceLoaded(list []interface{}, resourceVersion string) error
+}
+
 // resumeFromSnapshot hands the loaded state, once, to the store and moves
 // the Reflector to its resource version; it reports whether it did.
 func (r *Reflector) resumeFromSnapshot(ctx context.Context) bool {
@@ -355,7 +369,16 @@ func (r *Reflector) resumeFromSnapshot(ctx context.Context) bool {
 	if resume == nil {
 		return false
 	}
-	if err := r.syncAt(resume.resourceVersion, func() error { return r.store.Replace(resume.objects, resume.resourceVersion) }); err != nil {
+	// The loaded objects are the cache's objects as they were saved, so
+	// they went through the informer's transform already; the queues take
+	// them without transforming them again (see
+	// SharedIndexInformerOptions.SnapshotFile). A store of another kind
+	// gets a plain Replace.
+	handOver := func() error { return r.store.Replace(resume.objects, resume.resourceVersion) }
+	if q, ok := r.store.(snapshotLoader); ok {
+		handOver = func() error { return q.replaceLoaded(resume.objects, resume.resourceVersion) }
+	}
+	if err := r.syncAt(resume.resourceVersion, handOver); err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "Snapshot could not be given to the store; listing instead", "reflector", r.name)
 		return false
 	}
@@ -399,7 +422,7 @@ func (s *sharedIndexInformer) loadSnapshot(ctx context.Context) (*reflectorResum
 	if err != nil {
 		return nil, &SnapshotError{Path: s.snapshotFile, Op: "load", Err: err}
 	}
-	objects, rv, err := readSnapshot(s.snapshotFile, snapshotIdentity(s.objectType, s.objectDescription), codec)
+	objects, rv, err := readSnapshot(s.snapshotFile, snapshotIdentity(s.objectType, s.objectDescription), s.snapshotScope, codec)
 	if errors.Is(err, os.ErrNotExist) {
 		klog.FromContext(ctx).V(2).Info("No informer snapshot yet; listing", "path", s.snapshotFile)
 		return nil, nil
@@ -423,7 +446,7 @@ func (s *sharedIndexInformer) saveSnapshot(ctx context.Context) {
 	}
 	codec, err := snapshotCodecFor(s.objectType)
 	if err == nil {
-		err = writeSnapshot(s.snapshotFile, snapshotIdentity(s.objectType, s.objectDescription), codec, storeObjectsByKey(s.indexer), rv)
+		err = writeSnapshot(s.snapshotFile, snapshotIdentity(s.objectType, s.objectDescription), s.snapshotScope, codec, storeObjectsByKey(s.indexer), rv)
 	}
 	if err != nil {
 		utilruntime.HandleErrorWithContext(ctx, &SnapshotError{Path: s.snapshotFile, Op: "save", Err: err}, "Informer snapshot not written", "type", fmt.Sprintf("%T", s.objectType))

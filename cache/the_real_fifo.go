@@ -386,8 +386,20 @@ func (f *RealFIFO) Bookmark(resourceVersion string) error {
 // Difference from client-go: errors leave the queue untouched instead of
 // half-replaced.
 func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error {
+	return f.replace(newItems, resourceVersion, f.transformer != nil)
+}
+
+// replaceLoaded is Replace for objects that already went through the
+// transformer (a warm start's snapshot, snapshot.go): they are queued as
+// they are.
+func (f *RealFIFO) replaceLoaded(newItems []interface{}, resourceVersion string) error {
+	return f.replace(newItems, resourceVersion, false)
+}
+
+// replace implements Replace, transforming the listed objects if transform.
+func (f *RealFIFO) replace(newItems []interface{}, resourceVersion string, transform bool) error {
 	if f.emitAtomicEvents {
-		if f.transformer != nil {
+		if transform {
 			for i, obj := range newItems {
 				out, err := f.transformer(obj)
 				if err != nil {
@@ -407,7 +419,7 @@ func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error
 	keys := make([]string, len(newItems))
 	listed := make(map[string]struct{}, len(newItems))
 	objs := newItems
-	if f.transformer != nil {
+	if transform {
 		objs = make([]interface{}, len(newItems))
 	}
 	for i, obj := range newItems {
@@ -417,7 +429,7 @@ func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error
 		}
 		keys[i] = key
 		listed[key] = struct{}{}
-		if f.transformer != nil {
+		if transform {
 			if objs[i], err = f.transform(obj, key); err != nil {
 				return err
 			}

@@ -35,12 +35,15 @@ func WithWatchIdleTimeout(d time.Duration) SharedInformerOption {
 // (see cache.SharedIndexInformerOptions.SnapshotFile): on stop it writes its
 // cache to a file in dir named after its object type (for example
 // "k8s.io_api_core_v1.Pod.snap"), and on start it resumes from that file
-// instead of listing. The directory is created when needed. Use one
-// directory per factory configuration: snapshots of a factory restricted by
-// WithNamespace or WithTweakListOptions hold only what it selected, and an
-// informer loading another configuration's file would not notice. Only one
-// running factory may use a directory at a time. kinformer extension, not
-// in client-go.
+// instead of listing. The directory is created when needed. Each file is
+// tied to the factory's scope (cache.SnapshotScopeFor of its WithNamespace
+// and of the label and field selectors its WithTweakListOptions sets): a
+// factory with another namespace or other selectors rejects the file with a
+// *cache.SnapshotError and lists as usual, so sharing a directory between
+// configurations costs lists but never loads foreign objects (give each
+// configuration its own directory to keep both warm). Only one running
+// factory may use a directory at a time. kinformer extension, not in
+// client-go.
 func WithSnapshotDir(dir string) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
 		f.extensions.snapshotDir = dir
@@ -74,6 +77,9 @@ func (f *sharedInformerFactory) applyExtensions(t reflect.Type, informer cache.S
 	}
 	if dir := f.extensions.snapshotDir; dir != "" {
 		if err := cache.SetSnapshotFile(informer, filepath.Join(dir, SnapshotFileName(t))); err != nil {
+			utilruntime.HandleError(err)
+		}
+		if err := cache.SetSnapshotScope(informer, cache.SnapshotScopeFor(f.namespace, f.tweakListOptions)); err != nil {
 			utilruntime.HandleError(err)
 		}
 	}

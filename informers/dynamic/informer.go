@@ -48,9 +48,16 @@ type DynamicSharedInformerFactory interface {
 	Shutdown()
 }
 
-// dynamicSharedInformerFactory implements DynamicSharedInformerFactory.
+// dynamicSharedInformerFactory implements DynamicSharedInformerFactory. Its
+// configuration is fixed once the constructor returns.
 type dynamicSharedInformerFactory struct {
 	*gvrfactory.Factory
+	client           dynamic.Interface
+	defaultResync    time.Duration
+	namespace        string
+	tweakListOptions TweakListOptionsFunc
+	// snapshotDir is WithSnapshotDir's directory; "" means none.
+	snapshotDir string
 }
 
 // NewDynamicSharedInformerFactory returns a factory over client for all
@@ -63,9 +70,75 @@ func NewDynamicSharedInformerFactory(client dynamic.Interface, defaultResync tim
 // informers watch namespace only (all if empty; cluster-scoped resources
 // ignore it) and pass their requests through tweakListOptions (may be nil).
 func NewFilteredDynamicSharedInformerFactory(client dynamic.Interface, defaultResync time.Duration, namespace string, tweakListOptions TweakListOptionsFunc) DynamicSharedInformerFactory {
-	return &dynamicSharedInformerFactory{gvrfactory.New(func(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
-		return newInformer(client, gvr, namespace, defaultResync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweakListOptions)
-	})}
+	return NewDynamicSharedInformerFactoryWithOptions(client, defaultResync, WithNamespace(namespace), WithTweakListOptions(tweakListOptions))
+}
+
+// DynamicSharedInformerOption configures a factory built by
+// NewDynamicSharedInformerFactoryWithOptions. kinformer extension, not in
+// client-go (whose dynamic factory has no options).
+type DynamicSharedInformerOption func(*dynamicSharedInformerFactory) *dynamicSharedInformerFactory
+
+// WithNamespace restricts the factory's informers of namespaced resources to
+// namespace; metav1.NamespaceAll ("") means every namespace. Cluster-scoped
+// resources ignore it. kinformer extension, not in client-go.
+func WithNamespace(namespace string) DynamicSharedInformerOption {
+	return func(f *dynamicSharedInformerFactory) *dynamicSharedInformerFactory {
+		f.namespace = namespace
+		return f
+	}
+}
+
+// WithTweakListOptions passes every LIST and WATCH request of the factory's
+// informers through tweakListOptions (nil: no change), typically to set a
+// label or field selector. kinformer extension, not in client-go.
+func WithTweakListOptions(tweakListOptions TweakListOptionsFunc) DynamicSharedInformerOption {
+	return func(f *dynamicSharedInformerFactory) *dynamicSharedInformerFactory {
+		f.tweakListOptions = tweakListOptions
+		return f
+	}
+}
+
+// WithSnapshotDir makes every informer the factory builds warm-restartable
+// (see cache.SharedIndexInformerOptions.SnapshotFile): on stop it writes its
+// cache to a file in dir named after its resource (for example
+// "deployments.v1.apps.snap", "pods.v1.snap"), and on start it resumes from
+// that file instead of listing. The directory is created when needed. Each
+// file is tied to the factory's namespace and the label and field selectors
+// of its tweakListOptions (cache.SnapshotScopeFor): a factory with another
+// scope rejects it with a *cache.SnapshotError and lists as usual. Only one
+// running factory may use a directory at a time. kinformer extension, not
+// in client-go.
+func WithSnapshotDir(dir string) DynamicSharedInformerOption {
+	return func(f *dynamicSharedInformerFactory) *dynamicSharedInformerFactory {
+		f.snapshotDir = dir
+		return f
+	}
+}
+
+// NewDynamicSharedInformerFactoryWithOptions returns a factory over client
+// for all namespaces, configured by options (nil options are ignored);
+// defaultResync is every informer's resync period (zero: none). kinformer
+// extension, not in client-go: it is how a dynamic factory gets a snapshot
+// directory (WithSnapshotDir).
+func NewDynamicSharedInformerFactoryWithOptions(client dynamic.Interface, defaultResync time.Duration, options ...DynamicSharedInformerOption) DynamicSharedInformerFactory {
+	f := &dynamicSharedInformerFactory{client: client, defaultResync: defaultResync, namespace: metav1.NamespaceAll}
+	for _, opt := range options {
+		if opt == nil {
+			continue
+		}
+		if next := opt(f); next != nil {
+			f = next
+		}
+	}
+	f.Factory = gvrfactory.New(f.build)
+	return f
+}
+
+// build makes the informer of one resource with the factory's settings.
+func (f *dynamicSharedInformerFactory) build(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
+	informer := newInformer(f.client, gvr, f.namespace, f.defaultResync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, f.tweakListOptions)
+	gvrfactory.SetSnapshotDir(informer, f.snapshotDir, gvr, "", f.namespace, f.tweakListOptions)
+	return informer
 }
 
 // Start runs the requested informers until stopCh is closed.

@@ -64,6 +64,8 @@ type metadataSharedInformerFactory struct {
 	tweakListOptions TweakListOptionsFunc
 	transform        cache.TransformFunc
 	lean             *lean.Table
+	// snapshotDir is WithSnapshotDir's directory; "" means none.
+	snapshotDir string
 }
 
 // WithMemoryLean makes every informer of the factory keep lean objects:
@@ -88,6 +90,46 @@ func WithMemoryLean() SharedInformerOption {
 func WithTransform(transform cache.TransformFunc) SharedInformerOption {
 	return func(f *metadataSharedInformerFactory) *metadataSharedInformerFactory {
 		f.transform = transform
+		return f
+	}
+}
+
+// WithNamespace restricts the factory's informers of namespaced resources to
+// namespace; metav1.NamespaceAll ("") means every namespace. Cluster-scoped
+// resources ignore it. It is NewFilteredSharedInformerFactory's namespace
+// as an option, so that a restricted factory can have other options (such
+// as WithSnapshotDir) too. kinformer extension, not in client-go.
+func WithNamespace(namespace string) SharedInformerOption {
+	return func(f *metadataSharedInformerFactory) *metadataSharedInformerFactory {
+		f.namespace = namespace
+		return f
+	}
+}
+
+// WithTweakListOptions passes every LIST and WATCH request of the factory's
+// informers through tweakListOptions (nil: no change), typically to set a
+// label or field selector; it is NewFilteredSharedInformerFactory's
+// tweakListOptions as an option. kinformer extension, not in client-go.
+func WithTweakListOptions(tweakListOptions TweakListOptionsFunc) SharedInformerOption {
+	return func(f *metadataSharedInformerFactory) *metadataSharedInformerFactory {
+		f.tweakListOptions = tweakListOptions
+		return f
+	}
+}
+
+// WithSnapshotDir makes every informer the factory builds warm-restartable
+// (see cache.SharedIndexInformerOptions.SnapshotFile): on stop it writes its
+// cache to a file in dir named after its resource (for example
+// "deployments.v1.apps.metadata.snap"), and on start it resumes from that
+// file instead of listing. The directory is created when needed. Each file
+// is tied to the factory's namespace and the label and field selectors of
+// its tweakListOptions (cache.SnapshotScopeFor): a factory with another
+// scope rejects it with a *cache.SnapshotError and lists as usual. Only one
+// running factory may use a directory at a time. kinformer extension, not
+// in client-go.
+func WithSnapshotDir(dir string) SharedInformerOption {
+	return func(f *metadataSharedInformerFactory) *metadataSharedInformerFactory {
+		f.snapshotDir = dir
 		return f
 	}
 }
@@ -135,6 +177,7 @@ func (f *metadataSharedInformerFactory) build(gvr schema.GroupVersionResource) c
 		// The informer is new and not running, so this cannot fail.
 		_ = informer.SetTransform(transform)
 	}
+	gvrfactory.SetSnapshotDir(informer, f.snapshotDir, gvr, "metadata", f.namespace, f.tweakListOptions)
 	return informer
 }
 

@@ -1,0 +1,248 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// wrInformer builds an informer over srv with opts (SnapshotFile set by the
+// caller), a recorder and a collector of the watch error handler's errors.
+func wrInformer(t *testing.T, srv *infServer, opts SharedIndexInformerOptions) (*sharedIndexInformer, *infRecorder, func() []error) {
+	t.Helper()
+	informer := NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, opts).(*sharedIndexInformer)
+	rec := &infRecorder{}
+	_, err := informer.AddEventHandler(rec)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var errs []error
+	require.NoError(t, informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *Reflector, err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}))
+	return informer, rec, func() []error {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]error(nil), errs...)
+	}
+}
+
+// wrPerObject groups recorded events ("kind ns/name@rv ...") by object key,
+// keeping their order.
+func wrPerObject(events []string) map[string][]string {
+	out := map[string][]string{}
+	for _, ev := range events {
+		fields := strings.Fields(ev)
+		if len(fields) < 2 {
+			out[""] = append(out[""], ev)
+			continue
+		}
+		key := strings.TrimPrefix(fields[1], "tombstone(")
+		if i := strings.IndexByte(key, '@'); i >= 0 {
+			key = key[:i]
+		}
+		out[key] = append(out[key], ev)
+	}
+	return out
+}
+
+// wrFirstRun runs one informer with opts over srv (holding a@1 and b@2)
+// until its watch is open, then stops it, which writes the snapshot.
+func wrFirstRun(t *testing.T, srv *infServer, opts SharedIndexInformerOptions) {
+	t.Helper()
+	informer, rec, _ := wrInformer(t, srv, opts)
+	stop := olRunUntil(t, informer)
+	rec.waitN(t, 2)
+	require.Eventually(t, func() bool { _, watches := srv.counts(); return watches == 1 }, infTimeout, time.Millisecond)
+	stop()
+	srv.stopWatches()
+	_, err := os.Stat(opts.SnapshotFile)
+	require.NoError(t, err, "the snapshot was written on stop")
+}
+
+func TestWrSnapshotScopeFor(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		namespace string
+		tweak     func(*metav1.ListOptions)
+		want      string
+	}{
+		{"unrestricted", "", nil, ""},
+		{"tweak that selects nothing", "", func(o *metav1.ListOptions) { o.Limit = 10; o.TimeoutSeconds = new(int64) }, ""},
+		{"namespace", "prod", nil, `namespace="prod" labelSelector="" fieldSelector=""`},
+		{"label selector", "", func(o *metav1.ListOptions) { o.LabelSelector = "app=web" }, `namespace="" labelSelector="app=web" fieldSelector=""`},
+		{"both selectors and a namespace", "prod", func(o *metav1.ListOptions) {
+			o.LabelSelector = "app=web"
+			o.FieldSelector = "spec.nodeName=n1"
+		}, `namespace="prod" labelSelector="app=web" fieldSelector="spec.nodeName=n1"`},
+		{"quotes cannot be confused", "a\" labelSelector=\"x", nil, `namespace="a\" labelSelector=\"x" labelSelector="" fieldSelector=""`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, SnapshotScopeFor(tc.namespace, tc.tweak))
+		})
+	}
+}
+
+// TestWrSnapshotForeignScopeRejected: a snapshot written under one scope is
+// rejected, with a *SnapshotError naming both scopes, by an informer of
+// another scope, which lists as usual (and rewrites the file with its own
+// scope on stop); an informer of the same scope loads it without listing.
+func TestWrSnapshotForeignScopeRejected(t *testing.T) {
+	webInProd := SnapshotScopeFor("prod", func(o *metav1.ListOptions) { o.LabelSelector = "app=web" })
+	for _, tc := range []struct {
+		name      string
+		scope     string
+		wantError string
+	}{
+		{"same scope loads", webInProd, ""},
+		{"other namespace", SnapshotScopeFor("dev", func(o *metav1.ListOptions) { o.LabelSelector = "app=web" }),
+			`snapshot holds namespace="prod" labelSelector="app=web" fieldSelector="", this informer selects namespace="dev" labelSelector="app=web" fieldSelector=""`},
+		{"other label selector", SnapshotScopeFor("prod", func(o *metav1.ListOptions) { o.LabelSelector = "app=db" }),
+			`this informer selects namespace="prod" labelSelector="app=db" fieldSelector=""`},
+		{"other field selector", SnapshotScopeFor("prod", func(o *metav1.ListOptions) {
+			o.LabelSelector = "app=web"
+			o.FieldSelector = "spec.nodeName=n1"
+		}), `fieldSelector="spec.nodeName=n1"`},
+		{"unrestricted", "", `this informer selects all objects of the type (no namespace, no selectors)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "pods.snap")
+			srv := newInfServer()
+			t.Cleanup(srv.stopWatches)
+			srv.create("a") // 1
+			srv.create("b") // 2
+			wrFirstRun(t, srv, SharedIndexInformerOptions{SnapshotFile: path, SnapshotScope: webInProd})
+
+			informer, rec, errs := wrInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
+			require.NoError(t, SetSnapshotScope(informer, tc.scope))
+			stop := olRunUntil(t, informer)
+			assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@2 initial=true"}, rec.waitN(t, 2))
+			lists, _ := srv.counts()
+			if tc.wantError == "" {
+				assert.Equal(t, 1, lists, "only the first run listed")
+				assert.Empty(t, errs())
+				return
+			}
+			assert.Equal(t, 2, lists, "a normal list follows the rejection")
+			got := errs()
+			require.NotEmpty(t, got)
+			var serr *SnapshotError
+			require.ErrorAs(t, got[0], &serr)
+			assert.Equal(t, path, serr.Path)
+			assert.Equal(t, "load", serr.Op)
+			assert.Contains(t, serr.Error(), tc.wantError)
+
+			// On stop the file is rewritten under the new scope.
+			stop()
+			_, _, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), tc.scope, olPodCodec(t))
+			require.NoError(t, err)
+		})
+	}
+}
+
+func TestWrSetSnapshotScopeErrors(t *testing.T) {
+	require.ErrorContains(t, SetSnapshotScope(nil, "x"), "nil informer")
+	require.ErrorContains(t, SetSnapshotScope(&wrForeignInformer{}, "x"), "not built by kinformer")
+	srv := newInfServer()
+	t.Cleanup(srv.stopWatches)
+	informer, _, _ := wrInformer(t, srv, SharedIndexInformerOptions{})
+	olRunUntil(t, informer)
+	require.ErrorContains(t, SetSnapshotScope(informer, "x"), "already started")
+}
+
+// wrForeignInformer is a SharedInformer not built by this package.
+type wrForeignInformer struct{ SharedInformer }
+
+// TestWrSnapshotTransformNotReapplied: the objects loaded from a snapshot
+// are the transformed objects as cached; the transform is not applied to
+// them again (it is to everything the server sends afterwards, once), with
+// either queue. The transform here is deliberately not idempotent: it
+// counts its calls in an annotation.
+func TestWrSnapshotTransformNotReapplied(t *testing.T) {
+	for _, q := range infQueueKinds {
+		t.Run(q.name, func(t *testing.T) {
+			var mu sync.Mutex
+			calls := map[string]int{}
+			transform := func(obj interface{}) (interface{}, error) {
+				pod, ok := obj.(*v1.Pod)
+				if !ok {
+					return obj, nil
+				}
+				n, _ := strconv.Atoi(pod.Annotations["transformed"])
+				pod.Annotations = map[string]string{"transformed": strconv.Itoa(n + 1)}
+				mu.Lock()
+				calls[pod.Name+"@"+pod.ResourceVersion]++
+				mu.Unlock()
+				return pod, nil
+			}
+			callsSoFar := func() map[string]int {
+				mu.Lock()
+				defer mu.Unlock()
+				out := map[string]int{}
+				for k, v := range calls {
+					out[k] = v
+				}
+				return out
+			}
+			annotations := func(store Store) map[string]string {
+				out := map[string]string{}
+				for _, obj := range store.List() {
+					out[infDescribe(obj)] = obj.(*v1.Pod).Annotations["transformed"]
+				}
+				return out
+			}
+			path := filepath.Join(t.TempDir(), "pods.snap")
+			srv := newInfServer()
+			t.Cleanup(srv.stopWatches)
+			srv.create("a") // 1
+			srv.create("b") // 2
+			opts := SharedIndexInformerOptions{SnapshotFile: path, UseDeltaFIFO: q.useDeltaFIFO}
+
+			first, rec, _ := wrInformer(t, srv, opts)
+			require.NoError(t, first.SetTransform(transform))
+			stop := olRunUntil(t, first)
+			rec.waitN(t, 2)
+			require.Eventually(t, func() bool { _, watches := srv.counts(); return watches == 1 }, infTimeout, time.Millisecond)
+			stop()
+			srv.stopWatches()
+			assert.Equal(t, map[string]int{"a@1": 1, "b@2": 1}, callsSoFar())
+
+			srv.update("a") // 3, in the watch history
+			second, rec, errs := wrInformer(t, srv, opts)
+			require.NoError(t, second.SetTransform(transform))
+			olRunUntil(t, second)
+			// Per object: the DeltaFIFO may pop a's load and update together.
+			assert.Equal(t, map[string][]string{
+				"ns/a": {"add ns/a@1 initial=true", "update ns/a@1 -> ns/a@3"},
+				"ns/b": {"add ns/b@2 initial=true"},
+			}, wrPerObject(rec.waitN(t, 3)))
+			assert.Empty(t, errs())
+			lists, _ := srv.counts()
+			assert.Equal(t, 1, lists, "the second run loaded the snapshot")
+			assert.Equal(t, map[string]int{"a@1": 1, "b@2": 1, "a@3": 1}, callsSoFar(),
+				"the loaded objects were not transformed again; the watched update was, once")
+			assert.Equal(t, map[string]string{"ns/a@3": "1", "ns/b@2": "1"}, annotations(second.GetStore()))
+		})
+	}
+}
+
+// TestWrSnapshotErrorUnwraps: errors.Is on a SnapshotError reaches its
+// cause, and its message names the file and the operation.
+func TestWrSnapshotErrorUnwraps(t *testing.T) {
+	cause := errors.New("boom")
+	err := error(&SnapshotError{Path: "p", Op: "load", Err: cause})
+	assert.ErrorIs(t, err, cause)
+	assert.Equal(t, "informer snapshot p: load: boom", err.Error())
+}

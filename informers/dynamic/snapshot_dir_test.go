@@ -1,0 +1,118 @@
+package dynamicinformer_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/fake"
+
+	"github.com/kinformer/kinformer/cache"
+	dynamicinformer "github.com/kinformer/kinformer/informers/dynamic"
+)
+
+// wrLists counts the LIST requests for gvr client has served so far.
+func wrLists(client *fake.FakeDynamicClient, gvr schema.GroupVersionResource) int {
+	n := 0
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "list" && a.GetResource() == gvr {
+			n++
+		}
+	}
+	return n
+}
+
+// wrRun runs gvr's informer of a factory built with opts until it synced,
+// shuts the factory down (which writes the snapshot) and returns the cached
+// keys and what the watch error handler received.
+func wrRun(t *testing.T, client *fake.FakeDynamicClient, gvr schema.GroupVersionResource, opts ...dynamicinformer.DynamicSharedInformerOption) ([]string, []error) {
+	t.Helper()
+	factory := dynamicinformer.NewDynamicSharedInformerFactoryWithOptions(client, 0, opts...)
+	informer := factory.ForResource(gvr)
+	var mu sync.Mutex
+	var errs []error
+	require.NoError(t, informer.Informer().SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, err)
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), genWait)
+	defer cancel()
+	factory.Start(ctx.Done())
+	require.Equal(t, map[schema.GroupVersionResource]bool{gvr: true}, factory.WaitForCacheSync(ctx.Done()))
+	keys := informer.Informer().GetStore().ListKeys()
+	cancel()
+	factory.Shutdown()
+	mu.Lock()
+	defer mu.Unlock()
+	return keys, errs
+}
+
+// TestWrDynamicSnapshotDir: the options constructor's WithSnapshotDir makes
+// the dynamic factory's informers resume from "<resource>.<version>.<group>.snap"
+// without a LIST when the namespace and selectors are the same; another
+// namespace rejects the file with a *cache.SnapshotError and lists.
+func TestWrDynamicSnapshotDir(t *testing.T) {
+	client, _ := genClient(
+		genObj(genWidgets, "Widget", "a", "w1", map[string]string{"app": "web"}),
+		genObj(genWidgets, "Widget", "a", "w2", map[string]string{"app": "db"}),
+		genObj(genWidgets, "Widget", "b", "w3", map[string]string{"app": "web"}),
+	)
+	dir := t.TempDir()
+	web := func(o *metav1.ListOptions) { o.LabelSelector = "app=web" }
+	keys, errs := wrRun(t, client, genWidgets, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithNamespace("a"), dynamicinformer.WithTweakListOptions(web))
+	assert.Equal(t, []string{"a/w1"}, keys)
+	assert.Empty(t, errs)
+	require.Equal(t, 1, wrLists(client, genWidgets))
+	_, err := os.Stat(filepath.Join(dir, "widgets.v1.example.com.snap"))
+	require.NoError(t, err)
+
+	keys, errs = wrRun(t, client, genWidgets, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithNamespace("a"), dynamicinformer.WithTweakListOptions(web))
+	assert.Equal(t, []string{"a/w1"}, keys)
+	assert.Empty(t, errs)
+	assert.Equal(t, 1, wrLists(client, genWidgets), "resumed from the snapshot without a LIST")
+
+	keys, errs = wrRun(t, client, genWidgets, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithNamespace("b"), dynamicinformer.WithTweakListOptions(web))
+	assert.Equal(t, []string{"b/w3"}, keys)
+	assert.Equal(t, 2, wrLists(client, genWidgets), "a normal LIST follows the rejection")
+	require.NotEmpty(t, errs)
+	var serr *cache.SnapshotError
+	require.ErrorAs(t, errs[0], &serr)
+	assert.Contains(t, serr.Error(), `this informer selects namespace="b" labelSelector="app=web"`)
+}
+
+// TestWrDynamicOptionsConstructor: the options constructor without options
+// is NewDynamicSharedInformerFactory (all namespaces, no snapshot file), and
+// WithNamespace and WithTweakListOptions restrict it as
+// NewFilteredDynamicSharedInformerFactory's arguments do.
+func TestWrDynamicOptionsConstructor(t *testing.T) {
+	objs := []runtime.Object{
+		genObj(genWidgets, "Widget", "a", "w1", map[string]string{"app": "web"}),
+		genObj(genWidgets, "Widget", "a", "w2", map[string]string{"app": "db"}),
+		genObj(genWidgets, "Widget", "b", "w3", map[string]string{"app": "web"}),
+	}
+	for _, tc := range []struct {
+		name string
+		opts []dynamicinformer.DynamicSharedInformerOption
+		want []string
+	}{
+		{"no options", nil, []string{"a/w1", "a/w2", "b/w3"}},
+		{"nil option", []dynamicinformer.DynamicSharedInformerOption{nil}, []string{"a/w1", "a/w2", "b/w3"}},
+		{"namespace", []dynamicinformer.DynamicSharedInformerOption{dynamicinformer.WithNamespace("a")}, []string{"a/w1", "a/w2"}},
+		{"selector", []dynamicinformer.DynamicSharedInformerOption{dynamicinformer.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "app=web" })}, []string{"a/w1", "b/w3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client, _ := genClient(objs...)
+			keys, errs := wrRun(t, client, genWidgets, tc.opts...)
+			assert.ElementsMatch(t, tc.want, keys)
+			assert.Empty(t, errs)
+		})
+	}
+}

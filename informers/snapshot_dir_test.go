@@ -1,0 +1,132 @@
+package informers_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers"
+)
+
+// wrPodLists counts the LIST requests for pods client has served so far.
+func wrPodLists(client *fake.Clientset) int {
+	n := 0
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "list" && a.GetResource() == genPodsGVR {
+			n++
+		}
+	}
+	return n
+}
+
+// wrRun is one run of a pod informer from a factory over client with opts:
+// it records what the handler and the watch error handler receive, waits
+// for the cache to sync, and returns the cached pod keys once the factory
+// has shut down (which writes the snapshot).
+type wrRun struct {
+	keys   []string
+	adds   []string
+	errors []error
+}
+
+func wrRunFactory(t *testing.T, client *fake.Clientset, opts ...informers.SharedInformerOption) wrRun {
+	t.Helper()
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, opts...)
+	pods := factory.Core().V1().Pods()
+	var mu sync.Mutex
+	var run wrRun
+	_, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj interface{}) {
+		mu.Lock()
+		defer mu.Unlock()
+		p := obj.(*corev1.Pod)
+		run.adds = append(run.adds, p.Namespace+"/"+p.Name)
+	}})
+	require.NoError(t, err)
+	require.NoError(t, pods.Informer().SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		run.errors = append(run.errors, err)
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), genWait)
+	defer cancel()
+	factory.StartWithContext(ctx)
+	require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
+	got, err := pods.Lister().List(labels.Everything())
+	require.NoError(t, err)
+	run.keys = genPodNames(got)
+	cancel()
+	factory.Shutdown()
+	mu.Lock()
+	defer mu.Unlock()
+	return run
+}
+
+// TestWrSnapshotDirScope: a typed factory's snapshot file is tied to its
+// namespace and to the selectors its tweak sets. The same configuration
+// resumes from the file without a LIST; a factory with another namespace,
+// another label selector, or none, rejects it with a *cache.SnapshotError
+// naming both scopes and lists as usual.
+func TestWrSnapshotDirScope(t *testing.T) {
+	web := func(o *metav1.ListOptions) { o.LabelSelector = "app=web" }
+	db := func(o *metav1.ListOptions) { o.LabelSelector = "app=db" }
+	for _, tc := range []struct {
+		name      string
+		opts      []informers.SharedInformerOption
+		wantKeys  []string
+		wantError string
+	}{
+		{"same configuration", []informers.SharedInformerOption{informers.WithNamespace("a"), informers.WithTweakListOptions(web)},
+			[]string{"a/web1"}, ""},
+		{"same configuration, another tweak func with the same effect", []informers.SharedInformerOption{informers.WithNamespace("a"),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "app=web"; o.Limit = 7 })},
+			[]string{"a/web1"}, ""},
+		{"other namespace", []informers.SharedInformerOption{informers.WithNamespace("b"), informers.WithTweakListOptions(web)},
+			[]string{"b/web2"}, `snapshot holds namespace="a" labelSelector="app=web" fieldSelector="", this informer selects namespace="b" labelSelector="app=web" fieldSelector=""`},
+		{"other selector", []informers.SharedInformerOption{informers.WithNamespace("a"), informers.WithTweakListOptions(db)},
+			[]string{"a/db1"}, `this informer selects namespace="a" labelSelector="app=db" fieldSelector=""`},
+		{"unrestricted", nil,
+			[]string{"a/db1", "a/web1", "b/web2"}, `this informer selects all objects of the type (no namespace, no selectors)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client := genNewClient(
+				genNewPod("a", "web1", map[string]string{"app": "web"}),
+				genNewPod("a", "db1", map[string]string{"app": "db"}),
+				genNewPod("b", "web2", map[string]string{"app": "web"}),
+			)
+			dir := t.TempDir()
+			first := wrRunFactory(t, client, informers.WithSnapshotDir(dir), informers.WithNamespace("a"), informers.WithTweakListOptions(web))
+			require.Equal(t, []string{"a/web1"}, first.keys)
+			require.Empty(t, first.errors)
+			require.Equal(t, 1, wrPodLists(client))
+			_, err := os.Stat(filepath.Join(dir, informers.SnapshotFileName(reflect.TypeOf(&corev1.Pod{}))))
+			require.NoError(t, err, "the first run wrote its snapshot")
+
+			second := wrRunFactory(t, client, append([]informers.SharedInformerOption{informers.WithSnapshotDir(dir)}, tc.opts...)...)
+			assert.Equal(t, tc.wantKeys, second.keys)
+			if tc.wantError == "" {
+				assert.Equal(t, 1, wrPodLists(client), "resumed without a LIST")
+				assert.Empty(t, second.errors)
+				assert.Equal(t, []string{"a/web1"}, second.adds)
+				return
+			}
+			assert.Equal(t, 2, wrPodLists(client), "a normal LIST follows the rejection")
+			require.NotEmpty(t, second.errors)
+			var serr *cache.SnapshotError
+			require.ErrorAs(t, second.errors[0], &serr)
+			assert.Equal(t, "load", serr.Op)
+			assert.Contains(t, serr.Error(), tc.wantError)
+			assert.ElementsMatch(t, tc.wantKeys, second.adds, "the handler saw the listed pods only")
+		})
+	}
+}
