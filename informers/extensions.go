@@ -3,10 +3,14 @@ package informers
 import (
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kinformer/kinformer/cache"
 )
@@ -37,9 +41,10 @@ func WithWatchIdleTimeout(d time.Duration) SharedInformerOption {
 // "k8s.io_api_core_v1.Pod.snap"), and on start it resumes from that file
 // instead of listing. The directory is created when needed. Each file is
 // tied to the factory's scope (cache.SnapshotScopeFor of its WithNamespace
-// and of the label and field selectors its WithTweakListOptions sets): a
-// factory with another namespace or other selectors rejects the file with a
-// *cache.SnapshotError and lists as usual, so sharing a directory between
+// and of the label and field selectors its WithTweakListOptions sets, and,
+// when the client is a *kubernetes.Clientset, the API server's address): a
+// factory with another namespace, other selectors or another server rejects
+// the file with a *cache.SnapshotError and lists as usual, so sharing a directory between
 // configurations costs lists but never loads foreign objects (give each
 // configuration its own directory to keep both warm). Only one running
 // factory may use a directory at a time. kinformer extension, not in
@@ -79,8 +84,47 @@ func (f *sharedInformerFactory) applyExtensions(t reflect.Type, informer cache.S
 		if err := cache.SetSnapshotFile(informer, filepath.Join(dir, SnapshotFileName(t))); err != nil {
 			utilruntime.HandleError(err)
 		}
-		if err := cache.SetSnapshotScope(informer, cache.SnapshotScopeFor(f.namespace, f.tweakListOptions)); err != nil {
+		if err := cache.SetSnapshotScope(informer, snapshotScope(f.client, f.namespace, f.tweakListOptions)); err != nil {
 			utilruntime.HandleError(err)
 		}
 	}
+}
+
+// snapshotScope is the snapshot scope of the informers of a factory over
+// client: cache.SnapshotScopeFor of its namespace and tweak, followed by the
+// API server's address when the client is a *kubernetes.Clientset, so that a
+// snapshot taken from one cluster is not resumed against another (whose
+// watch might accept the resourceVersion and leave the cache holding the
+// first cluster's objects). Fake clientsets and wrappers have no address;
+// their scope is the namespace and selectors alone.
+func snapshotScope(client kubernetes.Interface, namespace string, tweak func(*metav1.ListOptions)) string {
+	scope := cache.SnapshotScopeFor(namespace, tweak)
+	server := clientServer(client)
+	if server == "" {
+		return scope
+	}
+	if scope != "" {
+		scope += " "
+	}
+	return scope + "server=" + strconv.Quote(server)
+}
+
+// clientServer returns the scheme, host and path prefix of the API server a
+// *kubernetes.Clientset talks to, or "" for any other client.
+func clientServer(client kubernetes.Interface) string {
+	cs, ok := client.(*kubernetes.Clientset)
+	if !ok || cs == nil {
+		return ""
+	}
+	rc, ok := cs.CoreV1().RESTClient().(*rest.RESTClient)
+	if !ok || rc == nil || rc.Client == nil {
+		return ""
+	}
+	u := rc.Get().URL()
+	u.RawQuery, u.Fragment = "", ""
+	// The core group's requests go to <server>/api/v1; what precedes it is
+	// the server, with the prefix of a proxy in front of it if any.
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v1")
+	u.RawPath = ""
+	return u.String()
 }

@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -368,4 +369,63 @@ func TestWrFakeClientsetStillWorks(t *testing.T) {
 	_, err := cs.CoreV1().Pods("ns").Create(context.Background(), wrPod("ns", "b", "", nil), metav1.CreateOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return len(inf.GetStore().ListKeys()) == 2 }, wrWait, time.Millisecond)
+}
+
+// TestSnapshotScopeNamesTheServer: the snapshot of a factory over a
+// clientset is tied to the clientset's API server. A factory over another
+// server (same objects, same namespace) rejects it with a
+// *cache.SnapshotError and lists; the same server resumes from it without a
+// LIST.
+func TestSnapshotScopeNamesTheServer(t *testing.T) {
+	pods := []*corev1.Pod{wrPod("ns", "a", "10", nil), wrPod("ns", "b", "11", nil)}
+	first := wrNewServer(t, false, true, "11", pods...)
+	other := wrNewServer(t, false, true, "11", pods...)
+	dir := t.TempDir()
+	lists := func(s *wrServer) int {
+		n := 0
+		for _, r := range s.seen() {
+			if r.kind == "list" || r.kind == "watchlist" {
+				n++
+			}
+		}
+		return n
+	}
+	run := func(s *wrServer) []error {
+		factory := informers.NewSharedInformerFactoryWithOptions(s.clientset(t, ""), 0, informers.WithSnapshotDir(dir), informers.WithNamespace("ns"))
+		inf := factory.Core().V1().Pods().Informer()
+		var mu sync.Mutex
+		var errs []error
+		require.NoError(t, inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			errs = append(errs, err)
+		}))
+		ctx, cancel := context.WithTimeout(context.Background(), wrWait)
+		defer cancel()
+		factory.StartWithContext(ctx)
+		require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
+		assert.Equal(t, map[string]string{"ns/a": "10//node-1", "ns/b": "11//node-1"}, wrStoreState(inf.GetStore()))
+		cancel()
+		factory.Shutdown()
+		mu.Lock()
+		defer mu.Unlock()
+		return errs
+	}
+	require.Empty(t, run(first))
+	require.Equal(t, 1, lists(first))
+
+	errs := run(other)
+	assert.Equal(t, 1, lists(other), "the other server's factory listed")
+	require.NotEmpty(t, errs)
+	var serr *cache.SnapshotError
+	require.ErrorAs(t, errs[0], &serr)
+	assert.Contains(t, serr.Error(), `server=`+strconv.Quote(first.srv.URL))
+	assert.Contains(t, serr.Error(), `server=`+strconv.Quote(other.srv.URL))
+
+	// The other server's run rewrote the file for itself; the first server
+	// lists again, then resumes from its own snapshot without a LIST.
+	require.NotEmpty(t, run(first))
+	require.Equal(t, 2, lists(first))
+	require.Empty(t, run(first))
+	assert.Equal(t, 2, lists(first), "resumed without a LIST")
 }
