@@ -316,9 +316,13 @@ func (f *DeltaFIFO) replaceEnd(_ string) error {
 }
 
 // applierRelist is the consumer's state of a pagewise list: the keys listed
-// so far.
+// so far. seen is nil when the cache was empty at the list's start (the
+// first list, usually): such a list deletes only what a streaming list
+// forgot (and did not list again), so only those keys are tracked, in
+// forgotten.
 type applierRelist struct {
-	seen map[string]struct{}
+	seen      map[string]struct{}
+	forgotten map[string]struct{}
 }
 
 // noteListed records the keys of the Replaced deltas among deltas (keys are
@@ -326,6 +330,24 @@ type applierRelist struct {
 // progress.
 func (a *deltaApplier) noteListed(deltas []Delta, keys []string) {
 	seen := a.relist.seen
+	if seen == nil {
+		seen = a.relist.forgotten
+		if len(seen) == 0 {
+			return
+		}
+		// Listed again after being forgotten: no longer to delete.
+		for i, d := range deltas {
+			if d.Type != Replaced {
+				continue
+			}
+			if keys != nil {
+				delete(seen, keys[i])
+			} else if key, err := a.storeKey(d.Object); err == nil {
+				delete(seen, key)
+			}
+		}
+		return
+	}
 	for i, d := range deltas {
 		if d.Type != Replaced {
 			continue
@@ -355,9 +377,15 @@ func (a *deltaApplier) applyPagewiseMarker(d Delta) {
 	switch d.Type {
 	case deltaReplaceStart:
 		// A list still in progress was abandoned: it deletes nothing.
-		size := 0
+		var size int
 		if c, ok := a.store.(*cache); ok {
 			size = c.tsm.count()
+		} else {
+			size = len(a.store.ListKeys())
+		}
+		if size == 0 {
+			a.relist = &applierRelist{}
+			return
 		}
 		a.relist = &applierRelist{seen: make(map[string]struct{}, size)}
 	case deltaReplaceForget:
@@ -365,6 +393,15 @@ func (a *deltaApplier) applyPagewiseMarker(d Delta) {
 			return
 		}
 		keys, _ := d.Object.([]string)
+		if a.relist.seen == nil {
+			if a.relist.forgotten == nil {
+				a.relist.forgotten = make(map[string]struct{}, len(keys))
+			}
+			for _, key := range keys {
+				a.relist.forgotten[key] = struct{}{}
+			}
+			return
+		}
 		for _, key := range keys {
 			delete(a.relist.seen, key)
 		}
@@ -386,12 +423,16 @@ func (a *deltaApplier) finishRelist(resourceVersion string) {
 		return
 	}
 	var vanished []DeletedFinalStateUnknown
-	for _, key := range a.store.ListKeys() {
+	emptyAtStart := relist.seen == nil
+	for _, key := range relist.candidates(a.store) {
 		if _, ok := relist.seen[key]; ok {
 			continue
 		}
 		old, exists, err := a.store.GetByKey(key)
 		if err != nil || !exists {
+			if emptyAtStart {
+				continue // forgotten before it was stored
+			}
 			old = nil
 		}
 		vanished = append(vanished, DeletedFinalStateUnknown{Key: key, Obj: old})
@@ -432,6 +473,20 @@ func (a *deltaApplier) appliedDeltas(deltas []Delta) uint64 {
 		}
 	}
 	return n
+}
+
+// candidates returns the keys a finished list may have to delete: every
+// cached key, or, when the cache was empty at the list's start, the keys
+// the stream forgot and did not list again (the rest was all listed).
+func (r *applierRelist) candidates(store Store) []string {
+	if r.seen != nil {
+		return store.ListKeys()
+	}
+	keys := make([]string, 0, len(r.forgotten))
+	for key := range r.forgotten {
+		keys = append(keys, key)
+	}
+	return keys
 }
 
 // count returns the number of stored objects.

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
 )
 
 // hpPagedLW serves an infServer's pods in pages of pageSize (whatever limit
@@ -582,4 +583,37 @@ func TestHpRealFIFOReplacePageWaits(t *testing.T) {
 	// A queue the informer did not build takes whole lists.
 	assert.False(t, NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true}).pagewiseReplace())
 	assert.False(t, NewDeltaFIFOWithOptions(DeltaFIFOOptions{}).pagewiseReplace())
+}
+
+// TestHpPagewiseFirstListForgets: a list that starts on an empty cache does
+// not track what it lists (it can only delete what a streaming list forgot),
+// yet a key forgotten after its page was handed over is deleted at the end,
+// and a key forgotten and then listed again stays.
+func TestHpPagewiseFirstListForgets(t *testing.T) {
+	store := NewIndexer(MetaNamespaceKeyFunc, Indexers{})
+	rec := &infRecorder{}
+	a := newDeltaApplier(klog.Background(), store, rec)
+	apply := func(deltas ...Delta) {
+		t.Helper()
+		require.NoError(t, a.apply(deltas, true))
+	}
+	apply(Delta{Type: deltaReplaceStart})
+	require.NotNil(t, a.relist)
+	assert.Nil(t, a.relist.seen, "an empty cache's list tracks no keys")
+	apply(Delta{Type: Replaced, Object: infPod("a", "1")}, Delta{Type: Replaced, Object: infPod("b", "2")}, Delta{Type: Replaced, Object: infPod("x", "3")})
+	apply(Delta{Type: deltaReplaceForget, Object: []string{"ns/a", "ns/x", "ns/never-stored"}})
+	apply(Delta{Type: Replaced, Object: infPod("x", "4")}, Delta{Type: Replaced, Object: infPod("c", "5")})
+	apply(Delta{Type: deltaReplaceEnd, Object: replaceEndInfo{resourceVersion: "6"}})
+
+	assert.Equal(t, []string{"ns/b@2", "ns/c@5", "ns/x@4"}, infStoreContents(store))
+	assert.Equal(t, []string{
+		"add ns/a@1 initial=true",
+		"add ns/b@2 initial=true",
+		"add ns/x@3 initial=true",
+		"update ns/x@3 -> ns/x@4",
+		"add ns/c@5 initial=true",
+		"delete tombstone(ns/a@1)",
+	}, rec.get())
+	assert.Equal(t, uint64(1), a.appliedDeltas(nil), "one derived deletion")
+	assert.Nil(t, a.relist)
 }
