@@ -461,14 +461,21 @@ func isPagewiseMarker(t DeltaType) bool {
 
 // appliedDeltas returns how many deltas a pop of deltas applied to the
 // cache, for the informer's DeltasProcessed: the markers of pagewise lists
-// do not count, the deletions their end markers derived do (so a list
-// counts one per listed object and one per object it deleted, with either
-// queue). It resets the derived count.
+// do not count, a whole list (ReplacedAll) counts its objects, and the
+// deletions lists derived count one each (so a list counts one per listed
+// object and one per object it deleted, however it was queued). It resets
+// the derived count.
 func (a *deltaApplier) appliedDeltas(deltas []Delta) uint64 {
 	n := a.derivedDeletes
 	a.derivedDeletes = 0
 	for _, d := range deltas {
-		if !isPagewiseMarker(d.Type) {
+		switch {
+		case isPagewiseMarker(d.Type):
+		case d.Type == ReplacedAll:
+			if info, ok := d.Object.(ReplacedAllInfo); ok {
+				n += uint64(len(info.Objects))
+			}
+		default:
 			n++
 		}
 	}

@@ -220,18 +220,22 @@ func hpLists(lw *hpPagedLW) int {
 	return lw.requests
 }
 
-// TestHpPagewiseInitialListSyncsAfterLastPage: during the first list, the
-// pages already processed are in the store and their adds delivered (with
-// isInInitialList), but neither the informer nor the handler has synced
-// until the last page has been processed.
-func TestHpPagewiseInitialListSyncsAfterLastPage(t *testing.T) {
+// TestHpFirstListIsAppliedWhole: the first list, with nothing cached yet,
+// is handed to the store whole (one bulk Replace), not page by page: while
+// its last page is held back nothing is in the store, no handler got an add
+// and nothing has synced; once it arrives, every object is added (with
+// isInInitialList) and the informer and the handler sync. The relist that
+// follows is taken page by page (TestHpPagewiseRelistEvents).
+func TestHpFirstListIsAppliedWhole(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := newInfServer()
 			hpCreateAtoE(srv)
 			release := make(chan struct{})
+			held := make(chan struct{})
 			lw := &hpPagedLW{srv: srv, pageSize: 2, before: func(n int, _ metav1.ListOptions) error {
 				if n == 3 {
+					close(held)
 					<-release
 				}
 				return nil
@@ -250,8 +254,14 @@ func TestHpPagewiseInitialListSyncsAfterLastPage(t *testing.T) {
 				}
 			}()
 
-			assert.Equal(t, hpInitialAdds[:4], rec.waitN(t, 4))
-			assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@3", "ns/d@4"}, infStoreContents(informer.GetStore()))
+			select {
+			case <-held:
+			case <-time.After(infTimeout):
+				t.Fatal("the third page was never asked for")
+			}
+			// Two pages were fetched; none of them reached the store.
+			assert.Empty(t, informer.GetStore().ListKeys())
+			assert.Empty(t, rec.get())
 			assert.False(t, informer.HasSynced())
 			assert.False(t, reg.HasSynced())
 
@@ -259,6 +269,7 @@ func TestHpPagewiseInitialListSyncsAfterLastPage(t *testing.T) {
 			infWaitSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
 			assert.Equal(t, hpInitialAdds, rec.get())
 			assert.Equal(t, "5", informer.LastSyncResourceVersion())
+			assert.Equal(t, 3, hpLists(lw))
 		})
 	}
 }

@@ -279,6 +279,7 @@ func (a *deltaApplier) replaceAll(info ReplacedAllInfo, isInInitialList bool) {
 		a.logger.Error(err, "Relist could not be applied to the informer's cache", "resourceVersion", info.ResourceVersion, "objects", len(objects))
 		return
 	}
+	a.derivedDeletes += uint64(len(vanished))
 	for _, tomb := range vanished {
 		a.handler.OnDelete(tomb)
 	}

@@ -47,12 +47,17 @@ type pagewiseReplacer interface {
 }
 
 // pagewiseStore returns the Reflector's store as a pagewiseReplacer when it
-// takes lists page by page.
+// takes lists page by page and the list to come is a relist. The first list
+// (nothing synced yet: no list and no snapshot resumed) goes to the store
+// whole, with Replace: there is no old state for it to replace, so taking
+// it page by page would save no memory, and the store applies a whole list
+// in one bulk operation, faster than page by page.
 func (r *Reflector) pagewiseStore() pagewiseReplacer {
-	if pw, ok := r.store.(pagewiseReplacer); ok && pw.pagewiseReplace() {
-		return pw
+	pw, ok := r.store.(pagewiseReplacer)
+	if !ok || !pw.pagewiseReplace() || r.LastSyncResourceVersion() == "" {
+		return nil
 	}
-	return nil
+	return pw
 }
 
 // pagewiseListPageSize is listPageSize for a store that takes lists page by
