@@ -351,98 +351,67 @@ func TestHpPagewiseRelistFailsMidway(t *testing.T) {
 }
 
 // TestHpPagewiseRelistContinueExpired: a continue token that expired in the
-// middle of a paged relist makes the list start over as one unpaged
-// request; the objects of the first page are reported again, and the
-// deletions are those of the complete list.
+// middle of a paged relist makes the list start over with an unpaged
+// request at the relist's resource version; the objects of the first page
+// are reported again, and the deletions are those of the complete list.
+// When the restarted list still comes in pages (the ListWatch sets a limit
+// itself), every page is applied: stopping after the first would delete the
+// objects of the others (the soak test caught 207 pods deleted that way).
 func TestHpPagewiseRelistContinueExpired(t *testing.T) {
-	for _, q := range infQueueKinds {
-		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
-			hpCreateAtoE(srv)
-			lw := &hpPagedLW{srv: srv, pageSize: 2}
-			informer, rec := hpPagewiseInformer(t, srv, lw, q.useDeltaFIFO)
-			var unpaged []metav1.ListOptions
-			lw.mu.Lock()
-			expired := false
-			lw.before = func(_ int, options metav1.ListOptions) error {
+	for _, tc := range []struct {
+		name       string
+		alwaysPage bool
+		// lists: the initial list's 3 pages, the relist's first page and
+		// expired continue, then the restarted list's pages.
+		lists int
+	}{
+		{"unpaged restart", false, 6},
+		{"restart still paged", true, 7},
+	} {
+		for _, q := range infQueueKinds {
+			t.Run(tc.name+"/"+q.name, func(t *testing.T) {
+				srv := newInfServer()
+				hpCreateAtoE(srv)
+				lw := &hpPagedLW{srv: srv, pageSize: 2, alwaysPage: tc.alwaysPage}
+				informer, rec := hpPagewiseInformer(t, srv, lw, q.useDeltaFIFO)
+				var restarts []metav1.ListOptions
 				lw.mu.Lock()
-				defer lw.mu.Unlock()
-				if options.Continue != "" && !expired {
-					expired = true
-					return apierrors.NewResourceExpired("continue token expired")
+				expired := false
+				lw.before = func(_ int, options metav1.ListOptions) error {
+					lw.mu.Lock()
+					defer lw.mu.Unlock()
+					if options.Continue != "" && !expired {
+						expired = true
+						return apierrors.NewResourceExpired("continue token expired")
+					}
+					if expired && options.Continue == "" {
+						restarts = append(restarts, options)
+					}
+					return nil
 				}
-				if options.Limit == 0 {
-					unpaged = append(unpaged, options)
-				}
-				return nil
-			}
-			lw.mu.Unlock()
+				lw.mu.Unlock()
 
-			hpSilentChanges(srv)
-			srv.expire()
-			got := rec.waitN(t, 13)
-			assert.Equal(t, []string{
-				"update ns/a@1 -> ns/a@1",
-				"update ns/c@3 -> ns/c@7",
-				"update ns/a@1 -> ns/a@1",
-				"update ns/c@7 -> ns/c@7",
-				"update ns/d@4 -> ns/d@4",
-				"add ns/f@9 initial=false",
-				"delete tombstone(ns/b@2)",
-				"delete tombstone(ns/e@5)",
-			}, got[5:])
-			assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, infStoreContents(informer.GetStore()))
-			lw.mu.Lock()
-			// The fallback asked for the relist's resource version.
-			assert.Equal(t, []metav1.ListOptions{{ResourceVersion: "5", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}}, unpaged)
-			lw.mu.Unlock()
-		})
-	}
-}
-
-// TestHpPagewiseContinueExpiredRetryFollowsPages: when the list that
-// starts over after an expired continue token still comes in pages (the
-// ListWatch sets a limit itself), every page is applied; stopping after the
-// first would delete the objects of the others (the soak test caught 207
-// pods deleted that way).
-func TestHpPagewiseContinueExpiredRetryFollowsPages(t *testing.T) {
-	for _, q := range infQueueKinds {
-		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
-			hpCreateAtoE(srv)
-			lw := &hpPagedLW{srv: srv, pageSize: 2, alwaysPage: true}
-			informer, rec := hpPagewiseInformer(t, srv, lw, q.useDeltaFIFO)
-			lw.mu.Lock()
-			expired := false
-			lw.before = func(_ int, options metav1.ListOptions) error {
+				hpSilentChanges(srv)
+				srv.expire()
+				got := rec.waitN(t, 13)
+				assert.Equal(t, []string{
+					"update ns/a@1 -> ns/a@1",
+					"update ns/c@3 -> ns/c@7",
+					"update ns/a@1 -> ns/a@1",
+					"update ns/c@7 -> ns/c@7",
+					"update ns/d@4 -> ns/d@4",
+					"add ns/f@9 initial=false",
+					"delete tombstone(ns/b@2)",
+					"delete tombstone(ns/e@5)",
+				}, got[5:])
+				assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, infStoreContents(informer.GetStore()))
+				assert.Equal(t, tc.lists, hpLists(lw))
 				lw.mu.Lock()
-				defer lw.mu.Unlock()
-				if options.Continue != "" && !expired {
-					expired = true
-					return apierrors.NewResourceExpired("continue token expired")
-				}
-				return nil
-			}
-			lw.mu.Unlock()
-
-			hpSilentChanges(srv)
-			srv.expire()
-			got := rec.waitN(t, 13)
-			assert.Equal(t, []string{
-				"update ns/a@1 -> ns/a@1",
-				"update ns/c@3 -> ns/c@7",
-				"update ns/a@1 -> ns/a@1",
-				"update ns/c@7 -> ns/c@7",
-				"update ns/d@4 -> ns/d@4",
-				"add ns/f@9 initial=false",
-				"delete tombstone(ns/b@2)",
-				"delete tombstone(ns/e@5)",
-			}, got[5:])
-			assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, infStoreContents(informer.GetStore()))
-			// Initial list 3 pages; relist: 1 page, the expired continue,
-			// then 2 pages.
-			assert.Equal(t, 7, hpLists(lw))
-		})
+				// The restart asked for the relist's resource version, unpaged.
+				assert.Equal(t, []metav1.ListOptions{{ResourceVersion: "5", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}}, restarts)
+				lw.mu.Unlock()
+			})
+		}
 	}
 }
 
