@@ -8,13 +8,33 @@ PKGS ?= ./...
 # (the integration tests then skip).
 TESTENV_BUILD := internal/testenv/build.sh
 
-.PHONY: test test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full soak soak-ceiling
+.PHONY: test test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full soak soak-ceiling fuzz-short
 
-## test: gofmt check, go vet, generated code up to date, then the whole suite (integration
-## tests included) under the race detector.
+# Every recipe line runs under bash with pipefail, so that a failing command before a pipe
+# (a benchmark piped into the table tool) fails the target.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -ec
+
+# FUZZTIME is how long `make fuzz-short` (part of `make test`) fuzzes each target.
+FUZZTIME ?= 10s
+
+## test: gofmt check, go vet, generated code up to date, the whole suite (integration tests
+## included) under the race detector, then a short run of every fuzz target.
 test: fmt-check vet gen-verify
 	@bin=$$($(TESTENV_BUILD)) && echo "server binaries: $$bin" && \
 	KINFORMER_TESTENV_BIN=$$bin KINFORMER_REQUIRE_INTEGRATION=1 $(GO) test -race -count=1 -timeout 30m $(PKGS)
+	@$(MAKE) --no-print-directory fuzz-short
+
+## fuzz-short: fuzz every target (each `func Fuzz...` in a _test.go file) for $(FUZZTIME), starting
+## from its committed corpus in testdata/fuzz. A failing input is written to that corpus: commit
+## it with the fix.
+fuzz-short:
+	@for file in $$(git grep -l '^func Fuzz' -- '*_test.go'); do \
+		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); do \
+			echo "fuzz ./$$(dirname "$$file") $$target for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "./$$(dirname "$$file")"; \
+		done; \
+	done
 
 ## demo: about 20 s of a live `kubectl get pods -w`-style view on an embedded cluster (no
 ## cluster, no network).
@@ -69,12 +89,13 @@ build:
 
 ## soak: the long soak test (internal/soak): 5 informers, 20,000 objects, writes at up to 500/s
 ## for 60 s with a fault every 2.5 s, then the invariant check; prints the report (writes/s over
-## the phase and while the servers were up). Replay a run with KINFORMER_SOAK_SEED=<the seed it
-## printed>.
+## the phase and while the servers were up). It also runs the short soak; both draw a fresh
+## random seed (`make test` runs the short soak on a fixed list of seeds). Replay a run with
+## KINFORMER_SOAK_SEED=<the seed it printed>.
 soak:
 	@bin=$$($(TESTENV_BUILD)) && echo "server binaries: $$bin" && \
 	KINFORMER_TESTENV_BIN=$$bin KINFORMER_REQUIRE_INTEGRATION=1 KINFORMER_SOAK=long \
-	$(GO) test -count=1 -timeout 40m -run '^TestSoakLong$$' -v ./internal/soak
+	$(GO) test -count=1 -timeout 40m -run '^TestSoak(Short|Long)$$' -v ./internal/soak
 
 ## soak-ceiling: what bounds the soak's write rate, without faults (internal/soak
 ## TestSoakCeiling): writes/s, latencies and server CPU at several writer concurrencies, with
