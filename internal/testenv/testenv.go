@@ -154,14 +154,25 @@ func Start(tb testing.TB, opts Options) *Env {
 }
 
 // New starts etcd and one kube-apiserver and waits until both are ready. The caller must call
-// Stop. tb is used for logging and temporary folders only.
+// Stop. tb is used for logging and temporary folders only; it may be nil.
+//
+// Before it starts anything, New takes this process's test-cluster slot (see SlotsEnv),
+// waiting while other processes hold every slot; the last Stop of the process gives it back.
 func New(tb testing.TB, opts Options) (*Env, error) {
 	bins := BinDir()
 	if bins == "" {
 		return nil, fmt.Errorf("%s does not name a folder with etcd, etcdctl and kube-apiserver", BinDirEnv)
 	}
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+	if tb != nil {
+		logf = tb.Logf
+	}
+	if err := acquireSlot(logf); err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp("", "kinformer-testenv-")
 	if err != nil {
+		releaseSlot()
 		return nil, err
 	}
 	env := &Env{tb: tb, dir: dir, bins: bins, opts: opts}
@@ -247,6 +258,7 @@ func (e *Env) Stop() {
 	if etcd != nil {
 		etcd.stop(e.stopGrace())
 	}
+	releaseSlot()
 	if e.tb != nil && e.tb.Failed() {
 		e.tb.Logf("testenv: test failed; logs kept in %s", e.dir)
 		return
