@@ -33,7 +33,7 @@ func TestSoakCeiling(t *testing.T) {
 		return
 	}
 	const n = 2000
-	run := newSkRun(t, skConfig{objects: [5]int{n, n, n, n, n}})
+	run := newSkRun(t, skConfig{objects: [5]int{n, n, n, n, n}}, skSeeds(t, nil)[0])
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	start := time.Now()

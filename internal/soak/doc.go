@@ -8,8 +8,9 @@
 // equals a fresh consistent LIST, its handler's last event per object matches the object's
 // final state, and no object's resourceVersion ever went back.
 //
-// TestSoakShort runs in `make test`; TestSoakLong (20,000 objects, writes at up to 500 per
-// second for 60 seconds) runs with `make soak`; TestSoakCeiling (`make soak-ceiling`)
-// measures what bounds the write rate without faults. The seed is printed; set
-// KINFORMER_SOAK_SEED to replay a run's fault sequence.
+// TestSoakShort runs in `make test`, once for each of a fixed list of seeds;
+// TestSoakLong (20,000 objects, writes at up to 500 per second for 60 seconds) runs with
+// `make soak`, which also runs TestSoakShort, both with fresh random seeds;
+// TestSoakCeiling (`make soak-ceiling`) measures what bounds the write rate without
+// faults. The seed is printed; set KINFORMER_SOAK_SEED to replay a run's fault sequence.
 package soak

@@ -26,19 +26,25 @@ const skWorkers = 32
 
 // TestSoakShort is the soak test's short version, part of `make test`: 1,300 objects,
 // about 100 writes per second, and every fault kind once, half a second apart. The pods
-// are more than a LIST page (500), for the 410 on a continue token.
+// are more than a LIST page (500), for the 410 on a continue token. It runs once per
+// seed of skShortSeeds (a random seed under `make soak`, the one given by
+// KINFORMER_SOAK_SEED when set), each on a cluster of its own.
 func TestSoakShort(t *testing.T) {
 	if !testenv.Available(t) {
 		return
 	}
-	skSoak(t, skConfig{
-		objects:     [5]int{700, 150, 150, 150, 150},
-		rate:        100,
-		duration:    10 * time.Second,
-		faultEvery:  500 * time.Millisecond,
-		extraFaults: 0,
-		settle:      150 * time.Second,
-	})
+	for _, seed := range skSeeds(t, skShortSeeds) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			skSoak(t, seed, skConfig{
+				objects:     [5]int{700, 150, 150, 150, 150},
+				rate:        100,
+				duration:    10 * time.Second,
+				faultEvery:  500 * time.Millisecond,
+				extraFaults: 0,
+				settle:      150 * time.Second,
+			})
+		})
+	}
 }
 
 // TestSoakLong is the soak test of `make soak` (KINFORMER_SOAK=long): 20,000 objects,
@@ -50,7 +56,7 @@ func TestSoakLong(t *testing.T) {
 	if !testenv.Available(t) {
 		return
 	}
-	skSoak(t, skConfig{
+	skSoak(t, skSeeds(t, nil)[0], skConfig{
 		objects:     [5]int{4000, 4000, 4000, 4000, 4000},
 		rate:        500,
 		duration:    60 * time.Second,
@@ -60,8 +66,8 @@ func TestSoakLong(t *testing.T) {
 	})
 }
 
-func skSoak(t *testing.T, cfg skConfig) {
-	run := newSkRun(t, cfg)
+func skSoak(t *testing.T, seed uint64, cfg skConfig) {
+	run := newSkRun(t, cfg, seed)
 	if run == nil {
 		return
 	}
