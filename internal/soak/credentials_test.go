@@ -35,27 +35,46 @@ func TestCredentialsNeverLogged(t *testing.T) {
 		return
 	}
 	env := testenv.Start(t, testenv.Options{Users: []string{skReader}})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	admin := env.Clientset()
 	const ns = "credentials"
-	_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	for i := 0; i < 20; i++ {
-		_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
+	// Each fault kind meets informers of their own, in a namespace of their own, started
+	// just before it: a fault then meets a reflector that has not failed before, so that it
+	// fires at the reflector's first reconnect instead of behind a backoff that every earlier
+	// failure lengthened (up to 30 s).
+	kinds := []fp.Fault{
+		{Kind: fp.Garbage, AfterFrames: 1}, {Kind: fp.NoObject, AfterFrames: 1}, {Kind: fp.WrongType, AfterFrames: 1},
+		{Kind: fp.BookmarkNoRV, AfterFrames: 1},
+		{Kind: fp.Gone}, {Kind: fp.InternalError}, {Kind: fp.ServiceUnavailable}, {Kind: fp.TooManyRequests, RetryAfterSeconds: 1},
+		{Kind: fp.CutFrame, AfterFrames: 1},
+		{Kind: fp.BlackHole, SendHeaders: true, Hold: time.Second}, {Kind: fp.CloseConn, AfterFrames: 1},
+	}
+	kindNS := func(i int) string { return fmt.Sprintf("%s-%d", ns, i) }
+	for _, n := range append([]string{ns}, func() (out []string) {
+		for i := range kinds {
+			out = append(out, kindNS(i))
+		}
+		return out
+	}()...) {
+		_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		for i := 0; i < 20; i++ {
+			_, err := admin.CoreV1().ConfigMaps(n).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+		_, err = admin.RbacV1().Roles(n).Create(ctx, &rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Name: "read-configmaps"},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = admin.RbacV1().RoleBindings(n).Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "read-configmaps"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "read-configmaps"},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: skReader}},
+		}, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
-	_, err = admin.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "read-configmaps"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	_, err = admin.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "read-configmaps"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "read-configmaps"},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: skReader}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
 
 	adminToken := env.Config().BearerToken
 	readerToken := env.Token(skReader)
@@ -86,77 +105,67 @@ func TestCredentialsNeverLogged(t *testing.T) {
 	}
 	type run struct {
 		name    string
-		token   string
 		factory informers.SharedInformerFactory
 		synced  bool // whether it must sync
 	}
 	var runs []run
-	for _, r := range []struct {
-		name   string
-		token  string
-		pods   bool
-		synced bool
-	}{
-		{"reader-configmaps", readerToken, false, true},
-		{"admin-configmaps", adminToken, false, true},
-		{"reader-pods-forbidden", readerToken, true, false},
-		{"wrong-token", wrongToken, false, false},
-	} {
-		cfg := env.Config()
-		cfg.BearerToken = r.token
-		cs := kubernetes.NewForConfigOrDie(p.ConfigFor(cfg))
-		f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
-		var inf cache.SharedIndexInformer
-		if r.pods {
-			inf = f.Core().V1().Pods().Informer()
-		} else {
-			inf = f.Core().V1().ConfigMaps().Informer()
-		}
-		name := r.name
-		require.NoError(t, inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-			collect(name, err)
-		}))
-		runs = append(runs, run{name: r.name, token: r.token, factory: f, synced: r.synced})
-	}
-	for _, r := range runs {
-		r.factory.StartWithContext(logCtx)
-	}
 	t.Cleanup(func() {
 		for _, r := range runs {
 			r.factory.Shutdown()
 		}
 	})
-	for _, r := range runs {
-		if !r.synced {
-			continue
+	// start starts one informer with token in namespace n, and waits for its cache to sync
+	// when it must.
+	start := func(name, token, n string, pods, synced bool) {
+		cfg := env.Config()
+		cfg.BearerToken = token
+		cs := kubernetes.NewForConfigOrDie(p.ConfigFor(cfg))
+		f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(n))
+		var inf cache.SharedIndexInformer
+		if pods {
+			inf = f.Core().V1().Pods().Informer()
+		} else {
+			inf = f.Core().V1().ConfigMaps().Informer()
+		}
+		require.NoError(t, inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+			collect(name, err)
+		}))
+		runs = append(runs, run{name: name, factory: f, synced: synced})
+		f.StartWithContext(logCtx)
+		if !synced {
+			return
 		}
 		sctx, scancel := context.WithTimeout(ctx, time.Minute)
-		res := r.factory.WaitForCacheSyncWithContext(sctx)
-		scancel()
-		require.NoError(t, res.AsError(), r.name)
+		defer scancel()
+		require.NoError(t, f.WaitForCacheSyncWithContext(sctx).AsError(), name)
 	}
+	start("reader-configmaps", readerToken, ns, false, true)
+	start("admin-configmaps", adminToken, ns, false, true)
+	start("reader-pods-forbidden", readerToken, ns, true, false)
+	start("wrong-token", wrongToken, ns, false, false)
 
-	// Faults on every watch and list of the configmap informers, one kind after another,
-	// with writes so that watches carry events. The bad-data kinds come first: each
-	// failure lengthens the reflectors' backoff (up to 30 s), and the faults queued behind
-	// a sleeping reflector may only meet it after the loop.
-	kinds := []fp.Fault{
-		{Kind: fp.Garbage, AfterFrames: 1}, {Kind: fp.NoObject, AfterFrames: 1}, {Kind: fp.WrongType, AfterFrames: 1},
-		{Kind: fp.BookmarkNoRV, AfterFrames: 1},
-		{Kind: fp.Gone}, {Kind: fp.InternalError}, {Kind: fp.ServiceUnavailable}, {Kind: fp.TooManyRequests, RetryAfterSeconds: 1},
-		{Kind: fp.CutFrame, AfterFrames: 1},
-		{Kind: fp.BlackHole, SendHeaders: true, Hold: time.Second}, {Kind: fp.CloseConn, AfterFrames: 1},
-	}
+	// One fault kind after another, each on the watches (not the streaming initial lists) of
+	// its own reader and admin informers, and on one of their LISTs, with writes so that
+	// the watches carry events. Each kind must take effect: the test waits until both
+	// watches met it.
+	notInitialList := func(info fp.RequestInfo) bool { return info.Query.Get("sendInitialEvents") != "true" }
 	for i, f := range kinds {
-		p.Inject(fp.Rule{Match: fp.Match{Resource: "configmaps", Verb: fp.Watch}, Fault: f, Times: 2})
-		p.Inject(fp.Rule{Match: fp.Match{Resource: "configmaps", Verb: fp.List}, Fault: fp.Fault{Kind: fp.InternalError}, Times: 1})
-		p.CutActive(fp.Match{Resource: "configmaps", Verb: fp.Watch})
+		n := kindNS(i)
+		start(fmt.Sprintf("reader-configmaps-%d", i), readerToken, n, false, true)
+		start(fmt.Sprintf("admin-configmaps-%d", i), adminToken, n, false, true)
+		watchFault := p.Inject(fp.Rule{Match: fp.Match{Resource: "configmaps", Namespace: n, Verb: fp.Watch, Func: notInitialList}, Fault: f, Times: 2})
+		p.Inject(fp.Rule{Match: fp.Match{Resource: "configmaps", Namespace: n, Verb: fp.List}, Fault: fp.Fault{Kind: fp.InternalError}, Times: 1})
+		p.CutActive(fp.Match{Resource: "configmaps", Namespace: n, Verb: fp.Watch})
 		for j := 0; j < 5; j++ {
-			_, err := admin.CoreV1().ConfigMaps(ns).Patch(ctx, fmt.Sprintf("cm-%d", j), "application/merge-patch+json",
+			_, err := admin.CoreV1().ConfigMaps(n).Patch(ctx, fmt.Sprintf("cm-%d", j), "application/merge-patch+json",
 				[]byte(fmt.Sprintf(`{"metadata":{"labels":{"i":"%d"}}}`, i)), metav1.PatchOptions{})
 			require.NoError(t, err)
 		}
-		time.Sleep(500 * time.Millisecond) // let the informers meet the fault before the next
+		select {
+		case <-watchFault.Done():
+		case <-ctx.Done():
+			t.Fatalf("fault %s met %d of the 2 watches in namespace %s before the test's deadline", f.Kind, watchFault.Fired(), n)
+		}
 	}
 	// The capture check below needs bad data to have reached a handler; keep the rules
 	// (and writes) until it has.
