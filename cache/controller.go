@@ -420,6 +420,9 @@ type informerQueueConfig struct {
 	identifier      InformerNameAndResource
 	metricsProvider InformerMetricsProvider
 	useDeltaFIFO    bool
+	// pageByPage: relists are applied page by page (see
+	// SharedIndexInformerOptions.RelistPageByPage).
+	pageByPage bool
 }
 
 // newInformerQueue builds the queue between Reflector and processing loop:
@@ -427,8 +430,12 @@ type informerQueueConfig struct {
 // its default feature gates), or a DeltaFIFO that reconciles against the
 // store.
 func newInformerQueue(logger klog.Logger, cfg informerQueueConfig) Queue {
+	pagewise := func(q Queue) Queue { return q }
+	if cfg.pageByPage {
+		pagewise = enablePagewiseReplace
+	}
 	if cfg.useDeltaFIFO {
-		return enablePagewiseReplace(NewDeltaFIFOWithOptions(DeltaFIFOOptions{
+		return pagewise(NewDeltaFIFOWithOptions(DeltaFIFOOptions{
 			Logger:                &logger,
 			Name:                  fmt.Sprintf("DeltaFIFO %T", cfg.objectType),
 			KnownObjects:          cfg.store,
@@ -436,7 +443,7 @@ func newInformerQueue(logger klog.Logger, cfg informerQueueConfig) Queue {
 			Transformer:           cfg.transform,
 		}))
 	}
-	return enablePagewiseReplace(NewRealFIFOWithOptions(RealFIFOOptions{
+	return pagewise(NewRealFIFOWithOptions(RealFIFOOptions{
 		Logger:                &logger,
 		Name:                  fmt.Sprintf("RealFIFO %T", cfg.objectType),
 		KeyFunction:           MetaNamespaceKeyFunc,

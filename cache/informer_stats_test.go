@@ -243,10 +243,9 @@ func TestOmInformerStatusAfterScriptedRun(t *testing.T) {
 			assert.Equal(t, 0, st.QueueDepth)
 			assert.Equal(t, map[RelistReason]uint64{RelistInitial: 1, RelistExpired: 1, RelistWatchError: 0, RelistShortWatch: 0, RelistListError: 0, RelistStreamFallback: 0}, st.Lists)
 			assert.Equal(t, uint64(1), st.WatchRestarts)
-			// Either queue: the first list's two objects (applied
-			// whole), add c, update a, the relist's two objects and its
-			// deletion of b (page by page). The RealFIFO also counts the
-			// bookmark; the markers of the pagewise list do not count.
+			// Either queue: the first list's two objects, add c, update
+			// a, the relist's two objects and its deletion of b. The
+			// RealFIFO also counts the bookmark.
 			wantDeltas := uint64(2 + 2 + 3 + 1)
 			if q.useDeltaFIFO {
 				wantDeltas = 2 + 2 + 3

@@ -98,14 +98,16 @@ func (l *hpPagedLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
 	return l.srv.watch(options)
 }
 
-// hpPagewiseInformer starts an informer (with the given queue) over lw with a
-// recording handler and waits until it has synced.
+// hpPagewiseInformer starts an informer (with the given queue) that applies
+// relists page by page over lw, with a recording handler, and waits until
+// it has synced.
 func hpPagewiseInformer(t *testing.T, srv *infServer, lw ListerWatcher, useDeltaFIFO bool) (*sharedIndexInformer, *infRecorder) {
 	t.Helper()
 	t.Cleanup(srv.stopWatches)
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{
-		Indexers:     Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
-		UseDeltaFIFO: useDeltaFIFO,
+		Indexers:         Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
+		UseDeltaFIFO:     useDeltaFIFO,
+		RelistPageByPage: true,
 	}).(*sharedIndexInformer)
 	rec := &infRecorder{}
 	reg, err := informer.AddEventHandler(rec)
@@ -140,11 +142,11 @@ func hpCreateAtoE(srv *infServer) {
 	}
 }
 
-// TestHpPagewiseRelistEvents: a relist in pages of two, with updates, an add
+// TestRelistPageByPageEvents: a relist in pages of two, with updates, an add
 // and deletions spread over the pages, gives exactly the events of a
 // Replace, the deletions last, on both queues; the store ends with the new
 // list and the list's resource version.
-func TestHpPagewiseRelistEvents(t *testing.T) {
+func TestRelistPageByPageEvents(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := newInfServer()
@@ -180,12 +182,12 @@ func TestHpPagewiseRelistEvents(t *testing.T) {
 	}
 }
 
-// TestHpPagewiseRelistAsksNotOlderThan: after a watch ends with 410, the
+// TestRelistPageByPageAsksNotOlderThan: after a watch ends with 410, the
 // pagewise relist at the last resourceVersion asks for data not older than
 // it, not for the exact (possibly old) snapshot, which a real server would
 // serve from etcd and which the next watch would reject with 410 again (the
 // soak test caught an informer stuck that way).
-func TestHpPagewiseRelistAsksNotOlderThan(t *testing.T) {
+func TestRelistPageByPageAsksNotOlderThan(t *testing.T) {
 	srv := newInfServer()
 	hpCreateAtoE(srv)
 	var mu sync.Mutex
@@ -220,13 +222,13 @@ func hpLists(lw *hpPagedLW) int {
 	return lw.requests
 }
 
-// TestHpFirstListIsAppliedWhole: the first list, with nothing cached yet,
+// TestRelistPageByPageFirstListIsAppliedWhole: the first list, with nothing cached yet,
 // is handed to the store whole (one bulk Replace), not page by page: while
 // its last page is held back nothing is in the store, no handler got an add
 // and nothing has synced; once it arrives, every object is added (with
 // isInInitialList) and the informer and the handler sync. The relist that
-// follows is taken page by page (TestHpPagewiseRelistEvents).
-func TestHpFirstListIsAppliedWhole(t *testing.T) {
+// follows is taken page by page (TestRelistPageByPageEvents).
+func TestRelistPageByPageFirstListIsAppliedWhole(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := newInfServer()
@@ -241,7 +243,7 @@ func TestHpFirstListIsAppliedWhole(t *testing.T) {
 				return nil
 			}}
 			t.Cleanup(srv.stopWatches)
-			informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{UseDeltaFIFO: q.useDeltaFIFO})
+			informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{UseDeltaFIFO: q.useDeltaFIFO, RelistPageByPage: true})
 			rec := &infRecorder{}
 			reg, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
@@ -274,11 +276,11 @@ func TestHpFirstListIsAppliedWhole(t *testing.T) {
 	}
 }
 
-// TestHpPagewiseRelistFailsMidway: when a page request fails, the pages
+// TestRelistPageByPageFailsMidway: when a page request fails, the pages
 // already applied stay applied and nothing is deleted (b and e, on pages
 // not reached, stay); the next list starts over and deletes what it does
 // not list.
-func TestHpPagewiseRelistFailsMidway(t *testing.T) {
+func TestRelistPageByPageFailsMidway(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := newInfServer()
@@ -350,14 +352,14 @@ func TestHpPagewiseRelistFailsMidway(t *testing.T) {
 	}
 }
 
-// TestHpPagewiseRelistContinueExpired: a continue token that expired in the
+// TestRelistPageByPageContinueExpired: a continue token that expired in the
 // middle of a paged relist makes the list start over with an unpaged
 // request at the relist's resource version; the objects of the first page
 // are reported again, and the deletions are those of the complete list.
 // When the restarted list still comes in pages (the ListWatch sets a limit
 // itself), every page is applied: stopping after the first would delete the
 // objects of the others (the soak test caught 207 pods deleted that way).
-func TestHpPagewiseRelistContinueExpired(t *testing.T) {
+func TestRelistPageByPageContinueExpired(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		alwaysPage bool
@@ -444,11 +446,11 @@ func (r *hpPageRecorder) replaceEnd(rv string) error {
 	return nil
 }
 
-// TestHpStreamPages: the events of a streaming list are handed over in
+// TestStreamedListHandedOverInPages: the events of a streaming list are handed over in
 // pages of arrival order; an update of a gathered key replaces it in place,
 // a deletion removes it and is passed on as a key to forget with the next
 // page (it may have been handed over before).
-func TestHpStreamPages(t *testing.T) {
+func TestStreamedListHandedOverInPages(t *testing.T) {
 	rec := &hpPageRecorder{}
 	p := newReflectorStreamPages(context.Background(), rec)
 	p.pageSize = 2
@@ -479,10 +481,10 @@ func TestHpStreamPages(t *testing.T) {
 	assert.Equal(t, []string{"start", "end 3"}, rec.calls)
 }
 
-// TestHpRealFIFOReplacePageWaits: replacePage returns once the consumer has
+// TestRealFIFOReplacePageWaitsUntilPopped: replacePage returns once the consumer has
 // popped the page, and returns the context's error or ErrFIFOClosed when
 // those end the wait.
-func TestHpRealFIFOReplacePageWaits(t *testing.T) {
+func TestRealFIFOReplacePageWaitsUntilPopped(t *testing.T) {
 	newQueue := func() *RealFIFO {
 		return enablePagewiseReplace(NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true})).(*RealFIFO)
 	}
@@ -565,11 +567,11 @@ func TestHpRealFIFOReplacePageWaits(t *testing.T) {
 	assert.False(t, NewDeltaFIFOWithOptions(DeltaFIFOOptions{}).pagewiseReplace())
 }
 
-// TestHpPagewiseFirstListForgets: a list that starts on an empty cache does
+// TestPagewiseListOnEmptyCacheDeletesForgottenKeys: a list that starts on an empty cache does
 // not track what it lists (it can only delete what a streaming list forgot),
 // yet a key forgotten after its page was handed over is deleted at the end,
 // and a key forgotten and then listed again stays.
-func TestHpPagewiseFirstListForgets(t *testing.T) {
+func TestPagewiseListOnEmptyCacheDeletesForgottenKeys(t *testing.T) {
 	store := NewIndexer(MetaNamespaceKeyFunc, Indexers{})
 	rec := &infRecorder{}
 	a := newDeltaApplier(klog.Background(), store, rec)

@@ -193,6 +193,11 @@ type SharedIndexInformerOptions struct {
 	// key and is kept for code that depends on that behaviour.
 	UseDeltaFIFO bool
 
+	// RelistPageByPage applies a relist page by page as its pages arrive,
+	// instead of atomically once it is complete. kinformer extension, not
+	// in client-go; off by default.
+	RelistPageByPage bool
+
 	// WatchIdleTimeout is the watch liveness deadline: a watch that gets no
 	// event and no bookmark for this long is reopened from the last
 	// resourceVersion, without a relist (see
@@ -299,6 +304,7 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 		identifier:                      options.Identifier,
 		informerMetricsProvider:         options.InformerMetricsProvider,
 		useDeltaFIFO:                    options.UseDeltaFIFO,
+		relistPageByPage:                options.RelistPageByPage,
 		watchIdleTimeout:                options.WatchIdleTimeout,
 		snapshotFile:                    options.SnapshotFile,
 		snapshotScope:                   options.SnapshotScope,
@@ -326,6 +332,8 @@ type sharedIndexInformer struct {
 	identifier              InformerNameAndResource
 	informerMetricsProvider InformerMetricsProvider
 	useDeltaFIFO            bool
+	// relistPageByPage is SharedIndexInformerOptions.RelistPageByPage.
+	relistPageByPage bool
 
 	// cacheMutationDetector is given every object added to or updated in
 	// the cache, and runs while the informer runs. It does nothing unless
@@ -434,6 +442,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		identifier:      s.identifier,
 		metricsProvider: s.informerMetricsProvider,
 		useDeltaFIFO:    s.useDeltaFIFO,
+		pageByPage:      s.relistPageByPage,
 	})
 	if _, off := s.cacheMutationDetector.(noopMutationDetector); !off {
 		s.batch.detector = s.cacheMutationDetector

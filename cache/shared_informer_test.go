@@ -99,15 +99,15 @@ func TestSharedInformerRelist(t *testing.T) {
 	// After the initial list {a, b, c}, the watch misses: b deleted, c
 	// updated, d created. A 410 forces a relist that finds the differences.
 	expected := map[string][]string{
-		// The list applied page by page, in order: a unchanged (same RV,
-		// delivered because no resync check limits it), c updated, d
-		// added; then, at the end of the list, the vanished b (as a
-		// tombstone).
+		// The relist applied in one step, then notified as client-go
+		// does: the vanished b (as a tombstone), then in list order a
+		// unchanged (same RV, delivered because no resync check limits
+		// it), c updated, d added.
 		"RealFIFO": {
+			"delete tombstone(ns/b@2)",
 			"update ns/a@1 -> ns/a@1",
 			"update ns/c@3 -> ns/c@5",
 			"add ns/d@6 initial=false",
-			"delete tombstone(ns/b@2)",
 		},
 		// The DeltaFIFO queues Replaced deltas in list order, then the
 		// deletions.

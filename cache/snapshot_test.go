@@ -127,11 +127,11 @@ func TestSnapshotResumeWith410Reconciles(t *testing.T) {
 	assert.Equal(t, []string{
 		"add ns/a@1 initial=true",
 		"add ns/b@2 initial=true",
-		// The relist, applied page by page: its updates and adds, then
-		// at its end the deletion of what it no longer has.
+		// The relist, applied in one step: the deletion of what it no
+		// longer has, then its updates and adds in list order.
+		"delete tombstone(ns/b@2)",
 		"update ns/a@1 -> ns/a@3",
 		"add ns/c@5 initial=false",
-		"delete tombstone(ns/b@2)",
 	}, got, "the relist is reconciled against the loaded cache")
 	lists, _ := srv.counts()
 	assert.Equal(t, 2, lists, "the first run's list and the relist after 410")

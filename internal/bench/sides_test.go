@@ -91,7 +91,7 @@ type pfSide struct {
 }
 
 var pfSides = []pfSide{
-	{id: "k", build: pfBuildKinformer, pagewise: true},
+	{id: "k", build: pfBuildKinformer},
 	{id: "c", build: pfBuildClientGo},
 	{id: "f", build: pfBuildFloor, pagewise: true},
 }
