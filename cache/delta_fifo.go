@@ -108,6 +108,10 @@ type DeltaFIFOOptions struct {
 	// except to DeletedFinalStateUnknown tombstones and to the objects Resync
 	// takes from KnownObjects (those were transformed when first queued).
 	Transformer TransformFunc
+
+	// trackWatermark makes the queue keep the watermark of what it popped
+	// (see deltaFIFOWatermark), for the informer that builds it.
+	trackWatermark bool
 }
 
 // DeltaFIFO is a Queue whose accumulator per key is a Deltas: the list of
@@ -153,6 +157,74 @@ type DeltaFIFO struct {
 
 	// pw is the state of pagewise lists (see pagewise_relist.go).
 	pw pagewiseQueue
+
+	// wm, when not nil, tracks the watermark of what was popped.
+	wm *deltaFIFOWatermark
+}
+
+// deltaFIFOWatermark tracks, for an informer's DeltaFIFO, the resourceVersion
+// up to which every change the queue received has been popped: the
+// informer's cache records it as its watermark once the pop is applied.
+// Keys pop in the order in which they were first queued, not in watch
+// order (a@10, b@11, a@12 pop as a@10+a@12, then b@11), so the version of the
+// newest change popped is not a watermark: with b@11 still queued, the
+// watermark after popping a is 10. All fields are guarded by the queue's
+// lock.
+type deltaFIFOWatermark struct {
+	// received is the resourceVersion of the newest change queued: a watch
+	// event's object, or the version of a complete list.
+	received string
+	// before holds, for every queued key, received as it was when the key
+	// was queued: every change older than the key's oldest queued delta.
+	before map[string]string
+	// popped is the watermark once the pop in progress is applied.
+	popped string
+}
+
+// queued records that d is appended to key's deltas (first is true when
+// key was not queued).
+func (w *deltaFIFOWatermark) queued(key string, d Delta, first bool) {
+	if first {
+		w.before[key] = w.received
+	}
+	switch d.Type {
+	case Added, Updated, Deleted:
+		if _, tomb := d.Object.(DeletedFinalStateUnknown); tomb {
+			return
+		}
+		if rv, ok := storeResourceVersionOf(d.Object); ok && rv != "" {
+			w.received = rv
+		}
+	}
+}
+
+// listed records that a list current at rv was queued.
+func (w *deltaFIFOWatermark) listed(rv string) {
+	if rv != "" {
+		w.received = rv
+	}
+}
+
+// pop records that key was popped; head is the key now first in the queue
+// ("" when it is empty).
+func (w *deltaFIFOWatermark) pop(key, head string, empty bool) {
+	delete(w.before, key)
+	if empty {
+		w.popped = w.received
+		return
+	}
+	w.popped = w.before[head]
+}
+
+// poppedWatermark returns the resourceVersion up to which every change the
+// queue received is applied once the pop in progress is: it is only
+// meaningful inside Pop's process function, and only for a queue built
+// with trackWatermark.
+func (f *DeltaFIFO) poppedWatermark() string {
+	if f.wm == nil {
+		return ""
+	}
+	return f.wm.popped
 }
 
 var (
@@ -179,6 +251,9 @@ func NewDeltaFIFOWithOptions(opts DeltaFIFOOptions) *DeltaFIFO {
 		knownObjects:          opts.KnownObjects,
 		emitDeltaTypeReplaced: opts.EmitDeltaTypeReplaced,
 		transformer:           opts.Transformer,
+	}
+	if opts.trackWatermark {
+		f.wm = &deltaFIFOWatermark{before: make(map[string]string)}
 	}
 	if f.name == "" {
 		f.name = "DeltaFIFO"
@@ -341,6 +416,9 @@ func (f *DeltaFIFO) Delete(obj interface{}) error {
 // and collapses two trailing deletions into the more informative one.
 func (f *DeltaFIFO) appendLocked(key string, d Delta) {
 	old := f.items[key]
+	if f.wm != nil {
+		f.wm.queued(key, d, len(old) == 0)
+	}
 	if n := len(old); n > 0 {
 		if last := &old[n-1]; last.Type == Deleted && d.Type == Deleted {
 			// A watch deletion and a relist-inferred one describe the same
@@ -379,6 +457,13 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 		f.pw.poppedLocked()
 		deltas = f.items[key]
 		delete(f.items, key)
+		if f.wm != nil {
+			head := ""
+			if f.queue.len() > 0 {
+				head = *f.queue.at(0)
+			}
+			f.wm.pop(key, head, f.queue.len() == 0)
+		}
 		if len(deltas) == 0 {
 			// Cannot happen: every queued key has deltas.
 			utilruntime.HandleErrorWithLogger(f.logger, nil, "Queued key has no deltas, skipping it", "key", key)
@@ -414,26 +499,27 @@ func (f *DeltaFIFO) logIfSlow(start time.Time, key string, depth int) {
 //     known object}.
 //
 // The first Replace before any Add, Update or Delete makes these keys the
-// initial batch for HasSynced. resourceVersion is not used. It returns a
+// initial batch for HasSynced. resourceVersion only serves the watermark of
+// the queue an informer builds for itself. It returns a
 // KeyError for an object without key, or a transformer error (wrapped); in
 // both cases nothing is queued.
 //
 // Difference from client-go: errors leave the queue untouched instead of
 // half-replaced, and the deletions of queued keys come in queue order rather
 // than random map order.
-func (f *DeltaFIFO) Replace(list []interface{}, _ string) error {
-	return f.replace(list, f.transformer != nil)
+func (f *DeltaFIFO) Replace(list []interface{}, resourceVersion string) error {
+	return f.replace(list, resourceVersion, f.transformer != nil)
 }
 
 // replaceLoaded is Replace for objects that already went through the
 // transformer (a warm start's snapshot, snapshot.go): they are queued as
 // they are.
-func (f *DeltaFIFO) replaceLoaded(list []interface{}, _ string) error {
-	return f.replace(list, false)
+func (f *DeltaFIFO) replaceLoaded(list []interface{}, resourceVersion string) error {
+	return f.replace(list, resourceVersion, false)
 }
 
 // replace implements Replace, transforming the listed objects if transform.
-func (f *DeltaFIFO) replace(list []interface{}, transform bool) error {
+func (f *DeltaFIFO) replace(list []interface{}, resourceVersion string, transform bool) error {
 	action := Sync
 	if f.emitDeltaTypeReplaced {
 		action = Replaced
@@ -504,6 +590,9 @@ func (f *DeltaFIFO) replace(list []interface{}, transform bool) error {
 		}
 	}
 
+	if f.wm != nil {
+		f.wm.listed(resourceVersion)
+	}
 	f.gate.firstReplace(len(listed) + deletions)
 	if f.queue.len() > 0 {
 		f.cond.Broadcast()

@@ -263,11 +263,14 @@ func (f *DeltaFIFO) replacePage(ctx context.Context, objs []interface{}, forget 
 // carrying DeletedFinalStateUnknown for every queued key (in queue order)
 // and every KnownObjects key (in key order, when not queued) that was not
 // listed, as Replace does (Replace uses ListKeys order for the latter).
-// resourceVersion is not used.
-func (f *DeltaFIFO) replaceEnd(_ string) error {
+// resourceVersion serves the queue's watermark, as in Replace.
+func (f *DeltaFIFO) replaceEnd(resourceVersion string) error {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	f.initLocked()
+	if f.wm != nil {
+		defer f.wm.listed(resourceVersion)
+	}
 	listed := f.pw.seen
 	f.pw.seen = nil
 	if listed == nil {

@@ -47,6 +47,13 @@ type deltaApplier struct {
 	// the store's keys (same key function, no transform in between).
 	keysOf func([]Delta) []string
 
+	// queueWatermark, when set, returns the resourceVersion up to which
+	// every change the queue received has been popped, including the pop
+	// being processed (a DeltaFIFO's, which pops per key and not in watch
+	// order). When nil, the deltas are taken to come in watch order (a
+	// RealFIFO's), so the newest watch change among them is the watermark.
+	queueWatermark func() string
+
 	// relist is the pagewise list in progress, if any (see
 	// pagewise_relist.go).
 	relist *applierRelist
@@ -62,6 +69,57 @@ type deltaApplier struct {
 
 func newDeltaApplier(logger klog.Logger, store Store, handler ResourceEventHandler) *deltaApplier {
 	return &deltaApplier{logger: logger, store: store, handler: handler}
+}
+
+// newInformerApplier returns the deltaApplier of an informer whose queue is
+// queue and whose transform is transform (nil when none): it reuses the
+// keys a RealFIFO computed when nothing transforms the objects between the
+// queue and the store, and takes a DeltaFIFO's watermark.
+func newInformerApplier(logger klog.Logger, queue Queue, store Store, handler ResourceEventHandler, transform TransformFunc) *deltaApplier {
+	a := newDeltaApplier(logger, store, handler)
+	switch q := queue.(type) {
+	case *RealFIFO:
+		if transform == nil {
+			// The queue keys objects as the store does (namespace/name,
+			// or a tombstone's key).
+			a.keysOf = q.poppedKeys
+		}
+	case *DeltaFIFO:
+		if q.wm != nil {
+			a.queueWatermark = q.poppedWatermark
+		}
+	}
+	return a
+}
+
+// advanceWatermark moves the watermark of the informer's cache (see
+// withResourceVersionWatermark) once deltas, just popped, are applied: to
+// the queue's watermark when it keeps one, else to the resourceVersion of
+// the newest watch change (Added, Updated or Deleted carrying an object)
+// among deltas. Relisted objects (Replaced) and resynced ones (Sync) do not
+// move it: a list moves it once complete (ReplacedAll, or the Bookmark that
+// ends a list applied page by page).
+func (a *deltaApplier) advanceWatermark(deltas []Delta) {
+	c, ok := a.store.(*cache)
+	if !ok || !c.watermark {
+		return
+	}
+	if a.queueWatermark != nil {
+		c.advanceResourceVersion(a.queueWatermark())
+		return
+	}
+	for i := len(deltas) - 1; i >= 0; i-- {
+		switch d := deltas[i]; d.Type {
+		case Added, Updated, Deleted:
+			if _, tomb := d.Object.(DeletedFinalStateUnknown); tomb {
+				continue
+			}
+			if rv, ok := storeResourceVersionOf(d.Object); ok && rv != "" {
+				c.advanceResourceVersion(rv)
+				return
+			}
+		}
+	}
 }
 
 // reject logs and counts an object the store did not take.
@@ -107,6 +165,7 @@ func (a *deltaApplier) apply(deltas []Delta, isInInitialList bool) error {
 			errs = append(errs, err)
 		}
 	}
+	a.advanceWatermark(deltas)
 	switch len(errs) {
 	case 0:
 		return nil
@@ -320,11 +379,13 @@ func (a *deltaApplier) processBatch(deltas []Delta, isInInitialList bool) error 
 		}
 		a.commit(txnStore, deltas[start:i], keysIn(start, i), isInInitialList)
 		if err := a.applyOne(d, "", isInInitialList); err != nil {
+			a.advanceWatermark(deltas[:i])
 			return err
 		}
 		start = i + 1
 	}
 	a.commit(txnStore, deltas[start:], keysIn(start, len(deltas)), isInInitialList)
+	a.advanceWatermark(deltas)
 	return nil
 }
 

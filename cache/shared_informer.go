@@ -292,7 +292,7 @@ func NewSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, defa
 func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.Object, options SharedIndexInformerOptions) SharedIndexInformer {
 	realClock := clock.RealClock{}
 	s := &sharedIndexInformer{
-		indexer:                         NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, options.Indexers, WithStoreMetrics(options.Identifier, options.InformerMetricsProvider)),
+		indexer:                         NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, options.Indexers, WithStoreMetrics(options.Identifier, options.InformerMetricsProvider), withResourceVersionWatermark()),
 		processor:                       &sharedProcessor{clock: realClock},
 		synced:                          make(chan struct{}),
 		listerWatcher:                   lw,
@@ -447,13 +447,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 	if _, off := s.cacheMutationDetector.(noopMutationDetector); !off {
 		s.batch.detector = s.cacheMutationDetector
 	}
-	s.applier = newDeltaApplier(logger, s.indexer, &s.batch)
-	if fifo, ok := queue.(*RealFIFO); ok && s.transform == nil {
-		// The queue keys objects as the indexer does (namespace/name, or
-		// a tombstone's key); without a transform in between, its keys
-		// can be reused when applying the popped deltas.
-		s.applier.keysOf = fifo.poppedKeys
-	}
+	s.applier = newInformerApplier(logger, queue, s.indexer, &s.batch, s.transform)
 	ctrl := New(&Config{
 		Queue:                        queue,
 		ListerWatcher:                s.listerWatcher,

@@ -213,3 +213,48 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 		return assert.ObjectsAreEqual([]string{"ns/a@1", "ns/b@7", "ns/c@3", "ns/d@4"}, infStoreContents(restarted.GetStore()))
 	}, infTimeout, time.Millisecond, "the restarted informer holds %v", infStoreContents(restarted.GetStore()))
 }
+
+// TestDeltaFIFOResourceVersionNeverAheadOfContent: with UseDeltaFIFO and
+// a@5, b@6, a@7 queued, applying a (both of its deltas, popped together)
+// must not make the cache claim rv 7 while b@6 is still queued: the cache's
+// resourceVersion (what WaitForResourceVersion and a snapshot saved then
+// rely on) stays at 5 until b is applied too. The queue and the consumer
+// are wired as a shared informer wires them.
+func TestDeltaFIFOResourceVersionNeverAheadOfContent(t *testing.T) {
+	logger := infTestLogger(t)
+	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, withResourceVersionWatermark())
+	queue := newInformerQueue(logger, informerQueueConfig{objectType: &v1.Pod{}, store: store, useDeltaFIFO: true})
+	rec := &infRecorder{}
+	applier := newInformerApplier(logger, queue, store, rec, nil)
+	var waiters rvWaiters
+	pop := func() {
+		t.Helper()
+		_, err := queue.Pop(applier.process)
+		require.NoError(t, err)
+		waiters.notify(store)
+	}
+	caughtUp := func(rv string) bool {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return waiters.wait(ctx, rv, store) == nil
+	}
+
+	require.NoError(t, queue.Replace([]interface{}{infPod("a", "1"), infPod("b", "2")}, "2"))
+	pop()
+	pop()
+	require.Equal(t, "2", storeResourceVersion(store))
+
+	require.NoError(t, queue.Update(infPod("a", "5")))
+	require.NoError(t, queue.Update(infPod("b", "6")))
+	require.NoError(t, queue.Update(infPod("a", "7")))
+	pop() // a@5 and a@7
+	assert.Equal(t, []string{"ns/a@7", "ns/b@2"}, infStoreContents(store))
+	assert.Equal(t, "5", storeResourceVersion(store), "b@6 is still queued")
+	assert.False(t, caughtUp("6"), "the cache claims rv 6 while b@6 is still queued")
+	assert.True(t, caughtUp("5"))
+
+	pop() // b@6
+	assert.Equal(t, []string{"ns/a@7", "ns/b@6"}, infStoreContents(store))
+	assert.Equal(t, "7", storeResourceVersion(store))
+	assert.True(t, caughtUp("7"))
+}

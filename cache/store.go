@@ -170,6 +170,8 @@ type cache struct {
 	transformer TransformFunc
 	identifier  InformerNameAndResource
 	metrics     InformerMetricsProvider
+	// watermark: see withResourceVersionWatermark.
+	watermark bool
 }
 
 var (
@@ -233,8 +235,32 @@ func newCache(keyFunc KeyFunc, indexers Indexers, opts []StoreOption) *cache {
 	if c.metrics != nil {
 		tsOpts = append(tsOpts, WithThreadSafeStoreMetrics(c.identifier, c.metrics))
 	}
+	if c.watermark {
+		tsOpts = append(tsOpts, func(m *threadSafeMap) { m.watermark = true })
+	}
 	c.tsm = newThreadSafeMap(indexers, tsOpts)
 	return c
+}
+
+// withResourceVersionWatermark makes the store an informer's cache, whose
+// resourceVersion is a watermark: every change at or below it has been
+// applied. Writes of objects do not move it (the informer cannot tell from
+// one object whether every earlier change is applied); Replace and Bookmark
+// move it forward only, never back; the informer's processing loop moves it
+// forward with advanceResourceVersion after applying what it popped.
+func withResourceVersionWatermark() StoreOption {
+	return func(c *cache) {
+		c.watermark = true
+	}
+}
+
+// advanceResourceVersion moves the watermark of an informer's cache forward
+// to rv (see withResourceVersionWatermark); it does nothing for other
+// stores, or when rv is not ahead.
+func (c *cache) advanceResourceVersion(rv string) {
+	if c.watermark {
+		c.tsm.advanceRV(rv)
+	}
 }
 
 // key computes obj's key, wrapping failures in a KeyError.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clientgofeatures "k8s.io/client-go/features"
@@ -233,6 +234,12 @@ type threadSafeMap struct {
 
 	rv      string
 	metrics *storeMetrics
+	// watermark, set at construction for an informer's cache (see
+	// withResourceVersionWatermark), makes rv a watermark: writes of
+	// objects leave it alone, and Replace and Bookmark only move it
+	// forward. The informer moves it with advanceRV once every change up
+	// to a version has been applied.
+	watermark bool
 }
 
 var _ ThreadSafeStoreWithTransaction = &threadSafeMap{}
@@ -389,6 +396,52 @@ func (m *threadSafeMap) setRVLocked(rv string) {
 	m.metrics.setResourceVersion(rv)
 }
 
+// writtenRVLocked records the resource version of a written object, unless
+// the store keeps a watermark.
+func (m *threadSafeMap) writtenRVLocked(rv string) {
+	if !m.watermark {
+		m.setRVLocked(rv)
+	}
+}
+
+// syncedRVLocked records the resource version of a Replace or Bookmark: as
+// the newest seen, or, for a store that keeps a watermark, only when it is
+// ahead of the current one.
+func (m *threadSafeMap) syncedRVLocked(rv string) {
+	if m.watermark {
+		m.advanceRVLocked(rv)
+		return
+	}
+	m.setRVLocked(rv)
+}
+
+// advanceRVLocked records rv when it is ahead of the recorded version: an
+// empty rv never is; anything is ahead of an empty version; versions that
+// cannot be compared as the API defines (decimal integers) are taken as
+// ahead, since they come in the server's order.
+func (m *threadSafeMap) advanceRVLocked(rv string) {
+	if rv == "" || rv == m.rv {
+		return
+	}
+	if m.rv != "" {
+		if cmp, err := resourceversion.CompareResourceVersion(rv, m.rv); err == nil && cmp <= 0 {
+			return
+		}
+	}
+	m.setRVLocked(rv)
+}
+
+// advanceRV moves the recorded resource version forward to rv (see
+// advanceRVLocked).
+func (m *threadSafeMap) advanceRV(rv string) {
+	if rv == "" {
+		return
+	}
+	m.lock.Lock()
+	defer m.lock.Unlock()
+	m.advanceRVLocked(rv)
+}
+
 // update is Add/Update returning the index error instead of reporting it.
 func (m *threadSafeMap) update(key string, obj interface{}) error {
 	_, _, err := m.swap(key, obj)
@@ -406,7 +459,7 @@ func (m *threadSafeMap) swap(key string, obj interface{}) (prev interface{}, exi
 		return old.obj, existed, err
 	}
 	if hasRV {
-		m.setRVLocked(rv)
+		m.writtenRVLocked(rv)
 	}
 	return old.obj, existed, nil
 }
@@ -439,7 +492,7 @@ func (m *threadSafeMap) DeleteWithObject(key string, obj interface{}) {
 	defer m.lock.Unlock()
 	m.deleteLocked(key)
 	if hasRV {
-		m.setRVLocked(rv)
+		m.writtenRVLocked(rv)
 	}
 }
 
@@ -483,7 +536,7 @@ func (m *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction, observe f
 		}
 		lastApplied = i
 	}
-	for i := lastApplied; i >= 0; i-- {
+	for i := lastApplied; i >= 0 && !m.watermark; i-- {
 		if len(failures) > 0 && storeTxnFailed(failures, i) {
 			continue
 		}
@@ -593,7 +646,7 @@ func (m *threadSafeMap) replaceLists(keys []string, objs []interface{}, resource
 	for i, ix := range m.slotted {
 		ix.byValue = r.slotByValue[i]
 	}
-	m.setRVLocked(resourceVersion)
+	m.syncedRVLocked(resourceVersion)
 	return nil
 }
 
@@ -916,7 +969,7 @@ func (m *threadSafeMap) Resync() error {
 func (m *threadSafeMap) Bookmark(rv string) {
 	m.lock.Lock()
 	defer m.lock.Unlock()
-	m.setRVLocked(rv)
+	m.syncedRVLocked(rv)
 }
 
 // LastStoreSyncResourceVersion returns the newest resource version seen, or
