@@ -428,23 +428,19 @@ type informerQueueConfig struct {
 // newInformerQueue builds the queue between Reflector and processing loop:
 // by default a RealFIFO with atomic replace/resync events (as client-go with
 // its default feature gates), or a DeltaFIFO that reconciles against the
-// store.
+// store. Either takes relists page by page when cfg.pageByPage is set.
 func newInformerQueue(logger klog.Logger, cfg informerQueueConfig) Queue {
-	pagewise := func(q Queue) Queue { return q }
-	if cfg.pageByPage {
-		pagewise = enablePagewiseReplace
-	}
+	lists := informerLists{cached: cfg.store, pageByPage: cfg.pageByPage}
 	if cfg.useDeltaFIFO {
-		return pagewise(NewDeltaFIFOWithOptions(DeltaFIFOOptions{
+		return newInformerDeltaFIFO(DeltaFIFOOptions{
 			Logger:                &logger,
 			Name:                  fmt.Sprintf("DeltaFIFO %T", cfg.objectType),
 			KnownObjects:          cfg.store,
 			EmitDeltaTypeReplaced: true,
 			Transformer:           cfg.transform,
-			trackWatermark:        true,
-		}))
+		}, lists)
 	}
-	return pagewise(NewRealFIFOWithOptions(RealFIFOOptions{
+	return newInformerRealFIFO(RealFIFOOptions{
 		Logger:                &logger,
 		Name:                  fmt.Sprintf("RealFIFO %T", cfg.objectType),
 		KeyFunction:           MetaNamespaceKeyFunc,
@@ -454,5 +450,5 @@ func newInformerQueue(logger klog.Logger, cfg informerQueueConfig) Queue {
 		AtomicEvents:          true,
 		UnlockWhileProcessing: true,
 		EmitDeltaTypeBookmark: true,
-	}))
+	}, lists)
 }

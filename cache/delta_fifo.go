@@ -2,6 +2,7 @@ package cache
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,10 +109,6 @@ type DeltaFIFOOptions struct {
 	// except to DeletedFinalStateUnknown tombstones and to the objects Resync
 	// takes from KnownObjects (those were transformed when first queued).
 	Transformer TransformFunc
-
-	// trackWatermark makes the queue keep the watermark of what it popped
-	// (see deltaFIFOWatermark), for the informer that builds it.
-	trackWatermark bool
 }
 
 // DeltaFIFO is a Queue whose accumulator per key is a Deltas: the list of
@@ -155,8 +152,11 @@ type DeltaFIFO struct {
 	emitDeltaTypeReplaced bool
 	transformer           TransformFunc
 
-	// pw is the state of pagewise lists (see pagewise_relist.go).
-	pw pagewiseQueue
+	// lists says how the queue takes lists, when an informer built it for
+	// itself (see newInformerDeltaFIFO); drain lets a relist applied page
+	// by page wait for the consumer.
+	lists informerLists
+	drain drainWait
 
 	// wm, when not nil, tracks the watermark of what was popped.
 	wm *deltaFIFOWatermark
@@ -218,8 +218,8 @@ func (w *deltaFIFOWatermark) pop(key, head string, empty bool) {
 
 // poppedWatermark returns the resourceVersion up to which every change the
 // queue received is applied once the pop in progress is: it is only
-// meaningful inside Pop's process function, and only for a queue built
-// with trackWatermark.
+// meaningful inside Pop's process function, and only for a queue built by
+// newInformerDeltaFIFO.
 func (f *DeltaFIFO) poppedWatermark() string {
 	if f.wm == nil {
 		return ""
@@ -231,6 +231,7 @@ var (
 	_ Queue             = &DeltaFIFO{}
 	_ DoneChecker       = &DeltaFIFO{}
 	_ TransformingStore = &DeltaFIFO{}
+	_ listTaker         = &DeltaFIFO{}
 )
 
 // NewDeltaFIFO returns a DeltaFIFO keyed by keyFunc that consults
@@ -252,9 +253,6 @@ func NewDeltaFIFOWithOptions(opts DeltaFIFOOptions) *DeltaFIFO {
 		emitDeltaTypeReplaced: opts.EmitDeltaTypeReplaced,
 		transformer:           opts.Transformer,
 	}
-	if opts.trackWatermark {
-		f.wm = &deltaFIFOWatermark{before: make(map[string]string)}
-	}
 	if f.name == "" {
 		f.name = "DeltaFIFO"
 	}
@@ -269,6 +267,16 @@ func NewDeltaFIFOWithOptions(opts DeltaFIFOOptions) *DeltaFIFO {
 	return f
 }
 
+// newInformerDeltaFIFO returns the DeltaFIFO an informer builds for itself:
+// configured by opts, taking lists as lists says, and keeping the watermark
+// of what it popped for the informer's cache.
+func newInformerDeltaFIFO(opts DeltaFIFOOptions, lists informerLists) *DeltaFIFO {
+	f := NewDeltaFIFOWithOptions(opts)
+	f.lists = lists
+	f.wm = &deltaFIFOWatermark{before: make(map[string]string)}
+	return f
+}
+
 // initLocked makes a zero-value DeltaFIFO usable. Called with f.lock held.
 func (f *DeltaFIFO) initLocked() {
 	if f.inited {
@@ -276,6 +284,7 @@ func (f *DeltaFIFO) initLocked() {
 	}
 	f.inited = true
 	f.cond.L = &f.lock
+	f.drain.cond.L = &f.lock
 	if f.items == nil {
 		f.items = make(map[string]Deltas)
 	}
@@ -297,7 +306,7 @@ func (f *DeltaFIFO) Close() {
 	f.initLocked()
 	f.closed.Store(true)
 	f.cond.Broadcast()
-	f.pw.poppedLocked()
+	f.drain.signalLocked()
 }
 
 // IsClosed reports whether Close has been called.
@@ -454,7 +463,7 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 			f.cond.Wait()
 		}
 		key = f.queue.popFront()
-		f.pw.poppedLocked()
+		f.drain.signalLocked()
 		deltas = f.items[key]
 		delete(f.items, key)
 		if f.wm != nil {
@@ -500,48 +509,46 @@ func (f *DeltaFIFO) logIfSlow(start time.Time, key string, depth int) {
 //
 // The first Replace before any Add, Update or Delete makes these keys the
 // initial batch for HasSynced. resourceVersion only serves the watermark of
-// the queue an informer builds for itself. It returns a
-// KeyError for an object without key, or a transformer error (wrapped); in
-// both cases nothing is queued.
+// the queue an informer builds for itself. It returns a KeyError for an
+// object without key, or a transformer error (wrapped); in both cases
+// nothing is queued.
 //
 // Difference from client-go: errors leave the queue untouched instead of
 // half-replaced, and the deletions of queued keys come in queue order rather
 // than random map order.
 func (f *DeltaFIFO) Replace(list []interface{}, resourceVersion string) error {
-	return f.replace(list, resourceVersion, f.transformer != nil)
+	return replaceList(f.beginList(listSource{}), list, resourceVersion)
 }
 
-// replaceLoaded is Replace for objects that already went through the
-// transformer (a warm start's snapshot, snapshot.go): they are queued as
-// they are.
-func (f *DeltaFIFO) replaceLoaded(list []interface{}, resourceVersion string) error {
-	return f.replace(list, resourceVersion, false)
+// beginList implements listTaker: a relist of a queue built with
+// informerLists.pageByPage is applied page by page (pagewise_relist.go);
+// any other list is gathered and queued whole at its end, as Replace
+// describes.
+func (f *DeltaFIFO) beginList(source listSource) listSink {
+	if f.lists.pageByPage && source.relist {
+		return f.newPageSink(source)
+	}
+	return &gatherSink{
+		keyOf:      f.KeyOf,
+		strictKeys: true,
+		streamed:   source.streamed,
+		prepare: func(key string, obj interface{}) (interface{}, error) {
+			if source.loaded {
+				return obj, nil
+			}
+			return f.transform(obj, key)
+		},
+		finish: f.queueReplaced,
+	}
 }
 
-// replace implements Replace, transforming the listed objects if transform.
-func (f *DeltaFIFO) replace(list []interface{}, resourceVersion string, transform bool) error {
+// queueReplaced queues a complete list (keys[i] is the key of objs[i]) as
+// Replace describes.
+func (f *DeltaFIFO) queueReplaced(objs []interface{}, keys []string, resourceVersion string) error {
 	action := Sync
 	if f.emitDeltaTypeReplaced {
 		action = Replaced
 	}
-	keys := make([]string, len(list))
-	objs := list
-	if transform {
-		objs = make([]interface{}, len(list))
-	}
-	for i, obj := range list {
-		key, err := f.KeyOf(obj)
-		if err != nil {
-			return err
-		}
-		keys[i] = key
-		if transform {
-			if objs[i], err = f.transform(obj, key); err != nil {
-				return err
-			}
-		}
-	}
-
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	f.initLocked()
@@ -551,7 +558,23 @@ func (f *DeltaFIFO) replace(list []interface{}, resourceVersion string, transfor
 		listed[key] = struct{}{}
 		f.appendLocked(key, Delta{Type: action, Object: objs[i]})
 	}
+	deletions := f.queueVanishedLocked(listed, false)
+	if f.wm != nil {
+		f.wm.listed(resourceVersion)
+	}
+	f.gate.firstReplace(len(listed) + deletions)
+	if f.queue.len() > 0 {
+		f.cond.Broadcast()
+	}
+	return nil
+}
 
+// queueVanishedLocked queues a Deleted delta carrying DeletedFinalStateUnknown
+// for every queued key missing from listed (in queue order, with the newest
+// queued object) and every KnownObjects key missing from listed and not
+// queued (in ListKeys order, or key order when sorted, with the known
+// object). It returns how many it queued.
+func (f *DeltaFIFO) queueVanishedLocked(listed map[string]struct{}, sorted bool) int {
 	deletions := 0
 	for i, n := 0, f.queue.len(); i < n; i++ {
 		key := *f.queue.at(i)
@@ -568,36 +591,32 @@ func (f *DeltaFIFO) replace(list []interface{}, resourceVersion string, transfor
 		deletions++
 		f.appendLocked(key, Delta{Type: Deleted, Object: DeletedFinalStateUnknown{Key: key, Obj: last}})
 	}
-
-	if f.knownObjects != nil {
-		for _, key := range f.knownObjects.ListKeys() {
-			if _, ok := listed[key]; ok {
-				continue
-			}
-			if len(f.items[key]) > 0 {
-				continue
-			}
-			obj, exists, err := f.knownObjects.GetByKey(key)
-			if err != nil {
-				obj = nil
-				utilruntime.HandleErrorWithLogger(f.logger, err, "Known object lookup failed, queueing DeletedFinalStateUnknown without object", "key", key)
-			} else if !exists {
-				obj = nil
-				f.logger.Info("Key listed by known objects has no object, queueing DeletedFinalStateUnknown without object", "key", key)
-			}
-			deletions++
-			f.appendLocked(key, Delta{Type: Deleted, Object: DeletedFinalStateUnknown{Key: key, Obj: obj}})
+	if f.knownObjects == nil {
+		return deletions
+	}
+	known := f.knownObjects.ListKeys()
+	if sorted {
+		slices.Sort(known)
+	}
+	for _, key := range known {
+		if _, ok := listed[key]; ok {
+			continue
 		}
+		if len(f.items[key]) > 0 {
+			continue
+		}
+		obj, exists, err := f.knownObjects.GetByKey(key)
+		if err != nil {
+			obj = nil
+			utilruntime.HandleErrorWithLogger(f.logger, err, "Known object lookup failed, queueing DeletedFinalStateUnknown without object", "key", key)
+		} else if !exists {
+			obj = nil
+			f.logger.Info("Key listed by known objects has no object, queueing DeletedFinalStateUnknown without object", "key", key)
+		}
+		deletions++
+		f.appendLocked(key, Delta{Type: Deleted, Object: DeletedFinalStateUnknown{Key: key, Obj: obj}})
 	}
-
-	if f.wm != nil {
-		f.wm.listed(resourceVersion)
-	}
-	f.gate.firstReplace(len(listed) + deletions)
-	if f.queue.len() > 0 {
-		f.cond.Broadcast()
-	}
-	return nil
+	return deletions
 }
 
 // Resync queues a Sync delta for every KnownObjects object whose key is not

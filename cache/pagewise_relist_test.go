@@ -3,7 +3,9 @@ package cache
 import (
 	"context"
 	"errors"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,12 +20,12 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// hpPagedLW serves an infServer's pods in pages of pageSize (whatever limit
+// pagedLW serves an infServer's pods in pages of pageSize (whatever limit
 // the client asks for, as a server may), from a snapshot taken at the first
 // page, with continue tokens "<snapshot>:<offset>". before, when set, is
 // called before every LIST request with its number (from 1) and options; an
 // error it returns is the request's answer.
-type hpPagedLW struct {
+type pagedLW struct {
 	srv      *infServer
 	pageSize int
 	// alwaysPage pages unpaged requests too (a ListWatch that sets a limit
@@ -36,9 +38,9 @@ type hpPagedLW struct {
 	before    func(n int, options metav1.ListOptions) error
 }
 
-func (l *hpPagedLW) IsWatchListSemanticsUnSupported() bool { return true }
+func (l *pagedLW) IsWatchListSemanticsUnSupported() bool { return true }
 
-func (l *hpPagedLW) List(options metav1.ListOptions) (runtime.Object, error) {
+func (l *pagedLW) List(options metav1.ListOptions) (runtime.Object, error) {
 	l.mu.Lock()
 	l.requests++
 	n, before := l.requests, l.before
@@ -60,7 +62,7 @@ func (l *hpPagedLW) List(options metav1.ListOptions) (runtime.Object, error) {
 		snap = len(l.snapshots) - 1
 	} else {
 		var err error
-		if _, err = hpParseToken(options.Continue, &snap, &offset); err != nil || snap >= len(l.snapshots) {
+		if _, err = parsePageToken(options.Continue, &snap, &offset); err != nil || snap >= len(l.snapshots) {
 			return nil, apierrors.NewBadRequest("bad continue token " + options.Continue)
 		}
 	}
@@ -77,8 +79,8 @@ func (l *hpPagedLW) List(options metav1.ListOptions) (runtime.Object, error) {
 	return page, nil
 }
 
-// hpParseToken parses "<snap>:<offset>".
-func hpParseToken(token string, snap, offset *int) (int, error) {
+// parsePageToken parses "<snap>:<offset>".
+func parsePageToken(token string, snap, offset *int) (int, error) {
 	for i := 0; i < len(token); i++ {
 		if token[i] != ':' {
 			continue
@@ -94,14 +96,14 @@ func hpParseToken(token string, snap, offset *int) (int, error) {
 	return 0, errors.New("no colon")
 }
 
-func (l *hpPagedLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
+func (l *pagedLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
 	return l.srv.watch(options)
 }
 
-// hpPagewiseInformer starts an informer (with the given queue) that applies
+// pageByPageInformer starts an informer (with the given queue) that applies
 // relists page by page over lw, with a recording handler, and waits until
 // it has synced.
-func hpPagewiseInformer(t *testing.T, srv *infServer, lw ListerWatcher, useDeltaFIFO bool) (*sharedIndexInformer, *infRecorder) {
+func pageByPageInformer(t *testing.T, srv *infServer, lw ListerWatcher, useDeltaFIFO bool) (*sharedIndexInformer, *infRecorder) {
 	t.Helper()
 	t.Cleanup(srv.stopWatches)
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{
@@ -117,18 +119,18 @@ func hpPagewiseInformer(t *testing.T, srv *infServer, lw ListerWatcher, useDelta
 	return informer, rec
 }
 
-// hpSilentChanges changes the server without watch events, so that only a
+// relistSilentChanges changes the server without watch events, so that only a
 // relist sees it: b (page 1) and e (page 3) vanish, c (page 2) changes, f is
 // new. After the change the list is a, c | d, f in pages of two.
-func hpSilentChanges(srv *infServer) {
+func relistSilentChanges(srv *infServer) {
 	srv.removeSilently("b") // rv 6
 	srv.updateSilently("c") // rv 7
 	srv.removeSilently("e") // rv 8
 	srv.createSilently("f") // rv 9
 }
 
-// hpInitialAdds are the events of the initial list of a..e.
-var hpInitialAdds = []string{
+// relistInitialAdds are the events of the initial list of a..e.
+var relistInitialAdds = []string{
 	"add ns/a@1 initial=true",
 	"add ns/b@2 initial=true",
 	"add ns/c@3 initial=true",
@@ -136,7 +138,7 @@ var hpInitialAdds = []string{
 	"add ns/e@5 initial=true",
 }
 
-func hpCreateAtoE(srv *infServer) {
+func createAtoE(srv *infServer) {
 	for _, name := range []string{"a", "b", "c", "d", "e"} {
 		srv.create(name)
 	}
@@ -150,12 +152,12 @@ func TestRelistPageByPageEvents(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := newInfServer()
-			hpCreateAtoE(srv)
-			lw := &hpPagedLW{srv: srv, pageSize: 2}
-			informer, rec := hpPagewiseInformer(t, srv, lw, q.useDeltaFIFO)
-			assert.Equal(t, hpInitialAdds, rec.get())
+			createAtoE(srv)
+			lw := &pagedLW{srv: srv, pageSize: 2}
+			informer, rec := pageByPageInformer(t, srv, lw, q.useDeltaFIFO)
+			assert.Equal(t, relistInitialAdds, rec.get())
 
-			hpSilentChanges(srv)
+			relistSilentChanges(srv)
 			srv.expire()
 			got := rec.waitN(t, 11)
 			assert.Equal(t, []string{
@@ -177,7 +179,7 @@ func TestRelistPageByPageEvents(t *testing.T) {
 				assert.Equal(t, "9", informer.GetIndexer().LastStoreSyncResourceVersion())
 			}
 			// Initial list and relist: 3 + 2 pages.
-			assert.Equal(t, 5, hpLists(lw))
+			assert.Equal(t, 5, pagedLists(lw))
 		})
 	}
 }
@@ -189,19 +191,19 @@ func TestRelistPageByPageEvents(t *testing.T) {
 // soak test caught an informer stuck that way).
 func TestRelistPageByPageAsksNotOlderThan(t *testing.T) {
 	srv := newInfServer()
-	hpCreateAtoE(srv)
+	createAtoE(srv)
 	var mu sync.Mutex
 	var options []metav1.ListOptions
-	lw := &hpPagedLW{srv: srv, pageSize: 2, before: func(_ int, o metav1.ListOptions) error {
+	lw := &pagedLW{srv: srv, pageSize: 2, before: func(_ int, o metav1.ListOptions) error {
 		mu.Lock()
 		defer mu.Unlock()
 		options = append(options, o)
 		return nil
 	}}
-	informer, rec := hpPagewiseInformer(t, srv, lw, false)
+	informer, rec := pageByPageInformer(t, srv, lw, false)
 	srv.expire()
 	rec.waitN(t, 10)
-	require.Eventually(t, func() bool { return hpLists(lw) == 6 }, infTimeout, time.Millisecond)
+	require.Eventually(t, func() bool { return pagedLists(lw) == 6 }, infTimeout, time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, []metav1.ListOptions{
@@ -215,8 +217,8 @@ func TestRelistPageByPageAsksNotOlderThan(t *testing.T) {
 	assert.Equal(t, "5", informer.LastSyncResourceVersion())
 }
 
-// hpLists returns how many LIST requests lw answered or refused.
-func hpLists(lw *hpPagedLW) int {
+// pagedLists returns how many LIST requests lw answered or refused.
+func pagedLists(lw *pagedLW) int {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
 	return lw.requests
@@ -232,10 +234,10 @@ func TestRelistPageByPageFirstListIsAppliedWhole(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := newInfServer()
-			hpCreateAtoE(srv)
+			createAtoE(srv)
 			release := make(chan struct{})
 			held := make(chan struct{})
-			lw := &hpPagedLW{srv: srv, pageSize: 2, before: func(n int, _ metav1.ListOptions) error {
+			lw := &pagedLW{srv: srv, pageSize: 2, before: func(n int, _ metav1.ListOptions) error {
 				if n == 3 {
 					close(held)
 					<-release
@@ -269,9 +271,9 @@ func TestRelistPageByPageFirstListIsAppliedWhole(t *testing.T) {
 
 			close(release)
 			infWaitSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
-			assert.Equal(t, hpInitialAdds, rec.get())
+			assert.Equal(t, relistInitialAdds, rec.get())
 			assert.Equal(t, "5", informer.LastSyncResourceVersion())
-			assert.Equal(t, 3, hpLists(lw))
+			assert.Equal(t, 3, pagedLists(lw))
 		})
 	}
 }
@@ -284,11 +286,11 @@ func TestRelistPageByPageFailsMidway(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := newInfServer()
-			hpCreateAtoE(srv)
+			createAtoE(srv)
 			retry := make(chan struct{})
 			var failing sync.Once
-			lw := &hpPagedLW{srv: srv, pageSize: 2}
-			informer, rec := hpPagewiseInformer(t, srv, lw, q.useDeltaFIFO)
+			lw := &pagedLW{srv: srv, pageSize: 2}
+			informer, rec := pageByPageInformer(t, srv, lw, q.useDeltaFIFO)
 			lw.mu.Lock()
 			lw.before = func(_ int, options metav1.ListOptions) error {
 				if options.Continue != "" {
@@ -373,9 +375,9 @@ func TestRelistPageByPageContinueExpired(t *testing.T) {
 		for _, q := range infQueueKinds {
 			t.Run(tc.name+"/"+q.name, func(t *testing.T) {
 				srv := newInfServer()
-				hpCreateAtoE(srv)
-				lw := &hpPagedLW{srv: srv, pageSize: 2, alwaysPage: tc.alwaysPage}
-				informer, rec := hpPagewiseInformer(t, srv, lw, q.useDeltaFIFO)
+				createAtoE(srv)
+				lw := &pagedLW{srv: srv, pageSize: 2, alwaysPage: tc.alwaysPage}
+				informer, rec := pageByPageInformer(t, srv, lw, q.useDeltaFIFO)
 				var restarts []metav1.ListOptions
 				lw.mu.Lock()
 				expired := false
@@ -393,7 +395,7 @@ func TestRelistPageByPageContinueExpired(t *testing.T) {
 				}
 				lw.mu.Unlock()
 
-				hpSilentChanges(srv)
+				relistSilentChanges(srv)
 				srv.expire()
 				got := rec.waitN(t, 13)
 				assert.Equal(t, []string{
@@ -407,7 +409,7 @@ func TestRelistPageByPageContinueExpired(t *testing.T) {
 					"delete tombstone(ns/e@5)",
 				}, got[5:])
 				assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, infStoreContents(informer.GetStore()))
-				assert.Equal(t, tc.lists, hpLists(lw))
+				assert.Equal(t, tc.lists, pagedLists(lw))
 				lw.mu.Lock()
 				// The restart asked for the relist's resource version, unpaged.
 				assert.Equal(t, []metav1.ListOptions{{ResourceVersion: "5", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}}, restarts)
@@ -417,185 +419,256 @@ func TestRelistPageByPageContinueExpired(t *testing.T) {
 	}
 }
 
-// hpPageRecorder is a pagewiseReplacer that records the calls it gets.
-type hpPageRecorder struct {
+// pageRecorder records the pages and the end a pageSink hands over.
+type pageRecorder struct {
 	calls []string
 }
 
-func (r *hpPageRecorder) pagewiseReplace() bool { return true }
-
-func (r *hpPageRecorder) replaceStart() error {
-	r.calls = append(r.calls, "start")
-	return nil
-}
-
-func (r *hpPageRecorder) replacePage(_ context.Context, objs []interface{}, forget []string) error {
-	s := "page"
-	for _, obj := range objs {
-		s += " " + infDescribe(obj)
+func (r *pageRecorder) sink(streamed bool) *pageSink {
+	return &pageSink{
+		logger:   klog.Background(),
+		keyOf:    MetaNamespaceKeyFunc,
+		streamed: streamed,
+		prepare:  func(_ string, obj interface{}) (interface{}, error) { return obj, nil },
+		hand: func(_ context.Context, page []listedObject) error {
+			s := "page"
+			for _, o := range page {
+				if o.obj == nil {
+					s += " -" + o.key
+					continue
+				}
+				s += " " + infDescribe(o.obj)
+			}
+			r.calls = append(r.calls, s)
+			return nil
+		},
+		finish: func(_ context.Context, listed map[string]struct{}, rv string) error {
+			keys := make([]string, 0, len(listed))
+			for key := range listed {
+				keys = append(keys, key)
+			}
+			sort.Strings(keys)
+			r.calls = append(r.calls, "end "+rv+" listed "+strings.Join(keys, ","))
+			return nil
+		},
 	}
-	for _, key := range forget {
-		s += " -" + key
-	}
-	r.calls = append(r.calls, s)
-	return nil
 }
 
-func (r *hpPageRecorder) replaceEnd(rv string) error {
-	r.calls = append(r.calls, "end "+rv)
-	return nil
-}
-
-// TestStreamedListHandedOverInPages: the events of a streaming list are handed over in
-// pages of arrival order; an update of a gathered key replaces it in place,
-// a deletion removes it and is passed on as a key to forget with the next
-// page (it may have been handed over before).
+// TestStreamedListHandedOverInPages: a streaming list applied page by page
+// hands its events over in pages of arrival order; an update of a key in the
+// pending page replaces it in place, a deletion drops it (and drops it from
+// the listed keys, so that the end deletes it if it was handed over before).
 func TestStreamedListHandedOverInPages(t *testing.T) {
-	rec := &hpPageRecorder{}
-	p := newReflectorStreamPages(context.Background(), rec)
-	p.pageSize = 2
-	require.NoError(t, p.Add(infPod("a", "1")))
-	require.NoError(t, p.Add(infPod("b", "2"))) // page full
-	require.NoError(t, p.Add(infPod("c", "3")))
-	require.NoError(t, p.Update(infPod("c", "4")))
-	require.NoError(t, p.Delete(infPod("a", "5")))
-	require.NoError(t, p.Add(infPod("d", "6"))) // page full
-	require.NoError(t, p.Add(infPod("e", "7")))
-	require.NoError(t, p.Delete(infPod("e", "8")))
-	n, err := p.finish("9")
+	rec := &pageRecorder{}
+	s := &streamedList{ctx: context.Background(), sink: rec.sink(true), pageSize: 2}
+	require.NoError(t, s.Add(infPod("a", "1")))
+	require.NoError(t, s.Add(infPod("b", "2"))) // page full
+	require.NoError(t, s.Add(infPod("c", "3")))
+	require.NoError(t, s.Update(infPod("c", "4"))) // page full
+	require.NoError(t, s.Delete(infPod("a", "5")))
+	require.NoError(t, s.Add(infPod("d", "6")))
+	require.NoError(t, s.Delete(infPod("d", "7")))
+	require.NoError(t, s.Add(infPod("e", "8")))
+	n, err := s.finish("9")
 	require.NoError(t, err)
-	assert.Equal(t, 4, n)
+	assert.Equal(t, 3, n)
 	assert.Equal(t, []string{
-		"start",
 		"page ns/a@1 ns/b@2",
-		"page ns/c@4 ns/d@6 -ns/a",
-		"page -ns/e",
-		"end 9",
+		"page ns/c@4",
+		"page -ns/d ns/e@8",
+		"end 9 listed ns/b,ns/c,ns/e",
 	}, rec.calls)
 
-	// An empty stream still starts and ends a list.
-	rec = &hpPageRecorder{}
-	n, err = newReflectorStreamPages(context.Background(), rec).finish("3")
+	// An empty stream still ends a list.
+	rec = &pageRecorder{}
+	s = &streamedList{ctx: context.Background(), sink: rec.sink(true), pageSize: 2}
+	n, err = s.finish("3")
 	require.NoError(t, err)
 	assert.Equal(t, 0, n)
-	assert.Equal(t, []string{"start", "end 3"}, rec.calls)
+	assert.Equal(t, []string{"end 3 listed "}, rec.calls)
 }
 
-// TestRealFIFOReplacePageWaitsUntilPopped: replacePage returns once the consumer has
-// popped the page, and returns the context's error or ErrFIFOClosed when
-// those end the wait.
-func TestRealFIFOReplacePageWaitsUntilPopped(t *testing.T) {
-	newQueue := func() *RealFIFO {
-		return enablePagewiseReplace(NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true})).(*RealFIFO)
-	}
+// pageByPageQueue returns an informer's RealFIFO applying relists page by
+// page, over store.
+func pageByPageQueue(store Store) *RealFIFO {
+	return newInformerQueue(klog.Background(), informerQueueConfig{objectType: &v1.Pod{}, store: store, pageByPage: true}).(*RealFIFO)
+}
 
-	f := newQueue()
-	require.True(t, f.pagewiseReplace())
-	require.NoError(t, f.replaceStart())
+// TestRealFIFOPageWaitsUntilPopped: the end of a page returns once the
+// consumer has popped it; the end of the list waits until everything is
+// processed, then queues the deletion of every cached key the list did not
+// have and a Bookmark at its resourceVersion. A cancelled context or a
+// closed queue ends the waits with their errors.
+func TestRealFIFOPageWaitsUntilPopped(t *testing.T) {
+	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark())
+	require.NoError(t, store.Add(infPod("x", "1")))
+	f := pageByPageQueue(store)
+	require.True(t, f.relistsPageByPage())
+	sink := f.beginList(listSource{relist: true})
+	require.NoError(t, sink.put(infPod("a", "2")))
+	require.NoError(t, sink.put(infPod("b", "3")))
 	done := make(chan error, 1)
-	go func() {
-		done <- f.replacePage(context.Background(), []interface{}{infPod("a", "1"), infPod("b", "2")}, nil)
-	}()
-	var popped []DeltaType
+	go func() { done <- sink.pageEnd(context.Background()) }()
+	var popped []string
 	pop := func() {
 		_, err := f.Pop(func(obj interface{}, _ bool) error {
-			popped = append(popped, obj.(Deltas)[0].Type)
+			d := obj.(Deltas)[0]
+			desc := infDescribe(d.Object)
+			if b, ok := d.Object.(BookmarkInfo); ok {
+				desc = b.ResourceVersion
+			}
+			popped = append(popped, string(d.Type)+" "+desc)
 			return nil
 		})
 		require.NoError(t, err)
 	}
-	pop() // the start marker
 	require.Eventually(t, func() bool {
 		f.lock.Lock()
 		defer f.lock.Unlock()
-		return f.items.len() == 2
+		return f.items.len() == 2 && f.drain.waiters == 1
 	}, infTimeout, time.Millisecond)
+	pop()
 	select {
 	case err := <-done:
-		t.Fatalf("replacePage returned %v before its page was popped", err)
+		t.Fatalf("the page's end returned %v before the page was popped", err)
 	default:
 	}
-	pop()
 	pop()
 	select {
 	case err := <-done:
 		require.NoError(t, err)
 	case <-time.After(infTimeout):
-		t.Fatal("replacePage did not return after its page was popped")
+		t.Fatal("the page's end did not return after the page was popped")
 	}
-	require.NoError(t, f.replaceEnd("7"))
-	assert.False(t, f.HasSynced())
+	n, err := sink.end(context.Background(), "7")
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
 	pop()
-	assert.True(t, f.HasSynced())
-	assert.Equal(t, []DeltaType{deltaReplaceStart, Replaced, Replaced, deltaReplaceEnd}, popped)
+	pop()
+	assert.Equal(t, []string{
+		"Replaced ns/a@2",
+		"Replaced ns/b@3",
+		"Deleted tombstone(ns/x@1)",
+		"Bookmark 7",
+	}, popped)
 
 	// A cancelled context ends the wait.
-	f = newQueue()
+	f = pageByPageQueue(store)
+	sink = f.beginList(listSource{relist: true})
+	require.NoError(t, sink.put(infPod("a", "1")))
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { done <- f.replacePage(ctx, []interface{}{infPod("a", "1")}, nil) }()
+	go func() { done <- sink.pageEnd(ctx) }()
 	require.Eventually(t, func() bool {
 		f.lock.Lock()
 		defer f.lock.Unlock()
-		return f.pw.waiters == 1
+		return f.drain.waiters == 1
 	}, infTimeout, time.Millisecond)
 	cancel()
 	select {
 	case err := <-done:
 		assert.ErrorIs(t, err, context.Canceled)
 	case <-time.After(infTimeout):
-		t.Fatal("replacePage did not return after its context ended")
+		t.Fatal("the page's end did not return after its context ended")
 	}
 
 	// Closing the queue ends the wait.
-	f = newQueue()
-	go func() { done <- f.replacePage(context.Background(), []interface{}{infPod("a", "1")}, nil) }()
+	f = pageByPageQueue(store)
+	sink = f.beginList(listSource{relist: true})
+	require.NoError(t, sink.put(infPod("a", "1")))
+	go func() { done <- sink.pageEnd(context.Background()) }()
 	require.Eventually(t, func() bool {
 		f.lock.Lock()
 		defer f.lock.Unlock()
-		return f.pw.waiters == 1
+		return f.drain.waiters == 1
 	}, infTimeout, time.Millisecond)
 	f.Close()
 	select {
 	case err := <-done:
 		assert.ErrorIs(t, err, ErrFIFOClosed)
 	case <-time.After(infTimeout):
-		t.Fatal("replacePage did not return after Close")
+		t.Fatal("the page's end did not return after Close")
 	}
 
-	// A queue the informer did not build takes whole lists.
-	assert.False(t, NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true}).pagewiseReplace())
-	assert.False(t, NewDeltaFIFOWithOptions(DeltaFIFOOptions{}).pagewiseReplace())
+	// The first list, and every list of a queue the informer did not
+	// build, are taken whole.
+	_, whole := pageByPageQueue(store).beginList(listSource{}).(*gatherSink)
+	assert.True(t, whole, "first list")
+	assert.False(t, NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true}).relistsPageByPage())
+	assert.False(t, NewDeltaFIFOWithOptions(DeltaFIFOOptions{}).relistsPageByPage())
 }
 
-// TestPagewiseListOnEmptyCacheDeletesForgottenKeys: a list that starts on an empty cache does
-// not track what it lists (it can only delete what a streaming list forgot),
-// yet a key forgotten after its page was handed over is deleted at the end,
-// and a key forgotten and then listed again stays.
-func TestPagewiseListOnEmptyCacheDeletesForgottenKeys(t *testing.T) {
-	store := NewIndexer(MetaNamespaceKeyFunc, Indexers{})
+// TestPageByPageStreamedRelistDeletesRemovedKeys: in a streamed relist
+// applied page by page, a key handed over and then removed by the stream is
+// deleted at the end (with the object the cache got from the list), a key
+// removed and listed again stays, and a cached key never listed is deleted.
+func TestPageByPageStreamedRelistDeletesRemovedKeys(t *testing.T) {
+	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark())
 	rec := &infRecorder{}
-	a := newDeltaApplier(klog.Background(), store, rec)
-	apply := func(deltas ...Delta) {
+	f := pageByPageQueue(store)
+	a := newInformerApplier(klog.Background(), f, store, rec, nil)
+	require.NoError(t, f.Replace([]interface{}{infPod("z", "1")}, "1"))
+	drain := func() {
 		t.Helper()
-		require.NoError(t, a.apply(deltas, true))
+		for {
+			f.lock.Lock()
+			n := f.items.len()
+			f.lock.Unlock()
+			if n == 0 {
+				return
+			}
+			require.NoError(t, f.PopBatch(a.processBatch, a.process))
+		}
 	}
-	apply(Delta{Type: deltaReplaceStart})
-	require.NotNil(t, a.relist)
-	assert.Nil(t, a.relist.seen, "an empty cache's list tracks no keys")
-	apply(Delta{Type: Replaced, Object: infPod("a", "1")}, Delta{Type: Replaced, Object: infPod("b", "2")}, Delta{Type: Replaced, Object: infPod("x", "3")})
-	apply(Delta{Type: deltaReplaceForget, Object: []string{"ns/a", "ns/x", "ns/never-stored"}})
-	apply(Delta{Type: Replaced, Object: infPod("x", "4")}, Delta{Type: Replaced, Object: infPod("c", "5")})
-	apply(Delta{Type: deltaReplaceEnd, Object: replaceEndInfo{resourceVersion: "6"}})
+	drain()
 
-	assert.Equal(t, []string{"ns/b@2", "ns/c@5", "ns/x@4"}, infStoreContents(store))
+	sink := f.beginList(listSource{relist: true, streamed: true})
+	require.NoError(t, sink.put(infPod("a", "2")))
+	require.NoError(t, sink.put(infPod("b", "3")))
+	require.NoError(t, sink.put(infPod("x", "4")))
+	pageDone := make(chan error, 1)
+	go func() { pageDone <- sink.pageEnd(context.Background()) }()
+	require.Eventually(t, func() bool {
+		f.lock.Lock()
+		defer f.lock.Unlock()
+		return f.items.len() == 3
+	}, infTimeout, time.Millisecond)
+	drain()
+	require.NoError(t, <-pageDone)
+	assert.Equal(t, "1", store.LastStoreSyncResourceVersion(), "a page does not move the watermark")
+
+	require.NoError(t, sink.remove(infPod("a", "5")))
+	require.NoError(t, sink.remove(infPod("x", "6")))
+	require.NoError(t, sink.put(infPod("x", "7")))
+	require.NoError(t, sink.put(infPod("c", "8")))
+	endDone := make(chan error, 1)
+	go func() {
+		_, err := sink.end(context.Background(), "9")
+		endDone <- err
+	}()
+	require.Eventually(t, func() bool {
+		f.lock.Lock()
+		defer f.lock.Unlock()
+		return f.items.len() == 2
+	}, infTimeout, time.Millisecond)
+	drain()
+	select {
+	case err := <-endDone:
+		require.NoError(t, err)
+	case <-time.After(infTimeout):
+		t.Fatal("the list's end did not return")
+	}
+	drain()
+
+	assert.Equal(t, []string{"ns/b@3", "ns/c@8", "ns/x@7"}, infStoreContents(store))
 	assert.Equal(t, []string{
-		"add ns/a@1 initial=true",
-		"add ns/b@2 initial=true",
-		"add ns/x@3 initial=true",
-		"update ns/x@3 -> ns/x@4",
-		"add ns/c@5 initial=true",
-		"delete tombstone(ns/a@1)",
+		"add ns/z@1 initial=true",
+		"add ns/a@2 initial=false",
+		"add ns/b@3 initial=false",
+		"add ns/x@4 initial=false",
+		"update ns/x@4 -> ns/x@7",
+		"add ns/c@8 initial=false",
+		"delete tombstone(ns/a@2)",
+		"delete tombstone(ns/z@1)",
 	}, rec.get())
-	assert.Equal(t, uint64(1), a.appliedDeltas(nil), "one derived deletion")
-	assert.Nil(t, a.relist)
+	assert.Equal(t, "9", store.LastStoreSyncResourceVersion())
 }

@@ -54,12 +54,9 @@ type deltaApplier struct {
 	// RealFIFO's), so the newest watch change among them is the watermark.
 	queueWatermark func() string
 
-	// relist is the pagewise list in progress, if any (see
-	// pagewise_relist.go).
-	relist *applierRelist
-	// derivedDeletes counts the deletions end markers of pagewise lists
-	// derived (objects the list no longer had); the informer's statistics
-	// take and reset it after each pop (see appliedDeltas).
+	// derivedDeletes counts the deletions relists derived (objects a
+	// ReplacedAll no longer had); the informer's statistics take and reset
+	// it after each pop (see appliedDeltas).
 	derivedDeletes uint64
 
 	// Scratch space reused between batches.
@@ -153,9 +150,6 @@ func (a *deltaApplier) poppedKeys(deltas []Delta) []string {
 func (a *deltaApplier) apply(deltas []Delta, isInInitialList bool) error {
 	var errs []error
 	keys := a.poppedKeys(deltas)
-	if a.relist != nil {
-		a.noteListed(deltas, keys)
-	}
 	for i, d := range deltas {
 		key := ""
 		if keys != nil {
@@ -244,8 +238,6 @@ func (a *deltaApplier) applyOne(d Delta, key string, isInInitialList bool) error
 		for _, cached := range a.store.List() {
 			a.handler.OnUpdate(cached, cached)
 		}
-	case deltaReplaceStart, deltaReplaceForget, deltaReplaceEnd:
-		a.applyPagewiseMarker(d)
 	case Bookmark:
 		info, ok := obj.(BookmarkInfo)
 		if !ok {
@@ -362,9 +354,6 @@ func (a *deltaApplier) processBatch(deltas []Delta, isInInitialList bool) error 
 		return a.apply(deltas, isInInitialList)
 	}
 	keys := a.poppedKeys(deltas)
-	if a.relist != nil {
-		a.noteListed(deltas, keys)
-	}
 	keysIn := func(from, to int) []string {
 		if keys == nil {
 			return nil
@@ -486,4 +475,23 @@ func (a *deltaApplier) notify(t Transaction, old interface{}, isInInitialList bo
 	case TransactionTypeDelete:
 		a.handler.OnDelete(t.Object)
 	}
+}
+
+// appliedDeltas returns how many deltas a pop of deltas applied to the
+// cache, for the informer's DeltasProcessed: a whole list (ReplacedAll)
+// counts its objects and the deletions it derived, anything else one. It
+// resets the derived count.
+func (a *deltaApplier) appliedDeltas(deltas []Delta) uint64 {
+	n := a.derivedDeletes
+	a.derivedDeletes = 0
+	for _, d := range deltas {
+		if d.Type == ReplacedAll {
+			if info, ok := d.Object.(ReplacedAllInfo); ok {
+				n += uint64(len(info.Objects))
+			}
+			continue
+		}
+		n++
+	}
+	return n
 }

@@ -811,29 +811,37 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 	return r.watchWithResync(ctx, w)
 }
 
-// list makes one (possibly paged) LIST and replaces the store's content
-// with its items.
+// list makes one (possibly paged) LIST and hands its objects to the store
+// as one list (see list_sink.go), page by page as they arrive.
 func (r *Reflector) list(ctx context.Context) error {
-	if pw := r.pagewiseStore(); pw != nil {
-		return r.listPagewise(ctx, pw)
-	}
+	source := listSource{relist: r.LastSyncResourceVersion() != ""}
 	rv := r.relistResourceVersion()
 	pageSize := r.listPageSize(rv)
+	if source.relist && r.storeRelistsPageByPage() && !r.disableChunking && r.WatchListPageSize == 0 {
+		// A store that applies relists page by page saves memory only
+		// when they come in pages, so they are paged even where the
+		// watch cache could serve them unpaged.
+		pageSize = reflectorDefaultPageSize
+	}
 	trace := utiltrace.New("Reflector ListAndWatch", utiltrace.Field{Key: "name", Value: r.name})
 	defer trace.LogIfLong(10 * time.Second)
 
 	start := r.clock.Now()
 	r.metrics.listStarted()
 	r.stats.listStarting()
-	items, listRV, paged, err := r.listPages(ctx, reflectorListOptions(rv, pageSize), pageSize)
+	sink, count, listRV, paged, err := r.listPages(ctx, source, reflectorListOptions(rv, pageSize), pageSize)
 	if isExpiredError(err) || isTooLargeResourceVersionError(err) {
 		// The version asked for is gone (or not there yet): ask for the
 		// latest data instead, so that the Reflector makes progress.
 		r.setLastSyncResourceVersionUnavailable(true)
-		items, listRV, paged, err = r.listPages(ctx, metav1.ListOptions{ResourceVersion: r.relistResourceVersion()}, pageSize)
+		sink, count, listRV, paged, err = r.listPages(ctx, source, reflectorListOptions(r.relistResourceVersion(), pageSize), pageSize)
 	}
-	trace.Step("Objects listed", utiltrace.Field{Key: "error", Value: err}, utiltrace.Field{Key: "count", Value: len(items)})
+	trace.Step("Objects listed", utiltrace.Field{Key: "error", Value: err}, utiltrace.Field{Key: "count", Value: count})
 	if err != nil {
+		var refused *listSinkError
+		if errors.As(err, &refused) {
+			return err
+		}
 		return fmt.Errorf("failed to list %v: %w", r.typeDescription, err)
 	}
 	r.mu.Lock()
@@ -843,8 +851,11 @@ func (r *Reflector) list(ctx context.Context) error {
 	r.lastSyncResourceVersionUnavailable = false
 	r.mu.Unlock()
 
-	count := len(items)
-	if err := r.syncAt(listRV, func() error { return r.store.Replace(items, listRV) }); err != nil {
+	err = r.syncAt(listRV, func() (err error) {
+		count, err = sink.end(ctx, listRV)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("unable to sync list result: %w", err)
 	}
 	trace.Step("SyncWith done")
@@ -853,49 +864,78 @@ func (r *Reflector) list(ctx context.Context) error {
 	return nil
 }
 
-// listPages lists with options, following continue tokens when the server
-// pages the answer (pageSize is the limit when options has none; 0 means
-// unpaged). When a continue token has expired, the list is made again in one
-// unpaged request at the original resourceVersion. It returns the items, the
-// list's resourceVersion and whether the answer came in more than one page.
-func (r *Reflector) listPages(ctx context.Context, options metav1.ListOptions, pageSize int64) ([]interface{}, string, bool, error) {
+// storeRelistsPageByPage reports whether the store applies relists page by
+// page (see listTaker).
+func (r *Reflector) storeRelistsPageByPage() bool {
+	t, ok := r.store.(listTaker)
+	return ok && t.relistsPageByPage()
+}
+
+// listPages makes one list with options (pageSize is the limit when options
+// has none; 0 means unpaged) into a new list of the store (see
+// list_sink.go), following continue tokens when the server pages the answer
+// and handing each page's objects over as it arrives. When a continue token
+// has expired, the list starts over, as a new list of the store, with one
+// unpaged request at the original resourceVersion. It returns the list,
+// still to be ended at its resourceVersion, the number of objects handed
+// over, that resourceVersion and whether the answer came in more than one
+// page. Errors of the store are *listSinkError.
+//
+// Difference from client-go: should the answer to the restarted request
+// still come in pages (a ListWatch that sets a limit itself), they are
+// followed rather than the rest of the list silently dropped.
+func (r *Reflector) listPages(ctx context.Context, source listSource, options metav1.ListOptions, pageSize int64) (listSink, int, string, bool, error) {
 	if options.Limit == 0 {
 		options.Limit = pageSize
 	}
 	wantRV, wantMatch := options.ResourceVersion, options.ResourceVersionMatch
-	var items []interface{}
+	sink := r.beginList(source)
+	count := 0
 	var listRV string
 	paged, restarted := false, false
+	var page []interface{}
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, "", paged, err
+			return nil, count, "", paged, err
 		}
 		obj, err := r.listerWatcher.ListWithContext(ctx, options)
 		if err != nil {
 			if options.Continue == "" || !apierrors.IsResourceExpired(err) || restarted {
-				return nil, "", paged, err
+				return nil, count, "", paged, err
 			}
-			// The continue token expired: list again from the start in one request.
-			// Difference from client-go: should the answer still come in pages (a
-			// ListWatch that sets a limit itself), they are followed rather than the
-			// rest of the list silently dropped.
+			// The continue token expired: list again from the start in
+			// one request; what was handed over is dropped.
 			restarted = true
-			items, listRV = nil, ""
+			count, listRV = 0, ""
 			options.Limit, options.Continue = 0, ""
 			options.ResourceVersion, options.ResourceVersionMatch = wantRV, wantMatch
+			sink = r.beginList(source)
 			continue
 		}
-		var next string
-		var pageRV string
-		items, pageRV, next, err = r.appendListPage(ctx, items, obj)
+		var next, pageRV string
+		page, pageRV, next, err = r.appendListPage(ctx, page[:0], obj)
+		obj = nil // the page's array is garbage once its items are copied out
 		if err != nil {
-			return nil, "", paged, err
+			return nil, count, "", paged, err
 		}
 		if options.Continue == "" {
 			listRV = pageRV
 		}
+		for i, item := range page {
+			// The store keeps what it needs of item; a duplicate of what
+			// it holds already is garbage from here on.
+			page[i] = nil
+			if err := sink.put(item); err != nil {
+				clear(page)
+				return nil, count, "", paged, &listSinkError{err: err}
+			}
+			count++
+		}
+		if err := sink.pageEnd(ctx); err != nil {
+			return nil, count, "", paged, &listSinkError{err: err}
+		}
 		if next == "" {
-			return items, listRV, paged, nil
+			return sink, count, listRV, paged, nil
 		}
 		options.Continue = next
 		options.ResourceVersion, options.ResourceVersionMatch = "", ""
@@ -940,10 +980,6 @@ func (r *Reflector) appendListPage(ctx context.Context, items []interface{}, obj
 // error when the server cannot stream the list, in which case the caller
 // falls back to LIST.
 func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
-	var transform TransformFunc
-	if ts, ok := r.store.(TransformingStore); ok {
-		transform = ts.Transformer()
-	}
 	trace := utiltrace.New("Reflector WatchList", utiltrace.Field{Key: "name", Value: r.name})
 	defer trace.LogIfLong(10 * time.Second)
 
@@ -951,7 +987,7 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 		if ctx.Err() != nil {
 			return nil, nil
 		}
-		store, finish := r.newStreamListStore(ctx, transform)
+		store, finish := r.newStreamListStore(ctx)
 		options := metav1.ListOptions{
 			ResourceVersion:      r.rewatchResourceVersion(),
 			AllowWatchBookmarks:  true,
@@ -1507,85 +1543,6 @@ func isNilObject(obj interface{}) bool {
 	}
 	v := reflect.ValueOf(obj)
 	return v.Kind() == reflect.Pointer && v.IsNil()
-}
-
-// reflectorListAccumulator collects the objects of a streaming list in
-// arrival order, applying updates and deletions, keyed by namespace/name.
-type reflectorListAccumulator struct {
-	transform TransformFunc
-	index     map[string]int // key -> position in items
-	items     []interface{}  // nil entries are deleted objects
-	deleted   int
-}
-
-func newReflectorListAccumulator(transform TransformFunc) *reflectorListAccumulator {
-	return &reflectorListAccumulator{transform: transform, index: map[string]int{}}
-}
-
-// prepare transforms obj and computes its key.
-func (a *reflectorListAccumulator) prepare(obj interface{}) (interface{}, string, error) {
-	if a.transform != nil {
-		var err error
-		if obj, err = a.transform(obj); err != nil {
-			return nil, "", err
-		}
-	}
-	objMeta, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, "", fmt.Errorf("object of type %T has no object metadata: %w", obj, err)
-	}
-	if ns := objMeta.GetNamespace(); ns != "" {
-		return obj, ns + "/" + objMeta.GetName(), nil
-	}
-	return obj, objMeta.GetName(), nil
-}
-
-func (a *reflectorListAccumulator) put(obj interface{}) error {
-	obj, key, err := a.prepare(obj)
-	if err != nil {
-		return err
-	}
-	if i, ok := a.index[key]; ok {
-		a.items[i] = obj
-		return nil
-	}
-	a.index[key] = len(a.items)
-	a.items = append(a.items, obj)
-	return nil
-}
-
-// Add implements reflectorEventStore.
-func (a *reflectorListAccumulator) Add(obj interface{}) error { return a.put(obj) }
-
-// Update implements reflectorEventStore.
-func (a *reflectorListAccumulator) Update(obj interface{}) error { return a.put(obj) }
-
-// Delete implements reflectorEventStore.
-func (a *reflectorListAccumulator) Delete(obj interface{}) error {
-	_, key, err := a.prepare(obj)
-	if err != nil {
-		return err
-	}
-	if i, ok := a.index[key]; ok {
-		a.items[i] = nil
-		delete(a.index, key)
-		a.deleted++
-	}
-	return nil
-}
-
-// list returns the collected objects in arrival order.
-func (a *reflectorListAccumulator) list() []interface{} {
-	if a.deleted == 0 {
-		return a.items
-	}
-	out := make([]interface{}, 0, len(a.index))
-	for _, obj := range a.items {
-		if obj != nil {
-			out = append(out, obj)
-		}
-	}
-	return out
 }
 
 // reflectorBackoff is the Reflector's retry delay: a wait.Backoff that starts

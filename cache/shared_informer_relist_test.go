@@ -15,12 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// heldPageLW serves an infServer's pods in pages (see hpPagedLW) and can
+// heldPageLW serves an infServer's pods in pages (see pagedLW) and can
 // hold back a LIST request: once hold is armed, the first request it
 // selects signals held and waits for release (or for its context to end,
 // which is then its answer).
 type heldPageLW struct {
-	*hpPagedLW
+	*pagedLW
 
 	mu      sync.Mutex
 	hold    func(options metav1.ListOptions) bool
@@ -29,7 +29,7 @@ type heldPageLW struct {
 }
 
 func newHeldPageLW(srv *infServer, pageSize int) *heldPageLW {
-	return &heldPageLW{hpPagedLW: &hpPagedLW{srv: srv, pageSize: pageSize, alwaysPage: true}}
+	return &heldPageLW{pagedLW: &pagedLW{srv: srv, pageSize: pageSize, alwaysPage: true}}
 }
 
 // holdNext arms the hold for the next request hold selects.
@@ -78,11 +78,11 @@ func (l *heldPageLW) ListWithContext(ctx context.Context, options metav1.ListOpt
 			return nil, ctx.Err()
 		}
 	}
-	return l.hpPagedLW.List(options)
+	return l.pagedLW.List(options)
 }
 
 func (l *heldPageLW) WatchWithContext(_ context.Context, options metav1.ListOptions) (watch.Interface, error) {
-	return l.hpPagedLW.Watch(options)
+	return l.pagedLW.Watch(options)
 }
 
 // relistContinued selects the requests that continue a paged list.
@@ -117,21 +117,21 @@ func caughtUpNow(informer SharedInformer, rv string) bool {
 // the updates and adds in list order.
 func TestRelistIsInvisibleUntilItsLastPage(t *testing.T) {
 	srv := newInfServer()
-	hpCreateAtoE(srv)
+	createAtoE(srv)
 	lw := newHeldPageLW(srv, 2)
 	informer, rec := relistInformer(t, srv, lw, SharedIndexInformerOptions{})
-	require.Equal(t, hpInitialAdds, rec.get())
+	require.Equal(t, relistInitialAdds, rec.get())
 	rvWaitWatch(t, srv)
 
 	lw.holdNext(relistContinued)
-	hpSilentChanges(srv) // the relist's pages: a, c@7 | d, f@9
+	relistSilentChanges(srv) // the relist's pages: a, c@7 | d, f@9
 	srv.expire()
 	lw.waitHeld(t)
 
 	old := []string{"ns/a@1", "ns/b@2", "ns/c@3", "ns/d@4", "ns/e@5"}
 	assert.Equal(t, old, infStoreContents(informer.GetStore()))
 	assert.Equal(t, "5", informer.GetStore().LastStoreSyncResourceVersion())
-	assert.Equal(t, hpInitialAdds, rec.get())
+	assert.Equal(t, relistInitialAdds, rec.get())
 
 	lw.releaseHeld()
 	got := rec.waitN(t, 11)
@@ -153,7 +153,7 @@ func TestRelistIsInvisibleUntilItsLastPage(t *testing.T) {
 // WaitForResourceVersion(6) returns and d is at rv 6.
 func TestWaitForResourceVersionDuringRelist(t *testing.T) {
 	srv := newInfServer()
-	hpCreateAtoE(srv)
+	createAtoE(srv)
 	lw := newHeldPageLW(srv, 2)
 	informer, _ := relistInformer(t, srv, lw, SharedIndexInformerOptions{})
 	rvWaitWatch(t, srv)
@@ -188,7 +188,7 @@ func TestWaitForResourceVersionDuringRelist(t *testing.T) {
 func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 	srv := newInfServer()
 	t.Cleanup(srv.stopWatches)
-	hpCreateAtoE(srv)
+	createAtoE(srv)
 	path := filepath.Join(t.TempDir(), "pods.snap")
 	lw := newHeldPageLW(srv, 2)
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{SnapshotFile: path})
@@ -207,7 +207,7 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 	assert.Equal(t, "5", rv, "the snapshot's resourceVersion")
 	assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@3", "ns/d@4", "ns/e@5"}, infStoreContents(olListOf(objects)))
 
-	restarted := NewSharedIndexInformerWithOptions(lw.hpPagedLW, &v1.Pod{}, SharedIndexInformerOptions{SnapshotFile: path})
+	restarted := NewSharedIndexInformerWithOptions(lw.pagedLW, &v1.Pod{}, SharedIndexInformerOptions{SnapshotFile: path})
 	olRunUntil(t, restarted)
 	require.Eventually(t, func() bool {
 		return assert.ObjectsAreEqual([]string{"ns/a@1", "ns/b@7", "ns/c@3", "ns/d@4"}, infStoreContents(restarted.GetStore()))

@@ -343,15 +343,9 @@ type reflectorResume struct {
 	resourceVersion string
 }
 
-// snapshotLoader is implemented by the queues (RealFIFO, DeltaFIFO): a
-// Replace that does not apply the queue's transformer, for objects that
-// went through it before they were saved.
-type snapshotLoader interface {
-	replaceLoaded(list []interface{}, resourceVersion string) error
-}
-
-// resumeFromSnapshot hands the loaded state, once, to the store and moves
-// the Reflector to its resource version; it reports whether it did.
+// resumeFromSnapshot hands the loaded state, once, to the store (as a list,
+// see list_sink.go) and moves the Reflector to its resource version; it
+// reports whether it did.
 func (r *Reflector) resumeFromSnapshot(ctx context.Context) bool {
 	r.mu.Lock()
 	load := r.resume
@@ -370,13 +364,18 @@ func (r *Reflector) resumeFromSnapshot(ctx context.Context) bool {
 		return false
 	}
 	// The loaded objects are the cache's objects as they were saved, so
-	// they went through the informer's transform already; the queues take
-	// them without transforming them again (see
-	// SharedIndexInformerOptions.SnapshotFile). A store of another kind
-	// gets a plain Replace.
-	handOver := func() error { return r.store.Replace(resume.objects, resume.resourceVersion) }
-	if q, ok := r.store.(snapshotLoader); ok {
-		handOver = func() error { return q.replaceLoaded(resume.objects, resume.resourceVersion) }
+	// they went through the informer's transform already: they are handed
+	// over as a list that is not transformed again (see
+	// SharedIndexInformerOptions.SnapshotFile).
+	handOver := func() error {
+		sink := r.beginList(listSource{loaded: true})
+		for _, obj := range resume.objects {
+			if err := sink.put(obj); err != nil {
+				return err
+			}
+		}
+		_, err := sink.end(ctx, resume.resourceVersion)
+		return err
 	}
 	if err := r.syncAt(resume.resourceVersion, handOver); err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "Snapshot could not be given to the store; listing instead", "reflector", r.name)

@@ -129,8 +129,13 @@ type RealFIFO struct {
 	identifier InformerNameAndResource
 	metrics    realFIFOMetrics
 
-	// pw is the state of pagewise lists (see pagewise_relist.go).
-	pw pagewiseQueue
+	// lists says how the queue takes lists, when an informer built it for
+	// itself (see newInformerRealFIFO).
+	lists informerLists
+	// drain lets a relist applied page by page wait for the consumer;
+	// processing counts the pops being processed.
+	drain      drainWait
+	processing int
 
 	// Consumer scratch space, reused between pops while no other consumer
 	// is using it (consuming). batchKeys holds the keys of the deltas in
@@ -154,6 +159,7 @@ var (
 	_ DoneChecker            = &RealFIFO{}
 	_ TransformingStore      = &RealFIFO{}
 	_ ReflectorBookmarkStore = &RealFIFO{}
+	_ listTaker              = &RealFIFO{}
 )
 
 // NewRealFIFO returns a non-atomic RealFIFO keyed by keyFunc, reconciling
@@ -223,6 +229,14 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 	return f
 }
 
+// newInformerRealFIFO returns the RealFIFO an informer builds for itself:
+// configured by opts, taking lists as lists says.
+func newInformerRealFIFO(opts RealFIFOOptions, lists informerLists) *RealFIFO {
+	f := NewRealFIFOWithOptions(opts)
+	f.lists = lists
+	return f
+}
+
 // initLocked makes a zero-value RealFIFO usable. Called with f.lock held.
 func (f *RealFIFO) initLocked() {
 	if f.inited {
@@ -230,6 +244,7 @@ func (f *RealFIFO) initLocked() {
 	}
 	f.inited = true
 	f.cond.L = &f.lock
+	f.drain.cond.L = &f.lock
 	if f.keyFunc == nil {
 		f.keyFunc = MetaNamespaceKeyFunc
 	}
@@ -251,7 +266,7 @@ func (f *RealFIFO) Close() {
 	f.initLocked()
 	f.closed.Store(true)
 	f.cond.Broadcast()
-	f.pw.poppedLocked()
+	f.drain.signalLocked()
 }
 
 // IsClosed reports whether Close has been called.
@@ -371,71 +386,80 @@ func (f *RealFIFO) Bookmark(resourceVersion string) error {
 }
 
 // Replace queues a relist. With AtomicEvents it queues one ReplacedAll delta
-// whose ReplacedAllInfo holds list (transformed in place; the queue owns list
-// from now on) and resourceVersion. Without it, it first queues a Deleted
-// delta carrying DeletedFinalStateUnknown for every key missing from list
-// that is queued (in order of first appearance, with the newest queued object,
-// unless that newest delta already is a deletion) or known to KnownObjects
-// (in ListKeys order, with the known object), then a Replaced delta for every
-// object of list, in list order.
+// whose ReplacedAllInfo holds the objects of list (transformed; the queue
+// owns them from now on) and resourceVersion. Without it, it first queues a
+// Deleted delta carrying DeletedFinalStateUnknown for every key missing from
+// list that is queued (in order of first appearance, with the newest queued
+// object, unless that newest delta already is a deletion) or known to
+// KnownObjects (in ListKeys order, with the known object), then a Replaced
+// delta for every object of list, in list order.
 //
 // The first Replace before any Add, Update or Delete makes everything then
 // queued the initial batch for HasSynced. It returns a KeyError for an object
-// without key or a transformer error (wrapped); nothing is queued then.
+// without key (without AtomicEvents) or a transformer error (wrapped);
+// nothing is queued then.
 //
 // Difference from client-go: errors leave the queue untouched instead of
 // half-replaced.
 func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error {
-	return f.replace(newItems, resourceVersion, f.transformer != nil)
+	return replaceList(f.beginList(listSource{}), newItems, resourceVersion)
 }
 
-// replaceLoaded is Replace for objects that already went through the
-// transformer (a warm start's snapshot, snapshot.go): they are queued as
-// they are.
-func (f *RealFIFO) replaceLoaded(newItems []interface{}, resourceVersion string) error {
-	return f.replace(newItems, resourceVersion, false)
-}
-
-// replace implements Replace, transforming the listed objects if transform.
-func (f *RealFIFO) replace(newItems []interface{}, resourceVersion string, transform bool) error {
+// beginList implements listTaker: a relist of a queue built with
+// informerLists.pageByPage is applied page by page (pagewise_relist.go);
+// any other list is gathered and queued whole at its end, as Replace
+// describes.
+func (f *RealFIFO) beginList(source listSource) listSink {
+	if f.lists.pageByPage && source.relist {
+		return f.newPageSink(source)
+	}
+	g := &gatherSink{
+		streamed: source.streamed,
+		prepare: func(key string, obj interface{}) (interface{}, error) {
+			return f.listedObject(key, obj, source)
+		},
+	}
 	if f.emitAtomicEvents {
-		if transform {
-			for i, obj := range newItems {
-				out, err := f.transformer(obj)
-				if err != nil {
-					return fmt.Errorf("%s: transforming object #%d of the list: %w", f.Name(), i, err)
-				}
-				newItems[i] = out
-			}
+		if source.streamed || f.lists.cached != nil {
+			g.keyOf = f.keyOf
 		}
-		f.lock.Lock()
-		defer f.lock.Unlock()
-		f.initLocked()
-		f.pushLocked(realFIFOEntry{delta: Delta{Type: ReplacedAll, Object: ReplacedAllInfo{ResourceVersion: resourceVersion, Objects: newItems}}})
-		f.gate.firstReplace(f.items.len())
-		return nil
+		g.finish = f.queueReplacedAll
+	} else {
+		g.keyOf = f.keyOf
+		g.strictKeys = true
+		g.finish = f.queueReplaced
 	}
+	return g
+}
 
-	keys := make([]string, len(newItems))
-	listed := make(map[string]struct{}, len(newItems))
-	objs := newItems
-	if transform {
-		objs = make([]interface{}, len(newItems))
+// listedObject returns what the queue keeps of obj, listed under key: obj
+// transformed, or obj itself when it comes from a snapshot (it went through
+// the transform before it was saved).
+func (f *RealFIFO) listedObject(key string, obj interface{}, source listSource) (interface{}, error) {
+	if source.loaded {
+		return obj, nil
 	}
-	for i, obj := range newItems {
-		key, err := f.keyOf(obj)
-		if err != nil {
-			return err
-		}
-		keys[i] = key
+	return f.transform(obj, key)
+}
+
+// queueReplacedAll queues a complete list as one ReplacedAll delta.
+func (f *RealFIFO) queueReplacedAll(objs []interface{}, _ []string, resourceVersion string) error {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	f.initLocked()
+	f.pushLocked(realFIFOEntry{delta: Delta{Type: ReplacedAll, Object: ReplacedAllInfo{ResourceVersion: resourceVersion, Objects: objs}}})
+	f.gate.firstReplace(f.items.len())
+	return nil
+}
+
+// queueReplaced queues a complete list without AtomicEvents: the deletions
+// of what it no longer has, then a Replaced delta per object (keys[i] is
+// the key of objs[i]).
+func (f *RealFIFO) queueReplaced(objs []interface{}, keys []string, _ string) error {
+	listed := make(map[string]struct{}, len(keys))
+	for _, key := range keys {
 		listed[key] = struct{}{}
-		if transform {
-			if objs[i], err = f.transform(obj, key); err != nil {
-				return err
-			}
-		}
 	}
-
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	f.initLocked()
@@ -841,7 +865,12 @@ func (f *RealFIFO) inRunLocked(n int, key string) bool {
 // so that a Replace arriving while an earlier delta is processed (possible
 // with UnlockWhileProcessing) is not marked synced by that delta.
 func (f *RealFIFO) processLocked(firstKey string, count int, process func() error) error {
-	f.pw.poppedLocked()
+	f.drain.signalLocked()
+	f.processing++
+	defer func() {
+		f.processing--
+		f.drain.signalLocked()
+	}()
 	depth := f.items.len()
 	if f.metrics.on {
 		f.metrics.queued.Set(float64(depth))
