@@ -39,11 +39,27 @@ import (
 // carries the last known state, or a DeletedFinalStateUnknown when the
 // deletion was only noticed by a relist.
 //
-// Difference from client-go: a handler that panics does not crash the
+// Relists: a relist (after a 410 Gone, or whenever the watch cannot resume)
+// is applied atomically, as in client-go v0.37: while it runs, the cache and
+// its resourceVersion stay as they were; once it is complete, the cache is
+// replaced by the listed state in one step, and then handlers are told:
+// first a delete (with a DeletedFinalStateUnknown) for every cached object
+// the list no longer has, then an update or an add for every listed object,
+// in list order. SharedIndexInformerOptions.RelistPageByPage applies
+// relists page by page instead.
+//
+// Differences from client-go: a handler that panics does not crash the
 // process (client-go re-raises the panic by default). The panic is
 // recovered, logged with the handler's name and counted, the notification is
 // skipped, and the informer and every handler, the panicking one included,
-// go on.
+// go on. A relist keeps the cached object for every listed object whose
+// resourceVersion is the cached one's, and drops the decoded duplicate as
+// soon as it is read, so that only the objects that changed are held twice
+// while a relist runs; as a consequence the transform (SetTransform) does
+// not run again on such an object, and the update handlers get for it
+// carries the same object as old and new (client-go passes the cached and
+// the freshly decoded copy). With UseDeltaFIFO, relists hold and pass the
+// listed objects as client-go does.
 //
 // All methods are safe for concurrent use.
 type SharedInformer interface {
@@ -107,7 +123,9 @@ type SharedInformer interface {
 
 	// SetTransform sets a function applied exactly once to every object
 	// received from the server, before it is stored and before handlers see
-	// it, e.g. to drop unneeded fields. After Run it returns an error.
+	// it, e.g. to drop unneeded fields. A relist does not apply it to an
+	// object it finds unchanged (same resourceVersion as the cached one):
+	// the cached object is kept. After Run it returns an error.
 	SetTransform(handler TransformFunc) error
 
 	// IsStopped reports whether the informer has stopped. A stopped

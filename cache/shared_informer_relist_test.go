@@ -2,7 +2,10 @@ package cache
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,8 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
 )
 
 // heldPageLW serves an infServer's pods in pages (see pagedLW) and can
@@ -61,7 +65,7 @@ func (l *heldPageLW) releaseHeld() {
 	close(l.release)
 }
 
-func (l *heldPageLW) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+func (l *heldPageLW) ListWithContext(ctx context.Context, options metav1.ListOptions) (kruntime.Object, error) {
 	l.mu.Lock()
 	hold := l.hold != nil && l.hold(options)
 	var release chan struct{}
@@ -257,4 +261,183 @@ func TestDeltaFIFOResourceVersionNeverAheadOfContent(t *testing.T) {
 	assert.Equal(t, []string{"ns/a@7", "ns/b@6"}, infStoreContents(store))
 	assert.Equal(t, "7", storeResourceVersion(store))
 	assert.True(t, caughtUp("7"))
+}
+
+// TestRealFIFORelistKeepsUnchangedCachedObjects: a relist queued by an
+// informer's RealFIFO keeps, for every listed object whose resourceVersion
+// is the cached one's, the cached object itself, and runs the transform
+// only on the objects that changed or are new.
+func TestRealFIFORelistKeepsUnchangedCachedObjects(t *testing.T) {
+	a1, b1 := infPod("a", "1"), infPod("b", "1")
+	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark())
+	require.NoError(t, store.Replace([]interface{}{a1, b1}, "1"))
+	var transformed []string
+	f := newInformerQueue(klog.Background(), informerQueueConfig{
+		objectType: &v1.Pod{},
+		store:      store,
+		transform: func(obj interface{}) (interface{}, error) {
+			transformed = append(transformed, infDescribe(obj))
+			return obj, nil
+		},
+	}).(*RealFIFO)
+
+	listedA, listedB, listedC := infPod("a", "1"), infPod("b", "2"), infPod("c", "1")
+	require.NoError(t, f.Replace([]interface{}{listedA, listedB, listedC}, "3"))
+	assert.Equal(t, []string{"ns/b@2", "ns/c@1"}, transformed, "the transform runs on changed and new objects only")
+	_, err := f.Pop(func(obj interface{}, _ bool) error {
+		info := obj.(Deltas)[0].Object.(ReplacedAllInfo)
+		require.Len(t, info.Objects, 3)
+		assert.Same(t, a1, info.Objects[0], "the unchanged a is the cached object")
+		assert.Same(t, listedB, info.Objects[1])
+		assert.Same(t, listedC, info.Objects[2])
+		return nil
+	})
+	require.NoError(t, err)
+
+	// Objects without a resourceVersion are never taken as unchanged.
+	noRV := infPod("a", "")
+	require.NoError(t, store.Update(noRV))
+	listedNoRV := infPod("a", "")
+	require.NoError(t, f.Replace([]interface{}{listedNoRV}, "4"))
+	_, err = f.Pop(func(obj interface{}, _ bool) error {
+		assert.Same(t, listedNoRV, obj.(Deltas)[0].Object.(ReplacedAllInfo).Objects[0])
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+// finalizedLW serves heldPageLW's pages as metav1.List pages of pod
+// pointers it allocates, so that the test can see (with finalizers) which
+// of the listed objects become garbage, and when. The pods of the lists
+// made while tracking is on are tracked.
+type finalizedLW struct {
+	*heldPageLW
+
+	mu        sync.Mutex
+	tracking  bool
+	collected map[string]bool
+}
+
+func (l *finalizedLW) ListWithContext(ctx context.Context, options metav1.ListOptions) (kruntime.Object, error) {
+	obj, err := l.heldPageLW.ListWithContext(ctx, options)
+	if err != nil {
+		return nil, err
+	}
+	pods := obj.(*v1.PodList)
+	out := &metav1.List{ListMeta: pods.ListMeta}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range pods.Items {
+		pod := pods.Items[i].DeepCopy()
+		if l.tracking {
+			name := infDescribe(pod)
+			runtime.SetFinalizer(pod, func(*v1.Pod) {
+				l.mu.Lock()
+				defer l.mu.Unlock()
+				l.collected[name] = true
+			})
+		}
+		out.Items = append(out.Items, kruntime.RawExtension{Object: pod})
+	}
+	return out, nil
+}
+
+func (l *finalizedLW) isCollected(name string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.collected[name]
+}
+
+// sameObjectRecorder records, per update, whether the old and new objects
+// are the same object.
+type sameObjectRecorder struct {
+	mu   sync.Mutex
+	same map[string]bool
+}
+
+func (r *sameObjectRecorder) OnAdd(interface{}, bool) {}
+func (r *sameObjectRecorder) OnDelete(interface{})    {}
+func (r *sameObjectRecorder) OnUpdate(oldObj, newObj interface{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.same[infDescribe(newObj)] = oldObj == newObj
+}
+
+func (r *sameObjectRecorder) get() map[string]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.same)
+}
+
+// TestRelistDropsUnchangedDuplicatesAsTheyAreRead: while a relist waits for
+// its second page, the decoded duplicates of the first page's unchanged
+// objects are already garbage (the cache's objects are kept instead), and
+// only the changed object is held twice. Once the relist is applied, the
+// cache holds the objects it held before for every unchanged key, handlers
+// get the same object as old and new for them, and the transform ran on
+// the changed object only.
+func TestRelistDropsUnchangedDuplicatesAsTheyAreRead(t *testing.T) {
+	srv := newInfServer()
+	t.Cleanup(srv.stopWatches)
+	createAtoE(srv)
+	lw := &finalizedLW{heldPageLW: newHeldPageLW(srv, 2), collected: map[string]bool{}}
+	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{}).(*sharedIndexInformer)
+	var mu sync.Mutex
+	var transformed []string
+	require.NoError(t, informer.SetTransform(func(obj interface{}) (interface{}, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		transformed = append(transformed, infDescribe(obj))
+		return obj, nil
+	}))
+	rec := &infRecorder{}
+	same := &sameObjectRecorder{same: map[string]bool{}}
+	_, err := informer.AddEventHandler(rec)
+	require.NoError(t, err)
+	_, err = informer.AddEventHandler(same)
+	require.NoError(t, err)
+	infRunInformer(t, informer)
+	infWaitSynced(t, informer.HasSyncedChecker())
+	rvWaitWatch(t, srv)
+	before := map[string]interface{}{}
+	for _, obj := range informer.GetStore().List() {
+		before[infDescribe(obj)] = obj
+	}
+	mu.Lock()
+	transformed = nil
+	mu.Unlock()
+
+	lw.mu.Lock()
+	lw.tracking = true
+	lw.mu.Unlock()
+	lw.holdNext(relistContinued)
+	srv.updateSilently("b") // 6: pages a, b@6 | c, d | e
+	srv.expire()
+	lw.waitHeld(t)
+	require.Eventually(t, func() bool {
+		runtime.GC()
+		return lw.isCollected("ns/a@1")
+	}, infTimeout, 10*time.Millisecond, "the listed duplicate of the unchanged a is garbage while the relist goes on")
+	assert.False(t, lw.isCollected("ns/b@6"), "the changed b is held until the relist is applied")
+	assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@3", "ns/d@4", "ns/e@5"}, infStoreContents(informer.GetStore()))
+
+	lw.releaseHeld()
+	rec.waitN(t, 10)
+	assert.Equal(t, []string{
+		"update ns/a@1 -> ns/a@1",
+		"update ns/b@2 -> ns/b@6",
+		"update ns/c@3 -> ns/c@3",
+		"update ns/d@4 -> ns/d@4",
+		"update ns/e@5 -> ns/e@5",
+	}, rec.get()[5:])
+	for _, name := range []string{"ns/a@1", "ns/c@3", "ns/d@4", "ns/e@5"} {
+		obj, _, err := informer.GetStore().GetByKey(strings.Split(name, "@")[0])
+		require.NoError(t, err)
+		assert.Same(t, before[name], obj, "%s is the object cached before the relist", name)
+	}
+	require.Eventually(t, func() bool { return len(same.get()) == 5 }, infTimeout, time.Millisecond)
+	assert.Equal(t, map[string]bool{"ns/a@1": true, "ns/b@6": false, "ns/c@3": true, "ns/d@4": true, "ns/e@5": true}, same.get())
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"ns/b@6"}, transformed, "the transform ran on the changed object only")
 }

@@ -432,14 +432,43 @@ func (f *RealFIFO) beginList(source listSource) listSink {
 	return g
 }
 
-// listedObject returns what the queue keeps of obj, listed under key: obj
-// transformed, or obj itself when it comes from a snapshot (it went through
-// the transform before it was saved).
+// listedObject returns what the queue keeps of obj, listed under key: the
+// object the informer's cache holds for key when it is in obj's state (see
+// unchangedCached), else obj transformed, or obj itself when it comes from
+// a snapshot (it went through the transform before it was saved).
 func (f *RealFIFO) listedObject(key string, obj interface{}, source listSource) (interface{}, error) {
 	if source.loaded {
 		return obj, nil
 	}
+	if cached, ok := f.unchangedCached(key, obj); ok {
+		return cached, nil
+	}
 	return f.transform(obj, key)
+}
+
+// unchangedCached returns the object the informer's cache holds for key when
+// a list brings obj in the same state: both have the same, non-empty
+// resourceVersion. A relist then keeps the cached object and drops obj, the
+// duplicate just decoded, so that during a relist only the objects that
+// changed exist twice (the cached one and the listed one), and the
+// transform does not run again on an object it ran on before. Only a queue
+// an informer built for itself knows the cache.
+func (f *RealFIFO) unchangedCached(key string, obj interface{}) (interface{}, bool) {
+	if f.lists.cached == nil || key == "" {
+		return nil, false
+	}
+	rv, ok := storeResourceVersionOf(obj)
+	if !ok || rv == "" {
+		return nil, false
+	}
+	cached, exists, err := f.lists.cached.GetByKey(key)
+	if err != nil || !exists {
+		return nil, false
+	}
+	if cachedRV, ok := storeResourceVersionOf(cached); !ok || cachedRV != rv {
+		return nil, false
+	}
+	return cached, true
 }
 
 // queueReplacedAll queues a complete list as one ReplacedAll delta.
