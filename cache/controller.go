@@ -338,9 +338,9 @@ func NewInformerWithOptions(options InformerOptions) (Store, Controller) {
 	var store Store
 	metrics := WithStoreMetrics(options.Identifier, options.InformerMetricsProvider)
 	if options.Indexers == nil {
-		store = NewStore(DeletionHandlingMetaNamespaceKeyFunc, metrics, withResourceVersionWatermark())
+		store = NewStore(DeletionHandlingMetaNamespaceKeyFunc, metrics, withResourceVersionWatermark(nil))
 	} else {
-		store = NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, options.Indexers, metrics, withResourceVersionWatermark())
+		store = NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, options.Indexers, metrics, withResourceVersionWatermark(nil))
 	}
 	return store, newInformer(store, options)
 }
@@ -351,7 +351,7 @@ func NewInformerWithOptions(options InformerOptions) (Store, Controller) {
 //
 // Deprecated: Use NewInformerWithOptions instead.
 func NewInformer(lw ListerWatcher, objType runtime.Object, resyncPeriod time.Duration, h ResourceEventHandler) (Store, Controller) {
-	store := NewStore(DeletionHandlingMetaNamespaceKeyFunc, withResourceVersionWatermark())
+	store := NewStore(DeletionHandlingMetaNamespaceKeyFunc, withResourceVersionWatermark(nil))
 	return store, newInformer(store, InformerOptions{ListerWatcher: lw, ObjectType: objType, Handler: h, ResyncPeriod: resyncPeriod})
 }
 
@@ -359,7 +359,7 @@ func NewInformer(lw ListerWatcher, objType runtime.Object, resyncPeriod time.Dur
 //
 // Deprecated: Use NewInformerWithOptions instead.
 func NewIndexerInformer(lw ListerWatcher, objType runtime.Object, resyncPeriod time.Duration, h ResourceEventHandler, indexers Indexers) (Indexer, Controller) {
-	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, indexers, withResourceVersionWatermark())
+	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, indexers, withResourceVersionWatermark(nil))
 	return store, newInformer(store, InformerOptions{ListerWatcher: lw, ObjectType: objType, Handler: h, ResyncPeriod: resyncPeriod, Indexers: indexers})
 }
 
@@ -368,7 +368,7 @@ func NewIndexerInformer(lw ListerWatcher, objType runtime.Object, resyncPeriod t
 //
 // Deprecated: Use NewInformerWithOptions instead.
 func NewTransformingInformer(lw ListerWatcher, objType runtime.Object, resyncPeriod time.Duration, h ResourceEventHandler, transformer TransformFunc) (Store, Controller) {
-	store := NewStore(DeletionHandlingMetaNamespaceKeyFunc, withResourceVersionWatermark())
+	store := NewStore(DeletionHandlingMetaNamespaceKeyFunc, withResourceVersionWatermark(nil))
 	return store, newInformer(store, InformerOptions{ListerWatcher: lw, ObjectType: objType, Handler: h, ResyncPeriod: resyncPeriod, Transform: transformer})
 }
 
@@ -377,7 +377,7 @@ func NewTransformingInformer(lw ListerWatcher, objType runtime.Object, resyncPer
 //
 // Deprecated: Use NewInformerWithOptions instead.
 func NewTransformingIndexerInformer(lw ListerWatcher, objType runtime.Object, resyncPeriod time.Duration, h ResourceEventHandler, indexers Indexers, transformer TransformFunc) (Indexer, Controller) {
-	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, indexers, withResourceVersionWatermark())
+	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, indexers, withResourceVersionWatermark(nil))
 	return store, newInformer(store, InformerOptions{ListerWatcher: lw, ObjectType: objType, Handler: h, ResyncPeriod: resyncPeriod, Indexers: indexers, Transform: transformer})
 }
 

@@ -216,6 +216,24 @@ func (w *deltaFIFOWatermark) pop(key, head string, empty bool) {
 	w.popped = w.before[head]
 }
 
+// listedLocked records, for the watermark, that a list current at
+// resourceVersion was queued. When that left nothing queued (the list
+// brought nothing to apply), nothing is being processed either (Pop holds
+// the lock while it processes), so the informer's cache has caught up with
+// the list: its watermark moves now, as no pop will move it.
+func (f *DeltaFIFO) listedLocked(resourceVersion string) {
+	if f.wm == nil {
+		return
+	}
+	f.wm.listed(resourceVersion)
+	if f.queue.len() > 0 {
+		return
+	}
+	if c, ok := f.lists.cached.(*cache); ok {
+		c.advanceResourceVersion(resourceVersion)
+	}
+}
+
 // poppedWatermark returns the resourceVersion up to which every change the
 // queue received is applied once the pop in progress is: it is only
 // meaningful inside Pop's process function, and only for a queue built by
@@ -559,9 +577,7 @@ func (f *DeltaFIFO) queueReplaced(objs []interface{}, keys []string, resourceVer
 		f.appendLocked(key, Delta{Type: action, Object: objs[i]})
 	}
 	deletions := f.queueVanishedLocked(listed, false)
-	if f.wm != nil {
-		f.wm.listed(resourceVersion)
-	}
+	f.listedLocked(resourceVersion)
 	f.gate.firstReplace(len(listed) + deletions)
 	if f.queue.len() > 0 {
 		f.cond.Broadcast()

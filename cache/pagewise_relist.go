@@ -2,6 +2,8 @@ package cache
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -236,12 +238,34 @@ func (f *DeltaFIFO) finishPages(_ context.Context, listed map[string]struct{}, r
 	defer f.lock.Unlock()
 	f.initLocked()
 	f.queueVanishedLocked(listed, true)
-	if f.wm != nil {
-		f.wm.listed(resourceVersion)
-	}
+	f.listedLocked(resourceVersion)
 	f.gate.firstReplace(f.queue.len())
 	if f.queue.len() > 0 {
 		f.cond.Broadcast()
 	}
+	return nil
+}
+
+// SetRelistPageByPage makes informer apply its relists page by page, or
+// atomically again (see SharedIndexInformerOptions.RelistPageByPage). It is
+// how factories apply informers.WithRelistPageByPage. kinformer extension,
+// not in client-go.
+//
+// It returns an error for a nil informer, one not built by this package,
+// and one that has started already.
+func SetRelistPageByPage(informer SharedInformer, pageByPage bool) error {
+	if informer == nil {
+		return errors.New("cannot set how a nil informer relists")
+	}
+	s, ok := unwrapInformer(informer).(*sharedIndexInformer)
+	if !ok {
+		return fmt.Errorf("cannot set how an informer of type %T relists: it is not built by kinformer's cache package", informer)
+	}
+	s.startedLock.Lock()
+	defer s.startedLock.Unlock()
+	if s.started {
+		return errors.New("cannot set how the informer relists: it has already started")
+	}
+	s.relistPageByPage = pageByPage
 	return nil
 }

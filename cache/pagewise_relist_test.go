@@ -173,11 +173,9 @@ func TestRelistPageByPageEvents(t *testing.T) {
 			require.NoError(t, err)
 			assert.Len(t, byNS, 4)
 			require.Eventually(t, func() bool { return informer.LastSyncResourceVersion() == "9" }, infTimeout, time.Millisecond)
-			if !q.useDeltaFIFO {
-				// The end of the list records its resource version in the
-				// store (a DeltaFIFO's Replace never did).
-				assert.Equal(t, "9", informer.GetIndexer().LastStoreSyncResourceVersion())
-			}
+			// The end of the list records its resource version in the
+			// cache, with either queue.
+			require.Eventually(t, func() bool { return informer.GetIndexer().LastStoreSyncResourceVersion() == "9" }, infTimeout, time.Millisecond)
 			// Initial list and relist: 3 + 2 pages.
 			assert.Equal(t, 5, pagedLists(lw))
 		})
@@ -500,7 +498,7 @@ func pageByPageQueue(store Store) *RealFIFO {
 // have and a Bookmark at its resourceVersion. A cancelled context or a
 // closed queue ends the waits with their errors.
 func TestRealFIFOPageWaitsUntilPopped(t *testing.T) {
-	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark())
+	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark(nil))
 	require.NoError(t, store.Add(infPod("x", "1")))
 	f := pageByPageQueue(store)
 	require.True(t, f.relistsPageByPage())
@@ -602,7 +600,7 @@ func TestRealFIFOPageWaitsUntilPopped(t *testing.T) {
 // deleted at the end (with the object the cache got from the list), a key
 // removed and listed again stays, and a cached key never listed is deleted.
 func TestPageByPageStreamedRelistDeletesRemovedKeys(t *testing.T) {
-	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark())
+	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark(nil))
 	rec := &infRecorder{}
 	f := pageByPageQueue(store)
 	a := newInformerApplier(klog.Background(), f, store, rec, nil)

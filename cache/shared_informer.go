@@ -211,9 +211,29 @@ type SharedIndexInformerOptions struct {
 	// key and is kept for code that depends on that behaviour.
 	UseDeltaFIFO bool
 
-	// RelistPageByPage applies a relist page by page as its pages arrive,
-	// instead of atomically once it is complete. kinformer extension, not
-	// in client-go; off by default.
+	// RelistPageByPage applies relists page by page, as their pages
+	// arrive, instead of atomically once complete (the default, as in
+	// client-go). kinformer extension, not in client-go; off by default.
+	// SetRelistPageByPage sets it before Run (informers.WithRelistPageByPage
+	// for a factory's informers).
+	//
+	// What it saves: a relist never holds the old cache and the changed
+	// listed objects together; at most two pages (500 objects each) are in
+	// flight. What it costs: relists are requested in pages even where the
+	// API server's watch cache could answer them in one piece (paged
+	// requests at a resourceVersion are served from etcd, which costs the
+	// server more); while a relist runs, listers see partial states (some
+	// objects already in their new state, others still in their old one,
+	// objects the server no longer has), and handlers are told of each page
+	// as it is applied; the relist's deletions (DeletedFinalStateUnknown,
+	// in key order) come after its updates and adds instead of before them;
+	// a relist that fails midway leaves what its pages applied, and the
+	// next one reports those objects again. The first list is always
+	// applied whole. The cache's resourceVersion does not move until a
+	// relist is complete, so WaitForResourceVersion, LastStoreSyncResourceVersion
+	// and snapshots keep relying on the version the cache had before it.
+	// With UseDeltaFIFO the pages are queued as Replaced deltas, and the
+	// deletions after them, in the DeltaFIFO's own order.
 	RelistPageByPage bool
 
 	// WatchIdleTimeout is the watch liveness deadline: a watch that gets no
@@ -310,7 +330,6 @@ func NewSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, defa
 func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.Object, options SharedIndexInformerOptions) SharedIndexInformer {
 	realClock := clock.RealClock{}
 	s := &sharedIndexInformer{
-		indexer:                         NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, options.Indexers, WithStoreMetrics(options.Identifier, options.InformerMetricsProvider), withResourceVersionWatermark()),
 		processor:                       &sharedProcessor{clock: realClock},
 		synced:                          make(chan struct{}),
 		listerWatcher:                   lw,
@@ -329,6 +348,11 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 		cacheMutationDetector:           NewCacheMutationDetector(fmt.Sprintf("%T", exampleObject)),
 		stats:                           newInformerStats(),
 	}
+	// The cache's watermark releases the callers of WaitForResourceVersion
+	// whenever it moves.
+	s.indexer = NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, options.Indexers,
+		WithStoreMetrics(options.Identifier, options.InformerMetricsProvider),
+		withResourceVersionWatermark(func() { s.rvWaiters.notify(s.indexer) }))
 	return s
 }
 

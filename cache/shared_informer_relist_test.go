@@ -113,110 +113,185 @@ func caughtUpNow(informer SharedInformer, rv string) bool {
 	return WaitForResourceVersion(ctx, informer, rv) == nil
 }
 
-// TestRelistIsInvisibleUntilItsLastPage: while the second page of a relist
-// is held back by the server, listers see the cache as it was before the
-// relist, its resourceVersion has not moved, and handlers have heard
-// nothing; once the page arrives, the cache switches to the listed state
-// and handlers are told in client-go's order: the deletions first, then
-// the updates and adds in list order.
-func TestRelistIsInvisibleUntilItsLastPage(t *testing.T) {
-	srv := newInfServer()
-	createAtoE(srv)
-	lw := newHeldPageLW(srv, 2)
-	informer, rec := relistInformer(t, srv, lw, SharedIndexInformerOptions{})
-	require.Equal(t, relistInitialAdds, rec.get())
-	rvWaitWatch(t, srv)
+// relistModes are the two ways an informer applies relists.
+var relistModes = []struct {
+	name       string
+	pageByPage bool
+}{
+	{"atomic", false},
+	{"page by page", true},
+}
 
-	lw.holdNext(relistContinued)
-	relistSilentChanges(srv) // the relist's pages: a, c@7 | d, f@9
-	srv.expire()
-	lw.waitHeld(t)
+// TestRelistWhileItsLastPageIsHeldBack: while the second page of a relist
+// is held back by the server, an atomic relist leaves the cache as it was
+// and tells handlers nothing; a relist applied page by page has applied
+// and notified its first page. Either way the cache's resourceVersion has
+// not moved. Once the page arrives, the cache holds the listed state, and
+// handlers were told in the mode's order: an atomic relist's deletions
+// first (client-go's order), a page-by-page relist's last.
+func TestRelistWhileItsLastPageIsHeldBack(t *testing.T) {
+	for _, mode := range relistModes {
+		t.Run(mode.name, func(t *testing.T) {
+			srv := newInfServer()
+			createAtoE(srv)
+			lw := newHeldPageLW(srv, 2)
+			informer, rec := relistInformer(t, srv, lw, SharedIndexInformerOptions{RelistPageByPage: mode.pageByPage})
+			require.Equal(t, relistInitialAdds, rec.get())
+			rvWaitWatch(t, srv)
 
-	old := []string{"ns/a@1", "ns/b@2", "ns/c@3", "ns/d@4", "ns/e@5"}
-	assert.Equal(t, old, infStoreContents(informer.GetStore()))
-	assert.Equal(t, "5", informer.GetStore().LastStoreSyncResourceVersion())
-	assert.Equal(t, relistInitialAdds, rec.get())
+			lw.holdNext(relistContinued)
+			relistSilentChanges(srv) // the relist's pages: a, c@7 | d, f@9
+			srv.expire()
+			lw.waitHeld(t)
 
-	lw.releaseHeld()
-	got := rec.waitN(t, 11)
-	assert.ElementsMatch(t, []string{"delete tombstone(ns/b@2)", "delete tombstone(ns/e@5)"}, got[5:7])
-	assert.Equal(t, []string{
-		"update ns/a@1 -> ns/a@1",
-		"update ns/c@3 -> ns/c@7",
-		"update ns/d@4 -> ns/d@4",
-		"add ns/f@9 initial=false",
-	}, got[7:])
-	assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, infStoreContents(informer.GetStore()))
-	assert.Equal(t, "9", informer.GetStore().LastStoreSyncResourceVersion())
+			if mode.pageByPage {
+				got := rec.waitN(t, 7)
+				assert.Equal(t, []string{"update ns/a@1 -> ns/a@1", "update ns/c@3 -> ns/c@7"}, got[5:])
+				assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@7", "ns/d@4", "ns/e@5"}, infStoreContents(informer.GetStore()))
+			} else {
+				assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@3", "ns/d@4", "ns/e@5"}, infStoreContents(informer.GetStore()))
+				assert.Equal(t, relistInitialAdds, rec.get())
+			}
+			assert.Equal(t, "5", informer.GetStore().LastStoreSyncResourceVersion())
+
+			lw.releaseHeld()
+			got := rec.waitN(t, 11)
+			if mode.pageByPage {
+				assert.Equal(t, []string{
+					"update ns/a@1 -> ns/a@1",
+					"update ns/c@3 -> ns/c@7",
+					"update ns/d@4 -> ns/d@4",
+					"add ns/f@9 initial=false",
+					"delete tombstone(ns/b@2)",
+					"delete tombstone(ns/e@5)",
+				}, got[5:])
+			} else {
+				assert.ElementsMatch(t, []string{"delete tombstone(ns/b@2)", "delete tombstone(ns/e@5)"}, got[5:7])
+				assert.Equal(t, []string{
+					"update ns/a@1 -> ns/a@1",
+					"update ns/c@3 -> ns/c@7",
+					"update ns/d@4 -> ns/d@4",
+					"add ns/f@9 initial=false",
+				}, got[7:])
+			}
+			assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, infStoreContents(informer.GetStore()))
+			require.Eventually(t, func() bool { return informer.GetStore().LastStoreSyncResourceVersion() == "9" }, infTimeout, time.Millisecond)
+		})
+	}
 }
 
 // TestWaitForResourceVersionDuringRelist: a write at rv 6 (d) followed by
 // one at rv 7 (b) reach the informer by a relist whose first page holds b
 // and whose second, held back, holds d. Until the relist is complete the
-// cache does not claim rv 6 (d is still at rv 4 there); once it is,
-// WaitForResourceVersion(6) returns and d is at rv 6.
+// cache does not claim rv 6 (d is still at rv 4 there), whatever the queue
+// and however relists are applied; once it is, WaitForResourceVersion(6)
+// returns and d is at rv 6.
 func TestWaitForResourceVersionDuringRelist(t *testing.T) {
-	srv := newInfServer()
-	createAtoE(srv)
-	lw := newHeldPageLW(srv, 2)
-	informer, _ := relistInformer(t, srv, lw, SharedIndexInformerOptions{})
-	rvWaitWatch(t, srv)
+	for _, q := range infQueueKinds {
+		for _, mode := range relistModes {
+			t.Run(q.name+"/"+mode.name, func(t *testing.T) {
+				srv := newInfServer()
+				createAtoE(srv)
+				lw := newHeldPageLW(srv, 2)
+				informer, _ := relistInformer(t, srv, lw, SharedIndexInformerOptions{UseDeltaFIFO: q.useDeltaFIFO, RelistPageByPage: mode.pageByPage})
+				rvWaitWatch(t, srv)
 
-	lw.holdNext(relistContinued)
-	srv.updateSilently("d") // 6
-	srv.updateSilently("b") // 7: pages a, b@7 | c, d@6 | e
-	srv.expire()
-	lw.waitHeld(t)
+				lw.holdNext(relistContinued)
+				srv.updateSilently("d") // 6
+				srv.updateSilently("b") // 7: pages a, b@7 | c, d@6 | e
+				srv.expire()
+				lw.waitHeld(t)
 
-	assert.False(t, caughtUpNow(informer, "6"), "the cache claims rv 6 while d is still at rv 4")
-	assert.Equal(t, "5", informer.GetStore().LastStoreSyncResourceVersion())
-	d, _, err := informer.GetStore().GetByKey("ns/d")
-	require.NoError(t, err)
-	assert.Equal(t, "ns/d@4", infDescribe(d))
+				if mode.pageByPage {
+					require.Eventually(t, func() bool {
+						b, _, _ := informer.GetStore().GetByKey("ns/b")
+						return infDescribe(b) == "ns/b@7"
+					}, infTimeout, time.Millisecond, "the first page is applied")
+				}
+				assert.False(t, caughtUpNow(informer, "6"), "the cache claims rv 6 while d is still at rv 4")
+				assert.Equal(t, "5", informer.GetStore().LastStoreSyncResourceVersion())
+				d, _, err := informer.GetStore().GetByKey("ns/d")
+				require.NoError(t, err)
+				assert.Equal(t, "ns/d@4", infDescribe(d))
 
-	lw.releaseHeld()
-	ctx, cancel := context.WithTimeout(context.Background(), infTimeout)
-	defer cancel()
-	require.NoError(t, WaitForResourceVersion(ctx, informer, "6"))
-	d, _, err = informer.GetStore().GetByKey("ns/d")
-	require.NoError(t, err)
-	assert.Equal(t, "ns/d@6", infDescribe(d))
-	assert.Equal(t, "7", informer.GetStore().LastStoreSyncResourceVersion())
+				lw.releaseHeld()
+				ctx, cancel := context.WithTimeout(context.Background(), infTimeout)
+				defer cancel()
+				require.NoError(t, WaitForResourceVersion(ctx, informer, "6"))
+				d, _, err = informer.GetStore().GetByKey("ns/d")
+				require.NoError(t, err)
+				assert.Equal(t, "ns/d@6", infDescribe(d))
+				assert.Equal(t, "7", informer.GetStore().LastStoreSyncResourceVersion())
+			})
+		}
+	}
 }
 
 // TestSnapshotDuringRelistKeepsDeletions: an informer stopped while a
-// relist waits for its second page saves the state it had before the
-// relist, at that state's resourceVersion, so that the informer restarted
+// relist waits for its second page saves its cache at the resourceVersion
+// it had before the relist (for a relist applied page by page, the cache
+// holds the first page's objects already), so that the informer restarted
 // from the snapshot still learns of the deletion (e, rv 6) that the relist
 // would have found.
 func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
-	createAtoE(srv)
-	path := filepath.Join(t.TempDir(), "pods.snap")
-	lw := newHeldPageLW(srv, 2)
-	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{SnapshotFile: path})
-	stop := olRunUntil(t, informer)
-	rvWaitWatch(t, srv)
+	for _, mode := range relistModes {
+		t.Run(mode.name, func(t *testing.T) {
+			srv := newInfServer()
+			t.Cleanup(srv.stopWatches)
+			createAtoE(srv)
+			path := filepath.Join(t.TempDir(), "pods.snap")
+			lw := newHeldPageLW(srv, 2)
+			opts := SharedIndexInformerOptions{SnapshotFile: path, RelistPageByPage: mode.pageByPage}
+			informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, opts)
+			stop := olRunUntil(t, informer)
+			rvWaitWatch(t, srv)
 
-	lw.holdNext(relistContinued)
-	srv.removeSilently("e") // 6
-	srv.updateSilently("b") // 7: pages a, b@7 | c, d
-	srv.expire()
-	lw.waitHeld(t)
-	stop()
+			lw.holdNext(relistContinued)
+			srv.removeSilently("e") // 6
+			srv.updateSilently("b") // 7: pages a, b@7 | c, d
+			srv.expire()
+			lw.waitHeld(t)
+			want := []string{"ns/a@1", "ns/b@2", "ns/c@3", "ns/d@4", "ns/e@5"}
+			if mode.pageByPage {
+				want = []string{"ns/a@1", "ns/b@7", "ns/c@3", "ns/d@4", "ns/e@5"}
+				require.Eventually(t, func() bool {
+					return assert.ObjectsAreEqual(want, infStoreContents(informer.GetStore()))
+				}, infTimeout, time.Millisecond, "the first page is applied")
+			}
+			stop()
 
-	objects, rv, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), "", olPodCodec(t))
-	require.NoError(t, err)
-	assert.Equal(t, "5", rv, "the snapshot's resourceVersion")
-	assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@3", "ns/d@4", "ns/e@5"}, infStoreContents(olListOf(objects)))
+			objects, rv, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), "", olPodCodec(t))
+			require.NoError(t, err)
+			assert.Equal(t, "5", rv, "the snapshot's resourceVersion")
+			assert.Equal(t, want, infStoreContents(olListOf(objects)))
 
-	restarted := NewSharedIndexInformerWithOptions(lw.pagedLW, &v1.Pod{}, SharedIndexInformerOptions{SnapshotFile: path})
-	olRunUntil(t, restarted)
-	require.Eventually(t, func() bool {
-		return assert.ObjectsAreEqual([]string{"ns/a@1", "ns/b@7", "ns/c@3", "ns/d@4"}, infStoreContents(restarted.GetStore()))
-	}, infTimeout, time.Millisecond, "the restarted informer holds %v", infStoreContents(restarted.GetStore()))
+			restarted := NewSharedIndexInformerWithOptions(lw.pagedLW, &v1.Pod{}, opts)
+			olRunUntil(t, restarted)
+			require.Eventually(t, func() bool {
+				return assert.ObjectsAreEqual([]string{"ns/a@1", "ns/b@7", "ns/c@3", "ns/d@4"}, infStoreContents(restarted.GetStore()))
+			}, infTimeout, time.Millisecond, "the restarted informer holds %v", infStoreContents(restarted.GetStore()))
+		})
+	}
 }
+
+// TestSetRelistPageByPage: the setter changes how an informer relists until
+// it runs, and fails for informers it cannot configure.
+func TestSetRelistPageByPage(t *testing.T) {
+	informer := NewSharedIndexInformerWithOptions(newInfServer().lw(), &v1.Pod{}, SharedIndexInformerOptions{}).(*sharedIndexInformer)
+	require.NoError(t, SetRelistPageByPage(informer, true))
+	assert.True(t, informer.relistPageByPage)
+	require.NoError(t, SetRelistPageByPage(informer, false))
+	assert.False(t, informer.relistPageByPage)
+	assert.Error(t, SetRelistPageByPage(nil, true))
+	assert.Error(t, SetRelistPageByPage(clientcacheInformer{}, true))
+	informer.startedLock.Lock()
+	informer.started = true
+	informer.startedLock.Unlock()
+	assert.Error(t, SetRelistPageByPage(informer, true))
+}
+
+// clientcacheInformer is a SharedInformer not built by this package.
+type clientcacheInformer struct{ SharedInformer }
 
 // TestDeltaFIFOResourceVersionNeverAheadOfContent: with UseDeltaFIFO and
 // a@5, b@6, a@7 queued, applying a (both of its deltas, popped together)
@@ -226,7 +301,7 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 // are wired as a shared informer wires them.
 func TestDeltaFIFOResourceVersionNeverAheadOfContent(t *testing.T) {
 	logger := infTestLogger(t)
-	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, withResourceVersionWatermark())
+	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, withResourceVersionWatermark(nil))
 	queue := newInformerQueue(logger, informerQueueConfig{objectType: &v1.Pod{}, store: store, useDeltaFIFO: true})
 	rec := &infRecorder{}
 	applier := newInformerApplier(logger, queue, store, rec, nil)
@@ -261,6 +336,13 @@ func TestDeltaFIFOResourceVersionNeverAheadOfContent(t *testing.T) {
 	assert.Equal(t, []string{"ns/a@7", "ns/b@6"}, infStoreContents(store))
 	assert.Equal(t, "7", storeResourceVersion(store))
 	assert.True(t, caughtUp("7"))
+
+	// A list that leaves nothing to apply catches the cache up at once:
+	// no pop would.
+	empty := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark(nil))
+	emptyQueue := newInformerQueue(logger, informerQueueConfig{objectType: &v1.Pod{}, store: empty, useDeltaFIFO: true})
+	require.NoError(t, emptyQueue.Replace(nil, "3"))
+	assert.Equal(t, "3", storeResourceVersion(empty))
 }
 
 // TestRealFIFORelistKeepsUnchangedCachedObjects: a relist queued by an
@@ -269,7 +351,7 @@ func TestDeltaFIFOResourceVersionNeverAheadOfContent(t *testing.T) {
 // only on the objects that changed or are new.
 func TestRealFIFORelistKeepsUnchangedCachedObjects(t *testing.T) {
 	a1, b1 := infPod("a", "1"), infPod("b", "1")
-	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark())
+	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark(nil))
 	require.NoError(t, store.Replace([]interface{}{a1, b1}, "1"))
 	var transformed []string
 	f := newInformerQueue(klog.Background(), informerQueueConfig{

@@ -170,8 +170,9 @@ type cache struct {
 	transformer TransformFunc
 	identifier  InformerNameAndResource
 	metrics     InformerMetricsProvider
-	// watermark: see withResourceVersionWatermark.
+	// watermark and advanced: see withResourceVersionWatermark.
 	watermark bool
+	advanced  func()
 }
 
 var (
@@ -246,11 +247,13 @@ func newCache(keyFunc KeyFunc, indexers Indexers, opts []StoreOption) *cache {
 // resourceVersion is a watermark: every change at or below it has been
 // applied. Writes of objects do not move it (the informer cannot tell from
 // one object whether every earlier change is applied); Replace and Bookmark
-// move it forward only, never back; the informer's processing loop moves it
-// forward with advanceResourceVersion after applying what it popped.
-func withResourceVersionWatermark() StoreOption {
+// move it forward only, never back; the informer moves it forward with
+// advanceResourceVersion once everything up to a version is applied, and
+// then calls advanced (when not nil), outside the store's lock.
+func withResourceVersionWatermark(advanced func()) StoreOption {
 	return func(c *cache) {
 		c.watermark = true
+		c.advanced = advanced
 	}
 }
 
@@ -258,8 +261,8 @@ func withResourceVersionWatermark() StoreOption {
 // to rv (see withResourceVersionWatermark); it does nothing for other
 // stores, or when rv is not ahead.
 func (c *cache) advanceResourceVersion(rv string) {
-	if c.watermark {
-		c.tsm.advanceRV(rv)
+	if c.watermark && c.tsm.advanceRV(rv) && c.advanced != nil {
+		c.advanced()
 	}
 }
 

@@ -432,14 +432,16 @@ func (m *threadSafeMap) advanceRVLocked(rv string) {
 }
 
 // advanceRV moves the recorded resource version forward to rv (see
-// advanceRVLocked).
-func (m *threadSafeMap) advanceRV(rv string) {
+// advanceRVLocked); it reports whether it moved.
+func (m *threadSafeMap) advanceRV(rv string) bool {
 	if rv == "" {
-		return
+		return false
 	}
 	m.lock.Lock()
 	defer m.lock.Unlock()
+	before := m.rv
 	m.advanceRVLocked(rv)
+	return m.rv != before
 }
 
 // update is Add/Update returning the index error instead of reporting it.

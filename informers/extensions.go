@@ -22,6 +22,23 @@ type factoryExtensions struct {
 	watchIdleTimeout time.Duration
 	// snapshotDir is WithSnapshotDir's directory; "" means none.
 	snapshotDir string
+	// relistPageByPage is set by WithRelistPageByPage.
+	relistPageByPage bool
+}
+
+// WithRelistPageByPage makes every informer the factory builds apply its
+// relists page by page, as the pages arrive, instead of atomically once
+// complete as client-go does (see
+// cache.SharedIndexInformerOptions.RelistPageByPage): a relist then never
+// holds the old cache and the changed objects together, at the price of
+// paged requests served from etcd, of partial states visible to listers
+// while it runs, and of its deletions reaching handlers after its updates
+// and adds. kinformer extension, not in client-go.
+func WithRelistPageByPage() SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		f.extensions.relistPageByPage = true
+		return f
+	}
 }
 
 // WithWatchIdleTimeout sets the watch liveness deadline of every informer the
@@ -77,6 +94,11 @@ func SnapshotFileName(t reflect.Type) string {
 func (f *sharedInformerFactory) applyExtensions(t reflect.Type, informer cache.SharedIndexInformer) {
 	if d := f.extensions.watchIdleTimeout; d != 0 {
 		if err := cache.SetWatchIdleTimeout(informer, d); err != nil {
+			utilruntime.HandleError(err)
+		}
+	}
+	if f.extensions.relistPageByPage {
+		if err := cache.SetRelistPageByPage(informer, true); err != nil {
 			utilruntime.HandleError(err)
 		}
 	}
