@@ -19,7 +19,7 @@
 //	     │          watch error handler
 //	     ▼
 //	  RealFIFO      the queue of Deltas, in watch order (the default); a relist is one atomic
-//	     │          Replace. DeltaFIFO, which coalesces per key, can be chosen instead
+//	     │          ReplacedAll. DeltaFIFO, which coalesces per key, can be chosen instead
 //	     ▼
 //	processLoop     pops a batch of deltas, applies it to the Indexer in one transaction,
 //	     │          then hands the notifications to every listener
@@ -29,6 +29,24 @@
 //	     ▼
 //	 listeners      one per registered handler, each with its own unbounded buffer and
 //	                goroutine, its own resync period and its own HasSynced
+//
+// # Lists and relists
+//
+// Every state that reaches the queue (a LIST, paged or not; a streaming list; a snapshot
+// loaded at start) arrives as one sequence: the start of a list, its objects in order, and its
+// end at a resourceVersion. The queue decides when the state becomes visible. By default, as
+// in client-go v0.37, a relist is atomic: listers see the old state until the complete listed
+// state replaces it in one step, then handlers get a delete (DeletedFinalStateUnknown) for
+// every object that vanished, followed by an update or add for every listed object in list
+// order. A listed object whose resourceVersion is the cached one's is not held twice: the
+// cached object is kept (so the transform does not run again on it, and its update carries
+// the same object as old and new). SharedIndexInformerOptions.RelistPageByPage applies relists
+// page by page instead, trading partial states and late deletions for less memory.
+//
+// The resourceVersion of an informer's cache (LastStoreSyncResourceVersion) is a watermark:
+// every change at or below it has been applied. It moves only after a complete list or once
+// the changes up to it are applied, never backwards, and never ahead of the content with
+// either queue. WaitForResourceVersion and snapshots rely on it.
 //
 // Keys are "namespace/name" for namespaced objects and "name" for cluster-scoped ones
 // (MetaNamespaceKeyFunc). Objects that vanished while the informer was disconnected reach

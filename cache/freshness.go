@@ -30,9 +30,12 @@ var ErrInformerStopped = errors.New("informer stopped")
 // delete the caller made, so that a lister read afterwards sees that write
 // or a later state (read-your-writes). kinformer extension, not in client-go.
 //
-// Caught up means: the informer has applied to its cache a list, a watch
-// event or a bookmark whose resourceVersion is greater than or equal to
-// resourceVersion. Resource versions are compared as the API defines for
+// Caught up means: the cache's resourceVersion, a watermark (every change at
+// or below it has been applied to the cache), is greater than or equal to
+// resourceVersion. It moves when a watch event or bookmark is applied and
+// every change before it was, and when a list is complete: never in the
+// middle of a relist (atomic or page by page), and, with UseDeltaFIFO,
+// never while an earlier change is still queued. Resource versions are compared as the API defines for
 // etcd-backed servers (k8s.io/apimachinery/pkg/util/resourceversion,
 // KEP 4988): decimal integers without leading zeros, compared numerically.
 // The comparison is only meaningful within one resource (and every resource

@@ -107,11 +107,13 @@ type ReflectorBookmarkStore interface {
 }
 
 // TransformingStore is an optional interface of a ReflectorStore that applies
-// a TransformFunc to the objects it receives. During a streaming list the
-// Reflector applies the same transformer to the objects it collects before
-// handing them to Replace, so that a large initial list is held in its
-// transformed (usually smaller) form. The transformer must therefore accept
-// objects it has already transformed.
+// a TransformFunc to the objects it receives. During a streaming list into
+// such a store the Reflector applies the same transformer to the objects it
+// collects before handing them to Replace, as client-go does, so that a
+// large initial list is held in its transformed (usually smaller) form. The
+// transformer must therefore accept objects it has already transformed. The
+// queues of this package (RealFIFO, DeltaFIFO) take the objects of a list one
+// by one as they arrive and transform each of them once.
 type TransformingStore interface {
 	ReflectorStore
 	Transformer() TransformFunc

@@ -104,7 +104,10 @@ type SharedInformer interface {
 	// polling.
 	HasSyncedChecker() DoneChecker
 	// LastSyncResourceVersion returns the resource version of the last list
-	// or watch event seen, or "" before Run.
+	// or watch event seen, or "" before Run. It does not move while a list
+	// is in progress; it may be ahead of the cache, which applies what was
+	// seen later (the cache's own resourceVersion, a watermark, is
+	// GetStore().LastStoreSyncResourceVersion()).
 	LastSyncResourceVersion() string
 
 	// SetWatchErrorHandler sets the function called whenever a list or
@@ -206,9 +209,23 @@ type SharedIndexInformerOptions struct {
 	// The default RealFIFO delivers every change in watch order; a relist
 	// swaps the cache in one step and then notifies deletes (as
 	// DeletedFinalStateUnknown) for vanished objects, then adds and updates
-	// in list order; queued changes are applied in batches, each in one
-	// store transaction. The DeltaFIFO coalesces the changes queued for one
-	// key and is kept for code that depends on that behaviour.
+	// in list order, as client-go v0.37 does; queued changes are applied in
+	// batches, each in one store transaction. The DeltaFIFO coalesces the
+	// changes queued for one key and is kept for code that depends on that
+	// behaviour; it has client-go's DeltaFIFO semantics: a relist queues a
+	// Replaced delta per listed object, then the deletions, and they are
+	// applied key by key in queue order, so listers see the relist applied
+	// partly while it is processed and handlers get its deletions last; the
+	// listed objects are passed as decoded (no cached object is kept in
+	// their place); bookmarks do not reach the cache.
+	//
+	// Difference from client-go's DeltaFIFO informers: the cache's
+	// resourceVersion is a watermark here too. client-go's store records
+	// the version of every object it writes: popping a@12 while b@11 is
+	// still queued makes it claim 12, a relist's or a resync's older objects
+	// move it backwards. Here it only moves to a version once every change
+	// the queue received up to it has been popped and applied, and a relist
+	// moves it once all of it is applied.
 	UseDeltaFIFO bool
 
 	// RelistPageByPage applies relists page by page, as their pages
@@ -249,7 +266,11 @@ type SharedIndexInformerOptions struct {
 	// SnapshotFile, when not empty, makes the informer warm-restartable:
 	// when it stops after having synced, it writes its cache and the
 	// resourceVersion the cache reached to this file (atomically: a
-	// temporary file renamed over it); when it starts and the file exists,
+	// temporary file renamed over it). That resourceVersion is the cache's
+	// watermark: every change up to it is in the file, so a snapshot taken
+	// during a relist resumes from the version the cache had before the
+	// relist and misses nothing the relist would have found. When it
+	// starts and the file exists,
 	// it loads it instead of listing, so its handlers get an add (with
 	// isInInitialList true) for every loaded object, it counts as synced
 	// once those are delivered, and it watches from the snapshot's

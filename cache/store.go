@@ -40,6 +40,11 @@ type Store interface {
 	// store has seen, from the objects written to it, from Replace and from
 	// Bookmark. It is empty while the client-go AtomicFIFO feature gate is
 	// disabled.
+	//
+	// Difference from client-go: the cache of an informer built by this
+	// package keeps it as a watermark instead: every change at or below it
+	// has been applied; objects written do not move it, and it never moves
+	// backwards (see SharedInformer).
 	LastStoreSyncResourceVersion() string
 
 	// Bookmark records rv as the newest resource version seen, without
