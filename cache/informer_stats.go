@@ -235,9 +235,9 @@ type InformerStatus struct {
 	QueueDepth int
 	// DeltasProcessed counts the deltas the processing loop applied to the
 	// cache. A list counts one per listed object plus one per cached
-	// object it deleted, with either queue and whether it was applied
-	// whole (the first list) or page by page (relists, see
-	// pagewise_relist.go); bookmarks count with the RealFIFO.
+	// object it deleted, with either queue and whether it was applied at
+	// once or page by page (SharedIndexInformerOptions.RelistPageByPage);
+	// bookmarks count with the RealFIFO.
 	DeltasProcessed uint64
 	// Lists counts the lists made so far by reason; every reason of
 	// RelistReasons is present.
