@@ -549,6 +549,7 @@ func (f *DeltaFIFO) beginList(source listSource) listSink {
 	return &gatherSink{
 		keyOf:      f.KeyOf,
 		strictKeys: true,
+		finishKeys: true,
 		streamed:   source.streamed,
 		prepare: func(key string, obj interface{}) (interface{}, error) {
 			if source.loaded {

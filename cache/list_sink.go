@@ -109,16 +109,17 @@ type gatherSink struct {
 	// keyOf computes the keys; nil when the objects need none (then
 	// streamed lists are not deduplicated either).
 	keyOf func(obj interface{}) (string, error)
-	// strictKeys: an object without key fails the list (the sink's finish
-	// needs every key). Otherwise it is kept, without key, for the store
-	// to reject and report.
+	// strictKeys: an object without key fails the list. Otherwise it is
+	// kept, without key, for the store to reject and report.
 	strictKeys bool
+	// finishKeys: finish needs the keys (they are kept until the end).
+	finishKeys bool
 	// prepare returns what the list keeps for obj (key is "" when the
 	// object has none): obj transformed, or an object the store already
 	// holds in the same state.
 	prepare func(key string, obj interface{}) (interface{}, error)
-	// finish hands over the complete list; keys[i] is the key of objs[i]
-	// ("" when it has none), or keys is nil when keyOf is.
+	// finish hands over the complete list; with finishKeys, keys[i] is
+	// the key of objs[i] ("" when it has none), else keys is nil.
 	finish func(objs []interface{}, keys []string, resourceVersion string) error
 
 	streamed bool
@@ -154,7 +155,7 @@ func (g *gatherSink) put(obj interface{}) error {
 		g.index[key] = len(g.objs)
 	}
 	g.objs = append(g.objs, obj)
-	if g.keyOf != nil {
+	if g.finishKeys {
 		g.keys = append(g.keys, key)
 	}
 	return nil
@@ -215,7 +216,7 @@ func (g *gatherSink) putAll(list []interface{}) error {
 		return nil
 	}
 	var keys []string
-	if g.keyOf != nil {
+	if g.finishKeys {
 		keys = make([]string, len(list))
 	}
 	for i, obj := range list {
@@ -228,6 +229,8 @@ func (g *gatherSink) putAll(list []interface{}) error {
 				}
 				key = ""
 			}
+		}
+		if keys != nil {
 			keys[i] = key
 		}
 		out, err := g.prepare(key, obj)
@@ -326,17 +329,15 @@ func (s *streamedList) put(obj interface{}) error {
 		return s.failed
 	}
 	if err := s.sink.put(obj); err != nil {
-		s.failed = &listSinkError{err: err}
-		return s.failed
+		s.failed = err
+		return err
 	}
 	s.inPage++
 	if s.inPage < s.pageSize {
 		return nil
 	}
 	s.inPage = 0
-	if err := s.sink.pageEnd(s.ctx); err != nil {
-		s.failed = &listSinkError{err: err}
-	}
+	s.failed = s.sink.pageEnd(s.ctx)
 	return s.failed
 }
 

@@ -427,6 +427,7 @@ func (f *RealFIFO) beginList(source listSource) listSink {
 	} else {
 		g.keyOf = f.keyOf
 		g.strictKeys = true
+		g.finishKeys = true
 		g.finish = f.queueReplaced
 	}
 	return g
