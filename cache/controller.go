@@ -450,5 +450,6 @@ func newInformerQueue(logger klog.Logger, cfg informerQueueConfig) Queue {
 		AtomicEvents:          true,
 		UnlockWhileProcessing: true,
 		EmitDeltaTypeBookmark: true,
+		reusePopBuffers:       true,
 	}, lists)
 }

@@ -1,5 +1,11 @@
 // Package examples_test builds every example program and runs each briefly on the embedded
 // cluster, checking its output, so that `go test ./examples/...` fails when an example breaks.
+//
+// The runs that check events use --writes: the workload generator makes a fixed number of
+// writes, each once the program has caught up with the one before, and the program exits once
+// it has caught up with the last. What they print then depends only on the seed, the pod count
+// and the number of writes, never on how fast a loaded machine runs them; the time limits
+// below only stop a hung program.
 package examples_test
 
 import (
@@ -12,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -61,6 +68,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// Time limits on an example's run: far longer than any run needs on a loaded machine, so they
+// only ever catch a hang; no test relies on one to pass.
+const (
+	// hangGuard bounds a run on the embedded cluster (a second or two when idle).
+	hangGuard = 3 * time.Minute
+	// localHangGuard bounds a run with --local-apiserver, which may first wait for another
+	// test binary to free the machine's test-cluster slot (internal/testenv) and then start
+	// etcd and kube-apiserver (about 10 s when idle).
+	localHangGuard = 6 * time.Minute
+)
+
 // exRun runs the example with args, with $KUBECONFIG cleared, and returns its stdout, stderr
 // and exit code; it fails the test when the program does not exit within limit.
 func exRun(t *testing.T, name string, limit time.Duration, args ...string) (string, string, int) {
@@ -87,17 +105,38 @@ func exRun(t *testing.T, name string, limit time.Duration, args ...string) (stri
 	return stdout.String(), stderr.String(), code
 }
 
+// exCounts returns the numbers the regular expression re captures in s, failing the test
+// when re does not match.
+func exCounts(t *testing.T, s, re string) []int {
+	t.Helper()
+	m := regexp.MustCompile(re).FindStringSubmatch(s)
+	if m == nil {
+		t.Fatalf("output does not match %q:\n%s", re, s)
+	}
+	n := make([]int, len(m)-1)
+	for i, v := range m[1:] {
+		var err error
+		if n[i], err = strconv.Atoi(v); err != nil {
+			t.Fatalf("%q in %q: %v", v, m[0], err)
+		}
+	}
+	return n
+}
+
 func TestExamples(t *testing.T) {
 	cases := []struct {
 		name     string
 		args     []string
 		wantCode int
-		stdout   []string // regular expressions, each must match somewhere in stdout
-		stderr   []string // likewise for stderr
+		stdout   []string                          // regular expressions, each must match somewhere in stdout
+		stderr   []string                          // likewise for stderr
+		check    func(t *testing.T, stdout string) // further checks of stdout, if set
 	}{
 		{
+			// Seed 1 on 50 pods: the first of the 100 writes creates a pod, the second
+			// modifies one and the eleventh deletes one.
 			name: "podwatch",
-			args: []string{"--duration", "3s", "--pods", "50", "--rate", "40", "--summary-every", "1s"},
+			args: []string{"--seed", "1", "--pods", "50", "--writes", "100", "--rate", "200", "--summary-every", "1s"},
 			stdout: []string{
 				`(?m)^cluster: embedded`,
 				`(?m)^synced 50 pods in `,
@@ -106,9 +145,23 @@ func TestExamples(t *testing.T) {
 				`(?m)^ADDED +\S+ +\S+-\d{5} +0/\d +Pending `,
 				`(?m)^MODIFIED +\S+ +\S+-\d{5} +\d/\d `,
 				`(?m)^DELETED +\S+ +\S+-\d{5} `,
+				`(?m)^caught up: the cache and the event handler hold all 100 writes$`,
 				`(?m)^--- summary: \d+ pods \| per node: .*node-\w=\d+.* \| per phase: .*Pending=\d+`,
 				`(?m)^stopped after .*: [1-9]\d* added, [1-9]\d* modified, [1-9]\d* deleted$`,
 			},
+			check: func(t *testing.T, stdout string) {
+				// On the embedded cluster every write is one event, and every event is printed.
+				n := exCounts(t, stdout, `(?m)^stopped after .*: (\d+) added, (\d+) modified, (\d+) deleted$`)
+				if sum := n[0] + n[1] + n[2]; sum != 100 {
+					t.Errorf("%d events printed (%v), want one per write: 100\n%s", sum, n, stdout)
+				}
+			},
+		},
+		{
+			name:     "podwatch",
+			args:     []string{"--writes", "10", "--namespace", "shop"},
+			wantCode: 2,
+			stderr:   []string{`--writes excludes --namespace`},
 		},
 		{
 			name:     "podwatch",
@@ -123,15 +176,26 @@ func TestExamples(t *testing.T) {
 			stderr:   []string{`flag provided but not defined`},
 		},
 		{
+			// Seed 7 on 30 pods: four of the initial pods are crash-looping, and the 22nd of
+			// the 60 writes is the first to delete a pod for good.
 			name: "workqueue",
-			args: []string{"--duration", "3s", "--pods", "30", "--rate", "30"},
+			args: []string{"--seed", "7", "--pods", "30", "--writes", "60", "--rate", "200"},
 			stdout: []string{
 				`(?m)^caches synced: 30 keys queued from the initial list$`,
 				`(?m)^synced  \S+/\S+-\d{5}: phase \w+ on `,
 				`(?m)^retry   \S+ \(attempt 1\): pod \S+ is crash-looping$`,
 				`(?m)^deleted \S+: cleaning up$`,
+				`(?m)^settled: all 60 writes reconciled$`,
 				`(?m)^shutting down: draining the queue$`,
-				`(?m)^stopped: [1-9]\d* reconciled, [1-9]\d* seen deleted, [1-9]\d* retried, \d+ dropped$`,
+				`(?m)^stopped: [1-9]\d* reconciled, [1-9]\d* seen deleted, [1-9]\d* retried, 0 dropped$`,
+			},
+			check: func(t *testing.T, stdout string) {
+				// The controller settles between writes, so the state of every initial pod and
+				// every write is reconciled (after any retries) or seen deleted, exactly once.
+				n := exCounts(t, stdout, `(?m)^stopped: (\d+) reconciled, (\d+) seen deleted, \d+ retried, \d+ dropped$`)
+				if sum := n[0] + n[1]; sum != 30+60 {
+					t.Errorf("%d reconciled + %d seen deleted = %d, want one per initial pod and write: 90\n%s", n[0], n[1], sum, stdout)
+				}
 			},
 		},
 		{
@@ -163,7 +227,7 @@ func TestExamples(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			stdout, stderr, code := exRun(t, tc.name, 30*time.Second, tc.args...)
+			stdout, stderr, code := exRun(t, tc.name, hangGuard, tc.args...)
 			if code != tc.wantCode {
 				t.Fatalf("%s %v: exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", tc.name, tc.args, code, tc.wantCode, stdout, stderr)
 			}
@@ -176,6 +240,9 @@ func TestExamples(t *testing.T) {
 				if !regexp.MustCompile(re).MatchString(stderr) {
 					t.Errorf("%s %v: stderr does not match %q\nstderr:\n%s", tc.name, tc.args, re, stderr)
 				}
+			}
+			if tc.check != nil {
+				tc.check(t, stdout)
 			}
 		})
 	}
@@ -250,7 +317,7 @@ func TestUnreachableCluster(t *testing.T) {
 			args := append([]string{"--kubeconfig", exKubeconfig(t, tc.host)}, tc.args...)
 			exBinary(t, tc.name) // build first: the limit below is on the program alone
 			start := time.Now()
-			stdout, stderr, code := exRun(t, tc.name, 30*time.Second, args...)
+			stdout, stderr, code := exRun(t, tc.name, hangGuard, args...)
 			elapsed := time.Since(start)
 			if code != 1 {
 				t.Fatalf("exit code %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
@@ -262,6 +329,8 @@ func TestUnreachableCluster(t *testing.T) {
 			if strings.Contains(stdout+stderr, "ex-secret-token") {
 				t.Errorf("the bearer token appears in the output:\n%s\n%s", stdout, stderr)
 			}
+			// The bound is the point of the test (no retrying forever), with room for a
+			// loaded machine: the probe gives up after at most 5s.
 			if elapsed > 20*time.Second {
 				t.Errorf("took %s to give up; the probe timeout is at most 5s", elapsed)
 			}
@@ -272,6 +341,10 @@ func TestUnreachableCluster(t *testing.T) {
 // TestPodwatchLocalAPIServer runs podwatch against the project's own etcd and kube-apiserver
 // with the workload generator writing through the real API. It needs the server binaries (see
 // internal/testenv); `make test` provides them.
+//
+// Seed 1 on 15 pods: the first of the 40 writes creates a pod, the second leaves one
+// terminating (a graceful delete of a scheduled pod, which no kubelet confirms) and the tenth
+// deletes one for good.
 func TestPodwatchLocalAPIServer(t *testing.T) {
 	if testenv.BinDir() == "" {
 		if os.Getenv(testenv.RequireEnv) == "1" {
@@ -279,8 +352,8 @@ func TestPodwatchLocalAPIServer(t *testing.T) {
 		}
 		t.Skipf("needs the server binaries: run `make test`, or set %s to the folder internal/testenv/build.sh prints", testenv.BinDirEnv)
 	}
-	stdout, stderr, code := exRun(t, "podwatch", 150*time.Second,
-		"--local-apiserver", "--duration", "40s", "--pods", "15", "--rate", "20", "--summary-every", "2s")
+	stdout, stderr, code := exRun(t, "podwatch", localHangGuard,
+		"--local-apiserver", "--seed", "1", "--pods", "15", "--writes", "40", "--rate", "20", "--summary-every", "2s")
 	if code != 0 {
 		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -291,6 +364,7 @@ func TestPodwatchLocalAPIServer(t *testing.T) {
 		`(?m)^MODIFIED +\S+ +\S+-\d{5} +\d/\d +(Running|Completed|Error|CrashLoopBackOff|ContainerCreating|Init:0/1|PodInitializing) `,
 		`(?m)^MODIFIED +\S+ +\S+-\d{5} +\d/\d +Terminating `,
 		`(?m)^DELETED +\S+ +\S+-\d{5} `,
+		`(?m)^caught up: the cache and the event handler hold all 40 writes$`,
 		`(?m)^--- summary: \d+ pods \| per node: .*node-\w=\d+`,
 		`(?m)^stopped after .*: [1-9]\d* added, [1-9]\d* modified, [1-9]\d* deleted$`,
 	} {
@@ -327,7 +401,7 @@ func TestGracefulShutdown(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			killed := time.AfterFunc(60*time.Second, func() { _ = cmd.Process.Kill() })
+			killed := time.AfterFunc(hangGuard, func() { _ = cmd.Process.Kill() })
 			defer killed.Stop()
 			var out strings.Builder
 			sent := false

@@ -13,7 +13,14 @@
 // real cluster, read-only. With --local-apiserver it starts the project's own etcd and
 // kube-apiserver on 127.0.0.1 and runs the same workload generator through the real API.
 //
+// It runs until interrupted, or for --duration. With --writes N the generator instead makes N
+// writes, each once the informer has caught up with the one before (its cache and this
+// program's event handler hold every pod as last written), and podwatch stops once it has
+// caught up with the last: the events printed then depend only on --seed, --pods and
+// --writes, however loaded the machine (the examples' tests use this).
+//
 //	go run ./examples/podwatch --duration 20s            # embedded cluster
+//	go run ./examples/podwatch --writes 200              # embedded cluster, 200 writes, then stop
 //	go run ./examples/podwatch --local-apiserver         # real kube-apiserver on 127.0.0.1
 //	go run ./examples/podwatch --kubeconfig ~/.kube/config [--context prod]
 package main
@@ -72,6 +79,7 @@ type options struct {
 	pods       int
 	rate       float64
 	duration   time.Duration
+	writes     int
 	summary    time.Duration
 	kubeconfig string
 	context    string
@@ -90,6 +98,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.pods, "pods", 30, "embedded cluster and local-apiserver: number of pods to create before the informer starts (and to keep around)")
 	fs.Float64Var(&o.rate, "rate", 10, "embedded cluster and local-apiserver: writes per second made by the workload generator")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (0: run until interrupted)")
+	fs.IntVar(&o.writes, "writes", 0, "embedded cluster and local-apiserver: make this many writes, each once the informer has caught up with the last, then stop once it has caught up (0: write until stopped)")
 	fs.DurationVar(&o.summary, "summary-every", 5*time.Second, "interval between summaries read from the lister and indices")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "watch the cluster of this kubeconfig's current context (default $KUBECONFIG, then in-cluster, then the embedded cluster)")
 	fs.StringVar(&o.context, "context", "", "real cluster: use this kubeconfig context instead of the current one")
@@ -122,6 +131,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return bad("--rate must be in (0, 5000], got %v", o.rate)
 	case o.duration < 0:
 		return bad("--duration must be >= 0, got %v", o.duration)
+	case o.writes < 0:
+		return bad("--writes must be >= 0, got %d", o.writes)
+	case o.writes > 0 && o.namespace != "":
+		return bad("--writes excludes --namespace: it waits for the pods of every namespace")
 	case o.summary <= 0:
 		return bad("--summary-every must be positive, got %v", o.summary)
 	case o.timeout <= 0:
@@ -177,6 +190,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		out.printf("cluster: embedded (fake clientset, %d pods, %.4g writes/s)\n", o.pods, o.rate)
 	case err != nil:
 		return err
+	case o.writes > 0:
+		return fmt.Errorf("--writes needs a cluster the workload generator writes to: the embedded one or --local-apiserver, not %s", cfg.Host)
 	default:
 		version, err := kubeconfig.Probe(cfg, o.timeout)
 		if err != nil {
@@ -197,30 +212,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	lister := podInformer.Lister()
 
 	var initial atomic.Int64
+	var seen *handled // for --writes only: a second copy of the cache otherwise not needed
+	if o.writes > 0 {
+		seen = newHandled()
+	}
 	reg, err := informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			if isInInitialList {
 				initial.Add(1)
-				return
-			}
-			if pod, ok := obj.(*corev1.Pod); ok {
+			} else if pod, ok := obj.(*corev1.Pod); ok {
 				out.event("ADDED", pod)
 			}
+			seen.record(out, obj, false)
 		},
 		UpdateFunc: func(_, obj any) {
 			if pod, ok := obj.(*corev1.Pod); ok {
 				out.event("MODIFIED", pod)
 			}
+			seen.record(out, obj, false)
 		},
 		DeleteFunc: func(obj any) {
 			// A delete missed while the watch was down arrives wrapped, with the last
 			// state the cache knew.
+			pod := obj
 			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
+				pod = tomb.Obj
 			}
-			if pod, ok := obj.(*corev1.Pod); ok {
+			if pod, ok := pod.(*corev1.Pod); ok {
 				out.event("DELETED", pod)
 			}
+			seen.record(out, obj, true)
 		},
 	})
 	if err != nil {
@@ -268,7 +289,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				genErr <- nil
 				return
 			}
-			genErr <- cluster.Run(ctx, o.rate)
+			run := democluster.RunOptions{Rate: o.rate, Writes: o.writes}
+			if o.writes > 0 {
+				// Each write waits until the cache and the handler hold every earlier one.
+				run.WaitCaughtUp = func(ctx context.Context) error {
+					return democluster.WaitFor(ctx, seen.changed, func() bool {
+						return cluster.Diff(informer.GetIndexer()) == "" && cluster.Diff(seen) == ""
+					})
+				}
+			}
+			genErr <- cluster.RunWith(ctx, run)
 		}()
 	}
 
@@ -286,6 +316,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				wg.Wait()
 				return fmt.Errorf("workload generator: %w", err)
 			}
+			if o.writes > 0 && ctx.Err() == nil {
+				out.printf("caught up: the cache and the event handler hold all %d writes\n", o.writes)
+				done = true
+			}
 		}
 	}
 	cancel()
@@ -294,6 +328,45 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	a, m, d := out.counts()
 	out.printf("stopped after %s: %d added, %d modified, %d deleted\n", roundDur(time.Since(start)), a, m, d)
 	return nil
+}
+
+// handled is what the event handler was last handed for each pod, keyed namespace/name (a
+// pod it was told is deleted is absent). --writes compares it with what the workload
+// generator wrote, so podwatch stops only once every event is printed.
+type handled struct {
+	cache.Store
+
+	// changed receives a value, without blocking, after every change.
+	changed chan struct{}
+}
+
+func newHandled() *handled {
+	return &handled{
+		Store:   cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc),
+		changed: make(chan struct{}, 1),
+	}
+}
+
+// record stores obj as the latest state of its pod, or removes the pod when deleted (obj may
+// then be a cache.DeletedFinalStateUnknown), and signals the change. A key error is printed.
+// On a nil *handled it does nothing.
+func (h *handled) record(out *printer, obj any, deleted bool) {
+	if h == nil {
+		return
+	}
+	var err error
+	if deleted {
+		err = h.Delete(obj)
+	} else {
+		err = h.Update(obj)
+	}
+	if err != nil {
+		out.printf("cannot record %T: %v\n", obj, err)
+	}
+	select {
+	case h.changed <- struct{}{}:
+	default:
+	}
 }
 
 // nodeIndex indexes pods by the node they are bound to ("<none>" when unscheduled).

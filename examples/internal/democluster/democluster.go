@@ -4,16 +4,24 @@
 // clientset, seeded with pods: New) or through a real API server (NewOnServer), obeying the
 // server's rules there: status through the status subresource, scheduling through the binding
 // subresource, and graceful deletion.
+//
+// The sequence of writes depends only on the seed and the generator's own model of the pods.
+// Run writes until its context ends; RunWith can also stop after a number of writes and make
+// each one only once the watching program has caught up with every earlier one (Diff compares
+// a store with the model), so that what the program prints is the same on every run, however
+// loaded the machine: the examples' tests rely on this.
 package democluster
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -30,7 +38,7 @@ var nodeNames = [...]string{"node-a", "node-b", "node-c", "node-d"}
 var namespaces = [...]string{"default", "shop", "batch"}
 
 // Cluster is a clientset plus the generator's model of every pod in it. Client is safe for
-// concurrent use; Run must not be called from two goroutines at once.
+// concurrent use; Run and RunWith must not be called from two goroutines at once.
 type Cluster struct {
 	// Client is the clientset the generator writes to and the examples' informers list and
 	// watch: a fake clientset for New, the caller's for NewOnServer.
@@ -126,10 +134,40 @@ func (c *Cluster) Watching() <-chan struct{} { return c.watching }
 // Run writes to the cluster rate times per second until ctx is done, then returns nil; it
 // returns an error only when a write fails. Call it from one goroutine at a time.
 func (c *Cluster) Run(ctx context.Context, rate float64) error {
-	if rate <= 0 {
-		return fmt.Errorf("democluster: rate must be positive, got %v", rate)
+	return c.RunWith(ctx, RunOptions{Rate: rate})
+}
+
+// RunOptions say how fast and how long RunWith writes.
+type RunOptions struct {
+	// Rate is the most writes per second; it must be positive.
+	Rate float64
+
+	// Writes, when positive, is how many writes the run makes before it returns; zero runs
+	// until ctx is done.
+	Writes int
+
+	// WaitCaughtUp, when set, is called before every write and, when Writes is positive,
+	// once more after the last; the write (or the return) waits until it returns. It should
+	// return once the program watching the cluster has caught up with every write so far (it
+	// may call Diff), or ctx's error when ctx is done first; any other error ends the run with
+	// that error. With it, each write is made in a quiet cluster, so what the watcher sees
+	// depends only on the seed, the pod count and the number of writes, not on timing.
+	WaitCaughtUp func(ctx context.Context) error
+}
+
+// RunWith writes to the cluster at most o.Rate times per second, until o.Writes writes are
+// made (then, with o.WaitCaughtUp, until the watcher has caught up with them) or ctx is done.
+// It returns nil then, and an error when a write or o.WaitCaughtUp fails while ctx is not
+// done. Call it from one goroutine at a time; the model it keeps may be read (Diff) from
+// o.WaitCaughtUp and, once it has returned, by whoever received its result.
+func (c *Cluster) RunWith(ctx context.Context, o RunOptions) error {
+	if o.Rate <= 0 {
+		return fmt.Errorf("democluster: rate must be positive, got %v", o.Rate)
 	}
-	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+	if o.Writes < 0 {
+		return fmt.Errorf("democluster: writes must be >= 0, got %d", o.Writes)
+	}
+	tick := time.NewTicker(time.Duration(float64(time.Second) / o.Rate))
 	defer tick.Stop()
 	// Writes carry ctx's cancellation but not its deadline: with the deadline, the client's
 	// rate limiter refuses a write that could not start before it ("would exceed context
@@ -137,19 +175,109 @@ func (c *Cluster) Run(ctx context.Context, rate float64) error {
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
-	for {
+	caughtUp := func() error {
+		if o.WaitCaughtUp == nil {
+			return nil
+		}
+		return o.WaitCaughtUp(wctx)
+	}
+	for written := 0; o.Writes == 0 || written < o.Writes; written++ {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
-			if err := c.step(wctx); err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err
+		}
+		err := caughtUp()
+		if err == nil {
+			err = c.step(wctx)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
 			}
+			return err
 		}
 	}
+	if err := caughtUp(); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+// Store is the read side of a store of pods keyed namespace/name, such as an informer's
+// cache.Indexer.
+type Store interface {
+	// ListKeys returns the keys of every pod in the store.
+	ListKeys() []string
+	// GetByKey returns the pod stored under key, whether there is one, and an error when
+	// the store cannot tell.
+	GetByKey(key string) (item any, exists bool, err error)
+}
+
+// Diff compares s with the generator's model of the cluster: the pods it created or seeded
+// and has not deleted, each as its last write left it. It returns "" when s holds the same
+// keys and, for each key, the same pod: the same resourceVersion where the server sets one
+// (NewOnServer), else equal contents (New's fake clientset sets none; every write changes
+// a pod's contents). Otherwise it describes one difference, the first in key order. Call it
+// only while no RunWith is making writes: from RunOptions.WaitCaughtUp, or after RunWith
+// has returned.
+func (c *Cluster) Diff(s Store) string {
+	keys := s.ListKeys()
+	slices.Sort(keys)
+	for _, key := range keys {
+		if _, ok := c.pods[key]; !ok {
+			return fmt.Sprintf("%s is in the store but deleted (or never created) by the generator", key)
+		}
+	}
+	model := slices.Clone(c.order)
+	slices.Sort(model)
+	for _, key := range model {
+		want := c.pods[key]
+		item, ok, err := s.GetByKey(key)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("%s: %v", key, err)
+		case !ok:
+			return fmt.Sprintf("%s is not in the store yet", key)
+		}
+		if d := diffPod(want, item); d != "" {
+			return key + ": " + d
+		}
+	}
+	return ""
+}
+
+// diffPod compares the pod the generator last wrote with a stored item.
+func diffPod(want *corev1.Pod, item any) string {
+	got, ok := item.(*corev1.Pod)
+	if !ok {
+		return fmt.Sprintf("stored as %T, want *v1.Pod", item)
+	}
+	if want.ResourceVersion != "" || got.ResourceVersion != "" {
+		if got.ResourceVersion != want.ResourceVersion {
+			return fmt.Sprintf("stored at resourceVersion %q, last written at %q", got.ResourceVersion, want.ResourceVersion)
+		}
+		return ""
+	}
+	if !equality.Semantic.DeepEqual(want, got) {
+		return "stored contents differ from the last write"
+	}
+	return ""
+}
+
+// WaitFor calls cond now and after every receive from changed until it returns true, and then
+// returns nil; it returns ctx's error when ctx is done first. Whatever cond reads should send
+// on changed (without blocking, into a channel of capacity 1) after each change, so no change
+// goes unnoticed; WaitFor never polls on a timer.
+func WaitFor(ctx context.Context, changed <-chan struct{}, cond func() bool) error {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
+	return nil
 }
 
 // step makes one write: create, advance, reschedule, begin deleting or finish deleting a pod.
