@@ -23,6 +23,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/klog/v2/textlogger"
+	"k8s.io/utils/clock"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // infTimeout bounds every wait in the informer tests.
@@ -398,4 +400,32 @@ func infTestLogger(t *testing.T) klog.Logger {
 func infKlogContext(t *testing.T) context.Context {
 	_, ctx := ktesting.NewTestContext(t)
 	return ctx
+}
+
+// timerRecordingClock is a fake clock that counts the timers created for each
+// duration, so a test can step the clock once the timer it means to fire is
+// waiting, not merely some timer (a watch's idle timer, say).
+type timerRecordingClock struct {
+	*testingclock.FakeClock
+	mu      sync.Mutex
+	created map[time.Duration]int
+}
+
+func newTimerRecordingClock() *timerRecordingClock {
+	return &timerRecordingClock{FakeClock: testingclock.NewFakeClock(time.Now()), created: map[time.Duration]int{}}
+}
+
+func (c *timerRecordingClock) NewTimer(d time.Duration) clock.Timer {
+	t := c.FakeClock.NewTimer(d)
+	c.mu.Lock()
+	c.created[d]++
+	c.mu.Unlock()
+	return t
+}
+
+// timersCreated is the number of timers created so far for d.
+func (c *timerRecordingClock) timersCreated(d time.Duration) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.created[d]
 }

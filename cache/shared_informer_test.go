@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
-	testingclock "k8s.io/utils/clock/testing"
 )
 
 // infRunInformer starts informer and registers cleanup that stops it and
@@ -508,7 +507,7 @@ func TestSharedInformerPerHandlerResync(t *testing.T) {
 			srv := newInfServer()
 			srv.create("a")
 			informer := infNewInformer(t, srv, q.useDeltaFIFO, time.Second)
-			fakeClock := testingclock.NewFakeClock(time.Now())
+			fakeClock := newTimerRecordingClock()
 			informer.clock = fakeClock
 			informer.processor.clock = fakeClock
 			fast, slow, none := &infRecorder{}, &infRecorder{}, &infRecorder{}
@@ -520,7 +519,9 @@ func TestSharedInformerPerHandlerResync(t *testing.T) {
 			require.NoError(t, err)
 			infRunInformer(t, informer)
 			infWaitSynced(t, informer.HasSyncedChecker())
-			require.Eventually(t, func() bool { return fakeClock.HasWaiters() }, infTimeout, time.Millisecond)
+			// The Reflector's resync timer (the check period, 1 s) must be
+			// waiting before the step; the watch's idle timer is another.
+			require.Eventually(t, func() bool { return fakeClock.timersCreated(time.Second) == 1 }, infTimeout, time.Millisecond)
 
 			fakeClock.Step(time.Second)
 			got := fast.waitN(t, 2)
