@@ -191,14 +191,20 @@ func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
 // Differences from client-go:
 //   - A watch error handler set by the informer sees every list and watch
 //     failure (see WatchErrorHandlerWithContext).
-//   - Bad data from the server (an event without an object or with a nil
-//     pointer, an object of the wrong type or kind, an unknown event type, a
-//     bookmark without a resourceVersion, a frame the client cannot decode)
-//     is logged with the Reflector's name and counted; nothing of it is
-//     stored, and the watch is reopened from the last good resourceVersion
-//     after a backoff (client-go skips such events, or relists after an
-//     undecodable frame); an event whose object has no resourceVersion is
-//     stored but does not move LastSyncResourceVersion back to "".
+//   - An event the Reflector cannot store (an object of the wrong type or
+//     kind, a Table, an object without metadata, no object, an unknown event
+//     type, a bookmark without a resourceVersion) is logged through
+//     utilruntime.HandleErrorWithContext, with client-go's message where
+//     client-go has one, dropped, and the watch goes on, as in client-go;
+//     kinformer also counts it (InformerStatus.BadData). Differences: an
+//     event with a nil pointer is skipped where client-go panics, and
+//     neither an unknown event type nor a bookmark without a resourceVersion
+//     moves LastSyncResourceVersion (client-go moves it to the event's, ""
+//     for such a bookmark). A frame the client cannot decode is logged,
+//     counted, and the watch is reopened from the last good resourceVersion
+//     after a backoff (client-go relists); an event whose object has no
+//     resourceVersion is stored but does not move LastSyncResourceVersion
+//     back to "".
 //   - The LIST runs on the caller's goroutine with the caller's context, so
 //     no goroutine outlives a stopped ListAndWatch; stopping is prompt when
 //     the ListerWatcher honours its context.
@@ -1424,9 +1430,9 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 			if event.Type == watch.Error {
 				return false, r.watchErrorEvent(ctx, event.Object)
 			}
-			objMeta, err := r.acceptEvent(ctx, event)
-			if err != nil {
-				return false, err
+			objMeta, ok := r.acceptEvent(ctx, event)
+			if !ok {
+				continue // logged and counted; it counts as no event
 			}
 			r.stats.eventReceived(r.clock.Now())
 			rv := objMeta.GetResourceVersion()

@@ -91,10 +91,10 @@ func (r *Reflector) badDataTotal() uint64 {
 	return n
 }
 
-// reflectorBadDataError ends a watch that delivered data the Reflector cannot store. The
-// Reflector stores nothing of the event, does not move its resourceVersion, and reopens
-// the watch from the last good resourceVersion after a backoff, so that a transient
-// corruption costs one retry and nothing is skipped silently.
+// reflectorBadDataError ends a watch whose stream the client could not decode (the
+// ERROR event client-go's watch decoder makes for such a frame). The Reflector stores
+// nothing of it, does not move its resourceVersion, and reopens the watch from the last
+// good resourceVersion.
 type reflectorBadDataError struct {
 	reflector string
 	typ       string
@@ -131,42 +131,63 @@ func (r *Reflector) rejectEvent(ctx context.Context, k reflectorBadData, eventTy
 	return err
 }
 
-// acceptEvent checks that the object of a (non-error) event may be stored:
-// present, of the expected type and group/version/kind, not a Table, with
-// object metadata. It returns a counted and logged reflectorBadDataError
-// otherwise.
-func (r *Reflector) acceptEvent(ctx context.Context, event watch.Event) (metav1.Object, error) {
+// skipEvent counts an event of kind k that the Reflector drops, and reports it through
+// utilruntime.HandleErrorWithContext with msg, err and keysAndValues: for the kinds
+// client-go also skips, its message and keys.
+func (r *Reflector) skipEvent(ctx context.Context, k reflectorBadData, err error, msg string, keysAndValues ...interface{}) {
+	r.badData.counts[k].Add(1)
+	utilruntime.HandleErrorWithContext(klog.NewContext(ctx, r.loggerFor(ctx)), err, msg, keysAndValues...)
+}
+
+// acceptEvent checks that the object of a (non-error) event may be stored: present, of
+// the expected type and group/version/kind, not a Table, with object metadata, and of a
+// known event type (a bookmark with a resourceVersion). It returns the object's metadata
+// and true, or, for an event the Reflector cannot store, counts and logs it and returns
+// false: the caller drops the event and goes on reading the watch, as client-go does.
+func (r *Reflector) acceptEvent(ctx context.Context, event watch.Event) (metav1.Object, bool) {
 	obj := event.Object
 	if isNilObject(obj) {
-		return nil, r.rejectEvent(ctx, badDataNoObject, event.Type, "")
+		r.skipEvent(ctx, badDataNoObject, fmt.Errorf("%s event without an object (%T)", event.Type, obj), "Unable to understand watch event",
+			"reflector", r.name, "event", event)
+		return nil, false
 	}
 	if r.expectedType != nil {
 		if actual := reflect.TypeOf(obj); actual != r.expectedType {
-			return nil, r.rejectEvent(ctx, badDataWrongType, event.Type, fmt.Sprintf("expected %v, got %v", r.expectedType, actual))
+			r.skipEvent(ctx, badDataWrongType, nil, "Unexpected watch event object type",
+				"reflector", r.name, "expectedType", r.expectedType, "actualType", actual)
+			return nil, false
 		}
 	}
 	if r.expectedGVK != nil {
 		if actual := obj.GetObjectKind().GroupVersionKind(); actual != *r.expectedGVK {
-			return nil, r.rejectEvent(ctx, badDataWrongGVK, event.Type, fmt.Sprintf("expected %v, got %v", *r.expectedGVK, actual))
+			r.skipEvent(ctx, badDataWrongGVK, nil, "Unexpected watch event object gvk",
+				"reflector", r.name, "expectedGVK", *r.expectedGVK, "actualGVK", actual)
+			return nil, false
 		}
 	}
 	if isUnsupportedTableObject(obj) {
-		return nil, r.rejectEvent(ctx, badDataTable, event.Type, obj.GetObjectKind().GroupVersionKind().String())
+		r.skipEvent(ctx, badDataTable, nil, "Unsupported watch event object gvk",
+			"reflector", r.name, "actualGVK", obj.GetObjectKind().GroupVersionKind())
+		return nil, false
 	}
 	objMeta, err := meta.Accessor(obj)
 	if err != nil {
-		return nil, r.rejectEvent(ctx, badDataNoMetadata, event.Type, fmt.Sprintf("%T", obj))
+		r.skipEvent(ctx, badDataNoMetadata, err, "Unable to understand watch event", "reflector", r.name, "event", event)
+		return nil, false
 	}
 	switch event.Type {
 	case watch.Added, watch.Modified, watch.Deleted:
 	case watch.Bookmark:
 		if objMeta.GetResourceVersion() == "" {
-			return nil, r.rejectEvent(ctx, badDataBookmarkWithoutRV, event.Type, "")
+			r.skipEvent(ctx, badDataBookmarkWithoutRV, errors.New("bookmark without a resourceVersion"), "Unable to understand watch event",
+				"reflector", r.name, "event", event)
+			return nil, false
 		}
 	default:
-		return nil, r.rejectEvent(ctx, badDataUnknownEventType, event.Type, "")
+		r.skipEvent(ctx, badDataUnknownEventType, nil, "Unknown watch event", "reflector", r.name, "event", event)
+		return nil, false
 	}
-	return objMeta, nil
+	return objMeta, true
 }
 
 // badDataWatchStep decides how a watch that ended with bad data resumes: at once when

@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -29,12 +28,13 @@ func rlDecodingError(msg string) watch.Event {
 	return watch.Event{Type: watch.Error, Object: obj}
 }
 
-// TestReflectorRestartsWatchOnBadData feeds, between two good events, one piece of bad
-// data of each kind. The Reflector must store nothing of it, count it under its kind,
-// report it to the watch error handler with the Reflector's name, and reopen the watch
-// from the last good resourceVersion (10) without relisting; the good event after the bad
-// one arrives again on the new watch and is applied once.
-func TestReflectorRestartsWatchOnBadData(t *testing.T) {
+// TestReflectorSkipsUnusableWatchEvents feeds, between two good events, one
+// event of each kind the Reflector cannot store. As client-go does, it logs
+// the event, drops it and goes on reading the same watch: the good event
+// after it is applied without a new watch or a relist, and the watch error
+// handler hears nothing. The event is counted under its kind and does not
+// move the resourceVersion.
+func TestReflectorSkipsUnusableWatchEvents(t *testing.T) {
 	var nilPod *v1.Pod
 	table := &unstructured.Unstructured{}
 	table.SetAPIVersion("meta.k8s.io/v1")
@@ -58,7 +58,6 @@ func TestReflectorRestartsWatchOnBadData(t *testing.T) {
 		{"nil pointer", &v1.Pod{}, typedGood, rfEv(watch.Deleted, nilPod), badDataNoObject},
 		{"bookmark without resourceVersion", &v1.Pod{}, typedGood, rfEv(watch.Bookmark, &v1.Pod{}), badDataBookmarkWithoutRV},
 		{"unknown event type", &v1.Pod{}, typedGood, rfEv(watch.EventType("SURPRISE"), rfPod("s", "12")), badDataUnknownEventType},
-		{"undecodable frame", &v1.Pod{}, typedGood, rlDecodingError("invalid character '\\x00' looking for beginning of value"), badDataUndecodable},
 		{"table", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, table), badDataWrongGVK},
 		{"wrong kind", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, wrongKind), badDataWrongGVK},
 		{"typed object for an unstructured reflector", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, rfPod("typed", "15")), badDataWrongType},
@@ -69,22 +68,19 @@ func TestReflectorRestartsWatchOnBadData(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := rfNewScript(true).
 				list(rfListStep{obj: rfPodList("5", "", rfPod("kept", "3"))}).
-				watch(
-					rfWatchStep{events: []watch.Event{tc.good("first", "10"), tc.bad, tc.good("last", "20")}},
-					rfWatchStep{events: []watch.Event{tc.good("last", "20")}},
-				)
+				watch(rfWatchStep{events: []watch.Event{tc.good("first", "10"), tc.bad, tc.good("last", "20")}, hold: true})
 			rec := rfNewRecorder()
 			r := NewReflectorWithOptions(s, tc.expected, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
 			var errs rfErrors
 			r.watchErrorHandler = errs.handler
-			rfRunUntilExhausted(t, r, s)
+			stop := rfStartRun(t, r)
+			rfRequireEventually(t, func() bool { return r.LastSyncResourceVersion() == "20" }, "the event after the bad one was not applied")
+			stop()
 
 			assert.Equal(t, []string{"replace [ns/kept@3] 5", "add ns/first@10", "rv 10", "add ns/last@20", "rv 20"}, rec.opsSnapshot())
 			assert.Equal(t, []string{"ns/first@10", "ns/kept@3", "ns/last@20"}, rec.content())
-			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("10"), rfWatchOpts("20")}, s.watchOptions(),
-				"the watch restarts from the last good resourceVersion")
-			assert.Len(t, s.listOptions(), 1, "bad data must not cause a relist")
-			assert.Equal(t, "20", r.LastSyncResourceVersion())
+			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5")}, s.watchOptions(), "one watch, read to its end")
+			assert.Len(t, s.listOptions(), 1, "no relist")
 			for k := reflectorBadData(0); k < reflectorBadDataKinds; k++ {
 				want := uint64(0)
 				if k == tc.kind {
@@ -93,13 +89,7 @@ func TestReflectorRestartsWatchOnBadData(t *testing.T) {
 				assert.Equal(t, want, r.badDataCount(k), "count of %s", k)
 			}
 			assert.Equal(t, uint64(1), r.badDataTotal())
-			got := errs.snapshot()
-			require.Len(t, got, 1)
-			var bad *reflectorBadDataError
-			require.True(t, errors.As(got[0], &bad), "%v", got[0])
-			assert.Equal(t, tc.kind, bad.kind)
-			assert.Contains(t, got[0].Error(), "reflector rl-reflector")
-			assert.Contains(t, got[0].Error(), tc.kind.String())
+			assert.Empty(t, errs.snapshot(), "a skipped event is no watch failure")
 		})
 	}
 }
@@ -126,15 +116,18 @@ func TestReflectorBrokenStreamIsNoBadData(t *testing.T) {
 	assert.True(t, isBrokenStreamError(errs.snapshot()[0]))
 }
 
-// TestReflectorStreamingListRestartsOnBadData: bad data during a streaming list throws
-// away what the stream collected and starts the streaming list over after a backoff; the
-// server is not taken for one that cannot stream lists, and the store is replaced only
-// once, with the clean stream's objects.
-func TestReflectorStreamingListRestartsOnBadData(t *testing.T) {
+// TestReflectorStreamingListSkipsUnusableEvents: an event of the wrong type
+// during a streaming list is logged, counted and dropped, and the stream goes
+// on to its end bookmark; the store is replaced once, with the good objects.
+func TestReflectorStreamingListSkipsUnusableEvents(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
 	s := rfNewScript(false).watch(
-		rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("first", "10")), rfEv(watch.Added, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", ResourceVersion: "11"}})}},
-		rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("first", "10")), rfEv(watch.Added, rfPod("last", "12")), rfEndBookmark("12")}, hold: true},
+		rfWatchStep{events: []watch.Event{
+			rfEv(watch.Added, rfPod("first", "10")),
+			rfEv(watch.Added, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", ResourceVersion: "11"}}),
+			rfEv(watch.Added, rfPod("last", "12")),
+			rfEndBookmark("12"),
+		}, hold: true},
 	)
 	rec := rfNewRecorder()
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
@@ -145,18 +138,14 @@ func TestReflectorStreamingListRestartsOnBadData(t *testing.T) {
 	stop()
 	assert.Equal(t, []string{"replace [ns/first@10 ns/last@12] 12"}, rec.opsWithout("rv", "bookmark"))
 	assert.Empty(t, s.listOptions(), "no fallback to LIST")
-	assert.False(t, r.streamListKnownUnsupported())
+	assert.Equal(t, []metav1.ListOptions{rfStreamOpts("")}, s.watchOptions(), "one stream")
 	assert.Equal(t, uint64(1), r.badDataCount(badDataWrongType))
-	require.Len(t, errs.snapshot(), 1)
-	assert.True(t, isBadDataError(errs.snapshot()[0]))
-	opts := s.watchOptions()
-	require.GreaterOrEqual(t, len(opts), 2)
-	assert.Equal(t, "", opts[1].ResourceVersion, "the second stream starts from the latest data, like the first")
+	assert.Empty(t, errs.snapshot())
 }
 
-// TestReflectorBadDataLoggedWithName captures the log line of a bad event: it names the
-// Reflector and the kind of bad data.
-func TestReflectorBadDataLoggedWithName(t *testing.T) {
+// TestReflectorSkippedEventLoggedWithName captures the log line of a skipped
+// event: client-go's message, naming the Reflector.
+func TestReflectorSkippedEventLoggedWithName(t *testing.T) {
 	s := rfNewScript(true).
 		list(rfListStep{obj: rfPodList("5", "")}).
 		watch(rfWatchStep{events: []watch.Event{{Type: watch.Added}}})
@@ -167,20 +156,20 @@ func TestReflectorBadDataLoggedWithName(t *testing.T) {
 	var line string
 	out := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
 	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "Bad data in the watch stream") {
+		if strings.Contains(l, "Unable to understand watch event") {
 			line = l
 		}
 	}
-	require.NotEmpty(t, line, "no log line for the bad event in %s", out)
+	require.NotEmpty(t, line, "no log line for the skipped event in %s", out)
 	assert.Contains(t, line, `reflector="rl-named-reflector"`)
-	assert.Contains(t, line, `badData="event without an object"`)
+	assert.Contains(t, line, "ADDED event without an object")
 }
 
 // TestReflectorBadDataBacksOffWithoutProgress: after bad data the watch resumes at once
 // if the Reflector got further since the last bad data, and only after a backoff (on the
 // Reflector's clock) when the same resourceVersion keeps meeting bad data.
 func TestReflectorBadDataBacksOffWithoutProgress(t *testing.T) {
-	bad := watch.Event{Type: watch.Added}
+	bad := rlDecodingError("invalid character '\\x00' looking for beginning of value")
 	s := rfNewScript(true).
 		list(rfListStep{obj: rfPodList("5", "")}).
 		watch(
@@ -201,7 +190,7 @@ func TestReflectorBadDataBacksOffWithoutProgress(t *testing.T) {
 	clk.Step(time.Minute)
 	rfRequireEventually(t, func() bool { return len(rec.content()) == 2 }, "b never stored")
 	assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("10"), rfWatchOpts("10")}, s.watchOptions())
-	assert.Equal(t, uint64(2), r.badDataCount(badDataNoObject))
+	assert.Equal(t, uint64(2), r.badDataCount(badDataUndecodable))
 }
 
 // TestReflectorExpiredContinueFollowsPagesOfTheFallbackList: when a continue token

@@ -130,9 +130,19 @@ func TestReflectorDifferential(t *testing.T) {
 						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p2", "12"))}})
 			},
 		},
-		// Objects of the wrong type are a documented difference: client-go skips them,
-		// kinformer restarts the watch from the last good resourceVersion
-		// (reflector_baddata_test.go).
+		{
+			name: "events with objects of the wrong type are skipped, the watch goes on",
+			script: func() *rfScriptLW {
+				return rfNewScript(true).
+					list(rfListStep{obj: rfPodList("10", "", rfPod("p1", "1"))}).
+					watch(rfWatchStep{events: []watch.Event{
+						rfEv(watch.Added, rfPod("p2", "11")),
+						rfEv(watch.Added, &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc", ResourceVersion: "12"}}),
+						rfEv(watch.Modified, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm", ResourceVersion: "13"}}),
+						rfEv(watch.Modified, rfPod("p1", "14")),
+					}}, rfWatchStep{events: []watch.Event{rfEv(watch.Deleted, rfPod("p2", "15"))}})
+			},
+		},
 		{
 			name: "synthetic ADDED events from resource version 0",
 			script: func() *rfScriptLW {
