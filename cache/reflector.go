@@ -200,11 +200,12 @@ func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
 //     event with a nil pointer is skipped where client-go panics, and
 //     neither an unknown event type nor a bookmark without a resourceVersion
 //     moves LastSyncResourceVersion (client-go moves it to the event's, ""
-//     for such a bookmark). A frame the client cannot decode is logged,
-//     counted, and the watch is reopened from the last good resourceVersion
-//     after a backoff (client-go relists); an event whose object has no
-//     resourceVersion is stored but does not move LastSyncResourceVersion
-//     back to "".
+//     for such a bookmark). A frame the client cannot decode arrives, as in
+//     client-go, as an ERROR event (500, cause ClientWatchDecoding) that ends
+//     the watch, and the Reflector relists after its backoff; kinformer also
+//     counts it as bad data unless it reports a broken connection (an HTTP/2
+//     stream reset). An event whose object has no resourceVersion is stored
+//     but does not move LastSyncResourceVersion back to "".
 //   - The LIST runs on the caller's goroutine with the caller's context, so
 //     no goroutine outlives a stopped ListAndWatch; stopping is prompt when
 //     the ListerWatcher honours its context.
@@ -1106,7 +1107,7 @@ func (r *Reflector) noteIncompleteStreamList(ctx context.Context, err *reflector
 // is true when ctx ended during the backoff.
 func (r *Reflector) streamListRetry(ctx context.Context, err error) (retry, stopped bool) {
 	switch {
-	case isWatchErrorRetriable(err) || isBadDataError(err) || isBrokenStreamError(err):
+	case isWatchErrorRetriable(err):
 		r.loggerFor(ctx).V(2).Info("watch-list failed - backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
 		r.reportWatchFailure(ctx, err)
 		if !r.sleep(ctx, r.backoffDelay(err)) {
@@ -1189,10 +1190,6 @@ func nextWatchStep(err error, internalRetry bool) reflectorWatchStep {
 		return watchStepResume
 	case errors.Is(err, errorStopRequested):
 		return watchStepStop
-	case isBrokenStreamError(err):
-		return watchStepResume
-	case isBadDataError(err):
-		return watchStepBackoffResume
 	case isExpiredError(err):
 		return watchStepRelist
 	case apierrors.IsTooManyRequests(err):
@@ -1215,7 +1212,6 @@ func (r *Reflector) watchLoop(ctx context.Context, w watch.Interface, resyncErr 
 	// reopened: a watch was opened before in this cycle, so the next one
 	// is a restart.
 	reopened := false
-	badDataAt := "" // the resourceVersion of the last watch that ended with bad data
 	defer func() {
 		if w != nil {
 			w.Stop()
@@ -1277,9 +1273,6 @@ func (r *Reflector) watchLoop(ctx context.Context, w watch.Interface, resyncErr 
 		w = nil // run stopped it
 		retry.After(err)
 		step := nextWatchStep(err, apierrors.IsInternalError(err) && retry.ShouldRetry())
-		if step == watchStepBackoffResume && isBadDataError(err) {
-			step = r.badDataWatchStep(&badDataAt)
-		}
 		switch step {
 		case watchStepResume:
 			if err != nil {
@@ -1428,7 +1421,7 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 				return false, nil
 			}
 			if event.Type == watch.Error {
-				return false, r.watchErrorEvent(ctx, event.Object)
+				return false, r.watchErrorEvent(event.Object)
 			}
 			objMeta, ok := r.acceptEvent(ctx, event)
 			if !ok {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,12 +11,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/klog/v2/ktesting"
-	testingclock "k8s.io/utils/clock/testing"
 )
 
 // rlDecodingError is the ERROR event client-go's watch decoder makes when a frame cannot
@@ -94,26 +91,40 @@ func TestReflectorSkipsUnusableWatchEvents(t *testing.T) {
 	}
 }
 
-// TestReflectorBrokenStreamIsNoBadData: an HTTP/2 stream reset reaches the Reflector as a
-// decoding failure; it resumes the watch at once and counts no bad data.
-func TestReflectorBrokenStreamIsNoBadData(t *testing.T) {
-	s := rfNewScript(true).
-		list(rfListStep{obj: rfPodList("5", "")}).
-		watch(
-			rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "10")), rlDecodingError("stream error: stream ID 5; INTERNAL_ERROR; received from peer")}},
-			rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("b", "11"))}},
-		)
-	rec := rfNewRecorder()
-	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
-	var errs rfErrors
-	r.watchErrorHandler = errs.handler
-	rfRunUntilExhausted(t, r, s)
-	assert.Equal(t, []string{"replace [] 5", "add ns/a@10", "rv 10", "add ns/b@11", "rv 11"}, rec.opsSnapshot())
-	assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("10"), rfWatchOpts("11")}, s.watchOptions())
-	assert.Len(t, s.listOptions(), 1)
-	assert.Zero(t, r.badDataTotal())
-	require.Len(t, errs.snapshot(), 1)
-	assert.True(t, isBrokenStreamError(errs.snapshot()[0]))
+// TestReflectorDecodingErrorEndsTheWatch: a frame the client could not decode
+// reaches the Reflector as client-go's ERROR event (500, ClientWatchDecoding).
+// As in client-go, the watch ends with that internal error and the Reflector
+// relists; an undecodable frame counts as bad data, an HTTP/2 stream reset
+// (a broken connection) does not.
+func TestReflectorDecodingErrorEndsTheWatch(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		msg     string
+		badData uint64
+	}{
+		{name: "stream reset", msg: "stream error: stream ID 5; INTERNAL_ERROR; received from peer"},
+		{name: "undecodable frame", msg: "invalid character '\\x00' looking for beginning of value", badData: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := rfNewScript(true).
+				list(rfListStep{obj: rfPodList("5", "")}, rfListStep{obj: rfPodList("12", "", rfPod("a", "10"), rfPod("b", "12"))}).
+				watch(
+					rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "10")), rlDecodingError(tc.msg)}},
+					rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("c", "13"))}},
+				)
+			rec := rfNewRecorder()
+			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
+			var errs rfErrors
+			r.watchErrorHandler = errs.handler
+			rfRunUntilExhausted(t, r, s)
+			assert.Equal(t, []string{"replace [] 5", "add ns/a@10", "rv 10", "replace [ns/a@10 ns/b@12] 12", "add ns/c@13", "rv 13"}, rec.opsSnapshot())
+			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("12"), rfWatchOpts("13")}, s.watchOptions())
+			assert.Equal(t, []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "10"}}, s.listOptions()[:2], "a relist from the last resourceVersion")
+			assert.Equal(t, tc.badData, r.badDataCount(badDataUndecodable))
+			assert.Equal(t, tc.badData, r.badDataTotal())
+			assert.Equal(t, []string{"internal"}, rfErrKinds(errs.snapshot()))
+		})
+	}
 }
 
 // TestReflectorStreamingListSkipsUnusableEvents: an event of the wrong type
@@ -163,34 +174,6 @@ func TestReflectorSkippedEventLoggedWithName(t *testing.T) {
 	require.NotEmpty(t, line, "no log line for the skipped event in %s", out)
 	assert.Contains(t, line, `reflector="rl-named-reflector"`)
 	assert.Contains(t, line, "ADDED event without an object")
-}
-
-// TestReflectorBadDataBacksOffWithoutProgress: after bad data the watch resumes at once
-// if the Reflector got further since the last bad data, and only after a backoff (on the
-// Reflector's clock) when the same resourceVersion keeps meeting bad data.
-func TestReflectorBadDataBacksOffWithoutProgress(t *testing.T) {
-	bad := rlDecodingError("invalid character '\\x00' looking for beginning of value")
-	s := rfNewScript(true).
-		list(rfListStep{obj: rfPodList("5", "")}).
-		watch(
-			rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "10")), bad}},
-			rfWatchStep{events: []watch.Event{bad}},
-			rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("b", "11"))}, hold: true},
-		)
-	clk := testingclock.NewFakeClock(time.Now())
-	rec := rfNewRecorder()
-	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{
-		Name: "rl-reflector", Clock: clk,
-		Backoff: &wait.Backoff{Duration: time.Minute, Factor: 1, Steps: 1},
-	})
-	rfStartRun(t, r)
-	rfRequireEventually(t, func() bool { return len(s.watchOptions()) == 2 && clk.HasWaiters() },
-		"the second watch (progress from 5 to 10) must open at once, then the Reflector must wait")
-	assert.Len(t, s.watchOptions(), 2, "no third watch before the backoff")
-	clk.Step(time.Minute)
-	rfRequireEventually(t, func() bool { return len(rec.content()) == 2 }, "b never stored")
-	assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("10"), rfWatchOpts("10")}, s.watchOptions())
-	assert.Equal(t, uint64(2), r.badDataCount(badDataUndecodable))
 }
 
 // TestReflectorExpiredContinueFollowsPagesOfTheFallbackList: when a continue token

@@ -174,6 +174,27 @@ func TestReflectorDifferential(t *testing.T) {
 			},
 		},
 		{
+			name: "a stream reset reported as a decoding error ends the watch; relist",
+			script: func() *rfScriptLW {
+				return rfNewScript(true).
+					list(rfListStep{obj: rfPodList("10", "", rfPod("p1", "1"))}, rfListStep{obj: rfPodList("12", "", rfPod("p1", "1"), rfPod("p2", "11"))}).
+					watch(rfWatchStep{events: []watch.Event{
+						rfEv(watch.Added, rfPod("p2", "11")),
+						rlDecodingError("stream error: stream ID 3; INTERNAL_ERROR; received from peer"),
+					}}, rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p3", "13"))}})
+			},
+		},
+		{
+			name: "an undecodable frame ends the watch; relist",
+			script: func() *rfScriptLW {
+				return rfNewScript(true).
+					list(rfListStep{obj: rfPodList("10", "", rfPod("p1", "1"))}, rfListStep{obj: rfPodList("12", "", rfPod("p1", "12"))}).
+					watch(rfWatchStep{events: []watch.Event{
+						rlDecodingError("invalid character '\\x00' looking for beginning of value"),
+					}}, rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p3", "13"))}})
+			},
+		},
+		{
 			name:      "streaming list with updates during the stream, then the same watch",
 			watchList: true,
 			script: func() *rfScriptLW {
