@@ -217,9 +217,31 @@ func TestReflectorDifferential(t *testing.T) {
 			},
 		},
 		{
-			// A stream closed before its end bookmark is not part of this:
-			// client-go starts it over, kinformer falls back to LIST (see
-			// reflector_watchlist_fallback_test.go).
+			name:      "a streaming list closed before its end bookmark is opened again at once",
+			watchList: true,
+			script: func() *rfScriptLW {
+				return rfNewScript(false).
+					watch(
+						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1"))}},
+						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Added, rfPod("p2", "2"))}},
+						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Added, rfPod("p2", "2")), rfEndBookmark("3"), rfEv(watch.Added, rfPod("p3", "4"))}},
+					)
+			},
+		},
+		{
+			name:      "after a fallback to LIST the next cycle streams again",
+			watchList: true,
+			script: func() *rfScriptLW {
+				return rfNewScript(false).
+					watch(
+						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Error, internal)}},
+						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p2", "11")), rfEv(watch.Error, &expired.ErrStatus)}},
+						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "12")), rfEndBookmark("13"), rfEv(watch.Added, rfPod("p3", "14"))}},
+					).
+					list(rfListStep{obj: rfPodList("10", "", rfPod("p1", "10"))})
+			},
+		},
+		{
 			name:      "streaming list backs off on 429 and streams the latest after 410",
 			watchList: true,
 			script: func() *rfScriptLW {
