@@ -413,10 +413,10 @@ func rfErrKind(err error) string {
 		switch {
 		case incomplete.silentFor > 0:
 			return "incomplete: silent"
-		case incomplete.err != nil:
-			return "incomplete: " + rfErrKind(incomplete.err)
+		case incomplete.cutAt > 0:
+			return "incomplete: cut at its timeout"
 		}
-		return "incomplete: closed"
+		return "incomplete: " + rfErrKind(incomplete.err)
 	case errors.As(err, &short):
 		return "short"
 	case isExpiredError(err):
