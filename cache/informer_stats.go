@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -31,10 +30,12 @@ const (
 	// an event (VeryShortWatchError).
 	RelistShortWatch RelistReason = "short_watch"
 	// RelistListError retries a list that failed (or a streaming list that
-	// failed with a refused connection or 429).
+	// failed with a refused connection, 429 or an expired resource version,
+	// or that the server closed before its end bookmark).
 	RelistListError RelistReason = "list_error"
-	// RelistStreamFallback is the LIST made after a streaming list that did
-	// not complete (see Reflector).
+	// RelistStreamFallback is the LIST made after a streaming list that
+	// failed or did not complete (see Reflector): it counts the fallbacks
+	// from streaming lists to LIST, one per cycle that fell back.
 	RelistStreamFallback RelistReason = "stream_fallback"
 )
 
@@ -82,10 +83,6 @@ type informerStats struct {
 	errMu     sync.Mutex
 	lastErr   error
 	lastErrAt time.Time
-	// lastErrFallback: lastErr ended a streaming list that the Reflector
-	// follows with a LIST, so it does not by itself keep the informer from
-	// syncing (see reportStreamFallback).
-	lastErrFallback bool
 	// errSignal, when not nil, is closed at the next recorded error.
 	errSignal chan struct{}
 }
@@ -141,36 +138,16 @@ func (s *informerStats) eventReceived(now time.Time) {
 // recordError remembers err as the last list or watch failure and wakes
 // the waiters of errorSignal.
 func (s *informerStats) recordError(err error, now time.Time) {
-	s.record(err, now, false)
-}
-
-// record remembers err; a fallback error wakes nobody (see lastErrFallback).
-func (s *informerStats) record(err error, now time.Time, fallback bool) {
 	if err == nil {
 		return
 	}
 	s.errMu.Lock()
-	s.lastErr, s.lastErrAt, s.lastErrFallback = err, now, fallback
+	s.lastErr, s.lastErrAt = err, now
 	sig := s.errSignal
-	if !fallback {
-		s.errSignal = nil
-	}
+	s.errSignal = nil
 	s.errMu.Unlock()
-	if sig != nil && !fallback {
+	if sig != nil {
 		close(sig)
-	}
-}
-
-// reportStreamFallback reports a streaming list that failed or did not
-// complete, after which the Reflector makes a LIST in the same cycle: the
-// watch error handler hears of it, the status shows it, but it does not end
-// a fail-fast wait (a user allowed to list but not to watch gets a 403 here
-// and still syncs through the LIST).
-func (r *Reflector) reportStreamFallback(ctx context.Context, err error) {
-	r.stats.record(err, r.clock.Now(), true)
-	r.stats.setNextList(relistIdxStreamFallback)
-	if h := r.watchErrorHandler; h != nil {
-		h(ctx, r, err)
 	}
 }
 
@@ -184,9 +161,9 @@ func (s *informerStats) lastError() (error, time.Time) {
 // currentError returns the last failure if no list succeeded after it.
 func (s *informerStats) currentError() error {
 	s.errMu.Lock()
-	err, at, fallback := s.lastErr, s.lastErrAt, s.lastErrFallback
+	err, at := s.lastErr, s.lastErrAt
 	s.errMu.Unlock()
-	if err == nil || fallback {
+	if err == nil {
 		return nil
 	}
 	if listed := s.lastList.Load(); listed != 0 && listed >= at.UnixNano() {

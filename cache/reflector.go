@@ -145,9 +145,12 @@ type WatchErrorHandler func(r *Reflector, err error)
 // Reflector handles by itself without leaving its watch loop (a watch that
 // cannot be opened because the connection is refused or the server answers
 // 429, a watch that ends with 410 Gone / Expired, an internal error that is
-// retried, a very short watch, a streaming list that falls back to LIST),
-// which client-go only logs at V(2)/V(4). A handler therefore sees why an
-// informer is not current. DefaultWatchErrorHandler (used when no handler is
+// retried, a very short watch, a streaming list retried after a refused
+// connection or a 429), which client-go only logs at V(2)/V(4). A handler
+// therefore sees why an informer is not current. As in client-go, a handler
+// never hears of a streaming list that falls back to LIST (the server cannot
+// stream lists, the stream failed or stayed silent): the LIST's own failure,
+// if any, is what it gets. DefaultWatchErrorHandler (used when no handler is
 // set) only receives the errors that end a ListAndWatch, as in client-go.
 type WatchErrorHandlerWithContext func(ctx context.Context, r *Reflector, err error)
 
@@ -193,14 +196,21 @@ func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
 // Differences from client-go:
 //   - A watch error handler set by the informer sees every list and watch
 //     failure (see WatchErrorHandlerWithContext).
-//   - Bad data from the server (an event without an object or with a nil
-//     pointer, an object of the wrong type or kind, an unknown event type, a
-//     bookmark without a resourceVersion, a frame the client cannot decode)
-//     is logged with the Reflector's name and counted; nothing of it is
-//     stored, and the watch is reopened from the last good resourceVersion
-//     after a backoff (client-go skips such events, or relists after an
-//     undecodable frame); an event whose object has no resourceVersion is
-//     stored but does not move LastSyncResourceVersion back to "".
+//   - An event the Reflector cannot store (an object of the wrong type or
+//     kind, a Table, an object without metadata, no object, an unknown event
+//     type, a bookmark without a resourceVersion) is logged through
+//     utilruntime.HandleErrorWithContext, with client-go's message where
+//     client-go has one, dropped, and the watch goes on, as in client-go;
+//     kinformer also counts it (InformerStatus.BadData). Differences: an
+//     event with a nil pointer is skipped where client-go panics, and
+//     neither an unknown event type nor a bookmark without a resourceVersion
+//     moves LastSyncResourceVersion (client-go moves it to the event's, ""
+//     for such a bookmark). A frame the client cannot decode arrives, as in
+//     client-go, as an ERROR event (500, cause ClientWatchDecoding) that ends
+//     the watch, and the Reflector relists after its backoff; kinformer also
+//     counts it as bad data unless it reports a broken connection (an HTTP/2
+//     stream reset). An event whose object has no resourceVersion is stored
+//     but does not move LastSyncResourceVersion back to "".
 //   - The LIST runs on the caller's goroutine with the caller's context, so
 //     no goroutine outlives a stopped ListAndWatch; stopping is prompt when
 //     the ListerWatcher honours its context.
@@ -214,28 +224,31 @@ func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
 //   - A Reflector without a name that is started where no caller outside this
 //     package is on the stack (a bare goroutine) is named after its type,
 //     "reflector *v1.Pod", instead of client-go's "????".
-//   - A streaming list that never completes does not block the Reflector
-//     (client-go issues kubernetes/kubernetes#140890 and #135895): when its
-//     watch ends (closed by the server, or with an error other than those
-//     retried, see below) or receives no event at all for 10 seconds
-//     before the bookmark annotated "k8s.io/initial-events-end" arrived,
-//     the Reflector drops what the stream delivered and makes a paged LIST
-//     followed by a WATCH instead. client-go starts the streaming list over
-//     after a close and waits without end on a silent stream, only logging
-//     "event bookmark expired" every 10 seconds, so its informer never
-//     syncs against such a server (an aggregated API server, a proxy, a
-//     mock, or client-go's fake clientset behind a plain ListWatch without
+//   - A streaming list that stays silent does not block the Reflector
+//     (client-go issues kubernetes/kubernetes#140890 and #135895): when it
+//     receives no event at all for 10 seconds before the bookmark annotated
+//     "k8s.io/initial-events-end" arrived, the Reflector drops what the
+//     stream delivered and falls back to a paged LIST followed by a WATCH
+//     for that cycle, as it does after a stream that fails. client-go waits
+//     without end on a silent stream, only logging "event bookmark expired"
+//     every 10 seconds, so its informer never syncs against such a server
+//     (an aggregated API server, a proxy, a mock, or client-go's fake
+//     clientset behind a plain ListWatch without
 //     ToListWatcherWithWatchListSemantics). Events that keep arriving, as
-//     in a large initial list, keep the stream going. Unless a streaming
-//     list of this Reflector completed before, it then takes the server
-//     for one that does not complete streaming lists, logs that once, and
-//     uses LIST for all its later lists, so such a server costs the wait
-//     once per Reflector. The watch error handler set by the informer is
-//     told about each fallback with an error saying whether the stream was
-//     closed, failed or stayed silent. As before, a stream that fails with
-//     a refused connection or 429 is retried after a backoff, and one whose
-//     resource version is expired or too large is retried from the latest
-//     data.
+//     in a large initial list, keep the stream going.
+//
+// Streaming lists otherwise behave as in client-go: a stream the server
+// closes before its end bookmark (after an event, or after a second) is
+// opened again at once from the same resource version (except one closed at
+// the short timeout the watch liveness deadline made it ask for, see
+// ReflectorOptions.WatchIdleTimeout: that cycle falls back to LIST, as
+// streaming again would be cut the same way); one that fails with
+// a refused connection or 429 is retried after a backoff, one whose resource
+// version is expired or too large at once from the latest data; any other
+// failure (a server that cannot stream lists, a very short stream, an error
+// event) makes that cycle fall back to LIST, logged at V(4) and counted as a
+// list of reason RelistStreamFallback but never handed to the watch error
+// handler; and every cycle tries streaming again.
 type Reflector struct {
 	name            string
 	typeDescription string
@@ -304,14 +317,6 @@ type Reflector struct {
 	// came back in pages: the server then does not serve lists from its
 	// watch cache, so relists keep paging.
 	paginatedResult bool
-	// streamListCompleted is set once a streaming list received the
-	// bookmark that ends its initial events: the server supports them.
-	streamListCompleted bool
-	// streamListUnsupported is set when a streaming list ended, or went
-	// silent, before that bookmark while none had ever completed: the
-	// server does not complete streaming lists, and every later list of
-	// this Reflector is a LIST.
-	streamListUnsupported bool
 
 	// WatchListPageSize is the page size (limit) of the Reflector's LIST
 	// requests. When zero, lists that may be served from the watch cache
@@ -413,8 +418,8 @@ func NewNamedReflector(name string, lw ListerWatcher, expectedType interface{}, 
 // KUBE_FEATURE_WatchListClient=false to disable it) and lw does not report
 // IsWatchListSemanticsUnSupported() == true (see
 // ToListWatcherWithWatchListSemantics). Difference from client-go: a
-// streaming list that ends or goes silent before its initial-events-end
-// bookmark falls back to LIST instead of blocking the Reflector (see
+// streaming list that goes silent before its initial-events-end bookmark
+// falls back to LIST for that cycle instead of blocking the Reflector (see
 // Reflector).
 //
 // A nil lw or store does not panic: ListAndWatch then returns an error.
@@ -757,9 +762,10 @@ func (r *Reflector) ListAndWatch(stopCh <-chan struct{}) error {
 // nil when ctx is done, and does not return before the goroutines it started
 // have ended.
 //
-// Difference from client-go: a streaming list that is closed, fails or stays
-// silent before its initial-events-end bookmark makes this cycle fall back
-// to a paged LIST instead of starting the stream over or waiting for ever
+// A streaming list that fails makes this cycle fall back to a paged LIST, as
+// in client-go; a stream the server closes before its initial-events-end
+// bookmark is opened again. Difference from client-go: a stream that stays
+// silent before that bookmark also falls back, instead of waiting for ever
 // (see Reflector).
 func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 	if ctx.Err() != nil {
@@ -777,24 +783,21 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 
 	var w watch.Interface
 	listed := r.resumeFromSnapshot(ctx)
-	if !listed && r.useWatchList && !r.streamListKnownUnsupported() {
+	if !listed && r.useWatchList {
 		var err error
 		w, err = r.streamList(ctx)
-		var incomplete *reflectorIncompleteStreamError
 		switch {
-		case err != nil && errors.As(err, &incomplete):
-			if ctx.Err() != nil {
-				return nil
-			}
-			r.noteIncompleteStreamList(ctx, incomplete)
-			r.reportStreamFallback(ctx, err)
 		case err != nil:
 			if ctx.Err() != nil {
 				return nil
 			}
+			// As in client-go, the LIST is the answer to a streaming list
+			// that failed: this is no failure of the Reflector, and the
+			// watch error handler does not hear of it. The next cycle
+			// tries streaming again.
 			logger.V(4).Info("Data couldn't be fetched in watchlist mode. Falling back to regular list. This is expected if watchlist is not supported or disabled in kube-apiserver.",
 				"reflector", r.name, "err", err)
-			r.reportStreamFallback(ctx, err)
+			r.stats.setNextList(relistIdxStreamFallback)
 		case w == nil:
 			return nil // stopped
 		default:
@@ -979,8 +982,9 @@ func (r *Reflector) appendListPage(ctx context.Context, items []interface{}, obj
 // replaces the store's content with the objects received up to the bookmark
 // that marks the end of the initial events. It returns the watch, still
 // open, for the watch loop to continue with; (nil, nil) when ctx ended; an
-// error when the server cannot stream the list, in which case the caller
-// falls back to LIST.
+// error when the stream failed or stayed silent, in which case the caller
+// falls back to LIST. A stream the server closed before that bookmark is
+// opened again.
 func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 	trace := utiltrace.New("Reflector WatchList", utiltrace.Field{Key: "name", Value: r.name})
 	defer trace.LogIfLong(10 * time.Second)
@@ -1044,18 +1048,20 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 			return nil, &reflectorIncompleteStreamError{name: r.name, events: session.events, err: err}
 		}
 		if !ended {
-			// The server closed the watch before the initial events were
-			// complete. Starting the streaming list over (as client-go
-			// does) never ends with a server that does not send the end
-			// bookmark: fall back to LIST instead.
-			return nil, &reflectorIncompleteStreamError{name: r.name, events: session.events}
+			if cut := r.streamCutByLivenessTimeout(start, options.TimeoutSeconds); cut > 0 {
+				return nil, &reflectorIncompleteStreamError{name: r.name, events: session.events, cutAt: cut}
+			}
+			// The server closed the stream, after at least one event or a
+			// second, before the initial events were complete (a watch
+			// timeout, a restarted server): open it again at once from
+			// the same resource version, as client-go does.
+			r.loggerFor(ctx).V(2).Info("Streaming list closed before the end of its initial events; opening it again",
+				"reflector", r.name, "type", r.typeDescription, "events", session.events)
+			continue
 		}
 
 		trace.Step("Objects streamed", utiltrace.Field{Key: "events", Value: session.events})
-		r.mu.Lock()
-		r.lastSyncResourceVersionUnavailable = false
-		r.streamListCompleted = true
-		r.mu.Unlock()
+		r.setLastSyncResourceVersionUnavailable(false)
 		var count int
 		err = r.syncAt(session.streamRV, func() (err error) {
 			count, err = finish(session.streamRV)
@@ -1073,9 +1079,10 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 }
 
 // reflectorIncompleteStreamError is the error of a streaming list whose
-// watch ended (closed by the server, or with an error), or received no
-// event for the Reflector's initialEventsTimeout, before the bookmark that
-// ends the initial events arrived. The Reflector then falls back to LIST.
+// watch ended with an error that is not retried, or received no event for
+// the Reflector's initialEventsTimeout, before the bookmark that ends the
+// initial events arrived. The Reflector then falls back to LIST for that
+// cycle.
 type reflectorIncompleteStreamError struct {
 	name string
 	// events is the number of events received before it ended.
@@ -1083,8 +1090,11 @@ type reflectorIncompleteStreamError struct {
 	// silentFor, when positive, is how long the stream went without an
 	// event before the Reflector stopped it.
 	silentFor time.Duration
-	// err is the error the watch ended with; nil when the server closed
-	// it or it went silent.
+	// cutAt, when positive, is the timeout the stream asked for, at which
+	// the server closed it (see streamCutByLivenessTimeout).
+	cutAt time.Duration
+	// err is the error the watch ended with; nil when it went silent or
+	// was cut at its timeout.
 	err error
 }
 
@@ -1094,51 +1104,45 @@ func (e *reflectorIncompleteStreamError) Error() string {
 	switch {
 	case e.silentFor > 0:
 		return fmt.Sprintf("reflector %s: streaming list stayed silent for %v after %d event(s) %s", e.name, e.silentFor, e.events, what)
-	case e.err != nil:
-		return fmt.Sprintf("reflector %s: streaming list ended with an error after %d event(s) %s: %v", e.name, e.events, what, e.err)
+	case e.cutAt > 0:
+		return fmt.Sprintf("reflector %s: streaming list was closed by the server at its %v timeout after %d event(s) %s", e.name, e.cutAt, e.events, what)
 	}
-	return fmt.Sprintf("reflector %s: streaming list was closed by the server after %d event(s) %s", e.name, e.events, what)
+	return fmt.Sprintf("reflector %s: streaming list ended with an error after %d event(s) %s: %v", e.name, e.events, what, e.err)
+}
+
+// streamCutByLivenessTimeout returns the timeout a streaming list opened at
+// start asked the server for (timeoutSeconds) when the watch liveness
+// deadline shortened it (WatchIdleTimeout, reflector_liveness.go) and the
+// stream lasted that long: the server closed it at that timeout. Opening it
+// again with the same short timeout would be cut the same way, for ever, for
+// a list that takes longer to stream, so that cycle falls back to LIST
+// instead. It returns 0 otherwise: then, as in client-go, the stream is
+// opened again. Once streaming lists ask for client-go's timeouts whatever
+// the liveness deadline, this never applies.
+func (r *Reflector) streamCutByLivenessTimeout(start time.Time, timeoutSeconds *int64) time.Duration {
+	if r.watchIdleTimeout <= 0 || timeoutSeconds == nil {
+		return 0
+	}
+	timeout := time.Duration(*timeoutSeconds) * time.Second
+	if r.clock.Since(start) < timeout {
+		return 0
+	}
+	return timeout
 }
 
 // Unwrap returns the error the watch ended with, if any.
 func (e *reflectorIncompleteStreamError) Unwrap() error { return e.err }
 
-// streamListKnownUnsupported reports whether the server was found not to
-// complete streaming lists.
-func (r *Reflector) streamListKnownUnsupported() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.streamListUnsupported
-}
-
-// noteIncompleteStreamList records a streaming list that did not complete.
-// Unless one completed before (the server supports them, and this one was
-// most likely cut by the network), the Reflector uses LIST from then on,
-// which is logged once.
-func (r *Reflector) noteIncompleteStreamList(ctx context.Context, err *reflectorIncompleteStreamError) {
-	r.mu.Lock()
-	remember := !r.streamListCompleted && !r.streamListUnsupported
-	if remember {
-		r.streamListUnsupported = true
-	}
-	r.mu.Unlock()
-	logger := r.loggerFor(ctx)
-	if remember {
-		logger.Info("The server does not complete streaming lists (no initial-events-end bookmark); this reflector uses LIST from now on",
-			"reflector", r.name, "type", r.typeDescription, "reason", err.Error())
-		return
-	}
-	logger.V(2).Info("Streaming list incomplete; falling back to LIST for this attempt",
-		"reflector", r.name, "type", r.typeDescription, "reason", err.Error())
-}
-
-// streamListRetry decides what a streaming list does after err: retry after
-// a backoff (refused connection, 429), retry at once from the latest data
-// (expired or too large resource version), or give up (retry false). stopped
-// is true when ctx ended during the backoff.
+// streamListRetry decides what a streaming list does after err, as
+// client-go does: retry after a backoff (refused connection, 429), retry at
+// once from the latest data (expired or too large resource version), or give
+// up (retry false), after which the Reflector falls back to LIST. stopped is
+// true when ctx ended during the backoff. The watch error handler hears of a
+// refused connection or a 429 (kinformer extension; a LIST would fail with
+// them too), not of the rest, which a LIST also handles by itself.
 func (r *Reflector) streamListRetry(ctx context.Context, err error) (retry, stopped bool) {
 	switch {
-	case isWatchErrorRetriable(err) || isBadDataError(err) || isBrokenStreamError(err):
+	case isWatchErrorRetriable(err):
 		r.loggerFor(ctx).V(2).Info("watch-list failed - backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
 		r.reportWatchFailure(ctx, err)
 		if !r.sleep(ctx, r.backoffDelay(err)) {
@@ -1147,7 +1151,6 @@ func (r *Reflector) streamListRetry(ctx context.Context, err error) (retry, stop
 		return true, false
 	case isExpiredError(err) || isTooLargeResourceVersionError(err):
 		r.loggerFor(ctx).V(4).Info("watch-list resource version unavailable - streaming the latest data", "reflector", r.name, "type", r.typeDescription, "err", err)
-		r.reportWatchFailure(ctx, err)
 		r.setLastSyncResourceVersionUnavailable(true)
 		r.stats.setNextList(relistIdxExpired)
 		return true, false
@@ -1221,10 +1224,6 @@ func nextWatchStep(err error, internalRetry bool) reflectorWatchStep {
 		return watchStepResume
 	case errors.Is(err, errorStopRequested):
 		return watchStepStop
-	case isBrokenStreamError(err):
-		return watchStepResume
-	case isBadDataError(err):
-		return watchStepBackoffResume
 	case isExpiredError(err):
 		return watchStepRelist
 	case apierrors.IsTooManyRequests(err):
@@ -1247,7 +1246,6 @@ func (r *Reflector) watchLoop(ctx context.Context, w watch.Interface, resyncErr 
 	// reopened: a watch was opened before in this cycle, so the next one
 	// is a restart.
 	reopened := false
-	badDataAt := "" // the resourceVersion of the last watch that ended with bad data
 	defer func() {
 		if w != nil {
 			w.Stop()
@@ -1309,9 +1307,6 @@ func (r *Reflector) watchLoop(ctx context.Context, w watch.Interface, resyncErr 
 		w = nil // run stopped it
 		retry.After(err)
 		step := nextWatchStep(err, apierrors.IsInternalError(err) && retry.ShouldRetry())
-		if step == watchStepBackoffResume && isBadDataError(err) {
-			step = r.badDataWatchStep(&badDataAt)
-		}
 		switch step {
 		case watchStepResume:
 			if err != nil {
@@ -1460,11 +1455,11 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 				return false, nil
 			}
 			if event.Type == watch.Error {
-				return false, r.watchErrorEvent(ctx, event.Object)
+				return false, r.watchErrorEvent(event.Object)
 			}
-			objMeta, err := r.acceptEvent(ctx, event)
-			if err != nil {
-				return false, err
+			objMeta, ok := r.acceptEvent(ctx, event)
+			if !ok {
+				continue // logged and counted; it counts as no event
 			}
 			r.stats.eventReceived(r.clock.Now())
 			rv := objMeta.GetResourceVersion()

@@ -413,14 +413,12 @@ func rfErrKind(err error) string {
 		switch {
 		case incomplete.silentFor > 0:
 			return "incomplete: silent"
-		case incomplete.err != nil:
-			return "incomplete: " + rfErrKind(incomplete.err)
+		case incomplete.cutAt > 0:
+			return "incomplete: cut at its timeout"
 		}
-		return "incomplete: closed"
+		return "incomplete: " + rfErrKind(incomplete.err)
 	case errors.As(err, &short):
 		return "short"
-	case isBadDataError(err):
-		return "baddata"
 	case isExpiredError(err):
 		return "expired"
 	case isTooLargeResourceVersionError(err):

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -22,17 +23,21 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	clientcache "k8s.io/client-go/tools/cache"
+	fcache "k8s.io/client-go/tools/cache/testing"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 )
 
-// The tests of this file cover the fallback from a streaming list that
-// never completes (kubernetes/kubernetes#140890, #135895) to LIST.
+// The tests of this file cover what a Reflector does with a streaming list
+// that does not complete: it opens a stream the server closed again, falls
+// back to LIST for the cycle after an error or a silent stream
+// (kubernetes/kubernetes#140890, #135895), never tells the watch error
+// handler, and streams again on the next cycle.
 
-// wlRememberLog is the message logged once when a Reflector stops using
-// streaming lists.
-const wlRememberLog = "this reflector uses LIST from now on"
+// wlFallbackLog is the V(4) message logged when a streaming list falls back
+// to LIST.
+const wlFallbackLog = "Data couldn't be fetched in watchlist mode. Falling back to regular list."
 
 // wlBufferedLogger returns a logger whose output can be read back.
 func wlBufferedLogger(t *testing.T) (klog.Logger, func() string) {
@@ -188,16 +193,18 @@ func TestWatchListFallbackFakeClientset(t *testing.T) {
 			t.Fatal("the create was not seen")
 		}
 
-		got := errs.snapshot()
-		require.Len(t, got, 1)
-		assert.Equal(t, "incomplete: silent", rfErrKind(got[0]))
-		assert.Contains(t, got[0].Error(), "streaming list stayed silent for 10s")
-		assert.Contains(t, got[0].Error(), "without the initial-events-end bookmark")
+		assert.Empty(t, errs.snapshot(), "the fallback to LIST is no failure")
+		st, ok := GetInformerStatus(informer)
+		require.True(t, ok)
+		assert.Equal(t, uint64(1), st.Lists[RelistStreamFallback], "the fallback is counted")
 	})
 }
 
 // TestWatchListFallbackScripted runs scripted servers whose streams end
-// before their end bookmark.
+// before their end bookmark. As in client-go, a stream the server closed is
+// opened again at once, a stream that fails falls back to LIST for that
+// cycle, the next cycle streams again, and the watch error handler hears of
+// neither (only of the watches' own failures and a retried 429).
 func TestWatchListFallbackScripted(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
 	expired := apierrors.NewResourceExpired("too old resource version")
@@ -211,42 +218,32 @@ func TestWatchListFallbackScripted(t *testing.T) {
 		wantWatch    []metav1.ListOptions
 		wantOps      []string
 		wantErrs     []string
-		wantErrText  string
-		wantRemember int // times the switch to LIST is logged
+		wantFallback int // times the fallback to LIST is logged
 	}{
 		{
-			name: "closed before the bookmark: LIST, and the relist after a 410 uses LIST directly",
+			name: "closed before the bookmark: the stream is opened again, and the relist after a 410 streams",
 			watches: []rfWatchStep{
 				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1"))}},
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p3", "11")), rfEv(watch.Error, &expired.ErrStatus)}},
+				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Added, rfPod("p2", "10")), rfEndBookmark("10"), rfEv(watch.Added, rfPod("p3", "11")), rfEv(watch.Error, &expired.ErrStatus)}},
+				{events: []watch.Event{rfEv(watch.Added, rfPod("p3", "20")), rfEndBookmark("20"), rfEv(watch.Added, rfPod("p4", "21"))}},
 			},
-			lists: []rfListStep{
-				{obj: rfPodList("10", "", rfPod("p1", "9"), rfPod("p2", "10"))},
-				{obj: rfPodList("20", "", rfPod("p3", "20"))},
-			},
-			wantLists:    []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "11"}},
-			wantWatch:    []metav1.ListOptions{rfStreamOpts(""), rfWatchOpts("10"), rfWatchOpts("20")},
-			wantOps:      []string{"replace [ns/p1@9 ns/p2@10] 10", "add ns/p3@11", "rv 11", "replace [ns/p3@20] 20"},
-			wantErrs:     []string{"incomplete: closed", "expired"},
-			wantErrText:  "reflector rf: streaming list was closed by the server after 1 event(s) without the initial-events-end bookmark; falling back to LIST",
-			wantRemember: 1,
+			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfStreamOpts(""), rfStreamOpts("11"), rfWatchOpts("21")},
+			wantOps:   []string{"replace [ns/p1@1 ns/p2@10] 10", "add ns/p3@11", "rv 11", "replace [ns/p3@20] 20", "add ns/p4@21", "rv 21"},
+			wantErrs:  []string{"expired"},
 		},
 		{
-			name: "an error event before the bookmark: LIST, and LIST again after a 410",
+			name: "an error event before the bookmark: LIST, and a stream again after a 410",
 			watches: []rfWatchStep{
 				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Error, internal)}},
 				{events: []watch.Event{rfEv(watch.Error, &expired.ErrStatus)}},
+				{events: []watch.Event{rfEv(watch.Added, rfPod("p3", "20")), rfEndBookmark("20"), rfEv(watch.Added, rfPod("p4", "21"))}},
 			},
-			lists: []rfListStep{
-				{obj: rfPodList("10", "", rfPod("p2", "10"))},
-				{obj: rfPodList("20", "", rfPod("p3", "20"))},
-			},
-			wantLists:    []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "10"}},
-			wantWatch:    []metav1.ListOptions{rfStreamOpts(""), rfWatchOpts("10"), rfWatchOpts("20")},
-			wantOps:      []string{"replace [ns/p2@10] 10", "replace [ns/p3@20] 20"},
-			wantErrs:     []string{"incomplete: internal", "expired"},
-			wantErrText:  "reflector rf: streaming list ended with an error after 1 event(s) without the initial-events-end bookmark; falling back to LIST: boom",
-			wantRemember: 1,
+			lists:        []rfListStep{{obj: rfPodList("10", "", rfPod("p2", "10"))}},
+			wantLists:    []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}},
+			wantWatch:    []metav1.ListOptions{rfStreamOpts(""), rfWatchOpts("10"), rfStreamOpts("10"), rfWatchOpts("21")},
+			wantOps:      []string{"replace [ns/p2@10] 10", "replace [ns/p3@20] 20", "add ns/p4@21", "rv 21"},
+			wantErrs:     []string{"expired"},
+			wantFallback: 1,
 		},
 		{
 			name: "a 429 error event before the bookmark is retried as before",
@@ -259,10 +256,10 @@ func TestWatchListFallbackScripted(t *testing.T) {
 			wantErrs:  []string{"toomany"},
 		},
 		{
-			name: "after a completed streaming list, an incomplete one falls back for that cycle only",
+			name: "after a completed streaming list, one that fails falls back for that cycle only",
 			watches: []rfWatchStep{
 				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEndBookmark("2"), rfEv(watch.Error, &expired.ErrStatus)}},
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "3"))}},
+				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "3")), rfEv(watch.Error, internal)}},
 				{events: []watch.Event{rfEv(watch.Error, &expired.ErrStatus)}},
 				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "11")), rfEndBookmark("12"), rfEv(watch.Added, rfPod("p2", "13"))}},
 			},
@@ -274,8 +271,8 @@ func TestWatchListFallbackScripted(t *testing.T) {
 				"replace [ns/p1@10] 10",
 				"replace [ns/p1@11] 12", "add ns/p2@13", "rv 13",
 			},
-			wantErrs:    []string{"expired", "incomplete: closed", "expired"},
-			wantErrText: "reflector rf: streaming list was closed by the server after 1 event(s) without the initial-events-end bookmark; falling back to LIST",
+			wantErrs:     []string{"expired", "expired"},
+			wantFallback: 1,
 		},
 	}
 	for _, tc := range cases {
@@ -296,17 +293,9 @@ func TestWatchListFallbackScripted(t *testing.T) {
 			assert.Equal(t, tc.wantLists, gotLists, "list requests")
 			assert.Equal(t, tc.wantWatch, s.watchOptions(), "watch requests")
 			assert.Equal(t, tc.wantOps, rec.opsSnapshot(), "store operations")
-			got := errs.snapshot()
-			assert.Equal(t, tc.wantErrs, rfErrKinds(got), "reported errors")
-			if tc.wantErrText != "" {
-				var texts []string
-				for _, err := range got {
-					texts = append(texts, err.Error())
-				}
-				assert.Contains(t, texts, tc.wantErrText)
-			}
-			assert.Equal(t, tc.wantRemember, strings.Count(logs(), wlRememberLog), "switch to LIST logged")
-			assert.Equal(t, tc.wantRemember > 0, r.streamListKnownUnsupported())
+			assert.Equal(t, tc.wantErrs, rfErrKinds(errs.snapshot()), "reported errors")
+			assert.Equal(t, tc.wantFallback, strings.Count(logs(), wlFallbackLog), "fallbacks to LIST logged")
+			assert.Equal(t, uint64(tc.wantFallback), r.stats.lists[relistIdxStreamFallback].Load(), "fallbacks to LIST counted")
 		})
 	}
 }
@@ -314,9 +303,10 @@ func TestWatchListFallbackScripted(t *testing.T) {
 // wlWatcher is a watch over an unbuffered channel: a push returns once the
 // Reflector has taken the event.
 type wlWatcher struct {
-	ch       chan watch.Event
-	stopOnce sync.Once
-	stopped  chan struct{}
+	ch        chan watch.Event
+	stopOnce  sync.Once
+	closeOnce sync.Once
+	stopped   chan struct{}
 }
 
 func wlNewWatcher() *wlWatcher {
@@ -325,6 +315,9 @@ func wlNewWatcher() *wlWatcher {
 
 func (w *wlWatcher) ResultChan() <-chan watch.Event { return w.ch }
 func (w *wlWatcher) Stop()                          { w.stopOnce.Do(func() { close(w.stopped) }) }
+
+// close ends the result channel, as a server closing the watch.
+func (w *wlWatcher) close() { w.closeOnce.Do(func() { close(w.ch) }) }
 
 func (w *wlWatcher) isStopped() bool {
 	select {
@@ -357,7 +350,9 @@ type wlLW struct {
 	listTimes []time.Time
 	listOpts  []metav1.ListOptions
 	watchOpts []metav1.ListOptions
-	watchers  []*wlWatcher
+	// timeouts are the watch requests' TimeoutSeconds (0 when unset).
+	timeouts []int64
+	watchers []*wlWatcher
 }
 
 func (l *wlLW) ListWithContext(_ context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -371,6 +366,11 @@ func (l *wlLW) ListWithContext(_ context.Context, o metav1.ListOptions) (runtime
 func (l *wlLW) WatchWithContext(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var timeout int64
+	if o.TimeoutSeconds != nil {
+		timeout = *o.TimeoutSeconds
+	}
+	l.timeouts = append(l.timeouts, timeout)
 	o.TimeoutSeconds = nil
 	l.watchOpts = append(l.watchOpts, o)
 	w := wlNewWatcher()
@@ -453,11 +453,9 @@ func TestWatchListFallbackSilentStream(t *testing.T) {
 	assert.Equal(t, []string{"ns/p3@10"}, rec.content())
 	assert.Equal(t, "10", r.LastSyncResourceVersion())
 
-	got := errs.snapshot()
-	require.Len(t, got, 1)
-	assert.Equal(t, "reflector rf: streaming list stayed silent for 10s after 2 event(s) without the initial-events-end bookmark; falling back to LIST", got[0].Error())
-	assert.Equal(t, 1, strings.Count(logs(), wlRememberLog))
-	assert.True(t, r.streamListKnownUnsupported())
+	assert.Empty(t, errs.snapshot(), "the fallback to LIST is no failure")
+	assert.Contains(t, logs(), "reflector rf: streaming list stayed silent for 10s after 2 event(s) without the initial-events-end bookmark; falling back to LIST")
+	assert.Equal(t, 1, strings.Count(logs(), wlFallbackLog))
 
 	// The watch after the LIST is an ordinary one: no bound applies.
 	w := lw.watcher(1)
@@ -465,6 +463,11 @@ func TestWatchListFallbackSilentStream(t *testing.T) {
 	w.push(t, rfEv(watch.Added, rfPod("p4", "11")))
 	rfRequireEventually(t, func() bool { return r.LastSyncResourceVersion() == "11" }, "watch event not applied")
 	assert.False(t, w.isStopped())
+
+	// After a 410 the next cycle tries a streaming list again.
+	w.push(t, rfEv(watch.Error, &apierrors.NewResourceExpired("too old").ErrStatus))
+	wlStepUntil(t, clk, func() bool { return len(lw.watches()) == 3 }, "no new stream after the 410")
+	assert.Equal(t, rfStreamOpts("11"), lw.watches()[2])
 }
 
 // TestWatchListFallbackSlowStream: a stream whose events keep coming, each
@@ -492,8 +495,7 @@ func TestWatchListFallbackSlowStream(t *testing.T) {
 	assert.Empty(t, lists, "no LIST")
 	assert.Empty(t, errs.snapshot())
 	assert.False(t, stream.isStopped(), "the stream goes on as the watch")
-	assert.Zero(t, strings.Count(logs(), wlRememberLog))
-	assert.False(t, r.streamListKnownUnsupported())
+	assert.Zero(t, strings.Count(logs(), wlFallbackLog))
 
 	// It goes on as the watch: later events are applied, without a bound.
 	clk.Step(time.Hour)
@@ -502,4 +504,112 @@ func TestWatchListFallbackSlowStream(t *testing.T) {
 	got := rec.content()
 	sort.Strings(got)
 	assert.Contains(t, got, "ns/p0@8")
+}
+
+// TestWatchErrorHandlerNeverSeesStreamingListErrors runs client-go's shared
+// informer and ours over client-go's FakeControllerSource, which cannot
+// stream lists (its Watch fails to parse the empty resourceVersion of a
+// streaming list) and whose LIST is denied. Neither informer hands the
+// streaming attempt's error to the watch error handler: both fall back to
+// LIST and the first error the handler sees is the LIST's. kinformer counts
+// the fallback (InformerStatus.Lists[RelistStreamFallback], exposed as
+// kinformer_informer_lists_total{reason="stream_fallback"}).
+func TestWatchErrorHandlerNeverSeesStreamingListErrors(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+	firstError := func(t *testing.T, clientGo bool) (string, SharedIndexInformer) {
+		source := fcache.NewFakeControllerSource()
+		t.Cleanup(source.Shutdown)
+		source.Add(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pod1"}})
+		source.ListError = errors.New("Access Denied")
+		errCh := make(chan error, 100)
+		handler := func(_ context.Context, err error) {
+			select {
+			case errCh <- err:
+			default:
+			}
+		}
+		var run func(context.Context)
+		var ours SharedIndexInformer
+		if clientGo {
+			informer := clientcache.NewSharedIndexInformer(source, &v1.Pod{}, time.Second, clientcache.Indexers{})
+			require.NoError(t, informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, _ *clientcache.Reflector, err error) { handler(ctx, err) }))
+			run = informer.RunWithContext
+		} else {
+			ours = NewSharedIndexInformer(source, &v1.Pod{}, time.Second, Indexers{})
+			require.NoError(t, ours.SetWatchErrorHandlerWithContext(func(ctx context.Context, _ *Reflector, err error) { handler(ctx, err) }))
+			run = ours.RunWithContext
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			run(ctx)
+		}()
+		defer func() { cancel(); <-done }()
+		select {
+		case err := <-errCh:
+			return err.Error(), ours
+		case <-time.After(rfWait):
+			t.Fatal("the watch error handler was not called")
+		}
+		return "", nil
+	}
+	theirs, _ := firstError(t, true)
+	require.Equal(t, "failed to list *v1.Pod: Access Denied", theirs, "client-go")
+	ours, informer := firstError(t, false)
+	assert.Equal(t, theirs, ours)
+	st, ok := GetInformerStatus(informer)
+	require.True(t, ok)
+	assert.Equal(t, uint64(1), st.Lists[RelistStreamFallback], "the fallback is counted")
+	assert.Equal(t, uint64(1), st.Lists[RelistInitial], "the streaming attempt")
+}
+
+// TestStreamingListClosedAtItsTimeout: a stream the server closes before its
+// end bookmark is opened again at once, as in client-go, unless the watch
+// liveness deadline had shortened the timeout it asked for and the server
+// closed it at that timeout: streaming again would be cut the same way, so
+// that cycle falls back to LIST.
+func TestStreamingListClosedAtItsTimeout(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+	for _, tc := range []struct {
+		name      string
+		liveness  time.Duration
+		wantWatch []metav1.ListOptions
+		wantLists int
+	}{
+		{name: "liveness deadline on: LIST", liveness: 30 * time.Second, wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfWatchOpts("10")}, wantLists: 1},
+		{name: "liveness deadline off: streamed again", wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfStreamOpts("")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(time.Now())
+			lw := &wlLW{clk: clk, list: rfPodList("10", "", rfPod("p1", "10"))}
+			logger, _ := wlBufferedLogger(t)
+			r := NewReflectorWithOptions(lw, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Clock: clk, Logger: &logger, WatchIdleTimeout: tc.liveness})
+			var errs rfErrors
+			r.watchErrorHandler = errs.handler
+			rfStartRun(t, r)
+			rfRequireEventually(t, func() bool { return lw.watcher(0) != nil && clk.HasWaiters() }, "stream not open")
+			lw.mu.Lock()
+			timeout := time.Duration(lw.timeouts[0]) * time.Second
+			lw.mu.Unlock()
+			if tc.liveness > 0 {
+				require.Less(t, timeout, tc.liveness, "the liveness deadline shortens the stream's timeout")
+			}
+
+			// Events keep coming, each within the silence bound, for 27s,
+			// then the server closes the stream (at its timeout when the
+			// liveness deadline made it ask for 15-25s).
+			stream := lw.watcher(0)
+			for i := 0; i < 3; i++ {
+				stream.push(t, rfEv(watch.Added, rfPod(fmt.Sprintf("s%d", i), fmt.Sprint(i+1))))
+				clk.Step(9 * time.Second)
+			}
+			stream.close()
+			rfRequireEventually(t, func() bool { return len(lw.watches()) == len(tc.wantWatch) }, "no second watch request")
+			assert.Equal(t, tc.wantWatch, lw.watches())
+			lists, _ := lw.lists()
+			assert.Len(t, lists, tc.wantLists)
+			assert.Empty(t, errs.snapshot(), "no failure is reported")
+		})
+	}
 }

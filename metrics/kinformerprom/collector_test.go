@@ -2,6 +2,7 @@ package kinformerprom_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,6 +17,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -193,4 +197,59 @@ func TestOmCollectorRejectsForeignSources(t *testing.T) {
 	assert.EqualError(t, col.Add(42), "kinformerprom: cannot collect metrics from a int: want a kinformer informer factory or a cache.SharedIndexInformer")
 	_, err := kinformerprom.Register(prometheus.NewRegistry(), "factory")
 	assert.Error(t, err)
+}
+
+// TestCollectorCountsStreamFallbacksAndSkippedEvents runs an informer over a
+// server that refuses streaming lists and whose watch sends an event of the
+// wrong type: the scrape shows the fallback to LIST under
+// kinformer_informer_lists_total{reason="stream_fallback"} and the skipped
+// event under kinformer_informer_bad_data_total.
+func TestCollectorCountsStreamFallbacksAndSkippedEvents(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			return &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Items: []corev1.Pod{*omPod("a")}}, nil
+		},
+		WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			if o.SendInitialEvents != nil && *o.SendInitialEvents {
+				return nil, errors.New("this server cannot stream lists")
+			}
+			w := watch.NewFakeWithChanSize(2, false)
+			w.Add(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc", ResourceVersion: "2"}})
+			c := omPod("c")
+			c.ResourceVersion = "3"
+			w.Add(c)
+			return w, nil
+		},
+	}
+	informer := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+	col := kinformerprom.NewCollector()
+	require.NoError(t, col.Add(informer))
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(col))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		informer.RunWithContext(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+	require.Eventually(t, func() bool { return len(informer.GetStore().ListKeys()) == 2 }, omWait, 5*time.Millisecond, "pod c not stored")
+
+	const pre, post = `group="",informer=""`, `resource="",type="*v1.Pod",version=""`
+	want := fmt.Sprintf(`
+# HELP kinformer_informer_lists_total Lists (paged or streaming) by reason: initial, expired (410), watch_error, short_watch, list_error, stream_fallback.
+# TYPE kinformer_informer_lists_total counter
+kinformer_informer_lists_total{%[1]s,reason="expired",%[2]s} 0
+kinformer_informer_lists_total{%[1]s,reason="initial",%[2]s} 1
+kinformer_informer_lists_total{%[1]s,reason="list_error",%[2]s} 0
+kinformer_informer_lists_total{%[1]s,reason="short_watch",%[2]s} 0
+kinformer_informer_lists_total{%[1]s,reason="stream_fallback",%[2]s} 1
+kinformer_informer_lists_total{%[1]s,reason="watch_error",%[2]s} 0
+# HELP kinformer_informer_bad_data_total Objects and events from the server the Reflector could not store (logged and skipped).
+# TYPE kinformer_informer_bad_data_total counter
+kinformer_informer_bad_data_total{%[1]s,%[2]s} 1
+`, pre, post)
+	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "kinformer_informer_lists_total", "kinformer_informer_bad_data_total"))
 }
