@@ -43,8 +43,9 @@ func rvBadObjects() []struct {
 	}
 }
 
-// rvMalformedKeys are keys SplitMetaNamespaceKey rejects.
-var rvMalformedKeys = []string{"", "a/b/c", "/name", "ns/", "/"}
+// rvMalformedKeys are keys SplitMetaNamespaceKey rejects (more than one "/",
+// as client-go).
+var rvMalformedKeys = []string{"a/b/c", "//", "ns/a/"}
 
 // rvGoodPod is a valid object used next to the bad ones.
 func rvGoodPod(name string) *v1.Pod {

@@ -446,5 +446,6 @@ func newInformerQueue(logger klog.Logger, cfg informerQueueConfig) Queue {
 		AtomicEvents:          true,
 		UnlockWhileProcessing: true,
 		EmitDeltaTypeBookmark: true,
+		reusePopBuffers:       true,
 	}))
 }

@@ -592,3 +592,100 @@ func BenchmarkQueuesVsClientGo(b *testing.B) {
 		})
 	}
 }
+
+// qKeepingQueue is a RealFIFO (client-go's or ours) whose PopBatch consumer
+// keeps every slice it is handed; kept renders them all.
+type qKeepingQueue struct {
+	add      func(obj interface{}) error
+	popBatch func() error
+	kept     func() []string
+}
+
+func qKeepingOurs(opts RealFIFOOptions) qKeepingQueue {
+	f := NewRealFIFOWithOptions(opts)
+	var kept []interface{}
+	return qKeepingQueue{
+		add: f.Add,
+		popBatch: func() error {
+			return f.PopBatch(func(deltas []Delta, _ bool) error {
+				kept = append(kept, Deltas(deltas))
+				return nil
+			}, func(obj interface{}, _ bool) error {
+				kept = append(kept, obj)
+				return nil
+			})
+		},
+		kept: func() []string {
+			out := make([]string, len(kept))
+			for i, k := range kept {
+				out[i] = qNorm(k)
+			}
+			return out
+		},
+	}
+}
+
+func qKeepingClientGo(opts clientcache.RealFIFOOptions) qKeepingQueue {
+	f := clientcache.NewRealFIFOWithOptions(opts)
+	var kept []interface{}
+	return qKeepingQueue{
+		add: f.Add,
+		popBatch: func() error {
+			return f.PopBatch(func(deltas []clientcache.Delta, _ bool) error {
+				kept = append(kept, clientcache.Deltas(deltas))
+				return nil
+			}, func(obj interface{}, _ bool) error {
+				kept = append(kept, obj)
+				return nil
+			})
+		},
+		kept: func() []string {
+			out := make([]string, len(kept))
+			for i, k := range kept {
+				out[i] = qNorm(k)
+			}
+			return out
+		},
+	}
+}
+
+// TestRealFIFOPopBatchArgumentsOutliveTheCall keeps every batch and every
+// single Deltas that PopBatch hands out, as client-go allows, and reads them
+// after later pops: they still hold what was popped, on client-go's RealFIFO
+// and on ours (atomic and unlocked while processing, or not).
+func TestRealFIFOPopBatchArgumentsOutliveTheCall(t *testing.T) {
+	script := func(t *testing.T, q qKeepingQueue) []string {
+		t.Helper()
+		for _, o := range []qObj{qMk("a", 1), qMk("b", 1), qMk("c", 1)} {
+			require.NoError(t, q.add(o))
+		}
+		require.NoError(t, q.popBatch()) // a batch of three
+		require.NoError(t, q.add(qMk("a", 2)))
+		require.NoError(t, q.popBatch()) // a single
+		for _, o := range []qObj{qMk("d", 1), qMk("e", 1)} {
+			require.NoError(t, q.add(o))
+		}
+		require.NoError(t, q.popBatch()) // a batch of two
+		require.NoError(t, q.add(qMk("f", 1)))
+		require.NoError(t, q.popBatch()) // another single
+		return q.kept()
+	}
+	want := []string{
+		"[Added:a=1/x0 Added:b=1/x0 Added:c=1/x0]",
+		"[Added:a=2/x0]",
+		"[Added:d=1/x0 Added:e=1/x0]",
+		"[Added:f=1/x0]",
+	}
+	for _, atomic := range []bool{false, true} {
+		t.Run(fmt.Sprintf("atomic=%v", atomic), func(t *testing.T) {
+			var cgKnown, known clientcache.KeyListerGetter
+			if !atomic {
+				cgKnown, known = qNewKnown(), qNewKnown()
+			}
+			theirs := script(t, qKeepingClientGo(clientcache.RealFIFOOptions{KeyFunction: qKey, KnownObjects: cgKnown, AtomicEvents: atomic, UnlockWhileProcessing: atomic}))
+			require.Equal(t, want, theirs, "client-go")
+			ours := script(t, qKeepingOurs(RealFIFOOptions{KeyFunction: qKey, KnownObjects: known, AtomicEvents: atomic, UnlockWhileProcessing: atomic}))
+			assert.Equal(t, want, ours, "kinformer")
+		})
+	}
+}

@@ -41,13 +41,10 @@ func (objName ObjectName) AsNamespacedName() types.NamespacedName {
 	return types.NamespacedName{Namespace: objName.Namespace, Name: objName.Name}
 }
 
-// ParseObjectName is the inverse of ObjectName.String: it parses a store key
-// of the form "namespace/name" or "name".
-//
-// Difference from client-go: malformed keys are rejected with an error, as
-// SplitMetaNamespaceKey does: the empty key, a key with more than one "/",
-// and a key with an empty namespace or an empty name around its "/"
-// ("/name", "ns/"). client-go accepts the last three and returns empty parts.
+// ParseObjectName is the inverse of ObjectName.String: it splits a store key
+// with SplitMetaNamespaceKey and returns its parts as an ObjectName. It accepts
+// and rejects exactly the keys SplitMetaNamespaceKey does; on error the
+// ObjectName is empty.
 func ParseObjectName(str string) (ObjectName, error) {
 	ns, name, err := SplitMetaNamespaceKey(str)
 	if err != nil {
@@ -63,29 +60,20 @@ func NamespacedNameAsObjectName(nn types.NamespacedName) ObjectName {
 
 // SplitMetaNamespaceKey splits a key made by MetaNamespaceKeyFunc back into
 // its namespace and name. A key without "/" is a cluster-scoped name and
-// yields an empty namespace.
-//
-// Difference from client-go: besides keys with more than one "/" (which
-// client-go also rejects), the empty key and keys with an empty part around
-// the "/" ("/name", "ns/") return an error instead of empty strings, since
-// no object produces such a key and a caller would otherwise act on an
-// empty name.
+// yields an empty namespace (the empty key yields two empty parts); a key with
+// one "/" yields the text before it as the namespace and the text after it as
+// the name, either of which may be empty ("/name", "ns/", "/"). A key with
+// more than one "/" is rejected with an error naming the key, and empty
+// parts. This is client-go's contract: callers that need non-empty parts
+// check them.
 func SplitMetaNamespaceKey(key string) (namespace, name string, err error) {
 	i := strings.IndexByte(key, '/')
 	if i < 0 {
-		if key == "" {
-			return "", "", fmt.Errorf("invalid object key %q: empty key", key)
-		}
 		return "", key, nil
 	}
 	namespace, name = key[:i], key[i+1:]
-	switch {
-	case strings.IndexByte(name, '/') >= 0:
-		return "", "", fmt.Errorf("invalid object key %q: more than one \"/\"", key)
-	case namespace == "":
-		return "", "", fmt.Errorf("invalid object key %q: empty namespace before \"/\"", key)
-	case name == "":
-		return "", "", fmt.Errorf("invalid object key %q: empty name after \"/\"", key)
+	if strings.IndexByte(name, '/') >= 0 {
+		return "", "", fmt.Errorf("unexpected key format: %q", key)
 	}
 	return namespace, name, nil
 }

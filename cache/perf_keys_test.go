@@ -18,7 +18,9 @@ func (k *pfCountingKeyFunc) fn(obj interface{}) (string, error) {
 }
 
 func TestPfRealFIFOPoppedKeys(t *testing.T) {
-	f := NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, UnlockWhileProcessing: true, EmitDeltaTypeBookmark: true})
+	// The queue as a shared informer builds it: only its reused buffers
+	// carry keys.
+	f := NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, UnlockWhileProcessing: true, EmitDeltaTypeBookmark: true, reusePopBuffers: true})
 	for _, name := range []string{"a", "b", "c"} {
 		require.NoError(t, f.Add(infPod(name, "1")))
 	}

@@ -3,12 +3,12 @@ package cache
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -476,9 +476,10 @@ func (l *processorListener) run() {
 
 // deliver calls the handler for batch[from:] and returns the index to go on
 // from: len(batch) when done or stopped, or the index after a notification
-// whose handler panicked. The panic is logged with the handler's name and
-// counted; an initial-list add counts as processed even if it panicked, so
-// the registration can still sync.
+// whose handler panicked. The panic is reported as client-go reports it,
+// then logged with the handler's name, and counted; an initial-list add
+// counts as processed even if it panicked, so the registration can still
+// sync.
 func (l *processorListener) deliver(batch []notification, from int) (next int) {
 	next = from
 	defer func() {
@@ -486,7 +487,17 @@ func (l *processorListener) deliver(batch []notification, from int) (next int) {
 			l.panics.Add(1)
 			l.ownPanics.Add(1)
 			l.inFlight.Store(int64(len(batch) - next - 1))
-			l.logger.Error(nil, "Observed a panic in event handler; the notification is skipped", "handler", l.handlerName, "panic", r, "stack", string(debug.Stack()))
+			// Report it as client-go's utilruntime.HandleCrash does (the
+			// process-wide PanicHandlers, whose default logs "Observed a
+			// panic" with the panic value and the stack), naming the line
+			// that panicked: from a PanicHandler's log call, one frame up
+			// is this function, two is the runtime's panic, three is the
+			// function that panicked. Unlike client-go, never re-raise.
+			ctx := klog.NewContext(context.Background(), l.logger.WithCallDepth(3))
+			for _, handle := range utilruntime.PanicHandlers {
+				handle(ctx, r)
+			}
+			l.logger.Info("Skipped the notification whose event handler panicked; delivery goes on", "handler", l.handlerName)
 			if batch[next].initial {
 				l.syncTracker.Finished()
 			}

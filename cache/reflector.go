@@ -191,14 +191,21 @@ func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
 // Differences from client-go:
 //   - A watch error handler set by the informer sees every list and watch
 //     failure (see WatchErrorHandlerWithContext).
-//   - Bad data from the server (an event without an object or with a nil
-//     pointer, an object of the wrong type or kind, an unknown event type, a
-//     bookmark without a resourceVersion, a frame the client cannot decode)
-//     is logged with the Reflector's name and counted; nothing of it is
-//     stored, and the watch is reopened from the last good resourceVersion
-//     after a backoff (client-go skips such events, or relists after an
-//     undecodable frame); an event whose object has no resourceVersion is
-//     stored but does not move LastSyncResourceVersion back to "".
+//   - An event the Reflector cannot store (an object of the wrong type or
+//     kind, a Table, an object without metadata, no object, an unknown event
+//     type, a bookmark without a resourceVersion) is logged through
+//     utilruntime.HandleErrorWithContext, with client-go's message where
+//     client-go has one, dropped, and the watch goes on, as in client-go;
+//     kinformer also counts it (InformerStatus.BadData). Differences: an
+//     event with a nil pointer is skipped where client-go panics, and
+//     neither an unknown event type nor a bookmark without a resourceVersion
+//     moves LastSyncResourceVersion (client-go moves it to the event's, ""
+//     for such a bookmark). A frame the client cannot decode arrives, as in
+//     client-go, as an ERROR event (500, cause ClientWatchDecoding) that ends
+//     the watch, and the Reflector relists after its backoff; kinformer also
+//     counts it as bad data unless it reports a broken connection (an HTTP/2
+//     stream reset). An event whose object has no resourceVersion is stored
+//     but does not move LastSyncResourceVersion back to "".
 //   - The LIST runs on the caller's goroutine with the caller's context, so
 //     no goroutine outlives a stopped ListAndWatch; stopping is prompt when
 //     the ListerWatcher honours its context.
@@ -1100,7 +1107,7 @@ func (r *Reflector) noteIncompleteStreamList(ctx context.Context, err *reflector
 // is true when ctx ended during the backoff.
 func (r *Reflector) streamListRetry(ctx context.Context, err error) (retry, stopped bool) {
 	switch {
-	case isWatchErrorRetriable(err) || isBadDataError(err) || isBrokenStreamError(err):
+	case isWatchErrorRetriable(err):
 		r.loggerFor(ctx).V(2).Info("watch-list failed - backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
 		r.reportWatchFailure(ctx, err)
 		if !r.sleep(ctx, r.backoffDelay(err)) {
@@ -1183,10 +1190,6 @@ func nextWatchStep(err error, internalRetry bool) reflectorWatchStep {
 		return watchStepResume
 	case errors.Is(err, errorStopRequested):
 		return watchStepStop
-	case isBrokenStreamError(err):
-		return watchStepResume
-	case isBadDataError(err):
-		return watchStepBackoffResume
 	case isExpiredError(err):
 		return watchStepRelist
 	case apierrors.IsTooManyRequests(err):
@@ -1209,7 +1212,6 @@ func (r *Reflector) watchLoop(ctx context.Context, w watch.Interface, resyncErr 
 	// reopened: a watch was opened before in this cycle, so the next one
 	// is a restart.
 	reopened := false
-	badDataAt := "" // the resourceVersion of the last watch that ended with bad data
 	defer func() {
 		if w != nil {
 			w.Stop()
@@ -1271,9 +1273,6 @@ func (r *Reflector) watchLoop(ctx context.Context, w watch.Interface, resyncErr 
 		w = nil // run stopped it
 		retry.After(err)
 		step := nextWatchStep(err, apierrors.IsInternalError(err) && retry.ShouldRetry())
-		if step == watchStepBackoffResume && isBadDataError(err) {
-			step = r.badDataWatchStep(&badDataAt)
-		}
 		switch step {
 		case watchStepResume:
 			if err != nil {
@@ -1422,11 +1421,11 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 				return false, nil
 			}
 			if event.Type == watch.Error {
-				return false, r.watchErrorEvent(ctx, event.Object)
+				return false, r.watchErrorEvent(event.Object)
 			}
-			objMeta, err := r.acceptEvent(ctx, event)
-			if err != nil {
-				return false, err
+			objMeta, ok := r.acceptEvent(ctx, event)
+			if !ok {
+				continue // logged and counted; it counts as no event
 			}
 			r.stats.eventReceived(r.clock.Now())
 			rv := objMeta.GetResourceVersion()

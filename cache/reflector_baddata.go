@@ -91,95 +91,63 @@ func (r *Reflector) badDataTotal() uint64 {
 	return n
 }
 
-// reflectorBadDataError ends a watch that delivered data the Reflector cannot store. The
-// Reflector stores nothing of the event, does not move its resourceVersion, and reopens
-// the watch from the last good resourceVersion after a backoff, so that a transient
-// corruption costs one retry and nothing is skipped silently.
-type reflectorBadDataError struct {
-	reflector string
-	typ       string
-	kind      reflectorBadData
-	eventType watch.EventType
-	detail    string
-}
-
-// Error implements error.
-func (e *reflectorBadDataError) Error() string {
-	msg := fmt.Sprintf("reflector %s (%s): bad data from the server: %s", e.reflector, e.typ, e.kind)
-	if e.eventType != "" {
-		msg += fmt.Sprintf(" in a %s event", e.eventType)
-	}
-	if e.detail != "" {
-		msg += " (" + e.detail + ")"
-	}
-	return msg + "; restarting the watch from the last good resourceVersion"
-}
-
-// isBadDataError reports whether err is a reflectorBadDataError.
-func isBadDataError(err error) bool {
-	var bad *reflectorBadDataError
-	return errors.As(err, &bad)
-}
-
-// rejectEvent counts bad data of kind k in an event, logs it with the Reflector's name,
-// and returns the error that ends the watch.
-func (r *Reflector) rejectEvent(ctx context.Context, k reflectorBadData, eventType watch.EventType, detail string) error {
+// skipEvent counts an event of kind k that the Reflector drops, and reports it through
+// utilruntime.HandleErrorWithContext with msg, err and keysAndValues: for the kinds
+// client-go also skips, its message and keys.
+func (r *Reflector) skipEvent(ctx context.Context, k reflectorBadData, err error, msg string, keysAndValues ...interface{}) {
 	r.badData.counts[k].Add(1)
-	err := &reflectorBadDataError{reflector: r.name, typ: r.typeDescription, kind: k, eventType: eventType, detail: detail}
-	utilruntime.HandleErrorWithContext(klog.NewContext(ctx, r.loggerFor(ctx)), err, "Bad data in the watch stream; restarting the watch",
-		"reflector", r.name, "type", r.typeDescription, "badData", k.String(), "eventType", eventType)
-	return err
+	utilruntime.HandleErrorWithContext(klog.NewContext(ctx, r.loggerFor(ctx)), err, msg, keysAndValues...)
 }
 
-// acceptEvent checks that the object of a (non-error) event may be stored:
-// present, of the expected type and group/version/kind, not a Table, with
-// object metadata. It returns a counted and logged reflectorBadDataError
-// otherwise.
-func (r *Reflector) acceptEvent(ctx context.Context, event watch.Event) (metav1.Object, error) {
+// acceptEvent checks that the object of a (non-error) event may be stored: present, of
+// the expected type and group/version/kind, not a Table, with object metadata, and of a
+// known event type (a bookmark with a resourceVersion). It returns the object's metadata
+// and true, or, for an event the Reflector cannot store, counts and logs it and returns
+// false: the caller drops the event and goes on reading the watch, as client-go does.
+func (r *Reflector) acceptEvent(ctx context.Context, event watch.Event) (metav1.Object, bool) {
 	obj := event.Object
 	if isNilObject(obj) {
-		return nil, r.rejectEvent(ctx, badDataNoObject, event.Type, "")
+		r.skipEvent(ctx, badDataNoObject, fmt.Errorf("%s event without an object (%T)", event.Type, obj), "Unable to understand watch event",
+			"reflector", r.name, "event", event)
+		return nil, false
 	}
 	if r.expectedType != nil {
 		if actual := reflect.TypeOf(obj); actual != r.expectedType {
-			return nil, r.rejectEvent(ctx, badDataWrongType, event.Type, fmt.Sprintf("expected %v, got %v", r.expectedType, actual))
+			r.skipEvent(ctx, badDataWrongType, nil, "Unexpected watch event object type",
+				"reflector", r.name, "expectedType", r.expectedType, "actualType", actual)
+			return nil, false
 		}
 	}
 	if r.expectedGVK != nil {
 		if actual := obj.GetObjectKind().GroupVersionKind(); actual != *r.expectedGVK {
-			return nil, r.rejectEvent(ctx, badDataWrongGVK, event.Type, fmt.Sprintf("expected %v, got %v", *r.expectedGVK, actual))
+			r.skipEvent(ctx, badDataWrongGVK, nil, "Unexpected watch event object gvk",
+				"reflector", r.name, "expectedGVK", *r.expectedGVK, "actualGVK", actual)
+			return nil, false
 		}
 	}
 	if isUnsupportedTableObject(obj) {
-		return nil, r.rejectEvent(ctx, badDataTable, event.Type, obj.GetObjectKind().GroupVersionKind().String())
+		r.skipEvent(ctx, badDataTable, nil, "Unsupported watch event object gvk",
+			"reflector", r.name, "actualGVK", obj.GetObjectKind().GroupVersionKind())
+		return nil, false
 	}
 	objMeta, err := meta.Accessor(obj)
 	if err != nil {
-		return nil, r.rejectEvent(ctx, badDataNoMetadata, event.Type, fmt.Sprintf("%T", obj))
+		r.skipEvent(ctx, badDataNoMetadata, err, "Unable to understand watch event", "reflector", r.name, "event", event)
+		return nil, false
 	}
 	switch event.Type {
 	case watch.Added, watch.Modified, watch.Deleted:
 	case watch.Bookmark:
 		if objMeta.GetResourceVersion() == "" {
-			return nil, r.rejectEvent(ctx, badDataBookmarkWithoutRV, event.Type, "")
+			r.skipEvent(ctx, badDataBookmarkWithoutRV, errors.New("bookmark without a resourceVersion"), "Unable to understand watch event",
+				"reflector", r.name, "event", event)
+			return nil, false
 		}
 	default:
-		return nil, r.rejectEvent(ctx, badDataUnknownEventType, event.Type, "")
+		r.skipEvent(ctx, badDataUnknownEventType, nil, "Unknown watch event", "reflector", r.name, "event", event)
+		return nil, false
 	}
-	return objMeta, nil
-}
-
-// badDataWatchStep decides how a watch that ended with bad data resumes: at once when
-// the Reflector made progress since the last bad data (a transient corruption costs one
-// reconnect), after a backoff when it did not (a server that keeps sending the same bad
-// event is not hammered). at holds the resourceVersion of the last bad-data end.
-func (r *Reflector) badDataWatchStep(at *string) reflectorWatchStep {
-	rv := r.LastSyncResourceVersion()
-	if rv != *at {
-		*at = rv
-		return watchStepResume
-	}
-	return watchStepBackoffResume
+	return objMeta, true
 }
 
 // reflectorListOptions are the options of a list at rv in pages of pageSize (0:
@@ -204,24 +172,21 @@ func reflectorListOptions(rv string, pageSize int64) metav1.ListOptions {
 // the ERROR event it makes when a frame cannot be decoded.
 const clientWatchDecodingCause metav1.CauseType = "ClientWatchDecoding"
 
-// watchErrorEvent turns the object of an ERROR event into the error that ends the watch.
-// An ERROR made by the client's decoder for a frame it could not decode is bad data
-// (counted, the watch resumed from the last good resourceVersion) unless the message
-// shows a broken connection rather than broken data (an HTTP/2 stream reset), which
-// resumes the watch like a close.
-func (r *Reflector) watchErrorEvent(ctx context.Context, obj kruntime.Object) error {
-	status, ok := obj.(*metav1.Status)
-	if !ok || status == nil || status.Details == nil {
-		return watchErrorEventToError(obj)
-	}
-	for _, cause := range status.Details.Causes {
-		if cause.Type != clientWatchDecodingCause {
-			continue
+// watchErrorEvent turns the object of an ERROR event into the error that ends the watch,
+// as client-go does: a Status becomes its *StatusError. An ERROR made by the client's
+// decoder for a frame it could not decode (a 500 with the cause ClientWatchDecoding) is
+// such an error too, so the watch ends and the Reflector relists after its backoff (or
+// retries at once within MaxInternalErrorRetryDuration); it is also counted as bad data
+// unless its message shows a broken connection rather than broken data (an HTTP/2 stream
+// reset).
+func (r *Reflector) watchErrorEvent(obj kruntime.Object) error {
+	if status, ok := obj.(*metav1.Status); ok && status != nil && status.Details != nil {
+		for _, cause := range status.Details.Causes {
+			if cause.Type == clientWatchDecodingCause && !isBrokenStreamMessage(cause.Message) {
+				r.badData.counts[badDataUndecodable].Add(1)
+				break
+			}
 		}
-		if isBrokenStreamMessage(cause.Message) {
-			return &reflectorBrokenStreamError{err: watchErrorEventToError(obj)}
-		}
-		return r.rejectEvent(ctx, badDataUndecodable, watch.Error, cause.Message)
 	}
 	return watchErrorEventToError(obj)
 }
@@ -235,23 +200,4 @@ func isBrokenStreamMessage(msg string) bool {
 		}
 	}
 	return false
-}
-
-// reflectorBrokenStreamError ends a watch whose connection broke mid-stream (the client
-// reported it as a decoding failure). The watch is reopened from the last
-// resourceVersion at once, as after a normal close.
-type reflectorBrokenStreamError struct{ err error }
-
-// Error implements error.
-func (e *reflectorBrokenStreamError) Error() string {
-	return "watch stream broken: " + e.err.Error()
-}
-
-// Unwrap returns the error the client reported.
-func (e *reflectorBrokenStreamError) Unwrap() error { return e.err }
-
-// isBrokenStreamError reports whether err is a reflectorBrokenStreamError.
-func isBrokenStreamError(err error) bool {
-	var broken *reflectorBrokenStreamError
-	return errors.As(err, &broken)
 }

@@ -1,11 +1,9 @@
 package cache
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,12 +11,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/klog/v2/ktesting"
-	testingclock "k8s.io/utils/clock/testing"
 )
 
 // rlDecodingError is the ERROR event client-go's watch decoder makes when a frame cannot
@@ -29,12 +25,13 @@ func rlDecodingError(msg string) watch.Event {
 	return watch.Event{Type: watch.Error, Object: obj}
 }
 
-// TestReflectorRestartsWatchOnBadData feeds, between two good events, one piece of bad
-// data of each kind. The Reflector must store nothing of it, count it under its kind,
-// report it to the watch error handler with the Reflector's name, and reopen the watch
-// from the last good resourceVersion (10) without relisting; the good event after the bad
-// one arrives again on the new watch and is applied once.
-func TestReflectorRestartsWatchOnBadData(t *testing.T) {
+// TestReflectorSkipsUnusableWatchEvents feeds, between two good events, one
+// event of each kind the Reflector cannot store. As client-go does, it logs
+// the event, drops it and goes on reading the same watch: the good event
+// after it is applied without a new watch or a relist, and the watch error
+// handler hears nothing. The event is counted under its kind and does not
+// move the resourceVersion.
+func TestReflectorSkipsUnusableWatchEvents(t *testing.T) {
 	var nilPod *v1.Pod
 	table := &unstructured.Unstructured{}
 	table.SetAPIVersion("meta.k8s.io/v1")
@@ -58,7 +55,6 @@ func TestReflectorRestartsWatchOnBadData(t *testing.T) {
 		{"nil pointer", &v1.Pod{}, typedGood, rfEv(watch.Deleted, nilPod), badDataNoObject},
 		{"bookmark without resourceVersion", &v1.Pod{}, typedGood, rfEv(watch.Bookmark, &v1.Pod{}), badDataBookmarkWithoutRV},
 		{"unknown event type", &v1.Pod{}, typedGood, rfEv(watch.EventType("SURPRISE"), rfPod("s", "12")), badDataUnknownEventType},
-		{"undecodable frame", &v1.Pod{}, typedGood, rlDecodingError("invalid character '\\x00' looking for beginning of value"), badDataUndecodable},
 		{"table", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, table), badDataWrongGVK},
 		{"wrong kind", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, wrongKind), badDataWrongGVK},
 		{"typed object for an unstructured reflector", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, rfPod("typed", "15")), badDataWrongType},
@@ -69,22 +65,19 @@ func TestReflectorRestartsWatchOnBadData(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := rfNewScript(true).
 				list(rfListStep{obj: rfPodList("5", "", rfPod("kept", "3"))}).
-				watch(
-					rfWatchStep{events: []watch.Event{tc.good("first", "10"), tc.bad, tc.good("last", "20")}},
-					rfWatchStep{events: []watch.Event{tc.good("last", "20")}},
-				)
+				watch(rfWatchStep{events: []watch.Event{tc.good("first", "10"), tc.bad, tc.good("last", "20")}, hold: true})
 			rec := rfNewRecorder()
 			r := NewReflectorWithOptions(s, tc.expected, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
 			var errs rfErrors
 			r.watchErrorHandler = errs.handler
-			rfRunUntilExhausted(t, r, s)
+			stop := rfStartRun(t, r)
+			rfRequireEventually(t, func() bool { return r.LastSyncResourceVersion() == "20" }, "the event after the bad one was not applied")
+			stop()
 
 			assert.Equal(t, []string{"replace [ns/kept@3] 5", "add ns/first@10", "rv 10", "add ns/last@20", "rv 20"}, rec.opsSnapshot())
 			assert.Equal(t, []string{"ns/first@10", "ns/kept@3", "ns/last@20"}, rec.content())
-			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("10"), rfWatchOpts("20")}, s.watchOptions(),
-				"the watch restarts from the last good resourceVersion")
-			assert.Len(t, s.listOptions(), 1, "bad data must not cause a relist")
-			assert.Equal(t, "20", r.LastSyncResourceVersion())
+			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5")}, s.watchOptions(), "one watch, read to its end")
+			assert.Len(t, s.listOptions(), 1, "no relist")
 			for k := reflectorBadData(0); k < reflectorBadDataKinds; k++ {
 				want := uint64(0)
 				if k == tc.kind {
@@ -93,48 +86,59 @@ func TestReflectorRestartsWatchOnBadData(t *testing.T) {
 				assert.Equal(t, want, r.badDataCount(k), "count of %s", k)
 			}
 			assert.Equal(t, uint64(1), r.badDataTotal())
-			got := errs.snapshot()
-			require.Len(t, got, 1)
-			var bad *reflectorBadDataError
-			require.True(t, errors.As(got[0], &bad), "%v", got[0])
-			assert.Equal(t, tc.kind, bad.kind)
-			assert.Contains(t, got[0].Error(), "reflector rl-reflector")
-			assert.Contains(t, got[0].Error(), tc.kind.String())
+			assert.Empty(t, errs.snapshot(), "a skipped event is no watch failure")
 		})
 	}
 }
 
-// TestReflectorBrokenStreamIsNoBadData: an HTTP/2 stream reset reaches the Reflector as a
-// decoding failure; it resumes the watch at once and counts no bad data.
-func TestReflectorBrokenStreamIsNoBadData(t *testing.T) {
-	s := rfNewScript(true).
-		list(rfListStep{obj: rfPodList("5", "")}).
-		watch(
-			rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "10")), rlDecodingError("stream error: stream ID 5; INTERNAL_ERROR; received from peer")}},
-			rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("b", "11"))}},
-		)
-	rec := rfNewRecorder()
-	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
-	var errs rfErrors
-	r.watchErrorHandler = errs.handler
-	rfRunUntilExhausted(t, r, s)
-	assert.Equal(t, []string{"replace [] 5", "add ns/a@10", "rv 10", "add ns/b@11", "rv 11"}, rec.opsSnapshot())
-	assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("10"), rfWatchOpts("11")}, s.watchOptions())
-	assert.Len(t, s.listOptions(), 1)
-	assert.Zero(t, r.badDataTotal())
-	require.Len(t, errs.snapshot(), 1)
-	assert.True(t, isBrokenStreamError(errs.snapshot()[0]))
+// TestReflectorDecodingErrorEndsTheWatch: a frame the client could not decode
+// reaches the Reflector as client-go's ERROR event (500, ClientWatchDecoding).
+// As in client-go, the watch ends with that internal error and the Reflector
+// relists; an undecodable frame counts as bad data, an HTTP/2 stream reset
+// (a broken connection) does not.
+func TestReflectorDecodingErrorEndsTheWatch(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		msg     string
+		badData uint64
+	}{
+		{name: "stream reset", msg: "stream error: stream ID 5; INTERNAL_ERROR; received from peer"},
+		{name: "undecodable frame", msg: "invalid character '\\x00' looking for beginning of value", badData: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := rfNewScript(true).
+				list(rfListStep{obj: rfPodList("5", "")}, rfListStep{obj: rfPodList("12", "", rfPod("a", "10"), rfPod("b", "12"))}).
+				watch(
+					rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "10")), rlDecodingError(tc.msg)}},
+					rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("c", "13"))}},
+				)
+			rec := rfNewRecorder()
+			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
+			var errs rfErrors
+			r.watchErrorHandler = errs.handler
+			rfRunUntilExhausted(t, r, s)
+			assert.Equal(t, []string{"replace [] 5", "add ns/a@10", "rv 10", "replace [ns/a@10 ns/b@12] 12", "add ns/c@13", "rv 13"}, rec.opsSnapshot())
+			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("12"), rfWatchOpts("13")}, s.watchOptions())
+			assert.Equal(t, []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "10"}}, s.listOptions()[:2], "a relist from the last resourceVersion")
+			assert.Equal(t, tc.badData, r.badDataCount(badDataUndecodable))
+			assert.Equal(t, tc.badData, r.badDataTotal())
+			assert.Equal(t, []string{"internal"}, rfErrKinds(errs.snapshot()))
+		})
+	}
 }
 
-// TestReflectorStreamingListRestartsOnBadData: bad data during a streaming list throws
-// away what the stream collected and starts the streaming list over after a backoff; the
-// server is not taken for one that cannot stream lists, and the store is replaced only
-// once, with the clean stream's objects.
-func TestReflectorStreamingListRestartsOnBadData(t *testing.T) {
+// TestReflectorStreamingListSkipsUnusableEvents: an event of the wrong type
+// during a streaming list is logged, counted and dropped, and the stream goes
+// on to its end bookmark; the store is replaced once, with the good objects.
+func TestReflectorStreamingListSkipsUnusableEvents(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
 	s := rfNewScript(false).watch(
-		rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("first", "10")), rfEv(watch.Added, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", ResourceVersion: "11"}})}},
-		rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("first", "10")), rfEv(watch.Added, rfPod("last", "12")), rfEndBookmark("12")}, hold: true},
+		rfWatchStep{events: []watch.Event{
+			rfEv(watch.Added, rfPod("first", "10")),
+			rfEv(watch.Added, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", ResourceVersion: "11"}}),
+			rfEv(watch.Added, rfPod("last", "12")),
+			rfEndBookmark("12"),
+		}, hold: true},
 	)
 	rec := rfNewRecorder()
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
@@ -145,18 +149,14 @@ func TestReflectorStreamingListRestartsOnBadData(t *testing.T) {
 	stop()
 	assert.Equal(t, []string{"replace [ns/first@10 ns/last@12] 12"}, rec.opsWithout("rv", "bookmark"))
 	assert.Empty(t, s.listOptions(), "no fallback to LIST")
-	assert.False(t, r.streamListKnownUnsupported())
+	assert.Equal(t, []metav1.ListOptions{rfStreamOpts("")}, s.watchOptions(), "one stream")
 	assert.Equal(t, uint64(1), r.badDataCount(badDataWrongType))
-	require.Len(t, errs.snapshot(), 1)
-	assert.True(t, isBadDataError(errs.snapshot()[0]))
-	opts := s.watchOptions()
-	require.GreaterOrEqual(t, len(opts), 2)
-	assert.Equal(t, "", opts[1].ResourceVersion, "the second stream starts from the latest data, like the first")
+	assert.Empty(t, errs.snapshot())
 }
 
-// TestReflectorBadDataLoggedWithName captures the log line of a bad event: it names the
-// Reflector and the kind of bad data.
-func TestReflectorBadDataLoggedWithName(t *testing.T) {
+// TestReflectorSkippedEventLoggedWithName captures the log line of a skipped
+// event: client-go's message, naming the Reflector.
+func TestReflectorSkippedEventLoggedWithName(t *testing.T) {
 	s := rfNewScript(true).
 		list(rfListStep{obj: rfPodList("5", "")}).
 		watch(rfWatchStep{events: []watch.Event{{Type: watch.Added}}})
@@ -167,41 +167,13 @@ func TestReflectorBadDataLoggedWithName(t *testing.T) {
 	var line string
 	out := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
 	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "Bad data in the watch stream") {
+		if strings.Contains(l, "Unable to understand watch event") {
 			line = l
 		}
 	}
-	require.NotEmpty(t, line, "no log line for the bad event in %s", out)
+	require.NotEmpty(t, line, "no log line for the skipped event in %s", out)
 	assert.Contains(t, line, `reflector="rl-named-reflector"`)
-	assert.Contains(t, line, `badData="event without an object"`)
-}
-
-// TestReflectorBadDataBacksOffWithoutProgress: after bad data the watch resumes at once
-// if the Reflector got further since the last bad data, and only after a backoff (on the
-// Reflector's clock) when the same resourceVersion keeps meeting bad data.
-func TestReflectorBadDataBacksOffWithoutProgress(t *testing.T) {
-	bad := watch.Event{Type: watch.Added}
-	s := rfNewScript(true).
-		list(rfListStep{obj: rfPodList("5", "")}).
-		watch(
-			rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "10")), bad}},
-			rfWatchStep{events: []watch.Event{bad}},
-			rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("b", "11"))}, hold: true},
-		)
-	clk := testingclock.NewFakeClock(time.Now())
-	rec := rfNewRecorder()
-	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{
-		Name: "rl-reflector", Clock: clk,
-		Backoff: &wait.Backoff{Duration: time.Minute, Factor: 1, Steps: 1},
-	})
-	rfStartRun(t, r)
-	rfRequireEventually(t, func() bool { return len(s.watchOptions()) == 2 && clk.HasWaiters() },
-		"the second watch (progress from 5 to 10) must open at once, then the Reflector must wait")
-	assert.Len(t, s.watchOptions(), 2, "no third watch before the backoff")
-	clk.Step(time.Minute)
-	rfRequireEventually(t, func() bool { return len(rec.content()) == 2 }, "b never stored")
-	assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("10"), rfWatchOpts("10")}, s.watchOptions())
-	assert.Equal(t, uint64(2), r.badDataCount(badDataNoObject))
+	assert.Contains(t, line, "ADDED event without an object")
 }
 
 // TestReflectorExpiredContinueFollowsPagesOfTheFallbackList: when a continue token

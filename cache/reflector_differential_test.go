@@ -130,9 +130,19 @@ func TestReflectorDifferential(t *testing.T) {
 						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p2", "12"))}})
 			},
 		},
-		// Objects of the wrong type are a documented difference: client-go skips them,
-		// kinformer restarts the watch from the last good resourceVersion
-		// (reflector_baddata_test.go).
+		{
+			name: "events with objects of the wrong type are skipped, the watch goes on",
+			script: func() *rfScriptLW {
+				return rfNewScript(true).
+					list(rfListStep{obj: rfPodList("10", "", rfPod("p1", "1"))}).
+					watch(rfWatchStep{events: []watch.Event{
+						rfEv(watch.Added, rfPod("p2", "11")),
+						rfEv(watch.Added, &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc", ResourceVersion: "12"}}),
+						rfEv(watch.Modified, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm", ResourceVersion: "13"}}),
+						rfEv(watch.Modified, rfPod("p1", "14")),
+					}}, rfWatchStep{events: []watch.Event{rfEv(watch.Deleted, rfPod("p2", "15"))}})
+			},
+		},
 		{
 			name: "synthetic ADDED events from resource version 0",
 			script: func() *rfScriptLW {
@@ -161,6 +171,27 @@ func TestReflectorDifferential(t *testing.T) {
 				return rfNewScript(true).
 					list(rfListStep{obj: rfPodList("10", "")}, rfListStep{obj: rfPodList("11", "", rfPod("p1", "11"))}).
 					watch(rfWatchStep{events: []watch.Event{rfEv(watch.Error, internal)}})
+			},
+		},
+		{
+			name: "a stream reset reported as a decoding error ends the watch; relist",
+			script: func() *rfScriptLW {
+				return rfNewScript(true).
+					list(rfListStep{obj: rfPodList("10", "", rfPod("p1", "1"))}, rfListStep{obj: rfPodList("12", "", rfPod("p1", "1"), rfPod("p2", "11"))}).
+					watch(rfWatchStep{events: []watch.Event{
+						rfEv(watch.Added, rfPod("p2", "11")),
+						rlDecodingError("stream error: stream ID 3; INTERNAL_ERROR; received from peer"),
+					}}, rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p3", "13"))}})
+			},
+		},
+		{
+			name: "an undecodable frame ends the watch; relist",
+			script: func() *rfScriptLW {
+				return rfNewScript(true).
+					list(rfListStep{obj: rfPodList("10", "", rfPod("p1", "1"))}, rfListStep{obj: rfPodList("12", "", rfPod("p1", "12"))}).
+					watch(rfWatchStep{events: []watch.Event{
+						rlDecodingError("invalid character '\\x00' looking for beginning of value"),
+					}}, rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p3", "13"))}})
 			},
 		},
 		{

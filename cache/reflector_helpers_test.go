@@ -419,8 +419,6 @@ func rfErrKind(err error) string {
 		return "incomplete: closed"
 	case errors.As(err, &short):
 		return "short"
-	case isBadDataError(err):
-		return "baddata"
 	case isExpiredError(err):
 		return "expired"
 	case isTooLargeResourceVersionError(err):

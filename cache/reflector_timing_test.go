@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -324,5 +325,109 @@ func TestReflectorVeryShortWatchUsesTheClock(t *testing.T) {
 		}
 		assert.Empty(t, errs.snapshot())
 		assert.Equal(t, []metav1.ListOptions{rfWatchOpts("1"), rfWatchOpts("1")}, s.watchOptions())
+	}
+}
+
+// rsResettingLW is a server whose every watch is reset as soon as it opens:
+// the stream ends with the ERROR event client-go's decoder makes for an
+// HTTP/2 stream reset, or (clean) just closes, as after a GOAWAY. Lists
+// succeed. It records the fake time of every watch request.
+type rsResettingLW struct {
+	clk   *testingclock.FakeClock
+	clean bool
+
+	lists   atomic.Int32
+	mu      sync.Mutex
+	watches []time.Time
+}
+
+func (l *rsResettingLW) ListWithContext(context.Context, metav1.ListOptions) (runtime.Object, error) {
+	l.lists.Add(1)
+	return rfPodList("10", "", rfPod("a", "10")), nil
+}
+
+func (l *rsResettingLW) WatchWithContext(context.Context, metav1.ListOptions) (watch.Interface, error) {
+	l.mu.Lock()
+	l.watches = append(l.watches, l.clk.Now())
+	l.mu.Unlock()
+	if l.clean {
+		return rfNewWatcher(nil, true), nil
+	}
+	return rfNewWatcher([]watch.Event{rlDecodingError("stream error: stream ID 3; INTERNAL_ERROR; received from peer")}, true), nil
+}
+
+func (l *rsResettingLW) List(o metav1.ListOptions) (runtime.Object, error) {
+	return l.ListWithContext(context.Background(), o)
+}
+
+func (l *rsResettingLW) Watch(o metav1.ListOptions) (watch.Interface, error) {
+	return l.WatchWithContext(context.Background(), o)
+}
+
+func (l *rsResettingLW) IsWatchListSemanticsUnSupported() bool { return true }
+
+func (l *rsResettingLW) watchTimes() []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]time.Time(nil), l.watches...)
+}
+
+// TestReflectorResetStreamsObeyBackoff runs a Reflector against a server that
+// resets every watch right after opening it, on a fake clock with a backoff
+// of 1s doubling. As in client-go, a stream reset reported as a decoding
+// error ends the watch with a 500 and the Reflector relists after the
+// backoff, and a clean close obeys the very-short-watch rule (a relist after
+// the backoff): one watch request per backoff step, never two within a
+// second.
+func TestReflectorResetStreamsObeyBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		clean   bool
+		wantErr string
+	}{
+		{name: "reset reported as a decoding error", wantErr: "internal"},
+		{name: "clean close", clean: true, wantErr: "short"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Unix(1000, 0)
+			clk := testingclock.NewFakeClock(start)
+			lw := &rsResettingLW{clk: clk, clean: tc.clean}
+			r := NewReflectorWithOptions(lw, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+				Name:    "rf",
+				Clock:   clk,
+				Backoff: &wait.Backoff{Duration: time.Second, Factor: 2, Steps: 10, Cap: time.Minute},
+			})
+			var errs rfErrors
+			r.watchErrorHandler = errs.handler
+			stop := rfStartRun(t, r)
+
+			const steps = 5
+			delay := time.Second
+			for i := 1; i <= steps; i++ {
+				// The Reflector is waiting out its backoff, or loops without
+				// one (then the watches pile up on a clock that stands still).
+				rfRequireEventually(t, func() bool { return clk.HasWaiters() || len(lw.watchTimes()) > 100 }, "cycle %d", i)
+				require.Equal(t, i, len(lw.watchTimes()), "watch requests before backoff step %d", i)
+				clk.Step(delay)
+				delay *= 2
+			}
+			stop()
+
+			var want []time.Time
+			at := start
+			for i, d := 0, time.Second; i < steps; i, d = i+1, d*2 {
+				want = append(want, at)
+				at = at.Add(d)
+			}
+			got := lw.watchTimes()
+			assert.Equal(t, want, got[:steps], "watch requests at 0, 1, 3, 7, 15 s")
+			assert.Equal(t, int32(len(got)), lw.lists.Load(), "a relist before every watch")
+			kinds := rfErrKinds(errs.snapshot())
+			require.NotEmpty(t, kinds)
+			for _, k := range kinds {
+				assert.Equal(t, tc.wantErr, k)
+			}
+			assert.Zero(t, r.badDataTotal(), "a reset connection is no bad data")
+		})
 	}
 }

@@ -40,10 +40,13 @@ import (
 // deletion was only noticed by a relist.
 //
 // Difference from client-go: a handler that panics does not crash the
-// process (client-go re-raises the panic by default). The panic is
-// recovered, logged with the handler's name and counted, the notification is
-// skipped, and the informer and every handler, the panicking one included,
-// go on.
+// process (client-go re-raises the panic by default, utilruntime.ReallyCrash).
+// The panic is recovered and reported as client-go reports it before
+// re-raising (utilruntime.PanicHandlers, by default the error "Observed a
+// panic" with the panic value and the stack, naming the line that panicked),
+// followed by an info line naming the handler; it is counted, the
+// notification is skipped, and the informer and every handler, the
+// panicking one included, go on.
 //
 // All methods are safe for concurrent use.
 type SharedInformer interface {
@@ -593,8 +596,9 @@ func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEv
 // Differences from client-go: a nil handler is rejected with an error
 // instead of failing later. A handler that panics is not allowed to crash
 // the process (client-go re-raises through utilruntime.HandleCrash by
-// default): the panic is recovered, logged with the handler's name and
-// counted, the notification is skipped, and the informer and the other
+// default): the panic is recovered, reported through utilruntime.PanicHandlers
+// as client-go does ("Observed a panic") and then logged with the handler's
+// name, counted, the notification is skipped, and the informer and the other
 // handlers go on. An initial-list add whose handler panicked still counts as
 // processed, so the registration can sync.
 func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error) {

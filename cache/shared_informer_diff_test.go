@@ -2,7 +2,10 @@ package cache
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientcache "k8s.io/client-go/tools/cache"
 )
 
@@ -160,4 +164,77 @@ func TestSharedInformerDifferentialAgainstClientGo(t *testing.T) {
 	assert.Equal(t, want.late, gotDelta.late)
 	assert.Equal(t, want.store, gotDelta.store)
 	assert.Equal(t, infPerObject(want.early), infPerObject(gotDelta.early))
+}
+
+// infPanicOnAdd panics with value on every add.
+type infPanicOnAdd struct{ value any }
+
+func (h infPanicOnAdd) OnAdd(interface{}, bool)   { panic(h.value) }
+func (h infPanicOnAdd) OnUpdate(_, _ interface{}) {}
+func (h infPanicOnAdd) OnDelete(interface{})      {}
+
+// infPanicLine returns the first line of the "Observed a panic" entry in
+// a text log, without its time stamp and thread id: the severity letter, the
+// caller's file:line, the message and the keys up to the stack trace.
+func infPanicLine(log string) string {
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, `"Observed a panic"`) {
+			continue
+		}
+		// E0102 15:04:05.000000   12345 file.go:12] "msg" k=v ...
+		fields := strings.Fields(line)
+		if len(fields) < 4 {
+			return line
+		}
+		return fields[0][:1] + " " + strings.Join(fields[3:], " ")
+	}
+	return ""
+}
+
+// TestHandlerPanicLoggedAsClientGo makes a handler panic, with a string and
+// with an error, under client-go's informer (utilruntime.ReallyCrash off, so
+// that it logs and goes on) and under ours, and compares the log line: the
+// message "Observed a panic", the keys, and the caller, which both name the
+// line in the handler that panicked.
+func TestHandlerPanicLoggedAsClientGo(t *testing.T) {
+	reallyCrash := utilruntime.ReallyCrash
+	utilruntime.ReallyCrash = false
+	defer func() { utilruntime.ReallyCrash = reallyCrash }()
+
+	run := func(t *testing.T, value any, clientGo bool) string {
+		srv := newInfServer()
+		defer srv.stopWatches()
+		srv.create("a")
+		var buf infSyncBuffer
+		logger := infBufferLogger(&buf)
+		h := infPanicOnAdd{value: value}
+		var informerRun func(context.Context)
+		if clientGo {
+			informer := clientcache.NewSharedIndexInformer(infClientGoLW{&clientcache.ListWatch{ListFunc: srv.list, WatchFunc: srv.watch}}, &v1.Pod{}, 0, clientcache.Indexers{})
+			_, err := informer.AddEventHandlerWithOptions(h, clientcache.HandlerOptions{Logger: &logger})
+			require.NoError(t, err)
+			informerRun = informer.RunWithContext
+		} else {
+			informer := NewSharedIndexInformer(srv.lw(), &v1.Pod{}, 0, Indexers{})
+			_, err := informer.AddEventHandlerWithOptions(h, HandlerOptions{Logger: &logger})
+			require.NoError(t, err)
+			informerRun = informer.RunWithContext
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() { informerRun(ctx) })
+		defer func() { cancel(); wg.Wait() }()
+		if !assert.Eventually(t, func() bool { return infPanicLine(buf.String()) != "" }, infTimeout, time.Millisecond, "no \"Observed a panic\" line (client-go: %v)", clientGo) {
+			t.Logf("log: %s", buf.String())
+		}
+		return infPanicLine(buf.String())
+	}
+	for _, value := range []any{"first add fails", errors.New("boom")} {
+		t.Run(fmt.Sprintf("%T", value), func(t *testing.T) {
+			theirs := run(t, value, true)
+			require.Contains(t, theirs, "shared_informer_diff_test.go:", "client-go names the handler's line")
+			ours := run(t, value, false)
+			assert.Equal(t, theirs, ours)
+		})
+	}
 }

@@ -290,7 +290,7 @@ func TestSharedInformerHandlerPanic(t *testing.T) {
 			require.Eventually(t, func() bool { return len(panicky.get()) == 2 }, infTimeout, time.Millisecond)
 			assert.Equal(t, []string{"add ns/b@2 initial=false", "update ns/a@1 -> ns/a@3"}, panicky.get())
 			assert.Equal(t, int64(1), informer.processor.panics.Load())
-			assert.Contains(t, buf.String(), "Observed a panic in event handler")
+			assert.Contains(t, buf.String(), `"Observed a panic" panic="first add fails"`)
 			assert.Contains(t, buf.String(), "cache.infPanicky")
 			assert.False(t, informer.IsStopped())
 		})

@@ -62,6 +62,12 @@ type RealFIFOOptions struct {
 	// EmitDeltaTypeBookmark makes Bookmark queue Bookmark deltas. Only
 	// honoured together with AtomicEvents.
 	EmitDeltaTypeBookmark bool
+
+	// reusePopBuffers lets PopBatch hand its process functions slices the
+	// queue reuses after they return. Only a shared informer sets it, for
+	// the queue it builds and consumes itself with functions that never
+	// keep what they are given; it makes that hot path allocation-free.
+	reusePopBuffers bool
 }
 
 // realFIFODefaultBatchSize bounds how many deltas PopBatch hands over at once.
@@ -125,6 +131,8 @@ type RealFIFO struct {
 	emitAtomicEvents      bool
 	unlockWhileProcessing bool
 	emitDeltaTypeBookmark bool
+	// reusePopBuffers: see RealFIFOOptions.reusePopBuffers.
+	reusePopBuffers bool
 
 	identifier InformerNameAndResource
 	metrics    realFIFOMetrics
@@ -132,9 +140,10 @@ type RealFIFO struct {
 	// pw is the state of pagewise lists (see pagewise_relist.go).
 	pw pagewiseQueue
 
-	// Consumer scratch space, reused between pops while no other consumer
-	// is using it (consuming). batchKeys holds the keys of the deltas in
-	// batch (or single) while they are being processed; see poppedKeys.
+	// Consumer scratch space of an informer's own queue (reusePopBuffers),
+	// reused between pops while no other consumer is using it (consuming).
+	// batchKeys holds the keys of the deltas in batch (or single) while they
+	// are being processed; see poppedKeys.
 	consuming bool
 	batch     []Delta
 	batchKeys []string
@@ -184,6 +193,7 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 		emitAtomicEvents:      opts.AtomicEvents,
 		unlockWhileProcessing: opts.UnlockWhileProcessing,
 		emitDeltaTypeBookmark: opts.EmitDeltaTypeBookmark,
+		reusePopBuffers:       opts.reusePopBuffers,
 		identifier:            opts.Identifier,
 	}
 	if n := opts.Identifier.Name(); n != "" {
@@ -682,11 +692,10 @@ func (f *RealFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 // UnlockWhileProcessing is in effect and fewer than two batches wait.
 //
 // The slice passed to processBatch, and the Deltas passed to processSingle,
-// belong to the queue and are reused by the next PopBatch: the functions must
-// not retain them (retaining their elements or the objects is fine).
-//
-// Difference from client-go: the argument slices are reused (client-go
-// allocates them per call), which makes PopBatch allocation-free.
+// are new for each call and belong to the caller from then on: the functions
+// may keep them, and the queue never touches them again (as in client-go).
+// The queue a shared informer builds for itself reuses them instead, since it
+// alone consumes it.
 func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProcessFunc) error {
 	f.lock.Lock()
 	defer f.lock.Unlock()
@@ -718,10 +727,11 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 		}
 	}
 
-	// Use the shared scratch buffers unless another consumer holds them
-	// (several consumers with UnlockWhileProcessing break the contract, but
-	// must not corrupt each other's batches).
-	shared := !f.consuming
+	// An informer's own queue uses the shared scratch buffers unless another
+	// consumer holds them (several consumers with UnlockWhileProcessing
+	// break the contract, but must not corrupt each other's batches). Any
+	// other queue hands out fresh slices: one allocation per batch.
+	shared := f.reusePopBuffers && !f.consuming
 	if shared {
 		f.consuming = true
 		defer func() { f.consuming = false }()

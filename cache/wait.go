@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 )
 
@@ -23,15 +24,16 @@ const (
 )
 
 // WaitForNamedCacheSync is WaitForCacheSync with log messages naming the
-// waiting controller: one before waiting, one on success, an error on
-// failure.
+// waiting controller: one before waiting, one on success, and on failure an
+// error reported through utilruntime.HandleErrorWithContext (as client-go
+// does, so its ErrorHandlers see it).
 // Code with contextual logging should prefer
 // WaitForNamedCacheSyncWithContext.
 func WaitForNamedCacheSync(controllerName string, stopCh <-chan struct{}, cacheSyncs ...InformerSynced) bool {
 	logger := klog.Background()
 	logger.Info("Waiting for caches to sync", "controller", controllerName)
 	if !WaitForCacheSync(stopCh, cacheSyncs...) {
-		logger.Error(nil, "Unable to sync caches", "controller", controllerName)
+		utilruntime.HandleErrorWithContext(context.Background(), nil, "Unable to sync caches", "controller", controllerName)
 		return false
 	}
 	logger.Info("Caches are synced", "controller", controllerName)
@@ -39,14 +41,15 @@ func WaitForNamedCacheSync(controllerName string, stopCh <-chan struct{}, cacheS
 }
 
 // WaitForNamedCacheSyncWithContext waits like WaitForCacheSync until ctx is
-// done, logging through the context's logger before waiting, on success and
-// (as an error) on failure. To log less, put a logger with a higher verbosity
+// done, logging through the context's logger before waiting and on success;
+// a failure is reported through utilruntime.HandleErrorWithContext with ctx,
+// as client-go does. To log less, put a logger with a higher verbosity
 // into ctx, e.g. klog.NewContext(ctx, logger.V(5)).
 func WaitForNamedCacheSyncWithContext(ctx context.Context, cacheSyncs ...InformerSynced) bool {
 	logger := klog.FromContext(ctx)
 	logger.Info("Waiting for caches to sync")
 	if !WaitForCacheSync(ctx.Done(), cacheSyncs...) {
-		logger.Error(nil, "Unable to sync caches")
+		utilruntime.HandleErrorWithContext(ctx, nil, "Unable to sync caches")
 		return false
 	}
 	logger.Info("Caches are synced")
@@ -120,12 +123,14 @@ func WaitFor(ctx context.Context, what string, checkers ...DoneChecker) bool {
 	for _, c := range remaining {
 		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c.Done())})
 	}
-	done := func(i int) {
-		if what != "" {
-			logger.Info("Done waiting", "for", what, "instance", remaining[i].Name())
-		}
+	// remove drops remaining[i] and returns it. The "Done waiting" lines
+	// are logged in WaitFor's own body, so that the logger's call stack
+	// helper names WaitFor's caller, as client-go's lines do.
+	remove := func(i int) DoneChecker {
+		c := remaining[i]
 		remaining = slices.Delete(remaining, i, i+1)
 		cases = slices.Delete(cases, i+1, i+2)
+		return c
 	}
 	ctxDone := false
 	for len(remaining) > 0 {
@@ -134,7 +139,9 @@ func WaitFor(ctx context.Context, what string, checkers ...DoneChecker) bool {
 		// is done this is the final check.
 		for i := 0; i < len(remaining); {
 			if isClosed(cases[i+1].Chan) {
-				done(i)
+				if c := remove(i); what != "" {
+					logger.Info("Done waiting", "for", what, "instance", c.Name())
+				}
 				continue
 			}
 			i++
@@ -147,7 +154,9 @@ func WaitFor(ctx context.Context, what string, checkers ...DoneChecker) bool {
 			ctxDone = true
 			continue
 		}
-		done(chosen - 1)
+		if c := remove(chosen - 1); what != "" {
+			logger.Info("Done waiting", "for", what, "instance", c.Name())
+		}
 	}
 	if len(remaining) == 0 {
 		return true

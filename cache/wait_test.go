@@ -3,14 +3,19 @@ package cache
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clientcache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
 
@@ -119,4 +124,101 @@ func TestSyncResultAsError(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, "failed to sync all caches: int, string: my cause", err.Error())
 	assert.ErrorIs(t, err, cause)
+}
+
+// infLogLines renders each entry of a text log as "file:line] message and
+// keys", without severity, time stamp and thread id, replacing the caller
+// "file:line" that equals call with "CALLER".
+func infLogLines(log, call string) []string {
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(log), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 4 {
+			continue
+		}
+		caller := strings.TrimSuffix(fields[3], "]")
+		if caller == call {
+			caller = "CALLER"
+		}
+		out = append(out, caller+"] "+strings.Join(fields[4:], " "))
+	}
+	return out
+}
+
+// infCallSite returns "file:line" of the line that calls it.
+func infCallSite() string {
+	_, file, line, _ := runtime.Caller(1)
+	return fmt.Sprintf("%s:%d", filepath.Base(file), line)
+}
+
+// TestWaitForLogLinesMatchClientGo waits with client-go's WaitFor and with
+// ours for a checker already done, one done later and one never done (the
+// context ends), and compares the log lines: the same messages and keys,
+// each naming the caller's line, as client-go's do.
+func TestWaitForLogLinesMatchClientGo(t *testing.T) {
+	run := func(t *testing.T, clientGo bool) []string {
+		var buf infSyncBuffer
+		ctx, cancel := context.WithCancelCause(klog.NewContext(context.Background(), infBufferLogger(&buf)))
+		defer cancel(nil)
+		already, later, never := newInfChecker("already", true), newInfChecker("later", false), newInfChecker("never", false)
+		logged := func(instance string) func() bool {
+			return func() bool { return strings.Contains(buf.String(), `instance="`+instance+`"`) }
+		}
+		go func() {
+			// One step at a time, so that the lines come in one order.
+			<-later.asked
+			assert.Eventually(t, logged("already"), infTimeout, time.Millisecond)
+			close(later.ch)
+			<-never.asked
+			assert.Eventually(t, logged("later"), infTimeout, time.Millisecond)
+			cancel(errors.New("gave up"))
+		}()
+		var ok bool
+		var call string
+		if clientGo {
+			ok, call = clientcache.WaitFor(ctx, "caches", already, later, never), infCallSite()
+		} else {
+			ok, call = WaitFor(ctx, "caches", already, later, never), infCallSite()
+		}
+		assert.False(t, ok)
+		return infLogLines(buf.String(), call)
+	}
+	want := []string{
+		`CALLER] "Waiting" for="caches"`,
+		`CALLER] "Done waiting" for="caches" instance="already"`,
+		`CALLER] "Done waiting" for="caches" instance="later"`,
+		`CALLER] "Timed out waiting" for="caches" cause="gave up" instances=["never"]`,
+	}
+	require.Equal(t, want, run(t, true), "client-go")
+	assert.Equal(t, want, run(t, false), "kinformer")
+}
+
+// TestWaitForNamedCacheSyncLogLinesMatchClientGo compares the lines of a
+// WaitForNamedCacheSyncWithContext that gives up, client-go's and ours: the
+// failure goes through utilruntime.HandleErrorWithContext in both, as an
+// error logged by "UnhandledError".
+func TestWaitForNamedCacheSyncLogLinesMatchClientGo(t *testing.T) {
+	run := func(clientGo bool) []string {
+		var buf infSyncBuffer
+		ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), infBufferLogger(&buf)))
+		cancel()
+		never := func() bool { return false }
+		if clientGo {
+			assert.False(t, clientcache.WaitForNamedCacheSyncWithContext(ctx, never))
+		} else {
+			assert.False(t, WaitForNamedCacheSyncWithContext(ctx, never))
+		}
+		var out []string
+		for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+			// Severity, then the message and keys; callers differ (the
+			// library's own file).
+			if fields := strings.Fields(line); len(fields) > 4 {
+				out = append(out, fields[0][:1]+" "+strings.Join(fields[4:], " "))
+			}
+		}
+		return out
+	}
+	want := run(true)
+	require.Equal(t, []string{`I "Waiting for caches to sync"`, `E "Unable to sync caches" logger="UnhandledError"`}, want, "client-go")
+	assert.Equal(t, want, run(false))
 }

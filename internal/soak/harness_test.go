@@ -91,7 +91,6 @@ type skResource struct {
 	list   func(ctx context.Context) (map[string]string, error)
 
 	watchErrs atomic.Int64
-	badData   atomic.Int64
 	// exists[i] is whether object i exists as far as the writer knows.
 	mu     sync.Mutex
 	exists []bool
@@ -331,9 +330,6 @@ func (run *skRun) buildResources() {
 		r := r
 		require.NoError(run.t, r.informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 			r.watchErrs.Add(1)
-			if strings.Contains(err.Error(), "bad data from the server") {
-				r.badData.Add(1)
-			}
 		}))
 	}
 	run.t.Cleanup(func() {

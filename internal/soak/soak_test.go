@@ -175,7 +175,10 @@ func skSoak(t *testing.T, seed uint64, cfg skConfig) {
 		objects += len(n)
 		events += r.recorder.Events()
 		watchErrs += int(r.watchErrs.Load())
-		badData += int(r.badData.Load())
+		// Events the Reflector skipped and undecodable frames.
+		if st, ok := cache.GetInformerStatus(r.informer); ok {
+			badData += int(st.BadData)
+		}
 		for k, v := range r.writes.Counts() {
 			writes[k] += v
 		}
