@@ -165,8 +165,10 @@ func TestCredentialsNeverLogged(t *testing.T) {
 				[]byte(fmt.Sprintf(`{"metadata":{"labels":{"i":"%d"}}}`, i)), metav1.PatchOptions{})
 			require.NoError(t, err)
 		}
+		began := time.Now()
 		select {
 		case <-watchFault.Done():
+			t.Logf("fault %s met both watches after %v", f.Kind, time.Since(began).Round(time.Millisecond))
 		case <-ctx.Done():
 			t.Fatalf("fault %s met %d of the 2 watches in namespace %s before the test's deadline", f.Kind, watchFault.Fired(), n)
 		}
