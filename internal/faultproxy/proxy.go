@@ -257,6 +257,29 @@ func (p *Proxy) CutActive(m Match) int {
 	return len(cut)
 }
 
+// EndActive ends every request being served right now that m selects (m.Probability is
+// ignored) the way kube-apiserver ends a watch whose timeout has passed: the response is
+// completed normally, so a watch client sees the end of its stream, not an error. It
+// returns how many it ended; they are not counted as faults. Use it to make clients
+// reopen their watches from their last resourceVersion (a cut watch, see CutActive, is
+// an error, after which an informer relists instead). A request still waiting for the
+// server's response headers gets an empty 200 response.
+func (p *Proxy) EndActive(m Match) int {
+	m.Probability = 0
+	p.mu.Lock()
+	var ended []*activeRequest
+	for a := range p.active {
+		if m.matches(a.info) {
+			ended = append(ended, a)
+		}
+	}
+	p.mu.Unlock()
+	for _, a := range ended {
+		a.cancel()
+	}
+	return len(ended)
+}
+
 // Active returns how many requests that m selects are being served right now
 // (m.Probability is ignored).
 func (p *Proxy) Active(m Match) int {

@@ -418,3 +418,23 @@ func TestCloseEndsBlackHoles(t *testing.T) {
 	events, closed := fpEvents(t, w, 1, 5*time.Second)
 	require.True(t, closed, "events %v", events)
 }
+
+func TestEndActiveEndsWatchesCleanly(t *testing.T) {
+	u := fpNewUpstream(t, 2)
+	p, err := New(u.config(fpToken), Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	cs := fpClient(t, p, false)
+
+	w := fpWatch(t, cs)
+	events, _ := fpEvents(t, w, 2, 5*time.Second)
+	require.Len(t, events, 2)
+	require.Zero(t, p.EndActive(Match{Verb: Watch, Resource: "configmaps"}))
+	require.Equal(t, 1, p.EndActive(Match{Verb: Watch, Resource: "pods"}))
+	// The stream ends as a server ends a watch at its timeout: no error event first.
+	events, closed := fpEvents(t, w, 1, 5*time.Second)
+	require.True(t, closed, "the watch survived EndActive: %v", events)
+	require.Empty(t, events)
+	require.Empty(t, p.Counts(), "ending a watch is not a fault")
+	require.Eventually(t, func() bool { return p.Active(Match{}) == 0 }, 5*time.Second, 10*time.Millisecond)
+}
