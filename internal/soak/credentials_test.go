@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/kinformer/kinformer/informers"
 	fp "github.com/kinformer/kinformer/internal/faultproxy"
 	"github.com/kinformer/kinformer/internal/testenv"
+	corelisters "github.com/kinformer/kinformer/listers/core/v1"
 )
 
 const skReader = "rl-reader"
@@ -120,7 +122,7 @@ func TestCredentialsNeverLogged(t *testing.T) {
 	})
 	// start starts one informer with token in namespace n, and waits for its cache to sync
 	// when it must.
-	start := func(name, token, n string, pods, synced bool) {
+	start := func(name, token, n string, pods, synced bool) informers.SharedInformerFactory {
 		cfg := env.Config()
 		cfg.BearerToken = token
 		cs := kubernetes.NewForConfigOrDie(p.ConfigFor(cfg))
@@ -137,41 +139,63 @@ func TestCredentialsNeverLogged(t *testing.T) {
 		runs = append(runs, run{name: name, factory: f, synced: synced})
 		f.StartWithContext(logCtx)
 		if !synced {
-			return
+			return f
 		}
 		sctx, scancel := context.WithTimeout(ctx, time.Minute)
 		defer scancel()
 		require.NoError(t, f.WaitForCacheSyncWithContext(sctx).AsError(), name)
+		return f
 	}
 	start("reader-configmaps", readerToken, ns, false, true)
 	start("admin-configmaps", adminToken, ns, false, true)
 	start("reader-pods-forbidden", readerToken, ns, true, false)
 	start("wrong-token", wrongToken, ns, false, false)
 
-	// One fault kind after another, each on the watches (not the streaming initial lists) of
-	// its own reader and admin informers, and on one of their LISTs, with writes so that
-	// the watches carry events. Each kind must take effect: the test waits until both
-	// watches met it.
+	// One fault kind after another, each on the plain watches (not the streaming initial
+	// lists) of its own reader and admin informers, and on one of their LISTs. The informers'
+	// watches are ended the way the server ends a watch at its timeout, so that each resumes
+	// with a plain watch from its last resourceVersion, which meets the rule. (A cut stream
+	// would be a decoding error, after which an informer relists; and a watch ended within a
+	// second of its start without an event makes it relist too, so each watch delivers an
+	// event first.) Writes go on until the fault has acted twice.
 	notInitialList := func(info fp.RequestInfo) bool { return info.Query.Get("sendInitialEvents") != "true" }
+	patch := func(n, name, label string, value int) {
+		_, err := admin.CoreV1().ConfigMaps(n).Patch(ctx, name, "application/merge-patch+json",
+			[]byte(fmt.Sprintf(`{"metadata":{"labels":{%q:"%d"}}}`, label, value)), metav1.PatchOptions{})
+		require.NoError(t, err)
+	}
 	for i, f := range kinds {
 		n := kindNS(i)
-		start(fmt.Sprintf("reader-configmaps-%d", i), readerToken, n, false, true)
-		start(fmt.Sprintf("admin-configmaps-%d", i), adminToken, n, false, true)
-		watchFault := p.Inject(fp.Rule{Match: fp.Match{Resource: "configmaps", Namespace: n, Verb: fp.Watch, Func: notInitialList}, Fault: f, Times: 2})
+		var listers []corelisters.ConfigMapNamespaceLister
+		for _, who := range []struct{ name, token string }{{"reader", readerToken}, {"admin", adminToken}} {
+			fac := start(fmt.Sprintf("%s-configmaps-%d", who.name, i), who.token, n, false, true)
+			listers = append(listers, fac.Core().V1().ConfigMaps().Lister().ConfigMaps(n))
+		}
+		// Until removed: a stream that ends before the fault's frame uses up no application.
+		watchFault := p.Inject(fp.Rule{Match: fp.Match{Resource: "configmaps", Namespace: n, Verb: fp.Watch, Func: notInitialList}, Fault: f})
 		p.Inject(fp.Rule{Match: fp.Match{Resource: "configmaps", Namespace: n, Verb: fp.List}, Fault: fp.Fault{Kind: fp.InternalError}, Times: 1})
-		p.CutActive(fp.Match{Resource: "configmaps", Namespace: n, Verb: fp.Watch})
-		for j := 0; j < 5; j++ {
-			_, err := admin.CoreV1().ConfigMaps(n).Patch(ctx, fmt.Sprintf("cm-%d", j), "application/merge-patch+json",
-				[]byte(fmt.Sprintf(`{"metadata":{"labels":{"i":"%d"}}}`, i)), metav1.PatchOptions{})
-			require.NoError(t, err)
-		}
+		before := p.Counts()[f.Kind]
 		began := time.Now()
-		select {
-		case <-watchFault.Done():
-			t.Logf("fault %s met both watches after %v", f.Kind, time.Since(began).Round(time.Millisecond))
-		case <-ctx.Done():
-			t.Fatalf("fault %s met %d of the 2 watches in namespace %s before the test's deadline", f.Kind, watchFault.Fired(), n)
+		patch(n, "cm-0", "kick", i)
+		require.Eventually(t, func() bool {
+			for _, l := range listers {
+				cm, err := l.Get("cm-0")
+				if err != nil || cm.Labels["kick"] != strconv.Itoa(i) {
+					return false
+				}
+			}
+			return true
+		}, time.Minute, 10*time.Millisecond, "fault %s: the informers never saw the write before their watches end", f.Kind)
+		require.Equal(t, 2, p.EndActive(fp.Match{Resource: "configmaps", Namespace: n, Verb: fp.Watch}), "fault %s: open watches", f.Kind)
+		for j := 0; p.Counts()[f.Kind]-before < 2; j++ {
+			if ctx.Err() != nil {
+				t.Fatalf("fault %s acted %d times of 2 (on %d watches) in namespace %s before the test's deadline", f.Kind, p.Counts()[f.Kind]-before, watchFault.Fired(), n)
+			}
+			patch(n, fmt.Sprintf("cm-%d", j%5), "i", j)
+			time.Sleep(50 * time.Millisecond) // pacing of the writes, not a wait for an outcome
 		}
+		watchFault.Remove()
+		t.Logf("fault %s acted twice after %v (%d watches met it)", f.Kind, time.Since(began).Round(time.Millisecond), watchFault.Fired())
 	}
 	// The capture check below needs the undecodable frame's error to have reached a
 	// handler; keep writing until it has.
