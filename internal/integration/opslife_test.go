@@ -102,7 +102,7 @@ func TestFreshnessReadYourWrites(t *testing.T) {
 }
 
 // TestWatchLivenessBlackHole runs an informer through the fault proxy: its
-// watch is cut and the next one black-holed (a 200 with watch headers, then
+// watch is ended and the next one black-holed (a 200 with watch headers, then
 // silence, while the connection stays healthy, so HTTP/2 pings do not
 // notice). With liveness the watch is reopened from the last
 // resourceVersion after the deadline and a pod created meanwhile arrives
@@ -147,22 +147,34 @@ func TestWatchLivenessBlackHole(t *testing.T) {
 			require.Eventually(t, func() bool {
 				return proxy.Active(faultproxy.Match{Verb: faultproxy.Watch, Resource: "pods", Namespace: ns}) > 0
 			}, time.Minute, 10*time.Millisecond)
+			// The watch delivers an event before it is ended, so that it is not a very short
+			// watch (which would make the informer relist instead of resuming it).
+			_, err := cs.CoreV1().Pods(ns).Create(ctx, itPod(ns, "before-black-hole", nil), metav1.CreateOptions{})
+			require.NoError(t, err)
+			require.Eventually(t, func() bool {
+				_, err := factory.Core().V1().Pods().Lister().Pods(ns).Get("before-black-hole")
+				return err == nil
+			}, time.Minute, 10*time.Millisecond)
 			listsBefore := proxy.Requests()[faultproxy.List]
 
 			hole := proxy.Inject(faultproxy.Rule{
-				Match: faultproxy.Match{Verb: faultproxy.Watch, Resource: "pods", Namespace: ns},
+				Match: faultproxy.Match{Verb: faultproxy.Watch, Resource: "pods", Namespace: ns, Func: func(info faultproxy.RequestInfo) bool {
+					return info.Query.Get("sendInitialEvents") != "true"
+				}},
 				Fault: faultproxy.Fault{Kind: faultproxy.BlackHole, SendHeaders: true},
 				Times: 1,
 			})
 			defer hole.Remove()
-			proxy.CutActive(faultproxy.Match{Verb: faultproxy.Watch, Resource: "pods", Namespace: ns})
+			// Ended as the server ends a watch at its timeout: the informer resumes it from
+			// its last resourceVersion with a plain watch, which the black hole takes.
+			require.Equal(t, 1, proxy.EndActive(faultproxy.Match{Verb: faultproxy.Watch, Resource: "pods", Namespace: ns}))
 			select {
 			case <-hole.Done():
 			case <-time.After(2 * time.Minute):
 				t.Fatal("the reopened watch did not reach the black hole")
 			}
 			start := time.Now() // the black-holed watch has just been opened
-			_, err := cs.CoreV1().Pods(ns).Create(ctx, itPod(ns, "during-black-hole", nil), metav1.CreateOptions{})
+			_, err = cs.CoreV1().Pods(ns).Create(ctx, itPod(ns, "during-black-hole", nil), metav1.CreateOptions{})
 			require.NoError(t, err)
 			arrived := func() bool {
 				_, err := factory.Core().V1().Pods().Lister().Pods(ns).Get("during-black-hole")
