@@ -119,6 +119,18 @@ func expiredStatus() *metav1.Status {
 	}
 }
 
+// noWatchListStatus is kube-apiserver's answer to a streaming list when its WatchList
+// feature is off.
+func noWatchListStatus() *metav1.Status {
+	return &metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure,
+		Message:  "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled (injected by faultproxy)",
+		Reason:   metav1.StatusReasonInvalid,
+		Code:     http.StatusUnprocessableEntity,
+	}
+}
+
 // errorStatus is a Status for an HTTP error code.
 func errorStatus(code int, retryAfter int) *metav1.Status {
 	s := &metav1.Status{

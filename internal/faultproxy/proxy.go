@@ -399,6 +399,13 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 			abort()
 		}
 		p.forward(w, r, info, nil)
+	case NoWatchList:
+		if info.Verb != Watch || info.Query.Get("sendInitialEvents") != "true" {
+			p.forward(w, r, info, nil)
+			return
+		}
+		p.count(NoWatchList)
+		writeStatus(w, noWatchListStatus())
 	case Gone:
 		p.count(Gone)
 		if info.Verb == Watch {

@@ -438,3 +438,31 @@ func TestEndActiveEndsWatchesCleanly(t *testing.T) {
 	require.Empty(t, p.Counts(), "ending a watch is not a fault")
 	require.Eventually(t, func() bool { return p.Active(Match{}) == 0 }, 5*time.Second, 10*time.Millisecond)
 }
+
+func TestNoWatchListRejectsOnlyStreamingLists(t *testing.T) {
+	u := fpNewUpstream(t, 2)
+	p, err := New(u.config(fpToken), Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	p.Inject(Rule{Match: Match{Resource: "pods"}, Fault: Fault{Kind: NoWatchList}})
+	cs := fpClient(t, p, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	sendInitialEvents := true
+	_, err = cs.CoreV1().Pods("ns").Watch(ctx, metav1.ListOptions{
+		SendInitialEvents: &sendInitialEvents, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true,
+	})
+	require.Error(t, err)
+	assert.True(t, apierrors.IsInvalid(err), "want 422 Invalid, got %v", err)
+	assert.Contains(t, err.Error(), "sendInitialEvents is forbidden")
+	assert.Equal(t, map[Kind]int{NoWatchList: 1}, p.Counts())
+
+	// A plain watch and a LIST pass, and are not counted.
+	events, _ := fpEvents(t, fpWatch(t, cs), 2, 5*time.Second)
+	require.Len(t, events, 2)
+	list, err := cs.CoreV1().Pods("ns").List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Len(t, list.Items, 2)
+	assert.Equal(t, map[Kind]int{NoWatchList: 1}, p.Counts())
+}

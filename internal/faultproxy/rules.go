@@ -54,11 +54,15 @@ const (
 	// BookmarkNoRV inserts, like WrongType, a BOOKMARK event whose object (of the stream's
 	// kind) has no resourceVersion. Only WATCH requests.
 	BookmarkNoRV Kind = "bookmark-without-rv"
+	// NoWatchList answers a streaming list (a WATCH with sendInitialEvents=true) as a
+	// kube-apiserver with the WatchList feature off does: 422 Invalid, sendInitialEvents
+	// forbidden. Other requests pass through untouched, and are not counted.
+	NoWatchList Kind = "no-watch-list"
 )
 
 // AllKinds lists every Kind, in a fixed order.
 var AllKinds = []Kind{Delay, Gone, TooManyRequests, InternalError, ServiceUnavailable, CloseConn, BlackHole,
-	CutFrame, Garbage, WrongType, NoObject, BookmarkNoRV}
+	CutFrame, Garbage, WrongType, NoObject, BookmarkNoRV, NoWatchList}
 
 // Verb classifies a request.
 type Verb int
