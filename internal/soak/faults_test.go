@@ -56,6 +56,19 @@ func (run *skRun) pick(rnd *rand.Rand, typedOnly, listOnly bool) string {
 	return name
 }
 
+// forceListMode makes the resources served by LIST (pods and configmaps) list with LIST:
+// the proxy answers their streaming lists as a server without the WatchList feature does,
+// so their Reflectors fall back to LIST on every list, as client-go's do. The other
+// resources keep the streaming list. Rules are cleared between the soak's phases: call it
+// again after each Clear.
+func (run *skRun) forceListMode() {
+	for _, r := range run.res {
+		if r.listMode {
+			run.proxy.Inject(fp.Rule{Match: fp.Match{Verb: fp.Watch, Resource: r.name, Func: skInitialEvents}, Fault: fp.Fault{Kind: fp.NoWatchList}})
+		}
+	}
+}
+
 // kick cuts the open watches of resource, so that its informer opens a new one, which
 // meets the rules installed before.
 func (run *skRun) kick(resource string) {

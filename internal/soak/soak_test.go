@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kinformer/kinformer/cache"
-	fp "github.com/kinformer/kinformer/internal/faultproxy"
 	"github.com/kinformer/kinformer/internal/invariant"
 	"github.com/kinformer/kinformer/internal/testenv"
 )
@@ -83,17 +82,7 @@ func skSoak(t *testing.T, seed uint64, cfg skConfig) {
 	require.Equal(t, total, created, "not every initial object was created")
 	t.Logf("created %d objects in %v", created, time.Since(start).Round(time.Millisecond))
 
-	// Pods and configmaps are served by LIST: their first streaming list ends without the
-	// end bookmark, so their Reflectors stop asking for streaming lists. The other three
-	// keep the streaming list.
-	for _, r := range run.res {
-		if r.listMode {
-			run.proxy.Inject(fp.Rule{
-				Match: fp.Match{Verb: fp.Watch, Resource: r.name, Func: skInitialEvents},
-				Fault: fp.Fault{Kind: fp.BlackHole, SendHeaders: true, Hold: 100 * time.Millisecond}, Times: 1,
-			})
-		}
-	}
+	run.forceListMode()
 	stop := make(chan struct{})
 	for _, s := range run.starters {
 		s(stop)
@@ -109,6 +98,7 @@ func skSoak(t *testing.T, seed uint64, cfg skConfig) {
 	t.Logf("informers synced %v after start", time.Since(start).Round(time.Millisecond))
 	setup := run.proxy.Counts()
 	run.proxy.Clear()
+	run.forceListMode()
 	initialWrites := 0
 	for _, r := range run.res {
 		initialWrites += r.writes.Confirmed()
@@ -160,6 +150,7 @@ func skSoak(t *testing.T, seed uint64, cfg skConfig) {
 		}
 	}
 	run.proxy.Clear()
+	run.forceListMode()
 	stopWriting()
 	writer.Wait()
 	phase := time.Since(phaseStart)
