@@ -383,7 +383,8 @@ type ReflectorOptions struct {
 	// error handler is told with a *WatchIdleTimeoutError. Until its first
 	// periodic bookmark a watch is never cut for silence, however long:
 	// kube-apiserver's watch cache sends such bookmarks about once a minute
-	// to watches that allow them (the Reflector's always do), a watch
+	// to watches that allow them (the Reflector's always do), but only
+	// once it has seen a change newer than the watch's start, a watch
 	// served from etcd gets none, and a quiet resource is not a dead
 	// connection, which HTTP/2 pings detect anyway. A streaming list is
 	// never cut for liveness. A value below the server's bookmark interval

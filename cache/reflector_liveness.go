@@ -16,15 +16,16 @@ import (
 // when it then receives no event and no bookmark for this long.
 //
 // The figure follows from the bookmarks of kube-apiserver's watch cache: it
-// sends one to every watch that allows them about once a minute, from a
-// dispatcher that wakes about once a second with 25% jitter, and skips a
-// watch whose buffer is full of events (which then arrive instead). Two
-// minutes is that interval plus as much again for a bookmark delayed by a
-// loaded server, a slow network or a client that is behind, so a healthy
-// watch is not cut; a stuck watch (a black-holed proxy, a server that stopped
-// sending while its connection still answers HTTP/2 pings, an HTTP/1.1
-// watch, which has no pings) is reopened within two minutes of its last
-// event or bookmark.
+// sends one to every watch that allows them about once a minute (once it has
+// seen a change newer than the watch's start; the first one arms the
+// deadline), from a dispatcher that wakes about once a second with 25%
+// jitter and skips a watch whose buffer is full of events (which then arrive
+// instead). Two minutes is that interval plus as much again for a bookmark
+// delayed by a loaded server, a slow network or a client that is behind, so
+// a healthy watch is not cut; a stuck watch (a black-holed proxy, a server
+// that stopped sending while its connection still answers HTTP/2 pings, an
+// HTTP/1.1 watch, which has no pings) is reopened within two minutes of its
+// last event or bookmark.
 const DefaultWatchIdleTimeout = 2 * time.Minute
 
 // WatchIdleTimeoutError is the error a watch ends with when, after it had
