@@ -67,7 +67,8 @@ type Config struct {
 	// WatchListPageSize is the page size of the initial list and relists.
 	WatchListPageSize int64
 
-	// WatchIdleTimeout is the Reflector's watch liveness deadline (see
+	// WatchIdleTimeout is the Reflector's watch liveness deadline, armed on
+	// a watch by its first periodic bookmark (see
 	// ReflectorOptions.WatchIdleTimeout); zero or negative: none.
 	// kinformer extension.
 	WatchIdleTimeout time.Duration

@@ -404,7 +404,7 @@ func infKlogContext(t *testing.T) context.Context {
 
 // timerRecordingClock is a fake clock that counts the timers created for each
 // duration, so a test can step the clock once the timer it means to fire is
-// waiting, not merely some timer (a watch's idle timer, say).
+// waiting, not merely some timer (a watch's idle timer after a bookmark, say).
 type timerRecordingClock struct {
 	*testingclock.FakeClock
 	mu      sync.Mutex

@@ -236,13 +236,15 @@ func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
 //     clientset behind a plain ListWatch without
 //     ToListWatcherWithWatchListSemantics). Events that keep arriving, as
 //     in a large initial list, keep the stream going.
+//   - With ReflectorOptions.WatchIdleTimeout (off for a Reflector built
+//     here, on by default in shared informers), a watch that went silent
+//     after a periodic bookmark is reopened from the last resourceVersion.
+//     Watch requests, streaming lists included, ask the server for
+//     client-go's timeouts either way.
 //
 // Streaming lists otherwise behave as in client-go: a stream the server
 // closes before its end bookmark (after an event, or after a second) is
-// opened again at once from the same resource version (except one closed at
-// the short timeout the watch liveness deadline made it ask for, see
-// ReflectorOptions.WatchIdleTimeout: that cycle falls back to LIST, as
-// streaming again would be cut the same way); one that fails with
+// opened again at once from the same resource version; one that fails with
 // a refused connection or 429 is retried after a backoff, one whose resource
 // version is expired or too large at once from the latest data; any other
 // failure (a server that cannot stream lists, a very short stream, an error
@@ -282,9 +284,10 @@ type Reflector struct {
 	// falls back to LIST. Zero or less means no bound. Set before Run
 	// (tests lower it or drive it with a fake clock).
 	initialEventsTimeout time.Duration
-	// watchIdleTimeout, when positive, is how long a watch may go without
-	// any event (bookmarks included) before it is stopped and resumed from
-	// the last resource version (reflector_liveness.go).
+	// watchIdleTimeout, when positive, is how long a watch that has
+	// received a periodic bookmark may go without any event (bookmarks
+	// included) before it is stopped and resumed from the last resource
+	// version (reflector_liveness.go).
 	watchIdleTimeout time.Duration
 	// resume, when set, is called once before the first list; the state it
 	// returns replaces that list (snapshot.go). Guarded by mu.
@@ -371,16 +374,26 @@ type ReflectorOptions struct {
 	// over after two minutes without a failure.
 	Backoff *wait.Backoff
 
-	// WatchIdleTimeout, when positive, bounds how long a watch may stay
-	// silent: a watch that receives no event and no bookmark for this long
-	// is stopped and reopened from the last resourceVersion (no relist),
-	// and the watch error handler is told with a *WatchIdleTimeoutError.
-	// The watch requests then ask the server for a timeout between half
-	// and five sixths of it (instead of MinWatchTimeout's), so that a
-	// healthy idle watch ends with the server's pre-timeout bookmark and a
-	// clean close before the deadline. Zero or negative: no deadline (as
-	// client-go). kinformer extension; shared informers enable it by
-	// default (see SharedIndexInformerOptions.WatchIdleTimeout).
+	// WatchIdleTimeout, when positive, is the watch liveness deadline. It
+	// is armed on a watch by the first periodic bookmark the watch
+	// receives (a BOOKMARK event other than the one that ends a streaming
+	// list's initial events), and restarts with every event and bookmark
+	// after it: a watch that then receives nothing for this long is stopped
+	// and reopened from the last resourceVersion (no relist), and the watch
+	// error handler is told with a *WatchIdleTimeoutError. Until its first
+	// periodic bookmark a watch is never cut for silence, however long:
+	// kube-apiserver's watch cache sends such bookmarks about once a minute
+	// to watches that allow them (the Reflector's always do), but only
+	// once it has seen a change newer than the watch's start, a watch
+	// served from etcd gets none, and a quiet resource is not a dead
+	// connection, which HTTP/2 pings detect anyway. A streaming list is
+	// never cut for liveness. A value below the server's bookmark interval
+	// restarts every idle watch after each bookmark; DefaultWatchIdleTimeout
+	// explains the default of shared informers. Watch requests ask the
+	// server for MinWatchTimeout's timeouts whatever this is. Zero or
+	// negative: no deadline (as client-go). kinformer extension; shared
+	// informers enable it by default (see
+	// SharedIndexInformerOptions.WatchIdleTimeout).
 	WatchIdleTimeout time.Duration
 }
 
@@ -675,11 +688,9 @@ func (r *Reflector) ensureMetrics() {
 	})
 }
 
-// watchTimeoutSeconds draws the timeout of one watch request.
+// watchTimeoutSeconds draws the timeout of one watch request (a streaming
+// list's included): in [minWatchTimeout, maxWatchTimeout), as client-go.
 func (r *Reflector) watchTimeoutSeconds() *int64 {
-	if r.watchIdleTimeout > 0 {
-		return r.livenessWatchTimeoutSeconds()
-	}
 	span := r.maxWatchTimeout.Seconds() - r.minWatchTimeout.Seconds()
 	seconds := int64(r.minWatchTimeout.Seconds() + rand.Float64()*span)
 	return &seconds
@@ -1048,9 +1059,6 @@ func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
 			return nil, &reflectorIncompleteStreamError{name: r.name, events: session.events, err: err}
 		}
 		if !ended {
-			if cut := r.streamCutByLivenessTimeout(start, options.TimeoutSeconds); cut > 0 {
-				return nil, &reflectorIncompleteStreamError{name: r.name, events: session.events, cutAt: cut}
-			}
 			// The server closed the stream, after at least one event or a
 			// second, before the initial events were complete (a watch
 			// timeout, a restarted server): open it again at once from
@@ -1090,44 +1098,17 @@ type reflectorIncompleteStreamError struct {
 	// silentFor, when positive, is how long the stream went without an
 	// event before the Reflector stopped it.
 	silentFor time.Duration
-	// cutAt, when positive, is the timeout the stream asked for, at which
-	// the server closed it (see streamCutByLivenessTimeout).
-	cutAt time.Duration
-	// err is the error the watch ended with; nil when it went silent or
-	// was cut at its timeout.
+	// err is the error the watch ended with; nil when it went silent.
 	err error
 }
 
 // Error implements error.
 func (e *reflectorIncompleteStreamError) Error() string {
 	const what = "without the initial-events-end bookmark; falling back to LIST"
-	switch {
-	case e.silentFor > 0:
+	if e.silentFor > 0 {
 		return fmt.Sprintf("reflector %s: streaming list stayed silent for %v after %d event(s) %s", e.name, e.silentFor, e.events, what)
-	case e.cutAt > 0:
-		return fmt.Sprintf("reflector %s: streaming list was closed by the server at its %v timeout after %d event(s) %s", e.name, e.cutAt, e.events, what)
 	}
 	return fmt.Sprintf("reflector %s: streaming list ended with an error after %d event(s) %s: %v", e.name, e.events, what, e.err)
-}
-
-// streamCutByLivenessTimeout returns the timeout a streaming list opened at
-// start asked the server for (timeoutSeconds) when the watch liveness
-// deadline shortened it (WatchIdleTimeout, reflector_liveness.go) and the
-// stream lasted that long: the server closed it at that timeout. Opening it
-// again with the same short timeout would be cut the same way, for ever, for
-// a list that takes longer to stream, so that cycle falls back to LIST
-// instead. It returns 0 otherwise: then, as in client-go, the stream is
-// opened again. Once streaming lists ask for client-go's timeouts whatever
-// the liveness deadline, this never applies.
-func (r *Reflector) streamCutByLivenessTimeout(start time.Time, timeoutSeconds *int64) time.Duration {
-	if r.watchIdleTimeout <= 0 || timeoutSeconds == nil {
-		return 0
-	}
-	timeout := time.Duration(*timeoutSeconds) * time.Second
-	if r.clock.Since(start) < timeout {
-		return 0
-	}
-	return timeout
 }
 
 // Unwrap returns the error the watch ended with, if any.
@@ -1368,7 +1349,9 @@ type reflectorWatchSession struct {
 // In every other case w is stopped. A watch that closes within a second
 // without an event yields a *VeryShortWatchError. A streaming session that
 // receives no event for the Reflector's initialEventsTimeout ends with a
-// *reflectorIncompleteStreamError.
+// *reflectorIncompleteStreamError. A plain session that received a periodic
+// bookmark and then nothing for the Reflector's watchIdleTimeout ends with a
+// *WatchIdleTimeoutError.
 func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watch.Interface, errc <-chan error) (ended bool, err error) {
 	r := s.r
 	bookmarks, _ := s.store.(ReflectorBookmarkStore)
@@ -1377,29 +1360,22 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 		rvUpdater, _ = s.store.(ResourceVersionUpdater)
 	}
 
-	// While streaming: lastEvent is when the last event (of any kind)
-	// arrived; the idle timer stops a stream that went silent, the ticker
-	// warns about a long wait when that bound is off or longer.
-	var tick, idle <-chan time.Time
-	var idleTimer clock.Timer
-	var lastEvent, quietSince time.Time
-	idleLimit := r.initialEventsTimeout
-	if !s.streaming && r.watchIdleTimeout > 0 {
-		// Watch liveness: a silent watch is restarted.
-		idleLimit = r.watchIdleTimeout
-		quietSince = r.clock.Now()
-		idleTimer = r.clock.NewTimer(idleLimit)
-		defer idleTimer.Stop()
-		idle = idleTimer.C()
-	}
+	// silence, when not nil, ends the session once nothing arrived for its
+	// limit: while streaming, the bound of a stream that went silent
+	// (initialEventsTimeout); on a plain watch, the liveness deadline,
+	// armed by the first periodic bookmark (armsWatchIdleTimeout). While
+	// streaming, lastEvent is when the last event (of any kind) arrived,
+	// and the ticker warns about a long wait when the bound is off or
+	// longer.
+	var silence *silenceTimer
+	defer func() { silence.stop() }()
+	var tick <-chan time.Time
+	var lastEvent time.Time
 	if s.streaming {
-		quietSince = r.clock.Now()
-		if idleLimit > 0 {
-			idleTimer = r.clock.NewTimer(idleLimit)
-			defer idleTimer.Stop()
-			idle = idleTimer.C()
+		if r.initialEventsTimeout > 0 {
+			silence = newSilenceTimer(r.clock, r.initialEventsTimeout)
 		}
-		if tc, ok := r.clock.(clock.WithTicker); ok && (idleLimit <= 0 || idleLimit > reflectorInitialEventsWarnInterval) {
+		if tc, ok := r.clock.(clock.WithTicker); ok && (r.initialEventsTimeout <= 0 || r.initialEventsTimeout > reflectorInitialEventsWarnInterval) {
 			ticker := tc.NewTicker(reflectorInitialEventsWarnInterval)
 			defer ticker.Stop()
 			tick = ticker.C()
@@ -1426,21 +1402,24 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 		case <-tick:
 			r.warnInitialEventsPending(ctx, start, lastEvent)
 			continue
-		case <-idle:
-			quiet := r.clock.Since(quietSince)
-			if quiet >= idleLimit {
-				if !s.streaming {
-					r.metrics.watchEnded(r.clock.Since(start).Seconds(), events, false)
-					return false, &WatchIdleTimeoutError{Name: r.name, Timeout: idleLimit, ResourceVersion: r.LastSyncResourceVersion()}
-				}
+		case <-silence.C():
+			quiet, expired := silence.expired()
+			if !expired {
+				continue
+			}
+			if s.streaming {
 				return false, &reflectorIncompleteStreamError{name: r.name, events: events, silentFor: quiet}
 			}
-			idleTimer.Reset(idleLimit - quiet)
-			continue
+			r.metrics.watchEnded(r.clock.Since(start).Seconds(), events, false)
+			return false, &WatchIdleTimeoutError{Name: r.name, Timeout: silence.limit, ResourceVersion: r.LastSyncResourceVersion()}
 		case event, ok := <-results:
-			if ok && (s.streaming || idle != nil) {
-				quietSince = r.clock.Now()
-				lastEvent = quietSince
+			if ok {
+				// Anything that arrives, even what is then rejected,
+				// shows that the stream is alive.
+				silence.observed()
+				if s.streaming {
+					lastEvent = r.clock.Now()
+				}
 			}
 			if !ok {
 				duration := r.clock.Since(start)
@@ -1499,6 +1478,9 @@ func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watc
 				}
 			}
 			events++
+			if silence == nil && r.armsWatchIdleTimeout(s.streaming, event.Type, initialEventsEnd) {
+				silence = newSilenceTimer(r.clock, r.watchIdleTimeout)
+			}
 			if initialEventsEnd && s.streaming {
 				keepOpen = true
 				r.loggerFor(ctx).V(4).Info("Exiting watch because received the bookmark that marks the end of initial events stream",

@@ -410,11 +410,8 @@ func rfErrKind(err error) string {
 	var incomplete *reflectorIncompleteStreamError
 	switch {
 	case errors.As(err, &incomplete):
-		switch {
-		case incomplete.silentFor > 0:
+		if incomplete.silentFor > 0 {
 			return "incomplete: silent"
-		case incomplete.cutAt > 0:
-			return "incomplete: cut at its timeout"
 		}
 		return "incomplete: " + rfErrKind(incomplete.err)
 	case errors.As(err, &short):

@@ -3,24 +3,36 @@ package cache
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
+
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 )
 
 // DefaultWatchIdleTimeout is the watch liveness deadline of shared informers
-// whose SharedIndexInformerOptions.WatchIdleTimeout is zero: a watch that
-// receives no event and no bookmark for this long is reopened from the last
-// resourceVersion. It is well under the 45 seconds (30 s read-idle plus 15 s
-// ping timeout) after which client-go's HTTP/2 transport notices a dead
-// peer, and it also catches what pings cannot: a watch stream that is stuck
-// while its connection answers pings, and HTTP/1.1 watches, which have no
-// pings at all.
-const DefaultWatchIdleTimeout = 30 * time.Second
+// whose SharedIndexInformerOptions.WatchIdleTimeout is zero (see
+// ReflectorOptions.WatchIdleTimeout for how it works): once a watch has
+// received a periodic bookmark, it is reopened from the last resourceVersion
+// when it then receives no event and no bookmark for this long.
+//
+// The figure follows from the bookmarks of kube-apiserver's watch cache: it
+// sends one to every watch that allows them about once a minute (once it has
+// seen a change newer than the watch's start; the first one arms the
+// deadline), from a dispatcher that wakes about once a second with 25%
+// jitter and skips a watch whose buffer is full of events (which then arrive
+// instead). Two minutes is that interval plus as much again for a bookmark
+// delayed by a loaded server, a slow network or a client that is behind, so
+// a healthy watch is not cut; a stuck watch (a black-holed proxy, a server
+// that stopped sending while its connection still answers HTTP/2 pings, an
+// HTTP/1.1 watch, which has no pings) is reopened within two minutes of its
+// last event or bookmark.
+const DefaultWatchIdleTimeout = 2 * time.Minute
 
-// WatchIdleTimeoutError is the error a watch ends with when it received no
-// event and no bookmark for the Reflector's WatchIdleTimeout. The Reflector
-// then reopens the watch from ResourceVersion without relisting; watch error
-// handlers receive it so that they can count such restarts.
+// WatchIdleTimeoutError is the error a watch ends with when, after it had
+// received a periodic bookmark, it received no event and no bookmark for the
+// Reflector's WatchIdleTimeout. The Reflector then reopens the watch from
+// ResourceVersion without relisting; watch error handlers receive it so
+// that they can count such restarts.
 type WatchIdleTimeoutError struct {
 	// Name is the Reflector's name.
 	Name string
@@ -32,7 +44,7 @@ type WatchIdleTimeoutError struct {
 
 // Error implements error.
 func (e *WatchIdleTimeoutError) Error() string {
-	return fmt.Sprintf("reflector %s: watch received no event or bookmark for %v; reopening it from resourceVersion %q", e.Name, e.Timeout, e.ResourceVersion)
+	return fmt.Sprintf("reflector %s: watch received no event or bookmark for %v after a periodic bookmark; reopening it from resourceVersion %q", e.Name, e.Timeout, e.ResourceVersion)
 }
 
 func isWatchIdleTimeout(err error) bool {
@@ -40,22 +52,67 @@ func isWatchIdleTimeout(err error) bool {
 	return errors.As(err, &idle)
 }
 
-// livenessWatchTimeoutSeconds draws the timeoutSeconds of a watch request
-// when the liveness deadline D is on: in [D/2, 5D/6), at least one second.
-// kube-apiserver sends a watch's bookmarks about once a minute, and one
-// about two seconds before the watch's timeout, then closes it; with a
-// timeout below D a healthy idle watch therefore always delivers that
-// bookmark (which also moves the resourceVersion forward, keeping it from
-// expiring) and closes cleanly before the deadline, and is reopened as any
-// closed watch is. Only a watch that really went silent hits the deadline.
-func (r *Reflector) livenessWatchTimeoutSeconds() *int64 {
-	lo := r.watchIdleTimeout.Seconds() / 2
-	hi := r.watchIdleTimeout.Seconds() * 5 / 6
-	seconds := int64(lo + rand.Float64()*(hi-lo))
-	if seconds < 1 {
-		seconds = 1
+// armsWatchIdleTimeout reports whether an accepted event starts the liveness
+// deadline of the watch it arrived on: the deadline is on, the watch is a
+// plain one (a streaming list is never cut for liveness), and the event is a
+// periodic bookmark, which shows that the server sends them on this watch, so
+// that silence from now on means a stuck stream. The bookmark that ends a
+// streaming list's initial events is sent once whatever the server does
+// later and does not count. A watch served without a watch cache gets no
+// periodic bookmark and is never cut: its silence may be a quiet resource.
+func (r *Reflector) armsWatchIdleTimeout(streaming bool, eventType watch.EventType, initialEventsEnd bool) bool {
+	return r.watchIdleTimeout > 0 && !streaming && eventType == watch.Bookmark && !initialEventsEnd
+}
+
+// silenceTimer fires when nothing was observed for limit on its clock. A nil
+// *silenceTimer is off: its channel is nil, which a select never receives
+// from. It belongs to one goroutine.
+type silenceTimer struct {
+	clock clock.Clock
+	limit time.Duration
+	timer clock.Timer
+	// last is when something was last observed.
+	last time.Time
+}
+
+// newSilenceTimer starts a silenceTimer of limit (positive) from now.
+func newSilenceTimer(c clock.Clock, limit time.Duration) *silenceTimer {
+	return &silenceTimer{clock: c, limit: limit, timer: c.NewTimer(limit), last: c.Now()}
+}
+
+// C is the channel the timer fires on; nil when t is nil.
+func (t *silenceTimer) C() <-chan time.Time {
+	if t == nil {
+		return nil
 	}
-	return &seconds
+	return t.timer.C()
+}
+
+// observed records that something arrived now. The underlying timer is not
+// touched: expired sets it again for what remains.
+func (t *silenceTimer) observed() {
+	if t != nil {
+		t.last = t.clock.Now()
+	}
+}
+
+// expired is called after C fired. It returns how long nothing was observed
+// and whether that reached limit; when it did not, the timer is set again for
+// the rest.
+func (t *silenceTimer) expired() (time.Duration, bool) {
+	quiet := t.clock.Since(t.last)
+	if quiet >= t.limit {
+		return quiet, true
+	}
+	t.timer.Reset(t.limit - quiet)
+	return quiet, false
+}
+
+// stop stops t; it does nothing when t is nil.
+func (t *silenceTimer) stop() {
+	if t != nil {
+		t.timer.Stop()
+	}
 }
 
 // effectiveWatchIdleTimeout maps an informer's option to the Reflector's

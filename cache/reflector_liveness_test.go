@@ -2,7 +2,7 @@ package cache
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -13,8 +13,309 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 )
+
+// The tests of this file cover the watch liveness deadline
+// (ReflectorOptions.WatchIdleTimeout): armed on a watch by its first periodic
+// bookmark, never on a streaming list, and without effect on the timeouts
+// watch requests ask for.
+
+// lvPeriodicBookmark is a bookmark a server sends on an open watch from time
+// to time: not the one that ends a streaming list's initial events.
+func lvPeriodicBookmark(rv string) watch.Event {
+	return watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}}}
+}
+
+// lvModes are the two ways a Reflector gets its initial state.
+var lvModes = []struct {
+	name      string
+	streaming bool
+}{
+	{"LIST", false},
+	{"streaming list", true},
+}
+
+// lvRun is a Reflector on a fake clock over a wlLW whose LIST answers pod p1
+// at resourceVersion 10.
+type lvRun struct {
+	r    *Reflector
+	lw   *wlLW
+	clk  *clocktesting.FakeClock
+	rec  *rfRecorder
+	errs *rfErrors
+}
+
+// lvStart starts a Reflector with the given liveness deadline (0: off) that
+// gets its initial state by a streaming list or a LIST, and brings it to
+// resourceVersion 10 with pod p1. Either way the watch it then continues
+// with is lw.watcher(0): the stream, or the watch after the LIST.
+func lvStart(t *testing.T, streaming bool, deadline time.Duration) *lvRun {
+	t.Helper()
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, streaming)
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	lv := &lvRun{
+		lw:   &wlLW{clk: clk, list: rfPodList("10", "", rfPod("p1", "10"))},
+		clk:  clk,
+		rec:  rfNewRecorder(),
+		errs: &rfErrors{},
+	}
+	logger, _ := wlBufferedLogger(t)
+	lv.r = NewReflectorWithOptions(lv.lw, &v1.Pod{}, lv.rec, ReflectorOptions{Name: "rf", Clock: clk, Logger: &logger, WatchIdleTimeout: deadline})
+	require.Equal(t, streaming, lv.r.useWatchList)
+	lv.r.watchErrorHandler = lv.errs.handler
+	rfStartRun(t, lv.r)
+	rfRequireEventually(t, func() bool { return lv.lw.watcher(0) != nil }, "no watch request")
+	if streaming {
+		w := lv.lw.watcher(0)
+		w.push(t, rfEv(watch.Added, rfPod("p1", "10")))
+		w.push(t, rfEndBookmark("10"))
+	}
+	lv.waitRV(t, "10")
+	return lv
+}
+
+func (lv *lvRun) waitRV(t *testing.T, rv string) {
+	t.Helper()
+	rfRequireEventually(t, func() bool { return lv.r.LastSyncResourceVersion() == rv }, "resourceVersion %s not reached (at %q)", rv, lv.r.LastSyncResourceVersion())
+}
+
+// lists is the number of LIST requests.
+func (lv *lvRun) lists() int {
+	lists, _ := lv.lw.lists()
+	return len(lists)
+}
+
+// lvFirstWatch is what the first watch request of a mode asks for.
+func lvFirstWatch(streaming bool) metav1.ListOptions {
+	if streaming {
+		return rfStreamOpts("")
+	}
+	return rfWatchOpts("10")
+}
+
+// TestWatchRequestsAskClientGoWatchTimeouts: whatever the liveness deadline,
+// every watch request, a streaming list's included, asks the server for a
+// timeout in [5 min, 10 min), as client-go's Reflector does.
+func TestWatchRequestsAskClientGoWatchTimeouts(t *testing.T) {
+	for _, mode := range lvModes {
+		for _, deadline := range []time.Duration{0, 5 * time.Second, DefaultWatchIdleTimeout} {
+			t.Run(fmt.Sprintf("%s, deadline %v", mode.name, deadline), func(t *testing.T) {
+				lv := lvStart(t, mode.streaming, deadline)
+				for i := 0; i < 200; i++ {
+					got := *lv.r.watchTimeoutSeconds()
+					require.GreaterOrEqual(t, got, int64(300))
+					require.Less(t, got, int64(600))
+				}
+				// The server closes the watch; it is reopened.
+				w := lv.lw.watcher(0)
+				w.push(t, rfEv(watch.Modified, rfPod("p1", "11")))
+				w.close()
+				rfRequireEventually(t, func() bool { return lv.lw.watcher(1) != nil }, "the closed watch was not reopened")
+
+				assert.Equal(t, []metav1.ListOptions{lvFirstWatch(mode.streaming), rfWatchOpts("11")}, lv.lw.watches())
+				lv.lw.mu.Lock()
+				timeouts := append([]int64(nil), lv.lw.timeouts...)
+				lv.lw.mu.Unlock()
+				require.Len(t, timeouts, 2)
+				for _, seconds := range timeouts {
+					assert.GreaterOrEqual(t, seconds, int64(300))
+					assert.Less(t, seconds, int64(600))
+				}
+			})
+		}
+	}
+}
+
+// TestWatchWithoutPeriodicBookmarkIsNeverCutForSilence: until a periodic
+// bookmark arrived on it, a watch is not cut for silence however long it
+// lasts (a quiet resource, a server that sends no bookmarks): no deadline
+// runs, and after a day of silence the same watch still delivers.
+func TestWatchWithoutPeriodicBookmarkIsNeverCutForSilence(t *testing.T) {
+	for _, mode := range lvModes {
+		t.Run(mode.name, func(t *testing.T) {
+			lv := lvStart(t, mode.streaming, 30*time.Second)
+			w := lv.lw.watcher(0)
+			w.push(t, rfEv(watch.Added, rfPod("p2", "11")))
+			w.push(t, rfEv(watch.Modified, rfPod("p2", "12"))) // taken: the event before it was handled
+			lv.waitRV(t, "12")
+			assert.False(t, lv.clk.HasWaiters(), "no deadline runs before a periodic bookmark")
+
+			lv.clk.Step(24 * time.Hour)
+			w.push(t, rfEv(watch.Modified, rfPod("p2", "13")))
+			lv.waitRV(t, "13")
+			assert.False(t, w.isStopped())
+			assert.Len(t, lv.lw.watches(), 1, "the watch was not reopened")
+			assert.Equal(t, map[bool]int{false: 1, true: 0}[mode.streaming], lv.lists(), "no relist")
+			assert.Empty(t, lv.errs.snapshot())
+		})
+	}
+}
+
+// TestInitialEventsEndBookmarkDoesNotArmWatchIdleTimeout: the bookmark that
+// ends a streaming list's initial events is no sign that the server sends
+// periodic bookmarks; the watch it leaves open is not cut for silence.
+func TestInitialEventsEndBookmarkDoesNotArmWatchIdleTimeout(t *testing.T) {
+	lv := lvStart(t, true, 30*time.Second)
+	w := lv.lw.watcher(0)
+	w.push(t, rfEv(watch.Added, rfPod("p2", "11"))) // taken: the end bookmark was handled
+	lv.waitRV(t, "11")
+	assert.False(t, lv.clk.HasWaiters(), "the end bookmark started no deadline")
+	lv.clk.Step(24 * time.Hour)
+	w.push(t, rfEv(watch.Modified, rfPod("p2", "12")))
+	lv.waitRV(t, "12")
+	assert.False(t, w.isStopped())
+	assert.Equal(t, []metav1.ListOptions{rfStreamOpts("")}, lv.lw.watches())
+	assert.Empty(t, lv.errs.snapshot())
+}
+
+// TestWatchIdleAfterPeriodicBookmarkReopensFromLastRV: once a periodic
+// bookmark arrived, a watch that then stays silent for the deadline is
+// stopped with a *WatchIdleTimeoutError and reopened, as a plain watch, from
+// the last resourceVersion (the bookmark's), without a relist; not a moment
+// sooner.
+func TestWatchIdleAfterPeriodicBookmarkReopensFromLastRV(t *testing.T) {
+	const deadline = 30 * time.Second
+	for _, mode := range lvModes {
+		t.Run(mode.name, func(t *testing.T) {
+			lv := lvStart(t, mode.streaming, deadline)
+			w := lv.lw.watcher(0)
+			w.push(t, rfEv(watch.Added, rfPod("p2", "11")))
+			w.push(t, lvPeriodicBookmark("12"))
+			rfRequireEventually(t, lv.clk.HasWaiters, "the periodic bookmark started no deadline")
+			lv.waitRV(t, "12")
+
+			lv.clk.Step(deadline - time.Second)
+			assert.True(t, lv.clk.HasWaiters(), "the deadline has not passed yet")
+			lv.clk.Step(time.Second)
+			rfRequireEventually(t, func() bool { return lv.lw.watcher(1) != nil }, "the silent watch was not reopened")
+			assert.True(t, w.isStopped(), "the silent watch is stopped")
+			assert.Equal(t, []metav1.ListOptions{lvFirstWatch(mode.streaming), rfWatchOpts("12")}, lv.lw.watches())
+			assert.Equal(t, map[bool]int{false: 1, true: 0}[mode.streaming], lv.lists(), "no relist")
+
+			errs := lv.errs.snapshot()
+			require.Len(t, errs, 1)
+			var idle *WatchIdleTimeoutError
+			require.ErrorAs(t, errs[0], &idle)
+			assert.Equal(t, &WatchIdleTimeoutError{Name: "rf", Timeout: deadline, ResourceVersion: "12"}, idle)
+
+			// The reopened watch carries on, and has no deadline until its
+			// own first periodic bookmark.
+			lv.lw.watcher(1).push(t, rfEv(watch.Modified, rfPod("p2", "13")))
+			lv.waitRV(t, "13")
+			lv.lw.watcher(1).push(t, rfEv(watch.Modified, rfPod("p2", "14")))
+			assert.False(t, lv.clk.HasWaiters())
+			lv.waitRV(t, "14")
+			assert.Equal(t, []string{"ns/p1@10", "ns/p2@14"}, lv.rec.content())
+		})
+	}
+}
+
+// TestEventsAfterPeriodicBookmarkPushWatchIdleDeadlineOut: after the
+// bookmark that armed it, every event and every bookmark restarts the
+// deadline, so only silence as long as the deadline since the last of them
+// cuts the watch.
+func TestEventsAfterPeriodicBookmarkPushWatchIdleDeadlineOut(t *testing.T) {
+	const deadline = 30 * time.Second
+	lv := lvStart(t, false, deadline)
+	w := lv.lw.watcher(0)
+	w.push(t, lvPeriodicBookmark("11"))
+	rfRequireEventually(t, lv.clk.HasWaiters, "the periodic bookmark started no deadline")
+	lv.waitRV(t, "11")
+
+	// stepPast steps the clock over the timer the Reflector waits on, and
+	// waits until it has set it again for the rest of the deadline.
+	stepPast := func(d time.Duration) {
+		t.Helper()
+		lv.clk.Step(d)
+		rfRequireEventually(t, lv.clk.HasWaiters, "the watch was cut, or its deadline not set again")
+	}
+
+	// Each push is followed by a wait for its resourceVersion, so that the
+	// Reflector has noted the time of the event before the clock moves.
+	lv.clk.Step(20 * time.Second)
+	w.push(t, rfEv(watch.Added, rfPod("p2", "12")))
+	lv.waitRV(t, "12")
+	stepPast(20 * time.Second) // 40s after the bookmark, 20s after the event
+	lv.clk.Step(9 * time.Second)
+	w.push(t, lvPeriodicBookmark("13"))
+	lv.waitRV(t, "13")
+	stepPast(time.Second) // 30s after the event, 1s after the second bookmark
+	lv.clk.Step(deadline - 2*time.Second)
+	assert.False(t, w.isStopped())
+	assert.Len(t, lv.lw.watches(), 1)
+	assert.Empty(t, lv.errs.snapshot())
+
+	lv.clk.Step(time.Second) // 30s after the second bookmark
+	rfRequireEventually(t, func() bool { return lv.lw.watcher(1) != nil }, "the silent watch was not reopened")
+	assert.Equal(t, []metav1.ListOptions{rfWatchOpts("10"), rfWatchOpts("13")}, lv.lw.watches())
+	errs := lv.errs.snapshot()
+	require.Len(t, errs, 1)
+	assert.Equal(t, &WatchIdleTimeoutError{Name: "rf", Timeout: deadline, ResourceVersion: "13"}, errs[0])
+}
+
+// TestStreamingListLongerThanWatchIdleTimeoutIsNotCut: a streaming list is
+// never cut for liveness, however long it takes and even when a periodic
+// bookmark arrives before its end: it goes on while events keep coming
+// (within the bound of a silent stream), as one watch request.
+func TestStreamingListLongerThanWatchIdleTimeoutIsNotCut(t *testing.T) {
+	for _, deadline := range []time.Duration{5 * time.Second, DefaultWatchIdleTimeout} {
+		t.Run(deadline.String(), func(t *testing.T) {
+			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+			clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+			lw := &wlLW{clk: clk, list: rfPodList("99", "")}
+			rec := rfNewRecorder()
+			logger, _ := wlBufferedLogger(t)
+			r := NewReflectorWithOptions(lw, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Clock: clk, Logger: &logger, WatchIdleTimeout: deadline})
+			var errs rfErrors
+			r.watchErrorHandler = errs.handler
+			rfStartRun(t, r)
+			rfRequireEventually(t, func() bool { return lw.watcher(0) != nil }, "no stream")
+			stream := lw.watcher(0)
+
+			// 20 objects 9s apart: 3 minutes, longer than either deadline.
+			const n = 20
+			var want []string
+			for i := 1; i <= n; i++ {
+				stream.push(t, rfEv(watch.Added, rfPod(fmt.Sprintf("p%02d", i), fmt.Sprint(i))))
+				want = append(want, fmt.Sprintf("ns/p%02d@%d", i, i))
+				if i == n/2 {
+					stream.push(t, lvPeriodicBookmark(fmt.Sprint(i)))
+				}
+				clk.Step(9 * time.Second)
+			}
+			stream.push(t, rfEndBookmark(fmt.Sprint(n)))
+			rfRequireEventually(t, func() bool { return r.LastSyncResourceVersion() == fmt.Sprint(n) }, "the stream did not complete")
+
+			assert.False(t, stream.isStopped())
+			assert.Equal(t, []metav1.ListOptions{rfStreamOpts("")}, lw.watches(), "one watch request")
+			lists, _ := lw.lists()
+			assert.Empty(t, lists, "no fallback to LIST")
+			assert.Equal(t, want, rec.content())
+			assert.Empty(t, errs.snapshot())
+		})
+	}
+}
+
+// TestReflectorWatchIdleTimeoutOffByDefault: a Reflector built without the
+// option (unlike a shared informer) has no deadline, even after periodic
+// bookmarks, as client-go's.
+func TestReflectorWatchIdleTimeoutOffByDefault(t *testing.T) {
+	lv := lvStart(t, false, 0)
+	w := lv.lw.watcher(0)
+	w.push(t, lvPeriodicBookmark("11"))
+	w.push(t, rfEv(watch.Added, rfPod("p2", "12"))) // taken: the bookmark was handled
+	lv.waitRV(t, "12")
+	assert.False(t, lv.clk.HasWaiters(), "no deadline")
+	lv.clk.Step(24 * time.Hour)
+	w.push(t, rfEv(watch.Modified, rfPod("p2", "13")))
+	lv.waitRV(t, "13")
+	assert.False(t, w.isStopped())
+	assert.Len(t, lv.lw.watches(), 1)
+	assert.Empty(t, lv.errs.snapshot())
+}
 
 // olSilence detaches srv's open watches without closing them: they stay
 // open and silent, as a watch behind a black-holed connection does, while
@@ -27,13 +328,12 @@ func olSilence(srv *infServer) []*infWatcher {
 	return silent
 }
 
-// olRecordingLW serves srv and records the resourceVersion and timeout of
-// every watch request.
+// olRecordingLW serves srv and records the resourceVersion of every watch
+// request.
 type olRecordingLW struct {
 	srv *infServer
 	mu  sync.Mutex
 	rvs []string
-	tos []int64
 }
 
 func (l *olRecordingLW) lw() ListerWatcher {
@@ -42,9 +342,6 @@ func (l *olRecordingLW) lw() ListerWatcher {
 		WatchFunc: func(options metav1.ListOptions) (watch.Interface, error) {
 			l.mu.Lock()
 			l.rvs = append(l.rvs, options.ResourceVersion)
-			if options.TimeoutSeconds != nil {
-				l.tos = append(l.tos, *options.TimeoutSeconds)
-			}
 			l.mu.Unlock()
 			return l.srv.watch(options)
 		},
@@ -66,14 +363,10 @@ func olWaitOpen(t *testing.T, srv *infServer) {
 	}
 }
 
-// olStep advances the fake clock once the reflector waits on it.
-func olStep(t *testing.T, clk *clocktesting.FakeClock, d time.Duration) {
-	t.Helper()
-	require.Eventually(t, clk.HasWaiters, infTimeout, time.Millisecond, "the reflector does not wait on the clock")
-	clk.Step(d)
-}
-
-func TestReflectorWatchIdleTimeoutRestartsFromLastRV(t *testing.T) {
+// TestWatchIdleTimeoutLosesNoChange: changes made while a watch is black-holed
+// after its periodic bookmark reach the store through the watch reopened
+// from the last resourceVersion, without a relist.
+func TestWatchIdleTimeoutLosesNoChange(t *testing.T) {
 	srv := newInfServer()
 	t.Cleanup(srv.stopWatches)
 	srv.create("a") // 1
@@ -81,14 +374,9 @@ func TestReflectorWatchIdleTimeoutRestartsFromLastRV(t *testing.T) {
 	rec := &olRecordingLW{srv: srv}
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
 	store := NewStore(MetaNamespaceKeyFunc)
-	var handled []error
-	var hmu sync.Mutex
+	var errs rfErrors
 	r := NewReflectorWithOptions(rec.lw(), &v1.Pod{}, store, ReflectorOptions{Clock: clk, WatchIdleTimeout: 10 * time.Second})
-	r.watchErrorHandler = func(_ context.Context, _ *Reflector, err error) {
-		hmu.Lock()
-		handled = append(handled, err)
-		hmu.Unlock()
-	}
+	r.watchErrorHandler = errs.handler
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); r.RunWithContext(ctx) }()
@@ -96,27 +384,18 @@ func TestReflectorWatchIdleTimeoutRestartsFromLastRV(t *testing.T) {
 
 	olWaitOpen(t, srv)
 	srv.update("a") // 3
-	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "3" }, infTimeout, time.Millisecond)
-
-	// An event halfway resets the deadline: after 5s + event + 5s the watch
-	// is still the first one.
-	olStep(t, clk, 5*time.Second)
-	srv.update("b") // 4
-	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "4" }, infTimeout, time.Millisecond)
-	olStep(t, clk, 5*time.Second)
-	// A bookmark is liveness too (at 5: another resource was written).
 	srv.mu.Lock()
-	srv.rv++
+	srv.rv++ // 4: another resource was written
 	srv.mu.Unlock()
 	olBookmark(srv)
-	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "5" }, infTimeout, time.Millisecond)
-	olStep(t, clk, 9*time.Second)
-	assert.Equal(t, []string{"2"}, rec.watchRVs(), "no restart while events and bookmarks arrive")
+	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "4" }, infTimeout, time.Millisecond)
+	require.Eventually(t, clk.HasWaiters, infTimeout, time.Millisecond, "the periodic bookmark started no deadline")
 
-	// The connection goes silent; a change happens meanwhile.
+	// The connection goes silent; changes happen meanwhile.
 	silent := olSilence(srv)
-	srv.update("a") // 6
-	olStep(t, clk, 10*time.Second)
+	srv.update("b") // 5
+	srv.remove("a") // 6
+	clk.Step(10 * time.Second)
 	olWaitOpen(t, srv)
 	for _, w := range silent {
 		select {
@@ -125,48 +404,16 @@ func TestReflectorWatchIdleTimeoutRestartsFromLastRV(t *testing.T) {
 			t.Fatal("the silent watch was not stopped")
 		}
 	}
-	assert.Equal(t, []string{"2", "5"}, rec.watchRVs(), "reopened from the last resourceVersion")
+	assert.Equal(t, []string{"2", "4"}, rec.watchRVs(), "reopened from the last resourceVersion")
 	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "6" }, infTimeout, time.Millisecond)
 	lists, _ := srv.counts()
 	assert.Equal(t, 1, lists, "no relist")
-	assert.Equal(t, []string{"ns/a@6", "ns/b@4"}, infStoreContents(store), "the change made while silent was not lost")
-
-	hmu.Lock()
-	defer hmu.Unlock()
-	require.Len(t, handled, 1)
+	assert.Equal(t, []string{"ns/b@5"}, infStoreContents(store), "the changes made while silent were not lost")
+	got := errs.snapshot()
+	require.Len(t, got, 1)
 	var idle *WatchIdleTimeoutError
-	require.True(t, errors.As(handled[0], &idle), "%v", handled[0])
-	assert.Equal(t, 10*time.Second, idle.Timeout)
-	assert.Equal(t, "5", idle.ResourceVersion)
-}
-
-func TestReflectorWatchIdleTimeoutOffByDefault(t *testing.T) {
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
-	srv.create("a")
-	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
-	r := NewReflectorWithOptions(srv.lw(), &v1.Pod{}, NewStore(MetaNamespaceKeyFunc), ReflectorOptions{Clock: clk})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); r.RunWithContext(ctx) }()
-	defer func() { cancel(); <-done }()
-	olWaitOpen(t, srv)
-	// Nothing waits on the clock: no deadline, no resync, no backoff.
-	time.Sleep(20 * time.Millisecond) // give a wrong timer the chance to appear
-	assert.False(t, clk.HasWaiters())
-	_, watches := srv.counts()
-	assert.Equal(t, 1, watches)
-}
-
-func TestReflectorWatchIdleTimeoutSeconds(t *testing.T) {
-	r := NewReflectorWithOptions(nil, &v1.Pod{}, nil, ReflectorOptions{WatchIdleTimeout: 30 * time.Second})
-	for i := 0; i < 200; i++ {
-		got := *r.watchTimeoutSeconds()
-		assert.GreaterOrEqual(t, got, int64(15))
-		assert.Less(t, got, int64(25))
-	}
-	r = NewReflectorWithOptions(nil, &v1.Pod{}, nil, ReflectorOptions{WatchIdleTimeout: time.Second})
-	assert.Equal(t, int64(1), *r.watchTimeoutSeconds())
+	require.ErrorAs(t, got[0], &idle)
+	assert.Equal(t, "4", idle.ResourceVersion)
 }
 
 func TestSharedInformerWatchIdleTimeoutOption(t *testing.T) {

@@ -256,14 +256,16 @@ type SharedIndexInformerOptions struct {
 	// deletions after them, in the DeltaFIFO's own order.
 	RelistPageByPage bool
 
-	// WatchIdleTimeout is the watch liveness deadline: a watch that gets no
-	// event and no bookmark for this long is reopened from the last
-	// resourceVersion, without a relist (see
-	// ReflectorOptions.WatchIdleTimeout, which also explains the shorter
-	// watch timeouts it asks the server for). Zero means
-	// DefaultWatchIdleTimeout; negative turns it off (client-go's
-	// behaviour). kinformer extension. SetWatchIdleTimeout changes it
-	// before Run.
+	// WatchIdleTimeout is the watch liveness deadline: a watch that has
+	// received a periodic bookmark from the server and then gets no event
+	// and no bookmark for this long is reopened from the last
+	// resourceVersion, without a relist. A watch without a periodic
+	// bookmark yet, and a streaming list, are never cut for silence; watch
+	// requests ask client-go's timeouts either way (see
+	// ReflectorOptions.WatchIdleTimeout). Zero means
+	// DefaultWatchIdleTimeout (2 minutes); negative turns it off
+	// (client-go's behaviour). kinformer extension. SetWatchIdleTimeout
+	// changes it before Run.
 	WatchIdleTimeout time.Duration
 
 	// SnapshotFile, when not empty, makes the informer warm-restartable:

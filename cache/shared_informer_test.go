@@ -520,7 +520,7 @@ func TestSharedInformerPerHandlerResync(t *testing.T) {
 			infRunInformer(t, informer)
 			infWaitSynced(t, informer.HasSyncedChecker())
 			// The Reflector's resync timer (the check period, 1 s) must be
-			// waiting before the step; the watch's idle timer is another.
+			// waiting before the step, not merely some timer.
 			require.Eventually(t, func() bool { return fakeClock.timersCreated(time.Second) == 1 }, infTimeout, time.Millisecond)
 
 			fakeClock.Step(time.Second)

@@ -64,11 +64,12 @@ func ExampleWithSnapshotDir() {
 }
 
 // The README's watch liveness: every informer of the factory restarts a
-// watch that delivered no event and no bookmark for 15 s.
+// watch that, after a periodic bookmark, delivered no event and no bookmark
+// for 3 minutes.
 func ExampleWithWatchIdleTimeout() {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // fake for the example
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
-		informers.WithWatchIdleTimeout(15*time.Second)) // negative: off, as in client-go
+		informers.WithWatchIdleTimeout(3*time.Minute)) // negative: off, as in client-go
 	_ = factory.Core().V1().Pods().Informer()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer factory.Shutdown()

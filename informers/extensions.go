@@ -42,9 +42,13 @@ func WithRelistPageByPage() SharedInformerOption {
 }
 
 // WithWatchIdleTimeout sets the watch liveness deadline of every informer the
-// factory builds (see cache.SharedIndexInformerOptions.WatchIdleTimeout):
-// zero keeps the default (cache.DefaultWatchIdleTimeout), a negative value
-// turns liveness off. kinformer extension, not in client-go.
+// factory builds (see cache.SharedIndexInformerOptions.WatchIdleTimeout): a
+// watch that has received a periodic bookmark and then nothing for d is
+// reopened from the last resourceVersion. Zero keeps the default
+// (cache.DefaultWatchIdleTimeout, 2 minutes), a negative value turns
+// liveness off. A d below the server's bookmark interval (about a minute)
+// restarts healthy idle watches after each bookmark. kinformer extension,
+// not in client-go.
 func WithWatchIdleTimeout(d time.Duration) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
 		f.extensions.watchIdleTimeout = d

@@ -190,11 +190,13 @@ func encodeEvent(enc encoding, eventType string, raw []byte) ([]byte, error) {
 }
 
 // frameObjectInfo is what the proxy learns from one watch event: its type and its object's
-// apiVersion, kind and namespace.
+// apiVersion, kind and namespace, and whether it carries the annotation of the bookmark
+// that ends a streaming list's initial events.
 type frameObjectInfo struct {
-	eventType string
-	gvk       schema.GroupVersionKind
-	namespace string
+	eventType        string
+	gvk              schema.GroupVersionKind
+	namespace        string
+	initialEventsEnd bool
 }
 
 // inspectFrame decodes a framed watch event far enough to learn frameObjectInfo.
@@ -207,7 +209,8 @@ func inspectFrame(enc encoding, frame []byte) (frameObjectInfo, error) {
 				APIVersion string `json:"apiVersion"`
 				Kind       string `json:"kind"`
 				Metadata   struct {
-					Namespace string `json:"namespace"`
+					Namespace   string            `json:"namespace"`
+					Annotations map[string]string `json:"annotations"`
 				} `json:"metadata"`
 			} `json:"object"`
 		}
@@ -215,6 +218,7 @@ func inspectFrame(enc encoding, frame []byte) (frameObjectInfo, error) {
 			return info, err
 		}
 		info.eventType, info.namespace = ev.Type, ev.Object.Metadata.Namespace
+		info.initialEventsEnd = ev.Object.Metadata.Annotations[metav1.InitialEventsAnnotationKey] == "true"
 		info.gvk = schema.FromAPIVersionAndKind(ev.Object.APIVersion, ev.Object.Kind)
 		return info, nil
 	}
@@ -233,6 +237,7 @@ func inspectFrame(enc encoding, frame []byte) (frameObjectInfo, error) {
 	info.gvk = *gvk
 	if m, ok := obj.(metav1.Object); ok {
 		info.namespace = m.GetNamespace()
+		info.initialEventsEnd = m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
 	}
 	return info, nil
 }

@@ -434,6 +434,10 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		p.count(ServiceUnavailable)
 		writeStatus(w, errorStatus(http.StatusServiceUnavailable, f.RetryAfterSeconds))
 	case BlackHole:
+		if f.AfterBookmark && info.Verb == Watch {
+			p.forward(w, r, info, f)
+			return
+		}
 		p.count(BlackHole)
 		p.blackHole(w, r, f)
 	case CloseConn:
@@ -473,6 +477,14 @@ func (p *Proxy) blackHole(w http.ResponseWriter, r *http.Request, f *Fault) {
 		w.WriteHeader(http.StatusOK)
 		_ = http.NewResponseController(w).Flush()
 	}
+	if p.holdSilence(r, f) && !f.SendHeaders {
+		abort()
+	}
+}
+
+// holdSilence waits for f.Hold (for ever when zero) unless the client goes away or the
+// proxy closes first; it reports whether the hold ran out.
+func (p *Proxy) holdSilence(r *http.Request, f *Fault) bool {
 	var hold <-chan time.Time
 	if f.Hold > 0 {
 		t := time.NewTimer(f.Hold)
@@ -481,12 +493,36 @@ func (p *Proxy) blackHole(w http.ResponseWriter, r *http.Request, f *Fault) {
 	}
 	select {
 	case <-hold:
-		if !f.SendHeaders {
-			abort()
-		}
+		return true
 	case <-r.Context().Done():
 	case <-p.closed:
 	}
+	return false
+}
+
+// silenceAfterBookmark forwards the frames of a watch stream up to and including its
+// first periodic bookmark, then closes the server's stream and holds the client's
+// response open without writing (a BlackHole with AfterBookmark).
+func (p *Proxy) silenceAfterBookmark(w io.Writer, rc *http.ResponseController, r *http.Request, enc encoding, body io.ReadCloser, f *Fault) {
+	fr := newFrameReader(enc, body)
+	for {
+		frame, err := fr.next()
+		if len(frame) > 0 {
+			if _, werr := w.Write(frame); werr != nil {
+				return
+			}
+			_ = rc.Flush()
+		}
+		if err != nil {
+			return // the stream ended before a periodic bookmark: nothing injected
+		}
+		if info, ierr := inspectFrame(enc, frame); ierr == nil && info.eventType == "BOOKMARK" && !info.initialEventsEnd {
+			break
+		}
+	}
+	_ = body.Close()
+	p.count(BlackHole)
+	p.holdSilence(r, f)
 }
 
 // hopHeaders are not forwarded.
@@ -551,6 +587,10 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, info RequestInfo
 	_ = rc.Flush()
 	if f == nil {
 		copyFlushing(w, rc, resp.Body)
+		return
+	}
+	if f.Kind == BlackHole {
+		p.silenceAfterBookmark(w, rc, r, enc, resp.Body, f)
 		return
 	}
 	fr := newFrameReader(enc, resp.Body)

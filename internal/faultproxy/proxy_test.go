@@ -30,12 +30,16 @@ const fpToken = "fp-secret-token"
 // WATCH streams them as ADDED events (resourceVersion 1…n) and then stays open until the
 // client goes away. It answers 401 without the right bearer token.
 type fpUpstream struct {
-	srv     *httptest.Server
-	n       int
-	lists   atomic.Int64
-	watches atomic.Int64
-	mu      sync.Mutex
-	auth    []string
+	srv *httptest.Server
+	n   int
+	// bookmarks, set before the first request, makes a WATCH send the bookmark that ends
+	// a streaming list's initial events after its first event and a periodic bookmark
+	// after its second.
+	bookmarks bool
+	lists     atomic.Int64
+	watches   atomic.Int64
+	mu        sync.Mutex
+	auth      []string
 }
 
 func fpNewUpstream(t *testing.T, n int) *fpUpstream {
@@ -90,13 +94,28 @@ func (u *fpUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		rc := http.NewResponseController(w)
 		_ = rc.Flush()
-		for i := 0; i < u.n; i++ {
-			raw, _ := encodeObject(enc, fpPod(i))
-			frame, _ := encodeEvent(enc, "ADDED", raw)
+		write := func(eventType string, obj *corev1.Pod) bool {
+			raw, _ := encodeObject(enc, obj)
+			frame, _ := encodeEvent(enc, eventType, raw)
 			if _, err := w.Write(frame); err != nil {
-				return
+				return false
 			}
 			_ = rc.Flush()
+			return true
+		}
+		for i := 0; i < u.n; i++ {
+			if !write("ADDED", fpPod(i)) {
+				return
+			}
+			if u.bookmarks && i < 2 {
+				bookmark := &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.Itoa(i + 1)}}
+				if i == 0 {
+					bookmark.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+				}
+				if !write("BOOKMARK", bookmark) {
+					return
+				}
+			}
 		}
 		<-r.Context().Done()
 	default:
@@ -288,6 +307,40 @@ func TestStreamFaults(t *testing.T) {
 					require.Zero(t, u.watches.Load(), "a black hole must not reach the server")
 				}
 			}
+		})
+	}
+}
+
+// TestBlackHoleAfterBookmark: a watch reaches the server and is forwarded up to its
+// first periodic bookmark, past the bookmark that ends the initial events, then goes
+// silent for the hold and ends cleanly. A stream without a periodic bookmark is passed on
+// untouched.
+func TestBlackHoleAfterBookmark(t *testing.T) {
+	fault := Fault{Kind: BlackHole, AfterBookmark: true, Hold: 300 * time.Millisecond}
+	for _, proto := range []bool{false, true} {
+		t.Run(fmt.Sprintf("protobuf=%v", proto), func(t *testing.T) {
+			u := fpNewUpstream(t, 3)
+			u.bookmarks = true
+			p := fpProxy(t, u, Options{})
+			in := p.Inject(Rule{Match: Match{Verb: Watch, Resource: "pods"}, Fault: fault, Times: 1})
+			w := fpWatch(t, fpClient(t, p, proto))
+			events, _ := fpEvents(t, w, 4, 5*time.Second)
+			require.Equal(t, []string{"ADDED p0@1", "BOOKMARK @1", "ADDED p1@2", "BOOKMARK @2"}, events, "up to the periodic bookmark")
+			events, closed := fpEvents(t, w, 1, 5*time.Second)
+			require.Empty(t, events, "nothing after the periodic bookmark")
+			require.True(t, closed, "the response ends when the hold runs out")
+			require.Equal(t, map[Kind]int{BlackHole: 1}, p.Counts())
+			require.Equal(t, 1, in.Fired())
+			require.Equal(t, int64(1), u.watches.Load(), "the watch reached the server")
+		})
+		t.Run(fmt.Sprintf("no periodic bookmark, protobuf=%v", proto), func(t *testing.T) {
+			u := fpNewUpstream(t, 3)
+			p := fpProxy(t, u, Options{})
+			p.Inject(Rule{Match: Match{Verb: Watch, Resource: "pods"}, Fault: fault, Times: 1})
+			events, closed := fpEvents(t, fpWatch(t, fpClient(t, p, proto)), 3, 5*time.Second)
+			require.Equal(t, []string{"ADDED p0@1", "ADDED p1@2", "ADDED p2@3"}, events)
+			require.False(t, closed)
+			require.Empty(t, p.Counts())
 		})
 	}
 }

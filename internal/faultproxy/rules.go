@@ -35,7 +35,9 @@ const (
 	// BlackHole accepts the request and then sends nothing (Fault.SendHeaders: a 200 with
 	// the headers of a watch first) for Fault.Hold, never asking the server. When the hold
 	// ends, a response that sent headers ends cleanly and one that did not is aborted. A
-	// zero Hold lasts until the client gives up or the proxy closes.
+	// zero Hold lasts until the client gives up or the proxy closes. With
+	// Fault.AfterBookmark a WATCH is forwarded up to its first periodic bookmark and goes
+	// silent after it instead.
 	BlackHole Kind = "black-hole"
 	// CutFrame forwards Fault.AfterFrames events of a WATCH, then the first half of the next
 	// one, then ends the response. On a LIST it forwards the first half of the body.
@@ -189,6 +191,14 @@ type Fault struct {
 	Hold time.Duration
 	// SendHeaders makes a BlackHole send a 200 with watch headers before going silent.
 	SendHeaders bool
+	// AfterBookmark makes a BlackHole on a WATCH forward the server's stream up to and
+	// including its first periodic bookmark (a BOOKMARK event without the
+	// k8s.io/initial-events-end annotation), then close the server's stream and send the
+	// client nothing more for Hold, as a connection that stops delivering once it has
+	// shown to be healthy; the response then ends cleanly. The fault is counted when the
+	// silence begins; a stream that ends before such a bookmark is passed on whole and not
+	// counted. Requests other than WATCH get the plain BlackHole.
+	AfterBookmark bool
 }
 
 // Rule injects Fault into requests that Match selects.

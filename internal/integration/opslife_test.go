@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -101,179 +102,120 @@ func TestFreshnessReadYourWrites(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(err), "the deletion before the marker is visible: %v", err)
 }
 
-// TestWatchLivenessBlackHole runs an informer through the fault proxy: its
-// watch is ended and the next one black-holed (a 200 with watch headers, then
-// silence, while the connection stays healthy, so HTTP/2 pings do not
-// notice). With liveness the watch is reopened from the last
-// resourceVersion after the deadline and a pod created meanwhile arrives
-// without a relist; without it the pod does not arrive.
+// TestWatchLivenessBlackHole runs an informer through the fault proxy, which forwards its
+// first watch (the initial list's) up to the first periodic bookmark of the real server's
+// watch cache and then black-holes it: silence, while the connection stays healthy, so
+// HTTP/2 pings do not notice. The watch cache sends a watch bookmarks other than the
+// initial-events-end one only once it has seen a change newer than the watch's start (then
+// about once a minute): a pod created after the sync is that change. That bookmark arms the
+// liveness deadline; once it passes, the watch is reopened from the last resourceVersion
+// and a pod created during the silence arrives, without a relist. Every watch request,
+// the streaming initial list's included, asks for client-go's timeout of 5 to 10 minutes.
+// The waits are hang guards only: how long the bookmark and the deadline take is logged.
 func TestWatchLivenessBlackHole(t *testing.T) {
 	env := sharedEnv(t)
 	cs := env.Clientset()
-	proxy, err := faultproxy.New(env.Config(), faultproxy.Options{})
+	ns := itNamespace(t, cs)
+	type watchRequest struct {
+		rv, timeoutSeconds string
+		initialEvents      bool
+	}
+	var mu sync.Mutex
+	var watches []watchRequest
+	proxy, err := faultproxy.New(env.Config(), faultproxy.Options{
+		OnRequest: func(info faultproxy.RequestInfo, _ *faultproxy.Fault) {
+			if info.Verb != faultproxy.Watch || info.Resource != "pods" || info.Namespace != ns {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			watches = append(watches, watchRequest{
+				rv:             info.Query.Get("resourceVersion"),
+				timeoutSeconds: info.Query.Get("timeoutSeconds"),
+				initialEvents:  info.Query.Get("sendInitialEvents") == "true",
+			})
+		},
+	})
 	require.NoError(t, err)
 	defer func() { _ = proxy.Close() }()
-	const deadline = 6 * time.Second
-
-	for _, tc := range []struct {
-		name    string
-		idle    time.Duration
-		arrives bool
-		waitFor time.Duration // how long the pod must not arrive, when it must not
-	}{
-		{name: "liveness", idle: deadline, arrives: true},
-		{name: "off", idle: -1, arrives: false, waitFor: 2 * deadline},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ns := itNamespace(t, cs)
-			pcs := kubernetes.NewForConfigOrDie(proxy.Config())
-			factory := informers.NewSharedInformerFactoryWithOptions(pcs, 0, informers.WithNamespace(ns), informers.WithWatchIdleTimeout(tc.idle))
-			informer := factory.Core().V1().Pods().Informer()
-			var idleErrs atomic.Int64
-			var firstIdleAt atomic.Pointer[time.Time]
-			require.NoError(t, informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-				var idle *cache.WatchIdleTimeoutError
-				if errors.As(err, &idle) {
-					now := time.Now()
-					firstIdleAt.CompareAndSwap(nil, &now)
-					idleErrs.Add(1)
-				}
-			}))
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer factory.Shutdown()
-			defer cancel()
-			factory.StartWithContext(ctx)
-			require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
-			require.Eventually(t, func() bool {
-				return proxy.Active(faultproxy.Match{Verb: faultproxy.Watch, Resource: "pods", Namespace: ns}) > 0
-			}, time.Minute, 10*time.Millisecond)
-			// The watch delivers an event before it is ended, so that it is not a very short
-			// watch (which would make the informer relist instead of resuming it).
-			_, err := cs.CoreV1().Pods(ns).Create(ctx, itPod(ns, "before-black-hole", nil), metav1.CreateOptions{})
-			require.NoError(t, err)
-			require.Eventually(t, func() bool {
-				_, err := factory.Core().V1().Pods().Lister().Pods(ns).Get("before-black-hole")
-				return err == nil
-			}, time.Minute, 10*time.Millisecond)
-			listsBefore := proxy.Requests()[faultproxy.List]
-
-			hole := proxy.Inject(faultproxy.Rule{
-				Match: faultproxy.Match{Verb: faultproxy.Watch, Resource: "pods", Namespace: ns, Func: func(info faultproxy.RequestInfo) bool {
-					return info.Query.Get("sendInitialEvents") != "true"
-				}},
-				Fault: faultproxy.Fault{Kind: faultproxy.BlackHole, SendHeaders: true},
-				Times: 1,
-			})
-			defer hole.Remove()
-			// Ended as the server ends a watch at its timeout: the informer resumes it from
-			// its last resourceVersion with a plain watch, which the black hole takes.
-			require.Equal(t, 1, proxy.EndActive(faultproxy.Match{Verb: faultproxy.Watch, Resource: "pods", Namespace: ns}))
-			select {
-			case <-hole.Done():
-			case <-time.After(2 * time.Minute):
-				t.Fatal("the reopened watch did not reach the black hole")
-			}
-			start := time.Now() // the black-holed watch has just been opened
-			_, err = cs.CoreV1().Pods(ns).Create(ctx, itPod(ns, "during-black-hole", nil), metav1.CreateOptions{})
-			require.NoError(t, err)
-			arrived := func() bool {
-				_, err := factory.Core().V1().Pods().Lister().Pods(ns).Get("during-black-hole")
-				return err == nil
-			}
-			if tc.arrives {
-				// Events, not a window: the deadline fires on the black-holed watch, then the
-				// reopened watch delivers the pod. How long the deadline took is checked from
-				// the recorded times as a lower bound only, which load cannot break.
-				require.Eventually(t, func() bool { return idleErrs.Load() > 0 }, 2*time.Minute, 10*time.Millisecond,
-					"the black-holed watch never hit the liveness deadline")
-				require.Eventually(t, arrived, 2*time.Minute, 10*time.Millisecond, "the pod never arrived after the deadline")
-				fired := firstIdleAt.Load().Sub(start)
-				t.Logf("deadline fired %v after the black hole took the watch, pod arrived %v after it (deadline %v)",
-					fired.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), tc.idle)
-				// The watch's timer starts when the client sends the request, a moment before
-				// the proxy takes it: allow that moment, and no more.
-				assert.GreaterOrEqual(t, fired, tc.idle-time.Second, "the deadline fired before the watch had been silent for it")
-				assert.Equal(t, listsBefore, proxy.Requests()[faultproxy.List], "no relist")
-			} else {
-				// Nothing to wait for: the pod must not arrive. Load can only make this
-				// window stricter, never make it fail.
-				assert.Never(t, arrived, tc.waitFor, 50*time.Millisecond, "without liveness the black-holed watch hangs")
-				assert.Zero(t, idleErrs.Load())
-			}
-			cancel()
-		})
+	watchRequests := func() []watchRequest {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(watches)
 	}
-}
 
-// TestWatchLivenessIdleWatchNotRestarted runs a healthy idle watch on the real server
-// with a short liveness deadline: every watch asks for a timeout below the deadline, ends
-// with the server's pre-timeout bookmark and a clean close, and is reopened; the deadline
-// itself never fires. It counts watch cycles rather than watching a clock, so a loaded
-// machine makes it slower, not flaky.
-func TestWatchLivenessIdleWatchNotRestarted(t *testing.T) {
-	env := sharedEnv(t)
-	cs := env.Clientset()
-	ns := itNamespace(t, cs)
-	var lists, streams atomic.Int64
-	var mu sync.Mutex
-	var watchTimeouts []int64 // timeoutSeconds of each plain watch request, in order
-	cfg := olCountingConfig(env.Config(), &lists, &streams)
-	counted := cfg.WrapTransport
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		next := counted(rt)
-		return olRoundTripper(func(r *http.Request) (*http.Response, error) {
-			q := r.URL.Query()
-			if q.Get("watch") == "true" && q.Get("sendInitialEvents") != "true" {
-				seconds, err := strconv.ParseInt(q.Get("timeoutSeconds"), 10, 64)
-				if err != nil {
-					seconds = -1
-				}
-				mu.Lock()
-				watchTimeouts = append(watchTimeouts, seconds)
-				mu.Unlock()
-			}
-			return next.RoundTrip(r)
-		})
-	}
+	// The first watch of the namespace's pods is black-holed after its first periodic
+	// bookmark.
+	hole := proxy.Inject(faultproxy.Rule{
+		Match: faultproxy.Match{Verb: faultproxy.Watch, Resource: "pods", Namespace: ns},
+		Fault: faultproxy.Fault{Kind: faultproxy.BlackHole, AfterBookmark: true},
+		Times: 1,
+	})
+	defer hole.Remove()
+
 	const deadline = 6 * time.Second
-	factory := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(cfg), 0, informers.WithNamespace(ns), informers.WithWatchIdleTimeout(deadline))
+	factory := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(proxy.Config()), 0,
+		informers.WithNamespace(ns), informers.WithWatchIdleTimeout(deadline))
 	informer := factory.Core().V1().Pods().Informer()
-	var idleErrs, otherErrs atomic.Int64
+	idleErrs := make(chan *cache.WatchIdleTimeoutError, 10)
+	var otherErrs atomic.Int64
 	require.NoError(t, informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 		var idle *cache.WatchIdleTimeoutError
-		if errors.As(err, &idle) {
-			idleErrs.Add(1)
-		} else {
+		if !errors.As(err, &idle) {
 			otherErrs.Add(1)
+			return
+		}
+		select {
+		case idleErrs <- idle:
+		default:
 		}
 	}))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer factory.Shutdown()
 	defer cancel()
+	start := time.Now()
 	factory.StartWithContext(ctx)
 	require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
-	rv0 := informer.LastSyncResourceVersion()
-	watches := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(watchTimeouts)
+	listsBefore := proxy.Requests()[faultproxy.List]
+	_, err = cs.CoreV1().Pods(ns).Create(ctx, itPod(ns, "before-black-hole", nil), metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	require.Eventually(t, func() bool { return proxy.Counts()[faultproxy.BlackHole] > 0 }, 3*time.Minute, 50*time.Millisecond,
+		"the watch never delivered a periodic bookmark")
+	silentAt := time.Now()
+	_, err = cs.CoreV1().Pods(ns).Create(ctx, itPod(ns, "during-black-hole", nil), metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	var idle *cache.WatchIdleTimeoutError
+	select {
+	case idle = <-idleErrs:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the black-holed watch never hit the liveness deadline")
 	}
-	// Five watches that the server closed at their timeout, and the sixth open.
-	const cycles = 6
-	require.Eventually(t, func() bool { return watches() >= cycles || idleErrs.Load() > 0 }, 4*time.Minute, 50*time.Millisecond,
-		"the idle watch was not reopened %d times", cycles)
-	mu.Lock()
-	timeouts := slices.Clone(watchTimeouts)
-	mu.Unlock()
-	t.Logf("%d watches with deadline %v: timeouts %v s, %d deadline restarts, %d other watch errors, RV %s -> %s (bookmarks), lists %d, streaming lists %d",
-		len(timeouts), deadline, timeouts, idleErrs.Load(), otherErrs.Load(), rv0, informer.LastSyncResourceVersion(), lists.Load(), streams.Load())
-	assert.Zero(t, idleErrs.Load(), "a healthy idle watch hit the liveness deadline")
-	assert.Zero(t, otherErrs.Load(), "a healthy idle watch failed")
-	for _, seconds := range timeouts {
-		assert.True(t, seconds >= 1 && time.Duration(seconds)*time.Second < deadline,
-			"a watch asked for a timeout of %d s, not below the %v deadline", seconds, deadline)
+	firedAt := time.Now()
+	require.Eventually(t, func() bool {
+		_, err := factory.Core().V1().Pods().Lister().Pods(ns).Get("during-black-hole")
+		return err == nil
+	}, 2*time.Minute, 10*time.Millisecond, "the pod never arrived after the deadline")
+	t.Logf("periodic bookmark %v after the start, deadline fired %v after the silence began (deadline %v), pod arrived %v after it",
+		silentAt.Sub(start).Round(time.Millisecond), firedAt.Sub(silentAt).Round(time.Millisecond), deadline, time.Since(silentAt).Round(time.Millisecond))
+
+	assert.Equal(t, deadline, idle.Timeout)
+	assert.Equal(t, listsBefore, proxy.Requests()[faultproxy.List], "no relist")
+	assert.Zero(t, otherErrs.Load(), "no other watch error")
+	got := watchRequests()
+	t.Logf("watch requests: %+v", got)
+	require.Len(t, got, 2, "the black-holed watch and the one reopened after the deadline")
+	assert.Equal(t, clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient), got[0].initialEvents,
+		"the first watch is the streaming initial list when the client streams lists")
+	assert.False(t, got[1].initialEvents, "the watch is reopened, not relisted by a streaming list")
+	assert.Equal(t, idle.ResourceVersion, got[1].rv, "reopened from the last resourceVersion")
+	for _, w := range got {
+		seconds, err := strconv.Atoi(w.timeoutSeconds)
+		require.NoError(t, err, "timeoutSeconds of %+v", w)
+		assert.True(t, seconds >= 300 && seconds < 600, "a watch asked for a timeout of %d s, not client-go's 5 to 10 minutes", seconds)
 	}
-	assert.Equal(t, int64(1), lists.Load()+streams.Load(), "one initial list, no relist")
+	cancel()
 }
 
 // TestReleaseInformerAfterCRDDeleted runs a dynamic informer for a custom
