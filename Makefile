@@ -8,7 +8,7 @@ PKGS ?= ./...
 # (the integration tests then skip).
 TESTENV_BUILD := internal/testenv/build.sh
 
-.PHONY: test test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full soak soak-ceiling fuzz-short
+.PHONY: test test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full bench-watch-requests soak soak-ceiling fuzz-short
 
 # Every recipe line runs under bash with pipefail, so that a failing command before a pipe
 # (a benchmark piped into the table tool) fails the target.
@@ -80,6 +80,18 @@ bench:
 ## bench-quick: the same at reduced sizes, without the real API server (about 2 minutes).
 bench-quick:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 3 -timeout 30m ./internal/bench | $(GO) run ./internal/bench/cmd/benchtable -tee -machine
+
+## bench-watch-requests: the watch, streaming-list and LIST requests that 20 informers send
+## the real kube-apiserver over WATCH_DURATION (20m by default), kinformer's factory and
+## client-go's side by side in one run (same 20 built-in resources, same server). The raw
+## output goes to internal/bench/results/watch-requests-<commit>.txt.
+WATCH_DURATION ?= 20m
+bench-watch-requests:
+	@bin=$$($(TESTENV_BUILD)) && echo "server binaries: $$bin" && mkdir -p internal/bench/results && \
+	out=internal/bench/results/watch-requests-$$(git rev-parse --short HEAD).txt && \
+	KINFORMER_TESTENV_BIN=$$bin KINFORMER_BENCH_WATCH_DURATION=$(WATCH_DURATION) \
+	$(GO) test -run '^$$' -bench '^BenchmarkWatchRequests$$' -benchtime 1x -count 1 -timeout 3h -v ./internal/bench | tee $$out && \
+	echo "raw output: $$out"
 
 ## bench-full: an alias of bench, kept for scripts that call it.
 bench-full: bench
