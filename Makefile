@@ -8,7 +8,7 @@ PKGS ?= ./...
 # (the integration tests then skip).
 TESTENV_BUILD := internal/testenv/build.sh
 
-.PHONY: test test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full soak soak-ceiling fuzz-short
+.PHONY: test test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full bench-relist bench-watch-requests soak soak-ceiling fuzz-short
 
 # Every recipe line runs under bash with pipefail, so that a failing command before a pipe
 # (a benchmark piped into the table tool) fails the target.
@@ -81,8 +81,38 @@ bench:
 bench-quick:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 3 -timeout 30m ./internal/bench | $(GO) run ./internal/bench/cmd/benchtable -tee -machine
 
+## bench-watch-requests: the watch, streaming-list and LIST requests that 20 informers send
+## the real kube-apiserver over WATCH_DURATION (20m by default), kinformer's factory and
+## client-go's side by side in one run (same 20 built-in resources, same server). The raw
+## output goes to internal/bench/results/watch-requests-<commit>.txt.
+WATCH_DURATION ?= 20m
+bench-watch-requests:
+	@bin=$$($(TESTENV_BUILD)) && echo "server binaries: $$bin" && mkdir -p internal/bench/results && \
+	out=internal/bench/results/watch-requests-$$(git rev-parse --short HEAD).txt && \
+	KINFORMER_TESTENV_BIN=$$bin KINFORMER_BENCH_WATCH_DURATION=$(WATCH_DURATION) \
+	$(GO) test -run '^$$' -bench '^BenchmarkWatchRequests$$' -benchtime 1x -count 1 -timeout 3h -v ./internal/bench | tee $$out && \
+	echo "raw output: $$out"
+
 ## bench-full: an alias of bench, kept for scripts that call it.
 bench-full: bench
+
+# RELIST_PAIRS is how many kinformer/client-go pairs `make bench-relist` runs per cell.
+RELIST_PAIRS ?= 5
+
+## bench-relist: the relist after a 410 by list mode (streaming, paged, unpaged LIST) and share
+## of pods changed (1, 10, 100 %), 50,000 pods over HTTP, kinformer against client-go, each side
+## in its own process, RELIST_PAIRS interleaved pairs per cell (about 15 minutes). Writes the raw
+## output to internal/bench/results/relist-<commit>.txt (<commit>-dirty when Go files differ
+## from the commit) and the tables to relist-<commit>.md beside it.
+bench-relist:
+	@commit=$$(git rev-parse --short HEAD); \
+	if [ -n "$$(git status --porcelain -- '*.go' go.mod go.sum)" ]; then commit=$$commit-dirty; fi; \
+	out=internal/bench/results/relist-$$commit; mkdir -p internal/bench/results; \
+	start=$$(date +%s); \
+	echo "commit $$commit, started $$(date -u '+%Y-%m-%d %H:%M:%S UTC')" | tee $$out.txt; \
+	KINFORMER_BENCH_RELIST_MODES=1 $(GO) test -run '^$$' -bench '^BenchmarkRelistModes$$' -benchtime 1x -count $(RELIST_PAIRS) -timeout 120m ./internal/bench | tee -a $$out.txt; \
+	echo "wall time $$(( $$(date +%s) - start )) s (compilation included)" | tee -a $$out.txt; \
+	$(GO) run ./internal/bench/cmd/benchtable -relist -machine $$out.txt | tee $$out.md
 
 build:
 	$(GO) build $(PKGS)

@@ -9,6 +9,9 @@
 //
 // The non-test files provide what the benchmarks share: a generator of
 // realistic pods (NewPod), an in-memory ListerWatcher that serves both
-// implementations identically (MemoryLW), heap sampling (HeapSampler) and
-// the parser and renderer of `go test -bench` output (ParseBench, Table).
+// implementations identically (MemoryLW), HTTP servers speaking the
+// Kubernetes API for pods (PodServer; PodAPI, which serves a PodSet in
+// every list mode and expires resourceVersions with 410), heap sampling
+// (HeapSampler, LiveHeapWatch) and the parser and renderers of `go test
+// -bench` output (ParseBench, WriteTable, WriteRelistTables).
 package bench

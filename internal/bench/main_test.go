@@ -1,14 +1,19 @@
 package bench
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
 // TestMain fails the package's test binary when any test leaves a goroutine
-// running after it returns.
+// running after it returns. Started with relistChildEnv set, the binary is
+// a child process of BenchmarkRelistModes and runs only that.
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(relistChildEnv); spec != "" {
+		os.Exit(runRelistChild(spec))
+	}
 	goleak.VerifyTestMain(wrStopAfter{m})
 }
 

@@ -4,11 +4,15 @@
 // kinformer, client-go and the floor, the ratio kinformer / client-go, the
 // issue's target and whether it is met, and kinformer as a multiple of the
 // floor. With -machine it first prints the machine the figures came from.
-// With -tee it copies its input to stderr as it reads it.
+// With -tee it copies its input to stderr as it reads it. With -relist it
+// prints instead the tables of BenchmarkRelistModes (list mode × fraction
+// changed: both sides' medians over the pairs, the median and range of the
+// per-pair ratios, the target).
 //
 // Usage:
 //
 //	go test -run '^$' -bench . -benchtime 1x -count 3 ./internal/bench | go run ./internal/bench/cmd/benchtable -tee -machine
+//	go run ./internal/bench/cmd/benchtable -relist -machine internal/bench/results/relist-<commit>.txt
 package main
 
 import (
@@ -26,6 +30,7 @@ import (
 func main() {
 	machine := flag.Bool("machine", false, "print the machine (CPUs, CPU model, Go version, load) before the table")
 	tee := flag.Bool("tee", false, "copy the input to stderr while reading it")
+	relist := flag.Bool("relist", false, "print the tables of BenchmarkRelistModes instead")
 	flag.Parse()
 
 	var in io.Reader = os.Stdin
@@ -57,7 +62,11 @@ func main() {
 	if *machine {
 		fmt.Print(machineInfo())
 	}
-	if err := bench.WriteTable(os.Stdout, res.Rows()); err != nil {
+	write := func() error { return bench.WriteTable(os.Stdout, res.Rows()) }
+	if *relist {
+		write = func() error { return bench.WriteRelistTables(os.Stdout, res) }
+	}
+	if err := write(); err != nil {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
 	}
