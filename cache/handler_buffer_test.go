@@ -43,9 +43,9 @@ func hpDescribeNotes(notes []notification) []string {
 	return out
 }
 
-// TestHpCoalescingBuffer: the merge rules of HandlerBufferCoalesceByKey,
+// TestCoalescingBufferMergeRules: the merge rules of HandlerBufferCoalesceByKey,
 // one case per rule, each with the exact notifications delivered.
-func TestHpCoalescingBuffer(t *testing.T) {
+func TestCoalescingBufferMergeRules(t *testing.T) {
 	p := infPod
 	cases := []struct {
 		name    string
@@ -109,9 +109,9 @@ func TestHpCoalescingBuffer(t *testing.T) {
 	}
 }
 
-// TestHpCoalescingBufferBounded: however many notifications arrive for a
+// TestCoalescingBufferStaysBoundedByKeys: however many notifications arrive for a
 // fixed set of objects, the buffer holds one entry per object.
-func TestHpCoalescingBufferBounded(t *testing.T) {
+func TestCoalescingBufferStaysBoundedByKeys(t *testing.T) {
 	b := newCoalescingBuffer()
 	for i := 0; i < 10000; i++ {
 		name := fmt.Sprintf("p%d", i%10)
@@ -143,14 +143,14 @@ func (r *hpGatedRecorder) OnUpdate(oldObj, newObj interface{}) {
 	r.infRecorder.OnUpdate(oldObj, newObj)
 }
 
-// TestHpCoalescingHandlerInInformer: while a coalescing handler is blocked,
+// TestCoalescingHandlerInInformerDeliversLatestState: while a coalescing handler is blocked,
 // the changes meant for it are merged per object (and its buffer holds one
 // entry per object), while a default handler of the same informer gets
 // every notification, in order, without waiting for it.
 //
 // The buffer does not depend on the queue; the RealFIFO (the default) makes
 // the order in which notifications reach the listeners exact.
-func TestHpCoalescingHandlerInInformer(t *testing.T) {
+func TestCoalescingHandlerInInformerDeliversLatestState(t *testing.T) {
 	for _, q := range infQueueKinds[:1] {
 		t.Run(q.name, func(t *testing.T) {
 			srv := newInfServer()
@@ -234,8 +234,8 @@ func TestHpCoalescingHandlerInInformer(t *testing.T) {
 	}
 }
 
-// TestHpHandlerBufferPolicyInvalid: an unknown policy is refused.
-func TestHpHandlerBufferPolicyInvalid(t *testing.T) {
+// TestHandlerBufferPolicyInvalidIsRejected: an unknown policy is refused.
+func TestHandlerBufferPolicyInvalidIsRejected(t *testing.T) {
 	srv := newInfServer()
 	informer := infNewInformer(t, srv, false, 0)
 	_, err := informer.AddEventHandlerWithOptions(&infRecorder{}, HandlerOptions{BufferPolicy: HandlerBufferPolicy(7)})

@@ -146,12 +146,12 @@ func (m *omHandlerMetrics) get(name string) *omHistogram {
 	return m.h[name]
 }
 
-// TestOmInformerStatusAfterScriptedRun drives an informer through an initial
+// TestInformerStatusCountsAScriptedRun drives an informer through an initial
 // list, a watch that delivers events and closes (a restart from the last
 // resource version), a watch that ends with 410 (a relist for reason
 // "expired") and a final idle watch, with a panicking and a blocking handler,
 // and checks every counter of GetInformerStatus.
-func TestOmInformerStatusAfterScriptedRun(t *testing.T) {
+func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			w1, w2 := watch.NewFake(), watch.NewFake()

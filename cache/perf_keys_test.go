@@ -17,7 +17,7 @@ func (k *pfCountingKeyFunc) fn(obj interface{}) (string, error) {
 	return DeletionHandlingMetaNamespaceKeyFunc(obj)
 }
 
-func TestPfRealFIFOPoppedKeys(t *testing.T) {
+func TestRealFIFOPopHandsOutComputedKeys(t *testing.T) {
 	// The queue as a shared informer builds it: only its reused buffers
 	// carry keys.
 	f := NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, UnlockWhileProcessing: true, EmitDeltaTypeBookmark: true, reusePopBuffers: true})
@@ -58,7 +58,7 @@ func TestPfRealFIFOPoppedKeys(t *testing.T) {
 	assert.Nil(t, f.poppedKeys(Deltas{{Added, infPod("a", "1")}}), "outside a pop there are no keys")
 }
 
-func TestPfStoreTransactionWithKeys(t *testing.T) {
+func TestStoreTransactionUsesGivenKeys(t *testing.T) {
 	kf := &pfCountingKeyFunc{}
 	c := NewIndexer(kf.fn, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}).(*cache)
 	a1, a2, b1 := infPod("a", "1"), infPod("a", "2"), infPod("b", "1")
@@ -96,7 +96,7 @@ func TestPfStoreTransactionWithKeys(t *testing.T) {
 	assert.Equal(t, []string{"ns/a@2"}, infStoreContents(c))
 }
 
-func TestPfDeltaApplierReusesQueueKeys(t *testing.T) {
+func TestDeltaApplierReusesQueueKeys(t *testing.T) {
 	a1, a2, b1 := infPod("a", "1"), infPod("a", "2"), infPod("b", "1")
 	deltas := []Delta{{Updated, a2}, {Added, b1}, {Deleted, a2}}
 	keys := []string{"ns/a", "ns/b", "ns/a"}
@@ -125,7 +125,7 @@ func TestPfDeltaApplierReusesQueueKeys(t *testing.T) {
 	}
 }
 
-func TestPfReplaceAllComputesEachKeyOnce(t *testing.T) {
+func TestReplaceAllComputesEachKeyOnce(t *testing.T) {
 	kf := &pfCountingKeyFunc{}
 	store := NewIndexer(kf.fn, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
 	rec := &infRecorder{}

@@ -72,7 +72,7 @@ func wrFirstRun(t *testing.T, srv *infServer, opts SharedIndexInformerOptions) {
 	require.NoError(t, err, "the snapshot was written on stop")
 }
 
-func TestWrSnapshotScopeFor(t *testing.T) {
+func TestSnapshotScopeDescribesTheInformersSelection(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		namespace string
@@ -95,11 +95,11 @@ func TestWrSnapshotScopeFor(t *testing.T) {
 	}
 }
 
-// TestWrSnapshotForeignScopeRejected: a snapshot written under one scope is
+// TestSnapshotOfForeignScopeIsRejected: a snapshot written under one scope is
 // rejected, with a *SnapshotError naming both scopes, by an informer of
 // another scope, which lists as usual (and rewrites the file with its own
 // scope on stop); an informer of the same scope loads it without listing.
-func TestWrSnapshotForeignScopeRejected(t *testing.T) {
+func TestSnapshotOfForeignScopeIsRejected(t *testing.T) {
 	webInProd := SnapshotScopeFor("prod", func(o *metav1.ListOptions) { o.LabelSelector = "app=web" })
 	for _, tc := range []struct {
 		name      string
@@ -152,7 +152,7 @@ func TestWrSnapshotForeignScopeRejected(t *testing.T) {
 	}
 }
 
-func TestWrSetSnapshotScopeErrors(t *testing.T) {
+func TestSetSnapshotScopeRejectsBadInput(t *testing.T) {
 	require.ErrorContains(t, SetSnapshotScope(nil, "x"), "nil informer")
 	require.ErrorContains(t, SetSnapshotScope(&wrForeignInformer{}, "x"), "not built by kinformer")
 	srv := newInfServer()
@@ -165,12 +165,12 @@ func TestWrSetSnapshotScopeErrors(t *testing.T) {
 // wrForeignInformer is a SharedInformer not built by this package.
 type wrForeignInformer struct{ SharedInformer }
 
-// TestWrSnapshotTransformNotReapplied: the objects loaded from a snapshot
+// TestSnapshotLoadDoesNotReapplyTransform: the objects loaded from a snapshot
 // are the transformed objects as cached; the transform is not applied to
 // them again (it is to everything the server sends afterwards, once), with
 // either queue. The transform here is deliberately not idempotent: it
 // counts its calls in an annotation.
-func TestWrSnapshotTransformNotReapplied(t *testing.T) {
+func TestSnapshotLoadDoesNotReapplyTransform(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			var mu sync.Mutex
@@ -238,9 +238,9 @@ func TestWrSnapshotTransformNotReapplied(t *testing.T) {
 	}
 }
 
-// TestWrSnapshotErrorUnwraps: errors.Is on a SnapshotError reaches its
+// TestSnapshotErrorUnwrapsToItsCause: errors.Is on a SnapshotError reaches its
 // cause, and its message names the file and the operation.
-func TestWrSnapshotErrorUnwraps(t *testing.T) {
+func TestSnapshotErrorUnwrapsToItsCause(t *testing.T) {
 	cause := errors.New("boom")
 	err := error(&SnapshotError{Path: "p", Op: "load", Err: cause})
 	assert.ErrorIs(t, err, cause)

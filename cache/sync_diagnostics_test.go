@@ -33,7 +33,7 @@ func omFailingPodInformer(t *testing.T, listErr error) SharedIndexInformer {
 	})
 }
 
-func TestOmWaitForCacheSyncReportsReflectorErrors(t *testing.T) {
+func TestWaitForCacheSyncReportsReflectorErrors(t *testing.T) {
 	podsGR := schema.GroupResource{Resource: "pods"}
 	forbidden := apierrors.NewForbidden(podsGR, "", errors.New(`User "bob" cannot list resource "pods" in API group "" at the cluster scope`))
 	notFound := apierrors.NewNotFound(podsGR, "")
@@ -86,7 +86,7 @@ func TestOmWaitForCacheSyncReportsReflectorErrors(t *testing.T) {
 	}
 }
 
-func TestOmWaitForCacheSyncSucceeds(t *testing.T) {
+func TestWaitForCacheSyncResultSucceeds(t *testing.T) {
 	informer := omFailingPodInformer(t, nil)
 	infRunInformer(t, informer)
 	ctx, cancel := context.WithTimeout(context.Background(), infTimeout)
@@ -97,9 +97,9 @@ func TestOmWaitForCacheSyncSucceeds(t *testing.T) {
 	assert.Equal(t, map[reflect.Type]bool{reflect.TypeOf(&v1.Pod{}): true}, res.Synced)
 }
 
-// TestOmWaitForCacheSyncNotStarted: an informer that never ran has no
+// TestWaitForCacheSyncResultOfUnstartedInformer: an informer that never ran has no
 // error to report; the part says so.
-func TestOmWaitForCacheSyncNotStarted(t *testing.T) {
+func TestWaitForCacheSyncResultOfUnstartedInformer(t *testing.T) {
 	informer := omFailingPodInformer(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -112,7 +112,7 @@ func TestOmWaitForCacheSyncNotStarted(t *testing.T) {
 	assert.Equal(t, "context canceled\ninformer for *v1.Pod (pods.v1) has not synced (no list or watch error reported)", res.Err.Error())
 }
 
-func TestOmIsPermanentSyncError(t *testing.T) {
+func TestIsPermanentSyncErrorClassifiesErrors(t *testing.T) {
 	gr := schema.GroupResource{Resource: "pods"}
 	for _, tc := range []struct {
 		err  error

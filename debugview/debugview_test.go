@@ -34,11 +34,11 @@ func (omNoop) OnAdd(interface{}, bool)   {}
 func (omNoop) OnUpdate(_, _ interface{}) {}
 func (omNoop) OnDelete(interface{})      {}
 
-// TestOmDebugViewOfTypedAndDynamicFactories: a typed factory with a synced
+// TestDebugViewListsTypedAndDynamicFactories: a typed factory with a synced
 // pod informer (one handler) and a configmap informer whose LISTs are
 // forbidden, and a dynamic factory with one custom resource; the handler
 // serves exactly their state as JSON.
-func TestOmDebugViewOfTypedAndDynamicFactories(t *testing.T) {
+func TestDebugViewListsTypedAndDynamicFactories(t *testing.T) {
 	client := fake.NewClientset([]runtime.Object{
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}},

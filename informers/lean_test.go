@@ -39,12 +39,12 @@ func wrLeanPod(ns, name string) *corev1.Pod {
 	}
 }
 
-// TestWrMemoryLeanFactory checks WithMemoryLean on the typed factory: the
+// TestMemoryLeanFactoryStripsCachedObjects checks WithMemoryLean on the typed factory: the
 // lister returns the server's objects minus managedFields (plus what the
 // user's transform added), identical label values of two pods share one
 // string, and the user's WithTransform, given after WithMemoryLean, still
 // runs, first, on the objects with their managedFields.
-func TestWrMemoryLeanFactory(t *testing.T) {
+func TestMemoryLeanFactoryStripsCachedObjects(t *testing.T) {
 	cs := genNewClient(wrLeanPod("team-a", "a"), wrLeanPod("team-a", "b"), wrLeanPod("team-b", "c"))
 	var userCalls, sawManaged atomic.Int64
 	user := func(obj any) (any, error) {
@@ -98,9 +98,9 @@ func TestWrMemoryLeanFactory(t *testing.T) {
 	assert.Len(t, web, 4)
 }
 
-// TestWrMemoryLeanWithoutUserTransform checks the option alone, and that a
+// TestMemoryLeanAloneStripsManagedFields checks the option alone, and that a
 // factory without it keeps managedFields.
-func TestWrMemoryLeanWithoutUserTransform(t *testing.T) {
+func TestMemoryLeanAloneStripsManagedFields(t *testing.T) {
 	for _, lean := range []bool{true, false} {
 		cs := genNewClient(wrLeanPod("ns", strings.Repeat("a", 3)))
 		var opts []informers.SharedInformerOption

@@ -72,12 +72,12 @@ func wrRunFactory(t *testing.T, client *fake.Clientset, opts ...informers.Shared
 	return run
 }
 
-// TestWrSnapshotDirScope: a typed factory's snapshot file is tied to its
+// TestSnapshotDirRejectsSnapshotOfAnotherScope: a typed factory's snapshot file is tied to its
 // namespace and to the selectors its tweak sets. The same configuration
 // resumes from the file without a LIST; a factory with another namespace,
 // another label selector, or none, rejects it with a *cache.SnapshotError
 // naming both scopes and lists as usual.
-func TestWrSnapshotDirScope(t *testing.T) {
+func TestSnapshotDirRejectsSnapshotOfAnotherScope(t *testing.T) {
 	web := func(o *metav1.ListOptions) { o.LabelSelector = "app=web" }
 	db := func(o *metav1.ListOptions) { o.LabelSelector = "app=db" }
 	for _, tc := range []struct {

@@ -19,11 +19,11 @@ import (
 	"github.com/kinformer/kinformer/informers"
 )
 
-// TestOmFactorySyncResultNamesFailures: the pod LISTs are forbidden, the
+// TestFactorySyncResultNamesFailures: the pod LISTs are forbidden, the
 // configmap LISTs work. With fail fast the factory's wait ends at once;
 // Synced tells which informer synced, and Err (and AsError) carries the 403
 // inside an InformerSyncError naming the pod informer.
-func TestOmFactorySyncResultNamesFailures(t *testing.T) {
+func TestFactorySyncResultNamesFailures(t *testing.T) {
 	client := genNewClient(genNewPod("ns", "a", nil), &corev1.ConfigMap{})
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New(`User "bob" cannot list resource "pods"`))
 	client.PrependReactor("list", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {

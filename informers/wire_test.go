@@ -248,13 +248,13 @@ func wrMediaOf(accept string) string {
 	return m
 }
 
-// TestWrFactoryAsksForProtobuf runs the factory's pod informer over a real
+// TestFactoryAsksForProtobuf runs the factory's pod informer over a real
 // clientset configured for JSON (and left on its default) against a server
 // speaking protobuf: every LIST and WATCH asks for protobuf first, the server
 // answers protobuf, and the store follows the listed pods and the watch
 // events exactly. With streaming on, the initial state comes from a protobuf
 // streaming list and no LIST is made.
-func TestWrFactoryAsksForProtobuf(t *testing.T) {
+func TestFactoryAsksForProtobuf(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		contentType string
@@ -316,10 +316,10 @@ func TestWrFactoryAsksForProtobuf(t *testing.T) {
 	}
 }
 
-// TestWrFactoryDecodesJSONFromServersWithoutProtobuf checks that a server that
+// TestFactoryDecodesJSONFromServersWithoutProtobuf checks that a server that
 // answers JSON to the protobuf-first Accept header (as servers without
 // protobuf support and custom resources do) still syncs and watches.
-func TestWrFactoryDecodesJSONFromServersWithoutProtobuf(t *testing.T) {
+func TestFactoryDecodesJSONFromServersWithoutProtobuf(t *testing.T) {
 	for _, streaming := range []bool{false, true} {
 		t.Run(fmt.Sprintf("streaming=%v", streaming), func(t *testing.T) {
 			srv := wrNewServer(t, true, streaming, "10", wrPod("ns", "a", "5", map[string]string{"v": "1"}))
@@ -345,10 +345,10 @@ type wrWrapped struct {
 	*kubernetes.Clientset
 }
 
-// TestWrWrappedClientsetUsesTypedClient checks the fallback: a wrapper of a
+// TestWrappedClientsetUsesTypedClient checks the fallback: a wrapper of a
 // clientset is used through its typed clients, which send the Accept header
 // of the clientset's configuration (JSON here).
-func TestWrWrappedClientsetUsesTypedClient(t *testing.T) {
+func TestWrappedClientsetUsesTypedClient(t *testing.T) {
 	srv := wrNewServer(t, false, false, "10", wrPod("ns", "a", "5", map[string]string{"v": "1"}))
 	inf := wrRunPods(t, wrWrapped{srv.clientset(t, wrMediaJSON)})
 	assert.Equal(t, map[string]string{"ns/a": "5/1/node-1"}, wrStoreState(inf.GetStore()))
@@ -360,9 +360,9 @@ func TestWrWrappedClientsetUsesTypedClient(t *testing.T) {
 	}
 }
 
-// TestWrFakeClientsetStillWorks checks the other fallback: fake clientsets
+// TestFactoryWorksWithFakeClientset checks the other fallback: fake clientsets
 // (whose REST clients are nil) keep working through their typed clients.
-func TestWrFakeClientsetStillWorks(t *testing.T) {
+func TestFactoryWorksWithFakeClientset(t *testing.T) {
 	cs := genNewClient(wrPod("ns", "a", "5", map[string]string{"v": "1"}))
 	inf := wrRunPods(t, cs)
 	assert.Equal(t, []string{"ns/a"}, inf.GetStore().ListKeys())

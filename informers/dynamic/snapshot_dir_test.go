@@ -55,11 +55,11 @@ func wrRun(t *testing.T, client *fake.FakeDynamicClient, gvr schema.GroupVersion
 	return keys, errs
 }
 
-// TestWrDynamicSnapshotDir: the options constructor's WithSnapshotDir makes
+// TestDynamicFactorySnapshotDirWarmRestarts: the options constructor's WithSnapshotDir makes
 // the dynamic factory's informers resume from "<resource>.<version>.<group>.snap"
 // without a LIST when the namespace and selectors are the same; another
 // namespace rejects the file with a *cache.SnapshotError and lists.
-func TestWrDynamicSnapshotDir(t *testing.T) {
+func TestDynamicFactorySnapshotDirWarmRestarts(t *testing.T) {
 	client, _ := genClient(
 		genObj(genWidgets, "Widget", "a", "w1", map[string]string{"app": "web"}),
 		genObj(genWidgets, "Widget", "a", "w2", map[string]string{"app": "db"}),
@@ -88,11 +88,11 @@ func TestWrDynamicSnapshotDir(t *testing.T) {
 	assert.Contains(t, serr.Error(), `this informer selects namespace="b" labelSelector="app=web"`)
 }
 
-// TestWrDynamicOptionsConstructor: the options constructor without options
+// TestDynamicFactoryOptionsConstructorAppliesOptions: the options constructor without options
 // is NewDynamicSharedInformerFactory (all namespaces, no snapshot file), and
 // WithNamespace and WithTweakListOptions restrict it as
 // NewFilteredDynamicSharedInformerFactory's arguments do.
-func TestWrDynamicOptionsConstructor(t *testing.T) {
+func TestDynamicFactoryOptionsConstructorAppliesOptions(t *testing.T) {
 	objs := []runtime.Object{
 		genObj(genWidgets, "Widget", "a", "w1", map[string]string{"app": "web"}),
 		genObj(genWidgets, "Widget", "a", "w2", map[string]string{"app": "db"}),

@@ -14,10 +14,10 @@ import (
 	metadatainformer "github.com/kinformer/kinformer/informers/metadata"
 )
 
-// TestWrMetadataMemoryLean checks WithMemoryLean on the metadata factory: the
+// TestMetadataFactoryMemoryLean checks WithMemoryLean on the metadata factory: the
 // lister returns the server's objects minus managedFields, label values are
 // shared, and WithTransform runs first.
-func TestWrMetadataMemoryLean(t *testing.T) {
+func TestMetadataFactoryMemoryLean(t *testing.T) {
 	var objs []k8sruntime.Object
 	for _, name := range []string{"a", "b"} {
 		// Fresh strings, as a decoder makes: sharing can only come from interning.

@@ -53,11 +53,11 @@ func wrRun(t *testing.T, factory metadatainformer.SharedInformerFactory) ([]stri
 	return keys, errs
 }
 
-// TestWrMetadataSnapshotDir: WithSnapshotDir makes the metadata factory's
+// TestMetadataFactorySnapshotDirWarmRestarts: WithSnapshotDir makes the metadata factory's
 // informers resume from "<resource>.<version>[.<group>].metadata.snap"
 // without a LIST; a factory with another namespace or selector rejects the
 // file with a *cache.SnapshotError and lists.
-func TestWrMetadataSnapshotDir(t *testing.T) {
+func TestMetadataFactorySnapshotDirWarmRestarts(t *testing.T) {
 	client, _ := genClient(t, genMeta("a", "p1", nil), genMeta("b", "p2", nil))
 	dir := t.TempDir()
 	keys, errs := wrRun(t, metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, metadatainformer.WithSnapshotDir(dir)))

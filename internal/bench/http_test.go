@@ -167,7 +167,7 @@ func pfSyncClientset(b *testing.B, cs kubernetes.Interface, side pfHTTPSide, pod
 	samples.add(side.id, "allocs/pod", float64(after.Allocs-before.Allocs)/float64(pods))
 }
 
-func TestPfPodServerServesBothMediaTypes(t *testing.T) {
+func TestPodServerServesBothMediaTypes(t *testing.T) {
 	srv, err := NewPodServer(30)
 	require.NoError(t, err)
 	defer srv.Close()

@@ -21,7 +21,7 @@ BenchmarkEvents/handlers=10-2        	       1	2 ns/op	       40000 c-events/s	 
 PASS
 `
 
-func TestPfParseAndRows(t *testing.T) {
+func TestBenchTableParsesOutputIntoRows(t *testing.T) {
 	res, err := ParseBench(strings.NewReader(pfSampleOutput))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Sync/pods=2000", "Events/handlers=10"}, res.Names)
@@ -55,7 +55,7 @@ func TestPfParseAndRows(t *testing.T) {
 
 // The events benchmark subtracts one allocation per event for the producer;
 // this keeps that true.
-func TestPfProducerAllocatesOncePerEvent(t *testing.T) {
+func TestMemoryLWProducerAllocatesOncePerEvent(t *testing.T) {
 	templates := NewPodList(0, 4, "1").Items
 	rvs := []string{"2", "3", "4", "5", "6", "7", "8", "9"}
 	w := &MemoryWatch{ch: make(chan watch.Event, len(rvs)), stopped: make(chan struct{})}
@@ -68,7 +68,7 @@ func TestPfProducerAllocatesOncePerEvent(t *testing.T) {
 	assert.Equal(t, float64(len(rvs)), allocs)
 }
 
-func TestPfMemoryLWPages(t *testing.T) {
+func TestMemoryLWServesPages(t *testing.T) {
 	lw := NewMemoryLW(1200, 7)
 	var keys []string
 	opts := metav1.ListOptions{Limit: 500}

@@ -38,13 +38,13 @@ func omClosedPort(t *testing.T) int {
 	return port
 }
 
-// TestOmSyncErrorsFromTheAPIServer: the factory's (and the cache package's)
+// TestSyncErrorsFromTheAPIServer: the factory's (and the cache package's)
 // wait says why an informer did not sync, with the real API server's errors:
 // a user without list rights gets a 403 naming the resource and the verb
 // (and, failing fast, at once); a group/version/resource the server does not
 // serve gets a 404 (at once); a server nobody listens on gets connection
 // refused at the deadline (not a permanent error).
-func TestOmSyncErrorsFromTheAPIServer(t *testing.T) {
+func TestSyncErrorsFromTheAPIServer(t *testing.T) {
 	env := sharedEnv(t)
 	ns := itNamespace(t, env.Clientset())
 
@@ -119,11 +119,11 @@ func TestOmSyncErrorsFromTheAPIServer(t *testing.T) {
 	})
 }
 
-// TestOmRelistReasonExpiredIsCounted: with the watch cache off, an informer
+// TestRelistReasonExpiredIsCounted: with the watch cache off, an informer
 // whose watch is cut by an API server restart resumes from a resourceVersion
 // etcd compacted meanwhile; the server answers 410 and the informer relists.
 // The Prometheus collector counts that list under reason "expired".
-func TestOmRelistReasonExpiredIsCounted(t *testing.T) {
+func TestRelistReasonExpiredIsCounted(t *testing.T) {
 	if !testenv.Available(t) {
 		return
 	}

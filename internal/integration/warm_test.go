@@ -103,7 +103,7 @@ func wrPodRVs(t *testing.T, cs kubernetes.Interface, ns string) map[string]strin
 	return out
 }
 
-// TestWrWarmRestartAfterCompaction: a pod informer of a factory with a
+// TestWarmRestartAfterCompaction: a pod informer of a factory with a
 // snapshot directory stops (writing its snapshot); while it is down pods are
 // updated, deleted and created, and etcd is compacted past the snapshot's
 // resourceVersion. With the watch cache off, the restarted informer's watch
@@ -115,7 +115,7 @@ func wrPodRVs(t *testing.T, cs kubernetes.Interface, ns string) map[string]strin
 // same: every listed object that is cached is an update), a tombstone delete
 // to each deleted pod and an add (not initial) to each created pod; nothing
 // else. The store then equals a fresh LIST.
-func TestWrWarmRestartAfterCompaction(t *testing.T) {
+func TestWarmRestartAfterCompaction(t *testing.T) {
 	if !testenv.Available(t) {
 		return
 	}

@@ -83,11 +83,11 @@ func (t wrMediaRoundTripper) RoundTrip(req *http.Request) (*http.Response, error
 	return resp, err
 }
 
-// TestWrFactoryGetsProtobufFromTheAPIServer runs the factory's pod informer over a clientset
+// TestFactoryGetsProtobufFromTheAPIServer runs the factory's pod informer over a clientset
 // configured for JSON against the real kube-apiserver, with the streaming list and with the
 // paged LIST: every pod request is answered in protobuf, the store equals a fresh LIST, and
 // a label change made after the sync reaches the store through the protobuf watch.
-func TestWrFactoryGetsProtobufFromTheAPIServer(t *testing.T) {
+func TestFactoryGetsProtobufFromTheAPIServer(t *testing.T) {
 	env := sharedEnv(t)
 	cs := env.Clientset()
 	ns := itNamespace(t, cs)

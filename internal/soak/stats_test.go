@@ -7,10 +7,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSkWriteStatsStall checks how the soak measures the writer's stall in a server
+// TestWriteStatsStallIsLongestGapAfterRestart checks how the soak measures the writer's stall in a server
 // restart: the longest gap between confirmed writes from the restart's start to the first
 // write after the server was ready, failed writes not counting.
-func TestSkWriteStatsStall(t *testing.T) {
+func TestWriteStatsStallIsLongestGapAfterRestart(t *testing.T) {
 	t0 := time.Now()
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	s := &skWriteStats{start: t0}

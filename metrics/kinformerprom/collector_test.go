@@ -65,11 +65,11 @@ func (omPanicky) OnAdd(obj interface{}, _ bool) {
 func (omPanicky) OnUpdate(_, _ interface{}) {}
 func (omPanicky) OnDelete(interface{})      {}
 
-// TestOmCollectorScrapeAfterScriptedRun runs a factory's pod informer over
+// TestCollectorScrapeAfterScriptedRun runs a factory's pod informer over
 // the fake clientset (two pods listed, one created while watching) with a
 // counting and a panicking handler, then scrapes the registry and compares
 // every per-informer and per-handler series.
-func TestOmCollectorScrapeAfterScriptedRun(t *testing.T) {
+func TestCollectorScrapeAfterScriptedRun(t *testing.T) {
 	client := fake.NewClientset([]runtime.Object{omPod("a"), omPod("b")}...)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	informer := factory.Core().V1().Pods().Informer()
@@ -192,7 +192,7 @@ kinformer_informer_handler_panics_total{group="",handler="%[3]s",informer="",%[5
 	assert.True(t, found["kinformer_informer_last_sync_resource_version"], "RV %q", st.LastSyncResourceVersion)
 }
 
-func TestOmCollectorRejectsForeignSources(t *testing.T) {
+func TestCollectorRejectsForeignSources(t *testing.T) {
 	col := kinformerprom.NewCollector()
 	assert.EqualError(t, col.Add(42), "kinformerprom: cannot collect metrics from a int: want a kinformer informer factory or a cache.SharedIndexInformer")
 	_, err := kinformerprom.Register(prometheus.NewRegistry(), "factory")

@@ -19,11 +19,11 @@ import (
 	"github.com/kinformer/kinformer/metrics/kinformerprom"
 )
 
-// TestOmRegisterProvidersReflectorMetricsFire installs the process-wide
+// TestRegisterProvidersReflectorMetricsFire installs the process-wide
 // providers (the only test of this binary that does) and runs a named
 // Reflector over the fake clientset: its list, list size and watch are
 // recorded through cache.MetricsProvider, which client-go v0.37 never calls.
-func TestOmRegisterProvidersReflectorMetricsFire(t *testing.T) {
+func TestRegisterProvidersReflectorMetricsFire(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	_, _, err := kinformerprom.RegisterProviders(reg)
 	require.NoError(t, err)

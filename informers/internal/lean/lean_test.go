@@ -37,7 +37,7 @@ func wrPod(name string) *corev1.Pod {
 	}
 }
 
-func TestWrTransformTypedObject(t *testing.T) {
+func TestLeanTransformStripsTypedObject(t *testing.T) {
 	var table Table
 	a, b := wrPod("a"), wrPod("b")
 	wantA := a.DeepCopy()
@@ -67,7 +67,7 @@ func TestWrTransformTypedObject(t *testing.T) {
 	}
 }
 
-func TestWrTransformMetadataAndUnstructured(t *testing.T) {
+func TestLeanTransformStripsMetadataAndUnstructured(t *testing.T) {
 	var table Table
 	m := &metav1.PartialObjectMetadata{ObjectMeta: wrPod("m").ObjectMeta}
 	_, err := table.Transform(m)
@@ -103,10 +103,10 @@ func TestWrTransformMetadataAndUnstructured(t *testing.T) {
 	assert.Equal(t, bad, out)
 }
 
-// TestWrTableIsBounded pushes many distinct strings through the table: it
+// TestLeanInternTableIsBounded pushes many distinct strings through the table: it
 // never holds more than two generations, and strings in use keep their
 // value after being dropped from it.
-func TestWrTableIsBounded(t *testing.T) {
+func TestLeanInternTableIsBounded(t *testing.T) {
 	var table Table
 	var kept []*corev1.Pod
 	for i := range 3*MaxEntries + 17 {
@@ -151,7 +151,7 @@ func TestWrTableIsBounded(t *testing.T) {
 	assert.True(t, wrSame(first, again))
 }
 
-func TestWrCompose(t *testing.T) {
+func TestLeanComposeRunsBothTransformsInOrder(t *testing.T) {
 	assert.Nil(t, Compose(nil, nil))
 	var table Table
 	var sawManaged bool
