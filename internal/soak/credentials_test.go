@@ -187,13 +187,17 @@ func TestCredentialsNeverLogged(t *testing.T) {
 			return true
 		}, time.Minute, 10*time.Millisecond, "fault %s: the informers never saw the write before their watches end", f.Kind)
 		require.Equal(t, 2, p.EndActive(fp.Match{Resource: "configmaps", Namespace: n, Verb: fp.Watch}), "fault %s: open watches", f.Kind)
+		// One write every 50 ms until the fault has acted twice.
+		writes := time.NewTicker(50 * time.Millisecond)
 		for j := 0; p.Counts()[f.Kind]-before < 2; j++ {
-			if ctx.Err() != nil {
+			patch(n, fmt.Sprintf("cm-%d", j%5), "i", j)
+			select {
+			case <-writes.C:
+			case <-ctx.Done():
 				t.Fatalf("fault %s acted %d times of 2 (on %d watches) in namespace %s before the test's deadline", f.Kind, p.Counts()[f.Kind]-before, watchFault.Fired(), n)
 			}
-			patch(n, fmt.Sprintf("cm-%d", j%5), "i", j)
-			time.Sleep(50 * time.Millisecond) // pacing of the writes, not a wait for an outcome
 		}
+		writes.Stop()
 		watchFault.Remove()
 		t.Logf("fault %s acted twice after %v (%d watches met it)", f.Kind, time.Since(began).Round(time.Millisecond), watchFault.Fired())
 	}
