@@ -160,26 +160,23 @@ func (c *controller) RunWithContext(ctx context.Context) {
 		return
 	}
 	c.ran = true
-	r := NewReflectorWithOptions(c.config.ListerWatcher, c.config.ObjectType, c.config.Queue, ReflectorOptions{
-		Logger:          &logger,
-		ResyncPeriod:    c.config.FullResyncPeriod,
-		MinWatchTimeout: c.config.MinWatchTimeout,
-		TypeDescription: c.config.ObjectDescription,
-		Clock:           c.clock,
-
-		WatchIdleTimeout: c.config.WatchIdleTimeout,
-	})
-	r.ShouldResync = c.config.ShouldResync
-	if c.stats != nil {
-		r.stats = c.stats
-	}
-	r.WatchListPageSize = c.config.WatchListPageSize
-	r.resume = c.config.resume
+	handler := c.config.WatchErrorHandlerWithContext
 	if h := c.config.WatchErrorHandler; h != nil {
-		r.watchErrorHandler = func(_ context.Context, r *Reflector, err error) { h(r, err) }
-	} else if h := c.config.WatchErrorHandlerWithContext; h != nil {
-		r.watchErrorHandler = h
+		handler = func(_ context.Context, r *Reflector, err error) { h(r, err) }
 	}
+	r := newReflector(c.config.ListerWatcher, c.config.ObjectType, c.config.Queue, reflectorConfig{
+		logger:            &logger,
+		typeDescription:   c.config.ObjectDescription,
+		resyncPeriod:      c.config.FullResyncPeriod,
+		shouldResync:      c.config.ShouldResync,
+		minWatchTimeout:   c.config.MinWatchTimeout,
+		clock:             c.clock,
+		watchListPageSize: c.config.WatchListPageSize,
+		watchIdleTimeout:  c.config.WatchIdleTimeout,
+		watchErrorHandler: handler,
+		resume:            c.config.resume,
+		stats:             c.stats,
+	})
 	c.reflector = r
 	c.mu.Unlock()
 

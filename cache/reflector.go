@@ -437,11 +437,16 @@ func NewNamedReflector(name string, lw ListerWatcher, expectedType interface{}, 
 //
 // A nil lw or store does not panic: ListAndWatch then returns an error.
 func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store ReflectorStore, options ReflectorOptions) *Reflector {
-	clk := clockOrReal(options.Clock)
+	return newReflector(lw, expectedType, store, options.config())
+}
+
+// newReflector builds a Reflector from its whole configuration.
+func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorStore, cfg reflectorConfig) *Reflector {
+	clk := clockOrReal(cfg.clock)
 
 	minWatch := reflectorMinWatchTimeout
-	if options.MinWatchTimeout > minWatch {
-		minWatch = options.MinWatchTimeout
+	if cfg.minWatchTimeout > minWatch {
+		minWatch = cfg.minWatchTimeout
 	}
 
 	backoff := wait.Backoff{
@@ -451,27 +456,44 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store R
 		Factor:   reflectorBackoffFactor,
 		Jitter:   reflectorBackoffJitter,
 	}
-	if options.Backoff != nil {
-		backoff = *options.Backoff
+	if cfg.backoff != nil {
+		backoff = *cfg.backoff
+	}
+	initialEventsTimeout := cfg.initialEventsTimeout
+	switch {
+	case initialEventsTimeout == 0:
+		initialEventsTimeout = reflectorInitialEventsTimeout
+	case initialEventsTimeout < 0:
+		initialEventsTimeout = 0
+	}
+	stats := cfg.stats
+	if stats == nil {
+		stats = newInformerStats()
 	}
 
 	r := &Reflector{
-		name:            options.Name,
-		typeDescription: options.TypeDescription,
+		name:            cfg.name,
+		typeDescription: cfg.typeDescription,
 		expectedType:    reflect.TypeOf(expectedType),
 		expectedGVK:     getExpectedGVKFromObject(expectedType),
 		store:           store,
 		listerWatcher:   ToListerWatcherWithContext(lw),
-		resyncPeriod:    options.ResyncPeriod,
+		resyncPeriod:    cfg.resyncPeriod,
 		minWatchTimeout: minWatch,
 		maxWatchTimeout: 2 * minWatch,
 		clock:           clk,
 		backoff:         newReflectorBackoff(backoff, reflectorBackoffReset, clk),
 		disableChunking: listWatchDisablesChunking(lw),
-		stats:           newInformerStats(),
+		stats:           stats,
+		resume:          cfg.resume,
 
-		initialEventsTimeout: reflectorInitialEventsTimeout,
-		watchIdleTimeout:     options.WatchIdleTimeout,
+		watchErrorHandler:    cfg.watchErrorHandler,
+		initialEventsTimeout: initialEventsTimeout,
+		watchIdleTimeout:     cfg.watchIdleTimeout,
+
+		WatchListPageSize:             cfg.watchListPageSize,
+		ShouldResync:                  cfg.shouldResync,
+		MaxInternalErrorRetryDuration: cfg.maxInternalErrorRetryDuration,
 	}
 	if r.typeDescription == "" {
 		r.typeDescription = getTypeDescriptionFromObject(expectedType)
@@ -483,8 +505,8 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store R
 			r.name = "reflector " + r.typeDescription
 		}
 	}
-	if options.Logger != nil {
-		r.logger = klog.LoggerWithName(*options.Logger, r.name)
+	if cfg.logger != nil {
+		r.logger = klog.LoggerWithName(*cfg.logger, r.name)
 		r.hasLogger = true
 	}
 
