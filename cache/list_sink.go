@@ -315,10 +315,10 @@ type streamedList struct {
 // newStreamListStore returns the store a streaming list's session fills and
 // the function that completes the list at the resourceVersion of its end
 // bookmark (returning the number of objects).
-func (r *Reflector) newStreamListStore(ctx context.Context) (reflectorEventStore, func(rv string) (int, error)) {
+func (r *Reflector) newStreamListStore(ctx context.Context, relist bool) (reflectorEventStore, func(rv string) (int, error)) {
 	s := &streamedList{
 		ctx:      ctx,
-		sink:     r.beginList(listSource{relist: r.LastSyncResourceVersion() != "", streamed: true}),
+		sink:     r.beginList(listSource{relist: relist, streamed: true}),
 		pageSize: reflectorDefaultPageSize,
 	}
 	return s, s.finish

@@ -25,13 +25,10 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
 	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/util/watchlist"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
-	utiltrace "k8s.io/utils/trace"
 )
 
 // defaultExpectedTypeName is the type description of a Reflector built
@@ -290,8 +287,12 @@ type Reflector struct {
 	// version (reflector_liveness.go).
 	watchIdleTimeout time.Duration
 	// resume, when set, is called once before the first list; the state it
-	// returns replaces that list (snapshot.go). Guarded by mu.
+	// returns replaces that list (snapshot.go). Only the cycle's goroutine
+	// uses it.
 	resume func(context.Context) (*reflectorResume, error)
+	// state is the core's state (reflector_core.go); only the goroutine
+	// of the running cycle uses it.
+	state reflectorState
 
 	// watchErrorHandler, when not nil, replaces DefaultWatchErrorHandler
 	// and is also called for the failures the Reflector handles inside its
@@ -312,14 +313,6 @@ type Reflector struct {
 	// lastSyncResourceVersion is the resource version the store has
 	// reached (from the last list, watch event or bookmark).
 	lastSyncResourceVersion string
-	// lastSyncResourceVersionUnavailable is set when the server answered
-	// that lastSyncResourceVersion is expired or too new: the next list
-	// then asks for the latest data (resourceVersion "").
-	lastSyncResourceVersionUnavailable bool
-	// paginatedResult is set when the first list (resourceVersion "0")
-	// came back in pages: the server then does not serve lists from its
-	// watch cache, so relists keep paging.
-	paginatedResult bool
 
 	// WatchListPageSize is the page size (limit) of the Reflector's LIST
 	// requests. When zero, lists that may be served from the watch cache
@@ -486,6 +479,7 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 		disableChunking: listWatchDisablesChunking(lw),
 		stats:           stats,
 		resume:          cfg.resume,
+		state:           newReflectorState(cfg.resume != nil),
 
 		watchErrorHandler:    cfg.watchErrorHandler,
 		initialEventsTimeout: initialEventsTimeout,
@@ -600,106 +594,12 @@ func (r *Reflector) setLastSyncResourceVersion(rv string) {
 	}
 }
 
-// syncAt records rv as the last synced resource version, then runs handOver,
-// which gives the store the state current at rv. The version is recorded
-// first because the store may be processed, and the informer report synced,
-// before handOver returns: a caller that waited for HasSynced then reads
-// the version its cache holds, not an older one. When handOver fails the
-// previous version is restored.
-func (r *Reflector) syncAt(rv string, handOver func() error) error {
-	previous := r.LastSyncResourceVersion()
-	r.setLastSyncResourceVersion(rv)
-	if err := handOver(); err != nil {
-		r.setLastSyncResourceVersion(previous)
-		return err
-	}
-	return nil
-}
-
-func (r *Reflector) setLastSyncResourceVersionUnavailable(unavailable bool) {
-	r.mu.Lock()
-	r.lastSyncResourceVersionUnavailable = unavailable
-	r.mu.Unlock()
-}
-
-// relistResourceVersion is the resourceVersion of the next LIST: "0" for the
-// first one (any data, servable from the watch cache), the last resource
-// version reached for a relist (data at least that new, so the store never
-// goes back in time), and "" (the latest data, a consistent read) after the
-// server said that version is expired or too new.
-func (r *Reflector) relistResourceVersion() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch {
-	case r.lastSyncResourceVersionUnavailable:
-		return ""
-	case r.lastSyncResourceVersion == "":
-		return "0"
-	}
-	return r.lastSyncResourceVersion
-}
-
-// rewatchResourceVersion is the resourceVersion of the next streaming list:
-// the last resource version reached, or "" (the latest data) at first and
-// after the server said that version is expired or too new.
-func (r *Reflector) rewatchResourceVersion() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.lastSyncResourceVersionUnavailable {
-		return ""
-	}
-	return r.lastSyncResourceVersion
-}
-
-// listPageSize decides the limit of the LIST requests of one list at
-// resourceVersion rv (0 means unpaged).
-func (r *Reflector) listPageSize(rv string) int64 {
-	r.mu.Lock()
-	paginated := r.paginatedResult
-	r.mu.Unlock()
-	switch {
-	case r.disableChunking:
-		return 0
-	case r.WatchListPageSize != 0:
-		return r.WatchListPageSize
-	case paginated:
-		// The first list came back paged: the server does not serve
-		// lists from a watch cache for this resource, keep paging.
-		return reflectorDefaultPageSize
-	case rv != "" && rv != "0":
-		// Unpaged lists at a given resource version can be served by the
-		// watch cache; paged ones would all go to etcd.
-		return 0
-	}
-	return reflectorDefaultPageSize
-}
-
 // loggerFor returns the logger for a call made with ctx.
 func (r *Reflector) loggerFor(ctx context.Context) klog.Logger {
 	if r.hasLogger {
 		return r.logger
 	}
 	return klog.FromContext(ctx)
-}
-
-// reportWatchFailure passes a failure the Reflector handles by itself (and
-// so does not return) to a watch error handler set by the informer.
-func (r *Reflector) reportWatchFailure(ctx context.Context, err error) {
-	r.stats.recordError(err, r.clock.Now())
-	if h := r.watchErrorHandler; h != nil {
-		h(ctx, r, err)
-	}
-}
-
-// handleListAndWatchError passes an error returned by ListAndWatch to the
-// watch error handler, or to DefaultWatchErrorHandler when none is set.
-func (r *Reflector) handleListAndWatchError(ctx context.Context, err error) {
-	r.stats.recordError(err, r.clock.Now())
-	if h := r.watchErrorHandler; h != nil {
-		h(ctx, r, err)
-		return
-	}
-	DefaultWatchErrorHandler(ctx, r, err)
 }
 
 // ensureMetrics creates the Reflector's metrics from the provider set at
@@ -811,95 +711,8 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 		return fmt.Errorf("reflector %s: no store", r.name)
 	}
 	r.ensureMetrics()
-	logger := r.loggerFor(ctx)
-	logger.V(3).Info("Listing and watching", "type", r.typeDescription, "reflector", r.name)
-
-	var w watch.Interface
-	listed := r.resumeFromSnapshot(ctx)
-	if !listed && r.useWatchList {
-		var err error
-		w, err = r.streamList(ctx)
-		switch {
-		case err != nil:
-			if ctx.Err() != nil {
-				return nil
-			}
-			// As in client-go, the LIST is the answer to a streaming list
-			// that failed: this is no failure of the Reflector, and the
-			// watch error handler does not hear of it. The next cycle
-			// tries streaming again.
-			logger.V(4).Info("Data couldn't be fetched in watchlist mode. Falling back to regular list. This is expected if watchlist is not supported or disabled in kube-apiserver.",
-				"reflector", r.name, "err", err)
-			r.stats.setNextList(relistIdxStreamFallback)
-		case w == nil:
-			return nil // stopped
-		default:
-			listed = true
-		}
-	}
-	if !listed {
-		if err := r.list(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-	}
-	logger.V(2).Info("Caches populated", "type", r.typeDescription, "reflector", r.name)
-	return r.watchWithResync(ctx, w)
-}
-
-// list makes one (possibly paged) LIST and hands its objects to the store
-// as one list (see list_sink.go), page by page as they arrive.
-func (r *Reflector) list(ctx context.Context) error {
-	source := listSource{relist: r.LastSyncResourceVersion() != ""}
-	rv := r.relistResourceVersion()
-	pageSize := r.listPageSize(rv)
-	if source.relist && r.storeRelistsPageByPage() && !r.disableChunking && r.WatchListPageSize == 0 {
-		// A store that applies relists page by page saves memory only
-		// when they come in pages, so they are paged even where the
-		// watch cache could serve them unpaged.
-		pageSize = reflectorDefaultPageSize
-	}
-	trace := utiltrace.New("Reflector ListAndWatch", utiltrace.Field{Key: "name", Value: r.name})
-	defer trace.LogIfLong(10 * time.Second)
-
-	start := r.clock.Now()
-	r.metrics.listStarted()
-	r.stats.listStarting()
-	sink, count, listRV, paged, err := r.listPages(ctx, source, reflectorListOptions(rv, pageSize), pageSize)
-	if isExpiredError(err) || isTooLargeResourceVersionError(err) {
-		// The version asked for is gone (or not there yet): ask for the
-		// latest data instead, so that the Reflector makes progress.
-		r.setLastSyncResourceVersionUnavailable(true)
-		sink, count, listRV, paged, err = r.listPages(ctx, source, reflectorListOptions(r.relistResourceVersion(), pageSize), pageSize)
-	}
-	trace.Step("Objects listed", utiltrace.Field{Key: "error", Value: err}, utiltrace.Field{Key: "count", Value: count})
-	if err != nil {
-		var refused *listSinkError
-		if errors.As(err, &refused) {
-			return err
-		}
-		return fmt.Errorf("failed to list %v: %w", r.typeDescription, err)
-	}
-	r.mu.Lock()
-	if rv == "0" && paged {
-		r.paginatedResult = true
-	}
-	r.lastSyncResourceVersionUnavailable = false
-	r.mu.Unlock()
-
-	err = r.syncAt(listRV, func() (err error) {
-		count, err = sink.end(ctx, listRV)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("unable to sync list result: %w", err)
-	}
-	trace.Step("SyncWith done")
-	r.stats.listSucceeded(r.clock.Now())
-	r.metrics.listDone(r.clock.Since(start).Seconds(), count)
-	return nil
+	r.loggerFor(ctx).V(3).Info("Listing and watching", "type", r.typeDescription, "reflector", r.name)
+	return r.runCycle(ctx)
 }
 
 // storeRelistsPageByPage reports whether the store applies relists page by
@@ -1011,103 +824,6 @@ func (r *Reflector) appendListPage(ctx context.Context, items []interface{}, obj
 	return items, listMeta.GetResourceVersion(), listMeta.GetContinue(), nil
 }
 
-// streamList makes a streaming list (a watch with SendInitialEvents) and
-// replaces the store's content with the objects received up to the bookmark
-// that marks the end of the initial events. It returns the watch, still
-// open, for the watch loop to continue with; (nil, nil) when ctx ended; an
-// error when the stream failed or stayed silent, in which case the caller
-// falls back to LIST. A stream the server closed before that bookmark is
-// opened again.
-func (r *Reflector) streamList(ctx context.Context) (watch.Interface, error) {
-	trace := utiltrace.New("Reflector WatchList", utiltrace.Field{Key: "name", Value: r.name})
-	defer trace.LogIfLong(10 * time.Second)
-
-	for {
-		if ctx.Err() != nil {
-			return nil, nil
-		}
-		store, finish := r.newStreamListStore(ctx)
-		options := metav1.ListOptions{
-			ResourceVersion:      r.rewatchResourceVersion(),
-			AllowWatchBookmarks:  true,
-			SendInitialEvents:    ptr.To(true),
-			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
-			TimeoutSeconds:       r.watchTimeoutSeconds(),
-		}
-		start := r.clock.Now()
-		r.metrics.listStarted()
-		r.stats.listStarting()
-		w, err := r.listerWatcher.WatchWithContext(ctx, options)
-		if err == nil && w == nil {
-			err = errors.New("the watch call returned neither a watch nor an error")
-		}
-		if err != nil {
-			if w != nil {
-				w.Stop() // a misbehaving Watcher may return both
-			}
-			if ctx.Err() != nil {
-				return nil, nil
-			}
-			retry, stopped := r.streamListRetry(ctx, err)
-			if stopped {
-				return nil, nil
-			}
-			if retry {
-				continue
-			}
-			return nil, err
-		}
-		session := reflectorWatchSession{
-			r:         r,
-			store:     store,
-			streaming: true,
-		}
-		ended, err := session.run(ctx, start, w, nil)
-		if err != nil {
-			if errors.Is(err, errorStopRequested) {
-				return nil, nil
-			}
-			var incomplete *reflectorIncompleteStreamError
-			if errors.As(err, &incomplete) {
-				return nil, err // it went silent
-			}
-			retry, stopped := r.streamListRetry(ctx, err)
-			if stopped {
-				return nil, nil
-			}
-			if retry {
-				continue
-			}
-			return nil, &reflectorIncompleteStreamError{name: r.name, events: session.events, err: err}
-		}
-		if !ended {
-			// The server closed the stream, after at least one event or a
-			// second, before the initial events were complete (a watch
-			// timeout, a restarted server): open it again at once from
-			// the same resource version, as client-go does.
-			r.loggerFor(ctx).V(2).Info("Streaming list closed before the end of its initial events; opening it again",
-				"reflector", r.name, "type", r.typeDescription, "events", session.events)
-			continue
-		}
-
-		trace.Step("Objects streamed", utiltrace.Field{Key: "events", Value: session.events})
-		r.setLastSyncResourceVersionUnavailable(false)
-		var count int
-		err = r.syncAt(session.streamRV, func() (err error) {
-			count, err = finish(session.streamRV)
-			return err
-		})
-		if err != nil {
-			w.Stop()
-			return nil, fmt.Errorf("unable to sync watch-list result: %w", err)
-		}
-		trace.Step("SyncWith done")
-		r.stats.listSucceeded(r.clock.Now())
-		r.metrics.listDone(r.clock.Since(start).Seconds(), count)
-		return w, nil
-	}
-}
-
 // reflectorIncompleteStreamError is the error of a streaming list whose
 // watch ended with an error that is not retried, or received no event for
 // the Reflector's initialEventsTimeout, before the bookmark that ends the
@@ -1136,52 +852,6 @@ func (e *reflectorIncompleteStreamError) Error() string {
 // Unwrap returns the error the watch ended with, if any.
 func (e *reflectorIncompleteStreamError) Unwrap() error { return e.err }
 
-// streamListRetry decides what a streaming list does after err, as
-// client-go does: retry after a backoff (refused connection, 429), retry at
-// once from the latest data (expired or too large resource version), or give
-// up (retry false), after which the Reflector falls back to LIST. stopped is
-// true when ctx ended during the backoff. The watch error handler hears of a
-// refused connection or a 429 (kinformer extension; a LIST would fail with
-// them too), not of the rest, which a LIST also handles by itself.
-func (r *Reflector) streamListRetry(ctx context.Context, err error) (retry, stopped bool) {
-	switch {
-	case isWatchErrorRetriable(err):
-		r.loggerFor(ctx).V(2).Info("watch-list failed - backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
-		r.reportWatchFailure(ctx, err)
-		if !r.sleep(ctx, r.backoffDelay(err)) {
-			return false, true
-		}
-		return true, false
-	case isExpiredError(err) || isTooLargeResourceVersionError(err):
-		r.loggerFor(ctx).V(4).Info("watch-list resource version unavailable - streaming the latest data", "reflector", r.name, "type", r.typeDescription, "err", err)
-		r.setLastSyncResourceVersionUnavailable(true)
-		r.stats.setNextList(relistIdxExpired)
-		return true, false
-	}
-	return false, false
-}
-
-// watchWithResync runs the watch loop, with the resync timer beside it when
-// a resync period is set.
-func (r *Reflector) watchWithResync(ctx context.Context, w watch.Interface) error {
-	if r.resyncPeriod <= 0 {
-		return r.watchLoop(ctx, w, nil)
-	}
-	resyncErr := make(chan error, 1)
-	resyncCtx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		r.resyncLoop(resyncCtx, resyncErr)
-	}()
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
-	return r.watchLoop(ctx, w, resyncErr)
-}
-
 // resyncLoop calls the store's Resync every resync period (when ShouldResync
 // allows) until ctx ends or Resync fails; the failure goes to errc, which
 // ends the watch.
@@ -1202,329 +872,6 @@ func (r *Reflector) resyncLoop(ctx context.Context, errc chan<- error) {
 			}
 		}
 		t.Reset(r.resyncPeriod)
-	}
-}
-
-// reflectorWatchStep is what the watch loop does after a watch ended.
-type reflectorWatchStep int
-
-const (
-	// watchStepResume opens a new watch from the last resource version.
-	watchStepResume reflectorWatchStep = iota
-	// watchStepBackoffResume waits a backoff delay, then resumes.
-	watchStepBackoffResume
-	// watchStepRelist ends the cycle: Run relists after its backoff.
-	watchStepRelist
-	// watchStepStop ends the cycle because the context is done.
-	watchStepStop
-)
-
-// nextWatchStep classifies how a watch ended (err is nil for a normal
-// close). internalRetry tells whether another internal error may be retried.
-func nextWatchStep(err error, internalRetry bool) reflectorWatchStep {
-	switch {
-	case err == nil:
-		return watchStepResume
-	case errors.Is(err, errorStopRequested):
-		return watchStepStop
-	case isExpiredError(err):
-		return watchStepRelist
-	case apierrors.IsTooManyRequests(err):
-		return watchStepBackoffResume
-	case apierrors.IsInternalError(err) && internalRetry:
-		return watchStepResume
-	case isWatchIdleTimeout(err):
-		return watchStepResume
-	}
-	return watchStepRelist
-}
-
-// watchLoop consumes w (when not nil; it comes from a streaming list) and
-// then watches from the last resource version, again after every normal
-// close, until ctx ends or a relist is needed. It always stops the watches
-// it consumes.
-func (r *Reflector) watchLoop(ctx context.Context, w watch.Interface, resyncErr <-chan error) error {
-	logger := r.loggerFor(ctx)
-	retry := NewRetryWithDeadline(r.MaxInternalErrorRetryDuration, reflectorInternalErrorQuietPeriod, apierrors.IsInternalError, r.clock)
-	// reopened: a watch was opened before in this cycle, so the next one
-	// is a restart.
-	reopened := false
-	defer func() {
-		if w != nil {
-			w.Stop()
-		}
-	}()
-	for {
-		if ctx.Err() != nil {
-			return nil
-		}
-		start := r.clock.Now()
-		propagateRV := true
-		if w == nil {
-			rv := r.LastSyncResourceVersion()
-			options := metav1.ListOptions{
-				ResourceVersion:     rv,
-				TimeoutSeconds:      r.watchTimeoutSeconds(),
-				AllowWatchBookmarks: true,
-			}
-			// From "" or "0" the server first sends synthetic ADDED events
-			// in no particular resource version order: the resource
-			// version only counts once they are over.
-			propagateRV = rv != "" && rv != "0"
-			var err error
-			w, err = r.listerWatcher.WatchWithContext(ctx, options)
-			if err == nil && w == nil {
-				err = errors.New("the watch call returned neither a watch nor an error")
-			}
-			if err != nil {
-				if w != nil {
-					w.Stop() // a misbehaving Watcher may return both
-				}
-				w = nil
-				if ctx.Err() != nil {
-					return nil
-				}
-				if isWatchErrorRetriable(err) {
-					logger.V(4).Info("Watch failed - backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
-					r.reportWatchFailure(ctx, err)
-					if !r.sleep(ctx, r.backoffDelay(err)) {
-						return nil
-					}
-					continue
-				}
-				r.stats.setNextList(relistIdxWatchError)
-				return err
-			}
-		}
-		r.metrics.watchStarted()
-		if reopened {
-			r.stats.watchRestarts.Add(1)
-		}
-		reopened = true
-		session := reflectorWatchSession{
-			r:           r,
-			store:       r.store,
-			propagateRV: propagateRV,
-		}
-		_, err := session.run(ctx, start, w, resyncErr)
-		w = nil // run stopped it
-		retry.After(err)
-		step := nextWatchStep(err, apierrors.IsInternalError(err) && retry.ShouldRetry())
-		switch step {
-		case watchStepResume:
-			if err != nil {
-				logger.V(2).Info("Resuming watch", "reflector", r.name, "type", r.typeDescription, "err", err)
-				r.reportWatchFailure(ctx, err)
-			}
-			continue
-		case watchStepStop:
-			return nil
-		case watchStepBackoffResume:
-			logger.V(2).Info("Watch ended - backing off before resuming", "reflector", r.name, "type", r.typeDescription, "err", err)
-			r.reportWatchFailure(ctx, err)
-			if !r.sleep(ctx, r.backoffDelay(err)) {
-				return nil
-			}
-			continue
-		}
-		if isExpiredError(err) {
-			logger.V(4).Info("Watch closed", "reflector", r.name, "type", r.typeDescription, "err", err)
-		} else {
-			logger.Info("Warning: watch ended with error", "reflector", r.name, "type", r.typeDescription, "err", err)
-		}
-		r.reportWatchFailure(ctx, err)
-		r.stats.watchEndedForRelist(err)
-		return nil
-	}
-}
-
-// errorStopRequested ends a watch session when the context is done.
-var errorStopRequested = errors.New("stop requested")
-
-// reflectorEventStore is where a watch session puts objects: the
-// Reflector's store, or the accumulator of a streaming list.
-type reflectorEventStore interface {
-	Add(obj interface{}) error
-	Update(obj interface{}) error
-	Delete(obj interface{}) error
-}
-
-// reflectorWatchSession consumes one watch.
-type reflectorWatchSession struct {
-	r     *Reflector
-	store reflectorEventStore
-	// streaming: the session collects a streaming list and ends, leaving
-	// the watch open, at the bookmark that ends the initial events; the
-	// resource version reached goes to streamRV, not to the Reflector.
-	streaming bool
-	streamRV  string
-	// propagateRV: every event's resource version counts, not only those
-	// after the first non-ADDED event.
-	propagateRV bool
-	// events is the number of events run applied (set when it returns).
-	events int
-}
-
-// run applies the events of w to the session's store until w closes, an
-// error event arrives, errc delivers an error, ctx ends (errorStopRequested),
-// or, when streaming, the initial events end (ended true; w is left open).
-// In every other case w is stopped. A watch that closes within a second
-// without an event yields a *VeryShortWatchError. A streaming session that
-// receives no event for the Reflector's initialEventsTimeout ends with a
-// *reflectorIncompleteStreamError. A plain session that received a periodic
-// bookmark and then nothing for the Reflector's watchIdleTimeout ends with a
-// *WatchIdleTimeoutError.
-func (s *reflectorWatchSession) run(ctx context.Context, start time.Time, w watch.Interface, errc <-chan error) (ended bool, err error) {
-	r := s.r
-	bookmarks, _ := s.store.(ReflectorBookmarkStore)
-	var rvUpdater ResourceVersionUpdater
-	if !s.streaming {
-		rvUpdater, _ = s.store.(ResourceVersionUpdater)
-	}
-
-	// silence, when not nil, ends the session once nothing arrived for its
-	// limit: while streaming, the bound of a stream that went silent
-	// (initialEventsTimeout); on a plain watch, the liveness deadline,
-	// armed by the first periodic bookmark (armsWatchIdleTimeout). While
-	// streaming, lastEvent is when the last event (of any kind) arrived,
-	// and the ticker warns about a long wait when the bound is off or
-	// longer.
-	var silence *silenceTimer
-	defer func() { silence.stop() }()
-	var tick <-chan time.Time
-	var lastEvent time.Time
-	if s.streaming {
-		if r.initialEventsTimeout > 0 {
-			silence = newSilenceTimer(r.clock, r.initialEventsTimeout)
-		}
-		if tc, ok := r.clock.(clock.WithTicker); ok && (r.initialEventsTimeout <= 0 || r.initialEventsTimeout > reflectorInitialEventsWarnInterval) {
-			ticker := tc.NewTicker(reflectorInitialEventsWarnInterval)
-			defer ticker.Stop()
-			tick = ticker.C()
-		}
-	}
-
-	keepOpen := false
-	events := 0
-	defer func() {
-		s.events = events
-		if !keepOpen {
-			w.Stop()
-		}
-	}()
-
-	pastInitialAdds := false
-	results := w.ResultChan()
-	for {
-		select {
-		case <-ctx.Done():
-			return false, errorStopRequested
-		case err := <-errc:
-			return false, err
-		case <-tick:
-			r.warnInitialEventsPending(ctx, start, lastEvent)
-			continue
-		case <-silence.C():
-			quiet, expired := silence.expired()
-			if !expired {
-				continue
-			}
-			if s.streaming {
-				return false, &reflectorIncompleteStreamError{name: r.name, events: events, silentFor: quiet}
-			}
-			r.metrics.watchEnded(r.clock.Since(start).Seconds(), events, false)
-			return false, &WatchIdleTimeoutError{Name: r.name, Timeout: silence.limit, ResourceVersion: r.LastSyncResourceVersion()}
-		case event, ok := <-results:
-			if ok {
-				// Anything that arrives, even what is then rejected,
-				// shows that the stream is alive.
-				silence.observed()
-				if s.streaming {
-					lastEvent = r.clock.Now()
-				}
-			}
-			if !ok {
-				duration := r.clock.Since(start)
-				short := events == 0 && duration < reflectorShortWatch
-				if !s.streaming {
-					r.metrics.watchEnded(duration.Seconds(), events, short)
-				}
-				if short {
-					return false, &VeryShortWatchError{Name: r.name}
-				}
-				r.loggerFor(ctx).V(4).Info("Watch close", "reflector", r.name, "type", r.typeDescription, "totalItems", events)
-				return false, nil
-			}
-			if event.Type == watch.Error {
-				return false, r.watchErrorEvent(event.Object)
-			}
-			objMeta, ok := r.acceptEvent(ctx, event)
-			if !ok {
-				continue // logged and counted; it counts as no event
-			}
-			r.stats.eventReceived(r.clock.Now())
-			rv := objMeta.GetResourceVersion()
-			initialEventsEnd := false
-			switch event.Type {
-			case watch.Added:
-				if err := s.store.Add(event.Object); err != nil {
-					utilruntime.HandleErrorWithContext(ctx, err, "Unable to add watch event object to store", "reflector", r.name, "object", event.Object)
-				}
-			case watch.Modified:
-				pastInitialAdds = true
-				if err := s.store.Update(event.Object); err != nil {
-					utilruntime.HandleErrorWithContext(ctx, err, "Unable to update watch event object to store", "reflector", r.name, "object", event.Object)
-				}
-			case watch.Deleted:
-				pastInitialAdds = true
-				if err := s.store.Delete(event.Object); err != nil {
-					utilruntime.HandleErrorWithContext(ctx, err, "Unable to delete watch event object from store", "reflector", r.name, "object", event.Object)
-				}
-			case watch.Bookmark:
-				pastInitialAdds = true
-				initialEventsEnd = objMeta.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
-				if bookmarks != nil {
-					if err := bookmarks.Bookmark(rv); err != nil {
-						utilruntime.HandleErrorWithContext(ctx, err, "Unable to send bookmark event to store", "reflector", r.name, "object", event.Object)
-					}
-				}
-			}
-			if rv != "" && (s.propagateRV || pastInitialAdds) {
-				if s.streaming {
-					s.streamRV = rv
-				} else {
-					r.setLastSyncResourceVersion(rv)
-					if rvUpdater != nil {
-						rvUpdater.UpdateResourceVersion(rv)
-					}
-				}
-			}
-			events++
-			if silence == nil && r.armsWatchIdleTimeout(s.streaming, event.Type, initialEventsEnd) {
-				silence = newSilenceTimer(r.clock, r.watchIdleTimeout)
-			}
-			if initialEventsEnd && s.streaming {
-				keepOpen = true
-				r.loggerFor(ctx).V(4).Info("Exiting watch because received the bookmark that marks the end of initial events stream",
-					"reflector", r.name, "totalItems", events, "duration", r.clock.Since(start))
-				return true, nil
-			}
-		}
-	}
-}
-
-// warnInitialEventsPending logs a warning while a streaming list has not
-// received its end bookmark and no event arrived for a while.
-func (r *Reflector) warnInitialEventsPending(ctx context.Context, start, lastEvent time.Time) {
-	logger := r.loggerFor(ctx)
-	if lastEvent.IsZero() {
-		logger.Info("Warning: event bookmark expired", "reflector", r.name,
-			"err", fmt.Sprintf("%s: awaiting required bookmark event for initial events stream, no events received for %v", r.name, r.clock.Since(start)))
-		return
-	}
-	if idle := r.clock.Since(lastEvent); idle >= reflectorInitialEventsWarnInterval {
-		logger.Info("Warning: event bookmark expired", "reflector", r.name,
-			"err", fmt.Sprintf("%s: hasn't received required bookmark event marking the end of initial events stream, received last event %v ago", r.name, idle))
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 )
 
@@ -50,18 +49,6 @@ func (e *WatchIdleTimeoutError) Error() string {
 func isWatchIdleTimeout(err error) bool {
 	var idle *WatchIdleTimeoutError
 	return errors.As(err, &idle)
-}
-
-// armsWatchIdleTimeout reports whether an accepted event starts the liveness
-// deadline of the watch it arrived on: the deadline is on, the watch is a
-// plain one (a streaming list is never cut for liveness), and the event is a
-// periodic bookmark, which shows that the server sends them on this watch, so
-// that silence from now on means a stuck stream. The bookmark that ends a
-// streaming list's initial events is sent once whatever the server does
-// later and does not count. A watch served without a watch cache gets no
-// periodic bookmark and is never cut: its silence may be a quiet resource.
-func (r *Reflector) armsWatchIdleTimeout(streaming bool, eventType watch.EventType, initialEventsEnd bool) bool {
-	return r.watchIdleTimeout > 0 && !streaming && eventType == watch.Bookmark && !initialEventsEnd
 }
 
 // silenceTimer fires when nothing was observed for limit on its clock. A nil

@@ -483,8 +483,8 @@ func TestReflectorListPageSize(t *testing.T) {
 			r := NewReflectorWithOptions(lw, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
 			r.useWatchList = false
 			r.WatchListPageSize = tc.pageSize
-			r.paginatedResult = tc.paginated
-			r.lastSyncResourceVersion = tc.lastRV
+			r.state.pagedSource = tc.paginated
+			r.state.lastSyncRV = tc.lastRV
 			rfRunUntilExhausted(t, r, s)
 			var limits []int64
 			for _, o := range s.listOptions()[:len(tc.wantLimits)] {

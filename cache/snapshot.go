@@ -343,49 +343,6 @@ type reflectorResume struct {
 	resourceVersion string
 }
 
-// resumeFromSnapshot hands the loaded state, once, to the store (as a list,
-// see list_sink.go) and moves the Reflector to its resource version; it
-// reports whether it did.
-func (r *Reflector) resumeFromSnapshot(ctx context.Context) bool {
-	r.mu.Lock()
-	load := r.resume
-	r.resume = nil
-	r.mu.Unlock()
-	if load == nil {
-		return false
-	}
-	resume, err := load(ctx)
-	if err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Informer snapshot rejected; listing instead", "reflector", r.name, "type", r.typeDescription)
-		r.reportWatchFailure(ctx, err)
-		return false
-	}
-	if resume == nil {
-		return false
-	}
-	// The loaded objects are the cache's objects as they were saved, so
-	// they went through the informer's transform already: they are handed
-	// over as a list that is not transformed again (see
-	// SharedIndexInformerOptions.SnapshotFile).
-	handOver := func() error {
-		sink := r.beginList(listSource{loaded: true})
-		for _, obj := range resume.objects {
-			if err := sink.put(obj); err != nil {
-				return err
-			}
-		}
-		_, err := sink.end(ctx, resume.resourceVersion)
-		return err
-	}
-	if err := r.syncAt(resume.resourceVersion, handOver); err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Snapshot could not be given to the store; listing instead", "reflector", r.name)
-		return false
-	}
-	r.loggerFor(ctx).V(2).Info("Resuming from a snapshot instead of listing", "reflector", r.name, "type", r.typeDescription,
-		"objects", len(resume.objects), "resourceVersion", resume.resourceVersion)
-	return true
-}
-
 // SetSnapshotFile makes informer persist its cache and resourceVersion to
 // path when it stops, and resume from that file when it starts (see
 // SharedIndexInformerOptions.SnapshotFile); "" turns it off. It is how

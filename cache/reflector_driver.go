@@ -1,0 +1,453 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	utiltrace "k8s.io/utils/trace"
+)
+
+// reflectorDriver runs one list-and-watch cycle of a Reflector: it feeds the
+// core (reflector_core.go) what happened and performs the actions the core
+// answers with, the requests, timers and store writes. It decides nothing
+// itself. It lives on the goroutine of ListAndWatchWithContext.
+type reflectorDriver struct {
+	r   *Reflector
+	ctx context.Context
+	// actions is the core's output buffer, reused from step to step.
+	actions []reflectorAction
+
+	// The open stream or watch, and where its events go: the list a
+	// streaming list fills, or the Reflector's store.
+	w         watch.Interface
+	results   <-chan watch.Event
+	streaming bool
+	events    reflectorEventStore
+	finish    func(rv string) (int, error)
+	bookmarks ReflectorBookmarkStore
+	updater   ResourceVersionUpdater
+
+	// silence is the open stream's bound of silence, or the watch's armed
+	// liveness deadline; warn ticks while a streaming list waits for its
+	// end bookmark.
+	silence *silenceTimer
+	warn    clock.Ticker
+
+	// sink is the LIST being synced; resumed is the snapshot loaded.
+	sink    listSink
+	resumed *reflectorResume
+	trace   *utiltrace.Trace
+
+	// The resync loop beside the watches, once the cycle watches.
+	resyncErr    chan error
+	resyncCancel context.CancelFunc
+	resyncDone   sync.WaitGroup
+
+	// err is what the cycle returns once done.
+	err  error
+	done bool
+}
+
+// runCycle makes one list-and-watch cycle (see ListAndWatchWithContext).
+func (r *Reflector) runCycle(ctx context.Context) error {
+	r.state.cfg = reflectorCoreConfig{
+		name:             r.name,
+		typeDescription:  r.typeDescription,
+		streaming:        r.useWatchList,
+		disableChunking:  r.disableChunking,
+		pageSize:         r.WatchListPageSize,
+		pageByPage:       r.storeRelistsPageByPage(),
+		idleTimeout:      r.watchIdleTimeout,
+		maxInternalRetry: r.MaxInternalErrorRetryDuration,
+	}
+	d := &reflectorDriver{r: r, ctx: ctx, actions: make([]reflectorAction, 0, 8)}
+	defer d.cleanup()
+	return d.run()
+}
+
+func (d *reflectorDriver) input(kind reflectorInputKind) reflectorInput {
+	return reflectorInput{kind: kind, now: d.r.clock.Now()}
+}
+
+func (d *reflectorDriver) failed(kind reflectorInputKind, err error) reflectorInput {
+	in := d.input(kind)
+	in.err = err
+	return in
+}
+
+// run steps the core until it ends the cycle.
+func (d *reflectorDriver) run() error {
+	in := d.input(inStart)
+	for {
+		if d.ctx.Err() != nil {
+			in = d.input(inStop)
+		}
+		d.r.state, d.actions = d.r.state.step(in, d.actions[:0])
+		next, waiting := reflectorInput{}, true
+		for i := range d.actions {
+			if answer, ok := d.perform(&d.actions[i], in.now); ok {
+				next, waiting = answer, false
+			}
+		}
+		if d.done || d.r.state.phase == phaseStopped || d.r.state.phase == phaseIdle {
+			return d.err
+		}
+		if waiting {
+			next = d.await()
+		}
+		in = next
+	}
+}
+
+// perform does one action; it returns the input that answers it, if any.
+func (d *reflectorDriver) perform(a *reflectorAction, now time.Time) (reflectorInput, bool) {
+	r := d.r
+	switch a.kind {
+	case actNote:
+		r.observe(d.ctx, a, now)
+	case actPublishRV:
+		r.setLastSyncResourceVersion(a.rv)
+	case actUpdateStoreRV:
+		if d.updater != nil {
+			d.updater.UpdateResourceVersion(a.rv)
+		}
+	case actArmIdle:
+		d.silence = newSilenceTimer(r.clock, r.watchIdleTimeout)
+	case actStopWatch:
+		d.closeWatch()
+	case actEndCycle:
+		d.err, d.done = a.err, true
+	case actResume:
+		return d.loadSnapshot(), true
+	case actList:
+		return d.list(a), true
+	case actStream:
+		return d.openStream(a), true
+	case actWatch:
+		return d.openWatch(a), true
+	case actBackoff:
+		if !r.sleep(d.ctx, r.backoffDelay(a.err)) {
+			return d.input(inStop), true
+		}
+		return d.input(inBackoffDone), true
+	case actSync:
+		return d.sync(a), true
+	}
+	return reflectorInput{}, false
+}
+
+// loadSnapshot loads the state the first cycle starts from.
+func (d *reflectorDriver) loadSnapshot() reflectorInput {
+	load := d.r.resume
+	d.r.resume = nil
+	if load == nil {
+		return d.input(inSnapshotMissing)
+	}
+	resume, err := load(d.ctx)
+	switch {
+	case d.ctx.Err() != nil:
+		return d.input(inStop)
+	case err != nil:
+		return d.failed(inSnapshotMissing, err)
+	case resume == nil:
+		return d.input(inSnapshotMissing)
+	}
+	d.resumed = resume
+	in := d.input(inSnapshotLoaded)
+	in.rv, in.count = resume.resourceVersion, len(resume.objects)
+	return in
+}
+
+// list makes a LIST into a new list of the store.
+func (d *reflectorDriver) list(a *reflectorAction) reflectorInput {
+	r := d.r
+	if !a.retry {
+		d.endTrace()
+		d.trace = utiltrace.New("Reflector ListAndWatch", utiltrace.Field{Key: "name", Value: r.name})
+	}
+	sink, count, listRV, paged, err := r.listPages(d.ctx, listSource{relist: a.relist}, reflectorListOptions(a.rv, a.pageSize), a.pageSize)
+	if d.ctx.Err() != nil {
+		return d.input(inStop)
+	}
+	d.traceStep("Objects listed", utiltrace.Field{Key: "error", Value: err}, utiltrace.Field{Key: "count", Value: count})
+	if err != nil {
+		return d.failed(inListFailed, err)
+	}
+	d.sink = sink
+	in := d.input(inListed)
+	in.rv, in.paged = listRV, paged
+	return in
+}
+
+// openStream opens a streaming list into a new list of the store.
+func (d *reflectorDriver) openStream(a *reflectorAction) reflectorInput {
+	r := d.r
+	if d.trace == nil {
+		d.trace = utiltrace.New("Reflector WatchList", utiltrace.Field{Key: "name", Value: r.name})
+	}
+	store, finish := r.newStreamListStore(d.ctx, a.relist)
+	w, err := r.openWatch(d.ctx, metav1.ListOptions{
+		ResourceVersion:      a.rv,
+		AllowWatchBookmarks:  true,
+		SendInitialEvents:    ptr.To(true),
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+		TimeoutSeconds:       r.watchTimeoutSeconds(),
+	})
+	if d.ctx.Err() != nil {
+		if w != nil {
+			w.Stop()
+		}
+		return d.input(inStop)
+	}
+	if err != nil {
+		return d.failed(inOpenFailed, err)
+	}
+	d.w, d.results, d.streaming = w, w.ResultChan(), true
+	d.events, d.finish, d.bookmarks, d.updater = store, finish, nil, nil
+	d.bookmarks, _ = store.(ReflectorBookmarkStore)
+	if r.initialEventsTimeout > 0 {
+		d.silence = newSilenceTimer(r.clock, r.initialEventsTimeout)
+	}
+	if tc, ok := r.clock.(clock.WithTicker); ok && (r.initialEventsTimeout <= 0 || r.initialEventsTimeout > reflectorInitialEventsWarnInterval) {
+		d.warn = tc.NewTicker(reflectorInitialEventsWarnInterval)
+	}
+	return d.input(inOpened)
+}
+
+// openWatch opens a watch into the store, and starts the resync loop with
+// the cycle's first one.
+func (d *reflectorDriver) openWatch(a *reflectorAction) reflectorInput {
+	r := d.r
+	d.startResync()
+	w, err := r.openWatch(d.ctx, metav1.ListOptions{
+		ResourceVersion:     a.rv,
+		TimeoutSeconds:      r.watchTimeoutSeconds(),
+		AllowWatchBookmarks: true,
+	})
+	if d.ctx.Err() != nil {
+		if w != nil {
+			w.Stop()
+		}
+		return d.input(inStop)
+	}
+	if err != nil {
+		return d.failed(inOpenFailed, err)
+	}
+	d.w, d.results = w, w.ResultChan()
+	d.watchStore()
+	return d.input(inOpened)
+}
+
+// watchStore makes the open watch's events go to the Reflector's store.
+func (d *reflectorDriver) watchStore() {
+	d.streaming = false
+	d.events, d.finish = d.r.store, nil
+	d.bookmarks, _ = d.r.store.(ReflectorBookmarkStore)
+	d.updater, _ = d.r.store.(ResourceVersionUpdater)
+}
+
+// openWatch makes a watch request. A Watcher that returns both a watch and
+// an error has its watch stopped; one that returns neither gets an error.
+func (r *Reflector) openWatch(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+	w, err := r.listerWatcher.WatchWithContext(ctx, options)
+	if err == nil && w == nil {
+		err = errors.New("the watch call returned neither a watch nor an error")
+	}
+	if err != nil {
+		if w != nil {
+			w.Stop()
+		}
+		return nil, err
+	}
+	return w, nil
+}
+
+// sync ends the list the core names at rv.
+func (d *reflectorDriver) sync(a *reflectorAction) reflectorInput {
+	var count int
+	var err error
+	switch a.origin {
+	case originSnapshot:
+		count, err = d.syncSnapshot(a.rv)
+	case originStream:
+		d.traceStep("Objects streamed", utiltrace.Field{Key: "events", Value: d.r.state.events})
+		count, err = d.finish(a.rv)
+	default:
+		count, err = d.sink.end(d.ctx, a.rv)
+		d.sink = nil
+	}
+	if err != nil {
+		return d.failed(inSyncFailed, err)
+	}
+	d.traceStep("SyncWith done")
+	d.endTrace()
+	if a.origin == originStream {
+		// The stream goes on as the cycle's watch.
+		d.stopTimers()
+		d.watchStore()
+		d.startResync()
+	}
+	in := d.input(inSynced)
+	in.count = count
+	return in
+}
+
+// syncSnapshot hands the loaded snapshot to the store as a list. Its objects
+// are the cache's as they were saved, so they went through the informer's
+// transform already: the list is not transformed again (see
+// SharedIndexInformerOptions.SnapshotFile).
+func (d *reflectorDriver) syncSnapshot(rv string) (int, error) {
+	resume := d.resumed
+	d.resumed = nil
+	sink := d.r.beginList(listSource{loaded: true})
+	for _, obj := range resume.objects {
+		if err := sink.put(obj); err != nil {
+			return 0, err
+		}
+	}
+	return sink.end(d.ctx, rv)
+}
+
+// await waits for what happens next to the open stream or watch.
+func (d *reflectorDriver) await() reflectorInput {
+	r := d.r
+	var warn <-chan time.Time
+	if d.warn != nil {
+		warn = d.warn.C()
+	}
+	var resyncErr <-chan error
+	if !d.streaming {
+		resyncErr = d.resyncErr
+	}
+	for {
+		select {
+		case <-d.ctx.Done():
+			return d.input(inStop)
+		case err := <-resyncErr:
+			return d.failed(inResyncFailed, err)
+		case <-warn:
+			return d.input(inStreamWarnTick)
+		case <-d.silence.C():
+			if _, expired := d.silence.expired(); !expired {
+				continue
+			}
+			if d.streaming {
+				return d.input(inStreamSilent)
+			}
+			return d.input(inIdleTimeout)
+		case event, ok := <-d.results:
+			if !ok {
+				return d.input(inClosed)
+			}
+			// Anything that arrives, even what is then rejected, shows
+			// that the stream is alive.
+			d.silence.observed()
+			if event.Type == watch.Error {
+				return d.failed(inErrorEvent, r.watchErrorEvent(event.Object))
+			}
+			objMeta, accepted := r.acceptEvent(d.ctx, event)
+			if !accepted {
+				return d.input(inBadData) // logged and counted
+			}
+			in := d.input(inEvent)
+			in.eventType, in.rv = event.Type, objMeta.GetResourceVersion()
+			d.apply(event, &in, objMeta.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true")
+			return in
+		}
+	}
+}
+
+// apply writes an accepted event to where the open stream or watch's
+// events go.
+func (d *reflectorDriver) apply(event watch.Event, in *reflectorInput, endMarked bool) {
+	ctx, r := d.ctx, d.r
+	switch event.Type {
+	case watch.Added:
+		if err := d.events.Add(event.Object); err != nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Unable to add watch event object to store", "reflector", r.name, "object", event.Object)
+		}
+	case watch.Modified:
+		if err := d.events.Update(event.Object); err != nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Unable to update watch event object to store", "reflector", r.name, "object", event.Object)
+		}
+	case watch.Deleted:
+		if err := d.events.Delete(event.Object); err != nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Unable to delete watch event object from store", "reflector", r.name, "object", event.Object)
+		}
+	case watch.Bookmark:
+		in.initialEventsEnd = endMarked
+		if d.bookmarks != nil {
+			if err := d.bookmarks.Bookmark(in.rv); err != nil {
+				utilruntime.HandleErrorWithContext(ctx, err, "Unable to send bookmark event to store", "reflector", r.name, "object", event.Object)
+			}
+		}
+	}
+}
+
+// startResync starts the resync loop beside the cycle's watches, once.
+func (d *reflectorDriver) startResync() {
+	r := d.r
+	if r.resyncPeriod <= 0 || d.resyncCancel != nil {
+		return
+	}
+	d.resyncErr = make(chan error, 1)
+	ctx, cancel := context.WithCancel(d.ctx)
+	d.resyncCancel = cancel
+	d.resyncDone.Go(func() { r.resyncLoop(ctx, d.resyncErr) })
+}
+
+// closeWatch stops the open stream or watch and its timers.
+func (d *reflectorDriver) closeWatch() {
+	if d.w != nil {
+		d.w.Stop()
+	}
+	d.w, d.results = nil, nil
+	d.stopTimers()
+}
+
+func (d *reflectorDriver) stopTimers() {
+	d.silence.stop()
+	d.silence = nil
+	if d.warn != nil {
+		d.warn.Stop()
+		d.warn = nil
+	}
+}
+
+func (d *reflectorDriver) traceStep(msg string, fields ...utiltrace.Field) {
+	if d.trace != nil {
+		d.trace.Step(msg, fields...)
+	}
+}
+
+func (d *reflectorDriver) endTrace() {
+	if d.trace != nil {
+		d.trace.LogIfLong(10 * time.Second)
+		d.trace = nil
+	}
+}
+
+// cleanup stops whatever the cycle left running and waits for it.
+func (d *reflectorDriver) cleanup() {
+	d.closeWatch()
+	d.endTrace()
+	if d.resyncCancel != nil {
+		d.resyncCancel()
+		d.resyncDone.Wait()
+	}
+}
+
+// reflectorEventStore is where the driver puts the objects of watch events:
+// the Reflector's store, or the list a streaming list fills.
+type reflectorEventStore interface {
+	Add(obj interface{}) error
+	Update(obj interface{}) error
+	Delete(obj interface{}) error
+}
