@@ -46,7 +46,8 @@ import (
 type reflectorPhase uint8
 
 const (
-	// phaseIdle: no cycle runs; inStart begins one.
+	// phaseIdle: no cycle runs (none did yet, or the last one ended);
+	// inStart begins one.
 	phaseIdle reflectorPhase = iota
 	// phaseResuming: the snapshot the first cycle starts from is loading.
 	phaseResuming
@@ -66,7 +67,8 @@ const (
 	// phaseBackoff: a delay is being waited out; state.then says what
 	// follows it.
 	phaseBackoff
-	// phaseStopped: the caller stopped the Reflector; nothing follows.
+	// phaseStopped: the caller's context ended the last cycle; inStart
+	// begins another (a new ListAndWatch call).
 	phaseStopped
 
 	reflectorPhases
@@ -419,7 +421,9 @@ func (s reflectorState) step(in reflectorInput, out []reflectorAction) (reflecto
 		return s.stop(out)
 	}
 	switch s.phase {
-	case phaseIdle:
+	case phaseIdle, phaseStopped:
+		// A Reflector stopped by the caller's context may be run again
+		// with another.
 		if in.kind == inStart {
 			return s.startCycle(in.now, out)
 		}
@@ -494,7 +498,6 @@ func (s reflectorState) step(in reflectorInput, out []reflectorAction) (reflecto
 			}
 			return s.openWatch(in.now, out)
 		}
-	case phaseStopped:
 	}
 	out = append(out, reflectorAction{kind: actNote, note: noteLogUnexpectedInput, phase: s.phase, input: in.kind})
 	return s, out

@@ -86,9 +86,6 @@ func (d *reflectorDriver) failed(kind reflectorInputKind, err error) reflectorIn
 func (d *reflectorDriver) run() error {
 	in := d.input(inStart)
 	for {
-		if d.ctx.Err() != nil {
-			in = d.input(inStop)
-		}
 		d.r.state, d.actions = d.r.state.step(in, d.actions[:0])
 		next, waiting := reflectorInput{}, true
 		for i := range d.actions {
@@ -97,6 +94,10 @@ func (d *reflectorDriver) run() error {
 			}
 		}
 		if d.done || d.r.state.phase == phaseStopped || d.r.state.phase == phaseIdle {
+			if d.ctx.Err() != nil {
+				// Whatever failed as the caller stopped is no failure.
+				return nil
+			}
 			return d.err
 		}
 		if waiting {
@@ -173,7 +174,7 @@ func (d *reflectorDriver) list(a *reflectorAction) reflectorInput {
 		d.trace = utiltrace.New("Reflector ListAndWatch", utiltrace.Field{Key: "name", Value: r.name})
 	}
 	sink, count, listRV, paged, err := r.listPages(d.ctx, listSource{relist: a.relist}, reflectorListOptions(a.rv, a.pageSize), a.pageSize)
-	if d.ctx.Err() != nil {
+	if err != nil && d.ctx.Err() != nil {
 		return d.input(inStop)
 	}
 	d.traceStep("Objects listed", utiltrace.Field{Key: "error", Value: err}, utiltrace.Field{Key: "count", Value: count})
@@ -200,13 +201,10 @@ func (d *reflectorDriver) openStream(a *reflectorAction) reflectorInput {
 		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
 		TimeoutSeconds:       r.watchTimeoutSeconds(),
 	})
-	if d.ctx.Err() != nil {
-		if w != nil {
-			w.Stop()
-		}
-		return d.input(inStop)
-	}
 	if err != nil {
+		if d.ctx.Err() != nil {
+			return d.input(inStop)
+		}
 		return d.failed(inOpenFailed, err)
 	}
 	d.w, d.results, d.streaming = w, w.ResultChan(), true
@@ -231,13 +229,10 @@ func (d *reflectorDriver) openWatch(a *reflectorAction) reflectorInput {
 		TimeoutSeconds:      r.watchTimeoutSeconds(),
 		AllowWatchBookmarks: true,
 	})
-	if d.ctx.Err() != nil {
-		if w != nil {
-			w.Stop()
-		}
-		return d.input(inStop)
-	}
 	if err != nil {
+		if d.ctx.Err() != nil {
+			return d.input(inStop)
+		}
 		return d.failed(inOpenFailed, err)
 	}
 	d.w, d.results = w, w.ResultChan()

@@ -1,0 +1,427 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// coreT0 is when the fixtures' streams, watches and lists started; inputs
+// happen ten seconds later unless they say otherwise.
+var coreT0 = time.Unix(1_700_000_000, 0)
+
+func coreTooLargeError() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: 504, Reason: metav1.StatusReasonTimeout,
+		Message: "Too large resource version",
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}},
+	}}
+}
+
+func coreDecodingError() error {
+	return apierrors.FromObject(&metav1.Status{
+		Status: metav1.StatusFailure, Code: 500, Reason: metav1.StatusReasonInternalError,
+		Message: "unable to decode an event from the watch stream: bad frame",
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: clientWatchDecodingCause, Message: "bad frame"}}},
+	})
+}
+
+// coreInputs is the input alphabet of the core's table test: every input
+// kind, and each in the variants that the core tells apart.
+func coreInputs() map[string]reflectorInput {
+	at := func(kind reflectorInputKind) reflectorInput {
+		return reflectorInput{kind: kind, now: coreT0.Add(10 * time.Second)}
+	}
+	with := func(in reflectorInput, f func(*reflectorInput)) reflectorInput { f(&in); return in }
+	failed := func(kind reflectorInputKind, err error) reflectorInput {
+		return with(at(kind), func(in *reflectorInput) { in.err = err })
+	}
+	event := func(t watch.EventType, rv string) reflectorInput {
+		return with(at(inEvent), func(in *reflectorInput) { in.eventType, in.rv = t, rv })
+	}
+	return map[string]reflectorInput{
+		"start":                 at(inStart),
+		"stop":                  at(inStop),
+		"snapshot loaded":       with(at(inSnapshotLoaded), func(in *reflectorInput) { in.rv, in.count = "40", 3 }),
+		"no snapshot":           at(inSnapshotMissing),
+		"snapshot refused":      failed(inSnapshotMissing, errors.New("checksum mismatch")),
+		"LIST ok":               with(at(inListed), func(in *reflectorInput) { in.rv = "50" }),
+		"LIST ok in pages":      with(at(inListed), func(in *reflectorInput) { in.rv, in.paged = "50", true }),
+		"LIST 410":              failed(inListFailed, apierrors.NewResourceExpired("too old")),
+		"LIST rv too large":     failed(inListFailed, coreTooLargeError()),
+		"LIST 429 Retry-After":  failed(inListFailed, apierrors.NewTooManyRequests("slow down", 3)),
+		"LIST 500":              failed(inListFailed, apierrors.NewInternalError(errors.New("boom"))),
+		"LIST refused":          failed(inListFailed, fmt.Errorf("dial: %w", syscall.ECONNREFUSED)),
+		"LIST refused by store": failed(inListFailed, &listSinkError{err: errors.New("store full")}),
+		"opened":                at(inOpened),
+		"open 410":              failed(inOpenFailed, apierrors.NewResourceExpired("too old")),
+		"open 429":              failed(inOpenFailed, apierrors.NewTooManyRequests("slow down", 3)),
+		"open refused":          failed(inOpenFailed, fmt.Errorf("dial: %w", syscall.ECONNREFUSED)),
+		"open 403":              failed(inOpenFailed, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("denied"))),
+		"streaming unsupported": failed(inOpenFailed, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: 422, Reason: metav1.StatusReasonInvalid, Message: "sendInitialEvents is forbidden"}}),
+		"ADDED":              event(watch.Added, "61"),
+		"MODIFIED":           event(watch.Modified, "62"),
+		"DELETED":            event(watch.Deleted, "63"),
+		"bookmark":           event(watch.Bookmark, "64"),
+		"end bookmark":       with(event(watch.Bookmark, "65"), func(in *reflectorInput) { in.initialEventsEnd = true }),
+		"bad data":           at(inBadData),
+		"ERROR 410":          failed(inErrorEvent, apierrors.NewResourceExpired("too old")),
+		"ERROR 500":          failed(inErrorEvent, apierrors.NewInternalError(errors.New("boom"))),
+		"decoding error":     failed(inErrorEvent, coreDecodingError()),
+		"clean close":        at(inClosed),
+		"very short close":   reflectorInput{kind: inClosed, now: coreT0.Add(500 * time.Millisecond)},
+		"idle deadline":      at(inIdleTimeout),
+		"stream silent":      at(inStreamSilent),
+		"warn tick":          at(inStreamWarnTick),
+		"resync failed":      failed(inResyncFailed, errors.New("resync failed")),
+		"backoff done":       at(inBackoffDone),
+		"synced":             with(at(inSynced), func(in *reflectorInput) { in.count = 7 }),
+		"store refused list": failed(inSyncFailed, errors.New("store full")),
+	}
+}
+
+// renderActions writes actions in the table's notation.
+func renderActions(actions []reflectorAction) []string {
+	var out []string
+	for _, a := range actions {
+		var s string
+		switch a.kind {
+		case actResume:
+			s = "resume"
+		case actList:
+			s = fmt.Sprintf("LIST rv=%q limit=%d", a.rv, a.pageSize)
+			if a.relist {
+				s += " relist"
+			}
+			if a.retry {
+				s += " retry"
+			}
+		case actStream:
+			s = fmt.Sprintf("stream rv=%q", a.rv)
+			if a.relist {
+				s += " relist"
+			}
+		case actWatch:
+			s = fmt.Sprintf("watch rv=%q", a.rv)
+		case actBackoff:
+			s = "backoff: " + a.err.Error()
+		case actSync:
+			s = fmt.Sprintf("sync %s rv=%q", [...]string{"list", "stream", "snapshot"}[a.origin], a.rv)
+		case actPublishRV:
+			s = fmt.Sprintf("publish rv=%q", a.rv)
+		case actUpdateStoreRV:
+			s = fmt.Sprintf("store rv=%q", a.rv)
+		case actArmIdle:
+			s = "arm idle deadline"
+		case actStopWatch:
+			s = "stop watch"
+		case actEndCycle:
+			s = "end cycle"
+			if a.err != nil {
+				s += ": " + a.err.Error()
+			}
+		case actNote:
+			s = renderNote(a)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+var coreNoteNames = map[reflectorNote]string{
+	noteListStarted: "list started", noteListDone: "list done", noteWatchStarted: "watch started",
+	noteWatchEnded: "watch ended", noteEventReceived: "event received", noteNextList: "next list",
+	noteRelistAfter: "relist after", noteReport: "report",
+	noteLogCachesPopulated: "log caches populated", noteLogStreamFallback: "log stream fallback",
+	noteLogStreamReopen: "log stream reopen", noteLogStreamBackoff: "log stream backoff",
+	noteLogStreamLatest: "log stream latest", noteLogStreamComplete: "log stream complete",
+	noteLogInitialEventsPending: "log initial events pending", noteLogWatchOpenBackoff: "log watch open backoff",
+	noteLogWatchClose: "log watch close", noteLogWatchResume: "log watch resume",
+	noteLogWatchBackoff: "log watch backoff", noteLogWatchExpired: "log watch expired",
+	noteLogWatchEndedWithError: "log watch ended with error", noteLogSnapshotRejected: "log snapshot rejected",
+	noteLogSnapshotRefused: "log snapshot refused", noteLogResumed: "log resumed",
+	noteLogUnexpectedInput: "log unexpected input",
+}
+
+func renderNote(a reflectorAction) string {
+	s := "note " + coreNoteNames[a.note]
+	switch a.note {
+	case noteNextList:
+		s += ": " + string(relistReasons[a.reason])
+	case noteListDone:
+		s += fmt.Sprintf(": %d objects in %v", a.count, a.dur)
+	case noteWatchStarted:
+		if a.restart {
+			s += ": restart"
+		}
+	case noteWatchEnded:
+		s += fmt.Sprintf(": %d events in %v", a.count, a.dur)
+		if a.short {
+			s += ", short"
+		}
+	case noteLogInitialEventsPending:
+		s += fmt.Sprintf(": %v since start, %v since last event", a.since, a.lastArrival)
+	case noteLogUnexpectedInput:
+		s += fmt.Sprintf(": %s in %s", a.input, a.phase)
+	}
+	if a.err != nil {
+		s += ": " + a.err.Error()
+	}
+	return s
+}
+
+func coreConfig(streaming bool) reflectorCoreConfig {
+	return reflectorCoreConfig{name: "core", typeDescription: "*v1.Pod", streaming: streaming, idleTimeout: 2 * time.Minute}
+}
+
+// coreFixtures are the states of the core's table test, at least one in
+// every phase.
+func coreFixtures() map[string]reflectorState {
+	listing, streaming := coreConfig(false), coreConfig(true)
+	retrying := coreConfig(false)
+	retrying.maxInternalRetry = time.Minute
+	return map[string]reflectorState{
+		"idle, LIST":                         {cfg: listing},
+		"idle, streaming":                    {cfg: streaming},
+		"idle, snapshot pending":             {cfg: streaming, resumePending: true},
+		"idle after a sync at 50, LIST":      {cfg: listing, lastSyncRV: "50"},
+		"idle after a sync at 50, streaming": {cfg: streaming, lastSyncRV: "50"},
+		"idle, 50 unavailable, streaming":    {cfg: streaming, lastSyncRV: "50", rvUnavailable: true},
+		"resuming":                           {cfg: streaming, phase: phaseResuming},
+		"opening a stream":                   {cfg: streaming, phase: phaseStreamOpening, listStart: coreT0, watchStart: coreT0},
+		"opening a stream from 50":           {cfg: streaming, phase: phaseStreamOpening, lastSyncRV: "50", listStart: coreT0, watchStart: coreT0},
+		"streaming":                          {cfg: streaming, phase: phaseStreaming, listStart: coreT0, watchStart: coreT0},
+		"streaming, past initial adds":       {cfg: streaming, phase: phaseStreaming, listStart: coreT0, watchStart: coreT0, events: 4, pastInitialAdds: true, streamRV: "60", lastArrival: coreT0.Add(9 * time.Second)},
+		"listing at 0":                       {cfg: listing, phase: phaseListing, listRV: "0", listPage: 500, listStart: coreT0},
+		"listing at 50, retried at latest":   {cfg: listing, phase: phaseListing, lastSyncRV: "50", listRV: "50", listRetried: true, rvUnavailable: true, listStart: coreT0},
+		"syncing a LIST at 50":               {cfg: listing, phase: phaseSyncing, syncing: originList, lastSyncRV: "50", previousRV: "30", listStart: coreT0},
+		"syncing a stream at 65":             {cfg: streaming, phase: phaseSyncing, syncing: originStream, lastSyncRV: "65", previousRV: "30", listStart: coreT0, watchStart: coreT0, events: 9},
+		"syncing a snapshot at 40":           {cfg: streaming, phase: phaseSyncing, syncing: originSnapshot, lastSyncRV: "40", events: 3},
+		"opening a watch from 50":            {cfg: retrying, phase: phaseWatchOpening, lastSyncRV: "50", watchRV: "50", propagateRV: true, watchStart: coreT0},
+		"watching from 50":                   {cfg: retrying, phase: phaseWatching, lastSyncRV: "50", watchRV: "50", propagateRV: true, watchStart: coreT0, watchedBefore: true},
+		"watching from 0":                    {cfg: listing, phase: phaseWatching, lastSyncRV: "0", watchRV: "0", watchStart: coreT0, watchedBefore: true},
+		"watching from 50, deadline armed":   {cfg: listing, phase: phaseWatching, lastSyncRV: "50", watchRV: "50", propagateRV: true, watchStart: coreT0, watchedBefore: true, idleArmed: true, events: 3},
+		"watching from 50, 500s for 2m":      {cfg: retrying, phase: phaseWatching, lastSyncRV: "50", watchRV: "50", propagateRV: true, watchStart: coreT0, watchedBefore: true, internalStart: coreT0.Add(-2 * time.Minute), internalLatest: coreT0},
+		"backing off before a stream":        {cfg: streaming, phase: phaseBackoff, then: phaseStreamOpening, lastSyncRV: "50"},
+		"backing off before a watch":         {cfg: listing, phase: phaseBackoff, then: phaseWatchOpening, lastSyncRV: "50"},
+		"stopped":                            {cfg: listing, phase: phaseStopped, lastSyncRV: "50"},
+	}
+}
+
+// reflectorCoreRow is one row of the core's table: in fixture state, input
+// leads to phase with actions (in the notation of renderActions).
+type reflectorCoreRow struct {
+	fixture string
+	input   string
+	phase   reflectorPhase
+	actions []string
+}
+
+// The core's table. Every phase meets every input of coreInputs, either in
+// a row (with one of that phase's fixtures) or in reflectorCoreIgnored: the
+// inputs a phase never receives from the driver, which leave the state as
+// it is and are reported as unexpected.
+var reflectorCoreRows = []reflectorCoreRow{
+	{"backing off before a stream", "backoff done", phaseStreamOpening, []string{"note list started", "stream rv=\"50\" relist"}},
+	{"backing off before a stream", "stop", phaseStopped, []string{"end cycle"}},
+	{"backing off before a watch", "backoff done", phaseWatchOpening, []string{"watch rv=\"50\""}},
+	{"backing off before a watch", "stop", phaseStopped, []string{"end cycle"}},
+	{"idle after a sync at 50, LIST", "start", phaseListing, []string{"note list started", "LIST rv=\"50\" limit=0 relist"}},
+	{"idle after a sync at 50, LIST", "stop", phaseStopped, []string{}},
+	{"idle after a sync at 50, streaming", "start", phaseStreamOpening, []string{"note list started", "stream rv=\"50\" relist"}},
+	{"idle after a sync at 50, streaming", "stop", phaseStopped, []string{}},
+	{"idle, 50 unavailable, streaming", "start", phaseStreamOpening, []string{"note list started", "stream rv=\"\" relist"}},
+	{"idle, 50 unavailable, streaming", "stop", phaseStopped, []string{}},
+	{"idle, LIST", "start", phaseListing, []string{"note list started", "LIST rv=\"0\" limit=500"}},
+	{"idle, LIST", "stop", phaseStopped, []string{}},
+	{"idle, snapshot pending", "start", phaseResuming, []string{"resume"}},
+	{"idle, snapshot pending", "stop", phaseStopped, []string{}},
+	{"idle, streaming", "start", phaseStreamOpening, []string{"note list started", "stream rv=\"\""}},
+	{"idle, streaming", "stop", phaseStopped, []string{}},
+	{"listing at 0", "LIST 410", phaseListing, []string{"LIST rv=\"\" limit=500 retry"}},
+	{"listing at 0", "LIST 429 Retry-After", phaseIdle, []string{"end cycle: failed to list *v1.Pod: slow down"}},
+	{"listing at 0", "LIST 500", phaseIdle, []string{"end cycle: failed to list *v1.Pod: Internal error occurred: boom"}},
+	{"listing at 0", "LIST ok", phaseSyncing, []string{"publish rv=\"50\"", "sync list rv=\"50\""}},
+	{"listing at 0", "LIST ok in pages", phaseSyncing, []string{"publish rv=\"50\"", "sync list rv=\"50\""}},
+	{"listing at 0", "LIST refused", phaseIdle, []string{"end cycle: failed to list *v1.Pod: dial: connection refused"}},
+	{"listing at 0", "LIST refused by store", phaseIdle, []string{"end cycle: unable to sync list result: store full"}},
+	{"listing at 0", "LIST rv too large", phaseListing, []string{"LIST rv=\"\" limit=500 retry"}},
+	{"listing at 0", "stop", phaseStopped, []string{"end cycle"}},
+	{"listing at 50, retried at latest", "LIST 410", phaseIdle, []string{"end cycle: failed to list *v1.Pod: too old"}},
+	{"listing at 50, retried at latest", "LIST ok", phaseSyncing, []string{"publish rv=\"50\"", "sync list rv=\"50\""}},
+	{"listing at 50, retried at latest", "LIST rv too large", phaseIdle, []string{"end cycle: failed to list *v1.Pod: Too large resource version"}},
+	{"opening a stream", "open 403", phaseListing, []string{"note log stream fallback: pods is forbidden: denied", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
+	{"opening a stream", "open 410", phaseStreamOpening, []string{"note log stream latest: too old", "note next list: expired", "note list started", "stream rv=\"\""}},
+	{"opening a stream", "open 429", phaseBackoff, []string{"note log stream backoff: slow down", "note report: slow down", "backoff: slow down"}},
+	{"opening a stream", "open refused", phaseBackoff, []string{"note log stream backoff: dial: connection refused", "note report: dial: connection refused", "backoff: dial: connection refused"}},
+	{"opening a stream", "opened", phaseStreaming, []string{}},
+	{"opening a stream", "stop", phaseStopped, []string{"end cycle"}},
+	{"opening a stream", "streaming unsupported", phaseListing, []string{"note log stream fallback: sendInitialEvents is forbidden", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
+	{"opening a stream from 50", "open 403", phaseListing, []string{"note log stream fallback: pods is forbidden: denied", "note next list: stream_fallback", "note list started", "LIST rv=\"50\" limit=0 relist"}},
+	{"opening a stream from 50", "open 410", phaseStreamOpening, []string{"note log stream latest: too old", "note next list: expired", "note list started", "stream rv=\"\" relist"}},
+	{"opening a stream from 50", "streaming unsupported", phaseListing, []string{"note log stream fallback: sendInitialEvents is forbidden", "note next list: stream_fallback", "note list started", "LIST rv=\"50\" limit=0 relist"}},
+	{"opening a watch from 50", "open 403", phaseIdle, []string{"note next list: watch_error", "end cycle: pods is forbidden: denied"}},
+	{"opening a watch from 50", "open 410", phaseIdle, []string{"note next list: watch_error", "end cycle: too old"}},
+	{"opening a watch from 50", "open 429", phaseBackoff, []string{"note log watch open backoff: slow down", "note report: slow down", "backoff: slow down"}},
+	{"opening a watch from 50", "open refused", phaseBackoff, []string{"note log watch open backoff: dial: connection refused", "note report: dial: connection refused", "backoff: dial: connection refused"}},
+	{"opening a watch from 50", "opened", phaseWatching, []string{"note watch started"}},
+	{"opening a watch from 50", "stop", phaseStopped, []string{"end cycle"}},
+	{"opening a watch from 50", "streaming unsupported", phaseIdle, []string{"note next list: watch_error", "end cycle: sendInitialEvents is forbidden"}},
+	{"resuming", "no snapshot", phaseStreamOpening, []string{"note list started", "stream rv=\"\""}},
+	{"resuming", "snapshot loaded", phaseSyncing, []string{"publish rv=\"40\"", "sync snapshot rv=\"40\""}},
+	{"resuming", "snapshot refused", phaseStreamOpening, []string{"note log snapshot rejected: checksum mismatch", "note report: checksum mismatch", "note list started", "stream rv=\"\""}},
+	{"resuming", "stop", phaseStopped, []string{"end cycle"}},
+	{"stopped", "start", phaseListing, []string{"note list started", "LIST rv=\"50\" limit=0 relist"}},
+	{"stopped", "stop", phaseStopped, []string{}},
+	{"streaming", "ADDED", phaseStreaming, []string{"note event received"}},
+	{"streaming", "DELETED", phaseStreaming, []string{"note event received"}},
+	{"streaming", "ERROR 410", phaseStreamOpening, []string{"stop watch", "note log stream latest: too old", "note next list: expired", "note list started", "stream rv=\"\""}},
+	{"streaming", "ERROR 500", phaseListing, []string{"stop watch", "note log stream fallback: reflector core: streaming list ended with an error after 0 event(s) without the initial-events-end bookmark; falling back to LIST: Internal error occurred: boom", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
+	{"streaming", "MODIFIED", phaseStreaming, []string{"note event received"}},
+	{"streaming", "bad data", phaseStreaming, []string{}},
+	{"streaming", "bookmark", phaseStreaming, []string{"note event received"}},
+	{"streaming", "clean close", phaseStreamOpening, []string{"stop watch", "note log stream reopen", "note list started", "stream rv=\"\""}},
+	{"streaming", "decoding error", phaseListing, []string{"stop watch", "note log stream fallback: reflector core: streaming list ended with an error after 0 event(s) without the initial-events-end bookmark; falling back to LIST: unable to decode an event from the watch stream: bad frame", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
+	{"streaming", "end bookmark", phaseSyncing, []string{"note event received", "note log stream complete", "publish rv=\"65\"", "sync stream rv=\"65\""}},
+	{"streaming", "stop", phaseStopped, []string{"stop watch", "end cycle"}},
+	{"streaming", "stream silent", phaseListing, []string{"stop watch", "note log stream fallback: reflector core: streaming list stayed silent for 10s after 0 event(s) without the initial-events-end bookmark; falling back to LIST", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
+	{"streaming", "very short close", phaseListing, []string{"stop watch", "note log stream fallback: reflector core: streaming list ended with an error after 0 event(s) without the initial-events-end bookmark; falling back to LIST: very short watch: core: Unexpected watch close - watch lasted less than a second and no items received", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
+	{"streaming", "warn tick", phaseStreaming, []string{"note log initial events pending: 10s since start, 0s since last event"}},
+	{"streaming, past initial adds", "ADDED", phaseStreaming, []string{"note event received"}},
+	{"streaming, past initial adds", "ERROR 500", phaseListing, []string{"stop watch", "note log stream fallback: reflector core: streaming list ended with an error after 4 event(s) without the initial-events-end bookmark; falling back to LIST: Internal error occurred: boom", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
+	{"streaming, past initial adds", "MODIFIED", phaseStreaming, []string{"note event received"}},
+	{"streaming, past initial adds", "bad data", phaseStreaming, []string{}},
+	{"streaming, past initial adds", "end bookmark", phaseSyncing, []string{"note event received", "note log stream complete", "publish rv=\"65\"", "sync stream rv=\"65\""}},
+	{"streaming, past initial adds", "stream silent", phaseListing, []string{"stop watch", "note log stream fallback: reflector core: streaming list stayed silent for 1s after 4 event(s) without the initial-events-end bookmark; falling back to LIST", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
+	{"streaming, past initial adds", "very short close", phaseStreamOpening, []string{"stop watch", "note log stream reopen", "note list started", "stream rv=\"\""}},
+	{"streaming, past initial adds", "warn tick", phaseStreaming, []string{}},
+	{"syncing a LIST at 50", "stop", phaseStopped, []string{"end cycle"}},
+	{"syncing a LIST at 50", "store refused list", phaseIdle, []string{"publish rv=\"30\"", "end cycle: unable to sync list result: store full"}},
+	{"syncing a LIST at 50", "synced", phaseWatchOpening, []string{"note list done: 7 objects in 10s", "note log caches populated", "watch rv=\"50\""}},
+	{"syncing a snapshot at 40", "stop", phaseStopped, []string{"end cycle"}},
+	{"syncing a snapshot at 40", "store refused list", phaseStreamOpening, []string{"publish rv=\"\"", "note log snapshot refused: store full", "note list started", "stream rv=\"\""}},
+	{"syncing a snapshot at 40", "synced", phaseWatchOpening, []string{"note log resumed", "note log caches populated", "watch rv=\"40\""}},
+	{"syncing a stream at 65", "stop", phaseStopped, []string{"stop watch", "end cycle"}},
+	{"syncing a stream at 65", "store refused list", phaseListing, []string{"publish rv=\"30\"", "stop watch", "note log stream fallback: unable to sync watch-list result: store full", "note next list: stream_fallback", "note list started", "LIST rv=\"30\" limit=0 relist"}},
+	{"syncing a stream at 65", "synced", phaseWatching, []string{"note list done: 7 objects in 10s", "note log caches populated", "note watch started"}},
+	{"watching from 0", "ADDED", phaseWatching, []string{"note event received"}},
+	{"watching from 0", "DELETED", phaseWatching, []string{"note event received", "publish rv=\"63\"", "store rv=\"63\""}},
+	{"watching from 0", "MODIFIED", phaseWatching, []string{"note event received", "publish rv=\"62\"", "store rv=\"62\""}},
+	{"watching from 0", "bookmark", phaseWatching, []string{"note event received", "publish rv=\"64\"", "store rv=\"64\"", "arm idle deadline"}},
+	{"watching from 0", "clean close", phaseWatchOpening, []string{"stop watch", "note watch ended: 0 events in 10s", "note log watch close", "watch rv=\"0\""}},
+	{"watching from 50", "ADDED", phaseWatching, []string{"note event received", "publish rv=\"61\"", "store rv=\"61\""}},
+	{"watching from 50", "DELETED", phaseWatching, []string{"note event received", "publish rv=\"63\"", "store rv=\"63\""}},
+	{"watching from 50", "ERROR 410", phaseIdle, []string{"stop watch", "note log watch expired: too old", "note report: too old", "note relist after: too old", "end cycle"}},
+	{"watching from 50", "ERROR 500", phaseWatchOpening, []string{"stop watch", "note log watch resume: Internal error occurred: boom", "note report: Internal error occurred: boom", "watch rv=\"50\""}},
+	{"watching from 50", "MODIFIED", phaseWatching, []string{"note event received", "publish rv=\"62\"", "store rv=\"62\""}},
+	{"watching from 50", "bad data", phaseWatching, []string{}},
+	{"watching from 50", "bookmark", phaseWatching, []string{"note event received", "publish rv=\"64\"", "store rv=\"64\"", "arm idle deadline"}},
+	{"watching from 50", "clean close", phaseWatchOpening, []string{"stop watch", "note watch ended: 0 events in 10s", "note log watch close", "watch rv=\"50\""}},
+	{"watching from 50", "decoding error", phaseWatchOpening, []string{"stop watch", "note log watch resume: unable to decode an event from the watch stream: bad frame", "note report: unable to decode an event from the watch stream: bad frame", "watch rv=\"50\""}},
+	{"watching from 50", "end bookmark", phaseWatching, []string{"note event received", "publish rv=\"65\"", "store rv=\"65\""}},
+	{"watching from 50", "idle deadline", phaseWatchOpening, []string{"stop watch", "note watch ended: 0 events in 10s", "note log watch resume: reflector core: watch received no event or bookmark for 2m0s after a periodic bookmark; reopening it from resourceVersion \"50\"", "note report: reflector core: watch received no event or bookmark for 2m0s after a periodic bookmark; reopening it from resourceVersion \"50\"", "watch rv=\"50\""}},
+	{"watching from 50", "resync failed", phaseIdle, []string{"stop watch", "note log watch ended with error: resync failed", "note report: resync failed", "note relist after: resync failed", "end cycle"}},
+	{"watching from 50", "stop", phaseStopped, []string{"stop watch", "end cycle"}},
+	{"watching from 50", "very short close", phaseIdle, []string{"stop watch", "note watch ended: 0 events in 500ms, short", "note log watch ended with error: very short watch: core: Unexpected watch close - watch lasted less than a second and no items received", "note report: very short watch: core: Unexpected watch close - watch lasted less than a second and no items received", "note relist after: very short watch: core: Unexpected watch close - watch lasted less than a second and no items received", "end cycle"}},
+	{"watching from 50, 500s for 2m", "ERROR 500", phaseIdle, []string{"stop watch", "note log watch ended with error: Internal error occurred: boom", "note report: Internal error occurred: boom", "note relist after: Internal error occurred: boom", "end cycle"}},
+	{"watching from 50, 500s for 2m", "decoding error", phaseIdle, []string{"stop watch", "note log watch ended with error: unable to decode an event from the watch stream: bad frame", "note report: unable to decode an event from the watch stream: bad frame", "note relist after: unable to decode an event from the watch stream: bad frame", "end cycle"}},
+	{"watching from 50, deadline armed", "ADDED", phaseWatching, []string{"note event received", "publish rv=\"61\"", "store rv=\"61\""}},
+	{"watching from 50, deadline armed", "bookmark", phaseWatching, []string{"note event received", "publish rv=\"64\"", "store rv=\"64\""}},
+	{"watching from 50, deadline armed", "idle deadline", phaseWatchOpening, []string{"stop watch", "note watch ended: 3 events in 10s", "note log watch resume: reflector core: watch received no event or bookmark for 2m0s after a periodic bookmark; reopening it from resourceVersion \"50\"", "note report: reflector core: watch received no event or bookmark for 2m0s after a periodic bookmark; reopening it from resourceVersion \"50\"", "watch rv=\"50\""}},
+	{"watching from 50, deadline armed", "very short close", phaseWatchOpening, []string{"stop watch", "note watch ended: 3 events in 500ms", "note log watch close", "watch rv=\"50\""}},
+}
+
+var reflectorCoreIgnored = map[reflectorPhase][]string{
+	phaseIdle:          {"ADDED", "DELETED", "ERROR 410", "ERROR 500", "LIST 410", "LIST 429 Retry-After", "LIST 500", "LIST ok", "LIST ok in pages", "LIST refused", "LIST refused by store", "LIST rv too large", "MODIFIED", "backoff done", "bad data", "bookmark", "clean close", "decoding error", "end bookmark", "idle deadline", "no snapshot", "open 403", "open 410", "open 429", "open refused", "opened", "resync failed", "snapshot loaded", "snapshot refused", "store refused list", "stream silent", "streaming unsupported", "synced", "very short close", "warn tick"},
+	phaseResuming:      {"ADDED", "DELETED", "ERROR 410", "ERROR 500", "LIST 410", "LIST 429 Retry-After", "LIST 500", "LIST ok", "LIST ok in pages", "LIST refused", "LIST refused by store", "LIST rv too large", "MODIFIED", "backoff done", "bad data", "bookmark", "clean close", "decoding error", "end bookmark", "idle deadline", "open 403", "open 410", "open 429", "open refused", "opened", "resync failed", "start", "store refused list", "stream silent", "streaming unsupported", "synced", "very short close", "warn tick"},
+	phaseStreamOpening: {"ADDED", "DELETED", "ERROR 410", "ERROR 500", "LIST 410", "LIST 429 Retry-After", "LIST 500", "LIST ok", "LIST ok in pages", "LIST refused", "LIST refused by store", "LIST rv too large", "MODIFIED", "backoff done", "bad data", "bookmark", "clean close", "decoding error", "end bookmark", "idle deadline", "no snapshot", "resync failed", "snapshot loaded", "snapshot refused", "start", "store refused list", "stream silent", "synced", "very short close", "warn tick"},
+	phaseStreaming:     {"LIST 410", "LIST 429 Retry-After", "LIST 500", "LIST ok", "LIST ok in pages", "LIST refused", "LIST refused by store", "LIST rv too large", "backoff done", "idle deadline", "no snapshot", "open 403", "open 410", "open 429", "open refused", "opened", "resync failed", "snapshot loaded", "snapshot refused", "start", "store refused list", "streaming unsupported", "synced"},
+	phaseListing:       {"ADDED", "DELETED", "ERROR 410", "ERROR 500", "MODIFIED", "backoff done", "bad data", "bookmark", "clean close", "decoding error", "end bookmark", "idle deadline", "no snapshot", "open 403", "open 410", "open 429", "open refused", "opened", "resync failed", "snapshot loaded", "snapshot refused", "start", "store refused list", "stream silent", "streaming unsupported", "synced", "very short close", "warn tick"},
+	phaseSyncing:       {"ADDED", "DELETED", "ERROR 410", "ERROR 500", "LIST 410", "LIST 429 Retry-After", "LIST 500", "LIST ok", "LIST ok in pages", "LIST refused", "LIST refused by store", "LIST rv too large", "MODIFIED", "backoff done", "bad data", "bookmark", "clean close", "decoding error", "end bookmark", "idle deadline", "no snapshot", "open 403", "open 410", "open 429", "open refused", "opened", "resync failed", "snapshot loaded", "snapshot refused", "start", "stream silent", "streaming unsupported", "very short close", "warn tick"},
+	phaseWatchOpening:  {"ADDED", "DELETED", "ERROR 410", "ERROR 500", "LIST 410", "LIST 429 Retry-After", "LIST 500", "LIST ok", "LIST ok in pages", "LIST refused", "LIST refused by store", "LIST rv too large", "MODIFIED", "backoff done", "bad data", "bookmark", "clean close", "decoding error", "end bookmark", "idle deadline", "no snapshot", "resync failed", "snapshot loaded", "snapshot refused", "start", "store refused list", "stream silent", "synced", "very short close", "warn tick"},
+	phaseWatching:      {"LIST 410", "LIST 429 Retry-After", "LIST 500", "LIST ok", "LIST ok in pages", "LIST refused", "LIST refused by store", "LIST rv too large", "backoff done", "no snapshot", "open 403", "open 410", "open 429", "open refused", "opened", "snapshot loaded", "snapshot refused", "start", "store refused list", "stream silent", "streaming unsupported", "synced", "warn tick"},
+	phaseBackoff:       {"ADDED", "DELETED", "ERROR 410", "ERROR 500", "LIST 410", "LIST 429 Retry-After", "LIST 500", "LIST ok", "LIST ok in pages", "LIST refused", "LIST refused by store", "LIST rv too large", "MODIFIED", "bad data", "bookmark", "clean close", "decoding error", "end bookmark", "idle deadline", "no snapshot", "open 403", "open 410", "open 429", "open refused", "opened", "resync failed", "snapshot loaded", "snapshot refused", "start", "store refused list", "stream silent", "streaming unsupported", "synced", "very short close", "warn tick"},
+	phaseStopped:       {"ADDED", "DELETED", "ERROR 410", "ERROR 500", "LIST 410", "LIST 429 Retry-After", "LIST 500", "LIST ok", "LIST ok in pages", "LIST refused", "LIST refused by store", "LIST rv too large", "MODIFIED", "backoff done", "bad data", "bookmark", "clean close", "decoding error", "end bookmark", "idle deadline", "no snapshot", "open 403", "open 410", "open 429", "open refused", "opened", "resync failed", "snapshot loaded", "snapshot refused", "store refused list", "stream silent", "streaming unsupported", "synced", "very short close", "warn tick"},
+}
+
+// TestReflectorCoreStepTable checks every row of the core's table, checks
+// that the ignored pairs change nothing, and fails when a pair of a phase
+// and an input has no row.
+func TestReflectorCoreStepTable(t *testing.T) {
+	fixtures, inputs := coreFixtures(), coreInputs()
+	covered := map[reflectorPhase]map[string]bool{}
+	mark := func(p reflectorPhase, input string) {
+		if covered[p] == nil {
+			covered[p] = map[string]bool{}
+		}
+		if covered[p][input] {
+			return
+		}
+		covered[p][input] = true
+	}
+	for _, row := range reflectorCoreRows {
+		state, ok := fixtures[row.fixture]
+		if !ok {
+			t.Fatalf("row %q/%q: no fixture %q", row.fixture, row.input, row.fixture)
+		}
+		in, ok := inputs[row.input]
+		if !ok {
+			t.Fatalf("row %q/%q: no input %q", row.fixture, row.input, row.input)
+		}
+		mark(state.phase, row.input)
+		t.Run(row.fixture+"/"+row.input, func(t *testing.T) {
+			before := state
+			next, actions := state.step(in, nil)
+			if next.phase != row.phase {
+				t.Errorf("phase: got %s, want %s", next.phase, row.phase)
+			}
+			got := renderActions(actions)
+			if strings.Join(got, "\n") != strings.Join(row.actions, "\n") {
+				t.Errorf("actions:\ngot  %q\nwant %q", got, row.actions)
+			}
+			if state != before {
+				t.Errorf("step modified the state it was called on")
+			}
+		})
+	}
+	for phase, names := range reflectorCoreIgnored {
+		for _, name := range names {
+			in, ok := inputs[name]
+			if !ok {
+				t.Fatalf("ignored %s/%q: no such input", phase, name)
+			}
+			if covered[phase][name] {
+				t.Errorf("%s/%q has a row and is listed as ignored", phase, name)
+			}
+			mark(phase, name)
+			for fname, state := range fixtures {
+				if state.phase != phase {
+					continue
+				}
+				next, actions := state.step(in, nil)
+				if next != state {
+					t.Errorf("%s/%q: an ignored input changed the state", fname, name)
+				}
+				if want := []string{fmt.Sprintf("note log unexpected input: %s in %s", in.kind, phase)}; strings.Join(renderActions(actions), "") != want[0] {
+					t.Errorf("%s/%q: got %q, want %q", fname, name, renderActions(actions), want)
+				}
+			}
+		}
+	}
+	for phase := reflectorPhase(0); phase < reflectorPhases; phase++ {
+		for name := range inputs {
+			if !covered[phase][name] {
+				t.Errorf("no row for phase %s and input %q", phase, name)
+			}
+		}
+	}
+}
