@@ -214,7 +214,7 @@ func TestHandlerPanicLoggedAsClientGo(t *testing.T) {
 	for _, value := range []any{"first add fails", errors.New("boom")} {
 		t.Run(fmt.Sprintf("%T", value), func(t *testing.T) {
 			theirs := run(t, value, true)
-			require.Contains(t, theirs, "shared_informer_diff_test.go:", "client-go names the handler's line")
+			require.Contains(t, theirs, "shared_informer_differential_test.go:", "client-go names the handler's line")
 			ours := run(t, value, false)
 			assert.Equal(t, theirs, ours)
 		})
