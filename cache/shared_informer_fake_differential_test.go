@@ -178,10 +178,10 @@ func rvRunFakeScenario(t *testing.T, build func(cs *fake.Clientset) (rvFakeSubje
 	return res
 }
 
-// TestSharedInformerFakeClientsetDifferential runs the same fake-clientset
+// TestSharedInformerOnFakeClientsetMatchesClientGo runs the same fake-clientset
 // scenario on client-go's SharedIndexInformer and on ours (with both
 // queues) and compares what the handlers saw, the cache and the errors.
-func TestSharedInformerFakeClientsetDifferential(t *testing.T) {
+func TestSharedInformerOnFakeClientsetMatchesClientGo(t *testing.T) {
 	want := rvRunFakeScenario(t, rvClientGoFakeSubject)
 	// Sanity: the scenario does what it claims on client-go.
 	require.Equal(t, []string{

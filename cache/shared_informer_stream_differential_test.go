@@ -132,11 +132,11 @@ func rvRunStreamScenario(t *testing.T, s *rvStreamServer, newInformer func(s *rv
 	return rvStreamResult{events: events, store: infStoreContents(infListFunc(list)), requests: s.log()}
 }
 
-// TestSharedInformerStreamingListDifferential runs a shared informer on a
+// TestSharedInformerStreamingListMatchesClientGo runs a shared informer on a
 // server that supports streaming lists and on one that refuses them, on
 // client-go and on ours: both stream when they can, fall back to LIST when
 // they cannot, and deliver the same events.
-func TestSharedInformerStreamingListDifferential(t *testing.T) {
+func TestSharedInformerStreamingListMatchesClientGo(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
 	ours := func(useDeltaFIFO bool) func(s *rvStreamServer) (func(ResourceEventHandler) error, func(context.Context), func() bool, func() []interface{}) {
 		return func(s *rvStreamServer) (func(ResourceEventHandler) error, func(context.Context), func() bool, func() []interface{}) {

@@ -141,7 +141,7 @@ func TestStoreTransaction(t *testing.T) {
 	}
 }
 
-func TestTransactionErrorMatchesClientGoFormat(t *testing.T) {
+func TestTransactionErrorFormatMatchesClientGo(t *testing.T) {
 	ours := &TransactionError{SuccessfulIndices: []int{0, 2}, TotalTransactions: 3, Errors: []error{errors.New("x")}}
 	theirs := &clientcache.TransactionError{SuccessfulIndices: []int{0, 2}, TotalTransactions: 3, Errors: []error{errors.New("x")}}
 	assert.Equal(t, theirs.Error(), ours.Error())
