@@ -23,9 +23,9 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 )
 
-// rvCountingStore is an Indexer that is a TransactionStore and counts how
+// transactionCountingStore is an Indexer that is a TransactionStore and counts how
 // its writes arrive.
-type rvCountingStore struct {
+type transactionCountingStore struct {
 	Indexer
 	mu                 sync.Mutex
 	transactions       [][]TransactionType
@@ -33,24 +33,27 @@ type rvCountingStore struct {
 	singleWriteMethods []string
 }
 
-func (s *rvCountingStore) single(method string) {
+func (s *transactionCountingStore) single(method string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.singleWrites++
 	s.singleWriteMethods = append(s.singleWriteMethods, method)
 }
 
-func (s *rvCountingStore) Add(obj interface{}) error { s.single("Add"); return s.Indexer.Add(obj) }
-func (s *rvCountingStore) Update(obj interface{}) error {
+func (s *transactionCountingStore) Add(obj interface{}) error {
+	s.single("Add")
+	return s.Indexer.Add(obj)
+}
+func (s *transactionCountingStore) Update(obj interface{}) error {
 	s.single("Update")
 	return s.Indexer.Update(obj)
 }
-func (s *rvCountingStore) Delete(obj interface{}) error {
+func (s *transactionCountingStore) Delete(obj interface{}) error {
 	s.single("Delete")
 	return s.Indexer.Delete(obj)
 }
 
-func (s *rvCountingStore) Transaction(txns ...Transaction) *TransactionError {
+func (s *transactionCountingStore) Transaction(txns ...Transaction) *TransactionError {
 	types := make([]TransactionType, len(txns))
 	for i, t := range txns {
 		types[i] = t.Type
@@ -83,7 +86,7 @@ func TestInformerAppliesAPoppedBatchInOneTransaction(t *testing.T) {
 	}
 
 	t.Run("foreign transaction store", func(t *testing.T) {
-		store := &rvCountingStore{Indexer: NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{})}
+		store := &transactionCountingStore{Indexer: NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{})}
 		require.NoError(t, store.Indexer.Add(infPod("a", "1")))
 		require.NoError(t, store.Indexer.Add(infPod("z", "1")))
 		rec := &infRecorder{}
@@ -97,7 +100,7 @@ func TestInformerAppliesAPoppedBatchInOneTransaction(t *testing.T) {
 	})
 
 	t.Run("own store", func(t *testing.T) {
-		name, err := NewInformerName("rv-batch-transaction")
+		name, err := NewInformerName("batch-transaction")
 		require.NoError(t, err)
 		defer name.Release()
 		metrics := stNewMetricsProvider()
@@ -105,7 +108,7 @@ func TestInformerAppliesAPoppedBatchInOneTransaction(t *testing.T) {
 			WithStoreMetrics(name.WithResource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}), metrics))
 		require.NoError(t, store.Add(infPod("a", "1")))
 		require.NoError(t, store.Add(infPod("z", "1")))
-		gauge := metrics.rv["rv-batch-transaction"]
+		gauge := metrics.rv["batch-transaction"]
 		before := len(gauge.get())
 		rec := &infRecorder{}
 		a := newDeltaApplier(infTestLogger(t), store, rec)
@@ -144,7 +147,7 @@ func TestSharedInformerBlockedHandlerBlocksNothingElse(t *testing.T) {
 			t.Cleanup(func() { close(release) }) // runs before the informer is stopped
 
 			infWaitSynced(t, informer.HasSyncedChecker())
-			rvWaitWatch(t, srv)
+			waitForNextWatch(t, srv)
 			want := []string{"add ns/a@1 initial=true"}
 			for i := 0; i < updates; i++ {
 				srv.update("a")
@@ -236,7 +239,7 @@ func TestSharedInformerShutdownStopsEveryGoroutine(t *testing.T) {
 			done := make(chan struct{})
 			go func() { defer close(done); informer.RunWithContext(ctx) }()
 			infWaitSynced(t, informer.HasSyncedChecker())
-			rvWaitWatch(t, srv)
+			waitForNextWatch(t, srv)
 			late := &infRecorder{}
 			_, err = informer.AddEventHandler(late)
 			require.NoError(t, err)
@@ -259,18 +262,18 @@ func TestSharedInformerShutdownStopsEveryGoroutine(t *testing.T) {
 	}
 }
 
-// rvRefusingLW serves srv, but its first watch is refused.
-type rvRefusingLW struct {
+// firstWatchRefusedListWatch serves srv, but its first watch is refused.
+type firstWatchRefusedListWatch struct {
 	srv     *infServer
 	mu      sync.Mutex
 	refused bool
 }
 
-func (lw *rvRefusingLW) List(options metav1.ListOptions) (kruntime.Object, error) {
+func (lw *firstWatchRefusedListWatch) List(options metav1.ListOptions) (kruntime.Object, error) {
 	return lw.srv.list(options)
 }
 
-func (lw *rvRefusingLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
+func (lw *firstWatchRefusedListWatch) Watch(options metav1.ListOptions) (watch.Interface, error) {
 	lw.mu.Lock()
 	first := !lw.refused
 	lw.refused = true
@@ -281,7 +284,7 @@ func (lw *rvRefusingLW) Watch(options metav1.ListOptions) (watch.Interface, erro
 	return lw.srv.watch(options)
 }
 
-func (*rvRefusingLW) IsWatchListSemanticsUnSupported() bool { return true }
+func (*firstWatchRefusedListWatch) IsWatchListSemanticsUnSupported() bool { return true }
 
 // TestSharedInformerWatchErrorHandlerSeesEveryFailure checks, through the
 // informer's SetWatchErrorHandler, that the handler is told about a refused
@@ -292,7 +295,7 @@ func TestSharedInformerWatchErrorHandlerSeesEveryFailure(t *testing.T) {
 	srv := newInfServer()
 	t.Cleanup(srv.stopWatches)
 	srv.create("a")
-	informer := NewSharedIndexInformer(&rvRefusingLW{srv: srv}, &v1.Pod{}, 0, Indexers{}).(*sharedIndexInformer)
+	informer := NewSharedIndexInformer(&firstWatchRefusedListWatch{srv: srv}, &v1.Pod{}, 0, Indexers{}).(*sharedIndexInformer)
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
 	informer.clock = clk
 	var mu sync.Mutex
@@ -314,15 +317,15 @@ func TestSharedInformerWatchErrorHandlerSeesEveryFailure(t *testing.T) {
 	infWaitSynced(t, informer.HasSyncedChecker())
 
 	// The refused watch: reported, then retried after the backoff.
-	require.Eventually(t, func() bool { return errCount() == 1 && clk.HasWaiters() }, infTimeout, rvPoll)
+	require.Eventually(t, func() bool { return errCount() == 1 && clk.HasWaiters() }, infTimeout, eventuallyTick)
 	clk.Step(time.Minute)
-	rvWaitWatch(t, srv)
+	waitForNextWatch(t, srv)
 	lists, _ := srv.counts()
 	assert.Equal(t, 1, lists, "a refused watch is retried without a relist")
 
 	// The 410: reported, then a relist after the backoff.
 	srv.expire()
-	require.Eventually(t, func() bool { return errCount() == 2 && clk.HasWaiters() }, infTimeout, rvPoll)
+	require.Eventually(t, func() bool { return errCount() == 2 && clk.HasWaiters() }, infTimeout, eventuallyTick)
 	srv.create("b")
 	clk.Step(time.Minute)
 	rec.waitN(t, 2)
@@ -348,7 +351,7 @@ func TestReflectorBackoffResetsAfterAHealthyPeriod(t *testing.T) {
 		rfWatchStep{hold: true},
 	)
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
-		Name:    "rv",
+		Name:    "backoff-reset",
 		Clock:   clk,
 		Backoff: &wait.Backoff{Duration: time.Second, Factor: 2, Steps: 10, Cap: time.Minute},
 	})

@@ -5,12 +5,12 @@ import (
 	"time"
 )
 
-// rvWaitWatch waits until srv has opened one more watch (the first call
+// waitForNextWatch waits until srv has opened one more watch (the first call
 // waits for the first watch). Tests that change the server "silently" or
 // expire watches must wait for the informer's watch first: before it is
 // open, such a change is not missed by a watch but found by the failed
 // resumption's relist, which is a different scenario.
-func rvWaitWatch(t testing.TB, srv *infServer) {
+func waitForNextWatch(t testing.TB, srv *infServer) {
 	t.Helper()
 	select {
 	case <-srv.watchOpen:
@@ -19,6 +19,6 @@ func rvWaitWatch(t testing.TB, srv *infServer) {
 	}
 }
 
-// rvPoll is the polling interval of the review tests' require.Eventually
-// calls.
-const rvPoll = time.Millisecond
+// eventuallyTick is the polling interval of the require.Eventually calls of
+// the informer tests that wait on a condition many times a second.
+const eventuallyTick = time.Millisecond

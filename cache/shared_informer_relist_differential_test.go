@@ -113,7 +113,7 @@ func runHeldRelist(t *testing.T, build func(lw *heldPageLW) relistSubject, heldE
 	rec := &infRecorder{}
 	relistStart(t, subject, rec, 0)
 	require.Equal(t, relistInitialAdds, rec.waitN(t, 5))
-	rvWaitWatch(t, srv)
+	waitForNextWatch(t, srv)
 
 	lw.holdNext(relistContinued)
 	relistSilentChanges(srv)
@@ -222,7 +222,7 @@ func TestResyncMatchesClientGo(t *testing.T) {
 		relistStart(t, s, fastRec, time.Second)
 		require.Eventually(t, synced, infTimeout, time.Millisecond)
 		fast = fastRec.waitN(t, 6)[:6]
-		rvWaitWatch(t, srv)
+		waitForNextWatch(t, srv)
 		srv.create("d")
 		noneRec.waitN(t, 4)
 		sort.Strings(fast[3:])
@@ -269,7 +269,7 @@ func TestBookmarkMatchesClientGo(t *testing.T) {
 		s := subject(srv.lw())
 		rec := &infRecorder{}
 		relistStart(t, s, rec, 0)
-		rvWaitWatch(t, srv)
+		waitForNextWatch(t, srv)
 		srv.mu.Lock()
 		srv.rv = 10
 		srv.mu.Unlock()
