@@ -3,12 +3,14 @@ package cache
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // infNoMeta has no object metadata, so no key can be computed for it.
@@ -307,5 +309,102 @@ func infRunController(t *testing.T, ctrl Controller) {
 		case <-time.After(infTimeout):
 			t.Error("controller did not stop")
 		}
+	})
+}
+
+// transactionCountingStore is an Indexer that is a TransactionStore and counts how
+// its writes arrive.
+type transactionCountingStore struct {
+	Indexer
+	mu                 sync.Mutex
+	transactions       [][]TransactionType
+	singleWrites       int
+	singleWriteMethods []string
+}
+
+func (s *transactionCountingStore) single(method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.singleWrites++
+	s.singleWriteMethods = append(s.singleWriteMethods, method)
+}
+
+func (s *transactionCountingStore) Add(obj interface{}) error {
+	s.single("Add")
+	return s.Indexer.Add(obj)
+}
+func (s *transactionCountingStore) Update(obj interface{}) error {
+	s.single("Update")
+	return s.Indexer.Update(obj)
+}
+func (s *transactionCountingStore) Delete(obj interface{}) error {
+	s.single("Delete")
+	return s.Indexer.Delete(obj)
+}
+
+func (s *transactionCountingStore) Transaction(txns ...Transaction) *TransactionError {
+	types := make([]TransactionType, len(txns))
+	for i, t := range txns {
+		types[i] = t.Type
+	}
+	s.mu.Lock()
+	s.transactions = append(s.transactions, types)
+	s.mu.Unlock()
+	return s.Indexer.(TransactionStore).Transaction(txns...)
+}
+
+// TestInformerAppliesAPoppedBatchInOneTransaction pops a RealFIFO batch into
+// the informer's delta applier and checks that the store receives it as a
+// single transaction, for a foreign TransactionStore and for this
+// package's own store (whose resource version gauge is set once per write
+// call, so once per transaction).
+func TestInformerAppliesAPoppedBatchInOneTransaction(t *testing.T) {
+	fill := func(t *testing.T) *RealFIFO {
+		f := NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, EmitDeltaTypeBookmark: true})
+		require.NoError(t, f.Add(infPod("a", "2")))
+		require.NoError(t, f.Add(infPod("b", "3")))
+		require.NoError(t, f.Update(infPod("c", "4")))
+		require.NoError(t, f.Delete(infPod("z", "5")))
+		return f
+	}
+	wantEvents := []string{
+		"update ns/a@1 -> ns/a@2",
+		"add ns/b@3 initial=false",
+		"add ns/c@4 initial=false",
+		"delete ns/z@5",
+	}
+
+	t.Run("foreign transaction store", func(t *testing.T) {
+		store := &transactionCountingStore{Indexer: NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{})}
+		require.NoError(t, store.Indexer.Add(infPod("a", "1")))
+		require.NoError(t, store.Indexer.Add(infPod("z", "1")))
+		rec := &infRecorder{}
+		a := newDeltaApplier(infTestLogger(t), store, rec)
+		f := fill(t)
+		require.NoError(t, f.PopBatch(a.processBatch, a.process))
+		assert.Equal(t, [][]TransactionType{{TransactionTypeUpdate, TransactionTypeAdd, TransactionTypeAdd, TransactionTypeDelete}}, store.transactions)
+		assert.Zero(t, store.singleWrites, "no write outside the transaction: %v", store.singleWriteMethods)
+		assert.Equal(t, wantEvents, rec.get())
+		assert.Equal(t, []string{"ns/a@2", "ns/b@3", "ns/c@4"}, infStoreContents(store))
+	})
+
+	t.Run("own store", func(t *testing.T) {
+		name, err := NewInformerName("batch-transaction")
+		require.NoError(t, err)
+		defer name.Release()
+		metrics := stNewMetricsProvider()
+		store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{},
+			WithStoreMetrics(name.WithResource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}), metrics))
+		require.NoError(t, store.Add(infPod("a", "1")))
+		require.NoError(t, store.Add(infPod("z", "1")))
+		gauge := metrics.rv["batch-transaction"]
+		before := len(gauge.get())
+		rec := &infRecorder{}
+		a := newDeltaApplier(infTestLogger(t), store, rec)
+		f := fill(t)
+		require.NoError(t, f.PopBatch(a.processBatch, a.process))
+		assert.Equal(t, []float64{5}, gauge.get()[before:], "one store write for the whole batch")
+		assert.Equal(t, wantEvents, rec.get())
+		assert.Equal(t, []string{"ns/a@2", "ns/b@3", "ns/c@4"}, infStoreContents(store))
 	})
 }
