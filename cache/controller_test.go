@@ -408,3 +408,58 @@ func TestInformerAppliesAPoppedBatchInOneTransaction(t *testing.T) {
 		assert.Equal(t, []string{"ns/a@2", "ns/b@3", "ns/c@4"}, infStoreContents(store))
 	})
 }
+
+func TestDeltaApplierReusesQueueKeys(t *testing.T) {
+	a1, a2, b1 := infPod("a", "1"), infPod("a", "2"), infPod("b", "1")
+	deltas := []Delta{{Updated, a2}, {Added, b1}, {Deleted, a2}}
+	keys := []string{"ns/a", "ns/b", "ns/a"}
+	want := []string{"update ns/a@1 -> ns/a@2", "add ns/b@1 initial=false", "delete ns/a@2"}
+	for _, batch := range []bool{false, true} {
+		kf := &countingKeyFunc{}
+		store := NewIndexer(kf.fn, Indexers{})
+		require.NoError(t, store.Add(a1))
+		kf.calls.Store(0)
+		rec := &infRecorder{}
+		a := newDeltaApplier(infTestLogger(t), store, rec)
+		a.keysOf = func(ds []Delta) []string {
+			if len(ds) == len(deltas) {
+				return keys
+			}
+			return nil
+		}
+		if batch {
+			require.NoError(t, a.processBatch(deltas, false))
+		} else {
+			require.NoError(t, a.process(Deltas(deltas), false))
+		}
+		assert.Equal(t, want, rec.get())
+		assert.Equal(t, []string{"ns/b@1"}, infStoreContents(store))
+		assert.Equal(t, int64(0), kf.calls.Load(), "batch=%v: the queue's keys are reused", batch)
+	}
+}
+
+func TestReplaceAllComputesEachKeyOnce(t *testing.T) {
+	kf := &countingKeyFunc{}
+	store := NewIndexer(kf.fn, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+	rec := &infRecorder{}
+	a := newDeltaApplier(infTestLogger(t), store, rec)
+
+	list := []interface{}{infPod("a", "1"), infPod("b", "1"), infPod("c", "1")}
+	require.NoError(t, a.process(Deltas{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "1", Objects: list}}}, true))
+	assert.Equal(t, int64(3), kf.calls.Load(), "one key computation per listed object")
+	assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@1 initial=true", "add ns/c@1 initial=true"}, rec.get())
+	assert.Equal(t, "1", store.LastStoreSyncResourceVersion())
+
+	kf.calls.Store(0)
+	relist := []interface{}{infPod("c", "2"), infPod("d", "2")}
+	require.NoError(t, a.process(Deltas{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "2", Objects: relist}}}, false))
+	assert.Equal(t, int64(2), kf.calls.Load())
+	assert.Equal(t, []string{
+		"delete tombstone(ns/a@1)", "delete tombstone(ns/b@1)",
+		"update ns/c@1 -> ns/c@2", "add ns/d@2 initial=false",
+	}, rec.get()[3:])
+	assert.Equal(t, []string{"ns/c@2", "ns/d@2"}, infStoreContents(store))
+	byNS, err := store.IndexKeys(NamespaceIndex, "ns")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ns/c", "ns/d"}, byNS)
+}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -447,3 +448,12 @@ func waitForNextWatch(t testing.TB, srv *infServer) {
 // eventuallyTick is the polling interval of the require.Eventually calls of
 // the informer tests that wait on a condition many times a second.
 const eventuallyTick = time.Millisecond
+
+// countingKeyFunc is DeletionHandlingMetaNamespaceKeyFunc counting its
+// calls.
+type countingKeyFunc struct{ calls atomic.Int64 }
+
+func (k *countingKeyFunc) fn(obj interface{}) (string, error) {
+	k.calls.Add(1)
+	return DeletionHandlingMetaNamespaceKeyFunc(obj)
+}
