@@ -17,9 +17,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// wrInformer builds an informer over srv with opts (SnapshotFile set by the
-// caller), a recorder and a collector of the watch error handler's errors.
-func wrInformer(t *testing.T, srv *infServer, opts SharedIndexInformerOptions) (*sharedIndexInformer, *infRecorder, func() []error) {
+// snapshotInformerWithOptions builds an informer over srv with opts
+// (SnapshotFile set by the caller), a recorder and a collector of the watch
+// error handler's errors.
+func snapshotInformerWithOptions(t *testing.T, srv *infServer, opts SharedIndexInformerOptions) (*sharedIndexInformer, *infRecorder, func() []error) {
 	t.Helper()
 	informer := NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, opts).(*sharedIndexInformer)
 	rec := &infRecorder{}
@@ -39,9 +40,9 @@ func wrInformer(t *testing.T, srv *infServer, opts SharedIndexInformerOptions) (
 	}
 }
 
-// wrPerObject groups recorded events ("kind ns/name@rv ...") by object key,
-// keeping their order.
-func wrPerObject(events []string) map[string][]string {
+// eventsByObjectKey groups recorded events ("kind ns/name@rv ...") by object
+// key, keeping their order.
+func eventsByObjectKey(events []string) map[string][]string {
 	out := map[string][]string{}
 	for _, ev := range events {
 		fields := strings.Fields(ev)
@@ -58,11 +59,11 @@ func wrPerObject(events []string) map[string][]string {
 	return out
 }
 
-// wrFirstRun runs one informer with opts over srv (holding a@1 and b@2)
-// until its watch is open, then stops it, which writes the snapshot.
-func wrFirstRun(t *testing.T, srv *infServer, opts SharedIndexInformerOptions) {
+// firstRunWithOptions runs one informer with opts over srv (holding a@1 and
+// b@2) until its watch is open, then stops it, which writes the snapshot.
+func firstRunWithOptions(t *testing.T, srv *infServer, opts SharedIndexInformerOptions) {
 	t.Helper()
-	informer, rec, _ := wrInformer(t, srv, opts)
+	informer, rec, _ := snapshotInformerWithOptions(t, srv, opts)
 	stop := olRunUntil(t, informer)
 	rec.waitN(t, 2)
 	require.Eventually(t, func() bool { _, watches := srv.counts(); return watches == 1 }, infTimeout, time.Millisecond)
@@ -123,9 +124,9 @@ func TestSnapshotOfForeignScopeIsRejected(t *testing.T) {
 			t.Cleanup(srv.stopWatches)
 			srv.create("a") // 1
 			srv.create("b") // 2
-			wrFirstRun(t, srv, SharedIndexInformerOptions{SnapshotFile: path, SnapshotScope: webInProd})
+			firstRunWithOptions(t, srv, SharedIndexInformerOptions{SnapshotFile: path, SnapshotScope: webInProd})
 
-			informer, rec, errs := wrInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
+			informer, rec, errs := snapshotInformerWithOptions(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
 			require.NoError(t, SetSnapshotScope(informer, tc.scope))
 			stop := olRunUntil(t, informer)
 			assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@2 initial=true"}, rec.waitN(t, 2))
@@ -154,16 +155,16 @@ func TestSnapshotOfForeignScopeIsRejected(t *testing.T) {
 
 func TestSetSnapshotScopeRejectsBadInput(t *testing.T) {
 	require.ErrorContains(t, SetSnapshotScope(nil, "x"), "nil informer")
-	require.ErrorContains(t, SetSnapshotScope(&wrForeignInformer{}, "x"), "not built by kinformer")
+	require.ErrorContains(t, SetSnapshotScope(&foreignSharedInformer{}, "x"), "not built by kinformer")
 	srv := newInfServer()
 	t.Cleanup(srv.stopWatches)
-	informer, _, _ := wrInformer(t, srv, SharedIndexInformerOptions{})
+	informer, _, _ := snapshotInformerWithOptions(t, srv, SharedIndexInformerOptions{})
 	olRunUntil(t, informer)
 	require.ErrorContains(t, SetSnapshotScope(informer, "x"), "already started")
 }
 
-// wrForeignInformer is a SharedInformer not built by this package.
-type wrForeignInformer struct{ SharedInformer }
+// foreignSharedInformer is a SharedInformer not built by this package.
+type foreignSharedInformer struct{ SharedInformer }
 
 // TestSnapshotLoadDoesNotReapplyTransform: the objects loaded from a snapshot
 // are the transformed objects as cached; the transform is not applied to
@@ -210,7 +211,7 @@ func TestSnapshotLoadDoesNotReapplyTransform(t *testing.T) {
 			srv.create("b") // 2
 			opts := SharedIndexInformerOptions{SnapshotFile: path, UseDeltaFIFO: q.useDeltaFIFO}
 
-			first, rec, _ := wrInformer(t, srv, opts)
+			first, rec, _ := snapshotInformerWithOptions(t, srv, opts)
 			require.NoError(t, first.SetTransform(transform))
 			stop := olRunUntil(t, first)
 			rec.waitN(t, 2)
@@ -220,14 +221,14 @@ func TestSnapshotLoadDoesNotReapplyTransform(t *testing.T) {
 			assert.Equal(t, map[string]int{"a@1": 1, "b@2": 1}, callsSoFar())
 
 			srv.update("a") // 3, in the watch history
-			second, rec, errs := wrInformer(t, srv, opts)
+			second, rec, errs := snapshotInformerWithOptions(t, srv, opts)
 			require.NoError(t, second.SetTransform(transform))
 			olRunUntil(t, second)
 			// Per object: the DeltaFIFO may pop a's load and update together.
 			assert.Equal(t, map[string][]string{
 				"ns/a": {"add ns/a@1 initial=true", "update ns/a@1 -> ns/a@3"},
 				"ns/b": {"add ns/b@2 initial=true"},
-			}, wrPerObject(rec.waitN(t, 3)))
+			}, eventsByObjectKey(rec.waitN(t, 3)))
 			assert.Empty(t, errs())
 			lists, _ := srv.counts()
 			assert.Equal(t, 1, lists, "the second run loaded the snapshot")
