@@ -457,3 +457,26 @@ func (k *countingKeyFunc) fn(obj interface{}) (string, error) {
 	k.calls.Add(1)
 	return DeletionHandlingMetaNamespaceKeyFunc(obj)
 }
+
+// snapshotInformerWithOptions builds an informer over srv with opts
+// (SnapshotFile set by the caller), a recorder and a collector of the watch
+// error handler's errors.
+func snapshotInformerWithOptions(t *testing.T, srv *infServer, opts SharedIndexInformerOptions) (*sharedIndexInformer, *infRecorder, func() []error) {
+	t.Helper()
+	informer := NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, opts).(*sharedIndexInformer)
+	rec := &infRecorder{}
+	_, err := informer.AddEventHandler(rec)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var errs []error
+	require.NoError(t, informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *Reflector, err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}))
+	return informer, rec, func() []error {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]error(nil), errs...)
+	}
+}
