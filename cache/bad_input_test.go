@@ -19,10 +19,10 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// rvBadObjects are values no key function of this package can key: nil, a
+// unkeyableObjects are values no key function of this package can key: nil, a
 // typed nil pointer, values that are not API objects, and API types without
 // object metadata.
-func rvBadObjects() []struct {
+func unkeyableObjects() []struct {
 	name string
 	obj  interface{}
 } {
@@ -43,17 +43,17 @@ func rvBadObjects() []struct {
 	}
 }
 
-// rvMalformedKeys are keys SplitMetaNamespaceKey rejects (more than one "/",
+// malformedKeys are keys SplitMetaNamespaceKey rejects (more than one "/",
 // as client-go).
-var rvMalformedKeys = []string{"a/b/c", "//", "ns/a/"}
+var malformedKeys = []string{"a/b/c", "//", "ns/a/"}
 
-// rvGoodPod is a valid object used next to the bad ones.
-func rvGoodPod(name string) *v1.Pod {
+// validPod is a pod every entry point accepts, used next to the bad ones.
+func validPod(name string) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: "1"}}
 }
 
-// rvEntry is one call of an exported entry point with bad input.
-type rvEntry struct {
+// badInputCall is one call of an exported entry point with bad input.
+type badInputCall struct {
 	name string
 	// call makes the call; it returns the error the entry point returned.
 	call func() error
@@ -62,8 +62,8 @@ type rvEntry struct {
 	keyError bool
 }
 
-// rvObjectEntries lists the calls taking one object, for obj.
-func rvObjectEntries(obj interface{}) []rvEntry {
+// callsTakingAnObject lists the calls taking one object, for obj.
+func callsTakingAnObject(obj interface{}) []badInputCall {
 	keyFn := func(f KeyFunc) func() error {
 		return func() error { _, err := f(obj); return err }
 	}
@@ -78,9 +78,9 @@ func rvObjectEntries(obj interface{}) []rvEntry {
 	ttl := NewTTLStore(MetaNamespaceKeyFunc, time.Hour)
 	undelta := NewUndeltaStore(func([]interface{}) {}, MetaNamespaceKeyFunc)
 	withList := func(f func([]interface{}, string) error) func() error {
-		return func() error { return f([]interface{}{rvGoodPod("ok"), obj}, "1") }
+		return func() error { return f([]interface{}{validPod("ok"), obj}, "1") }
 	}
-	return []rvEntry{
+	return []badInputCall{
 		{name: "MetaNamespaceKeyFunc", call: keyFn(MetaNamespaceKeyFunc)},
 		{name: "DeletionHandlingMetaNamespaceKeyFunc", call: keyFn(DeletionHandlingMetaNamespaceKeyFunc)},
 		{name: "ObjectToName", call: func() error { _, err := ObjectToName(obj); return err }},
@@ -127,7 +127,7 @@ func rvObjectEntries(obj interface{}) []rvEntry {
 		{name: "Heap.Update", call: func() error { return heap.Update(obj) }, keyError: true},
 		{name: "Heap.Delete", call: func() error { return heap.Delete(obj) }, keyError: true},
 		{name: "Heap.AddIfNotPresent", call: func() error { return heap.AddIfNotPresent(obj) }, keyError: true},
-		{name: "Heap.BulkAdd", call: func() error { return heap.BulkAdd([]interface{}{rvGoodPod("ok"), obj}) }, keyError: true},
+		{name: "Heap.BulkAdd", call: func() error { return heap.BulkAdd([]interface{}{validPod("ok"), obj}) }, keyError: true},
 		{name: "Heap.Get", call: func() error { _, _, err := heap.Get(obj); return err }, keyError: true},
 		{name: "TTLStore.Add", call: func() error { return ttl.Add(obj) }, keyError: true},
 		{name: "TTLStore.Delete", call: func() error { return ttl.Delete(obj) }, keyError: true},
@@ -139,16 +139,16 @@ func rvObjectEntries(obj interface{}) []rvEntry {
 	}
 }
 
-// rvKeyEntries lists the calls taking a key (or a name), for a malformed
+// callsTakingAKey lists the calls taking a key (or a name), for a malformed
 // key; they must fail, or find nothing without failing where client-go's
 // contract is a plain lookup.
-func rvKeyEntries(key string) (mustFail []rvEntry, lookups []func() (bool, error)) {
+func callsTakingAKey(key string) (mustFail []badInputCall, lookups []func() (bool, error)) {
 	indexer := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
-	_ = indexer.Add(rvGoodPod("a"))
+	_ = indexer.Add(validPod("a"))
 	lister := NewGenericLister(indexer, schema.GroupResource{Resource: "pods"})
 	heap := NewHeap(MetaNamespaceKeyFunc, func(a, b interface{}) bool { return false })
 	mutation := NewIntegerResourceVersionMutationCache(klog.Background(), indexer, indexer, time.Minute, true)
-	mustFail = []rvEntry{
+	mustFail = []badInputCall{
 		{name: "SplitMetaNamespaceKey", call: func() error { _, _, err := SplitMetaNamespaceKey(key); return err }},
 		{name: "ParseObjectName", call: func() error { _, err := ParseObjectName(key); return err }},
 		{name: "DeletionHandlingObjectToName(tombstone)", call: func() error {
@@ -170,8 +170,8 @@ func rvKeyEntries(key string) (mustFail []rvEntry, lookups []func() (bool, error
 // exported entry point that takes objects or keys and checks that each
 // returns an error (a KeyError where client-go returns one) and none panics.
 func TestBadInputEveryEntryPoint(t *testing.T) {
-	for _, bad := range rvBadObjects() {
-		for _, e := range rvObjectEntries(bad.obj) {
+	for _, bad := range unkeyableObjects() {
+		for _, e := range callsTakingAnObject(bad.obj) {
 			t.Run(bad.name+"/"+e.name, func(t *testing.T) {
 				var err error
 				require.NotPanics(t, func() { err = e.call() })
@@ -183,8 +183,8 @@ func TestBadInputEveryEntryPoint(t *testing.T) {
 			})
 		}
 	}
-	for _, key := range rvMalformedKeys {
-		mustFail, lookups := rvKeyEntries(key)
+	for _, key := range malformedKeys {
+		mustFail, lookups := callsTakingAKey(key)
 		for _, e := range mustFail {
 			t.Run(fmt.Sprintf("key %q/%s", key, e.name), func(t *testing.T) {
 				var err error
@@ -217,7 +217,7 @@ func TestBadInputIndexAndListerCalls(t *testing.T) {
 	}{
 		{"Indexer.ByIndex unknown index", func() error { _, err := indexer.ByIndex("missing", "x"); return err }},
 		{"Indexer.IndexKeys unknown index", func() error { _, err := indexer.IndexKeys("missing", "x"); return err }},
-		{"Indexer.Index unknown index", func() error { _, err := indexer.Index("missing", rvGoodPod("a")); return err }},
+		{"Indexer.Index unknown index", func() error { _, err := indexer.Index("missing", validPod("a")); return err }},
 		{"Indexer.AddIndexers nil function", func() error { return indexer.AddIndexers(Indexers{"nilfn": nil}) }},
 		{"empty Indexer.AddIndexers nil function", func() error {
 			return NewIndexer(MetaNamespaceKeyFunc, Indexers{}).AddIndexers(Indexers{"nilfn": nil})
@@ -251,13 +251,13 @@ func TestBadInputIndexAndListerCalls(t *testing.T) {
 	})
 }
 
-// rvBadEventLW lists pods a and b, then serves watches whose events mix good
+// badEventListWatch lists pods a and b, then serves watches whose events mix good
 // pods with values that are not usable objects. Each watch starts after the
 // event whose resourceVersion it asks for, as a server does; a value that is
 // not a pod is served once only (a transient corruption: the Reflector
 // restarts the watch after it and must then get the events behind it). A
 // watch stays open after its last event.
-type rvBadEventLW struct {
+type badEventListWatch struct {
 	events []watch.Event
 	// watches counts opened watches.
 	watches atomic.Int32
@@ -265,14 +265,14 @@ type rvBadEventLW struct {
 	served  map[int]bool
 }
 
-func (lw *rvBadEventLW) List(metav1.ListOptions) (runtime.Object, error) {
+func (lw *badEventListWatch) List(metav1.ListOptions) (runtime.Object, error) {
 	return &v1.PodList{
 		ListMeta: metav1.ListMeta{ResourceVersion: "2"},
 		Items:    []v1.Pod{*infPod("a", "1"), *infPod("b", "2"), *infPod("bad-list", "2")},
 	}, nil
 }
 
-func (lw *rvBadEventLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
+func (lw *badEventListWatch) Watch(options metav1.ListOptions) (watch.Interface, error) {
 	lw.watches.Add(1)
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
@@ -299,7 +299,7 @@ func (lw *rvBadEventLW) Watch(options metav1.ListOptions) (watch.Interface, erro
 	return w, nil
 }
 
-func (*rvBadEventLW) IsWatchListSemanticsUnSupported() bool { return true }
+func (*badEventListWatch) IsWatchListSemanticsUnSupported() bool { return true }
 
 // TestBadInputThroughTheInformer feeds an informer, through its
 // ListerWatcher and its transform, with values that are not usable
@@ -311,7 +311,7 @@ func TestBadInputThroughTheInformer(t *testing.T) {
 	var nilPod *v1.Pod
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			lw := &rvBadEventLW{events: []watch.Event{
+			lw := &badEventListWatch{events: []watch.Event{
 				{Type: watch.Added, Object: infPod("c", "3")},
 				{Type: watch.Added, Object: nil},
 				{Type: watch.Added, Object: nilPod},

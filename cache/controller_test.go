@@ -3,12 +3,14 @@ package cache
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // infNoMeta has no object metadata, so no key can be computed for it.
@@ -308,4 +310,156 @@ func infRunController(t *testing.T, ctrl Controller) {
 			t.Error("controller did not stop")
 		}
 	})
+}
+
+// transactionCountingStore is an Indexer that is a TransactionStore and counts how
+// its writes arrive.
+type transactionCountingStore struct {
+	Indexer
+	mu                 sync.Mutex
+	transactions       [][]TransactionType
+	singleWrites       int
+	singleWriteMethods []string
+}
+
+func (s *transactionCountingStore) single(method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.singleWrites++
+	s.singleWriteMethods = append(s.singleWriteMethods, method)
+}
+
+func (s *transactionCountingStore) Add(obj interface{}) error {
+	s.single("Add")
+	return s.Indexer.Add(obj)
+}
+func (s *transactionCountingStore) Update(obj interface{}) error {
+	s.single("Update")
+	return s.Indexer.Update(obj)
+}
+func (s *transactionCountingStore) Delete(obj interface{}) error {
+	s.single("Delete")
+	return s.Indexer.Delete(obj)
+}
+
+func (s *transactionCountingStore) Transaction(txns ...Transaction) *TransactionError {
+	types := make([]TransactionType, len(txns))
+	for i, t := range txns {
+		types[i] = t.Type
+	}
+	s.mu.Lock()
+	s.transactions = append(s.transactions, types)
+	s.mu.Unlock()
+	return s.Indexer.(TransactionStore).Transaction(txns...)
+}
+
+// TestInformerAppliesAPoppedBatchInOneTransaction pops a RealFIFO batch into
+// the informer's delta applier and checks that the store receives it as a
+// single transaction, for a foreign TransactionStore and for this
+// package's own store (whose resource version gauge is set once per write
+// call, so once per transaction).
+func TestInformerAppliesAPoppedBatchInOneTransaction(t *testing.T) {
+	fill := func(t *testing.T) *RealFIFO {
+		f := NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, EmitDeltaTypeBookmark: true})
+		require.NoError(t, f.Add(infPod("a", "2")))
+		require.NoError(t, f.Add(infPod("b", "3")))
+		require.NoError(t, f.Update(infPod("c", "4")))
+		require.NoError(t, f.Delete(infPod("z", "5")))
+		return f
+	}
+	wantEvents := []string{
+		"update ns/a@1 -> ns/a@2",
+		"add ns/b@3 initial=false",
+		"add ns/c@4 initial=false",
+		"delete ns/z@5",
+	}
+
+	t.Run("foreign transaction store", func(t *testing.T) {
+		store := &transactionCountingStore{Indexer: NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{})}
+		require.NoError(t, store.Indexer.Add(infPod("a", "1")))
+		require.NoError(t, store.Indexer.Add(infPod("z", "1")))
+		rec := &infRecorder{}
+		a := newDeltaApplier(infTestLogger(t), store, rec)
+		f := fill(t)
+		require.NoError(t, f.PopBatch(a.processBatch, a.process))
+		assert.Equal(t, [][]TransactionType{{TransactionTypeUpdate, TransactionTypeAdd, TransactionTypeAdd, TransactionTypeDelete}}, store.transactions)
+		assert.Zero(t, store.singleWrites, "no write outside the transaction: %v", store.singleWriteMethods)
+		assert.Equal(t, wantEvents, rec.get())
+		assert.Equal(t, []string{"ns/a@2", "ns/b@3", "ns/c@4"}, infStoreContents(store))
+	})
+
+	t.Run("own store", func(t *testing.T) {
+		name, err := NewInformerName("batch-transaction")
+		require.NoError(t, err)
+		defer name.Release()
+		metrics := stNewMetricsProvider()
+		store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{},
+			WithStoreMetrics(name.WithResource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}), metrics))
+		require.NoError(t, store.Add(infPod("a", "1")))
+		require.NoError(t, store.Add(infPod("z", "1")))
+		gauge := metrics.rv["batch-transaction"]
+		before := len(gauge.get())
+		rec := &infRecorder{}
+		a := newDeltaApplier(infTestLogger(t), store, rec)
+		f := fill(t)
+		require.NoError(t, f.PopBatch(a.processBatch, a.process))
+		assert.Equal(t, []float64{5}, gauge.get()[before:], "one store write for the whole batch")
+		assert.Equal(t, wantEvents, rec.get())
+		assert.Equal(t, []string{"ns/a@2", "ns/b@3", "ns/c@4"}, infStoreContents(store))
+	})
+}
+
+func TestDeltaApplierReusesQueueKeys(t *testing.T) {
+	a1, a2, b1 := infPod("a", "1"), infPod("a", "2"), infPod("b", "1")
+	deltas := []Delta{{Updated, a2}, {Added, b1}, {Deleted, a2}}
+	keys := []string{"ns/a", "ns/b", "ns/a"}
+	want := []string{"update ns/a@1 -> ns/a@2", "add ns/b@1 initial=false", "delete ns/a@2"}
+	for _, batch := range []bool{false, true} {
+		kf := &countingKeyFunc{}
+		store := NewIndexer(kf.fn, Indexers{})
+		require.NoError(t, store.Add(a1))
+		kf.calls.Store(0)
+		rec := &infRecorder{}
+		a := newDeltaApplier(infTestLogger(t), store, rec)
+		a.keysOf = func(ds []Delta) []string {
+			if len(ds) == len(deltas) {
+				return keys
+			}
+			return nil
+		}
+		if batch {
+			require.NoError(t, a.processBatch(deltas, false))
+		} else {
+			require.NoError(t, a.process(Deltas(deltas), false))
+		}
+		assert.Equal(t, want, rec.get())
+		assert.Equal(t, []string{"ns/b@1"}, infStoreContents(store))
+		assert.Equal(t, int64(0), kf.calls.Load(), "batch=%v: the queue's keys are reused", batch)
+	}
+}
+
+func TestReplaceAllComputesEachKeyOnce(t *testing.T) {
+	kf := &countingKeyFunc{}
+	store := NewIndexer(kf.fn, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+	rec := &infRecorder{}
+	a := newDeltaApplier(infTestLogger(t), store, rec)
+
+	list := []interface{}{infPod("a", "1"), infPod("b", "1"), infPod("c", "1")}
+	require.NoError(t, a.process(Deltas{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "1", Objects: list}}}, true))
+	assert.Equal(t, int64(3), kf.calls.Load(), "one key computation per listed object")
+	assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@1 initial=true", "add ns/c@1 initial=true"}, rec.get())
+	assert.Equal(t, "1", store.LastStoreSyncResourceVersion())
+
+	kf.calls.Store(0)
+	relist := []interface{}{infPod("c", "2"), infPod("d", "2")}
+	require.NoError(t, a.process(Deltas{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "2", Objects: relist}}}, false))
+	assert.Equal(t, int64(2), kf.calls.Load())
+	assert.Equal(t, []string{
+		"delete tombstone(ns/a@1)", "delete tombstone(ns/b@1)",
+		"update ns/c@1 -> ns/c@2", "add ns/d@2 initial=false",
+	}, rec.get()[3:])
+	assert.Equal(t, []string{"ns/c@2", "ns/d@2"}, infStoreContents(store))
+	byNS, err := store.IndexKeys(NamespaceIndex, "ns")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ns/c", "ns/d"}, byNS)
 }

@@ -468,7 +468,7 @@ var qDiffConfigs = []qDiffConfig{
 	{name: "FIFO", kind: "fifo"},
 }
 
-func TestQueuesDifferential_Scenarios(t *testing.T) {
+func TestQueueOnScriptedScenariosMatchesClientGo(t *testing.T) {
 	a1, a2, b1, c1 := qMk("a", 1), qMk("a", 2), qMk("b", 1), qMk("c", 1)
 	scenarios := []struct {
 		name string
@@ -510,7 +510,7 @@ func TestQueuesDifferential_Scenarios(t *testing.T) {
 	}
 }
 
-func TestQueuesDifferential_Random(t *testing.T) {
+func TestQueueOnRandomOperationsMatchesClientGo(t *testing.T) {
 	seeds := 60
 	if testing.Short() {
 		seeds = 10

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -428,4 +429,54 @@ func (c *timerRecordingClock) timersCreated(d time.Duration) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.created[d]
+}
+
+// waitForNextWatch waits until srv has opened one more watch (the first call
+// waits for the first watch). Tests that change the server "silently" or
+// expire watches must wait for the informer's watch first: before it is
+// open, such a change is not missed by a watch but found by the failed
+// resumption's relist, which is a different scenario.
+func waitForNextWatch(t testing.TB, srv *infServer) {
+	t.Helper()
+	select {
+	case <-srv.watchOpen:
+	case <-time.After(infTimeout):
+		t.Fatal("no watch was opened")
+	}
+}
+
+// eventuallyTick is the polling interval of the require.Eventually calls of
+// the informer tests that wait on a condition many times a second.
+const eventuallyTick = time.Millisecond
+
+// countingKeyFunc is DeletionHandlingMetaNamespaceKeyFunc counting its
+// calls.
+type countingKeyFunc struct{ calls atomic.Int64 }
+
+func (k *countingKeyFunc) fn(obj interface{}) (string, error) {
+	k.calls.Add(1)
+	return DeletionHandlingMetaNamespaceKeyFunc(obj)
+}
+
+// snapshotInformerWithOptions builds an informer over srv with opts
+// (SnapshotFile set by the caller), a recorder and a collector of the watch
+// error handler's errors.
+func snapshotInformerWithOptions(t *testing.T, srv *infServer, opts SharedIndexInformerOptions) (*sharedIndexInformer, *infRecorder, func() []error) {
+	t.Helper()
+	informer := NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, opts).(*sharedIndexInformer)
+	rec := &infRecorder{}
+	_, err := informer.AddEventHandler(rec)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var errs []error
+	require.NoError(t, informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *Reflector, err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}))
+	return informer, rec, func() []error {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]error(nil), errs...)
+	}
 }

@@ -127,10 +127,10 @@ func TestMutationCacheGetByKey(t *testing.T) {
 	}
 }
 
-// TestMutationCacheDifferentialAgainstClientGo replays the scenarios both
+// TestMutationCacheMatchesClientGo replays the scenarios both
 // implementations agree on through client-go's MutationCache (without time
 // steps, which client-go cannot fake).
-func TestMutationCacheDifferentialAgainstClientGo(t *testing.T) {
+func TestMutationCacheMatchesClientGo(t *testing.T) {
 	type op struct {
 		kind string
 		pod  *v1.Pod

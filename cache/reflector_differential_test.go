@@ -70,10 +70,10 @@ func rfDiffRun(t *testing.T, sc rfDiffScenario, start func(s *rfScriptLW, rec *r
 	return res
 }
 
-// TestReflectorDifferential runs the same scripted servers through
+// TestReflectorMatchesClientGo runs the same scripted servers through
 // kinformer's Reflector and client-go's and compares the requests, the store
 // operations and the final content.
-func TestReflectorDifferential(t *testing.T) {
+func TestReflectorMatchesClientGo(t *testing.T) {
 	expired := apierrors.NewResourceExpired("too old resource version: 1 (5)")
 	internal := &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Reason: metav1.StatusReasonInternalError}
 	bookmark := func(rv string) watch.Event {

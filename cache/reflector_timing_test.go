@@ -431,3 +431,46 @@ func TestReflectorResetStreamsObeyBackoff(t *testing.T) {
 		})
 	}
 }
+
+// TestReflectorBackoffResetsAfterAHealthyPeriod drives Run with a fake
+// clock: failed watch openings back off exponentially (1s, 2s); after a
+// watch that stayed healthy for longer than the reset period, the next
+// failure backs off from the initial delay again (1s, not 4s).
+func TestReflectorBackoffResetsAfterAHealthyPeriod(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	s := rfNewScript(true).list(rfListStep{obj: rfPodList("10", "")}).watch(
+		rfWatchStep{err: syscall.ECONNREFUSED},
+		rfWatchStep{err: syscall.ECONNREFUSED},
+		rfWatchStep{hold: true, events: []watch.Event{rfEv(watch.Added, rfPod("a", "11"))}},
+		rfWatchStep{hold: true},
+	)
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+		Name:    "backoff-reset",
+		Clock:   clk,
+		Backoff: &wait.Backoff{Duration: time.Second, Factor: 2, Steps: 10, Cap: time.Minute},
+	})
+	stop := rfStartRun(t, r)
+	defer stop()
+
+	// waitsFor checks that the next watch is opened exactly after d.
+	waitsFor := func(d time.Duration, watches int) {
+		t.Helper()
+		rfRequireEventually(t, func() bool { return len(s.watchOptions()) == watches-1 && clk.HasWaiters() }, "watch %d pending", watches)
+		clk.Step(d - time.Millisecond)
+		assert.Never(t, func() bool { return len(s.watchOptions()) >= watches }, 50*time.Millisecond, time.Millisecond, "watch %d opened before %v", watches, d)
+		clk.Step(time.Millisecond)
+		rfRequireEventually(t, func() bool { return len(s.watchOptions()) == watches }, "watch %d after %v", watches, d)
+	}
+	waitsFor(time.Second, 2)
+	waitsFor(2*time.Second, 3)
+
+	// Healthy for three minutes, then the watch ends with a 429.
+	rfRequireEventually(t, func() bool { return r.LastSyncResourceVersion() == "11" }, "event applied")
+	clk.Step(3 * time.Minute)
+	s.mu.Lock()
+	w := s.watchers[len(s.watchers)-1]
+	s.mu.Unlock()
+	w.push(rfEv(watch.Error, rfStatus(429, metav1.StatusReasonTooManyRequests)))
+	waitsFor(time.Second, 4)
+	assert.Len(t, s.listOptions(), 1, "no relist")
+}

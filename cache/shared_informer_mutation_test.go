@@ -12,22 +12,22 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 )
 
-// rvRecordingDetector is a MutationDetector that records what it is given
+// recordingMutationDetector is a MutationDetector that records what it is given
 // and whether it runs.
-type rvRecordingDetector struct {
+type recordingMutationDetector struct {
 	mu      sync.Mutex
 	objects []string
 	running bool
 	stopped bool
 }
 
-func (d *rvRecordingDetector) AddObject(obj interface{}) {
+func (d *recordingMutationDetector) AddObject(obj interface{}) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.objects = append(d.objects, infDescribe(obj))
 }
 
-func (d *rvRecordingDetector) Run(stopCh <-chan struct{}) {
+func (d *recordingMutationDetector) Run(stopCh <-chan struct{}) {
 	d.mu.Lock()
 	d.running = true
 	d.mu.Unlock()
@@ -37,7 +37,7 @@ func (d *rvRecordingDetector) Run(stopCh <-chan struct{}) {
 	d.mu.Unlock()
 }
 
-func (d *rvRecordingDetector) snapshot() (objects []string, running, stopped bool) {
+func (d *recordingMutationDetector) snapshot() (objects []string, running, stopped bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]string(nil), d.objects...), d.running, d.stopped
@@ -55,7 +55,7 @@ func TestSharedInformerMutationDetectorWiring(t *testing.T) {
 			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
 			_, isNoop := informer.cacheMutationDetector.(noopMutationDetector)
 			require.True(t, isNoop, "disabled without the environment variable")
-			detector := &rvRecordingDetector{}
+			detector := &recordingMutationDetector{}
 			informer.cacheMutationDetector = detector
 			rec := &infRecorder{}
 			_, err := informer.AddEventHandler(rec)

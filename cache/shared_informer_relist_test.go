@@ -137,7 +137,7 @@ func TestRelistWhileItsLastPageIsHeldBack(t *testing.T) {
 			lw := newHeldPageLW(srv, 2)
 			informer, rec := relistInformer(t, srv, lw, SharedIndexInformerOptions{RelistPageByPage: mode.pageByPage})
 			require.Equal(t, relistInitialAdds, rec.get())
-			rvWaitWatch(t, srv)
+			waitForNextWatch(t, srv)
 
 			lw.holdNext(relistContinued)
 			relistSilentChanges(srv) // the relist's pages: a, c@7 | d, f@9
@@ -194,7 +194,7 @@ func TestWaitForResourceVersionDuringRelist(t *testing.T) {
 				createAtoE(srv)
 				lw := newHeldPageLW(srv, 2)
 				informer, _ := relistInformer(t, srv, lw, SharedIndexInformerOptions{UseDeltaFIFO: q.useDeltaFIFO, RelistPageByPage: mode.pageByPage})
-				rvWaitWatch(t, srv)
+				waitForNextWatch(t, srv)
 
 				lw.holdNext(relistContinued)
 				srv.updateSilently("d") // 6
@@ -244,7 +244,7 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 			opts := SharedIndexInformerOptions{SnapshotFile: path, RelistPageByPage: mode.pageByPage}
 			informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, opts)
 			stop := olRunUntil(t, informer)
-			rvWaitWatch(t, srv)
+			waitForNextWatch(t, srv)
 
 			lw.holdNext(relistContinued)
 			srv.removeSilently("e") // 6
@@ -480,7 +480,7 @@ func TestRelistDropsUnchangedDuplicatesAsTheyAreRead(t *testing.T) {
 	require.NoError(t, err)
 	infRunInformer(t, informer)
 	infWaitSynced(t, informer.HasSyncedChecker())
-	rvWaitWatch(t, srv)
+	waitForNextWatch(t, srv)
 	before := map[string]interface{}{}
 	for _, obj := range informer.GetStore().List() {
 		before[infDescribe(obj)] = obj

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -264,3 +266,104 @@ type olList []interface{}
 func (l olList) List() []interface{} { return l }
 
 func olListOf(objects []interface{}) olList { return olList(objects) }
+
+// eventsByObjectKey groups recorded events ("kind ns/name@rv ...") by object
+// key, keeping their order.
+func eventsByObjectKey(events []string) map[string][]string {
+	out := map[string][]string{}
+	for _, ev := range events {
+		fields := strings.Fields(ev)
+		if len(fields) < 2 {
+			out[""] = append(out[""], ev)
+			continue
+		}
+		key := strings.TrimPrefix(fields[1], "tombstone(")
+		if i := strings.IndexByte(key, '@'); i >= 0 {
+			key = key[:i]
+		}
+		out[key] = append(out[key], ev)
+	}
+	return out
+}
+
+// TestSnapshotLoadDoesNotReapplyTransform: the objects loaded from a snapshot
+// are the transformed objects as cached; the transform is not applied to
+// them again (it is to everything the server sends afterwards, once), with
+// either queue. The transform here is deliberately not idempotent: it
+// counts its calls in an annotation.
+func TestSnapshotLoadDoesNotReapplyTransform(t *testing.T) {
+	for _, q := range infQueueKinds {
+		t.Run(q.name, func(t *testing.T) {
+			var mu sync.Mutex
+			calls := map[string]int{}
+			transform := func(obj interface{}) (interface{}, error) {
+				pod, ok := obj.(*v1.Pod)
+				if !ok {
+					return obj, nil
+				}
+				n, _ := strconv.Atoi(pod.Annotations["transformed"])
+				pod.Annotations = map[string]string{"transformed": strconv.Itoa(n + 1)}
+				mu.Lock()
+				calls[pod.Name+"@"+pod.ResourceVersion]++
+				mu.Unlock()
+				return pod, nil
+			}
+			callsSoFar := func() map[string]int {
+				mu.Lock()
+				defer mu.Unlock()
+				out := map[string]int{}
+				for k, v := range calls {
+					out[k] = v
+				}
+				return out
+			}
+			annotations := func(store Store) map[string]string {
+				out := map[string]string{}
+				for _, obj := range store.List() {
+					out[infDescribe(obj)] = obj.(*v1.Pod).Annotations["transformed"]
+				}
+				return out
+			}
+			path := filepath.Join(t.TempDir(), "pods.snap")
+			srv := newInfServer()
+			t.Cleanup(srv.stopWatches)
+			srv.create("a") // 1
+			srv.create("b") // 2
+			opts := SharedIndexInformerOptions{SnapshotFile: path, UseDeltaFIFO: q.useDeltaFIFO}
+
+			first, rec, _ := snapshotInformerWithOptions(t, srv, opts)
+			require.NoError(t, first.SetTransform(transform))
+			stop := olRunUntil(t, first)
+			rec.waitN(t, 2)
+			require.Eventually(t, func() bool { _, watches := srv.counts(); return watches == 1 }, infTimeout, time.Millisecond)
+			stop()
+			srv.stopWatches()
+			assert.Equal(t, map[string]int{"a@1": 1, "b@2": 1}, callsSoFar())
+
+			srv.update("a") // 3, in the watch history
+			second, rec, errs := snapshotInformerWithOptions(t, srv, opts)
+			require.NoError(t, second.SetTransform(transform))
+			olRunUntil(t, second)
+			// Per object: the DeltaFIFO may pop a's load and update together.
+			assert.Equal(t, map[string][]string{
+				"ns/a": {"add ns/a@1 initial=true", "update ns/a@1 -> ns/a@3"},
+				"ns/b": {"add ns/b@2 initial=true"},
+			}, eventsByObjectKey(rec.waitN(t, 3)))
+			assert.Empty(t, errs())
+			lists, _ := srv.counts()
+			assert.Equal(t, 1, lists, "the second run loaded the snapshot")
+			assert.Equal(t, map[string]int{"a@1": 1, "b@2": 1, "a@3": 1}, callsSoFar(),
+				"the loaded objects were not transformed again; the watched update was, once")
+			assert.Equal(t, map[string]string{"ns/a@3": "1", "ns/b@2": "1"}, annotations(second.GetStore()))
+		})
+	}
+}
+
+// TestSnapshotErrorUnwrapsToItsCause: errors.Is on a SnapshotError reaches its
+// cause, and its message names the file and the operation.
+func TestSnapshotErrorUnwrapsToItsCause(t *testing.T) {
+	cause := errors.New("boom")
+	err := error(&SnapshotError{Path: "p", Op: "load", Err: cause})
+	assert.ErrorIs(t, err, cause)
+	assert.Equal(t, "informer snapshot p: load: boom", err.Error())
+}

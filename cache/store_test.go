@@ -141,7 +141,7 @@ func TestStoreTransaction(t *testing.T) {
 	}
 }
 
-func TestTransactionErrorMatchesClientGoFormat(t *testing.T) {
+func TestTransactionErrorFormatMatchesClientGo(t *testing.T) {
 	ours := &TransactionError{SuccessfulIndices: []int{0, 2}, TotalTransactions: 3, Errors: []error{errors.New("x")}}
 	theirs := &clientcache.TransactionError{SuccessfulIndices: []int{0, 2}, TotalTransactions: 3, Errors: []error{errors.New("x")}}
 	assert.Equal(t, theirs.Error(), ours.Error())
@@ -364,4 +364,42 @@ func TestStoreTransactionWithPrevious(t *testing.T) {
 	assert.Nil(t, old)
 	_, _, err = c.updateWithPrevious("bad")
 	assert.Error(t, err)
+}
+
+func TestStoreTransactionUsesGivenKeys(t *testing.T) {
+	kf := &countingKeyFunc{}
+	c := NewIndexer(kf.fn, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}).(*cache)
+	a1, a2, b1 := infPod("a", "1"), infPod("a", "2"), infPod("b", "1")
+	require.NoError(t, c.Add(a1))
+	kf.calls.Store(0)
+
+	txns := []Transaction{
+		{Type: TransactionTypeUpdate, Object: a2},
+		{Type: TransactionTypeUpdate, Object: b1},
+		{Type: TransactionTypeDelete, Object: a2},
+	}
+	prev := make([]interface{}, len(txns))
+	require.Nil(t, c.transactionWithKeys(txns, []string{"ns/a", "ns/b", "ns/a"}, prev))
+	assert.Equal(t, int64(0), kf.calls.Load(), "known keys are not computed again")
+	assert.Equal(t, []TransactionType{TransactionTypeUpdate, TransactionTypeAdd, TransactionTypeDelete},
+		[]TransactionType{txns[0].Type, txns[1].Type, txns[2].Type})
+	assert.Equal(t, []interface{}{a1, nil, a2}, prev)
+	assert.Equal(t, []string{"ns/b@1"}, infStoreContents(c))
+	byNS, err := c.ByIndex(NamespaceIndex, "ns")
+	require.NoError(t, err)
+	assert.Equal(t, []interface{}{b1}, byNS)
+
+	// Keys of the wrong length are ignored: the store computes them.
+	txns = []Transaction{{Type: TransactionTypeUpdate, Object: a1}}
+	require.Nil(t, c.transactionWithKeys(txns, []string{"x", "y"}, make([]interface{}, 1)))
+	assert.Equal(t, int64(1), kf.calls.Load())
+	assert.Equal(t, []string{"ns/a@1", "ns/b@1"}, infStoreContents(c))
+
+	old, existed, err := c.updateKeyedWithPrevious("ns/a", a2)
+	require.NoError(t, err)
+	assert.True(t, existed)
+	assert.Same(t, a1, old)
+	c.deleteKeyed("ns/b", b1)
+	assert.Equal(t, int64(1), kf.calls.Load())
+	assert.Equal(t, []string{"ns/a@2"}, infStoreContents(c))
 }

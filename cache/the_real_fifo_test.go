@@ -839,3 +839,44 @@ func TestRealFIFO_ReplaceDuringUnlockedProcessingKeepsInitialCount(t *testing.T)
 	assert.True(t, initial)
 	assert.True(t, f.HasSynced())
 }
+
+func TestRealFIFOPopHandsOutComputedKeys(t *testing.T) {
+	// The queue as a shared informer builds it: only its reused buffers
+	// carry keys.
+	f := NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, UnlockWhileProcessing: true, EmitDeltaTypeBookmark: true, reusePopBuffers: true})
+	for _, name := range []string{"a", "b", "c"} {
+		require.NoError(t, f.Add(infPod(name, "1")))
+	}
+	var gotBatch, gotCopy []string
+	err := f.PopBatch(func(deltas []Delta, _ bool) error {
+		gotBatch = append([]string(nil), f.poppedKeys(deltas)...)
+		gotCopy = f.poppedKeys(append([]Delta(nil), deltas...))
+		return nil
+	}, func(interface{}, bool) error {
+		t.Fatal("expected one batch of three")
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ns/a", "ns/b", "ns/c"}, gotBatch)
+	assert.Nil(t, gotCopy, "a slice that is not the queue's buffer has no keys")
+
+	require.NoError(t, f.Delete(DeletedFinalStateUnknown{Key: "ns/z", Obj: infPod("z", "1")}))
+	var gotSingle []string
+	err = f.PopBatch(func([]Delta, bool) error {
+		t.Fatal("expected a single delta")
+		return nil
+	}, func(obj interface{}, _ bool) error {
+		gotSingle = append([]string(nil), f.poppedKeys(obj.(Deltas))...)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ns/z"}, gotSingle)
+
+	require.NoError(t, f.Bookmark("7"))
+	err = f.PopBatch(nil, func(obj interface{}, _ bool) error {
+		assert.Equal(t, []string{""}, f.poppedKeys(obj.(Deltas)), "atomic kinds have no key")
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Nil(t, f.poppedKeys(Deltas{{Added, infPod("a", "1")}}), "outside a pop there are no keys")
+}

@@ -598,7 +598,7 @@ func stRandomOps(r *rand.Rand, n int) []stDifferentialOp {
 	return ops
 }
 
-func TestIndexerDifferentialAgainstClientGo(t *testing.T) {
+func TestIndexerMatchesClientGo(t *testing.T) {
 	for seed := int64(1); seed <= 4; seed++ {
 		t.Run("seed"+strconv.FormatInt(seed, 10), func(t *testing.T) {
 			r := rand.New(rand.NewSource(seed))

@@ -45,7 +45,7 @@ func TestTypedSharedIndexInformer(t *testing.T) {
 	}}))
 	infRunInformer(t, informer)
 	infWaitSynced(t, reg.HasSyncedChecker())
-	rvWaitWatch(t, srv)
+	waitForNextWatch(t, srv)
 	srv.update("a")
 	srv.remove("b")
 	srv.removeSilently("a")

@@ -151,11 +151,11 @@ func infCallSite() string {
 	return fmt.Sprintf("%s:%d", filepath.Base(file), line)
 }
 
-// TestWaitForLogLinesMatchClientGo waits with client-go's WaitFor and with
+// TestWaitForLoggingMatchesClientGo waits with client-go's WaitFor and with
 // ours for a checker already done, one done later and one never done (the
 // context ends), and compares the log lines: the same messages and keys,
 // each naming the caller's line, as client-go's do.
-func TestWaitForLogLinesMatchClientGo(t *testing.T) {
+func TestWaitForLoggingMatchesClientGo(t *testing.T) {
 	run := func(t *testing.T, clientGo bool) []string {
 		var buf infSyncBuffer
 		ctx, cancel := context.WithCancelCause(klog.NewContext(context.Background(), infBufferLogger(&buf)))
@@ -193,11 +193,11 @@ func TestWaitForLogLinesMatchClientGo(t *testing.T) {
 	assert.Equal(t, want, run(t, false), "kinformer")
 }
 
-// TestWaitForNamedCacheSyncLogLinesMatchClientGo compares the lines of a
+// TestWaitForNamedCacheSyncLoggingMatchesClientGo compares the lines of a
 // WaitForNamedCacheSyncWithContext that gives up, client-go's and ours: the
 // failure goes through utilruntime.HandleErrorWithContext in both, as an
 // error logged by "UnhandledError".
-func TestWaitForNamedCacheSyncLogLinesMatchClientGo(t *testing.T) {
+func TestWaitForNamedCacheSyncLoggingMatchesClientGo(t *testing.T) {
 	run := func(clientGo bool) []string {
 		var buf infSyncBuffer
 		ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), infBufferLogger(&buf)))

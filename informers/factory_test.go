@@ -72,7 +72,7 @@ type genEvent struct {
 	key  string
 }
 
-func TestGenPodInformerAndLister(t *testing.T) {
+func TestPodInformerAndListerFollowTheClientset(t *testing.T) {
 	client := genNewClient(genNewPod("a", "pre", map[string]string{"app": "web"}))
 	watches := genTrackWatches(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -159,7 +159,7 @@ func TestGenPodInformerAndLister(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(err))
 }
 
-func TestGenFactoryFiltering(t *testing.T) {
+func TestFactoryFiltersByNamespaceAndListOptions(t *testing.T) {
 	objs := []runtime.Object{
 		genNewPod("a", "web-a", map[string]string{"app": "web"}),
 		genNewPod("a", "db-a", map[string]string{"app": "db"}),
@@ -267,7 +267,7 @@ func genRecordingNewFunc(calls *atomic.Int32, resync *atomic.Int64) func(kuberne
 	}
 }
 
-func TestGenWithCustomResyncConfig(t *testing.T) {
+func TestWithCustomResyncConfigSetsTheResyncPerType(t *testing.T) {
 	factory := informers.NewSharedInformerFactoryWithOptions(genNewClient(), time.Minute,
 		informers.WithCustomResyncConfig(map[metav1.Object]time.Duration{&corev1.Pod{}: 5 * time.Second}),
 		informers.WithCustomResyncConfig(map[metav1.Object]time.Duration{&appsv1.Deployment{}: 7 * time.Second}),
@@ -291,7 +291,7 @@ func TestGenWithCustomResyncConfig(t *testing.T) {
 	factory.Shutdown()
 }
 
-func TestGenWithTransform(t *testing.T) {
+func TestWithTransformTransformsCachedObjects(t *testing.T) {
 	client := genNewClient(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "p", Annotations: map[string]string{"big": "data"}}})
 	var seen atomic.Int32
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(func(obj interface{}) (interface{}, error) {
@@ -313,7 +313,7 @@ func TestGenWithTransform(t *testing.T) {
 	assert.Equal(t, int32(1), seen.Load())
 }
 
-func TestGenInformerForIdentity(t *testing.T) {
+func TestFactoryReturnsOneInformerPerType(t *testing.T) {
 	factory := informers.NewSharedInformerFactory(genNewClient(), 0)
 	pods := factory.Core().V1().Pods().Informer()
 	assert.True(t, pods == factory.Core().V1().Pods().Informer(), "second Pods() returned another informer")
@@ -335,7 +335,7 @@ func TestGenInformerForIdentity(t *testing.T) {
 	factory.Shutdown()
 }
 
-func TestGenForResource(t *testing.T) {
+func TestForResourceReturnsTheTypedInformer(t *testing.T) {
 	client := genNewClient(
 		genNewPod("a", "p", nil),
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "d"}},
@@ -409,7 +409,7 @@ func genCounting(informer *genCountingInformer, build func(kubernetes.Interface,
 	}
 }
 
-func TestGenStartTwice(t *testing.T) {
+func TestFactoryStartAgainStartsOnlyNewInformers(t *testing.T) {
 	client := genNewClient(genNewPod("a", "p", nil), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}})
 	factory := informers.NewSharedInformerFactory(client, 0)
 	pods, nodes := &genCountingInformer{}, &genCountingInformer{}
@@ -438,7 +438,7 @@ func TestGenStartTwice(t *testing.T) {
 	assert.Equal(t, "n", n.Name)
 }
 
-func TestGenShutdownWaits(t *testing.T) {
+func TestFactoryShutdownWaitsForItsInformers(t *testing.T) {
 	factory := informers.NewSharedInformerFactory(genNewClient(), 0)
 	pods := &genCountingInformer{release: make(chan struct{})}
 	factory.InformerFor(&corev1.Pod{}, genCounting(pods, func(c kubernetes.Interface, r time.Duration) cache.SharedIndexInformer {
@@ -476,7 +476,7 @@ func TestGenShutdownWaits(t *testing.T) {
 	assert.Zero(t, nodes.runs.Load())
 }
 
-func TestGenWaitForCacheSyncGivesUp(t *testing.T) {
+func TestFactoryWaitForCacheSyncGivesUpWithTheContextsCause(t *testing.T) {
 	client := genNewClient()
 	client.PrependReactor("list", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, errors.New("gen: list refused")

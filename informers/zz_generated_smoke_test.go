@@ -62,7 +62,7 @@ import (
 	"github.com/kinformer/kinformer/informers"
 )
 
-func TestGenSmokeAdmissionregistrationV1(t *testing.T) {
+func TestInformersAndListersOfAdmissionregistrationV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -138,7 +138,7 @@ func TestGenSmokeAdmissionregistrationV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeAdmissionregistrationV1alpha1(t *testing.T) {
+func TestInformersAndListersOfAdmissionregistrationV1alpha1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -192,7 +192,7 @@ func TestGenSmokeAdmissionregistrationV1alpha1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeAdmissionregistrationV1beta1(t *testing.T) {
+func TestInformersAndListersOfAdmissionregistrationV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -268,7 +268,7 @@ func TestGenSmokeAdmissionregistrationV1beta1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeInternalV1alpha1(t *testing.T) {
+func TestInformersAndListersOfInternalV1alpha1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -289,7 +289,7 @@ func TestGenSmokeInternalV1alpha1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeAppsV1(t *testing.T) {
+func TestInformersAndListersOfAppsV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -354,7 +354,7 @@ func TestGenSmokeAppsV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeAppsV1beta1(t *testing.T) {
+func TestInformersAndListersOfAppsV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -397,7 +397,7 @@ func TestGenSmokeAppsV1beta1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeAppsV1beta2(t *testing.T) {
+func TestInformersAndListersOfAppsV1beta2(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -462,7 +462,7 @@ func TestGenSmokeAppsV1beta2(t *testing.T) {
 	})
 }
 
-func TestGenSmokeAutoscalingV1(t *testing.T) {
+func TestInformersAndListersOfAutoscalingV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -483,7 +483,7 @@ func TestGenSmokeAutoscalingV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeAutoscalingV2(t *testing.T) {
+func TestInformersAndListersOfAutoscalingV2(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -504,7 +504,7 @@ func TestGenSmokeAutoscalingV2(t *testing.T) {
 	})
 }
 
-func TestGenSmokeBatchV1(t *testing.T) {
+func TestInformersAndListersOfBatchV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -536,7 +536,7 @@ func TestGenSmokeBatchV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeBatchV1beta1(t *testing.T) {
+func TestInformersAndListersOfBatchV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -557,7 +557,7 @@ func TestGenSmokeBatchV1beta1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeCertificatesV1(t *testing.T) {
+func TestInformersAndListersOfCertificatesV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -600,7 +600,7 @@ func TestGenSmokeCertificatesV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeCertificatesV1alpha1(t *testing.T) {
+func TestInformersAndListersOfCertificatesV1alpha1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -621,7 +621,7 @@ func TestGenSmokeCertificatesV1alpha1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeCertificatesV1beta1(t *testing.T) {
+func TestInformersAndListersOfCertificatesV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -664,7 +664,7 @@ func TestGenSmokeCertificatesV1beta1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeCoordinationV1(t *testing.T) {
+func TestInformersAndListersOfCoordinationV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -685,7 +685,7 @@ func TestGenSmokeCoordinationV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeCoordinationV1alpha2(t *testing.T) {
+func TestInformersAndListersOfCoordinationV1alpha2(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -706,7 +706,7 @@ func TestGenSmokeCoordinationV1alpha2(t *testing.T) {
 	})
 }
 
-func TestGenSmokeCoordinationV1beta1(t *testing.T) {
+func TestInformersAndListersOfCoordinationV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -738,7 +738,7 @@ func TestGenSmokeCoordinationV1beta1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeCoreV1(t *testing.T) {
+func TestInformersAndListersOfCoreV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -924,7 +924,7 @@ func TestGenSmokeCoreV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeDiscoveryV1(t *testing.T) {
+func TestInformersAndListersOfDiscoveryV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -945,7 +945,7 @@ func TestGenSmokeDiscoveryV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeDiscoveryV1beta1(t *testing.T) {
+func TestInformersAndListersOfDiscoveryV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -966,7 +966,7 @@ func TestGenSmokeDiscoveryV1beta1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeEventsV1(t *testing.T) {
+func TestInformersAndListersOfEventsV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -987,7 +987,7 @@ func TestGenSmokeEventsV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeEventsV1beta1(t *testing.T) {
+func TestInformersAndListersOfEventsV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1008,7 +1008,7 @@ func TestGenSmokeEventsV1beta1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeExtensionsV1beta1(t *testing.T) {
+func TestInformersAndListersOfExtensionsV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1073,7 +1073,7 @@ func TestGenSmokeExtensionsV1beta1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeFlowcontrolV1(t *testing.T) {
+func TestInformersAndListersOfFlowcontrolV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1105,7 +1105,7 @@ func TestGenSmokeFlowcontrolV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeFlowcontrolV1beta1(t *testing.T) {
+func TestInformersAndListersOfFlowcontrolV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1137,7 +1137,7 @@ func TestGenSmokeFlowcontrolV1beta1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeFlowcontrolV1beta2(t *testing.T) {
+func TestInformersAndListersOfFlowcontrolV1beta2(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1169,7 +1169,7 @@ func TestGenSmokeFlowcontrolV1beta2(t *testing.T) {
 	})
 }
 
-func TestGenSmokeFlowcontrolV1beta3(t *testing.T) {
+func TestInformersAndListersOfFlowcontrolV1beta3(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1201,7 +1201,7 @@ func TestGenSmokeFlowcontrolV1beta3(t *testing.T) {
 	})
 }
 
-func TestGenSmokeLifecycleV1alpha1(t *testing.T) {
+func TestInformersAndListersOfLifecycleV1alpha1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1233,7 +1233,7 @@ func TestGenSmokeLifecycleV1alpha1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeNetworkingV1(t *testing.T) {
+func TestInformersAndListersOfNetworkingV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1298,7 +1298,7 @@ func TestGenSmokeNetworkingV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeNetworkingV1beta1(t *testing.T) {
+func TestInformersAndListersOfNetworkingV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1352,7 +1352,7 @@ func TestGenSmokeNetworkingV1beta1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeNodeV1(t *testing.T) {
+func TestInformersAndListersOfNodeV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1373,7 +1373,7 @@ func TestGenSmokeNodeV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeNodeV1alpha1(t *testing.T) {
+func TestInformersAndListersOfNodeV1alpha1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1394,7 +1394,7 @@ func TestGenSmokeNodeV1alpha1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeNodeV1beta1(t *testing.T) {
+func TestInformersAndListersOfNodeV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1415,7 +1415,7 @@ func TestGenSmokeNodeV1beta1(t *testing.T) {
 	})
 }
 
-func TestGenSmokePolicyV1(t *testing.T) {
+func TestInformersAndListersOfPolicyV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1436,7 +1436,7 @@ func TestGenSmokePolicyV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokePolicyV1beta1(t *testing.T) {
+func TestInformersAndListersOfPolicyV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1457,7 +1457,7 @@ func TestGenSmokePolicyV1beta1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeRbacV1(t *testing.T) {
+func TestInformersAndListersOfRbacV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1511,7 +1511,7 @@ func TestGenSmokeRbacV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeRbacV1alpha1(t *testing.T) {
+func TestInformersAndListersOfRbacV1alpha1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1565,7 +1565,7 @@ func TestGenSmokeRbacV1alpha1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeRbacV1beta1(t *testing.T) {
+func TestInformersAndListersOfRbacV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1619,7 +1619,7 @@ func TestGenSmokeRbacV1beta1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeResourceV1(t *testing.T) {
+func TestInformersAndListersOfResourceV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1684,7 +1684,7 @@ func TestGenSmokeResourceV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeResourceV1alpha3(t *testing.T) {
+func TestInformersAndListersOfResourceV1alpha3(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1716,7 +1716,7 @@ func TestGenSmokeResourceV1alpha3(t *testing.T) {
 	})
 }
 
-func TestGenSmokeResourceV1beta1(t *testing.T) {
+func TestInformersAndListersOfResourceV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1770,7 +1770,7 @@ func TestGenSmokeResourceV1beta1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeResourceV1beta2(t *testing.T) {
+func TestInformersAndListersOfResourceV1beta2(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1835,7 +1835,7 @@ func TestGenSmokeResourceV1beta2(t *testing.T) {
 	})
 }
 
-func TestGenSmokeSchedulingV1(t *testing.T) {
+func TestInformersAndListersOfSchedulingV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1856,7 +1856,7 @@ func TestGenSmokeSchedulingV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeSchedulingV1alpha3(t *testing.T) {
+func TestInformersAndListersOfSchedulingV1alpha3(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1899,7 +1899,7 @@ func TestGenSmokeSchedulingV1alpha3(t *testing.T) {
 	})
 }
 
-func TestGenSmokeSchedulingV1beta1(t *testing.T) {
+func TestInformersAndListersOfSchedulingV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -1942,7 +1942,7 @@ func TestGenSmokeSchedulingV1beta1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeStorageV1(t *testing.T) {
+func TestInformersAndListersOfStorageV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -2018,7 +2018,7 @@ func TestGenSmokeStorageV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeStorageV1alpha1(t *testing.T) {
+func TestInformersAndListersOfStorageV1alpha1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -2061,7 +2061,7 @@ func TestGenSmokeStorageV1alpha1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeStorageV1beta1(t *testing.T) {
+func TestInformersAndListersOfStorageV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -2137,7 +2137,7 @@ func TestGenSmokeStorageV1beta1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeStoragemigrationV1(t *testing.T) {
+func TestInformersAndListersOfStoragemigrationV1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
@@ -2158,7 +2158,7 @@ func TestGenSmokeStoragemigrationV1(t *testing.T) {
 	})
 }
 
-func TestGenSmokeStoragemigrationV1beta1(t *testing.T) {
+func TestInformersAndListersOfStoragemigrationV1beta1(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above

@@ -330,10 +330,11 @@ var genExpansions = []genExpansion{
 	},
 }
 
-// TestGenListerExpansions runs every hand-written expansion method on the
-// same objects through our listers and client-go's: the names found and the
-// error texts must be equal, and match the expected selector policy.
-func TestGenListerExpansions(t *testing.T) {
+// TestEachListerExpansionMatchesClientGo runs every hand-written expansion
+// method on the same objects through our listers and client-go's: the names
+// found and the error texts must be equal, and match the expected selector
+// policy.
+func TestEachListerExpansionMatchesClientGo(t *testing.T) {
 	for _, e := range genExpansions {
 		t.Run(e.name, func(t *testing.T) {
 			ours := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
@@ -363,9 +364,9 @@ func TestGenListerExpansions(t *testing.T) {
 	}
 }
 
-// TestGenListerExpansionsNil checks that a nil pod or ControllerRevision is an
-// error, not a panic (client-go panics).
-func TestGenListerExpansionsNil(t *testing.T) {
+// TestListerExpansionsRejectNilObjects checks that a nil pod or
+// ControllerRevision is an error, not a panic (client-go panics).
+func TestListerExpansionsRejectNilObjects(t *testing.T) {
 	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	calls := map[string]func() error{
 		"GetPodDaemonSets":     func() error { _, err := listersappsv1.NewDaemonSetLister(idx).GetPodDaemonSets(nil); return err },

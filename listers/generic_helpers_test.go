@@ -61,7 +61,7 @@ func genMustSelector(t *testing.T, s string) labels.Selector {
 	return sel
 }
 
-func TestGenResourceIndexerList(t *testing.T) {
+func TestResourceIndexerListFiltersByNamespaceAndSelector(t *testing.T) {
 	objs := []interface{}{
 		genPod("a", "web-1", map[string]string{"app": "web"}),
 		genPod("a", "db-1", map[string]string{"app": "db"}),
@@ -107,7 +107,7 @@ func TestGenResourceIndexerList(t *testing.T) {
 	}
 }
 
-func TestGenResourceIndexerGet(t *testing.T) {
+func TestResourceIndexerGetReportsMissesAndWrongTypes(t *testing.T) {
 	idx := genIndexer(t, true, genPod("a", "web", nil), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "web"}})
 	cases := []struct {
 		name      string
@@ -153,9 +153,9 @@ func TestGenResourceIndexerGet(t *testing.T) {
 	})
 }
 
-// TestGenListerMatchesClientGo runs the same lookups through our generated
+// TestCoreV1ListerMatchesClientGo runs the same lookups through our generated
 // pod and node listers and client-go's, and compares results and errors.
-func TestGenListerMatchesClientGo(t *testing.T) {
+func TestCoreV1ListerMatchesClientGo(t *testing.T) {
 	objs := []*corev1.Pod{
 		genPod("a", "web-1", map[string]string{"app": "web"}),
 		genPod("b", "web-2", map[string]string{"app": "web", "tier": "front"}),

@@ -81,7 +81,7 @@ func genNames(objs []runtime.Object) []string {
 	return out
 }
 
-func TestGenDynamicFactory(t *testing.T) {
+func TestDynamicFactoryInformersAndListersPerResource(t *testing.T) {
 	client, watches := genClient(
 		genObj(genWidgets, "Widget", "a", "w1", map[string]string{"app": "web"}),
 		genObj(genWidgets, "Widget", "b", "w2", nil),
@@ -155,7 +155,7 @@ func TestGenDynamicFactory(t *testing.T) {
 	assert.Equal(t, "p1", p.(*unstructured.Unstructured).GetName())
 }
 
-func TestGenDynamicFilteredFactory(t *testing.T) {
+func TestDynamicFilteredFactoryAppliesNamespaceAndListOptions(t *testing.T) {
 	client, watches := genClient(
 		genObj(genWidgets, "Widget", "a", "w1", map[string]string{"app": "web"}),
 		genObj(genWidgets, "Widget", "a", "w2", nil),
@@ -180,7 +180,7 @@ func TestGenDynamicFilteredFactory(t *testing.T) {
 	assert.GreaterOrEqual(t, tweaks.Load(), int32(2))
 }
 
-func TestGenDynamicStartTwiceAndShutdown(t *testing.T) {
+func TestDynamicFactoryStartsLateInformersAndNothingAfterShutdown(t *testing.T) {
 	client, _ := genClient()
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
 	stop := make(chan struct{})
@@ -205,7 +205,7 @@ func TestGenDynamicStartTwiceAndShutdown(t *testing.T) {
 	assert.False(t, late.Informer().HasSynced(), "informer requested after Shutdown was started")
 }
 
-func TestGenNewFilteredDynamicInformer(t *testing.T) {
+func TestNewFilteredDynamicInformerListsOneNamespace(t *testing.T) {
 	client, _ := genClient(genObj(genWidgets, "Widget", "a", "w1", nil), genObj(genWidgets, "Widget", "b", "w2", nil))
 	informer := dynamicinformer.NewFilteredDynamicInformer(client, genWidgets, "b", 0, cache.Indexers{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -219,7 +219,7 @@ func TestGenNewFilteredDynamicInformer(t *testing.T) {
 	assert.Equal(t, []string{"b/w2"}, genNames(all))
 }
 
-func TestGenDynamicNilClient(t *testing.T) {
+func TestDynamicInformerWithNilClientFailsWithoutPanic(t *testing.T) {
 	informer := dynamicinformer.NewFilteredDynamicInformer(nil, genWidgets, "", 0, nil, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

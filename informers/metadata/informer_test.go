@@ -77,7 +77,7 @@ func genNames(objs []k8sruntime.Object) []string {
 	return out
 }
 
-func TestGenMetadataFactory(t *testing.T) {
+func TestMetadataFactoryListsFiltersAndTransforms(t *testing.T) {
 	cases := []struct {
 		name      string
 		factory   func(c *metadatafake.FakeMetadataClient) metadatainformer.SharedInformerFactory
@@ -149,7 +149,7 @@ func TestGenMetadataFactory(t *testing.T) {
 	}
 }
 
-func TestGenMetadataShutdown(t *testing.T) {
+func TestMetadataFactoryShutdownStopsItsInformersAndStartsNoMore(t *testing.T) {
 	client, _ := genClient(t)
 	factory := metadatainformer.NewSharedInformerFactory(client, 0)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -165,7 +165,7 @@ func TestGenMetadataShutdown(t *testing.T) {
 	assert.False(t, late.Informer().HasSynced(), "informer requested after Shutdown was started")
 }
 
-func TestGenNewFilteredMetadataInformer(t *testing.T) {
+func TestNewFilteredMetadataInformerListsOneNamespace(t *testing.T) {
 	client, _ := genClient(t, genMeta("a", "p1", nil), genMeta("b", "p2", nil))
 	informer := metadatainformer.NewFilteredMetadataInformer(client, genPods, "b", 0, cache.Indexers{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -235,10 +235,10 @@ func genHeapPerObject(t *testing.T, n int, informer cache.SharedIndexInformer) f
 	return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
 }
 
-// TestGenMetadataHeapPerObject measures the live heap an informer's cache
-// costs per pod, typed versus metadata-only, and checks that the metadata
-// informer needs well under half.
-func TestGenMetadataHeapPerObject(t *testing.T) {
+// TestMetadataInformerCachesAPodInUnderHalfTheHeap measures the live heap an
+// informer's cache costs per pod, typed versus metadata-only, and checks that
+// the metadata informer needs well under half.
+func TestMetadataInformerCachesAPodInUnderHalfTheHeap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measurement")
 	}

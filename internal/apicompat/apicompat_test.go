@@ -22,9 +22,9 @@ func goListDir(t *testing.T, pkg string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// TestMirroredPackagesMatchClientGo checks that every exported declaration of client-go's
+// TestMirroredPackageAPIMatchesClientGo checks that every exported declaration of client-go's
 // packages exists in ours with the same signature.
-func TestMirroredPackagesMatchClientGo(t *testing.T) {
+func TestMirroredPackageAPIMatchesClientGo(t *testing.T) {
 	for _, tc := range []struct{ ours, theirs string }{
 		{"cache", "k8s.io/client-go/tools/cache"},
 		{"cache/synctrack", "k8s.io/client-go/tools/cache/synctrack"},

@@ -12,7 +12,7 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func TestGenLowerCamel(t *testing.T) {
+func TestLowerCamelLowersALeadingInitialism(t *testing.T) {
 	for in, want := range map[string]string{
 		"Pod":                   "pod",
 		"CSIDriver":             "csiDriver",
@@ -28,7 +28,7 @@ func TestGenLowerCamel(t *testing.T) {
 	}
 }
 
-func TestGenVersionSuffix(t *testing.T) {
+func TestVersionSuffixSplitsGroupAndVersion(t *testing.T) {
 	for in, want := range map[string][2]string{
 		"CoreV1":                  {"Core", "V1"},
 		"AppsV1beta2":             {"Apps", "V1beta2"},
@@ -46,9 +46,10 @@ func TestGenVersionSuffix(t *testing.T) {
 	}
 }
 
-// TestGenAPIRendering checks that the API comparison sees through import
-// aliases and parameter names but not through real signature changes.
-func TestGenAPIRendering(t *testing.T) {
+// TestAPIComparisonIgnoresAliasesAndParameterNames checks that the API
+// comparison sees through import aliases and parameter names but not through
+// real signature changes.
+func TestAPIComparisonIgnoresAliasesAndParameterNames(t *testing.T) {
 	render := func(src string) map[string]string {
 		t.Helper()
 		api := map[string]string{}

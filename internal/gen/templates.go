@@ -512,7 +512,7 @@ import (
 	"{{.Module}}/informers"
 )
 {{range .Versions}}{{$v := .}}
-func TestGenSmoke{{.V.Group.GoName}}{{.V.GoName}}(t *testing.T) {
+func TestInformersAndListersOf{{.V.Group.GoName}}{{.V.GoName}}(t *testing.T) {
 	// NewSimpleClientset: without the managed-fields machinery of
 	// NewClientset, whose first use costs seconds.
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above

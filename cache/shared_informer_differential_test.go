@@ -119,7 +119,7 @@ type infListFunc func() []interface{}
 
 func (f infListFunc) List() []interface{} { return f() }
 
-func TestSharedInformerDifferentialAgainstClientGo(t *testing.T) {
+func TestSharedInformerMatchesClientGo(t *testing.T) {
 	want := infRunDiffScenario(t, infClientGoSubject)
 	// Sanity: the scenario does what it claims on client-go.
 	require.Equal(t, []string{
@@ -173,12 +173,12 @@ func infPanicLine(log string) string {
 	return ""
 }
 
-// TestHandlerPanicLoggedAsClientGo makes a handler panic, with a string and
+// TestHandlerPanicLogLineMatchesClientGo makes a handler panic, with a string and
 // with an error, under client-go's informer (utilruntime.ReallyCrash off, so
 // that it logs and goes on) and under ours, and compares the log line: the
 // message "Observed a panic", the keys, and the caller, which both name the
 // line in the handler that panicked.
-func TestHandlerPanicLoggedAsClientGo(t *testing.T) {
+func TestHandlerPanicLogLineMatchesClientGo(t *testing.T) {
 	reallyCrash := utilruntime.ReallyCrash
 	utilruntime.ReallyCrash = false
 	defer func() { utilruntime.ReallyCrash = reallyCrash }()
@@ -214,7 +214,7 @@ func TestHandlerPanicLoggedAsClientGo(t *testing.T) {
 	for _, value := range []any{"first add fails", errors.New("boom")} {
 		t.Run(fmt.Sprintf("%T", value), func(t *testing.T) {
 			theirs := run(t, value, true)
-			require.Contains(t, theirs, "shared_informer_diff_test.go:", "client-go names the handler's line")
+			require.Contains(t, theirs, "shared_informer_differential_test.go:", "client-go names the handler's line")
 			ours := run(t, value, false)
 			assert.Equal(t, theirs, ours)
 		})

@@ -16,9 +16,9 @@ import (
 	clientcache "k8s.io/client-go/tools/cache"
 )
 
-// rvFakeSubject is a shared informer under the fake-clientset differential
+// fakeClientsetInformer is a shared informer under the fake-clientset differential
 // test, ours or client-go's, seen through the calls the scenario makes.
-type rvFakeSubject struct {
+type fakeClientsetInformer struct {
 	add       func(h ResourceEventHandler) (reg interface{ HasSynced() bool }, err error)
 	shutDown  func(reg interface{}) error
 	remove    func(reg interface{}) error
@@ -29,9 +29,9 @@ type rvFakeSubject struct {
 	byIndex   func(ns string) ([]interface{}, error)
 }
 
-// rvFakePodLW returns a ListWatch over cs's pods and a channel receiving a
+// fakePodListWatch returns a ListWatch over cs's pods and a channel receiving a
 // value whenever a watch is opened.
-func rvFakePodLW(cs *fake.Clientset) (list func(context.Context, metav1.ListOptions) (runtime.Object, error), watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error), opened <-chan struct{}) {
+func fakePodListWatch(cs *fake.Clientset) (list func(context.Context, metav1.ListOptions) (runtime.Object, error), watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error), opened <-chan struct{}) {
 	ch := make(chan struct{}, 100)
 	cs.PrependWatchReactor("pods", func(clienttesting.Action) (bool, watch.Interface, error) {
 		ch <- struct{}{}
@@ -46,14 +46,14 @@ func rvFakePodLW(cs *fake.Clientset) (list func(context.Context, metav1.ListOpti
 	return list, watchFn, ch
 }
 
-func rvOurFakeSubject(cs *fake.Clientset, useDeltaFIFO bool) (rvFakeSubject, <-chan struct{}) {
-	list, watchFn, opened := rvFakePodLW(cs)
+func ourFakeClientsetInformer(cs *fake.Clientset, useDeltaFIFO bool) (fakeClientsetInformer, <-chan struct{}) {
+	list, watchFn, opened := fakePodListWatch(cs)
 	lw := ToListWatcherWithWatchListSemantics(&ListWatch{ListWithContextFunc: list, WatchFuncWithContext: watchFn}, cs)
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{
 		Indexers:     Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
 		UseDeltaFIFO: useDeltaFIFO,
 	})
-	return rvFakeSubject{
+	return fakeClientsetInformer{
 		add: func(h ResourceEventHandler) (interface{ HasSynced() bool }, error) {
 			return informer.AddEventHandler(h)
 		},
@@ -72,11 +72,11 @@ func rvOurFakeSubject(cs *fake.Clientset, useDeltaFIFO bool) (rvFakeSubject, <-c
 	}, opened
 }
 
-func rvClientGoFakeSubject(cs *fake.Clientset) (rvFakeSubject, <-chan struct{}) {
-	list, watchFn, opened := rvFakePodLW(cs)
+func clientGoFakeClientsetInformer(cs *fake.Clientset) (fakeClientsetInformer, <-chan struct{}) {
+	list, watchFn, opened := fakePodListWatch(cs)
 	lw := clientcache.ToListWatcherWithWatchListSemantics(&clientcache.ListWatch{ListWithContextFunc: list, WatchFuncWithContext: watchFn}, cs)
 	informer := clientcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, clientcache.Indexers{clientcache.NamespaceIndex: clientcache.MetaNamespaceIndexFunc})
-	return rvFakeSubject{
+	return fakeClientsetInformer{
 		add: func(h ResourceEventHandler) (interface{ HasSynced() bool }, error) {
 			return informer.AddEventHandler(h)
 		},
@@ -97,23 +97,23 @@ func rvClientGoFakeSubject(cs *fake.Clientset) (rvFakeSubject, <-chan struct{}) 
 	}, opened
 }
 
-// rvFakeResult is everything the scenario observed.
-type rvFakeResult struct {
+// fakeClientsetResult is everything the scenario observed.
+type fakeClientsetResult struct {
 	early, removed, late []string
 	store, byNamespace   []string
 	// errs records, per checked call, whether it failed.
 	errs map[string]bool
 }
 
-// rvRunFakeScenario drives one informer over a fake clientset: pods
+// runFakeClientsetScenario drives one informer over a fake clientset: pods
 // created, updated and deleted, one handler removed midway, one added late,
 // then the informer stopped.
-func rvRunFakeScenario(t *testing.T, build func(cs *fake.Clientset) (rvFakeSubject, <-chan struct{})) rvFakeResult {
+func runFakeClientsetScenario(t *testing.T, build func(cs *fake.Clientset) (fakeClientsetInformer, <-chan struct{})) fakeClientsetResult {
 	ctx, cancel := context.WithCancel(infKlogContext(t))
 	defer cancel()
 	cs := fake.NewClientset(infPod("a", "1"), infPod("b", "2"))
 	subject, opened := build(cs)
-	res := rvFakeResult{errs: map[string]bool{}}
+	res := fakeClientsetResult{errs: map[string]bool{}}
 
 	early, removed := &infRecorder{}, &infRecorder{}
 	earlyReg, err := subject.add(early)
@@ -125,7 +125,7 @@ func rvRunFakeScenario(t *testing.T, build func(cs *fake.Clientset) (rvFakeSubje
 	done := make(chan struct{})
 	go func() { defer close(done); subject.run(runCtx) }()
 	defer func() { stop(); <-done }()
-	require.Eventually(t, func() bool { return subject.hasSynced() && earlyReg.HasSynced() && removedReg.HasSynced() }, infTimeout, rvPoll)
+	require.Eventually(t, func() bool { return subject.hasSynced() && earlyReg.HasSynced() && removedReg.HasSynced() }, infTimeout, eventuallyTick)
 	// The fake clientset does not replay events from a resource version:
 	// change nothing before the watch is open.
 	select {
@@ -155,7 +155,7 @@ func rvRunFakeScenario(t *testing.T, build func(cs *fake.Clientset) (rvFakeSubje
 	late := &infRecorder{}
 	lateReg, err := subject.add(late)
 	require.NoError(t, err)
-	require.Eventually(t, lateReg.HasSynced, infTimeout, rvPoll)
+	require.Eventually(t, lateReg.HasSynced, infTimeout, eventuallyTick)
 	require.NoError(t, pods.Delete(ctx, "a", metav1.DeleteOptions{}))
 	_, err = pods.Update(ctx, infPod("d", "7"), metav1.UpdateOptions{})
 	require.NoError(t, err)
@@ -178,11 +178,11 @@ func rvRunFakeScenario(t *testing.T, build func(cs *fake.Clientset) (rvFakeSubje
 	return res
 }
 
-// TestSharedInformerFakeClientsetDifferential runs the same fake-clientset
+// TestSharedInformerOnFakeClientsetMatchesClientGo runs the same fake-clientset
 // scenario on client-go's SharedIndexInformer and on ours (with both
 // queues) and compares what the handlers saw, the cache and the errors.
-func TestSharedInformerFakeClientsetDifferential(t *testing.T) {
-	want := rvRunFakeScenario(t, rvClientGoFakeSubject)
+func TestSharedInformerOnFakeClientsetMatchesClientGo(t *testing.T) {
+	want := runFakeClientsetScenario(t, clientGoFakeClientsetInformer)
 	// Sanity: the scenario does what it claims on client-go.
 	require.Equal(t, []string{
 		"add ns/a@1 initial=true",
@@ -207,8 +207,8 @@ func TestSharedInformerFakeClientsetDifferential(t *testing.T) {
 
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			got := rvRunFakeScenario(t, func(cs *fake.Clientset) (rvFakeSubject, <-chan struct{}) {
-				return rvOurFakeSubject(cs, q.useDeltaFIFO)
+			got := runFakeClientsetScenario(t, func(cs *fake.Clientset) (fakeClientsetInformer, <-chan struct{}) {
+				return ourFakeClientsetInformer(cs, q.useDeltaFIFO)
 			})
 			if q.useDeltaFIFO {
 				// The DeltaFIFO pops per key: only the order per object

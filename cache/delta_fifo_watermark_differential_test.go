@@ -124,7 +124,7 @@ func runDeltaFIFOScript(side deltaFIFOSide) []deltaFIFOStep {
 	return steps
 }
 
-// TestDeltaFIFODifferentialAgainstClientGo: an informer with UseDeltaFIFO
+// TestDeltaFIFOInformerMatchesClientGo: an informer with UseDeltaFIFO
 // pops and notifies exactly as client-go's DeltaFIFO with processDeltas
 // (the resync's per-key order is map order on both sides, compared as a
 // set), and its cache holds the same objects after every pop. Its
@@ -134,7 +134,7 @@ func runDeltaFIFOScript(side deltaFIFOSide) []deltaFIFOStep {
 // relist's a@6 after b@7, a resync's old objects) and moves during a
 // relist; kinformer's is a watermark, which moves only once every change up
 // to a version is applied.
-func TestDeltaFIFODifferentialAgainstClientGo(t *testing.T) {
+func TestDeltaFIFOInformerMatchesClientGo(t *testing.T) {
 	want := runDeltaFIFOScript(clientGoDeltaFIFOSide(t))
 	got := runDeltaFIFOScript(ourDeltaFIFOSide(t))
 	require.Len(t, got, len(want))

@@ -20,11 +20,11 @@ import (
 	clientcache "k8s.io/client-go/tools/cache"
 )
 
-// rvStreamServer serves pods a@1 and b@2 at resource version 5, by LIST
+// streamingListServer serves pods a@1 and b@2 at resource version 5, by LIST
 // and, when streaming is true, by streaming list (sendInitialEvents). When
 // streaming is false it rejects streaming requests as an old server would.
 // It logs the kind of every request.
-type rvStreamServer struct {
+type streamingListServer struct {
 	streaming bool
 
 	mu       sync.Mutex
@@ -33,18 +33,18 @@ type rvStreamServer struct {
 	opened   chan struct{}
 }
 
-func rvNewStreamServer(streaming bool) *rvStreamServer {
-	return &rvStreamServer{streaming: streaming, opened: make(chan struct{}, 10)}
+func newStreamingListServer(streaming bool) *streamingListServer {
+	return &streamingListServer{streaming: streaming, opened: make(chan struct{}, 10)}
 }
 
-func (s *rvStreamServer) List(metav1.ListOptions) (kruntime.Object, error) {
+func (s *streamingListServer) List(metav1.ListOptions) (kruntime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, "list")
 	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "5"}, Items: []v1.Pod{*infPod("a", "1"), *infPod("b", "2")}}, nil
 }
 
-func (s *rvStreamServer) Watch(options metav1.ListOptions) (watch.Interface, error) {
+func (s *streamingListServer) Watch(options metav1.ListOptions) (watch.Interface, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	stream := options.SendInitialEvents != nil && *options.SendInitialEvents
@@ -70,7 +70,7 @@ func (s *rvStreamServer) Watch(options metav1.ListOptions) (watch.Interface, err
 }
 
 // waitOpened waits for the next watch to be opened.
-func (s *rvStreamServer) waitOpened(t *testing.T) {
+func (s *streamingListServer) waitOpened(t *testing.T) {
 	t.Helper()
 	select {
 	case <-s.opened:
@@ -80,7 +80,7 @@ func (s *rvStreamServer) waitOpened(t *testing.T) {
 }
 
 // send delivers ev to every open watch.
-func (s *rvStreamServer) send(ev watch.Event) {
+func (s *streamingListServer) send(ev watch.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range s.watchers {
@@ -88,7 +88,7 @@ func (s *rvStreamServer) send(ev watch.Event) {
 	}
 }
 
-func (s *rvStreamServer) stop() {
+func (s *streamingListServer) stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range s.watchers {
@@ -96,21 +96,21 @@ func (s *rvStreamServer) stop() {
 	}
 }
 
-func (s *rvStreamServer) log() []string {
+func (s *streamingListServer) log() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.requests...)
 }
 
-// rvStreamResult is what one run observed.
-type rvStreamResult struct {
+// streamingListResult is what one run observed.
+type streamingListResult struct {
 	events, store, requests []string
 }
 
-// rvRunStreamScenario syncs an informer from s, then sends two watch
+// runStreamingListScenario syncs an informer from s, then sends two watch
 // events. newInformer builds the informer under test and returns its
 // AddEventHandler, Run, HasSynced and store List.
-func rvRunStreamScenario(t *testing.T, s *rvStreamServer, newInformer func(s *rvStreamServer) (func(ResourceEventHandler) error, func(context.Context), func() bool, func() []interface{})) rvStreamResult {
+func runStreamingListScenario(t *testing.T, s *streamingListServer, newInformer func(s *streamingListServer) (func(ResourceEventHandler) error, func(context.Context), func() bool, func() []interface{})) streamingListResult {
 	defer s.stop()
 	add, run, hasSynced, list := newInformer(s)
 	rec := &infRecorder{}
@@ -120,7 +120,7 @@ func rvRunStreamScenario(t *testing.T, s *rvStreamServer, newInformer func(s *rv
 	go func() { defer close(done); run(ctx) }()
 	defer func() { cancel(); <-done }()
 	rec.waitN(t, 2)
-	require.Eventually(t, hasSynced, infTimeout, rvPoll)
+	require.Eventually(t, hasSynced, infTimeout, eventuallyTick)
 	// The watch (the stream itself, or the one after the LIST) is open.
 	s.waitOpened(t)
 	s.send(watch.Event{Type: watch.Modified, Object: infPod("a", "6")})
@@ -129,23 +129,23 @@ func rvRunStreamScenario(t *testing.T, s *rvStreamServer, newInformer func(s *rv
 	// client-go's streaming list collects the initial objects in a map:
 	// their order is not defined.
 	sort.Strings(events[:2])
-	return rvStreamResult{events: events, store: infStoreContents(infListFunc(list)), requests: s.log()}
+	return streamingListResult{events: events, store: infStoreContents(infListFunc(list)), requests: s.log()}
 }
 
-// TestSharedInformerStreamingListDifferential runs a shared informer on a
+// TestSharedInformerStreamingListMatchesClientGo runs a shared informer on a
 // server that supports streaming lists and on one that refuses them, on
 // client-go and on ours: both stream when they can, fall back to LIST when
 // they cannot, and deliver the same events.
-func TestSharedInformerStreamingListDifferential(t *testing.T) {
+func TestSharedInformerStreamingListMatchesClientGo(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
-	ours := func(useDeltaFIFO bool) func(s *rvStreamServer) (func(ResourceEventHandler) error, func(context.Context), func() bool, func() []interface{}) {
-		return func(s *rvStreamServer) (func(ResourceEventHandler) error, func(context.Context), func() bool, func() []interface{}) {
+	ours := func(useDeltaFIFO bool) func(s *streamingListServer) (func(ResourceEventHandler) error, func(context.Context), func() bool, func() []interface{}) {
+		return func(s *streamingListServer) (func(ResourceEventHandler) error, func(context.Context), func() bool, func() []interface{}) {
 			informer := NewSharedIndexInformerWithOptions(s, &v1.Pod{}, SharedIndexInformerOptions{UseDeltaFIFO: useDeltaFIFO})
 			add := func(h ResourceEventHandler) error { _, err := informer.AddEventHandler(h); return err }
 			return add, informer.RunWithContext, informer.HasSynced, informer.GetStore().List
 		}
 	}
-	clientGo := func(s *rvStreamServer) (func(ResourceEventHandler) error, func(context.Context), func() bool, func() []interface{}) {
+	clientGo := func(s *streamingListServer) (func(ResourceEventHandler) error, func(context.Context), func() bool, func() []interface{}) {
 		informer := clientcache.NewSharedIndexInformer(s, &v1.Pod{}, 0, clientcache.Indexers{})
 		add := func(h ResourceEventHandler) error { _, err := informer.AddEventHandler(h); return err }
 		return add, informer.RunWithContext, informer.HasSynced, informer.GetStore().List
@@ -162,7 +162,7 @@ func TestSharedInformerStreamingListDifferential(t *testing.T) {
 			name = "server refusing streams"
 		}
 		t.Run(name, func(t *testing.T) {
-			want := rvRunStreamScenario(t, rvNewStreamServer(streaming), clientGo)
+			want := runStreamingListScenario(t, newStreamingListServer(streaming), clientGo)
 			require.Equal(t, wantEvents, want.events)
 			if streaming {
 				require.Equal(t, []string{"stream"}, want.requests)
@@ -171,7 +171,7 @@ func TestSharedInformerStreamingListDifferential(t *testing.T) {
 			}
 			for _, q := range infQueueKinds {
 				t.Run(q.name, func(t *testing.T) {
-					got := rvRunStreamScenario(t, rvNewStreamServer(streaming), ours(q.useDeltaFIFO))
+					got := runStreamingListScenario(t, newStreamingListServer(streaming), ours(q.useDeltaFIFO))
 					assert.Equal(t, want, got)
 				})
 			}

@@ -113,7 +113,7 @@ func runHeldRelist(t *testing.T, build func(lw *heldPageLW) relistSubject, heldE
 	rec := &infRecorder{}
 	relistStart(t, subject, rec, 0)
 	require.Equal(t, relistInitialAdds, rec.waitN(t, 5))
-	rvWaitWatch(t, srv)
+	waitForNextWatch(t, srv)
 
 	lw.holdNext(relistContinued)
 	relistSilentChanges(srv)
@@ -144,7 +144,7 @@ func relistDeletesAsSet(events []string) []string {
 	return out
 }
 
-// TestRelistWithHeldBackPageDifferentialAgainstClientGo: a relist through a
+// TestRelistWithHeldBackPageMatchesClientGo: a relist through a
 // paged source whose last page is held back, on client-go v0.37.2 and on
 // kinformer: with atomic relists (the default) the cache, its
 // resourceVersion and the notifications are client-go's while the page is
@@ -154,7 +154,7 @@ func relistDeletesAsSet(events []string) []string {
 // pending, and the deletions come last, in key order), but the
 // resourceVersion while pending, the notifications per object and the end
 // state are client-go's.
-func TestRelistWithHeldBackPageDifferentialAgainstClientGo(t *testing.T) {
+func TestRelistWithHeldBackPageMatchesClientGo(t *testing.T) {
 	want := runHeldRelist(t, func(lw *heldPageLW) relistSubject { return relistClientGo(0)(lw) }, 0)
 	// Sanity: the scenario does what it claims on client-go.
 	require.Equal(t, heldRelistObservation{
@@ -203,12 +203,12 @@ func TestRelistWithHeldBackPageDifferentialAgainstClientGo(t *testing.T) {
 	assert.Equal(t, want.storeRV, paged.storeRV)
 }
 
-// TestResyncDifferentialAgainstClientGo: a resync notifies a handler with a
+// TestResyncMatchesClientGo: a resync notifies a handler with a
 // resync period of an update (the cached object as old and new) for every
 // cached object, in map order in client-go (compared as a set), and a
 // handler without one of nothing; later changes follow in order. The same
 // on kinformer with either queue.
-func TestResyncDifferentialAgainstClientGo(t *testing.T) {
+func TestResyncMatchesClientGo(t *testing.T) {
 	run := func(t *testing.T, subject func(lw ListerWatcher) relistSubject) (fast, none []string) {
 		srv := newInfServer()
 		t.Cleanup(srv.stopWatches)
@@ -222,7 +222,7 @@ func TestResyncDifferentialAgainstClientGo(t *testing.T) {
 		relistStart(t, s, fastRec, time.Second)
 		require.Eventually(t, synced, infTimeout, time.Millisecond)
 		fast = fastRec.waitN(t, 6)[:6]
-		rvWaitWatch(t, srv)
+		waitForNextWatch(t, srv)
 		srv.create("d")
 		noneRec.waitN(t, 4)
 		sort.Strings(fast[3:])
@@ -252,10 +252,10 @@ func TestResyncDifferentialAgainstClientGo(t *testing.T) {
 	}
 }
 
-// TestBookmarkDifferentialAgainstClientGo: a watch bookmark moves the
+// TestBookmarkMatchesClientGo: a watch bookmark moves the
 // cache's resourceVersion and LastSyncResourceVersion without a
 // notification, as in client-go; the next event moves both on.
-func TestBookmarkDifferentialAgainstClientGo(t *testing.T) {
+func TestBookmarkMatchesClientGo(t *testing.T) {
 	type observation struct {
 		events                        []string
 		storeRV, lastSyncRV           string
@@ -269,7 +269,7 @@ func TestBookmarkDifferentialAgainstClientGo(t *testing.T) {
 		s := subject(srv.lw())
 		rec := &infRecorder{}
 		relistStart(t, s, rec, 0)
-		rvWaitWatch(t, srv)
+		waitForNextWatch(t, srv)
 		srv.mu.Lock()
 		srv.rv = 10
 		srv.mu.Unlock()

@@ -1,0 +1,120 @@
+package cache
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// firstRunWithOptions runs one informer with opts over srv (holding a@1 and
+// b@2) until its watch is open, then stops it, which writes the snapshot.
+func firstRunWithOptions(t *testing.T, srv *infServer, opts SharedIndexInformerOptions) {
+	t.Helper()
+	informer, rec, _ := snapshotInformerWithOptions(t, srv, opts)
+	stop := olRunUntil(t, informer)
+	rec.waitN(t, 2)
+	require.Eventually(t, func() bool { _, watches := srv.counts(); return watches == 1 }, infTimeout, time.Millisecond)
+	stop()
+	srv.stopWatches()
+	_, err := os.Stat(opts.SnapshotFile)
+	require.NoError(t, err, "the snapshot was written on stop")
+}
+
+func TestSnapshotScopeDescribesTheInformersSelection(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		namespace string
+		tweak     func(*metav1.ListOptions)
+		want      string
+	}{
+		{"unrestricted", "", nil, ""},
+		{"tweak that selects nothing", "", func(o *metav1.ListOptions) { o.Limit = 10; o.TimeoutSeconds = new(int64) }, ""},
+		{"namespace", "prod", nil, `namespace="prod" labelSelector="" fieldSelector=""`},
+		{"label selector", "", func(o *metav1.ListOptions) { o.LabelSelector = "app=web" }, `namespace="" labelSelector="app=web" fieldSelector=""`},
+		{"both selectors and a namespace", "prod", func(o *metav1.ListOptions) {
+			o.LabelSelector = "app=web"
+			o.FieldSelector = "spec.nodeName=n1"
+		}, `namespace="prod" labelSelector="app=web" fieldSelector="spec.nodeName=n1"`},
+		{"quotes cannot be confused", "a\" labelSelector=\"x", nil, `namespace="a\" labelSelector=\"x" labelSelector="" fieldSelector=""`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, SnapshotScopeFor(tc.namespace, tc.tweak))
+		})
+	}
+}
+
+// TestSnapshotOfForeignScopeIsRejected: a snapshot written under one scope is
+// rejected, with a *SnapshotError naming both scopes, by an informer of
+// another scope, which lists as usual (and rewrites the file with its own
+// scope on stop); an informer of the same scope loads it without listing.
+func TestSnapshotOfForeignScopeIsRejected(t *testing.T) {
+	webInProd := SnapshotScopeFor("prod", func(o *metav1.ListOptions) { o.LabelSelector = "app=web" })
+	for _, tc := range []struct {
+		name      string
+		scope     string
+		wantError string
+	}{
+		{"same scope loads", webInProd, ""},
+		{"other namespace", SnapshotScopeFor("dev", func(o *metav1.ListOptions) { o.LabelSelector = "app=web" }),
+			`snapshot holds namespace="prod" labelSelector="app=web" fieldSelector="", this informer selects namespace="dev" labelSelector="app=web" fieldSelector=""`},
+		{"other label selector", SnapshotScopeFor("prod", func(o *metav1.ListOptions) { o.LabelSelector = "app=db" }),
+			`this informer selects namespace="prod" labelSelector="app=db" fieldSelector=""`},
+		{"other field selector", SnapshotScopeFor("prod", func(o *metav1.ListOptions) {
+			o.LabelSelector = "app=web"
+			o.FieldSelector = "spec.nodeName=n1"
+		}), `fieldSelector="spec.nodeName=n1"`},
+		{"unrestricted", "", `this informer selects all objects of the type (no namespace, no selectors)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "pods.snap")
+			srv := newInfServer()
+			t.Cleanup(srv.stopWatches)
+			srv.create("a") // 1
+			srv.create("b") // 2
+			firstRunWithOptions(t, srv, SharedIndexInformerOptions{SnapshotFile: path, SnapshotScope: webInProd})
+
+			informer, rec, errs := snapshotInformerWithOptions(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
+			require.NoError(t, SetSnapshotScope(informer, tc.scope))
+			stop := olRunUntil(t, informer)
+			assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@2 initial=true"}, rec.waitN(t, 2))
+			lists, _ := srv.counts()
+			if tc.wantError == "" {
+				assert.Equal(t, 1, lists, "only the first run listed")
+				assert.Empty(t, errs())
+				return
+			}
+			assert.Equal(t, 2, lists, "a normal list follows the rejection")
+			got := errs()
+			require.NotEmpty(t, got)
+			var serr *SnapshotError
+			require.ErrorAs(t, got[0], &serr)
+			assert.Equal(t, path, serr.Path)
+			assert.Equal(t, "load", serr.Op)
+			assert.Contains(t, serr.Error(), tc.wantError)
+
+			// On stop the file is rewritten under the new scope.
+			stop()
+			_, _, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), tc.scope, olPodCodec(t))
+			require.NoError(t, err)
+		})
+	}
+}
+
+func TestSetSnapshotScopeRejectsBadInput(t *testing.T) {
+	require.ErrorContains(t, SetSnapshotScope(nil, "x"), "nil informer")
+	require.ErrorContains(t, SetSnapshotScope(&foreignSharedInformer{}, "x"), "not built by kinformer")
+	srv := newInfServer()
+	t.Cleanup(srv.stopWatches)
+	informer, _, _ := snapshotInformerWithOptions(t, srv, SharedIndexInformerOptions{})
+	olRunUntil(t, informer)
+	require.ErrorContains(t, SetSnapshotScope(informer, "x"), "already started")
+}
+
+// foreignSharedInformer is a SharedInformer not built by this package.
+type foreignSharedInformer struct{ SharedInformer }
