@@ -82,14 +82,6 @@ type listTaker interface {
 	relistsPageByPage() bool
 }
 
-// beginList starts a list into the Reflector's store.
-func (r *Reflector) beginList(source listSource) listSink {
-	if t, ok := r.store.(listTaker); ok {
-		return t.beginList(source)
-	}
-	return newStoreReplaceSink(r.store, source)
-}
-
 // listSinkError is the error of a list the store refused; it is reported as
 // "unable to sync list result" rather than as a failed LIST.
 type listSinkError struct{ err error }
@@ -310,18 +302,6 @@ type streamedList struct {
 	pageSize int
 	inPage   int
 	failed   error
-}
-
-// newStreamListStore returns the store a streaming list's session fills and
-// the function that completes the list at the resourceVersion of its end
-// bookmark (returning the number of objects).
-func (r *Reflector) newStreamListStore(ctx context.Context, relist bool) (reflectorEventStore, func(rv string) (int, error)) {
-	s := &streamedList{
-		ctx:      ctx,
-		sink:     r.beginList(listSource{relist: relist, streamed: true}),
-		pageSize: reflectorDefaultPageSize,
-	}
-	return s, s.finish
 }
 
 func (s *streamedList) put(obj interface{}) error {

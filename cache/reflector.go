@@ -2,28 +2,17 @@ package cache
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"math/rand/v2"
 	"path/filepath"
 	"reflect"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/naming"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/util/watchlist"
@@ -72,7 +61,7 @@ const (
 )
 
 // ReflectorStore is what a Reflector writes to: the part of Store it uses.
-// The Reflector calls it from one goroutine at a time (the watch loop), except
+// The Reflector calls it from one goroutine at a time (its driver), except
 // that Resync runs on the resync timer's goroutine.
 type ReflectorStore interface {
 	// Add records that obj was added (a watch ADDED event).
@@ -123,57 +112,6 @@ type ResourceVersionUpdater interface {
 	// UpdateResourceVersion is called with the resource version the
 	// Reflector has reached.
 	UpdateResourceVersion(resourceVersion string)
-}
-
-// WatchErrorHandler is called with a list or watch failure of a Reflector;
-// the Reflector then backs off and retries. Handlers must return quickly.
-//
-// Contextual logging: use WatchErrorHandlerWithContext in code that supports
-// it.
-type WatchErrorHandler func(r *Reflector, err error)
-
-// WatchErrorHandlerWithContext is called with a list or watch failure of a
-// Reflector; the Reflector then backs off and retries. Handlers must return
-// quickly; anything expensive belongs on another goroutine.
-//
-// A handler set on an informer (SetWatchErrorHandler /
-// SetWatchErrorHandlerWithContext) reaches its Reflector. Difference from
-// client-go: such a handler is called for every failure, including those the
-// Reflector handles by itself without leaving its watch loop (a watch that
-// cannot be opened because the connection is refused or the server answers
-// 429, a watch that ends with 410 Gone / Expired, an internal error that is
-// retried, a very short watch, a streaming list retried after a refused
-// connection or a 429), which client-go only logs at V(2)/V(4). A handler
-// therefore sees why an informer is not current. As in client-go, a handler
-// never hears of a streaming list that falls back to LIST (the server cannot
-// stream lists, the stream failed or stayed silent): the LIST's own failure,
-// if any, is what it gets. DefaultWatchErrorHandler (used when no handler is
-// set) only receives the errors that end a ListAndWatch, as in client-go.
-type WatchErrorHandlerWithContext func(ctx context.Context, r *Reflector, err error)
-
-// DefaultWatchErrorHandler logs err the way client-go does: an expired or
-// gone resource version at V(4), io.EOF (a normal close) not at all,
-// io.ErrUnexpectedEOF at V(1), anything else as an error through
-// utilruntime.HandleErrorWithContext. It accepts a nil Reflector.
-//
-// Difference from client-go: io.EOF and io.ErrUnexpectedEOF are also
-// recognised when wrapped.
-func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
-	name, description := "", ""
-	if r != nil {
-		name, description = r.name, r.typeDescription
-	}
-	switch {
-	case isExpiredError(err):
-		// The relist asks for data at least as new as the last resource
-		// version seen, so this is routine.
-		klog.FromContext(ctx).V(4).Info("Watch closed", "reflector", name, "type", description, "err", err)
-	case errors.Is(err, io.EOF):
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		klog.FromContext(ctx).V(1).Info("Watch closed with unexpected EOF", "reflector", name, "type", description, "err", err)
-	default:
-		utilruntime.HandleErrorWithContext(ctx, err, "Failed to watch", "reflector", name, "type", description)
-	}
 }
 
 // Reflector keeps a store in step with the server's objects of one resource:
@@ -296,8 +234,8 @@ type Reflector struct {
 
 	// watchErrorHandler, when not nil, replaces DefaultWatchErrorHandler
 	// and is also called for the failures the Reflector handles inside its
-	// watch loop (see WatchErrorHandlerWithContext). The informer sets it
-	// before Run; nil means the default behaviour.
+	// cycle (see WatchErrorHandlerWithContext). It comes from the
+	// Reflector's configuration; nil means the default behaviour.
 	watchErrorHandler WatchErrorHandlerWithContext
 
 	metricsOnce sync.Once
@@ -610,42 +548,6 @@ func (r *Reflector) ensureMetrics() {
 	})
 }
 
-// watchTimeoutSeconds draws the timeout of one watch request (a streaming
-// list's included): in [minWatchTimeout, maxWatchTimeout), as client-go.
-func (r *Reflector) watchTimeoutSeconds() *int64 {
-	span := r.maxWatchTimeout.Seconds() - r.minWatchTimeout.Seconds()
-	seconds := int64(r.minWatchTimeout.Seconds() + rand.Float64()*span)
-	return &seconds
-}
-
-// backoffDelay returns how long to wait before retrying after err: the next
-// step of the backoff, or the server's Retry-After when that is longer.
-//
-// Difference from client-go: client-go's Reflector ignores Retry-After (only
-// the REST client's own retries honour it).
-func (r *Reflector) backoffDelay(err error) time.Duration {
-	d := r.backoff.next()
-	if seconds, ok := apierrors.SuggestsClientDelay(err); ok && seconds > 0 {
-		if retryAfter := time.Duration(seconds) * time.Second; retryAfter > d {
-			d = retryAfter
-		}
-	}
-	return d
-}
-
-// sleep waits d on the Reflector's clock; it returns false when ctx ended
-// first.
-func (r *Reflector) sleep(ctx context.Context, d time.Duration) bool {
-	t := r.clock.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C():
-		return true
-	}
-}
-
 // Run lists and watches until stopCh is closed, backing off between
 // attempts (see RunWithContext). It returns once stopCh is closed and every
 // goroutine it started has ended.
@@ -713,295 +615,4 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 	r.ensureMetrics()
 	r.loggerFor(ctx).V(3).Info("Listing and watching", "type", r.typeDescription, "reflector", r.name)
 	return r.runCycle(ctx)
-}
-
-// storeRelistsPageByPage reports whether the store applies relists page by
-// page (see listTaker).
-func (r *Reflector) storeRelistsPageByPage() bool {
-	t, ok := r.store.(listTaker)
-	return ok && t.relistsPageByPage()
-}
-
-// listPages makes one list with options (pageSize is the limit when options
-// has none; 0 means unpaged) into a new list of the store (see
-// list_sink.go), following continue tokens when the server pages the answer
-// and handing each page's objects over as it arrives. When a continue token
-// has expired, the list starts over, as a new list of the store, with one
-// unpaged request at the original resourceVersion. It returns the list,
-// still to be ended at its resourceVersion, the number of objects handed
-// over, that resourceVersion and whether the answer came in more than one
-// page. Errors of the store are *listSinkError.
-//
-// Difference from client-go: should the answer to the restarted request
-// still come in pages (a ListWatch that sets a limit itself), they are
-// followed rather than the rest of the list silently dropped.
-func (r *Reflector) listPages(ctx context.Context, source listSource, options metav1.ListOptions, pageSize int64) (listSink, int, string, bool, error) {
-	if options.Limit == 0 {
-		options.Limit = pageSize
-	}
-	wantRV, wantMatch := options.ResourceVersion, options.ResourceVersionMatch
-	sink := r.beginList(source)
-	count := 0
-	var listRV string
-	paged, restarted := false, false
-	var page []interface{}
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, count, "", paged, err
-		}
-		obj, err := r.listerWatcher.ListWithContext(ctx, options)
-		if err != nil {
-			if options.Continue == "" || !apierrors.IsResourceExpired(err) || restarted {
-				return nil, count, "", paged, err
-			}
-			// The continue token expired: list again from the start in
-			// one request; what was handed over is dropped.
-			restarted = true
-			count, listRV = 0, ""
-			options.Limit, options.Continue = 0, ""
-			options.ResourceVersion, options.ResourceVersionMatch = wantRV, wantMatch
-			sink = r.beginList(source)
-			continue
-		}
-		var next, pageRV string
-		page, pageRV, next, err = r.appendListPage(ctx, page[:0], obj)
-		obj = nil // the page's array is garbage once its items are copied out
-		if err != nil {
-			return nil, count, "", paged, err
-		}
-		if options.Continue == "" {
-			listRV = pageRV
-		}
-		for i, item := range page {
-			// The store keeps what it needs of item; a duplicate of what
-			// it holds already is garbage from here on.
-			page[i] = nil
-			if err := sink.put(item); err != nil {
-				clear(page)
-				return nil, count, "", paged, &listSinkError{err: err}
-			}
-			count++
-		}
-		if err := sink.pageEnd(ctx); err != nil {
-			return nil, count, "", paged, &listSinkError{err: err}
-		}
-		if next == "" {
-			return sink, count, listRV, paged, nil
-		}
-		options.Continue = next
-		options.ResourceVersion, options.ResourceVersionMatch = "", ""
-		paged = true
-	}
-}
-
-// appendListPage appends the items of the list object obj to items and
-// returns them with obj's resourceVersion and continue token.
-func (r *Reflector) appendListPage(ctx context.Context, items []interface{}, obj kruntime.Object) ([]interface{}, string, string, error) {
-	if isNilObject(obj) {
-		return items, "", "", errors.New("the list call returned no object")
-	}
-	listMeta, err := meta.ListAccessor(obj)
-	if err != nil {
-		return items, "", "", fmt.Errorf("unable to understand list result of type %T: %w", obj, err)
-	}
-	if unsupported, gvk := isUnsupportedTableListObject(obj); unsupported {
-		return items, "", "", fmt.Errorf("unsupported list gvk: %v, type: %v", gvk, r.typeDescription)
-	}
-	objs, err := meta.ExtractListWithAlloc(obj)
-	if err != nil {
-		return items, "", "", fmt.Errorf("unable to understand list result of type %T: %w", obj, err)
-	}
-	if items == nil {
-		items = make([]interface{}, 0, len(objs))
-	}
-	for i, o := range objs {
-		if isNilObject(o) {
-			utilruntime.HandleErrorWithContext(ctx, nil, "List result holds an empty item; skipping it", "reflector", r.name, "index", i)
-			continue
-		}
-		items = append(items, o)
-	}
-	return items, listMeta.GetResourceVersion(), listMeta.GetContinue(), nil
-}
-
-// reflectorIncompleteStreamError is the error of a streaming list whose
-// watch ended with an error that is not retried, or received no event for
-// the Reflector's initialEventsTimeout, before the bookmark that ends the
-// initial events arrived. The Reflector then falls back to LIST for that
-// cycle.
-type reflectorIncompleteStreamError struct {
-	name string
-	// events is the number of events received before it ended.
-	events int
-	// silentFor, when positive, is how long the stream went without an
-	// event before the Reflector stopped it.
-	silentFor time.Duration
-	// err is the error the watch ended with; nil when it went silent.
-	err error
-}
-
-// Error implements error.
-func (e *reflectorIncompleteStreamError) Error() string {
-	const what = "without the initial-events-end bookmark; falling back to LIST"
-	if e.silentFor > 0 {
-		return fmt.Sprintf("reflector %s: streaming list stayed silent for %v after %d event(s) %s", e.name, e.silentFor, e.events, what)
-	}
-	return fmt.Sprintf("reflector %s: streaming list ended with an error after %d event(s) %s: %v", e.name, e.events, what, e.err)
-}
-
-// Unwrap returns the error the watch ended with, if any.
-func (e *reflectorIncompleteStreamError) Unwrap() error { return e.err }
-
-// resyncLoop calls the store's Resync every resync period (when ShouldResync
-// allows) until ctx ends or Resync fails; the failure goes to errc, which
-// ends the watch.
-func (r *Reflector) resyncLoop(ctx context.Context, errc chan<- error) {
-	t := r.clock.NewTimer(r.resyncPeriod)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
-		if r.ShouldResync == nil || r.ShouldResync() {
-			r.loggerFor(ctx).V(4).Info("Forcing resync", "reflector", r.name)
-			if err := r.store.Resync(); err != nil {
-				errc <- err
-				return
-			}
-		}
-		t.Reset(r.resyncPeriod)
-	}
-}
-
-// watchErrorEventToError turns the object of a watch ERROR event into an
-// error (a *StatusError for a Status).
-func watchErrorEventToError(obj kruntime.Object) error {
-	if isNilObject(obj) {
-		return errors.New("watch error event without a status")
-	}
-	return apierrors.FromObject(obj)
-}
-
-// isNilObject reports whether obj is nil or a nil pointer.
-func isNilObject(obj interface{}) bool {
-	if obj == nil {
-		return true
-	}
-	v := reflect.ValueOf(obj)
-	return v.Kind() == reflect.Pointer && v.IsNil()
-}
-
-// reflectorBackoff is the Reflector's retry delay: a wait.Backoff that starts
-// over after resetAfter without a failure. It is safe for concurrent use.
-//
-// Difference from client-go: client-go's delay (wait.Backoff.DelayWithReset)
-// starts over every resetAfter counted from when it last started over, even
-// while failures continue; kinformer's counts from the end of the last
-// delay, so a server that stays unreachable keeps being retried at the cap.
-type reflectorBackoff struct {
-	mu         sync.Mutex
-	initial    wait.Backoff
-	current    wait.Backoff
-	resetAfter time.Duration
-	clock      clock.PassiveClock
-	quietSince time.Time // end of the last delay handed out
-}
-
-func newReflectorBackoff(b wait.Backoff, resetAfter time.Duration, c clock.PassiveClock) *reflectorBackoff {
-	return &reflectorBackoff{initial: b, current: b, resetAfter: resetAfter, clock: c}
-}
-
-// next returns the next delay.
-func (b *reflectorBackoff) next() time.Duration {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	now := b.clock.Now()
-	if !b.quietSince.IsZero() && now.Sub(b.quietSince) > b.resetAfter {
-		b.current = b.initial
-	}
-	d := b.current.Step()
-	b.quietSince = now.Add(d)
-	return d
-}
-
-// VeryShortWatchError is the error of a watch that closed within a second
-// of being opened without delivering an event, which usually means the
-// server cannot serve it. The Reflector relists after it.
-type VeryShortWatchError struct {
-	// Name of the Reflector
-	Name string
-}
-
-// Error implements error.
-func (e *VeryShortWatchError) Error() string {
-	return fmt.Sprintf("very short watch: %s: Unexpected watch close - watch lasted less than a second and no items received", e.Name)
-}
-
-// isExpiredError reports a 410: the resource version asked for is no longer
-// available (reason Expired, or Gone from servers older than 1.18).
-func isExpiredError(err error) bool {
-	return apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
-}
-
-// isTooLargeResourceVersionError reports that the resource version asked for
-// is newer than the server has seen, in the forms servers use (a status
-// cause since 1.18.6; a Timeout with a message before).
-func isTooLargeResourceVersionError(err error) bool {
-	if apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
-		return true
-	}
-	if !apierrors.IsTimeout(err) {
-		return false
-	}
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) || status == nil {
-		return false
-	}
-	details := status.Status().Details
-	if details == nil {
-		return false
-	}
-	const tooLarge = "Too large resource version"
-	for _, cause := range details.Causes {
-		if cause.Message == tooLarge {
-			return true
-		}
-	}
-	return strings.Contains(status.Status().Message, tooLarge)
-}
-
-// isWatchErrorRetriable reports errors after which the watch is reopened
-// from the same resource version after a backoff, without a relist: the
-// server is unreachable (connection refused) or overloaded (429).
-func isWatchErrorRetriable(err error) bool {
-	return utilnet.IsConnectionRefused(err) || apierrors.IsTooManyRequests(err)
-}
-
-// unsupportedTableGVKs are the Table kinds of meta.k8s.io, which a Reflector
-// cannot store.
-var unsupportedTableGVKs = map[schema.GroupVersionKind]bool{
-	metav1beta1.SchemeGroupVersion.WithKind("Table"): true,
-	metav1.SchemeGroupVersion.WithKind("Table"):      true,
-}
-
-// isUnsupportedTableObject reports an unstructured meta.k8s.io Table.
-func isUnsupportedTableObject(obj kruntime.Object) bool {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok || u == nil || u.GetKind() != "Table" {
-		return false
-	}
-	return unsupportedTableGVKs[u.GroupVersionKind()]
-}
-
-// isUnsupportedTableListObject reports an unstructured list whose kind is a
-// meta.k8s.io Table, with that kind.
-func isUnsupportedTableListObject(obj kruntime.Object) (bool, schema.GroupVersionKind) {
-	u, ok := obj.(*unstructured.UnstructuredList)
-	if !ok || u == nil {
-		return false, schema.GroupVersionKind{}
-	}
-	gvk := u.GroupVersionKind()
-	return unsupportedTableGVKs[gvk], gvk
 }

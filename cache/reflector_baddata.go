@@ -150,24 +150,6 @@ func (r *Reflector) acceptEvent(ctx context.Context, event watch.Event) (metav1.
 	return objMeta, true
 }
 
-// reflectorListOptions are the options of a list at rv in pages of pageSize (0:
-// unpaged). A paged list at a resourceVersion other than "" and "0" asks for data not
-// older than rv: without a match, the server serves a paged list at exactly rv, an old
-// snapshot, so that after a watch from rv ended with 410 (the server's watch cache no
-// longer reaches back to rv while etcd still serves a list at rv) the Reflector would
-// store that old snapshot, watch from rv again, get 410 again, and stay stale until etcd
-// compacts rv (minutes).
-//
-// Difference from client-go: client-go relists in pages (WatchListPageSize set, or a
-// server that paged the first list) at exactly the last resourceVersion.
-func reflectorListOptions(rv string, pageSize int64) metav1.ListOptions {
-	opts := metav1.ListOptions{ResourceVersion: rv}
-	if pageSize > 0 && rv != "" && rv != "0" {
-		opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
-	}
-	return opts
-}
-
 // clientWatchDecodingCause is the cause client-go's watch decoder puts in the Status of
 // the ERROR event it makes when a frame cannot be decoded.
 const clientWatchDecodingCause metav1.CauseType = "ClientWatchDecoding"

@@ -45,7 +45,7 @@ type reflectorConfig struct {
 	initialEventsTimeout time.Duration
 
 	// watchErrorHandler, when not nil, replaces DefaultWatchErrorHandler
-	// and also hears of the failures handled inside the watch loop.
+	// and also hears of the failures the Reflector handles within a cycle.
 	watchErrorHandler WatchErrorHandlerWithContext
 	// resume, when not nil, gives the state the first cycle starts from
 	// instead of listing (the informer's snapshot, snapshot.go).

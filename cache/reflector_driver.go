@@ -446,3 +446,26 @@ type reflectorEventStore interface {
 	Update(obj interface{}) error
 	Delete(obj interface{}) error
 }
+
+// resyncLoop calls the store's Resync every resync period (when ShouldResync
+// allows) until ctx ends or Resync fails; the failure goes to errc, which
+// ends the watch.
+func (r *Reflector) resyncLoop(ctx context.Context, errc chan<- error) {
+	t := r.clock.NewTimer(r.resyncPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		if r.ShouldResync == nil || r.ShouldResync() {
+			r.loggerFor(ctx).V(4).Info("Forcing resync", "reflector", r.name)
+			if err := r.store.Resync(); err != nil {
+				errc <- err
+				return
+			}
+		}
+		t.Reset(r.resyncPeriod)
+	}
+}

@@ -78,11 +78,3 @@ func (e *errorRun) ShouldRetry() bool {
 	e.started, e.latest = time.Time{}, time.Time{}
 	return false
 }
-
-// clockOrReal returns c, or the real clock when c is nil.
-func clockOrReal(c clock.Clock) clock.Clock {
-	if c == nil {
-		return clock.RealClock{}
-	}
-	return c
-}

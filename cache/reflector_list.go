@@ -1,0 +1,160 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+)
+
+// storeRelistsPageByPage reports whether the store applies relists page by
+// page (see listTaker).
+func (r *Reflector) storeRelistsPageByPage() bool {
+	t, ok := r.store.(listTaker)
+	return ok && t.relistsPageByPage()
+}
+
+// listPages makes one list with options (pageSize is the limit when options
+// has none; 0 means unpaged) into a new list of the store (see
+// list_sink.go), following continue tokens when the server pages the answer
+// and handing each page's objects over as it arrives. When a continue token
+// has expired, the list starts over, as a new list of the store, with one
+// unpaged request at the original resourceVersion. It returns the list,
+// still to be ended at its resourceVersion, the number of objects handed
+// over, that resourceVersion and whether the answer came in more than one
+// page. Errors of the store are *listSinkError.
+//
+// Difference from client-go: should the answer to the restarted request
+// still come in pages (a ListWatch that sets a limit itself), they are
+// followed rather than the rest of the list silently dropped.
+func (r *Reflector) listPages(ctx context.Context, source listSource, options metav1.ListOptions, pageSize int64) (listSink, int, string, bool, error) {
+	if options.Limit == 0 {
+		options.Limit = pageSize
+	}
+	wantRV, wantMatch := options.ResourceVersion, options.ResourceVersionMatch
+	sink := r.beginList(source)
+	count := 0
+	var listRV string
+	paged, restarted := false, false
+	var page []interface{}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, count, "", paged, err
+		}
+		obj, err := r.listerWatcher.ListWithContext(ctx, options)
+		if err != nil {
+			if options.Continue == "" || !apierrors.IsResourceExpired(err) || restarted {
+				return nil, count, "", paged, err
+			}
+			// The continue token expired: list again from the start in
+			// one request; what was handed over is dropped.
+			restarted = true
+			count, listRV = 0, ""
+			options.Limit, options.Continue = 0, ""
+			options.ResourceVersion, options.ResourceVersionMatch = wantRV, wantMatch
+			sink = r.beginList(source)
+			continue
+		}
+		var next, pageRV string
+		page, pageRV, next, err = r.appendListPage(ctx, page[:0], obj)
+		obj = nil // the page's array is garbage once its items are copied out
+		if err != nil {
+			return nil, count, "", paged, err
+		}
+		if options.Continue == "" {
+			listRV = pageRV
+		}
+		for i, item := range page {
+			// The store keeps what it needs of item; a duplicate of what
+			// it holds already is garbage from here on.
+			page[i] = nil
+			if err := sink.put(item); err != nil {
+				clear(page)
+				return nil, count, "", paged, &listSinkError{err: err}
+			}
+			count++
+		}
+		if err := sink.pageEnd(ctx); err != nil {
+			return nil, count, "", paged, &listSinkError{err: err}
+		}
+		if next == "" {
+			return sink, count, listRV, paged, nil
+		}
+		options.Continue = next
+		options.ResourceVersion, options.ResourceVersionMatch = "", ""
+		paged = true
+	}
+}
+
+// appendListPage appends the items of the list object obj to items and
+// returns them with obj's resourceVersion and continue token.
+func (r *Reflector) appendListPage(ctx context.Context, items []interface{}, obj kruntime.Object) ([]interface{}, string, string, error) {
+	if isNilObject(obj) {
+		return items, "", "", errors.New("the list call returned no object")
+	}
+	listMeta, err := meta.ListAccessor(obj)
+	if err != nil {
+		return items, "", "", fmt.Errorf("unable to understand list result of type %T: %w", obj, err)
+	}
+	if unsupported, gvk := isUnsupportedTableListObject(obj); unsupported {
+		return items, "", "", fmt.Errorf("unsupported list gvk: %v, type: %v", gvk, r.typeDescription)
+	}
+	objs, err := meta.ExtractListWithAlloc(obj)
+	if err != nil {
+		return items, "", "", fmt.Errorf("unable to understand list result of type %T: %w", obj, err)
+	}
+	if items == nil {
+		items = make([]interface{}, 0, len(objs))
+	}
+	for i, o := range objs {
+		if isNilObject(o) {
+			utilruntime.HandleErrorWithContext(ctx, nil, "List result holds an empty item; skipping it", "reflector", r.name, "index", i)
+			continue
+		}
+		items = append(items, o)
+	}
+	return items, listMeta.GetResourceVersion(), listMeta.GetContinue(), nil
+}
+
+// reflectorListOptions are the options of a list at rv in pages of pageSize (0:
+// unpaged). A paged list at a resourceVersion other than "" and "0" asks for data not
+// older than rv: without a match, the server serves a paged list at exactly rv, an old
+// snapshot, so that after a watch from rv ended with 410 (the server's watch cache no
+// longer reaches back to rv while etcd still serves a list at rv) the Reflector would
+// store that old snapshot, watch from rv again, get 410 again, and stay stale until etcd
+// compacts rv (minutes).
+//
+// Difference from client-go: client-go relists in pages (WatchListPageSize set, or a
+// server that paged the first list) at exactly the last resourceVersion.
+func reflectorListOptions(rv string, pageSize int64) metav1.ListOptions {
+	opts := metav1.ListOptions{ResourceVersion: rv}
+	if pageSize > 0 && rv != "" && rv != "0" {
+		opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
+	}
+	return opts
+}
+
+// beginList starts a list into the Reflector's store.
+func (r *Reflector) beginList(source listSource) listSink {
+	if t, ok := r.store.(listTaker); ok {
+		return t.beginList(source)
+	}
+	return newStoreReplaceSink(r.store, source)
+}
+
+// newStreamListStore returns the store a streaming list's events go to and
+// the function that completes the list at the resourceVersion of its end
+// bookmark (returning the number of objects).
+func (r *Reflector) newStreamListStore(ctx context.Context, relist bool) (reflectorEventStore, func(rv string) (int, error)) {
+	s := &streamedList{
+		ctx:      ctx,
+		sink:     r.beginList(listSource{relist: relist, streamed: true}),
+		pageSize: reflectorDefaultPageSize,
+	}
+	return s, s.finish
+}
