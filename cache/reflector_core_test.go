@@ -425,3 +425,186 @@ func TestReflectorCoreStepTable(t *testing.T) {
 		}
 	}
 }
+
+// coreStep is one step of a core scenario: an input and the actions it must
+// lead to.
+type coreStep struct {
+	input   reflectorInput
+	actions []string
+}
+
+// runCoreScenario feeds the steps to the core from state and checks the
+// actions of each; it returns the state reached.
+func runCoreScenario(t *testing.T, state reflectorState, steps []coreStep) reflectorState {
+	t.Helper()
+	for i, step := range steps {
+		var actions []reflectorAction
+		state, actions = state.step(step.input, nil)
+		if got := renderActions(actions); strings.Join(got, "\n") != strings.Join(step.actions, "\n") {
+			t.Fatalf("step %d (%s): actions\ngot  %q\nwant %q", i, step.input.kind, got, step.actions)
+		}
+	}
+	return state
+}
+
+// coreAt is an input of kind at offset after coreT0.
+func coreAt(kind reflectorInputKind, offset time.Duration) reflectorInput {
+	return reflectorInput{kind: kind, now: coreT0.Add(offset)}
+}
+
+func coreEventAt(t watch.EventType, rv string, offset time.Duration) reflectorInput {
+	in := coreAt(inEvent, offset)
+	in.eventType, in.rv = t, rv
+	return in
+}
+
+func coreErrorAt(kind reflectorInputKind, err error, offset time.Duration) reflectorInput {
+	in := coreAt(kind, offset)
+	in.err = err
+	return in
+}
+
+func coreListedAt(rv string, offset time.Duration) reflectorInput {
+	in := coreAt(inListed, offset)
+	in.rv = rv
+	return in
+}
+
+// TestReflectorCoreWatchStartsFromTheListedResourceVersion: after a LIST at
+// "0", or at "" after the server refused the last resourceVersion, the watch
+// starts from the list's resourceVersion, and every event's resourceVersion
+// counts from the first. A list that carries no resourceVersion (as fake
+// clientsets answer) makes the watch start from "", whose first ADDED events
+// are the server's synthetic initial state, in no resourceVersion order:
+// their resourceVersions count only after the first other event.
+func TestReflectorCoreWatchStartsFromTheListedResourceVersion(t *testing.T) {
+	state := newReflectorState(false)
+	state.cfg = coreConfig(false)
+	state = runCoreScenario(t, state, []coreStep{
+		{coreAt(inStart, 0), []string{"note list started", `LIST rv="0" limit=500`}},
+		{coreListedAt("50", time.Second), []string{`publish rv="50"`, `sync list rv="50"`}},
+		{coreAt(inSynced, 2*time.Second), []string{"note list done: 0 objects in 2s", "note log caches populated", `watch rv="50"`}},
+		{coreAt(inOpened, 3*time.Second), []string{"note watch started"}},
+		{coreEventAt(watch.Added, "51", 4*time.Second), []string{"note event received", `publish rv="51"`, `store rv="51"`}},
+		{coreErrorAt(inErrorEvent, apierrors.NewResourceExpired("too old"), 5*time.Second), []string{
+			"stop watch", "note log watch expired: too old", "note report: too old", "note relist after: too old", "end cycle"}},
+		// The relist asks for the last resourceVersion, unpaged (the watch
+		// cache can serve it); the server refuses it, so it asks for the
+		// latest data once.
+		{coreAt(inStart, 6*time.Second), []string{"note list started", `LIST rv="51" limit=0 relist`}},
+		{coreErrorAt(inListFailed, apierrors.NewResourceExpired("too old"), 7*time.Second), []string{`LIST rv="" limit=0 relist retry`}},
+		{coreListedAt("70", 8*time.Second), []string{`publish rv="70"`, `sync list rv="70"`}},
+		{coreAt(inSynced, 9*time.Second), []string{"note list done: 0 objects in 3s", "note log caches populated", `watch rv="70"`}},
+	})
+	if state.rvUnavailable {
+		t.Errorf("the list at the latest data succeeded, yet the last resourceVersion is still marked unavailable")
+	}
+
+	fromEmpty := newReflectorState(false)
+	fromEmpty.cfg = coreConfig(false)
+	runCoreScenario(t, fromEmpty, []coreStep{
+		{coreAt(inStart, 0), []string{"note list started", `LIST rv="0" limit=500`}},
+		{coreListedAt("", time.Second), []string{`publish rv=""`, `sync list rv=""`}},
+		{coreAt(inSynced, time.Second), []string{"note list done: 0 objects in 1s", "note log caches populated", `watch rv=""`}},
+		{coreAt(inOpened, time.Second), []string{"note watch started"}},
+		{coreEventAt(watch.Added, "9", 2*time.Second), []string{"note event received"}},
+		{coreEventAt(watch.Added, "4", 2*time.Second), []string{"note event received"}},
+		{coreEventAt(watch.Modified, "12", 2*time.Second), []string{"note event received", `publish rv="12"`, `store rv="12"`}},
+		{coreEventAt(watch.Added, "13", 2*time.Second), []string{"note event received", `publish rv="13"`, `store rv="13"`}},
+	})
+}
+
+// TestReflectorCoreArmsIdleDeadlineOnlyOnPeriodicBookmarks: the liveness
+// deadline is armed by the first periodic bookmark of each watch, never by
+// other events, by a streaming list's end bookmark, or when it is off.
+func TestReflectorCoreArmsIdleDeadlineOnlyOnPeriodicBookmarks(t *testing.T) {
+	endBookmark := coreEventAt(watch.Bookmark, "20", 2*time.Second)
+	endBookmark.initialEventsEnd = true
+	synced := coreAt(inSynced, 3*time.Second)
+	synced.count = 1
+	state := newReflectorState(false)
+	state.cfg = coreConfig(true)
+	state = runCoreScenario(t, state, []coreStep{
+		{coreAt(inStart, 0), []string{"note list started", `stream rv=""`}},
+		{coreAt(inOpened, time.Second), nil},
+		{coreEventAt(watch.Added, "20", 2*time.Second), []string{"note event received"}},
+		{endBookmark, []string{"note event received", "note log stream complete", `publish rv="20"`, `sync stream rv="20"`}},
+		{synced, []string{"note list done: 1 objects in 3s", "note log caches populated", "note watch started"}},
+		{coreEventAt(watch.Modified, "21", 4*time.Second), []string{"note event received", `publish rv="21"`, `store rv="21"`}},
+		{coreEventAt(watch.Deleted, "22", 5*time.Second), []string{"note event received", `publish rv="22"`, `store rv="22"`}},
+		{coreEventAt(watch.Bookmark, "23", 65*time.Second), []string{"note event received", `publish rv="23"`, `store rv="23"`, "arm idle deadline"}},
+		{coreEventAt(watch.Bookmark, "24", 125*time.Second), []string{"note event received", `publish rv="24"`, `store rv="24"`}},
+		// A reopened watch arms its own deadline with its own first
+		// periodic bookmark.
+		{coreAt(inClosed, 300*time.Second), []string{"stop watch", "note watch ended: 4 events in 4m57s", "note log watch close", `watch rv="24"`}},
+		{coreAt(inOpened, 301*time.Second), []string{"note watch started: restart"}},
+		{coreEventAt(watch.Modified, "25", 302*time.Second), []string{"note event received", `publish rv="25"`, `store rv="25"`}},
+		{coreEventAt(watch.Bookmark, "26", 362*time.Second), []string{"note event received", `publish rv="26"`, `store rv="26"`, "arm idle deadline"}},
+	})
+
+	off := newReflectorState(false)
+	off.cfg = coreConfig(false)
+	off.cfg.idleTimeout = 0
+	off.phase, off.lastSyncRV, off.watchRV, off.propagateRV, off.watchStart = phaseWatching, "30", "30", true, coreT0
+	runCoreScenario(t, off, []coreStep{
+		{coreEventAt(watch.Bookmark, "31", time.Minute), []string{"note event received", `publish rv="31"`, `store rv="31"`}},
+		{coreEventAt(watch.Bookmark, "32", 2*time.Minute), []string{"note event received", `publish rv="32"`, `store rv="32"`}},
+	})
+}
+
+// TestReflectorCoreInternalErrorRetryWindow: with
+// MaxInternalErrorRetryDuration, watches ended by internal errors are
+// reopened without a relist while the run of such errors is younger than
+// that duration; a run ends after a quiet minute, and the next error starts
+// a new one.
+func TestReflectorCoreInternalErrorRetryWindow(t *testing.T) {
+	boom := apierrors.NewInternalError(errors.New("boom"))
+	state := reflectorState{cfg: coreConfig(false), phase: phaseWatching, lastSyncRV: "50", watchRV: "50", propagateRV: true, watchStart: coreT0}
+	state.cfg.maxInternalRetry = time.Minute
+	resume := []string{"stop watch", "note log watch resume: Internal error occurred: boom", "note report: Internal error occurred: boom", `watch rv="50"`}
+	relist := []string{"stop watch", "note log watch ended with error: Internal error occurred: boom", "note report: Internal error occurred: boom",
+		"note relist after: Internal error occurred: boom", "end cycle"}
+	opened := func(offset time.Duration, restart bool) coreStep {
+		if restart {
+			return coreStep{coreAt(inOpened, offset), []string{"note watch started: restart"}}
+		}
+		return coreStep{coreAt(inOpened, offset), []string{"note watch started"}}
+	}
+	state = runCoreScenario(t, state, []coreStep{
+		{coreErrorAt(inErrorEvent, boom, 10*time.Second), resume},
+		opened(11*time.Second, false),
+		{coreErrorAt(inErrorEvent, boom, 40*time.Second), resume},
+		opened(41*time.Second, true),
+		{coreErrorAt(inErrorEvent, boom, 71*time.Second), relist},
+	})
+	// A new cycle, and a quiet minute later a new run of errors.
+	state.phase, state.watchStart = phaseWatching, coreT0.Add(80*time.Second)
+	runCoreScenario(t, state, []coreStep{
+		{coreErrorAt(inErrorEvent, boom, 200*time.Second), resume},
+	})
+}
+
+// TestReflectorCoreStreamingRetriesAndFallsBackPerCycle: a streaming list
+// refused with 429 is retried after a backoff and counted as a new list; one
+// whose resourceVersion is too old is retried at once from the latest data;
+// one the server cannot serve falls back to LIST for that cycle only, and
+// the next cycle streams again.
+func TestReflectorCoreStreamingRetriesAndFallsBackPerCycle(t *testing.T) {
+	unsupported := &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: 422, Reason: metav1.StatusReasonInvalid, Message: "sendInitialEvents is forbidden"}}
+	state := reflectorState{cfg: coreConfig(true), lastSyncRV: "50"}
+	runCoreScenario(t, state, []coreStep{
+		{coreAt(inStart, 0), []string{"note list started", `stream rv="50" relist`}},
+		{coreErrorAt(inOpenFailed, apierrors.NewTooManyRequests("slow down", 3), time.Second), []string{
+			"note log stream backoff: slow down", "note report: slow down", "backoff: slow down"}},
+		{coreAt(inBackoffDone, 5*time.Second), []string{"note list started", `stream rv="50" relist`}},
+		{coreErrorAt(inOpenFailed, apierrors.NewResourceExpired("too old"), 6*time.Second), []string{
+			"note log stream latest: too old", "note next list: expired", "note list started", `stream rv="" relist`}},
+		{coreErrorAt(inOpenFailed, unsupported, 7*time.Second), []string{
+			"note log stream fallback: sendInitialEvents is forbidden", "note next list: stream_fallback", "note list started", `LIST rv="" limit=500 relist`}},
+		{coreListedAt("80", 8*time.Second), []string{`publish rv="80"`, `sync list rv="80"`}},
+		{coreAt(inSynced, 9*time.Second), []string{"note list done: 0 objects in 2s", "note log caches populated", `watch rv="80"`}},
+		{coreAt(inStop, 10*time.Second), []string{"end cycle"}},
+		{coreAt(inStart, 11*time.Second), []string{"note list started", `stream rv="80" relist`}},
+	})
+}
