@@ -1,19 +1,16 @@
 package cache
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 	"sync/atomic"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/klog/v2"
 )
 
 // reflectorBadData classifies data from the server that a Reflector cannot store.
@@ -91,86 +88,86 @@ func (r *Reflector) badDataTotal() uint64 {
 	return n
 }
 
-// skipEvent counts an event of kind k that the Reflector drops, and reports it through
-// utilruntime.HandleErrorWithContext with msg, err and keysAndValues: for the kinds
-// client-go also skips, its message and keys.
-func (r *Reflector) skipEvent(ctx context.Context, k reflectorBadData, err error, msg string, keysAndValues ...interface{}) {
-	r.badData.counts[k].Add(1)
-	utilruntime.HandleErrorWithContext(klog.NewContext(ctx, r.loggerFor(ctx)), err, msg, keysAndValues...)
+// reflectorBadEvent describes an event the Reflector drops: its kind, and the
+// line it is reported with through utilruntime.HandleErrorWithContext (msg, err
+// and keysAndValues; for the kinds client-go also skips, its message and keys).
+// The observer counts and reports it (reflector_observer.go).
+type reflectorBadEvent struct {
+	kind          reflectorBadData
+	err           error
+	msg           string
+	keysAndValues []interface{}
+}
+
+func (r *Reflector) badEvent(k reflectorBadData, err error, msg string, keysAndValues ...interface{}) *reflectorBadEvent {
+	return &reflectorBadEvent{kind: k, err: err, msg: msg, keysAndValues: keysAndValues}
 }
 
 // acceptEvent checks that the object of a (non-error) event may be stored: present, of
 // the expected type and group/version/kind, not a Table, with object metadata, and of a
-// known event type (a bookmark with a resourceVersion). It returns the object's metadata
-// and true, or, for an event the Reflector cannot store, counts and logs it and returns
-// false: the caller drops the event and goes on reading the watch, as client-go does.
-func (r *Reflector) acceptEvent(ctx context.Context, event watch.Event) (metav1.Object, bool) {
+// known event type (a bookmark with a resourceVersion). It returns the object's metadata,
+// or, for an event the Reflector cannot store, what is wrong with it: the caller drops
+// the event and goes on reading the watch, as client-go does.
+func (r *Reflector) acceptEvent(event watch.Event) (metav1.Object, *reflectorBadEvent) {
 	obj := event.Object
 	if isNilObject(obj) {
-		r.skipEvent(ctx, badDataNoObject, fmt.Errorf("%s event without an object (%T)", event.Type, obj), "Unable to understand watch event",
+		return nil, r.badEvent(badDataNoObject, fmt.Errorf("%s event without an object (%T)", event.Type, obj), "Unable to understand watch event",
 			"reflector", r.name, "event", event)
-		return nil, false
 	}
 	if r.expectedType != nil {
 		if actual := reflect.TypeOf(obj); actual != r.expectedType {
-			r.skipEvent(ctx, badDataWrongType, nil, "Unexpected watch event object type",
+			return nil, r.badEvent(badDataWrongType, nil, "Unexpected watch event object type",
 				"reflector", r.name, "expectedType", r.expectedType, "actualType", actual)
-			return nil, false
 		}
 	}
 	if r.expectedGVK != nil {
 		if actual := obj.GetObjectKind().GroupVersionKind(); actual != *r.expectedGVK {
-			r.skipEvent(ctx, badDataWrongGVK, nil, "Unexpected watch event object gvk",
+			return nil, r.badEvent(badDataWrongGVK, nil, "Unexpected watch event object gvk",
 				"reflector", r.name, "expectedGVK", *r.expectedGVK, "actualGVK", actual)
-			return nil, false
 		}
 	}
 	if isUnsupportedTableObject(obj) {
-		r.skipEvent(ctx, badDataTable, nil, "Unsupported watch event object gvk",
+		return nil, r.badEvent(badDataTable, nil, "Unsupported watch event object gvk",
 			"reflector", r.name, "actualGVK", obj.GetObjectKind().GroupVersionKind())
-		return nil, false
 	}
 	objMeta, err := meta.Accessor(obj)
 	if err != nil {
-		r.skipEvent(ctx, badDataNoMetadata, err, "Unable to understand watch event", "reflector", r.name, "event", event)
-		return nil, false
+		return nil, r.badEvent(badDataNoMetadata, err, "Unable to understand watch event", "reflector", r.name, "event", event)
 	}
 	switch event.Type {
 	case watch.Added, watch.Modified, watch.Deleted:
 	case watch.Bookmark:
 		if objMeta.GetResourceVersion() == "" {
-			r.skipEvent(ctx, badDataBookmarkWithoutRV, errors.New("bookmark without a resourceVersion"), "Unable to understand watch event",
+			return nil, r.badEvent(badDataBookmarkWithoutRV, errors.New("bookmark without a resourceVersion"), "Unable to understand watch event",
 				"reflector", r.name, "event", event)
-			return nil, false
 		}
 	default:
-		r.skipEvent(ctx, badDataUnknownEventType, nil, "Unknown watch event", "reflector", r.name, "event", event)
-		return nil, false
+		return nil, r.badEvent(badDataUnknownEventType, nil, "Unknown watch event", "reflector", r.name, "event", event)
 	}
-	return objMeta, true
+	return objMeta, nil
 }
 
 // clientWatchDecodingCause is the cause client-go's watch decoder puts in the Status of
 // the ERROR event it makes when a frame cannot be decoded.
 const clientWatchDecodingCause metav1.CauseType = "ClientWatchDecoding"
 
-// watchErrorEvent turns the object of an ERROR event into the error that ends the watch,
-// as client-go does: a Status becomes its *StatusError. An ERROR made by the client's
-// decoder for a frame it could not decode (a 500 with the cause ClientWatchDecoding) is
-// such an error too, so the watch ends and the Reflector relists after its backoff (or
-// retries at once within MaxInternalErrorRetryDuration); it is also counted as bad data
-// unless its message shows a broken connection rather than broken data (an HTTP/2 stream
-// reset).
-func (r *Reflector) watchErrorEvent(obj kruntime.Object) error {
-	if status, ok := obj.(*metav1.Status); ok && status != nil && status.Details != nil {
-		for _, cause := range status.Details.Causes {
-			if cause.Type == clientWatchDecodingCause && !isBrokenStreamMessage(cause.Message) {
-				r.badData.counts[badDataUndecodable].Add(1)
-				break
-			}
+// isUndecodableFrame reports the error of an ERROR event the client's watch decoder
+// made for a frame it could not decode (a 500 with the cause ClientWatchDecoding), unless
+// its message shows a broken connection rather than broken data (an HTTP/2 stream
+// reset). Such an error ends the watch as any other, so the Reflector relists after its
+// backoff (or retries at once within MaxInternalErrorRetryDuration), as client-go does;
+// kinformer also counts it as bad data.
+func isUndecodableFrame(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status == nil || status.Status().Details == nil {
+		return false
+	}
+	for _, cause := range status.Status().Details.Causes {
+		if cause.Type == clientWatchDecodingCause && !isBrokenStreamMessage(cause.Message) {
+			return true
 		}
 	}
-	return watchErrorEventToError(obj)
+	return false
 }
 
 // isBrokenStreamMessage reports a decoding failure that comes from the connection (a

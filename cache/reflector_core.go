@@ -256,6 +256,8 @@ type reflectorInput struct {
 	paged bool
 	// count is the number of objects of inSnapshotLoaded and inSynced.
 	count int
+	// bad describes the event of inBadData.
+	bad *reflectorBadEvent
 }
 
 // reflectorActionKind is the kind of a reflectorAction.
@@ -319,6 +321,9 @@ const (
 	// noteReport: err goes to the watch error handler (and the
 	// diagnostics' last error).
 	noteReport
+	// noteBadData: the server sent data the Reflector cannot store (bad),
+	// dropped.
+	noteBadData
 	// The log lines; each names its message in reflector_observer.go.
 	noteLogCachesPopulated
 	noteLogStreamFallback
@@ -359,6 +364,8 @@ type reflectorAction struct {
 	// since and lastArrival are the times of noteLogInitialEventsPending.
 	since       time.Duration
 	lastArrival time.Duration
+	// bad is the event of noteBadData.
+	bad *reflectorBadEvent
 	// phase and input name the pair of noteLogUnexpectedInput.
 	phase reflectorPhase
 	input reflectorInputKind

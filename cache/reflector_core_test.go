@@ -68,12 +68,14 @@ func coreInputs() map[string]reflectorInput {
 		"open 403":              failed(inOpenFailed, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("denied"))),
 		"streaming unsupported": failed(inOpenFailed, &apierrors.StatusError{ErrStatus: metav1.Status{
 			Status: metav1.StatusFailure, Code: 422, Reason: metav1.StatusReasonInvalid, Message: "sendInitialEvents is forbidden"}}),
-		"ADDED":              event(watch.Added, "61"),
-		"MODIFIED":           event(watch.Modified, "62"),
-		"DELETED":            event(watch.Deleted, "63"),
-		"bookmark":           event(watch.Bookmark, "64"),
-		"end bookmark":       with(event(watch.Bookmark, "65"), func(in *reflectorInput) { in.initialEventsEnd = true }),
-		"bad data":           at(inBadData),
+		"ADDED":        event(watch.Added, "61"),
+		"MODIFIED":     event(watch.Modified, "62"),
+		"DELETED":      event(watch.Deleted, "63"),
+		"bookmark":     event(watch.Bookmark, "64"),
+		"end bookmark": with(event(watch.Bookmark, "65"), func(in *reflectorInput) { in.initialEventsEnd = true }),
+		"bad data": with(at(inBadData), func(in *reflectorInput) {
+			in.bad = &reflectorBadEvent{kind: badDataWrongType, msg: "Unexpected watch event object type"}
+		}),
 		"ERROR 410":          failed(inErrorEvent, apierrors.NewResourceExpired("too old")),
 		"ERROR 500":          failed(inErrorEvent, apierrors.NewInternalError(errors.New("boom"))),
 		"decoding error":     failed(inErrorEvent, coreDecodingError()),
@@ -140,7 +142,7 @@ func renderActions(actions []reflectorAction) []string {
 var coreNoteNames = map[reflectorNote]string{
 	noteListStarted: "list started", noteListDone: "list done", noteWatchStarted: "watch started",
 	noteWatchEnded: "watch ended", noteEventReceived: "event received", noteNextList: "next list",
-	noteRelistAfter: "relist after", noteReport: "report",
+	noteRelistAfter: "relist after", noteReport: "report", noteBadData: "bad data",
 	noteLogCachesPopulated: "log caches populated", noteLogStreamFallback: "log stream fallback",
 	noteLogStreamReopen: "log stream reopen", noteLogStreamBackoff: "log stream backoff",
 	noteLogStreamLatest: "log stream latest", noteLogStreamComplete: "log stream complete",
@@ -172,6 +174,8 @@ func renderNote(a reflectorAction) string {
 		s += fmt.Sprintf(": %v since start, %v since last event", a.since, a.lastArrival)
 	case noteLogUnexpectedInput:
 		s += fmt.Sprintf(": %s in %s", a.input, a.phase)
+	case noteBadData:
+		s += ": " + a.bad.kind.String()
 	}
 	if a.err != nil {
 		s += ": " + a.err.Error()
@@ -287,10 +291,10 @@ var reflectorCoreRows = []reflectorCoreRow{
 	{"streaming", "ERROR 410", phaseStreamOpening, []string{"stop watch", "note log stream latest: too old", "note next list: expired", "note list started", "stream rv=\"\""}},
 	{"streaming", "ERROR 500", phaseListing, []string{"stop watch", "note log stream fallback: reflector core: streaming list ended with an error after 0 event(s) without the initial-events-end bookmark; falling back to LIST: Internal error occurred: boom", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
 	{"streaming", "MODIFIED", phaseStreaming, []string{"note event received"}},
-	{"streaming", "bad data", phaseStreaming, []string{}},
+	{"streaming", "bad data", phaseStreaming, []string{"note bad data: object of an unexpected type"}},
 	{"streaming", "bookmark", phaseStreaming, []string{"note event received"}},
 	{"streaming", "clean close", phaseStreamOpening, []string{"stop watch", "note log stream reopen", "note list started", "stream rv=\"\""}},
-	{"streaming", "decoding error", phaseListing, []string{"stop watch", "note log stream fallback: reflector core: streaming list ended with an error after 0 event(s) without the initial-events-end bookmark; falling back to LIST: unable to decode an event from the watch stream: bad frame", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
+	{"streaming", "decoding error", phaseListing, []string{"note bad data: undecodable watch frame", "stop watch", "note log stream fallback: reflector core: streaming list ended with an error after 0 event(s) without the initial-events-end bookmark; falling back to LIST: unable to decode an event from the watch stream: bad frame", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
 	{"streaming", "end bookmark", phaseSyncing, []string{"note event received", "note log stream complete", "publish rv=\"65\"", "sync stream rv=\"65\""}},
 	{"streaming", "stop", phaseStopped, []string{"stop watch", "end cycle"}},
 	{"streaming", "stream silent", phaseListing, []string{"stop watch", "note log stream fallback: reflector core: streaming list stayed silent for 10s after 0 event(s) without the initial-events-end bookmark; falling back to LIST", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
@@ -299,7 +303,7 @@ var reflectorCoreRows = []reflectorCoreRow{
 	{"streaming, past initial adds", "ADDED", phaseStreaming, []string{"note event received"}},
 	{"streaming, past initial adds", "ERROR 500", phaseListing, []string{"stop watch", "note log stream fallback: reflector core: streaming list ended with an error after 4 event(s) without the initial-events-end bookmark; falling back to LIST: Internal error occurred: boom", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
 	{"streaming, past initial adds", "MODIFIED", phaseStreaming, []string{"note event received"}},
-	{"streaming, past initial adds", "bad data", phaseStreaming, []string{}},
+	{"streaming, past initial adds", "bad data", phaseStreaming, []string{"note bad data: object of an unexpected type"}},
 	{"streaming, past initial adds", "end bookmark", phaseSyncing, []string{"note event received", "note log stream complete", "publish rv=\"65\"", "sync stream rv=\"65\""}},
 	{"streaming, past initial adds", "stream silent", phaseListing, []string{"stop watch", "note log stream fallback: reflector core: streaming list stayed silent for 1s after 4 event(s) without the initial-events-end bookmark; falling back to LIST", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
 	{"streaming, past initial adds", "very short close", phaseStreamOpening, []string{"stop watch", "note log stream reopen", "note list started", "stream rv=\"\""}},
@@ -323,17 +327,17 @@ var reflectorCoreRows = []reflectorCoreRow{
 	{"watching from 50", "ERROR 410", phaseIdle, []string{"stop watch", "note log watch expired: too old", "note report: too old", "note relist after: too old", "end cycle"}},
 	{"watching from 50", "ERROR 500", phaseWatchOpening, []string{"stop watch", "note log watch resume: Internal error occurred: boom", "note report: Internal error occurred: boom", "watch rv=\"50\""}},
 	{"watching from 50", "MODIFIED", phaseWatching, []string{"note event received", "publish rv=\"62\"", "store rv=\"62\""}},
-	{"watching from 50", "bad data", phaseWatching, []string{}},
+	{"watching from 50", "bad data", phaseWatching, []string{"note bad data: object of an unexpected type"}},
 	{"watching from 50", "bookmark", phaseWatching, []string{"note event received", "publish rv=\"64\"", "store rv=\"64\"", "arm idle deadline"}},
 	{"watching from 50", "clean close", phaseWatchOpening, []string{"stop watch", "note watch ended: 0 events in 10s", "note log watch close", "watch rv=\"50\""}},
-	{"watching from 50", "decoding error", phaseWatchOpening, []string{"stop watch", "note log watch resume: unable to decode an event from the watch stream: bad frame", "note report: unable to decode an event from the watch stream: bad frame", "watch rv=\"50\""}},
+	{"watching from 50", "decoding error", phaseWatchOpening, []string{"note bad data: undecodable watch frame", "stop watch", "note log watch resume: unable to decode an event from the watch stream: bad frame", "note report: unable to decode an event from the watch stream: bad frame", "watch rv=\"50\""}},
 	{"watching from 50", "end bookmark", phaseWatching, []string{"note event received", "publish rv=\"65\"", "store rv=\"65\""}},
 	{"watching from 50", "idle deadline", phaseWatchOpening, []string{"stop watch", "note watch ended: 0 events in 10s", "note log watch resume: reflector core: watch received no event or bookmark for 2m0s after a periodic bookmark; reopening it from resourceVersion \"50\"", "note report: reflector core: watch received no event or bookmark for 2m0s after a periodic bookmark; reopening it from resourceVersion \"50\"", "watch rv=\"50\""}},
 	{"watching from 50", "resync failed", phaseIdle, []string{"stop watch", "note log watch ended with error: resync failed", "note report: resync failed", "note relist after: resync failed", "end cycle"}},
 	{"watching from 50", "stop", phaseStopped, []string{"stop watch", "end cycle"}},
 	{"watching from 50", "very short close", phaseIdle, []string{"stop watch", "note watch ended: 0 events in 500ms, short", "note log watch ended with error: very short watch: core: Unexpected watch close - watch lasted less than a second and no items received", "note report: very short watch: core: Unexpected watch close - watch lasted less than a second and no items received", "note relist after: very short watch: core: Unexpected watch close - watch lasted less than a second and no items received", "end cycle"}},
 	{"watching from 50, 500s for 2m", "ERROR 500", phaseIdle, []string{"stop watch", "note log watch ended with error: Internal error occurred: boom", "note report: Internal error occurred: boom", "note relist after: Internal error occurred: boom", "end cycle"}},
-	{"watching from 50, 500s for 2m", "decoding error", phaseIdle, []string{"stop watch", "note log watch ended with error: unable to decode an event from the watch stream: bad frame", "note report: unable to decode an event from the watch stream: bad frame", "note relist after: unable to decode an event from the watch stream: bad frame", "end cycle"}},
+	{"watching from 50, 500s for 2m", "decoding error", phaseIdle, []string{"note bad data: undecodable watch frame", "stop watch", "note log watch ended with error: unable to decode an event from the watch stream: bad frame", "note report: unable to decode an event from the watch stream: bad frame", "note relist after: unable to decode an event from the watch stream: bad frame", "end cycle"}},
 	{"watching from 50, deadline armed", "ADDED", phaseWatching, []string{"note event received", "publish rv=\"61\"", "store rv=\"61\""}},
 	{"watching from 50, deadline armed", "bookmark", phaseWatching, []string{"note event received", "publish rv=\"64\"", "store rv=\"64\""}},
 	{"watching from 50, deadline armed", "idle deadline", phaseWatchOpening, []string{"stop watch", "note watch ended: 3 events in 10s", "note log watch resume: reflector core: watch received no event or bookmark for 2m0s after a periodic bookmark; reopening it from resourceVersion \"50\"", "note report: reflector core: watch received no event or bookmark for 2m0s after a periodic bookmark; reopening it from resourceVersion \"50\"", "watch rv=\"50\""}},

@@ -345,11 +345,13 @@ func (d *reflectorDriver) await() reflectorInput {
 			// that the stream is alive.
 			d.silence.observed()
 			if event.Type == watch.Error {
-				return d.failed(inErrorEvent, r.watchErrorEvent(event.Object))
+				return d.failed(inErrorEvent, watchErrorEventToError(event.Object))
 			}
-			objMeta, accepted := r.acceptEvent(d.ctx, event)
-			if !accepted {
-				return d.input(inBadData) // logged and counted
+			objMeta, bad := r.acceptEvent(event)
+			if bad != nil {
+				in := d.input(inBadData)
+				in.bad = bad
+				return in
 			}
 			in := d.input(inEvent)
 			in.eventType, in.rv = event.Type, objMeta.GetResourceVersion()

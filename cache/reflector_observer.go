@@ -42,6 +42,11 @@ func (r *Reflector) observe(ctx context.Context, a *reflectorAction, now time.Ti
 		r.stats.watchEndedForRelist(a.err)
 	case noteReport:
 		r.reportWatchFailure(ctx, a.err)
+	case noteBadData:
+		r.badData.counts[a.bad.kind].Add(1)
+		if a.bad.msg != "" {
+			utilruntime.HandleErrorWithContext(klog.NewContext(ctx, r.loggerFor(ctx).WithCallDepth(1)), a.bad.err, a.bad.msg, a.bad.keysAndValues...)
+		}
 	default:
 		r.logNote(ctx, a)
 	}

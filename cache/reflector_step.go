@@ -299,9 +299,11 @@ func (s reflectorState) stepStreaming(in reflectorInput, out []reflectorAction) 
 		return s, out
 	case inBadData:
 		s.lastArrival = in.now
+		out = append(out, reflectorAction{kind: actNote, note: noteBadData, bad: in.bad})
 		return s, out
 	case inErrorEvent:
 		s.lastArrival = in.now
+		out = appendUndecodable(in.err, out)
 		out = append(out, reflectorAction{kind: actStopWatch})
 		return s.streamFailed(in.err, in.now, out)
 	case inClosed:
@@ -405,8 +407,12 @@ func (s reflectorState) stepWatching(in reflectorInput, out []reflectorAction) (
 		return s, out
 	case inBadData:
 		s.lastArrival = in.now
+		out = append(out, reflectorAction{kind: actNote, note: noteBadData, bad: in.bad})
 		return s, out
 	case inErrorEvent, inResyncFailed:
+		if in.kind == inErrorEvent {
+			out = appendUndecodable(in.err, out)
+		}
 		out = append(out, reflectorAction{kind: actStopWatch})
 		return s.watchEnded(in.err, in.now, out)
 	case inClosed:
@@ -478,4 +484,13 @@ func (s *reflectorState) internalRetryAllowed(now time.Time) bool {
 	}
 	s.internalStart, s.internalLatest = time.Time{}, time.Time{}
 	return false
+}
+
+// appendUndecodable counts as bad data the error of an ERROR event the
+// client made for a frame it could not decode (see isUndecodableFrame).
+func appendUndecodable(err error, out []reflectorAction) []reflectorAction {
+	if isUndecodableFrame(err) {
+		out = append(out, reflectorAction{kind: actNote, note: noteBadData, bad: &reflectorBadEvent{kind: badDataUndecodable}})
+	}
+	return out
 }
