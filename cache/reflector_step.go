@@ -25,13 +25,9 @@ func (s reflectorState) step(in reflectorInput, out []reflectorAction) (reflecto
 	case phaseResuming:
 		switch in.kind {
 		case inSnapshotLoaded:
-			s.phase, s.syncing = phaseSyncing, originSnapshot
-			s.previousRV, s.lastSyncRV = s.lastSyncRV, in.rv
 			s.listStart = in.now
 			s.events = in.count
-			out = append(out,
-				reflectorAction{kind: actPublishRV, rv: in.rv},
-				reflectorAction{kind: actSync, rv: in.rv, origin: originSnapshot})
+			out = s.syncAt(originSnapshot, in.rv, out)
 			return s, out
 		case inSnapshotMissing:
 			if in.err != nil {
@@ -210,12 +206,21 @@ func (s reflectorState) listed(in reflectorInput, out []reflectorAction) (reflec
 		s.pagedSource = true
 	}
 	s.rvUnavailable = false
-	s.phase, s.syncing = phaseSyncing, originList
-	s.previousRV, s.lastSyncRV = s.lastSyncRV, in.rv
-	out = append(out,
-		reflectorAction{kind: actPublishRV, rv: in.rv},
-		reflectorAction{kind: actSync, rv: in.rv, origin: originList})
+	out = s.syncAt(originList, in.rv, out)
 	return s, out
+}
+
+// syncAt hands a complete list (from origin) to the store at rv. rv is
+// published first: the store may process the list, and an informer report
+// synced, before the hand-over returns, and a caller that waited for that
+// must read the resourceVersion its cache holds. The previous one is kept,
+// to be restored should the store refuse the list.
+func (s *reflectorState) syncAt(origin listOrigin, rv string, out []reflectorAction) []reflectorAction {
+	s.phase, s.syncing = phaseSyncing, origin
+	s.previousRV, s.lastSyncRV = s.lastSyncRV, rv
+	return append(out,
+		reflectorAction{kind: actPublishRV, rv: rv},
+		reflectorAction{kind: actSync, rv: rv, origin: origin})
 }
 
 // listFailed handles a failed LIST: one retry at "" when the server refused
@@ -290,11 +295,7 @@ func (s reflectorState) stepStreaming(in reflectorInput, out []reflectorAction) 
 		if in.initialEventsEnd {
 			out = append(out, reflectorAction{kind: actNote, note: noteLogStreamComplete, count: s.events, dur: in.now.Sub(s.watchStart)})
 			s.rvUnavailable = false
-			s.phase, s.syncing = phaseSyncing, originStream
-			s.previousRV, s.lastSyncRV = s.lastSyncRV, s.streamRV
-			out = append(out,
-				reflectorAction{kind: actPublishRV, rv: s.streamRV},
-				reflectorAction{kind: actSync, rv: s.streamRV, origin: originStream})
+			out = s.syncAt(originStream, s.streamRV, out)
 		}
 		return s, out
 	case inBadData:
