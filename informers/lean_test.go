@@ -45,7 +45,7 @@ func wrLeanPod(ns, name string) *corev1.Pod {
 // string, and the user's WithTransform, given after WithMemoryLean, still
 // runs, first, on the objects with their managedFields.
 func TestMemoryLeanFactoryStripsCachedObjects(t *testing.T) {
-	cs := genNewClient(wrLeanPod("team-a", "a"), wrLeanPod("team-a", "b"), wrLeanPod("team-b", "c"))
+	cs := newFakeClientset(wrLeanPod("team-a", "a"), wrLeanPod("team-a", "b"), wrLeanPod("team-b", "c"))
 	var userCalls, sawManaged atomic.Int64
 	user := func(obj any) (any, error) {
 		if p, ok := obj.(*corev1.Pod); ok {
@@ -59,7 +59,7 @@ func TestMemoryLeanFactoryStripsCachedObjects(t *testing.T) {
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithMemoryLean(), informers.WithTransform(user))
 	lister := factory.Core().V1().Pods().Lister()
-	genStart(t, factory)
+	startAndSync(t, factory)
 
 	server, err := cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
@@ -92,7 +92,7 @@ func TestMemoryLeanFactoryStripsCachedObjects(t *testing.T) {
 	require.Eventually(t, func() bool {
 		d, err := lister.Pods("team-b").Get("d")
 		return err == nil && d.ManagedFields == nil && unsafe.StringData(d.Labels["app"]) == unsafe.StringData(a.Labels["app"])
-	}, wrWait, genTick)
+	}, wrWait, pollInterval)
 	web, err := lister.List(labels.SelectorFromSet(labels.Set{"app": "web"}))
 	require.NoError(t, err)
 	assert.Len(t, web, 4)
@@ -102,14 +102,14 @@ func TestMemoryLeanFactoryStripsCachedObjects(t *testing.T) {
 // factory without it keeps managedFields.
 func TestMemoryLeanAloneStripsManagedFields(t *testing.T) {
 	for _, lean := range []bool{true, false} {
-		cs := genNewClient(wrLeanPod("ns", strings.Repeat("a", 3)))
+		cs := newFakeClientset(wrLeanPod("ns", strings.Repeat("a", 3)))
 		var opts []informers.SharedInformerOption
 		if lean {
 			opts = append(opts, informers.WithMemoryLean())
 		}
 		factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, opts...)
 		lister := factory.Core().V1().Pods().Lister()
-		genStart(t, factory)
+		startAndSync(t, factory)
 		p, err := lister.Pods("ns").Get("aaa")
 		require.NoError(t, err)
 		assert.Equal(t, !lean, len(p.ManagedFields) > 0, "lean=%v", lean)

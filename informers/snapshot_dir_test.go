@@ -23,7 +23,7 @@ import (
 func wrPodLists(client *fake.Clientset) int {
 	n := 0
 	for _, a := range client.Actions() {
-		if a.GetVerb() == "list" && a.GetResource() == genPodsGVR {
+		if a.GetVerb() == "list" && a.GetResource() == podsGVR {
 			n++
 		}
 	}
@@ -58,13 +58,13 @@ func wrRunFactory(t *testing.T, client *fake.Clientset, opts ...informers.Shared
 		defer mu.Unlock()
 		run.errors = append(run.errors, err)
 	}))
-	ctx, cancel := context.WithTimeout(context.Background(), genWait)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	factory.StartWithContext(ctx)
 	require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
 	got, err := pods.Lister().List(labels.Everything())
 	require.NoError(t, err)
-	run.keys = genPodNames(got)
+	run.keys = podKeys(got)
 	cancel()
 	factory.Shutdown()
 	mu.Lock()
@@ -99,10 +99,10 @@ func TestSnapshotDirRejectsSnapshotOfAnotherScope(t *testing.T) {
 			[]string{"a/db1", "a/web1", "b/web2"}, `this informer selects all objects of the type (no namespace, no selectors)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			client := genNewClient(
-				genNewPod("a", "web1", map[string]string{"app": "web"}),
-				genNewPod("a", "db1", map[string]string{"app": "db"}),
-				genNewPod("b", "web2", map[string]string{"app": "web"}),
+			client := newFakeClientset(
+				newPod("a", "web1", map[string]string{"app": "web"}),
+				newPod("a", "db1", map[string]string{"app": "db"}),
+				newPod("b", "web2", map[string]string{"app": "web"}),
 			)
 			dir := t.TempDir()
 			first := wrRunFactory(t, client, informers.WithSnapshotDir(dir), informers.WithNamespace("a"), informers.WithTweakListOptions(web))

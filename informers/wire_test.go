@@ -363,7 +363,7 @@ func TestWrappedClientsetUsesTypedClient(t *testing.T) {
 // TestFactoryWorksWithFakeClientset checks the other fallback: fake clientsets
 // (whose REST clients are nil) keep working through their typed clients.
 func TestFactoryWorksWithFakeClientset(t *testing.T) {
-	cs := genNewClient(wrPod("ns", "a", "5", map[string]string{"v": "1"}))
+	cs := newFakeClientset(wrPod("ns", "a", "5", map[string]string{"v": "1"}))
 	inf := wrRunPods(t, cs)
 	assert.Equal(t, []string{"ns/a"}, inf.GetStore().ListKeys())
 	_, err := cs.CoreV1().Pods("ns").Create(context.Background(), wrPod("ns", "b", "", nil), metav1.CreateOptions{})

@@ -21,7 +21,7 @@ import (
 func wrLists(client *metadatafake.FakeMetadataClient) int {
 	n := 0
 	for _, a := range client.Actions() {
-		if a.GetVerb() == "list" && a.GetResource() == genPods {
+		if a.GetVerb() == "list" && a.GetResource() == podsGVR {
 			n++
 		}
 	}
@@ -33,7 +33,7 @@ func wrLists(client *metadatafake.FakeMetadataClient) int {
 // watch error handler received.
 func wrRun(t *testing.T, factory metadatainformer.SharedInformerFactory) ([]string, []error) {
 	t.Helper()
-	informer := factory.ForResource(genPods)
+	informer := factory.ForResource(podsGVR)
 	var mu sync.Mutex
 	var errs []error
 	require.NoError(t, informer.Informer().SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
@@ -41,10 +41,10 @@ func wrRun(t *testing.T, factory metadatainformer.SharedInformerFactory) ([]stri
 		defer mu.Unlock()
 		errs = append(errs, err)
 	}))
-	ctx, cancel := context.WithTimeout(context.Background(), genWait)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	factory.Start(ctx.Done())
-	require.Equal(t, map[schema.GroupVersionResource]bool{genPods: true}, factory.WaitForCacheSync(ctx.Done()))
+	require.Equal(t, map[schema.GroupVersionResource]bool{podsGVR: true}, factory.WaitForCacheSync(ctx.Done()))
 	keys := informer.Informer().GetStore().ListKeys()
 	cancel()
 	factory.Shutdown()
@@ -58,7 +58,7 @@ func wrRun(t *testing.T, factory metadatainformer.SharedInformerFactory) ([]stri
 // without a LIST; a factory with another namespace or selector rejects the
 // file with a *cache.SnapshotError and lists.
 func TestMetadataFactorySnapshotDirWarmRestarts(t *testing.T) {
-	client, _ := genClient(t, genMeta("a", "p1", nil), genMeta("b", "p2", nil))
+	client, _ := newFakeClient(t, podMetadata("a", "p1", nil), podMetadata("b", "p2", nil))
 	dir := t.TempDir()
 	keys, errs := wrRun(t, metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, metadatainformer.WithSnapshotDir(dir)))
 	assert.ElementsMatch(t, []string{"a/p1", "b/p2"}, keys)
