@@ -19,8 +19,8 @@ import (
 	"github.com/kinformer/kinformer/informers"
 )
 
-// wrPodLists counts the LIST requests for pods client has served so far.
-func wrPodLists(client *fake.Clientset) int {
+// countPodLists counts the LIST requests for pods client has served so far.
+func countPodLists(client *fake.Clientset) int {
 	n := 0
 	for _, a := range client.Actions() {
 		if a.GetVerb() == "list" && a.GetResource() == podsGVR {
@@ -30,22 +30,22 @@ func wrPodLists(client *fake.Clientset) int {
 	return n
 }
 
-// wrRun is one run of a pod informer from a factory over client with opts:
+// factoryRun is one run of a pod informer from a factory over client with opts:
 // it records what the handler and the watch error handler receive, waits
 // for the cache to sync, and returns the cached pod keys once the factory
 // has shut down (which writes the snapshot).
-type wrRun struct {
+type factoryRun struct {
 	keys   []string
 	adds   []string
 	errors []error
 }
 
-func wrRunFactory(t *testing.T, client *fake.Clientset, opts ...informers.SharedInformerOption) wrRun {
+func runFactory(t *testing.T, client *fake.Clientset, opts ...informers.SharedInformerOption) factoryRun {
 	t.Helper()
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, opts...)
 	pods := factory.Core().V1().Pods()
 	var mu sync.Mutex
-	var run wrRun
+	var run factoryRun
 	_, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj interface{}) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -105,22 +105,22 @@ func TestSnapshotDirRejectsSnapshotOfAnotherScope(t *testing.T) {
 				newPod("b", "web2", map[string]string{"app": "web"}),
 			)
 			dir := t.TempDir()
-			first := wrRunFactory(t, client, informers.WithSnapshotDir(dir), informers.WithNamespace("a"), informers.WithTweakListOptions(web))
+			first := runFactory(t, client, informers.WithSnapshotDir(dir), informers.WithNamespace("a"), informers.WithTweakListOptions(web))
 			require.Equal(t, []string{"a/web1"}, first.keys)
 			require.Empty(t, first.errors)
-			require.Equal(t, 1, wrPodLists(client))
+			require.Equal(t, 1, countPodLists(client))
 			_, err := os.Stat(filepath.Join(dir, informers.SnapshotFileName(reflect.TypeOf(&corev1.Pod{}))))
 			require.NoError(t, err, "the first run wrote its snapshot")
 
-			second := wrRunFactory(t, client, append([]informers.SharedInformerOption{informers.WithSnapshotDir(dir)}, tc.opts...)...)
+			second := runFactory(t, client, append([]informers.SharedInformerOption{informers.WithSnapshotDir(dir)}, tc.opts...)...)
 			assert.Equal(t, tc.wantKeys, second.keys)
 			if tc.wantError == "" {
-				assert.Equal(t, 1, wrPodLists(client), "resumed without a LIST")
+				assert.Equal(t, 1, countPodLists(client), "resumed without a LIST")
 				assert.Empty(t, second.errors)
 				assert.Equal(t, []string{"a/web1"}, second.adds)
 				return
 			}
-			assert.Equal(t, 2, wrPodLists(client), "a normal LIST follows the rejection")
+			assert.Equal(t, 2, countPodLists(client), "a normal LIST follows the rejection")
 			require.NotEmpty(t, second.errors)
 			var serr *cache.SnapshotError
 			require.ErrorAs(t, second.errors[0], &serr)

@@ -18,8 +18,8 @@ import (
 	dynamicinformer "github.com/kinformer/kinformer/informers/dynamic"
 )
 
-// wrLists counts the LIST requests for gvr client has served so far.
-func wrLists(client *fake.FakeDynamicClient, gvr schema.GroupVersionResource) int {
+// countLists counts the LIST requests for gvr client has served so far.
+func countLists(client *fake.FakeDynamicClient, gvr schema.GroupVersionResource) int {
 	n := 0
 	for _, a := range client.Actions() {
 		if a.GetVerb() == "list" && a.GetResource() == gvr {
@@ -29,10 +29,10 @@ func wrLists(client *fake.FakeDynamicClient, gvr schema.GroupVersionResource) in
 	return n
 }
 
-// wrRun runs gvr's informer of a factory built with opts until it synced,
+// runAndShutdown runs gvr's informer of a factory built with opts until it synced,
 // shuts the factory down (which writes the snapshot) and returns the cached
 // keys and what the watch error handler received.
-func wrRun(t *testing.T, client *fake.FakeDynamicClient, gvr schema.GroupVersionResource, opts ...dynamicinformer.DynamicSharedInformerOption) ([]string, []error) {
+func runAndShutdown(t *testing.T, client *fake.FakeDynamicClient, gvr schema.GroupVersionResource, opts ...dynamicinformer.DynamicSharedInformerOption) ([]string, []error) {
 	t.Helper()
 	factory := dynamicinformer.NewDynamicSharedInformerFactoryWithOptions(client, 0, opts...)
 	informer := factory.ForResource(gvr)
@@ -67,21 +67,21 @@ func TestDynamicFactorySnapshotDirWarmRestarts(t *testing.T) {
 	)
 	dir := t.TempDir()
 	web := func(o *metav1.ListOptions) { o.LabelSelector = "app=web" }
-	keys, errs := wrRun(t, client, widgetsGVR, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithNamespace("a"), dynamicinformer.WithTweakListOptions(web))
+	keys, errs := runAndShutdown(t, client, widgetsGVR, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithNamespace("a"), dynamicinformer.WithTweakListOptions(web))
 	assert.Equal(t, []string{"a/w1"}, keys)
 	assert.Empty(t, errs)
-	require.Equal(t, 1, wrLists(client, widgetsGVR))
+	require.Equal(t, 1, countLists(client, widgetsGVR))
 	_, err := os.Stat(filepath.Join(dir, "widgets.v1.example.com.snap"))
 	require.NoError(t, err)
 
-	keys, errs = wrRun(t, client, widgetsGVR, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithNamespace("a"), dynamicinformer.WithTweakListOptions(web))
+	keys, errs = runAndShutdown(t, client, widgetsGVR, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithNamespace("a"), dynamicinformer.WithTweakListOptions(web))
 	assert.Equal(t, []string{"a/w1"}, keys)
 	assert.Empty(t, errs)
-	assert.Equal(t, 1, wrLists(client, widgetsGVR), "resumed from the snapshot without a LIST")
+	assert.Equal(t, 1, countLists(client, widgetsGVR), "resumed from the snapshot without a LIST")
 
-	keys, errs = wrRun(t, client, widgetsGVR, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithNamespace("b"), dynamicinformer.WithTweakListOptions(web))
+	keys, errs = runAndShutdown(t, client, widgetsGVR, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithNamespace("b"), dynamicinformer.WithTweakListOptions(web))
 	assert.Equal(t, []string{"b/w3"}, keys)
-	assert.Equal(t, 2, wrLists(client, widgetsGVR), "a normal LIST follows the rejection")
+	assert.Equal(t, 2, countLists(client, widgetsGVR), "a normal LIST follows the rejection")
 	require.NotEmpty(t, errs)
 	var serr *cache.SnapshotError
 	require.ErrorAs(t, errs[0], &serr)
@@ -110,7 +110,7 @@ func TestDynamicFactoryOptionsConstructorAppliesOptions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client, _ := newFakeClient(objs...)
-			keys, errs := wrRun(t, client, widgetsGVR, tc.opts...)
+			keys, errs := runAndShutdown(t, client, widgetsGVR, tc.opts...)
 			assert.ElementsMatch(t, tc.want, keys)
 			assert.Empty(t, errs)
 		})

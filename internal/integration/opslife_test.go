@@ -366,7 +366,7 @@ func TestWarmRestartFigures(t *testing.T) {
 	}
 	report := func(what string, lists, streams int64, took []time.Duration) {
 		line := fmt.Sprintf("warm-restart figures (%d pods): %-30s runs %d, LIST requests %d, streaming lists %d (totals), time to synced median %v of %v",
-			n, what, len(took), lists, streams, median(took).Round(time.Millisecond), wrRound(took))
+			n, what, len(took), lists, streams, median(took).Round(time.Millisecond), roundToMillis(took))
 		t.Log(line)
 		fmt.Println(line)
 	}
@@ -388,8 +388,8 @@ func TestWarmRestartFigures(t *testing.T) {
 	measure("warm restart from snapshot", true, 0)
 }
 
-// wrRound rounds durations to the millisecond, for the figures' log lines.
-func wrRound(d []time.Duration) []time.Duration {
+// roundToMillis rounds durations to the millisecond, for the figures' log lines.
+func roundToMillis(d []time.Duration) []time.Duration {
 	out := make([]time.Duration, len(d))
 	for i, v := range d {
 		out[i] = v.Round(time.Millisecond)
