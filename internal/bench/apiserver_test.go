@@ -122,17 +122,17 @@ func BenchmarkAPIServer(b *testing.B) {
 		{"default", ""},
 		{"json", MediaJSON},
 	} {
-		b.Run(tc.name+"/"+pfName("pods", pods), func(b *testing.B) {
-			samples := pfSamples{}
+		b.Run(tc.name+"/"+paramName("pods", pods), func(b *testing.B) {
+			samples := figureSamples{}
 			for range b.N {
-				for _, side := range pfOrderedHTTP() {
+				for _, side := range orderedHTTPSides() {
 					cfg := env.Config()
 					cfg.ContentType = tc.contentType
 					cs, err := kubernetes.NewForConfig(cfg)
 					if err != nil {
 						b.Fatal(err)
 					}
-					pfSyncClientset(b, cs, side, pods, samples)
+					syncOverClientset(b, cs, side, pods, samples)
 				}
 			}
 			samples.report(b)

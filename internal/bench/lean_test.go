@@ -34,11 +34,11 @@ import (
 // heap before the list was built, so it includes the cached objects, as
 // decoded objects would be.
 func BenchmarkLean(b *testing.B) {
-	pods := pfSize(10000, 10000)
-	b.Run(pfName("pods", pods), func(b *testing.B) {
-		samples := pfSamples{}
+	pods := sizeFor(10000, 10000)
+	b.Run(paramName("pods", pods), func(b *testing.B) {
+		samples := figureSamples{}
 		for range b.N {
-			for _, side := range pfOrdered() {
+			for _, side := range orderedSides() {
 				switch side.id {
 				case SideKinformer:
 					samples.add(side.id, "B/pod", heapPerPod(b, pods, leanTypedInformer))
@@ -106,7 +106,7 @@ func heapPerPod(b *testing.B, pods int, build leanInformerBuild) float64 {
 		cancel()
 		wg.Wait()
 	}()
-	deadline := time.Now().Add(pfTimeout)
+	deadline := time.Now().Add(waitTimeout)
 	for !synced() {
 		if time.Now().After(deadline) {
 			b.Fatal("informer did not sync")
