@@ -18,13 +18,13 @@ import (
 	"github.com/kinformer/kinformer/informers"
 )
 
-// olNames records the names a handler is told about.
-type olNames struct {
+// nameRecorder records the names a handler is told about.
+type nameRecorder struct {
 	mu    sync.Mutex
 	names []string
 }
 
-func (n *olNames) handler() cache.ResourceEventHandler {
+func (n *nameRecorder) handler() cache.ResourceEventHandler {
 	add := func(obj interface{}) {
 		n.mu.Lock()
 		defer n.mu.Unlock()
@@ -36,7 +36,7 @@ func (n *olNames) handler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, obj interface{}) { add(obj) }}
 }
 
-func (n *olNames) get() []string {
+func (n *nameRecorder) get() []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return append([]string(nil), n.names...)
@@ -49,7 +49,7 @@ func TestReleaseInformerKeepsOthersRunning(t *testing.T) {
 	releaser, ok := factory.(informers.InformerReleaser)
 	require.True(t, ok, "the factory implements InformerReleaser")
 
-	pods := &olNames{}
+	pods := &nameRecorder{}
 	_, err := factory.Core().V1().Pods().Informer().AddEventHandler(pods.handler())
 	require.NoError(t, err)
 	ctx := startAndSync(t, factory)
@@ -59,7 +59,7 @@ func TestReleaseInformerKeepsOthersRunning(t *testing.T) {
 	// whatever the config map informer starts must be gone after release.
 	baseline := goleak.IgnoreCurrent()
 	cmInformer := factory.Core().V1().ConfigMaps().Informer()
-	cms := &olNames{}
+	cms := &nameRecorder{}
 	_, err = cmInformer.AddEventHandler(cms.handler())
 	require.NoError(t, err)
 	cmLister := factory.Core().V1().ConfigMaps().Lister()
@@ -78,7 +78,7 @@ func TestReleaseInformerKeepsOthersRunning(t *testing.T) {
 	all, err := cmLister.List(labels.Everything())
 	require.NoError(t, err)
 	assert.Empty(t, all, "the released informer's cache is emptied")
-	assert.NotContains(t, factory.WaitForCacheSyncWithContext(ctx).Synced, olTypeOf(&corev1.ConfigMap{}), "no longer started")
+	assert.NotContains(t, factory.WaitForCacheSyncWithContext(ctx).Synced, typeOf(&corev1.ConfigMap{}), "no longer started")
 
 	// The other informer keeps delivering; the released one's handler
 	// gets nothing more.
@@ -92,7 +92,7 @@ func TestReleaseInformerKeepsOthersRunning(t *testing.T) {
 	// A new request builds a new informer that works.
 	again := factory.Core().V1().ConfigMaps().Informer()
 	assert.False(t, again == cmInformer, "a new informer after release")
-	fresh := &olNames{}
+	fresh := &nameRecorder{}
 	_, err = again.AddEventHandler(fresh.handler())
 	require.NoError(t, err)
 	factory.StartWithContext(ctx)
@@ -149,4 +149,4 @@ func TestReleaseInformerContextEnds(t *testing.T) {
 	close(block)
 }
 
-func olTypeOf(obj interface{}) reflect.Type { return reflect.TypeOf(obj) }
+func typeOf(obj interface{}) reflect.Type { return reflect.TypeOf(obj) }
