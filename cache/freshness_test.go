@@ -16,9 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// olBookmark sends a bookmark at the server's current resource version to
+// sendBookmark sends a bookmark at the server's current resource version to
 // every open watch of srv.
-func olBookmark(srv *infServer) {
+func sendBookmark(srv *infServer) {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	for _, w := range srv.watchers {
@@ -26,15 +26,15 @@ func olBookmark(srv *infServer) {
 	}
 }
 
-// olWaitAsync runs WaitForResourceVersion in a goroutine and returns the
+// waitForRVAsync runs WaitForResourceVersion in a goroutine and returns the
 // channel its result arrives on.
-func olWaitAsync(ctx context.Context, informer SharedInformer, rv string) <-chan error {
+func waitForRVAsync(ctx context.Context, informer SharedInformer, rv string) <-chan error {
 	res := make(chan error, 1)
 	go func() { res <- WaitForResourceVersion(ctx, informer, rv) }()
 	return res
 }
 
-func olNoResult(t *testing.T, res <-chan error) {
+func requireStillWaiting(t *testing.T, res <-chan error) {
 	t.Helper()
 	select {
 	case err := <-res:
@@ -43,7 +43,7 @@ func olNoResult(t *testing.T, res <-chan error) {
 	}
 }
 
-func olResult(t *testing.T, res <-chan error) error {
+func waitResult(t *testing.T, res <-chan error) error {
 	t.Helper()
 	select {
 	case err := <-res:
@@ -63,11 +63,11 @@ func TestWaitForResourceVersionEventsAndBookmarks(t *testing.T) {
 			ctx := context.Background()
 
 			// Before the informer runs, the wait blocks.
-			early := olWaitAsync(ctx, informer, "1")
-			olNoResult(t, early)
+			early := waitForRVAsync(ctx, informer, "1")
+			requireStillWaiting(t, early)
 
 			infRunInformer(t, informer)
-			require.NoError(t, olResult(t, early), "the initial list at rv 1 satisfies rv 1")
+			require.NoError(t, waitResult(t, early), "the initial list at rv 1 satisfies rv 1")
 			<-srv.watchOpen
 
 			// Already caught up: returns at once.
@@ -75,10 +75,10 @@ func TestWaitForResourceVersionEventsAndBookmarks(t *testing.T) {
 
 			// A write the informer sees: the wait ends when the event is in
 			// the cache, and the lister sees the object.
-			pending := olWaitAsync(ctx, informer, "2")
-			olNoResult(t, pending)
+			pending := waitForRVAsync(ctx, informer, "2")
+			requireStillWaiting(t, pending)
 			srv.create("b") // rv 2
-			require.NoError(t, olResult(t, pending))
+			require.NoError(t, waitResult(t, pending))
 			_, exists, err := informer.GetIndexer().GetByKey("ns/b")
 			require.NoError(t, err)
 			assert.True(t, exists, "ns/b is in the cache once the wait returned")
@@ -89,23 +89,23 @@ func TestWaitForResourceVersionEventsAndBookmarks(t *testing.T) {
 			srv.mu.Lock()
 			srv.rv = 10
 			srv.mu.Unlock()
-			pending = olWaitAsync(ctx, informer, "10")
-			olNoResult(t, pending)
-			olBookmark(srv)
+			pending = waitForRVAsync(ctx, informer, "10")
+			requireStillWaiting(t, pending)
+			sendBookmark(srv)
 			if q.useDeltaFIFO {
-				olNoResult(t, pending)
+				requireStillWaiting(t, pending)
 				srv.update("b") // rv 11
 			}
-			require.NoError(t, olResult(t, pending))
+			require.NoError(t, waitResult(t, pending))
 
 			// Deletions count too.
 			srv.mu.Lock()
 			next := strconv.Itoa(srv.rv + 1)
 			srv.mu.Unlock()
-			pending = olWaitAsync(ctx, informer, next)
-			olNoResult(t, pending)
+			pending = waitForRVAsync(ctx, informer, next)
+			requireStillWaiting(t, pending)
 			srv.remove("a")
-			require.NoError(t, olResult(t, pending))
+			require.NoError(t, waitResult(t, pending))
 			_, exists, err = informer.GetIndexer().GetByKey("ns/a")
 			require.NoError(t, err)
 			assert.False(t, exists)
@@ -133,21 +133,21 @@ func TestWaitForResourceVersionErrors(t *testing.T) {
 
 	// A context that ends first.
 	short, cancelShort := context.WithCancel(ctx)
-	pending := olWaitAsync(short, informer, "5")
-	olNoResult(t, pending)
+	pending := waitForRVAsync(short, informer, "5")
+	requireStillWaiting(t, pending)
 	cancelShort()
-	err = olResult(t, pending)
+	err = waitResult(t, pending)
 	assert.ErrorIs(t, err, context.Canceled)
 
 	// An informer that stops first, and waits after it stopped.
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); informer.RunWithContext(runCtx) }()
-	pending = olWaitAsync(ctx, informer, "5")
-	olNoResult(t, pending)
+	pending = waitForRVAsync(ctx, informer, "5")
+	requireStillWaiting(t, pending)
 	stop()
 	<-done
-	assert.ErrorIs(t, olResult(t, pending), ErrInformerStopped)
+	assert.ErrorIs(t, waitResult(t, pending), ErrInformerStopped)
 	assert.ErrorIs(t, WaitForResourceVersion(ctx, informer, "5"), ErrInformerStopped)
 	srv.stopWatches()
 }

@@ -11,24 +11,24 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-func hpAdd(obj interface{}, initial bool) notification {
+func addNote(obj interface{}, initial bool) notification {
 	return notification{kind: notifyAdd, initial: initial, newObj: obj}
 }
 
-func hpUpdate(old, obj interface{}) notification {
+func updateNote(old, obj interface{}) notification {
 	return notification{kind: notifyUpdate, oldObj: old, newObj: obj}
 }
 
-func hpDelete(obj interface{}) notification {
+func deleteNote(obj interface{}) notification {
 	return notification{kind: notifyDelete, oldObj: obj}
 }
 
-func hpTomb(name string) DeletedFinalStateUnknown {
+func tombstoneOf(name string) DeletedFinalStateUnknown {
 	return DeletedFinalStateUnknown{Key: "ns/" + name}
 }
 
-// hpDescribeNotes renders notifications as infRecorder does.
-func hpDescribeNotes(notes []notification) []string {
+// describeNotes renders notifications as infRecorder does.
+func describeNotes(notes []notification) []string {
 	var out []string
 	for _, n := range notes {
 		switch n.kind {
@@ -54,40 +54,40 @@ func TestCoalescingBufferMergeRules(t *testing.T) {
 		dropped int // initial adds merged away
 	}{
 		{"add then updates: one add of the newest state",
-			[]notification{hpAdd(p("a", "1"), true), hpUpdate(p("a", "1"), p("a", "2")), hpUpdate(p("a", "2"), p("a", "3"))},
+			[]notification{addNote(p("a", "1"), true), updateNote(p("a", "1"), p("a", "2")), updateNote(p("a", "2"), p("a", "3"))},
 			[]string{"add ns/a@3 initial=true"}, 0},
 		{"updates: from the state the handler knew to the newest",
-			[]notification{hpUpdate(p("a", "1"), p("a", "2")), hpUpdate(p("a", "2"), p("a", "3"))},
+			[]notification{updateNote(p("a", "1"), p("a", "2")), updateNote(p("a", "2"), p("a", "3"))},
 			[]string{"update ns/a@1 -> ns/a@3"}, 0},
 		{"add then delete, never delivered: nothing",
-			[]notification{hpAdd(p("b", "1"), false), hpUpdate(p("b", "1"), p("b", "2")), hpDelete(p("b", "2"))},
+			[]notification{addNote(p("b", "1"), false), updateNote(p("b", "1"), p("b", "2")), deleteNote(p("b", "2"))},
 			nil, 0},
 		{"initial add then delete: nothing, counted for HasSynced",
-			[]notification{hpAdd(p("b", "1"), true), hpDelete(p("b", "1"))},
+			[]notification{addNote(p("b", "1"), true), deleteNote(p("b", "1"))},
 			nil, 1},
 		{"update then delete: the delete with the last known object",
-			[]notification{hpUpdate(p("c", "1"), p("c", "2")), hpDelete(p("c", "2"))},
+			[]notification{updateNote(p("c", "1"), p("c", "2")), deleteNote(p("c", "2"))},
 			[]string{"delete ns/c@2"}, 0},
 		{"update then relist deletion: the tombstone stays deliverable",
-			[]notification{hpUpdate(p("d", "1"), p("d", "2")), hpDelete(DeletedFinalStateUnknown{Key: "ns/d", Obj: p("d", "2")})},
+			[]notification{updateNote(p("d", "1"), p("d", "2")), deleteNote(DeletedFinalStateUnknown{Key: "ns/d", Obj: p("d", "2")})},
 			[]string{"delete tombstone(ns/d@2)"}, 0},
 		{"tombstone then real delete: the real final state",
-			[]notification{hpDelete(hpTomb("g")), hpDelete(p("g", "4"))},
+			[]notification{deleteNote(tombstoneOf("g")), deleteNote(p("g", "4"))},
 			[]string{"delete ns/g@4"}, 0},
 		{"real delete then tombstone: the real final state",
-			[]notification{hpDelete(p("g", "4")), hpDelete(hpTomb("g"))},
+			[]notification{deleteNote(p("g", "4")), deleteNote(tombstoneOf("g"))},
 			[]string{"delete ns/g@4"}, 0},
 		{"delete then re-creation: both, the add merged with its updates",
-			[]notification{hpDelete(p("e", "1")), hpAdd(p("e", "2"), false), hpUpdate(p("e", "2"), p("e", "3"))},
+			[]notification{deleteNote(p("e", "1")), addNote(p("e", "2"), false), updateNote(p("e", "2"), p("e", "3"))},
 			[]string{"delete ns/e@1", "add ns/e@3 initial=false"}, 0},
 		{"delete, re-creation, delete: the first delete only",
-			[]notification{hpDelete(p("f", "1")), hpAdd(p("f", "2"), false), hpDelete(p("f", "2"))},
+			[]notification{deleteNote(p("f", "1")), addNote(p("f", "2"), false), deleteNote(p("f", "2"))},
 			[]string{"delete ns/f@1"}, 0},
 		{"keys in the order they became pending",
-			[]notification{hpUpdate(p("x", "1"), p("x", "2")), hpAdd(p("y", "3"), false), hpUpdate(p("x", "2"), p("x", "4")), hpDelete(p("z", "5")), hpUpdate(p("y", "3"), p("y", "6"))},
+			[]notification{updateNote(p("x", "1"), p("x", "2")), addNote(p("y", "3"), false), updateNote(p("x", "2"), p("x", "4")), deleteNote(p("z", "5")), updateNote(p("y", "3"), p("y", "6"))},
 			[]string{"update ns/x@1 -> ns/x@4", "add ns/y@6 initial=false", "delete ns/z@5"}, 0},
 		{"a key without a usable key is queued on its own",
-			[]notification{hpAdd("not an object", false), hpAdd("not an object", false)},
+			[]notification{addNote("not an object", false), addNote("not an object", false)},
 			[]string{"add string initial=false", "add string initial=false"}, 0},
 	}
 	for _, tc := range cases {
@@ -101,7 +101,7 @@ func TestCoalescingBufferMergeRules(t *testing.T) {
 			for b.head != nil {
 				got = b.popFront(got)
 			}
-			assert.Equal(t, tc.want, hpDescribeNotes(got))
+			assert.Equal(t, tc.want, describeNotes(got))
 			assert.Equal(t, tc.dropped, dropped)
 			assert.Equal(t, 0, b.notes)
 			assert.Empty(t, b.entries)
@@ -115,17 +115,17 @@ func TestCoalescingBufferStaysBoundedByKeys(t *testing.T) {
 	b := newCoalescingBuffer()
 	for i := 0; i < 10000; i++ {
 		name := fmt.Sprintf("p%d", i%10)
-		b.add(hpUpdate(infPod(name, fmt.Sprint(i)), infPod(name, fmt.Sprint(i+1))), func(notification) {})
+		b.add(updateNote(infPod(name, fmt.Sprint(i)), infPod(name, fmt.Sprint(i+1))), func(notification) {})
 	}
 	assert.Equal(t, 10, b.notes)
 	assert.Len(t, b.entries, 10)
 	got := b.popFront(nil)
-	assert.Equal(t, []string{"update ns/p0@0 -> ns/p0@9991"}, hpDescribeNotes(got))
+	assert.Equal(t, []string{"update ns/p0@0 -> ns/p0@9991"}, describeNotes(got))
 }
 
-// hpGatedRecorder is an infRecorder whose first update of gateName blocks
+// gatedRecorder is an infRecorder whose first update of gateName blocks
 // until release is closed.
-type hpGatedRecorder struct {
+type gatedRecorder struct {
 	infRecorder
 	gateName string
 	blocked  chan struct{}
@@ -133,7 +133,7 @@ type hpGatedRecorder struct {
 	once     sync.Once
 }
 
-func (r *hpGatedRecorder) OnUpdate(oldObj, newObj interface{}) {
+func (r *gatedRecorder) OnUpdate(oldObj, newObj interface{}) {
 	if newObj.(*v1.Pod).Name == r.gateName {
 		r.once.Do(func() {
 			close(r.blocked)
@@ -158,7 +158,7 @@ func TestCoalescingHandlerInInformerDeliversLatestState(t *testing.T) {
 			srv.create("b")
 			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
 			all := &infRecorder{}
-			gated := &hpGatedRecorder{gateName: "a", blocked: make(chan struct{}), release: make(chan struct{})}
+			gated := &gatedRecorder{gateName: "a", blocked: make(chan struct{}), release: make(chan struct{})}
 			defer func() {
 				select {
 				case <-gated.release:

@@ -458,10 +458,10 @@ func (k *countingKeyFunc) fn(obj interface{}) (string, error) {
 	return DeletionHandlingMetaNamespaceKeyFunc(obj)
 }
 
-// snapshotInformerWithOptions builds an informer over srv with opts
+// snapshotInformer builds an informer over srv with opts
 // (SnapshotFile set by the caller), a recorder and a collector of the watch
 // error handler's errors.
-func snapshotInformerWithOptions(t *testing.T, srv *infServer, opts SharedIndexInformerOptions) (*sharedIndexInformer, *infRecorder, func() []error) {
+func snapshotInformer(t *testing.T, srv *infServer, opts SharedIndexInformerOptions) (*sharedIndexInformer, *infRecorder, func() []error) {
 	t.Helper()
 	informer := NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, opts).(*sharedIndexInformer)
 	rec := &infRecorder{}

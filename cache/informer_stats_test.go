@@ -16,10 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// omScriptLW answers LISTs from lists and WATCHes with the fake watchers of
+// scriptedLW answers LISTs from lists and WATCHes with the fake watchers of
 // watches, in order; once a script is exhausted, LISTs fail and WATCHes get
 // a watcher that stays open until the test ends.
-type omScriptLW struct {
+type scriptedLW struct {
 	mu      sync.Mutex
 	lists   []func() (runtime.Object, error)
 	watches []*watch.FakeWatcher
@@ -27,18 +27,18 @@ type omScriptLW struct {
 	opened  chan int // receives the index of every watch opened
 }
 
-func (s *omScriptLW) List(metav1.ListOptions) (runtime.Object, error) {
+func (s *scriptedLW) List(metav1.ListOptions) (runtime.Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.lists) == 0 {
-		return nil, errors.New("omScriptLW: no more lists")
+		return nil, errors.New("scriptedLW: no more lists")
 	}
 	next := s.lists[0]
 	s.lists = s.lists[1:]
 	return next()
 }
 
-func (s *omScriptLW) Watch(metav1.ListOptions) (watch.Interface, error) {
+func (s *scriptedLW) Watch(metav1.ListOptions) (watch.Interface, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.watches) == 0 {
@@ -54,9 +54,9 @@ func (s *omScriptLW) Watch(metav1.ListOptions) (watch.Interface, error) {
 }
 
 // IsWatchListSemanticsUnSupported makes the Reflector use LIST.
-func (s *omScriptLW) IsWatchListSemanticsUnSupported() bool { return true }
+func (s *scriptedLW) IsWatchListSemanticsUnSupported() bool { return true }
 
-func (s *omScriptLW) stopIdle() {
+func (s *scriptedLW) stopIdle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range s.idle {
@@ -64,7 +64,7 @@ func (s *omScriptLW) stopIdle() {
 	}
 }
 
-func omPodList(rv string, pods ...*v1.Pod) func() (runtime.Object, error) {
+func podListFunc(rv string, pods ...*v1.Pod) func() (runtime.Object, error) {
 	return func() (runtime.Object, error) {
 		list := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
 		for _, p := range pods {
@@ -74,73 +74,73 @@ func omPodList(rv string, pods ...*v1.Pod) func() (runtime.Object, error) {
 	}
 }
 
-// omPanicky panics on the add of the pod called name.
-type omPanicky struct {
+// panickyHandler panics on the add of the pod called name.
+type panickyHandler struct {
 	name string
 }
 
-func (h omPanicky) OnAdd(obj interface{}, _ bool) {
+func (h panickyHandler) OnAdd(obj interface{}, _ bool) {
 	if obj.(*v1.Pod).Name == h.name {
-		panic("omPanicky: " + h.name)
+		panic("panickyHandler: " + h.name)
 	}
 }
-func (omPanicky) OnUpdate(_, _ interface{}) {}
-func (omPanicky) OnDelete(interface{})      {}
+func (panickyHandler) OnUpdate(_, _ interface{}) {}
+func (panickyHandler) OnDelete(interface{})      {}
 
-// omBlocking blocks in the non-initial add of the pod called name until
+// blockingHandler blocks in the non-initial add of the pod called name until
 // release is closed; entered is closed when it starts blocking.
-type omBlocking struct {
+type blockingHandler struct {
 	name    string
 	entered chan struct{}
 	release chan struct{}
 }
 
-func (h *omBlocking) OnAdd(obj interface{}, initial bool) {
+func (h *blockingHandler) OnAdd(obj interface{}, initial bool) {
 	if !initial && obj.(*v1.Pod).Name == h.name {
 		close(h.entered)
 		<-h.release
 	}
 }
-func (*omBlocking) OnUpdate(_, _ interface{}) {}
-func (*omBlocking) OnDelete(interface{})      {}
+func (*blockingHandler) OnUpdate(_, _ interface{}) {}
+func (*blockingHandler) OnDelete(interface{})      {}
 
-// omHistogram records observations.
-type omHistogram struct {
+// recordingHistogram records observations.
+type recordingHistogram struct {
 	mu  sync.Mutex
 	obs []float64
 }
 
-func (h *omHistogram) Observe(v float64) {
+func (h *recordingHistogram) Observe(v float64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.obs = append(h.obs, v)
 }
 
-func (h *omHistogram) count() int {
+func (h *recordingHistogram) count() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.obs)
 }
 
-// omHandlerMetrics hands out one omHistogram per handler name.
-type omHandlerMetrics struct {
+// recordingHandlerMetrics hands out one recordingHistogram per handler name.
+type recordingHandlerMetrics struct {
 	mu sync.Mutex
-	h  map[string]*omHistogram
+	h  map[string]*recordingHistogram
 }
 
-func (m *omHandlerMetrics) NewHandlerLatencyMetric(name string) HistogramMetric {
+func (m *recordingHandlerMetrics) NewHandlerLatencyMetric(name string) HistogramMetric {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.h == nil {
-		m.h = map[string]*omHistogram{}
+		m.h = map[string]*recordingHistogram{}
 	}
 	if m.h[name] == nil {
-		m.h[name] = &omHistogram{}
+		m.h[name] = &recordingHistogram{}
 	}
 	return m.h[name]
 }
 
-func (m *omHandlerMetrics) get(name string) *omHistogram {
+func (m *recordingHandlerMetrics) get(name string) *recordingHistogram {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.h[name]
@@ -155,10 +155,10 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			w1, w2 := watch.NewFake(), watch.NewFake()
-			lw := &omScriptLW{
+			lw := &scriptedLW{
 				lists: []func() (runtime.Object, error){
-					omPodList("10", infPod("a", "5"), infPod("b", "6")),
-					omPodList("20", infPod("a", "12"), infPod("c", "11")),
+					podListFunc("10", infPod("a", "5"), infPod("b", "6")),
+					podListFunc("20", infPod("a", "12"), infPod("c", "11")),
 				},
 				watches: []*watch.FakeWatcher{w1, w2},
 				opened:  make(chan int, 10),
@@ -168,14 +168,14 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 				UseDeltaFIFO: q.useDeltaFIFO,
 				Identifier:   (*InformerName)(nil).WithResource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}),
 			})
-			var metrics omHandlerMetrics
+			var metrics recordingHandlerMetrics
 			require.NoError(t, SetHandlerMetricsProvider(informer, &metrics))
 			rec := &infRecorder{}
 			_, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
-			_, err = informer.AddEventHandler(omPanicky{name: "b"})
+			_, err = informer.AddEventHandler(panickyHandler{name: "b"})
 			require.NoError(t, err)
-			blocking := &omBlocking{name: "c", entered: make(chan struct{}), release: make(chan struct{})}
+			blocking := &blockingHandler{name: "c", entered: make(chan struct{}), release: make(chan struct{})}
 			_, err = informer.AddEventHandler(blocking)
 			require.NoError(t, err)
 
@@ -258,8 +258,8 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 			names := []string{st.Handlers[0].Name, st.Handlers[1].Name, st.Handlers[2].Name}
 			assert.Equal(t, []string{
 				"github.com/kinformer/kinformer/cache.infRecorder",
-				"github.com/kinformer/kinformer/cache.omPanicky",
-				"github.com/kinformer/kinformer/cache.omBlocking",
+				"github.com/kinformer/kinformer/cache.panickyHandler",
+				"github.com/kinformer/kinformer/cache.blockingHandler",
 			}, names)
 			assert.Equal(t, []int64{0, 1, 0}, []int64{st.Handlers[0].Panics, st.Handlers[1].Panics, st.Handlers[2].Panics})
 			for _, h := range st.Handlers {

@@ -317,10 +317,10 @@ func TestReflectorWatchIdleTimeoutOffByDefault(t *testing.T) {
 	assert.Empty(t, lv.errs.snapshot())
 }
 
-// olSilence detaches srv's open watches without closing them: they stay
+// silenceWatches detaches srv's open watches without closing them: they stay
 // open and silent, as a watch behind a black-holed connection does, while
 // later changes still go to the history new watches replay.
-func olSilence(srv *infServer) []*infWatcher {
+func silenceWatches(srv *infServer) []*infWatcher {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	silent := srv.watchers
@@ -328,15 +328,15 @@ func olSilence(srv *infServer) []*infWatcher {
 	return silent
 }
 
-// olRecordingLW serves srv and records the resourceVersion of every watch
+// rvRecordingLW serves srv and records the resourceVersion of every watch
 // request.
-type olRecordingLW struct {
+type rvRecordingLW struct {
 	srv *infServer
 	mu  sync.Mutex
 	rvs []string
 }
 
-func (l *olRecordingLW) lw() ListerWatcher {
+func (l *rvRecordingLW) lw() ListerWatcher {
 	return infPlainLW{&ListWatch{
 		ListFunc: l.srv.list,
 		WatchFunc: func(options metav1.ListOptions) (watch.Interface, error) {
@@ -348,13 +348,13 @@ func (l *olRecordingLW) lw() ListerWatcher {
 	}}
 }
 
-func (l *olRecordingLW) watchRVs() []string {
+func (l *rvRecordingLW) watchRVs() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string(nil), l.rvs...)
 }
 
-func olWaitOpen(t *testing.T, srv *infServer) {
+func waitWatchOpen(t *testing.T, srv *infServer) {
 	t.Helper()
 	select {
 	case <-srv.watchOpen:
@@ -371,7 +371,7 @@ func TestWatchIdleTimeoutLosesNoChange(t *testing.T) {
 	t.Cleanup(srv.stopWatches)
 	srv.create("a") // 1
 	srv.create("b") // 2
-	rec := &olRecordingLW{srv: srv}
+	rec := &rvRecordingLW{srv: srv}
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
 	store := NewStore(MetaNamespaceKeyFunc)
 	var errs rfErrors
@@ -382,21 +382,21 @@ func TestWatchIdleTimeoutLosesNoChange(t *testing.T) {
 	go func() { defer close(done); r.RunWithContext(ctx) }()
 	defer func() { cancel(); <-done }()
 
-	olWaitOpen(t, srv)
+	waitWatchOpen(t, srv)
 	srv.update("a") // 3
 	srv.mu.Lock()
 	srv.rv++ // 4: another resource was written
 	srv.mu.Unlock()
-	olBookmark(srv)
+	sendBookmark(srv)
 	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "4" }, infTimeout, time.Millisecond)
 	require.Eventually(t, clk.HasWaiters, infTimeout, time.Millisecond, "the periodic bookmark started no deadline")
 
 	// The connection goes silent; changes happen meanwhile.
-	silent := olSilence(srv)
+	silent := silenceWatches(srv)
 	srv.update("b") // 5
 	srv.remove("a") // 6
 	clk.Step(10 * time.Second)
-	olWaitOpen(t, srv)
+	waitWatchOpen(t, srv)
 	for _, w := range silent {
 		select {
 		case <-w.done:
@@ -426,7 +426,7 @@ func TestSharedInformerWatchIdleTimeoutOption(t *testing.T) {
 		{name: "default", want: DefaultWatchIdleTimeout},
 		{name: "explicit", option: 7 * time.Second, want: 7 * time.Second},
 		{name: "off", option: -1, want: 0},
-		{name: "set before run", set: olPtrDuration(3 * time.Second), want: 3 * time.Second},
+		{name: "set before run", set: durationPtr(3 * time.Second), want: 3 * time.Second},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -455,4 +455,4 @@ func TestSharedInformerWatchIdleTimeoutOption(t *testing.T) {
 	assert.ErrorContains(t, SetWatchIdleTimeout(nil, time.Second), "nil informer")
 }
 
-func olPtrDuration(d time.Duration) *time.Duration { return &d }
+func durationPtr(d time.Duration) *time.Duration { return &d }

@@ -273,7 +273,7 @@ func TestBookmarkMatchesClientGo(t *testing.T) {
 		srv.mu.Lock()
 		srv.rv = 10
 		srv.mu.Unlock()
-		olBookmark(srv)
+		sendBookmark(srv)
 		require.Eventually(t, func() bool { return s.storeRV() == "10" && s.lastSyncRV() == "10" }, infTimeout, time.Millisecond)
 		obs := observation{events: rec.get(), storeRV: s.storeRV(), lastSyncRV: s.lastSyncRV()}
 		srv.create("c") // 11

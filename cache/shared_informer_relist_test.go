@@ -243,7 +243,7 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 			lw := newHeldPageLW(srv, 2)
 			opts := SharedIndexInformerOptions{SnapshotFile: path, RelistPageByPage: mode.pageByPage}
 			informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, opts)
-			stop := olRunUntil(t, informer)
+			stop := runInformerUntil(t, informer)
 			waitForNextWatch(t, srv)
 
 			lw.holdNext(relistContinued)
@@ -260,13 +260,13 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 			}
 			stop()
 
-			objects, rv, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), "", olPodCodec(t))
+			objects, rv, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), "", podSnapshotCodec(t))
 			require.NoError(t, err)
 			assert.Equal(t, "5", rv, "the snapshot's resourceVersion")
-			assert.Equal(t, want, infStoreContents(olListOf(objects)))
+			assert.Equal(t, want, infStoreContents(objectListOf(objects)))
 
 			restarted := NewSharedIndexInformerWithOptions(lw.pagedLW, &v1.Pod{}, opts)
-			olRunUntil(t, restarted)
+			runInformerUntil(t, restarted)
 			require.Eventually(t, func() bool {
 				return assert.ObjectsAreEqual([]string{"ns/a@1", "ns/b@7", "ns/c@3", "ns/d@4"}, infStoreContents(restarted.GetStore()))
 			}, infTimeout, time.Millisecond, "the restarted informer holds %v", infStoreContents(restarted.GetStore()))

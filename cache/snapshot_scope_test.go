@@ -16,8 +16,8 @@ import (
 // b@2) until its watch is open, then stops it, which writes the snapshot.
 func firstRunWithOptions(t *testing.T, srv *infServer, opts SharedIndexInformerOptions) {
 	t.Helper()
-	informer, rec, _ := snapshotInformerWithOptions(t, srv, opts)
-	stop := olRunUntil(t, informer)
+	informer, rec, _ := snapshotInformer(t, srv, opts)
+	stop := runInformerUntil(t, informer)
 	rec.waitN(t, 2)
 	require.Eventually(t, func() bool { _, watches := srv.counts(); return watches == 1 }, infTimeout, time.Millisecond)
 	stop()
@@ -79,9 +79,9 @@ func TestSnapshotOfForeignScopeIsRejected(t *testing.T) {
 			srv.create("b") // 2
 			firstRunWithOptions(t, srv, SharedIndexInformerOptions{SnapshotFile: path, SnapshotScope: webInProd})
 
-			informer, rec, errs := snapshotInformerWithOptions(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
+			informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
 			require.NoError(t, SetSnapshotScope(informer, tc.scope))
-			stop := olRunUntil(t, informer)
+			stop := runInformerUntil(t, informer)
 			assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@2 initial=true"}, rec.waitN(t, 2))
 			lists, _ := srv.counts()
 			if tc.wantError == "" {
@@ -100,7 +100,7 @@ func TestSnapshotOfForeignScopeIsRejected(t *testing.T) {
 
 			// On stop the file is rewritten under the new scope.
 			stop()
-			_, _, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), tc.scope, olPodCodec(t))
+			_, _, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), tc.scope, podSnapshotCodec(t))
 			require.NoError(t, err)
 		})
 	}
@@ -111,8 +111,8 @@ func TestSetSnapshotScopeRejectsBadInput(t *testing.T) {
 	require.ErrorContains(t, SetSnapshotScope(&foreignSharedInformer{}, "x"), "not built by kinformer")
 	srv := newInfServer()
 	t.Cleanup(srv.stopWatches)
-	informer, _, _ := snapshotInformerWithOptions(t, srv, SharedIndexInformerOptions{})
-	olRunUntil(t, informer)
+	informer, _, _ := snapshotInformer(t, srv, SharedIndexInformerOptions{})
+	runInformerUntil(t, informer)
 	require.ErrorContains(t, SetSnapshotScope(informer, "x"), "already started")
 }
 

@@ -20,31 +20,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// olSnapshotInformer builds an informer over srv with a snapshot file and a
-// recorder, and collects what its watch error handler receives.
-func olSnapshotInformer(t *testing.T, srv *infServer, path string) (*sharedIndexInformer, *infRecorder, func() []error) {
-	t.Helper()
-	informer := NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, SharedIndexInformerOptions{SnapshotFile: path}).(*sharedIndexInformer)
-	rec := &infRecorder{}
-	_, err := informer.AddEventHandler(rec)
-	require.NoError(t, err)
-	var mu sync.Mutex
-	var errs []error
-	require.NoError(t, informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *Reflector, err error) {
-		mu.Lock()
-		errs = append(errs, err)
-		mu.Unlock()
-	}))
-	return informer, rec, func() []error {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]error(nil), errs...)
-	}
-}
-
-// olRunUntil runs informer until it synced and stop is called; stop waits
+// runInformerUntil runs informer until it synced and stop is called; stop waits
 // for it to return (and so for the snapshot to be written).
-func olRunUntil(t *testing.T, informer SharedInformer) (stop func()) {
+func runInformerUntil(t *testing.T, informer SharedInformer) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -65,13 +43,13 @@ func olRunUntil(t *testing.T, informer SharedInformer) (stop func()) {
 	return stop
 }
 
-// olFirstRun lists a and b (rv 1, 2) into a new snapshot at path.
-func olFirstRun(t *testing.T, srv *infServer, path string) {
+// firstSnapshotRun lists a and b (rv 1, 2) into a new snapshot at path.
+func firstSnapshotRun(t *testing.T, srv *infServer, path string) {
 	t.Helper()
 	srv.create("a") // 1
 	srv.create("b") // 2
-	informer, rec, _ := olSnapshotInformer(t, srv, path)
-	stop := olRunUntil(t, informer)
+	informer, rec, _ := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
+	stop := runInformerUntil(t, informer)
 	rec.waitN(t, 2)
 	// Stop only once the watch is open, so that every test sees one list
 	// and one watch from the first run.
@@ -86,7 +64,7 @@ func TestSnapshotResumeWithoutRelist(t *testing.T) {
 	srv := newInfServer()
 	t.Cleanup(srv.stopWatches)
 	path := filepath.Join(t.TempDir(), "pods.snap")
-	olFirstRun(t, srv, path)
+	firstSnapshotRun(t, srv, path)
 
 	// While down: an update, a delete and a create, all still in the
 	// server's watch history.
@@ -94,8 +72,8 @@ func TestSnapshotResumeWithoutRelist(t *testing.T) {
 	srv.remove("b") // 4
 	srv.create("c") // 5
 
-	informer, rec, errs := olSnapshotInformer(t, srv, path)
-	olRunUntil(t, informer)
+	informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
+	runInformerUntil(t, informer)
 	got := rec.waitN(t, 5)
 	assert.Equal(t, []string{
 		"add ns/a@1 initial=true",
@@ -116,15 +94,15 @@ func TestSnapshotResumeWith410Reconciles(t *testing.T) {
 	srv := newInfServer()
 	t.Cleanup(srv.stopWatches)
 	path := filepath.Join(t.TempDir(), "pods.snap")
-	olFirstRun(t, srv, path)
+	firstSnapshotRun(t, srv, path)
 
 	// While down, and compacted away: the watch from rv 2 gets 410.
 	srv.updateSilently("a") // 3
 	srv.removeSilently("b") // 4
 	srv.createSilently("c") // 5
 
-	informer, rec, errs := olSnapshotInformer(t, srv, path)
-	olRunUntil(t, informer)
+	informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
+	runInformerUntil(t, informer)
 	got := rec.waitN(t, 5)
 	assert.Equal(t, []string{
 		"add ns/a@1 initial=true",
@@ -147,7 +125,7 @@ func TestSnapshotResumeWith410Reconciles(t *testing.T) {
 func TestSnapshotRejectedFiles(t *testing.T) {
 	good := func(t *testing.T, path string) []byte {
 		srv := newInfServer()
-		olFirstRun(t, srv, path)
+		firstSnapshotRun(t, srv, path)
 		data, err := os.ReadFile(path)
 		require.NoError(t, err)
 		return data
@@ -193,8 +171,8 @@ func TestSnapshotRejectedFiles(t *testing.T) {
 			srv := newInfServer()
 			t.Cleanup(srv.stopWatches)
 			srv.create("x") // 1
-			informer, rec, errs := olSnapshotInformer(t, srv, path)
-			stop := olRunUntil(t, informer)
+			informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
+			stop := runInformerUntil(t, informer)
 			assert.Equal(t, []string{"add ns/x@1 initial=true"}, rec.waitN(t, 1), "a normal list follows")
 			lists, _ := srv.counts()
 			assert.Equal(t, 1, lists)
@@ -208,10 +186,10 @@ func TestSnapshotRejectedFiles(t *testing.T) {
 
 			// On stop the rejected file is replaced by a good one.
 			stop()
-			objects, rv, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), "", olPodCodec(t))
+			objects, rv, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), "", podSnapshotCodec(t))
 			require.NoError(t, err)
 			assert.Equal(t, "1", rv)
-			assert.Equal(t, []string{"ns/x@1"}, infStoreContents(olListOf(objects)))
+			assert.Equal(t, []string{"ns/x@1"}, infStoreContents(objectListOf(objects)))
 		})
 	}
 }
@@ -255,17 +233,17 @@ func TestSnapshotCodecsRoundTrip(t *testing.T) {
 	}
 }
 
-func olPodCodec(t *testing.T) snapshotCodec {
+func podSnapshotCodec(t *testing.T) snapshotCodec {
 	codec, err := snapshotCodecFor(&v1.Pod{})
 	require.NoError(t, err)
 	return codec
 }
 
-type olList []interface{}
+type objectList []interface{}
 
-func (l olList) List() []interface{} { return l }
+func (l objectList) List() []interface{} { return l }
 
-func olListOf(objects []interface{}) olList { return olList(objects) }
+func objectListOf(objects []interface{}) objectList { return objectList(objects) }
 
 // eventsByObjectKey groups recorded events ("kind ns/name@rv ...") by object
 // key, keeping their order.
@@ -331,9 +309,9 @@ func TestSnapshotLoadDoesNotReapplyTransform(t *testing.T) {
 			srv.create("b") // 2
 			opts := SharedIndexInformerOptions{SnapshotFile: path, UseDeltaFIFO: q.useDeltaFIFO}
 
-			first, rec, _ := snapshotInformerWithOptions(t, srv, opts)
+			first, rec, _ := snapshotInformer(t, srv, opts)
 			require.NoError(t, first.SetTransform(transform))
-			stop := olRunUntil(t, first)
+			stop := runInformerUntil(t, first)
 			rec.waitN(t, 2)
 			require.Eventually(t, func() bool { _, watches := srv.counts(); return watches == 1 }, infTimeout, time.Millisecond)
 			stop()
@@ -341,9 +319,9 @@ func TestSnapshotLoadDoesNotReapplyTransform(t *testing.T) {
 			assert.Equal(t, map[string]int{"a@1": 1, "b@2": 1}, callsSoFar())
 
 			srv.update("a") // 3, in the watch history
-			second, rec, errs := snapshotInformerWithOptions(t, srv, opts)
+			second, rec, errs := snapshotInformer(t, srv, opts)
 			require.NoError(t, second.SetTransform(transform))
-			olRunUntil(t, second)
+			runInformerUntil(t, second)
 			// Per object: the DeltaFIFO may pop a's load and update together.
 			assert.Equal(t, map[string][]string{
 				"ns/a": {"add ns/a@1 initial=true", "update ns/a@1 -> ns/a@3"},

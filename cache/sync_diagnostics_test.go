@@ -17,9 +17,9 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 )
 
-// omFailingPodInformer returns an informer over a fake clientset whose pod
+// podInformerWithListError returns an informer over a fake clientset whose pod
 // LISTs fail with listErr (none when nil).
-func omFailingPodInformer(t *testing.T, listErr error) SharedIndexInformer {
+func podInformerWithListError(t *testing.T, listErr error) SharedIndexInformer {
 	t.Helper()
 	cs := fake.NewClientset(infPod("a", "1"))
 	if listErr != nil {
@@ -54,7 +54,7 @@ func TestWaitForCacheSyncReportsReflectorErrors(t *testing.T) {
 		{"429, fail fast waits", tooMany, true, false, apierrors.IsTooManyRequests},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			informer := omFailingPodInformer(t, tc.listErr)
+			informer := podInformerWithListError(t, tc.listErr)
 			infRunInformer(t, informer)
 			deadline := 700 * time.Millisecond
 			if tc.wantFast {
@@ -87,7 +87,7 @@ func TestWaitForCacheSyncReportsReflectorErrors(t *testing.T) {
 }
 
 func TestWaitForCacheSyncResultSucceeds(t *testing.T) {
-	informer := omFailingPodInformer(t, nil)
+	informer := podInformerWithListError(t, nil)
 	infRunInformer(t, informer)
 	ctx, cancel := context.WithTimeout(context.Background(), infTimeout)
 	defer cancel()
@@ -100,7 +100,7 @@ func TestWaitForCacheSyncResultSucceeds(t *testing.T) {
 // TestWaitForCacheSyncResultOfUnstartedInformer: an informer that never ran has no
 // error to report; the part says so.
 func TestWaitForCacheSyncResultOfUnstartedInformer(t *testing.T) {
-	informer := omFailingPodInformer(t, nil)
+	informer := podInformerWithListError(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res := WaitForCacheSyncWithContext(ctx, informer)

@@ -26,13 +26,13 @@ import (
 	dynamicinformer "github.com/kinformer/kinformer/informers/dynamic"
 )
 
-const omWait = 20 * time.Second
+const waitTimeout = 20 * time.Second
 
-type omNoop struct{}
+type noopHandler struct{}
 
-func (omNoop) OnAdd(interface{}, bool)   {}
-func (omNoop) OnUpdate(_, _ interface{}) {}
-func (omNoop) OnDelete(interface{})      {}
+func (noopHandler) OnAdd(interface{}, bool)   {}
+func (noopHandler) OnUpdate(_, _ interface{}) {}
+func (noopHandler) OnDelete(interface{})      {}
 
 // TestDebugViewListsTypedAndDynamicFactories: a typed factory with a synced
 // pod informer (one handler) and a configmap informer whose LISTs are
@@ -49,7 +49,7 @@ func TestDebugViewListsTypedAndDynamicFactories(t *testing.T) {
 	})
 	factory := informers.NewSharedInformerFactory(client, 0)
 	pods := factory.Core().V1().Pods().Informer()
-	_, err := pods.AddEventHandler(omNoop{})
+	_, err := pods.AddEventHandler(noopHandler{})
 	require.NoError(t, err)
 	configMaps := factory.Core().V1().ConfigMaps().Informer()
 
@@ -61,7 +61,7 @@ func TestDebugViewListsTypedAndDynamicFactories(t *testing.T) {
 	h, err := debugview.NewHandler(factory, dfactory)
 	require.NoError(t, err)
 
-	ctx, cancel := context.WithTimeout(context.Background(), omWait)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer func() {
 		cancel()
 		factory.Shutdown()
@@ -74,7 +74,7 @@ func TestDebugViewListsTypedAndDynamicFactories(t *testing.T) {
 	require.Eventually(t, func() bool {
 		st, _ := cache.GetInformerStatus(configMaps)
 		return st.LastError != nil
-	}, omWait, 5*time.Millisecond)
+	}, waitTimeout, 5*time.Millisecond)
 
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/informers", nil))
@@ -107,7 +107,7 @@ func TestDebugViewListsTypedAndDynamicFactories(t *testing.T) {
 		{
 			Type: "*v1.Pod", Resource: "pods.v1", Started: true, Synced: true, StoreSize: 2, DeltasProcessed: 2,
 			Lists:    lists(1, 0),
-			Handlers: []debugview.Handler{{Name: "github.com/kinformer/kinformer/debugview_test.omNoop", Synced: true}},
+			Handlers: []debugview.Handler{{Name: "github.com/kinformer/kinformer/debugview_test.noopHandler", Synced: true}},
 		},
 		{
 			Type: "*unstructured.Unstructured", Resource: "widgets.v1.example.com", Started: true, Synced: true,

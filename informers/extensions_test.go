@@ -32,14 +32,14 @@ func TestWithRelistPageByPage(t *testing.T) {
 			metav1.ListOptions{ResourceVersion: "5", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, Limit: 500}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			client := genNewClient()
+			client := newFakeClientset()
 			var mu sync.Mutex
 			var lists []metav1.ListOptions
 			client.PrependReactor("list", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 				mu.Lock()
 				defer mu.Unlock()
 				lists = append(lists, action.(clienttesting.ListActionImpl).GetListOptions())
-				return true, &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "5"}, Items: []corev1.Pod{*genNewPod("ns", "a", nil)}}, nil
+				return true, &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "5"}, Items: []corev1.Pod{*newPod("ns", "a", nil)}}, nil
 			})
 			watchers := make(chan *watch.FakeWatcher, 10)
 			client.PrependWatchReactor("pods", func(clienttesting.Action) (bool, watch.Interface, error) {
@@ -49,12 +49,12 @@ func TestWithRelistPageByPage(t *testing.T) {
 			})
 			factory := informers.NewSharedInformerFactoryWithOptions(client, 0, tc.opts...)
 			factory.Core().V1().Pods().Informer()
-			genStart(t, factory)
+			startAndSync(t, factory)
 
 			var w *watch.FakeWatcher
 			select {
 			case w = <-watchers:
-			case <-time.After(genWait):
+			case <-time.After(waitTimeout):
 				t.Fatal("no watch was opened")
 			}
 			w.Error(&apierrors.NewResourceExpired("too old resource version").ErrStatus)
@@ -62,7 +62,7 @@ func TestWithRelistPageByPage(t *testing.T) {
 				mu.Lock()
 				defer mu.Unlock()
 				return len(lists) >= 2
-			}, genWait, time.Millisecond)
+			}, waitTimeout, time.Millisecond)
 			mu.Lock()
 			defer mu.Unlock()
 			assert.Equal(t, tc.relist, lists[1])

@@ -29,25 +29,25 @@ import (
 )
 
 var (
-	genPodsGVR  = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	genNodesGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	podsGVR  = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	nodesGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 )
 
-func genNewPod(ns, name string, lbls map[string]string) *corev1.Pod {
+func newPod(ns, name string, lbls map[string]string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: lbls}}
 }
 
-// genNewClient returns a fake clientset holding objs; see the smoke tests for
+// newFakeClientset returns a fake clientset holding objs; see the smoke tests for
 // why NewSimpleClientset.
-func genNewClient(objs ...runtime.Object) *fake.Clientset {
+func newFakeClientset(objs ...runtime.Object) *fake.Clientset {
 	return fake.NewSimpleClientset(objs...) //nolint:staticcheck // fast, enough for these tests
 }
 
-// genStart starts factory until the test ends, waits for its caches, and
+// startAndSync starts factory until the test ends, waits for its caches, and
 // registers the cancel-then-Shutdown cleanup.
-func genStart(t *testing.T, factory informers.SharedInformerFactory) context.Context {
+func startAndSync(t *testing.T, factory informers.SharedInformerFactory) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), genWait)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	t.Cleanup(func() {
 		cancel()
 		factory.Shutdown()
@@ -57,7 +57,7 @@ func genStart(t *testing.T, factory informers.SharedInformerFactory) context.Con
 	return ctx
 }
 
-func genPodNames(pods []*corev1.Pod) []string {
+func podKeys(pods []*corev1.Pod) []string {
 	var out []string
 	for _, p := range pods {
 		out = append(out, p.Namespace+"/"+p.Name)
@@ -66,89 +66,89 @@ func genPodNames(pods []*corev1.Pod) []string {
 	return out
 }
 
-// genEvent is one handler notification.
-type genEvent struct {
+// handlerEvent is one handler notification.
+type handlerEvent struct {
 	kind string // add, update, delete
 	key  string
 }
 
 func TestPodInformerAndListerFollowTheClientset(t *testing.T) {
-	client := genNewClient(genNewPod("a", "pre", map[string]string{"app": "web"}))
-	watches := genTrackWatches(client)
+	client := newFakeClientset(newPod("a", "pre", map[string]string{"app": "web"}))
+	watches := countWatches(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	pods := factory.Core().V1().Pods()
 
-	events := make(chan genEvent, 100)
+	events := make(chan handlerEvent, 100)
 	_, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) {
-			events <- genEvent{"add", obj.(*corev1.Pod).Namespace + "/" + obj.(*corev1.Pod).Name}
+			events <- handlerEvent{"add", obj.(*corev1.Pod).Namespace + "/" + obj.(*corev1.Pod).Name}
 		},
 		UpdateFunc: func(_, obj interface{}) {
-			events <- genEvent{"update", obj.(*corev1.Pod).Namespace + "/" + obj.(*corev1.Pod).Name}
+			events <- handlerEvent{"update", obj.(*corev1.Pod).Namespace + "/" + obj.(*corev1.Pod).Name}
 		},
 		DeleteFunc: func(obj interface{}) {
 			key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 			assert.NoError(t, err)
-			events <- genEvent{"delete", key}
+			events <- handlerEvent{"delete", key}
 		},
 	})
 	require.NoError(t, err)
-	typedEvents := make(chan genEvent, 100)
+	typedEvents := make(chan handlerEvent, 100)
 	_, err = pods.TypedInformer().AddTypedEventHandler(informerscorev1.PodHandlerFuncs{
-		AddFunc:    func(p *corev1.Pod) { typedEvents <- genEvent{"add", p.Namespace + "/" + p.Name} },
-		UpdateFunc: func(_, p *corev1.Pod) { typedEvents <- genEvent{"update", p.Namespace + "/" + p.Name} },
-		DeleteFunc: func(d informerscorev1.DeletedPod) { typedEvents <- genEvent{"delete", d.GetObjectName().String()} },
+		AddFunc:    func(p *corev1.Pod) { typedEvents <- handlerEvent{"add", p.Namespace + "/" + p.Name} },
+		UpdateFunc: func(_, p *corev1.Pod) { typedEvents <- handlerEvent{"update", p.Namespace + "/" + p.Name} },
+		DeleteFunc: func(d informerscorev1.DeletedPod) { typedEvents <- handlerEvent{"delete", d.GetObjectName().String()} },
 	})
 	require.NoError(t, err)
 
-	ctx := genStart(t, factory)
-	watches.waitFor(t, genPodsGVR)
-	expect := func(want ...genEvent) {
+	ctx := startAndSync(t, factory)
+	watches.waitFor(t, podsGVR)
+	expect := func(want ...handlerEvent) {
 		t.Helper()
-		for _, ch := range []chan genEvent{events, typedEvents} {
+		for _, ch := range []chan handlerEvent{events, typedEvents} {
 			for _, w := range want {
 				select {
 				case got := <-ch:
 					require.Equal(t, w, got)
-				case <-time.After(genWait):
+				case <-time.After(waitTimeout):
 					t.Fatalf("timed out waiting for %v", w)
 				}
 			}
 		}
 	}
-	expect(genEvent{"add", "a/pre"})
+	expect(handlerEvent{"add", "a/pre"})
 
 	podsClient := client.CoreV1().Pods("a")
-	_, err = podsClient.Create(ctx, genNewPod("a", "web-1", map[string]string{"app": "web"}), metav1.CreateOptions{})
+	_, err = podsClient.Create(ctx, newPod("a", "web-1", map[string]string{"app": "web"}), metav1.CreateOptions{})
 	require.NoError(t, err)
-	_, err = client.CoreV1().Pods("b").Create(ctx, genNewPod("b", "db-1", map[string]string{"app": "db"}), metav1.CreateOptions{})
+	_, err = client.CoreV1().Pods("b").Create(ctx, newPod("b", "db-1", map[string]string{"app": "db"}), metav1.CreateOptions{})
 	require.NoError(t, err)
-	expect(genEvent{"add", "a/web-1"}, genEvent{"add", "b/db-1"})
+	expect(handlerEvent{"add", "a/web-1"}, handlerEvent{"add", "b/db-1"})
 
 	lister := pods.Lister()
 	all, err := lister.List(labels.Everything())
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a/pre", "a/web-1", "b/db-1"}, genPodNames(all))
+	assert.Equal(t, []string{"a/pre", "a/web-1", "b/db-1"}, podKeys(all))
 	web, err := lister.List(labels.SelectorFromSet(labels.Set{"app": "web"}))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a/pre", "a/web-1"}, genPodNames(web))
+	assert.Equal(t, []string{"a/pre", "a/web-1"}, podKeys(web))
 	inB, err := lister.Pods("b").List(labels.Everything())
 	require.NoError(t, err)
-	assert.Equal(t, []string{"b/db-1"}, genPodNames(inB))
+	assert.Equal(t, []string{"b/db-1"}, podKeys(inB))
 	got, err := lister.Pods("a").Get("web-1")
 	require.NoError(t, err)
 	assert.Equal(t, "web", got.Labels["app"])
 
-	updated := genNewPod("a", "web-1", map[string]string{"app": "web", "tier": "front"})
+	updated := newPod("a", "web-1", map[string]string{"app": "web", "tier": "front"})
 	_, err = podsClient.Update(ctx, updated, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	expect(genEvent{"update", "a/web-1"})
+	expect(handlerEvent{"update", "a/web-1"})
 	front, err := lister.Pods("a").List(labels.SelectorFromSet(labels.Set{"tier": "front"}))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a/web-1"}, genPodNames(front))
+	assert.Equal(t, []string{"a/web-1"}, podKeys(front))
 
 	require.NoError(t, podsClient.Delete(ctx, "web-1", metav1.DeleteOptions{}))
-	expect(genEvent{"delete", "a/web-1"})
+	expect(handlerEvent{"delete", "a/web-1"})
 	_, err = lister.Pods("a").Get("web-1")
 	require.True(t, apierrors.IsNotFound(err), "got %v", err)
 	var status apierrors.APIStatus
@@ -161,9 +161,9 @@ func TestPodInformerAndListerFollowTheClientset(t *testing.T) {
 
 func TestFactoryFiltersByNamespaceAndListOptions(t *testing.T) {
 	objs := []runtime.Object{
-		genNewPod("a", "web-a", map[string]string{"app": "web"}),
-		genNewPod("a", "db-a", map[string]string{"app": "db"}),
-		genNewPod("b", "web-b", map[string]string{"app": "web"}),
+		newPod("a", "web-a", map[string]string{"app": "web"}),
+		newPod("a", "db-a", map[string]string{"app": "db"}),
+		newPod("b", "web-b", map[string]string{"app": "web"}),
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"app": "web"}}},
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}},
 	}
@@ -226,19 +226,19 @@ func TestFactoryFiltersByNamespaceAndListOptions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			client := genNewClient(objs...)
+			client := newFakeClientset(objs...)
 			var tweaks atomic.Int32
 			factory := tc.newFactory(client, &tweaks)
 			pods, nodes := factory.Core().V1().Pods(), factory.Core().V1().Nodes()
 			pods.Informer()
 			nodes.Informer()
-			watches := genTrackWatches(client)
-			genStart(t, factory)
-			watches.waitFor(t, genPodsGVR, genNodesGVR)
+			watches := countWatches(client)
+			startAndSync(t, factory)
+			watches.waitFor(t, podsGVR, nodesGVR)
 
 			gotPods, err := pods.Lister().List(labels.Everything())
 			require.NoError(t, err)
-			assert.Equal(t, tc.wantPods, genPodNames(gotPods))
+			assert.Equal(t, tc.wantPods, podKeys(gotPods))
 			gotNodes, err := nodes.Lister().List(labels.Everything())
 			require.NoError(t, err)
 			var nodeNames []string
@@ -257,9 +257,9 @@ func TestFactoryFiltersByNamespaceAndListOptions(t *testing.T) {
 	}
 }
 
-// genRecordingNewFunc returns a NewInformerFunc that records the resync
+// recordingNewFunc returns a NewInformerFunc that records the resync
 // period it is given and builds a plain pod informer.
-func genRecordingNewFunc(calls *atomic.Int32, resync *atomic.Int64) func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
+func recordingNewFunc(calls *atomic.Int32, resync *atomic.Int64) func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
 	return func(client kubernetes.Interface, period time.Duration) cache.SharedIndexInformer {
 		calls.Add(1)
 		resync.Store(int64(period))
@@ -268,7 +268,7 @@ func genRecordingNewFunc(calls *atomic.Int32, resync *atomic.Int64) func(kuberne
 }
 
 func TestWithCustomResyncConfigSetsTheResyncPerType(t *testing.T) {
-	factory := informers.NewSharedInformerFactoryWithOptions(genNewClient(), time.Minute,
+	factory := informers.NewSharedInformerFactoryWithOptions(newFakeClientset(), time.Minute,
 		informers.WithCustomResyncConfig(map[metav1.Object]time.Duration{&corev1.Pod{}: 5 * time.Second}),
 		informers.WithCustomResyncConfig(map[metav1.Object]time.Duration{&appsv1.Deployment{}: 7 * time.Second}),
 	)
@@ -283,7 +283,7 @@ func TestWithCustomResyncConfigSetsTheResyncPerType(t *testing.T) {
 	for _, tc := range cases {
 		var calls atomic.Int32
 		var resync atomic.Int64
-		factory.InformerFor(tc.obj, genRecordingNewFunc(&calls, &resync))
+		factory.InformerFor(tc.obj, recordingNewFunc(&calls, &resync))
 		assert.Equal(t, int32(1), calls.Load(), "%T", tc.obj)
 		assert.Equal(t, tc.want, time.Duration(resync.Load()), "%T", tc.obj)
 	}
@@ -292,7 +292,7 @@ func TestWithCustomResyncConfigSetsTheResyncPerType(t *testing.T) {
 }
 
 func TestWithTransformTransformsCachedObjects(t *testing.T) {
-	client := genNewClient(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "p", Annotations: map[string]string{"big": "data"}}})
+	client := newFakeClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "p", Annotations: map[string]string{"big": "data"}}})
 	var seen atomic.Int32
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(func(obj interface{}) (interface{}, error) {
 		if pod, ok := obj.(*corev1.Pod); ok {
@@ -305,7 +305,7 @@ func TestWithTransformTransformsCachedObjects(t *testing.T) {
 		return obj, nil
 	}))
 	lister := factory.Core().V1().Pods().Lister()
-	genStart(t, factory)
+	startAndSync(t, factory)
 	pod, err := lister.Pods("a").Get("p")
 	require.NoError(t, err)
 	assert.Nil(t, pod.Annotations)
@@ -314,13 +314,13 @@ func TestWithTransformTransformsCachedObjects(t *testing.T) {
 }
 
 func TestFactoryReturnsOneInformerPerType(t *testing.T) {
-	factory := informers.NewSharedInformerFactory(genNewClient(), 0)
+	factory := informers.NewSharedInformerFactory(newFakeClientset(), 0)
 	pods := factory.Core().V1().Pods().Informer()
 	assert.True(t, pods == factory.Core().V1().Pods().Informer(), "second Pods() returned another informer")
 	assert.True(t, pods == factory.Core().V1().Pods().TypedInformer(), "TypedInformer is not the shared informer")
 	var calls atomic.Int32
 	var resync atomic.Int64
-	assert.True(t, pods == factory.InformerFor(&corev1.Pod{}, genRecordingNewFunc(&calls, &resync)), "InformerFor(&Pod{}) returned another informer")
+	assert.True(t, pods == factory.InformerFor(&corev1.Pod{}, recordingNewFunc(&calls, &resync)), "InformerFor(&Pod{}) returned another informer")
 	assert.Zero(t, calls.Load(), "newFunc called although an informer existed")
 	nodes := factory.Core().V1().Nodes().Informer()
 	assert.False(t, pods == nodes)
@@ -336,8 +336,8 @@ func TestFactoryReturnsOneInformerPerType(t *testing.T) {
 }
 
 func TestForResourceReturnsTheTypedInformer(t *testing.T) {
-	client := genNewClient(
-		genNewPod("a", "p", nil),
+	client := newFakeClientset(
+		newPod("a", "p", nil),
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "d"}},
 	)
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -345,7 +345,7 @@ func TestForResourceReturnsTheTypedInformer(t *testing.T) {
 		gvr   schema.GroupVersionResource
 		typed cache.SharedIndexInformer
 	}{
-		{genPodsGVR, factory.Core().V1().Pods().Informer()},
+		{podsGVR, factory.Core().V1().Pods().Informer()},
 		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, factory.Apps().V1().Deployments().Informer()},
 		{schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}, factory.Batch().V1().CronJobs().Informer()},
 		{schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}, factory.Networking().V1().Ingresses().Informer()},
@@ -367,8 +367,8 @@ func TestForResourceReturnsTheTypedInformer(t *testing.T) {
 		assert.Nil(t, generic)
 	}
 
-	genStart(t, factory)
-	podsGeneric, err := factory.ForResource(genPodsGVR)
+	startAndSync(t, factory)
+	podsGeneric, err := factory.ForResource(podsGVR)
 	require.NoError(t, err)
 	obj, err := podsGeneric.Lister().ByNamespace("a").Get("p")
 	require.NoError(t, err)
@@ -382,14 +382,14 @@ func TestForResourceReturnsTheTypedInformer(t *testing.T) {
 	require.Len(t, all, 1)
 }
 
-// genCountingInformer wraps an informer and counts and controls its runs.
-type genCountingInformer struct {
+// countingInformer wraps an informer and counts and controls its runs.
+type countingInformer struct {
 	cache.SharedIndexInformer
 	runs    atomic.Int32
 	release chan struct{} // if not nil, a run returns only after it is closed
 }
 
-func (c *genCountingInformer) RunWithContext(ctx context.Context) {
+func (c *countingInformer) RunWithContext(ctx context.Context) {
 	c.runs.Add(1)
 	c.SharedIndexInformer.RunWithContext(ctx)
 	if c.release != nil {
@@ -397,12 +397,12 @@ func (c *genCountingInformer) RunWithContext(ctx context.Context) {
 	}
 }
 
-func (c *genCountingInformer) Run(stopCh <-chan struct{}) {
+func (c *countingInformer) Run(stopCh <-chan struct{}) {
 	c.runs.Add(1)
 	c.SharedIndexInformer.Run(stopCh)
 }
 
-func genCounting(informer *genCountingInformer, build func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer) func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
+func countingNewFunc(informer *countingInformer, build func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer) func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
 	return func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		informer.SharedIndexInformer = build(client, resync)
 		return informer
@@ -410,18 +410,18 @@ func genCounting(informer *genCountingInformer, build func(kubernetes.Interface,
 }
 
 func TestFactoryStartAgainStartsOnlyNewInformers(t *testing.T) {
-	client := genNewClient(genNewPod("a", "p", nil), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}})
+	client := newFakeClientset(newPod("a", "p", nil), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}})
 	factory := informers.NewSharedInformerFactory(client, 0)
-	pods, nodes := &genCountingInformer{}, &genCountingInformer{}
-	factory.InformerFor(&corev1.Pod{}, genCounting(pods, func(c kubernetes.Interface, r time.Duration) cache.SharedIndexInformer {
+	pods, nodes := &countingInformer{}, &countingInformer{}
+	factory.InformerFor(&corev1.Pod{}, countingNewFunc(pods, func(c kubernetes.Interface, r time.Duration) cache.SharedIndexInformer {
 		return informerscorev1.NewPodInformer(c, "", r, cache.Indexers{})
 	}))
-	ctx := genStart(t, factory)
+	ctx := startAndSync(t, factory)
 	assert.Equal(t, int32(1), pods.runs.Load())
 
 	// Requested after the first Start: runs once Start is called again, and
 	// the pod informer is not started a second time.
-	factory.InformerFor(&corev1.Node{}, genCounting(nodes, func(c kubernetes.Interface, r time.Duration) cache.SharedIndexInformer {
+	factory.InformerFor(&corev1.Node{}, countingNewFunc(nodes, func(c kubernetes.Interface, r time.Duration) cache.SharedIndexInformer {
 		return informerscorev1.NewNodeInformer(c, r, cache.Indexers{})
 	}))
 	assert.False(t, nodes.HasSynced())
@@ -439,9 +439,9 @@ func TestFactoryStartAgainStartsOnlyNewInformers(t *testing.T) {
 }
 
 func TestFactoryShutdownWaitsForItsInformers(t *testing.T) {
-	factory := informers.NewSharedInformerFactory(genNewClient(), 0)
-	pods := &genCountingInformer{release: make(chan struct{})}
-	factory.InformerFor(&corev1.Pod{}, genCounting(pods, func(c kubernetes.Interface, r time.Duration) cache.SharedIndexInformer {
+	factory := informers.NewSharedInformerFactory(newFakeClientset(), 0)
+	pods := &countingInformer{release: make(chan struct{})}
+	factory.InformerFor(&corev1.Pod{}, countingNewFunc(pods, func(c kubernetes.Interface, r time.Duration) cache.SharedIndexInformer {
 		return informerscorev1.NewPodInformer(c, "", r, cache.Indexers{})
 	}))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -462,13 +462,13 @@ func TestFactoryShutdownWaitsForItsInformers(t *testing.T) {
 	close(pods.release)
 	select {
 	case <-done:
-	case <-time.After(genWait):
+	case <-time.After(waitTimeout):
 		t.Fatal("Shutdown did not return after the informer goroutine ended")
 	}
 	// Shutdown again returns at once; Start after Shutdown starts nothing.
 	factory.Shutdown()
-	nodes := &genCountingInformer{}
-	factory.InformerFor(&corev1.Node{}, genCounting(nodes, func(c kubernetes.Interface, r time.Duration) cache.SharedIndexInformer {
+	nodes := &countingInformer{}
+	factory.InformerFor(&corev1.Node{}, countingNewFunc(nodes, func(c kubernetes.Interface, r time.Duration) cache.SharedIndexInformer {
 		return informerscorev1.NewNodeInformer(c, r, cache.Indexers{})
 	}))
 	factory.StartWithContext(context.Background())
@@ -477,9 +477,9 @@ func TestFactoryShutdownWaitsForItsInformers(t *testing.T) {
 }
 
 func TestFactoryWaitForCacheSyncGivesUpWithTheContextsCause(t *testing.T) {
-	client := genNewClient()
+	client := newFakeClientset()
 	client.PrependReactor("list", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
-		return true, nil, errors.New("gen: list refused")
+		return true, nil, errors.New("list refused")
 	})
 	factory := informers.NewSharedInformerFactory(client, 0)
 	factory.Core().V1().Pods().Informer()
@@ -490,10 +490,10 @@ func TestFactoryWaitForCacheSyncGivesUpWithTheContextsCause(t *testing.T) {
 	factory.StartWithContext(ctx)
 
 	waitCtx, waitCancel := context.WithCancelCause(ctx)
-	cause := errors.New("gen: gave up")
+	cause := errors.New("gave up")
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		assert.Eventually(t, factory.Core().V1().Nodes().Informer().HasSynced, genWait, genTick)
+		assert.Eventually(t, factory.Core().V1().Nodes().Informer().HasSynced, waitTimeout, pollInterval)
 		waitCancel(cause)
 	})
 	res := factory.WaitForCacheSyncWithContext(waitCtx)

@@ -16,10 +16,10 @@ import (
 	"github.com/kinformer/kinformer/informers"
 )
 
-// wrLeanPod builds a pod whose strings are all freshly allocated, as a
+// freshPod builds a pod whose strings are all freshly allocated, as a
 // decoder would produce them, so that shared strings in the cache can only
 // come from interning.
-func wrLeanPod(ns, name string) *corev1.Pod {
+func freshPod(ns, name string) *corev1.Pod {
 	c := strings.Clone
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -45,7 +45,7 @@ func wrLeanPod(ns, name string) *corev1.Pod {
 // string, and the user's WithTransform, given after WithMemoryLean, still
 // runs, first, on the objects with their managedFields.
 func TestMemoryLeanFactoryStripsCachedObjects(t *testing.T) {
-	cs := genNewClient(wrLeanPod("team-a", "a"), wrLeanPod("team-a", "b"), wrLeanPod("team-b", "c"))
+	cs := newFakeClientset(freshPod("team-a", "a"), freshPod("team-a", "b"), freshPod("team-b", "c"))
 	var userCalls, sawManaged atomic.Int64
 	user := func(obj any) (any, error) {
 		if p, ok := obj.(*corev1.Pod); ok {
@@ -59,7 +59,7 @@ func TestMemoryLeanFactoryStripsCachedObjects(t *testing.T) {
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithMemoryLean(), informers.WithTransform(user))
 	lister := factory.Core().V1().Pods().Lister()
-	genStart(t, factory)
+	startAndSync(t, factory)
 
 	server, err := cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
@@ -87,12 +87,12 @@ func TestMemoryLeanFactoryStripsCachedObjects(t *testing.T) {
 	assert.NotSame(t, unsafe.StringData(a.Labels["name"]), unsafe.StringData(c.Labels["name"]))
 
 	// Events after the sync are made lean too.
-	_, err = cs.CoreV1().Pods("team-b").Create(context.Background(), wrLeanPod("team-b", "d"), metav1.CreateOptions{})
+	_, err = cs.CoreV1().Pods("team-b").Create(context.Background(), freshPod("team-b", "d"), metav1.CreateOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		d, err := lister.Pods("team-b").Get("d")
 		return err == nil && d.ManagedFields == nil && unsafe.StringData(d.Labels["app"]) == unsafe.StringData(a.Labels["app"])
-	}, wrWait, genTick)
+	}, serverWaitTimeout, pollInterval)
 	web, err := lister.List(labels.SelectorFromSet(labels.Set{"app": "web"}))
 	require.NoError(t, err)
 	assert.Len(t, web, 4)
@@ -102,14 +102,14 @@ func TestMemoryLeanFactoryStripsCachedObjects(t *testing.T) {
 // factory without it keeps managedFields.
 func TestMemoryLeanAloneStripsManagedFields(t *testing.T) {
 	for _, lean := range []bool{true, false} {
-		cs := genNewClient(wrLeanPod("ns", strings.Repeat("a", 3)))
+		cs := newFakeClientset(freshPod("ns", strings.Repeat("a", 3)))
 		var opts []informers.SharedInformerOption
 		if lean {
 			opts = append(opts, informers.WithMemoryLean())
 		}
 		factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, opts...)
 		lister := factory.Core().V1().Pods().Lister()
-		genStart(t, factory)
+		startAndSync(t, factory)
 		p, err := lister.Pods("ns").Get("aaa")
 		require.NoError(t, err)
 		assert.Equal(t, !lean, len(p.ManagedFields) > 0, "lean=%v", lean)

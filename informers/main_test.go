@@ -25,23 +25,23 @@ func TestMain(m *testing.M) {
 }
 
 const (
-	genSmokeNamespace = "gen-smoke"
-	genWait           = 20 * time.Second
-	genTick           = 2 * time.Millisecond
+	smokeNamespace = "smoke"
+	waitTimeout    = 20 * time.Second
+	pollInterval   = 2 * time.Millisecond
 )
 
-// genWatches records which resources the fake clientset has been asked to
+// watchCounter records which resources the fake clientset has been asked to
 // watch, so that tests create objects only once the informers' watches are
 // open (the fake clientset does not replay events missed between LIST and
 // WATCH).
-type genWatches struct {
+type watchCounter struct {
 	mu     sync.Mutex
 	counts map[schema.GroupVersionResource]int
 }
 
-// genTrackWatches installs a pass-through watch reactor on client.
-func genTrackWatches(client *fake.Clientset) *genWatches {
-	w := &genWatches{counts: map[schema.GroupVersionResource]int{}}
+// countWatches installs a pass-through watch reactor on client.
+func countWatches(client *fake.Clientset) *watchCounter {
+	w := &watchCounter{counts: map[schema.GroupVersionResource]int{}}
 	client.PrependWatchReactor("*", func(action clienttesting.Action) (bool, watch.Interface, error) {
 		w.mu.Lock()
 		w.counts[action.GetResource()]++
@@ -51,14 +51,14 @@ func genTrackWatches(client *fake.Clientset) *genWatches {
 	return w
 }
 
-func (w *genWatches) count(gvr schema.GroupVersionResource) int {
+func (w *watchCounter) count(gvr schema.GroupVersionResource) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.counts[gvr]
 }
 
 // waitFor blocks until every gvr has been watched at least once.
-func (w *genWatches) waitFor(t *testing.T, gvrs ...schema.GroupVersionResource) {
+func (w *watchCounter) waitFor(t *testing.T, gvrs ...schema.GroupVersionResource) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		for _, gvr := range gvrs {
@@ -67,34 +67,34 @@ func (w *genWatches) waitFor(t *testing.T, gvrs ...schema.GroupVersionResource) 
 			}
 		}
 		return true
-	}, genWait, genTick, "watches of %v not started", gvrs)
+	}, waitTimeout, pollInterval, "watches of %v not started", gvrs)
 }
 
-func genSmokeMeta(name string, namespaced bool) metav1.ObjectMeta {
+func smokeMeta(name string, namespaced bool) metav1.ObjectMeta {
 	m := metav1.ObjectMeta{Name: name}
 	if namespaced {
-		m.Namespace = genSmokeNamespace
+		m.Namespace = smokeNamespace
 	}
 	return m
 }
 
-// genSmokeCase is one resource of a generated smoke test.
-type genSmokeCase struct {
+// smokeCase is one resource of a generated smoke test.
+type smokeCase struct {
 	gvr      schema.GroupVersionResource
 	informer cache.SharedIndexInformer
 	create   func(ctx context.Context, name string) error
 	get      func(name string) (metav1.Object, error)
 }
 
-// genRunSmoke checks, for every case of one group/version on one shared
+// runSmokeCases checks, for every case of one group/version on one shared
 // factory: ForResource returns the typed accessor's informer; an object
 // created before Start arrives through LIST and one created after the
 // watches opened arrives through WATCH, both found by the lister, which
 // returns NotFound for anything else.
-func genRunSmoke(t *testing.T, client *fake.Clientset, factory informers.SharedInformerFactory, cases []genSmokeCase) {
+func runSmokeCases(t *testing.T, client *fake.Clientset, factory informers.SharedInformerFactory, cases []smokeCase) {
 	t.Helper()
-	watches := genTrackWatches(client)
-	ctx, cancel := context.WithTimeout(context.Background(), genWait)
+	watches := countWatches(client)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer factory.Shutdown()
 	defer cancel()
 
@@ -124,6 +124,6 @@ func genRunSmoke(t *testing.T, client *fake.Clientset, factory informers.SharedI
 		require.Eventually(t, func() bool {
 			obj, err := c.get("watched")
 			return err == nil && obj.GetName() == "watched"
-		}, genWait, genTick, "%v: watched object never reached the lister", c.gvr)
+		}, waitTimeout, pollInterval, "%v: watched object never reached the lister", c.gvr)
 	}
 }

@@ -18,13 +18,13 @@ import (
 	"github.com/kinformer/kinformer/informers"
 )
 
-// olNames records the names a handler is told about.
-type olNames struct {
+// nameRecorder records the names a handler is told about.
+type nameRecorder struct {
 	mu    sync.Mutex
 	names []string
 }
 
-func (n *olNames) handler() cache.ResourceEventHandler {
+func (n *nameRecorder) handler() cache.ResourceEventHandler {
 	add := func(obj interface{}) {
 		n.mu.Lock()
 		defer n.mu.Unlock()
@@ -36,39 +36,39 @@ func (n *olNames) handler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, obj interface{}) { add(obj) }}
 }
 
-func (n *olNames) get() []string {
+func (n *nameRecorder) get() []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return append([]string(nil), n.names...)
 }
 
 func TestReleaseInformerKeepsOthersRunning(t *testing.T) {
-	client := genNewClient(genNewPod("ns", "p1", nil), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c1"}})
-	watches := genTrackWatches(client)
+	client := newFakeClientset(newPod("ns", "p1", nil), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c1"}})
+	watches := countWatches(client)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	releaser, ok := factory.(informers.InformerReleaser)
 	require.True(t, ok, "the factory implements InformerReleaser")
 
-	pods := &olNames{}
+	pods := &nameRecorder{}
 	_, err := factory.Core().V1().Pods().Informer().AddEventHandler(pods.handler())
 	require.NoError(t, err)
-	ctx := genStart(t, factory)
-	watches.waitFor(t, genPodsGVR)
+	ctx := startAndSync(t, factory)
+	watches.waitFor(t, podsGVR)
 
 	// Everything running so far (the pod informer) is part of the baseline;
 	// whatever the config map informer starts must be gone after release.
 	baseline := goleak.IgnoreCurrent()
 	cmInformer := factory.Core().V1().ConfigMaps().Informer()
-	cms := &olNames{}
+	cms := &nameRecorder{}
 	_, err = cmInformer.AddEventHandler(cms.handler())
 	require.NoError(t, err)
 	cmLister := factory.Core().V1().ConfigMaps().Lister()
 	factory.StartWithContext(ctx)
 	require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
-	cmGVR := genPodsGVR
+	cmGVR := podsGVR
 	cmGVR.Resource = "configmaps"
 	watches.waitFor(t, cmGVR)
-	require.Eventually(t, func() bool { return len(cms.get()) == 1 }, genWait, genTick)
+	require.Eventually(t, func() bool { return len(cms.get()) == 1 }, waitTimeout, pollInterval)
 
 	released, err := releaser.ReleaseInformer(ctx, &corev1.ConfigMap{})
 	require.NoError(t, err)
@@ -78,26 +78,26 @@ func TestReleaseInformerKeepsOthersRunning(t *testing.T) {
 	all, err := cmLister.List(labels.Everything())
 	require.NoError(t, err)
 	assert.Empty(t, all, "the released informer's cache is emptied")
-	assert.NotContains(t, factory.WaitForCacheSyncWithContext(ctx).Synced, olTypeOf(&corev1.ConfigMap{}), "no longer started")
+	assert.NotContains(t, factory.WaitForCacheSyncWithContext(ctx).Synced, typeOf(&corev1.ConfigMap{}), "no longer started")
 
 	// The other informer keeps delivering; the released one's handler
 	// gets nothing more.
-	_, err = client.CoreV1().Pods("ns").Create(ctx, genNewPod("ns", "p2", nil), metav1.CreateOptions{})
+	_, err = client.CoreV1().Pods("ns").Create(ctx, newPod("ns", "p2", nil), metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = client.CoreV1().ConfigMaps("ns").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c2"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return len(pods.get()) == 2 }, genWait, genTick)
+	require.Eventually(t, func() bool { return len(pods.get()) == 2 }, waitTimeout, pollInterval)
 	assert.Equal(t, []string{"p1", "p2"}, pods.get())
 
 	// A new request builds a new informer that works.
 	again := factory.Core().V1().ConfigMaps().Informer()
 	assert.False(t, again == cmInformer, "a new informer after release")
-	fresh := &olNames{}
+	fresh := &nameRecorder{}
 	_, err = again.AddEventHandler(fresh.handler())
 	require.NoError(t, err)
 	factory.StartWithContext(ctx)
 	require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
-	require.Eventually(t, func() bool { return len(fresh.get()) == 2 }, genWait, genTick)
+	require.Eventually(t, func() bool { return len(fresh.get()) == 2 }, waitTimeout, pollInterval)
 	assert.ElementsMatch(t, []string{"c1", "c2"}, fresh.get())
 	assert.Equal(t, []string{"c1"}, cms.get(), "the released informer's handler got nothing after release")
 
@@ -111,7 +111,7 @@ func TestReleaseInformerKeepsOthersRunning(t *testing.T) {
 
 // A requested but never started informer is just dropped.
 func TestReleaseInformerNotStarted(t *testing.T) {
-	factory := informers.NewSharedInformerFactory(genNewClient(), 0)
+	factory := informers.NewSharedInformerFactory(newFakeClientset(), 0)
 	defer factory.Shutdown()
 	first := factory.Core().V1().Pods().Informer()
 	released, err := factory.(informers.InformerReleaser).ReleaseInformer(context.Background(), &corev1.Pod{})
@@ -122,25 +122,25 @@ func TestReleaseInformerNotStarted(t *testing.T) {
 
 // A release whose context ends before the informer stopped reports it.
 func TestReleaseInformerContextEnds(t *testing.T) {
-	client := genNewClient()
+	client := newFakeClientset()
 	factory := informers.NewSharedInformerFactory(client, 0)
 	block := make(chan struct{})
 	_, err := factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(interface{}) { <-block },
 	})
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), genWait)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	defer factory.Shutdown()
 	factory.StartWithContext(ctx)
 	require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
-	_, err = client.CoreV1().Pods("ns").Create(ctx, genNewPod("ns", "p", nil), metav1.CreateOptions{})
+	_, err = client.CoreV1().Pods("ns").Create(ctx, newPod("ns", "p", nil), metav1.CreateOptions{})
 	require.NoError(t, err)
 	// Wait until the handler is blocked in the add.
 	require.Eventually(t, func() bool {
 		l, _ := factory.Core().V1().Pods().Lister().List(labels.Everything())
 		return len(l) == 1
-	}, genWait, genTick)
+	}, waitTimeout, pollInterval)
 	short, cancelShort := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancelShort()
 	released, err := factory.(informers.InformerReleaser).ReleaseInformer(short, &corev1.Pod{})
@@ -149,4 +149,4 @@ func TestReleaseInformerContextEnds(t *testing.T) {
 	close(block)
 }
 
-func olTypeOf(obj interface{}) reflect.Type { return reflect.TypeOf(obj) }
+func typeOf(obj interface{}) reflect.Type { return reflect.TypeOf(obj) }

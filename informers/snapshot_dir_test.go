@@ -19,33 +19,33 @@ import (
 	"github.com/kinformer/kinformer/informers"
 )
 
-// wrPodLists counts the LIST requests for pods client has served so far.
-func wrPodLists(client *fake.Clientset) int {
+// countPodLists counts the LIST requests for pods client has served so far.
+func countPodLists(client *fake.Clientset) int {
 	n := 0
 	for _, a := range client.Actions() {
-		if a.GetVerb() == "list" && a.GetResource() == genPodsGVR {
+		if a.GetVerb() == "list" && a.GetResource() == podsGVR {
 			n++
 		}
 	}
 	return n
 }
 
-// wrRun is one run of a pod informer from a factory over client with opts:
+// factoryRun is one run of a pod informer from a factory over client with opts:
 // it records what the handler and the watch error handler receive, waits
 // for the cache to sync, and returns the cached pod keys once the factory
 // has shut down (which writes the snapshot).
-type wrRun struct {
+type factoryRun struct {
 	keys   []string
 	adds   []string
 	errors []error
 }
 
-func wrRunFactory(t *testing.T, client *fake.Clientset, opts ...informers.SharedInformerOption) wrRun {
+func runFactory(t *testing.T, client *fake.Clientset, opts ...informers.SharedInformerOption) factoryRun {
 	t.Helper()
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, opts...)
 	pods := factory.Core().V1().Pods()
 	var mu sync.Mutex
-	var run wrRun
+	var run factoryRun
 	_, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj interface{}) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -58,13 +58,13 @@ func wrRunFactory(t *testing.T, client *fake.Clientset, opts ...informers.Shared
 		defer mu.Unlock()
 		run.errors = append(run.errors, err)
 	}))
-	ctx, cancel := context.WithTimeout(context.Background(), genWait)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	factory.StartWithContext(ctx)
 	require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
 	got, err := pods.Lister().List(labels.Everything())
 	require.NoError(t, err)
-	run.keys = genPodNames(got)
+	run.keys = podKeys(got)
 	cancel()
 	factory.Shutdown()
 	mu.Lock()
@@ -99,28 +99,28 @@ func TestSnapshotDirRejectsSnapshotOfAnotherScope(t *testing.T) {
 			[]string{"a/db1", "a/web1", "b/web2"}, `this informer selects all objects of the type (no namespace, no selectors)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			client := genNewClient(
-				genNewPod("a", "web1", map[string]string{"app": "web"}),
-				genNewPod("a", "db1", map[string]string{"app": "db"}),
-				genNewPod("b", "web2", map[string]string{"app": "web"}),
+			client := newFakeClientset(
+				newPod("a", "web1", map[string]string{"app": "web"}),
+				newPod("a", "db1", map[string]string{"app": "db"}),
+				newPod("b", "web2", map[string]string{"app": "web"}),
 			)
 			dir := t.TempDir()
-			first := wrRunFactory(t, client, informers.WithSnapshotDir(dir), informers.WithNamespace("a"), informers.WithTweakListOptions(web))
+			first := runFactory(t, client, informers.WithSnapshotDir(dir), informers.WithNamespace("a"), informers.WithTweakListOptions(web))
 			require.Equal(t, []string{"a/web1"}, first.keys)
 			require.Empty(t, first.errors)
-			require.Equal(t, 1, wrPodLists(client))
+			require.Equal(t, 1, countPodLists(client))
 			_, err := os.Stat(filepath.Join(dir, informers.SnapshotFileName(reflect.TypeOf(&corev1.Pod{}))))
 			require.NoError(t, err, "the first run wrote its snapshot")
 
-			second := wrRunFactory(t, client, append([]informers.SharedInformerOption{informers.WithSnapshotDir(dir)}, tc.opts...)...)
+			second := runFactory(t, client, append([]informers.SharedInformerOption{informers.WithSnapshotDir(dir)}, tc.opts...)...)
 			assert.Equal(t, tc.wantKeys, second.keys)
 			if tc.wantError == "" {
-				assert.Equal(t, 1, wrPodLists(client), "resumed without a LIST")
+				assert.Equal(t, 1, countPodLists(client), "resumed without a LIST")
 				assert.Empty(t, second.errors)
 				assert.Equal(t, []string{"a/web1"}, second.adds)
 				return
 			}
-			assert.Equal(t, 2, wrPodLists(client), "a normal LIST follows the rejection")
+			assert.Equal(t, 2, countPodLists(client), "a normal LIST follows the rejection")
 			require.NotEmpty(t, second.errors)
 			var serr *cache.SnapshotError
 			require.ErrorAs(t, second.errors[0], &serr)

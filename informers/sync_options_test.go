@@ -24,7 +24,7 @@ import (
 // Synced tells which informer synced, and Err (and AsError) carries the 403
 // inside an InformerSyncError naming the pod informer.
 func TestFactorySyncResultNamesFailures(t *testing.T) {
-	client := genNewClient(genNewPod("ns", "a", nil), &corev1.ConfigMap{})
+	client := newFakeClientset(newPod("ns", "a", nil), &corev1.ConfigMap{})
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New(`User "bob" cannot list resource "pods"`))
 	client.PrependReactor("list", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, forbidden
@@ -32,7 +32,7 @@ func TestFactorySyncResultNamesFailures(t *testing.T) {
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithSyncOptions(cache.SyncOptions{FailFast: true}))
 	factory.Core().V1().Pods().Informer()
 	configMaps := factory.Core().V1().ConfigMaps().Informer()
-	ctx, cancel := context.WithTimeout(context.Background(), genWait)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	t.Cleanup(func() {
 		cancel()
 		factory.Shutdown()

@@ -28,13 +28,13 @@ import (
 )
 
 const (
-	wrMediaJSON     = "application/json"
-	wrMediaProtobuf = "application/vnd.kubernetes.protobuf"
-	wrWait          = 30 * time.Second
+	mediaJSON         = "application/json"
+	mediaProtobuf     = "application/vnd.kubernetes.protobuf"
+	serverWaitTimeout = 30 * time.Second
 )
 
-// wrRequest is what the test server saw of one request.
-type wrRequest struct {
+// seenRequest is what the test server saw of one request.
+type seenRequest struct {
 	kind   string // "list", "watch" or "watchlist"
 	path   string
 	accept string
@@ -43,13 +43,13 @@ type wrRequest struct {
 	query  string
 }
 
-// wrServer speaks the API server's LIST and WATCH of pods in JSON and
+// podServer speaks the API server's LIST and WATCH of pods in JSON and
 // protobuf. It answers in protobuf when the request's Accept header names it
 // and jsonOnly is false, else in JSON. Watches receive the events pushed with
 // send; a streaming list (sendInitialEvents=true) is served when streaming is
 // set (the listed pods as ADDED events, then the initial-events-end bookmark)
 // and refused with 400 otherwise.
-type wrServer struct {
+type podServer struct {
 	t         *testing.T
 	srv       *httptest.Server
 	jsonOnly  bool
@@ -58,13 +58,13 @@ type wrServer struct {
 	rv        string
 
 	mu       sync.Mutex
-	requests []wrRequest
+	requests []seenRequest
 	watchers []chan watch.Event
 	closing  chan struct{}
 }
 
-func wrNewServer(t *testing.T, jsonOnly, streaming bool, rv string, pods ...*corev1.Pod) *wrServer {
-	s := &wrServer{t: t, jsonOnly: jsonOnly, streaming: streaming, pods: pods, rv: rv, closing: make(chan struct{})}
+func newPodServer(t *testing.T, jsonOnly, streaming bool, rv string, pods ...*corev1.Pod) *podServer {
+	s := &podServer{t: t, jsonOnly: jsonOnly, streaming: streaming, pods: pods, rv: rv, closing: make(chan struct{})}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(func() {
 		close(s.closing)
@@ -76,20 +76,20 @@ func wrNewServer(t *testing.T, jsonOnly, streaming bool, rv string, pods ...*cor
 
 // clientset returns a real clientset for the server, configured for
 // contentType ("" leaves client-go's default).
-func (s *wrServer) clientset(t *testing.T, contentType string) *kubernetes.Clientset {
+func (s *podServer) clientset(t *testing.T, contentType string) *kubernetes.Clientset {
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.srv.URL, ContentConfig: rest.ContentConfig{ContentType: contentType}})
 	require.NoError(t, err)
 	return cs
 }
 
-func (s *wrServer) seen() []wrRequest {
+func (s *podServer) seen() []seenRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]wrRequest(nil), s.requests...)
+	return append([]seenRequest(nil), s.requests...)
 }
 
 // send delivers ev to every open watch and reports how many there were.
-func (s *wrServer) send(ev watch.Event) int {
+func (s *podServer) send(ev watch.Event) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range s.watchers {
@@ -98,13 +98,13 @@ func (s *wrServer) send(ev watch.Event) int {
 	return len(s.watchers)
 }
 
-func (s *wrServer) openWatches() int {
+func (s *podServer) openWatches() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.watchers)
 }
 
-func (s *wrServer) serializer(media string) runtime.SerializerInfo {
+func (s *podServer) serializer(media string) runtime.SerializerInfo {
 	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), media)
 	if !ok {
 		s.t.Errorf("no serializer for %s", media)
@@ -112,11 +112,11 @@ func (s *wrServer) serializer(media string) runtime.SerializerInfo {
 	return info
 }
 
-func (s *wrServer) serve(w http.ResponseWriter, r *http.Request) {
+func (s *podServer) serve(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	media := wrMediaJSON
-	if !s.jsonOnly && strings.Contains(r.Header.Get("Accept"), wrMediaProtobuf) {
-		media = wrMediaProtobuf
+	media := mediaJSON
+	if !s.jsonOnly && strings.Contains(r.Header.Get("Accept"), mediaProtobuf) {
+		media = mediaProtobuf
 	}
 	kind := "list"
 	if q.Get("watch") == "true" {
@@ -126,7 +126,7 @@ func (s *wrServer) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Lock()
-	s.requests = append(s.requests, wrRequest{kind: kind, path: r.URL.Path, accept: r.Header.Get("Accept"), served: media, query: r.URL.RawQuery})
+	s.requests = append(s.requests, seenRequest{kind: kind, path: r.URL.Path, accept: r.Header.Get("Accept"), served: media, query: r.URL.RawQuery})
 	s.mu.Unlock()
 
 	info := s.serializer(media)
@@ -146,7 +146,7 @@ func (s *wrServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	case "watchlist":
 		if !s.streaming {
-			w.Header().Set("Content-Type", wrMediaJSON)
+			w.Header().Set("Content-Type", mediaJSON)
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"no streaming lists here","reason":"BadRequest","code":400}`)
 			return
@@ -158,7 +158,7 @@ func (s *wrServer) serve(w http.ResponseWriter, r *http.Request) {
 	s.watchers = append(s.watchers, ch)
 	s.mu.Unlock()
 	ct := media
-	if media == wrMediaProtobuf {
+	if media == mediaProtobuf {
 		ct += ";stream=watch"
 	}
 	w.Header().Set("Content-Type", ct)
@@ -205,7 +205,7 @@ func (s *wrServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func wrPod(ns, name, rv string, lbls map[string]string) *corev1.Pod {
+func servedPod(ns, name, rv string, lbls map[string]string) *corev1.Pod {
 	return &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv, Labels: lbls, UID: types.UID("uid-" + name)},
@@ -213,8 +213,8 @@ func wrPod(ns, name, rv string, lbls map[string]string) *corev1.Pod {
 	}
 }
 
-// wrStoreState returns the store as key -> resourceVersion/label "v".
-func wrStoreState(store cache.Store) map[string]string {
+// storeState returns the store as key -> resourceVersion/label "v".
+func storeState(store cache.Store) map[string]string {
 	out := map[string]string{}
 	for _, obj := range store.List() {
 		p := obj.(*corev1.Pod)
@@ -223,13 +223,13 @@ func wrStoreState(store cache.Store) map[string]string {
 	return out
 }
 
-// wrRunPods starts cs's factory pod informer (with opts) and waits for it to
+// runPodInformer starts cs's factory pod informer (with opts) and waits for it to
 // sync.
-func wrRunPods(t *testing.T, cs kubernetes.Interface, opts ...informers.SharedInformerOption) cache.SharedIndexInformer {
+func runPodInformer(t *testing.T, cs kubernetes.Interface, opts ...informers.SharedInformerOption) cache.SharedIndexInformer {
 	t.Helper()
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, opts...)
 	inf := factory.Core().V1().Pods().Informer()
-	ctx, cancel := context.WithTimeout(context.Background(), wrWait)
+	ctx, cancel := context.WithTimeout(context.Background(), serverWaitTimeout)
 	t.Cleanup(func() {
 		cancel()
 		factory.Shutdown()
@@ -239,7 +239,7 @@ func wrRunPods(t *testing.T, cs kubernetes.Interface, opts ...informers.SharedIn
 	return inf
 }
 
-func wrMediaOf(accept string) string {
+func firstMediaType(accept string) string {
 	first, _, _ := strings.Cut(accept, ",")
 	m, _, err := mime.ParseMediaType(strings.TrimSpace(first))
 	if err != nil {
@@ -261,42 +261,42 @@ func TestFactoryAsksForProtobuf(t *testing.T) {
 		streaming   bool
 		namespace   string
 	}{
-		{"json-config/list", wrMediaJSON, false, ""},
-		{"json-config/streaming-list", wrMediaJSON, true, ""},
+		{"json-config/list", mediaJSON, false, ""},
+		{"json-config/streaming-list", mediaJSON, true, ""},
 		{"default-config/list", "", false, ""},
-		{"json-config/namespace", wrMediaJSON, false, "team-a"},
+		{"json-config/namespace", mediaJSON, false, "team-a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := wrNewServer(t, false, tc.streaming, "10",
-				wrPod("team-a", "a", "5", map[string]string{"v": "1"}),
-				wrPod("team-b", "b", "6", map[string]string{"v": "1"}))
+			srv := newPodServer(t, false, tc.streaming, "10",
+				servedPod("team-a", "a", "5", map[string]string{"v": "1"}),
+				servedPod("team-b", "b", "6", map[string]string{"v": "1"}))
 			var opts []informers.SharedInformerOption
 			opts = append(opts, informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "v" }))
 			if tc.namespace != "" {
 				opts = append(opts, informers.WithNamespace(tc.namespace))
 			}
-			inf := wrRunPods(t, srv.clientset(t, tc.contentType), opts...)
-			assert.Equal(t, map[string]string{"team-a/a": "5/1/node-1", "team-b/b": "6/1/node-1"}, wrStoreState(inf.GetStore()),
+			inf := runPodInformer(t, srv.clientset(t, tc.contentType), opts...)
+			assert.Equal(t, map[string]string{"team-a/a": "5/1/node-1", "team-b/b": "6/1/node-1"}, storeState(inf.GetStore()),
 				"the server serves both pods whatever the namespace; the store holds what was served")
 
-			require.Eventually(t, func() bool { return srv.openWatches() == 1 }, wrWait, time.Millisecond)
-			upd := wrPod("team-a", "a", "11", map[string]string{"v": "2"})
+			require.Eventually(t, func() bool { return srv.openWatches() == 1 }, serverWaitTimeout, time.Millisecond)
+			upd := servedPod("team-a", "a", "11", map[string]string{"v": "2"})
 			upd.Spec.NodeName = "node-2"
 			srv.send(watch.Event{Type: watch.Modified, Object: upd})
-			srv.send(watch.Event{Type: watch.Added, Object: wrPod("team-a", "c", "12", map[string]string{"v": "1"})})
-			srv.send(watch.Event{Type: watch.Deleted, Object: wrPod("team-b", "b", "13", map[string]string{"v": "1"})})
+			srv.send(watch.Event{Type: watch.Added, Object: servedPod("team-a", "c", "12", map[string]string{"v": "1"})})
+			srv.send(watch.Event{Type: watch.Deleted, Object: servedPod("team-b", "b", "13", map[string]string{"v": "1"})})
 			want := map[string]string{"team-a/a": "11/2/node-2", "team-a/c": "12/1/node-1"}
 			require.Eventually(t, func() bool {
-				return assert.ObjectsAreEqual(want, wrStoreState(inf.GetStore()))
-			}, wrWait, time.Millisecond, "store: %v", wrStoreState(inf.GetStore()))
+				return assert.ObjectsAreEqual(want, storeState(inf.GetStore()))
+			}, serverWaitTimeout, time.Millisecond, "store: %v", storeState(inf.GetStore()))
 
 			reqs := srv.seen()
 			kinds := map[string]int{}
 			for _, r := range reqs {
 				kinds[r.kind]++
-				assert.Equal(t, wrMediaProtobuf, wrMediaOf(r.accept), "%s %s asked for %q", r.kind, r.path, r.accept)
-				assert.Contains(t, r.accept, wrMediaJSON, "JSON must stay acceptable")
-				assert.Equal(t, wrMediaProtobuf, r.served)
+				assert.Equal(t, mediaProtobuf, firstMediaType(r.accept), "%s %s asked for %q", r.kind, r.path, r.accept)
+				assert.Contains(t, r.accept, mediaJSON, "JSON must stay acceptable")
+				assert.Equal(t, mediaProtobuf, r.served)
 				assert.Contains(t, r.query, "labelSelector=v", "tweakListOptions must reach the server")
 				wantPath := "/api/v1/pods"
 				if tc.namespace != "" {
@@ -322,26 +322,26 @@ func TestFactoryAsksForProtobuf(t *testing.T) {
 func TestFactoryDecodesJSONFromServersWithoutProtobuf(t *testing.T) {
 	for _, streaming := range []bool{false, true} {
 		t.Run(fmt.Sprintf("streaming=%v", streaming), func(t *testing.T) {
-			srv := wrNewServer(t, true, streaming, "10", wrPod("ns", "a", "5", map[string]string{"v": "1"}))
-			inf := wrRunPods(t, srv.clientset(t, wrMediaProtobuf))
-			assert.Equal(t, map[string]string{"ns/a": "5/1/node-1"}, wrStoreState(inf.GetStore()))
-			require.Eventually(t, func() bool { return srv.openWatches() == 1 }, wrWait, time.Millisecond)
-			srv.send(watch.Event{Type: watch.Modified, Object: wrPod("ns", "a", "11", map[string]string{"v": "2"})})
+			srv := newPodServer(t, true, streaming, "10", servedPod("ns", "a", "5", map[string]string{"v": "1"}))
+			inf := runPodInformer(t, srv.clientset(t, mediaProtobuf))
+			assert.Equal(t, map[string]string{"ns/a": "5/1/node-1"}, storeState(inf.GetStore()))
+			require.Eventually(t, func() bool { return srv.openWatches() == 1 }, serverWaitTimeout, time.Millisecond)
+			srv.send(watch.Event{Type: watch.Modified, Object: servedPod("ns", "a", "11", map[string]string{"v": "2"})})
 			require.Eventually(t, func() bool {
-				return assert.ObjectsAreEqual(map[string]string{"ns/a": "11/2/node-1"}, wrStoreState(inf.GetStore()))
-			}, wrWait, time.Millisecond)
+				return assert.ObjectsAreEqual(map[string]string{"ns/a": "11/2/node-1"}, storeState(inf.GetStore()))
+			}, serverWaitTimeout, time.Millisecond)
 			for _, r := range srv.seen() {
-				assert.Equal(t, wrMediaProtobuf, wrMediaOf(r.accept))
-				assert.Equal(t, wrMediaJSON, r.served)
+				assert.Equal(t, mediaProtobuf, firstMediaType(r.accept))
+				assert.Equal(t, mediaJSON, r.served)
 			}
 		})
 	}
 }
 
-// wrWrapped is a kubernetes.Interface wrapping a real clientset, as programs
+// wrappedClientset is a kubernetes.Interface wrapping a real clientset, as programs
 // do to add behaviour to the typed clients. The factory must go through the
 // typed clients then, not around them.
-type wrWrapped struct {
+type wrappedClientset struct {
 	*kubernetes.Clientset
 }
 
@@ -349,26 +349,26 @@ type wrWrapped struct {
 // clientset is used through its typed clients, which send the Accept header
 // of the clientset's configuration (JSON here).
 func TestWrappedClientsetUsesTypedClient(t *testing.T) {
-	srv := wrNewServer(t, false, false, "10", wrPod("ns", "a", "5", map[string]string{"v": "1"}))
-	inf := wrRunPods(t, wrWrapped{srv.clientset(t, wrMediaJSON)})
-	assert.Equal(t, map[string]string{"ns/a": "5/1/node-1"}, wrStoreState(inf.GetStore()))
+	srv := newPodServer(t, false, false, "10", servedPod("ns", "a", "5", map[string]string{"v": "1"}))
+	inf := runPodInformer(t, wrappedClientset{srv.clientset(t, mediaJSON)})
+	assert.Equal(t, map[string]string{"ns/a": "5/1/node-1"}, storeState(inf.GetStore()))
 	reqs := srv.seen()
 	require.NotEmpty(t, reqs)
 	for _, r := range reqs {
-		assert.Equal(t, wrMediaJSON, wrMediaOf(r.accept), "%s", r.kind)
-		assert.Equal(t, wrMediaJSON, r.served)
+		assert.Equal(t, mediaJSON, firstMediaType(r.accept), "%s", r.kind)
+		assert.Equal(t, mediaJSON, r.served)
 	}
 }
 
 // TestFactoryWorksWithFakeClientset checks the other fallback: fake clientsets
 // (whose REST clients are nil) keep working through their typed clients.
 func TestFactoryWorksWithFakeClientset(t *testing.T) {
-	cs := genNewClient(wrPod("ns", "a", "5", map[string]string{"v": "1"}))
-	inf := wrRunPods(t, cs)
+	cs := newFakeClientset(servedPod("ns", "a", "5", map[string]string{"v": "1"}))
+	inf := runPodInformer(t, cs)
 	assert.Equal(t, []string{"ns/a"}, inf.GetStore().ListKeys())
-	_, err := cs.CoreV1().Pods("ns").Create(context.Background(), wrPod("ns", "b", "", nil), metav1.CreateOptions{})
+	_, err := cs.CoreV1().Pods("ns").Create(context.Background(), servedPod("ns", "b", "", nil), metav1.CreateOptions{})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return len(inf.GetStore().ListKeys()) == 2 }, wrWait, time.Millisecond)
+	require.Eventually(t, func() bool { return len(inf.GetStore().ListKeys()) == 2 }, serverWaitTimeout, time.Millisecond)
 }
 
 // TestSnapshotScopeNamesTheServer: the snapshot of a factory over a
@@ -377,11 +377,11 @@ func TestFactoryWorksWithFakeClientset(t *testing.T) {
 // *cache.SnapshotError and lists; the same server resumes from it without a
 // LIST.
 func TestSnapshotScopeNamesTheServer(t *testing.T) {
-	pods := []*corev1.Pod{wrPod("ns", "a", "10", nil), wrPod("ns", "b", "11", nil)}
-	first := wrNewServer(t, false, true, "11", pods...)
-	other := wrNewServer(t, false, true, "11", pods...)
+	pods := []*corev1.Pod{servedPod("ns", "a", "10", nil), servedPod("ns", "b", "11", nil)}
+	first := newPodServer(t, false, true, "11", pods...)
+	other := newPodServer(t, false, true, "11", pods...)
 	dir := t.TempDir()
-	lists := func(s *wrServer) int {
+	lists := func(s *podServer) int {
 		n := 0
 		for _, r := range s.seen() {
 			if r.kind == "list" || r.kind == "watchlist" {
@@ -390,7 +390,7 @@ func TestSnapshotScopeNamesTheServer(t *testing.T) {
 		}
 		return n
 	}
-	run := func(s *wrServer) []error {
+	run := func(s *podServer) []error {
 		factory := informers.NewSharedInformerFactoryWithOptions(s.clientset(t, ""), 0, informers.WithSnapshotDir(dir), informers.WithNamespace("ns"))
 		inf := factory.Core().V1().Pods().Informer()
 		var mu sync.Mutex
@@ -400,11 +400,11 @@ func TestSnapshotScopeNamesTheServer(t *testing.T) {
 			defer mu.Unlock()
 			errs = append(errs, err)
 		}))
-		ctx, cancel := context.WithTimeout(context.Background(), wrWait)
+		ctx, cancel := context.WithTimeout(context.Background(), serverWaitTimeout)
 		defer cancel()
 		factory.StartWithContext(ctx)
 		require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
-		assert.Equal(t, map[string]string{"ns/a": "10//node-1", "ns/b": "11//node-1"}, wrStoreState(inf.GetStore()))
+		assert.Equal(t, map[string]string{"ns/a": "10//node-1", "ns/b": "11//node-1"}, storeState(inf.GetStore()))
 		cancel()
 		factory.Shutdown()
 		mu.Lock()

@@ -68,12 +68,12 @@ func TestInformersAndListersOfAdmissionregistrationV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Admissionregistration().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingadmissionpolicies"},
 			informer: group.MutatingAdmissionPolicies().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, &admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, &admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -84,7 +84,7 @@ func TestInformersAndListersOfAdmissionregistrationV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingadmissionpolicybindings"},
 			informer: group.MutatingAdmissionPolicyBindings().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -95,7 +95,7 @@ func TestInformersAndListersOfAdmissionregistrationV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"},
 			informer: group.MutatingWebhookConfigurations().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -106,7 +106,7 @@ func TestInformersAndListersOfAdmissionregistrationV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
 			informer: group.ValidatingAdmissionPolicies().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -117,7 +117,7 @@ func TestInformersAndListersOfAdmissionregistrationV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
 			informer: group.ValidatingAdmissionPolicyBindings().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -128,7 +128,7 @@ func TestInformersAndListersOfAdmissionregistrationV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"},
 			informer: group.ValidatingWebhookConfigurations().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -144,12 +144,12 @@ func TestInformersAndListersOfAdmissionregistrationV1alpha1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Admissionregistration().V1alpha1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Resource: "mutatingadmissionpolicies"},
 			informer: group.MutatingAdmissionPolicies().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AdmissionregistrationV1alpha1().MutatingAdmissionPolicies().Create(ctx, &admissionregistrationv1alpha1.MutatingAdmissionPolicy{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.AdmissionregistrationV1alpha1().MutatingAdmissionPolicies().Create(ctx, &admissionregistrationv1alpha1.MutatingAdmissionPolicy{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -160,7 +160,7 @@ func TestInformersAndListersOfAdmissionregistrationV1alpha1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Resource: "mutatingadmissionpolicybindings"},
 			informer: group.MutatingAdmissionPolicyBindings().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AdmissionregistrationV1alpha1().MutatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.AdmissionregistrationV1alpha1().MutatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -171,7 +171,7 @@ func TestInformersAndListersOfAdmissionregistrationV1alpha1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Resource: "validatingadmissionpolicies"},
 			informer: group.ValidatingAdmissionPolicies().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AdmissionregistrationV1alpha1().ValidatingAdmissionPolicies().Create(ctx, &admissionregistrationv1alpha1.ValidatingAdmissionPolicy{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.AdmissionregistrationV1alpha1().ValidatingAdmissionPolicies().Create(ctx, &admissionregistrationv1alpha1.ValidatingAdmissionPolicy{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -182,7 +182,7 @@ func TestInformersAndListersOfAdmissionregistrationV1alpha1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Resource: "validatingadmissionpolicybindings"},
 			informer: group.ValidatingAdmissionPolicyBindings().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AdmissionregistrationV1alpha1().ValidatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1alpha1.ValidatingAdmissionPolicyBinding{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.AdmissionregistrationV1alpha1().ValidatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1alpha1.ValidatingAdmissionPolicyBinding{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -198,12 +198,12 @@ func TestInformersAndListersOfAdmissionregistrationV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Admissionregistration().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "mutatingadmissionpolicies"},
 			informer: group.MutatingAdmissionPolicies().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AdmissionregistrationV1beta1().MutatingAdmissionPolicies().Create(ctx, &admissionregistrationv1beta1.MutatingAdmissionPolicy{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.AdmissionregistrationV1beta1().MutatingAdmissionPolicies().Create(ctx, &admissionregistrationv1beta1.MutatingAdmissionPolicy{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -214,7 +214,7 @@ func TestInformersAndListersOfAdmissionregistrationV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "mutatingadmissionpolicybindings"},
 			informer: group.MutatingAdmissionPolicyBindings().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AdmissionregistrationV1beta1().MutatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1beta1.MutatingAdmissionPolicyBinding{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.AdmissionregistrationV1beta1().MutatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1beta1.MutatingAdmissionPolicyBinding{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -225,7 +225,7 @@ func TestInformersAndListersOfAdmissionregistrationV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "mutatingwebhookconfigurations"},
 			informer: group.MutatingWebhookConfigurations().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AdmissionregistrationV1beta1().MutatingWebhookConfigurations().Create(ctx, &admissionregistrationv1beta1.MutatingWebhookConfiguration{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.AdmissionregistrationV1beta1().MutatingWebhookConfigurations().Create(ctx, &admissionregistrationv1beta1.MutatingWebhookConfiguration{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -236,7 +236,7 @@ func TestInformersAndListersOfAdmissionregistrationV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "validatingadmissionpolicies"},
 			informer: group.ValidatingAdmissionPolicies().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AdmissionregistrationV1beta1().ValidatingAdmissionPolicies().Create(ctx, &admissionregistrationv1beta1.ValidatingAdmissionPolicy{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.AdmissionregistrationV1beta1().ValidatingAdmissionPolicies().Create(ctx, &admissionregistrationv1beta1.ValidatingAdmissionPolicy{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -247,7 +247,7 @@ func TestInformersAndListersOfAdmissionregistrationV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "validatingadmissionpolicybindings"},
 			informer: group.ValidatingAdmissionPolicyBindings().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AdmissionregistrationV1beta1().ValidatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1beta1.ValidatingAdmissionPolicyBinding{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.AdmissionregistrationV1beta1().ValidatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1beta1.ValidatingAdmissionPolicyBinding{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -258,7 +258,7 @@ func TestInformersAndListersOfAdmissionregistrationV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "validatingwebhookconfigurations"},
 			informer: group.ValidatingWebhookConfigurations().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AdmissionregistrationV1beta1().ValidatingWebhookConfigurations().Create(ctx, &admissionregistrationv1beta1.ValidatingWebhookConfiguration{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.AdmissionregistrationV1beta1().ValidatingWebhookConfigurations().Create(ctx, &admissionregistrationv1beta1.ValidatingWebhookConfiguration{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -274,12 +274,12 @@ func TestInformersAndListersOfInternalV1alpha1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Internal().V1alpha1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "internal.apiserver.k8s.io", Version: "v1alpha1", Resource: "storageversions"},
 			informer: group.StorageVersions().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.InternalV1alpha1().StorageVersions().Create(ctx, &apiserverinternalv1alpha1.StorageVersion{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.InternalV1alpha1().StorageVersions().Create(ctx, &apiserverinternalv1alpha1.StorageVersion{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -295,60 +295,60 @@ func TestInformersAndListersOfAppsV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Apps().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "controllerrevisions"},
 			informer: group.ControllerRevisions().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AppsV1().ControllerRevisions(genSmokeNamespace).Create(ctx, &appsv1.ControllerRevision{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.AppsV1().ControllerRevisions(smokeNamespace).Create(ctx, &appsv1.ControllerRevision{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.ControllerRevisions().Lister().ControllerRevisions(genSmokeNamespace).Get(name)
+				return group.ControllerRevisions().Lister().ControllerRevisions(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"},
 			informer: group.DaemonSets().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AppsV1().DaemonSets(genSmokeNamespace).Create(ctx, &appsv1.DaemonSet{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.AppsV1().DaemonSets(smokeNamespace).Create(ctx, &appsv1.DaemonSet{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.DaemonSets().Lister().DaemonSets(genSmokeNamespace).Get(name)
+				return group.DaemonSets().Lister().DaemonSets(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
 			informer: group.Deployments().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AppsV1().Deployments(genSmokeNamespace).Create(ctx, &appsv1.Deployment{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.AppsV1().Deployments(smokeNamespace).Create(ctx, &appsv1.Deployment{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Deployments().Lister().Deployments(genSmokeNamespace).Get(name)
+				return group.Deployments().Lister().Deployments(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"},
 			informer: group.ReplicaSets().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AppsV1().ReplicaSets(genSmokeNamespace).Create(ctx, &appsv1.ReplicaSet{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.AppsV1().ReplicaSets(smokeNamespace).Create(ctx, &appsv1.ReplicaSet{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.ReplicaSets().Lister().ReplicaSets(genSmokeNamespace).Get(name)
+				return group.ReplicaSets().Lister().ReplicaSets(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"},
 			informer: group.StatefulSets().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AppsV1().StatefulSets(genSmokeNamespace).Create(ctx, &appsv1.StatefulSet{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.AppsV1().StatefulSets(smokeNamespace).Create(ctx, &appsv1.StatefulSet{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.StatefulSets().Lister().StatefulSets(genSmokeNamespace).Get(name)
+				return group.StatefulSets().Lister().StatefulSets(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -360,38 +360,38 @@ func TestInformersAndListersOfAppsV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Apps().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "apps", Version: "v1beta1", Resource: "controllerrevisions"},
 			informer: group.ControllerRevisions().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AppsV1beta1().ControllerRevisions(genSmokeNamespace).Create(ctx, &appsv1beta1.ControllerRevision{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.AppsV1beta1().ControllerRevisions(smokeNamespace).Create(ctx, &appsv1beta1.ControllerRevision{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.ControllerRevisions().Lister().ControllerRevisions(genSmokeNamespace).Get(name)
+				return group.ControllerRevisions().Lister().ControllerRevisions(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "apps", Version: "v1beta1", Resource: "deployments"},
 			informer: group.Deployments().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AppsV1beta1().Deployments(genSmokeNamespace).Create(ctx, &appsv1beta1.Deployment{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.AppsV1beta1().Deployments(smokeNamespace).Create(ctx, &appsv1beta1.Deployment{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Deployments().Lister().Deployments(genSmokeNamespace).Get(name)
+				return group.Deployments().Lister().Deployments(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "apps", Version: "v1beta1", Resource: "statefulsets"},
 			informer: group.StatefulSets().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AppsV1beta1().StatefulSets(genSmokeNamespace).Create(ctx, &appsv1beta1.StatefulSet{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.AppsV1beta1().StatefulSets(smokeNamespace).Create(ctx, &appsv1beta1.StatefulSet{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.StatefulSets().Lister().StatefulSets(genSmokeNamespace).Get(name)
+				return group.StatefulSets().Lister().StatefulSets(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -403,60 +403,60 @@ func TestInformersAndListersOfAppsV1beta2(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Apps().V1beta2()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "apps", Version: "v1beta2", Resource: "controllerrevisions"},
 			informer: group.ControllerRevisions().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AppsV1beta2().ControllerRevisions(genSmokeNamespace).Create(ctx, &appsv1beta2.ControllerRevision{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.AppsV1beta2().ControllerRevisions(smokeNamespace).Create(ctx, &appsv1beta2.ControllerRevision{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.ControllerRevisions().Lister().ControllerRevisions(genSmokeNamespace).Get(name)
+				return group.ControllerRevisions().Lister().ControllerRevisions(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "apps", Version: "v1beta2", Resource: "daemonsets"},
 			informer: group.DaemonSets().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AppsV1beta2().DaemonSets(genSmokeNamespace).Create(ctx, &appsv1beta2.DaemonSet{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.AppsV1beta2().DaemonSets(smokeNamespace).Create(ctx, &appsv1beta2.DaemonSet{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.DaemonSets().Lister().DaemonSets(genSmokeNamespace).Get(name)
+				return group.DaemonSets().Lister().DaemonSets(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "apps", Version: "v1beta2", Resource: "deployments"},
 			informer: group.Deployments().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AppsV1beta2().Deployments(genSmokeNamespace).Create(ctx, &appsv1beta2.Deployment{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.AppsV1beta2().Deployments(smokeNamespace).Create(ctx, &appsv1beta2.Deployment{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Deployments().Lister().Deployments(genSmokeNamespace).Get(name)
+				return group.Deployments().Lister().Deployments(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "apps", Version: "v1beta2", Resource: "replicasets"},
 			informer: group.ReplicaSets().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AppsV1beta2().ReplicaSets(genSmokeNamespace).Create(ctx, &appsv1beta2.ReplicaSet{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.AppsV1beta2().ReplicaSets(smokeNamespace).Create(ctx, &appsv1beta2.ReplicaSet{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.ReplicaSets().Lister().ReplicaSets(genSmokeNamespace).Get(name)
+				return group.ReplicaSets().Lister().ReplicaSets(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "apps", Version: "v1beta2", Resource: "statefulsets"},
 			informer: group.StatefulSets().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AppsV1beta2().StatefulSets(genSmokeNamespace).Create(ctx, &appsv1beta2.StatefulSet{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.AppsV1beta2().StatefulSets(smokeNamespace).Create(ctx, &appsv1beta2.StatefulSet{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.StatefulSets().Lister().StatefulSets(genSmokeNamespace).Get(name)
+				return group.StatefulSets().Lister().StatefulSets(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -468,16 +468,16 @@ func TestInformersAndListersOfAutoscalingV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Autoscaling().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "autoscaling", Version: "v1", Resource: "horizontalpodautoscalers"},
 			informer: group.HorizontalPodAutoscalers().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AutoscalingV1().HorizontalPodAutoscalers(genSmokeNamespace).Create(ctx, &autoscalingv1.HorizontalPodAutoscaler{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.AutoscalingV1().HorizontalPodAutoscalers(smokeNamespace).Create(ctx, &autoscalingv1.HorizontalPodAutoscaler{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.HorizontalPodAutoscalers().Lister().HorizontalPodAutoscalers(genSmokeNamespace).Get(name)
+				return group.HorizontalPodAutoscalers().Lister().HorizontalPodAutoscalers(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -489,16 +489,16 @@ func TestInformersAndListersOfAutoscalingV2(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Autoscaling().V2()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"},
 			informer: group.HorizontalPodAutoscalers().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.AutoscalingV2().HorizontalPodAutoscalers(genSmokeNamespace).Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.AutoscalingV2().HorizontalPodAutoscalers(smokeNamespace).Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.HorizontalPodAutoscalers().Lister().HorizontalPodAutoscalers(genSmokeNamespace).Get(name)
+				return group.HorizontalPodAutoscalers().Lister().HorizontalPodAutoscalers(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -510,27 +510,27 @@ func TestInformersAndListersOfBatchV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Batch().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"},
 			informer: group.CronJobs().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.BatchV1().CronJobs(genSmokeNamespace).Create(ctx, &batchv1.CronJob{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.BatchV1().CronJobs(smokeNamespace).Create(ctx, &batchv1.CronJob{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.CronJobs().Lister().CronJobs(genSmokeNamespace).Get(name)
+				return group.CronJobs().Lister().CronJobs(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"},
 			informer: group.Jobs().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.BatchV1().Jobs(genSmokeNamespace).Create(ctx, &batchv1.Job{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.BatchV1().Jobs(smokeNamespace).Create(ctx, &batchv1.Job{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Jobs().Lister().Jobs(genSmokeNamespace).Get(name)
+				return group.Jobs().Lister().Jobs(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -542,16 +542,16 @@ func TestInformersAndListersOfBatchV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Batch().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "batch", Version: "v1beta1", Resource: "cronjobs"},
 			informer: group.CronJobs().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.BatchV1beta1().CronJobs(genSmokeNamespace).Create(ctx, &batchv1beta1.CronJob{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.BatchV1beta1().CronJobs(smokeNamespace).Create(ctx, &batchv1beta1.CronJob{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.CronJobs().Lister().CronJobs(genSmokeNamespace).Get(name)
+				return group.CronJobs().Lister().CronJobs(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -563,12 +563,12 @@ func TestInformersAndListersOfCertificatesV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Certificates().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"},
 			informer: group.CertificateSigningRequests().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CertificatesV1().CertificateSigningRequests().Create(ctx, &certificatesv1.CertificateSigningRequest{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.CertificatesV1().CertificateSigningRequests().Create(ctx, &certificatesv1.CertificateSigningRequest{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -579,7 +579,7 @@ func TestInformersAndListersOfCertificatesV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "clustertrustbundles"},
 			informer: group.ClusterTrustBundles().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CertificatesV1().ClusterTrustBundles().Create(ctx, &certificatesv1.ClusterTrustBundle{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.CertificatesV1().ClusterTrustBundles().Create(ctx, &certificatesv1.ClusterTrustBundle{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -590,11 +590,11 @@ func TestInformersAndListersOfCertificatesV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "podcertificaterequests"},
 			informer: group.PodCertificateRequests().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CertificatesV1().PodCertificateRequests(genSmokeNamespace).Create(ctx, &certificatesv1.PodCertificateRequest{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CertificatesV1().PodCertificateRequests(smokeNamespace).Create(ctx, &certificatesv1.PodCertificateRequest{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.PodCertificateRequests().Lister().PodCertificateRequests(genSmokeNamespace).Get(name)
+				return group.PodCertificateRequests().Lister().PodCertificateRequests(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -606,12 +606,12 @@ func TestInformersAndListersOfCertificatesV1alpha1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Certificates().V1alpha1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1alpha1", Resource: "clustertrustbundles"},
 			informer: group.ClusterTrustBundles().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CertificatesV1alpha1().ClusterTrustBundles().Create(ctx, &certificatesv1alpha1.ClusterTrustBundle{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.CertificatesV1alpha1().ClusterTrustBundles().Create(ctx, &certificatesv1alpha1.ClusterTrustBundle{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -627,12 +627,12 @@ func TestInformersAndListersOfCertificatesV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Certificates().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1beta1", Resource: "certificatesigningrequests"},
 			informer: group.CertificateSigningRequests().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CertificatesV1beta1().CertificateSigningRequests().Create(ctx, &certificatesv1beta1.CertificateSigningRequest{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.CertificatesV1beta1().CertificateSigningRequests().Create(ctx, &certificatesv1beta1.CertificateSigningRequest{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -643,7 +643,7 @@ func TestInformersAndListersOfCertificatesV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1beta1", Resource: "clustertrustbundles"},
 			informer: group.ClusterTrustBundles().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CertificatesV1beta1().ClusterTrustBundles().Create(ctx, &certificatesv1beta1.ClusterTrustBundle{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.CertificatesV1beta1().ClusterTrustBundles().Create(ctx, &certificatesv1beta1.ClusterTrustBundle{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -654,11 +654,11 @@ func TestInformersAndListersOfCertificatesV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1beta1", Resource: "podcertificaterequests"},
 			informer: group.PodCertificateRequests().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CertificatesV1beta1().PodCertificateRequests(genSmokeNamespace).Create(ctx, &certificatesv1beta1.PodCertificateRequest{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CertificatesV1beta1().PodCertificateRequests(smokeNamespace).Create(ctx, &certificatesv1beta1.PodCertificateRequest{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.PodCertificateRequests().Lister().PodCertificateRequests(genSmokeNamespace).Get(name)
+				return group.PodCertificateRequests().Lister().PodCertificateRequests(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -670,16 +670,16 @@ func TestInformersAndListersOfCoordinationV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Coordination().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
 			informer: group.Leases().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoordinationV1().Leases(genSmokeNamespace).Create(ctx, &coordinationv1.Lease{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CoordinationV1().Leases(smokeNamespace).Create(ctx, &coordinationv1.Lease{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Leases().Lister().Leases(genSmokeNamespace).Get(name)
+				return group.Leases().Lister().Leases(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -691,16 +691,16 @@ func TestInformersAndListersOfCoordinationV1alpha2(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Coordination().V1alpha2()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1alpha2", Resource: "leasecandidates"},
 			informer: group.LeaseCandidates().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoordinationV1alpha2().LeaseCandidates(genSmokeNamespace).Create(ctx, &coordinationv1alpha2.LeaseCandidate{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CoordinationV1alpha2().LeaseCandidates(smokeNamespace).Create(ctx, &coordinationv1alpha2.LeaseCandidate{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.LeaseCandidates().Lister().LeaseCandidates(genSmokeNamespace).Get(name)
+				return group.LeaseCandidates().Lister().LeaseCandidates(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -712,27 +712,27 @@ func TestInformersAndListersOfCoordinationV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Coordination().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1beta1", Resource: "leases"},
 			informer: group.Leases().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoordinationV1beta1().Leases(genSmokeNamespace).Create(ctx, &coordinationv1beta1.Lease{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CoordinationV1beta1().Leases(smokeNamespace).Create(ctx, &coordinationv1beta1.Lease{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Leases().Lister().Leases(genSmokeNamespace).Get(name)
+				return group.Leases().Lister().Leases(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1beta1", Resource: "leasecandidates"},
 			informer: group.LeaseCandidates().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoordinationV1beta1().LeaseCandidates(genSmokeNamespace).Create(ctx, &coordinationv1beta1.LeaseCandidate{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CoordinationV1beta1().LeaseCandidates(smokeNamespace).Create(ctx, &coordinationv1beta1.LeaseCandidate{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.LeaseCandidates().Lister().LeaseCandidates(genSmokeNamespace).Get(name)
+				return group.LeaseCandidates().Lister().LeaseCandidates(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -744,12 +744,12 @@ func TestInformersAndListersOfCoreV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Core().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "", Version: "v1", Resource: "componentstatuses"},
 			informer: group.ComponentStatuses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoreV1().ComponentStatuses().Create(ctx, &corev1.ComponentStatus{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.CoreV1().ComponentStatuses().Create(ctx, &corev1.ComponentStatus{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -760,51 +760,51 @@ func TestInformersAndListersOfCoreV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "", Version: "v1", Resource: "configmaps"},
 			informer: group.ConfigMaps().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoreV1().ConfigMaps(genSmokeNamespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CoreV1().ConfigMaps(smokeNamespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.ConfigMaps().Lister().ConfigMaps(genSmokeNamespace).Get(name)
+				return group.ConfigMaps().Lister().ConfigMaps(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "", Version: "v1", Resource: "endpoints"},
 			informer: group.Endpoints().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoreV1().Endpoints(genSmokeNamespace).Create(ctx, &corev1.Endpoints{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CoreV1().Endpoints(smokeNamespace).Create(ctx, &corev1.Endpoints{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Endpoints().Lister().Endpoints(genSmokeNamespace).Get(name)
+				return group.Endpoints().Lister().Endpoints(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "", Version: "v1", Resource: "events"},
 			informer: group.Events().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoreV1().Events(genSmokeNamespace).Create(ctx, &corev1.Event{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CoreV1().Events(smokeNamespace).Create(ctx, &corev1.Event{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Events().Lister().Events(genSmokeNamespace).Get(name)
+				return group.Events().Lister().Events(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "", Version: "v1", Resource: "limitranges"},
 			informer: group.LimitRanges().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoreV1().LimitRanges(genSmokeNamespace).Create(ctx, &corev1.LimitRange{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CoreV1().LimitRanges(smokeNamespace).Create(ctx, &corev1.LimitRange{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.LimitRanges().Lister().LimitRanges(genSmokeNamespace).Get(name)
+				return group.LimitRanges().Lister().LimitRanges(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "", Version: "v1", Resource: "namespaces"},
 			informer: group.Namespaces().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -815,7 +815,7 @@ func TestInformersAndListersOfCoreV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "", Version: "v1", Resource: "nodes"},
 			informer: group.Nodes().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -826,7 +826,7 @@ func TestInformersAndListersOfCoreV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "", Version: "v1", Resource: "persistentvolumes"},
 			informer: group.PersistentVolumes().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -837,88 +837,88 @@ func TestInformersAndListersOfCoreV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "", Version: "v1", Resource: "persistentvolumeclaims"},
 			informer: group.PersistentVolumeClaims().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoreV1().PersistentVolumeClaims(genSmokeNamespace).Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CoreV1().PersistentVolumeClaims(smokeNamespace).Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.PersistentVolumeClaims().Lister().PersistentVolumeClaims(genSmokeNamespace).Get(name)
+				return group.PersistentVolumeClaims().Lister().PersistentVolumeClaims(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "", Version: "v1", Resource: "pods"},
 			informer: group.Pods().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoreV1().Pods(genSmokeNamespace).Create(ctx, &corev1.Pod{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CoreV1().Pods(smokeNamespace).Create(ctx, &corev1.Pod{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Pods().Lister().Pods(genSmokeNamespace).Get(name)
+				return group.Pods().Lister().Pods(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "", Version: "v1", Resource: "podtemplates"},
 			informer: group.PodTemplates().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoreV1().PodTemplates(genSmokeNamespace).Create(ctx, &corev1.PodTemplate{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CoreV1().PodTemplates(smokeNamespace).Create(ctx, &corev1.PodTemplate{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.PodTemplates().Lister().PodTemplates(genSmokeNamespace).Get(name)
+				return group.PodTemplates().Lister().PodTemplates(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "", Version: "v1", Resource: "replicationcontrollers"},
 			informer: group.ReplicationControllers().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoreV1().ReplicationControllers(genSmokeNamespace).Create(ctx, &corev1.ReplicationController{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CoreV1().ReplicationControllers(smokeNamespace).Create(ctx, &corev1.ReplicationController{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.ReplicationControllers().Lister().ReplicationControllers(genSmokeNamespace).Get(name)
+				return group.ReplicationControllers().Lister().ReplicationControllers(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "", Version: "v1", Resource: "resourcequotas"},
 			informer: group.ResourceQuotas().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoreV1().ResourceQuotas(genSmokeNamespace).Create(ctx, &corev1.ResourceQuota{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CoreV1().ResourceQuotas(smokeNamespace).Create(ctx, &corev1.ResourceQuota{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.ResourceQuotas().Lister().ResourceQuotas(genSmokeNamespace).Get(name)
+				return group.ResourceQuotas().Lister().ResourceQuotas(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "", Version: "v1", Resource: "secrets"},
 			informer: group.Secrets().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoreV1().Secrets(genSmokeNamespace).Create(ctx, &corev1.Secret{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CoreV1().Secrets(smokeNamespace).Create(ctx, &corev1.Secret{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Secrets().Lister().Secrets(genSmokeNamespace).Get(name)
+				return group.Secrets().Lister().Secrets(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "", Version: "v1", Resource: "services"},
 			informer: group.Services().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoreV1().Services(genSmokeNamespace).Create(ctx, &corev1.Service{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CoreV1().Services(smokeNamespace).Create(ctx, &corev1.Service{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Services().Lister().Services(genSmokeNamespace).Get(name)
+				return group.Services().Lister().Services(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "", Version: "v1", Resource: "serviceaccounts"},
 			informer: group.ServiceAccounts().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.CoreV1().ServiceAccounts(genSmokeNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.CoreV1().ServiceAccounts(smokeNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.ServiceAccounts().Lister().ServiceAccounts(genSmokeNamespace).Get(name)
+				return group.ServiceAccounts().Lister().ServiceAccounts(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -930,16 +930,16 @@ func TestInformersAndListersOfDiscoveryV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Discovery().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"},
 			informer: group.EndpointSlices().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.DiscoveryV1().EndpointSlices(genSmokeNamespace).Create(ctx, &discoveryv1.EndpointSlice{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.DiscoveryV1().EndpointSlices(smokeNamespace).Create(ctx, &discoveryv1.EndpointSlice{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.EndpointSlices().Lister().EndpointSlices(genSmokeNamespace).Get(name)
+				return group.EndpointSlices().Lister().EndpointSlices(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -951,16 +951,16 @@ func TestInformersAndListersOfDiscoveryV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Discovery().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1beta1", Resource: "endpointslices"},
 			informer: group.EndpointSlices().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.DiscoveryV1beta1().EndpointSlices(genSmokeNamespace).Create(ctx, &discoveryv1beta1.EndpointSlice{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.DiscoveryV1beta1().EndpointSlices(smokeNamespace).Create(ctx, &discoveryv1beta1.EndpointSlice{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.EndpointSlices().Lister().EndpointSlices(genSmokeNamespace).Get(name)
+				return group.EndpointSlices().Lister().EndpointSlices(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -972,16 +972,16 @@ func TestInformersAndListersOfEventsV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Events().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"},
 			informer: group.Events().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.EventsV1().Events(genSmokeNamespace).Create(ctx, &eventsv1.Event{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.EventsV1().Events(smokeNamespace).Create(ctx, &eventsv1.Event{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Events().Lister().Events(genSmokeNamespace).Get(name)
+				return group.Events().Lister().Events(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -993,16 +993,16 @@ func TestInformersAndListersOfEventsV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Events().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1beta1", Resource: "events"},
 			informer: group.Events().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.EventsV1beta1().Events(genSmokeNamespace).Create(ctx, &eventsv1beta1.Event{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.EventsV1beta1().Events(smokeNamespace).Create(ctx, &eventsv1beta1.Event{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Events().Lister().Events(genSmokeNamespace).Get(name)
+				return group.Events().Lister().Events(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -1014,60 +1014,60 @@ func TestInformersAndListersOfExtensionsV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Extensions().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "extensions", Version: "v1beta1", Resource: "daemonsets"},
 			informer: group.DaemonSets().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ExtensionsV1beta1().DaemonSets(genSmokeNamespace).Create(ctx, &extensionsv1beta1.DaemonSet{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.ExtensionsV1beta1().DaemonSets(smokeNamespace).Create(ctx, &extensionsv1beta1.DaemonSet{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.DaemonSets().Lister().DaemonSets(genSmokeNamespace).Get(name)
+				return group.DaemonSets().Lister().DaemonSets(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "extensions", Version: "v1beta1", Resource: "deployments"},
 			informer: group.Deployments().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ExtensionsV1beta1().Deployments(genSmokeNamespace).Create(ctx, &extensionsv1beta1.Deployment{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.ExtensionsV1beta1().Deployments(smokeNamespace).Create(ctx, &extensionsv1beta1.Deployment{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Deployments().Lister().Deployments(genSmokeNamespace).Get(name)
+				return group.Deployments().Lister().Deployments(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "extensions", Version: "v1beta1", Resource: "ingresses"},
 			informer: group.Ingresses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ExtensionsV1beta1().Ingresses(genSmokeNamespace).Create(ctx, &extensionsv1beta1.Ingress{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.ExtensionsV1beta1().Ingresses(smokeNamespace).Create(ctx, &extensionsv1beta1.Ingress{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Ingresses().Lister().Ingresses(genSmokeNamespace).Get(name)
+				return group.Ingresses().Lister().Ingresses(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "extensions", Version: "v1beta1", Resource: "networkpolicies"},
 			informer: group.NetworkPolicies().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ExtensionsV1beta1().NetworkPolicies(genSmokeNamespace).Create(ctx, &extensionsv1beta1.NetworkPolicy{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.ExtensionsV1beta1().NetworkPolicies(smokeNamespace).Create(ctx, &extensionsv1beta1.NetworkPolicy{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.NetworkPolicies().Lister().NetworkPolicies(genSmokeNamespace).Get(name)
+				return group.NetworkPolicies().Lister().NetworkPolicies(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "extensions", Version: "v1beta1", Resource: "replicasets"},
 			informer: group.ReplicaSets().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ExtensionsV1beta1().ReplicaSets(genSmokeNamespace).Create(ctx, &extensionsv1beta1.ReplicaSet{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.ExtensionsV1beta1().ReplicaSets(smokeNamespace).Create(ctx, &extensionsv1beta1.ReplicaSet{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.ReplicaSets().Lister().ReplicaSets(genSmokeNamespace).Get(name)
+				return group.ReplicaSets().Lister().ReplicaSets(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -1079,12 +1079,12 @@ func TestInformersAndListersOfFlowcontrolV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Flowcontrol().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Resource: "flowschemas"},
 			informer: group.FlowSchemas().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.FlowcontrolV1().FlowSchemas().Create(ctx, &flowcontrolv1.FlowSchema{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.FlowcontrolV1().FlowSchemas().Create(ctx, &flowcontrolv1.FlowSchema{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1095,7 +1095,7 @@ func TestInformersAndListersOfFlowcontrolV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Resource: "prioritylevelconfigurations"},
 			informer: group.PriorityLevelConfigurations().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.FlowcontrolV1().PriorityLevelConfigurations().Create(ctx, &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.FlowcontrolV1().PriorityLevelConfigurations().Create(ctx, &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1111,12 +1111,12 @@ func TestInformersAndListersOfFlowcontrolV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Flowcontrol().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta1", Resource: "flowschemas"},
 			informer: group.FlowSchemas().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.FlowcontrolV1beta1().FlowSchemas().Create(ctx, &flowcontrolv1beta1.FlowSchema{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.FlowcontrolV1beta1().FlowSchemas().Create(ctx, &flowcontrolv1beta1.FlowSchema{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1127,7 +1127,7 @@ func TestInformersAndListersOfFlowcontrolV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta1", Resource: "prioritylevelconfigurations"},
 			informer: group.PriorityLevelConfigurations().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.FlowcontrolV1beta1().PriorityLevelConfigurations().Create(ctx, &flowcontrolv1beta1.PriorityLevelConfiguration{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.FlowcontrolV1beta1().PriorityLevelConfigurations().Create(ctx, &flowcontrolv1beta1.PriorityLevelConfiguration{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1143,12 +1143,12 @@ func TestInformersAndListersOfFlowcontrolV1beta2(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Flowcontrol().V1beta2()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta2", Resource: "flowschemas"},
 			informer: group.FlowSchemas().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.FlowcontrolV1beta2().FlowSchemas().Create(ctx, &flowcontrolv1beta2.FlowSchema{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.FlowcontrolV1beta2().FlowSchemas().Create(ctx, &flowcontrolv1beta2.FlowSchema{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1159,7 +1159,7 @@ func TestInformersAndListersOfFlowcontrolV1beta2(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta2", Resource: "prioritylevelconfigurations"},
 			informer: group.PriorityLevelConfigurations().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.FlowcontrolV1beta2().PriorityLevelConfigurations().Create(ctx, &flowcontrolv1beta2.PriorityLevelConfiguration{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.FlowcontrolV1beta2().PriorityLevelConfigurations().Create(ctx, &flowcontrolv1beta2.PriorityLevelConfiguration{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1175,12 +1175,12 @@ func TestInformersAndListersOfFlowcontrolV1beta3(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Flowcontrol().V1beta3()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta3", Resource: "flowschemas"},
 			informer: group.FlowSchemas().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.FlowcontrolV1beta3().FlowSchemas().Create(ctx, &flowcontrolv1beta3.FlowSchema{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.FlowcontrolV1beta3().FlowSchemas().Create(ctx, &flowcontrolv1beta3.FlowSchema{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1191,7 +1191,7 @@ func TestInformersAndListersOfFlowcontrolV1beta3(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta3", Resource: "prioritylevelconfigurations"},
 			informer: group.PriorityLevelConfigurations().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.FlowcontrolV1beta3().PriorityLevelConfigurations().Create(ctx, &flowcontrolv1beta3.PriorityLevelConfiguration{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.FlowcontrolV1beta3().PriorityLevelConfigurations().Create(ctx, &flowcontrolv1beta3.PriorityLevelConfiguration{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1207,27 +1207,27 @@ func TestInformersAndListersOfLifecycleV1alpha1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Lifecycle().V1alpha1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "lifecycle.k8s.io", Version: "v1alpha1", Resource: "evictions"},
 			informer: group.Evictions().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.LifecycleV1alpha1().Evictions(genSmokeNamespace).Create(ctx, &lifecyclev1alpha1.Eviction{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.LifecycleV1alpha1().Evictions(smokeNamespace).Create(ctx, &lifecyclev1alpha1.Eviction{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Evictions().Lister().Evictions(genSmokeNamespace).Get(name)
+				return group.Evictions().Lister().Evictions(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "lifecycle.k8s.io", Version: "v1alpha1", Resource: "evictionrequests"},
 			informer: group.EvictionRequests().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.LifecycleV1alpha1().EvictionRequests(genSmokeNamespace).Create(ctx, &lifecyclev1alpha1.EvictionRequest{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.LifecycleV1alpha1().EvictionRequests(smokeNamespace).Create(ctx, &lifecyclev1alpha1.EvictionRequest{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.EvictionRequests().Lister().EvictionRequests(genSmokeNamespace).Get(name)
+				return group.EvictionRequests().Lister().EvictionRequests(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -1239,12 +1239,12 @@ func TestInformersAndListersOfNetworkingV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Networking().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ipaddresses"},
 			informer: group.IPAddresses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.NetworkingV1().IPAddresses().Create(ctx, &networkingv1.IPAddress{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.NetworkingV1().IPAddresses().Create(ctx, &networkingv1.IPAddress{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1255,18 +1255,18 @@ func TestInformersAndListersOfNetworkingV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
 			informer: group.Ingresses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.NetworkingV1().Ingresses(genSmokeNamespace).Create(ctx, &networkingv1.Ingress{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.NetworkingV1().Ingresses(smokeNamespace).Create(ctx, &networkingv1.Ingress{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Ingresses().Lister().Ingresses(genSmokeNamespace).Get(name)
+				return group.Ingresses().Lister().Ingresses(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingressclasses"},
 			informer: group.IngressClasses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.NetworkingV1().IngressClasses().Create(ctx, &networkingv1.IngressClass{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.NetworkingV1().IngressClasses().Create(ctx, &networkingv1.IngressClass{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1277,18 +1277,18 @@ func TestInformersAndListersOfNetworkingV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"},
 			informer: group.NetworkPolicies().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.NetworkingV1().NetworkPolicies(genSmokeNamespace).Create(ctx, &networkingv1.NetworkPolicy{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.NetworkingV1().NetworkPolicies(smokeNamespace).Create(ctx, &networkingv1.NetworkPolicy{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.NetworkPolicies().Lister().NetworkPolicies(genSmokeNamespace).Get(name)
+				return group.NetworkPolicies().Lister().NetworkPolicies(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "servicecidrs"},
 			informer: group.ServiceCIDRs().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.NetworkingV1().ServiceCIDRs().Create(ctx, &networkingv1.ServiceCIDR{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.NetworkingV1().ServiceCIDRs().Create(ctx, &networkingv1.ServiceCIDR{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1304,12 +1304,12 @@ func TestInformersAndListersOfNetworkingV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Networking().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1beta1", Resource: "ipaddresses"},
 			informer: group.IPAddresses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.NetworkingV1beta1().IPAddresses().Create(ctx, &networkingv1beta1.IPAddress{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.NetworkingV1beta1().IPAddresses().Create(ctx, &networkingv1beta1.IPAddress{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1320,18 +1320,18 @@ func TestInformersAndListersOfNetworkingV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1beta1", Resource: "ingresses"},
 			informer: group.Ingresses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.NetworkingV1beta1().Ingresses(genSmokeNamespace).Create(ctx, &networkingv1beta1.Ingress{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.NetworkingV1beta1().Ingresses(smokeNamespace).Create(ctx, &networkingv1beta1.Ingress{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Ingresses().Lister().Ingresses(genSmokeNamespace).Get(name)
+				return group.Ingresses().Lister().Ingresses(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1beta1", Resource: "ingressclasses"},
 			informer: group.IngressClasses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.NetworkingV1beta1().IngressClasses().Create(ctx, &networkingv1beta1.IngressClass{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.NetworkingV1beta1().IngressClasses().Create(ctx, &networkingv1beta1.IngressClass{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1342,7 +1342,7 @@ func TestInformersAndListersOfNetworkingV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1beta1", Resource: "servicecidrs"},
 			informer: group.ServiceCIDRs().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.NetworkingV1beta1().ServiceCIDRs().Create(ctx, &networkingv1beta1.ServiceCIDR{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.NetworkingV1beta1().ServiceCIDRs().Create(ctx, &networkingv1beta1.ServiceCIDR{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1358,12 +1358,12 @@ func TestInformersAndListersOfNodeV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Node().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"},
 			informer: group.RuntimeClasses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1379,12 +1379,12 @@ func TestInformersAndListersOfNodeV1alpha1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Node().V1alpha1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1alpha1", Resource: "runtimeclasses"},
 			informer: group.RuntimeClasses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.NodeV1alpha1().RuntimeClasses().Create(ctx, &nodev1alpha1.RuntimeClass{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.NodeV1alpha1().RuntimeClasses().Create(ctx, &nodev1alpha1.RuntimeClass{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1400,12 +1400,12 @@ func TestInformersAndListersOfNodeV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Node().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1beta1", Resource: "runtimeclasses"},
 			informer: group.RuntimeClasses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.NodeV1beta1().RuntimeClasses().Create(ctx, &nodev1beta1.RuntimeClass{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.NodeV1beta1().RuntimeClasses().Create(ctx, &nodev1beta1.RuntimeClass{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1421,16 +1421,16 @@ func TestInformersAndListersOfPolicyV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Policy().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"},
 			informer: group.PodDisruptionBudgets().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.PolicyV1().PodDisruptionBudgets(genSmokeNamespace).Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.PolicyV1().PodDisruptionBudgets(smokeNamespace).Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.PodDisruptionBudgets().Lister().PodDisruptionBudgets(genSmokeNamespace).Get(name)
+				return group.PodDisruptionBudgets().Lister().PodDisruptionBudgets(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -1442,16 +1442,16 @@ func TestInformersAndListersOfPolicyV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Policy().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "policy", Version: "v1beta1", Resource: "poddisruptionbudgets"},
 			informer: group.PodDisruptionBudgets().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.PolicyV1beta1().PodDisruptionBudgets(genSmokeNamespace).Create(ctx, &policyv1beta1.PodDisruptionBudget{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.PolicyV1beta1().PodDisruptionBudgets(smokeNamespace).Create(ctx, &policyv1beta1.PodDisruptionBudget{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.PodDisruptionBudgets().Lister().PodDisruptionBudgets(genSmokeNamespace).Get(name)
+				return group.PodDisruptionBudgets().Lister().PodDisruptionBudgets(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -1463,12 +1463,12 @@ func TestInformersAndListersOfRbacV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Rbac().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
 			informer: group.ClusterRoles().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1479,7 +1479,7 @@ func TestInformersAndListersOfRbacV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
 			informer: group.ClusterRoleBindings().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1490,22 +1490,22 @@ func TestInformersAndListersOfRbacV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
 			informer: group.Roles().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.RbacV1().Roles(genSmokeNamespace).Create(ctx, &rbacv1.Role{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.RbacV1().Roles(smokeNamespace).Create(ctx, &rbacv1.Role{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Roles().Lister().Roles(genSmokeNamespace).Get(name)
+				return group.Roles().Lister().Roles(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
 			informer: group.RoleBindings().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.RbacV1().RoleBindings(genSmokeNamespace).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.RbacV1().RoleBindings(smokeNamespace).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.RoleBindings().Lister().RoleBindings(genSmokeNamespace).Get(name)
+				return group.RoleBindings().Lister().RoleBindings(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -1517,12 +1517,12 @@ func TestInformersAndListersOfRbacV1alpha1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Rbac().V1alpha1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "clusterroles"},
 			informer: group.ClusterRoles().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.RbacV1alpha1().ClusterRoles().Create(ctx, &rbacv1alpha1.ClusterRole{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.RbacV1alpha1().ClusterRoles().Create(ctx, &rbacv1alpha1.ClusterRole{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1533,7 +1533,7 @@ func TestInformersAndListersOfRbacV1alpha1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "clusterrolebindings"},
 			informer: group.ClusterRoleBindings().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.RbacV1alpha1().ClusterRoleBindings().Create(ctx, &rbacv1alpha1.ClusterRoleBinding{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.RbacV1alpha1().ClusterRoleBindings().Create(ctx, &rbacv1alpha1.ClusterRoleBinding{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1544,22 +1544,22 @@ func TestInformersAndListersOfRbacV1alpha1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "roles"},
 			informer: group.Roles().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.RbacV1alpha1().Roles(genSmokeNamespace).Create(ctx, &rbacv1alpha1.Role{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.RbacV1alpha1().Roles(smokeNamespace).Create(ctx, &rbacv1alpha1.Role{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Roles().Lister().Roles(genSmokeNamespace).Get(name)
+				return group.Roles().Lister().Roles(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "rolebindings"},
 			informer: group.RoleBindings().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.RbacV1alpha1().RoleBindings(genSmokeNamespace).Create(ctx, &rbacv1alpha1.RoleBinding{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.RbacV1alpha1().RoleBindings(smokeNamespace).Create(ctx, &rbacv1alpha1.RoleBinding{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.RoleBindings().Lister().RoleBindings(genSmokeNamespace).Get(name)
+				return group.RoleBindings().Lister().RoleBindings(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -1571,12 +1571,12 @@ func TestInformersAndListersOfRbacV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Rbac().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1beta1", Resource: "clusterroles"},
 			informer: group.ClusterRoles().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.RbacV1beta1().ClusterRoles().Create(ctx, &rbacv1beta1.ClusterRole{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.RbacV1beta1().ClusterRoles().Create(ctx, &rbacv1beta1.ClusterRole{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1587,7 +1587,7 @@ func TestInformersAndListersOfRbacV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1beta1", Resource: "clusterrolebindings"},
 			informer: group.ClusterRoleBindings().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.RbacV1beta1().ClusterRoleBindings().Create(ctx, &rbacv1beta1.ClusterRoleBinding{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.RbacV1beta1().ClusterRoleBindings().Create(ctx, &rbacv1beta1.ClusterRoleBinding{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1598,22 +1598,22 @@ func TestInformersAndListersOfRbacV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1beta1", Resource: "roles"},
 			informer: group.Roles().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.RbacV1beta1().Roles(genSmokeNamespace).Create(ctx, &rbacv1beta1.Role{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.RbacV1beta1().Roles(smokeNamespace).Create(ctx, &rbacv1beta1.Role{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Roles().Lister().Roles(genSmokeNamespace).Get(name)
+				return group.Roles().Lister().Roles(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1beta1", Resource: "rolebindings"},
 			informer: group.RoleBindings().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.RbacV1beta1().RoleBindings(genSmokeNamespace).Create(ctx, &rbacv1beta1.RoleBinding{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.RbacV1beta1().RoleBindings(smokeNamespace).Create(ctx, &rbacv1beta1.RoleBinding{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.RoleBindings().Lister().RoleBindings(genSmokeNamespace).Get(name)
+				return group.RoleBindings().Lister().RoleBindings(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -1625,12 +1625,12 @@ func TestInformersAndListersOfResourceV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Resource().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "deviceclasses"},
 			informer: group.DeviceClasses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ResourceV1().DeviceClasses().Create(ctx, &resourcev1.DeviceClass{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.ResourceV1().DeviceClasses().Create(ctx, &resourcev1.DeviceClass{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1641,7 +1641,7 @@ func TestInformersAndListersOfResourceV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "devicetaintrules"},
 			informer: group.DeviceTaintRules().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ResourceV1().DeviceTaintRules().Create(ctx, &resourcev1.DeviceTaintRule{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.ResourceV1().DeviceTaintRules().Create(ctx, &resourcev1.DeviceTaintRule{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1652,29 +1652,29 @@ func TestInformersAndListersOfResourceV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"},
 			informer: group.ResourceClaims().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ResourceV1().ResourceClaims(genSmokeNamespace).Create(ctx, &resourcev1.ResourceClaim{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.ResourceV1().ResourceClaims(smokeNamespace).Create(ctx, &resourcev1.ResourceClaim{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.ResourceClaims().Lister().ResourceClaims(genSmokeNamespace).Get(name)
+				return group.ResourceClaims().Lister().ResourceClaims(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaimtemplates"},
 			informer: group.ResourceClaimTemplates().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ResourceV1().ResourceClaimTemplates(genSmokeNamespace).Create(ctx, &resourcev1.ResourceClaimTemplate{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.ResourceV1().ResourceClaimTemplates(smokeNamespace).Create(ctx, &resourcev1.ResourceClaimTemplate{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.ResourceClaimTemplates().Lister().ResourceClaimTemplates(genSmokeNamespace).Get(name)
+				return group.ResourceClaimTemplates().Lister().ResourceClaimTemplates(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceslices"},
 			informer: group.ResourceSlices().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ResourceV1().ResourceSlices().Create(ctx, &resourcev1.ResourceSlice{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.ResourceV1().ResourceSlices().Create(ctx, &resourcev1.ResourceSlice{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1690,12 +1690,12 @@ func TestInformersAndListersOfResourceV1alpha3(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Resource().V1alpha3()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1alpha3", Resource: "devicetaintrules"},
 			informer: group.DeviceTaintRules().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ResourceV1alpha3().DeviceTaintRules().Create(ctx, &resourcev1alpha3.DeviceTaintRule{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.ResourceV1alpha3().DeviceTaintRules().Create(ctx, &resourcev1alpha3.DeviceTaintRule{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1706,7 +1706,7 @@ func TestInformersAndListersOfResourceV1alpha3(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1alpha3", Resource: "resourcepoolstatusrequests"},
 			informer: group.ResourcePoolStatusRequests().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ResourceV1alpha3().ResourcePoolStatusRequests().Create(ctx, &resourcev1alpha3.ResourcePoolStatusRequest{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.ResourceV1alpha3().ResourcePoolStatusRequests().Create(ctx, &resourcev1alpha3.ResourcePoolStatusRequest{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1722,12 +1722,12 @@ func TestInformersAndListersOfResourceV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Resource().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta1", Resource: "deviceclasses"},
 			informer: group.DeviceClasses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ResourceV1beta1().DeviceClasses().Create(ctx, &resourcev1beta1.DeviceClass{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.ResourceV1beta1().DeviceClasses().Create(ctx, &resourcev1beta1.DeviceClass{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1738,29 +1738,29 @@ func TestInformersAndListersOfResourceV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta1", Resource: "resourceclaims"},
 			informer: group.ResourceClaims().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ResourceV1beta1().ResourceClaims(genSmokeNamespace).Create(ctx, &resourcev1beta1.ResourceClaim{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.ResourceV1beta1().ResourceClaims(smokeNamespace).Create(ctx, &resourcev1beta1.ResourceClaim{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.ResourceClaims().Lister().ResourceClaims(genSmokeNamespace).Get(name)
+				return group.ResourceClaims().Lister().ResourceClaims(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta1", Resource: "resourceclaimtemplates"},
 			informer: group.ResourceClaimTemplates().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ResourceV1beta1().ResourceClaimTemplates(genSmokeNamespace).Create(ctx, &resourcev1beta1.ResourceClaimTemplate{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.ResourceV1beta1().ResourceClaimTemplates(smokeNamespace).Create(ctx, &resourcev1beta1.ResourceClaimTemplate{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.ResourceClaimTemplates().Lister().ResourceClaimTemplates(genSmokeNamespace).Get(name)
+				return group.ResourceClaimTemplates().Lister().ResourceClaimTemplates(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta1", Resource: "resourceslices"},
 			informer: group.ResourceSlices().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ResourceV1beta1().ResourceSlices().Create(ctx, &resourcev1beta1.ResourceSlice{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.ResourceV1beta1().ResourceSlices().Create(ctx, &resourcev1beta1.ResourceSlice{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1776,12 +1776,12 @@ func TestInformersAndListersOfResourceV1beta2(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Resource().V1beta2()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta2", Resource: "deviceclasses"},
 			informer: group.DeviceClasses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ResourceV1beta2().DeviceClasses().Create(ctx, &resourcev1beta2.DeviceClass{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.ResourceV1beta2().DeviceClasses().Create(ctx, &resourcev1beta2.DeviceClass{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1792,7 +1792,7 @@ func TestInformersAndListersOfResourceV1beta2(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta2", Resource: "devicetaintrules"},
 			informer: group.DeviceTaintRules().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ResourceV1beta2().DeviceTaintRules().Create(ctx, &resourcev1beta2.DeviceTaintRule{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.ResourceV1beta2().DeviceTaintRules().Create(ctx, &resourcev1beta2.DeviceTaintRule{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1803,29 +1803,29 @@ func TestInformersAndListersOfResourceV1beta2(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta2", Resource: "resourceclaims"},
 			informer: group.ResourceClaims().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ResourceV1beta2().ResourceClaims(genSmokeNamespace).Create(ctx, &resourcev1beta2.ResourceClaim{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.ResourceV1beta2().ResourceClaims(smokeNamespace).Create(ctx, &resourcev1beta2.ResourceClaim{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.ResourceClaims().Lister().ResourceClaims(genSmokeNamespace).Get(name)
+				return group.ResourceClaims().Lister().ResourceClaims(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta2", Resource: "resourceclaimtemplates"},
 			informer: group.ResourceClaimTemplates().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ResourceV1beta2().ResourceClaimTemplates(genSmokeNamespace).Create(ctx, &resourcev1beta2.ResourceClaimTemplate{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.ResourceV1beta2().ResourceClaimTemplates(smokeNamespace).Create(ctx, &resourcev1beta2.ResourceClaimTemplate{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.ResourceClaimTemplates().Lister().ResourceClaimTemplates(genSmokeNamespace).Get(name)
+				return group.ResourceClaimTemplates().Lister().ResourceClaimTemplates(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta2", Resource: "resourceslices"},
 			informer: group.ResourceSlices().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.ResourceV1beta2().ResourceSlices().Create(ctx, &resourcev1beta2.ResourceSlice{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.ResourceV1beta2().ResourceSlices().Create(ctx, &resourcev1beta2.ResourceSlice{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1841,12 +1841,12 @@ func TestInformersAndListersOfSchedulingV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Scheduling().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"},
 			informer: group.PriorityClasses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1862,38 +1862,38 @@ func TestInformersAndListersOfSchedulingV1alpha3(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Scheduling().V1alpha3()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1alpha3", Resource: "compositepodgroups"},
 			informer: group.CompositePodGroups().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.SchedulingV1alpha3().CompositePodGroups(genSmokeNamespace).Create(ctx, &schedulingv1alpha3.CompositePodGroup{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.SchedulingV1alpha3().CompositePodGroups(smokeNamespace).Create(ctx, &schedulingv1alpha3.CompositePodGroup{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.CompositePodGroups().Lister().CompositePodGroups(genSmokeNamespace).Get(name)
+				return group.CompositePodGroups().Lister().CompositePodGroups(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1alpha3", Resource: "podgroups"},
 			informer: group.PodGroups().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.SchedulingV1alpha3().PodGroups(genSmokeNamespace).Create(ctx, &schedulingv1alpha3.PodGroup{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.SchedulingV1alpha3().PodGroups(smokeNamespace).Create(ctx, &schedulingv1alpha3.PodGroup{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.PodGroups().Lister().PodGroups(genSmokeNamespace).Get(name)
+				return group.PodGroups().Lister().PodGroups(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1alpha3", Resource: "workloads"},
 			informer: group.Workloads().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.SchedulingV1alpha3().Workloads(genSmokeNamespace).Create(ctx, &schedulingv1alpha3.Workload{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.SchedulingV1alpha3().Workloads(smokeNamespace).Create(ctx, &schedulingv1alpha3.Workload{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Workloads().Lister().Workloads(genSmokeNamespace).Get(name)
+				return group.Workloads().Lister().Workloads(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -1905,23 +1905,23 @@ func TestInformersAndListersOfSchedulingV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Scheduling().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "podgroups"},
 			informer: group.PodGroups().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.SchedulingV1beta1().PodGroups(genSmokeNamespace).Create(ctx, &schedulingv1beta1.PodGroup{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.SchedulingV1beta1().PodGroups(smokeNamespace).Create(ctx, &schedulingv1beta1.PodGroup{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.PodGroups().Lister().PodGroups(genSmokeNamespace).Get(name)
+				return group.PodGroups().Lister().PodGroups(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "priorityclasses"},
 			informer: group.PriorityClasses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.SchedulingV1beta1().PriorityClasses().Create(ctx, &schedulingv1beta1.PriorityClass{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.SchedulingV1beta1().PriorityClasses().Create(ctx, &schedulingv1beta1.PriorityClass{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1932,11 +1932,11 @@ func TestInformersAndListersOfSchedulingV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "workloads"},
 			informer: group.Workloads().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.SchedulingV1beta1().Workloads(genSmokeNamespace).Create(ctx, &schedulingv1beta1.Workload{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.SchedulingV1beta1().Workloads(smokeNamespace).Create(ctx, &schedulingv1beta1.Workload{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.Workloads().Lister().Workloads(genSmokeNamespace).Get(name)
+				return group.Workloads().Lister().Workloads(smokeNamespace).Get(name)
 			},
 		},
 	})
@@ -1948,12 +1948,12 @@ func TestInformersAndListersOfStorageV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Storage().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "csidrivers"},
 			informer: group.CSIDrivers().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1964,7 +1964,7 @@ func TestInformersAndListersOfStorageV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "csinodes"},
 			informer: group.CSINodes().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StorageV1().CSINodes().Create(ctx, &storagev1.CSINode{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.StorageV1().CSINodes().Create(ctx, &storagev1.CSINode{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1975,18 +1975,18 @@ func TestInformersAndListersOfStorageV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "csistoragecapacities"},
 			informer: group.CSIStorageCapacities().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StorageV1().CSIStorageCapacities(genSmokeNamespace).Create(ctx, &storagev1.CSIStorageCapacity{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.StorageV1().CSIStorageCapacities(smokeNamespace).Create(ctx, &storagev1.CSIStorageCapacity{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.CSIStorageCapacities().Lister().CSIStorageCapacities(genSmokeNamespace).Get(name)
+				return group.CSIStorageCapacities().Lister().CSIStorageCapacities(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"},
 			informer: group.StorageClasses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -1997,7 +1997,7 @@ func TestInformersAndListersOfStorageV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "volumeattachments"},
 			informer: group.VolumeAttachments().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StorageV1().VolumeAttachments().Create(ctx, &storagev1.VolumeAttachment{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.StorageV1().VolumeAttachments().Create(ctx, &storagev1.VolumeAttachment{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -2008,7 +2008,7 @@ func TestInformersAndListersOfStorageV1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "volumeattributesclasses"},
 			informer: group.VolumeAttributesClasses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StorageV1().VolumeAttributesClasses().Create(ctx, &storagev1.VolumeAttributesClass{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.StorageV1().VolumeAttributesClasses().Create(ctx, &storagev1.VolumeAttributesClass{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -2024,23 +2024,23 @@ func TestInformersAndListersOfStorageV1alpha1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Storage().V1alpha1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1alpha1", Resource: "csistoragecapacities"},
 			informer: group.CSIStorageCapacities().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StorageV1alpha1().CSIStorageCapacities(genSmokeNamespace).Create(ctx, &storagev1alpha1.CSIStorageCapacity{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.StorageV1alpha1().CSIStorageCapacities(smokeNamespace).Create(ctx, &storagev1alpha1.CSIStorageCapacity{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.CSIStorageCapacities().Lister().CSIStorageCapacities(genSmokeNamespace).Get(name)
+				return group.CSIStorageCapacities().Lister().CSIStorageCapacities(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1alpha1", Resource: "volumeattachments"},
 			informer: group.VolumeAttachments().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StorageV1alpha1().VolumeAttachments().Create(ctx, &storagev1alpha1.VolumeAttachment{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.StorageV1alpha1().VolumeAttachments().Create(ctx, &storagev1alpha1.VolumeAttachment{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -2051,7 +2051,7 @@ func TestInformersAndListersOfStorageV1alpha1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1alpha1", Resource: "volumeattributesclasses"},
 			informer: group.VolumeAttributesClasses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StorageV1alpha1().VolumeAttributesClasses().Create(ctx, &storagev1alpha1.VolumeAttributesClass{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.StorageV1alpha1().VolumeAttributesClasses().Create(ctx, &storagev1alpha1.VolumeAttributesClass{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -2067,12 +2067,12 @@ func TestInformersAndListersOfStorageV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Storage().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "csidrivers"},
 			informer: group.CSIDrivers().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StorageV1beta1().CSIDrivers().Create(ctx, &storagev1beta1.CSIDriver{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.StorageV1beta1().CSIDrivers().Create(ctx, &storagev1beta1.CSIDriver{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -2083,7 +2083,7 @@ func TestInformersAndListersOfStorageV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "csinodes"},
 			informer: group.CSINodes().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StorageV1beta1().CSINodes().Create(ctx, &storagev1beta1.CSINode{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.StorageV1beta1().CSINodes().Create(ctx, &storagev1beta1.CSINode{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -2094,18 +2094,18 @@ func TestInformersAndListersOfStorageV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "csistoragecapacities"},
 			informer: group.CSIStorageCapacities().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StorageV1beta1().CSIStorageCapacities(genSmokeNamespace).Create(ctx, &storagev1beta1.CSIStorageCapacity{ObjectMeta: genSmokeMeta(name, true)}, metav1.CreateOptions{})
+				_, err := client.StorageV1beta1().CSIStorageCapacities(smokeNamespace).Create(ctx, &storagev1beta1.CSIStorageCapacity{ObjectMeta: smokeMeta(name, true)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.CSIStorageCapacities().Lister().CSIStorageCapacities(genSmokeNamespace).Get(name)
+				return group.CSIStorageCapacities().Lister().CSIStorageCapacities(smokeNamespace).Get(name)
 			},
 		},
 		{
 			gvr:      schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "storageclasses"},
 			informer: group.StorageClasses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StorageV1beta1().StorageClasses().Create(ctx, &storagev1beta1.StorageClass{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.StorageV1beta1().StorageClasses().Create(ctx, &storagev1beta1.StorageClass{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -2116,7 +2116,7 @@ func TestInformersAndListersOfStorageV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "volumeattachments"},
 			informer: group.VolumeAttachments().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StorageV1beta1().VolumeAttachments().Create(ctx, &storagev1beta1.VolumeAttachment{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.StorageV1beta1().VolumeAttachments().Create(ctx, &storagev1beta1.VolumeAttachment{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -2127,7 +2127,7 @@ func TestInformersAndListersOfStorageV1beta1(t *testing.T) {
 			gvr:      schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "volumeattributesclasses"},
 			informer: group.VolumeAttributesClasses().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StorageV1beta1().VolumeAttributesClasses().Create(ctx, &storagev1beta1.VolumeAttributesClass{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.StorageV1beta1().VolumeAttributesClasses().Create(ctx, &storagev1beta1.VolumeAttributesClass{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -2143,12 +2143,12 @@ func TestInformersAndListersOfStoragemigrationV1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Storagemigration().V1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "storagemigration.k8s.io", Version: "v1", Resource: "storageversionmigrations"},
 			informer: group.StorageVersionMigrations().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StoragemigrationV1().StorageVersionMigrations().Create(ctx, &storagemigrationv1.StorageVersionMigration{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.StoragemigrationV1().StorageVersionMigrations().Create(ctx, &storagemigrationv1.StorageVersionMigration{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
@@ -2164,12 +2164,12 @@ func TestInformersAndListersOfStoragemigrationV1beta1(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.Storagemigration().V1beta1()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 		{
 			gvr:      schema.GroupVersionResource{Group: "storagemigration.k8s.io", Version: "v1beta1", Resource: "storageversionmigrations"},
 			informer: group.StorageVersionMigrations().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.StoragemigrationV1beta1().StorageVersionMigrations().Create(ctx, &storagemigrationv1beta1.StorageVersionMigration{ObjectMeta: genSmokeMeta(name, false)}, metav1.CreateOptions{})
+				_, err := client.StoragemigrationV1beta1().StorageVersionMigrations().Create(ctx, &storagemigrationv1beta1.StorageVersionMigration{ObjectMeta: smokeMeta(name, false)}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {

@@ -35,16 +35,16 @@ import (
 	listerspolicyv1beta1 "github.com/kinformer/kinformer/listers/policy/v1beta1"
 )
 
-// genSelectorCase is one controller object of the expansion scenarios: its
+// selectorCase is one controller object of the expansion scenarios: its
 // name, namespace and selector.
-type genSelectorCase struct {
+type selectorCase struct {
 	name, namespace string
 	selector        *metav1.LabelSelector
 }
 
-// genSelectorCases covers every selector shape the expansions treat
+// selectorCases covers every selector shape the expansions treat
 // differently.
-var genSelectorCases = []genSelectorCase{
+var selectorCases = []selectorCase{
 	{"match", "ns", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
 	{"match-expr", "ns", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"web", "api"}}}}},
 	{"other-namespace", "other", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
@@ -54,12 +54,12 @@ var genSelectorCases = []genSelectorCase{
 	{"no-match", "ns", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}},
 }
 
-func genMeta(c genSelectorCase) metav1.ObjectMeta {
+func caseMeta(c selectorCase) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: c.name, Namespace: c.namespace}
 }
 
-// genSubjects are the pods (and, as labels, ControllerRevisions) looked up.
-var genSubjects = []struct {
+// subjectPods are the pods (and, as labels, ControllerRevisions) looked up.
+var subjectPods = []struct {
 	name      string
 	namespace string
 	labels    map[string]string
@@ -70,18 +70,18 @@ var genSubjects = []struct {
 	{"nobody-home", "empty", map[string]string{"app": "web"}},
 }
 
-// genExpansion is one expansion method run on our lister and client-go's
+// expansionCase is one expansion method run on our lister and client-go's
 // over the same objects. Each func returns the names found or an error.
-type genExpansion struct {
+type expansionCase struct {
 	name   string
 	ours   func(idx cache.Indexer, meta metav1.ObjectMeta) ([]string, error)
 	theirs func(idx cgcache.Indexer, meta metav1.ObjectMeta) ([]string, error)
-	build  func(c genSelectorCase) interface{}
+	build  func(c selectorCase) interface{}
 	// want maps subject name to the names expected from ours (nil: an error).
 	want map[string][]string
 }
 
-func genObjNames[T metav1.Object](items []T, err error) ([]string, error) {
+func objectNames[T metav1.Object](items []T, err error) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -92,9 +92,9 @@ func genObjNames[T metav1.Object](items []T, err error) ([]string, error) {
 	return out, nil
 }
 
-func genPodOf(meta metav1.ObjectMeta) *corev1.Pod { return &corev1.Pod{ObjectMeta: meta} }
+func podOf(meta metav1.ObjectMeta) *corev1.Pod { return &corev1.Pod{ObjectMeta: meta} }
 
-func genJobNames(items []batchv1.Job, err error) ([]string, error) {
+func jobNames(items []batchv1.Job, err error) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -107,226 +107,226 @@ func genJobNames(items []batchv1.Job, err error) ([]string, error) {
 
 // Expected results for the selector policies, per subject.
 var (
-	genWantNonEmpty   = map[string][]string{"labelled": {"match", "match-expr"}, "unlabelled": nil, "lonely": nil, "nobody-home": nil}
-	genWantAllowEmpty = map[string][]string{"labelled": {"empty", "match", "match-expr"}, "unlabelled": nil, "lonely": nil, "nobody-home": nil}
+	wantNonEmpty   = map[string][]string{"labelled": {"match", "match-expr"}, "unlabelled": nil, "lonely": nil, "nobody-home": nil}
+	wantAllowEmpty = map[string][]string{"labelled": {"empty", "match", "match-expr"}, "unlabelled": nil, "lonely": nil, "nobody-home": nil}
 	// PodDisruptionBudgets do not reject unlabelled pods: the empty selector
 	// (policy/v1) still selects them.
-	genWantPDBv1      = map[string][]string{"labelled": {"empty", "match", "match-expr"}, "unlabelled": {"empty"}, "lonely": nil, "nobody-home": nil}
-	genWantReplicaMap = map[string][]string{"labelled": {"match"}, "unlabelled": nil, "lonely": nil, "nobody-home": nil}
+	wantPDBv1      = map[string][]string{"labelled": {"empty", "match", "match-expr"}, "unlabelled": {"empty"}, "lonely": nil, "nobody-home": nil}
+	wantReplicaMap = map[string][]string{"labelled": {"match"}, "unlabelled": nil, "lonely": nil, "nobody-home": nil}
 )
 
-var genExpansions = []genExpansion{
+var expansionCases = []expansionCase{
 	{
 		name: "apps/v1 GetPodDaemonSets",
-		build: func(c genSelectorCase) interface{} {
-			return &appsv1.DaemonSet{ObjectMeta: genMeta(c), Spec: appsv1.DaemonSetSpec{Selector: c.selector}}
+		build: func(c selectorCase) interface{} {
+			return &appsv1.DaemonSet{ObjectMeta: caseMeta(c), Spec: appsv1.DaemonSetSpec{Selector: c.selector}}
 		},
 		ours: func(idx cache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(listersappsv1.NewDaemonSetLister(idx).GetPodDaemonSets(genPodOf(m)))
+			return objectNames(listersappsv1.NewDaemonSetLister(idx).GetPodDaemonSets(podOf(m)))
 		},
 		theirs: func(idx cgcache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(cgappsv1.NewDaemonSetLister(idx).GetPodDaemonSets(genPodOf(m)))
+			return objectNames(cgappsv1.NewDaemonSetLister(idx).GetPodDaemonSets(podOf(m)))
 		},
-		want: genWantNonEmpty,
+		want: wantNonEmpty,
 	},
 	{
 		name: "apps/v1 GetHistoryDaemonSets",
-		build: func(c genSelectorCase) interface{} {
-			return &appsv1.DaemonSet{ObjectMeta: genMeta(c), Spec: appsv1.DaemonSetSpec{Selector: c.selector}}
+		build: func(c selectorCase) interface{} {
+			return &appsv1.DaemonSet{ObjectMeta: caseMeta(c), Spec: appsv1.DaemonSetSpec{Selector: c.selector}}
 		},
 		ours: func(idx cache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(listersappsv1.NewDaemonSetLister(idx).GetHistoryDaemonSets(&appsv1.ControllerRevision{ObjectMeta: m}))
+			return objectNames(listersappsv1.NewDaemonSetLister(idx).GetHistoryDaemonSets(&appsv1.ControllerRevision{ObjectMeta: m}))
 		},
 		theirs: func(idx cgcache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(cgappsv1.NewDaemonSetLister(idx).GetHistoryDaemonSets(&appsv1.ControllerRevision{ObjectMeta: m}))
+			return objectNames(cgappsv1.NewDaemonSetLister(idx).GetHistoryDaemonSets(&appsv1.ControllerRevision{ObjectMeta: m}))
 		},
-		want: genWantNonEmpty,
+		want: wantNonEmpty,
 	},
 	{
 		name: "apps/v1 GetPodReplicaSets",
-		build: func(c genSelectorCase) interface{} {
-			return &appsv1.ReplicaSet{ObjectMeta: genMeta(c), Spec: appsv1.ReplicaSetSpec{Selector: c.selector}}
+		build: func(c selectorCase) interface{} {
+			return &appsv1.ReplicaSet{ObjectMeta: caseMeta(c), Spec: appsv1.ReplicaSetSpec{Selector: c.selector}}
 		},
 		ours: func(idx cache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(listersappsv1.NewReplicaSetLister(idx).GetPodReplicaSets(genPodOf(m)))
+			return objectNames(listersappsv1.NewReplicaSetLister(idx).GetPodReplicaSets(podOf(m)))
 		},
 		theirs: func(idx cgcache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(cgappsv1.NewReplicaSetLister(idx).GetPodReplicaSets(genPodOf(m)))
+			return objectNames(cgappsv1.NewReplicaSetLister(idx).GetPodReplicaSets(podOf(m)))
 		},
-		want: genWantNonEmpty,
+		want: wantNonEmpty,
 	},
 	{
 		name: "apps/v1 GetPodStatefulSets",
-		build: func(c genSelectorCase) interface{} {
-			return &appsv1.StatefulSet{ObjectMeta: genMeta(c), Spec: appsv1.StatefulSetSpec{Selector: c.selector}}
+		build: func(c selectorCase) interface{} {
+			return &appsv1.StatefulSet{ObjectMeta: caseMeta(c), Spec: appsv1.StatefulSetSpec{Selector: c.selector}}
 		},
 		ours: func(idx cache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(listersappsv1.NewStatefulSetLister(idx).GetPodStatefulSets(genPodOf(m)))
+			return objectNames(listersappsv1.NewStatefulSetLister(idx).GetPodStatefulSets(podOf(m)))
 		},
 		theirs: func(idx cgcache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(cgappsv1.NewStatefulSetLister(idx).GetPodStatefulSets(genPodOf(m)))
+			return objectNames(cgappsv1.NewStatefulSetLister(idx).GetPodStatefulSets(podOf(m)))
 		},
-		want: genWantNonEmpty,
+		want: wantNonEmpty,
 	},
 	{
 		name: "apps/v1beta2 GetPodDaemonSets",
-		build: func(c genSelectorCase) interface{} {
-			return &appsv1beta2.DaemonSet{ObjectMeta: genMeta(c), Spec: appsv1beta2.DaemonSetSpec{Selector: c.selector}}
+		build: func(c selectorCase) interface{} {
+			return &appsv1beta2.DaemonSet{ObjectMeta: caseMeta(c), Spec: appsv1beta2.DaemonSetSpec{Selector: c.selector}}
 		},
 		ours: func(idx cache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(listersappsv1beta2.NewDaemonSetLister(idx).GetPodDaemonSets(genPodOf(m)))
+			return objectNames(listersappsv1beta2.NewDaemonSetLister(idx).GetPodDaemonSets(podOf(m)))
 		},
 		theirs: func(idx cgcache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(cgappsv1beta2.NewDaemonSetLister(idx).GetPodDaemonSets(genPodOf(m)))
+			return objectNames(cgappsv1beta2.NewDaemonSetLister(idx).GetPodDaemonSets(podOf(m)))
 		},
-		want: genWantNonEmpty,
+		want: wantNonEmpty,
 	},
 	{
 		name: "apps/v1beta2 GetHistoryDaemonSets",
-		build: func(c genSelectorCase) interface{} {
-			return &appsv1beta2.DaemonSet{ObjectMeta: genMeta(c), Spec: appsv1beta2.DaemonSetSpec{Selector: c.selector}}
+		build: func(c selectorCase) interface{} {
+			return &appsv1beta2.DaemonSet{ObjectMeta: caseMeta(c), Spec: appsv1beta2.DaemonSetSpec{Selector: c.selector}}
 		},
 		ours: func(idx cache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(listersappsv1beta2.NewDaemonSetLister(idx).GetHistoryDaemonSets(&appsv1beta2.ControllerRevision{ObjectMeta: m}))
+			return objectNames(listersappsv1beta2.NewDaemonSetLister(idx).GetHistoryDaemonSets(&appsv1beta2.ControllerRevision{ObjectMeta: m}))
 		},
 		theirs: func(idx cgcache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(cgappsv1beta2.NewDaemonSetLister(idx).GetHistoryDaemonSets(&appsv1beta2.ControllerRevision{ObjectMeta: m}))
+			return objectNames(cgappsv1beta2.NewDaemonSetLister(idx).GetHistoryDaemonSets(&appsv1beta2.ControllerRevision{ObjectMeta: m}))
 		},
-		want: genWantNonEmpty,
+		want: wantNonEmpty,
 	},
 	{
 		name: "apps/v1beta2 GetPodReplicaSets",
-		build: func(c genSelectorCase) interface{} {
-			return &appsv1beta2.ReplicaSet{ObjectMeta: genMeta(c), Spec: appsv1beta2.ReplicaSetSpec{Selector: c.selector}}
+		build: func(c selectorCase) interface{} {
+			return &appsv1beta2.ReplicaSet{ObjectMeta: caseMeta(c), Spec: appsv1beta2.ReplicaSetSpec{Selector: c.selector}}
 		},
 		ours: func(idx cache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(listersappsv1beta2.NewReplicaSetLister(idx).GetPodReplicaSets(genPodOf(m)))
+			return objectNames(listersappsv1beta2.NewReplicaSetLister(idx).GetPodReplicaSets(podOf(m)))
 		},
 		theirs: func(idx cgcache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(cgappsv1beta2.NewReplicaSetLister(idx).GetPodReplicaSets(genPodOf(m)))
+			return objectNames(cgappsv1beta2.NewReplicaSetLister(idx).GetPodReplicaSets(podOf(m)))
 		},
-		want: genWantNonEmpty,
+		want: wantNonEmpty,
 	},
 	{
 		name: "apps/v1beta2 GetPodStatefulSets",
-		build: func(c genSelectorCase) interface{} {
-			return &appsv1beta2.StatefulSet{ObjectMeta: genMeta(c), Spec: appsv1beta2.StatefulSetSpec{Selector: c.selector}}
+		build: func(c selectorCase) interface{} {
+			return &appsv1beta2.StatefulSet{ObjectMeta: caseMeta(c), Spec: appsv1beta2.StatefulSetSpec{Selector: c.selector}}
 		},
 		ours: func(idx cache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(listersappsv1beta2.NewStatefulSetLister(idx).GetPodStatefulSets(genPodOf(m)))
+			return objectNames(listersappsv1beta2.NewStatefulSetLister(idx).GetPodStatefulSets(podOf(m)))
 		},
 		theirs: func(idx cgcache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(cgappsv1beta2.NewStatefulSetLister(idx).GetPodStatefulSets(genPodOf(m)))
+			return objectNames(cgappsv1beta2.NewStatefulSetLister(idx).GetPodStatefulSets(podOf(m)))
 		},
-		want: genWantNonEmpty,
+		want: wantNonEmpty,
 	},
 	{
 		name: "apps/v1beta1 GetPodStatefulSets",
-		build: func(c genSelectorCase) interface{} {
-			return &appsv1beta1.StatefulSet{ObjectMeta: genMeta(c), Spec: appsv1beta1.StatefulSetSpec{Selector: c.selector}}
+		build: func(c selectorCase) interface{} {
+			return &appsv1beta1.StatefulSet{ObjectMeta: caseMeta(c), Spec: appsv1beta1.StatefulSetSpec{Selector: c.selector}}
 		},
 		ours: func(idx cache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(listersappsv1beta1.NewStatefulSetLister(idx).GetPodStatefulSets(genPodOf(m)))
+			return objectNames(listersappsv1beta1.NewStatefulSetLister(idx).GetPodStatefulSets(podOf(m)))
 		},
 		theirs: func(idx cgcache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(cgappsv1beta1.NewStatefulSetLister(idx).GetPodStatefulSets(genPodOf(m)))
+			return objectNames(cgappsv1beta1.NewStatefulSetLister(idx).GetPodStatefulSets(podOf(m)))
 		},
-		want: genWantNonEmpty,
+		want: wantNonEmpty,
 	},
 	{
 		name: "extensions/v1beta1 GetPodDaemonSets",
-		build: func(c genSelectorCase) interface{} {
-			return &extensionsv1beta1.DaemonSet{ObjectMeta: genMeta(c), Spec: extensionsv1beta1.DaemonSetSpec{Selector: c.selector}}
+		build: func(c selectorCase) interface{} {
+			return &extensionsv1beta1.DaemonSet{ObjectMeta: caseMeta(c), Spec: extensionsv1beta1.DaemonSetSpec{Selector: c.selector}}
 		},
 		ours: func(idx cache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(listersextensionsv1beta1.NewDaemonSetLister(idx).GetPodDaemonSets(genPodOf(m)))
+			return objectNames(listersextensionsv1beta1.NewDaemonSetLister(idx).GetPodDaemonSets(podOf(m)))
 		},
 		theirs: func(idx cgcache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(cgextensionsv1beta1.NewDaemonSetLister(idx).GetPodDaemonSets(genPodOf(m)))
+			return objectNames(cgextensionsv1beta1.NewDaemonSetLister(idx).GetPodDaemonSets(podOf(m)))
 		},
-		want: genWantNonEmpty,
+		want: wantNonEmpty,
 	},
 	{
 		name: "extensions/v1beta1 GetHistoryDaemonSets",
-		build: func(c genSelectorCase) interface{} {
-			return &extensionsv1beta1.DaemonSet{ObjectMeta: genMeta(c), Spec: extensionsv1beta1.DaemonSetSpec{Selector: c.selector}}
+		build: func(c selectorCase) interface{} {
+			return &extensionsv1beta1.DaemonSet{ObjectMeta: caseMeta(c), Spec: extensionsv1beta1.DaemonSetSpec{Selector: c.selector}}
 		},
 		ours: func(idx cache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(listersextensionsv1beta1.NewDaemonSetLister(idx).GetHistoryDaemonSets(&appsv1beta1.ControllerRevision{ObjectMeta: m}))
+			return objectNames(listersextensionsv1beta1.NewDaemonSetLister(idx).GetHistoryDaemonSets(&appsv1beta1.ControllerRevision{ObjectMeta: m}))
 		},
 		theirs: func(idx cgcache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(cgextensionsv1beta1.NewDaemonSetLister(idx).GetHistoryDaemonSets(&appsv1beta1.ControllerRevision{ObjectMeta: m}))
+			return objectNames(cgextensionsv1beta1.NewDaemonSetLister(idx).GetHistoryDaemonSets(&appsv1beta1.ControllerRevision{ObjectMeta: m}))
 		},
-		want: genWantNonEmpty,
+		want: wantNonEmpty,
 	},
 	{
 		name: "extensions/v1beta1 GetPodReplicaSets",
-		build: func(c genSelectorCase) interface{} {
-			return &extensionsv1beta1.ReplicaSet{ObjectMeta: genMeta(c), Spec: extensionsv1beta1.ReplicaSetSpec{Selector: c.selector}}
+		build: func(c selectorCase) interface{} {
+			return &extensionsv1beta1.ReplicaSet{ObjectMeta: caseMeta(c), Spec: extensionsv1beta1.ReplicaSetSpec{Selector: c.selector}}
 		},
 		ours: func(idx cache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(listersextensionsv1beta1.NewReplicaSetLister(idx).GetPodReplicaSets(genPodOf(m)))
+			return objectNames(listersextensionsv1beta1.NewReplicaSetLister(idx).GetPodReplicaSets(podOf(m)))
 		},
 		theirs: func(idx cgcache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(cgextensionsv1beta1.NewReplicaSetLister(idx).GetPodReplicaSets(genPodOf(m)))
+			return objectNames(cgextensionsv1beta1.NewReplicaSetLister(idx).GetPodReplicaSets(podOf(m)))
 		},
-		want: genWantNonEmpty,
+		want: wantNonEmpty,
 	},
 	{
 		name: "batch/v1 GetPodJobs",
-		build: func(c genSelectorCase) interface{} {
-			return &batchv1.Job{ObjectMeta: genMeta(c), Spec: batchv1.JobSpec{Selector: c.selector}}
+		build: func(c selectorCase) interface{} {
+			return &batchv1.Job{ObjectMeta: caseMeta(c), Spec: batchv1.JobSpec{Selector: c.selector}}
 		},
 		ours: func(idx cache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genJobNames(listersbatchv1.NewJobLister(idx).GetPodJobs(genPodOf(m)))
+			return jobNames(listersbatchv1.NewJobLister(idx).GetPodJobs(podOf(m)))
 		},
 		theirs: func(idx cgcache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genJobNames(cgbatchv1.NewJobLister(idx).GetPodJobs(genPodOf(m)))
+			return jobNames(cgbatchv1.NewJobLister(idx).GetPodJobs(podOf(m)))
 		},
-		want: genWantAllowEmpty,
+		want: wantAllowEmpty,
 	},
 	{
 		name: "core/v1 GetPodControllers",
-		build: func(c genSelectorCase) interface{} {
-			rc := &corev1.ReplicationController{ObjectMeta: genMeta(c)}
+		build: func(c selectorCase) interface{} {
+			rc := &corev1.ReplicationController{ObjectMeta: caseMeta(c)}
 			if c.selector != nil {
 				rc.Spec.Selector = c.selector.MatchLabels
 			}
 			return rc
 		},
 		ours: func(idx cache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(listerscorev1.NewReplicationControllerLister(idx).GetPodControllers(genPodOf(m)))
+			return objectNames(listerscorev1.NewReplicationControllerLister(idx).GetPodControllers(podOf(m)))
 		},
 		theirs: func(idx cgcache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(cgcorev1.NewReplicationControllerLister(idx).GetPodControllers(genPodOf(m)))
+			return objectNames(cgcorev1.NewReplicationControllerLister(idx).GetPodControllers(podOf(m)))
 		},
-		want: genWantReplicaMap,
+		want: wantReplicaMap,
 	},
 	{
 		name: "policy/v1 GetPodPodDisruptionBudgets",
-		build: func(c genSelectorCase) interface{} {
-			return &policyv1.PodDisruptionBudget{ObjectMeta: genMeta(c), Spec: policyv1.PodDisruptionBudgetSpec{Selector: c.selector}}
+		build: func(c selectorCase) interface{} {
+			return &policyv1.PodDisruptionBudget{ObjectMeta: caseMeta(c), Spec: policyv1.PodDisruptionBudgetSpec{Selector: c.selector}}
 		},
 		ours: func(idx cache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(listerspolicyv1.NewPodDisruptionBudgetLister(idx).GetPodPodDisruptionBudgets(genPodOf(m)))
+			return objectNames(listerspolicyv1.NewPodDisruptionBudgetLister(idx).GetPodPodDisruptionBudgets(podOf(m)))
 		},
 		theirs: func(idx cgcache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(cgpolicyv1.NewPodDisruptionBudgetLister(idx).GetPodPodDisruptionBudgets(genPodOf(m)))
+			return objectNames(cgpolicyv1.NewPodDisruptionBudgetLister(idx).GetPodPodDisruptionBudgets(podOf(m)))
 		},
-		want: genWantPDBv1,
+		want: wantPDBv1,
 	},
 	{
 		name: "policy/v1beta1 GetPodPodDisruptionBudgets",
-		build: func(c genSelectorCase) interface{} {
-			return &policyv1beta1.PodDisruptionBudget{ObjectMeta: genMeta(c), Spec: policyv1beta1.PodDisruptionBudgetSpec{Selector: c.selector}}
+		build: func(c selectorCase) interface{} {
+			return &policyv1beta1.PodDisruptionBudget{ObjectMeta: caseMeta(c), Spec: policyv1beta1.PodDisruptionBudgetSpec{Selector: c.selector}}
 		},
 		ours: func(idx cache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(listerspolicyv1beta1.NewPodDisruptionBudgetLister(idx).GetPodPodDisruptionBudgets(genPodOf(m)))
+			return objectNames(listerspolicyv1beta1.NewPodDisruptionBudgetLister(idx).GetPodPodDisruptionBudgets(podOf(m)))
 		},
 		theirs: func(idx cgcache.Indexer, m metav1.ObjectMeta) ([]string, error) {
-			return genObjNames(cgpolicyv1beta1.NewPodDisruptionBudgetLister(idx).GetPodPodDisruptionBudgets(genPodOf(m)))
+			return objectNames(cgpolicyv1beta1.NewPodDisruptionBudgetLister(idx).GetPodPodDisruptionBudgets(podOf(m)))
 		},
-		want: genWantNonEmpty,
+		want: wantNonEmpty,
 	},
 }
 
@@ -335,16 +335,16 @@ var genExpansions = []genExpansion{
 // found and the error texts must be equal, and match the expected selector
 // policy.
 func TestEachListerExpansionMatchesClientGo(t *testing.T) {
-	for _, e := range genExpansions {
+	for _, e := range expansionCases {
 		t.Run(e.name, func(t *testing.T) {
 			ours := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 			theirs := cgcache.NewIndexer(cgcache.MetaNamespaceKeyFunc, cgcache.Indexers{cgcache.NamespaceIndex: cgcache.MetaNamespaceIndexFunc})
-			for _, c := range genSelectorCases {
+			for _, c := range selectorCases {
 				obj := e.build(c)
 				require.NoError(t, ours.Add(obj))
 				require.NoError(t, theirs.Add(obj))
 			}
-			for _, s := range genSubjects {
+			for _, s := range subjectPods {
 				meta := metav1.ObjectMeta{Name: s.name, Namespace: s.namespace, Labels: s.labels}
 				got, err := e.ours(ours, meta)
 				gotCG, errCG := e.theirs(theirs, meta)

@@ -19,14 +19,14 @@ import (
 	listerscorev1 "github.com/kinformer/kinformer/listers/core/v1"
 )
 
-func genPod(ns, name string, lbls map[string]string) *corev1.Pod {
+func newPod(ns, name string, lbls map[string]string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: lbls}}
 }
 
-var genPodResource = schema.GroupResource{Resource: "pod"}
+var podResource = schema.GroupResource{Resource: "pod"}
 
-// genIndexer returns an indexer holding objs, with or without the namespace index.
-func genIndexer(t *testing.T, withNamespaceIndex bool, objs ...interface{}) cache.Indexer {
+// newIndexer returns an indexer holding objs, with or without the namespace index.
+func newIndexer(t *testing.T, withNamespaceIndex bool, objs ...interface{}) cache.Indexer {
 	t.Helper()
 	indexers := cache.Indexers{}
 	if withNamespaceIndex {
@@ -39,7 +39,7 @@ func genIndexer(t *testing.T, withNamespaceIndex bool, objs ...interface{}) cach
 	return idx
 }
 
-func genNames[T interface {
+func objectKeys[T interface {
 	GetNamespace() string
 	GetName() string
 }](items []T) []string {
@@ -54,7 +54,7 @@ func genNames[T interface {
 	return out
 }
 
-func genMustSelector(t *testing.T, s string) labels.Selector {
+func mustSelector(t *testing.T, s string) labels.Selector {
 	t.Helper()
 	sel, err := labels.Parse(s)
 	require.NoError(t, err)
@@ -63,10 +63,10 @@ func genMustSelector(t *testing.T, s string) labels.Selector {
 
 func TestResourceIndexerListFiltersByNamespaceAndSelector(t *testing.T) {
 	objs := []interface{}{
-		genPod("a", "web-1", map[string]string{"app": "web"}),
-		genPod("a", "db-1", map[string]string{"app": "db"}),
-		genPod("b", "web-2", map[string]string{"app": "web"}),
-		genPod("b", "plain", nil),
+		newPod("a", "web-1", map[string]string{"app": "web"}),
+		newPod("a", "db-1", map[string]string{"app": "db"}),
+		newPod("b", "web-2", map[string]string{"app": "web"}),
+		newPod("b", "plain", nil),
 	}
 	cases := []struct {
 		name      string
@@ -84,7 +84,7 @@ func TestResourceIndexerListFiltersByNamespaceAndSelector(t *testing.T) {
 		{"unknown namespace", "c", "", nil},
 	}
 	for _, withIndex := range []bool{true, false} {
-		idx := genIndexer(t, withIndex, objs...)
+		idx := newIndexer(t, withIndex, objs...)
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				var sel labels.Selector
@@ -93,22 +93,22 @@ func TestResourceIndexerListFiltersByNamespaceAndSelector(t *testing.T) {
 					sel = labels.Everything()
 				case "nil":
 				default:
-					sel = genMustSelector(t, tc.selector)
+					sel = mustSelector(t, tc.selector)
 				}
-				l := listers.New[*corev1.Pod](idx, genPodResource)
+				l := listers.New[*corev1.Pod](idx, podResource)
 				if tc.namespace != "" {
 					l = listers.NewNamespaced(l, tc.namespace)
 				}
 				got, err := l.List(sel)
 				require.NoError(t, err)
-				assert.Equal(t, tc.want, genNames(got), "namespace index present: %v", withIndex)
+				assert.Equal(t, tc.want, objectKeys(got), "namespace index present: %v", withIndex)
 			})
 		}
 	}
 }
 
 func TestResourceIndexerGetReportsMissesAndWrongTypes(t *testing.T) {
-	idx := genIndexer(t, true, genPod("a", "web", nil), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "web"}})
+	idx := newIndexer(t, true, newPod("a", "web", nil), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "web"}})
 	cases := []struct {
 		name      string
 		namespace string
@@ -121,7 +121,7 @@ func TestResourceIndexerGetReportsMissesAndWrongTypes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			l := listers.NewNamespaced(listers.New[*corev1.Pod](idx, genPodResource), tc.namespace)
+			l := listers.NewNamespaced(listers.New[*corev1.Pod](idx, podResource), tc.namespace)
 			got, err := l.Get(tc.get)
 			if tc.wantErr != nil {
 				require.Error(t, err)
@@ -135,13 +135,13 @@ func TestResourceIndexerGetReportsMissesAndWrongTypes(t *testing.T) {
 	}
 	t.Run("wrong type under key is an error", func(t *testing.T) {
 		// The node is stored under key "web"; a cluster-wide pod lister finds it.
-		_, err := listers.New[*corev1.Pod](idx, genPodResource).Get("web")
+		_, err := listers.New[*corev1.Pod](idx, podResource).Get("web")
 		require.Error(t, err)
 		assert.False(t, apierrors.IsNotFound(err))
 		assert.Contains(t, err.Error(), "*v1.Node")
 	})
 	t.Run("wrong type in list is an error", func(t *testing.T) {
-		_, err := listers.New[*corev1.Pod](idx, genPodResource).List(labels.Everything())
+		_, err := listers.New[*corev1.Pod](idx, podResource).List(labels.Everything())
 		require.Error(t, err)
 	})
 	t.Run("zero value returns errors", func(t *testing.T) {
@@ -157,34 +157,34 @@ func TestResourceIndexerGetReportsMissesAndWrongTypes(t *testing.T) {
 // pod and node listers and client-go's, and compares results and errors.
 func TestCoreV1ListerMatchesClientGo(t *testing.T) {
 	objs := []*corev1.Pod{
-		genPod("a", "web-1", map[string]string{"app": "web"}),
-		genPod("b", "web-2", map[string]string{"app": "web", "tier": "front"}),
+		newPod("a", "web-1", map[string]string{"app": "web"}),
+		newPod("b", "web-2", map[string]string{"app": "web", "tier": "front"}),
 	}
-	ours := genIndexer(t, true)
+	ours := newIndexer(t, true)
 	theirs := cgcache.NewIndexer(cgcache.MetaNamespaceKeyFunc, cgcache.Indexers{cgcache.NamespaceIndex: cgcache.MetaNamespaceIndexFunc})
 	for _, o := range objs {
 		require.NoError(t, ours.Add(o))
 		require.NoError(t, theirs.Add(o))
 	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
-	ourNodes := genIndexer(t, true, node)
+	ourNodes := newIndexer(t, true, node)
 	theirNodes := cgcache.NewIndexer(cgcache.MetaNamespaceKeyFunc, cgcache.Indexers{})
 	require.NoError(t, theirNodes.Add(node))
 
 	op, tp := listerscorev1.NewPodLister(ours), cglisters.NewPodLister(theirs)
 	for _, sel := range []string{"", "app=web", "tier=front", "app=none"} {
-		s := genMustSelector(t, sel)
+		s := mustSelector(t, sel)
 		a, errA := op.List(s)
 		b, errB := tp.List(s)
 		require.NoError(t, errA)
 		require.NoError(t, errB)
-		assert.Equal(t, genNames(b), genNames(a), "List(%q)", sel)
+		assert.Equal(t, objectKeys(b), objectKeys(a), "List(%q)", sel)
 		for _, ns := range []string{"a", "b", "c"} {
 			a, errA := op.Pods(ns).List(s)
 			b, errB := tp.Pods(ns).List(s)
 			require.NoError(t, errA)
 			require.NoError(t, errB)
-			assert.Equal(t, genNames(b), genNames(a), "Pods(%q).List(%q)", ns, sel)
+			assert.Equal(t, objectKeys(b), objectKeys(a), "Pods(%q).List(%q)", ns, sel)
 		}
 	}
 	for _, key := range [][2]string{{"a", "web-1"}, {"a", "web-2"}, {"c", "x"}} {

@@ -20,7 +20,7 @@ func ExampleNewDynamicSharedInformerFactoryWithOptions() {
 	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	client := fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{widgets: "WidgetList"},
-		genObj(widgets, "Widget", "prod", "w1", nil))
+		newObject(widgets, "Widget", "prod", "w1", nil))
 	dir, err := os.MkdirTemp("", "informers")
 	if err != nil {
 		fmt.Println(err)

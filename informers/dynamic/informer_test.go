@@ -30,16 +30,16 @@ func TestMain(m *testing.M) {
 }
 
 const (
-	genWait = 20 * time.Second
-	genTick = 2 * time.Millisecond
+	waitTimeout  = 20 * time.Second
+	pollInterval = 2 * time.Millisecond
 )
 
 var (
-	genWidgets = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
-	genPods    = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	widgetsGVR = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	podsGVR    = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 )
 
-func genObj(gvr schema.GroupVersionResource, kind, ns, name string, lbls map[string]string) *unstructured.Unstructured {
+func newObject(gvr schema.GroupVersionResource, kind, ns, name string, lbls map[string]string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion(gvr.GroupVersion().String())
 	u.SetKind(kind)
@@ -49,12 +49,12 @@ func genObj(gvr schema.GroupVersionResource, kind, ns, name string, lbls map[str
 	return u
 }
 
-// genClient returns a fake dynamic client that knows widgets and pods and
+// newFakeClient returns a fake dynamic client that knows widgets and pods and
 // counts the watches opened per resource.
-func genClient(objs ...runtime.Object) (*fake.FakeDynamicClient, func(schema.GroupVersionResource) int) {
+func newFakeClient(objs ...runtime.Object) (*fake.FakeDynamicClient, func(schema.GroupVersionResource) int) {
 	client := fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		genWidgets: "WidgetList",
-		genPods:    "PodList",
+		widgetsGVR: "WidgetList",
+		podsGVR:    "PodList",
 	}, objs...)
 	var mu sync.Mutex
 	watches := map[schema.GroupVersionResource]int{}
@@ -71,7 +71,7 @@ func genClient(objs ...runtime.Object) (*fake.FakeDynamicClient, func(schema.Gro
 	}
 }
 
-func genNames(objs []runtime.Object) []string {
+func objectKeys(objs []runtime.Object) []string {
 	var out []string
 	for _, o := range objs {
 		u := o.(*unstructured.Unstructured)
@@ -82,16 +82,16 @@ func genNames(objs []runtime.Object) []string {
 }
 
 func TestDynamicFactoryInformersAndListersPerResource(t *testing.T) {
-	client, watches := genClient(
-		genObj(genWidgets, "Widget", "a", "w1", map[string]string{"app": "web"}),
-		genObj(genWidgets, "Widget", "b", "w2", nil),
-		genObj(genPods, "Pod", "a", "p1", nil),
+	client, watches := newFakeClient(
+		newObject(widgetsGVR, "Widget", "a", "w1", map[string]string{"app": "web"}),
+		newObject(widgetsGVR, "Widget", "b", "w2", nil),
+		newObject(podsGVR, "Pod", "a", "p1", nil),
 	)
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
-	widgets := factory.ForResource(genWidgets)
-	assert.True(t, widgets == factory.ForResource(genWidgets), "same GVR, another informer")
-	assert.True(t, widgets.Informer() == factory.ForResource(genWidgets).Informer())
-	pods := factory.ForResource(genPods)
+	widgets := factory.ForResource(widgetsGVR)
+	assert.True(t, widgets == factory.ForResource(widgetsGVR), "same GVR, another informer")
+	assert.True(t, widgets.Informer() == factory.ForResource(widgetsGVR).Informer())
+	pods := factory.ForResource(podsGVR)
 	assert.False(t, pods.Informer() == widgets.Informer())
 
 	events := make(chan string, 10)
@@ -108,8 +108,8 @@ func TestDynamicFactoryInformersAndListersPerResource(t *testing.T) {
 	defer factory.Shutdown()
 	defer close(stop)
 	factory.Start(stop)
-	assert.Equal(t, map[schema.GroupVersionResource]bool{genWidgets: true, genPods: true}, factory.WaitForCacheSync(stop))
-	require.Eventually(t, func() bool { return watches(genWidgets) > 0 && watches(genPods) > 0 }, genWait, genTick)
+	assert.Equal(t, map[schema.GroupVersionResource]bool{widgetsGVR: true, podsGVR: true}, factory.WaitForCacheSync(stop))
+	require.Eventually(t, func() bool { return watches(widgetsGVR) > 0 && watches(podsGVR) > 0 }, waitTimeout, pollInterval)
 
 	expect := func(want ...string) {
 		t.Helper()
@@ -118,7 +118,7 @@ func TestDynamicFactoryInformersAndListersPerResource(t *testing.T) {
 			select {
 			case e := <-events:
 				got = append(got, e)
-			case <-time.After(genWait):
+			case <-time.After(waitTimeout):
 				t.Fatalf("timed out; got %v, want %v", got, want)
 			}
 		}
@@ -128,17 +128,17 @@ func TestDynamicFactoryInformersAndListersPerResource(t *testing.T) {
 
 	all, err := widgets.Lister().List(labels.Everything())
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a/w1", "b/w2"}, genNames(all))
+	assert.Equal(t, []string{"a/w1", "b/w2"}, objectKeys(all))
 	web, err := widgets.Lister().List(labels.SelectorFromSet(labels.Set{"app": "web"}))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a/w1"}, genNames(web))
+	assert.Equal(t, []string{"a/w1"}, objectKeys(web))
 
 	ctx := context.Background()
-	res := client.Resource(genWidgets).Namespace("a")
-	_, err = res.Create(ctx, genObj(genWidgets, "Widget", "a", "w3", nil), metav1.CreateOptions{})
+	res := client.Resource(widgetsGVR).Namespace("a")
+	_, err = res.Create(ctx, newObject(widgetsGVR, "Widget", "a", "w3", nil), metav1.CreateOptions{})
 	require.NoError(t, err)
 	expect("add w3")
-	_, err = res.Update(ctx, genObj(genWidgets, "Widget", "a", "w3", map[string]string{"v": "2"}), metav1.UpdateOptions{})
+	_, err = res.Update(ctx, newObject(widgetsGVR, "Widget", "a", "w3", map[string]string{"v": "2"}), metav1.UpdateOptions{})
 	require.NoError(t, err)
 	expect("update w3")
 	got, err := widgets.Lister().ByNamespace("a").Get("w3")
@@ -156,43 +156,43 @@ func TestDynamicFactoryInformersAndListersPerResource(t *testing.T) {
 }
 
 func TestDynamicFilteredFactoryAppliesNamespaceAndListOptions(t *testing.T) {
-	client, watches := genClient(
-		genObj(genWidgets, "Widget", "a", "w1", map[string]string{"app": "web"}),
-		genObj(genWidgets, "Widget", "a", "w2", nil),
-		genObj(genWidgets, "Widget", "b", "w3", map[string]string{"app": "web"}),
+	client, watches := newFakeClient(
+		newObject(widgetsGVR, "Widget", "a", "w1", map[string]string{"app": "web"}),
+		newObject(widgetsGVR, "Widget", "a", "w2", nil),
+		newObject(widgetsGVR, "Widget", "b", "w3", map[string]string{"app": "web"}),
 	)
 	var tweaks atomic.Int32
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, "a", func(o *metav1.ListOptions) {
 		tweaks.Add(1)
 		o.LabelSelector = "app=web"
 	})
-	widgets := factory.ForResource(genWidgets)
+	widgets := factory.ForResource(widgetsGVR)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer factory.Shutdown()
 	defer cancel()
 	factory.Start(ctx.Done())
-	require.Equal(t, map[schema.GroupVersionResource]bool{genWidgets: true}, factory.WaitForCacheSync(ctx.Done()))
-	require.Eventually(t, func() bool { return watches(genWidgets) > 0 }, genWait, genTick)
+	require.Equal(t, map[schema.GroupVersionResource]bool{widgetsGVR: true}, factory.WaitForCacheSync(ctx.Done()))
+	require.Eventually(t, func() bool { return watches(widgetsGVR) > 0 }, waitTimeout, pollInterval)
 	all, err := widgets.Lister().List(labels.Everything())
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a/w1"}, genNames(all))
+	assert.Equal(t, []string{"a/w1"}, objectKeys(all))
 	// One LIST and one WATCH at least.
 	assert.GreaterOrEqual(t, tweaks.Load(), int32(2))
 }
 
 func TestDynamicFactoryStartsLateInformersAndNothingAfterShutdown(t *testing.T) {
-	client, _ := genClient()
+	client, _ := newFakeClient()
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
 	stop := make(chan struct{})
-	widgets := factory.ForResource(genWidgets)
+	widgets := factory.ForResource(widgetsGVR)
 	factory.Start(stop)
-	require.True(t, factory.WaitForCacheSync(stop)[genWidgets])
+	require.True(t, factory.WaitForCacheSync(stop)[widgetsGVR])
 	// Requested after Start: not running until Start is called again.
-	pods := factory.ForResource(genPods)
-	assert.Equal(t, map[schema.GroupVersionResource]bool{genWidgets: true}, factory.WaitForCacheSync(stop))
+	pods := factory.ForResource(podsGVR)
+	assert.Equal(t, map[schema.GroupVersionResource]bool{widgetsGVR: true}, factory.WaitForCacheSync(stop))
 	assert.False(t, pods.Informer().HasSynced())
 	factory.Start(stop)
-	assert.Equal(t, map[schema.GroupVersionResource]bool{genWidgets: true, genPods: true}, factory.WaitForCacheSync(stop))
+	assert.Equal(t, map[schema.GroupVersionResource]bool{widgetsGVR: true, podsGVR: true}, factory.WaitForCacheSync(stop))
 	assert.True(t, widgets.Informer().HasSynced())
 
 	close(stop)
@@ -206,8 +206,8 @@ func TestDynamicFactoryStartsLateInformersAndNothingAfterShutdown(t *testing.T) 
 }
 
 func TestNewFilteredDynamicInformerListsOneNamespace(t *testing.T) {
-	client, _ := genClient(genObj(genWidgets, "Widget", "a", "w1", nil), genObj(genWidgets, "Widget", "b", "w2", nil))
-	informer := dynamicinformer.NewFilteredDynamicInformer(client, genWidgets, "b", 0, cache.Indexers{}, nil)
+	client, _ := newFakeClient(newObject(widgetsGVR, "Widget", "a", "w1", nil), newObject(widgetsGVR, "Widget", "b", "w2", nil))
+	informer := dynamicinformer.NewFilteredDynamicInformer(client, widgetsGVR, "b", 0, cache.Indexers{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { informer.Informer().RunWithContext(ctx) })
@@ -216,11 +216,11 @@ func TestNewFilteredDynamicInformerListsOneNamespace(t *testing.T) {
 	require.True(t, cache.WaitForCacheSync(ctx.Done(), informer.Informer().HasSynced))
 	all, err := informer.Lister().List(labels.Everything())
 	require.NoError(t, err)
-	assert.Equal(t, []string{"b/w2"}, genNames(all))
+	assert.Equal(t, []string{"b/w2"}, objectKeys(all))
 }
 
 func TestDynamicInformerWithNilClientFailsWithoutPanic(t *testing.T) {
-	informer := dynamicinformer.NewFilteredDynamicInformer(nil, genWidgets, "", 0, nil, nil)
+	informer := dynamicinformer.NewFilteredDynamicInformer(nil, widgetsGVR, "", 0, nil, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { informer.Informer().RunWithContext(ctx) })

@@ -16,26 +16,26 @@ import (
 )
 
 func TestReleaseResource(t *testing.T) {
-	client, watches := genClient(genObj(genWidgets, "Widget", "a", "w1", nil), genObj(genPods, "Pod", "a", "p1", nil))
+	client, watches := newFakeClient(newObject(widgetsGVR, "Widget", "a", "w1", nil), newObject(podsGVR, "Pod", "a", "p1", nil))
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
 	releaser, ok := factory.(informers.ResourceReleaser)
 	require.True(t, ok)
-	ctx, cancel := context.WithTimeout(context.Background(), genWait)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer factory.Shutdown()
 	defer cancel()
 
-	pods := factory.ForResource(genPods)
+	pods := factory.ForResource(podsGVR)
 	factory.Start(ctx.Done())
-	require.Equal(t, map[schema.GroupVersionResource]bool{genPods: true}, factory.WaitForCacheSync(ctx.Done()))
-	require.Eventually(t, func() bool { return watches(genPods) > 0 }, genWait, genTick)
+	require.Equal(t, map[schema.GroupVersionResource]bool{podsGVR: true}, factory.WaitForCacheSync(ctx.Done()))
+	require.Eventually(t, func() bool { return watches(podsGVR) > 0 }, waitTimeout, pollInterval)
 
 	baseline := goleak.IgnoreCurrent()
-	widgets := factory.ForResource(genWidgets)
+	widgets := factory.ForResource(widgetsGVR)
 	factory.Start(ctx.Done())
-	require.True(t, factory.WaitForCacheSync(ctx.Done())[genWidgets])
-	require.Eventually(t, func() bool { return watches(genWidgets) > 0 }, genWait, genTick)
+	require.True(t, factory.WaitForCacheSync(ctx.Done())[widgetsGVR])
+	require.Eventually(t, func() bool { return watches(widgetsGVR) > 0 }, waitTimeout, pollInterval)
 
-	released, err := releaser.ReleaseResource(ctx, genWidgets)
+	released, err := releaser.ReleaseResource(ctx, widgetsGVR)
 	require.NoError(t, err)
 	assert.True(t, released)
 	assert.True(t, widgets.Informer().IsStopped())
@@ -43,21 +43,21 @@ func TestReleaseResource(t *testing.T) {
 	left, err := widgets.Lister().List(labels.Everything())
 	require.NoError(t, err)
 	assert.Empty(t, left)
-	assert.Equal(t, map[schema.GroupVersionResource]bool{genPods: true}, factory.WaitForCacheSync(ctx.Done()))
+	assert.Equal(t, map[schema.GroupVersionResource]bool{podsGVR: true}, factory.WaitForCacheSync(ctx.Done()))
 
 	// The pods informer keeps delivering.
-	_, err = client.Resource(genPods).Namespace("a").Create(ctx, genObj(genPods, "Pod", "a", "p2", nil), metav1.CreateOptions{})
+	_, err = client.Resource(podsGVR).Namespace("a").Create(ctx, newObject(podsGVR, "Pod", "a", "p2", nil), metav1.CreateOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		l, _ := pods.Lister().List(labels.Everything())
 		return len(l) == 2
-	}, genWait, genTick)
+	}, waitTimeout, pollInterval)
 
 	// A new informer for the same resource works.
-	again := factory.ForResource(genWidgets)
+	again := factory.ForResource(widgetsGVR)
 	assert.False(t, again == widgets)
 	factory.Start(ctx.Done())
-	require.True(t, factory.WaitForCacheSync(ctx.Done())[genWidgets])
+	require.True(t, factory.WaitForCacheSync(ctx.Done())[widgetsGVR])
 	got, err := again.Lister().ByNamespace("a").Get("w1")
 	require.NoError(t, err)
 	assert.Equal(t, "w1", got.(metav1.Object).GetName())

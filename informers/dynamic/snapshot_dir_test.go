@@ -18,8 +18,8 @@ import (
 	dynamicinformer "github.com/kinformer/kinformer/informers/dynamic"
 )
 
-// wrLists counts the LIST requests for gvr client has served so far.
-func wrLists(client *fake.FakeDynamicClient, gvr schema.GroupVersionResource) int {
+// countLists counts the LIST requests for gvr client has served so far.
+func countLists(client *fake.FakeDynamicClient, gvr schema.GroupVersionResource) int {
 	n := 0
 	for _, a := range client.Actions() {
 		if a.GetVerb() == "list" && a.GetResource() == gvr {
@@ -29,10 +29,10 @@ func wrLists(client *fake.FakeDynamicClient, gvr schema.GroupVersionResource) in
 	return n
 }
 
-// wrRun runs gvr's informer of a factory built with opts until it synced,
+// runAndShutdown runs gvr's informer of a factory built with opts until it synced,
 // shuts the factory down (which writes the snapshot) and returns the cached
 // keys and what the watch error handler received.
-func wrRun(t *testing.T, client *fake.FakeDynamicClient, gvr schema.GroupVersionResource, opts ...dynamicinformer.DynamicSharedInformerOption) ([]string, []error) {
+func runAndShutdown(t *testing.T, client *fake.FakeDynamicClient, gvr schema.GroupVersionResource, opts ...dynamicinformer.DynamicSharedInformerOption) ([]string, []error) {
 	t.Helper()
 	factory := dynamicinformer.NewDynamicSharedInformerFactoryWithOptions(client, 0, opts...)
 	informer := factory.ForResource(gvr)
@@ -43,7 +43,7 @@ func wrRun(t *testing.T, client *fake.FakeDynamicClient, gvr schema.GroupVersion
 		defer mu.Unlock()
 		errs = append(errs, err)
 	}))
-	ctx, cancel := context.WithTimeout(context.Background(), genWait)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	factory.Start(ctx.Done())
 	require.Equal(t, map[schema.GroupVersionResource]bool{gvr: true}, factory.WaitForCacheSync(ctx.Done()))
@@ -60,28 +60,28 @@ func wrRun(t *testing.T, client *fake.FakeDynamicClient, gvr schema.GroupVersion
 // without a LIST when the namespace and selectors are the same; another
 // namespace rejects the file with a *cache.SnapshotError and lists.
 func TestDynamicFactorySnapshotDirWarmRestarts(t *testing.T) {
-	client, _ := genClient(
-		genObj(genWidgets, "Widget", "a", "w1", map[string]string{"app": "web"}),
-		genObj(genWidgets, "Widget", "a", "w2", map[string]string{"app": "db"}),
-		genObj(genWidgets, "Widget", "b", "w3", map[string]string{"app": "web"}),
+	client, _ := newFakeClient(
+		newObject(widgetsGVR, "Widget", "a", "w1", map[string]string{"app": "web"}),
+		newObject(widgetsGVR, "Widget", "a", "w2", map[string]string{"app": "db"}),
+		newObject(widgetsGVR, "Widget", "b", "w3", map[string]string{"app": "web"}),
 	)
 	dir := t.TempDir()
 	web := func(o *metav1.ListOptions) { o.LabelSelector = "app=web" }
-	keys, errs := wrRun(t, client, genWidgets, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithNamespace("a"), dynamicinformer.WithTweakListOptions(web))
+	keys, errs := runAndShutdown(t, client, widgetsGVR, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithNamespace("a"), dynamicinformer.WithTweakListOptions(web))
 	assert.Equal(t, []string{"a/w1"}, keys)
 	assert.Empty(t, errs)
-	require.Equal(t, 1, wrLists(client, genWidgets))
+	require.Equal(t, 1, countLists(client, widgetsGVR))
 	_, err := os.Stat(filepath.Join(dir, "widgets.v1.example.com.snap"))
 	require.NoError(t, err)
 
-	keys, errs = wrRun(t, client, genWidgets, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithNamespace("a"), dynamicinformer.WithTweakListOptions(web))
+	keys, errs = runAndShutdown(t, client, widgetsGVR, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithNamespace("a"), dynamicinformer.WithTweakListOptions(web))
 	assert.Equal(t, []string{"a/w1"}, keys)
 	assert.Empty(t, errs)
-	assert.Equal(t, 1, wrLists(client, genWidgets), "resumed from the snapshot without a LIST")
+	assert.Equal(t, 1, countLists(client, widgetsGVR), "resumed from the snapshot without a LIST")
 
-	keys, errs = wrRun(t, client, genWidgets, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithNamespace("b"), dynamicinformer.WithTweakListOptions(web))
+	keys, errs = runAndShutdown(t, client, widgetsGVR, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithNamespace("b"), dynamicinformer.WithTweakListOptions(web))
 	assert.Equal(t, []string{"b/w3"}, keys)
-	assert.Equal(t, 2, wrLists(client, genWidgets), "a normal LIST follows the rejection")
+	assert.Equal(t, 2, countLists(client, widgetsGVR), "a normal LIST follows the rejection")
 	require.NotEmpty(t, errs)
 	var serr *cache.SnapshotError
 	require.ErrorAs(t, errs[0], &serr)
@@ -94,9 +94,9 @@ func TestDynamicFactorySnapshotDirWarmRestarts(t *testing.T) {
 // NewFilteredDynamicSharedInformerFactory's arguments do.
 func TestDynamicFactoryOptionsConstructorAppliesOptions(t *testing.T) {
 	objs := []runtime.Object{
-		genObj(genWidgets, "Widget", "a", "w1", map[string]string{"app": "web"}),
-		genObj(genWidgets, "Widget", "a", "w2", map[string]string{"app": "db"}),
-		genObj(genWidgets, "Widget", "b", "w3", map[string]string{"app": "web"}),
+		newObject(widgetsGVR, "Widget", "a", "w1", map[string]string{"app": "web"}),
+		newObject(widgetsGVR, "Widget", "a", "w2", map[string]string{"app": "db"}),
+		newObject(widgetsGVR, "Widget", "b", "w3", map[string]string{"app": "web"}),
 	}
 	for _, tc := range []struct {
 		name string
@@ -109,8 +109,8 @@ func TestDynamicFactoryOptionsConstructorAppliesOptions(t *testing.T) {
 		{"selector", []dynamicinformer.DynamicSharedInformerOption{dynamicinformer.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "app=web" })}, []string{"a/w1", "b/w3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			client, _ := genClient(objs...)
-			keys, errs := wrRun(t, client, genWidgets, tc.opts...)
+			client, _ := newFakeClient(objs...)
+			keys, errs := runAndShutdown(t, client, widgetsGVR, tc.opts...)
 			assert.ElementsMatch(t, tc.want, keys)
 			assert.Empty(t, errs)
 		})

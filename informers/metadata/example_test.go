@@ -21,7 +21,7 @@ func ExampleWithSnapshotDir() {
 		fmt.Println(err)
 		return
 	}
-	client := metadatafake.NewSimpleMetadataClient(scheme, genMeta("prod", "web-1", nil))
+	client := metadatafake.NewSimpleMetadataClient(scheme, podMetadata("prod", "web-1", nil))
 	dir, err := os.MkdirTemp("", "informers")
 	if err != nil {
 		fmt.Println(err)
@@ -33,7 +33,7 @@ func ExampleWithSnapshotDir() {
 		factory := metadatainformer.NewSharedInformerFactoryWithOptions(client, 0,
 			metadatainformer.WithNamespace("prod"),
 			metadatainformer.WithSnapshotDir(dir)) // writes pods.v1.metadata.snap on stop
-		informer := factory.ForResource(genPods)
+		informer := factory.ForResource(podsGVR)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		factory.Start(ctx.Done())
 		factory.WaitForCacheSync(ctx.Done())

@@ -35,20 +35,20 @@ func TestMain(m *testing.M) {
 }
 
 const (
-	genWait = 20 * time.Second
-	genTick = 2 * time.Millisecond
+	waitTimeout  = 20 * time.Second
+	pollInterval = 2 * time.Millisecond
 )
 
-var genPods = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
-func genMeta(ns, name string, lbls map[string]string) *metav1.PartialObjectMetadata {
+func podMetadata(ns, name string, lbls map[string]string) *metav1.PartialObjectMetadata {
 	return &metav1.PartialObjectMetadata{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: lbls},
 	}
 }
 
-func genClient(t testing.TB, objs ...k8sruntime.Object) (*metadatafake.FakeMetadataClient, func() int) {
+func newFakeClient(t testing.TB, objs ...k8sruntime.Object) (*metadatafake.FakeMetadataClient, func() int) {
 	scheme := metadatafake.NewTestScheme()
 	require.NoError(t, metav1.AddMetaToScheme(scheme))
 	client := metadatafake.NewSimpleMetadataClient(scheme, objs...)
@@ -67,7 +67,7 @@ func genClient(t testing.TB, objs ...k8sruntime.Object) (*metadatafake.FakeMetad
 	}
 }
 
-func genNames(objs []k8sruntime.Object) []string {
+func objectKeys(objs []k8sruntime.Object) []string {
 	var out []string
 	for _, o := range objs {
 		m := o.(*metav1.PartialObjectMetadata)
@@ -113,35 +113,35 @@ func TestMetadataFactoryListsFiltersAndTransforms(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			client, watches := genClient(t,
-				genMeta("a", "p1", map[string]string{"app": "web"}),
-				genMeta("a", "p2", nil),
-				genMeta("b", "p3", map[string]string{"app": "web"}),
+			client, watches := newFakeClient(t,
+				podMetadata("a", "p1", map[string]string{"app": "web"}),
+				podMetadata("a", "p2", nil),
+				podMetadata("b", "p3", map[string]string{"app": "web"}),
 			)
 			factory := tc.factory(client)
-			pods := factory.ForResource(genPods)
-			assert.True(t, pods == factory.ForResource(genPods))
+			pods := factory.ForResource(podsGVR)
+			assert.True(t, pods == factory.ForResource(podsGVR))
 			stop := make(chan struct{})
 			defer factory.Shutdown()
 			defer close(stop)
 			factory.Start(stop)
 			factory.Start(stop)
-			require.Equal(t, map[schema.GroupVersionResource]bool{genPods: true}, factory.WaitForCacheSync(stop))
-			require.Eventually(t, func() bool { return watches() > 0 }, genWait, genTick)
+			require.Equal(t, map[schema.GroupVersionResource]bool{podsGVR: true}, factory.WaitForCacheSync(stop))
+			require.Eventually(t, func() bool { return watches() > 0 }, waitTimeout, pollInterval)
 
 			all, err := pods.Lister().List(labels.Everything())
 			require.NoError(t, err)
-			assert.Equal(t, tc.want, genNames(all))
+			assert.Equal(t, tc.want, objectKeys(all))
 			for _, o := range all {
 				assert.Equal(t, tc.transform, o.(*metav1.PartialObjectMetadata).Annotations["seen"] == "yes")
 			}
 
-			_, err = client.Resource(genPods).Namespace("a").(metadatafake.MetadataClient).CreateFake(genMeta("a", "p4", map[string]string{"app": "web"}), metav1.CreateOptions{})
+			_, err = client.Resource(podsGVR).Namespace("a").(metadatafake.MetadataClient).CreateFake(podMetadata("a", "p4", map[string]string{"app": "web"}), metav1.CreateOptions{})
 			require.NoError(t, err)
 			require.Eventually(t, func() bool {
 				_, err := pods.Lister().ByNamespace("a").Get("p4")
 				return err == nil
-			}, genWait, genTick)
+			}, waitTimeout, pollInterval)
 			_, err = pods.Lister().ByNamespace("a").Get("missing")
 			require.True(t, apierrors.IsNotFound(err))
 			assert.Equal(t, `pods "missing" not found`, err.Error())
@@ -150,12 +150,12 @@ func TestMetadataFactoryListsFiltersAndTransforms(t *testing.T) {
 }
 
 func TestMetadataFactoryShutdownStopsItsInformersAndStartsNoMore(t *testing.T) {
-	client, _ := genClient(t)
+	client, _ := newFakeClient(t)
 	factory := metadatainformer.NewSharedInformerFactory(client, 0)
 	ctx, cancel := context.WithCancel(context.Background())
-	pods := factory.ForResource(genPods)
+	pods := factory.ForResource(podsGVR)
 	factory.Start(ctx.Done())
-	require.True(t, factory.WaitForCacheSync(ctx.Done())[genPods])
+	require.True(t, factory.WaitForCacheSync(ctx.Done())[podsGVR])
 	cancel()
 	factory.Shutdown()
 	assert.True(t, pods.Informer().IsStopped())
@@ -166,8 +166,8 @@ func TestMetadataFactoryShutdownStopsItsInformersAndStartsNoMore(t *testing.T) {
 }
 
 func TestNewFilteredMetadataInformerListsOneNamespace(t *testing.T) {
-	client, _ := genClient(t, genMeta("a", "p1", nil), genMeta("b", "p2", nil))
-	informer := metadatainformer.NewFilteredMetadataInformer(client, genPods, "b", 0, cache.Indexers{}, nil)
+	client, _ := newFakeClient(t, podMetadata("a", "p1", nil), podMetadata("b", "p2", nil))
+	informer := metadatainformer.NewFilteredMetadataInformer(client, podsGVR, "b", 0, cache.Indexers{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { informer.Informer().RunWithContext(ctx) })
@@ -176,12 +176,12 @@ func TestNewFilteredMetadataInformerListsOneNamespace(t *testing.T) {
 	require.True(t, cache.WaitForCacheSync(ctx.Done(), informer.Informer().HasSynced))
 	all, err := informer.Lister().List(labels.Everything())
 	require.NoError(t, err)
-	assert.Equal(t, []string{"b/p2"}, genNames(all))
+	assert.Equal(t, []string{"b/p2"}, objectKeys(all))
 }
 
-// genRealisticPod is a pod of the size controllers typically see: two
+// realisticPod is a pod of the size controllers typically see: two
 // containers with env, resources and probes, and a populated status.
-func genRealisticPod(i int) *corev1.Pod {
+func realisticPod(i int) *corev1.Pod {
 	name := fmt.Sprintf("web-%05d", i)
 	container := func(n string) corev1.Container {
 		return corev1.Container{
@@ -215,9 +215,9 @@ func genRealisticPod(i int) *corev1.Pod {
 	}
 }
 
-// genHeapPerObject runs informer until synced and returns the growth of the
+// heapPerObject runs informer until synced and returns the growth of the
 // live heap per cached object, keeping the informer alive while measuring.
-func genHeapPerObject(t *testing.T, n int, informer cache.SharedIndexInformer) float64 {
+func heapPerObject(t *testing.T, n int, informer cache.SharedIndexInformer) float64 {
 	t.Helper()
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -245,14 +245,14 @@ func TestMetadataInformerCachesAPodInUnderHalfTheHeap(t *testing.T) {
 	const n = 2000
 	var typedObjs, metaObjs []k8sruntime.Object
 	for i := range n {
-		p := genRealisticPod(i)
+		p := realisticPod(i)
 		typedObjs = append(typedObjs, p)
 		metaObjs = append(metaObjs, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: p.ObjectMeta})
 	}
 	kube := kubefake.NewSimpleClientset(typedObjs...) //nolint:staticcheck // no managed fields needed
-	typed := genHeapPerObject(t, n, informerscorev1.NewPodInformer(kube, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}))
-	client, _ := genClient(t, metaObjs...)
-	meta := genHeapPerObject(t, n, metadatainformer.NewFilteredMetadataInformer(client, genPods, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer())
+	typed := heapPerObject(t, n, informerscorev1.NewPodInformer(kube, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}))
+	client, _ := newFakeClient(t, metaObjs...)
+	meta := heapPerObject(t, n, metadatainformer.NewFilteredMetadataInformer(client, podsGVR, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer())
 	t.Logf("live heap per cached pod: typed informer %.0f B, metadata informer %.0f B (%.0f%%)", typed, meta, 100*meta/typed)
 	assert.Less(t, meta, typed/2)
 }

@@ -21,11 +21,11 @@ func TestMetadataFactoryMemoryLean(t *testing.T) {
 	var objs []k8sruntime.Object
 	for _, name := range []string{"a", "b"} {
 		// Fresh strings, as a decoder makes: sharing can only come from interning.
-		m := genMeta(strings.Clone("ns"), name, map[string]string{strings.Clone("app"): strings.Clone("web"), "name": name})
+		m := podMetadata(strings.Clone("ns"), name, map[string]string{strings.Clone("app"): strings.Clone("web"), "name": name})
 		m.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate}}
 		objs = append(objs, m)
 	}
-	client, _ := genClient(t, objs...)
+	client, _ := newFakeClient(t, objs...)
 	sawManaged := 0
 	user := func(obj any) (any, error) {
 		if m, ok := obj.(*metav1.PartialObjectMetadata); ok && len(m.ManagedFields) > 0 {
@@ -34,8 +34,8 @@ func TestMetadataFactoryMemoryLean(t *testing.T) {
 		return obj, nil
 	}
 	factory := metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, metadatainformer.WithTransform(user), metadatainformer.WithMemoryLean())
-	informer := factory.ForResource(genPods)
-	ctx, cancel := context.WithTimeout(context.Background(), genWait)
+	informer := factory.ForResource(podsGVR)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer func() {
 		cancel()
 		factory.Shutdown()
@@ -50,7 +50,7 @@ func TestMetadataFactoryMemoryLean(t *testing.T) {
 		obj, err := informer.Lister().ByNamespace("ns").Get(name)
 		require.NoError(t, err)
 		m := obj.(*metav1.PartialObjectMetadata)
-		want := genMeta("ns", name, map[string]string{"app": "web", "name": name})
+		want := podMetadata("ns", name, map[string]string{"app": "web", "name": name})
 		assert.Equal(t, want.ObjectMeta, m.ObjectMeta)
 		got = append(got, m)
 	}

@@ -17,23 +17,23 @@ import (
 	metadatainformer "github.com/kinformer/kinformer/informers/metadata"
 )
 
-// wrLists counts the LIST requests for pods client has served so far.
-func wrLists(client *metadatafake.FakeMetadataClient) int {
+// countLists counts the LIST requests for pods client has served so far.
+func countLists(client *metadatafake.FakeMetadataClient) int {
 	n := 0
 	for _, a := range client.Actions() {
-		if a.GetVerb() == "list" && a.GetResource() == genPods {
+		if a.GetVerb() == "list" && a.GetResource() == podsGVR {
 			n++
 		}
 	}
 	return n
 }
 
-// wrRun runs the pods informer of factory until it synced, shuts the factory
+// runAndShutdown runs the pods informer of factory until it synced, shuts the factory
 // down (which writes the snapshot) and returns the cached keys and what the
 // watch error handler received.
-func wrRun(t *testing.T, factory metadatainformer.SharedInformerFactory) ([]string, []error) {
+func runAndShutdown(t *testing.T, factory metadatainformer.SharedInformerFactory) ([]string, []error) {
 	t.Helper()
-	informer := factory.ForResource(genPods)
+	informer := factory.ForResource(podsGVR)
 	var mu sync.Mutex
 	var errs []error
 	require.NoError(t, informer.Informer().SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
@@ -41,10 +41,10 @@ func wrRun(t *testing.T, factory metadatainformer.SharedInformerFactory) ([]stri
 		defer mu.Unlock()
 		errs = append(errs, err)
 	}))
-	ctx, cancel := context.WithTimeout(context.Background(), genWait)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	factory.Start(ctx.Done())
-	require.Equal(t, map[schema.GroupVersionResource]bool{genPods: true}, factory.WaitForCacheSync(ctx.Done()))
+	require.Equal(t, map[schema.GroupVersionResource]bool{podsGVR: true}, factory.WaitForCacheSync(ctx.Done()))
 	keys := informer.Informer().GetStore().ListKeys()
 	cancel()
 	factory.Shutdown()
@@ -58,40 +58,40 @@ func wrRun(t *testing.T, factory metadatainformer.SharedInformerFactory) ([]stri
 // without a LIST; a factory with another namespace or selector rejects the
 // file with a *cache.SnapshotError and lists.
 func TestMetadataFactorySnapshotDirWarmRestarts(t *testing.T) {
-	client, _ := genClient(t, genMeta("a", "p1", nil), genMeta("b", "p2", nil))
+	client, _ := newFakeClient(t, podMetadata("a", "p1", nil), podMetadata("b", "p2", nil))
 	dir := t.TempDir()
-	keys, errs := wrRun(t, metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, metadatainformer.WithSnapshotDir(dir)))
+	keys, errs := runAndShutdown(t, metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, metadatainformer.WithSnapshotDir(dir)))
 	assert.ElementsMatch(t, []string{"a/p1", "b/p2"}, keys)
 	assert.Empty(t, errs)
-	require.Equal(t, 1, wrLists(client))
+	require.Equal(t, 1, countLists(client))
 	_, err := os.Stat(filepath.Join(dir, "pods.v1.metadata.snap"))
 	require.NoError(t, err)
 
-	keys, errs = wrRun(t, metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, metadatainformer.WithSnapshotDir(dir), nil))
+	keys, errs = runAndShutdown(t, metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, metadatainformer.WithSnapshotDir(dir), nil))
 	assert.ElementsMatch(t, []string{"a/p1", "b/p2"}, keys)
 	assert.Empty(t, errs)
-	assert.Equal(t, 1, wrLists(client), "resumed from the snapshot without a LIST")
+	assert.Equal(t, 1, countLists(client), "resumed from the snapshot without a LIST")
 
-	keys, errs = wrRun(t, metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, metadatainformer.WithSnapshotDir(dir),
+	keys, errs = runAndShutdown(t, metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, metadatainformer.WithSnapshotDir(dir),
 		metadatainformer.WithNamespace("a")))
 	assert.Equal(t, []string{"a/p1"}, keys)
-	assert.Equal(t, 2, wrLists(client), "a normal LIST follows the rejection")
+	assert.Equal(t, 2, countLists(client), "a normal LIST follows the rejection")
 	require.NotEmpty(t, errs)
 	var serr *cache.SnapshotError
 	require.ErrorAs(t, errs[0], &serr)
 	assert.Contains(t, serr.Error(), `snapshot holds all objects of the type (no namespace, no selectors), this informer selects namespace="a"`)
 
-	keys, errs = wrRun(t, metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, metadatainformer.WithSnapshotDir(dir),
+	keys, errs = runAndShutdown(t, metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, metadatainformer.WithSnapshotDir(dir),
 		metadatainformer.WithNamespace("a"), metadatainformer.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "app=web" })))
 	assert.Empty(t, keys, "no pod has the label")
-	assert.Equal(t, 3, wrLists(client))
+	assert.Equal(t, 3, countLists(client))
 	require.NotEmpty(t, errs)
 	require.ErrorAs(t, errs[0], &serr)
 	assert.Contains(t, serr.Error(), `snapshot holds namespace="a" labelSelector="" fieldSelector="", this informer selects namespace="a" labelSelector="app=web" fieldSelector=""`)
 
 	// Without WithSnapshotDir nothing is loaded.
-	keys, errs = wrRun(t, metadatainformer.NewFilteredSharedInformerFactory(client, 0, "a", nil))
+	keys, errs = runAndShutdown(t, metadatainformer.NewFilteredSharedInformerFactory(client, 0, "a", nil))
 	assert.Equal(t, []string{"a/p1"}, keys)
 	assert.Empty(t, errs)
-	assert.Equal(t, 4, wrLists(client))
+	assert.Equal(t, 4, countLists(client))
 }

@@ -16,64 +16,64 @@ import (
 	"github.com/kinformer/kinformer/internal/testenv"
 )
 
-// wrAPIServerNamespace holds the pods of scenario 5.
-const wrAPIServerNamespace = "bench"
+// apiServerNamespace holds the pods of scenario 5.
+const apiServerNamespace = "bench"
 
-// wrAPIServer is the real etcd and kube-apiserver of scenario 5, started
+// sharedAPIServer is the real etcd and kube-apiserver of scenario 5, started
 // and filled with pods once per benchmark process (creating 10,000 pods
 // takes a while) and stopped by TestMain.
-var wrAPIServer struct {
+var sharedAPIServer struct {
 	once sync.Once
 	env  *testenv.Env
 	pods int
 	err  error
 }
 
-// wrStopAPIServer stops scenario 5's server, if it was started.
-func wrStopAPIServer() {
-	if wrAPIServer.env != nil {
-		wrAPIServer.env.Stop()
+// stopSharedAPIServer stops scenario 5's server, if it was started.
+func stopSharedAPIServer() {
+	if sharedAPIServer.env != nil {
+		sharedAPIServer.env.Stop()
 	}
 }
 
-// wrAPIServerEnv starts the server and creates pods pods in it, once.
-func wrAPIServerEnv(b *testing.B, pods int) *testenv.Env {
+// sharedAPIServerEnv starts the server and creates pods pods in it, once.
+func sharedAPIServerEnv(b *testing.B, pods int) *testenv.Env {
 	b.Helper()
 	if testenv.BinDir() == "" {
 		b.Skipf("scenario 5 needs a real etcd and kube-apiserver: run `make bench`, or build them with "+
 			"internal/testenv/build.sh and set %s to the folder it prints", testenv.BinDirEnv)
 	}
-	wrAPIServer.once.Do(func() {
+	sharedAPIServer.once.Do(func() {
 		env, err := testenv.New(nil, testenv.Options{})
 		if err != nil {
-			wrAPIServer.err = fmt.Errorf("starting the API server: %w", err)
+			sharedAPIServer.err = fmt.Errorf("starting the API server: %w", err)
 			return
 		}
-		wrAPIServer.env = env
+		sharedAPIServer.env = env
 		start := time.Now()
-		wrAPIServer.err = wrCreatePods(env.Clientset(), pods)
-		wrAPIServer.pods = pods
-		if wrAPIServer.err != nil {
+		sharedAPIServer.err = createPods(env.Clientset(), pods)
+		sharedAPIServer.pods = pods
+		if sharedAPIServer.err != nil {
 			return
 		}
 		b.Logf("scenario 5: created %d pods in %v", pods, time.Since(start).Round(time.Millisecond))
 	})
-	if wrAPIServer.err != nil {
-		b.Fatal(wrAPIServer.err)
+	if sharedAPIServer.err != nil {
+		b.Fatal(sharedAPIServer.err)
 	}
-	if wrAPIServer.pods != pods {
-		b.Fatalf("the API server holds %d pods, not %d", wrAPIServer.pods, pods)
+	if sharedAPIServer.pods != pods {
+		b.Fatalf("the API server holds %d pods, not %d", sharedAPIServer.pods, pods)
 	}
-	return wrAPIServer.env
+	return sharedAPIServer.env
 }
 
-// wrCreatePods creates pods realistic pods (bench.NewPod, without what the
-// server sets itself) in wrAPIServerNamespace with 32 concurrent writers.
-func wrCreatePods(cs kubernetes.Interface, pods int) error {
+// createPods creates pods realistic pods (bench.NewPod, without what the
+// server sets itself) in apiServerNamespace with 32 concurrent writers.
+func createPods(cs kubernetes.Interface, pods int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: wrAPIServerNamespace}}, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating namespace %s: %w", wrAPIServerNamespace, err)
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: apiServerNamespace}}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", apiServerNamespace, err)
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -86,7 +86,7 @@ func wrCreatePods(cs kubernetes.Interface, pods int) error {
 					return
 				}
 				p := NewPod(i, "")
-				p.Namespace = wrAPIServerNamespace
+				p.Namespace = apiServerNamespace
 				p.UID, p.ResourceVersion, p.ManagedFields, p.CreationTimestamp = "", "", nil, metav1.Time{}
 				p.Status = v1.PodStatus{}
 				for c := range p.Spec.Containers {
@@ -94,7 +94,7 @@ func wrCreatePods(cs kubernetes.Interface, pods int) error {
 						pr.HTTPGet.Port = intstr.FromInt32(8080)
 					}
 				}
-				if _, err := cs.CoreV1().Pods(wrAPIServerNamespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+				if _, err := cs.CoreV1().Pods(apiServerNamespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 					errs <- fmt.Errorf("creating pod %s/%s: %w", p.Namespace, p.Name, err)
 					cancel()
 					return
@@ -117,22 +117,22 @@ func wrCreatePods(cs kubernetes.Interface, pods int) error {
 // sync, heap allocations per pod.
 func BenchmarkAPIServer(b *testing.B) {
 	pods := 10000
-	env := wrAPIServerEnv(b, pods)
+	env := sharedAPIServerEnv(b, pods)
 	for _, tc := range []struct{ name, contentType string }{
 		{"default", ""},
 		{"json", MediaJSON},
 	} {
-		b.Run(tc.name+"/"+pfName("pods", pods), func(b *testing.B) {
-			samples := pfSamples{}
+		b.Run(tc.name+"/"+paramName("pods", pods), func(b *testing.B) {
+			samples := figureSamples{}
 			for range b.N {
-				for _, side := range pfOrderedHTTP() {
+				for _, side := range orderedHTTPSides() {
 					cfg := env.Config()
 					cfg.ContentType = tc.contentType
 					cs, err := kubernetes.NewForConfig(cfg)
 					if err != nil {
 						b.Fatal(err)
 					}
-					pfSyncClientset(b, cs, side, pods, samples)
+					syncOverClientset(b, cs, side, pods, samples)
 				}
 			}
 			samples.report(b)

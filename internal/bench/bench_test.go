@@ -18,7 +18,7 @@ import (
 // client-go, f = floor). ns/op covers all sides and is not a figure of
 // interest. cmd/benchtable turns the output into the comparison table.
 
-const pfSampleEvery = time.Millisecond
+const heapSampleEvery = time.Millisecond
 
 // BenchmarkSync is scenario 1: the initial sync of a realistic pod
 // population from an in-memory LIST into a SharedIndexInformer with the
@@ -27,12 +27,12 @@ const pfSampleEvery = time.Millisecond
 // list was built, so they include the listed objects, as a decoded list
 // would), heap allocations per pod.
 func BenchmarkSync(b *testing.B) {
-	for _, pods := range []int{pfSize(2000, 10000), pfSize(10000, 50000)} {
-		b.Run(pfName("pods", pods), func(b *testing.B) {
-			samples := pfSamples{}
+	for _, pods := range []int{sizeFor(2000, 10000), sizeFor(10000, 50000)} {
+		b.Run(paramName("pods", pods), func(b *testing.B) {
+			samples := figureSamples{}
 			for range b.N {
-				for _, side := range pfOrdered() {
-					pfSyncOnce(b, side, pods, samples)
+				for _, side := range orderedSides() {
+					runSyncOnce(b, side, pods, samples)
 				}
 			}
 			samples.report(b)
@@ -40,20 +40,20 @@ func BenchmarkSync(b *testing.B) {
 	}
 }
 
-func pfSyncOnce(b *testing.B, side pfSide, pods int, samples pfSamples) {
+func runSyncOnce(b *testing.B, side benchSide, pods int, samples figureSamples) {
 	lw := NewMemoryLW(pods, 1000)
-	h := &pfHandler{}
+	h := &countingHandler{}
 	handlerDone := h.arm(pods)
-	r := side.build(lw, []*pfHandler{h})
+	r := side.build(lw, []*countingHandler{h})
 
 	base := SettledHeap()
 	lw.SetNextList(NewPodList(0, pods, "1000"))
 	runtime.GC()
 	before := ReadHeap()
-	sampler := StartHeapSampler(pfSampleEvery)
+	sampler := StartHeapSampler(heapSampleEvery)
 	start := time.Now()
-	stop := pfStart(r, lw)
-	pfWaitSynced(b, r)
+	stop := startInformer(r, lw)
+	waitSynced(b, r)
 	elapsed := time.Since(start)
 	after := ReadHeap()
 	peak, peakLive := sampler.Stop()
@@ -62,9 +62,9 @@ func pfSyncOnce(b *testing.B, side pfSide, pods int, samples pfSamples) {
 	stop()
 
 	samples.add(side.id, "sync-ms", float64(elapsed.Microseconds())/1000)
-	samples.add(side.id, "peak-MB", pfMB(peak, base))
-	samples.add(side.id, "peaklive-MB", pfMB(peakLive, base))
-	samples.add(side.id, "heap-MB", pfMB(settled, base))
+	samples.add(side.id, "peak-MB", mibAbove(peak, base))
+	samples.add(side.id, "peaklive-MB", mibAbove(peakLive, base))
+	samples.add(side.id, "heap-MB", mibAbove(settled, base))
 	samples.add(side.id, "allocs/pod", float64(after.Allocs-before.Allocs)/float64(pods))
 }
 
@@ -73,19 +73,19 @@ func pfSyncOnce(b *testing.B, side pfSide, pods int, samples pfSamples) {
 // second until every handler saw every event, and heap allocations and bytes
 // per event (net of the one allocation per event the producer makes).
 func BenchmarkEvents(b *testing.B) {
-	pods := pfSize(2000, 10000)
-	events := pfSize(40000, 200000)
+	pods := sizeFor(2000, 10000)
+	events := sizeFor(40000, 200000)
 	templates := NewPodList(0, pods, "1000").Items
 	rvs := make([]string, events)
 	for i := range rvs {
 		rvs[i] = strconv.Itoa(1001 + i)
 	}
 	for _, handlers := range []int{1, 10} {
-		b.Run(pfName("handlers", handlers), func(b *testing.B) {
-			samples := pfSamples{}
+		b.Run(paramName("handlers", handlers), func(b *testing.B) {
+			samples := figureSamples{}
 			for range b.N {
-				for _, side := range pfOrdered() {
-					pfEventsOnce(b, side, handlers, templates, rvs, samples)
+				for _, side := range orderedSides() {
+					runEventsOnce(b, side, handlers, templates, rvs, samples)
 				}
 			}
 			samples.report(b)
@@ -93,9 +93,9 @@ func BenchmarkEvents(b *testing.B) {
 	}
 }
 
-// pfProduce sends one MODIFIED event per resource version, cycling over the
+// sendModified sends one MODIFIED event per resource version, cycling over the
 // template pods. It allocates exactly one object per event (the pod).
-func pfProduce(w *MemoryWatch, templates []v1.Pod, rvs []string) error {
+func sendModified(w *MemoryWatch, templates []v1.Pod, rvs []string) error {
 	for i, rv := range rvs {
 		p := new(v1.Pod)
 		*p = templates[i%len(templates)]
@@ -107,23 +107,23 @@ func pfProduce(w *MemoryWatch, templates []v1.Pod, rvs []string) error {
 	return nil
 }
 
-func pfEventsOnce(b *testing.B, side pfSide, handlers int, templates []v1.Pod, rvs []string, samples pfSamples) {
+func runEventsOnce(b *testing.B, side benchSide, handlers int, templates []v1.Pod, rvs []string, samples figureSamples) {
 	pods := len(templates)
 	lw := NewMemoryLW(pods, 1000)
-	hs := make([]*pfHandler, handlers)
+	hs := make([]*countingHandler, handlers)
 	synced := make([]<-chan struct{}, handlers)
 	for i := range hs {
-		hs[i] = &pfHandler{}
+		hs[i] = &countingHandler{}
 		synced[i] = hs[i].arm(pods)
 	}
 	r := side.build(lw, hs)
-	stop := pfStart(r, lw)
+	stop := startInformer(r, lw)
 	defer stop()
-	pfWaitSynced(b, r)
+	waitSynced(b, r)
 	for i, h := range hs {
 		h.waitFor(b, synced[i], "initial adds")
 	}
-	w := pfWatcher(b, lw)
+	w := waitForWatch(b, lw)
 	done := make([]<-chan struct{}, handlers)
 	for i, h := range hs {
 		done[i] = h.arm(len(rvs))
@@ -132,7 +132,7 @@ func pfEventsOnce(b *testing.B, side pfSide, handlers int, templates []v1.Pod, r
 	runtime.GC()
 	before := ReadHeap()
 	start := time.Now()
-	if err := pfProduce(w, templates, rvs); err != nil {
+	if err := sendModified(w, templates, rvs); err != nil {
 		b.Fatal(err)
 	}
 	for i, h := range hs {
@@ -170,35 +170,35 @@ func pfEventsOnce(b *testing.B, side pfSide, handlers int, templates []v1.Pod, r
 // way just before). An unpaged list (client-go's relist at a resource
 // version) is held once, with the whole new list generated.
 func BenchmarkRelist(b *testing.B) {
-	pods := pfSize(10000, 50000)
-	b.Run(pfName("pods", pods), func(b *testing.B) {
-		samples := pfSamples{}
+	pods := sizeFor(10000, 50000)
+	b.Run(paramName("pods", pods), func(b *testing.B) {
+		samples := figureSamples{}
 		for range b.N {
-			for _, side := range pfOrdered() {
-				pfRelistOnce(b, side, pods, samples)
+			for _, side := range orderedSides() {
+				runRelistOnce(b, side, pods, samples)
 			}
 		}
 		samples.report(b)
 	})
 }
 
-func pfRelistOnce(b *testing.B, side pfSide, pods int, samples pfSamples) {
+func runRelistOnce(b *testing.B, side benchSide, pods int, samples figureSamples) {
 	lw := NewMemoryLW(pods, 1000)
-	h := &pfHandler{}
+	h := &countingHandler{}
 	synced := h.arm(pods)
-	r := side.build(lw, []*pfHandler{h})
+	r := side.build(lw, []*countingHandler{h})
 	base := SettledHeap()
-	stop := pfStart(r, lw)
+	stop := startInformer(r, lw)
 	defer stop()
-	pfWaitSynced(b, r)
+	waitSynced(b, r)
 	h.waitFor(b, synced, "initial adds")
-	w := pfWatcher(b, lw)
+	w := waitForWatch(b, lw)
 	steady := SettledHeap()
 
 	lw.SetResourceVersion(2000)
 	relisted := h.arm(pods)
 	_, reopened := lw.Watcher()
-	sampler := StartHeapSampler(pfSampleEvery)
+	sampler := StartHeapSampler(heapSampleEvery)
 	start := time.Now()
 	if err := w.SendExpired(); err != nil {
 		b.Fatal(err)
@@ -209,33 +209,33 @@ func pfRelistOnce(b *testing.B, side pfSide, pods int, samples pfSamples) {
 
 	select {
 	case <-reopened:
-	case <-time.After(pfTimeout):
+	case <-time.After(waitTimeout):
 		b.Fatal("no watch was opened after the relist")
 	}
 	steady2 := SettledHeap()
-	retained := pfRetainedRelist(b, side, lw, h, pods, 3000)
-	samples.add(side.id, "retained-MB", pfMB(retained, base))
-	samples.add(side.id, "retained/steady", pfMB(retained, base)/pfMB(steady2, base))
+	retained := retainedRelistHeap(b, side, lw, h, pods, 3000)
+	samples.add(side.id, "retained-MB", mibAbove(retained, base))
+	samples.add(side.id, "retained/steady", mibAbove(retained, base)/mibAbove(steady2, base))
 
-	steadyMB := pfMB(steady, base)
+	steadyMB := mibAbove(steady, base)
 	samples.add(side.id, "steady-MB", steadyMB)
-	samples.add(side.id, "peak-MB", pfMB(peak, base))
-	samples.add(side.id, "peaklive-MB", pfMB(peakLive, base))
-	samples.add(side.id, "peak/steady", pfMB(peak, base)/steadyMB)
-	samples.add(side.id, "peaklive/steady", pfMB(peakLive, base)/steadyMB)
+	samples.add(side.id, "peak-MB", mibAbove(peak, base))
+	samples.add(side.id, "peaklive-MB", mibAbove(peakLive, base))
+	samples.add(side.id, "peak/steady", mibAbove(peak, base)/steadyMB)
+	samples.add(side.id, "peaklive/steady", mibAbove(peakLive, base)/steadyMB)
 	samples.add(side.id, "relist-ms", float64(elapsed.Microseconds())/1000)
 }
 
-// pfRelistPage is the page size of the paged relists (the Reflector's
+// reflectorPageSize is the page size of the paged relists (the Reflector's
 // default, which the floor uses too).
-const pfRelistPage = 500
+const reflectorPageSize = 500
 
-// pfRetainedRelist forces a relist at resource version rv and holds its LIST
+// retainedRelistHeap forces a relist at resource version rv and holds its LIST
 // at checkpoints (see BenchmarkRelist); it returns the largest settled heap
 // read at them.
-func pfRetainedRelist(b *testing.B, side pfSide, lw *MemoryLW, h *pfHandler, pods, rv int) uint64 {
-	w := pfWatcher(b, lw)
-	pages := (pods + pfRelistPage - 1) / pfRelistPage
+func retainedRelistHeap(b *testing.B, side benchSide, lw *MemoryLW, h *countingHandler, pods, rv int) uint64 {
+	w := waitForWatch(b, lw)
+	pages := (pods + reflectorPageSize - 1) / reflectorPageSize
 	check := map[int]bool{0: true, pages / 4: true, pages / 2: true, 3 * pages / 4: true, pages - 1: true}
 	type hold struct {
 		page   int
@@ -248,7 +248,7 @@ func pfRetainedRelist(b *testing.B, side pfSide, lw *MemoryLW, h *pfHandler, pod
 		page := 0
 		if options.Continue != "" {
 			offset, _ := strconv.Atoi(options.Continue)
-			page = offset / pfRelistPage
+			page = offset / reflectorPageSize
 		}
 		if !check[page] {
 			return
@@ -269,13 +269,13 @@ func pfRetainedRelist(b *testing.B, side pfSide, lw *MemoryLW, h *pfHandler, pod
 	if err := w.SendExpired(); err != nil {
 		b.Fatal(err)
 	}
-	deadline := time.After(pfTimeout)
+	deadline := time.After(waitTimeout)
 	var retained uint64
 	for {
 		select {
 		case hd := <-holds:
 			if side.pagewise {
-				want := int64(hd.page * pfRelistPage)
+				want := int64(hd.page * reflectorPageSize)
 				for h.seen.Load()-start < want {
 					select {
 					case <-deadline:

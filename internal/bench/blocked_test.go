@@ -15,40 +15,43 @@ import (
 )
 
 // Scenario "a handler never stalls the informer" of issue 6: one handler
-// is blocked for pfBlockFor while the watch carries pfBlockRate MODIFIED
+// is blocked for blockFor while the watch carries blockRate MODIFIED
 // events per second; the informer has two more (counting) handlers.
 const (
-	pfBlockFor  = 10 * time.Second
-	pfBlockRate = 10000 // events per second
-	pfBlockTick = 10 * time.Millisecond
+	blockFor  = 10 * time.Second
+	blockRate = 10000 // events per second
+	blockTick = 10 * time.Millisecond
 )
 
-// pfBlockingHandler counts notifications; once blocking is set, the next
+// blockingHandler counts notifications; once blocking is set, the next
 // notification blocks until release is closed.
-type pfBlockingHandler struct {
-	pfHandler
+type blockingHandler struct {
+	countingHandler
 	blocking atomic.Bool
 	blocked  chan struct{}
 	release  chan struct{}
 }
 
-func newPfBlockingHandler() *pfBlockingHandler {
-	return &pfBlockingHandler{blocked: make(chan struct{}), release: make(chan struct{})}
+func newBlockingHandler() *blockingHandler {
+	return &blockingHandler{blocked: make(chan struct{}), release: make(chan struct{})}
 }
 
-func (h *pfBlockingHandler) gate() {
+func (h *blockingHandler) gate() {
 	if h.blocking.CompareAndSwap(true, false) {
 		close(h.blocked)
 		<-h.release
 	}
 }
 
-func (h *pfBlockingHandler) OnAdd(obj interface{}, initial bool) {
+func (h *blockingHandler) OnAdd(obj interface{}, initial bool) {
 	h.gate()
-	h.pfHandler.OnAdd(obj, initial)
+	h.countingHandler.OnAdd(obj, initial)
 }
-func (h *pfBlockingHandler) OnUpdate(old, obj interface{}) { h.gate(); h.pfHandler.OnUpdate(old, obj) }
-func (h *pfBlockingHandler) OnDelete(obj interface{})      { h.gate(); h.pfHandler.OnDelete(obj) }
+func (h *blockingHandler) OnUpdate(old, obj interface{}) {
+	h.gate()
+	h.countingHandler.OnUpdate(old, obj)
+}
+func (h *blockingHandler) OnDelete(obj interface{}) { h.gate(); h.countingHandler.OnDelete(obj) }
 
 // BenchmarkBlockedHandler is the issue's "handlers never stall the
 // informer" scenario: after a sync of N pods, one handler blocks for 10 s
@@ -65,9 +68,9 @@ func (h *pfBlockingHandler) OnDelete(obj interface{})      { h.gate(); h.pfHandl
 // (backlog-notes, HandlerBufferReporter); and how many notifications the
 // blocked handler received after its release (after-release).
 func BenchmarkBlockedHandler(b *testing.B) {
-	pods := pfSize(2000, 10000)
+	pods := sizeFor(2000, 10000)
 	templates := NewPodList(0, pods, "1000").Items
-	events := int(pfBlockFor / time.Second * pfBlockRate)
+	events := int(blockFor / time.Second * blockRate)
 	rvs := make([]string, events)
 	for i := range rvs {
 		rvs[i] = strconv.Itoa(1001 + i)
@@ -77,13 +80,13 @@ func BenchmarkBlockedHandler(b *testing.B) {
 		policy cache.HandlerBufferPolicy
 	}{{"unbounded", cache.HandlerBufferUnbounded}, {"coalesce", cache.HandlerBufferCoalesceByKey}} {
 		b.Run("buffer="+policy.name, func(b *testing.B) {
-			samples := pfSamples{}
+			samples := figureSamples{}
 			for range b.N {
-				for _, side := range pfOrdered() {
+				for _, side := range orderedSides() {
 					if side.id == "f" {
 						continue // no floor: the floor calls handlers inline
 					}
-					pfBlockedOnce(b, side.id, policy.policy, templates, rvs, samples)
+					runBlockedOnce(b, side.id, policy.policy, templates, rvs, samples)
 				}
 			}
 			samples.report(b)
@@ -91,12 +94,12 @@ func BenchmarkBlockedHandler(b *testing.B) {
 	}
 }
 
-func pfBlockedOnce(b *testing.B, side string, policy cache.HandlerBufferPolicy, templates []v1.Pod, rvs []string, samples pfSamples) {
+func runBlockedOnce(b *testing.B, side string, policy cache.HandlerBufferPolicy, templates []v1.Pod, rvs []string, samples figureSamples) {
 	pods := len(templates)
 	lw := NewMemoryLW(pods, 1000)
-	others := []*pfHandler{{}, {}}
-	blocked := newPfBlockingHandler()
-	var run pfRunning
+	others := []*countingHandler{{}, {}}
+	blocked := newBlockingHandler()
+	var run informerUnderTest
 	var backlog func() int
 	switch side {
 	case "k":
@@ -111,7 +114,7 @@ func pfBlockedOnce(b *testing.B, side string, policy cache.HandlerBufferPolicy, 
 			b.Fatal(err)
 		}
 		backlog = reg.(cache.HandlerBufferReporter).PendingNotifications
-		run = pfRunning{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
+		run = informerUnderTest{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
 	case "c":
 		inf := clientcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, clientcache.Indexers{clientcache.NamespaceIndex: clientcache.MetaNamespaceIndexFunc})
 		for _, h := range append([]clientcache.ResourceEventHandler{others[0], others[1]}, blocked) {
@@ -119,10 +122,10 @@ func pfBlockedOnce(b *testing.B, side string, policy cache.HandlerBufferPolicy, 
 				b.Fatal(err)
 			}
 		}
-		run = pfRunning{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
+		run = informerUnderTest{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
 	}
 	synced := []<-chan struct{}{others[0].arm(pods), others[1].arm(pods), blocked.arm(pods)}
-	stop := pfStart(run, lw)
+	stop := startInformer(run, lw)
 	defer stop()
 	defer func() {
 		select {
@@ -131,25 +134,25 @@ func pfBlockedOnce(b *testing.B, side string, policy cache.HandlerBufferPolicy, 
 			close(blocked.release)
 		}
 	}()
-	pfWaitSynced(b, run)
+	waitSynced(b, run)
 	others[0].waitFor(b, synced[0], "initial adds")
 	others[1].waitFor(b, synced[1], "initial adds")
 	blocked.waitFor(b, synced[2], "initial adds")
-	w := pfWatcher(b, lw)
+	w := waitForWatch(b, lw)
 
 	before := SettledHeap()
 	blocked.blocking.Store(true)
 	base := [2]int64{others[0].seen.Load(), others[1].seen.Load()}
 	blockedBase := blocked.seen.Load()
 	start := time.Now()
-	if err := pfProducePaced(w, templates, rvs, pfBlockRate, pfBlockTick); err != nil {
+	if err := sendModifiedPaced(w, templates, rvs, blockRate, blockTick); err != nil {
 		b.Fatal(err)
 	}
 	sent := time.Since(start)
 	// The others' rate: events they received until the last was sent, or
 	// until they caught up, whichever is later.
 	n := int64(len(rvs))
-	deadline := time.After(pfTimeout)
+	deadline := time.After(waitTimeout)
 	for others[0].seen.Load()-base[0] < n || others[1].seen.Load()-base[1] < n {
 		select {
 		case <-deadline:
@@ -164,7 +167,7 @@ func pfBlockedOnce(b *testing.B, side string, policy cache.HandlerBufferPolicy, 
 		b.Fatal("the blocked handler was never called")
 	}
 	// Hold the block for the full period.
-	if rest := pfBlockFor - time.Since(start); rest > 0 {
+	if rest := blockFor - time.Since(start); rest > 0 {
 		time.Sleep(rest)
 	}
 	heldBacklog := SettledHeap()
@@ -191,7 +194,7 @@ func pfBlockedOnce(b *testing.B, side string, policy cache.HandlerBufferPolicy, 
 	samples.add(side, "sent-events/s", float64(n)/sent.Seconds())
 	samples.add(side, "others-events/s", float64(n)/max(othersDone, sent).Seconds())
 	samples.add(side, "others/sent", sent.Seconds()/max(othersDone, sent).Seconds())
-	samples.add(side, "backlog-MB", pfMB(heldBacklog, before))
+	samples.add(side, "backlog-MB", mibAbove(heldBacklog, before))
 	if notes >= 0 {
 		samples.add(side, "backlog-notes", float64(notes))
 	}
@@ -199,9 +202,9 @@ func pfBlockedOnce(b *testing.B, side string, policy cache.HandlerBufferPolicy, 
 	runtime.KeepAlive(templates)
 }
 
-// pfProducePaced sends one MODIFIED event per resource version, cycling
+// sendModifiedPaced sends one MODIFIED event per resource version, cycling
 // over the template pods, at rate events per second, in bursts every tick.
-func pfProducePaced(w *MemoryWatch, templates []v1.Pod, rvs []string, rate int, tick time.Duration) error {
+func sendModifiedPaced(w *MemoryWatch, templates []v1.Pod, rvs []string, rate int, tick time.Duration) error {
 	perTick := int(float64(rate) * tick.Seconds())
 	start := time.Now()
 	for i, rv := range rvs {

@@ -18,41 +18,41 @@ import (
 	"github.com/kinformer/kinformer/informers"
 )
 
-// pfHTTPSide is one implementation under test in the HTTP scenario.
-type pfHTTPSide struct {
+// httpSide is one implementation under test in the HTTP scenario.
+type httpSide struct {
 	id    string
-	build func(cs kubernetes.Interface, h *pfHandler) pfRunning
+	build func(cs kubernetes.Interface, h *countingHandler) informerUnderTest
 }
 
-var pfHTTPSides = []pfHTTPSide{
-	{id: "k", build: pfHTTPKinformer},
-	{id: "c", build: pfHTTPClientGo},
-	{id: "f", build: pfHTTPFloor},
+var httpSides = []httpSide{
+	{id: "k", build: buildHTTPKinformer},
+	{id: "c", build: buildHTTPClientGo},
+	{id: "f", build: buildHTTPFloor},
 }
 
-// pfHTTPKinformer builds kinformer's factory pod informer.
-func pfHTTPKinformer(cs kubernetes.Interface, h *pfHandler) pfRunning {
+// buildHTTPKinformer builds kinformer's factory pod informer.
+func buildHTTPKinformer(cs kubernetes.Interface, h *countingHandler) informerUnderTest {
 	inf := informers.NewSharedInformerFactory(cs, 0).Core().V1().Pods().Informer()
 	if _, err := inf.AddEventHandler(h); err != nil {
 		panic(err)
 	}
-	return pfRunning{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
+	return informerUnderTest{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
 }
 
-// pfHTTPClientGo builds client-go's factory pod informer.
-func pfHTTPClientGo(cs kubernetes.Interface, h *pfHandler) pfRunning {
+// buildHTTPClientGo builds client-go's factory pod informer.
+func buildHTTPClientGo(cs kubernetes.Interface, h *countingHandler) informerUnderTest {
 	inf := clientinformers.NewSharedInformerFactory(cs, 0).Core().V1().Pods().Informer()
 	if _, err := inf.AddEventHandler(h); err != nil {
 		panic(err)
 	}
-	return pfRunning{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
+	return informerUnderTest{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
 }
 
-// pfHTTPFloor lists once through the clientset's REST client asking for
+// buildHTTPFloor lists once through the clientset's REST client asking for
 // protobuf, whatever the clientset's configured content type (decoding is
 // the bulk of the work, and protobuf is the cheapest the server speaks), and
 // inserts copies of the items in a map, calling the handler.
-func pfHTTPFloor(cs kubernetes.Interface, h *pfHandler) pfRunning {
+func buildHTTPFloor(cs kubernetes.Interface, h *countingHandler) informerUnderTest {
 	synced := make(chan struct{})
 	run := func(ctx context.Context) {
 		list := &v1.PodList{}
@@ -67,7 +67,7 @@ func pfHTTPFloor(cs kubernetes.Interface, h *pfHandler) pfRunning {
 		for i := range list.Items {
 			p := new(v1.Pod)
 			*p = list.Items[i]
-			items[pfFloorKey(p)] = p
+			items[floorKey(p)] = p
 			h.OnAdd(p, true)
 		}
 		list = nil
@@ -75,15 +75,15 @@ func pfHTTPFloor(cs kubernetes.Interface, h *pfHandler) pfRunning {
 		<-ctx.Done()
 		runtime.KeepAlive(items)
 	}
-	return pfRunning{run: run, synced: synced}
+	return informerUnderTest{run: run, synced: synced}
 }
 
-// pfOrderedHTTP returns the HTTP sides in this round's order (and as
+// orderedHTTPSides returns the HTTP sides in this round's order (and as
 // restricted by KINFORMER_BENCH_SIDES).
-func pfOrderedHTTP() []pfHTTPSide {
-	var out []pfHTTPSide
-	for _, s := range pfOrdered() {
-		for _, hs := range pfHTTPSides {
+func orderedHTTPSides() []httpSide {
+	var out []httpSide
+	for _, s := range orderedSides() {
+		for _, hs := range httpSides {
 			if hs.id == s.id {
 				out = append(out, hs)
 			}
@@ -101,7 +101,7 @@ func pfOrderedHTTP() []pfHTTPSide {
 // both cases. The floor lists once in protobuf. Figures: time to HasSynced,
 // peak heap during the sync, heap allocations per pod.
 func BenchmarkHTTP(b *testing.B) {
-	pods := pfSize(5000, 20000)
+	pods := sizeFor(5000, 20000)
 	srv, err := NewPodServer(pods)
 	if err != nil {
 		b.Fatal(err)
@@ -111,11 +111,11 @@ func BenchmarkHTTP(b *testing.B) {
 		{"json", MediaJSON},
 		{"default", ""},
 	} {
-		b.Run(tc.name+"/"+pfName("pods", pods), func(b *testing.B) {
-			samples := pfSamples{}
+		b.Run(tc.name+"/"+paramName("pods", pods), func(b *testing.B) {
+			samples := figureSamples{}
 			for range b.N {
-				for _, side := range pfOrderedHTTP() {
-					pfHTTPOnce(b, srv, tc.contentType, side, pods, samples)
+				for _, side := range orderedHTTPSides() {
+					runHTTPOnce(b, srv, tc.contentType, side, pods, samples)
 				}
 			}
 			samples.report(b)
@@ -123,7 +123,7 @@ func BenchmarkHTTP(b *testing.B) {
 	}
 }
 
-func pfHTTPOnce(b *testing.B, srv *PodServer, contentType string, side pfHTTPSide, pods int, samples pfSamples) {
+func runHTTPOnce(b *testing.B, srv *PodServer, contentType string, side httpSide, pods int, samples figureSamples) {
 	cs, err := kubernetes.NewForConfig(&rest.Config{
 		Host:          srv.URL(),
 		QPS:           -1,
@@ -132,19 +132,19 @@ func pfHTTPOnce(b *testing.B, srv *PodServer, contentType string, side pfHTTPSid
 	if err != nil {
 		b.Fatal(err)
 	}
-	pfSyncClientset(b, cs, side, pods, samples)
+	syncOverClientset(b, cs, side, pods, samples)
 }
 
-// pfSyncClientset runs side's informer over cs until it has synced pods pods
+// syncOverClientset runs side's informer over cs until it has synced pods pods
 // and records its time to sync, peak heap and allocations per pod.
-func pfSyncClientset(b *testing.B, cs kubernetes.Interface, side pfHTTPSide, pods int, samples pfSamples) {
-	h := &pfHandler{}
+func syncOverClientset(b *testing.B, cs kubernetes.Interface, side httpSide, pods int, samples figureSamples) {
+	h := &countingHandler{}
 	handlerDone := h.arm(pods)
 	r := side.build(cs, h)
 
 	base := SettledHeap()
 	before := ReadHeap()
-	sampler := StartHeapSampler(pfSampleEvery)
+	sampler := StartHeapSampler(heapSampleEvery)
 	start := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
@@ -156,14 +156,14 @@ func pfSyncClientset(b *testing.B, cs kubernetes.Interface, side pfHTTPSide, pod
 		cancel()
 		<-stopped
 	}()
-	pfWaitSynced(b, r)
+	waitSynced(b, r)
 	elapsed := time.Since(start)
 	after := ReadHeap()
 	peak, _ := sampler.Stop()
 	h.waitFor(b, handlerDone, "initial adds")
 
 	samples.add(side.id, "sync-ms", float64(elapsed.Microseconds())/1000)
-	samples.add(side.id, "peak-MB", pfMB(peak, base))
+	samples.add(side.id, "peak-MB", mibAbove(peak, base))
 	samples.add(side.id, "allocs/pod", float64(after.Allocs-before.Allocs)/float64(pods))
 }
 

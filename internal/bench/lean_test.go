@@ -34,17 +34,17 @@ import (
 // heap before the list was built, so it includes the cached objects, as
 // decoded objects would be.
 func BenchmarkLean(b *testing.B) {
-	pods := pfSize(10000, 10000)
-	b.Run(pfName("pods", pods), func(b *testing.B) {
-		samples := pfSamples{}
+	pods := sizeFor(10000, 10000)
+	b.Run(paramName("pods", pods), func(b *testing.B) {
+		samples := figureSamples{}
 		for range b.N {
-			for _, side := range pfOrdered() {
+			for _, side := range orderedSides() {
 				switch side.id {
 				case SideKinformer:
-					samples.add(side.id, "B/pod", wrLeanHeapPerPod(b, pods, wrLeanTyped))
-					samples.add(side.id, "meta-B/pod", wrLeanHeapPerPod(b, pods, wrLeanMetadata))
+					samples.add(side.id, "B/pod", heapPerPod(b, pods, leanTypedInformer))
+					samples.add(side.id, "meta-B/pod", heapPerPod(b, pods, leanMetadataInformer))
 				case SideClientGo:
-					v := wrLeanHeapPerPod(b, pods, wrClientGoTyped)
+					v := heapPerPod(b, pods, clientGoTypedInformer)
 					samples.add(side.id, "B/pod", v)
 					samples.add(side.id, "meta-B/pod", v)
 				}
@@ -54,13 +54,13 @@ func BenchmarkLean(b *testing.B) {
 	})
 }
 
-// wrLeanBuild builds an informer over lw (which serves pods, or their
+// leanInformerBuild builds an informer over lw (which serves pods, or their
 // metadata when the informer asks for metav1.PartialObjectMetadata).
-type wrLeanBuild func(pods int) (run func(context.Context), synced func() bool, keep any)
+type leanInformerBuild func(pods int) (run func(context.Context), synced func() bool, keep any)
 
-// wrLeanTyped is kinformer's factory pod informer with WithMemoryLean.
-func wrLeanTyped(pods int) (func(context.Context), func() bool, any) {
-	lw := &wrListOnceLW{list: NewPodList(0, pods, "1000")}
+// leanTypedInformer is kinformer's factory pod informer with WithMemoryLean.
+func leanTypedInformer(pods int) (func(context.Context), func() bool, any) {
+	lw := &listOnceLW{list: NewPodList(0, pods, "1000")}
 	factory := informers.NewSharedInformerFactoryWithOptions(nil, 0, informers.WithMemoryLean())
 	inf := factory.InformerFor(&v1.Pod{}, func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
 		return cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
@@ -68,18 +68,18 @@ func wrLeanTyped(pods int) (func(context.Context), func() bool, any) {
 	return inf.RunWithContext, inf.HasSynced, inf
 }
 
-// wrLeanMetadata is kinformer's metadata-only informer over the pods'
+// leanMetadataInformer is kinformer's metadata-only informer over the pods'
 // metadata with the memory-lean transform. A metadata factory needs a
 // metadata client, so the informer is requested from a typed factory with
 // WithMemoryLean by its Go type: the factory installs the same lean
 // transform (lean.Compose) the metadata factory's WithMemoryLean does.
-func wrLeanMetadata(pods int) (func(context.Context), func() bool, any) {
+func leanMetadataInformer(pods int) (func(context.Context), func() bool, any) {
 	full := NewPodList(0, pods, "1000")
 	list := &metav1.PartialObjectMetadataList{ListMeta: full.ListMeta, Items: make([]metav1.PartialObjectMetadata, len(full.Items))}
 	for i := range full.Items {
 		list.Items[i] = metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: full.Items[i].ObjectMeta}
 	}
-	lw := &wrListOnceLW{list: list}
+	lw := &listOnceLW{list: list}
 	factory := informers.NewSharedInformerFactoryWithOptions(nil, 0, informers.WithMemoryLean())
 	inf := factory.InformerFor(&metav1.PartialObjectMetadata{}, func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
 		return cache.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
@@ -87,16 +87,16 @@ func wrLeanMetadata(pods int) (func(context.Context), func() bool, any) {
 	return inf.RunWithContext, inf.HasSynced, inf
 }
 
-// wrClientGoTyped is client-go's default typed informer.
-func wrClientGoTyped(pods int) (func(context.Context), func() bool, any) {
-	lw := &wrListOnceLW{list: NewPodList(0, pods, "1000")}
+// clientGoTypedInformer is client-go's default typed informer.
+func clientGoTypedInformer(pods int) (func(context.Context), func() bool, any) {
+	lw := &listOnceLW{list: NewPodList(0, pods, "1000")}
 	inf := clientcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, clientcache.Indexers{clientcache.NamespaceIndex: clientcache.MetaNamespaceIndexFunc})
 	return inf.RunWithContext, inf.HasSynced, inf
 }
 
-// wrLeanHeapPerPod builds the list and the informer, syncs it and returns
+// heapPerPod builds the list and the informer, syncs it and returns
 // the settled heap per pod above the heap before the list was built.
-func wrLeanHeapPerPod(b *testing.B, pods int, build wrLeanBuild) float64 {
+func heapPerPod(b *testing.B, pods int, build leanInformerBuild) float64 {
 	base := SettledHeap()
 	run, synced, keep := build(pods)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -106,7 +106,7 @@ func wrLeanHeapPerPod(b *testing.B, pods int, build wrLeanBuild) float64 {
 		cancel()
 		wg.Wait()
 	}()
-	deadline := time.Now().Add(pfTimeout)
+	deadline := time.Now().Add(waitTimeout)
 	for !synced() {
 		if time.Now().After(deadline) {
 			b.Fatal("informer did not sync")
@@ -121,19 +121,19 @@ func wrLeanHeapPerPod(b *testing.B, pods int, build wrLeanBuild) float64 {
 	return float64(settled-base) / float64(pods)
 }
 
-// wrListOnceLW serves one list once (and drops it, so that the informer's
+// listOnceLW serves one list once (and drops it, so that the informer's
 // cache is all that stays alive), then empty lists; watches stay open and
 // silent until stopped. It declares no streaming-list support.
-type wrListOnceLW struct {
+type listOnceLW struct {
 	mu   sync.Mutex
 	list runtime.Object
 }
 
 // IsWatchListSemanticsUnSupported makes both reflectors LIST then WATCH.
-func (lw *wrListOnceLW) IsWatchListSemanticsUnSupported() bool { return true }
+func (lw *listOnceLW) IsWatchListSemanticsUnSupported() bool { return true }
 
 // List returns the list the first time, an empty pod list afterwards.
-func (lw *wrListOnceLW) List(metav1.ListOptions) (runtime.Object, error) {
+func (lw *listOnceLW) List(metav1.ListOptions) (runtime.Object, error) {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
 	l := lw.list
@@ -145,6 +145,6 @@ func (lw *wrListOnceLW) List(metav1.ListOptions) (runtime.Object, error) {
 }
 
 // Watch returns a silent watch.
-func (lw *wrListOnceLW) Watch(metav1.ListOptions) (watch.Interface, error) {
+func (lw *listOnceLW) Watch(metav1.ListOptions) (watch.Interface, error) {
 	return watch.NewFake(), nil
 }

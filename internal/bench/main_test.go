@@ -14,15 +14,15 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(relistChildEnv); spec != "" {
 		os.Exit(runRelistChild(spec))
 	}
-	goleak.VerifyTestMain(wrStopAfter{m})
+	goleak.VerifyTestMain(stopAPIServerAfter{m})
 }
 
-// wrStopAfter runs the tests and benchmarks, then stops the API server of
+// stopAPIServerAfter runs the tests and benchmarks, then stops the API server of
 // scenario 5 (shared by all its runs), before goleak looks for leftovers.
-type wrStopAfter struct{ m *testing.M }
+type stopAPIServerAfter struct{ m *testing.M }
 
-func (w wrStopAfter) Run() int {
+func (w stopAPIServerAfter) Run() int {
 	code := w.m.Run()
-	wrStopAPIServer()
+	stopSharedAPIServer()
 	return code
 }

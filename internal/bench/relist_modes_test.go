@@ -180,7 +180,7 @@ func BenchmarkRelistModes(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer srv.Close()
-				samples := pfSamples{}
+				samples := figureSamples{}
 				for range b.N {
 					pair, err := runRelistPair(srv, mode, base, next, changed)
 					if err != nil {
@@ -189,12 +189,12 @@ func BenchmarkRelistModes(b *testing.B) {
 					for _, side := range pair.order {
 						r := pair.results[side]
 						samples.add(side, "peak/steady", float64(r.Peak)/float64(r.Steady))
-						samples.add(side, "peak-MB", float64(r.Peak)/pfMiB)
-						samples.add(side, "steady-MB", float64(r.Steady)/pfMiB)
+						samples.add(side, "peak-MB", float64(r.Peak)/bytesPerMiB)
+						samples.add(side, "steady-MB", float64(r.Steady)/bytesPerMiB)
 						samples.add(side, "relist-ms", float64(r.RelistNanos)/1e6)
 						samples.add(side, "gc-cycles", float64(r.Cycles))
 						b.Logf("%s: steady %.1f MB, peak %.1f MB (%.3f×), relist %.0f ms, %d GC cycles (%d unseen), sync %.0f ms",
-							side, float64(r.Steady)/pfMiB, float64(r.Peak)/pfMiB, float64(r.Peak)/float64(r.Steady),
+							side, float64(r.Steady)/bytesPerMiB, float64(r.Peak)/bytesPerMiB, float64(r.Peak)/float64(r.Steady),
 							float64(r.RelistNanos)/1e6, r.Cycles, r.Unseen, float64(r.SyncNanos)/1e6)
 					}
 				}
@@ -368,7 +368,7 @@ type relistInformer struct {
 	list func() []interface{}
 }
 
-func newRelistInformer(side string, cs kubernetes.Interface, h *pfHandler) (relistInformer, error) {
+func newRelistInformer(side string, cs kubernetes.Interface, h *countingHandler) (relistInformer, error) {
 	switch side {
 	case SideKinformer:
 		inf := informers.NewSharedInformerFactory(cs, 0).Core().V1().Pods().Informer()
@@ -395,7 +395,7 @@ func relistChild(s relistChildSpec, out io.Writer) (relistSideResult, error) {
 	if err != nil {
 		return res, err
 	}
-	h := &pfHandler{}
+	h := &countingHandler{}
 	synced := h.arm(s.Pods)
 	inf, err := newRelistInformer(s.Side, cs, h)
 	if err != nil {
@@ -439,7 +439,7 @@ func relistChild(s relistChildSpec, out io.Writer) (relistSideResult, error) {
 	return res, relistCheckCache(inf.list(), s)
 }
 
-func relistWait(done <-chan struct{}, what string, h *pfHandler) error {
+func relistWait(done <-chan struct{}, what string, h *countingHandler) error {
 	select {
 	case <-done:
 		return nil

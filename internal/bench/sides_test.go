@@ -19,27 +19,27 @@ import (
 	"github.com/kinformer/kinformer/cache"
 )
 
-// pfFull selects the full sizes (KINFORMER_BENCH_FULL=1) instead of
+// fullSizes selects the full sizes (KINFORMER_BENCH_FULL=1) instead of
 // the reduced defaults.
-func pfFull() bool {
+func fullSizes() bool {
 	return os.Getenv("KINFORMER_BENCH_FULL") == "1"
 }
 
-// pfSize returns full when KINFORMER_BENCH_FULL=1, else reduced.
-func pfSize(reduced, full int) int {
-	if pfFull() {
+// sizeFor returns full when KINFORMER_BENCH_FULL=1, else reduced.
+func sizeFor(reduced, full int) int {
+	if fullSizes() {
 		return full
 	}
 	return reduced
 }
 
-// pfTimeout bounds every wait of a benchmark.
-const pfTimeout = 3 * time.Minute
+// waitTimeout bounds every wait of a benchmark.
+const waitTimeout = 3 * time.Minute
 
-// pfHandler counts notifications and signals when a goal is reached. Both
+// countingHandler counts notifications and signals when a goal is reached. Both
 // implementations' ResourceEventHandler interfaces have the same method set,
 // so one handler type serves all sides.
-type pfHandler struct {
+type countingHandler struct {
 	seen atomic.Int64
 	goal atomic.Int64
 	done atomic.Pointer[chan struct{}]
@@ -48,66 +48,66 @@ type pfHandler struct {
 
 // arm returns a channel closed once the handler has seen n more
 // notifications. Call it only while no notifications arrive.
-func (h *pfHandler) arm(n int) <-chan struct{} {
+func (h *countingHandler) arm(n int) <-chan struct{} {
 	ch := make(chan struct{})
 	h.done.Store(&ch)
 	h.goal.Store(h.seen.Load() + int64(n))
 	return ch
 }
 
-func (h *pfHandler) note() {
+func (h *countingHandler) note() {
 	if h.seen.Add(1) == h.goal.Load() {
 		close(*h.done.Load())
 	}
 }
 
-func (h *pfHandler) OnAdd(interface{}, bool)   { h.note() }
-func (h *pfHandler) OnUpdate(_, _ interface{}) { h.note() }
-func (h *pfHandler) OnDelete(interface{})      { h.note() }
-func (h *pfHandler) waitFor(b *testing.B, ch <-chan struct{}, what string) {
+func (h *countingHandler) OnAdd(interface{}, bool)   { h.note() }
+func (h *countingHandler) OnUpdate(_, _ interface{}) { h.note() }
+func (h *countingHandler) OnDelete(interface{})      { h.note() }
+func (h *countingHandler) waitFor(b *testing.B, ch <-chan struct{}, what string) {
 	b.Helper()
 	select {
 	case <-ch:
-	case <-time.After(pfTimeout):
+	case <-time.After(waitTimeout):
 		b.Fatalf("%s: handler saw %d of %d notifications", what, h.seen.Load(), h.goal.Load())
 	}
 }
 
-// pfRunning is an informer under test, built but not yet run.
-type pfRunning struct {
+// informerUnderTest is an informer under test, built but not yet run.
+type informerUnderTest struct {
 	run    func(ctx context.Context)
 	synced <-chan struct{}
 }
 
-// pfSide is one implementation under test.
-type pfSide struct {
+// benchSide is one implementation under test.
+type benchSide struct {
 	// id prefixes the reported metrics: k (kinformer), c (client-go),
 	// f (the floor).
 	id    string
-	build func(lw *MemoryLW, hs []*pfHandler) pfRunning
+	build func(lw *MemoryLW, hs []*countingHandler) informerUnderTest
 	// pagewise sides apply a paged relist page by page and notify their
 	// handlers as they go; the others notify only after the whole list.
 	pagewise bool
 }
 
-var pfSides = []pfSide{
-	{id: "k", build: pfBuildKinformer},
-	{id: "c", build: pfBuildClientGo},
-	{id: "f", build: pfBuildFloor, pagewise: true},
+var benchSides = []benchSide{
+	{id: "k", build: buildKinformer},
+	{id: "c", build: buildClientGo},
+	{id: "f", build: buildFloor, pagewise: true},
 }
 
-// pfRound rotates the order in which sides run, so that drift and warm-up
+// sideRotation rotates the order in which sides run, so that drift and warm-up
 // hit every side alike.
-var pfRound atomic.Int64
+var sideRotation atomic.Int64
 
-// pfOrdered returns the sides in this round's order. KINFORMER_BENCH_SIDES
+// orderedSides returns the sides in this round's order. KINFORMER_BENCH_SIDES
 // (e.g. "k" or "kc") restricts them, for profiling one side.
-func pfOrdered() []pfSide {
-	r := int(pfRound.Add(1))
+func orderedSides() []benchSide {
+	r := int(sideRotation.Add(1))
 	only := os.Getenv("KINFORMER_BENCH_SIDES")
-	var out []pfSide
-	for i := range pfSides {
-		s := pfSides[(i+r)%len(pfSides)]
+	var out []benchSide
+	for i := range benchSides {
+		s := benchSides[(i+r)%len(benchSides)]
 		if only == "" || strings.Contains(only, s.id) {
 			out = append(out, s)
 		}
@@ -115,49 +115,49 @@ func pfOrdered() []pfSide {
 	return out
 }
 
-func pfBuildKinformer(lw *MemoryLW, hs []*pfHandler) pfRunning {
+func buildKinformer(lw *MemoryLW, hs []*countingHandler) informerUnderTest {
 	inf := cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	for _, h := range hs {
 		if _, err := inf.AddEventHandler(h); err != nil {
 			panic(err)
 		}
 	}
-	return pfRunning{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
+	return informerUnderTest{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
 }
 
-func pfBuildClientGo(lw *MemoryLW, hs []*pfHandler) pfRunning {
+func buildClientGo(lw *MemoryLW, hs []*countingHandler) informerUnderTest {
 	inf := clientcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, clientcache.Indexers{clientcache.NamespaceIndex: clientcache.MetaNamespaceIndexFunc})
 	for _, h := range hs {
 		if _, err := inf.AddEventHandler(h); err != nil {
 			panic(err)
 		}
 	}
-	return pfRunning{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
+	return informerUnderTest{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
 }
 
-// pfFloor is the least work the job needs: LIST, one map insert per object
+// floorInformer is the least work the job needs: LIST, one map insert per object
 // (of the object copied out of the list) and a direct call per handler per
 // object; then read the watch and, per
 // event, one map write and a direct call per handler. A relist (after an
 // ERROR event) is read page by page and applied in place, then keys that
 // were not listed are removed: the least memory a relist needs.
-type pfFloor struct {
+type floorInformer struct {
 	lw     *MemoryLW
-	hs     []*pfHandler
+	hs     []*countingHandler
 	items  map[string]*v1.Pod
 	synced chan struct{}
 }
 
-func pfBuildFloor(lw *MemoryLW, hs []*pfHandler) pfRunning {
-	f := &pfFloor{lw: lw, hs: hs, synced: make(chan struct{})}
-	return pfRunning{run: f.run, synced: f.synced}
+func buildFloor(lw *MemoryLW, hs []*countingHandler) informerUnderTest {
+	f := &floorInformer{lw: lw, hs: hs, synced: make(chan struct{})}
+	return informerUnderTest{run: f.run, synced: f.synced}
 }
 
-func pfFloorKey(p *v1.Pod) string {
+func floorKey(p *v1.Pod) string {
 	return p.Namespace + "/" + p.Name
 }
 
-func (f *pfFloor) run(ctx context.Context) {
+func (f *floorInformer) run(ctx context.Context) {
 	obj, err := f.lw.List(metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		panic(err)
@@ -169,7 +169,7 @@ func (f *pfFloor) run(ctx context.Context) {
 		// into the list would pin every listed object until all are gone.
 		p := new(v1.Pod)
 		*p = list.Items[i]
-		f.items[pfFloorKey(p)] = p
+		f.items[floorKey(p)] = p
 		for _, h := range f.hs {
 			h.OnAdd(p, true)
 		}
@@ -187,7 +187,7 @@ func (f *pfFloor) run(ctx context.Context) {
 	}
 }
 
-func (f *pfFloor) watch(ctx context.Context, w watch.Interface) {
+func (f *floorInformer) watch(ctx context.Context, w watch.Interface) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -198,7 +198,7 @@ func (f *pfFloor) watch(ctx context.Context, w watch.Interface) {
 				return
 			}
 			p := ev.Object.(*v1.Pod)
-			key := pfFloorKey(p)
+			key := floorKey(p)
 			old := f.items[key]
 			f.items[key] = p
 			for _, h := range f.hs {
@@ -208,7 +208,7 @@ func (f *pfFloor) watch(ctx context.Context, w watch.Interface) {
 	}
 }
 
-func (f *pfFloor) relist() {
+func (f *floorInformer) relist() {
 	listed := make(map[string]struct{}, len(f.items))
 	opts := metav1.ListOptions{Limit: 500}
 	for {
@@ -220,7 +220,7 @@ func (f *pfFloor) relist() {
 		for i := range list.Items {
 			p := new(v1.Pod)
 			*p = list.Items[i] // do not pin the page
-			key := pfFloorKey(p)
+			key := floorKey(p)
 			listed[key] = struct{}{}
 			old, ok := f.items[key]
 			f.items[key] = p
@@ -247,9 +247,9 @@ func (f *pfFloor) relist() {
 	}
 }
 
-// pfStart runs r until the returned stop function is called; stop waits for
+// startInformer runs r until the returned stop function is called; stop waits for
 // it to return and stops lw's watches.
-func pfStart(r pfRunning, lw *MemoryLW) (stop func()) {
+func startInformer(r informerUnderTest, lw *MemoryLW) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { r.run(ctx) })
@@ -260,19 +260,19 @@ func pfStart(r pfRunning, lw *MemoryLW) (stop func()) {
 	}
 }
 
-func pfWaitSynced(b *testing.B, r pfRunning) {
+func waitSynced(b *testing.B, r informerUnderTest) {
 	b.Helper()
 	select {
 	case <-r.synced:
-	case <-time.After(pfTimeout):
+	case <-time.After(waitTimeout):
 		b.Fatal("informer did not sync")
 	}
 }
 
-// pfWatcher waits for lw's newest open watch.
-func pfWatcher(b *testing.B, lw *MemoryLW) *MemoryWatch {
+// waitForWatch waits for lw's newest open watch.
+func waitForWatch(b *testing.B, lw *MemoryLW) *MemoryWatch {
 	b.Helper()
-	deadline := time.After(pfTimeout)
+	deadline := time.After(waitTimeout)
 	for {
 		w, opened := lw.Watcher()
 		if w != nil {
@@ -286,21 +286,21 @@ func pfWatcher(b *testing.B, lw *MemoryLW) *MemoryWatch {
 	}
 }
 
-// pfSamples collects one figure per side and round, reported as medians.
-type pfSamples map[string][]float64
+// figureSamples collects one figure per side and round, reported as medians.
+type figureSamples map[string][]float64
 
-func (s pfSamples) add(side, unit string, v float64) {
+func (s figureSamples) add(side, unit string, v float64) {
 	k := side + "-" + unit
 	s[k] = append(s[k], v)
 }
 
-func (s pfSamples) report(b *testing.B) {
+func (s figureSamples) report(b *testing.B) {
 	for k, vs := range s {
-		b.ReportMetric(pfMedian(vs), k)
+		b.ReportMetric(medianOrZero(vs), k)
 	}
 }
 
-func pfMedian(vs []float64) float64 {
+func medianOrZero(vs []float64) float64 {
 	s := slices.Clone(vs)
 	slices.Sort(s)
 	n := len(s)
@@ -313,15 +313,15 @@ func pfMedian(vs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-const pfMiB = 1 << 20
+const bytesPerMiB = 1 << 20
 
-func pfMB(bytes uint64, base uint64) float64 {
+func mibAbove(bytes uint64, base uint64) float64 {
 	if bytes < base {
 		return 0
 	}
-	return float64(bytes-base) / pfMiB
+	return float64(bytes-base) / bytesPerMiB
 }
 
-func pfName(k string, v int) string {
+func paramName(k string, v int) string {
 	return fmt.Sprintf("%s=%d", k, v)
 }

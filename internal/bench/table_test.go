@@ -13,7 +13,7 @@ import (
 	"github.com/kinformer/kinformer/cache"
 )
 
-const pfSampleOutput = `goos: linux
+const benchSampleOutput = `goos: linux
 BenchmarkSync/pods=2000-2         	       1	1234 ns/op	         6.0 c-allocs/pod	        18.0 c-sync-ms	 1.0 f-sync-ms	3.0 k-allocs/pod	        12.0 k-sync-ms
 BenchmarkSync/pods=2000-2         	       1	1234 ns/op	         6.0 c-allocs/pod	        20.0 c-sync-ms	 1.0 f-sync-ms	3.0 k-allocs/pod	        16.0 k-sync-ms
 BenchmarkSync/pods=2000-2         	       1	1234 ns/op	         6.0 c-allocs/pod	        22.0 c-sync-ms	 1.0 f-sync-ms	3.0 k-allocs/pod	        14.0 k-sync-ms
@@ -22,7 +22,7 @@ PASS
 `
 
 func TestBenchTableParsesOutputIntoRows(t *testing.T) {
-	res, err := ParseBench(strings.NewReader(pfSampleOutput))
+	res, err := ParseBench(strings.NewReader(benchSampleOutput))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Sync/pods=2000", "Events/handlers=10"}, res.Names)
 	assert.Equal(t, []float64{12, 16, 14}, res.Values["Sync/pods=2000"]["k-sync-ms"])
@@ -60,7 +60,7 @@ func TestMemoryLWProducerAllocatesOncePerEvent(t *testing.T) {
 	rvs := []string{"2", "3", "4", "5", "6", "7", "8", "9"}
 	w := &MemoryWatch{ch: make(chan watch.Event, len(rvs)), stopped: make(chan struct{})}
 	allocs := testing.AllocsPerRun(20, func() {
-		require.NoError(t, pfProduce(w, templates, rvs))
+		require.NoError(t, sendModified(w, templates, rvs))
 		for range rvs {
 			<-w.ch
 		}

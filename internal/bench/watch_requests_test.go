@@ -167,7 +167,7 @@ func watchRequestsOnce(b *testing.B, env *testenv.Env, duration time.Duration) (
 	defer cf.Shutdown()
 	defer kf.Shutdown()
 	defer cancel()
-	syncCtx, syncCancel := context.WithTimeout(ctx, pfTimeout)
+	syncCtx, syncCancel := context.WithTimeout(ctx, waitTimeout)
 	defer syncCancel()
 	if err := kf.WaitForCacheSyncWithContext(syncCtx).AsError(); err != nil {
 		b.Fatalf("kinformer did not sync: %v", err)

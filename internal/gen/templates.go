@@ -518,17 +518,17 @@ func TestInformersAndListersOf{{.V.Group.GoName}}{{.V.GoName}}(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // deprecated but fast, see above
 	factory := informers.NewSharedInformerFactory(client, 0)
 	group := factory.{{.V.Group.GoName}}().{{.V.GoName}}()
-	genRunSmoke(t, client, factory, []genSmokeCase{
+	runSmokeCases(t, client, factory, []smokeCase{
 {{- range .V.Resources}}
 		{
 			gvr:      schema.GroupVersionResource{Group: {{printf "%q" $v.V.Group.Name}}, Version: {{printf "%q" $v.V.Name}}, Resource: {{printf "%q" .Resource}}},
 			informer: group.{{.Plural}}().Informer(),
 			create: func(ctx context.Context, name string) error {
-				_, err := client.{{$v.V.ClientMethod}}().{{.Plural}}({{if .Namespaced}}genSmokeNamespace{{end}}).Create(ctx, &{{$v.Alias}}.{{.Kind}}{ObjectMeta: genSmokeMeta(name, {{.Namespaced}})}, metav1.CreateOptions{})
+				_, err := client.{{$v.V.ClientMethod}}().{{.Plural}}({{if .Namespaced}}smokeNamespace{{end}}).Create(ctx, &{{$v.Alias}}.{{.Kind}}{ObjectMeta: smokeMeta(name, {{.Namespaced}})}, metav1.CreateOptions{})
 				return err
 			},
 			get: func(name string) (metav1.Object, error) {
-				return group.{{.Plural}}().Lister().{{if .Namespaced}}{{.Plural}}(genSmokeNamespace).{{end}}Get(name)
+				return group.{{.Plural}}().Lister().{{if .Namespaced}}{{.Plural}}(smokeNamespace).{{end}}Get(name)
 			},
 		},
 {{- end}}

@@ -27,9 +27,9 @@ import (
 	"github.com/kinformer/kinformer/metrics/kinformerprom"
 )
 
-// omClosedPort returns a 127.0.0.1 port nothing listens on (a server that
+// closedPort returns a 127.0.0.1 port nothing listens on (a server that
 // was stopped): it was bound and released.
-func omClosedPort(t *testing.T) int {
+func closedPort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -97,7 +97,7 @@ func TestSyncErrorsFromTheAPIServer(t *testing.T) {
 
 	t.Run("connection refused", func(t *testing.T) {
 		cfg := env.APIServer(0).Config()
-		cfg.Host = fmt.Sprintf("https://127.0.0.1:%d", omClosedPort(t))
+		cfg.Host = fmt.Sprintf("https://127.0.0.1:%d", closedPort(t))
 		cs := kubernetes.NewForConfigOrDie(cfg)
 		factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns),
 			informers.WithSyncOptions(cache.SyncOptions{FailFast: true}))

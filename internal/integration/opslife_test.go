@@ -33,12 +33,12 @@ import (
 	"github.com/kinformer/kinformer/internal/faultproxy"
 )
 
-// olCountingConfig returns a copy of cfg whose requests are counted: LIST
+// countingConfig returns a copy of cfg whose requests are counted: LIST
 // requests, and watches that stream an initial list (sendInitialEvents).
-func olCountingConfig(cfg *rest.Config, lists, streams *atomic.Int64) *rest.Config {
+func countingConfig(cfg *rest.Config, lists, streams *atomic.Int64) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return olRoundTripper(func(r *http.Request) (*http.Response, error) {
+		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
 			q := r.URL.Query()
 			switch {
 			case r.Method == http.MethodGet && q.Get("watch") == "true" && q.Get("sendInitialEvents") == "true":
@@ -52,9 +52,9 @@ func olCountingConfig(cfg *rest.Config, lists, streams *atomic.Int64) *rest.Conf
 	return cfg
 }
 
-type olRoundTripper func(*http.Request) (*http.Response, error)
+type roundTripperFunc func(*http.Request) (*http.Response, error)
 
-func (f olRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestFreshnessReadYourWrites writes through the API and waits for the
 // informer to catch up with the write's resourceVersion: the lister then
@@ -228,7 +228,7 @@ func TestReleaseInformerAfterCRDDeleted(t *testing.T) {
 	dyn := dynamic.NewForConfigOrDie(env.Config())
 	ns := itNamespace(t, cs)
 	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	group := "ol" + strconv.FormatInt(time.Now().UnixNano()%1e9, 10) + ".example.com"
+	group := "release" + strconv.FormatInt(time.Now().UnixNano()%1e9, 10) + ".example.com"
 	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -339,7 +339,7 @@ func TestWarmRestartFigures(t *testing.T) {
 
 	run := func(t *testing.T, snapshot bool) (lists, streams int64, took time.Duration) {
 		var l, s atomic.Int64
-		ccs := kubernetes.NewForConfigOrDie(olCountingConfig(env.Config(), &l, &s))
+		ccs := kubernetes.NewForConfigOrDie(countingConfig(env.Config(), &l, &s))
 		opts := []informers.SharedInformerOption{informers.WithNamespace(ns)}
 		if snapshot {
 			opts = append(opts, informers.WithSnapshotDir(dir))
@@ -366,7 +366,7 @@ func TestWarmRestartFigures(t *testing.T) {
 	}
 	report := func(what string, lists, streams int64, took []time.Duration) {
 		line := fmt.Sprintf("warm-restart figures (%d pods): %-30s runs %d, LIST requests %d, streaming lists %d (totals), time to synced median %v of %v",
-			n, what, len(took), lists, streams, median(took).Round(time.Millisecond), wrRound(took))
+			n, what, len(took), lists, streams, median(took).Round(time.Millisecond), roundToMillis(took))
 		t.Log(line)
 		fmt.Println(line)
 	}
@@ -388,8 +388,8 @@ func TestWarmRestartFigures(t *testing.T) {
 	measure("warm restart from snapshot", true, 0)
 }
 
-// wrRound rounds durations to the millisecond, for the figures' log lines.
-func wrRound(d []time.Duration) []time.Duration {
+// roundToMillis rounds durations to the millisecond, for the figures' log lines.
+func roundToMillis(d []time.Duration) []time.Duration {
 	out := make([]time.Duration, len(d))
 	for i, v := range d {
 		out[i] = v.Round(time.Millisecond)

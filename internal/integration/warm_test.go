@@ -25,16 +25,16 @@ import (
 	"github.com/kinformer/kinformer/internal/testenv"
 )
 
-// wrEvents records a handler's notifications per object key, in order, as
+// eventRecorder records a handler's notifications per object key, in order, as
 // "add <rv> initial=<bool>", "update <old rv> -> <new rv>", "delete <rv>" or
 // "delete tombstone <rv>" (a DeletedFinalStateUnknown).
-type wrEvents struct {
+type eventRecorder struct {
 	mu     sync.Mutex
 	byKey  map[string][]string
 	events int
 }
 
-func (r *wrEvents) record(obj interface{}, text string) {
+func (r *eventRecorder) record(obj interface{}, text string) {
 	key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -45,7 +45,7 @@ func (r *wrEvents) record(obj interface{}, text string) {
 	r.events++
 }
 
-func wrRV(obj interface{}) string {
+func rvOf(obj interface{}) string {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
@@ -55,31 +55,31 @@ func wrRV(obj interface{}) string {
 	return fmt.Sprintf("<%T>", obj)
 }
 
-func (r *wrEvents) handler() cache.ResourceEventHandler {
+func (r *eventRecorder) handler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj interface{}, initial bool) {
-			r.record(obj, fmt.Sprintf("add %s initial=%v", wrRV(obj), initial))
+			r.record(obj, fmt.Sprintf("add %s initial=%v", rvOf(obj), initial))
 		},
 		UpdateFunc: func(old, obj interface{}) {
-			r.record(obj, fmt.Sprintf("update %s -> %s", wrRV(old), wrRV(obj)))
+			r.record(obj, fmt.Sprintf("update %s -> %s", rvOf(old), rvOf(obj)))
 		},
 		DeleteFunc: func(obj interface{}) {
 			if _, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				r.record(obj, "delete tombstone "+wrRV(obj))
+				r.record(obj, "delete tombstone "+rvOf(obj))
 				return
 			}
-			r.record(obj, "delete "+wrRV(obj))
+			r.record(obj, "delete "+rvOf(obj))
 		},
 	}
 }
 
-func (r *wrEvents) count() int {
+func (r *eventRecorder) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.events
 }
 
-func (r *wrEvents) get() map[string][]string {
+func (r *eventRecorder) get() map[string][]string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make(map[string][]string, len(r.byKey))
@@ -89,8 +89,8 @@ func (r *wrEvents) get() map[string][]string {
 	return out
 }
 
-// wrPodRVs returns the resourceVersion of every pod of ns, by key.
-func wrPodRVs(t *testing.T, cs kubernetes.Interface, ns string) map[string]string {
+// podRVs returns the resourceVersion of every pod of ns, by key.
+func podRVs(t *testing.T, cs kubernetes.Interface, ns string) map[string]string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -131,13 +131,13 @@ func TestWarmRestartAfterCompaction(t *testing.T) {
 
 	type run struct {
 		factory informers.SharedInformerFactory
-		events  *wrEvents
+		events  *eventRecorder
 		errs    func() []error
 		counter *itRequestCounter
 		cancel  context.CancelFunc
 	}
 	start := func() *run {
-		r := &run{events: &wrEvents{}, counter: &itRequestCounter{}}
+		r := &run{events: &eventRecorder{}, counter: &itRequestCounter{}}
 		ccs := kubernetes.NewForConfigOrDie(r.counter.wrap(env.Config()))
 		r.factory = informers.NewSharedInformerFactoryWithOptions(ccs, 0, informers.WithNamespace(ns), informers.WithSnapshotDir(dir))
 		informer := r.factory.Core().V1().Pods().Informer()
@@ -165,7 +165,7 @@ func TestWarmRestartAfterCompaction(t *testing.T) {
 
 	// First run: lists, then stops and writes the snapshot.
 	first := start()
-	before := wrPodRVs(t, cs, ns)
+	before := podRVs(t, cs, ns)
 	require.Len(t, before, 3*per)
 	itStoreMatchesServer(t, first.factory.Core().V1().Pods().Informer().GetStore(), itListPods(cs, ns), time.Minute)
 	first.cancel()
@@ -183,7 +183,7 @@ func TestWarmRestartAfterCompaction(t *testing.T) {
 		require.NoError(t, cs.CoreV1().Pods(ns).Delete(ctx, fmt.Sprintf("del-%d", i), metav1.DeleteOptions{GracePeriodSeconds: new(int64)}))
 	}
 	itCreatePods(t, cs, ns, "new", per, map[string]string{"v": "1"})
-	after := wrPodRVs(t, cs, ns)
+	after := podRVs(t, cs, ns)
 	require.Len(t, after, 3*per, "the deleted pods are gone (no kubelet, grace period 0)")
 	_, err = env.CompactEtcd(ctx)
 	require.NoError(t, err)

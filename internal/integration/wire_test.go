@@ -21,22 +21,22 @@ import (
 	"github.com/kinformer/kinformer/informers"
 )
 
-// wrMediaRecorder records, per request kind (list, watch, watchlist) of pod requests, the
+// mediaRecorder records, per request kind (list, watch, watchlist) of pod requests, the
 // media types the real API server answered in.
-type wrMediaRecorder struct {
+type mediaRecorder struct {
 	mu     sync.Mutex
 	served map[string]map[string]int
 }
 
-func (r *wrMediaRecorder) wrap(cfg *rest.Config) *rest.Config {
+func (r *mediaRecorder) wrap(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return wrMediaRoundTripper{rt: rt, r: r}
+		return mediaRoundTripper{rt: rt, r: r}
 	}
 	return cfg
 }
 
-func (r *wrMediaRecorder) snapshot() map[string]map[string]int {
+func (r *mediaRecorder) snapshot() map[string]map[string]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := map[string]map[string]int{}
@@ -49,12 +49,12 @@ func (r *wrMediaRecorder) snapshot() map[string]map[string]int {
 	return out
 }
 
-type wrMediaRoundTripper struct {
+type mediaRoundTripper struct {
 	rt http.RoundTripper
-	r  *wrMediaRecorder
+	r  *mediaRecorder
 }
 
-func (t wrMediaRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t mediaRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.rt.RoundTrip(req)
 	if err != nil || req.Method != http.MethodGet || !strings.HasSuffix(req.URL.Path, "/pods") || resp.StatusCode != http.StatusOK {
 		return resp, err
@@ -91,7 +91,7 @@ func TestFactoryGetsProtobufFromTheAPIServer(t *testing.T) {
 	env := sharedEnv(t)
 	cs := env.Clientset()
 	ns := itNamespace(t, cs)
-	itCreatePods(t, cs, ns, "wr", 300, map[string]string{"tier": "wire"})
+	itCreatePods(t, cs, ns, "wire", 300, map[string]string{"tier": "wire"})
 
 	for _, mode := range []struct {
 		name      string
@@ -99,7 +99,7 @@ func TestFactoryGetsProtobufFromTheAPIServer(t *testing.T) {
 	}{{"streaming-list", true}, {"paged-list", false}} {
 		t.Run(mode.name, func(t *testing.T) {
 			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, mode.streaming)
-			var rec wrMediaRecorder
+			var rec mediaRecorder
 			cfg := rec.wrap(env.Config())
 			cfg.ContentType = "application/json"
 			jsonCS := kubernetes.NewForConfigOrDie(cfg)
@@ -111,8 +111,8 @@ func TestFactoryGetsProtobufFromTheAPIServer(t *testing.T) {
 			took := itWaitSynced(t, time.Minute, informer.HasSynced)
 			itStoreMatchesServer(t, informer.GetStore(), itListPods(cs, ns), time.Minute)
 
-			name := fmt.Sprintf("wr-%d", map[bool]int{true: 1, false: 2}[mode.streaming])
-			patch := fmt.Sprintf(`{"metadata":{"labels":{"wr-mode":%q}}}`, mode.name)
+			name := fmt.Sprintf("wire-%d", map[bool]int{true: 1, false: 2}[mode.streaming])
+			patch := fmt.Sprintf(`{"metadata":{"labels":{"list-mode":%q}}}`, mode.name)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			_, err := cs.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
@@ -123,7 +123,7 @@ func TestFactoryGetsProtobufFromTheAPIServer(t *testing.T) {
 			require.True(t, ok)
 			got, err := metaOf(obj)
 			require.NoError(t, err)
-			require.Equal(t, mode.name, got.GetLabels()["wr-mode"])
+			require.Equal(t, mode.name, got.GetLabels()["list-mode"])
 
 			served := rec.snapshot()
 			t.Logf("%s: synced in %v; media types served per request kind: %v", mode.name, took.Round(time.Millisecond), served)

@@ -33,30 +33,30 @@ func TestSoakCeiling(t *testing.T) {
 		return
 	}
 	const n = 2000
-	run := newSkRun(t, skConfig{objects: [5]int{n, n, n, n, n}}, skSeeds(t, nil)[0])
+	run := newSoakRun(t, soakConfig{objects: [5]int{n, n, n, n, n}}, seedsToRun(t, nil)[0])
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	start := time.Now()
 	created := run.populate(ctx)
 	require.Equal(t, 5*n, created)
-	t.Logf("populate (creates only, %d workers): %d objects in %v = %.0f/s", skWorkers, created,
+	t.Logf("populate (creates only, %d workers): %d objects in %v = %.0f/s", writerWorkers, created,
 		time.Since(start).Round(time.Millisecond), float64(created)/time.Since(start).Seconds())
 
 	measure := func(label string, workers int) {
 		const d = 10 * time.Second
-		c0 := skCPU(run.env.Dir())
-		st := newSkWriteStats()
+		c0 := cpuSeconds(run.env.Dir())
+		st := newWriteStats()
 		wctx, stop := context.WithTimeout(ctx, d)
 		run.write(wctx, workers, 0, st)
 		stop()
-		c1 := skCPU(run.env.Dir())
+		c1 := cpuSeconds(run.env.Dir())
 		ok := st.confirmed(0, time.Hour)
 		q := st.latency(0.5, 0.9, 0.99)
 		t.Logf("%s, %d workers: %d writes confirmed in %v = %.0f/s; latency p50 %v p90 %v p99 %v; CPU seconds: kube-apiserver %.1f, etcd %.1f, test process %.1f; load average %s",
-			label, workers, ok, d, float64(ok)/d.Seconds(), q[0], q[1], q[2], c1[0]-c0[0], c1[1]-c0[1], c1[2]-c0[2], skLoad())
+			label, workers, ok, d, float64(ok)/d.Seconds(), q[0], q[1], q[2], c1[0]-c0[0], c1[1]-c0[1], c1[2]-c0[2], loadAverage())
 		require.Equal(t, st.attempts, ok, "%s: writes failed with no fault injected", label)
 	}
-	for _, w := range []int{8, skWorkers, 2 * skWorkers, 4 * skWorkers} {
+	for _, w := range []int{8, writerWorkers, 2 * writerWorkers, 4 * writerWorkers} {
 		measure("no informer", w)
 	}
 	stop := make(chan struct{})
@@ -69,7 +69,7 @@ func TestSoakCeiling(t *testing.T) {
 		synced = append(synced, r.informer.HasSynced)
 	}
 	require.True(t, cache.WaitForCacheSync(ctx.Done(), synced...), "informers did not sync")
-	for _, w := range []int{skWorkers, 2 * skWorkers} {
+	for _, w := range []int{writerWorkers, 2 * writerWorkers} {
 		measure("5 informers through the proxy", w)
 	}
 
@@ -98,11 +98,11 @@ func TestSoakCeiling(t *testing.T) {
 		t.Logf("etcd restart (stop, start until /health): %v, first write %v later",
 			time.Since(began).Round(time.Millisecond), firstWrite().Round(time.Millisecond))
 	}
-	measure("5 informers through the proxy, after the restarts", skWorkers)
+	measure("5 informers through the proxy, after the restarts", writerWorkers)
 }
 
-// skPid returns the process whose command line mentions dir and contains what, or 0.
-func skPid(dir, what string) int {
+// findPid returns the process whose command line mentions dir and contains what, or 0.
+func findPid(dir, what string) int {
 	paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
@@ -120,8 +120,8 @@ func skPid(dir, what string) int {
 	return 0
 }
 
-// skProcCPU returns the user+system CPU seconds of a process (0 when it is gone).
-func skProcCPU(pid int) float64 {
+// procCPUSeconds returns the user+system CPU seconds of a process (0 when it is gone).
+func procCPUSeconds(pid int) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
@@ -137,17 +137,17 @@ func skProcCPU(pid int) float64 {
 	return (user + sys) / 100 // clock ticks; USER_HZ is 100 on Linux
 }
 
-// skCPU returns the CPU seconds spent so far by the environment's kube-apiserver, its etcd
+// cpuSeconds returns the CPU seconds spent so far by the environment's kube-apiserver, its etcd
 // and this process.
-func skCPU(dir string) [3]float64 {
+func cpuSeconds(dir string) [3]float64 {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	self := float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
-	return [3]float64{skProcCPU(skPid(dir, "kube-apiserver ")), skProcCPU(skPid(dir, "/etcd ")), self}
+	return [3]float64{procCPUSeconds(findPid(dir, "kube-apiserver ")), procCPUSeconds(findPid(dir, "/etcd ")), self}
 }
 
-// skLoad returns the machine's 1-minute load average.
-func skLoad() string {
+// loadAverage returns the machine's 1-minute load average.
+func loadAverage() string {
 	b, _ := os.ReadFile("/proc/loadavg")
 	if f := strings.Fields(string(b)); len(f) > 0 {
 		return f[0]

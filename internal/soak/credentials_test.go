@@ -24,7 +24,7 @@ import (
 	corelisters "github.com/kinformer/kinformer/listers/core/v1"
 )
 
-const skReader = "rl-reader"
+const readerUser = "reader"
 
 // undecodable is what the watch error handler hears of a frame the client cannot decode
 // (client-go's watch decoder turns it into an ERROR event).
@@ -40,7 +40,7 @@ func TestCredentialsNeverLogged(t *testing.T) {
 	if !testenv.Available(t) {
 		return
 	}
-	env := testenv.Start(t, testenv.Options{Users: []string{skReader}})
+	env := testenv.Start(t, testenv.Options{Users: []string{readerUser}})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	admin := env.Clientset()
@@ -77,14 +77,14 @@ func TestCredentialsNeverLogged(t *testing.T) {
 		_, err = admin.RbacV1().RoleBindings(n).Create(ctx, &rbacv1.RoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: "read-configmaps"},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "read-configmaps"},
-			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: skReader}},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: readerUser}},
 		}, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
 
 	adminToken := env.Config().BearerToken
-	readerToken := env.Token(skReader)
-	const wrongToken = "rl-wrong-token-0123456789abcdef0123456789abcdef"
+	readerToken := env.Token(readerUser)
+	const wrongToken = "wrong-token-0123456789abcdef0123456789abcdef"
 	require.NotEmpty(t, adminToken)
 	require.NotEmpty(t, readerToken)
 	secrets := []string{adminToken, readerToken, wrongToken}

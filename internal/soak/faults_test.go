@@ -9,35 +9,35 @@ import (
 	fp "github.com/kinformer/kinformer/internal/faultproxy"
 )
 
-// skFault is one kind of fault the scheduler injects. inject installs it (or performs it,
-// for the server-side ones) and returns an skEffect telling whether it has taken effect.
-type skFault struct {
+// faultKind is one kind of fault the scheduler injects. inject installs it (or performs it,
+// for the server-side ones) and returns a faultEffect telling whether it has taken effect.
+type faultKind struct {
 	name   string
-	inject func(run *skRun, ctx context.Context, rnd *rand.Rand) (skEffect, error)
+	inject func(run *soakRun, ctx context.Context, rnd *rand.Rand) (faultEffect, error)
 }
 
 // outage reports whether the fault takes a server down: from the start of inject until it
 // returns, which it does when the server is ready again.
-func (f skFault) outage() bool {
+func (f faultKind) outage() bool {
 	return f.name == "restart-kube-apiserver" || f.name == "restart-etcd"
 }
 
-// skEffect tells whether an injected fault took effect, and which resource's informer to
+// faultEffect tells whether an injected fault took effect, and which resource's informer to
 // kick again while it has not (its rules wait for a request of that resource).
-type skEffect struct {
+type faultEffect struct {
 	fired    func() bool
 	resource string
 }
 
-var skDone = skEffect{fired: func() bool { return true }}
+var alreadyFired = faultEffect{fired: func() bool { return true }}
 
-func skInitialEvents(i fp.RequestInfo) bool { return i.Query.Get("sendInitialEvents") == "true" }
+func asksInitialEvents(i fp.RequestInfo) bool { return i.Query.Get("sendInitialEvents") == "true" }
 
 // pick draws one of the resources that was targeted least so far (each fault costs its
 // informer a backoff, and backoffs grow until two minutes pass without a failure, so
 // faults are spread evenly); typedOnly leaves out the dynamic informer, which stores
 // objects of any kind; listOnly keeps the resources served by LIST.
-func (run *skRun) pick(rnd *rand.Rand, typedOnly, listOnly bool) string {
+func (run *soakRun) pick(rnd *rand.Rand, typedOnly, listOnly bool) string {
 	var names []string
 	least := -1
 	for _, r := range run.res {
@@ -61,23 +61,23 @@ func (run *skRun) pick(rnd *rand.Rand, typedOnly, listOnly bool) string {
 // so their Reflectors fall back to LIST on every list, as client-go's do. The other
 // resources keep the streaming list. Rules are cleared between the soak's phases: call it
 // again after each Clear.
-func (run *skRun) forceListMode() {
+func (run *soakRun) forceListMode() {
 	for _, r := range run.res {
 		if r.listMode {
-			run.proxy.Inject(fp.Rule{Match: fp.Match{Verb: fp.Watch, Resource: r.name, Func: skInitialEvents}, Fault: fp.Fault{Kind: fp.NoWatchList}})
+			run.proxy.Inject(fp.Rule{Match: fp.Match{Verb: fp.Watch, Resource: r.name, Func: asksInitialEvents}, Fault: fp.Fault{Kind: fp.NoWatchList}})
 		}
 	}
 }
 
 // kick cuts the open watches of resource, so that its informer opens a new one, which
 // meets the rules installed before.
-func (run *skRun) kick(resource string) {
+func (run *soakRun) kick(resource string) {
 	run.proxy.CutActive(fp.Match{Verb: fp.Watch, Resource: resource})
 }
 
 // onWatch installs f for the next watch of a resource and kicks its informer.
-func onWatch(typedOnly bool, f fp.Fault) func(run *skRun, ctx context.Context, rnd *rand.Rand) (skEffect, error) {
-	return func(run *skRun, _ context.Context, rnd *rand.Rand) (skEffect, error) {
+func onWatch(typedOnly bool, f fp.Fault) func(run *soakRun, ctx context.Context, rnd *rand.Rand) (faultEffect, error) {
+	return func(run *soakRun, _ context.Context, rnd *rand.Rand) (faultEffect, error) {
 		res := run.pick(rnd, typedOnly, false)
 		f := f
 		if f.AfterFrames < 0 {
@@ -85,15 +85,15 @@ func onWatch(typedOnly bool, f fp.Fault) func(run *skRun, ctx context.Context, r
 		}
 		in := run.proxy.Inject(fp.Rule{Match: fp.Match{Verb: fp.Watch, Resource: res}, Fault: f, Times: 1})
 		run.kick(res)
-		return skEffect{fired: func() bool { return in.Fired() > 0 }, resource: res}, nil
+		return faultEffect{fired: func() bool { return in.Fired() > 0 }, resource: res}, nil
 	}
 }
 
 // onRelist installs the list rules for a resource served by LIST, then makes its informer
 // relist (a 410 on its next watch, which it is kicked into opening). fired reports the
 // last rule. resource "" draws one of the resources served by LIST.
-func onRelist(resource string, rules ...fp.Rule) func(run *skRun, ctx context.Context, rnd *rand.Rand) (skEffect, error) {
-	return func(run *skRun, _ context.Context, rnd *rand.Rand) (skEffect, error) {
+func onRelist(resource string, rules ...fp.Rule) func(run *soakRun, ctx context.Context, rnd *rand.Rand) (faultEffect, error) {
+	return func(run *soakRun, _ context.Context, rnd *rand.Rand) (faultEffect, error) {
 		res := resource
 		if res == "" {
 			res = run.pick(rnd, true, true)
@@ -107,7 +107,7 @@ func onRelist(resource string, rules ...fp.Rule) func(run *skRun, ctx context.Co
 		}
 		provoke := run.proxy.Inject(fp.Rule{Match: fp.Match{Verb: fp.Watch, Resource: res}, Fault: fp.Fault{Kind: fp.Gone}, Times: 1})
 		run.kick(res)
-		return skEffect{fired: func() bool {
+		return faultEffect{fired: func() bool {
 			if last.Fired() > 0 {
 				return true
 			}
@@ -121,8 +121,8 @@ func onRelist(resource string, rules ...fp.Rule) func(run *skRun, ctx context.Co
 	}
 }
 
-// skFaultKinds is every fault the soak injects.
-var skFaultKinds = []skFault{
+// faultKinds is every fault the soak injects.
+var faultKinds = []faultKind{
 	{"watch-410-gone", onWatch(false, fp.Fault{Kind: fp.Gone})},
 	{"watch-429-retry-after", onWatch(false, fp.Fault{Kind: fp.TooManyRequests, RetryAfterSeconds: 1})},
 	{"watch-500", onWatch(false, fp.Fault{Kind: fp.InternalError})},
@@ -144,44 +144,44 @@ var skFaultKinds = []skFault{
 	)},
 	{"list-500", onRelist("", fp.Rule{Fault: fp.Fault{Kind: fp.InternalError}})},
 	{"list-frame-cut-in-half", onRelist("", fp.Rule{Fault: fp.Fault{Kind: fp.CutFrame}})},
-	{"network-blip-all-connections", func(run *skRun, _ context.Context, _ *rand.Rand) (skEffect, error) {
+	{"network-blip-all-connections", func(run *soakRun, _ context.Context, _ *rand.Rand) (faultEffect, error) {
 		run.proxy.CloseAll()
-		return skDone, nil
+		return alreadyFired, nil
 	}},
-	{"restart-kube-apiserver", func(run *skRun, _ context.Context, _ *rand.Rand) (skEffect, error) {
-		return skDone, run.env.APIServer(0).Restart()
+	{"restart-kube-apiserver", func(run *soakRun, _ context.Context, _ *rand.Rand) (faultEffect, error) {
+		return alreadyFired, run.env.APIServer(0).Restart()
 	}},
-	{"restart-etcd", func(run *skRun, _ context.Context, _ *rand.Rand) (skEffect, error) {
-		return skDone, run.env.RestartEtcd()
+	{"restart-etcd", func(run *soakRun, _ context.Context, _ *rand.Rand) (faultEffect, error) {
+		return alreadyFired, run.env.RestartEtcd()
 	}},
-	{"compact-etcd", func(run *skRun, ctx context.Context, _ *rand.Rand) (skEffect, error) {
+	{"compact-etcd", func(run *soakRun, ctx context.Context, _ *rand.Rand) (faultEffect, error) {
 		_, err := run.env.CompactEtcd(ctx)
-		return skDone, err
+		return alreadyFired, err
 	}},
 }
 
-// skFaultStats counts, per fault name, how often it was injected and how often it took
+// faultStats counts, per fault name, how often it was injected and how often it took
 // effect.
-type skFaultStats struct {
+type faultStats struct {
 	mu       sync.Mutex
 	injected map[string]int
-	pending  map[string][]skEffect
+	pending  map[string][]faultEffect
 	errs     []string
 	// outages are the server restarts: when each began and when its server was ready.
-	outages []skOutage
+	outages []serverOutage
 }
 
-// skOutage is one server restart of the fault phase.
-type skOutage struct {
+// serverOutage is one server restart of the fault phase.
+type serverOutage struct {
 	name         string
 	began, ready time.Time
 }
 
-func newSkFaultStats() *skFaultStats {
-	return &skFaultStats{injected: map[string]int{}, pending: map[string][]skEffect{}}
+func newFaultStats() *faultStats {
+	return &faultStats{injected: map[string]int{}, pending: map[string][]faultEffect{}}
 }
 
-func (s *skFaultStats) add(name string, fired skEffect, err error) {
+func (s *faultStats) add(name string, fired faultEffect, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.injected[name]++
@@ -193,7 +193,7 @@ func (s *skFaultStats) add(name string, fired skEffect, err error) {
 }
 
 // fired returns, per fault name, how many injections took effect.
-func (s *skFaultStats) fired() map[string]int {
+func (s *faultStats) fired() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[string]int{}
@@ -209,7 +209,7 @@ func (s *skFaultStats) fired() map[string]int {
 
 // waiting returns the resources whose informers have injections that did not take effect
 // yet.
-func (s *skFaultStats) waiting() map[string]bool {
+func (s *faultStats) waiting() map[string]bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[string]bool{}
@@ -225,13 +225,13 @@ func (s *skFaultStats) waiting() map[string]bool {
 
 // schedule returns the fault sequence: every kind once in a seeded order, then extra
 // faults drawn at random.
-func skSchedule(rnd *rand.Rand, extra int) []skFault {
-	seq := make([]skFault, 0, len(skFaultKinds)+extra)
-	for _, i := range rnd.Perm(len(skFaultKinds)) {
-		seq = append(seq, skFaultKinds[i])
+func scheduleFaults(rnd *rand.Rand, extra int) []faultKind {
+	seq := make([]faultKind, 0, len(faultKinds)+extra)
+	for _, i := range rnd.Perm(len(faultKinds)) {
+		seq = append(seq, faultKinds[i])
 	}
 	for i := 0; i < extra; i++ {
-		seq = append(seq, skFaultKinds[rnd.IntN(len(skFaultKinds))])
+		seq = append(seq, faultKinds[rnd.IntN(len(faultKinds))])
 	}
 	return seq
 }

@@ -33,14 +33,14 @@ import (
 	"github.com/kinformer/kinformer/internal/testenv"
 )
 
-// skSeedEnv names the variable that replays a run's seed.
-const skSeedEnv = "KINFORMER_SOAK_SEED"
+// seedEnv names the variable that replays a run's seed.
+const seedEnv = "KINFORMER_SOAK_SEED"
 
-const skNamespace = "soak"
+const soakNamespace = "soak"
 
-// skConfig sizes one soak run.
-type skConfig struct {
-	// objects per resource, in the order of skResources.
+// soakConfig sizes one soak run.
+type soakConfig struct {
+	// objects per resource, in the order of buildResources.
 	objects [5]int
 	// rate is the writer's target in writes per second.
 	rate int
@@ -55,19 +55,19 @@ type skConfig struct {
 	settle time.Duration
 }
 
-// skShortSeeds are the seeds TestSoakShort runs in `make test`: fixed, so that a run
+// shortSeeds are the seeds TestSoakShort runs in `make test`: fixed, so that a run
 // replays its fault sequence and a failure names a seed that reproduces it. The first
 // found two bugs of the page-by-page relist (an expired snapshot asked for, a restarted
 // list cut at its first page); the second is another order of the same faults.
-var skShortSeeds = []uint64{5222281293862270487, 1}
+var shortSeeds = []uint64{5222281293862270487, 1}
 
-// skSeeds returns the seeds a soak test runs: the one in KINFORMER_SOAK_SEED when it is
+// seedsToRun returns the seeds a soak test runs: the one in KINFORMER_SOAK_SEED when it is
 // set (a replay), a fresh random one under `make soak` (KINFORMER_SOAK=long), and fixed
 // otherwise.
-func skSeeds(t *testing.T, fixed []uint64) []uint64 {
-	if s := os.Getenv(skSeedEnv); s != "" {
+func seedsToRun(t *testing.T, fixed []uint64) []uint64 {
+	if s := os.Getenv(seedEnv); s != "" {
 		seed, err := strconv.ParseUint(s, 10, 64)
-		require.NoError(t, err, "%s=%q", skSeedEnv, s)
+		require.NoError(t, err, "%s=%q", seedEnv, s)
 		return []uint64{seed}
 	}
 	if os.Getenv("KINFORMER_SOAK") == "long" || len(fixed) == 0 {
@@ -76,8 +76,8 @@ func skSeeds(t *testing.T, fixed []uint64) []uint64 {
 	return fixed
 }
 
-// skResource is one informer under test with what the writer needs to change its objects.
-type skResource struct {
+// soakResource is one informer under test with what the writer needs to change its objects.
+type soakResource struct {
 	name     string // the resource (plural)
 	listMode bool   // forced onto LIST instead of the streaming list
 	typed    bool   // typed objects (the dynamic informer stores whatever it gets)
@@ -97,33 +97,33 @@ type skResource struct {
 	gen    []int
 }
 
-var skWidgetGVR = schema.GroupVersionResource{Group: "soak.kinformer.dev", Version: "v1", Resource: "widgets"}
+var widgetGVR = schema.GroupVersionResource{Group: "soak.kinformer.dev", Version: "v1", Resource: "widgets"}
 
-// skRun is one soak run.
-type skRun struct {
+// soakRun is one soak run.
+type soakRun struct {
 	t     *testing.T
-	cfg   skConfig
+	cfg   soakConfig
 	seed  uint64
 	env   *testenv.Env
 	proxy *faultproxy.Proxy
 	admin kubernetes.Interface
 	dyn   dynamic.Interface
-	res   []*skResource
+	res   []*soakResource
 	// targeted counts the faults aimed at each resource (the scheduler's goroutine only).
 	targeted map[string]int
 	// starters start the informer factories.
 	starters []func(<-chan struct{})
 }
 
-func skName(i int) string { return fmt.Sprintf("o-%05d", i) }
+func objectName(i int) string { return fmt.Sprintf("o-%05d", i) }
 
-// skLabels is the merge patch of an update.
-func skPatch(gen int) []byte {
+// labelPatch is the merge patch of an update.
+func labelPatch(gen int) []byte {
 	return []byte(fmt.Sprintf(`{"metadata":{"labels":{"gen":"%d"}}}`, gen))
 }
 
-// skPagedList lists all pages of a resource through list and returns key → rv.
-func skPagedList[L any](ctx context.Context, list func(ctx context.Context, o metav1.ListOptions) (L, error), items func(L) ([]metav1.Object, string)) (map[string]string, error) {
+// listAllPages lists all pages of a resource through list and returns key → rv.
+func listAllPages[L any](ctx context.Context, list func(ctx context.Context, o metav1.ListOptions) (L, error), items func(L) ([]metav1.Object, string)) (map[string]string, error) {
 	out := map[string]string{}
 	opts := metav1.ListOptions{Limit: 1000}
 	for {
@@ -142,7 +142,7 @@ func skPagedList[L any](ctx context.Context, list func(ctx context.Context, o me
 	}
 }
 
-func skPtrs[T any, PT interface {
+func asObjects[T any, PT interface {
 	*T
 	metav1.Object
 }](items []T) []metav1.Object {
@@ -153,9 +153,9 @@ func skPtrs[T any, PT interface {
 	return out
 }
 
-// newSkRun starts the cluster, the CRD, the proxy and the writer's clients.
-func newSkRun(t *testing.T, cfg skConfig, seed uint64) *skRun {
-	t.Logf("soak seed %d (replay with %s=%d)", seed, skSeedEnv, seed)
+// newSoakRun starts the cluster, the CRD, the proxy and the writer's clients.
+func newSoakRun(t *testing.T, cfg soakConfig, seed uint64) *soakRun {
+	t.Logf("soak seed %d (replay with %s=%d)", seed, seedEnv, seed)
 	// A restart fault SIGTERMs the server and SIGKILLs it a second later: kube-apiserver
 	// lingers while the informers' watches are open and etcd while kube-apiserver watches
 	// it, so the default 10 s grace would make every restart a 10 s outage of waiting.
@@ -168,12 +168,12 @@ func newSkRun(t *testing.T, cfg skConfig, seed uint64) *skRun {
 	// The writer's clients have no client-side rate limiter: the writer paces itself.
 	wcfg := env.Config()
 	wcfg.QPS = -1
-	run := &skRun{t: t, cfg: cfg, seed: seed, env: env, targeted: map[string]int{}, admin: kubernetes.NewForConfigOrDie(wcfg), dyn: dynamic.NewForConfigOrDie(wcfg)}
+	run := &soakRun{t: t, cfg: cfg, seed: seed, env: env, targeted: map[string]int{}, admin: kubernetes.NewForConfigOrDie(wcfg), dyn: dynamic.NewForConfigOrDie(wcfg)}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_, err := run.admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: skNamespace}}, metav1.CreateOptions{})
+	_, err := run.admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: soakNamespace}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	require.NoError(t, env.CreateCRD(ctx, skWidgetGVR, "Widget"))
+	require.NoError(t, env.CreateCRD(ctx, widgetGVR, "Widget"))
 	p, err := faultproxy.New(env.Config(), faultproxy.Options{Seed: seed, OnRequest: func(info faultproxy.RequestInfo, f *faultproxy.Fault) {
 		if os.Getenv("KINFORMER_SOAK_TRACE") == "" {
 			return
@@ -194,9 +194,9 @@ func newSkRun(t *testing.T, cfg skConfig, seed uint64) *skRun {
 
 // buildResources makes the five resources, their informers (through the proxy) and the
 // writer's functions (straight to the API server).
-func (run *skRun) buildResources() {
+func (run *soakRun) buildResources() {
 	cs, dyn := run.admin, run.dyn
-	ns := skNamespace
+	ns := soakNamespace
 	jsonCS := kubernetes.NewForConfigOrDie(run.proxy.Config())
 	protoCfg := run.proxy.Config()
 	protoCfg.ContentType = "application/vnd.kubernetes.protobuf"
@@ -229,7 +229,7 @@ func (run *skRun) buildResources() {
 		return o.GetResourceVersion(), nil
 	}
 	mp := types.MergePatchType
-	run.res = []*skResource{
+	run.res = []*soakResource{
 		{
 			name: "pods", listMode: true, typed: true,
 			informer: jsonFactory.Core().V1().Pods().Informer(),
@@ -238,13 +238,13 @@ func (run *skRun) buildResources() {
 					Containers: []corev1.Container{{Name: "c", Image: "registry.example/app:1"}}}}, metav1.CreateOptions{}))
 			},
 			update: func(ctx context.Context, name string, gen int) (string, error) {
-				return rv(cs.CoreV1().Pods(ns).Patch(ctx, name, mp, skPatch(gen), metav1.PatchOptions{}))
+				return rv(cs.CoreV1().Pods(ns).Patch(ctx, name, mp, labelPatch(gen), metav1.PatchOptions{}))
 			},
 			remove: func(ctx context.Context, name string) error {
 				return cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
 			},
 			list: func(ctx context.Context) (map[string]string, error) {
-				return skPagedList(ctx, cs.CoreV1().Pods(ns).List, func(l *corev1.PodList) ([]metav1.Object, string) { return skPtrs(l.Items), l.Continue })
+				return listAllPages(ctx, cs.CoreV1().Pods(ns).List, func(l *corev1.PodList) ([]metav1.Object, string) { return asObjects(l.Items), l.Continue })
 			},
 		},
 		{
@@ -254,13 +254,13 @@ func (run *skRun) buildResources() {
 				return rv(cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: meta(name, gen), Data: map[string]string{"k": name}}, metav1.CreateOptions{}))
 			},
 			update: func(ctx context.Context, name string, gen int) (string, error) {
-				return rv(cs.CoreV1().ConfigMaps(ns).Patch(ctx, name, mp, skPatch(gen), metav1.PatchOptions{}))
+				return rv(cs.CoreV1().ConfigMaps(ns).Patch(ctx, name, mp, labelPatch(gen), metav1.PatchOptions{}))
 			},
 			remove: func(ctx context.Context, name string) error {
 				return cs.CoreV1().ConfigMaps(ns).Delete(ctx, name, metav1.DeleteOptions{})
 			},
 			list: func(ctx context.Context) (map[string]string, error) {
-				return skPagedList(ctx, cs.CoreV1().ConfigMaps(ns).List, func(l *corev1.ConfigMapList) ([]metav1.Object, string) { return skPtrs(l.Items), l.Continue })
+				return listAllPages(ctx, cs.CoreV1().ConfigMaps(ns).List, func(l *corev1.ConfigMapList) ([]metav1.Object, string) { return asObjects(l.Items), l.Continue })
 			},
 		},
 		{
@@ -270,13 +270,13 @@ func (run *skRun) buildResources() {
 				return rv(cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: meta(name, gen), Data: map[string][]byte{"k": []byte(name)}}, metav1.CreateOptions{}))
 			},
 			update: func(ctx context.Context, name string, gen int) (string, error) {
-				return rv(cs.CoreV1().Secrets(ns).Patch(ctx, name, mp, skPatch(gen), metav1.PatchOptions{}))
+				return rv(cs.CoreV1().Secrets(ns).Patch(ctx, name, mp, labelPatch(gen), metav1.PatchOptions{}))
 			},
 			remove: func(ctx context.Context, name string) error {
 				return cs.CoreV1().Secrets(ns).Delete(ctx, name, metav1.DeleteOptions{})
 			},
 			list: func(ctx context.Context) (map[string]string, error) {
-				return skPagedList(ctx, cs.CoreV1().Secrets(ns).List, func(l *corev1.SecretList) ([]metav1.Object, string) { return skPtrs(l.Items), l.Continue })
+				return listAllPages(ctx, cs.CoreV1().Secrets(ns).List, func(l *corev1.SecretList) ([]metav1.Object, string) { return asObjects(l.Items), l.Continue })
 			},
 		},
 		{
@@ -287,35 +287,35 @@ func (run *skRun) buildResources() {
 					ClusterIP: corev1.ClusterIPNone, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{}))
 			},
 			update: func(ctx context.Context, name string, gen int) (string, error) {
-				return rv(cs.CoreV1().Services(ns).Patch(ctx, name, mp, skPatch(gen), metav1.PatchOptions{}))
+				return rv(cs.CoreV1().Services(ns).Patch(ctx, name, mp, labelPatch(gen), metav1.PatchOptions{}))
 			},
 			remove: func(ctx context.Context, name string) error {
 				return cs.CoreV1().Services(ns).Delete(ctx, name, metav1.DeleteOptions{})
 			},
 			list: func(ctx context.Context) (map[string]string, error) {
-				return skPagedList(ctx, cs.CoreV1().Services(ns).List, func(l *corev1.ServiceList) ([]metav1.Object, string) { return skPtrs(l.Items), l.Continue })
+				return listAllPages(ctx, cs.CoreV1().Services(ns).List, func(l *corev1.ServiceList) ([]metav1.Object, string) { return asObjects(l.Items), l.Continue })
 			},
 		},
 		{
 			name:     "widgets",
-			informer: dynFactory.ForResource(skWidgetGVR).Informer(),
+			informer: dynFactory.ForResource(widgetGVR).Informer(),
 			create: func(ctx context.Context, name string, gen int) (string, error) {
 				u := &unstructured.Unstructured{Object: map[string]any{
 					"apiVersion": "soak.kinformer.dev/v1", "kind": "Widget",
 					"metadata": map[string]any{"name": name, "namespace": ns, "labels": map[string]any{"gen": strconv.Itoa(gen)}},
 					"spec":     map[string]any{"size": int64(gen)},
 				}}
-				return rv(dyn.Resource(skWidgetGVR).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}))
+				return rv(dyn.Resource(widgetGVR).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}))
 			},
 			update: func(ctx context.Context, name string, gen int) (string, error) {
-				return rv(dyn.Resource(skWidgetGVR).Namespace(ns).Patch(ctx, name, mp, skPatch(gen), metav1.PatchOptions{}))
+				return rv(dyn.Resource(widgetGVR).Namespace(ns).Patch(ctx, name, mp, labelPatch(gen), metav1.PatchOptions{}))
 			},
 			remove: func(ctx context.Context, name string) error {
-				return dyn.Resource(skWidgetGVR).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{})
+				return dyn.Resource(widgetGVR).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{})
 			},
 			list: func(ctx context.Context) (map[string]string, error) {
-				return skPagedList(ctx, dyn.Resource(skWidgetGVR).Namespace(ns).List, func(l *unstructured.UnstructuredList) ([]metav1.Object, string) {
-					return skPtrs(l.Items), l.GetContinue()
+				return listAllPages(ctx, dyn.Resource(widgetGVR).Namespace(ns).List, func(l *unstructured.UnstructuredList) ([]metav1.Object, string) {
+					return asObjects(l.Items), l.GetContinue()
 				})
 			},
 		},
@@ -342,8 +342,8 @@ func (run *skRun) buildResources() {
 
 // classify records the outcome of one write in the resource's log and updates what the
 // writer believes exists. op is an invariant.Kind*.
-func (r *skResource) classify(i int, op string, rv string, err error) {
-	key := skNamespace + "/" + skName(i)
+func (r *soakResource) classify(i int, op string, rv string, err error) {
+	key := soakNamespace + "/" + objectName(i)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
@@ -359,7 +359,7 @@ func (r *skResource) classify(i int, op string, rv string, err error) {
 	case apierrors.IsNotFound(err):
 		r.writes.Failed(op)
 		r.exists[i] = false
-	case skRefused(err):
+	case certainlyRefused(err):
 		r.writes.Failed(op)
 	default:
 		// The request may or may not have been applied.
@@ -368,9 +368,9 @@ func (r *skResource) classify(i int, op string, rv string, err error) {
 	}
 }
 
-// skRefused reports errors after which the server certainly did not apply a write: it
+// certainlyRefused reports errors after which the server certainly did not apply a write: it
 // answered with a client error, or the connection was refused.
-func skRefused(err error) bool {
+func certainlyRefused(err error) bool {
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
 		code := status.Status().Code
@@ -380,7 +380,7 @@ func skRefused(err error) bool {
 }
 
 // populate creates the initial objects with 32 concurrent writers.
-func (run *skRun) populate(ctx context.Context) int {
+func (run *soakRun) populate(ctx context.Context) int {
 	type job struct{ r, i int }
 	jobs := make(chan job)
 	var wg sync.WaitGroup
@@ -392,7 +392,7 @@ func (run *skRun) populate(ctx context.Context) int {
 			for j := range jobs {
 				r := run.res[j.r]
 				for attempt := 0; attempt < 5; attempt++ {
-					rv, err := r.create(ctx, skName(j.i), 0)
+					rv, err := r.create(ctx, objectName(j.i), 0)
 					r.classify(j.i, invariant.KindAdd, rv, err)
 					if err == nil || apierrors.IsAlreadyExists(err) {
 						created.Add(1)
@@ -412,9 +412,9 @@ func (run *skRun) populate(ctx context.Context) int {
 	return int(created.Load())
 }
 
-// skWriteStats is what a writer run measured: confirmed writes per second of the run
+// writeStats is what a writer run measured: confirmed writes per second of the run
 // and the latency of every request.
-type skWriteStats struct {
+type writeStats struct {
 	mu        sync.Mutex
 	start     time.Time
 	perSecond []int           // confirmed writes in each second since start
@@ -423,9 +423,9 @@ type skWriteStats struct {
 	attempts  int
 }
 
-func newSkWriteStats() *skWriteStats { return &skWriteStats{start: time.Now()} }
+func newWriteStats() *writeStats { return &writeStats{start: time.Now()} }
 
-func (s *skWriteStats) add(began time.Time, took time.Duration, ok bool) {
+func (s *writeStats) add(began time.Time, took time.Duration, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.attempts++
@@ -442,7 +442,7 @@ func (s *skWriteStats) add(began time.Time, took time.Duration, ok bool) {
 }
 
 // confirmed returns the confirmed writes that ended in [from, to) since start.
-func (s *skWriteStats) confirmed(from, to time.Duration) int {
+func (s *writeStats) confirmed(from, to time.Duration) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
@@ -459,7 +459,7 @@ func (s *skWriteStats) confirmed(from, to time.Duration) int {
 // stopped): how long a server restart begun at from and ready again at ready stopped the
 // writer. Writes the old server still answered after from, and those the new one answered
 // before it reported ready, count as the writer not stalled.
-func (s *skWriteStats) stall(from, ready, end time.Time) time.Duration {
+func (s *writeStats) stall(from, ready, end time.Time) time.Duration {
 	s.mu.Lock()
 	done := append([]time.Time(nil), s.done...)
 	s.mu.Unlock()
@@ -479,14 +479,14 @@ func (s *skWriteStats) stall(from, ready, end time.Time) time.Duration {
 }
 
 // series returns the confirmed writes of each second since start.
-func (s *skWriteStats) series() []int {
+func (s *writeStats) series() []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]int(nil), s.perSecond...)
 }
 
 // latency returns the latency quantiles q (0..1) of all requests.
-func (s *skWriteStats) latency(qs ...float64) []time.Duration {
+func (s *writeStats) latency(qs ...float64) []time.Duration {
 	s.mu.Lock()
 	l := append([]time.Duration(nil), s.latencies...)
 	s.mu.Unlock()
@@ -505,7 +505,7 @@ func (s *skWriteStats) latency(qs ...float64) []time.Duration {
 // later); with rate 0 they write back to back. Worker w owns the objects whose index is w
 // modulo the worker count, so no two writes to one object race. An object that exists is
 // updated (3 in 4) or deleted; one that does not is created.
-func (run *skRun) write(ctx context.Context, workers, rate int, stats *skWriteStats) {
+func (run *soakRun) write(ctx context.Context, workers, rate int, stats *writeStats) {
 	tokens := make(chan struct{}, workers)
 	var wg sync.WaitGroup
 	if rate > 0 {
@@ -570,14 +570,14 @@ func (run *skRun) write(ctx context.Context, workers, rate int, stats *skWriteSt
 				switch {
 				case !exists:
 					var rv string
-					rv, err = r.create(opCtx, skName(i), gen)
+					rv, err = r.create(opCtx, objectName(i), gen)
 					r.classify(i, invariant.KindAdd, rv, err)
 				case rnd.IntN(4) == 0:
-					err = r.remove(opCtx, skName(i))
+					err = r.remove(opCtx, objectName(i))
 					r.classify(i, invariant.KindDelete, "", err)
 				default:
 					var rv string
-					rv, err = r.update(opCtx, skName(i), gen)
+					rv, err = r.update(opCtx, objectName(i), gen)
 					r.classify(i, invariant.KindUpdate, rv, err)
 				}
 				opCancel()
@@ -591,7 +591,7 @@ func (run *skRun) write(ctx context.Context, workers, rate int, stats *skWriteSt
 }
 
 // targets returns the invariant targets of the five informers.
-func (run *skRun) targets() []invariant.Target {
+func (run *soakRun) targets() []invariant.Target {
 	out := make([]invariant.Target, 0, len(run.res))
 	for _, r := range run.res {
 		out = append(out, invariant.Target{Name: r.name, Store: r.informer.GetStore(), Recorder: r.recorder, List: r.list, Writes: r.writes})
@@ -599,8 +599,8 @@ func (run *skRun) targets() []invariant.Target {
 	return out
 }
 
-// skSorted renders a count map in key order.
-func skSorted[K ~string](m map[K]int) string {
+// sortedCounts renders a count map in key order.
+func sortedCounts[K ~string](m map[K]int) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, string(k))

@@ -19,22 +19,22 @@ import (
 	"github.com/kinformer/kinformer/internal/testenv"
 )
 
-// skWorkers is the writer's concurrency: at 32 the API server is saturated on 2 cores
+// writerWorkers is the writer's concurrency: at 32 the API server is saturated on 2 cores
 // (64 and 128 workers wrote no faster in TestSoakCeiling, with longer latencies).
-const skWorkers = 32
+const writerWorkers = 32
 
 // TestSoakShort is the soak test's short version, part of `make test`: 1,300 objects,
 // about 100 writes per second, and every fault kind once, half a second apart. The pods
 // are more than a LIST page (500), for the 410 on a continue token. It runs once per
-// seed of skShortSeeds (a random seed under `make soak`, the one given by
+// seed of shortSeeds (a random seed under `make soak`, the one given by
 // KINFORMER_SOAK_SEED when set), each on a cluster of its own.
 func TestSoakShort(t *testing.T) {
 	if !testenv.Available(t) {
 		return
 	}
-	for _, seed := range skSeeds(t, skShortSeeds) {
+	for _, seed := range seedsToRun(t, shortSeeds) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			skSoak(t, seed, skConfig{
+			runSoak(t, seed, soakConfig{
 				objects:     [5]int{700, 150, 150, 150, 150},
 				rate:        100,
 				duration:    10 * time.Second,
@@ -55,7 +55,7 @@ func TestSoakLong(t *testing.T) {
 	if !testenv.Available(t) {
 		return
 	}
-	skSoak(t, skSeeds(t, nil)[0], skConfig{
+	runSoak(t, seedsToRun(t, nil)[0], soakConfig{
 		objects:     [5]int{4000, 4000, 4000, 4000, 4000},
 		rate:        500,
 		duration:    60 * time.Second,
@@ -65,8 +65,8 @@ func TestSoakLong(t *testing.T) {
 	})
 }
 
-func skSoak(t *testing.T, seed uint64, cfg skConfig) {
-	run := newSkRun(t, cfg, seed)
+func runSoak(t *testing.T, seed uint64, cfg soakConfig) {
+	run := newSoakRun(t, cfg, seed)
 	if run == nil {
 		return
 	}
@@ -109,14 +109,14 @@ func skSoak(t *testing.T, seed uint64, cfg skConfig) {
 	var writer sync.WaitGroup
 	writer.Add(1)
 	phaseStart := time.Now()
-	wstats := newSkWriteStats()
+	wstats := newWriteStats()
 	go func() {
 		defer writer.Done()
-		run.write(writeCtx, skWorkers, cfg.rate, wstats)
+		run.write(writeCtx, writerWorkers, cfg.rate, wstats)
 	}()
 	rnd := rand.New(rand.NewPCG(run.seed, 0x50a4))
-	stats := newSkFaultStats()
-	for i, f := range skSchedule(rnd, cfg.extraFaults) {
+	stats := newFaultStats()
+	for i, f := range scheduleFaults(rnd, cfg.extraFaults) {
 		if i > 0 {
 			time.Sleep(cfg.faultEvery) // the fault schedule's pace, counted from the end of the last fault
 		}
@@ -127,7 +127,7 @@ func skSoak(t *testing.T, seed uint64, cfg skConfig) {
 			t.Logf("%6.1fs        on %s", time.Since(phaseStart).Seconds(), effect.resource)
 		}
 		if f.outage() {
-			stats.outages = append(stats.outages, skOutage{name: f.name, began: began, ready: time.Now()})
+			stats.outages = append(stats.outages, serverOutage{name: f.name, began: began, ready: time.Now()})
 			t.Logf("%6.1fs        server ready again after %v", time.Since(phaseStart).Seconds(), time.Since(began).Round(time.Millisecond))
 		}
 		stats.add(f.name, effect, err)
@@ -184,7 +184,7 @@ func skSoak(t *testing.T, seed uint64, cfg skConfig) {
 	}
 	fired := stats.fired()
 	var report strings.Builder
-	fmt.Fprintf(&report, "soak report (seed %d, replay with %s=%d)\n", run.seed, skSeedEnv, run.seed)
+	fmt.Fprintf(&report, "soak report (seed %d, replay with %s=%d)\n", run.seed, seedEnv, run.seed)
 	fmt.Fprintf(&report, "  objects: %d created initially, %d at the end across 5 informers\n", created, objects)
 	phaseWrites := confirmed - initialWrites
 	var stalled time.Duration
@@ -199,18 +199,18 @@ func skSoak(t *testing.T, seed uint64, cfg skConfig) {
 	lat := wstats.latency(0.5, 0.99)
 	fmt.Fprintf(&report, "  writes during the fault phase: %d confirmed in %v = %.0f/s; %.0f/s over the %v the writer was not stalled by a server restart (%s); target %d/s, %d workers, latency p50 %v p99 %v\n",
 		phaseWrites, phase.Round(time.Second), float64(phaseWrites)/phase.Seconds(), float64(phaseWrites)/up.Seconds(), up.Round(time.Second),
-		strings.Join(outages, "; "), cfg.rate, skWorkers, lat[0], lat[1])
+		strings.Join(outages, "; "), cfg.rate, writerWorkers, lat[0], lat[1])
 	fmt.Fprintf(&report, "  confirmed writes in each second of the phase: %v\n", wstats.series())
-	fmt.Fprintf(&report, "  all writes by outcome, initial creates included: %s\n", skSorted(writes))
+	fmt.Fprintf(&report, "  all writes by outcome, initial creates included: %s\n", sortedCounts(writes))
 	fmt.Fprintf(&report, "  faults injected (fired/injected): ")
 	names := make([]string, 0, len(stats.injected))
-	for _, f := range skFaultKinds {
+	for _, f := range faultKinds {
 		if n := stats.injected[f.name]; n > 0 {
 			names = append(names, fmt.Sprintf("%s=%d/%d", f.name, fired[f.name], n))
 		}
 	}
 	report.WriteString(strings.Join(names, ", ") + "\n")
-	fmt.Fprintf(&report, "  proxy faults by kind: %s\n", skSorted(proxyCounts))
+	fmt.Fprintf(&report, "  proxy faults by kind: %s\n", sortedCounts(proxyCounts))
 	fmt.Fprintf(&report, "  handler events: %d; watch errors reported: %d (bad data: %d)\n", events, watchErrs, badData)
 	fmt.Fprintf(&report, "  converged %v after the faults stopped; divergences: %d\n", took.Round(time.Millisecond), len(divergences))
 	t.Log(report.String())
@@ -232,7 +232,7 @@ func skSoak(t *testing.T, seed uint64, cfg skConfig) {
 
 	require.Empty(t, stats.errs, "server-side faults failed")
 	require.Empty(t, divergences, invariant.Summary(divergences, 20))
-	for _, f := range skFaultKinds {
+	for _, f := range faultKinds {
 		require.Positive(t, fired[f.name], "fault %s never took effect (seed %d)", f.name, run.seed)
 	}
 }

@@ -13,7 +13,7 @@ import (
 func TestWriteStatsStallIsLongestGapAfterRestart(t *testing.T) {
 	t0 := time.Now()
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	s := &skWriteStats{start: t0}
+	s := &writeStats{start: t0}
 	for _, ms := range []int{100, 900, 1000, 1100, 1200, 1300, 4000} {
 		s.add(at(ms), 0, true)
 	}

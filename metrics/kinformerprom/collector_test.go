@@ -28,55 +28,55 @@ import (
 	"github.com/kinformer/kinformer/metrics/kinformerprom"
 )
 
-const omWait = 20 * time.Second
+const waitTimeout = 20 * time.Second
 
-func omPod(name string) *corev1.Pod {
+func newPod(name string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
 }
 
-// omCounting counts the notifications it handled.
-type omCounting struct {
+// countingHandler counts the notifications it handled.
+type countingHandler struct {
 	mu sync.Mutex
 	n  int
 }
 
-func (h *omCounting) OnAdd(interface{}, bool)   { h.inc() }
-func (h *omCounting) OnUpdate(_, _ interface{}) { h.inc() }
-func (h *omCounting) OnDelete(interface{})      { h.inc() }
-func (h *omCounting) inc() {
+func (h *countingHandler) OnAdd(interface{}, bool)   { h.inc() }
+func (h *countingHandler) OnUpdate(_, _ interface{}) { h.inc() }
+func (h *countingHandler) OnDelete(interface{})      { h.inc() }
+func (h *countingHandler) inc() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.n++
 }
-func (h *omCounting) count() int {
+func (h *countingHandler) count() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.n
 }
 
-// omPanicky panics on the add of pod "b".
-type omPanicky struct{}
+// panickyHandler panics on the add of pod "b".
+type panickyHandler struct{}
 
-func (omPanicky) OnAdd(obj interface{}, _ bool) {
+func (panickyHandler) OnAdd(obj interface{}, _ bool) {
 	if obj.(*corev1.Pod).Name == "b" {
-		panic("omPanicky")
+		panic("panickyHandler")
 	}
 }
-func (omPanicky) OnUpdate(_, _ interface{}) {}
-func (omPanicky) OnDelete(interface{})      {}
+func (panickyHandler) OnUpdate(_, _ interface{}) {}
+func (panickyHandler) OnDelete(interface{})      {}
 
 // TestCollectorScrapeAfterScriptedRun runs a factory's pod informer over
 // the fake clientset (two pods listed, one created while watching) with a
 // counting and a panicking handler, then scrapes the registry and compares
 // every per-informer and per-handler series.
 func TestCollectorScrapeAfterScriptedRun(t *testing.T) {
-	client := fake.NewClientset([]runtime.Object{omPod("a"), omPod("b")}...)
+	client := fake.NewClientset([]runtime.Object{newPod("a"), newPod("b")}...)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	informer := factory.Core().V1().Pods().Informer()
-	counting := &omCounting{}
+	counting := &countingHandler{}
 	_, err := informer.AddEventHandler(counting)
 	require.NoError(t, err)
-	_, err = informer.AddEventHandler(omPanicky{})
+	_, err = informer.AddEventHandler(panickyHandler{})
 	require.NoError(t, err)
 
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -85,14 +85,14 @@ func TestCollectorScrapeAfterScriptedRun(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(col))
 
-	ctx, cancel := context.WithTimeout(context.Background(), omWait)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer func() {
 		cancel()
 		factory.Shutdown()
 	}()
 	factory.StartWithContext(ctx)
 	require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
-	require.Eventually(t, func() bool { return counting.count() == 2 }, omWait, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return counting.count() == 2 }, waitTimeout, 5*time.Millisecond)
 	// Wait for the watch before creating, so that the add is a watch event.
 	require.Eventually(t, func() bool {
 		for _, a := range client.Actions() {
@@ -101,19 +101,19 @@ func TestCollectorScrapeAfterScriptedRun(t *testing.T) {
 			}
 		}
 		return false
-	}, omWait, 5*time.Millisecond)
-	_, err = client.CoreV1().Pods("ns").Create(ctx, omPod("c"), metav1.CreateOptions{})
+	}, waitTimeout, 5*time.Millisecond)
+	_, err = client.CoreV1().Pods("ns").Create(ctx, newPod("c"), metav1.CreateOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		st, _ := cache.GetInformerStatus(informer)
 		return counting.count() == 3 && st.Handlers[1].Pending == 0
-	}, omWait, 5*time.Millisecond)
+	}, waitTimeout, 5*time.Millisecond)
 
 	const labels = `group="",informer="",resource="pods",type="*v1.Pod",version="v1"`
 	// With the extra label in its sorted place.
 	const pre, post = `group="",informer=""`, `resource="pods",type="*v1.Pod",version="v1"`
-	const counter = "github.com/kinformer/kinformer/metrics/kinformerprom_test.omCounting"
-	const panicky = "github.com/kinformer/kinformer/metrics/kinformerprom_test.omPanicky"
+	const counter = "github.com/kinformer/kinformer/metrics/kinformerprom_test.countingHandler"
+	const panicky = "github.com/kinformer/kinformer/metrics/kinformerprom_test.panickyHandler"
 	want := fmt.Sprintf(`
 # HELP kinformer_informer_synced 1 when the informer has synced (its initial list is in the cache), else 0.
 # TYPE kinformer_informer_synced gauge
@@ -208,7 +208,7 @@ func TestCollectorCountsStreamFallbacksAndSkippedEvents(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-			return &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Items: []corev1.Pod{*omPod("a")}}, nil
+			return &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Items: []corev1.Pod{*newPod("a")}}, nil
 		},
 		WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			if o.SendInitialEvents != nil && *o.SendInitialEvents {
@@ -216,7 +216,7 @@ func TestCollectorCountsStreamFallbacksAndSkippedEvents(t *testing.T) {
 			}
 			w := watch.NewFakeWithChanSize(2, false)
 			w.Add(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc", ResourceVersion: "2"}})
-			c := omPod("c")
+			c := newPod("c")
 			c.ResourceVersion = "3"
 			w.Add(c)
 			return w, nil
@@ -235,7 +235,7 @@ func TestCollectorCountsStreamFallbacksAndSkippedEvents(t *testing.T) {
 		informer.RunWithContext(ctx)
 	}()
 	defer func() { cancel(); <-done }()
-	require.Eventually(t, func() bool { return len(informer.GetStore().ListKeys()) == 2 }, omWait, 5*time.Millisecond, "pod c not stored")
+	require.Eventually(t, func() bool { return len(informer.GetStore().ListKeys()) == 2 }, waitTimeout, 5*time.Millisecond, "pod c not stored")
 
 	const pre, post = `group="",informer=""`, `resource="",type="*v1.Pod",version=""`
 	want := fmt.Sprintf(`

@@ -30,7 +30,7 @@ func TestRegisterProvidersReflectorMetricsFire(t *testing.T) {
 	_, _, err = kinformerprom.RegisterProviders(reg)
 	require.ErrorContains(t, err, "already registered")
 
-	client := fake.NewClientset([]runtime.Object{omPod("a"), omPod("b")}...)
+	client := fake.NewClientset([]runtime.Object{newPod("a"), newPod("b")}...)
 	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().Pods("").List(ctx, o)
@@ -40,7 +40,7 @@ func TestRegisterProvidersReflectorMetricsFire(t *testing.T) {
 		},
 	}, client)
 	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
-	r := cache.NewNamedReflector("om-reflector", lw, &corev1.Pod{}, store, 0)
+	r := cache.NewNamedReflector("pod-reflector", lw, &corev1.Pod{}, store, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -53,18 +53,18 @@ func TestRegisterProvidersReflectorMetricsFire(t *testing.T) {
 	}()
 	require.Eventually(t, func() bool {
 		return testutil.ToFloat64(mustVec(t, reg, "kinformer_reflector_watches_total")) == 1
-	}, omWait, 5*time.Millisecond)
+	}, waitTimeout, 5*time.Millisecond)
 
 	want := `
 # HELP kinformer_reflector_lists_total Lists (paged or streaming) a Reflector started.
 # TYPE kinformer_reflector_lists_total counter
-kinformer_reflector_lists_total{name="om-reflector"} 1
+kinformer_reflector_lists_total{name="pod-reflector"} 1
 # HELP kinformer_reflector_watches_total Watches a Reflector opened.
 # TYPE kinformer_reflector_watches_total counter
-kinformer_reflector_watches_total{name="om-reflector"} 1
+kinformer_reflector_watches_total{name="pod-reflector"} 1
 # HELP kinformer_reflector_short_watches_total Watches that ended within a second without an event.
 # TYPE kinformer_reflector_short_watches_total counter
-kinformer_reflector_short_watches_total{name="om-reflector"} 0
+kinformer_reflector_short_watches_total{name="pod-reflector"} 0
 `
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"kinformer_reflector_lists_total", "kinformer_reflector_watches_total", "kinformer_reflector_short_watches_total"))
@@ -84,18 +84,18 @@ kinformer_reflector_short_watches_total{name="om-reflector"} 0
 // mustVec returns a collector gathering only the family name of reg.
 func mustVec(t *testing.T, reg *prometheus.Registry, name string) prometheus.Collector {
 	t.Helper()
-	return omFamily{reg: reg, name: name}
+	return summedFamily{reg: reg, name: name}
 }
 
-// omFamily collects one family of a registry, summed, as a gauge.
-type omFamily struct {
+// summedFamily collects one family of a registry, summed, as a gauge.
+type summedFamily struct {
 	reg  *prometheus.Registry
 	name string
 }
 
-func (f omFamily) Describe(chan<- *prometheus.Desc) {}
+func (f summedFamily) Describe(chan<- *prometheus.Desc) {}
 
-func (f omFamily) Collect(ch chan<- prometheus.Metric) {
+func (f summedFamily) Collect(ch chan<- prometheus.Metric) {
 	families, _ := f.reg.Gather()
 	sum := 0.0
 	for _, fam := range families {

@@ -16,20 +16,20 @@ import (
 	"github.com/kinformer/kinformer/cache"
 )
 
-// wrFresh returns a heap copy of s, as a decoder would produce.
-func wrFresh(s string) string { return strings.Clone(s) }
+// freshCopy returns a heap copy of s, as a decoder would produce.
+func freshCopy(s string) string { return strings.Clone(s) }
 
-func wrSame(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+func sharesData(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
 
-func wrPod(name string) *corev1.Pod {
+func freshPod(name string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace:   wrFresh("team-a"),
+			Namespace:   freshCopy("team-a"),
 			Name:        name,
-			Labels:      map[string]string{wrFresh("app"): wrFresh("web"), wrFresh("unique"): name},
-			Annotations: map[string]string{wrFresh("note"): wrFresh("hello"), wrFresh("big"): strings.Repeat("x", MaxLen+1)},
+			Labels:      map[string]string{freshCopy("app"): freshCopy("web"), freshCopy("unique"): name},
+			Annotations: map[string]string{freshCopy("note"): freshCopy("hello"), freshCopy("big"): strings.Repeat("x", MaxLen+1)},
 			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: wrFresh("apps/v1"), Kind: wrFresh("ReplicaSet"), Name: wrFresh("web-1"), UID: "rs-uid",
+				APIVersion: freshCopy("apps/v1"), Kind: freshCopy("ReplicaSet"), Name: freshCopy("web-1"), UID: "rs-uid",
 			}},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate}},
 		},
@@ -39,7 +39,7 @@ func wrPod(name string) *corev1.Pod {
 
 func TestLeanTransformStripsTypedObject(t *testing.T) {
 	var table Table
-	a, b := wrPod("a"), wrPod("b")
+	a, b := freshPod("a"), freshPod("b")
 	wantA := a.DeepCopy()
 	wantA.ManagedFields = nil
 
@@ -52,16 +52,16 @@ func TestLeanTransformStripsTypedObject(t *testing.T) {
 	pa, pb := outA.(*corev1.Pod), outB.(*corev1.Pod)
 	assert.Nil(t, pb.ManagedFields)
 
-	assert.True(t, wrSame(pa.Labels["app"], pb.Labels["app"]), "label values are shared")
-	assert.True(t, wrSame(pa.Annotations["note"], pb.Annotations["note"]), "annotation values are shared")
-	assert.True(t, wrSame(pa.Namespace, pb.Namespace), "namespaces are shared")
-	assert.True(t, wrSame(pa.OwnerReferences[0].Kind, pb.OwnerReferences[0].Kind))
-	assert.True(t, wrSame(pa.OwnerReferences[0].Name, pb.OwnerReferences[0].Name))
-	assert.False(t, wrSame(pa.Annotations["big"], pb.Annotations["big"]), "strings over MaxLen are not interned")
+	assert.True(t, sharesData(pa.Labels["app"], pb.Labels["app"]), "label values are shared")
+	assert.True(t, sharesData(pa.Annotations["note"], pb.Annotations["note"]), "annotation values are shared")
+	assert.True(t, sharesData(pa.Namespace, pb.Namespace), "namespaces are shared")
+	assert.True(t, sharesData(pa.OwnerReferences[0].Kind, pb.OwnerReferences[0].Kind))
+	assert.True(t, sharesData(pa.OwnerReferences[0].Name, pb.OwnerReferences[0].Name))
+	assert.False(t, sharesData(pa.Annotations["big"], pb.Annotations["big"]), "strings over MaxLen are not interned")
 	for k := range pa.Labels {
 		for k2 := range pb.Labels {
 			if k == k2 {
-				assert.True(t, wrSame(k, k2), "label keys are shared: %q", k)
+				assert.True(t, sharesData(k, k2), "label keys are shared: %q", k)
 			}
 		}
 	}
@@ -69,7 +69,7 @@ func TestLeanTransformStripsTypedObject(t *testing.T) {
 
 func TestLeanTransformStripsMetadataAndUnstructured(t *testing.T) {
 	var table Table
-	m := &metav1.PartialObjectMetadata{ObjectMeta: wrPod("m").ObjectMeta}
+	m := &metav1.PartialObjectMetadata{ObjectMeta: freshPod("m").ObjectMeta}
 	_, err := table.Transform(m)
 	require.NoError(t, err)
 	assert.Nil(t, m.ManagedFields)
@@ -77,9 +77,9 @@ func TestLeanTransformStripsMetadataAndUnstructured(t *testing.T) {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Pod",
 		"metadata": map[string]any{
-			"name": "u", "namespace": wrFresh("team-a"),
-			"labels":        map[string]any{wrFresh("app"): wrFresh("web")},
-			"annotations":   map[string]any{wrFresh("note"): wrFresh("hello")},
+			"name": "u", "namespace": freshCopy("team-a"),
+			"labels":        map[string]any{freshCopy("app"): freshCopy("web")},
+			"annotations":   map[string]any{freshCopy("note"): freshCopy("hello")},
 			"managedFields": []any{map[string]any{"manager": "kubelet"}},
 		},
 	}}
@@ -89,11 +89,11 @@ func TestLeanTransformStripsMetadataAndUnstructured(t *testing.T) {
 	assert.False(t, found)
 	assert.Equal(t, map[string]string{"app": "web"}, u.GetLabels())
 	assert.Equal(t, map[string]string{"note": "hello"}, u.GetAnnotations())
-	assert.True(t, wrSame(m.Labels["app"], u.GetLabels()["app"]), "shared across object kinds")
-	assert.True(t, wrSame(m.Namespace, u.GetNamespace()))
+	assert.True(t, sharesData(m.Labels["app"], u.GetLabels()["app"]), "shared across object kinds")
+	assert.True(t, sharesData(m.Namespace, u.GetNamespace()))
 
 	// Tombstones and other values pass through unchanged.
-	tomb := cache.DeletedFinalStateUnknown{Key: "a/b", Obj: wrPod("b")}
+	tomb := cache.DeletedFinalStateUnknown{Key: "a/b", Obj: freshPod("b")}
 	out, err := table.Transform(tomb)
 	require.NoError(t, err)
 	assert.Equal(t, tomb, out)
@@ -138,17 +138,17 @@ func TestLeanInternTableIsBounded(t *testing.T) {
 	// the current one.
 	var gen Table
 	gen.mu.Lock()
-	first := gen.internLocked(wrFresh("survivor"))
+	first := gen.internLocked(freshCopy("survivor"))
 	for i := range MaxEntries {
 		gen.internLocked("filler-" + strconv.Itoa(i))
 	}
 	_, inPrev := gen.prev["survivor"]
-	again := gen.internLocked(wrFresh("survivor"))
+	again := gen.internLocked(freshCopy("survivor"))
 	_, inCur := gen.cur["survivor"]
 	gen.mu.Unlock()
 	assert.True(t, inPrev)
 	assert.True(t, inCur)
-	assert.True(t, wrSame(first, again))
+	assert.True(t, sharesData(first, again))
 }
 
 func TestLeanComposeRunsBothTransformsInOrder(t *testing.T) {
@@ -158,20 +158,20 @@ func TestLeanComposeRunsBothTransformsInOrder(t *testing.T) {
 	user := func(obj any) (any, error) {
 		p := obj.(*corev1.Pod)
 		sawManaged = len(p.ManagedFields) > 0
-		p.Labels[wrFresh("added")] = wrFresh("web")
+		p.Labels[freshCopy("added")] = freshCopy("web")
 		return p, nil
 	}
-	out, err := Compose(user, &table)(wrPod("a"))
+	out, err := Compose(user, &table)(freshPod("a"))
 	require.NoError(t, err)
 	p := out.(*corev1.Pod)
 	assert.True(t, sawManaged, "the user's transform runs first")
 	assert.Nil(t, p.ManagedFields, "the lean step runs on the user's result")
-	assert.True(t, wrSame(p.Labels["added"], p.Labels["app"]), "values the user's transform added are interned")
+	assert.True(t, sharesData(p.Labels["added"], p.Labels["app"]), "values the user's transform added are interned")
 
 	failing := func(any) (any, error) { return nil, errors.New("boom") }
-	_, err = Compose(failing, &table)(wrPod("a"))
+	_, err = Compose(failing, &table)(freshPod("a"))
 	assert.EqualError(t, err, "boom")
 	onlyUser := Compose(user, nil)
-	_, err = onlyUser(wrPod("b"))
+	_, err = onlyUser(freshPod("b"))
 	require.NoError(t, err)
 }
