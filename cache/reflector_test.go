@@ -442,57 +442,41 @@ func TestReflectorNilDependencies(t *testing.T) {
 	assert.Contains(t, err.Error(), "neither ListWithContextFunc nor ListFunc is set")
 }
 
-// TestReflectorListPageSize checks how the page size of LIST requests is
-// chosen.
+// TestReflectorListPageSize checks how the core chooses the page size of
+// LIST requests.
 func TestReflectorListPageSize(t *testing.T) {
 	cases := []struct {
-		name       string
-		lw         func(s *rfScriptLW) ListerWatcher
-		pageSize   int64
-		paginated  bool
-		lastRV     string
-		wantLimits []int64
+		name  string
+		state reflectorState
+		want  int64
 	}{
-		{name: "first list pages by 500", wantLimits: []int64{500}},
-		{name: "relist at a resource version is unpaged", lastRV: "10", wantLimits: []int64{0}},
-		{name: "WatchListPageSize wins", lastRV: "10", pageSize: 4, wantLimits: []int64{4}},
-		{name: "a paged first list keeps relists paged", lastRV: "10", paginated: true, wantLimits: []int64{500}},
-		{
-			name: "DisableChunking turns paging off",
-			lw: func(s *rfScriptLW) ListerWatcher {
-				return &ListWatch{ListWithContextFunc: s.ListWithContext, WatchFuncWithContext: s.WatchWithContext, DisableChunking: true}
-			},
-			pageSize:   4,
-			wantLimits: []int64{0},
-		},
-		{
-			name: "DisableChunking through ToListWatcherWithWatchListSemantics",
-			lw: func(s *rfScriptLW) ListerWatcher {
-				return ToListWatcherWithWatchListSemantics(&ListWatch{ListWithContextFunc: s.ListWithContext, WatchFuncWithContext: s.WatchWithContext, DisableChunking: true}, s)
-			},
-			wantLimits: []int64{0},
-		},
+		{name: "first list pages by 500", want: 500},
+		{name: "relist at a resource version is unpaged", state: reflectorState{lastSyncRV: "10"}, want: 0},
+		{name: "relist at the latest data pages by 500", state: reflectorState{lastSyncRV: "10", rvUnavailable: true}, want: 500},
+		{name: "WatchListPageSize wins", state: reflectorState{cfg: reflectorCoreConfig{pageSize: 4}, lastSyncRV: "10"}, want: 4},
+		{name: "a paged first list keeps relists paged", state: reflectorState{lastSyncRV: "10", pagedSource: true}, want: 500},
+		{name: "a store that relists page by page gets pages", state: reflectorState{cfg: reflectorCoreConfig{pageByPage: true}, lastSyncRV: "10"}, want: 500},
+		{name: "DisableChunking turns paging off", state: reflectorState{cfg: reflectorCoreConfig{disableChunking: true, pageSize: 4}}, want: 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(true).list(rfListStep{obj: rfPodList("11", "")})
-			var lw ListerWatcher = s
-			if tc.lw != nil {
-				lw = tc.lw(s)
-			}
-			r := NewReflectorWithOptions(lw, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
-			r.useWatchList = false
-			r.WatchListPageSize = tc.pageSize
-			r.state.pagedSource = tc.paginated
-			r.state.lastSyncRV = tc.lastRV
-			rfRunUntilExhausted(t, r, s)
-			var limits []int64
-			for _, o := range s.listOptions()[:len(tc.wantLimits)] {
-				limits = append(limits, o.Limit)
-			}
-			assert.Equal(t, tc.wantLimits, limits)
+			assert.Equal(t, tc.want, tc.state.listPageSize(tc.state.relistRV()))
 		})
 	}
+}
+
+// TestListWatchDisablesChunkingSeesThroughTheWatchListWrapper checks that
+// ListWatch.DisableChunking is found on a ListWatch, also when wrapped by
+// ToListWatcherWithWatchListSemantics, and on nothing else.
+func TestListWatchDisablesChunkingSeesThroughTheWatchListWrapper(t *testing.T) {
+	s := rfNewScript(true)
+	off := &ListWatch{ListWithContextFunc: s.ListWithContext, WatchFuncWithContext: s.WatchWithContext, DisableChunking: true}
+	on := &ListWatch{ListWithContextFunc: s.ListWithContext, WatchFuncWithContext: s.WatchWithContext}
+	assert.True(t, listWatchDisablesChunking(off))
+	assert.True(t, listWatchDisablesChunking(ToListWatcherWithWatchListSemantics(off, s)))
+	assert.False(t, listWatchDisablesChunking(on))
+	assert.False(t, listWatchDisablesChunking(s))
+	assert.False(t, listWatchDisablesChunking(nil))
 }
 
 // TestReflectorPaginatedFirstListIsRemembered checks that a first list
