@@ -320,18 +320,13 @@ func (s *sharedIndexInformer) status() InformerStatus {
 	s.startedLock.Lock()
 	st.Started, st.Stopped = s.started, s.stopped
 	queue := s.queue
-	ctrl, _ := s.controller.(*controller)
+	ctrl := s.controller
 	s.startedLock.Unlock()
 	if queue != nil {
 		st.QueueDepth = queueDepth(queue)
 	}
 	if ctrl != nil {
-		ctrl.mu.RLock()
-		r := ctrl.reflector
-		ctrl.mu.RUnlock()
-		if r != nil {
-			st.BadData = r.badDataTotal()
-		}
+		st.BadData = ctrl.badDataTotal()
 	}
 	st.Handlers = s.processor.handlerStatuses()
 	return st

@@ -417,7 +417,7 @@ type sharedIndexInformer struct {
 	// startedLock guards the fields below it.
 	startedLock                     sync.Mutex
 	started, stopped                bool
-	controller                      Controller
+	controller                      *controller
 	queue                           Queue
 	resyncCheckPeriod               time.Duration
 	defaultEventHandlerResyncPeriod time.Duration
@@ -516,7 +516,11 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		s.batch.detector = s.cacheMutationDetector
 	}
 	s.applier = newInformerApplier(logger, queue, s.indexer, &s.batch, s.transform)
-	ctrl := New(&Config{
+	var resume func(context.Context) (*reflectorResume, error)
+	if s.snapshotFile != "" {
+		resume = s.loadSnapshot
+	}
+	ctrl := newController(Config{
 		Queue:                        queue,
 		ListerWatcher:                s.listerWatcher,
 		ObjectType:                   s.objectType,
@@ -527,12 +531,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		ProcessBatch:                 s.handleBatch,
 		WatchErrorHandlerWithContext: s.watchErrorHandler,
 		WatchIdleTimeout:             effectiveWatchIdleTimeout(s.watchIdleTimeout),
-	}).(*controller)
-	if s.snapshotFile != "" {
-		ctrl.config.resume = s.loadSnapshot
-	}
-	ctrl.clock = s.clock
-	ctrl.stats = s.stats
+	}, controllerInternals{clock: s.clock, stats: s.stats, resume: resume})
 	s.controller = ctrl
 	s.queue = queue
 	s.started = true
