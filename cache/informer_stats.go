@@ -272,25 +272,6 @@ func GetInformerStatus(informer SharedInformer) (InformerStatus, bool) {
 	return s.status(), true
 }
 
-// sharedOf returns the sharedIndexInformer behind informer, or nil.
-func sharedOf(informer SharedInformer) *sharedIndexInformer {
-	switch i := informer.(type) {
-	case *sharedIndexInformer:
-		return i
-	case interface{ unwrapShared() *sharedIndexInformer }:
-		return i.unwrapShared()
-	}
-	return nil
-}
-
-// unwrapShared returns the sharedIndexInformer the wrapper wraps, or nil.
-func (s *typedSharedIndexInformer[T]) unwrapShared() *sharedIndexInformer {
-	if s == nil {
-		return nil
-	}
-	return sharedOf(s.SharedIndexInformer)
-}
-
 // status returns a snapshot of the informer's state.
 func (s *sharedIndexInformer) status() InformerStatus {
 	st := InformerStatus{

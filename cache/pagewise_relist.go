@@ -257,8 +257,8 @@ func SetRelistPageByPage(informer SharedInformer, pageByPage bool) error {
 	if informer == nil {
 		return errors.New("cannot set how a nil informer relists")
 	}
-	s, ok := unwrapInformer(informer).(*sharedIndexInformer)
-	if !ok {
+	s := sharedOf(informer)
+	if s == nil {
 		return fmt.Errorf("cannot set how an informer of type %T relists: it is not built by kinformer's cache package", informer)
 	}
 	s.startedLock.Lock()

@@ -138,8 +138,8 @@ func SetWatchIdleTimeout(informer SharedInformer, d time.Duration) error {
 	if informer == nil {
 		return errors.New("cannot set the watch idle timeout of a nil informer")
 	}
-	s, ok := unwrapInformer(informer).(*sharedIndexInformer)
-	if !ok {
+	s := sharedOf(informer)
+	if s == nil {
 		return fmt.Errorf("cannot set the watch idle timeout of an informer of type %T: it is not built by kinformer's cache package", informer)
 	}
 	s.startedLock.Lock()

@@ -441,6 +441,32 @@ type sharedIndexInformer struct {
 	rvWaiters rvWaiters
 }
 
+// kinformerInformer is implemented by the shared informers of this package
+// and by the package's wrappers around one (the typed informer). It is the
+// one way the package-level extensions that take a SharedInformer
+// (GetInformerStatus, WaitForResourceVersion, SetSnapshotFile, ...) reach
+// the informer doing the work: see sharedOf.
+type kinformerInformer interface {
+	// shared returns the informer doing the work, or nil when there is
+	// none (a wrapper around nil or around an informer of another package).
+	shared() *sharedIndexInformer
+}
+
+// shared implements kinformerInformer.
+func (s *sharedIndexInformer) shared() *sharedIndexInformer {
+	return s
+}
+
+// sharedOf returns the sharedIndexInformer behind informer: itself, or the
+// one inside the package's wrappers; nil for a nil informer and for one of
+// another package.
+func sharedOf(informer SharedInformer) *sharedIndexInformer {
+	if k, ok := informer.(kinformerInformer); ok {
+		return k.shared()
+	}
+	return nil
+}
+
 // informerSyncedChecker is the DoneChecker of an informer's HasSynced.
 type informerSyncedChecker struct {
 	s *sharedIndexInformer

@@ -398,8 +398,8 @@ func SetSnapshotFile(informer SharedInformer, path string) error {
 	if informer == nil {
 		return errors.New("cannot set the snapshot file of a nil informer")
 	}
-	s, ok := unwrapInformer(informer).(*sharedIndexInformer)
-	if !ok {
+	s := sharedOf(informer)
+	if s == nil {
 		return fmt.Errorf("cannot set the snapshot file of an informer of type %T: it is not built by kinformer's cache package", informer)
 	}
 	s.startedLock.Lock()

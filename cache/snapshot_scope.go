@@ -42,8 +42,8 @@ func SetSnapshotScope(informer SharedInformer, scope string) error {
 	if informer == nil {
 		return errors.New("cannot set the snapshot scope of a nil informer")
 	}
-	s, ok := unwrapInformer(informer).(*sharedIndexInformer)
-	if !ok {
+	s := sharedOf(informer)
+	if s == nil {
 		return fmt.Errorf("cannot set the snapshot scope of an informer of type %T: it is not built by kinformer's cache package", informer)
 	}
 	s.startedLock.Lock()
