@@ -276,9 +276,9 @@ func GetInformerStatus(informer SharedInformer) (InformerStatus, bool) {
 func (s *sharedIndexInformer) status() InformerStatus {
 	st := InformerStatus{
 		Type:                    fmt.Sprintf("%T", s.objectType),
-		Description:             s.objectDescription,
-		Name:                    s.identifier.Name(),
-		Resource:                s.identifier.GroupVersionResource(),
+		Description:             s.config.objectDescription,
+		Name:                    s.config.identifier.Name(),
+		Resource:                s.config.identifier.GroupVersionResource(),
 		Synced:                  s.HasSynced(),
 		LastSyncResourceVersion: s.LastSyncResourceVersion(),
 		StoreSize:               storeSize(s.indexer),

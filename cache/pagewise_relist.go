@@ -2,8 +2,6 @@ package cache
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -254,18 +252,5 @@ func (f *DeltaFIFO) finishPages(_ context.Context, listed map[string]struct{}, r
 // It returns an error for a nil informer, one not built by this package,
 // and one that has started already.
 func SetRelistPageByPage(informer SharedInformer, pageByPage bool) error {
-	if informer == nil {
-		return errors.New("cannot set how a nil informer relists")
-	}
-	s := sharedOf(informer)
-	if s == nil {
-		return fmt.Errorf("cannot set how an informer of type %T relists: it is not built by kinformer's cache package", informer)
-	}
-	s.startedLock.Lock()
-	defer s.startedLock.Unlock()
-	if s.started {
-		return errors.New("cannot set how the informer relists: it has already started")
-	}
-	s.relistPageByPage = pageByPage
-	return nil
+	return configureBeforeRun(informer, "the relist mode", func(c *informerConfig) { c.relistPageByPage = pageByPage })
 }

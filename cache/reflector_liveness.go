@@ -135,18 +135,5 @@ func effectiveWatchIdleTimeout(d time.Duration) time.Duration {
 // It returns an error for a nil informer, one not built by this package, and
 // one that has started already.
 func SetWatchIdleTimeout(informer SharedInformer, d time.Duration) error {
-	if informer == nil {
-		return errors.New("cannot set the watch idle timeout of a nil informer")
-	}
-	s := sharedOf(informer)
-	if s == nil {
-		return fmt.Errorf("cannot set the watch idle timeout of an informer of type %T: it is not built by kinformer's cache package", informer)
-	}
-	s.startedLock.Lock()
-	defer s.startedLock.Unlock()
-	if s.started {
-		return errors.New("cannot set the watch idle timeout: informer has already started")
-	}
-	s.watchIdleTimeout = d
-	return nil
+	return configureBeforeRun(informer, "the watch idle timeout", func(c *informerConfig) { c.watchIdleTimeout = d })
 }

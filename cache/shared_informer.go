@@ -354,30 +354,84 @@ func NewSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, defa
 // informer runs and fails loudly when a handler or lister user modifies a
 // cached object in place. It costs memory and time; it is meant for tests.
 func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.Object, options SharedIndexInformerOptions) SharedIndexInformer {
+	return newSharedIndexInformer(lw, exampleObject, options.config())
+}
+
+// informerConfig is the configuration of a sharedIndexInformer: assembled
+// once from SharedIndexInformerOptions (see its config method) and given to
+// newSharedIndexInformer. Until Run, the informer's Set methods and the
+// package-level setters (SetSnapshotFile, SetWatchIdleTimeout, ...) change
+// the informer's copy, under its startedLock and through configure; Run
+// hands it on to the queue (informerQueueConfig), the controller (Config,
+// controllerInternals) and through it the Reflector (reflectorConfig), and it
+// does not change afterwards.
+type informerConfig struct {
+	// objectDescription is SharedIndexInformerOptions.ObjectDescription.
+	objectDescription string
+	// resyncPeriod is SharedIndexInformerOptions.ResyncPeriod: the default
+	// resync period of handlers and the initial resync check period.
+	resyncPeriod time.Duration
+	// indexers are the cache's initial indices.
+	indexers Indexers
+	// identifier and metricsProvider are SharedIndexInformerOptions'
+	// Identifier and InformerMetricsProvider.
+	identifier      InformerNameAndResource
+	metricsProvider InformerMetricsProvider
+	// useDeltaFIFO is SharedIndexInformerOptions.UseDeltaFIFO.
+	useDeltaFIFO bool
+	// relistPageByPage is SharedIndexInformerOptions.RelistPageByPage
+	// (SetRelistPageByPage).
+	relistPageByPage bool
+	// watchIdleTimeout is SharedIndexInformerOptions.WatchIdleTimeout
+	// (SetWatchIdleTimeout): zero means the default, negative none.
+	watchIdleTimeout time.Duration
+	// snapshotFile and snapshotScope are SharedIndexInformerOptions'
+	// SnapshotFile and SnapshotScope (SetSnapshotFile, SetSnapshotScope).
+	snapshotFile  string
+	snapshotScope string
+	// transform is set by SetTransform.
+	transform TransformFunc
+	// watchErrorHandler is set by SetWatchErrorHandler and
+	// SetWatchErrorHandlerWithContext.
+	watchErrorHandler WatchErrorHandlerWithContext
+}
+
+// config returns the informerConfig of options.
+func (options SharedIndexInformerOptions) config() informerConfig {
+	return informerConfig{
+		objectDescription: options.ObjectDescription,
+		resyncPeriod:      options.ResyncPeriod,
+		indexers:          options.Indexers,
+		identifier:        options.Identifier,
+		metricsProvider:   options.InformerMetricsProvider,
+		useDeltaFIFO:      options.UseDeltaFIFO,
+		relistPageByPage:  options.RelistPageByPage,
+		watchIdleTimeout:  options.WatchIdleTimeout,
+		snapshotFile:      options.SnapshotFile,
+		snapshotScope:     options.SnapshotScope,
+	}
+}
+
+// newSharedIndexInformer returns an informer for the objects of lw, of the
+// type of exampleObject, configured by config (see
+// NewSharedIndexInformerWithOptions).
+func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, config informerConfig) *sharedIndexInformer {
 	realClock := clock.RealClock{}
 	s := &sharedIndexInformer{
-		processor:                       &sharedProcessor{clock: realClock},
-		synced:                          make(chan struct{}),
-		listerWatcher:                   lw,
-		objectType:                      exampleObject,
-		objectDescription:               options.ObjectDescription,
-		resyncCheckPeriod:               options.ResyncPeriod,
-		defaultEventHandlerResyncPeriod: options.ResyncPeriod,
-		clock:                           realClock,
-		identifier:                      options.Identifier,
-		informerMetricsProvider:         options.InformerMetricsProvider,
-		useDeltaFIFO:                    options.UseDeltaFIFO,
-		relistPageByPage:                options.RelistPageByPage,
-		watchIdleTimeout:                options.WatchIdleTimeout,
-		snapshotFile:                    options.SnapshotFile,
-		snapshotScope:                   options.SnapshotScope,
-		cacheMutationDetector:           NewCacheMutationDetector(fmt.Sprintf("%T", exampleObject)),
-		stats:                           newInformerStats(),
+		config:                config,
+		processor:             &sharedProcessor{clock: realClock},
+		synced:                make(chan struct{}),
+		listerWatcher:         lw,
+		objectType:            exampleObject,
+		resyncCheckPeriod:     config.resyncPeriod,
+		clock:                 realClock,
+		cacheMutationDetector: NewCacheMutationDetector(fmt.Sprintf("%T", exampleObject)),
+		stats:                 newInformerStats(),
 	}
 	// The cache's watermark releases the callers of WaitForResourceVersion
 	// whenever it moves.
-	s.indexer = NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, options.Indexers,
-		WithStoreMetrics(options.Identifier, options.InformerMetricsProvider),
+	s.indexer = NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, config.indexers,
+		WithStoreMetrics(config.identifier, config.metricsProvider),
 		withResourceVersionWatermark(func() { s.rvWaiters.notify(s.indexer) }))
 	return s
 }
@@ -393,15 +447,8 @@ type sharedIndexInformer struct {
 	// initial list.
 	synced chan struct{}
 
-	listerWatcher     ListerWatcher
-	objectType        runtime.Object
-	objectDescription string
-
-	identifier              InformerNameAndResource
-	informerMetricsProvider InformerMetricsProvider
-	useDeltaFIFO            bool
-	// relistPageByPage is SharedIndexInformerOptions.RelistPageByPage.
-	relistPageByPage bool
+	listerWatcher ListerWatcher
+	objectType    runtime.Object
 
 	// cacheMutationDetector is given every object added to or updated in
 	// the cache, and runs while the informer runs. It does nothing unless
@@ -414,21 +461,14 @@ type sharedIndexInformer struct {
 	// GetInformerStatus).
 	stats *informerStats
 
-	// startedLock guards the fields below it.
-	startedLock                     sync.Mutex
-	started, stopped                bool
-	controller                      *controller
-	queue                           Queue
-	resyncCheckPeriod               time.Duration
-	defaultEventHandlerResyncPeriod time.Duration
-	watchErrorHandler               WatchErrorHandlerWithContext
-	transform                       TransformFunc
-	// watchIdleTimeout is SharedIndexInformerOptions.WatchIdleTimeout.
-	watchIdleTimeout time.Duration
-	// snapshotFile is SharedIndexInformerOptions.SnapshotFile.
-	snapshotFile string
-	// snapshotScope is SharedIndexInformerOptions.SnapshotScope.
-	snapshotScope string
+	// startedLock guards the fields below it, and config until Run: it
+	// is read-only from then on.
+	startedLock       sync.Mutex
+	config            informerConfig
+	started, stopped  bool
+	controller        *controller
+	queue             Queue
+	resyncCheckPeriod time.Duration
 
 	// blockDeltas is held while a popped batch is applied and distributed,
 	// and while a late handler is given the cache contents, so that such a
@@ -492,22 +532,44 @@ func (s *sharedIndexInformer) SetWatchErrorHandler(handler WatchErrorHandler) er
 }
 
 func (s *sharedIndexInformer) SetWatchErrorHandlerWithContext(handler WatchErrorHandlerWithContext) error {
-	s.startedLock.Lock()
-	defer s.startedLock.Unlock()
-	if s.started {
-		return errors.New("informer has already started")
-	}
-	s.watchErrorHandler = handler
-	return nil
+	return s.configure(func(c *informerConfig) { c.watchErrorHandler = handler })
 }
 
 func (s *sharedIndexInformer) SetTransform(handler TransformFunc) error {
+	return s.configure(func(c *informerConfig) { c.transform = handler })
+}
+
+// errInformerStarted is what changing the configuration of an informer
+// that has started returns.
+var errInformerStarted = errors.New("informer has already started")
+
+// configure changes the informer's configuration with set, or returns
+// errInformerStarted once the informer has started.
+func (s *sharedIndexInformer) configure(set func(*informerConfig)) error {
 	s.startedLock.Lock()
 	defer s.startedLock.Unlock()
 	if s.started {
-		return errors.New("informer has already started")
+		return errInformerStarted
 	}
-	s.transform = handler
+	set(&s.config)
+	return nil
+}
+
+// configureBeforeRun is configure for the package-level setters: it reaches
+// the informer through sharedOf, and what names the setting in its errors
+// (for a nil informer, one not built by this package, and one that has
+// started already).
+func configureBeforeRun(informer SharedInformer, what string, set func(*informerConfig)) error {
+	if informer == nil {
+		return fmt.Errorf("cannot set %s of a nil informer", what)
+	}
+	s := sharedOf(informer)
+	if s == nil {
+		return fmt.Errorf("cannot set %s of an informer of type %T: it is not built by kinformer's cache package", what, informer)
+	}
+	if err := s.configure(set); err != nil {
+		return fmt.Errorf("cannot set %s: %w", what, err)
+	}
 	return nil
 }
 
@@ -529,34 +591,35 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		logger.Info("Warning: the sharedIndexInformer has stopped and cannot be run again")
 		return
 	}
+	config := s.config
 	queue := newInformerQueue(logger, informerQueueConfig{
 		objectType:      s.objectType,
 		store:           s.indexer,
-		transform:       s.transform,
-		identifier:      s.identifier,
-		metricsProvider: s.informerMetricsProvider,
-		useDeltaFIFO:    s.useDeltaFIFO,
-		pageByPage:      s.relistPageByPage,
+		transform:       config.transform,
+		identifier:      config.identifier,
+		metricsProvider: config.metricsProvider,
+		useDeltaFIFO:    config.useDeltaFIFO,
+		pageByPage:      config.relistPageByPage,
 	})
 	if _, off := s.cacheMutationDetector.(noopMutationDetector); !off {
 		s.batch.detector = s.cacheMutationDetector
 	}
-	s.applier = newInformerApplier(logger, queue, s.indexer, &s.batch, s.transform)
+	s.applier = newInformerApplier(logger, queue, s.indexer, &s.batch, config.transform)
 	var resume func(context.Context) (*reflectorResume, error)
-	if s.snapshotFile != "" {
+	if config.snapshotFile != "" {
 		resume = s.loadSnapshot
 	}
 	ctrl := newController(Config{
 		Queue:                        queue,
 		ListerWatcher:                s.listerWatcher,
 		ObjectType:                   s.objectType,
-		ObjectDescription:            s.objectDescription,
+		ObjectDescription:            config.objectDescription,
 		FullResyncPeriod:             s.resyncCheckPeriod,
 		ShouldResync:                 s.processor.shouldResync,
 		Process:                      s.handleDeltas,
 		ProcessBatch:                 s.handleBatch,
-		WatchErrorHandlerWithContext: s.watchErrorHandler,
-		WatchIdleTimeout:             effectiveWatchIdleTimeout(s.watchIdleTimeout),
+		WatchErrorHandlerWithContext: config.watchErrorHandler,
+		WatchIdleTimeout:             effectiveWatchIdleTimeout(config.watchIdleTimeout),
 	}, controllerInternals{clock: s.clock, stats: s.stats, resume: resume})
 	s.controller = ctrl
 	s.queue = queue
@@ -709,7 +772,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	if options.Logger != nil {
 		logger = *options.Logger
 	}
-	resyncPeriod := s.defaultEventHandlerResyncPeriod
+	resyncPeriod := s.config.resyncPeriod
 	if options.ResyncPeriod != nil {
 		resyncPeriod = *options.ResyncPeriod
 	}

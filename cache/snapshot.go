@@ -395,20 +395,7 @@ func (r *Reflector) resumeFromSnapshot(ctx context.Context) bool {
 // It returns an error for a nil informer, one not built by this package, and
 // one that has started already.
 func SetSnapshotFile(informer SharedInformer, path string) error {
-	if informer == nil {
-		return errors.New("cannot set the snapshot file of a nil informer")
-	}
-	s := sharedOf(informer)
-	if s == nil {
-		return fmt.Errorf("cannot set the snapshot file of an informer of type %T: it is not built by kinformer's cache package", informer)
-	}
-	s.startedLock.Lock()
-	defer s.startedLock.Unlock()
-	if s.started {
-		return errors.New("cannot set the snapshot file: informer has already started")
-	}
-	s.snapshotFile = path
-	return nil
+	return configureBeforeRun(informer, "the snapshot file", func(c *informerConfig) { c.snapshotFile = path })
 }
 
 // loadSnapshot reads the informer's snapshot file; it is the Reflector's
@@ -419,15 +406,15 @@ func SetSnapshotFile(informer SharedInformer, path string) error {
 func (s *sharedIndexInformer) loadSnapshot(ctx context.Context) (*reflectorResume, error) {
 	codec, err := snapshotCodecFor(s.objectType)
 	if err != nil {
-		return nil, &SnapshotError{Path: s.snapshotFile, Op: "load", Err: err}
+		return nil, &SnapshotError{Path: s.config.snapshotFile, Op: "load", Err: err}
 	}
-	objects, rv, err := readSnapshot(s.snapshotFile, snapshotIdentity(s.objectType, s.objectDescription), s.snapshotScope, codec)
+	objects, rv, err := readSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), s.config.snapshotScope, codec)
 	if errors.Is(err, os.ErrNotExist) {
-		klog.FromContext(ctx).V(2).Info("No informer snapshot yet; listing", "path", s.snapshotFile)
+		klog.FromContext(ctx).V(2).Info("No informer snapshot yet; listing", "path", s.config.snapshotFile)
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &SnapshotError{Path: s.snapshotFile, Op: "load", Err: err}
+		return nil, &SnapshotError{Path: s.config.snapshotFile, Op: "load", Err: err}
 	}
 	return &reflectorResume{objects: objects, resourceVersion: rv}, nil
 }
@@ -436,7 +423,7 @@ func (s *sharedIndexInformer) loadSnapshot(ctx context.Context) (*reflectorResum
 // configured, once the informer has stopped. Only a synced cache with a
 // resource version is written; failures are logged.
 func (s *sharedIndexInformer) saveSnapshot(ctx context.Context) {
-	if s.snapshotFile == "" || !s.HasSynced() {
+	if s.config.snapshotFile == "" || !s.HasSynced() {
 		return
 	}
 	rv := storeResourceVersion(s.indexer)
@@ -445,11 +432,11 @@ func (s *sharedIndexInformer) saveSnapshot(ctx context.Context) {
 	}
 	codec, err := snapshotCodecFor(s.objectType)
 	if err == nil {
-		err = writeSnapshot(s.snapshotFile, snapshotIdentity(s.objectType, s.objectDescription), s.snapshotScope, codec, storeObjectsByKey(s.indexer), rv)
+		err = writeSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), s.config.snapshotScope, codec, storeObjectsByKey(s.indexer), rv)
 	}
 	if err != nil {
-		utilruntime.HandleErrorWithContext(ctx, &SnapshotError{Path: s.snapshotFile, Op: "save", Err: err}, "Informer snapshot not written", "type", fmt.Sprintf("%T", s.objectType))
+		utilruntime.HandleErrorWithContext(ctx, &SnapshotError{Path: s.config.snapshotFile, Op: "save", Err: err}, "Informer snapshot not written", "type", fmt.Sprintf("%T", s.objectType))
 		return
 	}
-	klog.FromContext(ctx).V(2).Info("Informer snapshot written", "path", s.snapshotFile, "resourceVersion", rv)
+	klog.FromContext(ctx).V(2).Info("Informer snapshot written", "path", s.config.snapshotFile, "resourceVersion", rv)
 }

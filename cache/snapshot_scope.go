@@ -1,8 +1,6 @@
 package cache
 
 import (
-	"errors"
-	"fmt"
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,20 +37,7 @@ func SnapshotScopeFor(namespace string, tweak func(*metav1.ListOptions)) string 
 // It returns an error for a nil informer, one not built by this package, and
 // one that has started already.
 func SetSnapshotScope(informer SharedInformer, scope string) error {
-	if informer == nil {
-		return errors.New("cannot set the snapshot scope of a nil informer")
-	}
-	s := sharedOf(informer)
-	if s == nil {
-		return fmt.Errorf("cannot set the snapshot scope of an informer of type %T: it is not built by kinformer's cache package", informer)
-	}
-	s.startedLock.Lock()
-	defer s.startedLock.Unlock()
-	if s.started {
-		return errors.New("cannot set the snapshot scope: informer has already started")
-	}
-	s.snapshotScope = scope
-	return nil
+	return configureBeforeRun(informer, "the snapshot scope", func(c *informerConfig) { c.snapshotScope = scope })
 }
 
 // describeSnapshotScope renders a scope for an error message.
