@@ -392,8 +392,9 @@ type HandlerMetricsProvider interface {
 // returns; a nil provider stops the timing. A later call replaces the
 // provider for handlers registered afterwards and for those registered
 // before. Without a provider, handlers are not timed at all (no clock
-// reads). It fails for informers not built by this package. Safe for
-// concurrent use, also while the informer runs.
+// reads). SharedIndexInformerOptions.HandlerMetricsProvider sets the first
+// provider at construction. It fails for informers not built by this
+// package. Safe for concurrent use, also while the informer runs.
 func SetHandlerMetricsProvider(informer SharedInformer, provider HandlerMetricsProvider) error {
 	s := sharedOf(informer)
 	if s == nil {

@@ -313,6 +313,13 @@ type SharedIndexInformerOptions struct {
 	// would not return. "" is the scope of an unrestricted informer.
 	// kinformer extension; SetSnapshotScope sets it before Run.
 	SnapshotScope string
+
+	// HandlerMetricsProvider, when not nil, times every notification the
+	// informer's handlers handle, into the histograms it returns (see
+	// HandlerMetricsProvider). nil times nothing. SetHandlerMetricsProvider
+	// replaces it at any time, also while the informer runs. kinformer
+	// extension.
+	HandlerMetricsProvider HandlerMetricsProvider
 }
 
 const (
@@ -394,6 +401,10 @@ type informerConfig struct {
 	// watchErrorHandler is set by SetWatchErrorHandler and
 	// SetWatchErrorHandlerWithContext.
 	watchErrorHandler WatchErrorHandlerWithContext
+	// handlerMetrics is SharedIndexInformerOptions.HandlerMetricsProvider,
+	// the processor's provider at construction (SetHandlerMetricsProvider
+	// changes the processor's, not this one).
+	handlerMetrics HandlerMetricsProvider
 }
 
 // config returns the informerConfig of options.
@@ -409,6 +420,7 @@ func (options SharedIndexInformerOptions) config() informerConfig {
 		watchIdleTimeout:  options.WatchIdleTimeout,
 		snapshotFile:      options.SnapshotFile,
 		snapshotScope:     options.SnapshotScope,
+		handlerMetrics:    options.HandlerMetricsProvider,
 	}
 }
 
@@ -419,7 +431,7 @@ func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, conf
 	realClock := clock.RealClock{}
 	s := &sharedIndexInformer{
 		config:                config,
-		processor:             &sharedProcessor{clock: realClock},
+		processor:             &sharedProcessor{clock: realClock, handlerMetrics: config.handlerMetrics},
 		synced:                make(chan struct{}),
 		listerWatcher:         lw,
 		objectType:            exampleObject,
