@@ -213,16 +213,17 @@ func (b *coalescingBuffer) clear() {
 	b.notes = 0
 }
 
-// setBufferPolicy configures a listener that has not started yet.
-func (l *processorListener) setBufferPolicy(policy HandlerBufferPolicy) error {
+// newHandlerBuffer returns the buffer of a listener with policy: nil for
+// HandlerBufferUnbounded (the listener's own slices), a coalescingBuffer for
+// HandlerBufferCoalesceByKey, and an error for any other value.
+func newHandlerBuffer(policy HandlerBufferPolicy) (*coalescingBuffer, error) {
 	switch policy {
 	case HandlerBufferUnbounded:
-		return nil
+		return nil, nil
 	case HandlerBufferCoalesceByKey:
-		l.coalesce = newCoalescingBuffer()
-		return nil
+		return newCoalescingBuffer(), nil
 	}
-	return fmt.Errorf("handler %s: unknown HandlerBufferPolicy %d", l.handlerName, int(policy))
+	return nil, fmt.Errorf("unknown HandlerBufferPolicy %d", int(policy))
 }
 
 // PendingNotifications implements HandlerBufferReporter.

@@ -330,23 +330,47 @@ type processorListener struct {
 	finished   chan struct{}
 }
 
-// newProcessorListener returns a listener for handler; upstreamName names
-// what it syncs with (the informer) in its DoneChecker's name.
-func newProcessorListener(logger klog.Logger, handler ResourceEventHandler, requestedResyncPeriod, resyncPeriod time.Duration, now time.Time, upstreamName string, panics *atomic.Int64) *processorListener {
-	name := nameForHandler(handler)
+// listenerConfig is everything a processorListener is built from.
+type listenerConfig struct {
+	logger  klog.Logger
+	handler ResourceEventHandler
+	// requestedResyncPeriod is the period the handler asked for,
+	// resyncPeriod the effective one (see determineResyncPeriod); the
+	// first resync is due resyncPeriod after now.
+	requestedResyncPeriod time.Duration
+	resyncPeriod          time.Duration
+	now                   time.Time
+	// upstreamName names what the listener syncs with (the informer) in
+	// its DoneChecker's name.
+	upstreamName string
+	// panics is the processor's panic counter.
+	panics *atomic.Int64
+	// bufferPolicy is HandlerOptions.BufferPolicy.
+	bufferPolicy HandlerBufferPolicy
+}
+
+// newProcessorListener returns a listener built from cfg, or an error for a
+// buffer policy it does not know.
+func newProcessorListener(cfg listenerConfig) (*processorListener, error) {
+	name := nameForHandler(cfg.handler)
+	coalesce, err := newHandlerBuffer(cfg.bufferPolicy)
+	if err != nil {
+		return nil, fmt.Errorf("handler %s: %w", name, err)
+	}
 	return &processorListener{
-		logger:                logger,
-		handler:               handler,
+		logger:                cfg.logger,
+		handler:               cfg.handler,
 		handlerName:           name,
-		panics:                panics,
-		syncTracker:           synctrack.NewSingleFileTracker(fmt.Sprintf("%s + event handler %s", upstreamName, name)),
-		requestedResyncPeriod: requestedResyncPeriod,
-		resyncPeriod:          resyncPeriod,
-		nextResync:            now.Add(resyncPeriod),
+		panics:                cfg.panics,
+		syncTracker:           synctrack.NewSingleFileTracker(fmt.Sprintf("%s + event handler %s", cfg.upstreamName, name)),
+		requestedResyncPeriod: cfg.requestedResyncPeriod,
+		resyncPeriod:          cfg.resyncPeriod,
+		nextResync:            cfg.now.Add(cfg.resyncPeriod),
 		resyncDue:             true,
+		coalesce:              coalesce,
 		wake:                  make(chan struct{}, 1),
 		finished:              make(chan struct{}),
-	}
+	}, nil
 }
 
 // HasSynced reports whether the informer has synced and this handler has

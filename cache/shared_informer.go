@@ -804,8 +804,17 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 		}
 	}
 
-	l := newProcessorListener(logger, handler, resyncPeriod, determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod), s.clock.Now(), s.HasSyncedChecker().Name(), &s.processor.panics)
-	if err := l.setBufferPolicy(options.BufferPolicy); err != nil {
+	l, err := newProcessorListener(listenerConfig{
+		logger:                logger,
+		handler:               handler,
+		requestedResyncPeriod: resyncPeriod,
+		resyncPeriod:          determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod),
+		now:                   s.clock.Now(),
+		upstreamName:          s.HasSyncedChecker().Name(),
+		panics:                &s.processor.panics,
+		bufferPolicy:          options.BufferPolicy,
+	})
+	if err != nil {
 		return nil, err
 	}
 
