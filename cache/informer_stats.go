@@ -325,13 +325,6 @@ func storeSize(store Store) int {
 	return len(store.ListKeys())
 }
 
-// size returns the number of stored objects.
-func (m *threadSafeMap) size() int {
-	m.lock.RLock()
-	defer m.lock.RUnlock()
-	return len(m.items)
-}
-
 // queueDepth returns the number of entries queued in q, or 0 for a queue of
 // another package.
 func queueDepth(q Queue) int {
@@ -346,45 +339,6 @@ func queueDepth(q Queue) int {
 		return f.queue.len()
 	}
 	return 0
-}
-
-// handlerStatuses describes the registered listeners.
-func (p *sharedProcessor) handlerStatuses() []HandlerStatus {
-	p.mu.RLock()
-	listeners := append([]*processorListener(nil), p.listeners...)
-	p.mu.RUnlock()
-	out := make([]HandlerStatus, len(listeners))
-	for i, l := range listeners {
-		out[i] = HandlerStatus{
-			Name:    l.handlerName,
-			Pending: l.pendingCount(),
-			Panics:  l.ownPanics.Load(),
-			Synced:  l.HasSynced(),
-		}
-	}
-	return out
-}
-
-// pendingCount is the number of notifications not yet handled.
-func (l *processorListener) pendingCount() int {
-	l.mu.Lock()
-	n := len(l.pending)
-	if l.coalesce != nil {
-		n += l.coalesce.notes
-	}
-	l.mu.Unlock()
-	return n + int(l.inFlight.Load())
-}
-
-// HandlerMetricsProvider creates the metrics of an informer's event
-// handlers. Implementations must be safe for concurrent use.
-type HandlerMetricsProvider interface {
-	// NewHandlerLatencyMetric returns the histogram of the seconds the
-	// handler named handlerName (see HandlerStatus.Name) spends on each
-	// notification, or nil to time nothing. Called once per registration,
-	// when the provider is set or the handler registered, whichever is
-	// later.
-	NewHandlerLatencyMetric(handlerName string) HistogramMetric
 }
 
 // SetHandlerMetricsProvider makes informer time every notification its
@@ -402,35 +356,6 @@ func SetHandlerMetricsProvider(informer SharedInformer, provider HandlerMetricsP
 	}
 	s.processor.setHandlerMetrics(provider)
 	return nil
-}
-
-// handlerLatency holds a listener's latency histogram.
-type handlerLatency struct {
-	h HistogramMetric
-}
-
-// setHandlerMetrics installs provider and gives every listener its
-// histogram.
-func (p *sharedProcessor) setHandlerMetrics(provider HandlerMetricsProvider) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.handlerMetrics = provider
-	for _, l := range p.listeners {
-		l.setLatencyMetric(provider)
-	}
-}
-
-// setLatencyMetric asks provider (may be nil) for the listener's histogram.
-func (l *processorListener) setLatencyMetric(provider HandlerMetricsProvider) {
-	if provider == nil {
-		l.latency.Store(nil)
-		return
-	}
-	if h := provider.NewHandlerLatencyMetric(l.handlerName); h != nil {
-		l.latency.Store(&handlerLatency{h: h})
-		return
-	}
-	l.latency.Store(nil)
 }
 
 // InformerSource is implemented by the informer factories of this module

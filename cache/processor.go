@@ -276,3 +276,31 @@ func (p *sharedProcessor) resyncCheckPeriodChanged(logger klog.Logger, checkPeri
 		l.resyncPeriod = determineResyncPeriod(logger, l.requestedResyncPeriod, checkPeriod)
 	}
 }
+
+// handlerStatuses describes the registered listeners.
+func (p *sharedProcessor) handlerStatuses() []HandlerStatus {
+	p.mu.RLock()
+	listeners := append([]*processorListener(nil), p.listeners...)
+	p.mu.RUnlock()
+	out := make([]HandlerStatus, len(listeners))
+	for i, l := range listeners {
+		out[i] = HandlerStatus{
+			Name:    l.handlerName,
+			Pending: l.pendingCount(),
+			Panics:  l.ownPanics.Load(),
+			Synced:  l.HasSynced(),
+		}
+	}
+	return out
+}
+
+// setHandlerMetrics installs provider and gives every listener its
+// histogram.
+func (p *sharedProcessor) setHandlerMetrics(provider HandlerMetricsProvider) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.handlerMetrics = provider
+	for _, l := range p.listeners {
+		l.setLatencyMetric(provider)
+	}
+}

@@ -351,3 +351,32 @@ func (l *processorListener) runCoalescing() {
 		clear(batch)
 	}
 }
+
+// pendingCount is the number of notifications not yet handled.
+func (l *processorListener) pendingCount() int {
+	l.mu.Lock()
+	n := len(l.pending)
+	if l.coalesce != nil {
+		n += l.coalesce.notes
+	}
+	l.mu.Unlock()
+	return n + int(l.inFlight.Load())
+}
+
+// handlerLatency holds a listener's latency histogram.
+type handlerLatency struct {
+	h HistogramMetric
+}
+
+// setLatencyMetric asks provider (may be nil) for the listener's histogram.
+func (l *processorListener) setLatencyMetric(provider HandlerMetricsProvider) {
+	if provider == nil {
+		l.latency.Store(nil)
+		return
+	}
+	if h := provider.NewHandlerLatencyMetric(l.handlerName); h != nil {
+		l.latency.Store(&handlerLatency{h: h})
+		return
+	}
+	l.latency.Store(nil)
+}

@@ -1001,3 +1001,10 @@ func storeRVForMetrics(rv string) (float64, bool) {
 	}
 	return float64(n), true
 }
+
+// size returns the number of stored objects.
+func (m *threadSafeMap) size() int {
+	m.lock.RLock()
+	defer m.lock.RUnlock()
+	return len(m.items)
+}
