@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -178,21 +177,4 @@ func (s *informerStats) errorSignal() <-chan struct{} {
 		s.errSignal = make(chan struct{})
 	}
 	return s.errSignal
-}
-
-// SetHandlerMetricsProvider makes informer time every notification its
-// handlers (registered now or later) handle, into the histograms provider
-// returns; a nil provider stops the timing. A later call replaces the
-// provider for handlers registered afterwards and for those registered
-// before. Without a provider, handlers are not timed at all (no clock
-// reads). SharedIndexInformerOptions.HandlerMetricsProvider sets the first
-// provider at construction. It fails for informers not built by this
-// package. Safe for concurrent use, also while the informer runs.
-func SetHandlerMetricsProvider(informer SharedInformer, provider HandlerMetricsProvider) error {
-	s := sharedOf(informer)
-	if s == nil {
-		return fmt.Errorf("cannot time the handlers of an informer of type %T: only informers of this package support it", informer)
-	}
-	s.processor.setHandlerMetrics(provider)
-	return nil
 }

@@ -243,14 +243,3 @@ func (f *DeltaFIFO) finishPages(_ context.Context, listed map[string]struct{}, r
 	}
 	return nil
 }
-
-// SetRelistPageByPage makes informer apply its relists page by page, or
-// atomically again (see SharedIndexInformerOptions.RelistPageByPage). It is
-// how factories apply informers.WithRelistPageByPage. kinformer extension,
-// not in client-go.
-//
-// It returns an error for a nil informer, one not built by this package,
-// and one that has started already.
-func SetRelistPageByPage(informer SharedInformer, pageByPage bool) error {
-	return configureBeforeRun(informer, "the relist mode", func(c *informerConfig) { c.relistPageByPage = pageByPage })
-}

@@ -126,14 +126,3 @@ func effectiveWatchIdleTimeout(d time.Duration) time.Duration {
 	}
 	return d
 }
-
-// SetWatchIdleTimeout sets the watch liveness deadline of informer (see
-// SharedIndexInformerOptions.WatchIdleTimeout: zero means the default,
-// negative turns it off). It is how factories apply their option to the
-// informers they build. kinformer extension, not in client-go.
-//
-// It returns an error for a nil informer, one not built by this package, and
-// one that has started already.
-func SetWatchIdleTimeout(informer SharedInformer, d time.Duration) error {
-	return configureBeforeRun(informer, "the watch idle timeout", func(c *informerConfig) { c.watchIdleTimeout = d })
-}

@@ -386,18 +386,6 @@ func (r *Reflector) resumeFromSnapshot(ctx context.Context) bool {
 	return true
 }
 
-// SetSnapshotFile makes informer persist its cache and resourceVersion to
-// path when it stops, and resume from that file when it starts (see
-// SharedIndexInformerOptions.SnapshotFile); "" turns it off. It is how
-// factories apply their snapshot directory. kinformer extension, not in
-// client-go.
-//
-// It returns an error for a nil informer, one not built by this package, and
-// one that has started already.
-func SetSnapshotFile(informer SharedInformer, path string) error {
-	return configureBeforeRun(informer, "the snapshot file", func(c *informerConfig) { c.snapshotFile = path })
-}
-
 // loadSnapshot reads the informer's snapshot file; it is the Reflector's
 // resume function (called once, on its goroutine, before its first list).
 // It returns nil without error when there is no file yet, and a

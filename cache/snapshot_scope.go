@@ -29,17 +29,6 @@ func SnapshotScopeFor(namespace string, tweak func(*metav1.ListOptions)) string 
 		" fieldSelector=" + strconv.Quote(opts.FieldSelector)
 }
 
-// SetSnapshotScope sets the scope an informer's snapshot file is tied to
-// (see SharedIndexInformerOptions.SnapshotScope). It is how factories tie
-// their snapshot files to their namespace and list options. kinformer
-// extension, not in client-go.
-//
-// It returns an error for a nil informer, one not built by this package, and
-// one that has started already.
-func SetSnapshotScope(informer SharedInformer, scope string) error {
-	return configureBeforeRun(informer, "the snapshot scope", func(c *informerConfig) { c.snapshotScope = scope })
-}
-
 // describeSnapshotScope renders a scope for an error message.
 func describeSnapshotScope(scope string) string {
 	if scope == "" {
