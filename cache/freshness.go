@@ -78,12 +78,6 @@ func WaitForResourceVersion(ctx context.Context, informer SharedInformer, resour
 	return fmt.Errorf("informer of type %T cannot wait for resourceVersions: it is not built by kinformer's cache package", informer)
 }
 
-// WaitForResourceVersion implements ResourceVersionWaiter; see the
-// package-level WaitForResourceVersion.
-func (s *sharedIndexInformer) WaitForResourceVersion(ctx context.Context, resourceVersion string) error {
-	return s.rvWaiters.wait(ctx, resourceVersion, s.indexer)
-}
-
 // storeResourceVersion returns the newest resource version store has
 // recorded, whatever the AtomicFIFO feature gate says.
 func storeResourceVersion(store Store) string {

@@ -470,6 +470,12 @@ func (s *sharedIndexInformer) LastSyncResourceVersion() string {
 	return s.controller.LastSyncResourceVersion()
 }
 
+// WaitForResourceVersion implements ResourceVersionWaiter; see the
+// package-level WaitForResourceVersion.
+func (s *sharedIndexInformer) WaitForResourceVersion(ctx context.Context, resourceVersion string) error {
+	return s.rvWaiters.wait(ctx, resourceVersion, s.indexer)
+}
+
 func (s *sharedIndexInformer) GetStore() Store {
 	return s.indexer
 }
