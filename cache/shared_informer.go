@@ -415,39 +415,6 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 	ctrl.RunWithContext(ctx)
 }
 
-// handleDeltas is the controller's Process function.
-func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool) error {
-	s.blockDeltas.Lock()
-	defer s.blockDeltas.Unlock()
-	err := s.applier.process(obj, isInInitialList)
-	if d, ok := obj.(Deltas); ok {
-		s.stats.deltas.Add(s.applier.appliedDeltas(d))
-	} else {
-		s.stats.deltas.Add(s.applier.appliedDeltas(nil) + 1)
-	}
-	s.flushLocked()
-	s.rvWaiters.notify(s.indexer)
-	return err
-}
-
-// handleBatch is the controller's ProcessBatch function.
-func (s *sharedIndexInformer) handleBatch(deltas []Delta, isInInitialList bool) error {
-	s.blockDeltas.Lock()
-	defer s.blockDeltas.Unlock()
-	err := s.applier.processBatch(deltas, isInInitialList)
-	s.stats.deltas.Add(s.applier.appliedDeltas(deltas))
-	s.flushLocked()
-	s.rvWaiters.notify(s.indexer)
-	return err
-}
-
-// flushLocked hands the collected notifications to the listeners. The
-// caller holds blockDeltas.
-func (s *sharedIndexInformer) flushLocked() {
-	s.processor.distribute(&s.batch)
-	s.batch.reset()
-}
-
 func (s *sharedIndexInformer) HasSynced() bool {
 	select {
 	case <-s.synced:
