@@ -102,62 +102,6 @@ func (w *drainWait) waitLocked(ctx context.Context, lock sync.Locker, closed fun
 	return nil
 }
 
-// relistsPageByPage implements listTaker.
-func (f *RealFIFO) relistsPageByPage() bool {
-	return f.lists.pageByPage
-}
-
-// newPageSink returns the sink of a relist the queue applies page by page.
-func (f *RealFIFO) newPageSink(source listSource) listSink {
-	return &pageSink{
-		logger:   f.logger,
-		keyOf:    f.keyOf,
-		streamed: source.streamed,
-		prepare: func(key string, obj interface{}) (interface{}, error) {
-			return f.listedObject(key, obj, source)
-		},
-		hand:   f.queuePage,
-		finish: f.finishPages,
-	}
-}
-
-// queuePage queues a Replaced delta per object of page and waits until the
-// consumer has popped them: the next page is fetched while this one is
-// processed.
-func (f *RealFIFO) queuePage(ctx context.Context, page []listedObject) error {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	f.initLocked()
-	for _, o := range page {
-		if o.obj != nil {
-			f.pushLocked(realFIFOEntry{delta: Delta{Type: Replaced, Object: o.obj}, key: o.key})
-		}
-	}
-	return f.drain.waitLocked(ctx, &f.lock, f.closed.Load, func() bool { return f.items.len() > 0 })
-}
-
-// finishPages ends a relist applied page by page: once everything queued is
-// processed, it queues a Deleted delta carrying DeletedFinalStateUnknown for
-// every cached key (in key order) that was not listed, then a Bookmark at
-// resourceVersion.
-func (f *RealFIFO) finishPages(ctx context.Context, listed map[string]struct{}, resourceVersion string) error {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	f.initLocked()
-	err := f.drain.waitLocked(ctx, &f.lock, f.closed.Load, func() bool { return f.items.len() > 0 || f.processing > 0 })
-	if err != nil {
-		return err
-	}
-	// Nothing is queued or being processed, and the Reflector is the only
-	// producer while it lists: the cache holds what the list's pages left.
-	for _, tomb := range vanishedKeys(f.logger, f.lists.cached, listed) {
-		f.pushLocked(realFIFOEntry{delta: Delta{Type: Deleted, Object: tomb}, key: tomb.Key})
-	}
-	f.pushLocked(realFIFOEntry{delta: Delta{Type: Bookmark, Object: BookmarkInfo{ResourceVersion: resourceVersion}}})
-	f.gate.firstReplace(f.items.len())
-	return nil
-}
-
 // vanishedKeys returns a DeletedFinalStateUnknown, carrying the cached
 // object, for every key of cached (in key order) that is not in listed. A
 // failed lookup is logged and yields a tombstone without object.
