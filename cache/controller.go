@@ -72,7 +72,17 @@ type Config struct {
 	// ReflectorOptions.WatchIdleTimeout); zero or negative: none.
 	// kinformer extension.
 	WatchIdleTimeout time.Duration
+}
 
+// controllerInternals is what a shared informer gives the controller it
+// builds besides the public Config; New leaves all of it at its zero value.
+type controllerInternals struct {
+	// clock drives the Reflector's timers; nil means the real clock.
+	clock clock.Clock
+	// stats, when not nil, are the diagnostics counters the Reflector
+	// updates (the informer's, see GetInformerStatus); otherwise the
+	// Reflector has its own.
+	stats *informerStats
 	// resume, when set, gives the Reflector a state to start from instead
 	// of its first list (the informer's snapshot, snapshot.go).
 	resume func(context.Context) (*reflectorResume, error)
@@ -116,20 +126,23 @@ type Controller interface {
 // ListerWatcher or Process is reported by RunWithContext, which then returns
 // at once.
 func New(c *Config) Controller {
-	ctrl := &controller{clock: clock.RealClock{}}
+	var config Config
 	if c != nil {
-		ctrl.config = *c
+		config = *c
 	}
-	return ctrl
+	return newController(config, controllerInternals{})
+}
+
+// newController returns a controller for config and what a shared informer
+// adds to it; both are fixed from here on.
+func newController(config Config, internals controllerInternals) *controller {
+	return &controller{config: config, internals: internals}
 }
 
 // controller implements Controller.
 type controller struct {
-	config Config
-	clock  clock.Clock
-	// stats, when set (by a shared informer), replace the Reflector's own
-	// diagnostics counters.
-	stats *informerStats
+	config    Config
+	internals controllerInternals
 
 	mu        sync.RWMutex
 	reflector *Reflector
@@ -170,12 +183,12 @@ func (c *controller) RunWithContext(ctx context.Context) {
 		resyncPeriod:      c.config.FullResyncPeriod,
 		shouldResync:      c.config.ShouldResync,
 		minWatchTimeout:   c.config.MinWatchTimeout,
-		clock:             c.clock,
+		clock:             c.internals.clock,
 		watchListPageSize: c.config.WatchListPageSize,
 		watchIdleTimeout:  c.config.WatchIdleTimeout,
 		watchErrorHandler: handler,
-		resume:            c.config.resume,
-		stats:             c.stats,
+		resume:            c.internals.resume,
+		stats:             c.internals.stats,
 	})
 	c.reflector = r
 	c.mu.Unlock()
@@ -272,6 +285,18 @@ func (c *controller) LastSyncResourceVersion() string {
 		return ""
 	}
 	return c.reflector.LastSyncResourceVersion()
+}
+
+// badDataTotal returns the number of objects and events the Reflector could
+// not store (see InformerStatus.BadData), 0 before the controller runs.
+func (c *controller) badDataTotal() uint64 {
+	c.mu.RLock()
+	r := c.reflector
+	c.mu.RUnlock()
+	if r == nil {
+		return 0
+	}
+	return r.badDataTotal()
 }
 
 // neverDoneChecker is a DoneChecker that never completes, for controllers

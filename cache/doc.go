@@ -9,26 +9,59 @@
 //
 // # The data path
 //
-// A SharedIndexInformer owns everything on the way from the server to the handlers:
+// A SharedIndexInformer owns everything on the way from the server to the handlers. Each
+// step, with the files it lives in:
 //
-//	ListerWatcher   LIST (paged, or a streaming list) and WATCH over a clientset
-//	     │
-//	 Reflector      lists, then watches from the list's resourceVersion; resumes a closed
-//	     │          watch from the last resourceVersion it saw (bookmarks included);
-//	     │          relists on 410 Gone; backs off with jitter; reports every failure to the
-//	     │          watch error handler
+//	SharedInformerFactory  informers/factory.go builds each type's informer once (InformerFor);
+//	     │                 its transform and kinformer options reach the informer before Run
+//	     │                 through SetTransform and the package-level setters
+//	     │                 (informers/extensions.go). The dynamic and metadata factories pass
+//	     │                 theirs as SharedIndexInformerOptions (informers/internal/gvrfactory)
 //	     ▼
-//	  RealFIFO      the queue of Deltas, in watch order (the default); a relist is one atomic
-//	     │          ReplacedAll. DeltaFIFO, which coalesces per key, can be chosen instead
+//	SharedIndexInformer    shared_informer.go: NewSharedIndexInformerWithOptions, RunWithContext.
+//	     │                 Configured once: SharedIndexInformerOptions become an informerConfig,
+//	     │                 which the setters may change until Run (shared_informer_options.go);
+//	     │                 handlers are registered in shared_informer_handlers.go; status and
+//	     │                 snapshots in shared_informer_status.go, shared_informer_snapshot.go
 //	     ▼
-//	processLoop     pops a batch of deltas, applies it to the Indexer in one transaction,
-//	     │          then hands the notifications to every listener
+//	 controller            controller.go: built at Run from the informerConfig
+//	     │                 (newController(Config, controllerInternals)); builds the queue
+//	     │                 (newInformerQueue) and, from one reflectorConfig (reflector_config.go),
+//	     │                 the Reflector
 //	     ▼
-//	  Indexer       the cache: key → object, plus named indices (by namespace, …).
-//	     │          Listers read it and never talk to the server
+//	 Reflector             reflector.go: LIST (paged, or a streaming list) and WATCH over the
+//	     │                 ListerWatcher (listwatch.go); resumes a closed watch from the last
+//	     │                 resourceVersion it saw (bookmarks included); relists on 410 Gone;
+//	     │                 backs off with jitter; reports every failure to the watch error
+//	     │                 handler. Every list reaches the queue as one sequence through a
+//	     │                 listSink (list_sink.go)
 //	     ▼
-//	 listeners      one per registered handler, each with its own unbounded buffer and
-//	                goroutine, its own resync period and its own HasSynced
+//	  queue                the Deltas (deltas.go) between Reflector and processLoop. RealFIFO, the
+//	     │                 default, in watch order, a relist one atomic ReplacedAll:
+//	     │                 the_real_fifo.go, the_real_fifo_list.go (lists and relists),
+//	     │                 the_real_fifo_pop.go (Pop, PopBatch). DeltaFIFO, which coalesces per
+//	     │                 key: delta_fifo.go, delta_fifo_list.go, delta_fifo_watermark.go.
+//	     │                 Relists page by page, for both: pagewise_relist.go
+//	     ▼
+//	processLoop            controller.go pops a batch of deltas and calls the informer's
+//	     │                 handleDeltas or handleBatch (shared_informer_process.go)
+//	     ▼
+//	  indexer              the informer's deltaApplier (process_deltas.go) applies the batch to
+//	     │                 the Indexer in one transaction: store.go over thread_safe_store.go
+//	     │                 (with thread_safe_store_index.go, _rv.go, _replace.go,
+//	     │                 _transaction.go), key → object plus named indices. Listers read it
+//	     │                 (listers.go) and never talk to the server. The applier reports every
+//	     │                 change to the informer's notificationBatch (shared_informer_process.go)
+//	     ▼
+//	 processor             processor.go: the informer flushes the batch to its sharedProcessor,
+//	     │                 which hands it to every listener
+//	     ▼
+//	 listener              processor_listener.go: one per registered handler, each with its own
+//	     │                 unbounded buffer (or a coalescing one, handler_buffer.go) and
+//	     │                 goroutine, its own resync period and its own HasSynced
+//	     ▼
+//	  handler              the ResourceEventHandler (event_handler.go), called one notification
+//	                       at a time, in order
 //
 // # Lists and relists
 //

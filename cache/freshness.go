@@ -69,37 +69,13 @@ func WaitForResourceVersion(ctx context.Context, informer SharedInformer, resour
 	if informer == nil {
 		return errors.New("cannot wait for a resourceVersion on a nil informer")
 	}
-	if w, ok := unwrapInformer(informer).(ResourceVersionWaiter); ok {
+	if s := sharedOf(informer); s != nil {
+		return s.WaitForResourceVersion(ctx, resourceVersion)
+	}
+	if w, ok := informer.(ResourceVersionWaiter); ok {
 		return w.WaitForResourceVersion(ctx, resourceVersion)
 	}
 	return fmt.Errorf("informer of type %T cannot wait for resourceVersions: it is not built by kinformer's cache package", informer)
-}
-
-// innerInformer is implemented by the wrappers of this package around a
-// shared informer (the typed informer).
-type innerInformer interface {
-	innerSharedIndexInformer() SharedIndexInformer
-}
-
-// unwrapInformer returns the informer inside the package's wrappers.
-func unwrapInformer(informer SharedInformer) SharedInformer {
-	for {
-		w, ok := informer.(innerInformer)
-		if !ok {
-			return informer
-		}
-		inner := w.innerSharedIndexInformer()
-		if inner == nil {
-			return informer
-		}
-		informer = inner
-	}
-}
-
-// WaitForResourceVersion implements ResourceVersionWaiter; see the
-// package-level WaitForResourceVersion.
-func (s *sharedIndexInformer) WaitForResourceVersion(ctx context.Context, resourceVersion string) error {
-	return s.rvWaiters.wait(ctx, resourceVersion, s.indexer)
 }
 
 // storeResourceVersion returns the newest resource version store has

@@ -213,72 +213,15 @@ func (b *coalescingBuffer) clear() {
 	b.notes = 0
 }
 
-// setBufferPolicy configures a listener that has not started yet.
-func (l *processorListener) setBufferPolicy(policy HandlerBufferPolicy) error {
+// newHandlerBuffer returns the buffer of a listener with policy: nil for
+// HandlerBufferUnbounded (the listener's own slices), a coalescingBuffer for
+// HandlerBufferCoalesceByKey, and an error for any other value.
+func newHandlerBuffer(policy HandlerBufferPolicy) (*coalescingBuffer, error) {
 	switch policy {
 	case HandlerBufferUnbounded:
-		return nil
+		return nil, nil
 	case HandlerBufferCoalesceByKey:
-		l.coalesce = newCoalescingBuffer()
-		return nil
+		return newCoalescingBuffer(), nil
 	}
-	return fmt.Errorf("handler %s: unknown HandlerBufferPolicy %d", l.handlerName, int(policy))
-}
-
-// PendingNotifications implements HandlerBufferReporter.
-func (l *processorListener) PendingNotifications() int {
-	return l.pendingCount()
-}
-
-// enqueueCoalescing is enqueue for a HandlerBufferCoalesceByKey listener.
-// Called with l.mu held; it reports whether notes were added.
-func (l *processorListener) enqueueCoalescingLocked(notes []notification, withResync bool) bool {
-	added := false
-	for i := range notes {
-		n := &notes[i]
-		if n.resync && !withResync {
-			continue
-		}
-		if n.initial {
-			l.syncTracker.Start()
-		}
-		l.coalesce.add(*n, l.droppedInitial)
-		added = true
-	}
-	return added && l.coalesce.head != nil
-}
-
-// droppedInitial accounts for an initial-list add merged away.
-func (l *processorListener) droppedInitial(notification) {
-	l.syncTracker.Finished()
-}
-
-// runCoalescing is run for a HandlerBufferCoalesceByKey listener: it
-// delivers the oldest pending key's notifications one key at a time, so
-// that every delivery carries the newest state.
-func (l *processorListener) runCoalescing() {
-	defer l.markFinished()
-	var batch []notification
-	for {
-		l.mu.Lock()
-		for l.coalesce.head == nil && !l.stopped {
-			l.idle = true
-			l.mu.Unlock()
-			<-l.wake
-			l.mu.Lock()
-		}
-		if l.stopped {
-			l.mu.Unlock()
-			return
-		}
-		batch = l.coalesce.popFront(batch[:0])
-		l.idle = false
-		l.inFlight.Store(int64(len(batch)))
-		l.mu.Unlock()
-
-		for i := 0; i < len(batch); {
-			i = l.deliver(batch, i)
-		}
-		clear(batch)
-	}
+	return nil, fmt.Errorf("unknown HandlerBufferPolicy %d", int(policy))
 }

@@ -168,3 +168,14 @@ func (m *storeMetrics) setResourceVersion(rv string) {
 		m.rvGauge.Set(v)
 	}
 }
+
+// HandlerMetricsProvider creates the metrics of an informer's event
+// handlers. Implementations must be safe for concurrent use.
+type HandlerMetricsProvider interface {
+	// NewHandlerLatencyMetric returns the histogram of the seconds the
+	// handler named handlerName (see HandlerStatus.Name) spends on each
+	// notification, or nil to time nothing. Called once per registration,
+	// when the provider is set or the handler registered, whichever is
+	// later.
+	NewHandlerLatencyMetric(handlerName string) HistogramMetric
+}

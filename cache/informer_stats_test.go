@@ -270,3 +270,25 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 		})
 	}
 }
+
+// TestHandlerMetricsProviderOption: SharedIndexInformerOptions.HandlerMetricsProvider
+// times the handlers from the start, as SetHandlerMetricsProvider does.
+func TestHandlerMetricsProviderOption(t *testing.T) {
+	srv := newInfServer()
+	srv.createSilently("a")
+	srv.createSilently("b")
+	var metrics recordingHandlerMetrics
+	informer := NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, SharedIndexInformerOptions{HandlerMetricsProvider: &metrics})
+	rec := &infRecorder{}
+	_, err := informer.AddEventHandler(rec)
+	require.NoError(t, err)
+	infRunInformer(t, informer)
+	rec.waitN(t, 2)
+	st, ok := GetInformerStatus(informer)
+	require.True(t, ok)
+	require.Len(t, st.Handlers, 1)
+	require.Eventually(t, func() bool {
+		h := metrics.get(st.Handlers[0].Name)
+		return h != nil && h.count() == 2
+	}, infTimeout, 5*time.Millisecond)
+}

@@ -2,8 +2,6 @@ package cache
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -104,62 +102,6 @@ func (w *drainWait) waitLocked(ctx context.Context, lock sync.Locker, closed fun
 	return nil
 }
 
-// relistsPageByPage implements listTaker.
-func (f *RealFIFO) relistsPageByPage() bool {
-	return f.lists.pageByPage
-}
-
-// newPageSink returns the sink of a relist the queue applies page by page.
-func (f *RealFIFO) newPageSink(source listSource) listSink {
-	return &pageSink{
-		logger:   f.logger,
-		keyOf:    f.keyOf,
-		streamed: source.streamed,
-		prepare: func(key string, obj interface{}) (interface{}, error) {
-			return f.listedObject(key, obj, source)
-		},
-		hand:   f.queuePage,
-		finish: f.finishPages,
-	}
-}
-
-// queuePage queues a Replaced delta per object of page and waits until the
-// consumer has popped them: the next page is fetched while this one is
-// processed.
-func (f *RealFIFO) queuePage(ctx context.Context, page []listedObject) error {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	f.initLocked()
-	for _, o := range page {
-		if o.obj != nil {
-			f.pushLocked(realFIFOEntry{delta: Delta{Type: Replaced, Object: o.obj}, key: o.key})
-		}
-	}
-	return f.drain.waitLocked(ctx, &f.lock, f.closed.Load, func() bool { return f.items.len() > 0 })
-}
-
-// finishPages ends a relist applied page by page: once everything queued is
-// processed, it queues a Deleted delta carrying DeletedFinalStateUnknown for
-// every cached key (in key order) that was not listed, then a Bookmark at
-// resourceVersion.
-func (f *RealFIFO) finishPages(ctx context.Context, listed map[string]struct{}, resourceVersion string) error {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	f.initLocked()
-	err := f.drain.waitLocked(ctx, &f.lock, f.closed.Load, func() bool { return f.items.len() > 0 || f.processing > 0 })
-	if err != nil {
-		return err
-	}
-	// Nothing is queued or being processed, and the Reflector is the only
-	// producer while it lists: the cache holds what the list's pages left.
-	for _, tomb := range vanishedKeys(f.logger, f.lists.cached, listed) {
-		f.pushLocked(realFIFOEntry{delta: Delta{Type: Deleted, Object: tomb}, key: tomb.Key})
-	}
-	f.pushLocked(realFIFOEntry{delta: Delta{Type: Bookmark, Object: BookmarkInfo{ResourceVersion: resourceVersion}}})
-	f.gate.firstReplace(f.items.len())
-	return nil
-}
-
 // vanishedKeys returns a DeletedFinalStateUnknown, carrying the cached
 // object, for every key of cached (in key order) that is not in listed. A
 // failed lookup is logged and yields a tombstone without object.
@@ -185,87 +127,4 @@ func vanishedKeys(logger klog.Logger, cached KeyListerGetter, listed map[string]
 		out = append(out, DeletedFinalStateUnknown{Key: key, Obj: obj})
 	}
 	return out
-}
-
-// relistsPageByPage implements listTaker.
-func (f *DeltaFIFO) relistsPageByPage() bool {
-	return f.lists.pageByPage
-}
-
-// newPageSink returns the sink of a relist the queue applies page by page.
-func (f *DeltaFIFO) newPageSink(source listSource) listSink {
-	return &pageSink{
-		logger:   f.logger,
-		keyOf:    f.KeyOf,
-		streamed: source.streamed,
-		prepare: func(key string, obj interface{}) (interface{}, error) {
-			if source.loaded {
-				return obj, nil
-			}
-			return f.transform(obj, key)
-		},
-		hand:   f.queuePage,
-		finish: f.finishPages,
-	}
-}
-
-// queuePage queues a Replaced (or Sync) delta per object of page and waits
-// until the consumer has popped every queued key.
-func (f *DeltaFIFO) queuePage(ctx context.Context, page []listedObject) error {
-	action := Sync
-	if f.emitDeltaTypeReplaced {
-		action = Replaced
-	}
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	f.initLocked()
-	for _, o := range page {
-		if o.obj != nil {
-			f.appendLocked(o.key, Delta{Type: action, Object: o.obj})
-		}
-	}
-	// Pop processes with the lock held: an empty queue seen here has been
-	// processed.
-	return f.drain.waitLocked(ctx, &f.lock, f.closed.Load, func() bool { return f.queue.len() > 0 })
-}
-
-// finishPages ends a relist applied page by page: it queues a Deleted delta
-// carrying DeletedFinalStateUnknown for every queued key (in queue order)
-// and every KnownObjects key (in key order, when not queued) that was not
-// listed, as Replace does.
-func (f *DeltaFIFO) finishPages(_ context.Context, listed map[string]struct{}, resourceVersion string) error {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	f.initLocked()
-	f.queueVanishedLocked(listed, true)
-	f.listedLocked(resourceVersion)
-	f.gate.firstReplace(f.queue.len())
-	if f.queue.len() > 0 {
-		f.cond.Broadcast()
-	}
-	return nil
-}
-
-// SetRelistPageByPage makes informer apply its relists page by page, or
-// atomically again (see SharedIndexInformerOptions.RelistPageByPage). It is
-// how factories apply informers.WithRelistPageByPage. kinformer extension,
-// not in client-go.
-//
-// It returns an error for a nil informer, one not built by this package,
-// and one that has started already.
-func SetRelistPageByPage(informer SharedInformer, pageByPage bool) error {
-	if informer == nil {
-		return errors.New("cannot set how a nil informer relists")
-	}
-	s, ok := unwrapInformer(informer).(*sharedIndexInformer)
-	if !ok {
-		return fmt.Errorf("cannot set how an informer of type %T relists: it is not built by kinformer's cache package", informer)
-	}
-	s.startedLock.Lock()
-	defer s.startedLock.Unlock()
-	if s.started {
-		return errors.New("cannot set how the informer relists: it has already started")
-	}
-	s.relistPageByPage = pageByPage
-	return nil
 }

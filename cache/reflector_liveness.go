@@ -113,27 +113,3 @@ func effectiveWatchIdleTimeout(d time.Duration) time.Duration {
 	}
 	return d
 }
-
-// SetWatchIdleTimeout sets the watch liveness deadline of informer (see
-// SharedIndexInformerOptions.WatchIdleTimeout: zero means the default,
-// negative turns it off). It is how factories apply their option to the
-// informers they build. kinformer extension, not in client-go.
-//
-// It returns an error for a nil informer, one not built by this package, and
-// one that has started already.
-func SetWatchIdleTimeout(informer SharedInformer, d time.Duration) error {
-	if informer == nil {
-		return errors.New("cannot set the watch idle timeout of a nil informer")
-	}
-	s, ok := unwrapInformer(informer).(*sharedIndexInformer)
-	if !ok {
-		return fmt.Errorf("cannot set the watch idle timeout of an informer of type %T: it is not built by kinformer's cache package", informer)
-	}
-	s.startedLock.Lock()
-	defer s.startedLock.Unlock()
-	if s.started {
-		return errors.New("cannot set the watch idle timeout: informer has already started")
-	}
-	s.watchIdleTimeout = d
-	return nil
-}

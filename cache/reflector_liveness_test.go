@@ -443,7 +443,7 @@ func TestSharedInformerWatchIdleTimeoutOption(t *testing.T) {
 			infWaitSynced(t, informer.HasSyncedChecker())
 			s := informer.(*sharedIndexInformer)
 			s.startedLock.Lock()
-			ctrl := s.controller.(*controller)
+			ctrl := s.controller
 			s.startedLock.Unlock()
 			ctrl.mu.RLock()
 			got := ctrl.reflector.watchIdleTimeout

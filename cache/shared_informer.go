@@ -184,142 +184,6 @@ type SharedIndexInformer interface {
 	GetIndexer() Indexer
 }
 
-// SharedIndexInformerOptions configures NewSharedIndexInformerWithOptions.
-type SharedIndexInformerOptions struct {
-	// ResyncPeriod is the default resync period of handlers and the
-	// initial resync check period; 0 disables resyncs.
-	ResyncPeriod time.Duration
-
-	// Indexers are the cache's initial indices.
-	Indexers Indexers
-
-	// ObjectDescription describes the objects in the Reflector's log
-	// messages.
-	ObjectDescription string
-
-	// Identifier names the informer for metrics and logs; metrics are only
-	// published when it is set.
-	Identifier InformerNameAndResource
-
-	// InformerMetricsProvider provides the metrics; nil means the global
-	// provider (see SetInformerMetricsProvider).
-	InformerMetricsProvider InformerMetricsProvider
-
-	// UseDeltaFIFO selects the DeltaFIFO as the informer's queue instead of
-	// the default RealFIFO. kinformer extension, not in client-go (there the
-	// choice is made by feature gates).
-	//
-	// The default RealFIFO delivers every change in watch order; a relist
-	// swaps the cache in one step and then notifies deletes (as
-	// DeletedFinalStateUnknown) for vanished objects, then adds and updates
-	// in list order, as client-go v0.37 does; queued changes are applied in
-	// batches, each in one store transaction. The DeltaFIFO coalesces the
-	// changes queued for one key and is kept for code that depends on that
-	// behaviour; it has client-go's DeltaFIFO semantics: a relist queues a
-	// Replaced delta per listed object, then the deletions, and they are
-	// applied key by key in queue order, so listers see the relist applied
-	// partly while it is processed and handlers get its deletions last; the
-	// listed objects are passed as decoded (no cached object is kept in
-	// their place); bookmarks do not reach the cache.
-	//
-	// Difference from client-go's DeltaFIFO informers: the cache's
-	// resourceVersion is a watermark here too. client-go's store records
-	// the version of every object it writes: popping a@12 while b@11 is
-	// still queued makes it claim 12, a relist's or a resync's older objects
-	// move it backwards. Here it only moves to a version once every change
-	// the queue received up to it has been popped and applied, and a relist
-	// moves it once all of it is applied.
-	UseDeltaFIFO bool
-
-	// RelistPageByPage applies relists page by page, as their pages
-	// arrive, instead of atomically once complete (the default, as in
-	// client-go). kinformer extension, not in client-go; off by default.
-	// SetRelistPageByPage sets it before Run (informers.WithRelistPageByPage
-	// for a factory's informers).
-	//
-	// What it saves: a relist never holds the old cache and the changed
-	// listed objects together; at most two pages (500 objects each) are in
-	// flight. What it costs: relists are requested in pages even where the
-	// API server's watch cache could answer them in one piece (paged
-	// requests at a resourceVersion are served from etcd, which costs the
-	// server more); while a relist runs, listers see partial states (some
-	// objects already in their new state, others still in their old one,
-	// objects the server no longer has), and handlers are told of each page
-	// as it is applied; the relist's deletions (DeletedFinalStateUnknown,
-	// in key order) come after its updates and adds instead of before them;
-	// a relist that fails midway leaves what its pages applied, and the
-	// next one reports those objects again. The first list is always
-	// applied whole. The cache's resourceVersion does not move until a
-	// relist is complete, so WaitForResourceVersion, LastStoreSyncResourceVersion
-	// and snapshots keep relying on the version the cache had before it.
-	// With UseDeltaFIFO the pages are queued as Replaced deltas, and the
-	// deletions after them, in the DeltaFIFO's own order.
-	RelistPageByPage bool
-
-	// WatchIdleTimeout is the watch liveness deadline: a watch that has
-	// received a periodic bookmark from the server and then gets no event
-	// and no bookmark for this long is reopened from the last
-	// resourceVersion, without a relist. A watch without a periodic
-	// bookmark yet, and a streaming list, are never cut for silence; watch
-	// requests ask client-go's timeouts either way (see
-	// ReflectorOptions.WatchIdleTimeout). Zero means
-	// DefaultWatchIdleTimeout (2 minutes); negative turns it off
-	// (client-go's behaviour). kinformer extension. SetWatchIdleTimeout
-	// changes it before Run.
-	WatchIdleTimeout time.Duration
-
-	// SnapshotFile, when not empty, makes the informer warm-restartable:
-	// when it stops after having synced, it writes its cache and the
-	// resourceVersion the cache reached to this file (atomically: a
-	// temporary file renamed over it). That resourceVersion is the cache's
-	// watermark: every change up to it is in the file, so a snapshot taken
-	// during a relist resumes from the version the cache had before the
-	// relist and misses nothing the relist would have found. When it
-	// starts and the file exists,
-	// it loads it instead of listing, so its handlers get an add (with
-	// isInInitialList true) for every loaded object, it counts as synced
-	// once those are delivered, and it watches from the snapshot's
-	// resourceVersion, so that only the changes made meanwhile follow.
-	// When the server answers 410 Gone (the version is too old), it lists
-	// and reconciles against the loaded cache as any relist does: updates
-	// for the objects still there, deletes (DeletedFinalStateUnknown) for
-	// those gone, adds for new ones. A file that is corrupt, truncated, of
-	// another object type, another scope (SnapshotScope) or another format
-	// version is rejected: logged, passed to the watch error handler as a
-	// *SnapshotError, and the informer lists as usual. Objects are stored in their API types'
-	// protobuf encoding where they have one, as JSON otherwise
-	// (unstructured objects included), with a CRC-32C checksum. The file
-	// must not be shared by informers running at the same time.
-	// kinformer extension; SetSnapshotFile sets it before Run.
-	//
-	// The transform (SetTransform) is not applied again to the loaded
-	// objects: they are the cache's objects as they were saved, so they
-	// went through it once already, when they came from the server. This
-	// keeps SetTransform's promise (applied exactly once to every object
-	// received from the server) and client-go's, which asks a transform to
-	// be idempotent only when cached objects are passed to Replace, which
-	// default informers never do. So a transform that is changed between
-	// runs applies to a loaded object only once the server sends it again
-	// (an update, or the relist after a 410); remove the snapshot file when
-	// the transform changes what the cache keeps.
-	SnapshotFile string
-
-	// SnapshotScope names which objects of the type the ListerWatcher
-	// selects, in a stable text form (SnapshotScopeFor builds it from a
-	// namespace and list options). It is part of the snapshot file's
-	// identity: a file written under another scope (another namespace,
-	// label or field selector) is rejected as a *SnapshotError, and the
-	// informer lists as usual, instead of loading objects its own list
-	// would not return. "" is the scope of an unrestricted informer.
-	// kinformer extension; SetSnapshotScope sets it before Run.
-	SnapshotScope string
-}
-
-const (
-	// minimumResyncPeriod is the shortest resync period a handler can get.
-	minimumResyncPeriod = 1 * time.Second
-)
-
 // NewSharedInformer returns a SharedInformer without indices; see
 // NewSharedIndexInformerWithOptions.
 func NewSharedInformer(lw ListerWatcher, exampleObject runtime.Object, defaultEventHandlerResyncPeriod time.Duration) SharedInformer {
@@ -354,30 +218,29 @@ func NewSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, defa
 // informer runs and fails loudly when a handler or lister user modifies a
 // cached object in place. It costs memory and time; it is meant for tests.
 func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.Object, options SharedIndexInformerOptions) SharedIndexInformer {
+	return newSharedIndexInformer(lw, exampleObject, options.config())
+}
+
+// newSharedIndexInformer returns an informer for the objects of lw, of the
+// type of exampleObject, configured by config (see
+// NewSharedIndexInformerWithOptions).
+func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, config informerConfig) *sharedIndexInformer {
 	realClock := clock.RealClock{}
 	s := &sharedIndexInformer{
-		processor:                       &sharedProcessor{clock: realClock},
-		synced:                          make(chan struct{}),
-		listerWatcher:                   lw,
-		objectType:                      exampleObject,
-		objectDescription:               options.ObjectDescription,
-		resyncCheckPeriod:               options.ResyncPeriod,
-		defaultEventHandlerResyncPeriod: options.ResyncPeriod,
-		clock:                           realClock,
-		identifier:                      options.Identifier,
-		informerMetricsProvider:         options.InformerMetricsProvider,
-		useDeltaFIFO:                    options.UseDeltaFIFO,
-		relistPageByPage:                options.RelistPageByPage,
-		watchIdleTimeout:                options.WatchIdleTimeout,
-		snapshotFile:                    options.SnapshotFile,
-		snapshotScope:                   options.SnapshotScope,
-		cacheMutationDetector:           NewCacheMutationDetector(fmt.Sprintf("%T", exampleObject)),
-		stats:                           newInformerStats(),
+		config:                config,
+		processor:             &sharedProcessor{clock: realClock, handlerMetrics: config.handlerMetrics},
+		synced:                make(chan struct{}),
+		listerWatcher:         lw,
+		objectType:            exampleObject,
+		resyncCheckPeriod:     config.resyncPeriod,
+		clock:                 realClock,
+		cacheMutationDetector: NewCacheMutationDetector(fmt.Sprintf("%T", exampleObject)),
+		stats:                 newInformerStats(),
 	}
 	// The cache's watermark releases the callers of WaitForResourceVersion
 	// whenever it moves.
-	s.indexer = NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, options.Indexers,
-		WithStoreMetrics(options.Identifier, options.InformerMetricsProvider),
+	s.indexer = NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, config.indexers,
+		WithStoreMetrics(config.identifier, config.metricsProvider),
 		withResourceVersionWatermark(func() { s.rvWaiters.notify(s.indexer) }))
 	return s
 }
@@ -393,15 +256,8 @@ type sharedIndexInformer struct {
 	// initial list.
 	synced chan struct{}
 
-	listerWatcher     ListerWatcher
-	objectType        runtime.Object
-	objectDescription string
-
-	identifier              InformerNameAndResource
-	informerMetricsProvider InformerMetricsProvider
-	useDeltaFIFO            bool
-	// relistPageByPage is SharedIndexInformerOptions.RelistPageByPage.
-	relistPageByPage bool
+	listerWatcher ListerWatcher
+	objectType    runtime.Object
 
 	// cacheMutationDetector is given every object added to or updated in
 	// the cache, and runs while the informer runs. It does nothing unless
@@ -414,21 +270,14 @@ type sharedIndexInformer struct {
 	// GetInformerStatus).
 	stats *informerStats
 
-	// startedLock guards the fields below it.
-	startedLock                     sync.Mutex
-	started, stopped                bool
-	controller                      Controller
-	queue                           Queue
-	resyncCheckPeriod               time.Duration
-	defaultEventHandlerResyncPeriod time.Duration
-	watchErrorHandler               WatchErrorHandlerWithContext
-	transform                       TransformFunc
-	// watchIdleTimeout is SharedIndexInformerOptions.WatchIdleTimeout.
-	watchIdleTimeout time.Duration
-	// snapshotFile is SharedIndexInformerOptions.SnapshotFile.
-	snapshotFile string
-	// snapshotScope is SharedIndexInformerOptions.SnapshotScope.
-	snapshotScope string
+	// startedLock guards the fields below it, and config until Run: it
+	// is read-only from then on.
+	startedLock       sync.Mutex
+	config            informerConfig
+	started, stopped  bool
+	controller        *controller
+	queue             Queue
+	resyncCheckPeriod time.Duration
 
 	// blockDeltas is held while a popped batch is applied and distributed,
 	// and while a late handler is given the cache contents, so that such a
@@ -439,6 +288,32 @@ type sharedIndexInformer struct {
 
 	// rvWaiters are the callers of WaitForResourceVersion (freshness.go).
 	rvWaiters rvWaiters
+}
+
+// kinformerInformer is implemented by the shared informers of this package
+// and by the package's wrappers around one (the typed informer). It is the
+// one way the package-level extensions that take a SharedInformer
+// (GetInformerStatus, WaitForResourceVersion, SetSnapshotFile, ...) reach
+// the informer doing the work: see sharedOf.
+type kinformerInformer interface {
+	// shared returns the informer doing the work, or nil when there is
+	// none (a wrapper around nil or around an informer of another package).
+	shared() *sharedIndexInformer
+}
+
+// shared implements kinformerInformer.
+func (s *sharedIndexInformer) shared() *sharedIndexInformer {
+	return s
+}
+
+// sharedOf returns the sharedIndexInformer behind informer: itself, or the
+// one inside the package's wrappers; nil for a nil informer and for one of
+// another package.
+func sharedOf(informer SharedInformer) *sharedIndexInformer {
+	if k, ok := informer.(kinformerInformer); ok {
+		return k.shared()
+	}
+	return nil
 }
 
 // informerSyncedChecker is the DoneChecker of an informer's HasSynced.
@@ -454,35 +329,6 @@ func (c informerSyncedChecker) Name() string {
 // Done is closed once the informer has synced.
 func (c informerSyncedChecker) Done() <-chan struct{} {
 	return c.s.synced
-}
-
-func (s *sharedIndexInformer) SetWatchErrorHandler(handler WatchErrorHandler) error {
-	if handler == nil {
-		return s.SetWatchErrorHandlerWithContext(nil)
-	}
-	return s.SetWatchErrorHandlerWithContext(func(_ context.Context, r *Reflector, err error) {
-		handler(r, err)
-	})
-}
-
-func (s *sharedIndexInformer) SetWatchErrorHandlerWithContext(handler WatchErrorHandlerWithContext) error {
-	s.startedLock.Lock()
-	defer s.startedLock.Unlock()
-	if s.started {
-		return errors.New("informer has already started")
-	}
-	s.watchErrorHandler = handler
-	return nil
-}
-
-func (s *sharedIndexInformer) SetTransform(handler TransformFunc) error {
-	s.startedLock.Lock()
-	defer s.startedLock.Unlock()
-	if s.started {
-		return errors.New("informer has already started")
-	}
-	s.transform = handler
-	return nil
 }
 
 func (s *sharedIndexInformer) Run(stopCh <-chan struct{}) {
@@ -503,36 +349,36 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		logger.Info("Warning: the sharedIndexInformer has stopped and cannot be run again")
 		return
 	}
+	config := s.config
 	queue := newInformerQueue(logger, informerQueueConfig{
 		objectType:      s.objectType,
 		store:           s.indexer,
-		transform:       s.transform,
-		identifier:      s.identifier,
-		metricsProvider: s.informerMetricsProvider,
-		useDeltaFIFO:    s.useDeltaFIFO,
-		pageByPage:      s.relistPageByPage,
+		transform:       config.transform,
+		identifier:      config.identifier,
+		metricsProvider: config.metricsProvider,
+		useDeltaFIFO:    config.useDeltaFIFO,
+		pageByPage:      config.relistPageByPage,
 	})
 	if _, off := s.cacheMutationDetector.(noopMutationDetector); !off {
 		s.batch.detector = s.cacheMutationDetector
 	}
-	s.applier = newInformerApplier(logger, queue, s.indexer, &s.batch, s.transform)
-	ctrl := New(&Config{
+	s.applier = newInformerApplier(logger, queue, s.indexer, &s.batch, config.transform)
+	var resume func(context.Context) (*reflectorResume, error)
+	if config.snapshotFile != "" {
+		resume = s.loadSnapshot
+	}
+	ctrl := newController(Config{
 		Queue:                        queue,
 		ListerWatcher:                s.listerWatcher,
 		ObjectType:                   s.objectType,
-		ObjectDescription:            s.objectDescription,
+		ObjectDescription:            config.objectDescription,
 		FullResyncPeriod:             s.resyncCheckPeriod,
 		ShouldResync:                 s.processor.shouldResync,
 		Process:                      s.handleDeltas,
 		ProcessBatch:                 s.handleBatch,
-		WatchErrorHandlerWithContext: s.watchErrorHandler,
-		WatchIdleTimeout:             effectiveWatchIdleTimeout(s.watchIdleTimeout),
-	}).(*controller)
-	if s.snapshotFile != "" {
-		ctrl.config.resume = s.loadSnapshot
-	}
-	ctrl.clock = s.clock
-	ctrl.stats = s.stats
+		WatchErrorHandlerWithContext: config.watchErrorHandler,
+		WatchIdleTimeout:             effectiveWatchIdleTimeout(config.watchIdleTimeout),
+	}, controllerInternals{clock: s.clock, stats: s.stats, resume: resume})
 	s.controller = ctrl
 	s.queue = queue
 	s.started = true
@@ -569,39 +415,6 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 	ctrl.RunWithContext(ctx)
 }
 
-// handleDeltas is the controller's Process function.
-func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool) error {
-	s.blockDeltas.Lock()
-	defer s.blockDeltas.Unlock()
-	err := s.applier.process(obj, isInInitialList)
-	if d, ok := obj.(Deltas); ok {
-		s.stats.deltas.Add(s.applier.appliedDeltas(d))
-	} else {
-		s.stats.deltas.Add(s.applier.appliedDeltas(nil) + 1)
-	}
-	s.flushLocked()
-	s.rvWaiters.notify(s.indexer)
-	return err
-}
-
-// handleBatch is the controller's ProcessBatch function.
-func (s *sharedIndexInformer) handleBatch(deltas []Delta, isInInitialList bool) error {
-	s.blockDeltas.Lock()
-	defer s.blockDeltas.Unlock()
-	err := s.applier.processBatch(deltas, isInInitialList)
-	s.stats.deltas.Add(s.applier.appliedDeltas(deltas))
-	s.flushLocked()
-	s.rvWaiters.notify(s.indexer)
-	return err
-}
-
-// flushLocked hands the collected notifications to the listeners. The
-// caller holds blockDeltas.
-func (s *sharedIndexInformer) flushLocked() {
-	s.processor.distribute(&s.batch)
-	s.batch.reset()
-}
-
 func (s *sharedIndexInformer) HasSynced() bool {
 	select {
 	case <-s.synced:
@@ -622,6 +435,12 @@ func (s *sharedIndexInformer) LastSyncResourceVersion() string {
 		return ""
 	}
 	return s.controller.LastSyncResourceVersion()
+}
+
+// WaitForResourceVersion implements ResourceVersionWaiter; see the
+// package-level WaitForResourceVersion.
+func (s *sharedIndexInformer) WaitForResourceVersion(ctx context.Context, resourceVersion string) error {
+	return s.rvWaiters.wait(ctx, resourceVersion, s.indexer)
 }
 
 func (s *sharedIndexInformer) GetStore() Store {
@@ -649,129 +468,6 @@ func (s *sharedIndexInformer) IsStopped() bool {
 	s.startedLock.Lock()
 	defer s.startedLock.Unlock()
 	return s.stopped
-}
-
-func (s *sharedIndexInformer) AddEventHandler(handler ResourceEventHandler) (ResourceEventHandlerRegistration, error) {
-	return s.AddEventHandlerWithOptions(handler, HandlerOptions{})
-}
-
-func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEventHandler, resyncPeriod time.Duration) (ResourceEventHandlerRegistration, error) {
-	return s.AddEventHandlerWithOptions(handler, HandlerOptions{ResyncPeriod: &resyncPeriod})
-}
-
-// AddEventHandlerWithOptions implements SharedInformer.
-//
-// Differences from client-go: a nil handler is rejected with an error
-// instead of failing later. A handler that panics is not allowed to crash
-// the process (client-go re-raises through utilruntime.HandleCrash by
-// default): the panic is recovered, reported through utilruntime.PanicHandlers
-// as client-go does ("Observed a panic") and then logged with the handler's
-// name, counted, the notification is skipped, and the informer and the other
-// handlers go on. An initial-list add whose handler panicked still counts as
-// processed, so the registration can sync.
-func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error) {
-	if handler == nil {
-		return nil, errors.New("event handler must not be nil")
-	}
-	s.startedLock.Lock()
-	defer s.startedLock.Unlock()
-
-	if s.stopped {
-		return nil, fmt.Errorf("handler %v was not added to shared informer because it has stopped already", handler)
-	}
-
-	logger := klog.Background()
-	if options.Logger != nil {
-		logger = *options.Logger
-	}
-	resyncPeriod := s.defaultEventHandlerResyncPeriod
-	if options.ResyncPeriod != nil {
-		resyncPeriod = *options.ResyncPeriod
-	}
-	if resyncPeriod > 0 {
-		if resyncPeriod < minimumResyncPeriod {
-			logger.Info("Warning: resync period is too small. Changing it to the minimum allowed value", "resyncPeriod", resyncPeriod, "minimumResyncPeriod", minimumResyncPeriod)
-			resyncPeriod = minimumResyncPeriod
-		}
-		if resyncPeriod < s.resyncCheckPeriod {
-			if s.started {
-				logger.Info("Warning: resync period is smaller than resync check period and the informer has already started. Changing it to the resync check period", "resyncPeriod", resyncPeriod, "resyncCheckPeriod", s.resyncCheckPeriod)
-				resyncPeriod = s.resyncCheckPeriod
-			} else {
-				s.resyncCheckPeriod = resyncPeriod
-				s.processor.resyncCheckPeriodChanged(logger, resyncPeriod)
-			}
-		}
-	}
-
-	l := newProcessorListener(logger, handler, resyncPeriod, determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod), s.clock.Now(), s.HasSyncedChecker().Name(), &s.processor.panics)
-	if err := l.setBufferPolicy(options.BufferPolicy); err != nil {
-		return nil, err
-	}
-
-	if !s.started {
-		s.processor.addListener(l)
-		return l, nil
-	}
-
-	// Running: replay the cache as the handler's initial list, with no
-	// change applied in between, then register it.
-	s.blockDeltas.Lock()
-	defer s.blockDeltas.Unlock()
-	items := s.indexer.List()
-	if len(items) > 0 {
-		notes := make([]notification, len(items))
-		for i, item := range items {
-			notes[i] = notification{kind: notifyAdd, initial: true, newObj: item}
-		}
-		l.enqueue(notes, true)
-	}
-	s.processor.addListener(l)
-	return l, nil
-}
-
-func (s *sharedIndexInformer) RemoveEventHandler(handle ResourceEventHandlerRegistration) error {
-	return s.processor.removeListener(handle)
-}
-
-// determineResyncPeriod returns the effective resync period of a handler
-// that asked for desired when the informer checks every check: 0 stays 0, an
-// informer that never resyncs gives 0, and desired is raised to check.
-func determineResyncPeriod(logger klog.Logger, desired, check time.Duration) time.Duration {
-	switch {
-	case desired == 0:
-		return 0
-	case check == 0:
-		logger.Info("Warning: the specified resyncPeriod is invalid because this shared informer doesn't support resyncing", "desired", desired)
-		return 0
-	case desired < check:
-		logger.Info("Warning: the specified resyncPeriod is being increased to the minimum resyncCheckPeriod", "desired", desired, "resyncCheckPeriod", check)
-		return check
-	}
-	return desired
-}
-
-// ShutDownEventHandler removes a handler from informer like
-// RemoveEventHandler and then waits until the handler has stopped: no
-// notification is being delivered to it and none will be. It returns at once
-// when the informer never ran. It must not be called from the handler's own
-// methods (that would wait forever), and it fails for registrations not
-// created by this package.
-//
-// Difference from client-go: a nil informer is an error instead of a panic.
-func ShutDownEventHandler(informer SharedInformer, handle ResourceEventHandlerRegistration) error {
-	if informer == nil {
-		return errors.New("cannot shut down an event handler of a nil informer")
-	}
-	if err := informer.RemoveEventHandler(handle); err != nil {
-		return err
-	}
-	s, ok := handle.(interface{ ShutdownChan() <-chan struct{} })
-	if !ok {
-		return fmt.Errorf("event handler registration of type %T does not support ShutdownChan()", handle)
-	}
-	<-s.ShutdownChan()
-	return nil
 }
 
 // dummyController is what GetController returns: the informer runs itself,

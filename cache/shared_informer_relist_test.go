@@ -279,9 +279,9 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 func TestSetRelistPageByPage(t *testing.T) {
 	informer := NewSharedIndexInformerWithOptions(newInfServer().lw(), &v1.Pod{}, SharedIndexInformerOptions{}).(*sharedIndexInformer)
 	require.NoError(t, SetRelistPageByPage(informer, true))
-	assert.True(t, informer.relistPageByPage)
+	assert.True(t, informer.config.relistPageByPage)
 	require.NoError(t, SetRelistPageByPage(informer, false))
-	assert.False(t, informer.relistPageByPage)
+	assert.False(t, informer.config.relistPageByPage)
 	assert.Error(t, SetRelistPageByPage(nil, true))
 	assert.Error(t, SetRelistPageByPage(clientcacheInformer{}, true))
 	informer.startedLock.Lock()

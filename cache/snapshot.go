@@ -3,7 +3,6 @@ package cache
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -17,8 +16,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/klog/v2"
 )
 
 // The snapshot file format (version 1), all integers little-endian:
@@ -341,72 +338,4 @@ func readSnapshot(path, identity, scope string, codec snapshotCodec) ([]interfac
 type reflectorResume struct {
 	objects         []interface{}
 	resourceVersion string
-}
-
-// SetSnapshotFile makes informer persist its cache and resourceVersion to
-// path when it stops, and resume from that file when it starts (see
-// SharedIndexInformerOptions.SnapshotFile); "" turns it off. It is how
-// factories apply their snapshot directory. kinformer extension, not in
-// client-go.
-//
-// It returns an error for a nil informer, one not built by this package, and
-// one that has started already.
-func SetSnapshotFile(informer SharedInformer, path string) error {
-	if informer == nil {
-		return errors.New("cannot set the snapshot file of a nil informer")
-	}
-	s, ok := unwrapInformer(informer).(*sharedIndexInformer)
-	if !ok {
-		return fmt.Errorf("cannot set the snapshot file of an informer of type %T: it is not built by kinformer's cache package", informer)
-	}
-	s.startedLock.Lock()
-	defer s.startedLock.Unlock()
-	if s.started {
-		return errors.New("cannot set the snapshot file: informer has already started")
-	}
-	s.snapshotFile = path
-	return nil
-}
-
-// loadSnapshot reads the informer's snapshot file; it is the Reflector's
-// resume function (called once, on its goroutine, before its first list).
-// It returns nil without error when there is no file yet, and a
-// *SnapshotError for a file that cannot be used, which the Reflector logs
-// and passes to the watch error handler before it lists as usual.
-func (s *sharedIndexInformer) loadSnapshot(ctx context.Context) (*reflectorResume, error) {
-	codec, err := snapshotCodecFor(s.objectType)
-	if err != nil {
-		return nil, &SnapshotError{Path: s.snapshotFile, Op: "load", Err: err}
-	}
-	objects, rv, err := readSnapshot(s.snapshotFile, snapshotIdentity(s.objectType, s.objectDescription), s.snapshotScope, codec)
-	if errors.Is(err, os.ErrNotExist) {
-		klog.FromContext(ctx).V(2).Info("No informer snapshot yet; listing", "path", s.snapshotFile)
-		return nil, nil
-	}
-	if err != nil {
-		return nil, &SnapshotError{Path: s.snapshotFile, Op: "load", Err: err}
-	}
-	return &reflectorResume{objects: objects, resourceVersion: rv}, nil
-}
-
-// saveSnapshot writes the informer's cache to its snapshot file, if
-// configured, once the informer has stopped. Only a synced cache with a
-// resource version is written; failures are logged.
-func (s *sharedIndexInformer) saveSnapshot(ctx context.Context) {
-	if s.snapshotFile == "" || !s.HasSynced() {
-		return
-	}
-	rv := storeResourceVersion(s.indexer)
-	if rv == "" {
-		return
-	}
-	codec, err := snapshotCodecFor(s.objectType)
-	if err == nil {
-		err = writeSnapshot(s.snapshotFile, snapshotIdentity(s.objectType, s.objectDescription), s.snapshotScope, codec, storeObjectsByKey(s.indexer), rv)
-	}
-	if err != nil {
-		utilruntime.HandleErrorWithContext(ctx, &SnapshotError{Path: s.snapshotFile, Op: "save", Err: err}, "Informer snapshot not written", "type", fmt.Sprintf("%T", s.objectType))
-		return
-	}
-	klog.FromContext(ctx).V(2).Info("Informer snapshot written", "path", s.snapshotFile, "resourceVersion", rv)
 }

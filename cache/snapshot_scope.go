@@ -1,8 +1,6 @@
 package cache
 
 import (
-	"errors"
-	"fmt"
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,30 +27,6 @@ func SnapshotScopeFor(namespace string, tweak func(*metav1.ListOptions)) string 
 	return "namespace=" + strconv.Quote(namespace) +
 		" labelSelector=" + strconv.Quote(opts.LabelSelector) +
 		" fieldSelector=" + strconv.Quote(opts.FieldSelector)
-}
-
-// SetSnapshotScope sets the scope an informer's snapshot file is tied to
-// (see SharedIndexInformerOptions.SnapshotScope). It is how factories tie
-// their snapshot files to their namespace and list options. kinformer
-// extension, not in client-go.
-//
-// It returns an error for a nil informer, one not built by this package, and
-// one that has started already.
-func SetSnapshotScope(informer SharedInformer, scope string) error {
-	if informer == nil {
-		return errors.New("cannot set the snapshot scope of a nil informer")
-	}
-	s, ok := unwrapInformer(informer).(*sharedIndexInformer)
-	if !ok {
-		return fmt.Errorf("cannot set the snapshot scope of an informer of type %T: it is not built by kinformer's cache package", informer)
-	}
-	s.startedLock.Lock()
-	defer s.startedLock.Unlock()
-	if s.started {
-		return errors.New("cannot set the snapshot scope: informer has already started")
-	}
-	s.snapshotScope = scope
-	return nil
 }
 
 // describeSnapshotScope renders a scope for an error message.

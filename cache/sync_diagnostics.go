@@ -214,11 +214,11 @@ func newInformerSyncError(informer SharedInformer) *InformerSyncError {
 		return &InformerSyncError{Type: t, Resource: t}
 	}
 	e := &InformerSyncError{Type: fmt.Sprintf("%T", s.objectType), Err: s.stats.currentError()}
-	switch gvr := s.identifier.GroupVersionResource(); {
+	switch gvr := s.config.identifier.GroupVersionResource(); {
 	case !gvr.Empty():
 		e.Resource = resourceString(gvr)
-	case s.objectDescription != "":
-		e.Resource = s.objectDescription
+	case s.config.objectDescription != "":
+		e.Resource = s.config.objectDescription
 	default:
 		e.Resource = e.Type
 	}

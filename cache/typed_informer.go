@@ -35,10 +35,14 @@ type typedSharedIndexInformer[T Object] struct {
 	SharedIndexInformer
 }
 
-// innerSharedIndexInformer returns the wrapped informer, so that the
-// package's extensions (WaitForResourceVersion, ...) reach it.
-func (s *typedSharedIndexInformer[T]) innerSharedIndexInformer() SharedIndexInformer {
-	return s.SharedIndexInformer
+// shared implements kinformerInformer: it returns the informer behind the
+// wrapped one, so that the package's extensions (WaitForResourceVersion,
+// GetInformerStatus, SetSnapshotFile, ...) reach it.
+func (s *typedSharedIndexInformer[T]) shared() *sharedIndexInformer {
+	if s == nil {
+		return nil
+	}
+	return sharedOf(s.SharedIndexInformer)
 }
 
 func (s *typedSharedIndexInformer[T]) AddTypedEventHandler(handler TypedResourceEventHandler[T], options ...HandlerOptions) (ResourceEventHandlerRegistration, error) {

@@ -136,9 +136,12 @@ func NewDynamicSharedInformerFactoryWithOptions(client dynamic.Interface, defaul
 
 // build makes the informer of one resource with the factory's settings.
 func (f *dynamicSharedInformerFactory) build(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
-	informer := newInformer(f.client, gvr, f.namespace, f.defaultResync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, f.tweakListOptions)
-	gvrfactory.SetSnapshotDir(informer, f.snapshotDir, gvr, "", f.namespace, f.tweakListOptions)
-	return informer
+	options := cache.SharedIndexInformerOptions{
+		ResyncPeriod: f.defaultResync,
+		Indexers:     cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+	}
+	options = gvrfactory.WithSnapshotDir(options, f.snapshotDir, gvr, "", f.namespace, f.tweakListOptions)
+	return newInformer(f.client, gvr, f.namespace, f.tweakListOptions, options)
 }
 
 // Start runs the requested informers until stopCh is closed.
@@ -160,10 +163,10 @@ func (f *dynamicSharedInformerFactory) WaitForCacheSync(stopCh <-chan struct{}) 
 // client, restricted to namespace (all if empty), with tweakListOptions (may
 // be nil) applied to every request. Prefer a factory's shared informer.
 func NewFilteredDynamicInformer(client dynamic.Interface, gvr schema.GroupVersionResource, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions TweakListOptionsFunc) informers.GenericInformer {
-	return gvrfactory.NewInformer(newInformer(client, gvr, namespace, resyncPeriod, indexers, tweakListOptions), gvr)
+	return gvrfactory.NewInformer(newInformer(client, gvr, namespace, tweakListOptions, cache.SharedIndexInformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers}), gvr)
 }
 
-func newInformer(client dynamic.Interface, gvr schema.GroupVersionResource, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions TweakListOptionsFunc) cache.SharedIndexInformer {
+func newInformer(client dynamic.Interface, gvr schema.GroupVersionResource, namespace string, tweakListOptions TweakListOptionsFunc, options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
 	var c any
 	if client != nil {
 		c = client
@@ -175,7 +178,7 @@ func newInformer(client dynamic.Interface, gvr schema.GroupVersionResource, name
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return client.Resource(gvr).Namespace(namespace).Watch(ctx, opts)
 		})
-	return gvrfactory.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, gvr, resyncPeriod, indexers)
+	return gvrfactory.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, gvr, options)
 }
 
 var _ informers.ResourceReleaser = &dynamicSharedInformerFactory{}

@@ -172,12 +172,16 @@ func newFactory(client metadata.Interface, defaultResync time.Duration) *metadat
 
 // build makes the informer of one resource with the factory's settings.
 func (f *metadataSharedInformerFactory) build(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
-	informer := newInformer(f.client, gvr, f.namespace, f.defaultResync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, f.tweakListOptions)
+	options := cache.SharedIndexInformerOptions{
+		ResyncPeriod: f.defaultResync,
+		Indexers:     cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+	}
+	options = gvrfactory.WithSnapshotDir(options, f.snapshotDir, gvr, "metadata", f.namespace, f.tweakListOptions)
+	informer := newInformer(f.client, gvr, f.namespace, f.tweakListOptions, options)
 	if transform := lean.Compose(f.transform, f.lean); transform != nil {
 		// The informer is new and not running, so this cannot fail.
 		_ = informer.SetTransform(transform)
 	}
-	gvrfactory.SetSnapshotDir(informer, f.snapshotDir, gvr, "metadata", f.namespace, f.tweakListOptions)
 	return informer
 }
 
@@ -201,10 +205,10 @@ func (f *metadataSharedInformerFactory) WaitForCacheSync(stopCh <-chan struct{})
 // tweakListOptions (may be nil) applied to every request. Prefer a factory's
 // shared informer.
 func NewFilteredMetadataInformer(client metadata.Interface, gvr schema.GroupVersionResource, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions TweakListOptionsFunc) informers.GenericInformer {
-	return gvrfactory.NewInformer(newInformer(client, gvr, namespace, resyncPeriod, indexers, tweakListOptions), gvr)
+	return gvrfactory.NewInformer(newInformer(client, gvr, namespace, tweakListOptions, cache.SharedIndexInformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers}), gvr)
 }
 
-func newInformer(client metadata.Interface, gvr schema.GroupVersionResource, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions TweakListOptionsFunc) cache.SharedIndexInformer {
+func newInformer(client metadata.Interface, gvr schema.GroupVersionResource, namespace string, tweakListOptions TweakListOptionsFunc, options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
 	var c any
 	if client != nil {
 		c = client
@@ -216,7 +220,7 @@ func newInformer(client metadata.Interface, gvr schema.GroupVersionResource, nam
 		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return client.Resource(gvr).Namespace(namespace).Watch(ctx, opts)
 		})
-	return gvrfactory.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, gvr, resyncPeriod, indexers)
+	return gvrfactory.NewSharedIndexInformer(lw, &metav1.PartialObjectMetadata{}, gvr, options)
 }
 
 var _ informers.ResourceReleaser = &metadataSharedInformerFactory{}

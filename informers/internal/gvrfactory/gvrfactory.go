@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,15 +24,14 @@ type Informer struct {
 
 // NewSharedIndexInformer returns the shared informer the dynamic and metadata
 // packages build for gvr: objects like exampleObject listed and watched through
-// lw, described and identified by gvr. The identity is unnamed, so it publishes
-// no metrics, but it tells diagnostics (cache.GetInformerStatus) the resource.
-func NewSharedIndexInformer(lw cache.ListerWatcher, exampleObject runtime.Object, gvr schema.GroupVersionResource, resyncPeriod time.Duration, indexers cache.Indexers) cache.SharedIndexInformer {
-	return cache.NewSharedIndexInformerWithOptions(lw, exampleObject, cache.SharedIndexInformerOptions{
-		ResyncPeriod:      resyncPeriod,
-		Indexers:          indexers,
-		ObjectDescription: gvr.String(),
-		Identifier:        (*cache.InformerName)(nil).WithResource(gvr),
-	})
+// lw, configured by options (resync period, indexers, snapshot file and scope),
+// described and identified by gvr (options' ObjectDescription and Identifier
+// are replaced). The identity is unnamed, so it publishes no metrics, but it
+// tells diagnostics (cache.GetInformerStatus) the resource.
+func NewSharedIndexInformer(lw cache.ListerWatcher, exampleObject runtime.Object, gvr schema.GroupVersionResource, options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
+	options.ObjectDescription = gvr.String()
+	options.Identifier = (*cache.InformerName)(nil).WithResource(gvr)
+	return cache.NewSharedIndexInformerWithOptions(lw, exampleObject, options)
 }
 
 // NewInformer pairs informer with the resource its lister names in NotFound

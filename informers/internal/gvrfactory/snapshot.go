@@ -6,7 +6,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	"github.com/kinformer/kinformer/cache"
 )
@@ -29,18 +28,15 @@ func SnapshotFileName(gvr schema.GroupVersionResource, variant string) string {
 	return strings.NewReplacer("/", "_", "\\", "_").Replace(name)
 }
 
-// SetSnapshotDir makes informer, new and not started, snapshot its cache to
-// SnapshotFileName(gvr, variant) in dir, tied to the scope of namespace and
-// tweak (cache.SnapshotScopeFor). dir "" does nothing. Failures (which a
-// new informer built by the cache package cannot have) are logged.
-func SetSnapshotDir(informer cache.SharedIndexInformer, dir string, gvr schema.GroupVersionResource, variant, namespace string, tweak func(*metav1.ListOptions)) {
+// WithSnapshotDir returns options with the snapshot file and scope of gvr's
+// informer in dir: SnapshotFileName(gvr, variant) in dir, tied to the scope
+// of namespace and tweak (cache.SnapshotScopeFor). dir "" returns options
+// unchanged.
+func WithSnapshotDir(options cache.SharedIndexInformerOptions, dir string, gvr schema.GroupVersionResource, variant, namespace string, tweak func(*metav1.ListOptions)) cache.SharedIndexInformerOptions {
 	if dir == "" {
-		return
+		return options
 	}
-	if err := cache.SetSnapshotFile(informer, filepath.Join(dir, SnapshotFileName(gvr, variant))); err != nil {
-		utilruntime.HandleError(err)
-	}
-	if err := cache.SetSnapshotScope(informer, cache.SnapshotScopeFor(namespace, tweak)); err != nil {
-		utilruntime.HandleError(err)
-	}
+	options.SnapshotFile = filepath.Join(dir, SnapshotFileName(gvr, variant))
+	options.SnapshotScope = cache.SnapshotScopeFor(namespace, tweak)
+	return options
 }

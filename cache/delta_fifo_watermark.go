@@ -1,0 +1,84 @@
+package cache
+
+// deltaFIFOWatermark tracks, for an informer's DeltaFIFO, the resourceVersion
+// up to which every change the queue received has been popped: the
+// informer's cache records it as its watermark once the pop is applied.
+// Keys pop in the order in which they were first queued, not in watch
+// order (a@10, b@11, a@12 pop as a@10+a@12, then b@11), so the version of the
+// newest change popped is not a watermark: with b@11 still queued, the
+// watermark after popping a is 10. All fields are guarded by the queue's
+// lock.
+type deltaFIFOWatermark struct {
+	// received is the resourceVersion of the newest change queued: a watch
+	// event's object, or the version of a complete list.
+	received string
+	// before holds, for every queued key, received as it was when the key
+	// was queued: every change older than the key's oldest queued delta.
+	before map[string]string
+	// popped is the watermark once the pop in progress is applied.
+	popped string
+}
+
+// queued records that d is appended to key's deltas (first is true when
+// key was not queued).
+func (w *deltaFIFOWatermark) queued(key string, d Delta, first bool) {
+	if first {
+		w.before[key] = w.received
+	}
+	switch d.Type {
+	case Added, Updated, Deleted:
+		if _, tomb := d.Object.(DeletedFinalStateUnknown); tomb {
+			return
+		}
+		if rv, ok := storeResourceVersionOf(d.Object); ok && rv != "" {
+			w.received = rv
+		}
+	}
+}
+
+// listed records that a list current at rv was queued.
+func (w *deltaFIFOWatermark) listed(rv string) {
+	if rv != "" {
+		w.received = rv
+	}
+}
+
+// pop records that key was popped; head is the key now first in the queue
+// ("" when it is empty).
+func (w *deltaFIFOWatermark) pop(key, head string, empty bool) {
+	delete(w.before, key)
+	if empty {
+		w.popped = w.received
+		return
+	}
+	w.popped = w.before[head]
+}
+
+// listedLocked records, for the watermark, that a list current at
+// resourceVersion was queued. When that left nothing queued (the list
+// brought nothing to apply), nothing is being processed either (Pop holds
+// the lock while it processes), so the informer's cache has caught up with
+// the list: its watermark moves now, as no pop will move it.
+func (f *DeltaFIFO) listedLocked(resourceVersion string) {
+	if f.wm == nil {
+		return
+	}
+	f.wm.listed(resourceVersion)
+	if f.queue.len() > 0 {
+		return
+	}
+	if c, ok := f.lists.cached.(*cache); ok {
+		c.advanceResourceVersion(resourceVersion)
+	}
+}
+
+// poppedWatermark returns the resourceVersion up to which every change the
+// queue received is applied once the pop in progress is: it is only
+// meaningful inside Pop's process function, and only for a queue built by
+// newInformerDeltaFIFO.
+func (f *DeltaFIFO) poppedWatermark() string {
+	if f.wm == nil {
+		return ""
+	}
+	return f.wm.popped
+}

@@ -1,0 +1,146 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+const (
+	// minimumResyncPeriod is the shortest resync period a handler can get.
+	minimumResyncPeriod = 1 * time.Second
+)
+
+func (s *sharedIndexInformer) AddEventHandler(handler ResourceEventHandler) (ResourceEventHandlerRegistration, error) {
+	return s.AddEventHandlerWithOptions(handler, HandlerOptions{})
+}
+
+func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEventHandler, resyncPeriod time.Duration) (ResourceEventHandlerRegistration, error) {
+	return s.AddEventHandlerWithOptions(handler, HandlerOptions{ResyncPeriod: &resyncPeriod})
+}
+
+// AddEventHandlerWithOptions implements SharedInformer.
+//
+// Differences from client-go: a nil handler is rejected with an error
+// instead of failing later. A handler that panics is not allowed to crash
+// the process (client-go re-raises through utilruntime.HandleCrash by
+// default): the panic is recovered, reported through utilruntime.PanicHandlers
+// as client-go does ("Observed a panic") and then logged with the handler's
+// name, counted, the notification is skipped, and the informer and the other
+// handlers go on. An initial-list add whose handler panicked still counts as
+// processed, so the registration can sync.
+func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error) {
+	if handler == nil {
+		return nil, errors.New("event handler must not be nil")
+	}
+	s.startedLock.Lock()
+	defer s.startedLock.Unlock()
+
+	if s.stopped {
+		return nil, fmt.Errorf("handler %v was not added to shared informer because it has stopped already", handler)
+	}
+
+	logger := klog.Background()
+	if options.Logger != nil {
+		logger = *options.Logger
+	}
+	resyncPeriod := s.config.resyncPeriod
+	if options.ResyncPeriod != nil {
+		resyncPeriod = *options.ResyncPeriod
+	}
+	if resyncPeriod > 0 {
+		if resyncPeriod < minimumResyncPeriod {
+			logger.Info("Warning: resync period is too small. Changing it to the minimum allowed value", "resyncPeriod", resyncPeriod, "minimumResyncPeriod", minimumResyncPeriod)
+			resyncPeriod = minimumResyncPeriod
+		}
+		if resyncPeriod < s.resyncCheckPeriod {
+			if s.started {
+				logger.Info("Warning: resync period is smaller than resync check period and the informer has already started. Changing it to the resync check period", "resyncPeriod", resyncPeriod, "resyncCheckPeriod", s.resyncCheckPeriod)
+				resyncPeriod = s.resyncCheckPeriod
+			} else {
+				s.resyncCheckPeriod = resyncPeriod
+				s.processor.resyncCheckPeriodChanged(logger, resyncPeriod)
+			}
+		}
+	}
+
+	l, err := newProcessorListener(listenerConfig{
+		logger:                logger,
+		handler:               handler,
+		requestedResyncPeriod: resyncPeriod,
+		resyncPeriod:          determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod),
+		now:                   s.clock.Now(),
+		upstreamName:          s.HasSyncedChecker().Name(),
+		panics:                &s.processor.panics,
+		bufferPolicy:          options.BufferPolicy,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	if !s.started {
+		s.processor.addListener(l)
+		return l, nil
+	}
+
+	// Running: replay the cache as the handler's initial list, with no
+	// change applied in between, then register it.
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	items := s.indexer.List()
+	if len(items) > 0 {
+		notes := make([]notification, len(items))
+		for i, item := range items {
+			notes[i] = notification{kind: notifyAdd, initial: true, newObj: item}
+		}
+		l.enqueue(notes, true)
+	}
+	s.processor.addListener(l)
+	return l, nil
+}
+
+func (s *sharedIndexInformer) RemoveEventHandler(handle ResourceEventHandlerRegistration) error {
+	return s.processor.removeListener(handle)
+}
+
+// determineResyncPeriod returns the effective resync period of a handler
+// that asked for desired when the informer checks every check: 0 stays 0, an
+// informer that never resyncs gives 0, and desired is raised to check.
+func determineResyncPeriod(logger klog.Logger, desired, check time.Duration) time.Duration {
+	switch {
+	case desired == 0:
+		return 0
+	case check == 0:
+		logger.Info("Warning: the specified resyncPeriod is invalid because this shared informer doesn't support resyncing", "desired", desired)
+		return 0
+	case desired < check:
+		logger.Info("Warning: the specified resyncPeriod is being increased to the minimum resyncCheckPeriod", "desired", desired, "resyncCheckPeriod", check)
+		return check
+	}
+	return desired
+}
+
+// ShutDownEventHandler removes a handler from informer like
+// RemoveEventHandler and then waits until the handler has stopped: no
+// notification is being delivered to it and none will be. It returns at once
+// when the informer never ran. It must not be called from the handler's own
+// methods (that would wait forever), and it fails for registrations not
+// created by this package.
+//
+// Difference from client-go: a nil informer is an error instead of a panic.
+func ShutDownEventHandler(informer SharedInformer, handle ResourceEventHandlerRegistration) error {
+	if informer == nil {
+		return errors.New("cannot shut down an event handler of a nil informer")
+	}
+	if err := informer.RemoveEventHandler(handle); err != nil {
+		return err
+	}
+	s, ok := handle.(interface{ ShutdownChan() <-chan struct{} })
+	if !ok {
+		return fmt.Errorf("event handler registration of type %T does not support ShutdownChan()", handle)
+	}
+	<-s.ShutdownChan()
+	return nil
+}

@@ -1,0 +1,110 @@
+package cache
+
+import "k8s.io/apimachinery/pkg/api/meta"
+
+// handleDeltas is the controller's Process function.
+func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool) error {
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	err := s.applier.process(obj, isInInitialList)
+	if d, ok := obj.(Deltas); ok {
+		s.stats.deltas.Add(s.applier.appliedDeltas(d))
+	} else {
+		s.stats.deltas.Add(s.applier.appliedDeltas(nil) + 1)
+	}
+	s.flushLocked()
+	s.rvWaiters.notify(s.indexer)
+	return err
+}
+
+// handleBatch is the controller's ProcessBatch function.
+func (s *sharedIndexInformer) handleBatch(deltas []Delta, isInInitialList bool) error {
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	err := s.applier.processBatch(deltas, isInInitialList)
+	s.stats.deltas.Add(s.applier.appliedDeltas(deltas))
+	s.flushLocked()
+	s.rvWaiters.notify(s.indexer)
+	return err
+}
+
+// flushLocked hands the collected notifications to the listeners. The
+// caller holds blockDeltas.
+func (s *sharedIndexInformer) flushLocked() {
+	s.processor.distribute(&s.batch)
+	s.batch.reset()
+}
+
+// notificationKind tells which handler method a notification is for.
+type notificationKind uint8
+
+const (
+	notifyAdd notificationKind = iota + 1
+	notifyUpdate
+	notifyDelete
+)
+
+// notification is one event for a handler. It is stored by value in the
+// buffers, so queuing it allocates nothing beyond amortised slice growth.
+type notification struct {
+	kind notificationKind
+	// initial marks an add that belongs to the initial list.
+	initial bool
+	// resync marks an update whose old and new resource versions are equal
+	// (a resync or an unchanged object in a relist); it only goes to
+	// listeners that are due for a resync.
+	resync bool
+	oldObj interface{}
+	newObj interface{}
+}
+
+// notificationBatch collects the notifications of one popped batch. It is
+// the ResourceEventHandler the shared informer's deltaApplier reports to;
+// the collected batch is then handed to every listener at once.
+type notificationBatch struct {
+	notes []notification
+	// hasResync is true if any note is a resync note.
+	hasResync bool
+	// detector, when not nil, is given every added or updated object, as
+	// the objects the handlers will see (see NewCacheMutationDetector).
+	detector MutationDetector
+}
+
+func (b *notificationBatch) OnAdd(obj interface{}, isInInitialList bool) {
+	if b.detector != nil {
+		b.detector.AddObject(obj)
+	}
+	b.notes = append(b.notes, notification{kind: notifyAdd, initial: isInInitialList, newObj: obj})
+}
+
+func (b *notificationBatch) OnUpdate(oldObj, newObj interface{}) {
+	// Equal resource versions mean nothing changed (a resync, or an
+	// unchanged object seen again by a relist).
+	resync := false
+	if n, err := meta.Accessor(newObj); err == nil {
+		if o, err := meta.Accessor(oldObj); err == nil {
+			resync = n.GetResourceVersion() == o.GetResourceVersion()
+		}
+	}
+	b.hasResync = b.hasResync || resync
+	if b.detector != nil {
+		b.detector.AddObject(newObj)
+	}
+	b.notes = append(b.notes, notification{kind: notifyUpdate, resync: resync, oldObj: oldObj, newObj: newObj})
+}
+
+func (b *notificationBatch) OnDelete(obj interface{}) {
+	b.notes = append(b.notes, notification{kind: notifyDelete, oldObj: obj})
+}
+
+// reset empties the batch for reuse, dropping object references and, after
+// an unusually large batch, the backing array.
+func (b *notificationBatch) reset() {
+	if cap(b.notes) > 4096 {
+		b.notes = nil
+	} else {
+		clear(b.notes)
+		b.notes = b.notes[:0]
+	}
+	b.hasResync = false
+}

@@ -1,0 +1,178 @@
+package cache
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// InformerStatus is a snapshot of one informer's state, for diagnostics (see
+// GetInformerStatus). The values are read one after the other while the
+// informer runs, so they need not be mutually consistent.
+type InformerStatus struct {
+	// Type is the Go type of the informer's objects, e.g. "*v1.Pod".
+	Type string
+	// Description describes the objects as the Reflector logs them: the
+	// group/version/resource for dynamic and metadata informers, else the
+	// ObjectDescription given at construction (may be empty).
+	Description string
+	// Name is the informer's metrics name (see InformerName), or "".
+	Name string
+	// Resource is the informer's group/version/resource when known (the
+	// informers of kinformer's factories know it), else zero.
+	Resource schema.GroupVersionResource
+
+	// Started and Stopped tell whether Run was called and has returned.
+	Started, Stopped bool
+	// Synced is HasSynced.
+	Synced bool
+	// LastSyncResourceVersion is the informer's LastSyncResourceVersion.
+	LastSyncResourceVersion string
+	// StoreSize is the number of objects in the cache.
+	StoreSize int
+	// QueueDepth is the number of entries waiting in the queue between the
+	// Reflector and the processing loop (keys for a DeltaFIFO, deltas for
+	// a RealFIFO); 0 before Run.
+	QueueDepth int
+	// DeltasProcessed counts the deltas the processing loop applied to the
+	// cache. A list counts one per listed object plus one per cached
+	// object it deleted, with either queue and whether it was applied at
+	// once or page by page (SharedIndexInformerOptions.RelistPageByPage);
+	// bookmarks count with the RealFIFO.
+	DeltasProcessed uint64
+	// Lists counts the lists made so far by reason; every reason of
+	// RelistReasons is present.
+	Lists map[RelistReason]uint64
+	// WatchRestarts counts the watches reopened from the last resource
+	// version without a relist (after a normal close, a 429, a refused
+	// connection or a retried internal error).
+	WatchRestarts uint64
+	// LastWatchEvent is when the last watch event or bookmark arrived; zero
+	// if none did.
+	LastWatchEvent time.Time
+	// LastList is when the last list succeeded; zero if none did.
+	LastList time.Time
+	// LastError is the last list or watch failure (every failure the watch
+	// error handler sees), nil if there was none; LastErrorTime is when it
+	// happened. It is kept after the informer recovers: compare with
+	// LastList.
+	LastError     error
+	LastErrorTime time.Time
+	// BadData counts the objects and events from the server the Reflector
+	// could not store (no object, wrong type, no metadata, undecodable
+	// frame, ...); each was logged and skipped.
+	BadData uint64
+	// HandlerPanics counts the panics recovered from this informer's
+	// handlers, including handlers removed since.
+	HandlerPanics int64
+	// Handlers describes the registered handlers, in registration order.
+	Handlers []HandlerStatus
+}
+
+// HandlerStatus is a snapshot of one registered event handler.
+type HandlerStatus struct {
+	// Name is the handler's name: its type or the functions it is made of.
+	// Two registrations of the same handler type have the same name.
+	Name string
+	// Pending is the number of notifications queued for the handler and
+	// not yet handled, including the remainder of the batch it is working
+	// through.
+	Pending int
+	// Panics counts the panics recovered from this handler.
+	Panics int64
+	// Synced is the registration's HasSynced.
+	Synced bool
+}
+
+// GetInformerStatus returns a snapshot of informer's state. It reports false
+// for informers not built by this package (a NewTypedSharedIndexInformer
+// wrapper around one of ours is fine). Safe to call at any time, concurrently
+// with everything; it takes the cache's and the queue's locks briefly.
+func GetInformerStatus(informer SharedInformer) (InformerStatus, bool) {
+	s := sharedOf(informer)
+	if s == nil {
+		return InformerStatus{}, false
+	}
+	return s.status(), true
+}
+
+// status returns a snapshot of the informer's state.
+func (s *sharedIndexInformer) status() InformerStatus {
+	st := InformerStatus{
+		Type:                    fmt.Sprintf("%T", s.objectType),
+		Description:             s.config.objectDescription,
+		Name:                    s.config.identifier.Name(),
+		Resource:                s.config.identifier.GroupVersionResource(),
+		Synced:                  s.HasSynced(),
+		LastSyncResourceVersion: s.LastSyncResourceVersion(),
+		StoreSize:               storeSize(s.indexer),
+		DeltasProcessed:         s.stats.deltas.Load(),
+		Lists:                   make(map[RelistReason]uint64, len(relistReasons)),
+		WatchRestarts:           s.stats.watchRestarts.Load(),
+		HandlerPanics:           s.processor.panics.Load(),
+	}
+	for i, reason := range relistReasons {
+		st.Lists[reason] = s.stats.lists[i].Load()
+	}
+	if ns := s.stats.lastEvent.Load(); ns != 0 {
+		st.LastWatchEvent = time.Unix(0, ns)
+	}
+	if ns := s.stats.lastList.Load(); ns != 0 {
+		st.LastList = time.Unix(0, ns)
+	}
+	st.LastError, st.LastErrorTime = s.stats.lastError()
+
+	s.startedLock.Lock()
+	st.Started, st.Stopped = s.started, s.stopped
+	queue := s.queue
+	ctrl := s.controller
+	s.startedLock.Unlock()
+	if queue != nil {
+		st.QueueDepth = queueDepth(queue)
+	}
+	if ctrl != nil {
+		st.BadData = ctrl.badDataTotal()
+	}
+	st.Handlers = s.processor.handlerStatuses()
+	return st
+}
+
+// storeSize returns the number of objects in a store of this package without
+// listing them, else len(ListKeys()).
+func storeSize(store Store) int {
+	switch c := store.(type) {
+	case *cache:
+		return c.tsm.size()
+	case nil:
+		return 0
+	}
+	return len(store.ListKeys())
+}
+
+// queueDepth returns the number of entries queued in q, or 0 for a queue of
+// another package.
+func queueDepth(q Queue) int {
+	switch f := q.(type) {
+	case *RealFIFO:
+		f.lock.Lock()
+		defer f.lock.Unlock()
+		return f.items.len()
+	case *DeltaFIFO:
+		f.lock.Lock()
+		defer f.lock.Unlock()
+		return f.queue.len()
+	}
+	return 0
+}
+
+// InformerSource is implemented by the informer factories of this module
+// (informers, dynamicinformer and metadatainformer): it hands out the
+// informers built so far, for diagnostics and metrics (see
+// GetInformerStatus). Client-go's factory interfaces do not include it; the
+// factories' concrete types do.
+type InformerSource interface {
+	// ListInformers returns every informer the factory has built so far
+	// (started or not), in a stable order. Safe for concurrent use.
+	ListInformers() []SharedIndexInformer
+}

@@ -1,0 +1,107 @@
+package cache
+
+import (
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+	clientgofeatures "k8s.io/client-go/features"
+)
+
+// storeResourceVersionOf returns obj's resource version and whether obj has
+// metadata to read it from.
+func storeResourceVersionOf(obj interface{}) (string, bool) {
+	meta, err := storeMetaAccessor(obj)
+	if err != nil {
+		return "", false
+	}
+	return meta.GetResourceVersion(), true
+}
+
+// setRVLocked records rv as the newest resource version seen.
+func (m *threadSafeMap) setRVLocked(rv string) {
+	m.rv = rv
+	m.metrics.setResourceVersion(rv)
+}
+
+// writtenRVLocked records the resource version of a written object, unless
+// the store keeps a watermark.
+func (m *threadSafeMap) writtenRVLocked(rv string) {
+	if !m.watermark {
+		m.setRVLocked(rv)
+	}
+}
+
+// syncedRVLocked records the resource version of a Replace or Bookmark: as
+// the newest seen, or, for a store that keeps a watermark, only when it is
+// ahead of the current one.
+func (m *threadSafeMap) syncedRVLocked(rv string) {
+	if m.watermark {
+		m.advanceRVLocked(rv)
+		return
+	}
+	m.setRVLocked(rv)
+}
+
+// advanceRVLocked records rv when it is ahead of the recorded version: an
+// empty rv never is; anything is ahead of an empty version; versions that
+// cannot be compared as the API defines (decimal integers) are taken as
+// ahead, since they come in the server's order.
+func (m *threadSafeMap) advanceRVLocked(rv string) {
+	if rv == "" || rv == m.rv {
+		return
+	}
+	if m.rv != "" {
+		if cmp, err := resourceversion.CompareResourceVersion(rv, m.rv); err == nil && cmp <= 0 {
+			return
+		}
+	}
+	m.setRVLocked(rv)
+}
+
+// advanceRV moves the recorded resource version forward to rv (see
+// advanceRVLocked); it reports whether it moved.
+func (m *threadSafeMap) advanceRV(rv string) bool {
+	if rv == "" {
+		return false
+	}
+	m.lock.Lock()
+	defer m.lock.Unlock()
+	before := m.rv
+	m.advanceRVLocked(rv)
+	return m.rv != before
+}
+
+// Bookmark records rv as the newest resource version seen.
+func (m *threadSafeMap) Bookmark(rv string) {
+	m.lock.Lock()
+	defer m.lock.Unlock()
+	m.syncedRVLocked(rv)
+}
+
+// LastStoreSyncResourceVersion returns the newest resource version seen, or
+// "" while the AtomicFIFO feature gate is disabled.
+func (m *threadSafeMap) LastStoreSyncResourceVersion() string {
+	if !clientgofeatures.FeatureGates().Enabled(clientgofeatures.AtomicFIFO) {
+		return ""
+	}
+	m.lock.RLock()
+	defer m.lock.RUnlock()
+	return m.rv
+}
+
+// storeRVForMetrics converts a resource version to a gauge value, keeping
+// at most its last 15 digits so the float64 stays exact. It returns false
+// for versions that are not decimal integers.
+func storeRVForMetrics(rv string) (float64, bool) {
+	if rv == "" {
+		return 0, true
+	}
+	if len(rv) > 15 {
+		rv = rv[len(rv)-15:]
+	}
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return float64(n), true
+}
