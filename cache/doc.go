@@ -29,12 +29,17 @@
 //	     │                 (newInformerQueue) and, from one reflectorConfig (reflector_config.go),
 //	     │                 the Reflector
 //	     ▼
-//	 Reflector             reflector.go: LIST (paged, or a streaming list) and WATCH over the
-//	     │                 ListerWatcher (listwatch.go); resumes a closed watch from the last
-//	     │                 resourceVersion it saw (bookmarks included); relists on 410 Gone;
-//	     │                 backs off with jitter; reports every failure to the watch error
-//	     │                 handler. Every list reaches the queue as one sequence through a
-//	     │                 listSink (list_sink.go)
+//	 Reflector             reflector.go: the type, its options, Run and ListAndWatch. Every
+//	     │                 decision is one pure function, the core (reflector_core.go, its
+//	     │                 transitions in reflector_step.go): from what happened (a list
+//	     │                 returned, an event arrived, a watch closed, a delay ran out) to the
+//	     │                 next state and what to do. The driver (reflector_driver.go) does it:
+//	     │                 LIST (reflector_list.go) or streaming list and WATCH over the
+//	     │                 ListerWatcher (listwatch.go), backoff (reflector_backoff.go), resync,
+//	     │                 the liveness deadline (reflector_liveness.go); the observer
+//	     │                 (reflector_observer.go) turns the core's notes into metrics, counters,
+//	     │                 log lines and watch error handler calls. Every list reaches the queue
+//	     │                 as one sequence through a listSink (list_sink.go)
 //	     ▼
 //	  queue                the Deltas (deltas.go) between Reflector and processLoop. RealFIFO, the
 //	     │                 default, in watch order, a relist one atomic ReplacedAll:
@@ -62,6 +67,27 @@
 //	     ▼
 //	  handler              the ResourceEventHandler (event_handler.go), called one notification
 //	                       at a time, in order
+//
+// # One watch event, from the Reflector to a handler
+//
+// A MODIFIED event of a pod on an open watch, with the default RealFIFO and a handler added
+// with AddEventHandler, takes these steps, each file once, in this order:
+//
+//  1. reflector_driver.go, await: the event comes off the watch's result channel;
+//     acceptEvent (reflector_baddata.go) checks its object.
+//  2. reflector_driver.go, apply: RealFIFO.Update (the_real_fifo.go) queues an Updated delta.
+//  3. reflector_step.go, step: the core moves the resourceVersion; reflector_driver.go,
+//     perform, publishes it (reflector.go), tells the queue (RealFIFO.UpdateResourceVersion)
+//     and hands the note of the event to the observer (reflector_observer.go).
+//  4. controller.go, processLoop: RealFIFO.PopBatch (the_real_fifo_pop.go) hands the delta to
+//     the informer's handleBatch (shared_informer_process.go).
+//  5. process_deltas.go, processBatch: the deltaApplier applies it to the indexer in one
+//     transaction (store.go over thread_safe_store_transaction.go) and reports the update to
+//     the informer's notificationBatch (shared_informer_process.go).
+//  6. shared_informer_process.go, flushLocked: the batch goes to sharedProcessor.distribute
+//     (processor.go).
+//  7. processor_listener.go: enqueue buffers it for each listener; the listener's goroutine
+//     (run, deliver, handle) calls the handler's OnUpdate (event_handler.go).
 //
 // # Lists and relists
 //
