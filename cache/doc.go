@@ -71,7 +71,7 @@
 // # One watch event, from the Reflector to a handler
 //
 // A MODIFIED event of a pod on an open watch, with the default RealFIFO and a handler added
-// with AddEventHandler, takes these steps, each file once, in this order:
+// with AddEventHandler, takes these steps, in this order:
 //
 //  1. reflector_driver.go, await: the event comes off the watch's result channel;
 //     acceptEvent (reflector_baddata.go) checks its object.

@@ -525,17 +525,11 @@ func (p *Proxy) silenceAfterBookmark(w io.Writer, rc *http.ResponseController, r
 	p.holdSilence(r, f)
 }
 
-// hopHeaders are not forwarded.
-var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",
-	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
-
-// forward sends r to the server and streams the answer back, applying f (a mid-stream
-// fault, or nil) to the body.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, info RequestInfo, f *Fault) {
+// roundTrip sends a copy of r to the server.
+func (p *Proxy) roundTrip(r *http.Request) (*http.Response, error) {
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, p.target+r.URL.RequestURI(), r.Body)
 	if err != nil {
-		writeStatus(w, errorStatus(http.StatusBadGateway, 0))
-		return
+		return nil, err
 	}
 	out.ContentLength = r.ContentLength
 	out.Header = r.Header.Clone()
@@ -544,13 +538,35 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, info RequestInfo
 	}
 	// The transport asks for gzip itself and decompresses, so the proxy sees frames.
 	out.Header.Del("Accept-Encoding")
-	resp, err := p.transport.RoundTrip(out)
+	return p.transport.RoundTrip(out)
+}
+
+// hopHeaders are not forwarded.
+var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+// forwardAttempts is how many times the proxy sends a GET to the server when the
+// transport fails before any answer (a connection the server just closed, for one): the
+// only faults the proxy's clients meet are the ones a test injects.
+const forwardAttempts = 3
+
+// forward sends r to the server and streams the answer back, applying f (a mid-stream
+// fault, or nil) to the body.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, info RequestInfo, f *Fault) {
+	var resp *http.Response
+	var err error
+	for attempt := 1; ; attempt++ {
+		resp, err = p.roundTrip(r)
+		if err == nil || r.Method != http.MethodGet || attempt == forwardAttempts || r.Context().Err() != nil {
+			break
+		}
+	}
 	if err != nil {
 		if r.Context().Err() != nil {
 			return
 		}
 		s := errorStatus(http.StatusBadGateway, 0)
-		s.Message = "faultproxy: the server is unreachable"
+		s.Message = "faultproxy: the server is unreachable: " + err.Error()
 		writeStatus(w, s)
 		return
 	}
