@@ -11,10 +11,10 @@ import (
 //
 // Every decision a Reflector takes (what to request next, from which
 // resourceVersion, whether a failure is retried, waited out, or ends the
-// cycle, when the store's resourceVersion moves) is taken by one pure
-// function:
+// cycle, when the store's resourceVersion moves) is taken by one
+// deterministic function:
 //
-//	state.step(input, buffer) -> (next state, actions)
+//	state.step(input, buffer) -> actions, with state moved to the next one
 //
 // An input is something that happened: a request succeeded or failed, a
 // watch delivered an event, was closed, went silent, a delay ran out, the
@@ -120,8 +120,9 @@ type reflectorCoreConfig struct {
 	maxInternalRetry time.Duration
 }
 
-// reflectorState is the whole state of a Reflector's core. It is a value: step
-// returns the next one and never modifies the one it was called on.
+// reflectorState is the whole state of a Reflector's core. It holds no
+// pointers to anything shared, so a copy is an independent state: step moves
+// the state it is called on, and tests copy their fixtures first.
 type reflectorState struct {
 	cfg reflectorCoreConfig
 
@@ -286,8 +287,11 @@ const (
 	// actPublishRV: rv is the resourceVersion the store is brought to
 	// (LastSyncResourceVersion, the resourceVersion metric).
 	actPublishRV
-	// actUpdateStoreRV: tell a ResourceVersionUpdater store of rv.
-	actUpdateStoreRV
+	// actEventApplied: an event reached the store (or the list a
+	// streaming list fills); the observer records its arrival. rv, when not
+	// empty, is the resourceVersion the store is now at: it is published
+	// (as actPublishRV) and told to a ResourceVersionUpdater store.
+	actEventApplied
 	// actArmIdle: start the watch's liveness deadline.
 	actArmIdle
 	// actStopWatch: stop the open stream or watch.
@@ -312,8 +316,6 @@ const (
 	noteWatchStarted
 	// noteWatchEnded: a watch ended (dur, count events, short).
 	noteWatchEnded
-	// noteEventReceived: an event or bookmark arrived.
-	noteEventReceived
 	// noteNextList: the reason of the next list is reason.
 	noteNextList
 	// noteRelistAfter: the next list follows a watch that ended with err.

@@ -120,8 +120,11 @@ func renderActions(actions []reflectorAction) []string {
 			s = fmt.Sprintf("sync %s rv=%q", [...]string{"list", "stream", "snapshot"}[a.origin], a.rv)
 		case actPublishRV:
 			s = fmt.Sprintf("publish rv=%q", a.rv)
-		case actUpdateStoreRV:
-			s = fmt.Sprintf("store rv=%q", a.rv)
+		case actEventApplied:
+			s = "event applied"
+			if a.rv != "" {
+				s += fmt.Sprintf(" rv=%q", a.rv)
+			}
 		case actArmIdle:
 			s = "arm idle deadline"
 		case actStopWatch:
@@ -141,7 +144,7 @@ func renderActions(actions []reflectorAction) []string {
 
 var coreNoteNames = map[reflectorNote]string{
 	noteListStarted: "list started", noteListDone: "list done", noteWatchStarted: "watch started",
-	noteWatchEnded: "watch ended", noteEventReceived: "event received", noteNextList: "next list",
+	noteWatchEnded: "watch ended", noteNextList: "next list",
 	noteRelistAfter: "relist after", noteReport: "report", noteBadData: "bad data",
 	noteLogCachesPopulated: "log caches populated", noteLogStreamFallback: "log stream fallback",
 	noteLogStreamReopen: "log stream reopen", noteLogStreamBackoff: "log stream backoff",
@@ -286,25 +289,25 @@ var reflectorCoreRows = []reflectorCoreRow{
 	{"resuming", "stop", phaseStopped, []string{"end cycle"}},
 	{"stopped", "start", phaseListing, []string{"note list started", "LIST rv=\"50\" limit=0 relist"}},
 	{"stopped", "stop", phaseStopped, []string{}},
-	{"streaming", "ADDED", phaseStreaming, []string{"note event received"}},
-	{"streaming", "DELETED", phaseStreaming, []string{"note event received"}},
+	{"streaming", "ADDED", phaseStreaming, []string{"event applied"}},
+	{"streaming", "DELETED", phaseStreaming, []string{"event applied"}},
 	{"streaming", "ERROR 410", phaseStreamOpening, []string{"stop watch", "note log stream latest: too old", "note next list: expired", "note list started", "stream rv=\"\""}},
 	{"streaming", "ERROR 500", phaseListing, []string{"stop watch", "note log stream fallback: reflector core: streaming list ended with an error after 0 event(s) without the initial-events-end bookmark; falling back to LIST: Internal error occurred: boom", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
-	{"streaming", "MODIFIED", phaseStreaming, []string{"note event received"}},
+	{"streaming", "MODIFIED", phaseStreaming, []string{"event applied"}},
 	{"streaming", "bad data", phaseStreaming, []string{"note bad data: object of an unexpected type"}},
-	{"streaming", "bookmark", phaseStreaming, []string{"note event received"}},
+	{"streaming", "bookmark", phaseStreaming, []string{"event applied"}},
 	{"streaming", "clean close", phaseStreamOpening, []string{"stop watch", "note log stream reopen", "note list started", "stream rv=\"\""}},
 	{"streaming", "decoding error", phaseListing, []string{"note bad data: undecodable watch frame", "stop watch", "note log stream fallback: reflector core: streaming list ended with an error after 0 event(s) without the initial-events-end bookmark; falling back to LIST: unable to decode an event from the watch stream: bad frame", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
-	{"streaming", "end bookmark", phaseSyncing, []string{"note event received", "note log stream complete", "publish rv=\"65\"", "sync stream rv=\"65\""}},
+	{"streaming", "end bookmark", phaseSyncing, []string{"event applied", "note log stream complete", "publish rv=\"65\"", "sync stream rv=\"65\""}},
 	{"streaming", "stop", phaseStopped, []string{"stop watch", "end cycle"}},
 	{"streaming", "stream silent", phaseListing, []string{"stop watch", "note log stream fallback: reflector core: streaming list stayed silent for 10s after 0 event(s) without the initial-events-end bookmark; falling back to LIST", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
 	{"streaming", "very short close", phaseListing, []string{"stop watch", "note log stream fallback: reflector core: streaming list ended with an error after 0 event(s) without the initial-events-end bookmark; falling back to LIST: very short watch: core: Unexpected watch close - watch lasted less than a second and no items received", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
 	{"streaming", "warn tick", phaseStreaming, []string{"note log initial events pending: 10s since start, 0s since last event"}},
-	{"streaming, past initial adds", "ADDED", phaseStreaming, []string{"note event received"}},
+	{"streaming, past initial adds", "ADDED", phaseStreaming, []string{"event applied"}},
 	{"streaming, past initial adds", "ERROR 500", phaseListing, []string{"stop watch", "note log stream fallback: reflector core: streaming list ended with an error after 4 event(s) without the initial-events-end bookmark; falling back to LIST: Internal error occurred: boom", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
-	{"streaming, past initial adds", "MODIFIED", phaseStreaming, []string{"note event received"}},
+	{"streaming, past initial adds", "MODIFIED", phaseStreaming, []string{"event applied"}},
 	{"streaming, past initial adds", "bad data", phaseStreaming, []string{"note bad data: object of an unexpected type"}},
-	{"streaming, past initial adds", "end bookmark", phaseSyncing, []string{"note event received", "note log stream complete", "publish rv=\"65\"", "sync stream rv=\"65\""}},
+	{"streaming, past initial adds", "end bookmark", phaseSyncing, []string{"event applied", "note log stream complete", "publish rv=\"65\"", "sync stream rv=\"65\""}},
 	{"streaming, past initial adds", "stream silent", phaseListing, []string{"stop watch", "note log stream fallback: reflector core: streaming list stayed silent for 1s after 4 event(s) without the initial-events-end bookmark; falling back to LIST", "note next list: stream_fallback", "note list started", "LIST rv=\"0\" limit=500"}},
 	{"streaming, past initial adds", "very short close", phaseStreamOpening, []string{"stop watch", "note log stream reopen", "note list started", "stream rv=\"\""}},
 	{"streaming, past initial adds", "warn tick", phaseStreaming, []string{}},
@@ -317,29 +320,29 @@ var reflectorCoreRows = []reflectorCoreRow{
 	{"syncing a stream at 65", "stop", phaseStopped, []string{"stop watch", "end cycle"}},
 	{"syncing a stream at 65", "store refused list", phaseListing, []string{"publish rv=\"30\"", "stop watch", "note log stream fallback: unable to sync watch-list result: store full", "note next list: stream_fallback", "note list started", "LIST rv=\"30\" limit=0 relist"}},
 	{"syncing a stream at 65", "synced", phaseWatching, []string{"note list done: 7 objects in 10s", "note log caches populated", "note watch started"}},
-	{"watching from 0", "ADDED", phaseWatching, []string{"note event received"}},
-	{"watching from 0", "DELETED", phaseWatching, []string{"note event received", "publish rv=\"63\"", "store rv=\"63\""}},
-	{"watching from 0", "MODIFIED", phaseWatching, []string{"note event received", "publish rv=\"62\"", "store rv=\"62\""}},
-	{"watching from 0", "bookmark", phaseWatching, []string{"note event received", "publish rv=\"64\"", "store rv=\"64\"", "arm idle deadline"}},
+	{"watching from 0", "ADDED", phaseWatching, []string{"event applied"}},
+	{"watching from 0", "DELETED", phaseWatching, []string{"event applied rv=\"63\""}},
+	{"watching from 0", "MODIFIED", phaseWatching, []string{"event applied rv=\"62\""}},
+	{"watching from 0", "bookmark", phaseWatching, []string{"event applied rv=\"64\"", "arm idle deadline"}},
 	{"watching from 0", "clean close", phaseWatchOpening, []string{"stop watch", "note watch ended: 0 events in 10s", "note log watch close", "watch rv=\"0\""}},
-	{"watching from 50", "ADDED", phaseWatching, []string{"note event received", "publish rv=\"61\"", "store rv=\"61\""}},
-	{"watching from 50", "DELETED", phaseWatching, []string{"note event received", "publish rv=\"63\"", "store rv=\"63\""}},
+	{"watching from 50", "ADDED", phaseWatching, []string{"event applied rv=\"61\""}},
+	{"watching from 50", "DELETED", phaseWatching, []string{"event applied rv=\"63\""}},
 	{"watching from 50", "ERROR 410", phaseIdle, []string{"stop watch", "note log watch expired: too old", "note report: too old", "note relist after: too old", "end cycle"}},
 	{"watching from 50", "ERROR 500", phaseWatchOpening, []string{"stop watch", "note log watch resume: Internal error occurred: boom", "note report: Internal error occurred: boom", "watch rv=\"50\""}},
-	{"watching from 50", "MODIFIED", phaseWatching, []string{"note event received", "publish rv=\"62\"", "store rv=\"62\""}},
+	{"watching from 50", "MODIFIED", phaseWatching, []string{"event applied rv=\"62\""}},
 	{"watching from 50", "bad data", phaseWatching, []string{"note bad data: object of an unexpected type"}},
-	{"watching from 50", "bookmark", phaseWatching, []string{"note event received", "publish rv=\"64\"", "store rv=\"64\"", "arm idle deadline"}},
+	{"watching from 50", "bookmark", phaseWatching, []string{"event applied rv=\"64\"", "arm idle deadline"}},
 	{"watching from 50", "clean close", phaseWatchOpening, []string{"stop watch", "note watch ended: 0 events in 10s", "note log watch close", "watch rv=\"50\""}},
 	{"watching from 50", "decoding error", phaseWatchOpening, []string{"note bad data: undecodable watch frame", "stop watch", "note log watch resume: unable to decode an event from the watch stream: bad frame", "note report: unable to decode an event from the watch stream: bad frame", "watch rv=\"50\""}},
-	{"watching from 50", "end bookmark", phaseWatching, []string{"note event received", "publish rv=\"65\"", "store rv=\"65\""}},
+	{"watching from 50", "end bookmark", phaseWatching, []string{"event applied rv=\"65\""}},
 	{"watching from 50", "idle deadline", phaseWatchOpening, []string{"stop watch", "note watch ended: 0 events in 10s", "note log watch resume: reflector core: watch received no event or bookmark for 2m0s after a periodic bookmark; reopening it from resourceVersion \"50\"", "note report: reflector core: watch received no event or bookmark for 2m0s after a periodic bookmark; reopening it from resourceVersion \"50\"", "watch rv=\"50\""}},
 	{"watching from 50", "resync failed", phaseIdle, []string{"stop watch", "note log watch ended with error: resync failed", "note report: resync failed", "note relist after: resync failed", "end cycle"}},
 	{"watching from 50", "stop", phaseStopped, []string{"stop watch", "end cycle"}},
 	{"watching from 50", "very short close", phaseIdle, []string{"stop watch", "note watch ended: 0 events in 500ms, short", "note log watch ended with error: very short watch: core: Unexpected watch close - watch lasted less than a second and no items received", "note report: very short watch: core: Unexpected watch close - watch lasted less than a second and no items received", "note relist after: very short watch: core: Unexpected watch close - watch lasted less than a second and no items received", "end cycle"}},
 	{"watching from 50, 500s for 2m", "ERROR 500", phaseIdle, []string{"stop watch", "note log watch ended with error: Internal error occurred: boom", "note report: Internal error occurred: boom", "note relist after: Internal error occurred: boom", "end cycle"}},
 	{"watching from 50, 500s for 2m", "decoding error", phaseIdle, []string{"note bad data: undecodable watch frame", "stop watch", "note log watch ended with error: unable to decode an event from the watch stream: bad frame", "note report: unable to decode an event from the watch stream: bad frame", "note relist after: unable to decode an event from the watch stream: bad frame", "end cycle"}},
-	{"watching from 50, deadline armed", "ADDED", phaseWatching, []string{"note event received", "publish rv=\"61\"", "store rv=\"61\""}},
-	{"watching from 50, deadline armed", "bookmark", phaseWatching, []string{"note event received", "publish rv=\"64\"", "store rv=\"64\""}},
+	{"watching from 50, deadline armed", "ADDED", phaseWatching, []string{"event applied rv=\"61\""}},
+	{"watching from 50, deadline armed", "bookmark", phaseWatching, []string{"event applied rv=\"64\""}},
 	{"watching from 50, deadline armed", "idle deadline", phaseWatchOpening, []string{"stop watch", "note watch ended: 3 events in 10s", "note log watch resume: reflector core: watch received no event or bookmark for 2m0s after a periodic bookmark; reopening it from resourceVersion \"50\"", "note report: reflector core: watch received no event or bookmark for 2m0s after a periodic bookmark; reopening it from resourceVersion \"50\"", "watch rv=\"50\""}},
 	{"watching from 50, deadline armed", "very short close", phaseWatchOpening, []string{"stop watch", "note watch ended: 3 events in 500ms", "note log watch close", "watch rv=\"50\""}},
 }
@@ -383,8 +386,8 @@ func TestReflectorCoreStepTable(t *testing.T) {
 		}
 		mark(state.phase, row.input)
 		t.Run(row.fixture+"/"+row.input, func(t *testing.T) {
-			before := state
-			next, actions := state.step(in, nil)
+			next := state
+			actions := next.step(&in, nil)
 			if next.phase != row.phase {
 				t.Errorf("phase: got %s, want %s", next.phase, row.phase)
 			}
@@ -392,8 +395,9 @@ func TestReflectorCoreStepTable(t *testing.T) {
 			if strings.Join(got, "\n") != strings.Join(row.actions, "\n") {
 				t.Errorf("actions:\ngot  %q\nwant %q", got, row.actions)
 			}
-			if state != before {
-				t.Errorf("step modified the state it was called on")
+			again := state
+			if againActions := again.step(&in, nil); again != next || strings.Join(renderActions(againActions), "\n") != strings.Join(got, "\n") {
+				t.Errorf("the same state and input gave another state or other actions")
 			}
 		})
 	}
@@ -411,7 +415,8 @@ func TestReflectorCoreStepTable(t *testing.T) {
 				if state.phase != phase {
 					continue
 				}
-				next, actions := state.step(in, nil)
+				next := state
+				actions := next.step(&in, nil)
 				if next != state {
 					t.Errorf("%s/%q: an ignored input changed the state", fname, name)
 				}
@@ -442,8 +447,7 @@ type coreStep struct {
 func runCoreScenario(t *testing.T, state reflectorState, steps []coreStep) reflectorState {
 	t.Helper()
 	for i, step := range steps {
-		var actions []reflectorAction
-		state, actions = state.step(step.input, nil)
+		actions := state.step(&step.input, nil)
 		if got := renderActions(actions); strings.Join(got, "\n") != strings.Join(step.actions, "\n") {
 			t.Fatalf("step %d (%s): actions\ngot  %q\nwant %q", i, step.input.kind, got, step.actions)
 		}
@@ -489,7 +493,7 @@ func TestReflectorCoreWatchStartsFromTheListedResourceVersion(t *testing.T) {
 		{coreListedAt("50", time.Second), []string{`publish rv="50"`, `sync list rv="50"`}},
 		{coreAt(inSynced, 2*time.Second), []string{"note list done: 0 objects in 2s", "note log caches populated", `watch rv="50"`}},
 		{coreAt(inOpened, 3*time.Second), []string{"note watch started"}},
-		{coreEventAt(watch.Added, "51", 4*time.Second), []string{"note event received", `publish rv="51"`, `store rv="51"`}},
+		{coreEventAt(watch.Added, "51", 4*time.Second), []string{`event applied rv="51"`}},
 		{coreErrorAt(inErrorEvent, apierrors.NewResourceExpired("too old"), 5*time.Second), []string{
 			"stop watch", "note log watch expired: too old", "note report: too old", "note relist after: too old", "end cycle"}},
 		// The relist asks for the last resourceVersion, unpaged (the watch
@@ -511,10 +515,10 @@ func TestReflectorCoreWatchStartsFromTheListedResourceVersion(t *testing.T) {
 		{coreListedAt("", time.Second), []string{`publish rv=""`, `sync list rv=""`}},
 		{coreAt(inSynced, time.Second), []string{"note list done: 0 objects in 1s", "note log caches populated", `watch rv=""`}},
 		{coreAt(inOpened, time.Second), []string{"note watch started"}},
-		{coreEventAt(watch.Added, "9", 2*time.Second), []string{"note event received"}},
-		{coreEventAt(watch.Added, "4", 2*time.Second), []string{"note event received"}},
-		{coreEventAt(watch.Modified, "12", 2*time.Second), []string{"note event received", `publish rv="12"`, `store rv="12"`}},
-		{coreEventAt(watch.Added, "13", 2*time.Second), []string{"note event received", `publish rv="13"`, `store rv="13"`}},
+		{coreEventAt(watch.Added, "9", 2*time.Second), []string{"event applied"}},
+		{coreEventAt(watch.Added, "4", 2*time.Second), []string{"event applied"}},
+		{coreEventAt(watch.Modified, "12", 2*time.Second), []string{`event applied rv="12"`}},
+		{coreEventAt(watch.Added, "13", 2*time.Second), []string{`event applied rv="13"`}},
 	})
 }
 
@@ -531,19 +535,19 @@ func TestReflectorCoreArmsIdleDeadlineOnlyOnPeriodicBookmarks(t *testing.T) {
 	state = runCoreScenario(t, state, []coreStep{
 		{coreAt(inStart, 0), []string{"note list started", `stream rv=""`}},
 		{coreAt(inOpened, time.Second), nil},
-		{coreEventAt(watch.Added, "20", 2*time.Second), []string{"note event received"}},
-		{endBookmark, []string{"note event received", "note log stream complete", `publish rv="20"`, `sync stream rv="20"`}},
+		{coreEventAt(watch.Added, "20", 2*time.Second), []string{"event applied"}},
+		{endBookmark, []string{"event applied", "note log stream complete", `publish rv="20"`, `sync stream rv="20"`}},
 		{synced, []string{"note list done: 1 objects in 3s", "note log caches populated", "note watch started"}},
-		{coreEventAt(watch.Modified, "21", 4*time.Second), []string{"note event received", `publish rv="21"`, `store rv="21"`}},
-		{coreEventAt(watch.Deleted, "22", 5*time.Second), []string{"note event received", `publish rv="22"`, `store rv="22"`}},
-		{coreEventAt(watch.Bookmark, "23", 65*time.Second), []string{"note event received", `publish rv="23"`, `store rv="23"`, "arm idle deadline"}},
-		{coreEventAt(watch.Bookmark, "24", 125*time.Second), []string{"note event received", `publish rv="24"`, `store rv="24"`}},
+		{coreEventAt(watch.Modified, "21", 4*time.Second), []string{`event applied rv="21"`}},
+		{coreEventAt(watch.Deleted, "22", 5*time.Second), []string{`event applied rv="22"`}},
+		{coreEventAt(watch.Bookmark, "23", 65*time.Second), []string{`event applied rv="23"`, "arm idle deadline"}},
+		{coreEventAt(watch.Bookmark, "24", 125*time.Second), []string{`event applied rv="24"`}},
 		// A reopened watch arms its own deadline with its own first
 		// periodic bookmark.
 		{coreAt(inClosed, 300*time.Second), []string{"stop watch", "note watch ended: 4 events in 4m57s", "note log watch close", `watch rv="24"`}},
 		{coreAt(inOpened, 301*time.Second), []string{"note watch started: restart"}},
-		{coreEventAt(watch.Modified, "25", 302*time.Second), []string{"note event received", `publish rv="25"`, `store rv="25"`}},
-		{coreEventAt(watch.Bookmark, "26", 362*time.Second), []string{"note event received", `publish rv="26"`, `store rv="26"`, "arm idle deadline"}},
+		{coreEventAt(watch.Modified, "25", 302*time.Second), []string{`event applied rv="25"`}},
+		{coreEventAt(watch.Bookmark, "26", 362*time.Second), []string{`event applied rv="26"`, "arm idle deadline"}},
 	})
 
 	off := newReflectorState(false)
@@ -551,8 +555,8 @@ func TestReflectorCoreArmsIdleDeadlineOnlyOnPeriodicBookmarks(t *testing.T) {
 	off.cfg.idleTimeout = 0
 	off.phase, off.lastSyncRV, off.watchRV, off.propagateRV, off.watchStart = phaseWatching, "30", "30", true, coreT0
 	runCoreScenario(t, off, []coreStep{
-		{coreEventAt(watch.Bookmark, "31", time.Minute), []string{"note event received", `publish rv="31"`, `store rv="31"`}},
-		{coreEventAt(watch.Bookmark, "32", 2*time.Minute), []string{"note event received", `publish rv="32"`, `store rv="32"`}},
+		{coreEventAt(watch.Bookmark, "31", time.Minute), []string{`event applied rv="31"`}},
+		{coreEventAt(watch.Bookmark, "32", 2*time.Minute), []string{`event applied rv="32"`}},
 	})
 }
 

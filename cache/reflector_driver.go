@@ -72,25 +72,29 @@ func (r *Reflector) runCycle(ctx context.Context) error {
 	return d.run()
 }
 
-func (d *reflectorDriver) input(kind reflectorInputKind) reflectorInput {
-	return reflectorInput{kind: kind, now: d.r.clock.Now()}
+// input makes in an input of kind, now.
+func (d *reflectorDriver) input(in *reflectorInput, kind reflectorInputKind) {
+	*in = reflectorInput{kind: kind, now: d.r.clock.Now()}
 }
 
-func (d *reflectorDriver) failed(kind reflectorInputKind, err error) reflectorInput {
-	in := d.input(kind)
-	in.err = err
-	return in
+// failed makes in an input of kind, now, with err.
+func (d *reflectorDriver) failed(in *reflectorInput, kind reflectorInputKind, err error) {
+	*in = reflectorInput{kind: kind, now: d.r.clock.Now(), err: err}
 }
 
 // run steps the core until it ends the cycle.
 func (d *reflectorDriver) run() error {
-	in := d.input(inStart)
+	// Two inputs, swapped at every step: the one the core takes, and the
+	// next one, which an action's answer or await fills.
+	var a, b reflectorInput
+	in, next := &a, &b
+	d.input(in, inStart)
 	for {
-		d.r.state, d.actions = d.r.state.step(in, d.actions[:0])
-		next, waiting := reflectorInput{}, true
+		d.actions = d.r.state.step(in, d.actions[:0])
+		answered := false
 		for i := range d.actions {
-			if answer, ok := d.perform(&d.actions[i], in.now); ok {
-				next, waiting = answer, false
+			if d.perform(&d.actions[i], in.now, next) {
+				answered = true
 			}
 		}
 		if d.done || d.r.state.phase == phaseStopped || d.r.state.phase == phaseIdle {
@@ -100,24 +104,28 @@ func (d *reflectorDriver) run() error {
 			}
 			return d.err
 		}
-		if waiting {
-			next = d.await()
+		if !answered {
+			d.await(next)
 		}
-		in = next
+		in, next = next, in
 	}
 }
 
 // perform does one action; it returns the input that answers it, if any.
-func (d *reflectorDriver) perform(a *reflectorAction, now time.Time) (reflectorInput, bool) {
+func (d *reflectorDriver) perform(a *reflectorAction, now time.Time, in *reflectorInput) bool {
 	r := d.r
 	switch a.kind {
 	case actNote:
 		r.observe(d.ctx, a, now)
 	case actPublishRV:
 		r.setLastSyncResourceVersion(a.rv)
-	case actUpdateStoreRV:
-		if d.updater != nil {
-			d.updater.UpdateResourceVersion(a.rv)
+	case actEventApplied:
+		r.observeEvent(now)
+		if a.rv != "" {
+			r.setLastSyncResourceVersion(a.rv)
+			if d.updater != nil {
+				d.updater.UpdateResourceVersion(a.rv)
+			}
 		}
 	case actArmIdle:
 		d.silence = newSilenceTimer(r.clock, r.watchIdleTimeout)
@@ -126,48 +134,58 @@ func (d *reflectorDriver) perform(a *reflectorAction, now time.Time) (reflectorI
 	case actEndCycle:
 		d.err, d.done = a.err, true
 	case actResume:
-		return d.loadSnapshot(), true
+		d.loadSnapshot(in)
+		return true
 	case actList:
-		return d.list(a), true
+		d.list(a, in)
+		return true
 	case actStream:
-		return d.openStream(a), true
+		d.openStream(a, in)
+		return true
 	case actWatch:
-		return d.openWatch(a), true
+		d.openWatch(a, in)
+		return true
 	case actBackoff:
 		if !r.sleep(d.ctx, r.backoffDelay(a.err)) {
-			return d.input(inStop), true
+			d.input(in, inStop)
+		} else {
+			d.input(in, inBackoffDone)
 		}
-		return d.input(inBackoffDone), true
+		return true
 	case actSync:
-		return d.sync(a), true
+		d.sync(a, in)
+		return true
 	}
-	return reflectorInput{}, false
+	return false
 }
 
 // loadSnapshot loads the state the first cycle starts from.
-func (d *reflectorDriver) loadSnapshot() reflectorInput {
+func (d *reflectorDriver) loadSnapshot(in *reflectorInput) {
 	load := d.r.resume
 	d.r.resume = nil
 	if load == nil {
-		return d.input(inSnapshotMissing)
+		d.input(in, inSnapshotMissing)
+		return
 	}
 	resume, err := load(d.ctx)
 	switch {
 	case d.ctx.Err() != nil:
-		return d.input(inStop)
+		d.input(in, inStop)
+		return
 	case err != nil:
-		return d.failed(inSnapshotMissing, err)
+		d.failed(in, inSnapshotMissing, err)
+		return
 	case resume == nil:
-		return d.input(inSnapshotMissing)
+		d.input(in, inSnapshotMissing)
+		return
 	}
 	d.resumed = resume
-	in := d.input(inSnapshotLoaded)
+	d.input(in, inSnapshotLoaded)
 	in.rv, in.count = resume.resourceVersion, len(resume.objects)
-	return in
 }
 
 // list makes a LIST into a new list of the store.
-func (d *reflectorDriver) list(a *reflectorAction) reflectorInput {
+func (d *reflectorDriver) list(a *reflectorAction, in *reflectorInput) {
 	r := d.r
 	if !a.retry {
 		d.endTrace()
@@ -175,20 +193,21 @@ func (d *reflectorDriver) list(a *reflectorAction) reflectorInput {
 	}
 	sink, count, listRV, paged, err := r.listPages(d.ctx, listSource{relist: a.relist}, reflectorListOptions(a.rv, a.pageSize), a.pageSize)
 	if err != nil && d.ctx.Err() != nil {
-		return d.input(inStop)
+		d.input(in, inStop)
+		return
 	}
 	d.traceStep("Objects listed", utiltrace.Field{Key: "error", Value: err}, utiltrace.Field{Key: "count", Value: count})
 	if err != nil {
-		return d.failed(inListFailed, err)
+		d.failed(in, inListFailed, err)
+		return
 	}
 	d.sink = sink
-	in := d.input(inListed)
+	d.input(in, inListed)
 	in.rv, in.paged = listRV, paged
-	return in
 }
 
 // openStream opens a streaming list into a new list of the store.
-func (d *reflectorDriver) openStream(a *reflectorAction) reflectorInput {
+func (d *reflectorDriver) openStream(a *reflectorAction, in *reflectorInput) {
 	r := d.r
 	if d.trace == nil {
 		d.trace = utiltrace.New("Reflector WatchList", utiltrace.Field{Key: "name", Value: r.name})
@@ -203,9 +222,11 @@ func (d *reflectorDriver) openStream(a *reflectorAction) reflectorInput {
 	})
 	if err != nil {
 		if d.ctx.Err() != nil {
-			return d.input(inStop)
+			d.input(in, inStop)
+			return
 		}
-		return d.failed(inOpenFailed, err)
+		d.failed(in, inOpenFailed, err)
+		return
 	}
 	d.w, d.results, d.streaming = w, w.ResultChan(), true
 	d.events, d.finish, d.bookmarks, d.updater = store, finish, nil, nil
@@ -216,12 +237,12 @@ func (d *reflectorDriver) openStream(a *reflectorAction) reflectorInput {
 	if tc, ok := r.clock.(clock.WithTicker); ok && (r.initialEventsTimeout <= 0 || r.initialEventsTimeout > reflectorInitialEventsWarnInterval) {
 		d.warn = tc.NewTicker(reflectorInitialEventsWarnInterval)
 	}
-	return d.input(inOpened)
+	d.input(in, inOpened)
 }
 
 // openWatch opens a watch into the store, and starts the resync loop with
 // the cycle's first one.
-func (d *reflectorDriver) openWatch(a *reflectorAction) reflectorInput {
+func (d *reflectorDriver) openWatch(a *reflectorAction, in *reflectorInput) {
 	r := d.r
 	d.startResync()
 	w, err := r.openWatch(d.ctx, metav1.ListOptions{
@@ -231,13 +252,15 @@ func (d *reflectorDriver) openWatch(a *reflectorAction) reflectorInput {
 	})
 	if err != nil {
 		if d.ctx.Err() != nil {
-			return d.input(inStop)
+			d.input(in, inStop)
+			return
 		}
-		return d.failed(inOpenFailed, err)
+		d.failed(in, inOpenFailed, err)
+		return
 	}
 	d.w, d.results = w, w.ResultChan()
 	d.watchStore()
-	return d.input(inOpened)
+	d.input(in, inOpened)
 }
 
 // watchStore makes the open watch's events go to the Reflector's store.
@@ -265,7 +288,7 @@ func (r *Reflector) openWatch(ctx context.Context, options metav1.ListOptions) (
 }
 
 // sync ends the list the core names at rv.
-func (d *reflectorDriver) sync(a *reflectorAction) reflectorInput {
+func (d *reflectorDriver) sync(a *reflectorAction, in *reflectorInput) {
 	var count int
 	var err error
 	switch a.origin {
@@ -279,7 +302,8 @@ func (d *reflectorDriver) sync(a *reflectorAction) reflectorInput {
 		d.sink = nil
 	}
 	if err != nil {
-		return d.failed(inSyncFailed, err)
+		d.failed(in, inSyncFailed, err)
+		return
 	}
 	d.traceStep("SyncWith done")
 	d.endTrace()
@@ -289,9 +313,8 @@ func (d *reflectorDriver) sync(a *reflectorAction) reflectorInput {
 		d.watchStore()
 		d.startResync()
 	}
-	in := d.input(inSynced)
+	d.input(in, inSynced)
 	in.count = count
-	return in
 }
 
 // syncSnapshot hands the loaded snapshot to the store as a list. Its objects
@@ -311,7 +334,7 @@ func (d *reflectorDriver) syncSnapshot(rv string) (int, error) {
 }
 
 // await waits for what happens next to the open stream or watch.
-func (d *reflectorDriver) await() reflectorInput {
+func (d *reflectorDriver) await(in *reflectorInput) {
 	r := d.r
 	var warn <-chan time.Time
 	if d.warn != nil {
@@ -324,46 +347,53 @@ func (d *reflectorDriver) await() reflectorInput {
 	for {
 		select {
 		case <-d.ctx.Done():
-			return d.input(inStop)
+			d.input(in, inStop)
+			return
 		case err := <-resyncErr:
-			return d.failed(inResyncFailed, err)
+			d.failed(in, inResyncFailed, err)
+			return
 		case <-warn:
-			return d.input(inStreamWarnTick)
+			d.input(in, inStreamWarnTick)
+			return
 		case <-d.silence.C():
 			if _, expired := d.silence.expired(); !expired {
 				continue
 			}
 			if d.streaming {
-				return d.input(inStreamSilent)
+				d.input(in, inStreamSilent)
+				return
 			}
-			return d.input(inIdleTimeout)
+			d.input(in, inIdleTimeout)
+			return
 		case event, ok := <-d.results:
 			if !ok {
-				return d.input(inClosed)
+				d.input(in, inClosed)
+				return
 			}
 			// Anything that arrives, even what is then rejected, shows
 			// that the stream is alive.
 			d.silence.observed()
 			if event.Type == watch.Error {
-				return d.failed(inErrorEvent, watchErrorEventToError(event.Object))
+				d.failed(in, inErrorEvent, watchErrorEventToError(event.Object))
+				return
 			}
 			objMeta, bad := r.acceptEvent(event)
 			if bad != nil {
-				in := d.input(inBadData)
+				d.input(in, inBadData)
 				in.bad = bad
-				return in
+				return
 			}
-			in := d.input(inEvent)
+			d.input(in, inEvent)
 			in.eventType, in.rv = event.Type, objMeta.GetResourceVersion()
-			d.apply(event, &in, objMeta.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true")
-			return in
+			d.apply(event, in, objMeta)
+			return
 		}
 	}
 }
 
 // apply writes an accepted event to where the open stream or watch's
 // events go.
-func (d *reflectorDriver) apply(event watch.Event, in *reflectorInput, endMarked bool) {
+func (d *reflectorDriver) apply(event watch.Event, in *reflectorInput, objMeta metav1.Object) {
 	ctx, r := d.ctx, d.r
 	switch event.Type {
 	case watch.Added:
@@ -379,7 +409,7 @@ func (d *reflectorDriver) apply(event watch.Event, in *reflectorInput, endMarked
 			utilruntime.HandleErrorWithContext(ctx, err, "Unable to delete watch event object from store", "reflector", r.name, "object", event.Object)
 		}
 	case watch.Bookmark:
-		in.initialEventsEnd = endMarked
+		in.initialEventsEnd = objMeta.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
 		if d.bookmarks != nil {
 			if err := d.bookmarks.Bookmark(in.rv); err != nil {
 				utilruntime.HandleErrorWithContext(ctx, err, "Unable to send bookmark event to store", "reflector", r.name, "object", event.Object)

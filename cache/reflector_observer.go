@@ -34,8 +34,6 @@ func (r *Reflector) observe(ctx context.Context, a *reflectorAction, now time.Ti
 		}
 	case noteWatchEnded:
 		r.metrics.watchEnded(a.dur.Seconds(), a.count, a.short)
-	case noteEventReceived:
-		r.stats.eventReceived(now)
 	case noteNextList:
 		r.stats.setNextList(a.reason)
 	case noteRelistAfter:
@@ -50,6 +48,12 @@ func (r *Reflector) observe(ctx context.Context, a *reflectorAction, now time.Ti
 	default:
 		r.logNote(ctx, a)
 	}
+}
+
+// observeEvent records the arrival of an event the store took (see
+// actEventApplied).
+func (r *Reflector) observeEvent(now time.Time) {
+	r.stats.eventReceived(now)
 }
 
 // logNote logs the line of a note.

@@ -9,9 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// step returns the state after in and appends the actions it calls for to
-// out. It never modifies s.
-func (s reflectorState) step(in reflectorInput, out []reflectorAction) (reflectorState, []reflectorAction) {
+// step moves s to the state after in and appends the actions it calls for
+// to out. It depends on nothing but s and in (no clock, no I/O), so the same
+// state and input always give the same state and actions; a caller that
+// wants to keep the state before takes a copy (reflectorState is a value).
+func (s *reflectorState) step(in *reflectorInput, out []reflectorAction) []reflectorAction {
 	if in.kind == inStop {
 		return s.stop(out)
 	}
@@ -28,7 +30,7 @@ func (s reflectorState) step(in reflectorInput, out []reflectorAction) (reflecto
 			s.listStart = in.now
 			s.events = in.count
 			out = s.syncAt(originSnapshot, in.rv, out)
-			return s, out
+			return out
 		case inSnapshotMissing:
 			if in.err != nil {
 				out = append(out,
@@ -42,7 +44,7 @@ func (s reflectorState) step(in reflectorInput, out []reflectorAction) (reflecto
 		case inOpened:
 			s.phase = phaseStreaming
 			s.openedStream()
-			return s, out
+			return out
 		case inOpenFailed:
 			return s.streamFailed(in.err, in.now, out)
 		}
@@ -67,7 +69,7 @@ func (s reflectorState) step(in reflectorInput, out []reflectorAction) (reflecto
 		case inOpened:
 			s.phase = phaseWatching
 			out = s.openedWatch(out)
-			return s, out
+			return out
 		case inOpenFailed:
 			if isWatchErrorRetriable(in.err) {
 				out = append(out,
@@ -75,7 +77,7 @@ func (s reflectorState) step(in reflectorInput, out []reflectorAction) (reflecto
 					note(noteReport, in.err),
 					reflectorAction{kind: actBackoff, err: in.err})
 				s.phase, s.then = phaseBackoff, phaseWatchOpening
-				return s, out
+				return out
 			}
 			out = append(out, reflectorAction{kind: actNote, note: noteNextList, reason: relistIdxWatchError})
 			return s.endCycle(in.err, out)
@@ -91,7 +93,7 @@ func (s reflectorState) step(in reflectorInput, out []reflectorAction) (reflecto
 		}
 	}
 	out = append(out, reflectorAction{kind: actNote, note: noteLogUnexpectedInput, phase: s.phase, input: in.kind})
-	return s, out
+	return out
 }
 
 func note(n reflectorNote, err error) reflectorAction {
@@ -100,21 +102,21 @@ func note(n reflectorNote, err error) reflectorAction {
 
 // startCycle begins a cycle: from the snapshot when one is pending, else
 // with a streaming list or a LIST.
-func (s reflectorState) startCycle(now time.Time, out []reflectorAction) (reflectorState, []reflectorAction) {
+func (s *reflectorState) startCycle(now time.Time, out []reflectorAction) []reflectorAction {
 	s.watchedBefore = false
 	s.internalStart, s.internalLatest = time.Time{}, time.Time{}
 	if s.resumePending {
 		s.resumePending = false
 		s.phase = phaseResuming
 		out = append(out, reflectorAction{kind: actResume})
-		return s, out
+		return out
 	}
 	return s.fetch(now, out)
 }
 
 // fetch gets the state from the server: by streaming list when on, else by
 // LIST.
-func (s reflectorState) fetch(now time.Time, out []reflectorAction) (reflectorState, []reflectorAction) {
+func (s *reflectorState) fetch(now time.Time, out []reflectorAction) []reflectorAction {
 	if s.cfg.streaming {
 		return s.openStream(now, out)
 	}
@@ -122,7 +124,7 @@ func (s reflectorState) fetch(now time.Time, out []reflectorAction) (reflectorSt
 }
 
 // list starts a LIST.
-func (s reflectorState) list(now time.Time, out []reflectorAction) (reflectorState, []reflectorAction) {
+func (s *reflectorState) list(now time.Time, out []reflectorAction) []reflectorAction {
 	s.phase = phaseListing
 	s.listStart = now
 	s.listRV = s.relistRV()
@@ -131,17 +133,17 @@ func (s reflectorState) list(now time.Time, out []reflectorAction) (reflectorSta
 	out = append(out,
 		reflectorAction{kind: actNote, note: noteListStarted},
 		reflectorAction{kind: actList, rv: s.listRV, pageSize: s.listPage, relist: s.lastSyncRV != ""})
-	return s, out
+	return out
 }
 
 // openStream requests a streaming list.
-func (s reflectorState) openStream(now time.Time, out []reflectorAction) (reflectorState, []reflectorAction) {
+func (s *reflectorState) openStream(now time.Time, out []reflectorAction) []reflectorAction {
 	s.phase = phaseStreamOpening
 	s.listStart, s.watchStart = now, now
 	out = append(out,
 		reflectorAction{kind: actNote, note: noteListStarted},
 		reflectorAction{kind: actStream, rv: s.streamRVToAsk(), relist: s.lastSyncRV != ""})
-	return s, out
+	return out
 }
 
 // openedStream starts the bookkeeping of a stream just opened.
@@ -155,13 +157,13 @@ func (s *reflectorState) openedStream() {
 // the server first sends synthetic ADDED events in no particular
 // resourceVersion order: their resourceVersions only count once they are
 // over.
-func (s reflectorState) openWatch(now time.Time, out []reflectorAction) (reflectorState, []reflectorAction) {
+func (s *reflectorState) openWatch(now time.Time, out []reflectorAction) []reflectorAction {
 	s.phase = phaseWatchOpening
 	s.watchStart = now
 	s.watchRV = s.lastSyncRV
 	s.propagateRV = s.watchRV != "" && s.watchRV != "0"
 	out = append(out, reflectorAction{kind: actWatch, rv: s.watchRV})
-	return s, out
+	return out
 }
 
 // openedWatch starts the bookkeeping of a watch just opened (or of the watch
@@ -177,7 +179,7 @@ func (s *reflectorState) openedWatch(out []reflectorAction) []reflectorAction {
 
 // stop ends everything: the open stream or watch is stopped and the cycle
 // ends without error.
-func (s reflectorState) stop(out []reflectorAction) (reflectorState, []reflectorAction) {
+func (s *reflectorState) stop(out []reflectorAction) []reflectorAction {
 	switch s.phase {
 	case phaseStreaming, phaseWatching:
 		out = append(out, reflectorAction{kind: actStopWatch})
@@ -190,24 +192,24 @@ func (s reflectorState) stop(out []reflectorAction) (reflectorState, []reflector
 		out = append(out, reflectorAction{kind: actEndCycle})
 	}
 	s.phase = phaseStopped
-	return s, out
+	return out
 }
 
 // endCycle ends the cycle with err (nil: Run relists after its backoff).
-func (s reflectorState) endCycle(err error, out []reflectorAction) (reflectorState, []reflectorAction) {
+func (s *reflectorState) endCycle(err error, out []reflectorAction) []reflectorAction {
 	s.phase = phaseIdle
 	out = append(out, reflectorAction{kind: actEndCycle, err: err})
-	return s, out
+	return out
 }
 
 // listed handles the last page of a LIST.
-func (s reflectorState) listed(in reflectorInput, out []reflectorAction) (reflectorState, []reflectorAction) {
+func (s *reflectorState) listed(in *reflectorInput, out []reflectorAction) []reflectorAction {
 	if s.listRV == "0" && in.paged {
 		s.pagedSource = true
 	}
 	s.rvUnavailable = false
 	out = s.syncAt(originList, in.rv, out)
-	return s, out
+	return out
 }
 
 // syncAt hands a complete list (from origin) to the store at rv. rv is
@@ -226,12 +228,12 @@ func (s *reflectorState) syncAt(origin listOrigin, rv string, out []reflectorAct
 // listFailed handles a failed LIST: one retry at "" when the server refused
 // the resourceVersion (expired or too new), so that the Reflector makes
 // progress; otherwise the cycle ends with the error.
-func (s reflectorState) listFailed(err error, out []reflectorAction) (reflectorState, []reflectorAction) {
+func (s *reflectorState) listFailed(err error, out []reflectorAction) []reflectorAction {
 	if !s.listRetried && (isExpiredError(err) || isTooLargeResourceVersionError(err)) {
 		s.rvUnavailable = true
 		s.listRetried = true
 		out = append(out, reflectorAction{kind: actList, rv: s.relistRV(), pageSize: s.listPage, relist: s.lastSyncRV != "", retry: true})
-		return s, out
+		return out
 	}
 	var refused *listSinkError
 	if !errors.As(err, &refused) {
@@ -241,7 +243,7 @@ func (s reflectorState) listFailed(err error, out []reflectorAction) (reflectorS
 }
 
 // synced handles a list the store took: the cycle goes on watching.
-func (s reflectorState) synced(in reflectorInput, out []reflectorAction) (reflectorState, []reflectorAction) {
+func (s *reflectorState) synced(in *reflectorInput, out []reflectorAction) []reflectorAction {
 	switch s.syncing {
 	case originSnapshot:
 		out = append(out, reflectorAction{kind: actNote, note: noteLogResumed, rv: s.lastSyncRV, count: s.events})
@@ -255,7 +257,7 @@ func (s reflectorState) synced(in reflectorInput, out []reflectorAction) (reflec
 		s.propagateRV = true
 		s.watchStart = in.now
 		out = s.openedWatch(out)
-		return s, out
+		return out
 	}
 	return s.openWatch(in.now, out)
 }
@@ -263,7 +265,7 @@ func (s reflectorState) synced(in reflectorInput, out []reflectorAction) (reflec
 // syncFailed handles a list the store refused: the previous resourceVersion
 // is restored; after a snapshot or a streaming list the cycle lists, after a
 // LIST it ends with the error.
-func (s reflectorState) syncFailed(err error, now time.Time, out []reflectorAction) (reflectorState, []reflectorAction) {
+func (s *reflectorState) syncFailed(err error, now time.Time, out []reflectorAction) []reflectorAction {
 	s.lastSyncRV = s.previousRV
 	out = append(out, reflectorAction{kind: actPublishRV, rv: s.lastSyncRV})
 	switch s.syncing {
@@ -280,11 +282,11 @@ func (s reflectorState) syncFailed(err error, now time.Time, out []reflectorActi
 }
 
 // stepStreaming handles what happens to an open streaming list.
-func (s reflectorState) stepStreaming(in reflectorInput, out []reflectorAction) (reflectorState, []reflectorAction) {
+func (s *reflectorState) stepStreaming(in *reflectorInput, out []reflectorAction) []reflectorAction {
 	switch in.kind {
 	case inEvent:
 		s.lastArrival = in.now
-		out = append(out, reflectorAction{kind: actNote, note: noteEventReceived})
+		out = append(out, reflectorAction{kind: actEventApplied})
 		if in.eventType != watch.Added {
 			s.pastInitialAdds = true
 		}
@@ -297,11 +299,11 @@ func (s reflectorState) stepStreaming(in reflectorInput, out []reflectorAction) 
 			s.rvUnavailable = false
 			out = s.syncAt(originStream, s.streamRV, out)
 		}
-		return s, out
+		return out
 	case inBadData:
 		s.lastArrival = in.now
 		out = append(out, reflectorAction{kind: actNote, note: noteBadData, bad: in.bad})
-		return s, out
+		return out
 	case inErrorEvent:
 		s.lastArrival = in.now
 		out = appendUndecodable(in.err, out)
@@ -325,14 +327,14 @@ func (s reflectorState) stepStreaming(in reflectorInput, out []reflectorAction) 
 		if !s.lastArrival.IsZero() {
 			a.lastArrival = in.now.Sub(s.lastArrival)
 			if a.lastArrival < reflectorInitialEventsWarnInterval {
-				return s, out
+				return out
 			}
 		}
 		out = append(out, a)
-		return s, out
+		return out
 	}
 	out = append(out, reflectorAction{kind: actNote, note: noteLogUnexpectedInput, phase: s.phase, input: in.kind})
-	return s, out
+	return out
 }
 
 func (s *reflectorState) lastArrivalOrStart() time.Time {
@@ -348,7 +350,7 @@ func (s *reflectorState) lastArrivalOrStart() time.Time {
 // LIST for this cycle. The watch error handler hears of a refused connection
 // or a 429 (kinformer extension; a LIST would fail with them too), not of the
 // rest, which a LIST also handles by itself.
-func (s reflectorState) streamFailed(err error, now time.Time, out []reflectorAction) (reflectorState, []reflectorAction) {
+func (s *reflectorState) streamFailed(err error, now time.Time, out []reflectorAction) []reflectorAction {
 	switch {
 	case isWatchErrorRetriable(err):
 		out = append(out,
@@ -356,7 +358,7 @@ func (s reflectorState) streamFailed(err error, now time.Time, out []reflectorAc
 			note(noteReport, err),
 			reflectorAction{kind: actBackoff, err: err})
 		s.phase, s.then = phaseBackoff, phaseStreamOpening
-		return s, out
+		return out
 	case isExpiredError(err) || isTooLargeResourceVersionError(err):
 		out = append(out,
 			note(noteLogStreamLatest, err),
@@ -374,7 +376,7 @@ func (s reflectorState) streamFailed(err error, now time.Time, out []reflectorAc
 // fallBack makes this cycle LIST after a streaming list failed. As in
 // client-go, the LIST is the answer to that failure: the watch error
 // handler does not hear of it, and the next cycle streams again.
-func (s reflectorState) fallBack(err error, now time.Time, out []reflectorAction) (reflectorState, []reflectorAction) {
+func (s *reflectorState) fallBack(err error, now time.Time, out []reflectorAction) []reflectorAction {
 	out = append(out,
 		note(noteLogStreamFallback, err),
 		reflectorAction{kind: actNote, note: noteNextList, reason: relistIdxStreamFallback})
@@ -382,20 +384,22 @@ func (s reflectorState) fallBack(err error, now time.Time, out []reflectorAction
 }
 
 // stepWatching handles what happens to an open watch.
-func (s reflectorState) stepWatching(in reflectorInput, out []reflectorAction) (reflectorState, []reflectorAction) {
+func (s *reflectorState) stepWatching(in *reflectorInput, out []reflectorAction) []reflectorAction {
 	switch in.kind {
 	case inEvent:
 		s.lastArrival = in.now
-		out = append(out, reflectorAction{kind: actNote, note: noteEventReceived})
 		if in.eventType != watch.Added {
 			s.pastInitialAdds = true
 		}
+		// One action per event, the hot path: the store's resourceVersion
+		// moves with it unless it is empty or one of the synthetic initial
+		// ADDED events of a watch from "" or "0".
+		applied := reflectorAction{kind: actEventApplied}
 		if in.rv != "" && (s.propagateRV || s.pastInitialAdds) {
 			s.lastSyncRV = in.rv
-			out = append(out,
-				reflectorAction{kind: actPublishRV, rv: in.rv},
-				reflectorAction{kind: actUpdateStoreRV, rv: in.rv})
+			applied.rv = in.rv
 		}
+		out = append(out, applied)
 		s.events++
 		if !s.idleArmed && s.cfg.idleTimeout > 0 && in.eventType == watch.Bookmark && !in.initialEventsEnd {
 			// A periodic bookmark shows that the server sends them on this
@@ -405,11 +409,11 @@ func (s reflectorState) stepWatching(in reflectorInput, out []reflectorAction) (
 			s.idleArmed = true
 			out = append(out, reflectorAction{kind: actArmIdle})
 		}
-		return s, out
+		return out
 	case inBadData:
 		s.lastArrival = in.now
 		out = append(out, reflectorAction{kind: actNote, note: noteBadData, bad: in.bad})
-		return s, out
+		return out
 	case inErrorEvent, inResyncFailed:
 		if in.kind == inErrorEvent {
 			out = appendUndecodable(in.err, out)
@@ -433,13 +437,13 @@ func (s reflectorState) stepWatching(in reflectorInput, out []reflectorAction) (
 		return s.watchEnded(&WatchIdleTimeoutError{Name: s.cfg.name, Timeout: s.cfg.idleTimeout, ResourceVersion: s.lastSyncRV}, in.now, out)
 	}
 	out = append(out, reflectorAction{kind: actNote, note: noteLogUnexpectedInput, phase: s.phase, input: in.kind})
-	return s, out
+	return out
 }
 
 // watchEnded decides what follows a watch that ended with err (nil: closed
 // normally): open it again from the last resourceVersion, at once or after a
 // backoff, or end the cycle so that Run relists.
-func (s reflectorState) watchEnded(err error, now time.Time, out []reflectorAction) (reflectorState, []reflectorAction) {
+func (s *reflectorState) watchEnded(err error, now time.Time, out []reflectorAction) []reflectorAction {
 	internal := apierrors.IsInternalError(err)
 	if internal {
 		if s.internalStart.IsZero() || now.Sub(s.internalLatest) >= reflectorInternalErrorQuietPeriod {
@@ -458,7 +462,7 @@ func (s reflectorState) watchEnded(err error, now time.Time, out []reflectorActi
 			note(noteReport, err),
 			reflectorAction{kind: actBackoff, err: err})
 		s.phase, s.then = phaseBackoff, phaseWatchOpening
-		return s, out
+		return out
 	case internal && s.internalRetryAllowed(now):
 		out = append(out, note(noteLogWatchResume, err), note(noteReport, err))
 		return s.openWatch(now, out)
