@@ -213,19 +213,14 @@ func (d *reflectorDriver) openStream(a *reflectorAction, in *reflectorInput) {
 		d.trace = utiltrace.New("Reflector WatchList", utiltrace.Field{Key: "name", Value: r.name})
 	}
 	store, finish := r.newStreamListStore(d.ctx, a.relist)
-	w, err := r.openWatch(d.ctx, metav1.ListOptions{
+	w, ok := d.open(in, metav1.ListOptions{
 		ResourceVersion:      a.rv,
 		AllowWatchBookmarks:  true,
 		SendInitialEvents:    ptr.To(true),
 		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
 		TimeoutSeconds:       r.watchTimeoutSeconds(),
 	})
-	if err != nil {
-		if d.ctx.Err() != nil {
-			d.input(in, inStop)
-			return
-		}
-		d.failed(in, inOpenFailed, err)
+	if !ok {
 		return
 	}
 	d.w, d.results, d.streaming = w, w.ResultChan(), true
@@ -245,22 +240,32 @@ func (d *reflectorDriver) openStream(a *reflectorAction, in *reflectorInput) {
 func (d *reflectorDriver) openWatch(a *reflectorAction, in *reflectorInput) {
 	r := d.r
 	d.startResync()
-	w, err := r.openWatch(d.ctx, metav1.ListOptions{
+	w, ok := d.open(in, metav1.ListOptions{
 		ResourceVersion:     a.rv,
 		TimeoutSeconds:      r.watchTimeoutSeconds(),
 		AllowWatchBookmarks: true,
 	})
-	if err != nil {
-		if d.ctx.Err() != nil {
-			d.input(in, inStop)
-			return
-		}
-		d.failed(in, inOpenFailed, err)
+	if !ok {
 		return
 	}
 	d.w, d.results = w, w.ResultChan()
 	d.watchStore()
 	d.input(in, inOpened)
+}
+
+// open makes a watch request (a streaming list's too). When it fails, in
+// becomes the input that says so (stop, when the caller stopped meanwhile).
+func (d *reflectorDriver) open(in *reflectorInput, options metav1.ListOptions) (watch.Interface, bool) {
+	w, err := d.r.openWatch(d.ctx, options)
+	switch {
+	case err == nil:
+		return w, true
+	case d.ctx.Err() != nil:
+		d.input(in, inStop)
+	default:
+		d.failed(in, inOpenFailed, err)
+	}
+	return nil, false
 }
 
 // watchStore makes the open watch's events go to the Reflector's store.
