@@ -258,8 +258,9 @@ func (s *sharedIndexInformer) SetTransform(handler TransformFunc) error {
 
 // SetRelistPageByPage makes informer apply its relists page by page, or
 // atomically again (see SharedIndexInformerOptions.RelistPageByPage). It is
-// how factories apply informers.WithRelistPageByPage. kinformer extension,
-// not in client-go.
+// how the typed factory (package informers), whose informers client-go's
+// NewInformerFunc builds without options, applies
+// informers.WithRelistPageByPage. kinformer extension, not in client-go.
 //
 // It returns an error for a nil informer, one not built by this package,
 // and one that has started already.
@@ -269,8 +270,9 @@ func SetRelistPageByPage(informer SharedInformer, pageByPage bool) error {
 
 // SetWatchIdleTimeout sets the watch liveness deadline of informer (see
 // SharedIndexInformerOptions.WatchIdleTimeout: zero means the default,
-// negative turns it off). It is how factories apply their option to the
-// informers they build. kinformer extension, not in client-go.
+// negative turns it off). It is how the typed factory (package informers)
+// applies its option to the informers it builds. kinformer extension, not in
+// client-go.
 //
 // It returns an error for a nil informer, one not built by this package, and
 // one that has started already.
@@ -280,9 +282,10 @@ func SetWatchIdleTimeout(informer SharedInformer, d time.Duration) error {
 
 // SetSnapshotFile makes informer persist its cache and resourceVersion to
 // path when it stops, and resume from that file when it starts (see
-// SharedIndexInformerOptions.SnapshotFile); "" turns it off. It is how
-// factories apply their snapshot directory. kinformer extension, not in
-// client-go.
+// SharedIndexInformerOptions.SnapshotFile); "" turns it off. It is how the
+// typed factory (package informers) applies its snapshot directory; the
+// dynamic and metadata factories pass SharedIndexInformerOptions instead.
+// kinformer extension, not in client-go.
 //
 // It returns an error for a nil informer, one not built by this package, and
 // one that has started already.
@@ -291,9 +294,10 @@ func SetSnapshotFile(informer SharedInformer, path string) error {
 }
 
 // SetSnapshotScope sets the scope an informer's snapshot file is tied to
-// (see SharedIndexInformerOptions.SnapshotScope). It is how factories tie
-// their snapshot files to their namespace and list options. kinformer
-// extension, not in client-go.
+// (see SharedIndexInformerOptions.SnapshotScope). It is how the typed
+// factory (package informers) ties its snapshot files to its namespace and
+// list options; the dynamic and metadata factories pass
+// SharedIndexInformerOptions instead. kinformer extension, not in client-go.
 //
 // It returns an error for a nil informer, one not built by this package, and
 // one that has started already.
