@@ -158,7 +158,6 @@ type reflectorState struct {
 	// The open stream or watch.
 	watchStart      time.Time
 	lastArrival     time.Time
-	watchRV         string
 	streamRV        string
 	events          int
 	propagateRV     bool

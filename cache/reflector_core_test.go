@@ -213,11 +213,11 @@ func coreFixtures() map[string]reflectorState {
 		"syncing a LIST at 50":               {cfg: listing, phase: phaseSyncing, syncing: originList, lastSyncRV: "50", previousRV: "30", listStart: coreT0},
 		"syncing a stream at 65":             {cfg: streaming, phase: phaseSyncing, syncing: originStream, lastSyncRV: "65", previousRV: "30", listStart: coreT0, watchStart: coreT0, events: 9},
 		"syncing a snapshot at 40":           {cfg: streaming, phase: phaseSyncing, syncing: originSnapshot, lastSyncRV: "40", events: 3},
-		"opening a watch from 50":            {cfg: retrying, phase: phaseWatchOpening, lastSyncRV: "50", watchRV: "50", propagateRV: true, watchStart: coreT0},
-		"watching from 50":                   {cfg: retrying, phase: phaseWatching, lastSyncRV: "50", watchRV: "50", propagateRV: true, watchStart: coreT0, watchedBefore: true},
-		"watching from 0":                    {cfg: listing, phase: phaseWatching, lastSyncRV: "0", watchRV: "0", watchStart: coreT0, watchedBefore: true},
-		"watching from 50, deadline armed":   {cfg: listing, phase: phaseWatching, lastSyncRV: "50", watchRV: "50", propagateRV: true, watchStart: coreT0, watchedBefore: true, idleArmed: true, events: 3},
-		"watching from 50, 500s for 2m":      {cfg: retrying, phase: phaseWatching, lastSyncRV: "50", watchRV: "50", propagateRV: true, watchStart: coreT0, watchedBefore: true, internalStart: coreT0.Add(-2 * time.Minute), internalLatest: coreT0},
+		"opening a watch from 50":            {cfg: retrying, phase: phaseWatchOpening, lastSyncRV: "50", propagateRV: true, watchStart: coreT0},
+		"watching from 50":                   {cfg: retrying, phase: phaseWatching, lastSyncRV: "50", propagateRV: true, watchStart: coreT0, watchedBefore: true},
+		"watching from 0":                    {cfg: listing, phase: phaseWatching, lastSyncRV: "0", watchStart: coreT0, watchedBefore: true},
+		"watching from 50, deadline armed":   {cfg: listing, phase: phaseWatching, lastSyncRV: "50", propagateRV: true, watchStart: coreT0, watchedBefore: true, idleArmed: true, events: 3},
+		"watching from 50, 500s for 2m":      {cfg: retrying, phase: phaseWatching, lastSyncRV: "50", propagateRV: true, watchStart: coreT0, watchedBefore: true, internalStart: coreT0.Add(-2 * time.Minute), internalLatest: coreT0},
 		"backing off before a stream":        {cfg: streaming, phase: phaseBackoff, then: phaseStreamOpening, lastSyncRV: "50"},
 		"backing off before a watch":         {cfg: listing, phase: phaseBackoff, then: phaseWatchOpening, lastSyncRV: "50"},
 		"stopped":                            {cfg: listing, phase: phaseStopped, lastSyncRV: "50"},
@@ -553,7 +553,7 @@ func TestReflectorCoreArmsIdleDeadlineOnlyOnPeriodicBookmarks(t *testing.T) {
 	off := newReflectorState(false)
 	off.cfg = coreConfig(false)
 	off.cfg.idleTimeout = 0
-	off.phase, off.lastSyncRV, off.watchRV, off.propagateRV, off.watchStart = phaseWatching, "30", "30", true, coreT0
+	off.phase, off.lastSyncRV, off.propagateRV, off.watchStart = phaseWatching, "30", true, coreT0
 	runCoreScenario(t, off, []coreStep{
 		{coreEventAt(watch.Bookmark, "31", time.Minute), []string{`event applied rv="31"`}},
 		{coreEventAt(watch.Bookmark, "32", 2*time.Minute), []string{`event applied rv="32"`}},
@@ -567,7 +567,7 @@ func TestReflectorCoreArmsIdleDeadlineOnlyOnPeriodicBookmarks(t *testing.T) {
 // a new one.
 func TestReflectorCoreInternalErrorRetryWindow(t *testing.T) {
 	boom := apierrors.NewInternalError(errors.New("boom"))
-	state := reflectorState{cfg: coreConfig(false), phase: phaseWatching, lastSyncRV: "50", watchRV: "50", propagateRV: true, watchStart: coreT0}
+	state := reflectorState{cfg: coreConfig(false), phase: phaseWatching, lastSyncRV: "50", propagateRV: true, watchStart: coreT0}
 	state.cfg.maxInternalRetry = time.Minute
 	resume := []string{"stop watch", "note log watch resume: Internal error occurred: boom", "note report: Internal error occurred: boom", `watch rv="50"`}
 	relist := []string{"stop watch", "note log watch ended with error: Internal error occurred: boom", "note report: Internal error occurred: boom",

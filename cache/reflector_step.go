@@ -160,9 +160,9 @@ func (s *reflectorState) openedStream() {
 func (s *reflectorState) openWatch(now time.Time, out []reflectorAction) []reflectorAction {
 	s.phase = phaseWatchOpening
 	s.watchStart = now
-	s.watchRV = s.lastSyncRV
-	s.propagateRV = s.watchRV != "" && s.watchRV != "0"
-	out = append(out, reflectorAction{kind: actWatch, rv: s.watchRV})
+	rv := s.lastSyncRV
+	s.propagateRV = rv != "" && rv != "0"
+	out = append(out, reflectorAction{kind: actWatch, rv: rv})
 	return out
 }
 
