@@ -8,7 +8,7 @@ PKGS ?= ./...
 # (the integration tests then skip).
 TESTENV_BUILD := internal/testenv/build.sh
 
-.PHONY: test test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full bench-relist bench-watch-requests soak soak-ceiling fuzz-short
+.PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full bench-relist bench-watch-requests soak soak-ceiling fuzz-short
 
 # Every recipe line runs under bash with pipefail, so that a failing command before a pipe
 # (a benchmark piped into the table tool) fails the target.
@@ -23,7 +23,25 @@ FUZZTIME ?= 10s
 test: fmt-check vet gen-verify
 	@bin=$$($(TESTENV_BUILD)) && echo "server binaries: $$bin" && \
 	KINFORMER_TESTENV_BIN=$$bin KINFORMER_REQUIRE_INTEGRATION=1 $(GO) test -race -count=1 -timeout 30m $(PKGS)
+	@$(MAKE) --no-print-directory alloc-guards
 	@$(MAKE) --no-print-directory fuzz-short
+
+## alloc-guards: the allocation guards, without the race detector (which allocates on its own,
+## so their files carry `//go:build !race` and the -race run above skips them). Every test of
+## every such file must run and pass: a guard that matched no test fails the target.
+alloc-guards:
+	@files=$$(git grep -l '^//go:build !race' -- '*_test.go'); \
+	if [ -z "$$files" ]; then echo "alloc-guards: no file with //go:build !race"; exit 1; fi; \
+	for file in $$files; do \
+		tests=$$(sed -n 's/^func \(Test[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); \
+		if [ -z "$$tests" ]; then echo "alloc-guards: $$file has no test"; exit 1; fi; \
+		pattern="^($$(echo $$tests | tr ' ' '|'))\$$"; \
+		echo "alloc guards ./$$(dirname "$$file") $$pattern (without -race)"; \
+		out=$$($(GO) test -count=1 -v -run "$$pattern" "./$$(dirname "$$file")") || { echo "$$out"; exit 1; }; \
+		for t in $$tests; do \
+			grep -q -- "^--- PASS: $$t " <<<"$$out" || { echo "$$out"; echo "alloc-guards: $$t did not run"; exit 1; }; \
+		done; \
+	done
 
 ## fuzz-short: fuzz every target (each `func Fuzz...` in a _test.go file) for $(FUZZTIME), starting
 ## from its committed corpus in testdata/fuzz. A failing input is written to that corpus: commit
