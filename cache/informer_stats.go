@@ -75,6 +75,9 @@ type informerStats struct {
 	lastList atomic.Int64
 	// deltas counts the deltas the informer's processing loop applied.
 	deltas atomic.Uint64
+	// snapshotsSkipped counts the snapshots not written because the
+	// objects are sensitive and no key was set.
+	snapshotsSkipped atomic.Uint64
 
 	// errMu guards the fields below; errors are rare, so a mutex is fine.
 	errMu     sync.Mutex

@@ -137,6 +137,14 @@ type SharedIndexInformerOptions struct {
 	// kinformer extension; SetSnapshotScope sets it before Run.
 	SnapshotScope string
 
+	// SnapshotProtection says which objects may be written to SnapshotFile
+	// and how: by default the objects of a sensitive type (Secrets always,
+	// and any informer marked Sensitive) are never written, and other files
+	// are plain; with a Key every file is encrypted and authenticated, and
+	// sensitive objects are written too. See SnapshotProtection. kinformer
+	// extension; SetSnapshotProtection sets it before Run.
+	SnapshotProtection SnapshotProtection
+
 	// HandlerMetricsProvider, when not nil, times every notification the
 	// informer's handlers handle, into the histograms it returns (see
 	// HandlerMetricsProvider). nil times nothing. SetHandlerMetricsProvider
@@ -177,6 +185,9 @@ type informerConfig struct {
 	// SnapshotFile and SnapshotScope (SetSnapshotFile, SetSnapshotScope).
 	snapshotFile  string
 	snapshotScope string
+	// snapshotProtection is SharedIndexInformerOptions.SnapshotProtection
+	// (SetSnapshotProtection).
+	snapshotProtection SnapshotProtection
 	// transform is set by SetTransform.
 	transform TransformFunc
 	// watchErrorHandler is set by SetWatchErrorHandler and
@@ -191,17 +202,18 @@ type informerConfig struct {
 // config returns the informerConfig of options.
 func (options SharedIndexInformerOptions) config() informerConfig {
 	return informerConfig{
-		objectDescription: options.ObjectDescription,
-		resyncPeriod:      options.ResyncPeriod,
-		indexers:          options.Indexers,
-		identifier:        options.Identifier,
-		metricsProvider:   options.InformerMetricsProvider,
-		useDeltaFIFO:      options.UseDeltaFIFO,
-		relistPageByPage:  options.RelistPageByPage,
-		watchIdleTimeout:  options.WatchIdleTimeout,
-		snapshotFile:      options.SnapshotFile,
-		snapshotScope:     options.SnapshotScope,
-		handlerMetrics:    options.HandlerMetricsProvider,
+		objectDescription:  options.ObjectDescription,
+		resyncPeriod:       options.ResyncPeriod,
+		indexers:           options.Indexers,
+		identifier:         options.Identifier,
+		metricsProvider:    options.InformerMetricsProvider,
+		useDeltaFIFO:       options.UseDeltaFIFO,
+		relistPageByPage:   options.RelistPageByPage,
+		watchIdleTimeout:   options.WatchIdleTimeout,
+		snapshotFile:       options.SnapshotFile,
+		snapshotScope:      options.SnapshotScope,
+		snapshotProtection: options.SnapshotProtection.clone(),
+		handlerMetrics:     options.HandlerMetricsProvider,
 	}
 }
 
@@ -291,6 +303,23 @@ func SetWatchIdleTimeout(informer SharedInformer, d time.Duration) error {
 // one that has started already.
 func SetSnapshotFile(informer SharedInformer, path string) error {
 	return configureBeforeRun(informer, "the snapshot file", func(c *informerConfig) { c.snapshotFile = path })
+}
+
+// SetSnapshotProtection sets which objects informer may write to its
+// snapshot file and whether it encrypts them (see SnapshotProtection and
+// SharedIndexInformerOptions.SnapshotProtection); the key is copied. It
+// fails for a key that is not SnapshotKeySize bytes long, and once the
+// informer has started. It is how the factories (package informers, and
+// the dynamic and metadata factories) apply their WithSnapshotEncryptionKey
+// and sensitive-type options. kinformer extension, not in client-go.
+func SetSnapshotProtection(informer SharedInformer, protection SnapshotProtection) error {
+	if protection.Key != nil {
+		if err := checkSnapshotKey(protection.Key); err != nil {
+			return fmt.Errorf("cannot set the snapshot protection: %w", err)
+		}
+	}
+	protection = protection.clone()
+	return configureBeforeRun(informer, "the snapshot protection", func(c *informerConfig) { c.snapshotProtection = protection })
 }
 
 // SetSnapshotScope sets the scope an informer's snapshot file is tied to

@@ -20,7 +20,12 @@ func (s *sharedIndexInformer) loadSnapshot(ctx context.Context) (*reflectorResum
 	if err != nil {
 		return nil, &SnapshotError{Path: s.config.snapshotFile, Op: "load", Err: err}
 	}
-	objects, rv, err := readSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), s.config.snapshotScope, codec)
+	protection := s.config.snapshotProtection
+	if protection.Key == nil && snapshotSensitive(s.objectType, protection) {
+		s.removeSensitiveSnapshot(ctx)
+		return nil, nil
+	}
+	objects, rv, err := readSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), s.config.snapshotScope, codec, protection.Key)
 	if errors.Is(err, os.ErrNotExist) {
 		klog.FromContext(ctx).V(2).Info("No informer snapshot yet; listing", "path", s.config.snapshotFile)
 		return nil, nil
@@ -42,13 +47,36 @@ func (s *sharedIndexInformer) saveSnapshot(ctx context.Context) {
 	if rv == "" {
 		return
 	}
+	protection := s.config.snapshotProtection
+	if protection.Key == nil && snapshotSensitive(s.objectType, protection) {
+		s.stats.snapshotsSkipped.Add(1)
+		klog.FromContext(ctx).Info("Informer snapshot not written: the informer's objects are sensitive and no snapshot encryption key is set (SnapshotProtection)",
+			"path", s.config.snapshotFile, "type", fmt.Sprintf("%T", s.objectType))
+		return
+	}
 	codec, err := snapshotCodecFor(s.objectType)
 	if err == nil {
-		err = writeSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), s.config.snapshotScope, codec, storeObjectsByKey(s.indexer), rv)
+		err = writeSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), s.config.snapshotScope, codec, storeObjectsByKey(s.indexer), rv, protection.Key)
 	}
 	if err != nil {
 		utilruntime.HandleErrorWithContext(ctx, &SnapshotError{Path: s.config.snapshotFile, Op: "save", Err: err}, "Informer snapshot not written", "type", fmt.Sprintf("%T", s.objectType))
 		return
 	}
 	klog.FromContext(ctx).V(2).Info("Informer snapshot written", "path", s.config.snapshotFile, "resourceVersion", rv)
+}
+
+// removeSensitiveSnapshot deletes the snapshot file of an informer of
+// sensitive objects without a key, which never writes one: a file there was
+// left by an older version or another configuration, in plain text.
+func (s *sharedIndexInformer) removeSensitiveSnapshot(ctx context.Context) {
+	path := s.config.snapshotFile
+	if _, err := os.Lstat(path); err != nil {
+		return
+	}
+	if err := os.Remove(path); err != nil {
+		utilruntime.HandleErrorWithContext(ctx, &SnapshotError{Path: path, Op: "remove", Err: err}, "Snapshot of sensitive objects not removed", "type", fmt.Sprintf("%T", s.objectType))
+		return
+	}
+	klog.FromContext(ctx).Info("Removed a snapshot file of sensitive objects: they are not kept on disk without a snapshot encryption key (SnapshotProtection); listing",
+		"path", path, "type", fmt.Sprintf("%T", s.objectType))
 }

@@ -63,6 +63,10 @@ type InformerStatus struct {
 	// could not store (no object, wrong type, no metadata, undecodable
 	// frame, ...); each was logged and skipped.
 	BadData uint64
+	// SnapshotsSkipped counts the times the informer stopped without
+	// writing its snapshot file because its objects are sensitive and no
+	// encryption key is set (see SnapshotProtection).
+	SnapshotsSkipped uint64
 	// HandlerPanics counts the panics recovered from this informer's
 	// handlers, including handlers removed since.
 	HandlerPanics int64
@@ -122,6 +126,7 @@ func (s *sharedIndexInformer) status() InformerStatus {
 		st.LastList = time.Unix(0, ns)
 	}
 	st.LastError, st.LastErrorTime = s.stats.lastError()
+	st.SnapshotsSkipped = s.stats.snapshotsSkipped.Load()
 
 	s.startedLock.Lock()
 	st.Started, st.Stopped = s.started, s.stopped

@@ -63,7 +63,8 @@ type snapshotHeader struct {
 type SnapshotError struct {
 	// Path is the snapshot file.
 	Path string
-	// Op is "load" or "save".
+	// Op is "load", "save" or "remove" (a snapshot of sensitive objects
+	// found where none may be kept; see SnapshotProtection).
 	Op string
 	// Err says what is wrong.
 	Err error
@@ -176,10 +177,12 @@ func snapshotIdentity(example runtime.Object, description string) string {
 	return id
 }
 
-// writeSnapshot writes objects and rv to path atomically.
-func writeSnapshot(path, identity, scope string, codec snapshotCodec, objects []interface{}, rv string) (err error) {
+// writeSnapshot writes objects and rv to path atomically, encrypted with
+// key unless it is nil. The directory is created owner-only when missing and
+// refused when others may write to it (snapshot_perm.go); the file is 0600.
+func writeSnapshot(path, identity, scope string, codec snapshotCodec, objects []interface{}, rv string, key []byte) (err error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := ensureSnapshotDir(dir); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
@@ -192,8 +195,20 @@ func writeSnapshot(path, identity, scope string, codec snapshotCodec, objects []
 			_ = os.Remove(tmp.Name())
 		}
 	}()
+	// CreateTemp makes the file 0600 already; say so, whatever the umask.
+	if err := tmp.Chmod(0o600); err != nil {
+		return err
+	}
+	var out io.Writer = tmp
+	var enc *snapshotEncrypter
+	if key != nil {
+		if enc, err = newSnapshotEncrypter(tmp, key); err != nil {
+			return err
+		}
+		out = enc
+	}
 	crc := crc32.New(snapshotCRCTable)
-	w := bufio.NewWriterSize(io.MultiWriter(tmp, crc), 256<<10)
+	w := bufio.NewWriterSize(io.MultiWriter(out, crc), 256<<10)
 	header, err := json.Marshal(snapshotHeader{Identity: identity, Scope: scope, Codec: codec.name, ResourceVersion: rv, Count: len(objects)})
 	if err != nil {
 		return err
@@ -223,8 +238,13 @@ func writeSnapshot(path, identity, scope string, codec snapshotCodec, objects []
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if _, err := tmp.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32())); err != nil {
+	if _, err := out.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32())); err != nil {
 		return err
+	}
+	if enc != nil {
+		if err := enc.Close(); err != nil {
+			return err
+		}
 	}
 	if err := tmp.Sync(); err != nil {
 		return err
@@ -257,13 +277,38 @@ func snapshotObjectName(obj interface{}) string {
 	return fmt.Sprintf("%T", obj)
 }
 
-// readSnapshot loads the snapshot at path. It returns os.ErrNotExist
-// (wrapped) when there is none.
-func readSnapshot(path, identity, scope string, codec snapshotCodec) ([]interface{}, string, error) {
-	data, err := os.ReadFile(path)
+// readSnapshot loads the snapshot at path, which must be encrypted with key
+// when key is not nil and plain when it is. It returns os.ErrNotExist
+// (wrapped) when there is none, and refuses a file or directory another
+// user could have written (snapshot_perm.go).
+func readSnapshot(path, identity, scope string, codec snapshotCodec, key []byte) ([]interface{}, string, error) {
+	if err := checkSnapshotDir(filepath.Dir(path)); err != nil {
+		return nil, "", err
+	}
+	f, err := openSnapshotFile(path)
 	if err != nil {
 		return nil, "", err
 	}
+	data, err := io.ReadAll(f)
+	_ = f.Close()
+	if err != nil {
+		return nil, "", err
+	}
+	switch encrypted := isEncryptedSnapshot(data); {
+	case encrypted && key == nil:
+		return nil, "", errors.New("the snapshot is encrypted and this informer has no key (SnapshotProtection.Key)")
+	case !encrypted && key != nil:
+		return nil, "", errors.New("refused: the snapshot is not encrypted, and this informer has a key, so it loads only encrypted snapshots")
+	case encrypted:
+		if data, err = decryptSnapshot(data, key); err != nil {
+			return nil, "", err
+		}
+	}
+	return parseSnapshot(data, identity, scope, codec)
+}
+
+// parseSnapshot decodes the plain snapshot file data.
+func parseSnapshot(data []byte, identity, scope string, codec snapshotCodec) ([]interface{}, string, error) {
 	const fixed = len(snapshotMagic) + 2
 	if len(data) < fixed || string(data[:len(snapshotMagic)]) != snapshotMagic {
 		return nil, "", errors.New("not a kinformer snapshot (bad magic)")

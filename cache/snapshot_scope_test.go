@@ -100,7 +100,7 @@ func TestSnapshotOfForeignScopeIsRejected(t *testing.T) {
 
 			// On stop the file is rewritten under the new scope.
 			stop()
-			_, _, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), tc.scope, podSnapshotCodec(t))
+			_, _, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), tc.scope, podSnapshotCodec(t), nil)
 			require.NoError(t, err)
 		})
 	}

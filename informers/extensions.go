@@ -1,6 +1,7 @@
 package informers
 
 import (
+	"bytes"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -24,6 +26,10 @@ type factoryExtensions struct {
 	snapshotDir string
 	// relistPageByPage is set by WithRelistPageByPage.
 	relistPageByPage bool
+	// snapshotKey is WithSnapshotEncryptionKey's key; nil means none.
+	snapshotKey []byte
+	// sensitiveTypes holds the types WithSensitiveTypes marks sensitive.
+	sensitiveTypes map[reflect.Type]bool
 }
 
 // WithRelistPageByPage makes every informer the factory builds apply its
@@ -60,7 +66,9 @@ func WithWatchIdleTimeout(d time.Duration) SharedInformerOption {
 // (see cache.SharedIndexInformerOptions.SnapshotFile): on stop it writes its
 // cache to a file in dir named after its object type (for example
 // "k8s.io_api_core_v1.Pod.snap"), and on start it resumes from that file
-// instead of listing. The directory is created when needed. Each file is
+// instead of listing. The directory is created owner-only (0700) when
+// needed; Secrets and the types marked sensitive are written only with
+// WithSnapshotEncryptionKey (see cache.SnapshotProtection). Each file is
 // tied to the factory's scope (cache.SnapshotScopeFor of its WithNamespace
 // and of the label and field selectors its WithTweakListOptions sets, and,
 // when the client is a *kubernetes.Clientset, the API server's address): a
@@ -73,6 +81,44 @@ func WithWatchIdleTimeout(d time.Duration) SharedInformerOption {
 func WithSnapshotDir(dir string) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
 		f.extensions.snapshotDir = dir
+		return f
+	}
+}
+
+// WithSnapshotEncryptionKey makes the factory's snapshot files (see
+// WithSnapshotDir) encrypted and authenticated with key, which must be
+// cache.SnapshotKeySize (32) bytes long (another size is reported through
+// utilruntime.HandleError when an informer is built, and that informer's
+// snapshot stays off), and lets the informers of sensitive types (Secrets,
+// and those of WithSensitiveTypes) write theirs, which they never do
+// without a key. Files written without the key, or with another, are
+// rejected and the informers list as usual. The key is copied. See
+// cache.SnapshotProtection. kinformer extension, not in client-go.
+func WithSnapshotEncryptionKey(key []byte) SharedInformerOption {
+	key = bytes.Clone(key)
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		f.extensions.snapshotKey = key
+		return f
+	}
+}
+
+// WithSensitiveTypes marks the objects of the types of examples (such as
+// &v1.ConfigMap{}) as sensitive, as Secrets always are: their informers
+// write no snapshot file (see WithSnapshotDir) unless
+// WithSnapshotEncryptionKey gives a key, and delete one they find. nil
+// examples are ignored. See cache.SnapshotProtection. kinformer extension,
+// not in client-go.
+func WithSensitiveTypes(examples ...runtime.Object) SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		for _, obj := range examples {
+			if obj == nil {
+				continue
+			}
+			if f.extensions.sensitiveTypes == nil {
+				f.extensions.sensitiveTypes = map[reflect.Type]bool{}
+			}
+			f.extensions.sensitiveTypes[reflect.TypeOf(obj)] = true
+		}
 		return f
 	}
 }
@@ -112,6 +158,13 @@ func (f *sharedInformerFactory) applyExtensions(t reflect.Type, informer cache.S
 		}
 		if err := cache.SetSnapshotScope(informer, snapshotScope(f.client, f.namespace, f.tweakListOptions)); err != nil {
 			utilruntime.HandleError(err)
+		}
+		protection := cache.SnapshotProtection{Sensitive: f.extensions.sensitiveTypes[t], Key: f.extensions.snapshotKey}
+		if err := cache.SetSnapshotProtection(informer, protection); err != nil {
+			// A key of the wrong size: no snapshot rather than one
+			// written or read without the protection asked for.
+			utilruntime.HandleError(err)
+			_ = cache.SetSnapshotFile(informer, "")
 		}
 	}
 }

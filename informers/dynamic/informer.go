@@ -7,7 +7,9 @@
 package dynamicinformer
 
 import (
+	"bytes"
 	"context"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,8 +58,9 @@ type dynamicSharedInformerFactory struct {
 	defaultResync    time.Duration
 	namespace        string
 	tweakListOptions TweakListOptionsFunc
-	// snapshotDir is WithSnapshotDir's directory; "" means none.
-	snapshotDir string
+	// snapshots holds WithSnapshotDir's directory ("" means none),
+	// WithSnapshotEncryptionKey's key and WithSensitiveResources' resources.
+	snapshots gvrfactory.Snapshots
 }
 
 // NewDynamicSharedInformerFactory returns a factory over client for all
@@ -102,7 +105,9 @@ func WithTweakListOptions(tweakListOptions TweakListOptionsFunc) DynamicSharedIn
 // (see cache.SharedIndexInformerOptions.SnapshotFile): on stop it writes its
 // cache to a file in dir named after its resource (for example
 // "deployments.v1.apps.snap", "pods.v1.snap"), and on start it resumes from
-// that file instead of listing. The directory is created when needed. Each
+// that file instead of listing. The directory is created owner-only (0700) when
+// needed; Secrets and the types marked sensitive are written only with
+// WithSnapshotEncryptionKey (see cache.SnapshotProtection). Each
 // file is tied to the factory's namespace and the label and field selectors
 // of its tweakListOptions (cache.SnapshotScopeFor): a factory with another
 // scope rejects it with a *cache.SnapshotError and lists as usual. Only one
@@ -110,7 +115,38 @@ func WithTweakListOptions(tweakListOptions TweakListOptionsFunc) DynamicSharedIn
 // in client-go.
 func WithSnapshotDir(dir string) DynamicSharedInformerOption {
 	return func(f *dynamicSharedInformerFactory) *dynamicSharedInformerFactory {
-		f.snapshotDir = dir
+		f.snapshots.Dir = dir
+		return f
+	}
+}
+
+// WithSnapshotEncryptionKey makes the factory's snapshot files (see
+// WithSnapshotDir) encrypted and authenticated with key, which must be
+// cache.SnapshotKeySize (32) bytes long (another size is reported through
+// utilruntime.HandleError when an informer is built, and that informer's
+// snapshot stays off), and lets the
+// informers of sensitive resources (core secrets, and those of
+// WithSensitiveResources) write theirs, which they never do without a key.
+// Files written without the key, or with another, are rejected and the
+// informers list as usual. The key is copied. See cache.SnapshotProtection.
+// kinformer extension, not in client-go.
+func WithSnapshotEncryptionKey(key []byte) DynamicSharedInformerOption {
+	key = bytes.Clone(key)
+	return func(f *dynamicSharedInformerFactory) *dynamicSharedInformerFactory {
+		f.snapshots.Key = key
+		return f
+	}
+}
+
+// WithSensitiveResources marks the objects of resources as sensitive, as
+// core secrets always are: their informers write no snapshot file (see
+// WithSnapshotDir) unless WithSnapshotEncryptionKey gives a key, and delete
+// one they find. See cache.SnapshotProtection. kinformer extension, not in
+// client-go.
+func WithSensitiveResources(resources ...schema.GroupVersionResource) DynamicSharedInformerOption {
+	resources = slices.Clone(resources)
+	return func(f *dynamicSharedInformerFactory) *dynamicSharedInformerFactory {
+		f.snapshots.Sensitive = append(f.snapshots.Sensitive, resources...)
 		return f
 	}
 }
@@ -140,7 +176,7 @@ func (f *dynamicSharedInformerFactory) build(gvr schema.GroupVersionResource) ca
 		ResyncPeriod: f.defaultResync,
 		Indexers:     cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 	}
-	options = gvrfactory.WithSnapshotDir(options, f.snapshotDir, gvr, "", f.namespace, f.tweakListOptions)
+	options = f.snapshots.Apply(options, gvr, "", f.namespace, f.tweakListOptions)
 	return newInformer(f.client, gvr, f.namespace, f.tweakListOptions, options)
 }
 

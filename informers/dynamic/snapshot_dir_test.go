@@ -116,3 +116,48 @@ func TestDynamicFactoryOptionsConstructorAppliesOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestDynamicFactorySnapshotProtection: the dynamic factory marks core secrets
+// sensitive and WithSensitiveResources marks others; without a key their
+// snapshots stay off disk, and WithSnapshotEncryptionKey writes them
+// encrypted and resumes from them.
+func TestDynamicFactorySnapshotProtection(t *testing.T) {
+	secretsGVR := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	client := fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		widgetsGVR: "WidgetList",
+		secretsGVR: "SecretList",
+	}, newObject(secretsGVR, "Secret", "a", "token", nil), newObject(widgetsGVR, "Widget", "a", "w1", nil))
+	dir := t.TempDir()
+	snapshotFiles := func() []string {
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+
+	for _, gvr := range []schema.GroupVersionResource{secretsGVR, widgetsGVR} {
+		_, errs := runAndShutdown(t, client, gvr, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithSensitiveResources(widgetsGVR))
+		assert.Empty(t, errs)
+	}
+	assert.Empty(t, snapshotFiles(), "secrets and the widgets marked sensitive stay off disk")
+
+	key := make([]byte, cache.SnapshotKeySize)
+	for _, gvr := range []schema.GroupVersionResource{secretsGVR, widgetsGVR} {
+		keys, errs := runAndShutdown(t, client, gvr, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithSensitiveResources(widgetsGVR), dynamicinformer.WithSnapshotEncryptionKey(key))
+		assert.Len(t, keys, 1)
+		assert.Empty(t, errs)
+	}
+	assert.Equal(t, []string{"secrets.v1.snap", "widgets.v1.example.com.snap"}, snapshotFiles())
+	data, err := os.ReadFile(filepath.Join(dir, "secrets.v1.snap"))
+	require.NoError(t, err)
+	assert.Equal(t, "KINFSNAE", string(data[:8]), "written encrypted")
+
+	lists := countLists(client, secretsGVR)
+	keys, errs := runAndShutdown(t, client, secretsGVR, dynamicinformer.WithSnapshotDir(dir), dynamicinformer.WithSnapshotEncryptionKey(key))
+	assert.Equal(t, []string{"a/token"}, keys)
+	assert.Empty(t, errs)
+	assert.Equal(t, lists, countLists(client, secretsGVR), "resumed from the encrypted snapshot without a LIST")
+}

@@ -95,6 +95,7 @@ type Collector struct {
 
 	synced, storeObjects, queueDepth, lastRV, sinceEvent *prometheus.Desc
 	deltas, lists, watchRestarts, badData                *prometheus.Desc
+	snapshotsSkipped                                     *prometheus.Desc
 	handlerPending, handlerPanics                        *prometheus.Desc
 	latency                                              *prometheus.HistogramVec
 
@@ -126,6 +127,7 @@ func NewCollector(options ...Option) *Collector {
 	c.lists = desc("lists_total", "Lists (paged or streaming) by reason: initial, expired (410), watch_error, short_watch, list_error, stream_fallback.", "reason")
 	c.watchRestarts = desc("watch_restarts_total", "Watches reopened from the last resourceVersion without a relist.")
 	c.badData = desc("bad_data_total", "Objects and events from the server the Reflector could not store (logged and skipped).")
+	c.snapshotsSkipped = desc("snapshots_skipped_total", "Snapshot files not written because the informer's objects are sensitive (Secrets, or marked so) and no snapshot encryption key is set.")
 	c.handlerPending = desc("handler_pending_notifications", "Notifications queued for a handler and not yet handled.", "handler")
 	c.handlerPanics = desc("handler_panics_total", "Panics recovered from a handler.", "handler")
 	c.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -259,7 +261,7 @@ func labelValues(st cache.InformerStatus) []string {
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.synced, c.storeObjects, c.queueDepth, c.lastRV, c.sinceEvent, c.deltas, c.lists, c.watchRestarts, c.badData, c.handlerPending, c.handlerPanics} {
+	for _, d := range []*prometheus.Desc{c.synced, c.storeObjects, c.queueDepth, c.lastRV, c.sinceEvent, c.deltas, c.lists, c.watchRestarts, c.badData, c.snapshotsSkipped, c.handlerPending, c.handlerPanics} {
 		ch <- d
 	}
 	c.latency.Describe(ch)
@@ -299,6 +301,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		counter(c.watchRestarts, float64(st.WatchRestarts))
 		counter(c.badData, float64(st.BadData))
+		counter(c.snapshotsSkipped, float64(st.SnapshotsSkipped))
 
 		// Handlers of the same name (two registrations of one type) are
 		// summed: a series per name.

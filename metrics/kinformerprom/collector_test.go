@@ -253,3 +253,28 @@ kinformer_informer_bad_data_total{%[1]s,%[2]s} 1
 `, pre, post)
 	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "kinformer_informer_lists_total", "kinformer_informer_bad_data_total"))
 }
+
+// TestCollectorCountsSnapshotsSkippedForSensitiveObjects: a factory with a
+// snapshot directory and no key writes no snapshot of its Secrets, and the
+// collector counts the skip under kinformer_informer_snapshots_skipped_total.
+func TestCollectorCountsSnapshotsSkippedForSensitiveObjects(t *testing.T) {
+	client := fake.NewClientset(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "token"}})
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithSnapshotDir(t.TempDir()))
+	factory.Core().V1().Secrets().Informer()
+	reg := prometheus.NewPedanticRegistry()
+	_, err := kinformerprom.Register(reg, factory)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	factory.StartWithContext(ctx)
+	require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
+	cancel()
+	factory.Shutdown()
+
+	const want = `
+# HELP kinformer_informer_snapshots_skipped_total Snapshot files not written because the informer's objects are sensitive (Secrets, or marked so) and no snapshot encryption key is set.
+# TYPE kinformer_informer_snapshots_skipped_total counter
+kinformer_informer_snapshots_skipped_total{group="",informer="",resource="secrets",type="*v1.Secret",version="v1"} 1
+`
+	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "kinformer_informer_snapshots_skipped_total"))
+}

@@ -1,0 +1,45 @@
+package gvrfactory
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kinformer/kinformer/cache"
+)
+
+func TestSnapshotsApplySetsFileScopeAndProtection(t *testing.T) {
+	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	pods := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	key := make([]byte, cache.SnapshotKeySize)
+	web := func(o *metav1.ListOptions) { o.LabelSelector = "app=web" }
+	base := cache.SharedIndexInformerOptions{ResyncPeriod: 7}
+
+	cases := []struct {
+		name    string
+		s       Snapshots
+		gvr     schema.GroupVersionResource
+		variant string
+		want    cache.SharedIndexInformerOptions
+	}{
+		{"no directory", Snapshots{Key: key, Sensitive: []schema.GroupVersionResource{pods}}, pods, "", base},
+		{"plain", Snapshots{Dir: "d"}, pods, "", cache.SharedIndexInformerOptions{ResyncPeriod: 7,
+			SnapshotFile: filepath.Join("d", "pods.v1.snap"), SnapshotScope: cache.SnapshotScopeFor("ns", web)}},
+		{"secrets are sensitive", Snapshots{Dir: "d"}, secrets, "metadata", cache.SharedIndexInformerOptions{ResyncPeriod: 7,
+			SnapshotFile: filepath.Join("d", "secrets.v1.metadata.snap"), SnapshotScope: cache.SnapshotScopeFor("ns", web),
+			SnapshotProtection: cache.SnapshotProtection{Sensitive: true}}},
+		{"marked sensitive, with a key", Snapshots{Dir: "d", Key: key, Sensitive: []schema.GroupVersionResource{widgets}}, widgets, "", cache.SharedIndexInformerOptions{ResyncPeriod: 7,
+			SnapshotFile: filepath.Join("d", "widgets.v1.example.com.snap"), SnapshotScope: cache.SnapshotScopeFor("ns", web),
+			SnapshotProtection: cache.SnapshotProtection{Sensitive: true, Key: key}}},
+		{"a key of the wrong size turns snapshots off", Snapshots{Dir: "d", Key: key[:16]}, pods, "", base},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.s.Apply(base, tc.gvr, tc.variant, "ns", web))
+		})
+	}
+}
