@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -33,10 +35,19 @@ import (
 //   - the parent reads the lines (calling its onReady on "ready"), checks
 //     the exit status and, on failure, reports the last 64 KiB of the
 //     child's stderr.
+//
+// Profiling: -test.cpuprofile and the like profile the parent only. With
+// profileDirEnv set, every child writes a CPU profile and a heap profile
+// (at the end of its job) of its side into that directory, named
+// <scenario>-<side>-<pid>.cpu.pprof and .heap.pprof; KINFORMER_BENCH_SIDES
+// restricts the sides that run (sideOrder).
 
 const (
 	// childEnv holds the JSON childSpec of a child process.
 	childEnv = "KINFORMER_BENCH_CHILD"
+	// profileDirEnv names a directory where every child writes profiles
+	// of its side (see above).
+	profileDirEnv = "KINFORMER_BENCH_PROFILE_DIR"
 	// childTimeout bounds every wait of a child, and the parent's wait on
 	// it (twice that).
 	childTimeout = 5 * time.Minute
@@ -117,7 +128,13 @@ func runChildProcess(spec string) int {
 		_, err := fmt.Fprintln(os.Stdout, "ready")
 		return err
 	}
+	stopProfiles, err := startChildProfiles(s)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench child: profiles:", err)
+		return 1
+	}
 	res, err := job(s, ready)
+	err = errors.Join(err, stopProfiles())
 	if err == nil {
 		var out []byte
 		if out, err = json.Marshal(res); err == nil {
@@ -129,6 +146,33 @@ func runChildProcess(spec string) int {
 		return 1
 	}
 	return 0
+}
+
+// startChildProfiles starts the CPU profile of the child when
+// profileDirEnv is set; the returned function stops it and writes the heap
+// profile.
+func startChildProfiles(s childSpec) (stop func() error, err error) {
+	dir := os.Getenv(profileDirEnv)
+	if dir == "" {
+		return func() error { return nil }, nil
+	}
+	prefix := filepath.Join(dir, fmt.Sprintf("%s-%s-%d", s.Scenario, s.Side, os.Getpid()))
+	cpu, err := os.Create(prefix + ".cpu.pprof")
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		cpu.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		heap, err := os.Create(prefix + ".heap.pprof")
+		if err == nil {
+			err = errors.Join(pprof.Lookup("heap").WriteTo(heap, 0), heap.Close())
+		}
+		return errors.Join(cpu.Close(), err)
+	}, nil
 }
 
 // runChild runs spec in a child process with env added to the parent's
@@ -241,5 +285,15 @@ func waitClosed(ch <-chan struct{}, what string) error {
 		return nil
 	case <-time.After(childTimeout):
 		return fmt.Errorf("%s: timed out after %v", what, childTimeout)
+	}
+}
+
+// TestChildFailureReportsStderr checks that a child that fails makes
+// runChild fail with the end of the child's stderr.
+func TestChildFailureReportsStderr(t *testing.T) {
+	var figs childFigures
+	err := runChild(childSpec{Scenario: "no-such-scenario", Side: SideKinformer}, nil, nil, &figs)
+	if err == nil || !strings.Contains(err.Error(), `unknown scenario "no-such-scenario"`) {
+		t.Fatalf("runChild: %v, want the child's complaint about the scenario", err)
 	}
 }
