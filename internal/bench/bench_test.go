@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"errors"
+	"fmt"
 	"runtime"
 	"strconv"
 	"testing"
@@ -8,83 +10,109 @@ import (
 	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// Every benchmark op runs the scenario once on each side (kinformer,
-// client-go, floor), in an order that rotates from op to op, and reports
-// per-side medians as "<side>-<figure>" metrics (k = kinformer, c =
-// client-go, f = floor). ns/op covers all sides and is not a figure of
-// interest. cmd/benchtable turns the output into the comparison table.
+// Every benchmark op measures one pair: the scenario once on each side
+// (kinformer, client-go, and the floor where the scenario has one), in an
+// order that rotates from op to op (sideOrder), and reports each side's
+// figures as "<side>-<figure>" metrics (k = kinformer, c = client-go, f =
+// the floor). With -benchtime 1x and -count N the output has N result
+// lines per benchmark, one per pair. ns/op covers all sides and is not a
+// figure of interest. cmd/benchtable turns the output into the comparison
+// table.
+//
+// The heap figures (peaklive-MB, retained-MB, steady-MB, B/pod) come from
+// child processes, one per side and op (child_test.go), and follow the one
+// definition of HeapPhase: above the child's live heap after two forced GC
+// cycles before the phase (the baseline), the peak is the highest live heap
+// marked by a GC cycle of the phase and the retained heap the live heap
+// after it and two forced GC cycles. The baseline is read after the
+// informer (and its clientset or ListerWatcher) is built and before any
+// pod exists in the child: pods that an in-memory ListerWatcher hands over
+// are built after it and count, as the decoded pods of a real LIST would.
 
-const heapSampleEvery = time.Millisecond
-
-// BenchmarkSync is scenario 1: the initial sync of a realistic pod
-// population from an in-memory LIST into a SharedIndexInformer with the
-// namespace index and one handler. Figures: time to HasSynced, peak heap
-// during the sync and heap after sync and GC (both above the heap before the
-// list was built, so they include the listed objects, as a decoded list
-// would), heap allocations per pod.
+// BenchmarkSync is the initial sync of a realistic pod population
+// (NewPod) from an in-memory LIST into a SharedIndexInformer with the
+// namespace index and one handler, each side in its own process. Sizes:
+// 1,000, 10,000, 50,000 and 100,000 pods with KINFORMER_BENCH_FULL=1,
+// 1,000 to 10,000 otherwise. Figures: sync-ms (from Run to HasSynced),
+// peaklive-MB and retained-MB (the sync's heap phase; it includes the
+// listed pods, built after the baseline), allocs/pod (heap allocations
+// from Run until the handler has seen every pod, per pod).
 func BenchmarkSync(b *testing.B) {
-	for _, pods := range []int{sizeFor(2000, 10000), sizeFor(10000, 50000)} {
+	for _, pods := range sizesFor([]int{1000, 2000, 5000, 10000}, []int{1000, 10000, 50000, 100000}) {
 		b.Run(paramName("pods", pods), func(b *testing.B) {
 			samples := figureSamples{}
 			for range b.N {
-				for _, side := range orderedSides() {
-					runSyncOnce(b, side, pods, samples)
-				}
+				runPairInChildren(b, childSpec{Scenario: childSync, Pods: pods}, memorySides, samples)
 			}
 			samples.report(b)
 		})
 	}
 }
 
-func runSyncOnce(b *testing.B, side benchSide, pods int, samples figureSamples) {
-	lw := NewMemoryLW(pods, 1000)
+// syncChild is BenchmarkSync's side in its child process.
+func syncChild(s childSpec, _ func() error) (any, error) {
+	lw := NewMemoryLW(s.Pods, 1000)
 	h := &countingHandler{}
-	handlerDone := h.arm(pods)
-	r := side.build(lw, []*countingHandler{h})
-
-	base := SettledHeap()
-	lw.SetNextList(NewPodList(0, pods, "1000"))
-	runtime.GC()
-	before := ReadHeap()
-	sampler := StartHeapSampler(heapSampleEvery)
+	handlerDone := h.arm(s.Pods)
+	r, err := buildMemorySide(s.Side, lw, []*countingHandler{h})
+	if err != nil {
+		return nil, err
+	}
+	phase := StartHeapPhase()
+	lw.SetNextList(NewPodList(0, s.Pods, "1000"))
+	phase.StartAllocs()
 	start := time.Now()
 	stop := startInformer(r, lw)
-	waitSynced(b, r)
+	defer stop()
+	if err := waitClosed(r.synced, "sync"); err != nil {
+		return nil, err
+	}
 	elapsed := time.Since(start)
-	after := ReadHeap()
-	peak, peakLive := sampler.Stop()
-	h.waitFor(b, handlerDone, "initial adds")
-	settled := SettledHeap()
-	stop()
-
-	samples.add(side.id, "sync-ms", float64(elapsed.Microseconds())/1000)
-	samples.add(side.id, "peak-MB", mibAbove(peak, base))
-	samples.add(side.id, "peaklive-MB", mibAbove(peakLive, base))
-	samples.add(side.id, "heap-MB", mibAbove(settled, base))
-	samples.add(side.id, "allocs/pod", float64(after.Allocs-before.Allocs)/float64(pods))
+	if err := h.wait(handlerDone, "initial adds"); err != nil {
+		return nil, err
+	}
+	allocs := phase.StopAllocs()
+	peak, _ := phase.End()
+	return childFigures{
+		"sync-ms":     float64(elapsed.Microseconds()) / 1000,
+		"peaklive-MB": peak,
+		"retained-MB": phase.Retained(),
+		"allocs/pod":  float64(allocs) / float64(s.Pods),
+	}, nil
 }
 
-// BenchmarkEvents is scenario 2: after a sync, MODIFIED events through the
-// watch to an informer with 1 and with 10 handlers. Figures: events per
-// second until every handler saw every event, and heap allocations and bytes
-// per event (net of the one allocation per event the producer makes).
+// eventsPerOp is how many MODIFIED events one side of BenchmarkEvents
+// receives per number of handlers: 200,000 (at full sizes), and 150,000 at
+// 50 handlers, where client-go delivers about 35,000 events/s on 2 cores,
+// so that 10 pairs take under a minute of client-go's time.
+func eventsPerOp(handlers int) int {
+	if handlers >= 50 {
+		return sizeFor(10000, 150000)
+	}
+	return sizeFor(40000, 200000)
+}
+
+// BenchmarkEvents is, after a sync of pods (2,000; 10,000 with
+// KINFORMER_BENCH_FULL=1), MODIFIED events through the watch to an informer
+// with 1, 10 and 50 handlers (eventsPerOp events), in process. Figures:
+// events/s until every handler saw every event, and heap allocations and
+// bytes per event (net of the one allocation per event the producer
+// makes).
 func BenchmarkEvents(b *testing.B) {
 	pods := sizeFor(2000, 10000)
-	events := sizeFor(40000, 200000)
 	templates := NewPodList(0, pods, "1000").Items
-	rvs := make([]string, events)
-	for i := range rvs {
-		rvs[i] = strconv.Itoa(1001 + i)
-	}
-	for _, handlers := range []int{1, 10} {
+	for _, handlers := range []int{1, 10, 50} {
+		rvs := make([]string, eventsPerOp(handlers))
+		for i := range rvs {
+			rvs[i] = strconv.Itoa(1001 + i)
+		}
 		b.Run(paramName("handlers", handlers), func(b *testing.B) {
 			samples := figureSamples{}
 			for range b.N {
-				for _, side := range orderedSides() {
+				for _, side := range sideOrder(memorySides...) {
 					runEventsOnce(b, side, handlers, templates, rvs, samples)
 				}
 			}
@@ -107,7 +135,7 @@ func sendModified(w *MemoryWatch, templates []v1.Pod, rvs []string) error {
 	return nil
 }
 
-func runEventsOnce(b *testing.B, side benchSide, handlers int, templates []v1.Pod, rvs []string, samples figureSamples) {
+func runEventsOnce(b *testing.B, side string, handlers int, templates []v1.Pod, rvs []string, samples figureSamples) {
 	pods := len(templates)
 	lw := NewMemoryLW(pods, 1000)
 	hs := make([]*countingHandler, handlers)
@@ -116,7 +144,10 @@ func runEventsOnce(b *testing.B, side benchSide, handlers int, templates []v1.Po
 		hs[i] = &countingHandler{}
 		synced[i] = hs[i].arm(pods)
 	}
-	r := side.build(lw, hs)
+	r, err := buildMemorySide(side, lw, hs)
+	if err != nil {
+		b.Fatal(err)
+	}
 	stop := startInformer(r, lw)
 	defer stop()
 	waitSynced(b, r)
@@ -130,7 +161,7 @@ func runEventsOnce(b *testing.B, side benchSide, handlers int, templates []v1.Po
 	}
 
 	runtime.GC()
-	before := ReadHeap()
+	allocs0, bytes0 := HeapAllocs()
 	start := time.Now()
 	if err := sendModified(w, templates, rvs); err != nil {
 		b.Fatal(err)
@@ -139,157 +170,97 @@ func runEventsOnce(b *testing.B, side benchSide, handlers int, templates []v1.Po
 		h.waitFor(b, done[i], "events")
 	}
 	elapsed := time.Since(start)
-	after := ReadHeap()
+	allocs1, bytes1 := HeapAllocs()
 
 	n := float64(len(rvs))
 	podSize := float64(unsafe.Sizeof(v1.Pod{}))
-	samples.add(side.id, "events/s", n/elapsed.Seconds())
-	samples.add(side.id, "allocs/event", float64(after.Allocs-before.Allocs)/n-1)
-	samples.add(side.id, "B/event", float64(after.AllocBytes-before.AllocBytes)/n-podSize)
+	samples.add(side, "events/s", n/elapsed.Seconds())
+	samples.add(side, "allocs/event", float64(allocs1-allocs0)/n-1)
+	samples.add(side, "B/event", float64(bytes1-bytes0)/n-podSize)
 }
 
-// BenchmarkRelist is scenario 3: under a running, synced informer, the watch
-// fails with 410 Gone and the informer relists the whole population (at a
-// newer resource version, so that every object changed). Figures: peak heap
-// during the relist and steady-state heap (both above the heap before the
-// informer started), and their ratio.
+// BenchmarkRelist is a relist under a running, synced informer (10,000
+// pods; 50,000 with KINFORMER_BENCH_FULL=1), each side in its own process:
+// the watch fails with 410 Gone and the informer relists the whole
+// population at a newer resource version, so that every object changed
+// and every listed object is notified. Figures, all heaps above the
+// baseline read before the initial sync (so that they compare with each
+// other):
 //
-// The sampled peaks include what the garbage collector has not reclaimed
-// yet (peak-MB: garbage not yet swept; peaklive-MB: everything allocated
-// while a GC cycle was marking counts as live), which on a relist that
-// replaces every object is mostly a matter of GC pacing: the floor itself
-// reaches about 1.25x the steady state in peaklive. A second relist
-// therefore measures what the relist retains: the LIST is held at five
-// points (the first page, a quarter, half and three quarters of the pages,
-// and the last page, each held with the page just generated alive), and,
-// once everything handed over before that point has been processed (the
-// handler saw the objects of the earlier pages on the sides that apply
-// pages as they come; client-go delivers nothing before the whole list is
-// in), the heap after two full GCs is read (retained-MB: the largest of
-// those readings; retained/steady: against the steady state read the same
-// way just before). An unpaged list (client-go's relist at a resource
-// version) is held once, with the whole new list generated.
+//   - steady-MB: the live heap after the initial sync (two forced GCs);
+//   - relist-ms: from the relist's first LIST request (not the reflector's
+//     backoff of 0.8–1.6 s before it; the floor has none) to the handler's
+//     last notification of the relist;
+//   - peaklive-MB: the highest live heap over the GC cycles from the watch's
+//     failure to the last notification (one forced at the end);
+//   - retained-MB: the live heap after the relist, once the new watch is
+//     open, and two forced GCs;
+//   - peaklive/steady and retained/steady: their ratios to steady-MB.
 func BenchmarkRelist(b *testing.B) {
 	pods := sizeFor(10000, 50000)
 	b.Run(paramName("pods", pods), func(b *testing.B) {
 		samples := figureSamples{}
 		for range b.N {
-			for _, side := range orderedSides() {
-				runRelistOnce(b, side, pods, samples)
-			}
+			runPairInChildren(b, childSpec{Scenario: childRelist, Pods: pods}, memorySides, samples)
 		}
 		samples.report(b)
 	})
 }
 
-func runRelistOnce(b *testing.B, side benchSide, pods int, samples figureSamples) {
-	lw := NewMemoryLW(pods, 1000)
+// relistChild is BenchmarkRelist's side in its child process.
+func relistChild(s childSpec, _ func() error) (any, error) {
+	lw := NewMemoryLW(s.Pods, 1000)
 	h := &countingHandler{}
-	synced := h.arm(pods)
-	r := side.build(lw, []*countingHandler{h})
-	base := SettledHeap()
+	synced := h.arm(s.Pods)
+	r, err := buildMemorySide(s.Side, lw, []*countingHandler{h})
+	if err != nil {
+		return nil, err
+	}
+	base := LiveHeap()
 	stop := startInformer(r, lw)
 	defer stop()
-	waitSynced(b, r)
-	h.waitFor(b, synced, "initial adds")
-	w := waitForWatch(b, lw)
-	steady := SettledHeap()
+	if err := waitClosed(r.synced, "sync"); err != nil {
+		return nil, err
+	}
+	if err := h.wait(synced, "initial adds"); err != nil {
+		return nil, err
+	}
+	w, err := awaitWatch(lw)
+	if err != nil {
+		return nil, err
+	}
+	steady := mibAbove(LiveHeap(), base)
 
 	lw.SetResourceVersion(2000)
-	relisted := h.arm(pods)
+	relisted := h.arm(s.Pods)
 	_, reopened := lw.Watcher()
-	sampler := StartHeapSampler(heapSampleEvery)
-	start := time.Now()
+	phase := StartHeapPhaseAt(base)
+	lw.StartListClock()
 	if err := w.SendExpired(); err != nil {
-		b.Fatal(err)
+		return nil, err
 	}
-	h.waitFor(b, relisted, "relist")
-	elapsed := time.Since(start)
-	peak, peakLive := sampler.Stop()
-
-	select {
-	case <-reopened:
-	case <-time.After(waitTimeout):
-		b.Fatal("no watch was opened after the relist")
+	if err := h.wait(relisted, "relist"); err != nil {
+		return nil, err
 	}
-	steady2 := SettledHeap()
-	retained := retainedRelistHeap(b, side, lw, h, pods, 3000)
-	samples.add(side.id, "retained-MB", mibAbove(retained, base))
-	samples.add(side.id, "retained/steady", mibAbove(retained, base)/mibAbove(steady2, base))
-
-	steadyMB := mibAbove(steady, base)
-	samples.add(side.id, "steady-MB", steadyMB)
-	samples.add(side.id, "peak-MB", mibAbove(peak, base))
-	samples.add(side.id, "peaklive-MB", mibAbove(peakLive, base))
-	samples.add(side.id, "peak/steady", mibAbove(peak, base)/steadyMB)
-	samples.add(side.id, "peaklive/steady", mibAbove(peakLive, base)/steadyMB)
-	samples.add(side.id, "relist-ms", float64(elapsed.Microseconds())/1000)
-}
-
-// reflectorPageSize is the page size of the paged relists (the Reflector's
-// default, which the floor uses too).
-const reflectorPageSize = 500
-
-// retainedRelistHeap forces a relist at resource version rv and holds its LIST
-// at checkpoints (see BenchmarkRelist); it returns the largest settled heap
-// read at them.
-func retainedRelistHeap(b *testing.B, side benchSide, lw *MemoryLW, h *countingHandler, pods, rv int) uint64 {
-	w := waitForWatch(b, lw)
-	pages := (pods + reflectorPageSize - 1) / reflectorPageSize
-	check := map[int]bool{0: true, pages / 4: true, pages / 2: true, 3 * pages / 4: true, pages - 1: true}
-	type hold struct {
-		page   int
-		resume chan struct{}
+	end := h.reachedAt()
+	peak, _ := phase.End()
+	if err := waitClosed(reopened, "watch after the relist"); err != nil {
+		return nil, err
 	}
-	holds := make(chan hold)
-	done := make(chan struct{})
-	defer close(done)
-	lw.SetListHook(func(options metav1.ListOptions, list *v1.PodList) {
-		page := 0
-		if options.Continue != "" {
-			offset, _ := strconv.Atoi(options.Continue)
-			page = offset / reflectorPageSize
-		}
-		if !check[page] {
-			return
-		}
-		hd := hold{page: page, resume: make(chan struct{})}
-		select {
-		case holds <- hd:
-			<-hd.resume
-		case <-done:
-		}
-		runtime.KeepAlive(list)
-	})
-	defer lw.SetListHook(nil)
-
-	start := h.seen.Load()
-	relisted := h.arm(pods)
-	lw.SetResourceVersion(rv)
-	if err := w.SendExpired(); err != nil {
-		b.Fatal(err)
+	retained := phase.Retained()
+	first, ok := lw.ListClock()
+	if !ok {
+		return nil, errors.New("no LIST after the watch failed")
 	}
-	deadline := time.After(waitTimeout)
-	var retained uint64
-	for {
-		select {
-		case hd := <-holds:
-			if side.pagewise {
-				want := int64(hd.page * reflectorPageSize)
-				for h.seen.Load()-start < want {
-					select {
-					case <-deadline:
-						b.Fatalf("retained relist: handler saw %d of the %d objects before page %d", h.seen.Load()-start, want, hd.page)
-					case <-time.After(time.Millisecond):
-					}
-				}
-			}
-			retained = max(retained, SettledHeap())
-			close(hd.resume)
-		case <-relisted:
-			return retained
-		case <-deadline:
-			b.Fatalf("retained relist: handler saw %d of %d notifications", h.seen.Load()-start, pods)
-		}
+	if steady <= 0 {
+		return nil, fmt.Errorf("steady heap %.1f MiB", steady)
 	}
+	return childFigures{
+		"relist-ms":       msBetween(first, end),
+		"steady-MB":       steady,
+		"peaklive-MB":     peak,
+		"retained-MB":     retained,
+		"peaklive/steady": peak / steady,
+		"retained/steady": retained / steady,
+	}, nil
 }

@@ -7,89 +7,103 @@ import (
 )
 
 const (
-	metricHeapObjects = "/memory/classes/heap/objects:bytes"
-	metricHeapLive    = "/gc/heap/live:bytes"
-	metricAllocs      = "/gc/heap/allocs:objects"
-	metricAllocBytes  = "/gc/heap/allocs:bytes"
+	metricHeapLive = "/gc/heap/live:bytes"
+	metricAllocs   = "/gc/heap/allocs:objects"
+	metricAllocB   = "/gc/heap/allocs:bytes"
+	metricGCCycles = "/gc/cycles/total:gc-cycles"
 )
 
-// HeapStats is one reading of the runtime's heap metrics.
-type HeapStats struct {
-	// Objects is the heap occupied by objects, live or not yet swept.
-	Objects uint64
-	// Live is the heap marked live by the last completed GC.
-	Live uint64
-	// Allocs and AllocBytes are the cumulative heap allocations (count and
-	// bytes) since the program started.
-	Allocs, AllocBytes uint64
-}
-
-// ReadHeap reads the heap metrics now.
-func ReadHeap() HeapStats {
-	s := []metrics.Sample{{Name: metricHeapObjects}, {Name: metricHeapLive}, {Name: metricAllocs}, {Name: metricAllocBytes}}
+// HeapAllocs returns the cumulative heap allocations since the program
+// started: their number and their bytes.
+func HeapAllocs() (objects, bytes uint64) {
+	s := []metrics.Sample{{Name: metricAllocs}, {Name: metricAllocB}}
 	metrics.Read(s)
-	return HeapStats{
-		Objects:    s[0].Value.Uint64(),
-		Live:       s[1].Value.Uint64(),
-		Allocs:     s[2].Value.Uint64(),
-		AllocBytes: s[3].Value.Uint64(),
+	return s[0].Value.Uint64(), s[1].Value.Uint64()
+}
+
+// LiveHeap forces two full GC cycles and returns the live heap the second
+// one marked (/gc/heap/live:bytes): what the program holds now, garbage
+// excluded.
+func LiveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	_, live := readGCLive()
+	return live
+}
+
+// HeapPhase measures the heap of one phase of a benchmark (an initial sync,
+// a relist) with the one definition every heap figure of the package uses:
+//
+//   - Base, the baseline: the live heap after two forced GC cycles when
+//     the phase starts (LiveHeap);
+//   - peak live: the highest live heap marked by a GC cycle that completed
+//     during the phase (LiveHeapWatch), End forcing one last cycle so that
+//     at least one counts;
+//   - retained: the live heap after the phase and two forced GC cycles.
+//
+// Peak and retained are reported above Base. The phase's allocations are
+// counted from StartAllocs (or from StartHeapPhase) to StopAllocs.
+//
+// A HeapPhase is used by one goroutine.
+type HeapPhase struct {
+	// Base is the live heap when the phase started, in bytes.
+	Base uint64
+
+	watch          *LiveHeapWatch
+	allocs0        uint64
+	allocs         uint64
+	allocsCounting bool
+}
+
+// StartHeapPhase reads the baseline and starts watching the live heap.
+func StartHeapPhase() *HeapPhase {
+	return StartHeapPhaseAt(LiveHeap())
+}
+
+// StartHeapPhaseAt starts watching the live heap of a phase whose figures
+// are reported above base, a baseline read (with LiveHeap) before an
+// earlier phase, so that the figures of both phases compare (the relist
+// against the steady state after the initial sync).
+func StartHeapPhaseAt(base uint64) *HeapPhase {
+	p := &HeapPhase{Base: base}
+	p.watch = StartLiveHeapWatch(time.Millisecond)
+	p.StartAllocs()
+	return p
+}
+
+// StartAllocs (re)starts counting the phase's heap allocations, for a phase
+// whose measured part starts after some preparation.
+func (p *HeapPhase) StartAllocs() {
+	p.allocs0, _ = HeapAllocs()
+	p.allocsCounting = true
+}
+
+// StopAllocs stops counting allocations and returns how many there were
+// since StartAllocs. Later calls return the same count.
+func (p *HeapPhase) StopAllocs() uint64 {
+	if p.allocsCounting {
+		n, _ := HeapAllocs()
+		p.allocs = n - p.allocs0
+		p.allocsCounting = false
 	}
+	return p.allocs
 }
 
-// SettledHeap runs two full GCs and returns the heap in use by live objects
-// afterwards.
-func SettledHeap() uint64 {
+// End forces a GC cycle, stops watching and returns the peak live heap of
+// the phase above Base, in MiB, and what the watch saw. It stops counting
+// allocations if that still runs. Call it once.
+func (p *HeapPhase) End() (peakMiB float64, seen LiveHeapPeak) {
+	p.StopAllocs()
 	runtime.GC()
-	runtime.GC()
-	return ReadHeap().Objects
+	seen = p.watch.Stop()
+	return mibAbove(seen.Peak, p.Base), seen
 }
 
-// HeapSampler records the peak heap while it runs: a goroutine reads the heap
-// metrics every interval until Stop.
-type HeapSampler struct {
-	stop     chan struct{}
-	done     chan struct{}
-	peakObj  uint64
-	peakLive uint64
+// Retained returns the live heap after two forced GC cycles above Base, in
+// MiB. Call it after End, while what the phase built is still referenced.
+func (p *HeapPhase) Retained() float64 {
+	return mibAbove(LiveHeap(), p.Base)
 }
-
-// StartHeapSampler starts sampling every interval.
-func StartHeapSampler(interval time.Duration) *HeapSampler {
-	h := &HeapSampler{stop: make(chan struct{}), done: make(chan struct{})}
-	h.sample()
-	go func() {
-		defer close(h.done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-h.stop:
-				return
-			case <-t.C:
-				h.sample()
-			}
-		}
-	}()
-	return h
-}
-
-func (h *HeapSampler) sample() {
-	s := ReadHeap()
-	h.peakObj = max(h.peakObj, s.Objects)
-	h.peakLive = max(h.peakLive, s.Live)
-}
-
-// Stop ends sampling, takes a last sample and returns the peak heap in use
-// by objects (garbage not yet swept included) and the peak live heap seen at
-// the end of a GC. It must be called exactly once.
-func (h *HeapSampler) Stop() (peakObjects, peakLive uint64) {
-	close(h.stop)
-	<-h.done
-	h.sample()
-	return h.peakObj, h.peakLive
-}
-
-const metricGCCycles = "/gc/cycles/total:gc-cycles"
 
 // LiveHeapPeak is what a LiveHeapWatch saw.
 type LiveHeapPeak struct {
@@ -163,4 +177,14 @@ func (w *LiveHeapWatch) Stop() LiveHeapPeak {
 	w.poll()
 	w.peak.Cycles = w.last - w.start
 	return w.peak
+}
+
+const bytesPerMiB = 1 << 20
+
+// mibAbove returns bytes-base in MiB, 0 when bytes is below base.
+func mibAbove(bytes, base uint64) float64 {
+	if bytes < base {
+		return 0
+	}
+	return float64(bytes-base) / bytesPerMiB
 }

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,41 +20,37 @@ import (
 	"github.com/kinformer/kinformer/informers"
 )
 
-// httpSide is one implementation under test in the HTTP scenario.
-type httpSide struct {
-	id    string
-	build func(cs kubernetes.Interface, h *countingHandler) informerUnderTest
-}
-
-var httpSides = []httpSide{
-	{id: "k", build: buildHTTPKinformer},
-	{id: "c", build: buildHTTPClientGo},
-	{id: "f", build: buildHTTPFloor},
-}
-
-// buildHTTPKinformer builds kinformer's factory pod informer.
-func buildHTTPKinformer(cs kubernetes.Interface, h *countingHandler) informerUnderTest {
-	inf := informers.NewSharedInformerFactory(cs, 0).Core().V1().Pods().Informer()
-	if _, err := inf.AddEventHandler(h); err != nil {
-		panic(err)
+// buildClientsetSide builds side's pod informer over cs: kinformer's or
+// client-go's factory pod informer (resync 0), or the floor.
+func buildClientsetSide(side string, cs kubernetes.Interface, h *countingHandler) (informerUnderTest, error) {
+	switch side {
+	case SideKinformer:
+		inf := informers.NewSharedInformerFactory(cs, 0).Core().V1().Pods().Informer()
+		if _, err := inf.AddEventHandler(h); err != nil {
+			return informerUnderTest{}, err
+		}
+		return informerUnderTest{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}, nil
+	case SideClientGo:
+		inf := clientinformers.NewSharedInformerFactory(cs, 0).Core().V1().Pods().Informer()
+		if _, err := inf.AddEventHandler(h); err != nil {
+			return informerUnderTest{}, err
+		}
+		return informerUnderTest{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}, nil
+	case SideFloor:
+		return buildClientsetFloor(cs, h), nil
 	}
-	return informerUnderTest{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
+	return informerUnderTest{}, fmt.Errorf("unknown side %q", side)
 }
 
-// buildHTTPClientGo builds client-go's factory pod informer.
-func buildHTTPClientGo(cs kubernetes.Interface, h *countingHandler) informerUnderTest {
-	inf := clientinformers.NewSharedInformerFactory(cs, 0).Core().V1().Pods().Informer()
-	if _, err := inf.AddEventHandler(h); err != nil {
-		panic(err)
-	}
-	return informerUnderTest{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
-}
-
-// buildHTTPFloor lists once through the clientset's REST client asking for
-// protobuf, whatever the clientset's configured content type (decoding is
-// the bulk of the work, and protobuf is the cheapest the server speaks), and
-// inserts copies of the items in a map, calling the handler.
-func buildHTTPFloor(cs kubernetes.Interface, h *countingHandler) informerUnderTest {
+// buildClientsetFloor lists once through the clientset's REST client asking
+// for protobuf, whatever the clientset's configured content type (decoding
+// is the bulk of the work, and protobuf is the cheapest the server speaks),
+// and puts pointers to the items in a floorStore (map and namespace index
+// under a mutex), calling the handler. It does not watch, so nothing ever
+// replaces an item and pointing into the listed array (which every cached
+// item keeps alive anyway) costs no memory, where an informer copies each
+// item out so that later changes release the old ones.
+func buildClientsetFloor(cs kubernetes.Interface, h *countingHandler) informerUnderTest {
 	synced := make(chan struct{})
 	run := func(ctx context.Context) {
 		list := &v1.PodList{}
@@ -63,43 +61,33 @@ func buildHTTPFloor(cs kubernetes.Interface, h *countingHandler) informerUnderTe
 		if err != nil {
 			panic(err)
 		}
-		items := make(map[string]*v1.Pod, len(list.Items))
+		store := newFloorStore(len(list.Items))
 		for i := range list.Items {
-			p := new(v1.Pod)
-			*p = list.Items[i]
-			items[floorKey(p)] = p
+			p := &list.Items[i]
+			store.put(floorKey(p), p)
 			h.OnAdd(p, true)
 		}
 		list = nil
 		close(synced)
 		<-ctx.Done()
-		runtime.KeepAlive(items)
+		runtime.KeepAlive(store)
 	}
 	return informerUnderTest{run: run, synced: synced}
 }
 
-// orderedHTTPSides returns the HTTP sides in this round's order (and as
-// restricted by KINFORMER_BENCH_SIDES).
-func orderedHTTPSides() []httpSide {
-	var out []httpSide
-	for _, s := range orderedSides() {
-		for _, hs := range httpSides {
-			if hs.id == s.id {
-				out = append(out, hs)
-			}
-		}
-	}
-	return out
-}
-
-// BenchmarkHTTP is scenario 4: an httptest server speaking the API's LIST
-// and WATCH for a pod population, read through a real clientset by a pod
-// informer (each implementation's factory pod informer), with the clientset
-// configured for JSON and left on its default (which, in client-go v0.37,
-// already prefers protobuf for built-in types, so it stands for a clientset
-// configured for protobuf too). kinformer's factory asks for protobuf in
-// both cases. The floor lists once in protobuf. Figures: time to HasSynced,
-// peak heap during the sync, heap allocations per pod.
+// BenchmarkHTTP is an httptest server (PodServer, in the parent process)
+// speaking the API's LIST and WATCH for a pod population (5,000 pods;
+// 20,000 with KINFORMER_BENCH_FULL=1), read by each side in its own child
+// process through a real clientset: each implementation's factory pod
+// informer, with the clientset configured for JSON ("json") and left on
+// its default ("default", which in client-go v0.37 already prefers
+// protobuf for built-in types, so it stands for a clientset configured for
+// protobuf too). kinformer's factory asks for protobuf in both cases, so
+// the json rows compare protobuf (kinformer) with JSON (client-go). The
+// floor lists once in protobuf. Figures: sync-ms (from Run to HasSynced),
+// peaklive-MB and retained-MB (HeapPhase, baseline after the clientset
+// and informer were built), allocs/pod (from Run until the handler has
+// seen every pod).
 func BenchmarkHTTP(b *testing.B) {
 	pods := sizeFor(5000, 20000)
 	srv, err := NewPodServer(pods)
@@ -113,58 +101,60 @@ func BenchmarkHTTP(b *testing.B) {
 	} {
 		b.Run(tc.name+"/"+paramName("pods", pods), func(b *testing.B) {
 			samples := figureSamples{}
+			spec := childSpec{Scenario: childClientset, Pods: pods, URL: srv.URL(), ContentType: tc.contentType}
 			for range b.N {
-				for _, side := range orderedHTTPSides() {
-					runHTTPOnce(b, srv, tc.contentType, side, pods, samples)
-				}
+				runPairInChildren(b, spec, memorySides, samples)
 			}
 			samples.report(b)
 		})
 	}
 }
 
-func runHTTPOnce(b *testing.B, srv *PodServer, contentType string, side httpSide, pods int, samples figureSamples) {
-	cs, err := kubernetes.NewForConfig(&rest.Config{
-		Host:          srv.URL(),
-		QPS:           -1,
-		ContentConfig: rest.ContentConfig{ContentType: contentType},
-	})
-	if err != nil {
-		b.Fatal(err)
+// clientsetSyncChild is the side of BenchmarkHTTP and BenchmarkAPIServer in
+// its child process: the initial sync over a clientset for the spec's
+// server.
+func clientsetSyncChild(s childSpec, _ func() error) (any, error) {
+	cfg := &rest.Config{
+		Host:            s.URL,
+		BearerToken:     s.BearerToken,
+		TLSClientConfig: rest.TLSClientConfig{CAFile: s.CAFile},
+		QPS:             -1,
+		ContentConfig:   rest.ContentConfig{ContentType: s.ContentType},
 	}
-	syncOverClientset(b, cs, side, pods, samples)
-}
-
-// syncOverClientset runs side's informer over cs until it has synced pods pods
-// and records its time to sync, peak heap and allocations per pod.
-func syncOverClientset(b *testing.B, cs kubernetes.Interface, side httpSide, pods int, samples figureSamples) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	h := &countingHandler{}
-	handlerDone := h.arm(pods)
-	r := side.build(cs, h)
-
-	base := SettledHeap()
-	before := ReadHeap()
-	sampler := StartHeapSampler(heapSampleEvery)
+	handlerDone := h.arm(s.Pods)
+	r, err := buildClientsetSide(s.Side, cs, h)
+	if err != nil {
+		return nil, err
+	}
+	phase := StartHeapPhase()
 	start := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		r.run(ctx)
-	}()
+	var wg sync.WaitGroup
+	wg.Go(func() { r.run(ctx) })
 	defer func() {
 		cancel()
-		<-stopped
+		wg.Wait()
 	}()
-	waitSynced(b, r)
+	if err := waitClosed(r.synced, "sync"); err != nil {
+		return nil, err
+	}
 	elapsed := time.Since(start)
-	after := ReadHeap()
-	peak, _ := sampler.Stop()
-	h.waitFor(b, handlerDone, "initial adds")
-
-	samples.add(side.id, "sync-ms", float64(elapsed.Microseconds())/1000)
-	samples.add(side.id, "peak-MB", mibAbove(peak, base))
-	samples.add(side.id, "allocs/pod", float64(after.Allocs-before.Allocs)/float64(pods))
+	if err := h.wait(handlerDone, "initial adds"); err != nil {
+		return nil, err
+	}
+	allocs := phase.StopAllocs()
+	peak, _ := phase.End()
+	return childFigures{
+		"sync-ms":     float64(elapsed.Microseconds()) / 1000,
+		"peaklive-MB": peak,
+		"retained-MB": phase.Retained(),
+		"allocs/pod":  float64(allocs) / float64(s.Pods),
+	}, nil
 }
 
 func TestPodServerServesBothMediaTypes(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,7 +38,9 @@ type MemoryLW struct {
 	watchers []*MemoryWatch
 	opened   chan struct{} // closed and replaced on every new watch
 	lists    int
-	hook     func(options metav1.ListOptions, list *v1.PodList)
+	// clockArmed makes the next LIST record its arrival in firstList.
+	clockArmed bool
+	firstList  time.Time
 }
 
 // NewMemoryLW returns a MemoryLW serving a population of pods pods at
@@ -68,14 +71,21 @@ func (lw *MemoryLW) SetNextList(list *v1.PodList) {
 	lw.next = list
 }
 
-// SetListHook makes every later generated LIST answer call hook with the
-// request's options and the generated list before returning it (the list is
-// alive while hook runs); nil removes the hook. hook runs on the caller's
-// goroutine and may block it.
-func (lw *MemoryLW) SetListHook(hook func(options metav1.ListOptions, list *v1.PodList)) {
+// StartListClock makes the next LIST request (any page) record when it
+// arrived, for ListClock: the start of a relist, excluding the reflector's
+// backoff before it.
+func (lw *MemoryLW) StartListClock() {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	lw.hook = hook
+	lw.clockArmed, lw.firstList = true, time.Time{}
+}
+
+// ListClock returns when the first LIST request after StartListClock
+// arrived, and false when none has yet.
+func (lw *MemoryLW) ListClock() (time.Time, bool) {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return lw.firstList, !lw.firstList.IsZero()
 }
 
 // Lists returns how many LIST requests (pages included) were answered.
@@ -98,12 +108,15 @@ func (lw *MemoryLW) List(options metav1.ListOptions) (runtime.Object, error) {
 func (lw *MemoryLW) ListWithContext(_ context.Context, options metav1.ListOptions) (runtime.Object, error) {
 	lw.mu.Lock()
 	lw.lists++
+	if lw.clockArmed {
+		lw.clockArmed, lw.firstList = false, time.Now()
+	}
 	if next := lw.next; next != nil {
 		lw.next = nil
 		lw.mu.Unlock()
 		return next, nil
 	}
-	pods, rv, hook := lw.pods, lw.rv, lw.hook
+	pods, rv := lw.pods, lw.rv
 	lw.mu.Unlock()
 
 	rvs := strconv.Itoa(rv)
@@ -122,9 +135,6 @@ func (lw *MemoryLW) ListWithContext(_ context.Context, options metav1.ListOption
 	list := NewPodList(first, n, rvs)
 	if paged && first+n < pods {
 		list.Continue = strconv.Itoa(first + n)
-	}
-	if hook != nil {
-		hook(options, list)
 	}
 	return list, nil
 }

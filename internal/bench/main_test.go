@@ -8,11 +8,12 @@ import (
 )
 
 // TestMain fails the package's test binary when any test leaves a goroutine
-// running after it returns. Started with relistChildEnv set, the binary is
-// a child process of BenchmarkRelistModes and runs only that.
+// running after it returns. Started with childEnv set, the binary is a
+// child process of a benchmark (child_test.go) and runs only the side its
+// spec names.
 func TestMain(m *testing.M) {
-	if spec := os.Getenv(relistChildEnv); spec != "" {
-		os.Exit(runRelistChild(spec))
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(runChildProcess(spec))
 	}
 	goleak.VerifyTestMain(stopAPIServerAfter{m})
 }

@@ -1,18 +1,13 @@
 package bench
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -30,7 +25,7 @@ import (
 //
 // A parent process (the benchmark) runs a PodAPI server and, for every
 // side of a pair, starts the test binary again as a child process
-// (relistChildEnv selects the child's job in TestMain), so that each
+// (the harness of child_test.go), so that each
 // side's heap holds only its own informer: one side's garbage never counts
 // against the other, and the server's encoded pods count against neither.
 //
@@ -80,10 +75,8 @@ const (
 	// relistPodsEnv overrides the number of pods (50,000), for short runs
 	// while developing.
 	relistPodsEnv = "KINFORMER_BENCH_RELIST_PODS"
-	// relistChildEnv holds the JSON relistChildSpec of a child process.
-	relistChildEnv = "KINFORMER_RELIST_CHILD"
-	// relistTimeout bounds every wait of a child, and of the parent on it.
-	relistTimeout = 5 * time.Minute
+	// relistTimeout bounds every wait of a child.
+	relistTimeout = childTimeout
 	// relistPageSize is the page size both reflectors use.
 	relistPageSize = 500
 )
@@ -119,16 +112,6 @@ func (m relistMode) check(what string, pods int, r PodAPIRequests) error {
 		return fmt.Errorf("%s in mode %s: requests %+v, want lists, pages and streams %+v", what, m.name, r, want)
 	}
 	return nil
-}
-
-// relistChildSpec tells a child process what to run.
-type relistChildSpec struct {
-	Side string // SideKinformer or SideClientGo
-	URL  string
-	Pods int
-	// BaseRV is the resourceVersion of the pod set before the relist;
-	// Changed pods have a newer one after it.
-	BaseRV, Changed int
 }
 
 // relistSideResult is what a child reports.
@@ -230,75 +213,29 @@ func runRelistPair(srv *PodAPI, mode relistMode, base, next *PodSet, changed int
 	return p, nil
 }
 
-// runRelistSide runs one side in a child process (see the top of this
-// file) and checks that its lists went through mode's requests.
+// runRelistSide runs one side in a child process (the harness of
+// child_test.go, scenario childRelistModes; see the top of this file) and
+// checks that its lists went through mode's requests. When the child is
+// ready, it waits for the child's watch and expires the server's versions
+// (moving it to next).
 func runRelistSide(srv *PodAPI, mode relistMode, side string, base, next *PodSet, changed int) (relistSideResult, error) {
 	srv.Reset(base)
-	spec, err := json.Marshal(relistChildSpec{Side: side, URL: srv.URL(), Pods: base.Len(), BaseRV: base.ResourceVersion(), Changed: changed})
-	if err != nil {
-		return relistSideResult{}, err
+	spec := childSpec{Scenario: childRelistModes, Side: side, URL: srv.URL(), Pods: base.Len(), BaseRV: base.ResourceVersion(), Changed: changed}
+	var sync PodAPIRequests
+	onReady := func() error {
+		sync = srv.Requests()
+		if err := relistWaitWatch(srv); err != nil {
+			return err
+		}
+		return srv.Expire(next)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return relistSideResult{}, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*relistTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "-test.run=^$", "-test.bench=^$")
-	cmd.Env = append(os.Environ(),
-		relistChildEnv+"="+string(spec),
-		"KUBE_FEATURE_WatchListClient="+strconv.FormatBool(mode.watchList))
-	var stderr tailBuffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return relistSideResult{}, err
-	}
-	if err := cmd.Start(); err != nil {
-		return relistSideResult{}, err
-	}
-	res, sync, protoErr := relistConverse(srv, bufio.NewScanner(stdout), next)
-	if protoErr != nil {
-		_ = cmd.Process.Kill()
-	}
-	waitErr := cmd.Wait()
-	if err := errors.Join(protoErr, waitErr); err != nil {
-		return res, fmt.Errorf("child process: %w; its stderr ends with:\n%s", err, stderr.String())
+	var res relistSideResult
+	env := []string{"KUBE_FEATURE_WatchListClient=" + strconv.FormatBool(mode.watchList)}
+	if err := runChild(spec, env, onReady, &res); err != nil {
+		return res, err
 	}
 	relist := srv.Requests().Sub(sync)
 	return res, errors.Join(mode.check("initial list", base.Len(), sync), mode.check("relist", base.Len(), relist))
-}
-
-// relistConverse reads the child's lines: at "ready" it expires the
-// server's versions (moving it to next), at "result" it returns the
-// result, with the requests counted before the expiry.
-func relistConverse(srv *PodAPI, lines *bufio.Scanner, next *PodSet) (relistSideResult, PodAPIRequests, error) {
-	var res relistSideResult
-	var sync PodAPIRequests
-	ready := false
-	for lines.Scan() {
-		line := lines.Text()
-		switch {
-		case line == "ready" && !ready:
-			ready = true
-			sync = srv.Requests()
-			if err := relistWaitWatch(srv); err != nil {
-				return res, sync, err
-			}
-			if err := srv.Expire(next); err != nil {
-				return res, sync, err
-			}
-		case strings.HasPrefix(line, "result ") && ready:
-			err := json.Unmarshal([]byte(strings.TrimPrefix(line, "result ")), &res)
-			return res, sync, err
-		default:
-			return res, sync, fmt.Errorf("unexpected line %q from the child", line)
-		}
-	}
-	if err := lines.Err(); err != nil {
-		return res, sync, err
-	}
-	return res, sync, errors.New("the child ended without a result")
 }
 
 // relistWaitWatch waits until srv has an open watch.
@@ -315,51 +252,6 @@ func relistWaitWatch(srv *PodAPI) error {
 			return errors.New("the child reported ready without an open watch")
 		}
 	}
-}
-
-// tailBuffer keeps the last 64 KiB written to it. Safe for concurrent use.
-type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - 64<<10; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
-}
-
-// runRelistChild is the child process's job (called by TestMain when
-// relistChildEnv is set): it runs the side spec names and prints "ready"
-// and then "result <JSON>" on stdout. It returns the exit code.
-func runRelistChild(spec string) int {
-	var s relistChildSpec
-	if err := json.Unmarshal([]byte(spec), &s); err != nil {
-		fmt.Fprintln(os.Stderr, "relist child: bad spec:", err)
-		return 2
-	}
-	res, err := relistChild(s, os.Stdout)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "relist child:", err)
-		return 1
-	}
-	out, err := json.Marshal(res)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "relist child:", err)
-		return 1
-	}
-	fmt.Printf("result %s\n", out)
-	return 0
 }
 
 // relistInformer is one side's pod informer, built but not running.
@@ -386,9 +278,9 @@ func newRelistInformer(side string, cs kubernetes.Interface, h *countingHandler)
 	return relistInformer{}, fmt.Errorf("unknown side %q", side)
 }
 
-// relistChild runs one side: sync, steady heap, "ready" on out, relist,
-// result (see the top of this file).
-func relistChild(s relistChildSpec, out io.Writer) (relistSideResult, error) {
+// relistModesChild runs one side in its child process: sync, steady heap,
+// ready, relist, result (see the top of this file).
+func relistModesChild(s childSpec, ready func() error) (any, error) {
 	var res relistSideResult
 	log := &requestLog{changed: make(chan struct{})}
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL, QPS: -1, WrapTransport: log.wrap})
@@ -421,7 +313,7 @@ func relistChild(s relistChildSpec, out io.Writer) (relistSideResult, error) {
 	relisted := h.arm(s.Pods)
 	mark := log.len()
 	heap := StartLiveHeapWatch(time.Millisecond)
-	if _, err := fmt.Fprintln(out, "ready"); err != nil {
+	if err := ready(); err != nil {
 		return res, err
 	}
 	if err := relistWait(relisted, "relist", h); err != nil {
@@ -461,7 +353,7 @@ func steadyLiveHeap() uint64 {
 
 // relistCheckCache checks that the cache holds the relisted state: every
 // pod, the changed ones (newer than s.BaseRV) with the changed annotation.
-func relistCheckCache(objs []interface{}, s relistChildSpec) error {
+func relistCheckCache(objs []interface{}, s childSpec) error {
 	if len(objs) != s.Pods {
 		return fmt.Errorf("the cache holds %d pods after the relist, want %d", len(objs), s.Pods)
 	}

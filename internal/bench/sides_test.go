@@ -33,6 +33,14 @@ func sizeFor(reduced, full int) int {
 	return reduced
 }
 
+// sizesFor returns full when KINFORMER_BENCH_FULL=1, else reduced.
+func sizesFor(reduced, full []int) []int {
+	if fullSizes() {
+		return full
+	}
+	return reduced
+}
+
 // waitTimeout bounds every wait of a benchmark.
 const waitTimeout = 3 * time.Minute
 
@@ -43,7 +51,9 @@ type countingHandler struct {
 	seen atomic.Int64
 	goal atomic.Int64
 	done atomic.Pointer[chan struct{}]
-	_    [64]byte // keep handlers of one informer off each other's cache line
+	// reached is when the goal was reached (Unix nanoseconds).
+	reached atomic.Int64
+	_       [64]byte // keep handlers of one informer off each other's cache line
 }
 
 // arm returns a channel closed once the handler has seen n more
@@ -51,19 +61,40 @@ type countingHandler struct {
 func (h *countingHandler) arm(n int) <-chan struct{} {
 	ch := make(chan struct{})
 	h.done.Store(&ch)
+	h.reached.Store(0)
 	h.goal.Store(h.seen.Load() + int64(n))
 	return ch
 }
 
 func (h *countingHandler) note() {
 	if h.seen.Add(1) == h.goal.Load() {
+		h.reached.Store(time.Now().UnixNano())
 		close(*h.done.Load())
 	}
+}
+
+// reachedAt returns when the armed goal was reached (zero before).
+func (h *countingHandler) reachedAt() time.Time {
+	if n := h.reached.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 func (h *countingHandler) OnAdd(interface{}, bool)   { h.note() }
 func (h *countingHandler) OnUpdate(_, _ interface{}) { h.note() }
 func (h *countingHandler) OnDelete(interface{})      { h.note() }
+
+// wait waits for ch (from arm) for at most childTimeout.
+func (h *countingHandler) wait(ch <-chan struct{}, what string) error {
+	select {
+	case <-ch:
+		return nil
+	case <-time.After(childTimeout):
+		return fmt.Errorf("%s: handler saw %d of %d notifications", what, h.seen.Load(), h.goal.Load())
+	}
+}
+
 func (h *countingHandler) waitFor(b *testing.B, ch <-chan struct{}, what string) {
 	b.Helper()
 	select {
@@ -79,82 +110,138 @@ type informerUnderTest struct {
 	synced <-chan struct{}
 }
 
-// benchSide is one implementation under test.
-type benchSide struct {
-	// id prefixes the reported metrics: k (kinformer), c (client-go),
-	// f (the floor).
-	id    string
-	build func(lw *MemoryLW, hs []*countingHandler) informerUnderTest
-	// pagewise sides apply a paged relist page by page and notify their
-	// handlers as they go; the others notify only after the whole list.
-	pagewise bool
-}
+// Sides of the in-memory scenarios: kinformer's and client-go's
+// SharedIndexInformer with the namespace index, and the floor.
+var memorySides = []string{SideKinformer, SideClientGo, SideFloor}
 
-var benchSides = []benchSide{
-	{id: "k", build: buildKinformer},
-	{id: "c", build: buildClientGo},
-	{id: "f", build: buildFloor, pagewise: true},
+// buildMemorySide builds side's informer over lw with handlers hs.
+func buildMemorySide(side string, lw *MemoryLW, hs []*countingHandler) (informerUnderTest, error) {
+	switch side {
+	case SideKinformer:
+		inf := cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		for _, h := range hs {
+			if _, err := inf.AddEventHandler(h); err != nil {
+				return informerUnderTest{}, err
+			}
+		}
+		return informerUnderTest{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}, nil
+	case SideClientGo:
+		inf := clientcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, clientcache.Indexers{clientcache.NamespaceIndex: clientcache.MetaNamespaceIndexFunc})
+		for _, h := range hs {
+			if _, err := inf.AddEventHandler(h); err != nil {
+				return informerUnderTest{}, err
+			}
+		}
+		return informerUnderTest{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}, nil
+	case SideFloor:
+		f := &floorInformer{lw: lw, hs: hs, synced: make(chan struct{}), store: newFloorStore(0)}
+		return informerUnderTest{run: f.run, synced: f.synced}, nil
+	}
+	return informerUnderTest{}, fmt.Errorf("unknown side %q", side)
 }
 
 // sideRotation rotates the order in which sides run, so that drift and warm-up
 // hit every side alike.
 var sideRotation atomic.Int64
 
-// orderedSides returns the sides in this round's order. KINFORMER_BENCH_SIDES
+// sideOrder returns sides in this op's order: rotated by one from the
+// previous call's (with two sides: alternating). KINFORMER_BENCH_SIDES
 // (e.g. "k" or "kc") restricts them, for profiling one side.
-func orderedSides() []benchSide {
+func sideOrder(sides ...string) []string {
 	r := int(sideRotation.Add(1))
 	only := os.Getenv("KINFORMER_BENCH_SIDES")
-	var out []benchSide
-	for i := range benchSides {
-		s := benchSides[(i+r)%len(benchSides)]
-		if only == "" || strings.Contains(only, s.id) {
+	var out []string
+	for i := range sides {
+		s := sides[(i+r)%len(sides)]
+		if only == "" || strings.Contains(only, s) {
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
-func buildKinformer(lw *MemoryLW, hs []*countingHandler) informerUnderTest {
-	inf := cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	for _, h := range hs {
-		if _, err := inf.AddEventHandler(h); err != nil {
-			panic(err)
-		}
-	}
-	return informerUnderTest{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
+// floorStore is the least bookkeeping both informers do: a map from
+// namespace/name key to the object and the namespace index (namespace →
+// keys), both guarded by one mutex so that readers on other goroutines
+// (listers) could use it, updated per object.
+type floorStore struct {
+	mu    sync.RWMutex
+	items map[string]*v1.Pod
+	byNS  map[string]map[string]struct{}
 }
 
-func buildClientGo(lw *MemoryLW, hs []*countingHandler) informerUnderTest {
-	inf := clientcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, clientcache.Indexers{clientcache.NamespaceIndex: clientcache.MetaNamespaceIndexFunc})
-	for _, h := range hs {
-		if _, err := inf.AddEventHandler(h); err != nil {
-			panic(err)
-		}
-	}
-	return informerUnderTest{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}
-}
-
-// floorInformer is the least work the job needs: LIST, one map insert per object
-// (of the object copied out of the list) and a direct call per handler per
-// object; then read the watch and, per
-// event, one map write and a direct call per handler. A relist (after an
-// ERROR event) is read page by page and applied in place, then keys that
-// were not listed are removed: the least memory a relist needs.
-type floorInformer struct {
-	lw     *MemoryLW
-	hs     []*countingHandler
-	items  map[string]*v1.Pod
-	synced chan struct{}
-}
-
-func buildFloor(lw *MemoryLW, hs []*countingHandler) informerUnderTest {
-	f := &floorInformer{lw: lw, hs: hs, synced: make(chan struct{})}
-	return informerUnderTest{run: f.run, synced: f.synced}
+func newFloorStore(capacity int) *floorStore {
+	return &floorStore{items: make(map[string]*v1.Pod, capacity), byNS: map[string]map[string]struct{}{}}
 }
 
 func floorKey(p *v1.Pod) string {
 	return p.Namespace + "/" + p.Name
+}
+
+// put stores p under key and returns the object it replaced, if any.
+func (s *floorStore) put(key string, p *v1.Pod) (old *v1.Pod, existed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, existed = s.items[key]
+	s.items[key] = p
+	if existed && old.Namespace == p.Namespace {
+		return old, true
+	}
+	if existed {
+		s.unindex(key, old.Namespace)
+	}
+	keys := s.byNS[p.Namespace]
+	if keys == nil {
+		keys = map[string]struct{}{}
+		s.byNS[p.Namespace] = keys
+	}
+	keys[key] = struct{}{}
+	return old, existed
+}
+
+func (s *floorStore) unindex(key, ns string) {
+	keys := s.byNS[ns]
+	delete(keys, key)
+	if len(keys) == 0 {
+		delete(s.byNS, ns)
+	}
+}
+
+// deleteUnlisted removes every object whose key listed lacks and returns
+// them.
+func (s *floorStore) deleteUnlisted(listed map[string]struct{}) []*v1.Pod {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var gone []*v1.Pod
+	for key, old := range s.items {
+		if _, ok := listed[key]; !ok {
+			delete(s.items, key)
+			s.unindex(key, old.Namespace)
+			gone = append(gone, old)
+		}
+	}
+	return gone
+}
+
+// len returns the number of stored objects.
+func (s *floorStore) len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.items)
+}
+
+// floorInformer is the least work the job needs with the bookkeeping both
+// informers do: LIST, then per object a copy out of the list, one insert in
+// a floorStore (map and namespace index under a mutex) and a direct call
+// per handler; then read the watch and, per event, one floorStore write and
+// a direct call per handler. A relist (after an ERROR event) is read page
+// by page and applied in place, then keys that were not listed are removed:
+// the least memory a relist needs.
+type floorInformer struct {
+	lw     *MemoryLW
+	hs     []*countingHandler
+	store  *floorStore
+	synced chan struct{}
 }
 
 func (f *floorInformer) run(ctx context.Context) {
@@ -163,13 +250,12 @@ func (f *floorInformer) run(ctx context.Context) {
 		panic(err)
 	}
 	list := obj.(*v1.PodList)
-	f.items = make(map[string]*v1.Pod, len(list.Items))
 	for i := range list.Items {
 		// Copy the item out of the list, as an informer must: a pointer
 		// into the list would pin every listed object until all are gone.
 		p := new(v1.Pod)
 		*p = list.Items[i]
-		f.items[floorKey(p)] = p
+		f.store.put(floorKey(p), p)
 		for _, h := range f.hs {
 			h.OnAdd(p, true)
 		}
@@ -198,9 +284,7 @@ func (f *floorInformer) watch(ctx context.Context, w watch.Interface) {
 				return
 			}
 			p := ev.Object.(*v1.Pod)
-			key := floorKey(p)
-			old := f.items[key]
-			f.items[key] = p
+			old, _ := f.store.put(floorKey(p), p)
 			for _, h := range f.hs {
 				h.OnUpdate(old, p)
 			}
@@ -209,8 +293,8 @@ func (f *floorInformer) watch(ctx context.Context, w watch.Interface) {
 }
 
 func (f *floorInformer) relist() {
-	listed := make(map[string]struct{}, len(f.items))
-	opts := metav1.ListOptions{Limit: 500}
+	listed := make(map[string]struct{}, f.store.len())
+	opts := metav1.ListOptions{Limit: reflectorPageSize}
 	for {
 		obj, err := f.lw.List(opts)
 		if err != nil {
@@ -222,8 +306,7 @@ func (f *floorInformer) relist() {
 			*p = list.Items[i] // do not pin the page
 			key := floorKey(p)
 			listed[key] = struct{}{}
-			old, ok := f.items[key]
-			f.items[key] = p
+			old, ok := f.store.put(key, p)
 			for _, h := range f.hs {
 				if ok {
 					h.OnUpdate(old, p)
@@ -237,15 +320,16 @@ func (f *floorInformer) relist() {
 		}
 		opts.Continue = list.Continue
 	}
-	for key, old := range f.items {
-		if _, ok := listed[key]; !ok {
-			delete(f.items, key)
-			for _, h := range f.hs {
-				h.OnDelete(old)
-			}
+	for _, old := range f.store.deleteUnlisted(listed) {
+		for _, h := range f.hs {
+			h.OnDelete(old)
 		}
 	}
 }
+
+// reflectorPageSize is the page size of the paged relists (the Reflector's
+// default, which the floor uses too).
+const reflectorPageSize = 500
 
 // startInformer runs r until the returned stop function is called; stop waits for
 // it to return and stops lw's watches.
@@ -272,21 +356,31 @@ func waitSynced(b *testing.B, r informerUnderTest) {
 // waitForWatch waits for lw's newest open watch.
 func waitForWatch(b *testing.B, lw *MemoryLW) *MemoryWatch {
 	b.Helper()
-	deadline := time.After(waitTimeout)
+	w, err := awaitWatch(lw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return w
+}
+
+// awaitWatch waits for lw's newest open watch, for at most childTimeout.
+func awaitWatch(lw *MemoryLW) (*MemoryWatch, error) {
+	deadline := time.After(childTimeout)
 	for {
 		w, opened := lw.Watcher()
 		if w != nil {
-			return w
+			return w, nil
 		}
 		select {
 		case <-opened:
 		case <-deadline:
-			b.Fatal("no watch was opened")
+			return nil, fmt.Errorf("no watch was opened")
 		}
 	}
 }
 
-// figureSamples collects one figure per side and round, reported as medians.
+// figureSamples collects one figure per side and op, reported as medians
+// (with -benchtime 1x: the one op's figures).
 type figureSamples map[string][]float64
 
 func (s figureSamples) add(side, unit string, v float64) {
@@ -313,15 +407,11 @@ func medianOrZero(vs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-const bytesPerMiB = 1 << 20
-
-func mibAbove(bytes uint64, base uint64) float64 {
-	if bytes < base {
-		return 0
-	}
-	return float64(bytes-base) / bytesPerMiB
-}
-
 func paramName(k string, v int) string {
 	return fmt.Sprintf("%s=%d", k, v)
+}
+
+// msBetween returns the milliseconds from start to end.
+func msBetween(start, end time.Time) float64 {
+	return float64(end.Sub(start).Microseconds()) / 1000
 }
