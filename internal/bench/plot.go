@@ -80,12 +80,12 @@ func WritePlot(w io.Writer, s ScalingSeries, commit string) error {
 		}
 		fmt.Fprintf(&b, `<line class="grid" x1="%d" y1="%s" x2="%d" y2="%s" stroke="#e5e5e5"/>`+"\n", plotLeft, coord(py(y)), plotRight, coord(py(y)))
 		fmt.Fprintf(&b, `<line class="tick" x1="%d" y1="%s" x2="%d" y2="%s" stroke="black"/>`+"\n", plotLeft-5, coord(py(y)), plotLeft, coord(py(y)))
-		fmt.Fprintf(&b, `<text class="tick-label" x="%d" y="%s" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", plotLeft-8, coord(py(y)), esc(tickLabel(y)))
+		fmt.Fprintf(&b, `<text class="tick-label" x="%d" y="%s" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", plotLeft-8, coord(py(y)), esc(tickLabel(y, 10000)))
 	}
 	// The x axis: a tick at each size.
 	for _, x := range xs {
 		fmt.Fprintf(&b, `<line class="tick" x1="%s" y1="%d" x2="%s" y2="%d" stroke="black"/>`+"\n", coord(px(x)), plotBottom, coord(px(x)), plotBottom+5)
-		fmt.Fprintf(&b, `<text class="tick-label" x="%s" y="%d" text-anchor="middle">%s</text>`+"\n", coord(px(x)), plotBottom+20, esc(tickLabel(x)))
+		fmt.Fprintf(&b, `<text class="tick-label" x="%s" y="%d" text-anchor="middle">%s</text>`+"\n", coord(px(x)), plotBottom+20, esc(tickLabel(x, 1000)))
 	}
 	fmt.Fprintf(&b, `<line class="axis" x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", plotLeft, plotBottom, plotRight, plotBottom)
 	fmt.Fprintf(&b, `<line class="axis" x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", plotLeft, plotTop, plotLeft, plotBottom)
@@ -186,9 +186,10 @@ func yScale(ymax float64) (step, top float64) {
 	return step, math.Ceil(ymax/step-1e-9) * step
 }
 
-// tickLabel writes an axis value without float noise, thousands as "k".
-func tickLabel(v float64) string {
-	if v >= 1000 && math.Mod(v, 1000) == 0 {
+// tickLabel writes an axis value without float noise, whole thousands
+// from kFrom on as "k".
+func tickLabel(v, kFrom float64) string {
+	if v >= kFrom && math.Mod(v, 1000) == 0 {
 		return strconv.FormatFloat(v/1000, 'f', -1, 64) + "k"
 	}
 	return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64)

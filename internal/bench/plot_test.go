@@ -126,7 +126,7 @@ func TestPlotDrawsEachSideAtItsValues(t *testing.T) {
 	for _, e := range byClass(es, "text", "tick-label") {
 		ticks = append(ticks, e.text)
 	}
-	assert.Equal(t, []string{"0", "200", "400", "600", "800", "1k", "1k", "10k", "100k"}, ticks)
+	assert.Equal(t, []string{"0", "200", "400", "600", "800", "1000", "1k", "10k", "100k"}, ticks)
 	var labels []string
 	for _, e := range byClass(es, "text", "axis-label") {
 		labels = append(labels, e.text)
