@@ -228,7 +228,7 @@ type BehaviourDifference struct {
 // no reading, with the reason the table prints.
 func BehaviourDifferences() []BehaviourDifference {
 	return []BehaviourDifference{
-		{Bench: "BlockedHandler/buffer=coalesce", Reason: "not compared: kinformer's blocked handler coalesces its notifications per key (HandlerBufferCoalesceByKey), client-go's has no such policy and gets every one"},
+		{Bench: "BlockedHandler/buffer=coalesce", Reason: "not compared: kinformer coalesces the blocked handler's notifications per key by design, client-go delivers every one"},
 	}
 }
 
@@ -257,8 +257,8 @@ const (
 // FigureDirection returns the direction of a figure by its name: rates
 // (events/s, others-events/s) and others/sent are higher-is-better except
 // sent-events/s, the offered load; times (-ms), heaps (-MB, /steady),
-// allocations (allocs/) and bytes (B/) are lower-is-better; anything else
-// has no direction.
+// allocations (allocs/) and bytes (B/, as in B/pod or meta-B/pod) are
+// lower-is-better; anything else has no direction.
 func FigureDirection(figure string) Direction {
 	switch {
 	case figure == "sent-events/s":
@@ -266,7 +266,7 @@ func FigureDirection(figure string) Direction {
 	case strings.HasSuffix(figure, "/s"), figure == "others/sent":
 		return HigherIsBetter
 	case strings.HasSuffix(figure, "-ms"), strings.HasSuffix(figure, "-MB"), strings.HasSuffix(figure, "/steady"),
-		strings.HasPrefix(figure, "allocs/"), strings.HasPrefix(figure, "B/"):
+		strings.HasPrefix(figure, "allocs/"), strings.HasPrefix(figure, "B/"), strings.Contains(figure, "-B/"):
 		return LowerIsBetter
 	}
 	return NoDirection

@@ -75,6 +75,7 @@ func TestReadingFollowsTheFigureDirection(t *testing.T) {
 		{"retained/steady", LowerIsBetter, "kinformer better"},
 		{"allocs/pod", LowerIsBetter, "kinformer better"},
 		{"B/event", LowerIsBetter, "kinformer better"},
+		{"meta-B/pod", LowerIsBetter, "kinformer better"},
 		{"after-release", NoDirection, "kinformer lower"},
 	} {
 		assert.Equal(t, tc.direction, FigureDirection(tc.figure), tc.figure)
