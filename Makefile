@@ -138,7 +138,10 @@ BENCH_END = echo "\# wall time: $$(( $$(date +%s) - start )) s" | tee -a "$$raw"
 ## benchmark of the protocol missing from the output. Meant to fit in 20 minutes on 2 cores;
 ## the raw file's last lines record the wall time.
 bench:
-	@bin=$$($(TESTENV_BUILD)); echo "server binaries: $$bin"; \
+	@for marker in '<!-- bench:begin -->' '<!-- bench:end -->'; do \
+		grep -qxF "$$marker" BENCHMARKS.md || { echo "BENCHMARKS.md has no line $$marker: make bench replaces what is between the two marker lines" >&2; exit 1; }; \
+	done; \
+	bin=$$($(TESTENV_BUILD)); echo "server binaries: $$bin"; \
 	$(BENCH_START); raw=internal/bench/results/bench-$$commit.txt; mkdir -p internal/bench/results; \
 	$(BENCHTABLE) -header -commit $$commit -sizes full -command "make bench $(BENCH_PAIR_VARS)" | tee "$$raw"; \
 	echo "raw output: $$raw" >&2; \

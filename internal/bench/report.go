@@ -59,9 +59,8 @@ func WriteReport(w io.Writer, res *Results, opts ReportOptions) error {
 		if err := WriteScalingTables(&b, series); err != nil {
 			return err
 		}
-		b.WriteString("\n")
 		for _, s := range series {
-			fmt.Fprintf(&b, "![%s](%s)\n", PlotTitle(s, commit), path.Join(opts.Assets, PlotFileName(s)))
+			fmt.Fprintf(&b, "\n![%s](%s)\n", PlotTitle(s, commit), path.Join(opts.Assets, PlotFileName(s)))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
