@@ -109,8 +109,7 @@ BENCH_PAIR_VARS = BENCH_SYNC_PAIRS=$(BENCH_SYNC_PAIRS) BENCH_SYNC_LARGE_PAIRS=$(
 BENCHTABLE = $(GO) run ./internal/bench/cmd/benchtable
 
 # BENCH_START, in a recipe: sets commit (the short commit id, <commit>-dirty when Go files
-# differ from it) and start, makes the folder of $$raw (set before) and writes the raw
-# file's header.
+# differ from it) and start (the time in seconds, for the wall time).
 BENCH_START = commit=$$(git rev-parse --short HEAD); \
 	if [ -n "$$(git status --porcelain -- '*.go' go.mod go.sum)" ]; then commit=$$commit-dirty; fi; \
 	start=$$(date +%s)
