@@ -23,13 +23,17 @@ const (
 	plotPad    = 20
 )
 
-// plotSides are the sides a plot draws, in legend order.
+// plotSides are the sides a plot draws, in legend order; they are drawn
+// in the reverse order, kinformer on top, and client-go's line and markers
+// are wide and translucent, so that a side level with another stays
+// visible.
 var plotSides = []struct {
 	side, label, color, dash string
+	width, radius, opacity   float64
 }{
-	{SideKinformer, "kinformer", "#1f77b4", ""},
-	{SideClientGo, "client-go", "#d62728", ""},
-	{SideFloor, "floor", "#7f7f7f", "4 3"},
+	{SideKinformer, "kinformer", "#1f77b4", "", 2, 3.5, 1},
+	{SideClientGo, "client-go", "#d62728", "", 5, 6, 0.45},
+	{SideFloor, "floor", "#7f7f7f", "4 3", 2, 3.5, 1},
 }
 
 // PlotFileName is the file name of s's plot: "<bench>_<figure>.svg", with
@@ -97,11 +101,11 @@ func WritePlot(w io.Writer, s ScalingSeries, commit string) error {
 	fmt.Fprintf(&b, `<text class="axis-label" x="20" y="%d" text-anchor="middle" transform="rotate(-90 20 %d)">%s</text>`+"\n",
 		(plotTop+plotBottom)/2, (plotTop+plotBottom)/2, esc(s.Figure+" (median; bars: min–max over the pairs)"))
 
-	// One series per side that reports the figure.
-	legendY := plotTop + 10
+	// One series per side that reports the figure, and its legend entry.
+	var series, legend []string
 	for _, side := range plotSides {
 		var pts []string
-		var marks bytes.Buffer
+		var marks strings.Builder
 		for _, p := range s.Points {
 			sp := p.side(side.side)
 			if sp.N == 0 {
@@ -115,23 +119,27 @@ func WritePlot(w io.Writer, s ScalingSeries, commit string) error {
 				fmt.Fprintf(&marks, `<line class="range-cap" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`+"\n",
 					coord(px(float64(p.X))-4), coord(py(y)), coord(px(float64(p.X))+4), coord(py(y)), side.color)
 			}
-			fmt.Fprintf(&marks, `<circle class="point" data-side="%s" data-x="%d" data-y="%s" cx="%s" cy="%s" r="3.5" fill="%s"/>`+"\n",
-				side.side, p.X, num(sp.Median), x, coord(py(sp.Median)), side.color)
+			fmt.Fprintf(&marks, `<circle class="point" data-side="%s" data-x="%d" data-y="%s" cx="%s" cy="%s" r="%g" fill="%s" fill-opacity="%g"/>`+"\n",
+				side.side, p.X, num(sp.Median), x, coord(py(sp.Median)), side.radius, side.color, side.opacity)
 		}
 		if len(pts) == 0 {
 			continue
 		}
-		dash := ""
+		style := fmt.Sprintf(`stroke="%s" stroke-width="%g" stroke-opacity="%g"`, side.color, side.width, side.opacity)
 		if side.dash != "" {
-			dash = fmt.Sprintf(` stroke-dasharray="%s"`, side.dash)
+			style += fmt.Sprintf(` stroke-dasharray="%s"`, side.dash)
 		}
-		fmt.Fprintf(&b, `<g class="series" data-side="%s">`+"\n", side.side)
-		fmt.Fprintf(&b, `<polyline class="line" data-side="%s" points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", side.side, strings.Join(pts, " "), side.color, dash)
-		b.Write(marks.Bytes())
-		b.WriteString("</g>\n")
-		fmt.Fprintf(&b, `<g class="legend" data-side="%s"><line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"%s/><circle cx="%d" cy="%d" r="3.5" fill="%s"/><text x="%d" y="%d" dominant-baseline="middle">%s</text></g>`+"\n",
-			side.side, plotRight+20, legendY, plotRight+44, legendY, side.color, dash, plotRight+32, legendY, side.color, plotRight+52, legendY, esc(side.label))
-		legendY += 20
+		series = append(series, fmt.Sprintf(`<g class="series" data-side="%s">`+"\n"+`<polyline class="line" data-side="%s" points="%s" fill="none" %s/>`+"\n%s</g>\n",
+			side.side, side.side, strings.Join(pts, " "), style, marks.String()))
+		y := plotTop + 10 + 20*len(legend)
+		legend = append(legend, fmt.Sprintf(`<g class="legend" data-side="%s"><line x1="%d" y1="%d" x2="%d" y2="%d" %s/><circle cx="%d" cy="%d" r="%g" fill="%s" fill-opacity="%g"/><text x="%d" y="%d" dominant-baseline="middle">%s</text></g>`+"\n",
+			side.side, plotRight+20, y, plotRight+44, y, style, plotRight+32, y, side.radius, side.color, side.opacity, plotRight+52, y, esc(side.label)))
+	}
+	for i := len(series) - 1; i >= 0; i-- {
+		b.WriteString(series[i])
+	}
+	for _, l := range legend {
+		b.WriteString(l)
 	}
 	b.WriteString("</svg>\n")
 	_, err := w.Write(b.Bytes())
