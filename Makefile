@@ -88,16 +88,88 @@ gen-verify:
 generate:
 	$(GO) generate ./...
 
-## bench: kinformer against client-go, side by side, at the performance issue's sizes
-## (10,000/50,000 pods, 200,000 events, 20,000 pods over HTTP, 10,000 pods on the real
-## kube-apiserver), 3 interleaved runs, medians in one table (under 10 minutes on 2 cores).
-bench:
-	@bin=$$($(TESTENV_BUILD)) && echo "server binaries: $$bin" && \
-	KINFORMER_TESTENV_BIN=$$bin KINFORMER_BENCH_FULL=1 $(GO) test -run '^$$' -bench . -benchtime 1x -count 3 -timeout 30m ./internal/bench | $(GO) run ./internal/bench/cmd/benchtable -tee -machine
+# The pairs of `make bench`: each group of benchmarks is one `go test -benchtime 1x -count
+# <pairs>` invocation, and each benchmark op measures one pair (kinformer, client-go and the
+# floor, in an order that alternates from op to op), so -count is the number of pairs.
+BENCH_SYNC_PAIRS ?= 10
+BENCH_SYNC_LARGE_PAIRS ?= 3
+BENCH_EVENTS_PAIRS ?= 10
+BENCH_RELIST_PAIRS ?= 5
+BENCH_HTTP_PAIRS ?= 10
+BENCH_LEAN_PAIRS ?= 10
+BENCH_BLOCKED_PAIRS ?= 10
+BENCH_APISERVER_PAIRS ?= 5
+# BENCH_QUICK_PAIRS is the -count of every group of `make bench-quick`.
+BENCH_QUICK_PAIRS ?= 3
+# BENCH_TIMEOUT bounds each `go test` invocation.
+BENCH_TIMEOUT ?= 60m
+BENCH_PAIR_VARS = BENCH_SYNC_PAIRS=$(BENCH_SYNC_PAIRS) BENCH_SYNC_LARGE_PAIRS=$(BENCH_SYNC_LARGE_PAIRS) \
+	BENCH_EVENTS_PAIRS=$(BENCH_EVENTS_PAIRS) BENCH_RELIST_PAIRS=$(BENCH_RELIST_PAIRS) BENCH_HTTP_PAIRS=$(BENCH_HTTP_PAIRS) \
+	BENCH_LEAN_PAIRS=$(BENCH_LEAN_PAIRS) BENCH_BLOCKED_PAIRS=$(BENCH_BLOCKED_PAIRS) BENCH_APISERVER_PAIRS=$(BENCH_APISERVER_PAIRS)
+BENCHTABLE = $(GO) run ./internal/bench/cmd/benchtable
 
-## bench-quick: the same at reduced sizes, without the real API server (about 2 minutes).
+# BENCH_START, in a recipe: sets commit (the short commit id, <commit>-dirty when Go files
+# differ from it) and start (the time in seconds, for the wall time).
+BENCH_START = commit=$$(git rev-parse --short HEAD); \
+	if [ -n "$$(git status --porcelain -- '*.go' go.mod go.sum)" ]; then commit=$$commit-dirty; fi; \
+	start=$$(date +%s)
+# BENCH_GROUP, in a recipe: defines the shell function `group ENV REGEX PAIRS`, which appends
+# to $$raw the command line ("# run: ...") and then the output of one `go test` invocation
+# of the benchmarks REGEX matches, ENV set, PAIRS pairs. A failing benchmark fails it
+# (pipefail, -e).
+BENCH_GROUP = group() { \
+	cmd="$${1:+$$1 }$(GO) test -run '^$$' -bench '$$2' -benchtime 1x -count $$3 -timeout $(BENCH_TIMEOUT) ./internal/bench"; \
+	echo "\# run: $$cmd" | tee -a "$$raw"; \
+	eval "$$cmd" 2>&1 | tee -a "$$raw"; \
+	}
+# BENCH_END, in a recipe: appends the wall time and the load average to $$raw.
+BENCH_END = echo "\# wall time: $$(( $$(date +%s) - start )) s" | tee -a "$$raw"; \
+	echo "\# load average at end: $$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$$raw"
+
+## bench: kinformer against client-go, side by side, at the sizes of the benchmark protocol
+## (Sync 1,000 to 100,000 pods, Events 1/10/50 handlers, Relist 50,000 pods, HTTP 20,000 pods,
+## Lean 10,000 pods, BlockedHandler, and 10,000 pods on the real kube-apiserver), each group
+## its own `go test` with its BENCH_*_PAIRS pairs (the APIServer group last, so its servers
+## stop with it). Writes the raw output to internal/bench/results/bench-<commit>.txt
+## (<commit>-dirty when Go files differ from the commit), the tables and SVG plots to
+## internal/bench/results/bench-<commit>/, and replaces BENCHMARKS.md's block between
+## <!-- bench:begin --> and <!-- bench:end -->. Fails on a failing benchmark and on a
+## benchmark of the protocol missing from the output. Meant to fit in 20 minutes on 2 cores;
+## the raw file's last lines record the wall time.
+bench:
+	@for marker in '<!-- bench:begin -->' '<!-- bench:end -->'; do \
+		grep -qxF "$$marker" BENCHMARKS.md || { echo "BENCHMARKS.md has no line $$marker: make bench replaces what is between the two marker lines" >&2; exit 1; }; \
+	done; \
+	bin=$$($(TESTENV_BUILD)); echo "server binaries: $$bin"; \
+	$(BENCH_START); raw=internal/bench/results/bench-$$commit.txt; mkdir -p internal/bench/results; \
+	$(BENCHTABLE) -header -commit $$commit -sizes full -command "make bench $(BENCH_PAIR_VARS)" | tee "$$raw"; \
+	echo "raw output: $$raw" >&2; \
+	$(BENCH_GROUP); \
+	group KINFORMER_BENCH_FULL=1 '^BenchmarkSync$$/^pods=(1000|10000)$$' $(BENCH_SYNC_PAIRS); \
+	group KINFORMER_BENCH_FULL=1 '^BenchmarkSync$$/^pods=(50000|100000)$$' $(BENCH_SYNC_LARGE_PAIRS); \
+	group KINFORMER_BENCH_FULL=1 '^BenchmarkEvents$$' $(BENCH_EVENTS_PAIRS); \
+	group KINFORMER_BENCH_FULL=1 '^BenchmarkRelist$$' $(BENCH_RELIST_PAIRS); \
+	group KINFORMER_BENCH_FULL=1 '^BenchmarkHTTP$$' $(BENCH_HTTP_PAIRS); \
+	group KINFORMER_BENCH_FULL=1 '^BenchmarkLean$$' $(BENCH_LEAN_PAIRS); \
+	group KINFORMER_BENCH_FULL=1 '^BenchmarkBlockedHandler$$' $(BENCH_BLOCKED_PAIRS); \
+	group "KINFORMER_BENCH_FULL=1 KINFORMER_TESTENV_BIN=$$bin" '^BenchmarkAPIServer$$' $(BENCH_APISERVER_PAIRS); \
+	$(BENCH_END); \
+	$(BENCHTABLE) -full -out internal/bench/results/bench-$$commit -update BENCHMARKS.md "$$raw"
+
+## bench-quick: the same groups at the reduced sizes, without the real API server, with
+## BENCH_QUICK_PAIRS pairs each (a few minutes). Writes the raw output to
+## internal/bench/results/quick/bench-<commit>.txt and the tables and plots to
+## internal/bench/results/quick/bench-<commit>/ (not committed); leaves BENCHMARKS.md alone.
 bench-quick:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -count 3 -timeout 30m ./internal/bench | $(GO) run ./internal/bench/cmd/benchtable -tee -machine
+	@$(BENCH_START); raw=internal/bench/results/quick/bench-$$commit.txt; mkdir -p internal/bench/results/quick; \
+	$(BENCHTABLE) -header -commit $$commit -sizes reduced -command "make bench-quick BENCH_QUICK_PAIRS=$(BENCH_QUICK_PAIRS)" | tee "$$raw"; \
+	echo "raw output: $$raw" >&2; \
+	$(BENCH_GROUP); \
+	for regex in '^BenchmarkSync$$' '^BenchmarkEvents$$' '^BenchmarkRelist$$' '^BenchmarkHTTP$$' '^BenchmarkLean$$' '^BenchmarkBlockedHandler$$'; do \
+		group "" "$$regex" $(BENCH_QUICK_PAIRS); \
+	done; \
+	$(BENCH_END); \
+	$(BENCHTABLE) -out internal/bench/results/quick/bench-$$commit "$$raw"
 
 ## bench-watch-requests: the watch, streaming-list and LIST requests that 20 informers send
 ## the real kube-apiserver over WATCH_DURATION (20m by default), kinformer's factory and

@@ -1,7 +1,33 @@
 // Package bench holds the side-by-side benchmarks of kinformer's cache
 // package against client-go v0.37.2's tools/cache (the reference), and the
-// tooling that turns their output into one table (see cmd/benchtable and
-// BENCHMARKS.md at the repository root).
+// tooling that turns their output into tables and plots (see cmd/benchtable,
+// the Makefile's bench targets and BENCHMARKS.md at the repository root):
+//
+//   - ParseBench reads `go test -bench` output, as `make bench` writes it to
+//     a raw results file (internal/bench/results/bench-<commit>.txt): the
+//     "# key: value" header lines (commit, start, machine, load, the `go
+//     test` command of each group), the result lines, and the lines that
+//     report a failure. Results.Check refuses failed output, an empty one,
+//     a figure missing from a result line (the pairs are matched by line)
+//     and, for a full run, a benchmark or figure of ProtocolBenchmarks that
+//     is missing.
+//   - Each benchmark op measures one pair, and reports each side's figures
+//     as "k-<figure>", "c-<figure>" and "f-<figure>" (kinformer, client-go,
+//     the floor). Results.Rows and WriteTable give per benchmark and figure
+//     the medians of each side, the median and range (min–max) of the
+//     per-pair ratios kinformer / client-go, a reading ("level" when the
+//     range spans 1, else kinformer better or worse by FigureDirection),
+//     the target of Targets and whether the median ratio meets it, the
+//     floor and kinformer over the floor. Rows of BehaviourDifferences get
+//     no ratio and no reading, and a note instead.
+//   - Results.Scaling, WriteScalingTables and WritePlot show how cost grows:
+//     Sync by pods (sync-ms, peaklive-MB, retained-MB) and Events by
+//     handlers (events/s), each side's median and range, as Markdown tables
+//     and as SVG plots drawn here, without a plotting dependency.
+//   - WriteReport renders a run's report (header, commands, tables, plot
+//     links) and ReplaceBlock puts it between the BlockBegin and BlockEnd
+//     marker lines of BENCHMARKS.md.
+//   - RelistCells and WriteRelistTables tabulate BenchmarkRelistModes.
 //
 // It is the only package of the module that may import client-go's
 // tools/cache and informers: they are the reference the benchmarks compare

@@ -18,14 +18,21 @@ const relistModesBench = "RelistModes"
 // kinformer / client-go.
 type PairedFigure struct {
 	Kinformer, ClientGo float64
-	// Ratio is the median of the per-pair ratios, Min and Max their range.
+	// Ratio is the median of the per-pair ratios, Min and Max their range;
+	// all three are NaN when there is no pair or a pair's ratio is not a
+	// finite number (a zero or missing figure).
 	Ratio, Min, Max float64
+	// Pairs is the number of pairs.
+	Pairs int
 }
 
 // Reading says what the range of the per-pair ratios shows: "level" when it
-// spans 1, else lower or higher (kinformer against client-go).
+// spans 1, else lower or higher (kinformer against client-go); empty when
+// there is no range.
 func (f PairedFigure) Reading(lower, higher string) string {
 	switch {
+	case math.IsNaN(f.Min) || math.IsNaN(f.Max):
+		return ""
 	case f.Min <= 1 && f.Max >= 1:
 		return "level"
 	case f.Max < 1:
@@ -41,12 +48,14 @@ func (f PairedFigure) Reading(lower, higher string) string {
 func pairFigure(k, c []float64) PairedFigure {
 	n := min(len(k), len(c))
 	ratios := make([]float64, n)
+	finite := true
 	for i := range n {
 		ratios[i] = k[i] / c[i]
+		finite = finite && !math.IsNaN(ratios[i]) && !math.IsInf(ratios[i], 0)
 	}
-	f := PairedFigure{Kinformer: Median(k[:n]), ClientGo: Median(c[:n]), Ratio: Median(ratios), Min: math.NaN(), Max: math.NaN()}
-	if n > 0 {
-		f.Min, f.Max = slices.Min(ratios), slices.Max(ratios)
+	f := PairedFigure{Kinformer: Median(k[:n]), ClientGo: Median(c[:n]), Ratio: math.NaN(), Min: math.NaN(), Max: math.NaN(), Pairs: n}
+	if n > 0 && finite {
+		f.Ratio, f.Min, f.Max = Median(ratios), slices.Min(ratios), slices.Max(ratios)
 	}
 	return f
 }

@@ -78,7 +78,7 @@ func TestRelistCellsAndTables(t *testing.T) {
 	assert.Contains(t, table, "| unpaged | 100 % | 2.200 (1400) | 2.000 (1300) | 1.10× | 1.10–1.10 | kinformer higher |  | report only | 1 |")
 	assert.Contains(t, table, "| stream | 1 % | 3300 | 3000 | 1.10× | 0.67–1.33 | level | 3 |")
 
-	empty, err := ParseBench(strings.NewReader(benchSampleOutput))
+	empty, err := ParseBench(strings.NewReader(pairedSampleOutput))
 	require.NoError(t, err)
 	assert.Error(t, WriteRelistTables(&out, empty))
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -18,24 +19,72 @@ const (
 	SideFloor     = "f"
 )
 
-// Results holds the figures of `go test -bench` output: for every benchmark
-// (name without the GOMAXPROCS suffix) and unit, the values of all runs, in
-// order.
+// The keys of a raw results file's header lines, "# <key>: <value>", which
+// `make bench` writes around the benchmarks' output (benchtable -header
+// writes the first ones).
+const (
+	HeaderCommit    = "commit"
+	HeaderStarted   = "started"
+	HeaderMachine   = "machine"
+	HeaderLoadStart = "load average at start"
+	HeaderSizes     = "sizes"
+	HeaderCommand   = "command"
+	// HeaderRun precedes each `go test` invocation's output with its
+	// command line; it may repeat.
+	HeaderRun     = "run"
+	HeaderWall    = "wall time"
+	HeaderLoadEnd = "load average at end"
+)
+
+// Results holds what ParseBench read from `go test -bench` output: for
+// every benchmark (name without the GOMAXPROCS suffix) and unit, the values
+// of all result lines, in order; the lines that say a benchmark or the
+// test binary failed; and the header lines of a raw results file.
 type Results struct {
 	// Names lists the benchmarks in order of first appearance.
 	Names []string
-	// Values maps benchmark name, then unit, to the values of each run.
+	// Values maps benchmark name, then unit, to the values of each result
+	// line. With one pair per benchmark op (-benchtime 1x), the i-th value
+	// of "k-<figure>" and of "c-<figure>" come from the same pair.
 	Values map[string]map[string][]float64
+	// Lines counts the result lines of each benchmark.
+	Lines map[string]int
+	// Failures holds the lines that report a failure: "--- FAIL", "FAIL",
+	// "panic:", "fatal error:", or a benchmark line that says FAIL.
+	Failures []string
+	// Header maps the keys of the raw file's header lines ("# key: value",
+	// see RunHeader) to their values; Runs lists the values of the "# run:"
+	// lines (the commands that produced the output), in order.
+	Header map[string]string
+	Runs   []string
 }
 
-// ParseBench reads `go test -bench` output and collects the figures of every
-// benchmark result line; other lines are ignored. It fails only when r does.
+// ParseBench reads `go test -bench` output, as a raw results file of `make
+// bench` holds it: it collects the figures of every benchmark result line,
+// the lines that report a failure, and the "# key: value" header lines;
+// other lines are ignored. It fails only when r does.
 func ParseBench(r io.Reader) (*Results, error) {
-	res := &Results{Values: map[string]map[string][]float64{}}
+	res := &Results{Values: map[string]map[string][]float64{}, Lines: map[string]int{}, Header: map[string]string{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
 	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
+		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
+		if reportsFailure(trimmed) {
+			res.Failures = append(res.Failures, trimmed)
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "# "); ok {
+			if key, value, ok := strings.Cut(rest, ": "); ok {
+				if key == HeaderRun {
+					res.Runs = append(res.Runs, value)
+				} else {
+					res.Header[key] = value
+				}
+			}
+			continue
+		}
+		fields := strings.Fields(line)
 		if len(fields) < 4 || !strings.HasPrefix(fields[0], "Benchmark") {
 			continue
 		}
@@ -54,6 +103,7 @@ func ParseBench(r io.Reader) (*Results, error) {
 			res.Values[name] = units
 			res.Names = append(res.Names, name)
 		}
+		res.Lines[name]++
 		for i := 2; i+1 < len(fields); i += 2 {
 			v, err := strconv.ParseFloat(fields[i], 64)
 			if err != nil {
@@ -65,12 +115,180 @@ func ParseBench(r io.Reader) (*Results, error) {
 	return res, sc.Err()
 }
 
+// reportsFailure tells whether a line (trimmed) of `go test` output says
+// that a benchmark, a test or the binary failed.
+func reportsFailure(line string) bool {
+	switch {
+	case strings.HasPrefix(line, "--- FAIL"), line == "FAIL", strings.HasPrefix(line, "FAIL\t"), strings.HasPrefix(line, "FAIL "),
+		strings.HasPrefix(line, "panic:"), strings.HasPrefix(line, "fatal error:"):
+		return true
+	case strings.HasPrefix(line, "Benchmark"):
+		return slices.Contains(strings.Fields(line), "FAIL") || strings.Contains(line, "--- FAIL")
+	}
+	return false
+}
+
+// Check reports what makes res unfit for a table: failures in the output,
+// no benchmark results at all, and a figure not reported on every result
+// line of its benchmark (the pairs are matched by line). With full it also
+// requires every benchmark of the protocol (ProtocolBenchmarks) with its
+// figures, so that a skipped scenario fails the run. It returns nil when
+// res is fit, else all the problems joined.
+func (res *Results) Check(full bool) error {
+	var errs []error
+	for _, line := range res.Failures {
+		errs = append(errs, fmt.Errorf("the output reports a failure: %s", line))
+	}
+	if len(res.Names) == 0 {
+		errs = append(errs, errors.New("no benchmark results in the input"))
+	}
+	for _, name := range res.Names {
+		units := res.Values[name]
+		var sided []string
+		for unit := range units {
+			if side, _, ok := strings.Cut(unit, "-"); ok && (side == SideKinformer || side == SideClientGo || side == SideFloor) {
+				sided = append(sided, unit)
+			}
+		}
+		slices.Sort(sided)
+		for _, unit := range sided {
+			if n := len(units[unit]); n != res.Lines[name] {
+				errs = append(errs, fmt.Errorf("Benchmark%s: %s is on %d of its %d result lines; every line must report every figure, since pairs are matched by line", name, unit, n, res.Lines[name]))
+			}
+		}
+	}
+	if full {
+		for _, p := range ProtocolBenchmarks() {
+			units, ok := res.Values[p.Name]
+			if !ok {
+				errs = append(errs, fmt.Errorf("Benchmark%s: missing from the full run", p.Name))
+				continue
+			}
+			for _, f := range p.Figures {
+				sides := []string{SideKinformer, SideClientGo}
+				if p.Floor {
+					sides = append(sides, SideFloor)
+				}
+				for _, side := range sides {
+					if _, ok := units[side+"-"+f]; !ok {
+						errs = append(errs, fmt.Errorf("Benchmark%s: figure %s-%s missing from the full run", p.Name, side, f))
+					}
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ProtocolBenchmark is one benchmark `make bench` must produce, with the
+// figures each side (kinformer, client-go, and the floor when Floor) must
+// report.
+type ProtocolBenchmark struct {
+	Name    string
+	Figures []string
+	Floor   bool
+}
+
+// ProtocolBenchmarks returns the benchmarks and figures of a full run of
+// `make bench` (KINFORMER_BENCH_FULL=1 and the real API server), as the
+// benchmark protocol lists them.
+func ProtocolBenchmarks() []ProtocolBenchmark {
+	sync := []string{"sync-ms", "peaklive-MB", "retained-MB", "allocs/pod"}
+	events := []string{"events/s", "allocs/event", "B/event"}
+	overHTTP := []string{"sync-ms", "peaklive-MB", "allocs/pod"}
+	blocked := []string{"others-events/s", "sent-events/s", "others/sent", "backlog-MB", "after-release"}
+	return []ProtocolBenchmark{
+		{Name: "Sync/pods=1000", Figures: sync, Floor: true},
+		{Name: "Sync/pods=10000", Figures: sync, Floor: true},
+		{Name: "Sync/pods=50000", Figures: sync, Floor: true},
+		{Name: "Sync/pods=100000", Figures: sync, Floor: true},
+		{Name: "Events/handlers=1", Figures: events, Floor: true},
+		{Name: "Events/handlers=10", Figures: events, Floor: true},
+		{Name: "Events/handlers=50", Figures: events, Floor: true},
+		{Name: "Relist/pods=50000", Figures: []string{"relist-ms", "peaklive-MB", "retained-MB", "steady-MB", "peaklive/steady", "retained/steady"}},
+		{Name: "HTTP/json/pods=20000", Figures: overHTTP},
+		{Name: "HTTP/default/pods=20000", Figures: overHTTP},
+		{Name: "Lean/typed/pods=10000", Figures: []string{"B/pod"}},
+		{Name: "Lean/metadata/pods=10000", Figures: []string{"B/pod"}},
+		{Name: "BlockedHandler/buffer=unbounded", Figures: blocked},
+		{Name: "BlockedHandler/buffer=coalesce", Figures: blocked},
+		{Name: "APIServer/default/pods=10000", Figures: overHTTP},
+		{Name: "APIServer/json/pods=10000", Figures: overHTTP},
+	}
+}
+
+// BehaviourDifference names benchmarks whose sides do different work by
+// design, so that no ratio of theirs says which is better.
+type BehaviourDifference struct {
+	// Bench matches as a Target's Bench does.
+	Bench, Reason string
+}
+
+// BehaviourDifferences returns the benchmarks whose rows get no ratio and
+// no reading, with the reason the table prints.
+func BehaviourDifferences() []BehaviourDifference {
+	return []BehaviourDifference{
+		{Bench: "BlockedHandler/buffer=coalesce", Reason: "not compared: kinformer coalesces the blocked handler's notifications per key by design, client-go delivers every one"},
+	}
+}
+
+func behaviourDifference(bench string) (BehaviourDifference, bool) {
+	for _, d := range BehaviourDifferences() {
+		if benchMatches(bench, d.Bench) {
+			return d, true
+		}
+	}
+	return BehaviourDifference{}, false
+}
+
+// Direction says which way a figure is better.
+type Direction int
+
+const (
+	// NoDirection is a figure that is neither better higher nor lower (a
+	// count of notifications, the offered load).
+	NoDirection Direction = iota
+	// HigherIsBetter is a rate, such as events/s.
+	HigherIsBetter
+	// LowerIsBetter is a time, a heap size, allocations or bytes.
+	LowerIsBetter
+)
+
+// FigureDirection returns the direction of a figure by its name: rates
+// (events/s, others-events/s) and others/sent are higher-is-better except
+// sent-events/s, the offered load; times (-ms), heaps (-MB, /steady),
+// allocations (allocs/) and bytes (B/, as in B/pod or meta-B/pod) are
+// lower-is-better; anything else has no direction.
+func FigureDirection(figure string) Direction {
+	switch {
+	case figure == "sent-events/s":
+		return NoDirection
+	case strings.HasSuffix(figure, "/s"), figure == "others/sent":
+		return HigherIsBetter
+	case strings.HasSuffix(figure, "-ms"), strings.HasSuffix(figure, "-MB"), strings.HasSuffix(figure, "/steady"),
+		strings.HasPrefix(figure, "allocs/"), strings.HasPrefix(figure, "B/"), strings.Contains(figure, "-B/"):
+		return LowerIsBetter
+	}
+	return NoDirection
+}
+
+// reading returns the reading of a paired figure by its direction.
+func reading(f PairedFigure, d Direction) string {
+	switch d {
+	case HigherIsBetter:
+		return f.Reading("kinformer worse", "kinformer better")
+	case LowerIsBetter:
+		return f.Reading("kinformer better", "kinformer worse")
+	}
+	return f.Reading("kinformer lower", "kinformer higher")
+}
+
 // Target is a goal for a figure of the benchmarks whose name starts with
 // Bench.
 type Target struct {
 	Bench, Figure string
-	// OfRatio applies the bound to kinformer / client-go; otherwise to
-	// kinformer's own figure.
+	// OfRatio applies the bound to the median of the per-pair ratios
+	// kinformer / client-go; otherwise to kinformer's median.
 	OfRatio bool
 	// AtLeast makes Value a lower bound; otherwise it is an upper bound.
 	AtLeast bool
@@ -89,7 +307,8 @@ func (t Target) String() string {
 	return fmt.Sprintf("k %s %g", op, t.Value)
 }
 
-// met reports whether kinformer's figure k (and ratio k/c) meets t.
+// met reports whether kinformer's median k (and the median ratio k/c)
+// meets t.
 func (t Target) met(k, ratio float64) bool {
 	v := k
 	if t.OfRatio {
@@ -104,29 +323,34 @@ func (t Target) met(k, ratio float64) bool {
 	return v <= t.Value
 }
 
-// Targets returns the issue's goals (mostly ratios kinformer / client-go,
-// same run).
+// Targets returns the issues' goals (mostly ratios kinformer / client-go,
+// same pair). The memory-lean goals (heap per pod ≤ 0.5× client-go's
+// default informer) have no row any more: the Lean rows compare with
+// client-go's best configuration instead.
 func Targets() []Target {
 	return []Target{
 		{Bench: "Events/handlers=10", Figure: "events/s", OfRatio: true, AtLeast: true, Value: 2},
 		{Bench: "Events/handlers=1", Figure: "events/s", OfRatio: true, AtLeast: true, Value: 1.5},
 		{Bench: "Events/", Figure: "allocs/event", OfRatio: true, Value: 0.5},
 		{Bench: "Sync/", Figure: "sync-ms", OfRatio: true, Value: 0.7},
-		{Bench: "Sync/", Figure: "peak-MB", OfRatio: true, Value: 0.8},
+		{Bench: "Sync/", Figure: "peaklive-MB", OfRatio: true, Value: 0.8},
 		{Bench: "Sync/", Figure: "allocs/pod", OfRatio: true, Value: 1},
 		{Bench: "Relist/", Figure: "peaklive/steady", Value: 1.1},
-		{Bench: "Relist/", Figure: "peak/steady", Value: 1.1},
 		{Bench: "Relist/", Figure: "retained/steady", Value: 1.1},
 		{Bench: "HTTP/json", Figure: "sync-ms", OfRatio: true, Value: 0.33},
-		{Bench: "Lean/", Figure: "B/pod", OfRatio: true, Value: 0.5},
-		{Bench: "Lean/", Figure: "meta-B/pod", OfRatio: true, Value: 0.5},
 	}
+}
+
+// benchMatches tells whether bench is pattern, or under it: pattern ends in
+// "/" and bench starts with it, or bench continues pattern with "/".
+func benchMatches(bench, pattern string) bool {
+	return bench == pattern || strings.HasPrefix(bench, pattern) && (strings.HasSuffix(pattern, "/") || strings.HasPrefix(bench[len(pattern):], "/"))
 }
 
 // targetFor returns the target of a benchmark's figure, if any.
 func targetFor(bench, figure string) (Target, bool) {
 	for _, t := range Targets() {
-		if t.Figure == figure && (bench == t.Bench || strings.HasPrefix(bench, t.Bench) && (strings.HasSuffix(t.Bench, "/") || strings.HasPrefix(bench[len(t.Bench):], "/"))) {
+		if t.Figure == figure && benchMatches(bench, t.Bench) {
 			return t, true
 		}
 	}
@@ -147,24 +371,29 @@ func Median(vs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// Row is one line of the comparison table: the medians of one figure of one
-// benchmark on each side.
+// Row is one line of the comparison table: one figure of one benchmark.
 type Row struct {
-	Bench, Figure       string
-	Kinformer, ClientGo float64
-	Floor               float64
-	Runs                int
+	Bench, Figure string
+	// Paired holds both sides' medians and the median and range of the
+	// per-pair ratios kinformer / client-go (NaN ratios when the row is
+	// not compared or client-go does not report the figure).
+	Paired PairedFigure
+	// Floor is the floor's median and OverFloor the median of the per-pair
+	// ratios kinformer / floor (NaN without a floor).
+	Floor, OverFloor float64
+	// Pairs is the number of pairs (result lines with both sides).
+	Pairs int
+	// Reading is "level", "kinformer better" or "kinformer worse" (for a
+	// figure without a direction "kinformer lower" or "higher"); empty when
+	// there is no ratio.
+	Reading string
 	// Target is the figure's goal (nil when it has none) and Met whether
-	// the medians meet it.
+	// the median ratio (or kinformer's median) meets it.
 	Target *Target
 	Met    bool
+	// Note says why a row is not compared.
+	Note string
 }
-
-// Ratio is Kinformer / ClientGo.
-func (r Row) Ratio() float64 { return r.Kinformer / r.ClientGo }
-
-// OverFloor is Kinformer / Floor.
-func (r Row) OverFloor() float64 { return r.Kinformer / r.Floor }
 
 // Rows turns results into table rows, one per benchmark and figure reported
 // by kinformer's side, in benchmark order and then by figure name.
@@ -179,19 +408,29 @@ func (res *Results) Rows() []Row {
 			}
 		}
 		slices.Sort(figures)
+		diff, differs := behaviourDifference(name)
 		for _, f := range figures {
 			k := units[SideKinformer+"-"+f]
-			r := Row{
-				Bench:     name,
-				Figure:    f,
-				Kinformer: Median(k),
-				ClientGo:  Median(units[SideClientGo+"-"+f]),
-				Floor:     Median(units[SideFloor+"-"+f]),
-				Runs:      len(k),
+			c := units[SideClientGo+"-"+f]
+			p := pairFigure(k, c)
+			if len(c) == 0 {
+				p.Kinformer, p.Pairs = Median(k), len(k)
 			}
-			if t, ok := targetFor(name, f); ok {
-				r.Target = &t
-				r.Met = t.met(r.Kinformer, r.Ratio())
+			floor := units[SideFloor+"-"+f]
+			r := Row{
+				Bench: name, Figure: f, Paired: p,
+				Floor: Median(floor), OverFloor: pairFigure(k, floor).Ratio,
+				Pairs: p.Pairs,
+			}
+			if differs {
+				r.Paired.Ratio, r.Paired.Min, r.Paired.Max = math.NaN(), math.NaN(), math.NaN()
+				r.Note = diff.Reason
+			} else {
+				r.Reading = reading(r.Paired, FigureDirection(f))
+				if t, ok := targetFor(name, f); ok {
+					r.Target = &t
+					r.Met = t.met(p.Kinformer, p.Ratio)
+				}
 			}
 			rows = append(rows, r)
 		}
@@ -199,13 +438,24 @@ func (res *Results) Rows() []Row {
 	return rows
 }
 
-// WriteTable writes rows as one Markdown table: scenario, figure, kinformer,
-// client-go, ratio, target, whether it is met, floor and kinformer as a
-// multiple of the floor.
+// TableLegend explains the columns of WriteTable's table.
+const TableLegend = `kinformer, client-go, floor: medians over the pairs (one pair per benchmark op, its sides run in an order that alternates from op to op). ` +
+	`ratio k/c: the median of the per-pair ratios kinformer / client-go; range: their min–max. ` +
+	`reading: "level" when the range spans 1.0, else kinformer better or worse by the figure's direction ` +
+	`(higher is better for rates such as events/s and others-events/s, and for others/sent; lower is better for times, heaps, allocations and bytes; ` +
+	`a figure without a direction reads kinformer higher or lower). ` +
+	`met: the target judged on the median ratio (on kinformer's median for a "k ≤" target), not on the range. ` +
+	`k/floor: the median of the per-pair ratios kinformer / floor. ` +
+	`A row with a note is not compared: its sides do different work by design.`
+
+// WriteTable writes rows as one Markdown table, followed by TableLegend:
+// scenario, figure, kinformer, client-go, the median ratio, its range, the
+// reading, the target, whether it is met, the floor, kinformer over the
+// floor, the pairs and a note. It fails only when w does.
 func WriteTable(w io.Writer, rows []Row) error {
 	var b strings.Builder
-	b.WriteString("| scenario | figure | kinformer | client-go | ratio k/c | target | met | floor | k/floor | runs |\n")
-	b.WriteString("|---|---|---:|---:|---:|---|---|---:|---:|---:|\n")
+	b.WriteString("| scenario | figure | kinformer | client-go | ratio k/c | range k/c | reading | target | met | floor | k/floor | pairs | note |\n")
+	b.WriteString("|---|---|---:|---:|---:|---|---|---|---|---:|---:|---:|---|\n")
 	for _, r := range rows {
 		target, met := "", ""
 		if r.Target != nil {
@@ -215,10 +465,11 @@ func WriteTable(w io.Writer, rows []Row) error {
 				met = "yes"
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n",
-			r.Bench, r.Figure, fmtFigure(r.Kinformer), fmtFigure(r.ClientGo), fmtRatio(r.Ratio()),
-			target, met, fmtFigure(r.Floor), fmtRatio(r.OverFloor()), r.Runs)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n",
+			r.Bench, r.Figure, fmtFigure(r.Paired.Kinformer), fmtFigure(r.Paired.ClientGo), fmtRatio(r.Paired.Ratio), fmtRange(r.Paired),
+			r.Reading, target, met, fmtFigure(r.Floor), fmtRatio(r.OverFloor), r.Pairs, r.Note)
 	}
+	b.WriteString("\n" + TableLegend + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

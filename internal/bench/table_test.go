@@ -13,44 +13,147 @@ import (
 	"github.com/kinformer/kinformer/cache"
 )
 
-const benchSampleOutput = `goos: linux
-BenchmarkSync/pods=2000-2         	       1	1234 ns/op	         6.0 c-allocs/pod	        18.0 c-sync-ms	 1.0 f-sync-ms	3.0 k-allocs/pod	        12.0 k-sync-ms
-BenchmarkSync/pods=2000-2         	       1	1234 ns/op	         6.0 c-allocs/pod	        20.0 c-sync-ms	 1.0 f-sync-ms	3.0 k-allocs/pod	        16.0 k-sync-ms
-BenchmarkSync/pods=2000-2         	       1	1234 ns/op	         6.0 c-allocs/pod	        22.0 c-sync-ms	 1.0 f-sync-ms	3.0 k-allocs/pod	        14.0 k-sync-ms
-BenchmarkEvents/handlers=10-2        	       1	2 ns/op	       40000 c-events/s	 100000 k-events/s
+// pairedSampleOutput is raw output of three benchmarks, one pair per
+// result line, with header lines, a log line and figures one side lacks.
+const pairedSampleOutput = `# commit: abc1234
+# run: go test -run '^$' -bench '^BenchmarkSync$' -benchtime 1x -count 3 ./internal/bench
+goos: linux
+BenchmarkSync/pods=1000-2 	1	1234 ns/op	6.0 c-allocs/pod	10 c-sync-ms	2.0 f-allocs/pod	5 f-sync-ms	3.0 k-allocs/pod	8 k-sync-ms
+--- BENCH: BenchmarkSync/pods=1000-2
+    bench_test.go:50: k first
+BenchmarkSync/pods=1000-2 	1	1234 ns/op	6.0 c-allocs/pod	20 c-sync-ms	2.0 f-allocs/pod	5 f-sync-ms	3.0 k-allocs/pod	12 k-sync-ms
+BenchmarkSync/pods=1000-2 	1	1234 ns/op	6.0 c-allocs/pod	10 c-sync-ms	2.0 f-allocs/pod	4 f-sync-ms	3.0 k-allocs/pod	11 k-sync-ms
+BenchmarkEvents/handlers=10-2 	1	2 ns/op	40000 c-events/s	100000 k-events/s
+BenchmarkEvents/handlers=10-2 	1	2 ns/op	50000 c-events/s	90000 k-events/s
+BenchmarkBlockedHandler/buffer=unbounded-2 	1	2 ns/op	100000 c-after-release	10000 c-sent-events/s	100000 k-after-release	10010 k-sent-events/s
+BenchmarkBlockedHandler/buffer=unbounded-2 	1	2 ns/op	100000 c-after-release	10000 c-sent-events/s	100000 k-after-release	10020 k-sent-events/s
+BenchmarkBlockedHandler/buffer=coalesce-2 	1	2 ns/op	100000 c-after-release	10001 k-after-release	10001 k-backlog-notes
+BenchmarkBlockedHandler/buffer=coalesce-2 	1	2 ns/op	100000 c-after-release	10001 k-after-release	10001 k-backlog-notes
 PASS
+ok  	github.com/kinformer/kinformer/internal/bench	12.3s
 `
 
-func TestBenchTableParsesOutputIntoRows(t *testing.T) {
-	res, err := ParseBench(strings.NewReader(benchSampleOutput))
+func TestWriteTableComparesSidesPairByPair(t *testing.T) {
+	res, err := ParseBench(strings.NewReader(pairedSampleOutput))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"Sync/pods=2000", "Events/handlers=10"}, res.Names)
-	assert.Equal(t, []float64{12, 16, 14}, res.Values["Sync/pods=2000"]["k-sync-ms"])
-
-	rows := res.Rows()
-	require.Len(t, rows, 3)
-	assert.Equal(t, "allocs/pod", rows[0].Figure)
-	assert.InDelta(t, 0.5, rows[0].Ratio(), 1e-9)
-	assert.True(t, rows[0].Met)
-
-	sync := rows[1]
-	assert.Equal(t, "sync-ms", sync.Figure)
-	assert.Equal(t, 14.0, sync.Kinformer)
-	assert.Equal(t, 20.0, sync.ClientGo)
-	assert.Equal(t, 1.0, sync.Floor)
-	assert.Equal(t, 3, sync.Runs)
-	require.NotNil(t, sync.Target)
-	assert.True(t, sync.Met, "0.7 ≤ 0.7")
-
-	ev := rows[2]
-	require.NotNil(t, ev.Target)
-	assert.Equal(t, 2.0, ev.Target.Value, "the 10-handler target, not the 1-handler one")
-	assert.True(t, ev.Met)
+	require.NoError(t, res.Check(false))
+	assert.Equal(t, []string{"Sync/pods=1000", "Events/handlers=10", "BlockedHandler/buffer=unbounded", "BlockedHandler/buffer=coalesce"}, res.Names)
+	assert.Equal(t, []float64{8, 12, 11}, res.Values["Sync/pods=1000"]["k-sync-ms"])
 
 	var out strings.Builder
-	require.NoError(t, WriteTable(&out, rows))
-	assert.Contains(t, out.String(), "| Sync/pods=2000 | sync-ms | 14.00 | 20.00 | 0.70× | ≤ 0.7× | yes | 1.00 | 14.00× | 3 |")
-	assert.Contains(t, out.String(), "| Events/handlers=10 | events/s | 100000 | 40000 | 2.50× | ≥ 2× | yes | – | – | 1 |")
+	require.NoError(t, WriteTable(&out, res.Rows()))
+	coalesce := BehaviourDifferences()[0].Reason
+	// sync-ms: ratios 0.8, 0.6, 1.1 (median 0.8, spans 1: level, and the
+	// ≤ 0.7× target is judged on the median); k/floor 1.6, 2.4, 2.75.
+	// events/s: ratios 2.5 and 1.8. sent-events/s has no direction.
+	assert.Equal(t, `| scenario | figure | kinformer | client-go | ratio k/c | range k/c | reading | target | met | floor | k/floor | pairs | note |
+|---|---|---:|---:|---:|---|---|---|---|---:|---:|---:|---|
+| Sync/pods=1000 | allocs/pod | 3.00 | 6.00 | 0.50× | 0.50–0.50 | kinformer better | ≤ 1× | yes | 2.00 | 1.50× | 3 |  |
+| Sync/pods=1000 | sync-ms | 11.00 | 10.00 | 0.80× | 0.60–1.10 | level | ≤ 0.7× | no | 5.00 | 2.40× | 3 |  |
+| Events/handlers=10 | events/s | 95000 | 45000 | 2.15× | 1.80–2.50 | kinformer better | ≥ 2× | yes | – | – | 2 |  |
+| BlockedHandler/buffer=unbounded | after-release | 100000 | 100000 | 1.00× | 1.00–1.00 | level |  |  | – | – | 2 |  |
+| BlockedHandler/buffer=unbounded | sent-events/s | 10015 | 10000 | 1.00× | 1.00–1.00 | kinformer higher |  |  | – | – | 2 |  |
+| BlockedHandler/buffer=coalesce | after-release | 10001 | 100000 | – | – |  |  |  | – | – | 2 | `+coalesce+` |
+| BlockedHandler/buffer=coalesce | backlog-notes | 10001 | – | – | – |  |  |  | – | – | 2 | `+coalesce+` |
+
+`+TableLegend+"\n", out.String())
+}
+
+func TestReadingFollowsTheFigureDirection(t *testing.T) {
+	for _, tc := range []struct {
+		figure    string
+		direction Direction
+		below     string
+	}{
+		{"events/s", HigherIsBetter, "kinformer worse"},
+		{"others-events/s", HigherIsBetter, "kinformer worse"},
+		{"others/sent", HigherIsBetter, "kinformer worse"},
+		{"sent-events/s", NoDirection, "kinformer lower"},
+		{"sync-ms", LowerIsBetter, "kinformer better"},
+		{"relist-ms", LowerIsBetter, "kinformer better"},
+		{"peaklive-MB", LowerIsBetter, "kinformer better"},
+		{"retained/steady", LowerIsBetter, "kinformer better"},
+		{"allocs/pod", LowerIsBetter, "kinformer better"},
+		{"B/event", LowerIsBetter, "kinformer better"},
+		{"meta-B/pod", LowerIsBetter, "kinformer better"},
+		{"after-release", NoDirection, "kinformer lower"},
+	} {
+		assert.Equal(t, tc.direction, FigureDirection(tc.figure), tc.figure)
+		assert.Equal(t, tc.below, reading(PairedFigure{Ratio: 0.8, Min: 0.7, Max: 0.9}, tc.direction), tc.figure)
+		assert.Equal(t, "level", reading(PairedFigure{Ratio: 0.8, Min: 0.7, Max: 1.0}, tc.direction), tc.figure)
+	}
+}
+
+func TestCheckRejectsFailedOrUnpairedOutput(t *testing.T) {
+	const ok = "BenchmarkSync/pods=1000-2 \t1\t9 ns/op\t1 c-sync-ms\t1 k-sync-ms\n"
+	for _, tc := range []struct {
+		name, output, err string
+	}{
+		{"a failed benchmark", ok + "--- FAIL: BenchmarkEvents/handlers=1\n", "the output reports a failure: --- FAIL: BenchmarkEvents/handlers=1"},
+		{"a failed sub-benchmark", ok + "    --- FAIL: BenchmarkEvents/handlers=1\n", "the output reports a failure: --- FAIL: BenchmarkEvents/handlers=1"},
+		{"a benchmark line that says FAIL", ok + "BenchmarkEvents/handlers=1-2 \t--- FAIL: BenchmarkEvents/handlers=1-2\n", "the output reports a failure: BenchmarkEvents/handlers=1-2 \t--- FAIL: BenchmarkEvents/handlers=1-2"},
+		{"a failed package", ok + "FAIL\tgithub.com/kinformer/kinformer/internal/bench\t3.1s\n", "the output reports a failure: FAIL\tgithub.com/kinformer/kinformer/internal/bench\t3.1s"},
+		{"a bare FAIL", ok + "FAIL\n", "the output reports a failure: FAIL"},
+		{"a panic", ok + "panic: boom\n", "the output reports a failure: panic: boom"},
+		{"a fatal error", ok + "fatal error: concurrent map writes\n", "the output reports a failure: fatal error: concurrent map writes"},
+		{"an empty input", "", "no benchmark results in the input"},
+		{"no result line", "goos: linux\nPASS\n", "no benchmark results in the input"},
+		{"a figure missing on a line", ok + "BenchmarkSync/pods=1000-2 \t1\t9 ns/op\t1 k-sync-ms\n",
+			"BenchmarkSync/pods=1000: c-sync-ms is on 1 of its 2 result lines; every line must report every figure, since pairs are matched by line"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := ParseBench(strings.NewReader(tc.output))
+			require.NoError(t, err)
+			assert.EqualError(t, res.Check(false), tc.err)
+		})
+	}
+}
+
+// fullRunOutput is one result line per benchmark of the protocol, with
+// every figure it requires, except the benchmark skip and the figure
+// skipFigure.
+func fullRunOutput(skip, skipFigure string) string {
+	var b strings.Builder
+	for _, p := range ProtocolBenchmarks() {
+		if p.Name == skip {
+			continue
+		}
+		b.WriteString("Benchmark" + p.Name + "-2 \t1\t9 ns/op")
+		for _, f := range p.Figures {
+			for _, side := range []string{SideKinformer, SideClientGo, SideFloor} {
+				if side+"-"+f != skipFigure && (side != SideFloor || p.Floor) {
+					b.WriteString("\t1 " + side + "-" + f)
+				}
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func TestCheckOfAFullRunRequiresEveryProtocolBenchmark(t *testing.T) {
+	res, err := ParseBench(strings.NewReader(fullRunOutput("", "")))
+	require.NoError(t, err)
+	assert.NoError(t, res.Check(true))
+
+	res, err = ParseBench(strings.NewReader(fullRunOutput("APIServer/json/pods=10000", "f-retained-MB")))
+	require.NoError(t, err)
+	assert.NoError(t, res.Check(false), "a reduced run is not held to the protocol's names")
+	assert.EqualError(t, res.Check(true), strings.Join([]string{
+		"BenchmarkSync/pods=1000: figure f-retained-MB missing from the full run",
+		"BenchmarkSync/pods=10000: figure f-retained-MB missing from the full run",
+		"BenchmarkSync/pods=50000: figure f-retained-MB missing from the full run",
+		"BenchmarkSync/pods=100000: figure f-retained-MB missing from the full run",
+		"BenchmarkAPIServer/json/pods=10000: missing from the full run",
+	}, "\n"))
+}
+
+func TestParseBenchReadsTheHeaderLines(t *testing.T) {
+	res, err := ParseBench(strings.NewReader("# commit: abc1234-dirty\n# started: 2026-11-26 20:00:00 UTC\n# run: go test -bench A\nBenchmarkA-2 1 1 ns/op 1 k-x\n# run: go test -bench B\n# wall time: 12 s\n"))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{HeaderCommit: "abc1234-dirty", HeaderStarted: "2026-11-26 20:00:00 UTC", HeaderWall: "12 s"}, res.Header)
+	assert.Equal(t, []string{"go test -bench A", "go test -bench B"}, res.Runs)
+	assert.Equal(t, []string{"A"}, res.Names)
 }
 
 // The events benchmark subtracts one allocation per event for the producer;
