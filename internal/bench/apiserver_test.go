@@ -131,6 +131,7 @@ func BenchmarkAPIServer(b *testing.B) {
 			spec := childSpec{
 				Scenario: childClientset, Pods: pods, ContentType: tc.contentType,
 				URL: cfg.Host, BearerToken: cfg.BearerToken, CAFile: cfg.CAFile,
+				FloorStreams: true,
 			}
 			for range b.N {
 				runPairInChildren(b, spec, memorySides, samples)

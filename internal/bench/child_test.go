@@ -73,6 +73,11 @@ type childSpec struct {
 	// BearerToken and CAFile authenticate to it (the real API server),
 	// ContentType is the clientset's content type ("" for its default).
 	URL, BearerToken, CAFile, ContentType string
+	// FloorStreams makes the clientset scenario's floor read the pods
+	// with a streaming list (a WATCH with sendInitialEvents), as both
+	// informers do against a server that offers it (the real API server),
+	// instead of one LIST.
+	FloorStreams bool
 	// BaseRV is the resourceVersion of the pod set before a relist;
 	// Changed pods have a newer one after it (relist modes).
 	BaseRV, Changed int

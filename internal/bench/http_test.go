@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	clientinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -22,8 +24,8 @@ import (
 
 // buildClientsetSide builds side's pod informer over cs: kinformer's or
 // client-go's factory pod informer (resync 0), or the floor.
-func buildClientsetSide(side string, cs kubernetes.Interface, h *countingHandler) (informerUnderTest, error) {
-	switch side {
+func buildClientsetSide(s childSpec, cfg *rest.Config, cs kubernetes.Interface, h *countingHandler) (informerUnderTest, error) {
+	switch s.Side {
 	case SideKinformer:
 		inf := informers.NewSharedInformerFactory(cs, 0).Core().V1().Pods().Informer()
 		if _, err := inf.AddEventHandler(h); err != nil {
@@ -37,9 +39,12 @@ func buildClientsetSide(side string, cs kubernetes.Interface, h *countingHandler
 		}
 		return informerUnderTest{run: inf.RunWithContext, synced: inf.HasSyncedChecker().Done()}, nil
 	case SideFloor:
+		if s.FloorStreams {
+			return buildStreamingFloor(cfg, h)
+		}
 		return buildClientsetFloor(cs, h), nil
 	}
-	return informerUnderTest{}, fmt.Errorf("unknown side %q", side)
+	return informerUnderTest{}, fmt.Errorf("unknown side %q", s.Side)
 }
 
 // buildClientsetFloor lists once through the clientset's REST client asking
@@ -73,6 +78,55 @@ func buildClientsetFloor(cs kubernetes.Interface, h *countingHandler) informerUn
 		runtime.KeepAlive(store)
 	}
 	return informerUnderTest{run: run, synced: synced}
+}
+
+// buildStreamingFloor reads the pods with one streaming list over a
+// protobuf clientset of cfg (a WATCH from resourceVersion "" with
+// sendInitialEvents, as the informers' streaming lists are), puts each
+// ADDED pod into a floorStore and calls the handler, and stops at the
+// bookmark that ends the initial events. Each pod is decoded on its own, so
+// the floor never holds the whole list at once, as the informers do not.
+func buildStreamingFloor(cfg *rest.Config, h *countingHandler) (informerUnderTest, error) {
+	pcfg := rest.CopyConfig(cfg)
+	pcfg.ContentType = MediaProtobuf
+	pcfg.AcceptContentTypes = MediaProtobuf
+	cs, err := kubernetes.NewForConfig(pcfg)
+	if err != nil {
+		return informerUnderTest{}, err
+	}
+	synced := make(chan struct{})
+	run := func(ctx context.Context) {
+		yes := true
+		w, err := cs.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{
+			SendInitialEvents:    &yes,
+			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+			AllowWatchBookmarks:  true,
+		})
+		if err != nil {
+			panic(err)
+		}
+		defer w.Stop()
+		store := newFloorStore(0)
+		for ev := range w.ResultChan() {
+			switch ev.Type {
+			case watch.Added:
+				p := ev.Object.(*v1.Pod)
+				store.put(floorKey(p), p)
+				h.OnAdd(p, true)
+			case watch.Bookmark:
+				if m, err := meta.Accessor(ev.Object); err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+					close(synced)
+					<-ctx.Done()
+					runtime.KeepAlive(store)
+					return
+				}
+			case watch.Error:
+				panic(fmt.Sprintf("streaming list: %v", ev.Object))
+			}
+		}
+		panic("the streaming list ended before its last bookmark")
+	}
+	return informerUnderTest{run: run, synced: synced}, nil
 }
 
 // BenchmarkHTTP is an httptest server (PodServer, in the parent process)
@@ -127,7 +181,7 @@ func clientsetSyncChild(s childSpec, _ func() error) (any, error) {
 	}
 	h := &countingHandler{}
 	handlerDone := h.arm(s.Pods)
-	r, err := buildClientsetSide(s.Side, cs, h)
+	r, err := buildClientsetSide(s, cfg, cs, h)
 	if err != nil {
 		return nil, err
 	}
