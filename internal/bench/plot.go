@@ -47,8 +47,9 @@ func PlotTitle(s ScalingSeries, commit string) string {
 	return fmt.Sprintf("%s: %s by %s (commit %s)", s.Title, s.Figure, s.Param, commit)
 }
 
-// WritePlot draws s as an SVG: x is the size (log scale for pods), y the
-// figure from 0; one polyline per side through its medians, a marker at
+// WritePlot draws s as an SVG: x is the size and y the figure, both on log
+// scales for pods (cost grows about in proportion to them), linear from 0
+// for handlers; one polyline per side through its medians, a marker at
 // each median and a bar over each range (min–max), axes with ticks and
 // labels, a legend and PlotTitle as the title. Elements carry what they
 // show: markers data-side, data-x and data-y; range bars data-side,
@@ -56,18 +57,18 @@ func PlotTitle(s ScalingSeries, commit string) string {
 func WritePlot(w io.Writer, s ScalingSeries, commit string) error {
 	var b bytes.Buffer
 	xs := make([]float64, len(s.Points))
-	ymax := 0.0
+	ymin, ymax := math.Inf(1), 0.0
 	for i, p := range s.Points {
 		xs[i] = float64(p.X)
 		for _, sp := range []Spread{p.Kinformer, p.ClientGo, p.Floor} {
 			if sp.N > 0 {
 				ymax = max(ymax, sp.Max, sp.Median)
+				ymin = min(ymin, sp.Min, sp.Median)
 			}
 		}
 	}
-	step, top := yScale(ymax)
+	yTicks, py := yAxis(ymin, ymax, s.LogY())
 	px := xMapper(xs, s.LogX())
-	py := func(y float64) float64 { return plotBottom - y/top*(plotBottom-plotTop) }
 
 	title := PlotTitle(s, commit)
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
@@ -76,12 +77,8 @@ func WritePlot(w io.Writer, s ScalingSeries, commit string) error {
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", plotWidth, plotHeight)
 	fmt.Fprintf(&b, `<text class="title" x="%d" y="25" font-size="14">%s</text>`+"\n", plotLeft, esc(title))
 
-	// The y axis: ticks from 0 to top every step, with grid lines.
-	for i := 0; ; i++ {
-		y := float64(i) * step
-		if y > top*(1+1e-9) {
-			break
-		}
+	// The y axis: its ticks, with grid lines.
+	for _, y := range yTicks {
 		fmt.Fprintf(&b, `<line class="grid" x1="%d" y1="%s" x2="%d" y2="%s" stroke="#e5e5e5"/>`+"\n", plotLeft, coord(py(y)), plotRight, coord(py(y)))
 		fmt.Fprintf(&b, `<line class="tick" x1="%d" y1="%s" x2="%d" y2="%s" stroke="black"/>`+"\n", plotLeft-5, coord(py(y)), plotLeft, coord(py(y)))
 		fmt.Fprintf(&b, `<text class="tick-label" x="%d" y="%s" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", plotLeft-8, coord(py(y)), esc(tickLabel(y, 10000)))
@@ -98,8 +95,12 @@ func WritePlot(w io.Writer, s ScalingSeries, commit string) error {
 		xLabel += " (log scale)"
 	}
 	fmt.Fprintf(&b, `<text class="axis-label" x="%d" y="%d" text-anchor="middle">%s</text>`+"\n", (plotLeft+plotRight)/2, plotBottom+40, esc(xLabel))
+	yLabel := s.Figure
+	if s.LogY() {
+		yLabel += ", log scale"
+	}
 	fmt.Fprintf(&b, `<text class="axis-label" x="20" y="%d" text-anchor="middle" transform="rotate(-90 20 %d)">%s</text>`+"\n",
-		(plotTop+plotBottom)/2, (plotTop+plotBottom)/2, esc(s.Figure+" (median; bars: min–max over the pairs)"))
+		(plotTop+plotBottom)/2, (plotTop+plotBottom)/2, esc(yLabel+" (median; bars: min–max over the pairs)"))
 
 	// One series per side that reports the figure, and its legend entry.
 	var series, legend []string
@@ -173,6 +174,41 @@ func xMapper(xs []float64, logScale bool) func(float64) float64 {
 			return (plotLeft + plotRight) / 2
 		}
 		return plotLeft + plotPad + (t(x)-lo)/(hi-lo)*(plotRight-plotLeft-2*plotPad)
+	}
+}
+
+// yAxis returns the ticks of a y axis holding values from ymin to ymax and
+// the mapping of a value to its y coordinate. On a linear scale the axis
+// runs from 0 to yScale's top, a tick every step. On a log scale it runs
+// from the power of ten at or below ymin to the one at or above ymax, with
+// ticks at 1, 2 and 5 times each power of ten; values at or below zero sit
+// at the bottom.
+func yAxis(ymin, ymax float64, logScale bool) (ticks []float64, py func(float64) float64) {
+	if !logScale || !(ymin > 0) || math.IsInf(ymin, 0) {
+		step, top := yScale(ymax)
+		for i := 0; float64(i)*step <= top*(1+1e-9); i++ {
+			ticks = append(ticks, float64(i)*step)
+		}
+		return ticks, func(y float64) float64 { return plotBottom - y/top*(plotBottom-plotTop) }
+	}
+	lo := math.Floor(math.Log10(ymin) + 1e-9)
+	hi := math.Ceil(math.Log10(ymax) - 1e-9)
+	if hi <= lo {
+		hi = lo + 1
+	}
+	for d := lo; d <= hi; d++ {
+		for _, m := range []float64{1, 2, 5} {
+			if d == hi && m > 1 {
+				break
+			}
+			ticks = append(ticks, m*math.Pow(10, d))
+		}
+	}
+	return ticks, func(y float64) float64 {
+		if !(y > 0) {
+			return plotBottom
+		}
+		return plotBottom - (math.Log10(y)-lo)/(hi-lo)*(plotBottom-plotTop)
 	}
 }
 

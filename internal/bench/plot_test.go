@@ -75,10 +75,10 @@ func TestPlotDrawsEachSideAtItsValues(t *testing.T) {
 	es := parseSVG(t, out.String())
 
 	// The plot area runs x 80–560 and y 50–350; the sizes 1k, 10k and 100k
-	// sit at 100, 320 and 540 (log scale); the largest value is 900, so the
-	// y axis goes from 0 to 1000 in steps of 200 (0.3 units per ms).
+	// sit at 100, 320 and 540 (log scale); the values run from 2 to 900,
+	// so the y axis is logarithmic from 1 to 1000, 100 units per decade.
 	px := map[string]float64{"1000": 100, "10000": 320, "100000": 540}
-	py := func(v float64) float64 { return 350 - v*0.3 }
+	py := func(v float64) float64 { return 350 - math.Log10(v)*100 }
 	// Coordinates are written with one decimal.
 	near := func(want, got float64, msg string) { assert.InDelta(t, want, got, 0.051, msg) }
 
@@ -126,12 +126,12 @@ func TestPlotDrawsEachSideAtItsValues(t *testing.T) {
 	for _, e := range byClass(es, "text", "tick-label") {
 		ticks = append(ticks, e.text)
 	}
-	assert.Equal(t, []string{"0", "200", "400", "600", "800", "1000", "1k", "10k", "100k"}, ticks)
+	assert.Equal(t, []string{"1", "2", "5", "10", "20", "50", "100", "200", "500", "1000", "1k", "10k", "100k"}, ticks)
 	var labels []string
 	for _, e := range byClass(es, "text", "axis-label") {
 		labels = append(labels, e.text)
 	}
-	assert.Equal(t, []string{"pods (log scale)", "sync-ms (median; bars: min–max over the pairs)"}, labels)
+	assert.Equal(t, []string{"pods (log scale)", "sync-ms, log scale (median; bars: min–max over the pairs)"}, labels)
 	assert.Equal(t, "Initial sync: sync-ms by pods (commit abc1234)", byClass(es, "text", "title")[0].text)
 	var legend []string
 	for _, e := range es {

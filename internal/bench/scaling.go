@@ -46,6 +46,11 @@ type ScalingSeries struct {
 // LogX tells whether the series' sizes are drawn on a log scale (pods).
 func (s ScalingSeries) LogX() bool { return s.Param == "pods" }
 
+// LogY tells whether the series' figures are drawn on a log scale: those
+// by pods, which grow about in proportion to the size, so that the small
+// sizes stay readable next to the large ones.
+func (s ScalingSeries) LogY() bool { return s.LogX() }
+
 // scalingSets lists the benchmarks and figures whose growth is tabled and
 // plotted.
 var scalingSets = []struct {
