@@ -11,6 +11,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kinformer/kinformer/cache"
 )
 
 // Every benchmark op measures one pair: the scenario once on each side
@@ -196,15 +198,26 @@ func runEventsOnce(b *testing.B, side string, handlers int, templates []v1.Pod, 
 //   - retained-MB: the live heap after the relist, once the new watch is
 //     open, and two forced GCs;
 //   - peaklive/steady and retained/steady: their ratios to steady-MB.
+//
+// Relist/pods=N is every side on its defaults: kinformer's relist, like
+// client-go's, is atomic. Relist/pagewise/pods=N runs kinformer with its
+// opt-in RelistPageByPage (informers.WithRelistPageByPage), which applies
+// each page as it arrives, as the floor does; client-go and the floor are
+// as in the first row.
 func BenchmarkRelist(b *testing.B) {
 	pods := sizeFor(10000, 50000)
-	b.Run(paramName("pods", pods), func(b *testing.B) {
-		samples := figureSamples{}
-		for range b.N {
-			runPairInChildren(b, childSpec{Scenario: childRelist, Pods: pods}, memorySides, samples)
-		}
-		samples.report(b)
-	})
+	for _, tc := range []struct {
+		name     string
+		pagewise bool
+	}{{"", false}, {"pagewise/", true}} {
+		b.Run(tc.name+paramName("pods", pods), func(b *testing.B) {
+			samples := figureSamples{}
+			for range b.N {
+				runPairInChildren(b, childSpec{Scenario: childRelist, Pods: pods, Pagewise: tc.pagewise}, memorySides, samples)
+			}
+			samples.report(b)
+		})
+	}
 }
 
 // relistChild is BenchmarkRelist's side in its child process.
@@ -212,7 +225,7 @@ func relistChild(s childSpec, _ func() error) (any, error) {
 	lw := NewMemoryLW(s.Pods, 1000)
 	h := &countingHandler{}
 	synced := h.arm(s.Pods)
-	r, err := buildMemorySide(s.Side, lw, []*countingHandler{h})
+	r, err := buildMemorySideWith(s.Side, lw, []*countingHandler{h}, cache.SharedIndexInformerOptions{RelistPageByPage: s.Pagewise})
 	if err != nil {
 		return nil, err
 	}

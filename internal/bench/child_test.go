@@ -73,6 +73,9 @@ type childSpec struct {
 	// BearerToken and CAFile authenticate to it (the real API server),
 	// ContentType is the clientset's content type ("" for its default).
 	URL, BearerToken, CAFile, ContentType string
+	// Pagewise builds kinformer's informer with RelistPageByPage (the
+	// relist scenario's pagewise row).
+	Pagewise bool
 	// FloorStreams makes the clientset scenario's floor read the pods
 	// with a streaming list (a WATCH with sendInitialEvents), as both
 	// informers do against a server that offers it (the real API server),

@@ -116,9 +116,17 @@ var memorySides = []string{SideKinformer, SideClientGo, SideFloor}
 
 // buildMemorySide builds side's informer over lw with handlers hs.
 func buildMemorySide(side string, lw *MemoryLW, hs []*countingHandler) (informerUnderTest, error) {
+	return buildMemorySideWith(side, lw, hs, cache.SharedIndexInformerOptions{})
+}
+
+// buildMemorySideWith is buildMemorySide with kinformer's informer built
+// with options (their Indexers replaced by the namespace index, which
+// every side keeps); the other sides ignore options.
+func buildMemorySideWith(side string, lw *MemoryLW, hs []*countingHandler, options cache.SharedIndexInformerOptions) (informerUnderTest, error) {
 	switch side {
 	case SideKinformer:
-		inf := cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		options.Indexers = cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+		inf := cache.NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, options)
 		for _, h := range hs {
 			if _, err := inf.AddEventHandler(h); err != nil {
 				return informerUnderTest{}, err
