@@ -184,5 +184,6 @@ func fmtRange(f PairedFigure) string {
 	if math.IsNaN(f.Min) {
 		return "–"
 	}
-	return strconv.FormatFloat(f.Min, 'f', 2, 64) + "–" + strconv.FormatFloat(f.Max, 'f', 2, 64)
+	d := ratioDecimals(f.Min, f.Max)
+	return strconv.FormatFloat(f.Min, 'f', d, 64) + "–" + strconv.FormatFloat(f.Max, 'f', d, 64)
 }

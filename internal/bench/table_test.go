@@ -51,8 +51,8 @@ func TestWriteTableComparesSidesPairByPair(t *testing.T) {
 | Sync/pods=1000 | allocs/pod | 3.00 | 6.00 | 0.50× | 0.50–0.50 | kinformer better | ≤ 1× | yes | 2.00 | 1.50× | 3 |  |
 | Sync/pods=1000 | sync-ms | 11.00 | 10.00 | 0.80× | 0.60–1.10 | level | ≤ 0.7× | no | 5.00 | 2.40× | 3 |  |
 | Events/handlers=10 | events/s | 95000 | 45000 | 2.15× | 1.80–2.50 | kinformer better | ≥ 2× | yes | – | – | 2 |  |
-| BlockedHandler/buffer=unbounded | after-release | 100000 | 100000 | 1.00× | 1.00–1.00 | level |  |  | – | – | 2 |  |
-| BlockedHandler/buffer=unbounded | sent-events/s | 10015 | 10000 | 1.00× | 1.00–1.00 | kinformer higher |  |  | – | – | 2 |  |
+| BlockedHandler/buffer=unbounded | after-release | 100000 | 100000 | 1.000× | 1.000–1.000 | level |  |  | – | – | 2 |  |
+| BlockedHandler/buffer=unbounded | sent-events/s | 10015 | 10000 | 1.002× | 1.001–1.002 | kinformer higher |  |  | – | – | 2 |  |
 | BlockedHandler/buffer=coalesce | after-release | 10001 | 100000 | – | – |  |  |  | – | – | 2 | `+coalesce+` |
 | BlockedHandler/buffer=coalesce | backlog-notes | 10001 | – | – | – |  |  |  | – | – | 2 | `+coalesce+` |
 
