@@ -252,8 +252,10 @@ func (a *deltaApplier) applyOne(d Delta, key string, isInInitialList bool) error
 
 // replaceAll applies a relist atomically: the store is swapped in one
 // Replace call and only then are the handlers told what changed. With the
-// package's own store, each key is computed once (with the store's key
-// function) and handed to the store with its object.
+// package's own store, each key is computed once and handed to the store
+// with its object: the informer's RealFIFO computed it already when nothing
+// transforms objects between queue and store (a.keysOf is set then, and
+// info carries the keys), else the store's key function does.
 func (a *deltaApplier) replaceAll(info ReplacedAllInfo, isInInitialList bool) {
 	type change struct {
 		obj     interface{}
@@ -279,8 +281,18 @@ func (a *deltaApplier) replaceAll(info ReplacedAllInfo, isInInitialList bool) {
 	changes := make([]change, 0, len(info.Objects))
 	objects := info.Objects
 	filtered := false
+	var queueKeys []string
+	if a.keysOf != nil && len(info.keys) == len(info.Objects) {
+		queueKeys = info.keys
+	}
 	for i, obj := range info.Objects {
-		key, err := keyOf(obj)
+		var key string
+		var err error
+		if queueKeys != nil && queueKeys[i] != "" {
+			key = queueKeys[i]
+		} else {
+			key, err = keyOf(obj)
+		}
 		if err != nil {
 			a.reject(err, string(ReplacedAll), obj)
 			if !filtered {

@@ -75,6 +75,12 @@ type ReplacedAllInfo struct {
 	// Objects is the list given to Replace, transformed by the queue's
 	// Transformer if it has one.
 	Objects []interface{}
+
+	// keys[i] is the key the queue computed for Objects[i] ("" for an
+	// object without one), when the queue is one a shared informer built
+	// for itself; nil otherwise. The informer's delta applier uses them
+	// instead of computing every key again (see deltaApplier.replaceAll).
+	keys []string
 }
 
 // BookmarkInfo is the Object of a Bookmark delta.

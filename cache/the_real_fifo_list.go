@@ -48,6 +48,9 @@ func (f *RealFIFO) beginList(source listSource) listSink {
 		if source.streamed || f.lists.cached != nil {
 			g.keyOf = f.keyOf
 		}
+		// The informer's own queue keeps the keys it computed, for the
+		// delta applier.
+		g.finishKeys = f.lists.cached != nil
 		g.finish = f.queueReplacedAll
 	} else {
 		g.keyOf = f.keyOf
@@ -97,12 +100,18 @@ func (f *RealFIFO) unchangedCached(key string, obj interface{}) (interface{}, bo
 	return cached, true
 }
 
-// queueReplacedAll queues a complete list as one ReplacedAll delta.
-func (f *RealFIFO) queueReplacedAll(objs []interface{}, _ []string, resourceVersion string) error {
+// queueReplacedAll queues a complete list as one ReplacedAll delta, with
+// the keys of its objects when the sink kept them (keys[i] is the key of
+// objs[i]).
+func (f *RealFIFO) queueReplacedAll(objs []interface{}, keys []string, resourceVersion string) error {
+	info := ReplacedAllInfo{ResourceVersion: resourceVersion, Objects: objs}
+	if len(keys) == len(objs) {
+		info.keys = keys
+	}
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	f.initLocked()
-	f.pushLocked(realFIFOEntry{delta: Delta{Type: ReplacedAll, Object: ReplacedAllInfo{ResourceVersion: resourceVersion, Objects: objs}}})
+	f.pushLocked(realFIFOEntry{delta: Delta{Type: ReplacedAll, Object: info}})
 	f.gate.firstReplace(f.items.len())
 	return nil
 }
