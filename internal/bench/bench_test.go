@@ -69,6 +69,14 @@ func syncChild(s childSpec, _ func() error) (any, error) {
 	start := time.Now()
 	stop := startInformer(r, lw)
 	defer stop()
+	return syncFigures(phase, start, r, h, handlerDone, s.Pods)
+}
+
+// syncFigures are the figures of an initial sync of pods pods started at
+// start within phase: it waits until r has synced (sync-ms) and h has seen
+// every pod (handlerDone), then ends phase (peaklive-MB, retained-MB, and
+// allocs/pod since phase's allocation count started).
+func syncFigures(phase *HeapPhase, start time.Time, r informerUnderTest, h *countingHandler, handlerDone <-chan struct{}, pods int) (childFigures, error) {
 	if err := waitClosed(r.synced, "sync"); err != nil {
 		return nil, err
 	}
@@ -82,7 +90,7 @@ func syncChild(s childSpec, _ func() error) (any, error) {
 		"sync-ms":     float64(elapsed.Microseconds()) / 1000,
 		"peaklive-MB": peak,
 		"retained-MB": phase.Retained(),
-		"allocs/pod":  float64(allocs) / float64(s.Pods),
+		"allocs/pod":  float64(allocs) / float64(pods),
 	}, nil
 }
 

@@ -194,21 +194,7 @@ func clientsetSyncChild(s childSpec, _ func() error) (any, error) {
 		cancel()
 		wg.Wait()
 	}()
-	if err := waitClosed(r.synced, "sync"); err != nil {
-		return nil, err
-	}
-	elapsed := time.Since(start)
-	if err := h.wait(handlerDone, "initial adds"); err != nil {
-		return nil, err
-	}
-	allocs := phase.StopAllocs()
-	peak, _ := phase.End()
-	return childFigures{
-		"sync-ms":     float64(elapsed.Microseconds()) / 1000,
-		"peaklive-MB": peak,
-		"retained-MB": phase.Retained(),
-		"allocs/pod":  float64(allocs) / float64(s.Pods),
-	}, nil
+	return syncFigures(phase, start, r, h, handlerDone, s.Pods)
 }
 
 func TestPodServerServesBothMediaTypes(t *testing.T) {
