@@ -78,6 +78,13 @@ type informerStats struct {
 	// snapshotsSkipped counts the snapshots not written because the
 	// objects are sensitive and no key was set.
 	snapshotsSkipped atomic.Uint64
+	// started is the time (UnixNano) the informer started running; 0
+	// before.
+	started atomic.Int64
+	// freshness tracks the confirmations of the cache's resourceVersion
+	// (staleness.go); it tracks nothing unless built by
+	// newInformerStatsFor.
+	freshness freshness
 
 	// errMu guards the fields below; errors are rare, so a mutex is fine.
 	errMu     sync.Mutex
@@ -89,6 +96,14 @@ type informerStats struct {
 
 func newInformerStats() *informerStats {
 	return &informerStats{}
+}
+
+// newInformerStatsFor returns the stats of an informer whose cache's
+// watermark storeRV returns: they track the cache's staleness.
+func newInformerStatsFor(storeRV func() string) *informerStats {
+	s := &informerStats{}
+	s.freshness.storeRV = storeRV
+	return s
 }
 
 // listStarting counts a list under the reason set for it; until something

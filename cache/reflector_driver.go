@@ -40,10 +40,12 @@ type reflectorDriver struct {
 	silence *silenceTimer
 	warn    clock.Ticker
 
-	// sink is the LIST being synced; resumed is the snapshot loaded.
-	sink    listSink
-	resumed *reflectorResume
-	trace   *utiltrace.Trace
+	// sink is the LIST being synced, answered is when the server's first
+	// answer to it arrived; resumed is the snapshot loaded.
+	sink     listSink
+	answered time.Time
+	resumed  *reflectorResume
+	trace    *utiltrace.Trace
 
 	// The resync loop beside the watches, once the cycle watches.
 	resyncErr    chan error
@@ -191,7 +193,7 @@ func (d *reflectorDriver) list(a *reflectorAction, in *reflectorInput) {
 		d.endTrace()
 		d.trace = utiltrace.New("Reflector ListAndWatch", utiltrace.Field{Key: "name", Value: r.name})
 	}
-	sink, count, listRV, paged, err := r.listPages(d.ctx, listSource{relist: a.relist}, reflectorListOptions(a.rv, a.pageSize), a.pageSize)
+	sink, count, listRV, paged, answered, err := r.listPages(d.ctx, listSource{relist: a.relist}, reflectorListOptions(a.rv, a.pageSize), a.pageSize)
 	if err != nil && d.ctx.Err() != nil {
 		d.input(in, inStop)
 		return
@@ -201,7 +203,7 @@ func (d *reflectorDriver) list(a *reflectorAction, in *reflectorInput) {
 		d.failed(in, inListFailed, err)
 		return
 	}
-	d.sink = sink
+	d.sink, d.answered = sink, answered
 	d.input(in, inListed)
 	in.rv, in.paged = listRV, paged
 }
@@ -303,6 +305,12 @@ func (d *reflectorDriver) sync(a *reflectorAction, in *reflectorInput) {
 		d.traceStep("Objects streamed", utiltrace.Field{Key: "events", Value: d.r.state.events})
 		count, err = d.finish(a.rv)
 	default:
+		// A complete list is the server's state at its resourceVersion
+		// when its first page was answered; it counts once the store
+		// reaches that version, so it is told before the store can. (A
+		// streaming list was confirmed by its end bookmark; a snapshot is
+		// no confirmation.)
+		d.r.stats.freshness.confirm(a.rv, d.answered)
 		count, err = d.sink.end(d.ctx, a.rv)
 		d.sink = nil
 	}
@@ -310,6 +318,7 @@ func (d *reflectorDriver) sync(a *reflectorAction, in *reflectorInput) {
 		d.failed(in, inSyncFailed, err)
 		return
 	}
+
 	d.traceStep("SyncWith done")
 	d.endTrace()
 	if a.origin == originStream {
@@ -415,6 +424,9 @@ func (d *reflectorDriver) apply(event watch.Event, in *reflectorInput, objMeta m
 		}
 	case watch.Bookmark:
 		in.initialEventsEnd = objMeta.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+		// The server says it has sent everything up to the bookmark's
+		// resourceVersion: current when it arrived.
+		r.stats.freshness.confirm(in.rv, in.now)
 		if d.bookmarks != nil {
 			if err := d.bookmarks.Bookmark(in.rv); err != nil {
 				utilruntime.HandleErrorWithContext(ctx, err, "Unable to send bookmark event to store", "reflector", r.name, "object", event.Object)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -32,7 +33,7 @@ func (r *Reflector) storeRelistsPageByPage() bool {
 // Difference from client-go: should the answer to the restarted request
 // still come in pages (a ListWatch that sets a limit itself), they are
 // followed rather than the rest of the list silently dropped.
-func (r *Reflector) listPages(ctx context.Context, source listSource, options metav1.ListOptions, pageSize int64) (listSink, int, string, bool, error) {
+func (r *Reflector) listPages(ctx context.Context, source listSource, options metav1.ListOptions, pageSize int64) (listSink, int, string, bool, time.Time, error) {
 	if options.Limit == 0 {
 		options.Limit = pageSize
 	}
@@ -40,16 +41,18 @@ func (r *Reflector) listPages(ctx context.Context, source listSource, options me
 	sink := r.beginList(source)
 	count := 0
 	var listRV string
+	var answered time.Time
 	paged, restarted := false, false
 	var page []interface{}
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, count, "", paged, err
+			return nil, count, "", paged, answered, err
 		}
 		obj, err := r.listerWatcher.ListWithContext(ctx, options)
+		at := r.clock.Now()
 		if err != nil {
 			if options.Continue == "" || !apierrors.IsResourceExpired(err) || restarted {
-				return nil, count, "", paged, err
+				return nil, count, "", paged, answered, err
 			}
 			// The continue token expired: list again from the start in
 			// one request; what was handed over is dropped.
@@ -64,10 +67,10 @@ func (r *Reflector) listPages(ctx context.Context, source listSource, options me
 		page, pageRV, next, err = r.appendListPage(ctx, page[:0], obj)
 		obj = nil // the page's array is garbage once its items are copied out
 		if err != nil {
-			return nil, count, "", paged, err
+			return nil, count, "", paged, answered, err
 		}
 		if options.Continue == "" {
-			listRV = pageRV
+			listRV, answered = pageRV, at
 		}
 		for i, item := range page {
 			// The store keeps what it needs of item; a duplicate of what
@@ -75,15 +78,15 @@ func (r *Reflector) listPages(ctx context.Context, source listSource, options me
 			page[i] = nil
 			if err := sink.put(item); err != nil {
 				clear(page)
-				return nil, count, "", paged, &listSinkError{err: err}
+				return nil, count, "", paged, answered, &listSinkError{err: err}
 			}
 			count++
 		}
 		if err := sink.pageEnd(ctx); err != nil {
-			return nil, count, "", paged, &listSinkError{err: err}
+			return nil, count, "", paged, answered, &listSinkError{err: err}
 		}
 		if next == "" {
-			return sink, count, listRV, paged, nil
+			return sink, count, listRV, paged, answered, nil
 		}
 		options.Continue = next
 		options.ResourceVersion, options.ResourceVersionMatch = "", ""

@@ -235,13 +235,18 @@ func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, conf
 		resyncCheckPeriod:     config.resyncPeriod,
 		clock:                 realClock,
 		cacheMutationDetector: NewCacheMutationDetector(fmt.Sprintf("%T", exampleObject)),
-		stats:                 newInformerStats(),
 	}
 	// The cache's watermark releases the callers of WaitForResourceVersion
-	// whenever it moves.
+	// and counts the confirmations it reached whenever it moves (and so do
+	// handleDeltas and handleBatch after every batch, since Replace and
+	// Bookmark move it without this call).
 	s.indexer = NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, config.indexers,
 		WithStoreMetrics(config.identifier, config.metricsProvider),
-		withResourceVersionWatermark(func() { s.rvWaiters.notify(s.indexer) }))
+		withResourceVersionWatermark(func() {
+			s.stats.freshness.storeMoved()
+			s.rvWaiters.notify(s.indexer)
+		}))
+	s.stats = newInformerStatsFor(func() string { return storeResourceVersion(s.indexer) })
 	return s
 }
 
@@ -265,6 +270,10 @@ type sharedIndexInformer struct {
 	cacheMutationDetector MutationDetector
 
 	clock clock.Clock
+	// probeTimers runs the staleness probe's timer; nil means the real
+	// clock. Tests set it apart from clock so that stepping one does not
+	// fire the other's timers.
+	probeTimers clock.Clock
 
 	// stats are the diagnostics counters, shared with the Reflector (see
 	// GetInformerStatus).
@@ -382,7 +391,9 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 	s.controller = ctrl
 	s.queue = queue
 	s.started = true
+	probeTimers := s.probeTimers
 	s.startedLock.Unlock()
+	s.stats.started.Store(s.clock.Now().UnixNano())
 
 	// The processor outlives the controller: it is stopped only after the
 	// controller has returned, and keeps the caller's values (logger).
@@ -392,6 +403,12 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		wg.Go(func() { s.cacheMutationDetector.Run(processorCtx.Done()) })
 	}
 	wg.Go(func() { s.processor.run(processorCtx) })
+	if interval := effectiveStalenessProbeInterval(config.stalenessProbeInterval); interval > 0 {
+		if probeTimers == nil {
+			probeTimers = clock.RealClock{}
+		}
+		wg.Go(func() { s.runStalenessProbe(ctx, interval, probeTimers) })
+	}
 	wg.Go(func() {
 		select {
 		case <-ctx.Done():

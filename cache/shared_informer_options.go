@@ -151,6 +151,18 @@ type SharedIndexInformerOptions struct {
 	// replaces it at any time, also while the informer runs. kinformer
 	// extension.
 	HandlerMetricsProvider HandlerMetricsProvider
+
+	// StalenessProbeInterval is how long the informer, once synced, goes
+	// without the server confirming a resourceVersion as current before it
+	// asks: a LIST of one object (limit=1, resourceVersion "", a consistent
+	// read) whose list resourceVersion confirms the cache once the cache
+	// has reached it (see InformerStatus.Confirmed). Bookmarks, which
+	// kube-apiserver's watch cache sends about once a minute, and lists
+	// confirm too, so with the default (zero: DefaultStalenessProbeInterval,
+	// 2 minutes) an informer served by a watch cache makes no probe.
+	// Negative turns probing off. The probe stops with the informer.
+	// kinformer extension; SetStalenessProbeInterval sets it before Run.
+	StalenessProbeInterval time.Duration
 }
 
 // informerConfig is the configuration of a sharedIndexInformer: assembled
@@ -197,6 +209,10 @@ type informerConfig struct {
 	// the processor's provider at construction (SetHandlerMetricsProvider
 	// changes the processor's, not this one).
 	handlerMetrics HandlerMetricsProvider
+	// stalenessProbeInterval is
+	// SharedIndexInformerOptions.StalenessProbeInterval
+	// (SetStalenessProbeInterval): zero means the default, negative none.
+	stalenessProbeInterval time.Duration
 }
 
 // config returns the informerConfig of options.
@@ -214,6 +230,8 @@ func (options SharedIndexInformerOptions) config() informerConfig {
 		snapshotScope:      options.SnapshotScope,
 		snapshotProtection: options.SnapshotProtection.clone(),
 		handlerMetrics:     options.HandlerMetricsProvider,
+
+		stalenessProbeInterval: options.StalenessProbeInterval,
 	}
 }
 
@@ -290,6 +308,19 @@ func SetRelistPageByPage(informer SharedInformer, pageByPage bool) error {
 // one that has started already.
 func SetWatchIdleTimeout(informer SharedInformer, d time.Duration) error {
 	return configureBeforeRun(informer, "the watch idle timeout", func(c *informerConfig) { c.watchIdleTimeout = d })
+}
+
+// SetStalenessProbeInterval sets how long informer goes without a
+// confirmation of its cache's resourceVersion before it probes the server
+// (see SharedIndexInformerOptions.StalenessProbeInterval: zero means
+// DefaultStalenessProbeInterval, negative turns probing off). It is how the
+// typed factory (package informers) applies its option to the informers it
+// builds. kinformer extension, not in client-go.
+//
+// It returns an error for a nil informer, one not built by this package, and
+// one that has started already.
+func SetStalenessProbeInterval(informer SharedInformer, d time.Duration) error {
+	return configureBeforeRun(informer, "the staleness probe interval", func(c *informerConfig) { c.stalenessProbeInterval = d })
 }
 
 // SetSnapshotFile makes informer persist its cache and resourceVersion to

@@ -67,11 +67,57 @@ type InformerStatus struct {
 	// writing its snapshot file because its objects are sensitive and no
 	// encryption key is set (see SnapshotProtection).
 	SnapshotsSkipped uint64
+	// StartedAt is when Run started; zero before.
+	StartedAt time.Time
+	// Confirmed is the time of the newest answer of the server that
+	// confirmed a resourceVersion as current which the cache has reached
+	// (its watermark is at or past it), and ConfirmedResourceVersion that
+	// resourceVersion; zero and "" while there is none. The confirmations
+	// are a bookmark (kube-apiserver's watch cache sends one about once a
+	// minute on every watch, and a streaming list ends with one), a
+	// complete list (stamped with the arrival of its first page) and a
+	// staleness probe (see SharedIndexInformerOptions.StalenessProbeInterval);
+	// a snapshot loaded at start is none. A confirmation counts from when
+	// the cache has applied it, with the time the server's answer arrived,
+	// so events held up between the server and the cache keep Confirmed
+	// back. With UseDeltaFIFO bookmarks do not reach the cache: one counts
+	// once an event or list brings the cache to it. kinformer extension.
+	Confirmed                time.Time
+	ConfirmedResourceVersion string
+	// StalenessProbes counts the staleness probes made (LISTs of one
+	// object), and StalenessProbeFailures those that failed (logged at
+	// V(2); a probe's failure is not a LastError).
+	StalenessProbes, StalenessProbeFailures uint64
 	// HandlerPanics counts the panics recovered from this informer's
 	// handlers, including handlers removed since.
 	HandlerPanics int64
 	// Handlers describes the registered handlers, in registration order.
 	Handlers []HandlerStatus
+}
+
+// Staleness returns how long, at now, the cache has gone without reaching a
+// resourceVersion the server confirmed as current: now minus Confirmed, or
+// minus StartedAt while nothing was confirmed yet (an informer resumed from
+// a snapshot, or still listing), and 0 before Run. It is a duration of
+// time, not a resourceVersion difference (resourceVersions count every write
+// in the cluster). Never negative. kinformer extension.
+//
+// It grows by one second per second and drops whenever the cache reaches a
+// new confirmation, so behind a watch cache (bookmarks about once a minute)
+// a healthy informer stays below about a minute and a half. On a server
+// that sends no bookmarks the probe confirms instead, but its
+// resourceVersion counts every write in the cluster, so the cache reaches it
+// only with the resource's next event: there an informer of a resource
+// nobody writes looks stale.
+func (st InformerStatus) Staleness(now time.Time) time.Duration {
+	since := st.Confirmed
+	if since.IsZero() {
+		since = st.StartedAt
+	}
+	if since.IsZero() || now.Before(since) {
+		return 0
+	}
+	return now.Sub(since)
 }
 
 // HandlerStatus is a snapshot of one registered event handler.
@@ -127,6 +173,14 @@ func (s *sharedIndexInformer) status() InformerStatus {
 	}
 	st.LastError, st.LastErrorTime = s.stats.lastError()
 	st.SnapshotsSkipped = s.stats.snapshotsSkipped.Load()
+	if ns := s.stats.started.Load(); ns != 0 {
+		st.StartedAt = time.Unix(0, ns)
+	}
+	if c := s.stats.freshness.lastConfirmed(); !c.at.IsZero() {
+		st.Confirmed, st.ConfirmedResourceVersion = c.at, c.rv
+	}
+	st.StalenessProbes = s.stats.freshness.probes.Load()
+	st.StalenessProbeFailures = s.stats.freshness.probeFailures.Load()
 
 	s.startedLock.Lock()
 	st.Started, st.Stopped = s.started, s.stopped

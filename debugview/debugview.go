@@ -36,6 +36,11 @@ type Informer struct {
 	BadData                 uint64            `json:"badData"`
 	LastWatchEvent          *time.Time        `json:"lastWatchEvent,omitempty"`
 	LastList                *time.Time        `json:"lastList,omitempty"`
+	// Confirmed and ConfirmedResourceVersion tell when the cache last
+	// reached a resourceVersion the server confirmed as current, and which
+	// (see cache.InformerStatus.Confirmed and its Staleness).
+	Confirmed                *time.Time `json:"confirmed,omitempty"`
+	ConfirmedResourceVersion string     `json:"confirmedResourceVersion,omitempty"`
 	// LastError is the text of the Reflector's last list or watch failure,
 	// kept after recovery (compare LastErrorTime with LastList).
 	LastError     string     `json:"lastError,omitempty"`
@@ -119,23 +124,25 @@ func timePtr(t time.Time) *time.Time {
 
 func fromStatus(st cache.InformerStatus) Informer {
 	in := Informer{
-		Type:                    st.Type,
-		Name:                    st.Name,
-		Started:                 st.Started,
-		Stopped:                 st.Stopped,
-		Synced:                  st.Synced,
-		LastSyncResourceVersion: st.LastSyncResourceVersion,
-		StoreSize:               st.StoreSize,
-		QueueDepth:              st.QueueDepth,
-		DeltasProcessed:         st.DeltasProcessed,
-		Lists:                   make(map[string]uint64, len(st.Lists)),
-		WatchRestarts:           st.WatchRestarts,
-		BadData:                 st.BadData,
-		LastWatchEvent:          timePtr(st.LastWatchEvent),
-		LastList:                timePtr(st.LastList),
-		LastErrorTime:           timePtr(st.LastErrorTime),
-		HandlerPanics:           st.HandlerPanics,
-		Handlers:                make([]Handler, len(st.Handlers)),
+		Type:                     st.Type,
+		Name:                     st.Name,
+		Started:                  st.Started,
+		Stopped:                  st.Stopped,
+		Synced:                   st.Synced,
+		LastSyncResourceVersion:  st.LastSyncResourceVersion,
+		StoreSize:                st.StoreSize,
+		QueueDepth:               st.QueueDepth,
+		DeltasProcessed:          st.DeltasProcessed,
+		Lists:                    make(map[string]uint64, len(st.Lists)),
+		WatchRestarts:            st.WatchRestarts,
+		BadData:                  st.BadData,
+		LastWatchEvent:           timePtr(st.LastWatchEvent),
+		LastList:                 timePtr(st.LastList),
+		Confirmed:                timePtr(st.Confirmed),
+		ConfirmedResourceVersion: st.ConfirmedResourceVersion,
+		LastErrorTime:            timePtr(st.LastErrorTime),
+		HandlerPanics:            st.HandlerPanics,
+		Handlers:                 make([]Handler, len(st.Handlers)),
 	}
 	if gvr := st.Resource; gvr.Resource != "" {
 		in.Resource = gvr.Resource + "." + gvr.Version

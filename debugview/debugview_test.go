@@ -88,9 +88,13 @@ func TestDebugViewListsTypedAndDynamicFactories(t *testing.T) {
 	assert.Nil(t, got[0].LastList)
 	assert.NotNil(t, got[1].LastList)
 	assert.NotNil(t, got[2].LastList)
+	assert.Nil(t, got[0].Confirmed, "never synced")
+	assert.NotNil(t, got[1].Confirmed, "confirmed by its list")
+	assert.NotNil(t, got[2].Confirmed, "confirmed by its list")
 	for i := range got {
-		got[i].LastList, got[i].LastErrorTime, got[i].LastWatchEvent = nil, nil, nil
-		got[i].LastSyncResourceVersion = "" // the fake clients number them their own way
+		got[i].LastList, got[i].LastErrorTime, got[i].LastWatchEvent, got[i].Confirmed = nil, nil, nil, nil
+		got[i].ConfirmedResourceVersion = "" // the fake clients number them their own way
+		got[i].LastSyncResourceVersion = ""  // the fake clients number them their own way
 	}
 	lists := func(initial, listError uint64) map[string]uint64 {
 		return map[string]uint64{"initial": initial, "expired": 0, "watch_error": 0, "short_watch": 0, "list_error": listError, "stream_fallback": 0}

@@ -22,6 +22,9 @@ type factoryExtensions struct {
 	// watchIdleTimeout is WithWatchIdleTimeout's value; 0 means the
 	// informers' default.
 	watchIdleTimeout time.Duration
+	// stalenessProbeInterval is WithStalenessProbeInterval's value; 0
+	// means the informers' default.
+	stalenessProbeInterval time.Duration
 	// snapshotDir is WithSnapshotDir's directory; "" means none.
 	snapshotDir string
 	// relistPageByPage is set by WithRelistPageByPage.
@@ -58,6 +61,21 @@ func WithRelistPageByPage() SharedInformerOption {
 func WithWatchIdleTimeout(d time.Duration) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
 		f.extensions.watchIdleTimeout = d
+		return f
+	}
+}
+
+// WithStalenessProbeInterval sets how long every informer the factory
+// builds goes without the server confirming its cache as current (a
+// bookmark, a list) before it asks with a LIST of one object (see
+// cache.SharedIndexInformerOptions.StalenessProbeInterval and
+// cache.InformerStatus.Confirmed). Zero keeps the default
+// (cache.DefaultStalenessProbeInterval, 2 minutes, above the watch cache's
+// bookmark interval), a negative value turns probing off. kinformer
+// extension, not in client-go.
+func WithStalenessProbeInterval(d time.Duration) SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		f.extensions.stalenessProbeInterval = d
 		return f
 	}
 }
@@ -144,6 +162,11 @@ func SnapshotFileName(t reflect.Type) string {
 func (f *sharedInformerFactory) applyExtensions(t reflect.Type, informer cache.SharedIndexInformer) {
 	if d := f.extensions.watchIdleTimeout; d != 0 {
 		if err := cache.SetWatchIdleTimeout(informer, d); err != nil {
+			utilruntime.HandleError(err)
+		}
+	}
+	if d := f.extensions.stalenessProbeInterval; d != 0 {
+		if err := cache.SetStalenessProbeInterval(informer, d); err != nil {
 			utilruntime.HandleError(err)
 		}
 	}

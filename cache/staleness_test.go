@@ -1,0 +1,350 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+// TestFreshnessCountsConfirmationsOnceReached drives the confirmation
+// tracker step by step: a confirmation counts once the store's
+// resourceVersion reaches it, with its own time; a newer confirmation at or
+// below an older one's resourceVersion replaces it; resourceVersions that
+// are not integers count only when equal.
+func TestFreshnessCountsConfirmationsOnceReached(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	type step struct {
+		confirm string // confirm this rv at the step's time
+		store   string // else move the store to this rv
+		wantRV  string // the confirmation counted after the step ("": none)
+		wantAt  int
+		pending int
+	}
+	tests := []struct {
+		name  string
+		store string
+		steps []step
+	}{{
+		name:  "counts once the store reaches it",
+		store: "5",
+		steps: []step{
+			{confirm: "10", pending: 1},
+			{store: "9", pending: 1},
+			{store: "10", wantRV: "10", wantAt: 0},
+		},
+	}, {
+		name:  "store already past: counts at once",
+		store: "20",
+		steps: []step{{confirm: "15", wantRV: "15"}},
+	}, {
+		name:  "a newer confirmation at a lower resourceVersion replaces an older one",
+		store: "5",
+		steps: []step{
+			{confirm: "12", pending: 1},
+			{confirm: "11", pending: 1},
+			{store: "11", wantRV: "11", wantAt: 1},
+		},
+	}, {
+		name:  "reaching several counts the newest",
+		store: "5",
+		steps: []step{
+			{confirm: "8", pending: 1},
+			{confirm: "9", pending: 2},
+			{confirm: "30", pending: 3},
+			{store: "10", wantRV: "9", wantAt: 1, pending: 1},
+			{store: "31", wantRV: "30", wantAt: 2},
+		},
+	}, {
+		name:  "resourceVersions that are not integers count when equal",
+		store: "a",
+		steps: []step{
+			{confirm: "b", pending: 1},
+			{store: "c", pending: 1},
+			{store: "b", wantRV: "b", wantAt: 0},
+		},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			storeRV := tc.store
+			f := &freshness{storeRV: func() string {
+				mu.Lock()
+				defer mu.Unlock()
+				return storeRV
+			}}
+			for i, s := range tc.steps {
+				if s.confirm != "" {
+					f.confirm(s.confirm, at(i))
+				} else {
+					mu.Lock()
+					storeRV = s.store
+					mu.Unlock()
+					f.storeMoved()
+				}
+				c := f.lastConfirmed()
+				assert.Equal(t, s.wantRV, c.rv, "step %d", i)
+				if s.wantRV != "" {
+					assert.Equal(t, at(s.wantAt), c.at, "step %d", i)
+				}
+				f.mu.Lock()
+				assert.Len(t, f.pending, s.pending, "step %d", i)
+				f.mu.Unlock()
+				assert.Equal(t, s.pending > 0, f.waiting.Load(), "step %d", i)
+			}
+		})
+	}
+}
+
+// TestFreshnessBoundsPending checks that at most maxPendingConfirmations
+// wait, the oldest dropped, and that a Reflector built alone (no storeRV)
+// tracks nothing.
+func TestFreshnessBoundsPending(t *testing.T) {
+	f := &freshness{storeRV: func() string { return "1" }}
+	for i := range maxPendingConfirmations + 4 {
+		f.confirm(string(rune('a'+i)), time.Unix(int64(i), 0))
+	}
+	f.mu.Lock()
+	require.Len(t, f.pending, maxPendingConfirmations)
+	assert.Equal(t, "e", f.pending[0].rv)
+	f.mu.Unlock()
+
+	var alone freshness
+	alone.confirm("5", time.Unix(1, 0))
+	alone.storeMoved()
+	assert.Zero(t, alone.lastConfirmed())
+	assert.True(t, alone.lastReceived().IsZero())
+}
+
+// stalenessLW is a scripted ListerWatcher for pods: each LIST answers at
+// the resourceVersion set with setListRV and is recorded; each watch is an
+// infWatcher handed to the test.
+type stalenessLW struct {
+	mu      sync.Mutex
+	listRV  string
+	lists   []metav1.ListOptions
+	listErr error
+	listed  chan metav1.ListOptions
+	watches chan *infWatcher
+}
+
+func newStalenessLW(rv string) *stalenessLW {
+	return &stalenessLW{listRV: rv, listed: make(chan metav1.ListOptions, 16), watches: make(chan *infWatcher, 16)}
+}
+
+func (lw *stalenessLW) setListRV(rv string) {
+	lw.mu.Lock()
+	lw.listRV = rv
+	lw.mu.Unlock()
+}
+
+func (lw *stalenessLW) List(options metav1.ListOptions) (runtime.Object, error) {
+	lw.mu.Lock()
+	lw.lists = append(lw.lists, options)
+	rv, err := lw.listRV, lw.listErr
+	lw.mu.Unlock()
+	lw.listed <- options
+	if err != nil {
+		return nil, err
+	}
+	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: []v1.Pod{*infPod("a", "3")}}, nil
+}
+
+func (lw *stalenessLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
+	w := newInfWatcher()
+	lw.watches <- w
+	return w, nil
+}
+
+func (lw *stalenessLW) IsWatchListSemanticsUnSupported() bool { return true }
+
+func (lw *stalenessLW) listCalls() []metav1.ListOptions {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return append([]metav1.ListOptions(nil), lw.lists...)
+}
+
+// nextList returns the next LIST request, failing the test after a while.
+func (lw *stalenessLW) nextList(t *testing.T) metav1.ListOptions {
+	t.Helper()
+	select {
+	case o := <-lw.listed:
+		return o
+	case <-time.After(infTimeout):
+		t.Fatal("no LIST request")
+	}
+	return metav1.ListOptions{}
+}
+
+// resetSignalClock is a fake clock whose timers report every Reset, so that
+// a test knows when the staleness probe has decided what to do after its
+// timer fired, and how long it waits next.
+type resetSignalClock struct {
+	*testingclock.FakeClock
+	resets chan time.Duration
+}
+
+func (c *resetSignalClock) NewTimer(d time.Duration) clock.Timer {
+	return &resetSignalTimer{Timer: c.FakeClock.NewTimer(d), resets: c.resets}
+}
+
+type resetSignalTimer struct {
+	clock.Timer
+	resets chan time.Duration
+}
+
+func (t *resetSignalTimer) Reset(d time.Duration) bool {
+	ok := t.Timer.Reset(d)
+	t.resets <- d
+	return ok
+}
+
+// nextReset waits for the probe timer's next Reset and returns its delay.
+func (c *resetSignalClock) nextReset(t *testing.T) time.Duration {
+	t.Helper()
+	select {
+	case d := <-c.resets:
+		return d
+	case <-time.After(infTimeout):
+		t.Fatal("the staleness probe did not rearm its timer")
+	}
+	return 0
+}
+
+// stalenessStatus waits until the informer's Confirmed resourceVersion is
+// rv and returns its status.
+func stalenessStatus(t *testing.T, informer *sharedIndexInformer, rv string) InformerStatus {
+	t.Helper()
+	var st InformerStatus
+	require.Eventually(t, func() bool {
+		st = informer.status()
+		return st.ConfirmedResourceVersion == rv
+	}, infTimeout, eventuallyTick, "confirmed resourceVersion: want %q, have %q", rv, st.ConfirmedResourceVersion)
+	return st
+}
+
+// TestInformerStalenessConfirmations runs an informer against a scripted
+// server with a fake clock and checks what confirms its cache as current:
+// its list (at the time of the answer), a bookmark (at its arrival), not a
+// watch event; and the probe: a LIST of one object at resourceVersion "",
+// made only when nothing confirmed the cache for the probe interval, whose
+// resourceVersion counts once the cache reaches it.
+func TestInformerStalenessConfirmations(t *testing.T) {
+	const interval = time.Minute
+	t0 := time.Unix(1000, 0)
+	lw := newStalenessLW("10")
+	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{
+		StalenessProbeInterval: interval,
+		WatchIdleTimeout:       -1,
+	}).(*sharedIndexInformer)
+	clk := testingclock.NewFakeClock(t0)
+	probeClk := &resetSignalClock{FakeClock: testingclock.NewFakeClock(t0), resets: make(chan time.Duration, 16)}
+	informer.clock = clk
+	informer.probeTimers = probeClk
+
+	before := informer.status()
+	assert.Zero(t, before.Staleness(t0), "not started")
+
+	infRunInformer(t, informer)
+	infWaitSynced(t, informer.HasSyncedChecker())
+	assert.Equal(t, metav1.ListOptions{ResourceVersion: "0", Limit: 500}, lw.nextList(t))
+	var w *infWatcher
+	select {
+	case w = <-lw.watches:
+	case <-time.After(infTimeout):
+		t.Fatal("no watch")
+	}
+
+	// The list confirms 10 at t0.
+	st := stalenessStatus(t, informer, "10")
+	assert.Equal(t, t0, st.Confirmed)
+	assert.Equal(t, t0, st.StartedAt)
+
+	// An event is no confirmation: 30 s later the cache is 30 s stale.
+	clk.Step(30 * time.Second)
+	w.send(watch.Event{Type: watch.Added, Object: infPod("b", "11")})
+	require.NoError(t, informer.WaitForResourceVersion(context.Background(), "11"))
+	st = informer.status()
+	assert.Equal(t, "10", st.ConfirmedResourceVersion)
+	assert.Equal(t, 30*time.Second, st.Staleness(clk.Now()))
+
+	// A bookmark confirms at its arrival.
+	clk.Step(10 * time.Second)
+	w.send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "12"}}})
+	st = stalenessStatus(t, informer, "12")
+	assert.Equal(t, t0.Add(40*time.Second), st.Confirmed)
+	assert.Zero(t, st.Staleness(clk.Now()))
+
+	require.Eventually(t, probeClk.HasWaiters, infTimeout, eventuallyTick, "no probe timer")
+	// The probe timer fires at t0+60s, 20 s after the bookmark: no probe,
+	// it waits the 40 s left of the interval.
+	clk.Step(20 * time.Second)
+	probeClk.Step(interval)
+	assert.Equal(t, 40*time.Second, probeClk.nextReset(t))
+	assert.Len(t, lw.listCalls(), 1, "no probe within the interval after a confirmation")
+
+	// At t0+100s nothing confirmed the cache for 60 s: the probe lists one
+	// object at "" and gets 15; the cache is at 12, so it does not count
+	// yet.
+	clk.Step(40 * time.Second)
+	lw.setListRV("15")
+	probeClk.Step(40 * time.Second)
+	assert.Equal(t, metav1.ListOptions{ResourceVersion: "", Limit: 1}, lw.nextList(t))
+	assert.Equal(t, interval, probeClk.nextReset(t))
+	st = informer.status()
+	assert.Equal(t, uint64(1), st.StalenessProbes)
+	assert.Zero(t, st.StalenessProbeFailures)
+	assert.Equal(t, "12", st.ConfirmedResourceVersion)
+	assert.Equal(t, 60*time.Second, st.Staleness(clk.Now()))
+
+	// The event that brings the cache past 15 makes the probe count, at
+	// the time of its answer.
+	clk.Step(5 * time.Second)
+	w.send(watch.Event{Type: watch.Modified, Object: infPod("b", "16")})
+	st = stalenessStatus(t, informer, "15")
+	assert.Equal(t, t0.Add(100*time.Second), st.Confirmed)
+	assert.Equal(t, 5*time.Second, st.Staleness(clk.Now()))
+
+	// A failing probe is counted, and changes nothing else.
+	lw.mu.Lock()
+	lw.listErr = errors.New("connection refused")
+	lw.mu.Unlock()
+	clk.Step(interval)
+	probeClk.Step(interval)
+	lw.nextList(t)
+	assert.Equal(t, interval, probeClk.nextReset(t))
+	st = informer.status()
+	assert.Equal(t, uint64(2), st.StalenessProbes)
+	assert.Equal(t, uint64(1), st.StalenessProbeFailures)
+	assert.Equal(t, "15", st.ConfirmedResourceVersion)
+	assert.Nil(t, st.LastError, "a probe's failure is not the informer's error")
+}
+
+// TestInformerStalenessProbeOff checks that a negative interval starts no
+// probe, and that an informer stopped while probing leaves no goroutine
+// (TestMain checks for leaks).
+func TestInformerStalenessProbeOff(t *testing.T) {
+	lw := newStalenessLW("10")
+	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{StalenessProbeInterval: -1}).(*sharedIndexInformer)
+	probeClk := &resetSignalClock{FakeClock: testingclock.NewFakeClock(time.Unix(1000, 0)), resets: make(chan time.Duration, 16)}
+	informer.probeTimers = probeClk
+	infRunInformer(t, informer)
+	infWaitSynced(t, informer.HasSyncedChecker())
+	assert.False(t, probeClk.HasWaiters(), "no probe timer")
+
+	require.Error(t, SetStalenessProbeInterval(informer, time.Second), "started")
+	fresh := NewSharedIndexInformer(lw, &v1.Pod{}, 0, Indexers{})
+	require.NoError(t, SetStalenessProbeInterval(fresh, time.Second))
+	assert.Equal(t, time.Second, fresh.(*sharedIndexInformer).config.stalenessProbeInterval)
+}
