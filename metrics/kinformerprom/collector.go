@@ -9,7 +9,10 @@
 //     processed, lists by reason, watch restarts, last sync resourceVersion,
 //     seconds since the last watch event or bookmark, bad data from the
 //     server, and per handler its pending notifications and recovered
-//     panics. It also times every handler notification into a histogram.
+//     panics; the staleness of each cache (seconds since it reached a
+//     resourceVersion the server confirmed as current) and its probes; and
+//     the health of each informer and of all of them together (package
+//     health: ready, degraded or failing, with the reason). It also times every handler notification into a histogram.
 //     Nothing of this costs the informers anything between scrapes but a few
 //     atomic counters and, for the histogram, two clock reads per
 //     notification.
@@ -38,6 +41,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/health"
 )
 
 // Metric names of the Collector.
@@ -68,6 +72,15 @@ func WithClock(c clock.PassiveClock) Option {
 	}
 }
 
+// WithHealthOptions sets the options the informers' health is evaluated
+// with (the stale threshold; its Now is replaced by the Collector's clock).
+// The default is the zero health.Options.
+func WithHealthOptions(o health.Options) Option {
+	return func(col *Collector) {
+		col.health = o
+	}
+}
+
 // WithHandlerLatencyBuckets sets the buckets of the handler latency
 // histogram (DefaultHandlerLatencyBuckets when not set or empty).
 func WithHandlerLatencyBuckets(buckets []float64) Option {
@@ -92,10 +105,13 @@ func WithHandlerLatencyBuckets(buckets []float64) Option {
 type Collector struct {
 	clock   clock.PassiveClock
 	buckets []float64
+	health  health.Options
 
 	synced, storeObjects, queueDepth, lastRV, sinceEvent *prometheus.Desc
 	deltas, lists, watchRestarts, badData                *prometheus.Desc
 	snapshotsSkipped                                     *prometheus.Desc
+	staleness, probes, probeFailures                     *prometheus.Desc
+	informerHealth, informerReason, overallHealth        *prometheus.Desc
 	handlerPending, handlerPanics                        *prometheus.Desc
 	latency                                              *prometheus.HistogramVec
 
@@ -128,6 +144,14 @@ func NewCollector(options ...Option) *Collector {
 	c.watchRestarts = desc("watch_restarts_total", "Watches reopened from the last resourceVersion without a relist.")
 	c.badData = desc("bad_data_total", "Objects and events from the server the Reflector could not store (logged and skipped).")
 	c.snapshotsSkipped = desc("snapshots_skipped_total", "Snapshot files not written because the informer's objects are sensitive (Secrets, or marked so) and no snapshot encryption key is set.")
+	c.staleness = desc("staleness_seconds", "Seconds since the cache last reached a resourceVersion the server confirmed as current (a bookmark, a list, a staleness probe), or since the informer started when none was; absent before it started.")
+	c.probes = desc("staleness_probes_total", "Staleness probes made: LISTs of one object asking the server for its current resourceVersion when no bookmark or list confirmed one for the probe interval.")
+	c.probeFailures = desc("staleness_probe_failures_total", "Staleness probes that failed.")
+	c.informerHealth = desc("health", "1 for the informer's health state (ready, degraded, failing), 0 for the others.", "state")
+	c.informerReason = desc("health_reason", "1 for the reason the informer is not ready (forbidden, not_found, throttled, stale, never_synced, ...); absent when it is ready.", "reason")
+	c.overallHealth = prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "health"),
+		"1 for the worst health state (ready, degraded, failing) over all the informers of the Collector's sources (a factory's health when the Collector has one factory), 0 for the others.",
+		[]string{"state"}, nil)
 	c.handlerPending = desc("handler_pending_notifications", "Notifications queued for a handler and not yet handled.", "handler")
 	c.handlerPanics = desc("handler_panics_total", "Panics recovered from a handler.", "handler")
 	c.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -261,7 +285,7 @@ func labelValues(st cache.InformerStatus) []string {
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.synced, c.storeObjects, c.queueDepth, c.lastRV, c.sinceEvent, c.deltas, c.lists, c.watchRestarts, c.badData, c.snapshotsSkipped, c.handlerPending, c.handlerPanics} {
+	for _, d := range []*prometheus.Desc{c.synced, c.storeObjects, c.queueDepth, c.lastRV, c.sinceEvent, c.deltas, c.lists, c.watchRestarts, c.badData, c.snapshotsSkipped, c.staleness, c.probes, c.probeFailures, c.informerHealth, c.informerReason, c.overallHealth, c.handlerPending, c.handlerPanics} {
 		ch <- d
 	}
 	c.latency.Describe(ch)
@@ -270,6 +294,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector: it reads every informer's status.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	now := c.clock.Now()
+	overall := health.Ready
 	for _, informer := range c.informers() {
 		st, ok := cache.GetInformerStatus(informer)
 		if !ok {
@@ -302,6 +327,19 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.watchRestarts, float64(st.WatchRestarts))
 		counter(c.badData, float64(st.BadData))
 		counter(c.snapshotsSkipped, float64(st.SnapshotsSkipped))
+		if !st.StartedAt.IsZero() {
+			gauge(c.staleness, st.Staleness(now).Seconds())
+		}
+		counter(c.probes, float64(st.StalenessProbes))
+		counter(c.probeFailures, float64(st.StalenessProbeFailures))
+		h := health.Evaluate(st, now, c.health)
+		overall = max(overall, h.State)
+		for _, state := range health.States() {
+			gauge(c.informerHealth, oneIf(h.State == state), "state", state.String())
+		}
+		if h.Reason != health.ReasonNone {
+			gauge(c.informerReason, 1, "reason", string(h.Reason))
+		}
 
 		// Handlers of the same name (two registrations of one type) are
 		// summed: a series per name.
@@ -326,5 +364,15 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			counter(c.handlerPanics, float64(byName[name].panics), "handler", name)
 		}
 	}
+	for _, state := range health.States() {
+		ch <- prometheus.MustNewConstMetric(c.overallHealth, prometheus.GaugeValue, oneIf(overall == state), state.String())
+	}
 	c.latency.Collect(ch)
+}
+
+func oneIf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
