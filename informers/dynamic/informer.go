@@ -61,6 +61,9 @@ type dynamicSharedInformerFactory struct {
 	// snapshots holds WithSnapshotDir's directory ("" means none),
 	// WithSnapshotEncryptionKey's key and WithSensitiveResources' resources.
 	snapshots gvrfactory.Snapshots
+	// stalenessProbeInterval is WithStalenessProbeInterval's value; 0
+	// means the informers' default.
+	stalenessProbeInterval time.Duration
 }
 
 // NewDynamicSharedInformerFactory returns a factory over client for all
@@ -97,6 +100,19 @@ func WithNamespace(namespace string) DynamicSharedInformerOption {
 func WithTweakListOptions(tweakListOptions TweakListOptionsFunc) DynamicSharedInformerOption {
 	return func(f *dynamicSharedInformerFactory) *dynamicSharedInformerFactory {
 		f.tweakListOptions = tweakListOptions
+		return f
+	}
+}
+
+// WithStalenessProbeInterval sets how long every informer the factory
+// builds goes without the server confirming its cache as current before it
+// asks with a LIST of one object (see
+// cache.SharedIndexInformerOptions.StalenessProbeInterval). Zero keeps the
+// default (cache.DefaultStalenessProbeInterval), a negative value turns
+// probing off. kinformer extension, not in client-go.
+func WithStalenessProbeInterval(d time.Duration) DynamicSharedInformerOption {
+	return func(f *dynamicSharedInformerFactory) *dynamicSharedInformerFactory {
+		f.stalenessProbeInterval = d
 		return f
 	}
 }
@@ -175,6 +191,8 @@ func (f *dynamicSharedInformerFactory) build(gvr schema.GroupVersionResource) ca
 	options := cache.SharedIndexInformerOptions{
 		ResyncPeriod: f.defaultResync,
 		Indexers:     cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+
+		StalenessProbeInterval: f.stalenessProbeInterval,
 	}
 	options = f.snapshots.Apply(options, gvr, "", f.namespace, f.tweakListOptions)
 	return newInformer(f.client, gvr, f.namespace, f.tweakListOptions, options)

@@ -69,6 +69,9 @@ type metadataSharedInformerFactory struct {
 	// snapshots holds WithSnapshotDir's directory ("" means none),
 	// WithSnapshotEncryptionKey's key and WithSensitiveResources' resources.
 	snapshots gvrfactory.Snapshots
+	// stalenessProbeInterval is WithStalenessProbeInterval's value; 0
+	// means the informers' default.
+	stalenessProbeInterval time.Duration
 }
 
 // WithMemoryLean makes every informer of the factory keep lean objects:
@@ -116,6 +119,19 @@ func WithNamespace(namespace string) SharedInformerOption {
 func WithTweakListOptions(tweakListOptions TweakListOptionsFunc) SharedInformerOption {
 	return func(f *metadataSharedInformerFactory) *metadataSharedInformerFactory {
 		f.tweakListOptions = tweakListOptions
+		return f
+	}
+}
+
+// WithStalenessProbeInterval sets how long every informer the factory
+// builds goes without the server confirming its cache as current before it
+// asks with a LIST of one object (see
+// cache.SharedIndexInformerOptions.StalenessProbeInterval). Zero keeps the
+// default (cache.DefaultStalenessProbeInterval), a negative value turns
+// probing off. kinformer extension, not in client-go.
+func WithStalenessProbeInterval(d time.Duration) SharedInformerOption {
+	return func(f *metadataSharedInformerFactory) *metadataSharedInformerFactory {
+		f.stalenessProbeInterval = d
 		return f
 	}
 }
@@ -211,6 +227,8 @@ func (f *metadataSharedInformerFactory) build(gvr schema.GroupVersionResource) c
 	options := cache.SharedIndexInformerOptions{
 		ResyncPeriod: f.defaultResync,
 		Indexers:     cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+
+		StalenessProbeInterval: f.stalenessProbeInterval,
 	}
 	options = f.snapshots.Apply(options, gvr, "metadata", f.namespace, f.tweakListOptions)
 	informer := newInformer(f.client, gvr, f.namespace, f.tweakListOptions, options)
