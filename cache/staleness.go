@@ -81,8 +81,11 @@ func (f *freshness) confirm(rv string, at time.Time) {
 	if f == nil || f.storeRV == nil || rv == "" {
 		return
 	}
-	if ns := at.UnixNano(); ns > f.received.Load() {
-		f.received.Store(ns)
+	for ns := at.UnixNano(); ; {
+		prev := f.received.Load()
+		if ns <= prev || f.received.CompareAndSwap(prev, ns) {
+			break
+		}
 	}
 	f.mu.Lock()
 	kept := f.pending[:0]

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 )
@@ -348,3 +350,91 @@ func TestInformerStalenessProbeOff(t *testing.T) {
 	require.NoError(t, SetStalenessProbeInterval(fresh, time.Second))
 	assert.Equal(t, time.Second, fresh.(*sharedIndexInformer).config.stalenessProbeInterval)
 }
+
+// pagedStalenessLW answers the first LIST in two pages at resourceVersion
+// "20", stepping clk by 5 s before it answers the second, and hands its
+// watches to the test.
+type pagedStalenessLW struct {
+	clk     *testingclock.FakeClock
+	watches chan *infWatcher
+}
+
+func (lw *pagedStalenessLW) List(options metav1.ListOptions) (runtime.Object, error) {
+	if options.Continue == "" {
+		return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "20", Continue: "page-2"}, Items: []v1.Pod{*infPod("a", "3")}}, nil
+	}
+	lw.clk.Step(5 * time.Second)
+	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "20"}, Items: []v1.Pod{*infPod("b", "4")}}, nil
+}
+
+func (lw *pagedStalenessLW) Watch(metav1.ListOptions) (watch.Interface, error) {
+	w := newInfWatcher()
+	lw.watches <- w
+	return w, nil
+}
+
+func (*pagedStalenessLW) IsWatchListSemanticsUnSupported() bool { return true }
+
+// TestInformerStalenessPagedListConfirmsAtFirstPage: a list in pages is the
+// server's state at its resourceVersion when the first page was answered,
+// so that is the time it confirms, not the last page's.
+func TestInformerStalenessPagedListConfirmsAtFirstPage(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	clk := testingclock.NewFakeClock(t0)
+	lw := &pagedStalenessLW{clk: clk, watches: make(chan *infWatcher, 4)}
+	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{StalenessProbeInterval: -1}).(*sharedIndexInformer)
+	informer.clock = clk
+	infRunInformer(t, informer)
+	infWaitSynced(t, informer.HasSyncedChecker())
+	st := stalenessStatus(t, informer, "20")
+	assert.Equal(t, t0, st.Confirmed)
+	assert.Equal(t, 2, st.StoreSize)
+	assert.Equal(t, 5*time.Second, st.Staleness(clk.Now()))
+}
+
+// streamStalenessLW serves streaming lists only: each watch is handed to the
+// test, which plays the server.
+type streamStalenessLW struct {
+	watches chan *infWatcher
+	opts    chan metav1.ListOptions
+}
+
+func (lw *streamStalenessLW) List(metav1.ListOptions) (runtime.Object, error) {
+	return nil, errors.New("this server only streams")
+}
+
+func (lw *streamStalenessLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
+	w := newInfWatcher()
+	lw.opts <- options
+	lw.watches <- w
+	return w, nil
+}
+
+// TestInformerStalenessStreamingListConfirmsAtEndBookmark: a streaming
+// list confirms its resourceVersion at the arrival of its end bookmark.
+func TestInformerStalenessStreamingListConfirmsAtEndBookmark(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+	t0 := time.Unix(1000, 0)
+	clk := testingclock.NewFakeClock(t0)
+	lw := &streamStalenessLW{watches: make(chan *infWatcher, 4), opts: make(chan metav1.ListOptions, 4)}
+	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{StalenessProbeInterval: -1}).(*sharedIndexInformer)
+	informer.clock = clk
+	infRunInformer(t, informer)
+	var w *infWatcher
+	select {
+	case w = <-lw.watches:
+	case <-time.After(infTimeout):
+		t.Fatal("no streaming list")
+	}
+	require.True(t, ptrTrue((<-lw.opts).SendInitialEvents), "a streaming list")
+	w.send(watch.Event{Type: watch.Added, Object: infPod("a", "3")})
+	clk.Step(2 * time.Second)
+	w.send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{
+		ResourceVersion: "10", Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}})
+	infWaitSynced(t, informer.HasSyncedChecker())
+	st := stalenessStatus(t, informer, "10")
+	assert.Equal(t, t0.Add(2*time.Second), st.Confirmed)
+	assert.Equal(t, 1, st.StoreSize)
+}
+
+func ptrTrue(b *bool) bool { return b != nil && *b }

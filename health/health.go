@@ -189,6 +189,11 @@ type Informer struct {
 //   - synced, and staler than the threshold: Degraded, ReasonStale;
 //   - otherwise Ready.
 //
+// An error is current until a list succeeds or a watch event or bookmark
+// arrives after it: an informer whose watch was reopened after a 429 stays
+// Degraded until its next event or bookmark (about a minute on an idle
+// resource behind a watch cache).
+//
 // Errors map to reasons with k8s.io/apimachinery/pkg/api/errors (wrapped
 // errors included): 403 forbidden, 401 unauthorized, 404 and 405 not found,
 // 429 throttled, anything else error.
