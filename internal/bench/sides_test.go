@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -398,21 +397,8 @@ func (s figureSamples) add(side, unit string, v float64) {
 
 func (s figureSamples) report(b *testing.B) {
 	for k, vs := range s {
-		b.ReportMetric(medianOrZero(vs), k)
+		b.ReportMetric(Median(vs), k)
 	}
-}
-
-func medianOrZero(vs []float64) float64 {
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func paramName(k string, v int) string {
