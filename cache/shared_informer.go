@@ -237,9 +237,8 @@ func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, conf
 		cacheMutationDetector: NewCacheMutationDetector(fmt.Sprintf("%T", exampleObject)),
 	}
 	// The cache's watermark releases the callers of WaitForResourceVersion
-	// and counts the confirmations it reached whenever it moves (and so do
-	// handleDeltas and handleBatch after every batch, since Replace and
-	// Bookmark move it without this call).
+	// and counts the confirmations it reached whenever it moves: by a watch
+	// change applied, a Replace or a Bookmark.
 	s.indexer = NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, config.indexers,
 		WithStoreMetrics(config.identifier, config.metricsProvider),
 		withResourceVersionWatermark(func() {

@@ -13,8 +13,6 @@ func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool
 		s.stats.deltas.Add(s.applier.appliedDeltas(nil) + 1)
 	}
 	s.flushLocked()
-	s.stats.freshness.storeMoved()
-	s.rvWaiters.notify(s.indexer)
 	return err
 }
 
@@ -25,8 +23,6 @@ func (s *sharedIndexInformer) handleBatch(deltas []Delta, isInInitialList bool) 
 	err := s.applier.processBatch(deltas, isInInitialList)
 	s.stats.deltas.Add(s.applier.appliedDeltas(deltas))
 	s.flushLocked()
-	s.stats.freshness.storeMoved()
-	s.rvWaiters.notify(s.indexer)
 	return err
 }
 

@@ -253,8 +253,9 @@ func newCache(keyFunc KeyFunc, indexers Indexers, opts []StoreOption) *cache {
 // applied. Writes of objects do not move it (the informer cannot tell from
 // one object whether every earlier change is applied); Replace and Bookmark
 // move it forward only, never back; the informer moves it forward with
-// advanceResourceVersion once everything up to a version is applied, and
-// then calls advanced (when not nil), outside the store's lock.
+// advanceResourceVersion once everything up to a version is applied. Every
+// move, by either, then calls advanced (when not nil), outside the store's
+// lock.
 func withResourceVersionWatermark(advanced func()) StoreOption {
 	return func(c *cache) {
 		c.watermark = true
@@ -268,6 +269,22 @@ func withResourceVersionWatermark(advanced func()) StoreOption {
 func (c *cache) advanceResourceVersion(rv string) {
 	if c.watermark && c.tsm.advanceRV(rv) && c.advanced != nil {
 		c.advanced()
+	}
+}
+
+// syncing returns the function a Replace or a Bookmark calls once done: for
+// an informer's cache with a callback (withResourceVersionWatermark), it
+// calls the callback when the operation moved the watermark, as
+// advanceResourceVersion does for every other move; else it does nothing.
+func (c *cache) syncing() (done func()) {
+	if !c.watermark || c.advanced == nil {
+		return func() {}
+	}
+	before := c.tsm.LastStoreSyncResourceVersion()
+	return func() {
+		if c.tsm.LastStoreSyncResourceVersion() != before {
+			c.advanced()
+		}
 	}
 }
 
@@ -395,6 +412,7 @@ func (c *cache) replaceKeyed(keys []string, list []interface{}, resourceVersion 
 			list[i] = out
 		}
 	}
+	defer c.syncing()()
 	return c.tsm.replaceLists(keys, list, resourceVersion)
 }
 
@@ -512,6 +530,7 @@ func (c *cache) LastStoreSyncResourceVersion() string {
 
 // Bookmark records rv as the newest resource version seen.
 func (c *cache) Bookmark(rv string) {
+	defer c.syncing()()
 	c.tsm.Bookmark(rv)
 }
 
@@ -583,6 +602,7 @@ func (c *cache) Replace(list []interface{}, resourceVersion string) error {
 		keys[i] = key
 		list[i] = obj
 	}
+	defer c.syncing()()
 	return c.tsm.replaceLists(keys, list, resourceVersion)
 }
 
