@@ -1,0 +1,127 @@
+package projection
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// pbWatchFilter filters a protobuf watch stream: a sequence of frames, each
+// a 4-byte big-endian length and a metav1.WatchEvent message.
+type pbWatchFilter struct {
+	rc          io.ReadCloser
+	plan        *pbPlan
+	fingerprint string
+
+	in  []byte // the frame being filtered, reused
+	out []byte // the filtered frame, reused
+	off int    // how much of out was read
+	err error  // sticky: returned once out is drained
+}
+
+// newProtobufWatchFilter returns the protobuf watch stream rc with the
+// object of each event filtered by plan's filterObject (so an ERROR event's
+// Status passes through, and a BOOKMARK keeps the annotation ending the
+// initial events). Frames are read one at a time. Closing the returned
+// reader closes rc.
+func newProtobufWatchFilter(rc io.ReadCloser, plan *pbPlan, fingerprint string) io.ReadCloser {
+	return &pbWatchFilter{rc: rc, plan: plan, fingerprint: fingerprint}
+}
+
+// Read returns the filtered frames' bytes, in as many calls as the size of
+// b requires. It returns io.EOF where the input ends between two frames, and
+// an error where it ends inside one or holds a malformed event.
+func (w *pbWatchFilter) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	for w.off == len(w.out) {
+		if w.err != nil {
+			return 0, w.err
+		}
+		w.err = w.next()
+	}
+	n := copy(b, w.out[w.off:])
+	w.off += n
+	return n, nil
+}
+
+// Close closes the underlying stream.
+func (w *pbWatchFilter) Close() error {
+	return w.rc.Close()
+}
+
+// next reads one frame and puts it, filtered, in w.out.
+func (w *pbWatchFilter) next() error {
+	var hdr [4]byte
+	if _, err := io.ReadFull(w.rc, hdr[:]); err != nil {
+		if err == io.EOF {
+			return io.EOF
+		}
+		return fmt.Errorf("projection: protobuf watch: frame length: %w", err)
+	}
+	size := binary.BigEndian.Uint32(hdr[:])
+	if size > pbMaxLen {
+		return fmt.Errorf("projection: protobuf watch: frame length %d too large", size)
+	}
+	var err error
+	if w.in, err = pbReadFull(w.rc, w.in, int(size)); err != nil {
+		return fmt.Errorf("projection: protobuf watch: frame of %d bytes: %w", size, err)
+	}
+	out := append(w.out[:0], 0, 0, 0, 0)
+	if out, err = w.plan.filterEvent(out, w.in, w.fingerprint); err != nil {
+		w.out, w.off = w.out[:0], 0
+		return err
+	}
+	if len(out)-4 > pbMaxLen {
+		return fmt.Errorf("projection: protobuf watch: filtered frame too large")
+	}
+	binary.BigEndian.PutUint32(out, uint32(len(out)-4))
+	w.out, w.off = out, 0
+	return nil
+}
+
+// filterEvent appends the metav1.WatchEvent message ev with its object
+// filtered by filterObject. Other fields are kept.
+func (p *pbPlan) filterEvent(dst, ev []byte, fingerprint string) ([]byte, error) {
+	for len(ev) > 0 {
+		f, err := pbNextField(ev)
+		if err != nil {
+			return dst, fmt.Errorf("projection: protobuf watch event: %w", err)
+		}
+		ev = ev[len(f.raw):]
+		switch f.num {
+		case pbEventType, pbEventObject:
+			if err := pbCheckWire(f, pbWireBytes, false); err != nil {
+				return dst, fmt.Errorf("projection: protobuf watch event: %w", err)
+			}
+		}
+		if f.num != pbEventObject {
+			dst = append(dst, f.raw...)
+			continue
+		}
+		var at, room int
+		dst, at, room = pbBeginNested(dst, pbEventObject, len(f.value)+len(MarkerAnnotation)+len(fingerprint)+16)
+		for ext := f.value; len(ext) > 0; {
+			xf, err := pbNextField(ext)
+			if err != nil {
+				return dst, fmt.Errorf("projection: protobuf watch event: object: %w", err)
+			}
+			ext = ext[len(xf.raw):]
+			if xf.num != pbRawExtRaw || len(xf.value) == 0 && xf.wt == pbWireBytes {
+				dst = append(dst, xf.raw...)
+				continue
+			}
+			if err := pbCheckWire(xf, pbWireBytes, false); err != nil {
+				return dst, fmt.Errorf("projection: protobuf watch event: object: %w", err)
+			}
+			odst, oat, oroom := pbBeginNested(dst, pbRawExtRaw, len(xf.value)+len(MarkerAnnotation)+len(fingerprint)+8)
+			if odst, err = p.filterObject(odst, xf.value, fingerprint); err != nil {
+				return odst, fmt.Errorf("%w (in a watch event)", err)
+			}
+			dst = pbEndNested(odst, oat, oroom)
+		}
+		dst = pbEndNested(dst, at, room)
+	}
+	return dst, nil
+}
