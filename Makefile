@@ -99,13 +99,15 @@ BENCH_HTTP_PAIRS ?= 10
 BENCH_LEAN_PAIRS ?= 10
 BENCH_BLOCKED_PAIRS ?= 10
 BENCH_APISERVER_PAIRS ?= 5
+BENCH_PROJECTION_PAIRS ?= 5
 # BENCH_QUICK_PAIRS is the -count of every group of `make bench-quick`.
 BENCH_QUICK_PAIRS ?= 3
 # BENCH_TIMEOUT bounds each `go test` invocation.
 BENCH_TIMEOUT ?= 60m
 BENCH_PAIR_VARS = BENCH_SYNC_PAIRS=$(BENCH_SYNC_PAIRS) BENCH_SYNC_LARGE_PAIRS=$(BENCH_SYNC_LARGE_PAIRS) \
 	BENCH_EVENTS_PAIRS=$(BENCH_EVENTS_PAIRS) BENCH_RELIST_PAIRS=$(BENCH_RELIST_PAIRS) BENCH_HTTP_PAIRS=$(BENCH_HTTP_PAIRS) \
-	BENCH_LEAN_PAIRS=$(BENCH_LEAN_PAIRS) BENCH_BLOCKED_PAIRS=$(BENCH_BLOCKED_PAIRS) BENCH_APISERVER_PAIRS=$(BENCH_APISERVER_PAIRS)
+	BENCH_LEAN_PAIRS=$(BENCH_LEAN_PAIRS) BENCH_BLOCKED_PAIRS=$(BENCH_BLOCKED_PAIRS) BENCH_APISERVER_PAIRS=$(BENCH_APISERVER_PAIRS) \
+	BENCH_PROJECTION_PAIRS=$(BENCH_PROJECTION_PAIRS)
 BENCHTABLE = $(GO) run ./internal/bench/cmd/benchtable
 
 # BENCH_START, in a recipe: sets commit (the short commit id, <commit>-dirty when Go files
@@ -152,6 +154,7 @@ bench:
 	group KINFORMER_BENCH_FULL=1 '^BenchmarkHTTP$$' $(BENCH_HTTP_PAIRS); \
 	group KINFORMER_BENCH_FULL=1 '^BenchmarkLean$$' $(BENCH_LEAN_PAIRS); \
 	group KINFORMER_BENCH_FULL=1 '^BenchmarkBlockedHandler$$' $(BENCH_BLOCKED_PAIRS); \
+	group KINFORMER_BENCH_FULL=1 '^BenchmarkProjection$$' $(BENCH_PROJECTION_PAIRS); \
 	group "KINFORMER_BENCH_FULL=1 KINFORMER_TESTENV_BIN=$$bin" '^BenchmarkAPIServer$$' $(BENCH_APISERVER_PAIRS); \
 	$(BENCH_END); \
 	$(BENCHTABLE) -full -out internal/bench/results/bench-$$commit -update BENCHMARKS.md "$$raw"
@@ -165,7 +168,7 @@ bench-quick:
 	$(BENCHTABLE) -header -commit $$commit -sizes reduced -command "make bench-quick BENCH_QUICK_PAIRS=$(BENCH_QUICK_PAIRS)" | tee "$$raw"; \
 	echo "raw output: $$raw" >&2; \
 	$(BENCH_GROUP); \
-	for regex in '^BenchmarkSync$$' '^BenchmarkEvents$$' '^BenchmarkRelist$$' '^BenchmarkHTTP$$' '^BenchmarkLean$$' '^BenchmarkBlockedHandler$$'; do \
+	for regex in '^BenchmarkSync$$' '^BenchmarkEvents$$' '^BenchmarkRelist$$' '^BenchmarkHTTP$$' '^BenchmarkLean$$' '^BenchmarkBlockedHandler$$' '^BenchmarkProjection$$'; do \
 		group "" "$$regex" $(BENCH_QUICK_PAIRS); \
 	done; \
 	$(BENCH_END); \

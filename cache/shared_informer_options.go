@@ -197,6 +197,8 @@ type informerConfig struct {
 	// SnapshotFile and SnapshotScope (SetSnapshotFile, SetSnapshotScope).
 	snapshotFile  string
 	snapshotScope string
+	// snapshotProjection is the fingerprint SetSnapshotProjection sets.
+	snapshotProjection string
 	// snapshotProtection is SharedIndexInformerOptions.SnapshotProtection
 	// (SetSnapshotProtection).
 	snapshotProtection SnapshotProtection
@@ -351,6 +353,20 @@ func SetSnapshotProtection(informer SharedInformer, protection SnapshotProtectio
 	}
 	protection = protection.clone()
 	return configureBeforeRun(informer, "the snapshot protection", func(c *informerConfig) { c.snapshotProtection = protection })
+}
+
+// SetSnapshotProjection ties an informer's snapshot file to the projection
+// its objects are read with (the fingerprint of a projection.Projection;
+// empty for full objects): a snapshot records it, and one written under
+// another projection is not loaded (it is reported like one of another
+// scope, and the informer lists instead). The informer factories call it
+// for the informers they give a projection. kinformer extension, not in
+// client-go.
+//
+// It returns an error for a nil informer, one not built by this package, and
+// one that has started already.
+func SetSnapshotProjection(informer SharedInformer, fingerprint string) error {
+	return configureBeforeRun(informer, "the snapshot projection", func(c *informerConfig) { c.snapshotProjection = fingerprint })
 }
 
 // SetSnapshotScope sets the scope an informer's snapshot file is tied to

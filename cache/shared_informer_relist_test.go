@@ -260,7 +260,7 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 			}
 			stop()
 
-			objects, rv, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), "", podSnapshotCodec(t), nil)
+			objects, rv, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), snapshotTie{}, podSnapshotCodec(t), nil)
 			require.NoError(t, err)
 			assert.Equal(t, "5", rv, "the snapshot's resourceVersion")
 			assert.Equal(t, want, infStoreContents(objectListOf(objects)))

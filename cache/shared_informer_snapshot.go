@@ -25,7 +25,7 @@ func (s *sharedIndexInformer) loadSnapshot(ctx context.Context) (*reflectorResum
 		s.removeSensitiveSnapshot(ctx)
 		return nil, nil
 	}
-	objects, rv, err := readSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), s.config.snapshotScope, codec, protection.Key)
+	objects, rv, err := readSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), snapshotTie{scope: s.config.snapshotScope, projection: s.config.snapshotProjection}, codec, protection.Key)
 	if errors.Is(err, os.ErrNotExist) {
 		klog.FromContext(ctx).V(2).Info("No informer snapshot yet; listing", "path", s.config.snapshotFile)
 		return nil, nil
@@ -56,7 +56,7 @@ func (s *sharedIndexInformer) saveSnapshot(ctx context.Context) {
 	}
 	codec, err := snapshotCodecFor(s.objectType)
 	if err == nil {
-		err = writeSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), s.config.snapshotScope, codec, storeObjectsByKey(s.indexer), rv, protection.Key)
+		err = writeSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), snapshotTie{scope: s.config.snapshotScope, projection: s.config.snapshotProjection}, codec, storeObjectsByKey(s.indexer), rv, protection.Key)
 	}
 	if err != nil {
 		utilruntime.HandleErrorWithContext(ctx, &SnapshotError{Path: s.config.snapshotFile, Op: "save", Err: err}, "Informer snapshot not written", "type", fmt.Sprintf("%T", s.objectType))

@@ -51,10 +51,29 @@ type snapshotHeader struct {
 	// (namespace and selectors); a snapshot is only loaded by an informer
 	// of the same scope. Absent for an unrestricted informer.
 	Scope string `json:"scope,omitempty"`
+	// Projection is the fingerprint of the projection the objects were
+	// read with (SetSnapshotProjection); a snapshot is only loaded by an
+	// informer keeping the same fields. Absent for full objects.
+	Projection string `json:"projection,omitempty"`
 	// ResourceVersion is the version the cache had reached.
 	ResourceVersion string `json:"resourceVersion"`
 	// Count is the number of objects.
 	Count int `json:"count"`
+}
+
+// snapshotTie is what a snapshot file is tied to besides its object type:
+// the informer's scope and projection.
+type snapshotTie struct {
+	scope, projection string
+}
+
+// describeSnapshotProjection renders a projection fingerprint for an error
+// message.
+func describeSnapshotProjection(fingerprint string) string {
+	if fingerprint == "" {
+		return "full objects"
+	}
+	return "objects of projection " + fingerprint
 }
 
 // SnapshotError is the error of a snapshot file that cannot be loaded
@@ -180,7 +199,7 @@ func snapshotIdentity(example runtime.Object, description string) string {
 // writeSnapshot writes objects and rv to path atomically, encrypted with
 // key unless it is nil. The directory is created owner-only when missing and
 // refused when others may write to it (snapshot_perm.go); the file is 0600.
-func writeSnapshot(path, identity, scope string, codec snapshotCodec, objects []interface{}, rv string, key []byte) (err error) {
+func writeSnapshot(path, identity string, tie snapshotTie, codec snapshotCodec, objects []interface{}, rv string, key []byte) (err error) {
 	dir := filepath.Dir(path)
 	if err := ensureSnapshotDir(dir); err != nil {
 		return err
@@ -209,7 +228,7 @@ func writeSnapshot(path, identity, scope string, codec snapshotCodec, objects []
 	}
 	crc := crc32.New(snapshotCRCTable)
 	w := bufio.NewWriterSize(io.MultiWriter(out, crc), 256<<10)
-	header, err := json.Marshal(snapshotHeader{Identity: identity, Scope: scope, Codec: codec.name, ResourceVersion: rv, Count: len(objects)})
+	header, err := json.Marshal(snapshotHeader{Identity: identity, Scope: tie.scope, Projection: tie.projection, Codec: codec.name, ResourceVersion: rv, Count: len(objects)})
 	if err != nil {
 		return err
 	}
@@ -281,7 +300,7 @@ func snapshotObjectName(obj interface{}) string {
 // when key is not nil and plain when it is. It returns os.ErrNotExist
 // (wrapped) when there is none, and refuses a file or directory another
 // user could have written (snapshot_perm.go).
-func readSnapshot(path, identity, scope string, codec snapshotCodec, key []byte) ([]interface{}, string, error) {
+func readSnapshot(path, identity string, tie snapshotTie, codec snapshotCodec, key []byte) ([]interface{}, string, error) {
 	if err := checkSnapshotDir(filepath.Dir(path)); err != nil {
 		return nil, "", err
 	}
@@ -304,11 +323,11 @@ func readSnapshot(path, identity, scope string, codec snapshotCodec, key []byte)
 			return nil, "", err
 		}
 	}
-	return parseSnapshot(data, identity, scope, codec)
+	return parseSnapshot(data, identity, tie, codec)
 }
 
 // parseSnapshot decodes the plain snapshot file data.
-func parseSnapshot(data []byte, identity, scope string, codec snapshotCodec) ([]interface{}, string, error) {
+func parseSnapshot(data []byte, identity string, tie snapshotTie, codec snapshotCodec) ([]interface{}, string, error) {
 	const fixed = len(snapshotMagic) + 2
 	if len(data) < fixed || string(data[:len(snapshotMagic)]) != snapshotMagic {
 		return nil, "", errors.New("not a kinformer snapshot (bad magic)")
@@ -347,8 +366,11 @@ func parseSnapshot(data []byte, identity, scope string, codec snapshotCodec) ([]
 	if header.Identity != identity {
 		return nil, "", fmt.Errorf("snapshot of %q, this informer caches %q", header.Identity, identity)
 	}
-	if header.Scope != scope {
-		return nil, "", fmt.Errorf("snapshot holds %s, this informer selects %s", describeSnapshotScope(header.Scope), describeSnapshotScope(scope))
+	if header.Scope != tie.scope {
+		return nil, "", fmt.Errorf("snapshot holds %s, this informer selects %s", describeSnapshotScope(header.Scope), describeSnapshotScope(tie.scope))
+	}
+	if header.Projection != tie.projection {
+		return nil, "", fmt.Errorf("snapshot holds %s, this informer keeps %s", describeSnapshotProjection(header.Projection), describeSnapshotProjection(tie.projection))
 	}
 	if header.Codec != codec.name {
 		return nil, "", fmt.Errorf("objects encoded as %q, this informer uses %q", header.Codec, codec.name)

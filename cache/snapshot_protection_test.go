@@ -141,7 +141,7 @@ func TestSnapshotEncryptedWarmRestart(t *testing.T) {
 func writeTestSnapshot(t *testing.T, path string, key []byte) {
 	t.Helper()
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "old", ResourceVersion: "1"}}
-	require.NoError(t, writeSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), "", podSnapshotCodec(t), []interface{}{pod}, "1", key))
+	require.NoError(t, writeSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), snapshotTie{}, podSnapshotCodec(t), []interface{}{pod}, "1", key))
 }
 
 func TestSnapshotEncryptedFilesRejected(t *testing.T) {
@@ -309,7 +309,7 @@ func TestSnapshotNotWrittenIntoADirectoryOthersMayWriteTo(t *testing.T) {
 	require.NoError(t, os.Chmod(dir, 0o777))
 	path := filepath.Join(dir, "pods.snap")
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", ResourceVersion: "1"}}
-	err := writeSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), "", podSnapshotCodec(t), []interface{}{pod}, "1", nil)
+	err := writeSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), snapshotTie{}, podSnapshotCodec(t), []interface{}{pod}, "1", nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "others may write to it")
 	entries, err := os.ReadDir(dir)

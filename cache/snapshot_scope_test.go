@@ -100,7 +100,7 @@ func TestSnapshotOfForeignScopeIsRejected(t *testing.T) {
 
 			// On stop the file is rewritten under the new scope.
 			stop()
-			_, _, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), tc.scope, podSnapshotCodec(t), nil)
+			_, _, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), snapshotTie{scope: tc.scope}, podSnapshotCodec(t), nil)
 			require.NoError(t, err)
 		})
 	}
@@ -118,3 +118,52 @@ func TestSetSnapshotScopeRejectsBadInput(t *testing.T) {
 
 // foreignSharedInformer is a SharedInformer not built by this package.
 type foreignSharedInformer struct{ SharedInformer }
+
+// TestSnapshotOfAnotherProjectionIsRejected: a snapshot written by an
+// informer keeping the fields of one projection (SetSnapshotProjection) is
+// loaded only by an informer of the same projection; full objects and other
+// projections list instead, and the file is rewritten under theirs.
+func TestSnapshotOfAnotherProjectionIsRejected(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		projection string
+		wantError  string
+	}{
+		{"same projection loads", "aaaa", ""},
+		{"another projection", "bbbb", "snapshot holds objects of projection aaaa, this informer keeps objects of projection bbbb"},
+		{"full objects", "", "snapshot holds objects of projection aaaa, this informer keeps full objects"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "pods.snap")
+			srv := newInfServer()
+			t.Cleanup(srv.stopWatches)
+			srv.create("a") // 1
+			first, _, _ := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
+			require.NoError(t, SetSnapshotProjection(first, "aaaa"))
+			runInformerUntil(t, first)()
+			_, _, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), snapshotTie{projection: "aaaa"}, podSnapshotCodec(t), nil)
+			require.NoError(t, err, "the first run wrote its snapshot under its projection")
+
+			informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
+			require.NoError(t, SetSnapshotProjection(informer, tc.projection))
+			stop := runInformerUntil(t, informer)
+			assert.Equal(t, []string{"add ns/a@1 initial=true"}, rec.waitN(t, 1))
+			lists, _ := srv.counts()
+			if tc.wantError == "" {
+				assert.Equal(t, 1, lists, "only the first run listed")
+				assert.Empty(t, errs())
+				return
+			}
+			assert.Equal(t, 2, lists, "a normal list follows the rejection")
+			got := errs()
+			require.NotEmpty(t, got)
+			var serr *SnapshotError
+			require.ErrorAs(t, got[0], &serr)
+			assert.Equal(t, "load", serr.Op)
+			assert.Contains(t, serr.Error(), tc.wantError)
+			stop()
+			_, _, err = readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), snapshotTie{projection: tc.projection}, podSnapshotCodec(t), nil)
+			require.NoError(t, err, "the file is rewritten under the new projection")
+		})
+	}
+}

@@ -156,7 +156,7 @@ func TestSnapshotRejectedFiles(t *testing.T) {
 			u.SetKind("ConfigMap")
 			u.SetNamespace("ns")
 			u.SetName("cm")
-			require.NoError(t, writeSnapshot(path, snapshotIdentity(u, ""), "", codec, []interface{}{u}, "9", nil))
+			require.NoError(t, writeSnapshot(path, snapshotIdentity(u, ""), snapshotTie{}, codec, []interface{}{u}, "9", nil))
 			data, err := os.ReadFile(path)
 			require.NoError(t, err)
 			return data
@@ -186,7 +186,7 @@ func TestSnapshotRejectedFiles(t *testing.T) {
 
 			// On stop the rejected file is replaced by a good one.
 			stop()
-			objects, rv, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), "", podSnapshotCodec(t), nil)
+			objects, rv, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), snapshotTie{}, podSnapshotCodec(t), nil)
 			require.NoError(t, err)
 			assert.Equal(t, "1", rv)
 			assert.Equal(t, []string{"ns/x@1"}, infStoreContents(objectListOf(objects)))
@@ -220,8 +220,8 @@ func TestSnapshotCodecsRoundTrip(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.codec, codec.name)
 			id := snapshotIdentity(tc.example, "desc")
-			require.NoError(t, writeSnapshot(path, id, "", codec, []interface{}{tc.obj}, "7", nil))
-			objects, rv, err := readSnapshot(path, id, "", codec, nil)
+			require.NoError(t, writeSnapshot(path, id, snapshotTie{}, codec, []interface{}{tc.obj}, "7", nil))
+			objects, rv, err := readSnapshot(path, id, snapshotTie{}, codec, nil)
 			require.NoError(t, err)
 			assert.Equal(t, "7", rv)
 			require.Len(t, objects, 1)

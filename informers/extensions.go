@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // factoryExtensions are the factory options kinformer adds to client-go's.
@@ -33,6 +34,8 @@ type factoryExtensions struct {
 	snapshotKey []byte
 	// sensitiveTypes holds the types WithSensitiveTypes marks sensitive.
 	sensitiveTypes map[reflect.Type]bool
+	// projections holds WithProjection's projection per object type.
+	projections map[reflect.Type]*projection.Projection
 }
 
 // WithRelistPageByPage makes every informer the factory builds apply its

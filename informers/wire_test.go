@@ -35,6 +35,7 @@ const (
 
 // seenRequest is what the test server saw of one request.
 type seenRequest struct {
+	method string
 	kind   string // "list", "watch" or "watchlist"
 	path   string
 	accept string
@@ -82,6 +83,17 @@ func (s *podServer) clientset(t *testing.T, contentType string) *kubernetes.Clie
 	return cs
 }
 
+// writes returns the requests seen that were no GET.
+func (s *podServer) writes() []seenRequest {
+	var out []seenRequest
+	for _, r := range s.seen() {
+		if r.method != http.MethodGet {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func (s *podServer) seen() []seenRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -126,7 +138,7 @@ func (s *podServer) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Lock()
-	s.requests = append(s.requests, seenRequest{kind: kind, path: r.URL.Path, accept: r.Header.Get("Accept"), served: media, query: r.URL.RawQuery})
+	s.requests = append(s.requests, seenRequest{method: r.Method, kind: kind, path: r.URL.Path, accept: r.Header.Get("Accept"), served: media, query: r.URL.RawQuery})
 	s.mu.Unlock()
 
 	info := s.serializer(media)

@@ -9,6 +9,7 @@ package dynamicinformer
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"slices"
 	"time"
 
@@ -19,11 +20,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/informers"
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internal/gvrfactory"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // TweakListOptionsFunc edits the options of every LIST and WATCH request of
@@ -64,6 +67,15 @@ type dynamicSharedInformerFactory struct {
 	// stalenessProbeInterval is WithStalenessProbeInterval's value; 0
 	// means the informers' default.
 	stalenessProbeInterval time.Duration
+	// projections holds WithProjection's projections by resource.
+	projections map[schema.GroupVersionResource]projected
+}
+
+// projected is a resource's projection and the config its informer reaches
+// the server with (nil: the factory's client).
+type projected struct {
+	p      *projection.Projection
+	config *rest.Config
 }
 
 // NewDynamicSharedInformerFactory returns a factory over client for all
@@ -172,6 +184,41 @@ func WithSensitiveResources(resources ...schema.GroupVersionResource) DynamicSha
 // defaultResync is every informer's resync period (zero: none). kinformer
 // extension, not in client-go: it is how a dynamic factory gets a snapshot
 // directory (WithSnapshotDir).
+// WithProjection makes the factory's informer of gvr keep only the fields p
+// names of its objects (see package projection): its LIST and WATCH answers
+// are read in JSON and filtered while they are scanned, so the full objects
+// are never decoded and neither the cache nor the peak of an initial list
+// pays for the fields left out. Handlers and listers receive
+// *unstructured.Unstructured objects holding only those fields and the
+// identity fields; each carries projection.MarkerAnnotation and must never
+// be written back (build the clients that write with
+// projection.GuardConfig, which refuses it).
+//
+// A dynamic client gives no access to its transport, so config is how the
+// informer reaches the server: it lists and watches gvr through a dynamic
+// client of config whose transport projects the answers
+// (projection.Transport). With a nil config it uses the factory's client
+// and projects the objects once decoded instead, which is how client-go's
+// fake dynamic client is served in tests. The informer's snapshot files
+// record the projection, and a file written under another projection is
+// not loaded. A nil p is ignored; a later call for the same resource
+// replaces an earlier one. kinformer extension, not in client-go.
+func WithProjection(gvr schema.GroupVersionResource, p *projection.Projection, config *rest.Config) DynamicSharedInformerOption {
+	if config != nil {
+		config = rest.CopyConfig(config)
+	}
+	return func(f *dynamicSharedInformerFactory) *dynamicSharedInformerFactory {
+		if p == nil {
+			return f
+		}
+		if f.projections == nil {
+			f.projections = map[schema.GroupVersionResource]projected{}
+		}
+		f.projections[gvr] = projected{p: p, config: config}
+		return f
+	}
+}
+
 func NewDynamicSharedInformerFactoryWithOptions(client dynamic.Interface, defaultResync time.Duration, options ...DynamicSharedInformerOption) DynamicSharedInformerFactory {
 	f := &dynamicSharedInformerFactory{client: client, defaultResync: defaultResync, namespace: metav1.NamespaceAll}
 	for _, opt := range options {
@@ -195,7 +242,14 @@ func (f *dynamicSharedInformerFactory) build(gvr schema.GroupVersionResource) ca
 		StalenessProbeInterval: f.stalenessProbeInterval,
 	}
 	options = f.snapshots.Apply(options, gvr, "", f.namespace, f.tweakListOptions)
-	return newInformer(f.client, gvr, f.namespace, f.tweakListOptions, options)
+	proj, ok := f.projections[gvr]
+	if !ok {
+		return newInformer(f.client, gvr, f.namespace, f.tweakListOptions, options)
+	}
+	informer := newProjectedInformer(f.client, proj, gvr, f.namespace, f.tweakListOptions, options)
+	// The informer is new and not running: this cannot fail.
+	_ = cache.SetSnapshotProjection(informer, proj.p.Fingerprint())
+	return informer
 }
 
 // Start runs the requested informers until stopCh is closed.
@@ -218,6 +272,47 @@ func (f *dynamicSharedInformerFactory) WaitForCacheSync(stopCh <-chan struct{}) 
 // be nil) applied to every request. Prefer a factory's shared informer.
 func NewFilteredDynamicInformer(client dynamic.Interface, gvr schema.GroupVersionResource, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweakListOptions TweakListOptionsFunc) informers.GenericInformer {
 	return gvrfactory.NewInformer(newInformer(client, gvr, namespace, tweakListOptions, cache.SharedIndexInformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers}), gvr)
+}
+
+// newProjectedInformer is newInformer for a resource with a projection: over
+// a dynamic client of proj.config with the projecting transport, or over
+// client with each decoded object projected when proj.config is nil.
+func newProjectedInformer(client dynamic.Interface, proj projected, gvr schema.GroupVersionResource, namespace string, tweakListOptions TweakListOptionsFunc, options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
+	var list build.ListFunc
+	var watchFn build.WatchFunc
+	var c any = client
+	if proj.config != nil {
+		config := rest.CopyConfig(proj.config)
+		config.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			// Without an example type Transport fails only on a nil
+			// projection, which WithProjection never stores.
+			projecting, _ := proj.p.Transport(rt, nil)
+			return projecting
+		})
+		projectingClient, err := dynamic.NewForConfig(config)
+		if err != nil {
+			list, watchFn = build.FailingList(err), build.FailingWatch(err)
+		} else {
+			c = projectingClient
+			list = func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+				return projectingClient.Resource(gvr).Namespace(namespace).List(ctx, opts)
+			}
+			watchFn = func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+				return projectingClient.Resource(gvr).Namespace(namespace).Watch(ctx, opts)
+			}
+		}
+	} else if client != nil {
+		list = build.ProjectingList(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return client.Resource(gvr).Namespace(namespace).List(ctx, opts)
+		}, proj.p)
+		watchFn = build.ProjectingWatch(func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return client.Resource(gvr).Namespace(namespace).Watch(ctx, opts)
+		}, proj.p)
+	} else {
+		c = nil
+	}
+	lw := build.ListerWatcher(c, tweakListOptions, list, watchFn)
+	return gvrfactory.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, gvr, options)
 }
 
 func newInformer(client dynamic.Interface, gvr schema.GroupVersionResource, namespace string, tweakListOptions TweakListOptionsFunc, options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {

@@ -117,24 +117,36 @@ func createPods(cs kubernetes.Interface, pods int) error {
 // informers use the streaming list when the server offers it (client-go
 // v0.37's default). The floor is one LIST in protobuf through the
 // clientset plus the floorStore inserts. Figures as BenchmarkHTTP's:
-// sync-ms, peaklive-MB, retained-MB, allocs/pod.
+// sync-ms, peaklive-MB, retained-MB, allocs/pod, cpu-us/pod. The
+// projection row is BenchmarkProjection's typed row on the real server
+// (kinformer with BenchProjection against client-go with a
+// managedFields-stripping transform, no floor): the server's own encoding
+// dominates its sync time, so its figure is the client's CPU per pod.
 func BenchmarkAPIServer(b *testing.B) {
 	pods := 10000
 	env := sharedAPIServerEnv(b, pods)
 	cfg := env.Config()
-	for _, tc := range []struct{ name, contentType string }{
-		{"default", ""},
-		{"json", MediaJSON},
+	for _, tc := range []struct {
+		name, contentType string
+		projection        bool
+	}{
+		{"default", "", false},
+		{"json", MediaJSON, false},
+		{"projection", "", true},
 	} {
 		b.Run(tc.name+"/"+paramName("pods", pods), func(b *testing.B) {
 			samples := figureSamples{}
 			spec := childSpec{
 				Scenario: childClientset, Pods: pods, ContentType: tc.contentType,
 				URL: cfg.Host, BearerToken: cfg.BearerToken, CAFile: cfg.CAFile,
-				FloorStreams: true,
+				FloorStreams: true, Projection: tc.projection,
+			}
+			sides := memorySides
+			if tc.projection {
+				sides = []string{SideKinformer, SideClientGo}
 			}
 			for range b.N {
-				runPairInChildren(b, spec, memorySides, samples)
+				runPairInChildren(b, spec, sides, samples)
 			}
 			samples.report(b)
 		})

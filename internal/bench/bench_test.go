@@ -66,17 +66,20 @@ func syncChild(s childSpec, _ func() error) (any, error) {
 	phase := StartHeapPhase()
 	lw.SetNextList(NewPodList(0, s.Pods, "1000"))
 	phase.StartAllocs()
+	cpu := processCPU()
 	start := time.Now()
 	stop := startInformer(r, lw)
 	defer stop()
-	return syncFigures(phase, start, r, h, handlerDone, s.Pods)
+	return syncFigures(phase, start, cpu, r, h, handlerDone, s.Pods)
 }
 
 // syncFigures are the figures of an initial sync of pods pods started at
 // start within phase: it waits until r has synced (sync-ms) and h has seen
 // every pod (handlerDone), then ends phase (peaklive-MB, retained-MB, and
-// allocs/pod since phase's allocation count started).
-func syncFigures(phase *HeapPhase, start time.Time, r informerUnderTest, h *countingHandler, handlerDone <-chan struct{}, pods int) (childFigures, error) {
+// allocs/pod since phase's allocation count started). cpu-us/pod is the
+// process's CPU time (user and system, every goroutine, the garbage
+// collector's included) from cpu0, read at start, until h saw every pod.
+func syncFigures(phase *HeapPhase, start time.Time, cpu0 time.Duration, r informerUnderTest, h *countingHandler, handlerDone <-chan struct{}, pods int) (childFigures, error) {
 	if err := waitClosed(r.synced, "sync"); err != nil {
 		return nil, err
 	}
@@ -84,6 +87,7 @@ func syncFigures(phase *HeapPhase, start time.Time, r informerUnderTest, h *coun
 	if err := h.wait(handlerDone, "initial adds"); err != nil {
 		return nil, err
 	}
+	cpu := processCPU() - cpu0
 	allocs := phase.StopAllocs()
 	peak, _ := phase.End()
 	return childFigures{
@@ -91,6 +95,7 @@ func syncFigures(phase *HeapPhase, start time.Time, r informerUnderTest, h *coun
 		"peaklive-MB": peak,
 		"retained-MB": phase.Retained(),
 		"allocs/pod":  float64(allocs) / float64(pods),
+		"cpu-us/pod":  float64(cpu.Microseconds()) / float64(pods),
 	}, nil
 }
 

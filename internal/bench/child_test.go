@@ -81,6 +81,11 @@ type childSpec struct {
 	// informers do against a server that offers it (the real API server),
 	// instead of one LIST.
 	FloorStreams bool
+	// Projection builds the projection rows' sides (BenchmarkProjection,
+	// BenchmarkAPIServer's projection row): kinformer with
+	// BenchProjection, client-go with a managedFields-stripping
+	// transform; Dynamic, their dynamic factories' informers (JSON).
+	Projection, Dynamic bool
 	// BaseRV is the resourceVersion of the pod set before a relist;
 	// Changed pods have a newer one after it (relist modes).
 	BaseRV, Changed int

@@ -181,11 +181,16 @@ func clientsetSyncChild(s childSpec, _ func() error) (any, error) {
 	}
 	h := &countingHandler{}
 	handlerDone := h.arm(s.Pods)
-	r, err := buildClientsetSide(s, cfg, cs, h)
+	build := buildClientsetSide
+	if s.Projection {
+		build = buildProjectionSide
+	}
+	r, err := build(s, cfg, cs, h)
 	if err != nil {
 		return nil, err
 	}
 	phase := StartHeapPhase()
+	cpu := processCPU()
 	start := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -194,7 +199,14 @@ func clientsetSyncChild(s childSpec, _ func() error) (any, error) {
 		cancel()
 		wg.Wait()
 	}()
-	return syncFigures(phase, start, r, h, handlerDone, s.Pods)
+	figures, err := syncFigures(phase, start, cpu, r, h, handlerDone, s.Pods)
+	if err != nil {
+		return nil, err
+	}
+	if s.Projection {
+		figures["B/pod"] = figures["retained-MB"] * bytesPerMiB / float64(s.Pods)
+	}
+	return figures, nil
 }
 
 func TestPodServerServesBothMediaTypes(t *testing.T) {

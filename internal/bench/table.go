@@ -195,7 +195,8 @@ type ProtocolBenchmark struct {
 func ProtocolBenchmarks() []ProtocolBenchmark {
 	sync := []string{"sync-ms", "peaklive-MB", "retained-MB", "allocs/pod"}
 	events := []string{"events/s", "allocs/event", "B/event"}
-	overHTTP := []string{"sync-ms", "peaklive-MB", "allocs/pod"}
+	overHTTP := []string{"sync-ms", "peaklive-MB", "allocs/pod", "cpu-us/pod"}
+	projected := []string{"sync-ms", "peaklive-MB", "retained-MB", "B/pod", "cpu-us/pod"}
 	blocked := []string{"others-events/s", "sent-events/s", "others/sent", "backlog-MB", "after-release"}
 	return []ProtocolBenchmark{
 		{Name: "Sync/pods=1000", Figures: sync, Floor: true},
@@ -213,8 +214,11 @@ func ProtocolBenchmarks() []ProtocolBenchmark {
 		{Name: "Lean/metadata/pods=10000", Figures: []string{"B/pod"}},
 		{Name: "BlockedHandler/buffer=unbounded", Figures: blocked},
 		{Name: "BlockedHandler/buffer=coalesce", Figures: blocked},
+		{Name: "Projection/typed/pods=50000", Figures: projected},
+		{Name: "Projection/dynamic/pods=20000", Figures: projected},
 		{Name: "APIServer/default/pods=10000", Figures: overHTTP},
 		{Name: "APIServer/json/pods=10000", Figures: overHTTP},
+		{Name: "APIServer/projection/pods=10000", Figures: projected},
 	}
 }
 
@@ -268,7 +272,8 @@ func FigureDirection(figure string) Direction {
 	case strings.HasSuffix(figure, "/s"), figure == "others/sent":
 		return HigherIsBetter
 	case strings.HasSuffix(figure, "-ms"), strings.HasSuffix(figure, "-MB"), strings.HasSuffix(figure, "/steady"),
-		strings.HasPrefix(figure, "allocs/"), strings.HasPrefix(figure, "B/"), strings.Contains(figure, "-B/"):
+		strings.HasPrefix(figure, "allocs/"), strings.HasPrefix(figure, "B/"), strings.Contains(figure, "-B/"),
+		strings.HasPrefix(figure, "cpu-"):
 		return LowerIsBetter
 	}
 	return NoDirection
@@ -340,6 +345,10 @@ func Targets() []Target {
 		{Bench: "Relist/", Figure: "peaklive/steady", Value: 1.1},
 		{Bench: "Relist/", Figure: "retained/steady", Value: 1.1},
 		{Bench: "HTTP/json", Figure: "sync-ms", OfRatio: true, Value: 0.33},
+		{Bench: "Projection/", Figure: "B/pod", OfRatio: true, Value: 0.3},
+		{Bench: "Projection/typed", Figure: "peaklive-MB", OfRatio: true, Value: 0.5},
+		{Bench: "Projection/typed", Figure: "sync-ms", OfRatio: true, Value: 0.8},
+		{Bench: "APIServer/projection", Figure: "cpu-us/pod", OfRatio: true, Value: 0.6},
 	}
 }
 

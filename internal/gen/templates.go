@@ -119,6 +119,7 @@ import (
 	"{{.Module}}/informers/internal/build"
 	"{{.Module}}/informers/internalinterfaces"
 	listers "{{.Module}}/listers/{{.V.Group.Dir}}/{{.V.Dir}}"
+	"{{.Module}}/projection"
 )
 
 // {{.R.Kind}}Informer gives access to the shared informer for {{.R.Plural}}
@@ -204,7 +205,13 @@ func New{{.R.Kind}}InformerWithOptions(client kubernetes.Interface{{.NSParam}}, 
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTyped{{.R.Kind}}InformerWithOptions(client kubernetes.Interface{{.NSParam}}, options internalinterfaces.InformerOptions) {{.R.Kind}}IndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: {{printf "%q" .V.Group.Name}}, Version: {{printf "%q" .V.Name}}, Resource: {{printf "%q" .R.Resource}}}, &api.{{.R.Kind}}{}, options,
+	return newTyped{{.R.Kind}}Informer(client{{.NSArg}}, options, nil)
+}
+
+// newTyped{{.R.Kind}}Informer is NewTyped{{.R.Kind}}InformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTyped{{.R.Kind}}Informer(client kubernetes.Interface{{.NSParam}}, options internalinterfaces.InformerOptions, p *projection.Projection) {{.R.Kind}}IndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: {{printf "%q" .V.Group.Name}}, Version: {{printf "%q" .V.Name}}, Resource: {{printf "%q" .R.Resource}}}, &api.{{.R.Kind}}{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.{{.V.ClientMethod}}().{{.R.Plural}}({{.NSCall}}).List(ctx, opts)
 		},
@@ -232,12 +239,12 @@ type {{.Lower}}Informer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for {{.R.Plural}}.
 func (f *{{.Lower}}Informer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTyped{{.R.Kind}}InformerWithOptions(client{{if .R.Namespaced}}, f.namespace{{end}}, internalinterfaces.InformerOptions{
+	return newTyped{{.R.Kind}}Informer(client{{if .R.Namespaced}}, f.namespace{{end}}, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.{{.R.Kind}}{}))
 }
 
 // Informer returns the factory's shared informer for {{.R.Plural}}.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/admissionregistration/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // MutatingWebhookConfigurationInformer gives access to the shared informer for MutatingWebhookConfigurations
@@ -102,7 +103,13 @@ func NewMutatingWebhookConfigurationInformerWithOptions(client kubernetes.Interf
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedMutatingWebhookConfigurationInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) MutatingWebhookConfigurationIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"}, &api.MutatingWebhookConfiguration{}, options,
+	return newTypedMutatingWebhookConfigurationInformer(client, options, nil)
+}
+
+// newTypedMutatingWebhookConfigurationInformer is NewTypedMutatingWebhookConfigurationInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedMutatingWebhookConfigurationInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) MutatingWebhookConfigurationIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"}, &api.MutatingWebhookConfiguration{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type mutatingWebhookConfigurationInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for MutatingWebhookConfigurations.
 func (f *mutatingWebhookConfigurationInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedMutatingWebhookConfigurationInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedMutatingWebhookConfigurationInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.MutatingWebhookConfiguration{}))
 }
 
 // Informer returns the factory's shared informer for MutatingWebhookConfigurations.

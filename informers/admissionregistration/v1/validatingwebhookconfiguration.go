@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/admissionregistration/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ValidatingWebhookConfigurationInformer gives access to the shared informer for ValidatingWebhookConfigurations
@@ -102,7 +103,13 @@ func NewValidatingWebhookConfigurationInformerWithOptions(client kubernetes.Inte
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedValidatingWebhookConfigurationInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ValidatingWebhookConfigurationIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"}, &api.ValidatingWebhookConfiguration{}, options,
+	return newTypedValidatingWebhookConfigurationInformer(client, options, nil)
+}
+
+// newTypedValidatingWebhookConfigurationInformer is NewTypedValidatingWebhookConfigurationInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedValidatingWebhookConfigurationInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ValidatingWebhookConfigurationIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"}, &api.ValidatingWebhookConfiguration{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type validatingWebhookConfigurationInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ValidatingWebhookConfigurations.
 func (f *validatingWebhookConfigurationInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedValidatingWebhookConfigurationInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedValidatingWebhookConfigurationInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ValidatingWebhookConfiguration{}))
 }
 
 // Informer returns the factory's shared informer for ValidatingWebhookConfigurations.

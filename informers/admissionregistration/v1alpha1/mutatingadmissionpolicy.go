@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/admissionregistration/v1alpha1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // MutatingAdmissionPolicyInformer gives access to the shared informer for MutatingAdmissionPolicies
@@ -102,7 +103,13 @@ func NewMutatingAdmissionPolicyInformerWithOptions(client kubernetes.Interface, 
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedMutatingAdmissionPolicyInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) MutatingAdmissionPolicyIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Resource: "mutatingadmissionpolicies"}, &api.MutatingAdmissionPolicy{}, options,
+	return newTypedMutatingAdmissionPolicyInformer(client, options, nil)
+}
+
+// newTypedMutatingAdmissionPolicyInformer is NewTypedMutatingAdmissionPolicyInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedMutatingAdmissionPolicyInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) MutatingAdmissionPolicyIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Resource: "mutatingadmissionpolicies"}, &api.MutatingAdmissionPolicy{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AdmissionregistrationV1alpha1().MutatingAdmissionPolicies().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type mutatingAdmissionPolicyInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for MutatingAdmissionPolicies.
 func (f *mutatingAdmissionPolicyInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedMutatingAdmissionPolicyInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedMutatingAdmissionPolicyInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.MutatingAdmissionPolicy{}))
 }
 
 // Informer returns the factory's shared informer for MutatingAdmissionPolicies.

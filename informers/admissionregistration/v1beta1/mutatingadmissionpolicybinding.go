@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/admissionregistration/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // MutatingAdmissionPolicyBindingInformer gives access to the shared informer for MutatingAdmissionPolicyBindings
@@ -102,7 +103,13 @@ func NewMutatingAdmissionPolicyBindingInformerWithOptions(client kubernetes.Inte
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedMutatingAdmissionPolicyBindingInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) MutatingAdmissionPolicyBindingIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "mutatingadmissionpolicybindings"}, &api.MutatingAdmissionPolicyBinding{}, options,
+	return newTypedMutatingAdmissionPolicyBindingInformer(client, options, nil)
+}
+
+// newTypedMutatingAdmissionPolicyBindingInformer is NewTypedMutatingAdmissionPolicyBindingInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedMutatingAdmissionPolicyBindingInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) MutatingAdmissionPolicyBindingIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "mutatingadmissionpolicybindings"}, &api.MutatingAdmissionPolicyBinding{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AdmissionregistrationV1beta1().MutatingAdmissionPolicyBindings().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type mutatingAdmissionPolicyBindingInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for MutatingAdmissionPolicyBindings.
 func (f *mutatingAdmissionPolicyBindingInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedMutatingAdmissionPolicyBindingInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedMutatingAdmissionPolicyBindingInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.MutatingAdmissionPolicyBinding{}))
 }
 
 // Informer returns the factory's shared informer for MutatingAdmissionPolicyBindings.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/admissionregistration/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ValidatingAdmissionPolicyInformer gives access to the shared informer for ValidatingAdmissionPolicies
@@ -102,7 +103,13 @@ func NewValidatingAdmissionPolicyInformerWithOptions(client kubernetes.Interface
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedValidatingAdmissionPolicyInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ValidatingAdmissionPolicyIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "validatingadmissionpolicies"}, &api.ValidatingAdmissionPolicy{}, options,
+	return newTypedValidatingAdmissionPolicyInformer(client, options, nil)
+}
+
+// newTypedValidatingAdmissionPolicyInformer is NewTypedValidatingAdmissionPolicyInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedValidatingAdmissionPolicyInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ValidatingAdmissionPolicyIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "validatingadmissionpolicies"}, &api.ValidatingAdmissionPolicy{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AdmissionregistrationV1beta1().ValidatingAdmissionPolicies().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type validatingAdmissionPolicyInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ValidatingAdmissionPolicies.
 func (f *validatingAdmissionPolicyInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedValidatingAdmissionPolicyInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedValidatingAdmissionPolicyInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ValidatingAdmissionPolicy{}))
 }
 
 // Informer returns the factory's shared informer for ValidatingAdmissionPolicies.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/admissionregistration/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ValidatingAdmissionPolicyBindingInformer gives access to the shared informer for ValidatingAdmissionPolicyBindings
@@ -102,7 +103,13 @@ func NewValidatingAdmissionPolicyBindingInformerWithOptions(client kubernetes.In
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedValidatingAdmissionPolicyBindingInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ValidatingAdmissionPolicyBindingIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "validatingadmissionpolicybindings"}, &api.ValidatingAdmissionPolicyBinding{}, options,
+	return newTypedValidatingAdmissionPolicyBindingInformer(client, options, nil)
+}
+
+// newTypedValidatingAdmissionPolicyBindingInformer is NewTypedValidatingAdmissionPolicyBindingInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedValidatingAdmissionPolicyBindingInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ValidatingAdmissionPolicyBindingIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "validatingadmissionpolicybindings"}, &api.ValidatingAdmissionPolicyBinding{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AdmissionregistrationV1beta1().ValidatingAdmissionPolicyBindings().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type validatingAdmissionPolicyBindingInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ValidatingAdmissionPolicyBindings.
 func (f *validatingAdmissionPolicyBindingInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedValidatingAdmissionPolicyBindingInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedValidatingAdmissionPolicyBindingInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ValidatingAdmissionPolicyBinding{}))
 }
 
 // Informer returns the factory's shared informer for ValidatingAdmissionPolicyBindings.

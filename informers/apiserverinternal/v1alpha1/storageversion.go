@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/apiserverinternal/v1alpha1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // StorageVersionInformer gives access to the shared informer for StorageVersions
@@ -102,7 +103,13 @@ func NewStorageVersionInformerWithOptions(client kubernetes.Interface, options i
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedStorageVersionInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) StorageVersionIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "internal.apiserver.k8s.io", Version: "v1alpha1", Resource: "storageversions"}, &api.StorageVersion{}, options,
+	return newTypedStorageVersionInformer(client, options, nil)
+}
+
+// newTypedStorageVersionInformer is NewTypedStorageVersionInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedStorageVersionInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) StorageVersionIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "internal.apiserver.k8s.io", Version: "v1alpha1", Resource: "storageversions"}, &api.StorageVersion{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.InternalV1alpha1().StorageVersions().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type storageVersionInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for StorageVersions.
 func (f *storageVersionInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedStorageVersionInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedStorageVersionInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.StorageVersion{}))
 }
 
 // Informer returns the factory's shared informer for StorageVersions.

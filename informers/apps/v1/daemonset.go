@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/apps/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // DaemonSetInformer gives access to the shared informer for DaemonSets
@@ -103,7 +104,13 @@ func NewDaemonSetInformerWithOptions(client kubernetes.Interface, namespace stri
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedDaemonSetInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) DaemonSetIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"}, &api.DaemonSet{}, options,
+	return newTypedDaemonSetInformer(client, namespace, options, nil)
+}
+
+// newTypedDaemonSetInformer is NewTypedDaemonSetInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedDaemonSetInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) DaemonSetIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"}, &api.DaemonSet{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AppsV1().DaemonSets(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type daemonSetInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for DaemonSets.
 func (f *daemonSetInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedDaemonSetInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedDaemonSetInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.DaemonSet{}))
 }
 
 // Informer returns the factory's shared informer for DaemonSets.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/apps/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // DeploymentInformer gives access to the shared informer for Deployments
@@ -103,7 +104,13 @@ func NewDeploymentInformerWithOptions(client kubernetes.Interface, namespace str
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedDeploymentInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) DeploymentIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1beta1", Resource: "deployments"}, &api.Deployment{}, options,
+	return newTypedDeploymentInformer(client, namespace, options, nil)
+}
+
+// newTypedDeploymentInformer is NewTypedDeploymentInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedDeploymentInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) DeploymentIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1beta1", Resource: "deployments"}, &api.Deployment{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AppsV1beta1().Deployments(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type deploymentInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for Deployments.
 func (f *deploymentInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedDeploymentInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedDeploymentInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.Deployment{}))
 }
 
 // Informer returns the factory's shared informer for Deployments.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/apps/v1beta2"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ControllerRevisionInformer gives access to the shared informer for ControllerRevisions
@@ -103,7 +104,13 @@ func NewControllerRevisionInformerWithOptions(client kubernetes.Interface, names
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedControllerRevisionInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ControllerRevisionIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1beta2", Resource: "controllerrevisions"}, &api.ControllerRevision{}, options,
+	return newTypedControllerRevisionInformer(client, namespace, options, nil)
+}
+
+// newTypedControllerRevisionInformer is NewTypedControllerRevisionInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedControllerRevisionInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) ControllerRevisionIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1beta2", Resource: "controllerrevisions"}, &api.ControllerRevision{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AppsV1beta2().ControllerRevisions(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type controllerRevisionInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ControllerRevisions.
 func (f *controllerRevisionInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedControllerRevisionInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedControllerRevisionInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ControllerRevision{}))
 }
 
 // Informer returns the factory's shared informer for ControllerRevisions.

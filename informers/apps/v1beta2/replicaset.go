@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/apps/v1beta2"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ReplicaSetInformer gives access to the shared informer for ReplicaSets
@@ -103,7 +104,13 @@ func NewReplicaSetInformerWithOptions(client kubernetes.Interface, namespace str
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedReplicaSetInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ReplicaSetIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1beta2", Resource: "replicasets"}, &api.ReplicaSet{}, options,
+	return newTypedReplicaSetInformer(client, namespace, options, nil)
+}
+
+// newTypedReplicaSetInformer is NewTypedReplicaSetInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedReplicaSetInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) ReplicaSetIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1beta2", Resource: "replicasets"}, &api.ReplicaSet{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AppsV1beta2().ReplicaSets(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type replicaSetInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ReplicaSets.
 func (f *replicaSetInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedReplicaSetInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedReplicaSetInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ReplicaSet{}))
 }
 
 // Informer returns the factory's shared informer for ReplicaSets.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/apps/v1beta2"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // StatefulSetInformer gives access to the shared informer for StatefulSets
@@ -103,7 +104,13 @@ func NewStatefulSetInformerWithOptions(client kubernetes.Interface, namespace st
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedStatefulSetInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) StatefulSetIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1beta2", Resource: "statefulsets"}, &api.StatefulSet{}, options,
+	return newTypedStatefulSetInformer(client, namespace, options, nil)
+}
+
+// newTypedStatefulSetInformer is NewTypedStatefulSetInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedStatefulSetInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) StatefulSetIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1beta2", Resource: "statefulsets"}, &api.StatefulSet{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AppsV1beta2().StatefulSets(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type statefulSetInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for StatefulSets.
 func (f *statefulSetInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedStatefulSetInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedStatefulSetInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.StatefulSet{}))
 }
 
 // Informer returns the factory's shared informer for StatefulSets.

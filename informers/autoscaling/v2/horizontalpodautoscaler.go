@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/autoscaling/v2"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // HorizontalPodAutoscalerInformer gives access to the shared informer for HorizontalPodAutoscalers
@@ -103,7 +104,13 @@ func NewHorizontalPodAutoscalerInformerWithOptions(client kubernetes.Interface, 
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedHorizontalPodAutoscalerInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) HorizontalPodAutoscalerIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}, &api.HorizontalPodAutoscaler{}, options,
+	return newTypedHorizontalPodAutoscalerInformer(client, namespace, options, nil)
+}
+
+// newTypedHorizontalPodAutoscalerInformer is NewTypedHorizontalPodAutoscalerInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedHorizontalPodAutoscalerInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) HorizontalPodAutoscalerIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}, &api.HorizontalPodAutoscaler{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AutoscalingV2().HorizontalPodAutoscalers(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type horizontalPodAutoscalerInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for HorizontalPodAutoscalers.
 func (f *horizontalPodAutoscalerInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedHorizontalPodAutoscalerInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedHorizontalPodAutoscalerInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.HorizontalPodAutoscaler{}))
 }
 
 // Informer returns the factory's shared informer for HorizontalPodAutoscalers.

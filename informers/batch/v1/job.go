@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/batch/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // JobInformer gives access to the shared informer for Jobs
@@ -103,7 +104,13 @@ func NewJobInformerWithOptions(client kubernetes.Interface, namespace string, op
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedJobInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) JobIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}, &api.Job{}, options,
+	return newTypedJobInformer(client, namespace, options, nil)
+}
+
+// newTypedJobInformer is NewTypedJobInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedJobInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) JobIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}, &api.Job{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.BatchV1().Jobs(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type jobInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for Jobs.
 func (f *jobInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedJobInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedJobInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.Job{}))
 }
 
 // Informer returns the factory's shared informer for Jobs.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/batch/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // CronJobInformer gives access to the shared informer for CronJobs
@@ -103,7 +104,13 @@ func NewCronJobInformerWithOptions(client kubernetes.Interface, namespace string
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedCronJobInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) CronJobIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "batch", Version: "v1beta1", Resource: "cronjobs"}, &api.CronJob{}, options,
+	return newTypedCronJobInformer(client, namespace, options, nil)
+}
+
+// newTypedCronJobInformer is NewTypedCronJobInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedCronJobInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) CronJobIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "batch", Version: "v1beta1", Resource: "cronjobs"}, &api.CronJob{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.BatchV1beta1().CronJobs(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type cronJobInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for CronJobs.
 func (f *cronJobInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedCronJobInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedCronJobInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.CronJob{}))
 }
 
 // Informer returns the factory's shared informer for CronJobs.

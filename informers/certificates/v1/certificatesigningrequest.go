@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/certificates/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // CertificateSigningRequestInformer gives access to the shared informer for CertificateSigningRequests
@@ -102,7 +103,13 @@ func NewCertificateSigningRequestInformerWithOptions(client kubernetes.Interface
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedCertificateSigningRequestInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) CertificateSigningRequestIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"}, &api.CertificateSigningRequest{}, options,
+	return newTypedCertificateSigningRequestInformer(client, options, nil)
+}
+
+// newTypedCertificateSigningRequestInformer is NewTypedCertificateSigningRequestInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedCertificateSigningRequestInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) CertificateSigningRequestIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"}, &api.CertificateSigningRequest{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CertificatesV1().CertificateSigningRequests().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type certificateSigningRequestInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for CertificateSigningRequests.
 func (f *certificateSigningRequestInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedCertificateSigningRequestInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedCertificateSigningRequestInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.CertificateSigningRequest{}))
 }
 
 // Informer returns the factory's shared informer for CertificateSigningRequests.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/certificates/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ClusterTrustBundleInformer gives access to the shared informer for ClusterTrustBundles
@@ -102,7 +103,13 @@ func NewClusterTrustBundleInformerWithOptions(client kubernetes.Interface, optio
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedClusterTrustBundleInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ClusterTrustBundleIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "clustertrustbundles"}, &api.ClusterTrustBundle{}, options,
+	return newTypedClusterTrustBundleInformer(client, options, nil)
+}
+
+// newTypedClusterTrustBundleInformer is NewTypedClusterTrustBundleInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedClusterTrustBundleInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ClusterTrustBundleIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "clustertrustbundles"}, &api.ClusterTrustBundle{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CertificatesV1().ClusterTrustBundles().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type clusterTrustBundleInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ClusterTrustBundles.
 func (f *clusterTrustBundleInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedClusterTrustBundleInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedClusterTrustBundleInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ClusterTrustBundle{}))
 }
 
 // Informer returns the factory's shared informer for ClusterTrustBundles.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/certificates/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // PodCertificateRequestInformer gives access to the shared informer for PodCertificateRequests
@@ -103,7 +104,13 @@ func NewPodCertificateRequestInformerWithOptions(client kubernetes.Interface, na
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedPodCertificateRequestInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) PodCertificateRequestIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1beta1", Resource: "podcertificaterequests"}, &api.PodCertificateRequest{}, options,
+	return newTypedPodCertificateRequestInformer(client, namespace, options, nil)
+}
+
+// newTypedPodCertificateRequestInformer is NewTypedPodCertificateRequestInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedPodCertificateRequestInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) PodCertificateRequestIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1beta1", Resource: "podcertificaterequests"}, &api.PodCertificateRequest{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CertificatesV1beta1().PodCertificateRequests(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type podCertificateRequestInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for PodCertificateRequests.
 func (f *podCertificateRequestInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedPodCertificateRequestInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedPodCertificateRequestInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.PodCertificateRequest{}))
 }
 
 // Informer returns the factory's shared informer for PodCertificateRequests.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/coordination/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // LeaseInformer gives access to the shared informer for Leases
@@ -103,7 +104,13 @@ func NewLeaseInformerWithOptions(client kubernetes.Interface, namespace string, 
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedLeaseInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) LeaseIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1beta1", Resource: "leases"}, &api.Lease{}, options,
+	return newTypedLeaseInformer(client, namespace, options, nil)
+}
+
+// newTypedLeaseInformer is NewTypedLeaseInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedLeaseInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) LeaseIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1beta1", Resource: "leases"}, &api.Lease{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoordinationV1beta1().Leases(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type leaseInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for Leases.
 func (f *leaseInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedLeaseInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedLeaseInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.Lease{}))
 }
 
 // Informer returns the factory's shared informer for Leases.

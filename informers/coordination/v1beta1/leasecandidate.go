@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/coordination/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // LeaseCandidateInformer gives access to the shared informer for LeaseCandidates
@@ -103,7 +104,13 @@ func NewLeaseCandidateInformerWithOptions(client kubernetes.Interface, namespace
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedLeaseCandidateInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) LeaseCandidateIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1beta1", Resource: "leasecandidates"}, &api.LeaseCandidate{}, options,
+	return newTypedLeaseCandidateInformer(client, namespace, options, nil)
+}
+
+// newTypedLeaseCandidateInformer is NewTypedLeaseCandidateInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedLeaseCandidateInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) LeaseCandidateIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1beta1", Resource: "leasecandidates"}, &api.LeaseCandidate{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoordinationV1beta1().LeaseCandidates(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type leaseCandidateInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for LeaseCandidates.
 func (f *leaseCandidateInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedLeaseCandidateInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedLeaseCandidateInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.LeaseCandidate{}))
 }
 
 // Informer returns the factory's shared informer for LeaseCandidates.

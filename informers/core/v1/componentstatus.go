@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ComponentStatusInformer gives access to the shared informer for ComponentStatuses
@@ -102,7 +103,13 @@ func NewComponentStatusInformerWithOptions(client kubernetes.Interface, options 
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedComponentStatusInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ComponentStatusIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "componentstatuses"}, &api.ComponentStatus{}, options,
+	return newTypedComponentStatusInformer(client, options, nil)
+}
+
+// newTypedComponentStatusInformer is NewTypedComponentStatusInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedComponentStatusInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ComponentStatusIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "componentstatuses"}, &api.ComponentStatus{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().ComponentStatuses().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type componentStatusInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ComponentStatuses.
 func (f *componentStatusInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedComponentStatusInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedComponentStatusInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ComponentStatus{}))
 }
 
 // Informer returns the factory's shared informer for ComponentStatuses.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ConfigMapInformer gives access to the shared informer for ConfigMaps
@@ -103,7 +104,13 @@ func NewConfigMapInformerWithOptions(client kubernetes.Interface, namespace stri
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedConfigMapInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ConfigMapIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "configmaps"}, &api.ConfigMap{}, options,
+	return newTypedConfigMapInformer(client, namespace, options, nil)
+}
+
+// newTypedConfigMapInformer is NewTypedConfigMapInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedConfigMapInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) ConfigMapIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "configmaps"}, &api.ConfigMap{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().ConfigMaps(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type configMapInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ConfigMaps.
 func (f *configMapInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedConfigMapInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedConfigMapInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ConfigMap{}))
 }
 
 // Informer returns the factory's shared informer for ConfigMaps.

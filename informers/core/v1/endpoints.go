@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // EndpointsInformer gives access to the shared informer for Endpoints
@@ -103,7 +104,13 @@ func NewEndpointsInformerWithOptions(client kubernetes.Interface, namespace stri
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedEndpointsInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) EndpointsIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "endpoints"}, &api.Endpoints{}, options,
+	return newTypedEndpointsInformer(client, namespace, options, nil)
+}
+
+// newTypedEndpointsInformer is NewTypedEndpointsInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedEndpointsInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) EndpointsIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "endpoints"}, &api.Endpoints{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().Endpoints(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type endpointsInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for Endpoints.
 func (f *endpointsInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedEndpointsInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedEndpointsInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.Endpoints{}))
 }
 
 // Informer returns the factory's shared informer for Endpoints.

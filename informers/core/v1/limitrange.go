@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // LimitRangeInformer gives access to the shared informer for LimitRanges
@@ -103,7 +104,13 @@ func NewLimitRangeInformerWithOptions(client kubernetes.Interface, namespace str
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedLimitRangeInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) LimitRangeIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "limitranges"}, &api.LimitRange{}, options,
+	return newTypedLimitRangeInformer(client, namespace, options, nil)
+}
+
+// newTypedLimitRangeInformer is NewTypedLimitRangeInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedLimitRangeInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) LimitRangeIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "limitranges"}, &api.LimitRange{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().LimitRanges(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type limitRangeInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for LimitRanges.
 func (f *limitRangeInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedLimitRangeInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedLimitRangeInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.LimitRange{}))
 }
 
 // Informer returns the factory's shared informer for LimitRanges.

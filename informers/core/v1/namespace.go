@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // NamespaceInformer gives access to the shared informer for Namespaces
@@ -102,7 +103,13 @@ func NewNamespaceInformerWithOptions(client kubernetes.Interface, options intern
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedNamespaceInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) NamespaceIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "namespaces"}, &api.Namespace{}, options,
+	return newTypedNamespaceInformer(client, options, nil)
+}
+
+// newTypedNamespaceInformer is NewTypedNamespaceInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedNamespaceInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) NamespaceIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "namespaces"}, &api.Namespace{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().Namespaces().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type namespaceInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for Namespaces.
 func (f *namespaceInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedNamespaceInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedNamespaceInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.Namespace{}))
 }
 
 // Informer returns the factory's shared informer for Namespaces.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // NodeInformer gives access to the shared informer for Nodes
@@ -102,7 +103,13 @@ func NewNodeInformerWithOptions(client kubernetes.Interface, options internalint
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedNodeInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) NodeIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "nodes"}, &api.Node{}, options,
+	return newTypedNodeInformer(client, options, nil)
+}
+
+// newTypedNodeInformer is NewTypedNodeInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedNodeInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) NodeIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "nodes"}, &api.Node{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().Nodes().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type nodeInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for Nodes.
 func (f *nodeInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedNodeInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedNodeInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.Node{}))
 }
 
 // Informer returns the factory's shared informer for Nodes.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // PersistentVolumeInformer gives access to the shared informer for PersistentVolumes
@@ -102,7 +103,13 @@ func NewPersistentVolumeInformerWithOptions(client kubernetes.Interface, options
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedPersistentVolumeInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) PersistentVolumeIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "persistentvolumes"}, &api.PersistentVolume{}, options,
+	return newTypedPersistentVolumeInformer(client, options, nil)
+}
+
+// newTypedPersistentVolumeInformer is NewTypedPersistentVolumeInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedPersistentVolumeInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) PersistentVolumeIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "persistentvolumes"}, &api.PersistentVolume{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().PersistentVolumes().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type persistentVolumeInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for PersistentVolumes.
 func (f *persistentVolumeInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedPersistentVolumeInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedPersistentVolumeInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.PersistentVolume{}))
 }
 
 // Informer returns the factory's shared informer for PersistentVolumes.

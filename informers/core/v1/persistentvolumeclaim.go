@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // PersistentVolumeClaimInformer gives access to the shared informer for PersistentVolumeClaims
@@ -103,7 +104,13 @@ func NewPersistentVolumeClaimInformerWithOptions(client kubernetes.Interface, na
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedPersistentVolumeClaimInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) PersistentVolumeClaimIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "persistentvolumeclaims"}, &api.PersistentVolumeClaim{}, options,
+	return newTypedPersistentVolumeClaimInformer(client, namespace, options, nil)
+}
+
+// newTypedPersistentVolumeClaimInformer is NewTypedPersistentVolumeClaimInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedPersistentVolumeClaimInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) PersistentVolumeClaimIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "persistentvolumeclaims"}, &api.PersistentVolumeClaim{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().PersistentVolumeClaims(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type persistentVolumeClaimInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for PersistentVolumeClaims.
 func (f *persistentVolumeClaimInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedPersistentVolumeClaimInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedPersistentVolumeClaimInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.PersistentVolumeClaim{}))
 }
 
 // Informer returns the factory's shared informer for PersistentVolumeClaims.

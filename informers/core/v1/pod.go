@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // PodInformer gives access to the shared informer for Pods
@@ -103,7 +104,13 @@ func NewPodInformerWithOptions(client kubernetes.Interface, namespace string, op
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedPodInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) PodIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "pods"}, &api.Pod{}, options,
+	return newTypedPodInformer(client, namespace, options, nil)
+}
+
+// newTypedPodInformer is NewTypedPodInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedPodInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) PodIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "pods"}, &api.Pod{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().Pods(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type podInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for Pods.
 func (f *podInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedPodInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedPodInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.Pod{}))
 }
 
 // Informer returns the factory's shared informer for Pods.

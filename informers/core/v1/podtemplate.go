@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // PodTemplateInformer gives access to the shared informer for PodTemplates
@@ -103,7 +104,13 @@ func NewPodTemplateInformerWithOptions(client kubernetes.Interface, namespace st
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedPodTemplateInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) PodTemplateIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "podtemplates"}, &api.PodTemplate{}, options,
+	return newTypedPodTemplateInformer(client, namespace, options, nil)
+}
+
+// newTypedPodTemplateInformer is NewTypedPodTemplateInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedPodTemplateInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) PodTemplateIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "podtemplates"}, &api.PodTemplate{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().PodTemplates(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type podTemplateInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for PodTemplates.
 func (f *podTemplateInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedPodTemplateInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedPodTemplateInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.PodTemplate{}))
 }
 
 // Informer returns the factory's shared informer for PodTemplates.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ReplicationControllerInformer gives access to the shared informer for ReplicationControllers
@@ -103,7 +104,13 @@ func NewReplicationControllerInformerWithOptions(client kubernetes.Interface, na
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedReplicationControllerInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ReplicationControllerIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "replicationcontrollers"}, &api.ReplicationController{}, options,
+	return newTypedReplicationControllerInformer(client, namespace, options, nil)
+}
+
+// newTypedReplicationControllerInformer is NewTypedReplicationControllerInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedReplicationControllerInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) ReplicationControllerIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "replicationcontrollers"}, &api.ReplicationController{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().ReplicationControllers(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type replicationControllerInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ReplicationControllers.
 func (f *replicationControllerInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedReplicationControllerInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedReplicationControllerInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ReplicationController{}))
 }
 
 // Informer returns the factory's shared informer for ReplicationControllers.

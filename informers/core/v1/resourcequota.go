@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ResourceQuotaInformer gives access to the shared informer for ResourceQuotas
@@ -103,7 +104,13 @@ func NewResourceQuotaInformerWithOptions(client kubernetes.Interface, namespace 
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedResourceQuotaInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ResourceQuotaIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "resourcequotas"}, &api.ResourceQuota{}, options,
+	return newTypedResourceQuotaInformer(client, namespace, options, nil)
+}
+
+// newTypedResourceQuotaInformer is NewTypedResourceQuotaInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedResourceQuotaInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) ResourceQuotaIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "resourcequotas"}, &api.ResourceQuota{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().ResourceQuotas(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type resourceQuotaInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ResourceQuotas.
 func (f *resourceQuotaInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedResourceQuotaInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedResourceQuotaInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ResourceQuota{}))
 }
 
 // Informer returns the factory's shared informer for ResourceQuotas.

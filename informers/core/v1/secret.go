@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // SecretInformer gives access to the shared informer for Secrets
@@ -103,7 +104,13 @@ func NewSecretInformerWithOptions(client kubernetes.Interface, namespace string,
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedSecretInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) SecretIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "secrets"}, &api.Secret{}, options,
+	return newTypedSecretInformer(client, namespace, options, nil)
+}
+
+// newTypedSecretInformer is NewTypedSecretInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedSecretInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) SecretIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "secrets"}, &api.Secret{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().Secrets(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type secretInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for Secrets.
 func (f *secretInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedSecretInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedSecretInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.Secret{}))
 }
 
 // Informer returns the factory's shared informer for Secrets.

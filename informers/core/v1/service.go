@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ServiceInformer gives access to the shared informer for Services
@@ -103,7 +104,13 @@ func NewServiceInformerWithOptions(client kubernetes.Interface, namespace string
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedServiceInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ServiceIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "services"}, &api.Service{}, options,
+	return newTypedServiceInformer(client, namespace, options, nil)
+}
+
+// newTypedServiceInformer is NewTypedServiceInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedServiceInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) ServiceIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "services"}, &api.Service{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().Services(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type serviceInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for Services.
 func (f *serviceInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedServiceInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedServiceInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.Service{}))
 }
 
 // Informer returns the factory's shared informer for Services.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ServiceAccountInformer gives access to the shared informer for ServiceAccounts
@@ -103,7 +104,13 @@ func NewServiceAccountInformerWithOptions(client kubernetes.Interface, namespace
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedServiceAccountInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ServiceAccountIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "serviceaccounts"}, &api.ServiceAccount{}, options,
+	return newTypedServiceAccountInformer(client, namespace, options, nil)
+}
+
+// newTypedServiceAccountInformer is NewTypedServiceAccountInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedServiceAccountInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) ServiceAccountIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "serviceaccounts"}, &api.ServiceAccount{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().ServiceAccounts(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type serviceAccountInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ServiceAccounts.
 func (f *serviceAccountInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedServiceAccountInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedServiceAccountInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ServiceAccount{}))
 }
 
 // Informer returns the factory's shared informer for ServiceAccounts.

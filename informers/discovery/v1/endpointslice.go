@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/discovery/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // EndpointSliceInformer gives access to the shared informer for EndpointSlices
@@ -103,7 +104,13 @@ func NewEndpointSliceInformerWithOptions(client kubernetes.Interface, namespace 
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedEndpointSliceInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) EndpointSliceIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}, &api.EndpointSlice{}, options,
+	return newTypedEndpointSliceInformer(client, namespace, options, nil)
+}
+
+// newTypedEndpointSliceInformer is NewTypedEndpointSliceInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedEndpointSliceInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) EndpointSliceIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}, &api.EndpointSlice{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.DiscoveryV1().EndpointSlices(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type endpointSliceInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for EndpointSlices.
 func (f *endpointSliceInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedEndpointSliceInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedEndpointSliceInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.EndpointSlice{}))
 }
 
 // Informer returns the factory's shared informer for EndpointSlices.

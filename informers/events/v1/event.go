@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/events/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // EventInformer gives access to the shared informer for Events
@@ -103,7 +104,13 @@ func NewEventInformerWithOptions(client kubernetes.Interface, namespace string, 
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedEventInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) EventIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}, &api.Event{}, options,
+	return newTypedEventInformer(client, namespace, options, nil)
+}
+
+// newTypedEventInformer is NewTypedEventInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedEventInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) EventIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}, &api.Event{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.EventsV1().Events(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type eventInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for Events.
 func (f *eventInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedEventInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedEventInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.Event{}))
 }
 
 // Informer returns the factory's shared informer for Events.

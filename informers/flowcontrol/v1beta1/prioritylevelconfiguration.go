@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/flowcontrol/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // PriorityLevelConfigurationInformer gives access to the shared informer for PriorityLevelConfigurations
@@ -102,7 +103,13 @@ func NewPriorityLevelConfigurationInformerWithOptions(client kubernetes.Interfac
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedPriorityLevelConfigurationInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) PriorityLevelConfigurationIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta1", Resource: "prioritylevelconfigurations"}, &api.PriorityLevelConfiguration{}, options,
+	return newTypedPriorityLevelConfigurationInformer(client, options, nil)
+}
+
+// newTypedPriorityLevelConfigurationInformer is NewTypedPriorityLevelConfigurationInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedPriorityLevelConfigurationInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) PriorityLevelConfigurationIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta1", Resource: "prioritylevelconfigurations"}, &api.PriorityLevelConfiguration{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.FlowcontrolV1beta1().PriorityLevelConfigurations().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type priorityLevelConfigurationInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for PriorityLevelConfigurations.
 func (f *priorityLevelConfigurationInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedPriorityLevelConfigurationInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedPriorityLevelConfigurationInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.PriorityLevelConfiguration{}))
 }
 
 // Informer returns the factory's shared informer for PriorityLevelConfigurations.

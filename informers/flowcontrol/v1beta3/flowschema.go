@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/flowcontrol/v1beta3"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // FlowSchemaInformer gives access to the shared informer for FlowSchemas
@@ -102,7 +103,13 @@ func NewFlowSchemaInformerWithOptions(client kubernetes.Interface, options inter
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedFlowSchemaInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) FlowSchemaIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta3", Resource: "flowschemas"}, &api.FlowSchema{}, options,
+	return newTypedFlowSchemaInformer(client, options, nil)
+}
+
+// newTypedFlowSchemaInformer is NewTypedFlowSchemaInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedFlowSchemaInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) FlowSchemaIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta3", Resource: "flowschemas"}, &api.FlowSchema{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.FlowcontrolV1beta3().FlowSchemas().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type flowSchemaInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for FlowSchemas.
 func (f *flowSchemaInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedFlowSchemaInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedFlowSchemaInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.FlowSchema{}))
 }
 
 // Informer returns the factory's shared informer for FlowSchemas.

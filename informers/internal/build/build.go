@@ -6,6 +6,7 @@ package build
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ListFunc lists one resource through the clientset.
@@ -47,12 +49,36 @@ var errNoClient = errors.New("informers: informer was built with a nil client")
 // whatever content type the clientset was configured with, and decoding the
 // media type the server answers in. Otherwise (fake clientsets, wrappers of a
 // clientset, a nil REST client) list and watch are used as given.
-func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionResource, example T, options internalinterfaces.InformerOptions, list ListFunc, watchFn WatchFunc, wire *Wire) cache.TypedSharedIndexInformer[T] {
+//
+// A non-nil proj makes the informer keep only proj's fields: through the
+// REST client, with a transport that projects the answers on the wire
+// (projection.Transport); through list and watch, by projecting each
+// decoded object (projection.Projection.Apply). A projection naming a field
+// example's type does not have makes every LIST and WATCH fail with that
+// error. The informer's snapshots are tied to proj's fingerprint.
+func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionResource, example T, options internalinterfaces.InformerOptions, proj *projection.Projection, list ListFunc, watchFn WatchFunc, wire *Wire) cache.TypedSharedIndexInformer[T] {
 	var c any
 	if client != nil {
 		c = client
 	}
-	if rc := wire.restClientFor(c); rc != nil {
+	rc := wire.restClientFor(c)
+	switch p := proj; {
+	case p != nil && rc != nil:
+		prc, err := projectedRESTClient(rc, p, example)
+		if err != nil {
+			list, watchFn = FailingList(err), FailingWatch(err)
+			break
+		}
+		wc := &wireClient{rc: prc, namespace: wire.Namespace, resource: wire.Resource, newList: wire.NewList}
+		list, watchFn = wc.list, wc.watch
+	case p != nil:
+		if _, err := p.Transport(http.DefaultTransport, example); err != nil {
+			// The projection names fields the type does not have.
+			list, watchFn = FailingList(err), FailingWatch(err)
+			break
+		}
+		list, watchFn = ProjectingList(list, p), ProjectingWatch(watchFn, p)
+	case rc != nil:
 		wc := &wireClient{rc: rc, namespace: wire.Namespace, resource: wire.Resource, newList: wire.NewList}
 		list, watchFn = wc.list, wc.watch
 	}
@@ -65,6 +91,10 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 			Identifier:   options.InformerName.WithResource(gvr),
 		},
 	)
+	if proj != nil {
+		// The informer is new and not running: this cannot fail.
+		_ = cache.SetSnapshotProjection(informer, proj.Fingerprint())
+	}
 	return cache.NewTypedSharedIndexInformer[T](informer)
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/lifecycle/v1alpha1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // EvictionInformer gives access to the shared informer for Evictions
@@ -103,7 +104,13 @@ func NewEvictionInformerWithOptions(client kubernetes.Interface, namespace strin
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedEvictionInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) EvictionIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "lifecycle.k8s.io", Version: "v1alpha1", Resource: "evictions"}, &api.Eviction{}, options,
+	return newTypedEvictionInformer(client, namespace, options, nil)
+}
+
+// newTypedEvictionInformer is NewTypedEvictionInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedEvictionInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) EvictionIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "lifecycle.k8s.io", Version: "v1alpha1", Resource: "evictions"}, &api.Eviction{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.LifecycleV1alpha1().Evictions(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type evictionInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for Evictions.
 func (f *evictionInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedEvictionInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedEvictionInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.Eviction{}))
 }
 
 // Informer returns the factory's shared informer for Evictions.

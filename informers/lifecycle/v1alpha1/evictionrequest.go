@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/lifecycle/v1alpha1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // EvictionRequestInformer gives access to the shared informer for EvictionRequests
@@ -103,7 +104,13 @@ func NewEvictionRequestInformerWithOptions(client kubernetes.Interface, namespac
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedEvictionRequestInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) EvictionRequestIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "lifecycle.k8s.io", Version: "v1alpha1", Resource: "evictionrequests"}, &api.EvictionRequest{}, options,
+	return newTypedEvictionRequestInformer(client, namespace, options, nil)
+}
+
+// newTypedEvictionRequestInformer is NewTypedEvictionRequestInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedEvictionRequestInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) EvictionRequestIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "lifecycle.k8s.io", Version: "v1alpha1", Resource: "evictionrequests"}, &api.EvictionRequest{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.LifecycleV1alpha1().EvictionRequests(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type evictionRequestInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for EvictionRequests.
 func (f *evictionRequestInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedEvictionRequestInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedEvictionRequestInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.EvictionRequest{}))
 }
 
 // Informer returns the factory's shared informer for EvictionRequests.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/networking/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // IngressClassInformer gives access to the shared informer for IngressClasses
@@ -102,7 +103,13 @@ func NewIngressClassInformerWithOptions(client kubernetes.Interface, options int
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedIngressClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) IngressClassIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingressclasses"}, &api.IngressClass{}, options,
+	return newTypedIngressClassInformer(client, options, nil)
+}
+
+// newTypedIngressClassInformer is NewTypedIngressClassInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedIngressClassInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) IngressClassIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingressclasses"}, &api.IngressClass{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.NetworkingV1().IngressClasses().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type ingressClassInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for IngressClasses.
 func (f *ingressClassInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedIngressClassInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedIngressClassInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.IngressClass{}))
 }
 
 // Informer returns the factory's shared informer for IngressClasses.

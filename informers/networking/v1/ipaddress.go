@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/networking/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // IPAddressInformer gives access to the shared informer for IPAddresses
@@ -102,7 +103,13 @@ func NewIPAddressInformerWithOptions(client kubernetes.Interface, options intern
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedIPAddressInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) IPAddressIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ipaddresses"}, &api.IPAddress{}, options,
+	return newTypedIPAddressInformer(client, options, nil)
+}
+
+// newTypedIPAddressInformer is NewTypedIPAddressInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedIPAddressInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) IPAddressIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ipaddresses"}, &api.IPAddress{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.NetworkingV1().IPAddresses().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type ipAddressInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for IPAddresses.
 func (f *ipAddressInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedIPAddressInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedIPAddressInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.IPAddress{}))
 }
 
 // Informer returns the factory's shared informer for IPAddresses.

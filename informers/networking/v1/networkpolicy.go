@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/networking/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // NetworkPolicyInformer gives access to the shared informer for NetworkPolicies
@@ -103,7 +104,13 @@ func NewNetworkPolicyInformerWithOptions(client kubernetes.Interface, namespace 
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedNetworkPolicyInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) NetworkPolicyIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}, &api.NetworkPolicy{}, options,
+	return newTypedNetworkPolicyInformer(client, namespace, options, nil)
+}
+
+// newTypedNetworkPolicyInformer is NewTypedNetworkPolicyInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedNetworkPolicyInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) NetworkPolicyIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}, &api.NetworkPolicy{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.NetworkingV1().NetworkPolicies(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type networkPolicyInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for NetworkPolicies.
 func (f *networkPolicyInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedNetworkPolicyInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedNetworkPolicyInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.NetworkPolicy{}))
 }
 
 // Informer returns the factory's shared informer for NetworkPolicies.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/networking/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ServiceCIDRInformer gives access to the shared informer for ServiceCIDRs
@@ -102,7 +103,13 @@ func NewServiceCIDRInformerWithOptions(client kubernetes.Interface, options inte
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedServiceCIDRInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ServiceCIDRIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "servicecidrs"}, &api.ServiceCIDR{}, options,
+	return newTypedServiceCIDRInformer(client, options, nil)
+}
+
+// newTypedServiceCIDRInformer is NewTypedServiceCIDRInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedServiceCIDRInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ServiceCIDRIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "servicecidrs"}, &api.ServiceCIDR{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.NetworkingV1().ServiceCIDRs().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type serviceCIDRInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ServiceCIDRs.
 func (f *serviceCIDRInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedServiceCIDRInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedServiceCIDRInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ServiceCIDR{}))
 }
 
 // Informer returns the factory's shared informer for ServiceCIDRs.

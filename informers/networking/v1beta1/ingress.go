@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/networking/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // IngressInformer gives access to the shared informer for Ingresses
@@ -103,7 +104,13 @@ func NewIngressInformerWithOptions(client kubernetes.Interface, namespace string
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedIngressInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) IngressIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1beta1", Resource: "ingresses"}, &api.Ingress{}, options,
+	return newTypedIngressInformer(client, namespace, options, nil)
+}
+
+// newTypedIngressInformer is NewTypedIngressInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedIngressInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) IngressIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1beta1", Resource: "ingresses"}, &api.Ingress{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.NetworkingV1beta1().Ingresses(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type ingressInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for Ingresses.
 func (f *ingressInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedIngressInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedIngressInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.Ingress{}))
 }
 
 // Informer returns the factory's shared informer for Ingresses.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/node/v1alpha1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // RuntimeClassInformer gives access to the shared informer for RuntimeClasses
@@ -102,7 +103,13 @@ func NewRuntimeClassInformerWithOptions(client kubernetes.Interface, options int
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedRuntimeClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) RuntimeClassIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1alpha1", Resource: "runtimeclasses"}, &api.RuntimeClass{}, options,
+	return newTypedRuntimeClassInformer(client, options, nil)
+}
+
+// newTypedRuntimeClassInformer is NewTypedRuntimeClassInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedRuntimeClassInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) RuntimeClassIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1alpha1", Resource: "runtimeclasses"}, &api.RuntimeClass{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.NodeV1alpha1().RuntimeClasses().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type runtimeClassInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for RuntimeClasses.
 func (f *runtimeClassInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedRuntimeClassInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedRuntimeClassInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.RuntimeClass{}))
 }
 
 // Informer returns the factory's shared informer for RuntimeClasses.

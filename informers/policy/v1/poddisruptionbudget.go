@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/policy/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // PodDisruptionBudgetInformer gives access to the shared informer for PodDisruptionBudgets
@@ -103,7 +104,13 @@ func NewPodDisruptionBudgetInformerWithOptions(client kubernetes.Interface, name
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedPodDisruptionBudgetInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) PodDisruptionBudgetIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}, &api.PodDisruptionBudget{}, options,
+	return newTypedPodDisruptionBudgetInformer(client, namespace, options, nil)
+}
+
+// newTypedPodDisruptionBudgetInformer is NewTypedPodDisruptionBudgetInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedPodDisruptionBudgetInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) PodDisruptionBudgetIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}, &api.PodDisruptionBudget{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.PolicyV1().PodDisruptionBudgets(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type podDisruptionBudgetInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for PodDisruptionBudgets.
 func (f *podDisruptionBudgetInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedPodDisruptionBudgetInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedPodDisruptionBudgetInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.PodDisruptionBudget{}))
 }
 
 // Informer returns the factory's shared informer for PodDisruptionBudgets.

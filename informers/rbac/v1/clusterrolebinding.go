@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/rbac/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ClusterRoleBindingInformer gives access to the shared informer for ClusterRoleBindings
@@ -102,7 +103,13 @@ func NewClusterRoleBindingInformerWithOptions(client kubernetes.Interface, optio
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedClusterRoleBindingInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ClusterRoleBindingIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}, &api.ClusterRoleBinding{}, options,
+	return newTypedClusterRoleBindingInformer(client, options, nil)
+}
+
+// newTypedClusterRoleBindingInformer is NewTypedClusterRoleBindingInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedClusterRoleBindingInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ClusterRoleBindingIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}, &api.ClusterRoleBinding{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.RbacV1().ClusterRoleBindings().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type clusterRoleBindingInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ClusterRoleBindings.
 func (f *clusterRoleBindingInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedClusterRoleBindingInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedClusterRoleBindingInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ClusterRoleBinding{}))
 }
 
 // Informer returns the factory's shared informer for ClusterRoleBindings.

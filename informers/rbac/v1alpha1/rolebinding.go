@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/rbac/v1alpha1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // RoleBindingInformer gives access to the shared informer for RoleBindings
@@ -103,7 +104,13 @@ func NewRoleBindingInformerWithOptions(client kubernetes.Interface, namespace st
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedRoleBindingInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) RoleBindingIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "rolebindings"}, &api.RoleBinding{}, options,
+	return newTypedRoleBindingInformer(client, namespace, options, nil)
+}
+
+// newTypedRoleBindingInformer is NewTypedRoleBindingInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedRoleBindingInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) RoleBindingIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "rolebindings"}, &api.RoleBinding{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.RbacV1alpha1().RoleBindings(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type roleBindingInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for RoleBindings.
 func (f *roleBindingInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedRoleBindingInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedRoleBindingInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.RoleBinding{}))
 }
 
 // Informer returns the factory's shared informer for RoleBindings.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/rbac/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ClusterRoleInformer gives access to the shared informer for ClusterRoles
@@ -102,7 +103,13 @@ func NewClusterRoleInformerWithOptions(client kubernetes.Interface, options inte
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedClusterRoleInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ClusterRoleIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1beta1", Resource: "clusterroles"}, &api.ClusterRole{}, options,
+	return newTypedClusterRoleInformer(client, options, nil)
+}
+
+// newTypedClusterRoleInformer is NewTypedClusterRoleInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedClusterRoleInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ClusterRoleIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1beta1", Resource: "clusterroles"}, &api.ClusterRole{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.RbacV1beta1().ClusterRoles().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type clusterRoleInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ClusterRoles.
 func (f *clusterRoleInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedClusterRoleInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedClusterRoleInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ClusterRole{}))
 }
 
 // Informer returns the factory's shared informer for ClusterRoles.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/rbac/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // RoleInformer gives access to the shared informer for Roles
@@ -103,7 +104,13 @@ func NewRoleInformerWithOptions(client kubernetes.Interface, namespace string, o
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedRoleInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) RoleIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1beta1", Resource: "roles"}, &api.Role{}, options,
+	return newTypedRoleInformer(client, namespace, options, nil)
+}
+
+// newTypedRoleInformer is NewTypedRoleInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedRoleInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) RoleIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1beta1", Resource: "roles"}, &api.Role{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.RbacV1beta1().Roles(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type roleInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for Roles.
 func (f *roleInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedRoleInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedRoleInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.Role{}))
 }
 
 // Informer returns the factory's shared informer for Roles.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/resource/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // DeviceTaintRuleInformer gives access to the shared informer for DeviceTaintRules
@@ -102,7 +103,13 @@ func NewDeviceTaintRuleInformerWithOptions(client kubernetes.Interface, options 
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedDeviceTaintRuleInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) DeviceTaintRuleIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "devicetaintrules"}, &api.DeviceTaintRule{}, options,
+	return newTypedDeviceTaintRuleInformer(client, options, nil)
+}
+
+// newTypedDeviceTaintRuleInformer is NewTypedDeviceTaintRuleInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedDeviceTaintRuleInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) DeviceTaintRuleIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "devicetaintrules"}, &api.DeviceTaintRule{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.ResourceV1().DeviceTaintRules().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type deviceTaintRuleInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for DeviceTaintRules.
 func (f *deviceTaintRuleInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedDeviceTaintRuleInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedDeviceTaintRuleInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.DeviceTaintRule{}))
 }
 
 // Informer returns the factory's shared informer for DeviceTaintRules.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/resource/v1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ResourceClaimInformer gives access to the shared informer for ResourceClaims
@@ -103,7 +104,13 @@ func NewResourceClaimInformerWithOptions(client kubernetes.Interface, namespace 
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedResourceClaimInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ResourceClaimIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"}, &api.ResourceClaim{}, options,
+	return newTypedResourceClaimInformer(client, namespace, options, nil)
+}
+
+// newTypedResourceClaimInformer is NewTypedResourceClaimInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedResourceClaimInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) ResourceClaimIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"}, &api.ResourceClaim{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.ResourceV1().ResourceClaims(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type resourceClaimInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ResourceClaims.
 func (f *resourceClaimInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedResourceClaimInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedResourceClaimInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ResourceClaim{}))
 }
 
 // Informer returns the factory's shared informer for ResourceClaims.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/resource/v1alpha3"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ResourcePoolStatusRequestInformer gives access to the shared informer for ResourcePoolStatusRequests
@@ -102,7 +103,13 @@ func NewResourcePoolStatusRequestInformerWithOptions(client kubernetes.Interface
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedResourcePoolStatusRequestInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ResourcePoolStatusRequestIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1alpha3", Resource: "resourcepoolstatusrequests"}, &api.ResourcePoolStatusRequest{}, options,
+	return newTypedResourcePoolStatusRequestInformer(client, options, nil)
+}
+
+// newTypedResourcePoolStatusRequestInformer is NewTypedResourcePoolStatusRequestInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedResourcePoolStatusRequestInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ResourcePoolStatusRequestIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1alpha3", Resource: "resourcepoolstatusrequests"}, &api.ResourcePoolStatusRequest{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.ResourceV1alpha3().ResourcePoolStatusRequests().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type resourcePoolStatusRequestInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ResourcePoolStatusRequests.
 func (f *resourcePoolStatusRequestInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedResourcePoolStatusRequestInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedResourcePoolStatusRequestInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ResourcePoolStatusRequest{}))
 }
 
 // Informer returns the factory's shared informer for ResourcePoolStatusRequests.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/resource/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // DeviceClassInformer gives access to the shared informer for DeviceClasses
@@ -102,7 +103,13 @@ func NewDeviceClassInformerWithOptions(client kubernetes.Interface, options inte
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedDeviceClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) DeviceClassIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta1", Resource: "deviceclasses"}, &api.DeviceClass{}, options,
+	return newTypedDeviceClassInformer(client, options, nil)
+}
+
+// newTypedDeviceClassInformer is NewTypedDeviceClassInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedDeviceClassInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) DeviceClassIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta1", Resource: "deviceclasses"}, &api.DeviceClass{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.ResourceV1beta1().DeviceClasses().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type deviceClassInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for DeviceClasses.
 func (f *deviceClassInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedDeviceClassInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedDeviceClassInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.DeviceClass{}))
 }
 
 // Informer returns the factory's shared informer for DeviceClasses.

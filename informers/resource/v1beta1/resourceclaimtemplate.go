@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/resource/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ResourceClaimTemplateInformer gives access to the shared informer for ResourceClaimTemplates
@@ -103,7 +104,13 @@ func NewResourceClaimTemplateInformerWithOptions(client kubernetes.Interface, na
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedResourceClaimTemplateInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ResourceClaimTemplateIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta1", Resource: "resourceclaimtemplates"}, &api.ResourceClaimTemplate{}, options,
+	return newTypedResourceClaimTemplateInformer(client, namespace, options, nil)
+}
+
+// newTypedResourceClaimTemplateInformer is NewTypedResourceClaimTemplateInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedResourceClaimTemplateInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) ResourceClaimTemplateIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta1", Resource: "resourceclaimtemplates"}, &api.ResourceClaimTemplate{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.ResourceV1beta1().ResourceClaimTemplates(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type resourceClaimTemplateInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ResourceClaimTemplates.
 func (f *resourceClaimTemplateInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedResourceClaimTemplateInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedResourceClaimTemplateInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ResourceClaimTemplate{}))
 }
 
 // Informer returns the factory's shared informer for ResourceClaimTemplates.

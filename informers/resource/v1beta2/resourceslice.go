@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/resource/v1beta2"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // ResourceSliceInformer gives access to the shared informer for ResourceSlices
@@ -102,7 +103,13 @@ func NewResourceSliceInformerWithOptions(client kubernetes.Interface, options in
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedResourceSliceInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ResourceSliceIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta2", Resource: "resourceslices"}, &api.ResourceSlice{}, options,
+	return newTypedResourceSliceInformer(client, options, nil)
+}
+
+// newTypedResourceSliceInformer is NewTypedResourceSliceInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedResourceSliceInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ResourceSliceIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta2", Resource: "resourceslices"}, &api.ResourceSlice{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.ResourceV1beta2().ResourceSlices().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type resourceSliceInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for ResourceSlices.
 func (f *resourceSliceInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedResourceSliceInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedResourceSliceInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.ResourceSlice{}))
 }
 
 // Informer returns the factory's shared informer for ResourceSlices.

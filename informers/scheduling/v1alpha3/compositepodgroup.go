@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/scheduling/v1alpha3"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // CompositePodGroupInformer gives access to the shared informer for CompositePodGroups
@@ -103,7 +104,13 @@ func NewCompositePodGroupInformerWithOptions(client kubernetes.Interface, namesp
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedCompositePodGroupInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) CompositePodGroupIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1alpha3", Resource: "compositepodgroups"}, &api.CompositePodGroup{}, options,
+	return newTypedCompositePodGroupInformer(client, namespace, options, nil)
+}
+
+// newTypedCompositePodGroupInformer is NewTypedCompositePodGroupInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedCompositePodGroupInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) CompositePodGroupIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1alpha3", Resource: "compositepodgroups"}, &api.CompositePodGroup{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.SchedulingV1alpha3().CompositePodGroups(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type compositePodGroupInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for CompositePodGroups.
 func (f *compositePodGroupInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedCompositePodGroupInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedCompositePodGroupInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.CompositePodGroup{}))
 }
 
 // Informer returns the factory's shared informer for CompositePodGroups.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/scheduling/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // PodGroupInformer gives access to the shared informer for PodGroups
@@ -103,7 +104,13 @@ func NewPodGroupInformerWithOptions(client kubernetes.Interface, namespace strin
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedPodGroupInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) PodGroupIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "podgroups"}, &api.PodGroup{}, options,
+	return newTypedPodGroupInformer(client, namespace, options, nil)
+}
+
+// newTypedPodGroupInformer is NewTypedPodGroupInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedPodGroupInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) PodGroupIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "podgroups"}, &api.PodGroup{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.SchedulingV1beta1().PodGroups(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type podGroupInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for PodGroups.
 func (f *podGroupInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedPodGroupInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedPodGroupInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.PodGroup{}))
 }
 
 // Informer returns the factory's shared informer for PodGroups.

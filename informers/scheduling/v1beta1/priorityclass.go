@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/scheduling/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // PriorityClassInformer gives access to the shared informer for PriorityClasses
@@ -102,7 +103,13 @@ func NewPriorityClassInformerWithOptions(client kubernetes.Interface, options in
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedPriorityClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) PriorityClassIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "priorityclasses"}, &api.PriorityClass{}, options,
+	return newTypedPriorityClassInformer(client, options, nil)
+}
+
+// newTypedPriorityClassInformer is NewTypedPriorityClassInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedPriorityClassInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) PriorityClassIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "priorityclasses"}, &api.PriorityClass{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.SchedulingV1beta1().PriorityClasses().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type priorityClassInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for PriorityClasses.
 func (f *priorityClassInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedPriorityClassInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedPriorityClassInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.PriorityClass{}))
 }
 
 // Informer returns the factory's shared informer for PriorityClasses.

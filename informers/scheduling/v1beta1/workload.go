@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/scheduling/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // WorkloadInformer gives access to the shared informer for Workloads
@@ -103,7 +104,13 @@ func NewWorkloadInformerWithOptions(client kubernetes.Interface, namespace strin
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedWorkloadInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) WorkloadIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "workloads"}, &api.Workload{}, options,
+	return newTypedWorkloadInformer(client, namespace, options, nil)
+}
+
+// newTypedWorkloadInformer is NewTypedWorkloadInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedWorkloadInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) WorkloadIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "workloads"}, &api.Workload{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.SchedulingV1beta1().Workloads(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type workloadInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for Workloads.
 func (f *workloadInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedWorkloadInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedWorkloadInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.Workload{}))
 }
 
 // Informer returns the factory's shared informer for Workloads.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/storage/v1alpha1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // VolumeAttributesClassInformer gives access to the shared informer for VolumeAttributesClasses
@@ -102,7 +103,13 @@ func NewVolumeAttributesClassInformerWithOptions(client kubernetes.Interface, op
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedVolumeAttributesClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) VolumeAttributesClassIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1alpha1", Resource: "volumeattributesclasses"}, &api.VolumeAttributesClass{}, options,
+	return newTypedVolumeAttributesClassInformer(client, options, nil)
+}
+
+// newTypedVolumeAttributesClassInformer is NewTypedVolumeAttributesClassInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedVolumeAttributesClassInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) VolumeAttributesClassIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1alpha1", Resource: "volumeattributesclasses"}, &api.VolumeAttributesClass{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.StorageV1alpha1().VolumeAttributesClasses().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type volumeAttributesClassInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for VolumeAttributesClasses.
 func (f *volumeAttributesClassInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedVolumeAttributesClassInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedVolumeAttributesClassInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.VolumeAttributesClass{}))
 }
 
 // Informer returns the factory's shared informer for VolumeAttributesClasses.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/storage/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // CSIDriverInformer gives access to the shared informer for CSIDrivers
@@ -102,7 +103,13 @@ func NewCSIDriverInformerWithOptions(client kubernetes.Interface, options intern
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedCSIDriverInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) CSIDriverIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "csidrivers"}, &api.CSIDriver{}, options,
+	return newTypedCSIDriverInformer(client, options, nil)
+}
+
+// newTypedCSIDriverInformer is NewTypedCSIDriverInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedCSIDriverInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) CSIDriverIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "csidrivers"}, &api.CSIDriver{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.StorageV1beta1().CSIDrivers().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type csiDriverInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for CSIDrivers.
 func (f *csiDriverInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedCSIDriverInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedCSIDriverInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.CSIDriver{}))
 }
 
 // Informer returns the factory's shared informer for CSIDrivers.

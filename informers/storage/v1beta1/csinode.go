@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/storage/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // CSINodeInformer gives access to the shared informer for CSINodes
@@ -102,7 +103,13 @@ func NewCSINodeInformerWithOptions(client kubernetes.Interface, options internal
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedCSINodeInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) CSINodeIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "csinodes"}, &api.CSINode{}, options,
+	return newTypedCSINodeInformer(client, options, nil)
+}
+
+// newTypedCSINodeInformer is NewTypedCSINodeInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedCSINodeInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) CSINodeIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "csinodes"}, &api.CSINode{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.StorageV1beta1().CSINodes().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type csiNodeInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for CSINodes.
 func (f *csiNodeInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedCSINodeInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedCSINodeInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.CSINode{}))
 }
 
 // Informer returns the factory's shared informer for CSINodes.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/storage/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // CSIStorageCapacityInformer gives access to the shared informer for CSIStorageCapacities
@@ -103,7 +104,13 @@ func NewCSIStorageCapacityInformerWithOptions(client kubernetes.Interface, names
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedCSIStorageCapacityInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) CSIStorageCapacityIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "csistoragecapacities"}, &api.CSIStorageCapacity{}, options,
+	return newTypedCSIStorageCapacityInformer(client, namespace, options, nil)
+}
+
+// newTypedCSIStorageCapacityInformer is NewTypedCSIStorageCapacityInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedCSIStorageCapacityInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) CSIStorageCapacityIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "csistoragecapacities"}, &api.CSIStorageCapacity{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.StorageV1beta1().CSIStorageCapacities(namespace).List(ctx, opts)
 		},
@@ -127,12 +134,12 @@ type csiStorageCapacityInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for CSIStorageCapacities.
 func (f *csiStorageCapacityInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedCSIStorageCapacityInformerWithOptions(client, f.namespace, internalinterfaces.InformerOptions{
+	return newTypedCSIStorageCapacityInformer(client, f.namespace, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.CSIStorageCapacity{}))
 }
 
 // Informer returns the factory's shared informer for CSIStorageCapacities.

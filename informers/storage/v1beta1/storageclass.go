@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/storage/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // StorageClassInformer gives access to the shared informer for StorageClasses
@@ -102,7 +103,13 @@ func NewStorageClassInformerWithOptions(client kubernetes.Interface, options int
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedStorageClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) StorageClassIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "storageclasses"}, &api.StorageClass{}, options,
+	return newTypedStorageClassInformer(client, options, nil)
+}
+
+// newTypedStorageClassInformer is NewTypedStorageClassInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedStorageClassInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) StorageClassIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "storageclasses"}, &api.StorageClass{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.StorageV1beta1().StorageClasses().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type storageClassInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for StorageClasses.
 func (f *storageClassInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedStorageClassInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedStorageClassInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.StorageClass{}))
 }
 
 // Informer returns the factory's shared informer for StorageClasses.

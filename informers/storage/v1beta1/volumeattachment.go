@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/storage/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // VolumeAttachmentInformer gives access to the shared informer for VolumeAttachments
@@ -102,7 +103,13 @@ func NewVolumeAttachmentInformerWithOptions(client kubernetes.Interface, options
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedVolumeAttachmentInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) VolumeAttachmentIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "volumeattachments"}, &api.VolumeAttachment{}, options,
+	return newTypedVolumeAttachmentInformer(client, options, nil)
+}
+
+// newTypedVolumeAttachmentInformer is NewTypedVolumeAttachmentInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedVolumeAttachmentInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) VolumeAttachmentIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "volumeattachments"}, &api.VolumeAttachment{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.StorageV1beta1().VolumeAttachments().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type volumeAttachmentInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for VolumeAttachments.
 func (f *volumeAttachmentInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedVolumeAttachmentInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedVolumeAttachmentInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.VolumeAttachment{}))
 }
 
 // Informer returns the factory's shared informer for VolumeAttachments.

@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/storagemigration/v1beta1"
+	"github.com/kinformer/kinformer/projection"
 )
 
 // StorageVersionMigrationInformer gives access to the shared informer for StorageVersionMigrations
@@ -102,7 +103,13 @@ func NewStorageVersionMigrationInformerWithOptions(client kubernetes.Interface, 
 // clientsets and other kubernetes.Interface implementations are used through
 // their typed clients, as in client-go.
 func NewTypedStorageVersionMigrationInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) StorageVersionMigrationIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "storagemigration.k8s.io", Version: "v1beta1", Resource: "storageversionmigrations"}, &api.StorageVersionMigration{}, options,
+	return newTypedStorageVersionMigrationInformer(client, options, nil)
+}
+
+// newTypedStorageVersionMigrationInformer is NewTypedStorageVersionMigrationInformerWithOptions keeping
+// only the fields of projection p (nil: whole objects).
+func newTypedStorageVersionMigrationInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) StorageVersionMigrationIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "storagemigration.k8s.io", Version: "v1beta1", Resource: "storageversionmigrations"}, &api.StorageVersionMigration{}, options, p,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.StoragemigrationV1beta1().StorageVersionMigrations().List(ctx, opts)
 		},
@@ -124,12 +131,12 @@ type storageVersionMigrationInformer struct {
 
 // defaultInformer is the NewInformerFunc the factory calls once for StorageVersionMigrations.
 func (f *storageVersionMigrationInformer) defaultInformer(client kubernetes.Interface, resyncPeriod time.Duration) cache.SharedIndexInformer {
-	return NewTypedStorageVersionMigrationInformerWithOptions(client, internalinterfaces.InformerOptions{
+	return newTypedStorageVersionMigrationInformer(client, internalinterfaces.InformerOptions{
 		ResyncPeriod:     resyncPeriod,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	})
+	}, build.ProjectionOf(f.factory, &api.StorageVersionMigration{}))
 }
 
 // Informer returns the factory's shared informer for StorageVersionMigrations.

@@ -1,0 +1,55 @@
+package informers
+
+import (
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kinformer/kinformer/projection"
+)
+
+// WithProjection makes the factory's informer for the type of example (such
+// as &corev1.Pod{}) keep only the fields p names of its objects (see package
+// projection): its LIST and WATCH answers are filtered on the wire, in
+// protobuf by field number and in JSON while the document is scanned, so
+// the full objects are never decoded and neither the cache nor the peak of
+// an initial list pays for the fields left out. Handlers and listers
+// receive objects holding only those fields and the identity fields; each
+// carries projection.MarkerAnnotation.
+//
+// Such objects must never be written back: an Update (or an apply) of one
+// would erase every field the projection left out. Build the clients that
+// write with projection.GuardConfig, which refuses any write of a marked
+// object.
+//
+// A path that the type does not have makes the informer's every LIST fail
+// with an error naming it (logged and retried like any list error). With a
+// client that is not a *kubernetes.Clientset (client-go's fake clientsets)
+// the objects are projected after they are decoded, so tests see what
+// production sees. The informer's snapshot files (WithSnapshotDir) record
+// the projection, and a file written under another projection is not
+// loaded. It composes with WithTransform and WithMemoryLean, which see the
+// projected objects. A nil example or p is ignored; a later call for the
+// same type replaces an earlier one. kinformer extension, not in client-go.
+func WithProjection(example runtime.Object, p *projection.Projection) SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		if example == nil || p == nil {
+			return f
+		}
+		if f.extensions.projections == nil {
+			f.extensions.projections = map[reflect.Type]*projection.Projection{}
+		}
+		f.extensions.projections[reflect.TypeOf(example)] = p
+		return f
+	}
+}
+
+// ProjectionFor returns the projection WithProjection gave the type of obj,
+// or nil. The generated informers call it when they build the factory's
+// informer for their type.
+func (f *sharedInformerFactory) ProjectionFor(obj runtime.Object) *projection.Projection {
+	if obj == nil {
+		return nil
+	}
+	return f.extensions.projections[reflect.TypeOf(obj)]
+}

@@ -1,0 +1,258 @@
+package projection
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+)
+
+const (
+	mediaJSON     = "application/json"
+	mediaProtobuf = "application/vnd.kubernetes.protobuf"
+)
+
+// Transport returns a RoundTripper that sends requests through rt and
+// projects with p the successful answers to GET requests: a LIST body's
+// items, and every object of a WATCH stream (a streaming list included).
+// The answers are filtered as they are read, so the client reading them
+// decodes projected objects and never the full ones. Other requests, error
+// answers, and answers in another representation than the resource's own
+// (an "as" media type parameter, e.g. a Table) pass through unchanged.
+//
+// example is an object of the resource's Go type (e.g. &corev1.Pod{}): the
+// Transport then projects protobuf answers, by the type's protobuf field
+// numbers, as well as JSON ones. With a nil example, or an
+// *unstructured.Unstructured (custom resources read through a dynamic
+// client), it projects JSON only, and asks for JSON: it sets the Accept
+// header of the GET requests it sends to application/json. It returns an
+// error when a path of p names a field example's type does not have, or
+// goes below a field that has no members.
+//
+// A body or stream that is not valid JSON or protobuf makes the read fail
+// with an error that says where; an answer in a media type the Transport
+// cannot project (CBOR, YAML) makes the request fail. Each answer is read
+// in full before its first byte is returned for a LIST, and event by event
+// for a WATCH. The RoundTripper is safe for concurrent use.
+//
+// Informers given a projection (informers.WithProjection,
+// InformerOptions.Projection, dynamicinformer.WithProjection) install it
+// themselves; it is exported for clients built by hand.
+func (p *Projection) Transport(rt http.RoundTripper, example runtime.Object) (http.RoundTripper, error) {
+	if p == nil {
+		return nil, errors.New("projection: Transport of a nil Projection")
+	}
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	t := &transport{next: rt, p: p}
+	if example != nil {
+		if _, ok := example.(*unstructured.Unstructured); !ok {
+			typ := reflect.TypeOf(example)
+			for typ.Kind() == reflect.Pointer {
+				typ = typ.Elem()
+			}
+			if typ.Kind() != reflect.Struct {
+				return nil, fmt.Errorf("projection: example %T is not a pointer to an API object struct", example)
+			}
+			plan, err := compileProtobuf(p.root, typ, typ.Name())
+			if err != nil {
+				return nil, err
+			}
+			t.pb = plan
+		}
+	}
+	return t, nil
+}
+
+// transport is the RoundTripper of Projection.Transport.
+type transport struct {
+	next http.RoundTripper
+	p    *Projection
+	pb   *pbPlan // nil: JSON only
+}
+
+// WrappedRoundTripper returns the RoundTripper t sends requests through
+// (client-go's transport debugging walks the chain with it).
+func (t *transport) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet {
+		return t.next.RoundTrip(req)
+	}
+	if t.pb == nil {
+		req = req.Clone(req.Context())
+		req.Header.Set("Accept", mediaJSON)
+	}
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 || resp.StatusCode == http.StatusNoContent {
+		return resp, err
+	}
+	contentType := resp.Header.Get("Content-Type")
+	mediaType, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		resp.Body.Close()
+		return nil, fmt.Errorf("projection: answer to GET %s has an invalid Content-Type %q: %w", req.URL.Path, contentType, err)
+	}
+	if params["as"] != "" {
+		return resp, nil
+	}
+	watching := isWatch(req)
+	fingerprint := t.p.fingerprint
+	var body io.ReadCloser
+	switch {
+	case mediaType == mediaJSON && watching:
+		body = newJSONWatchFilter(resp.Body, t.p.root, fingerprint)
+	case mediaType == mediaJSON:
+		root := t.p.root
+		body = &lazyListBody{src: resp.Body, filter: func(r io.Reader) ([]byte, error) { return filterJSONList(r, root, fingerprint) }}
+	case mediaType == mediaProtobuf && t.pb != nil && watching:
+		body = newProtobufWatchFilter(resp.Body, t.pb, fingerprint)
+	case mediaType == mediaProtobuf && t.pb != nil:
+		plan := t.pb
+		body = &lazyListBody{src: resp.Body, filter: func(r io.Reader) ([]byte, error) { return plan.filterList(r, fingerprint) }}
+	default:
+		resp.Body.Close()
+		return nil, fmt.Errorf("projection: cannot project the answer to GET %s: media type %q", req.URL.Path, mediaType)
+	}
+	resp.Body = body
+	resp.ContentLength = -1
+	resp.Header = resp.Header.Clone()
+	resp.Header.Del("Content-Length")
+	return resp, nil
+}
+
+// isWatch reports whether req is a watch (a streaming list included).
+func isWatch(req *http.Request) bool {
+	if w := req.URL.Query().Get("watch"); w == "true" || w == "1" {
+		return true
+	}
+	return strings.HasPrefix(req.URL.Path, "/api/v1/watch/") || strings.Contains(req.URL.Path, "/watch/")
+}
+
+// lazyListBody is a LIST answer's body, projected on its first Read.
+type lazyListBody struct {
+	src    io.ReadCloser
+	filter func(io.Reader) ([]byte, error)
+	out    []byte
+	err    error
+	done   bool
+}
+
+func (b *lazyListBody) Read(p []byte) (int, error) {
+	if !b.done {
+		b.done = true
+		b.out, b.err = b.filter(b.src)
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
+	if len(b.out) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, b.out)
+	b.out = b.out[n:]
+	return n, nil
+}
+
+func (b *lazyListBody) Close() error { return b.src.Close() }
+
+// ErrProjectedWrite is the error (wrapped in the client's own) of a write
+// Guard refused because its body carries MarkerAnnotation: the object sent
+// was read from a projected informer and lacks every field its projection
+// left out.
+var ErrProjectedWrite = errors.New("projection: refusing to send a projected object to the server: it lacks the fields its projection dropped; read the object from the server (or patch only the fields you change) instead")
+
+// Guard returns a RoundTripper that sends requests through rt, except the
+// writes (POST, PUT and PATCH) whose body carries MarkerAnnotation: for
+// those it returns an error wrapping ErrProjectedWrite without sending
+// anything. That catches an Update of a projected object, a Create of one,
+// and a Patch whose body holds one (a server-side apply of it, or a merge
+// patch computed against an empty object), in JSON, YAML and protobuf
+// alike. A nil rt means http.DefaultTransport.
+func Guard(rt http.RoundTripper) http.RoundTripper {
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	return &guard{next: rt}
+}
+
+// GuardConfig returns a copy of config whose clients' writes pass through
+// Guard. Use it for the clients of a controller that reads from projected
+// informers.
+func GuardConfig(config *rest.Config) *rest.Config {
+	c := rest.CopyConfig(config)
+	c.Wrap(Guard)
+	return c
+}
+
+type guard struct{ next http.RoundTripper }
+
+func (g *guard) WrappedRoundTripper() http.RoundTripper { return g.next }
+
+var markerBytes = []byte(MarkerAnnotation)
+
+func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch req.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+	default:
+		return g.next.RoundTrip(req)
+	}
+	if req.Body == nil || req.Body == http.NoBody {
+		return g.next.RoundTrip(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Contains(body, markerBytes) {
+		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, ErrProjectedWrite)
+	}
+	out := req.Clone(req.Context())
+	out.Body = io.NopCloser(bytes.NewReader(body))
+	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	out.ContentLength = int64(len(body))
+	return g.next.RoundTrip(out)
+}
+
+// Apply returns a copy of obj holding only the fields p keeps, marked with
+// MarkerAnnotation: what an informer with p would hold for obj. obj is left
+// unchanged. It is how informers project the objects of clients that do
+// not go through HTTP (client-go's fake clientsets), and lets tests build
+// the objects a projected informer would deliver. It returns an error for a
+// nil obj and for an object that does not marshal to a JSON object.
+func (p *Projection) Apply(obj runtime.Object) (runtime.Object, error) {
+	if p == nil {
+		return nil, errors.New("projection: Apply of a nil Projection")
+	}
+	if obj == nil || isNilPointer(obj) {
+		return nil, errors.New("projection: Apply of a nil object")
+	}
+	full, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("projection: encoding %T: %w", obj, err)
+	}
+	projected, err := filterJSONObject(nil, full, p.root, p.fingerprint)
+	if err != nil {
+		return nil, fmt.Errorf("projection: projecting %T: %w", obj, err)
+	}
+	if bytes.Equal(projected, full) {
+		// A Status (or anything filterJSONObject passes through).
+		return obj.DeepCopyObject(), nil
+	}
+	out := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(runtime.Object)
+	if err := json.Unmarshal(projected, out); err != nil {
+		return nil, fmt.Errorf("projection: decoding projected %T: %w", obj, err)
+	}
+	return out, nil
+}
