@@ -40,6 +40,10 @@ type reflectorDriver struct {
 	silence *silenceTimer
 	warn    clock.Ticker
 
+	// slot is the list admission held by the LIST or streaming list in
+	// flight, until it is complete or failed (list_admission.go).
+	slot *admissionSlot
+
 	// sink is the LIST being synced; resumed is the snapshot loaded.
 	sink    listSink
 	resumed *reflectorResume
@@ -77,9 +81,31 @@ func (d *reflectorDriver) input(in *reflectorInput, kind reflectorInputKind) {
 	*in = reflectorInput{kind: kind, now: d.r.clock.Now()}
 }
 
-// failed makes in an input of kind, now, with err.
+// failed makes in an input of kind, now, with err. A 429 pauses the lists
+// of every Reflector sharing the list admission, not only this one's.
 func (d *reflectorDriver) failed(in *reflectorInput, kind reflectorInputKind, err error) {
 	*in = reflectorInput{kind: kind, now: d.r.clock.Now(), err: err}
+	d.r.admission.throttledBy(err)
+}
+
+// admit waits for a slot of the list admission before a LIST or a streaming
+// list (at once without one). It returns false when the caller stopped
+// first; in then says so.
+func (d *reflectorDriver) admit(in *reflectorInput) bool {
+	slot, err := d.r.admission.acquire(d.ctx, d.r.admissionPriority)
+	if err != nil {
+		d.input(in, inStop)
+		return false
+	}
+	d.slot = slot
+	return true
+}
+
+// releaseSlot gives back the list admission's slot, if one is held; ok says
+// the list is complete.
+func (d *reflectorDriver) releaseSlot(ok bool) {
+	d.slot.release(ok)
+	d.slot = nil
 }
 
 // run steps the core until it ends the cycle.
@@ -191,7 +217,11 @@ func (d *reflectorDriver) list(a *reflectorAction, in *reflectorInput) {
 		d.endTrace()
 		d.trace = utiltrace.New("Reflector ListAndWatch", utiltrace.Field{Key: "name", Value: r.name})
 	}
+	if !d.admit(in) {
+		return
+	}
 	sink, count, listRV, paged, err := r.listPages(d.ctx, listSource{relist: a.relist}, reflectorListOptions(a.rv, a.pageSize), a.pageSize)
+	d.releaseSlot(err == nil)
 	if err != nil && d.ctx.Err() != nil {
 		d.input(in, inStop)
 		return
@@ -212,6 +242,9 @@ func (d *reflectorDriver) openStream(a *reflectorAction, in *reflectorInput) {
 	if d.trace == nil {
 		d.trace = utiltrace.New("Reflector WatchList", utiltrace.Field{Key: "name", Value: r.name})
 	}
+	if !d.admit(in) {
+		return
+	}
 	store, finish := r.newStreamListStore(d.ctx, a.relist)
 	w, ok := d.open(in, metav1.ListOptions{
 		ResourceVersion:      a.rv,
@@ -221,6 +254,7 @@ func (d *reflectorDriver) openStream(a *reflectorAction, in *reflectorInput) {
 		TimeoutSeconds:       r.watchTimeoutSeconds(),
 	})
 	if !ok {
+		d.releaseSlot(false)
 		return
 	}
 	d.w, d.results, d.streaming = w, w.ResultChan(), true
@@ -415,6 +449,10 @@ func (d *reflectorDriver) apply(event watch.Event, in *reflectorInput, objMeta m
 		}
 	case watch.Bookmark:
 		in.initialEventsEnd = objMeta.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+		if in.initialEventsEnd && d.streaming {
+			// The streaming list is complete: what follows is a watch.
+			d.releaseSlot(true)
+		}
 		if d.bookmarks != nil {
 			if err := d.bookmarks.Bookmark(in.rv); err != nil {
 				utilruntime.HandleErrorWithContext(ctx, err, "Unable to send bookmark event to store", "reflector", r.name, "object", event.Object)
@@ -442,6 +480,8 @@ func (d *reflectorDriver) closeWatch() {
 	}
 	d.w, d.results = nil, nil
 	d.stopTimers()
+	// A streaming list stopped before its end bookmark failed.
+	d.releaseSlot(false)
 }
 
 func (d *reflectorDriver) stopTimers() {
