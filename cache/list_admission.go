@@ -86,7 +86,8 @@ type ListAdmissionOptions struct {
 // to MaxConcurrent again. Lists running when the 429 arrives go on.
 //
 // What listers and handlers observe does not change: only when lists are
-// requested does. The factories (packages informers, dynamicinformer and
+// requested does. The Reflector's list duration (its metrics and logs)
+// includes the wait for a slot. The factories (packages informers, dynamicinformer and
 // metadatainformer) give each factory its own ListAdmission by default; to
 // cover a whole process, build one and pass it to every factory
 // (informers.WithListAdmission, ...) and informer
