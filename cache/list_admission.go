@@ -77,7 +77,7 @@ type ListAdmissionOptions struct {
 // it waits leaves the line, and one stopped while it lists gives its slot
 // back.
 //
-// When an informer's list, streaming list or watch fails with 429 Too Many
+// When an informer's LIST or streaming list fails with 429 Too Many
 // Requests (or a wrapped transport reports one, see WrapTransport), the
 // whole group pauses: no list is admitted until the Retry-After the server
 // sent (DefaultRetryAfter when it sent none) plus a random jitter has
@@ -236,7 +236,9 @@ func (a *ListAdmission) throttledBy(err error) {
 }
 
 // WrapTransport returns a RoundTripper that passes requests to rt and calls
-// Throttled for every 429 response, with its Retry-After header. client-go's
+// Throttled for every 429 answering a read of a collection (a GET that is
+// no watch, or a streaming list), with its Retry-After header; 429s
+// answering writes and plain watches do not pause the lists. client-go's
 // REST client retries a 429 by itself (up to ten times) before an informer
 // sees it, so wrapping the transport of the informers' client
 // (rest.Config.Wrap(admission.WrapTransport)) lets the whole group slow down
@@ -255,7 +257,7 @@ type admissionTransport struct {
 
 func (t *admissionTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
-	if err == nil && resp != nil && resp.StatusCode == http.StatusTooManyRequests {
+	if err == nil && resp != nil && resp.StatusCode == http.StatusTooManyRequests && isListRequest(req) {
 		var d time.Duration
 		if seconds, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && seconds > 0 {
 			d = time.Duration(seconds) * time.Second
@@ -263,6 +265,19 @@ func (t *admissionTransport) RoundTrip(req *http.Request) (*http.Response, error
 		t.a.Throttled(d)
 	}
 	return resp, err
+}
+
+// isListRequest reports whether req reads a collection: a GET that is no
+// watch, or a streaming list (a watch sending initial events).
+func isListRequest(req *http.Request) bool {
+	if req.Method != http.MethodGet {
+		return false
+	}
+	q := req.URL.Query()
+	if w := q.Get("watch"); w != "true" && w != "1" {
+		return true
+	}
+	return q.Get("sendInitialEvents") == "true"
 }
 
 // admissionSlot is a list's permission to run; release gives it back.

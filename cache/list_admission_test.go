@@ -358,6 +358,8 @@ func TestListAdmissionWrapTransportReportsTooManyRequests(t *testing.T) {
 	a := NewListAdmission(ListAdmissionOptions{Jitter: -1, Clock: clk})
 	responses := []*http.Response{
 		{StatusCode: http.StatusOK, Header: http.Header{}},
+		{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"5"}}},
+		{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"5"}}},
 		{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3"}}},
 	}
 	rt := a.WrapTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
@@ -372,7 +374,19 @@ func TestListAdmissionWrapTransportReportsTooManyRequests(t *testing.T) {
 	if s := a.Stats(); s.Throttled != 0 {
 		t.Fatalf("a 200 throttled: %+v", s)
 	}
-	if _, err := rt.RoundTrip(req); err != nil {
+	// 429s answering a plain watch and a write do not pause the lists.
+	watchReq, _ := http.NewRequest(http.MethodGet, "https://example.invalid/api/v1/pods?watch=true", nil)
+	writeReq, _ := http.NewRequest(http.MethodPost, "https://example.invalid/api/v1/namespaces/a/pods", nil)
+	for _, r := range []*http.Request{watchReq, writeReq} {
+		if _, err := rt.RoundTrip(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := a.Stats(); s.Throttled != 0 {
+		t.Fatalf("a 429 to a watch or a write throttled: %+v", s)
+	}
+	streamReq, _ := http.NewRequest(http.MethodGet, "https://example.invalid/api/v1/pods?watch=true&sendInitialEvents=true", nil)
+	if _, err := rt.RoundTrip(streamReq); err != nil {
 		t.Fatal(err)
 	}
 	if s := a.Stats(); s.Throttled != 1 || !s.PausedUntil.Equal(admissionClockStart.Add(3*time.Second)) {

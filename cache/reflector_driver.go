@@ -81,11 +81,17 @@ func (d *reflectorDriver) input(in *reflectorInput, kind reflectorInputKind) {
 	*in = reflectorInput{kind: kind, now: d.r.clock.Now()}
 }
 
-// failed makes in an input of kind, now, with err. A 429 pauses the lists
-// of every Reflector sharing the list admission, not only this one's.
+// failed makes in an input of kind, now, with err. A 429 answering a LIST or
+// a streaming list pauses the lists of every Reflector sharing the list
+// admission, not only this one's; one answering a plain watch is this
+// Reflector's own backoff's business (watches hold no slot, and an API
+// server coming back up answers many of them with 429 while it can serve
+// lists).
 func (d *reflectorDriver) failed(in *reflectorInput, kind reflectorInputKind, err error) {
 	*in = reflectorInput{kind: kind, now: d.r.clock.Now(), err: err}
-	d.r.admission.throttledBy(err)
+	if kind == inListFailed || d.slot != nil {
+		d.r.admission.throttledBy(err)
+	}
 }
 
 // admit waits for a slot of the list admission before a LIST or a streaming
