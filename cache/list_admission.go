@@ -83,7 +83,9 @@ type ListAdmissionOptions struct {
 // sent (DefaultRetryAfter when it sent none) plus a random jitter has
 // passed, and the number of lists admitted at once is halved (never below
 // one); every list that then completes without error raises it by one, up
-// to MaxConcurrent again. Lists running when the 429 arrives go on.
+// to MaxConcurrent again. Lists running when the 429 arrives go on; the
+// 429s their retries get during the pause do not extend it unless they ask
+// for a longer wait (see Throttled).
 //
 // What listers and handlers observe does not change: only when lists are
 // requested does. The Reflector's list duration (its metrics and logs)
@@ -115,6 +117,8 @@ type ListAdmission struct {
 	// they wait for the new end.
 	pausedUntil time.Time
 	changed     chan struct{}
+	// pauseRetryAfter is the Retry-After of the 429 that set pausedUntil.
+	pauseRetryAfter time.Duration
 
 	peak      int
 	admitted  uint64
@@ -192,7 +196,12 @@ func (a *ListAdmission) Stats() ListAdmissionStats {
 // Throttled tells a that the server answered 429 asking to retry after
 // retryAfter (zero or less: it did not say; DefaultRetryAfter applies): no
 // list is admitted until that much time plus the jitter has passed, and
-// the first 429 of a pause halves the number of lists admitted at once.
+// the number of lists admitted at once is halved. A 429 that arrives
+// during a pause and asks for no longer a wait than the one that started
+// it answers the same burst (the lists admitted before, which their REST
+// client retries): it changes nothing, so that the pause ends and lists
+// flow again at the lowered rate; one asking for a longer wait extends the
+// pause.
 // Informers call it themselves for the 429s they see; WrapTransport calls it
 // for those the REST client retries by itself. Safe on a nil a (no-op).
 func (a *ListAdmission) Throttled(retryAfter time.Duration) {
@@ -206,11 +215,15 @@ func (a *ListAdmission) Throttled(retryAfter time.Duration) {
 	defer a.mu.Unlock()
 	a.throttled++
 	now := a.clock.Now()
+	if now.Before(a.pausedUntil) && retryAfter <= a.pauseRetryAfter {
+		// An answer to the same burst (lists admitted before the pause,
+		// retried by their REST client): the pause stands as it is.
+		return
+	}
 	if !now.Before(a.pausedUntil) && a.current > 1 {
-		// The first 429 of a pause: the ones that follow it are answers to
-		// the same burst.
 		a.current /= 2
 	}
+	a.pauseRetryAfter = retryAfter
 	until := now.Add(retryAfter)
 	if a.jitter > 0 {
 		until = until.Add(time.Duration(a.jitter * a.rand.Float64() * float64(retryAfter)))
