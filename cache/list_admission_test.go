@@ -204,7 +204,7 @@ func TestListAdmissionNilAdmitsEverything(t *testing.T) {
 		slot.release(true)
 	}
 	a.Throttled(time.Second)
-	a.throttledBy(apierrors.NewTooManyRequests("x", 1))
+	a.throttledBy(apierrors.NewTooManyRequests("x", 1), nil)
 	if s := a.Stats(); s != (ListAdmissionStats{}) {
 		t.Fatalf("stats of nil: %+v", s)
 	}
@@ -249,7 +249,7 @@ func TestListAdmissionPauseJitter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for seed := range uint64(20) {
 				clk := testingclock.NewFakeClock(admissionClockStart)
-				a := NewListAdmission(ListAdmissionOptions{Jitter: tc.jitter, Clock: clk, Rand: rand.New(rand.NewPCG(seed, 1))})
+				a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: tc.jitter, Clock: clk, Rand: rand.New(rand.NewPCG(seed, 1))})
 				a.Throttled(tc.retryAfter)
 				draw := rand.New(rand.NewPCG(seed, 1)).Float64()
 				if tc.jitter < 0 {
@@ -278,43 +278,40 @@ func TestListAdmissionPauseJitter(t *testing.T) {
 	}
 }
 
-// TestListAdmissionRetryAfterPausesTheGroup: a 429 stops every admission
-// until its Retry-After (plus jitter) has passed, halves the number of lists
-// admitted at once, and completed lists raise it again.
-func TestListAdmissionRetryAfterPausesTheGroup(t *testing.T) {
+// TestListAdmissionTooManyRequestsHalvesTheLimit: a 429 halves the number of
+// lists admitted at once without pausing the group (the lists running go
+// on), and completed lists raise it again; failed ones do not.
+func TestListAdmissionTooManyRequestsHalvesTheLimit(t *testing.T) {
 	ctx := t.Context()
 	clk := testingclock.NewFakeClock(admissionClockStart)
 	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 4, Jitter: -1, Clock: clk})
 	line := newAdmissionLine(t, a)
-	running := line.join(ctx, "running", 0)
-	line.next()
+	var running []*admissionRun
+	for _, name := range []string{"r1", "r2", "r3", "r4"} {
+		running = append(running, line.join(ctx, name, 0))
+		line.next()
+	}
 
 	// A 429 with Retry-After: 2 reported by an informer.
-	a.throttledBy(apierrors.NewTooManyRequests("slow down", 2))
-	if s := a.Stats(); s.CurrentLimit != 2 || s.Throttled != 1 || !s.PausedUntil.Equal(admissionClockStart.Add(2*time.Second)) {
+	a.throttledBy(apierrors.NewTooManyRequests("slow down", 2), nil)
+	if s := a.Stats(); s.CurrentLimit != 2 || s.Throttled != 1 || !s.PausedUntil.IsZero() {
 		t.Fatalf("after a 429: %+v", s)
 	}
-	// A second 429 of the same burst extends nothing and halves nothing.
-	a.Throttled(time.Second)
-	if s := a.Stats(); s.CurrentLimit != 2 || s.Throttled != 2 || !s.PausedUntil.Equal(admissionClockStart.Add(2*time.Second)) {
-		t.Fatalf("after a second 429: %+v", s)
-	}
-	// Nobody is admitted during the pause, even with slots free.
 	w1 := line.join(ctx, "w1", 0)
 	w2 := line.join(ctx, "w2", 0)
 	w3 := line.join(ctx, "w3", 0)
-	line.none(1)
-	clk.Step(1999 * time.Millisecond)
-	line.none(1)
-	// At its end, as many as the halved limit allows: one more.
-	admissionUntil(t, a, "waiters to wait for the pause's end", func(ListAdmissionStats) bool { return clk.HasWaiters() })
-	clk.Step(time.Millisecond)
+	// Two failed lists leave two running: still at the halved limit.
+	running[0].slot.release(false)
+	running[1].slot.release(false)
+	line.none(2)
+	// One more ends: one list may start.
+	running[2].slot.release(false)
 	if got := line.next(); got != w1 {
 		t.Fatalf("admitted %s, want w1", got.name)
 	}
 	line.none(2)
 	// A completed list raises the limit to 3: two more may run.
-	running.slot.release(true)
+	running[3].slot.release(true)
 	// Both are admitted by the same release; their goroutines report in
 	// either order.
 	if got := []*admissionRun{line.next(), line.next()}; !(got[0] == w2 && got[1] == w3 || got[0] == w3 && got[1] == w2) {
@@ -332,12 +329,55 @@ func TestListAdmissionRetryAfterPausesTheGroup(t *testing.T) {
 	}
 }
 
+// TestListAdmissionAtOneListATimeA429PausesTheGroup: once the limit is down
+// to one, a 429 stops every admission until its Retry-After (plus jitter)
+// has passed; another 429 of the same burst extends nothing.
+func TestListAdmissionAtOneListATimeA429PausesTheGroup(t *testing.T) {
+	ctx := t.Context()
+	clk := testingclock.NewFakeClock(admissionClockStart)
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 2, Jitter: -1, Clock: clk})
+	line := newAdmissionLine(t, a)
+	a.Throttled(2 * time.Second)
+	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.IsZero() {
+		t.Fatalf("after the first 429: %+v", s)
+	}
+	a.Throttled(2 * time.Second)
+	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.Equal(admissionClockStart.Add(2*time.Second)) {
+		t.Fatalf("after a 429 at one list at a time: %+v", s)
+	}
+	a.Throttled(time.Second)
+	if s := a.Stats(); s.CurrentLimit != 1 || s.Throttled != 3 || !s.PausedUntil.Equal(admissionClockStart.Add(2*time.Second)) {
+		t.Fatalf("after a 429 of the same burst: %+v", s)
+	}
+	// Nobody is admitted during the pause, though a slot is free.
+	w1 := line.join(ctx, "w1", 0)
+	w2 := line.join(ctx, "w2", 0)
+	line.none(0)
+	clk.Step(1999 * time.Millisecond)
+	line.none(0)
+	// At its end, as many as the limit allows: one.
+	admissionUntil(t, a, "waiters to wait for the pause's end", func(ListAdmissionStats) bool { return clk.HasWaiters() })
+	clk.Step(time.Millisecond)
+	if got := line.next(); got != w1 {
+		t.Fatalf("admitted %s, want w1", got.name)
+	}
+	line.none(1)
+	w1.slot.release(true)
+	if got := line.next(); got != w2 {
+		t.Fatalf("admitted %s, want w2", got.name)
+	}
+	w2.slot.release(true)
+	if s := a.Stats(); s.CurrentLimit != 2 || s.InFlight != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
 // TestListAdmissionLongerPauseWakesWaiters: a waiter that waits for the end
 // of a pause waits for the new end when a later 429 extends it.
 func TestListAdmissionLongerPauseWakesWaiters(t *testing.T) {
 	ctx := t.Context()
 	clk := testingclock.NewFakeClock(admissionClockStart)
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 4, Jitter: -1, Clock: clk})
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
 	line := newAdmissionLine(t, a)
 	a.Throttled(time.Second)
 	w := line.join(ctx, "w", 0)
@@ -355,7 +395,7 @@ func TestListAdmissionLongerPauseWakesWaiters(t *testing.T) {
 
 func TestListAdmissionWrapTransportReportsTooManyRequests(t *testing.T) {
 	clk := testingclock.NewFakeClock(admissionClockStart)
-	a := NewListAdmission(ListAdmissionOptions{Jitter: -1, Clock: clk})
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
 	responses := []*http.Response{
 		{StatusCode: http.StatusOK, Header: http.Header{}},
 		{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"5"}}},
@@ -399,19 +439,19 @@ func TestListAdmissionWrapTransportReportsTooManyRequests(t *testing.T) {
 }
 
 func TestListAdmissionThrottledByIgnoresOtherErrors(t *testing.T) {
-	a := NewListAdmission(ListAdmissionOptions{Clock: testingclock.NewFakeClock(admissionClockStart)})
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Clock: testingclock.NewFakeClock(admissionClockStart)})
 	for _, err := range []error{
 		nil,
 		errors.New("connection refused"),
 		apierrors.NewInternalError(errors.New("boom")),
 		apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("no")),
 	} {
-		a.throttledBy(err)
+		a.throttledBy(err, nil)
 	}
 	if s := a.Stats(); s.Throttled != 0 || !s.PausedUntil.IsZero() {
 		t.Fatalf("throttled by errors other than 429: %+v", s)
 	}
-	a.throttledBy(fmt.Errorf("failed to list: %w", apierrors.NewTooManyRequests("x", 0)))
+	a.throttledBy(fmt.Errorf("failed to list: %w", apierrors.NewTooManyRequests("x", 0)), nil)
 	s := a.Stats()
 	if pause := s.PausedUntil.Sub(admissionClockStart); s.Throttled != 1 || pause < time.Second || pause >= time.Second+time.Second/2 {
 		t.Fatalf("a wrapped 429 without Retry-After: %+v", s)
@@ -421,3 +461,82 @@ func TestListAdmissionThrottledByIgnoresOtherErrors(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// TestListAdmissionLateAnswersToAnEarlierBurstDoNotSlowTheGroupAgain: the
+// 429s answering lists admitted before the group slowed down (their REST
+// client retries them, and a retry may be answered just after the pause
+// ended) neither halve the limit again nor start a new pause; a 429
+// answering a list admitted since does both. Lists report through the
+// transport, which finds their slot in the request's context.
+func TestListAdmissionLateAnswersToAnEarlierBurstDoNotSlowTheGroupAgain(t *testing.T) {
+	clk := testingclock.NewFakeClock(admissionClockStart)
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 8, Jitter: -1, Clock: clk})
+	rt := a.WrapTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}, nil
+	}))
+	answer429 := func(slot *admissionSlot) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(withAdmissionSlot(t.Context(), slot), http.MethodGet, "https://example.invalid/api/v1/pods", nil)
+		if _, err := rt.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var burst []*admissionSlot
+	for range 8 {
+		slot, err := a.acquire(t.Context(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		burst = append(burst, slot)
+	}
+
+	answer429(burst[0])
+	if s := a.Stats(); s.CurrentLimit != 4 || !s.PausedUntil.IsZero() {
+		t.Fatalf("after the first 429: %+v", s)
+	}
+	// The burst's retries are answered 429 again, a second later.
+	clk.Step(time.Second)
+	for _, slot := range burst[1:] {
+		answer429(slot)
+	}
+	if s := a.Stats(); s.CurrentLimit != 4 || s.Throttled != 8 || !s.PausedUntil.IsZero() {
+		t.Fatalf("late answers to the first burst slowed the group again: %+v", s)
+	}
+	// Reported by the informer after its REST client gave up: the same.
+	a.throttledBy(apierrors.NewTooManyRequests("x", 1), burst[0])
+	if s := a.Stats(); s.CurrentLimit != 4 || !s.PausedUntil.IsZero() {
+		t.Fatalf("the informer's own report of a late answer slowed the group: %+v", s)
+	}
+	for _, slot := range burst[:5] {
+		slot.release(false)
+	}
+	// A list admitted after the slow-down is answered 429: new information.
+	later, err := a.acquire(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer429(later)
+	if s := a.Stats(); s.CurrentLimit != 2 || !s.PausedUntil.IsZero() {
+		t.Fatalf("after a 429 answering a later list: %+v", s)
+	}
+	// 429s whose list the transport cannot tell slow the group, as
+	// Throttled does: down to one list at a time, then a pause.
+	answer429(nil)
+	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.IsZero() {
+		t.Fatalf("after an unattributed 429: %+v", s)
+	}
+	answer429(nil)
+	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.Equal(admissionClockStart.Add(2*time.Second)) {
+		t.Fatalf("after an unattributed 429 at one list at a time: %+v", s)
+	}
+	// During the pause, a late answer to a list admitted before it,
+	// asking for a longer wait, extends it.
+	clk.Step(500 * time.Millisecond)
+	a.throttle(3*time.Second, later)
+	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.Equal(admissionClockStart.Add(4500*time.Millisecond)) {
+		t.Fatalf("after a longer Retry-After during the pause: %+v", s)
+	}
+	for _, slot := range append(burst[5:], later) {
+		slot.release(false)
+	}
+}

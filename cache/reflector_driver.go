@@ -43,6 +43,9 @@ type reflectorDriver struct {
 	// slot is the list admission held by the LIST or streaming list in
 	// flight, until it is complete or failed (list_admission.go).
 	slot *admissionSlot
+	// listSlot is the slot of the last LIST or streaming list, kept after
+	// its release so that the list's failure is reported with it.
+	listSlot *admissionSlot
 
 	// sink is the LIST being synced; resumed is the snapshot loaded.
 	sink    listSink
@@ -82,7 +85,7 @@ func (d *reflectorDriver) input(in *reflectorInput, kind reflectorInputKind) {
 }
 
 // failed makes in an input of kind, now, with err. A 429 answering a LIST or
-// a streaming list pauses the lists of every Reflector sharing the list
+// a streaming list slows down the lists of every Reflector sharing the list
 // admission, not only this one's; one answering a plain watch is this
 // Reflector's own backoff's business (watches hold no slot, and an API
 // server coming back up answers many of them with 429 while it can serve
@@ -90,7 +93,7 @@ func (d *reflectorDriver) input(in *reflectorInput, kind reflectorInputKind) {
 func (d *reflectorDriver) failed(in *reflectorInput, kind reflectorInputKind, err error) {
 	*in = reflectorInput{kind: kind, now: d.r.clock.Now(), err: err}
 	if kind == inListFailed || d.slot != nil {
-		d.r.admission.throttledBy(err)
+		d.r.admission.throttledBy(err, d.listSlot)
 	}
 }
 
@@ -103,7 +106,7 @@ func (d *reflectorDriver) admit(in *reflectorInput) bool {
 		d.input(in, inStop)
 		return false
 	}
-	d.slot = slot
+	d.slot, d.listSlot = slot, slot
 	return true
 }
 
@@ -226,7 +229,7 @@ func (d *reflectorDriver) list(a *reflectorAction, in *reflectorInput) {
 	if !d.admit(in) {
 		return
 	}
-	sink, count, listRV, paged, err := r.listPages(d.ctx, listSource{relist: a.relist}, reflectorListOptions(a.rv, a.pageSize), a.pageSize)
+	sink, count, listRV, paged, err := r.listPages(withAdmissionSlot(d.ctx, d.slot), listSource{relist: a.relist}, reflectorListOptions(a.rv, a.pageSize), a.pageSize)
 	d.releaseSlot(err == nil)
 	if err != nil && d.ctx.Err() != nil {
 		d.input(in, inStop)
@@ -296,7 +299,7 @@ func (d *reflectorDriver) openWatch(a *reflectorAction, in *reflectorInput) {
 // open makes a watch request (a streaming list's too). When it fails, in
 // becomes the input that says so (stop, when the caller stopped meanwhile).
 func (d *reflectorDriver) open(in *reflectorInput, options metav1.ListOptions) (watch.Interface, bool) {
-	w, err := d.r.openWatch(d.ctx, options)
+	w, err := d.r.openWatch(withAdmissionSlot(d.ctx, d.slot), options)
 	switch {
 	case err == nil:
 		return w, true

@@ -157,7 +157,7 @@ type SharedIndexInformerOptions struct {
 	// informer waits for a slot before each LIST or streaming list, holds
 	// it until the list is complete (its last page, or the bookmark that
 	// ends a streaming list's initial events) or failed, and a 429 it gets
-	// pauses the lists of the whole group (see ListAdmission). Only the
+	// slows the lists of the whole group down (see ListAdmission). Only the
 	// moment lists are requested changes; what listers and handlers
 	// observe does not. nil (the default of an informer built alone): no
 	// limit, as in client-go. The factories set one per factory by default.

@@ -77,7 +77,7 @@ type metadataSharedInformerFactory struct {
 // WithListAdmission makes the factory's informers admit their initial lists
 // and relists through admission (see cache.ListAdmission): at most
 // admission's limit of them list at once, the highest priority first (see
-// WithListAdmissionPriority), and a 429 pauses them all. Pass the same
+// WithListAdmissionPriority), and a 429 slows them all down. Pass the same
 // admission to several factories (typed, dynamic, metadata) to limit the
 // lists of a whole process. nil turns admission off: every informer lists
 // at once, as in client-go. Without this option a factory has its own

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,8 +42,14 @@ import (
 //     (default stormDefaultFlags);
 //   - KINFORMER_STORM_SHARES: the nominal concurrency shares of the priority level the
 //     informers' user is put in (default 100; see stormFlowControl);
-//   - KINFORMER_STORM_OBJECTS: objects per custom resource (default 200).
+//   - KINFORMER_STORM_OBJECTS: objects per custom resource (default 200);
+//   - KINFORMER_STORM_SIDES: the sides to run, comma separated (default all:
+//     kinformer,kinformer-no-admission,client-go), for investigating one;
+//   - KINFORMER_STORM_TRACE=1 prints the shared list admission's state every
+//     half second while the informers relist after the restart.
 const (
+	stormSidesEnv   = "KINFORMER_STORM_SIDES"
+	stormTraceEnv   = "KINFORMER_STORM_TRACE"
 	stormEnv        = "KINFORMER_BENCH_STORM"
 	stormFlagsEnv   = "KINFORMER_STORM_APISERVER_FLAGS"
 	stormSharesEnv  = "KINFORMER_STORM_SHARES"
@@ -360,6 +367,9 @@ func BenchmarkStartupStorm(b *testing.B) {
 	var phases []stormPhase
 	for range b.N {
 		for _, side := range stormSides() {
+			if want := os.Getenv(stormSidesEnv); want != "" && !slices.Contains(strings.Split(want, ","), side.name) {
+				continue
+			}
 			cold, restart, err := stormRun(ctx, server, cfg, side, watchRequestsResources, crds)
 			if err != nil {
 				b.Fatalf("%s: %v", side.name, err)
@@ -421,7 +431,16 @@ func stormRun(ctx context.Context, server *testenv.APIServer, cfg *rest.Config, 
 	restart.restartTime = time.Since(start)
 	restart.rssBefore = procStatusKB(server.PID(), "VmRSS")
 	deadline := time.Now().Add(stormSyncTimeout)
+	trace := os.Getenv(stormTraceEnv) == "1" && admission != nil
+	nextTrace := time.Now()
 	for {
+		if trace && !time.Now().Before(nextTrace) {
+			s := admission.Stats()
+			paused := time.Until(s.PausedUntil).Round(time.Millisecond)
+			fmt.Printf("storm trace %6.1fs: limit %d, in flight %d, waiting %d, admitted %d, 429s %d, pause left %v, 429s on the wire %d\n",
+				time.Since(start).Seconds(), s.CurrentLimit, s.InFlight, s.Waiting, s.Admitted-before.Admitted, s.Throttled-before.Throttled, max(paused, 0), wire.tooMany.Load())
+			nextTrace = nextTrace.Add(500 * time.Millisecond)
+		}
 		done, last := wire.completedSince(paths, start)
 		restart.synced = done
 		if done == len(paths) {
