@@ -291,30 +291,38 @@ func TestInformerAdmissionFollowsPriority(t *testing.T) {
 	waitSynced(t, all...)
 }
 
-// TestInformer429PausesTheGroup: a 429 one informer's LIST gets pauses the
-// admission of every informer sharing it.
-func TestInformer429PausesTheGroup(t *testing.T) {
+// TestInformer429SlowsTheGroup: the 429s one informer's LIST gets halve the
+// number of lists every informer sharing the admission may run, then, at
+// one list at a time, pause them all.
+func TestInformer429SlowsTheGroup(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 4, Jitter: -1})
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 2, Jitter: -1})
 	requests := make(chan string, 16)
 	throttled := newGatedLW("throttled", requests, admissionPodList("1", "", "p"))
 	r := &admissionInformers{t: t}
 	defer r.stop()
-	start := time.Now()
 	informer, _ := r.run(throttled, a, 0)
 	expectRequest(t, requests, "throttled list")
 	throttled.release <- apierrors.NewTooManyRequests("slow down", 1)
 	admissionUntil(t, a, "the 429 to be reported", func(s ListAdmissionStats) bool { return s.Throttled == 1 })
-	s := a.Stats()
-	if s.CurrentLimit != 2 || s.PausedUntil.Before(start.Add(time.Second)) {
-		t.Fatalf("after a 429 with Retry-After 1: %+v, want the limit halved and a pause of a second", s)
+	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.IsZero() {
+		t.Fatalf("after a 429: %+v, want the limit halved and no pause", s)
+	}
+	// The informer retries after its backoff, and is answered 429 again:
+	// at one list at a time, the group pauses.
+	expectRequest(t, requests, "throttled list")
+	start := time.Now()
+	throttled.release <- apierrors.NewTooManyRequests("slow down", 1)
+	admissionUntil(t, a, "the second 429 to be reported", func(s ListAdmissionStats) bool { return s.Throttled == 2 })
+	if s := a.Stats(); s.CurrentLimit != 1 || s.PausedUntil.Before(start.Add(time.Second)) {
+		t.Fatalf("after a 429 with Retry-After 1 at one list at a time: %+v, want a pause of a second", s)
 	}
 	// The informer retries after its backoff and the pause, and syncs.
 	expectRequest(t, requests, "throttled list")
 	throttled.release <- nil
 	expectRequest(t, requests, "throttled watch")
 	waitSynced(t, informer)
-	if s := a.Stats(); s.CurrentLimit != 3 {
-		t.Fatalf("after a completed list: %+v, want the limit raised to 3", s)
+	if s := a.Stats(); s.CurrentLimit != 2 {
+		t.Fatalf("after a completed list: %+v, want the limit raised to 2", s)
 	}
 }
