@@ -8,7 +8,7 @@ PKGS ?= ./...
 # (the integration tests then skip).
 TESTENV_BUILD := internal/testenv/build.sh
 
-.PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full bench-relist bench-watch-requests soak soak-ceiling fuzz-short
+.PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full bench-relist bench-watch-requests bench-storm soak soak-ceiling fuzz-short
 
 # Every recipe line runs under bash with pipefail, so that a failing command before a pipe
 # (a benchmark piped into the table tool) fails the target.
@@ -184,6 +184,20 @@ bench-watch-requests:
 	out=internal/bench/results/watch-requests-$$(git rev-parse --short HEAD).txt && \
 	KINFORMER_TESTENV_BIN=$$bin KINFORMER_BENCH_WATCH_DURATION=$(WATCH_DURATION) \
 	$(GO) test -run '^$$' -bench '^BenchmarkWatchRequests$$' -benchtime 1x -count 1 -timeout 3h -v ./internal/bench | tee $$out && \
+	echo "raw output: $$out"
+
+## bench-storm: the startup storm: 50 informers (20 built-in resources, 30 custom resources)
+## started at once against a real kube-apiserver with a low --max-requests-inflight whose API
+## Priority and Fairness rejects (429) what exceeds the informers' share, then the server
+## restarted under them; kinformer (one ListAdmission shared by its factories), kinformer with
+## admission off, and client-go, one after the other. Peak LISTs in flight and 429s counted on
+## the wire, time to all synced, kube-apiserver's peak RSS, the load average. Raw output and
+## table: internal/bench/results/storm-<commit>.txt. Run it on an otherwise idle machine.
+bench-storm:
+	@bin=$$($(TESTENV_BUILD)) && echo "server binaries: $$bin" && mkdir -p internal/bench/results && \
+	out=internal/bench/results/storm-$$(git rev-parse --short HEAD).txt && \
+	KINFORMER_TESTENV_BIN=$$bin KINFORMER_BENCH_STORM=1 \
+	$(GO) test -run '^$$' -bench '^BenchmarkStartupStorm$$' -benchtime 1x -count 1 -timeout 30m -v ./internal/bench | tee $$out && \
 	echo "raw output: $$out"
 
 ## bench-full: an alias of bench, kept for scripts that call it.

@@ -86,6 +86,10 @@ type controllerInternals struct {
 	// resume, when set, gives the Reflector a state to start from instead
 	// of its first list (the informer's snapshot, snapshot.go).
 	resume func(context.Context) (*reflectorResume, error)
+	// admission and admissionPriority are the informer's list admission
+	// (SharedIndexInformerOptions.ListAdmission).
+	admission         *ListAdmission
+	admissionPriority int
 }
 
 // ShouldResyncFunc reports whether a resync should happen now. A shared
@@ -189,6 +193,8 @@ func (c *controller) RunWithContext(ctx context.Context) {
 		watchErrorHandler: handler,
 		resume:            c.internals.resume,
 		stats:             c.internals.stats,
+		admission:         c.internals.admission,
+		admissionPriority: c.internals.admissionPriority,
 	})
 	c.reflector = r
 	c.mu.Unlock()

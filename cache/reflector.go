@@ -228,6 +228,11 @@ type Reflector struct {
 	// returns replaces that list (snapshot.go). Only the cycle's goroutine
 	// uses it.
 	resume func(context.Context) (*reflectorResume, error)
+	// admission, when not nil, admits the Reflector's lists
+	// (list_admission.go); admissionPriority is its place among the
+	// Reflectors waiting.
+	admission         *ListAdmission
+	admissionPriority int
 	// state is the core's state (reflector_core.go); only the goroutine
 	// of the running cycle uses it.
 	state reflectorState
@@ -326,6 +331,14 @@ type ReflectorOptions struct {
 	// informers enable it by default (see
 	// SharedIndexInformerOptions.WatchIdleTimeout).
 	WatchIdleTimeout time.Duration
+
+	// ListAdmission, when not nil, makes the Reflector wait for a slot of
+	// it before each LIST and streaming list, and hold the slot until the
+	// list is complete or failed (see ListAdmission); ListAdmissionPriority
+	// orders it among the Reflectors waiting (higher first). nil: lists are
+	// not held back, as in client-go. kinformer extension.
+	ListAdmission         *ListAdmission
+	ListAdmissionPriority int
 }
 
 // NewNamespaceKeyedIndexerAndReflector returns an Indexer keyed by
@@ -418,6 +431,9 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 		stats:           stats,
 		resume:          cfg.resume,
 		state:           newReflectorState(cfg.resume != nil),
+
+		admission:         cfg.admission,
+		admissionPriority: cfg.admissionPriority,
 
 		watchErrorHandler:    cfg.watchErrorHandler,
 		initialEventsTimeout: initialEventsTimeout,

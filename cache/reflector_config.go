@@ -50,6 +50,11 @@ type reflectorConfig struct {
 	// resume, when not nil, gives the state the first cycle starts from
 	// instead of listing (the informer's snapshot, snapshot.go).
 	resume func(context.Context) (*reflectorResume, error)
+	// admission, when not nil, limits the Reflector's lists and streaming
+	// lists together with those of the other Reflectors sharing it;
+	// admissionPriority orders it among them (list_admission.go).
+	admission         *ListAdmission
+	admissionPriority int
 	// stats, when not nil, are the diagnostics counters to update (a shared
 	// informer's); otherwise the Reflector has its own.
 	stats *informerStats
@@ -66,5 +71,8 @@ func (options ReflectorOptions) config() reflectorConfig {
 		clock:            options.Clock,
 		backoff:          options.Backoff,
 		watchIdleTimeout: options.WatchIdleTimeout,
+
+		admission:         options.ListAdmission,
+		admissionPriority: options.ListAdmissionPriority,
 	}
 }

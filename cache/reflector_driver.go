@@ -40,6 +40,13 @@ type reflectorDriver struct {
 	silence *silenceTimer
 	warn    clock.Ticker
 
+	// slot is the list admission held by the LIST or streaming list in
+	// flight, until it is complete or failed (list_admission.go).
+	slot *admissionSlot
+	// listSlot is the slot of the last LIST or streaming list, kept after
+	// its release so that the list's failure is reported with it.
+	listSlot *admissionSlot
+
 	// sink is the LIST being synced, answered is when the server's first
 	// answer to it arrived; resumed is the snapshot loaded.
 	sink     listSink
@@ -79,9 +86,37 @@ func (d *reflectorDriver) input(in *reflectorInput, kind reflectorInputKind) {
 	*in = reflectorInput{kind: kind, now: d.r.clock.Now()}
 }
 
-// failed makes in an input of kind, now, with err.
+// failed makes in an input of kind, now, with err. A 429 answering a LIST or
+// a streaming list slows down the lists of every Reflector sharing the list
+// admission, not only this one's; one answering a plain watch is this
+// Reflector's own backoff's business (watches hold no slot, and an API
+// server coming back up answers many of them with 429 while it can serve
+// lists).
 func (d *reflectorDriver) failed(in *reflectorInput, kind reflectorInputKind, err error) {
 	*in = reflectorInput{kind: kind, now: d.r.clock.Now(), err: err}
+	if kind == inListFailed || d.slot != nil {
+		d.r.admission.throttledBy(err, d.listSlot)
+	}
+}
+
+// admit waits for a slot of the list admission before a LIST or a streaming
+// list (at once without one). It returns false when the caller stopped
+// first; in then says so.
+func (d *reflectorDriver) admit(in *reflectorInput) bool {
+	slot, err := d.r.admission.acquire(d.ctx, d.r.admissionPriority)
+	if err != nil {
+		d.input(in, inStop)
+		return false
+	}
+	d.slot, d.listSlot = slot, slot
+	return true
+}
+
+// releaseSlot gives back the list admission's slot, if one is held; ok says
+// the list is complete.
+func (d *reflectorDriver) releaseSlot(ok bool) {
+	d.slot.release(ok)
+	d.slot = nil
 }
 
 // run steps the core until it ends the cycle.
@@ -193,7 +228,11 @@ func (d *reflectorDriver) list(a *reflectorAction, in *reflectorInput) {
 		d.endTrace()
 		d.trace = utiltrace.New("Reflector ListAndWatch", utiltrace.Field{Key: "name", Value: r.name})
 	}
-	sink, count, listRV, paged, answered, err := r.listPages(d.ctx, listSource{relist: a.relist}, reflectorListOptions(a.rv, a.pageSize), a.pageSize)
+	if !d.admit(in) {
+		return
+	}
+	sink, count, listRV, paged, answered, err := r.listPages(withAdmissionSlot(d.ctx, d.slot), listSource{relist: a.relist}, reflectorListOptions(a.rv, a.pageSize), a.pageSize)
+	d.releaseSlot(err == nil)
 	if err != nil && d.ctx.Err() != nil {
 		d.input(in, inStop)
 		return
@@ -214,6 +253,9 @@ func (d *reflectorDriver) openStream(a *reflectorAction, in *reflectorInput) {
 	if d.trace == nil {
 		d.trace = utiltrace.New("Reflector WatchList", utiltrace.Field{Key: "name", Value: r.name})
 	}
+	if !d.admit(in) {
+		return
+	}
 	store, finish := r.newStreamListStore(d.ctx, a.relist)
 	w, ok := d.open(in, metav1.ListOptions{
 		ResourceVersion:      a.rv,
@@ -223,6 +265,7 @@ func (d *reflectorDriver) openStream(a *reflectorAction, in *reflectorInput) {
 		TimeoutSeconds:       r.watchTimeoutSeconds(),
 	})
 	if !ok {
+		d.releaseSlot(false)
 		return
 	}
 	d.w, d.results, d.streaming = w, w.ResultChan(), true
@@ -258,7 +301,7 @@ func (d *reflectorDriver) openWatch(a *reflectorAction, in *reflectorInput) {
 // open makes a watch request (a streaming list's too). When it fails, in
 // becomes the input that says so (stop, when the caller stopped meanwhile).
 func (d *reflectorDriver) open(in *reflectorInput, options metav1.ListOptions) (watch.Interface, bool) {
-	w, err := d.r.openWatch(d.ctx, options)
+	w, err := d.r.openWatch(withAdmissionSlot(d.ctx, d.slot), options)
 	switch {
 	case err == nil:
 		return w, true
@@ -427,6 +470,10 @@ func (d *reflectorDriver) apply(event watch.Event, in *reflectorInput, objMeta m
 		// The server says it has sent everything up to the bookmark's
 		// resourceVersion: current when it arrived.
 		r.stats.freshness.confirm(in.rv, in.now)
+		if in.initialEventsEnd && d.streaming {
+			// The streaming list is complete: what follows is a watch.
+			d.releaseSlot(true)
+		}
 		if d.bookmarks != nil {
 			if err := d.bookmarks.Bookmark(in.rv); err != nil {
 				utilruntime.HandleErrorWithContext(ctx, err, "Unable to send bookmark event to store", "reflector", r.name, "object", event.Object)
@@ -454,6 +501,8 @@ func (d *reflectorDriver) closeWatch() {
 	}
 	d.w, d.results = nil, nil
 	d.stopTimers()
+	// A streaming list stopped before its end bookmark failed.
+	d.releaseSlot(false)
 }
 
 func (d *reflectorDriver) stopTimers() {

@@ -386,7 +386,10 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		ProcessBatch:                 s.handleBatch,
 		WatchErrorHandlerWithContext: config.watchErrorHandler,
 		WatchIdleTimeout:             effectiveWatchIdleTimeout(config.watchIdleTimeout),
-	}, controllerInternals{clock: s.clock, stats: s.stats, resume: resume})
+	}, controllerInternals{
+		clock: s.clock, stats: s.stats, resume: resume,
+		admission: config.listAdmission, admissionPriority: config.listAdmissionPriority,
+	})
 	s.controller = ctrl
 	s.queue = queue
 	s.started = true

@@ -163,6 +163,24 @@ type SharedIndexInformerOptions struct {
 	// Negative turns probing off. The probe stops with the informer.
 	// kinformer extension; SetStalenessProbeInterval sets it before Run.
 	StalenessProbeInterval time.Duration
+
+	// ListAdmission, when not nil, limits the informer's initial list and
+	// relists together with those of the other informers sharing it: the
+	// informer waits for a slot before each LIST or streaming list, holds
+	// it until the list is complete (its last page, or the bookmark that
+	// ends a streaming list's initial events) or failed, and a 429 it gets
+	// slows the lists of the whole group down (see ListAdmission). Only the
+	// moment lists are requested changes; what listers and handlers
+	// observe does not. nil (the default of an informer built alone): no
+	// limit, as in client-go. The factories set one per factory by default.
+	// kinformer extension; SetListAdmission sets it before Run.
+	ListAdmission *ListAdmission
+
+	// ListAdmissionPriority orders the informer among those waiting for a
+	// slot of ListAdmission: the highest first, and in the order they
+	// asked among equals. Default 0. kinformer extension;
+	// SetListAdmissionPriority sets it before Run.
+	ListAdmissionPriority int
 }
 
 // informerConfig is the configuration of a sharedIndexInformer: assembled
@@ -215,6 +233,11 @@ type informerConfig struct {
 	// SharedIndexInformerOptions.StalenessProbeInterval
 	// (SetStalenessProbeInterval): zero means the default, negative none.
 	stalenessProbeInterval time.Duration
+	// listAdmission and listAdmissionPriority are
+	// SharedIndexInformerOptions' ListAdmission and ListAdmissionPriority
+	// (SetListAdmission, SetListAdmissionPriority).
+	listAdmission         *ListAdmission
+	listAdmissionPriority int
 }
 
 // config returns the informerConfig of options.
@@ -234,6 +257,8 @@ func (options SharedIndexInformerOptions) config() informerConfig {
 		handlerMetrics:     options.HandlerMetricsProvider,
 
 		stalenessProbeInterval: options.StalenessProbeInterval,
+		listAdmission:          options.ListAdmission,
+		listAdmissionPriority:  options.ListAdmissionPriority,
 	}
 }
 
@@ -396,4 +421,26 @@ func SetHandlerMetricsProvider(informer SharedInformer, provider HandlerMetricsP
 	}
 	s.processor.setHandlerMetrics(provider)
 	return nil
+}
+
+// SetListAdmission makes informer admit its lists through admission (see
+// SharedIndexInformerOptions.ListAdmission); nil turns admission off. It is
+// how the typed factory (package informers) gives its informers the
+// factory's ListAdmission. kinformer extension, not in client-go.
+//
+// It returns an error for a nil informer, one not built by this package,
+// and one that has started already.
+func SetListAdmission(informer SharedInformer, admission *ListAdmission) error {
+	return configureBeforeRun(informer, "the list admission", func(c *informerConfig) { c.listAdmission = admission })
+}
+
+// SetListAdmissionPriority sets informer's place among the informers waiting
+// for a slot of their ListAdmission (see
+// SharedIndexInformerOptions.ListAdmissionPriority: higher first). kinformer
+// extension, not in client-go.
+//
+// It returns an error for a nil informer, one not built by this package,
+// and one that has started already.
+func SetListAdmissionPriority(informer SharedInformer, priority int) error {
+	return configureBeforeRun(informer, "the list admission priority", func(c *informerConfig) { c.listAdmissionPriority = priority })
 }

@@ -36,6 +36,60 @@ type factoryExtensions struct {
 	sensitiveTypes map[reflect.Type]bool
 	// projections holds WithProjection's projection per object type.
 	projections map[reflect.Type]*projection.Projection
+	// listAdmission is the ListAdmission of the factory's informers: the
+	// one WithListAdmission gave (nil: none, when listAdmissionSet), or the
+	// factory's own.
+	listAdmission    *cache.ListAdmission
+	listAdmissionSet bool
+	// listPriorities holds WithListAdmissionPriority's priorities.
+	listPriorities map[reflect.Type]int
+}
+
+// WithListAdmission makes the factory's informers admit their initial lists
+// and relists through admission (see cache.ListAdmission): at most
+// admission's limit of them list at once, the highest priority first (see
+// WithListAdmissionPriority), and a 429 slows them all down. Pass the same
+// admission to several factories (typed, dynamic, metadata) to limit the
+// lists of a whole process. nil turns admission off: every informer lists
+// at once, as in client-go. Without this option a factory has its own
+// cache.NewListAdmission(cache.ListAdmissionOptions{}) (10 lists at once; a
+// handful of informers never waits). Only when lists are requested changes,
+// not what listers and handlers observe. kinformer extension, not in
+// client-go.
+func WithListAdmission(admission *cache.ListAdmission) SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		f.extensions.listAdmission, f.extensions.listAdmissionSet = admission, true
+		return f
+	}
+}
+
+// WithListAdmissionPriority gives the informers of the types of examples
+// (such as &v1.Pod{}) priority in the factory's list admission (see
+// WithListAdmission): waiting informers are admitted the highest priority
+// first, and in the order they asked among equals. The default is 0; a
+// negative priority lets the others go first. nil examples are ignored.
+// kinformer extension, not in client-go.
+func WithListAdmissionPriority(priority int, examples ...runtime.Object) SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		for _, obj := range examples {
+			if obj == nil {
+				continue
+			}
+			if f.extensions.listPriorities == nil {
+				f.extensions.listPriorities = map[reflect.Type]int{}
+			}
+			f.extensions.listPriorities[reflect.TypeOf(obj)] = priority
+		}
+		return f
+	}
+}
+
+// defaultListAdmission gives the factory its own ListAdmission unless
+// WithListAdmission chose one (or none).
+func (e *factoryExtensions) defaultListAdmission() {
+	if !e.listAdmissionSet {
+		e.listAdmission = cache.NewListAdmission(cache.ListAdmissionOptions{})
+	}
 }
 
 // WithRelistPageByPage makes every informer the factory builds apply its
@@ -163,6 +217,16 @@ func SnapshotFileName(t reflect.Type) string {
 // applyExtensions configures a newly built, not yet started informer for
 // objects of type t. The caller holds f.mu.
 func (f *sharedInformerFactory) applyExtensions(t reflect.Type, informer cache.SharedIndexInformer) {
+	if a := f.extensions.listAdmission; a != nil {
+		if err := cache.SetListAdmission(informer, a); err != nil {
+			utilruntime.HandleError(err)
+		}
+		if p := f.extensions.listPriorities[t]; p != 0 {
+			if err := cache.SetListAdmissionPriority(informer, p); err != nil {
+				utilruntime.HandleError(err)
+			}
+		}
+	}
 	if d := f.extensions.watchIdleTimeout; d != 0 {
 		if err := cache.SetWatchIdleTimeout(informer, d); err != nil {
 			utilruntime.HandleError(err)

@@ -163,6 +163,7 @@ func NewSharedInformerFactoryWithOptions(client kubernetes.Interface, defaultRes
 			f = next
 		}
 	}
+	f.extensions.defaultListAdmission()
 	return f
 }
 

@@ -69,6 +69,9 @@ type dynamicSharedInformerFactory struct {
 	stalenessProbeInterval time.Duration
 	// projections holds WithProjection's projections by resource.
 	projections map[schema.GroupVersionResource]projected
+	// admission is the informers' list admission (WithListAdmission,
+	// WithListAdmissionPriority); used under the Factory's lock.
+	admission gvrfactory.Admission
 }
 
 // projected is a resource's projection and the config its informer reaches
@@ -76,6 +79,37 @@ type dynamicSharedInformerFactory struct {
 type projected struct {
 	p      *projection.Projection
 	config *rest.Config
+}
+
+// WithListAdmission makes the factory's informers admit their initial lists
+// and relists through admission (see cache.ListAdmission): at most
+// admission's limit of them list at once, the highest priority first (see
+// WithListAdmissionPriority), and a 429 slows them all down. Pass the same
+// admission to several factories (typed, dynamic, metadata) to limit the
+// lists of a whole process. nil turns admission off: every informer lists
+// at once, as in client-go. Without this option a factory has its own
+// cache.NewListAdmission(cache.ListAdmissionOptions{}) (10 lists at once; a
+// handful of informers never waits). Only when lists are requested changes,
+// not what listers and handlers observe. kinformer extension, not in
+// client-go.
+func WithListAdmission(admission *cache.ListAdmission) DynamicSharedInformerOption {
+	return func(f *dynamicSharedInformerFactory) *dynamicSharedInformerFactory {
+		f.admission.Limiter, f.admission.Set = admission, true
+		return f
+	}
+}
+
+// WithListAdmissionPriority gives the informers of resources priority in the
+// factory's list admission (see WithListAdmission): waiting informers are
+// admitted the highest priority first, and in the order they asked among
+// equals. The default is 0; a negative priority lets the others go first.
+// kinformer extension, not in client-go.
+func WithListAdmissionPriority(priority int, resources ...schema.GroupVersionResource) DynamicSharedInformerOption {
+	resources = slices.Clone(resources)
+	return func(f *dynamicSharedInformerFactory) *dynamicSharedInformerFactory {
+		f.admission.Prioritize(priority, resources)
+		return f
+	}
 }
 
 // NewDynamicSharedInformerFactory returns a factory over client for all
@@ -242,6 +276,7 @@ func (f *dynamicSharedInformerFactory) build(gvr schema.GroupVersionResource) ca
 		StalenessProbeInterval: f.stalenessProbeInterval,
 	}
 	options = f.snapshots.Apply(options, gvr, "", f.namespace, f.tweakListOptions)
+	options = f.admission.Apply(options, gvr)
 	proj, ok := f.projections[gvr]
 	if !ok {
 		return newInformer(f.client, gvr, f.namespace, f.tweakListOptions, options)

@@ -72,6 +72,40 @@ type metadataSharedInformerFactory struct {
 	// stalenessProbeInterval is WithStalenessProbeInterval's value; 0
 	// means the informers' default.
 	stalenessProbeInterval time.Duration
+	// admission is the informers' list admission (WithListAdmission,
+	// WithListAdmissionPriority); used under the Factory's lock.
+	admission gvrfactory.Admission
+}
+
+// WithListAdmission makes the factory's informers admit their initial lists
+// and relists through admission (see cache.ListAdmission): at most
+// admission's limit of them list at once, the highest priority first (see
+// WithListAdmissionPriority), and a 429 slows them all down. Pass the same
+// admission to several factories (typed, dynamic, metadata) to limit the
+// lists of a whole process. nil turns admission off: every informer lists
+// at once, as in client-go. Without this option a factory has its own
+// cache.NewListAdmission(cache.ListAdmissionOptions{}) (10 lists at once; a
+// handful of informers never waits). Only when lists are requested changes,
+// not what listers and handlers observe. kinformer extension, not in
+// client-go.
+func WithListAdmission(admission *cache.ListAdmission) SharedInformerOption {
+	return func(f *metadataSharedInformerFactory) *metadataSharedInformerFactory {
+		f.admission.Limiter, f.admission.Set = admission, true
+		return f
+	}
+}
+
+// WithListAdmissionPriority gives the informers of resources priority in the
+// factory's list admission (see WithListAdmission): waiting informers are
+// admitted the highest priority first, and in the order they asked among
+// equals. The default is 0; a negative priority lets the others go first.
+// kinformer extension, not in client-go.
+func WithListAdmissionPriority(priority int, resources ...schema.GroupVersionResource) SharedInformerOption {
+	resources = slices.Clone(resources)
+	return func(f *metadataSharedInformerFactory) *metadataSharedInformerFactory {
+		f.admission.Prioritize(priority, resources)
+		return f
+	}
 }
 
 // WithMemoryLean makes every informer of the factory keep lean objects:
@@ -231,6 +265,7 @@ func (f *metadataSharedInformerFactory) build(gvr schema.GroupVersionResource) c
 		StalenessProbeInterval: f.stalenessProbeInterval,
 	}
 	options = f.snapshots.Apply(options, gvr, "metadata", f.namespace, f.tweakListOptions)
+	options = f.admission.Apply(options, gvr)
 	informer := newInformer(f.client, gvr, f.namespace, f.tweakListOptions, options)
 	if transform := lean.Compose(f.transform, f.lean); transform != nil {
 		// The informer is new and not running, so this cannot fail.

@@ -40,6 +40,22 @@ func (s *APIServer) Running() bool {
 	}
 }
 
+// PID is the process id of the running server, or 0 when it is not running. A restarted
+// server has a new one.
+func (s *APIServer) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil || s.proc.cmd.Process == nil {
+		return 0
+	}
+	select {
+	case <-s.proc.exited:
+		return 0
+	default:
+		return s.proc.cmd.Process.Pid
+	}
+}
+
 // Start starts the server (again) on its port and waits for /readyz. It refuses while the
 // server is running.
 func (s *APIServer) Start() error {

@@ -1,0 +1,328 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
+)
+
+// gatedLW is a scripted ListerWatcher for the list admission tests: every
+// request is recorded; LIST pages and streaming lists wait for the test to
+// let them go; plain watches stay open, silent, until stopped.
+type gatedLW struct {
+	name string
+	// pages are the LIST answers, in order; a LIST waits for a value on
+	// release before it answers (the zero value: the next page; an error:
+	// that error instead).
+	pages   []runtime.Object
+	release chan error
+	// stream, when not nil, is the watcher a streaming list request gets.
+	stream *watch.FakeWatcher
+
+	mu       sync.Mutex
+	requests []string
+	next     int
+	called   chan string
+}
+
+func newGatedLW(name string, requests chan string, pages ...runtime.Object) *gatedLW {
+	return &gatedLW{name: name, pages: pages, release: make(chan error), called: requests}
+}
+
+func (l *gatedLW) record(what string) {
+	l.mu.Lock()
+	l.requests = append(l.requests, what)
+	l.mu.Unlock()
+	l.called <- l.name + " " + what
+}
+
+func (l *gatedLW) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+	l.record("list" + map[bool]string{true: " continue", false: ""}[options.Continue != ""])
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case err := <-l.release:
+		if err != nil {
+			return nil, err
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	page := l.pages[l.next]
+	if l.next < len(l.pages)-1 {
+		l.next++
+	}
+	return page, nil
+}
+
+func (l *gatedLW) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+	if options.SendInitialEvents != nil && *options.SendInitialEvents {
+		l.record("stream")
+		return l.stream, nil
+	}
+	l.record("watch")
+	return watch.NewFake(), nil
+}
+
+func (l *gatedLW) List(options metav1.ListOptions) (runtime.Object, error) {
+	return l.ListWithContext(context.Background(), options)
+}
+
+func (l *gatedLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
+	return l.WatchWithContext(context.Background(), options)
+}
+
+// admissionPodList is a page of a pod LIST at rv, continued by cont.
+func admissionPodList(rv, cont string, names ...string) *v1.PodList {
+	list := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv, Continue: cont}}
+	for _, n := range names {
+		list.Items = append(list.Items, v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: n, ResourceVersion: rv}})
+	}
+	return list
+}
+
+// admissionInformers runs informers and stops them at the end of the test.
+type admissionInformers struct {
+	t       *testing.T
+	wg      sync.WaitGroup
+	cancels []context.CancelFunc
+}
+
+func (r *admissionInformers) run(lw ListerWatcher, a *ListAdmission, priority int) (SharedIndexInformer, context.CancelFunc) {
+	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{ListAdmission: a, ListAdmissionPriority: priority})
+	ctx, cancel := context.WithCancel(r.t.Context())
+	r.cancels = append(r.cancels, cancel)
+	r.wg.Go(func() { informer.RunWithContext(ctx) })
+	return informer, cancel
+}
+
+func (r *admissionInformers) stop() {
+	for _, c := range r.cancels {
+		c()
+	}
+	r.wg.Wait()
+}
+
+// expectRequest waits for the next request any gatedLW records.
+func expectRequest(t *testing.T, requests chan string, want string) {
+	t.Helper()
+	select {
+	case got := <-requests:
+		if got != want {
+			t.Fatalf("request %q, want %q", got, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no request; want %q", want)
+	}
+}
+
+// expectNoRequest checks that no request was made meanwhile.
+func expectNoRequest(t *testing.T, requests chan string) {
+	t.Helper()
+	select {
+	case got := <-requests:
+		t.Fatalf("unexpected request %q", got)
+	default:
+	}
+}
+
+func waitSynced(t *testing.T, informers ...SharedIndexInformer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for _, i := range informers {
+		if !WaitForCacheSync(ctx.Done(), i.HasSynced) {
+			t.Fatal("informer did not sync")
+		}
+	}
+}
+
+// TestInformerHoldsListSlotUntilLastPage: a paged LIST holds its slot from its
+// first request until its last page; the informer waiting for the slot lists
+// only then.
+func TestInformerHoldsListSlotUntilLastPage(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1})
+	requests := make(chan string, 16)
+	first := newGatedLW("first", requests, admissionPodList("10", "c1", "p1"), admissionPodList("10", "", "p2"))
+	second := newGatedLW("second", requests, admissionPodList("20", "", "q1"))
+	r := &admissionInformers{t: t}
+	defer r.stop()
+
+	i1, _ := r.run(first, a, 0)
+	expectRequest(t, requests, "first list")
+	i2, _ := r.run(second, a, 0)
+	admissionUntil(t, a, "the second informer to wait", func(s ListAdmissionStats) bool { return s.Waiting == 1 })
+	first.release <- nil
+	expectRequest(t, requests, "first list continue")
+	expectNoRequest(t, requests)
+	if s := a.Stats(); s.InFlight != 1 || s.Waiting != 1 {
+		t.Fatalf("between two pages: %+v, want the first list in flight and the second waiting", s)
+	}
+	first.release <- nil
+	// The last page arrived: the slot goes to the second informer while
+	// the first goes on to watch.
+	got := []string{<-requests, <-requests}
+	if !(got[0] == "first watch" && got[1] == "second list" || got[0] == "second list" && got[1] == "first watch") {
+		t.Fatalf("requests %q after the first list's last page, want the first's watch and the second's list", got)
+	}
+	second.release <- nil
+	expectRequest(t, requests, "second watch")
+	waitSynced(t, i1, i2)
+	if s := a.Stats(); s.InFlight != 0 || s.Waiting != 0 || s.Admitted != 2 || s.PeakInFlight != 1 {
+		t.Fatalf("after both synced: %+v", s)
+	}
+}
+
+// TestInformerHoldsStreamSlotUntilEndBookmark: a streaming list holds its slot
+// until the bookmark that ends its initial events.
+func TestInformerHoldsStreamSlotUntilEndBookmark(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1})
+	requests := make(chan string, 16)
+	first := newGatedLW("first", requests)
+	first.stream = watch.NewFakeWithChanSize(8, false)
+	second := newGatedLW("second", requests)
+	second.stream = watch.NewFakeWithChanSize(8, false)
+	r := &admissionInformers{t: t}
+	defer r.stop()
+
+	i1, _ := r.run(first, a, 0)
+	expectRequest(t, requests, "first stream")
+	i2, _ := r.run(second, a, 0)
+	admissionUntil(t, a, "the second informer to wait", func(s ListAdmissionStats) bool { return s.Waiting == 1 })
+	first.stream.Add(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p1", ResourceVersion: "5"}})
+	expectNoRequest(t, requests)
+	if s := a.Stats(); s.InFlight != 1 || s.Waiting != 1 {
+		t.Fatalf("during the first stream: %+v", s)
+	}
+	first.stream.Action(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{
+		ResourceVersion: "6", Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"},
+	}})
+	expectRequest(t, requests, "second stream")
+	second.stream.Action(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{
+		ResourceVersion: "7", Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"},
+	}})
+	waitSynced(t, i1, i2)
+	admissionUntil(t, a, "both slots back", func(s ListAdmissionStats) bool { return s.InFlight == 0 })
+	if s := a.Stats(); s.Waiting != 0 || s.Admitted != 2 || s.PeakInFlight != 1 {
+		t.Fatalf("after both synced: %+v", s)
+	}
+	// The stream went on as the watch: no other request.
+	expectNoRequest(t, requests)
+}
+
+// TestStoppedInformerReleasesSlotAndPlace: an informer stopped while it
+// lists gives its slot back, one stopped while it waits leaves the line.
+func TestStoppedInformerReleasesSlotAndPlace(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1})
+	requests := make(chan string, 16)
+	stuck := newGatedLW("stuck", requests, admissionPodList("1", ""))
+	gone := newGatedLW("gone", requests, admissionPodList("1", ""))
+	last := newGatedLW("last", requests, admissionPodList("3", "", "z"))
+	r := &admissionInformers{t: t}
+	defer r.stop()
+
+	_, stopStuck := r.run(stuck, a, 0)
+	expectRequest(t, requests, "stuck list")
+	_, stopGone := r.run(gone, a, 5)
+	admissionUntil(t, a, "gone to wait", func(s ListAdmissionStats) bool { return s.Waiting == 1 })
+	i3, _ := r.run(last, a, 0)
+	admissionUntil(t, a, "last to wait", func(s ListAdmissionStats) bool { return s.Waiting == 2 })
+
+	stopGone()
+	admissionUntil(t, a, "gone to leave the line", func(s ListAdmissionStats) bool { return s.Waiting == 1 })
+	expectNoRequest(t, requests)
+	stopStuck()
+	expectRequest(t, requests, "last list")
+	last.release <- nil
+	expectRequest(t, requests, "last watch")
+	waitSynced(t, i3)
+	if s := a.Stats(); s.InFlight != 0 || s.Waiting != 0 || s.Admitted != 2 {
+		t.Fatalf("stats %+v, want 2 admitted (stuck, last), none in flight or waiting", s)
+	}
+}
+
+// TestInformerAdmissionFollowsPriority: the waiting informer of the highest
+// priority lists first.
+func TestInformerAdmissionFollowsPriority(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1})
+	requests := make(chan string, 16)
+	r := &admissionInformers{t: t}
+	defer r.stop()
+	lws := map[string]*gatedLW{}
+	var all []SharedIndexInformer
+	for i, w := range []struct {
+		name     string
+		priority int
+	}{{"holder", 0}, {"low", -1}, {"plain", 0}, {"high", 7}} {
+		lw := newGatedLW(w.name, requests, admissionPodList(fmt.Sprint(i+1), "", w.name+"-pod"))
+		lws[w.name] = lw
+		informer, _ := r.run(lw, a, w.priority)
+		all = append(all, informer)
+		if i == 0 {
+			expectRequest(t, requests, "holder list")
+		} else {
+			admissionUntil(t, a, w.name+" to wait", func(s ListAdmissionStats) bool { return s.Waiting == i })
+		}
+	}
+	for _, next := range []string{"high", "plain", "low"} {
+		prev := map[string]string{"high": "holder", "plain": "high", "low": "plain"}[next]
+		lws[prev].release <- nil
+		got := []string{<-requests, <-requests}
+		if !(got[0] == prev+" watch" && got[1] == next+" list" || got[1] == prev+" watch" && got[0] == next+" list") {
+			t.Fatalf("after %s listed: %q, want %q and %q", prev, got, prev+" watch", next+" list")
+		}
+	}
+	lws["low"].release <- nil
+	expectRequest(t, requests, "low watch")
+	waitSynced(t, all...)
+}
+
+// TestInformer429SlowsTheGroup: the 429s one informer's LIST gets halve the
+// number of lists every informer sharing the admission may run, then, at
+// one list at a time, pause them all.
+func TestInformer429SlowsTheGroup(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 2, Jitter: -1})
+	requests := make(chan string, 16)
+	throttled := newGatedLW("throttled", requests, admissionPodList("1", "", "p"))
+	r := &admissionInformers{t: t}
+	defer r.stop()
+	informer, _ := r.run(throttled, a, 0)
+	expectRequest(t, requests, "throttled list")
+	throttled.release <- apierrors.NewTooManyRequests("slow down", 1)
+	admissionUntil(t, a, "the 429 to be reported", func(s ListAdmissionStats) bool { return s.Throttled == 1 })
+	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.IsZero() {
+		t.Fatalf("after a 429: %+v, want the limit halved and no pause", s)
+	}
+	// The informer retries after its backoff, and is answered 429 again:
+	// at one list at a time, the group pauses.
+	expectRequest(t, requests, "throttled list")
+	start := time.Now()
+	throttled.release <- apierrors.NewTooManyRequests("slow down", 1)
+	admissionUntil(t, a, "the second 429 to be reported", func(s ListAdmissionStats) bool { return s.Throttled == 2 })
+	if s := a.Stats(); s.CurrentLimit != 1 || s.PausedUntil.Before(start.Add(time.Second)) {
+		t.Fatalf("after a 429 with Retry-After 1 at one list at a time: %+v, want a pause of a second", s)
+	}
+	// The informer retries after its backoff and the pause, and syncs.
+	expectRequest(t, requests, "throttled list")
+	throttled.release <- nil
+	expectRequest(t, requests, "throttled watch")
+	waitSynced(t, informer)
+	if s := a.Stats(); s.CurrentLimit != 2 {
+		t.Fatalf("after a completed list: %+v, want the limit raised to 2", s)
+	}
+}

@@ -1,0 +1,542 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+// admissionClockStart is where the fake clocks of these tests start.
+var admissionClockStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// admissionUntil waits until cond holds of a's stats, or fails t.
+func admissionUntil(t *testing.T, a *ListAdmission, what string, cond func(ListAdmissionStats) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond(a.Stats()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; stats %+v", what, a.Stats())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// admissionRun is one acquire call running in its own goroutine.
+type admissionRun struct {
+	name string
+	slot *admissionSlot
+	err  error
+	done chan struct{}
+}
+
+// admissionLine starts acquire calls one after the other, each only once
+// the one before is in line, and records the order they are admitted in.
+type admissionLine struct {
+	t     *testing.T
+	a     *ListAdmission
+	order chan *admissionRun
+}
+
+func newAdmissionLine(t *testing.T, a *ListAdmission) *admissionLine {
+	return &admissionLine{t: t, a: a, order: make(chan *admissionRun, 64)}
+}
+
+// join starts an acquire of priority under ctx and waits until it waits in
+// line or was admitted.
+func (l *admissionLine) join(ctx context.Context, name string, priority int) *admissionRun {
+	l.t.Helper()
+	before := l.a.Stats()
+	r := &admissionRun{name: name, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.slot, r.err = l.a.acquire(ctx, priority)
+		if r.err == nil {
+			l.order <- r
+		}
+	}()
+	admissionUntil(l.t, l.a, name+" in line", func(s ListAdmissionStats) bool {
+		return s.Waiting > before.Waiting || s.Admitted > before.Admitted
+	})
+	return r
+}
+
+// next returns the next run admitted.
+func (l *admissionLine) next() *admissionRun {
+	l.t.Helper()
+	select {
+	case r := <-l.order:
+		return r
+	case <-time.After(10 * time.Second):
+		l.t.Fatalf("nothing admitted; stats %+v", l.a.Stats())
+		return nil
+	}
+}
+
+// none checks that nobody is admitted (after the admissions in flight have
+// had the time to happen: the stats say who is admitted synchronously).
+func (l *admissionLine) none(wantInFlight int) {
+	l.t.Helper()
+	if s := l.a.Stats(); s.InFlight != wantInFlight {
+		l.t.Fatalf("%d lists in flight, want %d; stats %+v", s.InFlight, wantInFlight, s)
+	}
+	select {
+	case r := <-l.order:
+		l.t.Fatalf("%s admitted, want nobody", r.name)
+	default:
+	}
+}
+
+func TestListAdmissionLimitsConcurrentLists(t *testing.T) {
+	ctx := t.Context()
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 2, Clock: testingclock.NewFakeClock(admissionClockStart)})
+	line := newAdmissionLine(t, a)
+	first := line.join(ctx, "first", 0)
+	second := line.join(ctx, "second", 0)
+	if got := []string{line.next().name, line.next().name}; got[0] != "first" || got[1] != "second" {
+		t.Fatalf("admitted %v, want [first second]", got)
+	}
+	third := line.join(ctx, "third", 0)
+	line.none(2)
+	if s := a.Stats(); s.Waiting != 1 {
+		t.Fatalf("waiting %d, want 1", s.Waiting)
+	}
+	first.slot.release(true)
+	if got := line.next(); got != third {
+		t.Fatalf("admitted %s, want third", got.name)
+	}
+	first.slot.release(true) // a second release does nothing
+	second.slot.release(false)
+	third.slot.release(true)
+	want := ListAdmissionStats{Limit: 2, CurrentLimit: 2, PeakInFlight: 2, Admitted: 3}
+	if s := a.Stats(); s != want {
+		t.Fatalf("stats %+v, want %+v", s, want)
+	}
+}
+
+func TestListAdmissionOrdersByPriorityThenArrival(t *testing.T) {
+	ctx := t.Context()
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Clock: testingclock.NewFakeClock(admissionClockStart)})
+	line := newAdmissionLine(t, a)
+	holder := line.join(ctx, "holder", 0)
+	line.next()
+	for _, w := range []struct {
+		name     string
+		priority int
+	}{{"a0", 0}, {"b5", 5}, {"c0", 0}, {"d5", 5}, {"e-1", -1}, {"f9", 9}} {
+		line.join(ctx, w.name, w.priority)
+	}
+	var got []string
+	current := holder
+	for range 6 {
+		current.slot.release(true)
+		current = line.next()
+		got = append(got, current.name)
+		line.none(1)
+	}
+	current.slot.release(true)
+	want := []string{"f9", "b5", "d5", "a0", "c0", "e-1"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("admitted in the order %v, want %v", got, want)
+	}
+}
+
+func TestListAdmissionCancelledWaiterLeavesTheLine(t *testing.T) {
+	ctx := t.Context()
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Clock: testingclock.NewFakeClock(admissionClockStart)})
+	line := newAdmissionLine(t, a)
+	holder := line.join(ctx, "holder", 0)
+	line.next()
+	cancelCtx, cancel := context.WithCancel(ctx)
+	gone := line.join(cancelCtx, "gone", 10)
+	stays := line.join(ctx, "stays", 0)
+	cancel()
+	<-gone.done
+	if !errors.Is(gone.err, context.Canceled) || gone.slot != nil {
+		t.Fatalf("cancelled waiter got slot %v, error %v; want no slot and context.Canceled", gone.slot, gone.err)
+	}
+	if s := a.Stats(); s.Waiting != 1 || s.InFlight != 1 {
+		t.Fatalf("stats %+v, want 1 waiting and 1 in flight", s)
+	}
+	holder.slot.release(true)
+	if got := line.next(); got != stays {
+		t.Fatalf("admitted %s, want stays", got.name)
+	}
+	stays.slot.release(true)
+	if s := a.Stats(); s.InFlight != 0 || s.Waiting != 0 || s.Admitted != 2 {
+		t.Fatalf("stats %+v, want nothing in flight or waiting, 2 admitted", s)
+	}
+}
+
+func TestListAdmissionCancelledBeforeAsking(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1})
+	// A free slot is handed out whatever the context: the list itself
+	// notices the cancellation. A full one is not waited for.
+	slot, err := a.acquire(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.acquire(ctx, 0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("acquire on a full admission with a cancelled context: %v, want context.Canceled", err)
+	}
+	slot.release(true)
+	if s := a.Stats(); s.Waiting != 0 || s.InFlight != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestListAdmissionNilAdmitsEverything(t *testing.T) {
+	var a *ListAdmission
+	for range 100 {
+		slot, err := a.acquire(t.Context(), 0)
+		if err != nil || slot != nil {
+			t.Fatalf("nil admission: slot %v, error %v", slot, err)
+		}
+		slot.release(true)
+	}
+	a.Throttled(time.Second)
+	a.throttledBy(apierrors.NewTooManyRequests("x", 1), nil)
+	if s := a.Stats(); s != (ListAdmissionStats{}) {
+		t.Fatalf("stats of nil: %+v", s)
+	}
+}
+
+func TestListAdmissionUnlimited(t *testing.T) {
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: -1})
+	var slots []*admissionSlot
+	for range 200 {
+		slot, err := a.acquire(t.Context(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots = append(slots, slot)
+	}
+	if s := a.Stats(); s.InFlight != 200 || s.PeakInFlight != 200 {
+		t.Fatalf("stats %+v", s)
+	}
+	for _, s := range slots {
+		s.release(true)
+	}
+}
+
+// TestListAdmissionPauseJitter checks the length of the pause after a 429:
+// Retry-After plus jitter in [0, Jitter*Retry-After), exactly what the
+// seeded generator draws.
+func TestListAdmissionPauseJitter(t *testing.T) {
+	cases := []struct {
+		name       string
+		jitter     float64
+		retryAfter time.Duration
+		want       func(draw float64) time.Duration
+	}{
+		{"default jitter", 0, 4 * time.Second, func(f float64) time.Duration {
+			return 4*time.Second + time.Duration(DefaultListAdmissionJitter*f*float64(4*time.Second))
+		}},
+		{"jitter 1", 1, 2 * time.Second, func(f float64) time.Duration { return 2*time.Second + time.Duration(f*float64(2*time.Second)) }},
+		{"no jitter", -1, 3 * time.Second, func(float64) time.Duration { return 3 * time.Second }},
+		{"no Retry-After: the default", -1, 0, func(float64) time.Duration { return DefaultListAdmissionRetryAfter }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for seed := range uint64(20) {
+				clk := testingclock.NewFakeClock(admissionClockStart)
+				a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: tc.jitter, Clock: clk, Rand: rand.New(rand.NewPCG(seed, 1))})
+				a.Throttled(tc.retryAfter)
+				draw := rand.New(rand.NewPCG(seed, 1)).Float64()
+				if tc.jitter < 0 {
+					draw = 0
+				}
+				got := a.Stats().PausedUntil.Sub(admissionClockStart)
+				if want := tc.want(draw); got != want {
+					t.Fatalf("seed %d: pause %v, want %v", seed, got, want)
+				}
+				base := tc.retryAfter
+				if base <= 0 {
+					base = DefaultListAdmissionRetryAfter
+				}
+				j := tc.jitter
+				if j == 0 {
+					j = DefaultListAdmissionJitter
+				}
+				if j < 0 {
+					j = 0
+				}
+				if got < base || (j > 0 && got >= base+time.Duration(j*float64(base))) {
+					t.Fatalf("seed %d: pause %v outside [%v, %v)", seed, got, base, base+time.Duration(j*float64(base)))
+				}
+			}
+		})
+	}
+}
+
+// TestListAdmissionTooManyRequestsHalvesTheLimit: a 429 halves the number of
+// lists admitted at once without pausing the group (the lists running go
+// on), and completed lists raise it again; failed ones do not.
+func TestListAdmissionTooManyRequestsHalvesTheLimit(t *testing.T) {
+	ctx := t.Context()
+	clk := testingclock.NewFakeClock(admissionClockStart)
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 4, Jitter: -1, Clock: clk})
+	line := newAdmissionLine(t, a)
+	var running []*admissionRun
+	for _, name := range []string{"r1", "r2", "r3", "r4"} {
+		running = append(running, line.join(ctx, name, 0))
+		line.next()
+	}
+
+	// A 429 with Retry-After: 2 reported by an informer.
+	a.throttledBy(apierrors.NewTooManyRequests("slow down", 2), nil)
+	if s := a.Stats(); s.CurrentLimit != 2 || s.Throttled != 1 || !s.PausedUntil.IsZero() {
+		t.Fatalf("after a 429: %+v", s)
+	}
+	w1 := line.join(ctx, "w1", 0)
+	w2 := line.join(ctx, "w2", 0)
+	w3 := line.join(ctx, "w3", 0)
+	// Two failed lists leave two running: still at the halved limit.
+	running[0].slot.release(false)
+	running[1].slot.release(false)
+	line.none(2)
+	// One more ends: one list may start.
+	running[2].slot.release(false)
+	if got := line.next(); got != w1 {
+		t.Fatalf("admitted %s, want w1", got.name)
+	}
+	line.none(2)
+	// A completed list raises the limit to 3: two more may run.
+	running[3].slot.release(true)
+	// Both are admitted by the same release; their goroutines report in
+	// either order.
+	if got := []*admissionRun{line.next(), line.next()}; !(got[0] == w2 && got[1] == w3 || got[0] == w3 && got[1] == w2) {
+		t.Fatalf("admitted %s, %s; want w2 and w3", got[0].name, got[1].name)
+	}
+	if s := a.Stats(); s.CurrentLimit != 3 || s.InFlight != 3 {
+		t.Fatalf("stats %+v, want current limit 3 and 3 in flight", s)
+	}
+	// A failed list gives its slot back without raising the limit.
+	w1.slot.release(false)
+	w2.slot.release(true)
+	w3.slot.release(true)
+	if s := a.Stats(); s.CurrentLimit != 4 || s.InFlight != 0 {
+		t.Fatalf("stats %+v, want current limit 4 and nothing in flight", s)
+	}
+}
+
+// TestListAdmissionAtOneListATimeA429PausesTheGroup: once the limit is down
+// to one, a 429 stops every admission until its Retry-After (plus jitter)
+// has passed; another 429 of the same burst extends nothing.
+func TestListAdmissionAtOneListATimeA429PausesTheGroup(t *testing.T) {
+	ctx := t.Context()
+	clk := testingclock.NewFakeClock(admissionClockStart)
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 2, Jitter: -1, Clock: clk})
+	line := newAdmissionLine(t, a)
+	a.Throttled(2 * time.Second)
+	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.IsZero() {
+		t.Fatalf("after the first 429: %+v", s)
+	}
+	a.Throttled(2 * time.Second)
+	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.Equal(admissionClockStart.Add(2*time.Second)) {
+		t.Fatalf("after a 429 at one list at a time: %+v", s)
+	}
+	a.Throttled(time.Second)
+	if s := a.Stats(); s.CurrentLimit != 1 || s.Throttled != 3 || !s.PausedUntil.Equal(admissionClockStart.Add(2*time.Second)) {
+		t.Fatalf("after a 429 of the same burst: %+v", s)
+	}
+	// Nobody is admitted during the pause, though a slot is free.
+	w1 := line.join(ctx, "w1", 0)
+	w2 := line.join(ctx, "w2", 0)
+	line.none(0)
+	clk.Step(1999 * time.Millisecond)
+	line.none(0)
+	// At its end, as many as the limit allows: one.
+	admissionUntil(t, a, "waiters to wait for the pause's end", func(ListAdmissionStats) bool { return clk.HasWaiters() })
+	clk.Step(time.Millisecond)
+	if got := line.next(); got != w1 {
+		t.Fatalf("admitted %s, want w1", got.name)
+	}
+	line.none(1)
+	w1.slot.release(true)
+	if got := line.next(); got != w2 {
+		t.Fatalf("admitted %s, want w2", got.name)
+	}
+	w2.slot.release(true)
+	if s := a.Stats(); s.CurrentLimit != 2 || s.InFlight != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestListAdmissionLongerPauseWakesWaiters: a waiter that waits for the end
+// of a pause waits for the new end when a later 429 extends it.
+func TestListAdmissionLongerPauseWakesWaiters(t *testing.T) {
+	ctx := t.Context()
+	clk := testingclock.NewFakeClock(admissionClockStart)
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
+	line := newAdmissionLine(t, a)
+	a.Throttled(time.Second)
+	w := line.join(ctx, "w", 0)
+	admissionUntil(t, a, "the waiter's timer", func(ListAdmissionStats) bool { return clk.HasWaiters() })
+	a.Throttled(5 * time.Second)
+	clk.Step(time.Second)
+	line.none(0)
+	admissionUntil(t, a, "the waiter's new timer", func(ListAdmissionStats) bool { return clk.HasWaiters() })
+	clk.Step(4 * time.Second)
+	if got := line.next(); got != w {
+		t.Fatalf("admitted %s", got.name)
+	}
+	w.slot.release(true)
+}
+
+func TestListAdmissionWrapTransportReportsTooManyRequests(t *testing.T) {
+	clk := testingclock.NewFakeClock(admissionClockStart)
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
+	responses := []*http.Response{
+		{StatusCode: http.StatusOK, Header: http.Header{}},
+		{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"5"}}},
+		{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"5"}}},
+		{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3"}}},
+	}
+	rt := a.WrapTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
+		r := responses[0]
+		responses = responses[1:]
+		return r, nil
+	}))
+	req, _ := http.NewRequest(http.MethodGet, "https://example.invalid/api/v1/pods", nil)
+	if _, err := rt.RoundTrip(req); err != nil {
+		t.Fatal(err)
+	}
+	if s := a.Stats(); s.Throttled != 0 {
+		t.Fatalf("a 200 throttled: %+v", s)
+	}
+	// 429s answering a plain watch and a write do not pause the lists.
+	watchReq, _ := http.NewRequest(http.MethodGet, "https://example.invalid/api/v1/pods?watch=true", nil)
+	writeReq, _ := http.NewRequest(http.MethodPost, "https://example.invalid/api/v1/namespaces/a/pods", nil)
+	for _, r := range []*http.Request{watchReq, writeReq} {
+		if _, err := rt.RoundTrip(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := a.Stats(); s.Throttled != 0 {
+		t.Fatalf("a 429 to a watch or a write throttled: %+v", s)
+	}
+	streamReq, _ := http.NewRequest(http.MethodGet, "https://example.invalid/api/v1/pods?watch=true&sendInitialEvents=true", nil)
+	if _, err := rt.RoundTrip(streamReq); err != nil {
+		t.Fatal(err)
+	}
+	if s := a.Stats(); s.Throttled != 1 || !s.PausedUntil.Equal(admissionClockStart.Add(3*time.Second)) {
+		t.Fatalf("after a 429 with Retry-After 3: %+v", s)
+	}
+	var nilAdmission *ListAdmission
+	if got := nilAdmission.WrapTransport(http.DefaultTransport); got != http.DefaultTransport {
+		t.Fatalf("a nil admission wrapped the transport")
+	}
+}
+
+func TestListAdmissionThrottledByIgnoresOtherErrors(t *testing.T) {
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Clock: testingclock.NewFakeClock(admissionClockStart)})
+	for _, err := range []error{
+		nil,
+		errors.New("connection refused"),
+		apierrors.NewInternalError(errors.New("boom")),
+		apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("no")),
+	} {
+		a.throttledBy(err, nil)
+	}
+	if s := a.Stats(); s.Throttled != 0 || !s.PausedUntil.IsZero() {
+		t.Fatalf("throttled by errors other than 429: %+v", s)
+	}
+	a.throttledBy(fmt.Errorf("failed to list: %w", apierrors.NewTooManyRequests("x", 0)), nil)
+	s := a.Stats()
+	if pause := s.PausedUntil.Sub(admissionClockStart); s.Throttled != 1 || pause < time.Second || pause >= time.Second+time.Second/2 {
+		t.Fatalf("a wrapped 429 without Retry-After: %+v", s)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// TestListAdmissionLateAnswersToAnEarlierBurstDoNotSlowTheGroupAgain: the
+// 429s answering lists admitted before the group slowed down (their REST
+// client retries them, and a retry may be answered just after the pause
+// ended) neither halve the limit again nor start a new pause; a 429
+// answering a list admitted since does both. Lists report through the
+// transport, which finds their slot in the request's context.
+func TestListAdmissionLateAnswersToAnEarlierBurstDoNotSlowTheGroupAgain(t *testing.T) {
+	clk := testingclock.NewFakeClock(admissionClockStart)
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 8, Jitter: -1, Clock: clk})
+	rt := a.WrapTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}, nil
+	}))
+	answer429 := func(slot *admissionSlot) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(withAdmissionSlot(t.Context(), slot), http.MethodGet, "https://example.invalid/api/v1/pods", nil)
+		if _, err := rt.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var burst []*admissionSlot
+	for range 8 {
+		slot, err := a.acquire(t.Context(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		burst = append(burst, slot)
+	}
+
+	answer429(burst[0])
+	if s := a.Stats(); s.CurrentLimit != 4 || !s.PausedUntil.IsZero() {
+		t.Fatalf("after the first 429: %+v", s)
+	}
+	// The burst's retries are answered 429 again, a second later.
+	clk.Step(time.Second)
+	for _, slot := range burst[1:] {
+		answer429(slot)
+	}
+	if s := a.Stats(); s.CurrentLimit != 4 || s.Throttled != 8 || !s.PausedUntil.IsZero() {
+		t.Fatalf("late answers to the first burst slowed the group again: %+v", s)
+	}
+	// Reported by the informer after its REST client gave up: the same.
+	a.throttledBy(apierrors.NewTooManyRequests("x", 1), burst[0])
+	if s := a.Stats(); s.CurrentLimit != 4 || !s.PausedUntil.IsZero() {
+		t.Fatalf("the informer's own report of a late answer slowed the group: %+v", s)
+	}
+	for _, slot := range burst[:5] {
+		slot.release(false)
+	}
+	// A list admitted after the slow-down is answered 429: new information.
+	later, err := a.acquire(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer429(later)
+	if s := a.Stats(); s.CurrentLimit != 2 || !s.PausedUntil.IsZero() {
+		t.Fatalf("after a 429 answering a later list: %+v", s)
+	}
+	// 429s whose list the transport cannot tell slow the group, as
+	// Throttled does: down to one list at a time, then a pause.
+	answer429(nil)
+	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.IsZero() {
+		t.Fatalf("after an unattributed 429: %+v", s)
+	}
+	answer429(nil)
+	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.Equal(admissionClockStart.Add(2*time.Second)) {
+		t.Fatalf("after an unattributed 429 at one list at a time: %+v", s)
+	}
+	// During the pause, a late answer to a list admitted before it,
+	// asking for a longer wait, extends it.
+	clk.Step(500 * time.Millisecond)
+	a.throttle(3*time.Second, later)
+	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.Equal(admissionClockStart.Add(4500*time.Millisecond)) {
+		t.Fatalf("after a longer Retry-After during the pause: %+v", s)
+	}
+	for _, slot := range append(burst[5:], later) {
+		slot.release(false)
+	}
+}

@@ -1,0 +1,33 @@
+package informers
+
+import (
+	"testing"
+
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kinformer/kinformer/cache"
+)
+
+// TestFactoryHasItsOwnListAdmission: without WithListAdmission each factory
+// makes its own (no state shared between factories behind the user's back);
+// WithListAdmission(nil) turns it off, and one passed is used as is.
+func TestFactoryHasItsOwnListAdmission(t *testing.T) {
+	client := fake.NewSimpleClientset() //nolint:staticcheck // enough here
+	first := NewSharedInformerFactory(client, 0).(*sharedInformerFactory)
+	second := NewSharedInformerFactory(client, 0).(*sharedInformerFactory)
+	if first.extensions.listAdmission == nil || first.extensions.listAdmission == second.extensions.listAdmission {
+		t.Fatalf("default list admissions %p and %p: want one of its own per factory", first.extensions.listAdmission, second.extensions.listAdmission)
+	}
+	if s := first.extensions.listAdmission.Stats(); s.Limit != cache.DefaultListAdmissionLimit {
+		t.Fatalf("default limit %d, want %d", s.Limit, cache.DefaultListAdmissionLimit)
+	}
+	off := NewSharedInformerFactoryWithOptions(client, 0, WithListAdmission(nil)).(*sharedInformerFactory)
+	if off.extensions.listAdmission != nil {
+		t.Fatal("WithListAdmission(nil) left an admission")
+	}
+	shared := cache.NewListAdmission(cache.ListAdmissionOptions{})
+	withShared := NewSharedInformerFactoryWithOptions(client, 0, WithListAdmission(shared)).(*sharedInformerFactory)
+	if withShared.extensions.listAdmission != shared {
+		t.Fatal("WithListAdmission's admission not used")
+	}
+}
