@@ -69,6 +69,20 @@ func projectedPod(t *testing.T, pod *corev1.Pod) *corev1.Pod {
 	return p
 }
 
+// startSynced starts factory, waits until its informers synced and returns
+// the context they run under; the factory shuts down when the test ends.
+func startSynced(t *testing.T, factory informers.SharedInformerFactory) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), serverWaitTimeout)
+	t.Cleanup(func() {
+		cancel()
+		factory.Shutdown()
+	})
+	factory.StartWithContext(ctx)
+	require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
+	return ctx
+}
+
 func TestProjectedPodHoldsOnlyTheProjectedFields(t *testing.T) {
 	got := projectedPod(t, fullPod("ns", "a", "5", "1"))
 	want := &corev1.Pod{
@@ -127,13 +141,7 @@ func TestWithProjectionKeepsOnlyProjectedFields(t *testing.T) {
 				DeleteFunc: func(obj interface{}) { mu.add("delete", obj) },
 			})
 			require.NoError(t, err)
-			ctx, cancel := context.WithTimeout(context.Background(), serverWaitTimeout)
-			defer func() {
-				cancel()
-				factory.Shutdown()
-			}()
-			factory.StartWithContext(ctx)
-			require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
+			ctx := startSynced(t, factory)
 
 			assert.Equal(t, map[string]*corev1.Pod{"ns/a": projectedPod(t, a), "ns/b": projectedPod(t, b)}, podsByKey(inf.GetStore()))
 
@@ -318,13 +326,7 @@ func TestWithProjectionSnapshotsAndMemoryLean(t *testing.T) {
 				defer mu.Unlock()
 				errs = append(errs, err)
 			}))
-			ctx, cancel := context.WithTimeout(context.Background(), serverWaitTimeout)
-			defer func() {
-				cancel()
-				factory.Shutdown()
-			}()
-			factory.StartWithContext(ctx)
-			require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
+			startSynced(t, factory)
 			got := podsByKey(inf.GetStore())["ns/a"]
 			require.NotNil(t, got)
 			mu.Lock()

@@ -241,13 +241,7 @@ func runPodInformer(t *testing.T, cs kubernetes.Interface, opts ...informers.Sha
 	t.Helper()
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, opts...)
 	inf := factory.Core().V1().Pods().Informer()
-	ctx, cancel := context.WithTimeout(context.Background(), serverWaitTimeout)
-	t.Cleanup(func() {
-		cancel()
-		factory.Shutdown()
-	})
-	factory.StartWithContext(ctx)
-	require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
+	startSynced(t, factory)
 	return inf
 }
 

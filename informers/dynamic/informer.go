@@ -213,11 +213,6 @@ func WithSensitiveResources(resources ...schema.GroupVersionResource) DynamicSha
 	}
 }
 
-// NewDynamicSharedInformerFactoryWithOptions returns a factory over client
-// for all namespaces, configured by options (nil options are ignored);
-// defaultResync is every informer's resync period (zero: none). kinformer
-// extension, not in client-go: it is how a dynamic factory gets a snapshot
-// directory (WithSnapshotDir).
 // WithProjection makes the factory's informer of gvr keep only the fields p
 // names of its objects (see package projection): its LIST and WATCH answers
 // are read in JSON and filtered while they are scanned, so the full objects
@@ -253,6 +248,11 @@ func WithProjection(gvr schema.GroupVersionResource, p *projection.Projection, c
 	}
 }
 
+// NewDynamicSharedInformerFactoryWithOptions returns a factory over client
+// for all namespaces, configured by options (nil options are ignored);
+// defaultResync is every informer's resync period (zero: none). kinformer
+// extension, not in client-go: it is how a dynamic factory gets a snapshot
+// directory (WithSnapshotDir).
 func NewDynamicSharedInformerFactoryWithOptions(client dynamic.Interface, defaultResync time.Duration, options ...DynamicSharedInformerOption) DynamicSharedInformerFactory {
 	f := &dynamicSharedInformerFactory{client: client, defaultResync: defaultResync, namespace: metav1.NamespaceAll}
 	for _, opt := range options {
