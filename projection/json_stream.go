@@ -2,6 +2,7 @@ package projection
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -415,6 +416,13 @@ func (w *jsonWatchFilter) nextEvent() error {
 	w.frame, err = w.st.capture(w.frame[:0], 0, w.maxFrame)
 	if len(w.frame) > w.maxFrame {
 		return fmt.Errorf("projection: watch event larger than %d bytes", w.maxFrame)
+	}
+	if je := (*jsonError)(nil); errors.As(err, &je) && je.truncated {
+		// A stream cut inside an event (a dropped connection) ends with
+		// io.ErrUnexpectedEOF itself, as an unfiltered stream's decoder
+		// reports it: client-go's watch decoder compares with ==, and
+		// reads it as a closed watch, not as a failure.
+		return io.ErrUnexpectedEOF
 	}
 	if err != nil {
 		return err

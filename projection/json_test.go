@@ -686,8 +686,6 @@ func TestJSONWatchFilterErrors(t *testing.T) {
 	p := mustProjection(t, "spec.nodeName")
 	good := `{"type":"ADDED","object":{"kind":"Pod","spec":{"nodeName":"n"}}}`
 	cases := []struct{ name, src string }{
-		{"truncated event", good + "\n" + `{"type":"ADDED","object":{"kind":"Po`},
-		{"truncated between members", good + `{"type":"ADDED"`},
 		{"garbage between events", good + " x " + good},
 		{"not an object", `[1]`},
 		{"scalar", `42`},
@@ -722,12 +720,14 @@ func TestJSONWatchFilterErrors(t *testing.T) {
 		}
 	}
 
-	t.Run("truncated is unexpected EOF", func(t *testing.T) {
-		w := newJSONWatchFilter(io.NopCloser(strings.NewReader(good+`{"type":`)), p.root, p.Fingerprint())
-		got, err := io.ReadAll(w)
-		assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
-		assert.Equal(t, 1, strings.Count(string(got), "\n"))
-	})
+	for _, src := range []string{good + `{"type":`, good + "\n" + `{"type":"ADDED","object":{"kind":"Po`, good + `{"type":"ADDED"`} {
+		t.Run("truncated is unexpected EOF", func(t *testing.T) {
+			w := newJSONWatchFilter(io.NopCloser(strings.NewReader(src)), p.root, p.Fingerprint())
+			got, err := io.ReadAll(w)
+			assert.True(t, err == io.ErrUnexpectedEOF, "%v", err)
+			assert.Equal(t, 1, strings.Count(string(got), "\n"), "the whole event before the cut is delivered")
+		})
+	}
 	t.Run("reader error", func(t *testing.T) {
 		boom := errors.New("boom")
 		w := newJSONWatchFilter(io.NopCloser(io.MultiReader(strings.NewReader(good), iotest.ErrReader(boom))), p.root, p.Fingerprint())
@@ -814,4 +814,25 @@ func FuzzJSONFilter(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestJSONWatchFilterEndsLikeTheStreamItFilters: a watch stream cut inside
+// an event ends with io.ErrUnexpectedEOF itself (client-go's watch decoder
+// compares with ==), one that ends between events with io.EOF, and another
+// read error is returned as it is.
+func TestJSONWatchFilterEndsLikeTheStreamItFilters(t *testing.T) {
+	root := mustProjection(t, "spec.size").root
+	stream := `{"type":"ADDED","object":{"kind":"Widget","metadata":{"name":"a"},"spec":{"size":1}}}` + "\n"
+	readAll := func(r io.Reader) error {
+		_, err := io.ReadAll(newJSONWatchFilter(io.NopCloser(iotest.OneByteReader(r)), root, "fp"))
+		return err
+	}
+	require.NoError(t, readAll(strings.NewReader(stream)))
+	for _, cut := range []int{1, 30, len(stream) - 3} {
+		err := readAll(strings.NewReader(stream[:cut]))
+		require.True(t, err == io.ErrUnexpectedEOF, "cut at %d: %v", cut, err)
+	}
+	reset := errors.New("connection reset by peer")
+	err := readAll(io.MultiReader(strings.NewReader(stream[:20]), iotest.ErrReader(reset)))
+	require.True(t, err == reset, "%v", err)
 }

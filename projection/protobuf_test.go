@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"io"
 	"reflect"
 	"strings"
@@ -604,10 +605,7 @@ func TestProtobufFilterMalformed(t *testing.T) {
 	event := func(typ string, obj []byte) []byte {
 		return append(pbAppendBytesField(nil, 1, []byte(typ)), pbAppendBytesField(nil, 2, pbAppendBytesField(nil, 1, obj))...)
 	}
-	validStream := pbWatchStream(t, watch.Event{Type: watch.Added, Object: pbTestPod("a")})
 	streams := []pbMalformedCase{
-		{"truncated header", validStream[:2], "frame length: unexpected EOF"},
-		{"truncated frame", validStream[:len(validStream)-10], "unexpected EOF"},
 		{"frame too large", []byte{0xff, 0xff, 0xff, 0xff}, "frame length 4294967295 too large"},
 		{"event type wire type", frame([]byte{0x08, 0x01}), "watch event: field 1 has wire type varint"},
 		{"event object wire type", frame([]byte{0x10, 0x01}), "watch event: field 2 has wire type varint"},
@@ -785,4 +783,29 @@ func TestProtobufEveryKind(t *testing.T) {
 		kinds++
 	}
 	assert.Greater(t, kinds, 100)
+}
+
+// TestProtobufWatchFilterEndsLikeTheStreamItFilters: a stream that ends
+// between frames ends with io.EOF, one cut inside a frame (a dropped
+// connection) with io.ErrUnexpectedEOF itself, and another read error is
+// returned as it is: client-go's watch decoder compares them with ==, and
+// reads them as a closed watch (reopened from its resourceVersion) rather
+// than as a failure.
+func TestProtobufWatchFilterEndsLikeTheStreamItFilters(t *testing.T) {
+	p := mustProjection(t, "spec.nodeName")
+	plan, err := compileProtobuf(p.root, reflect.TypeOf(corev1.Pod{}), "Pod")
+	require.NoError(t, err)
+	stream := pbWatchStream(t, watch.Event{Type: watch.Added, Object: pbTestPod("a")})
+	readAll := func(r io.Reader) error {
+		_, err := io.ReadAll(iotest.OneByteReader(newProtobufWatchFilter(io.NopCloser(r), plan, p.Fingerprint())))
+		return err
+	}
+	require.NoError(t, readAll(bytes.NewReader(stream)), "io.EOF between frames ends ReadAll without error")
+	for _, cut := range []int{2, len(stream) - 10} {
+		err := readAll(bytes.NewReader(stream[:cut]))
+		require.True(t, err == io.ErrUnexpectedEOF, "cut at %d: %v", cut, err)
+	}
+	reset := errors.New("connection reset by peer")
+	err = readAll(io.MultiReader(bytes.NewReader(stream[:7]), iotest.ErrReader(reset)))
+	require.True(t, err == reset, "%v", err)
 }

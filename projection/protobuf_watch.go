@@ -29,8 +29,10 @@ func newProtobufWatchFilter(rc io.ReadCloser, plan *pbPlan, fingerprint string) 
 }
 
 // Read returns the filtered frames' bytes, in as many calls as the size of
-// b requires. It returns io.EOF where the input ends between two frames, and
-// an error where it ends inside one or holds a malformed event.
+// b requires. It returns io.EOF where the input ends between two frames,
+// io.ErrUnexpectedEOF where it ends inside one (and any other error of the
+// underlying stream as it is), and a "projection:" error for a malformed
+// frame.
 func (w *pbWatchFilter) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
@@ -38,6 +40,9 @@ func (w *pbWatchFilter) Read(b []byte) (int, error) {
 	for w.off == len(w.out) {
 		if w.err != nil {
 			return 0, w.err
+		}
+		if cap(w.out) > pbWatchKeepBuffer {
+			w.out = nil
 		}
 		w.err = w.next()
 	}
@@ -55,10 +60,12 @@ func (w *pbWatchFilter) Close() error {
 func (w *pbWatchFilter) next() error {
 	var hdr [4]byte
 	if _, err := io.ReadFull(w.rc, hdr[:]); err != nil {
-		if err == io.EOF {
-			return io.EOF
-		}
-		return fmt.Errorf("projection: protobuf watch: frame length: %w", err)
+		// io.EOF between frames, io.ErrUnexpectedEOF inside one, or the
+		// connection's error: returned as they are, because client-go's
+		// watch decoder tells a closed stream (which the reflector reopens
+		// from its resourceVersion) from a failure by comparing the error
+		// with io.EOF and io.ErrUnexpectedEOF.
+		return err
 	}
 	size := binary.BigEndian.Uint32(hdr[:])
 	if size > pbMaxLen {
@@ -66,7 +73,8 @@ func (w *pbWatchFilter) next() error {
 	}
 	var err error
 	if w.in, err = pbReadFull(w.rc, w.in, int(size)); err != nil {
-		return fmt.Errorf("projection: protobuf watch: frame of %d bytes: %w", size, err)
+		// Unwrapped, as above.
+		return err
 	}
 	out := append(w.out[:0], 0, 0, 0, 0)
 	if out, err = w.plan.filterEvent(out, w.in, w.fingerprint); err != nil {
@@ -78,8 +86,16 @@ func (w *pbWatchFilter) next() error {
 	}
 	binary.BigEndian.PutUint32(out, uint32(len(out)-4))
 	w.out, w.off = out, 0
+	if cap(w.in) > pbWatchKeepBuffer {
+		// One large object must not pin its buffer for the watch's life.
+		w.in = nil
+	}
 	return nil
 }
+
+// pbWatchKeepBuffer is the largest buffer a watch filter keeps between
+// frames.
+const pbWatchKeepBuffer = 1 << 20
 
 // filterEvent appends the metav1.WatchEvent message ev with its object
 // filtered by filterObject. Other fields are kept.

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,26 +22,39 @@ const (
 	mediaProtobuf = "application/vnd.kubernetes.protobuf"
 )
 
+// objectMediaTypes are the other media types kube-apiserver encodes objects
+// in, which the Transport cannot project: an answer in one of them fails
+// the request rather than reaching the client unprojected.
+var objectMediaTypes = map[string]bool{
+	"application/cbor":     true,
+	"application/cbor-seq": true,
+	"application/yaml":     true,
+}
+
 // Transport returns a RoundTripper that sends requests through rt and
-// projects with p the successful answers to GET requests: a LIST body's
-// items, and every object of a WATCH stream (a streaming list included).
-// The answers are filtered as they are read, so the client reading them
-// decodes projected objects and never the full ones. Other requests, error
-// answers, and answers in another representation than the resource's own
-// (an "as" media type parameter, e.g. a Table) pass through unchanged.
+// projects with p the successful answers to the reads of a resource's
+// collection: a LIST body's items, and every object of a WATCH stream (a
+// streaming list included). The answers are filtered as they are read, so
+// the client reading them decodes projected objects and never the full
+// ones. Other requests (writes, the GET of one object, subresources such
+// as a pod's log, other paths), error answers, answers in another
+// representation than the resource's own (an "as" media type parameter, e.g.
+// a Table, asked for or answered), answers in a media type that encodes no
+// objects, and compressed answers pass through unchanged.
 //
 // example is an object of the resource's Go type (e.g. &corev1.Pod{}): the
 // Transport then projects protobuf answers, by the type's protobuf field
 // numbers, as well as JSON ones. With a nil example, or an
 // *unstructured.Unstructured (custom resources read through a dynamic
 // client), it projects JSON only, and asks for JSON: it sets the Accept
-// header of the GET requests it sends to application/json. It returns an
+// header of the reads of collections it sends to application/json. It returns an
 // error when a path of p names a field example's type does not have, or
 // goes below a field that has no members.
 //
 // A body or stream that is not valid JSON or protobuf makes the read fail
-// with an error that says where; an answer in a media type the Transport
-// cannot project (CBOR, YAML) makes the request fail. Each answer is read
+// with an error that says where (a stream cut short ends with
+// io.ErrUnexpectedEOF, as an unfiltered one does); an answer in another
+// encoding of objects (CBOR, YAML) makes the request fail. Each answer is read
 // in full before its first byte is returned for a LIST, and event by event
 // for a WATCH. The RoundTripper is safe for concurrent use.
 //
@@ -86,7 +100,11 @@ type transport struct {
 func (t *transport) WrappedRoundTripper() http.RoundTripper { return t.next }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodGet {
+	collection, watching := classifyRequest(req)
+	if req.Method != http.MethodGet || !collection || strings.Contains(req.Header.Get("Accept"), "as=") {
+		// Not a LIST or WATCH of a resource's own objects (a write, a
+		// single object, a subresource such as a pod's log, a Table):
+		// not the Transport's business.
 		return t.next.RoundTrip(req)
 	}
 	if t.pb == nil {
@@ -103,13 +121,17 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body.Close()
 		return nil, fmt.Errorf("projection: answer to GET %s has an invalid Content-Type %q: %w", req.URL.Path, contentType, err)
 	}
-	if params["as"] != "" {
+	if params["as"] != "" || resp.Header.Get("Content-Encoding") != "" {
+		// Another representation (a Table), or a body the transport
+		// below left compressed: passed on as it is.
 		return resp, nil
 	}
-	watching := isWatch(req)
 	fingerprint := t.p.fingerprint
 	var body io.ReadCloser
 	switch {
+	case mediaType != mediaJSON && mediaType != mediaProtobuf && !objectMediaTypes[mediaType]:
+		// Not an encoding of Kubernetes objects.
+		return resp, nil
 	case mediaType == mediaJSON && watching:
 		body = newJSONWatchFilter(resp.Body, t.p.root, fingerprint)
 	case mediaType == mediaJSON:
@@ -131,12 +153,45 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// isWatch reports whether req is a watch (a streaming list included).
-func isWatch(req *http.Request) bool {
-	if w := req.URL.Query().Get("watch"); w == "true" || w == "1" {
-		return true
+// classifyRequest tells whether req reads a collection of a resource (a
+// LIST or a WATCH of /api/v1/[namespaces/NS/]RESOURCE or
+// /apis/GROUP/VERSION/[namespaces/NS/]RESOURCE, or their legacy /watch/
+// forms) and whether it watches, as kube-apiserver reads the path and the
+// watch parameter. Anything under a path prefix before /api or /apis (a
+// proxy's) is skipped.
+func classifyRequest(req *http.Request) (collection, watching bool) {
+	segs := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	rest := -1
+	for i, seg := range segs {
+		if seg == "api" {
+			rest = i + 2 // api/VERSION/...
+			break
+		}
+		if seg == "apis" {
+			rest = i + 3 // apis/GROUP/VERSION/...
+			break
+		}
 	}
-	return strings.HasPrefix(req.URL.Path, "/api/v1/watch/") || strings.Contains(req.URL.Path, "/watch/")
+	if rest < 0 || rest > len(segs) {
+		return false, false
+	}
+	segs = segs[rest:]
+	if len(segs) > 0 && segs[0] == "watch" {
+		watching = true
+		segs = segs[1:]
+	}
+	switch {
+	case len(segs) == 1:
+		collection = true
+	case len(segs) == 3 && segs[0] == "namespaces":
+		collection = true
+	}
+	if w := req.URL.Query().Get("watch"); w != "" {
+		if b, err := strconv.ParseBool(w); err == nil && b {
+			watching = true
+		}
+	}
+	return collection, watching
 }
 
 // lazyListBody is a LIST answer's body, projected on its first Read.
@@ -173,7 +228,9 @@ func (b *lazyListBody) Close() error { return b.src.Close() }
 var ErrProjectedWrite = errors.New("projection: refusing to send a projected object to the server: it lacks the fields its projection dropped; read the object from the server (or patch only the fields you change) instead")
 
 // Guard returns a RoundTripper that sends requests through rt, except the
-// writes (POST, PUT and PATCH) whose body carries MarkerAnnotation: for
+// writes (POST, PUT and PATCH) whose body carries MarkerAnnotation as a key
+// (in JSON, YAML or protobuf; the same text elsewhere, such as inside a
+// ConfigMap's data or as the start of a longer key, does not count): for
 // those it returns an error wrapping ErrProjectedWrite without sending
 // anything. That catches an Update of a projected object, a Create of one,
 // and a Patch whose body holds one (a server-side apply of it, or a merge
@@ -199,7 +256,26 @@ type guard struct{ next http.RoundTripper }
 
 func (g *guard) WrappedRoundTripper() http.RoundTripper { return g.next }
 
-var markerBytes = []byte(MarkerAnnotation)
+// markerKeys are the forms MarkerAnnotation takes as a key in a request
+// body: a JSON string, a YAML key, and a protobuf map entry's key field
+// (field 1, its length, the key). A longer key that starts with it, or the
+// text inside a longer string, is none of them.
+var markerKeys = [][]byte{
+	[]byte(`"` + MarkerAnnotation + `"`),
+	[]byte(MarkerAnnotation + ":"),
+	append([]byte{0x0a, byte(len(MarkerAnnotation))}, MarkerAnnotation...),
+}
+
+// carriesMarker reports whether a request body holds MarkerAnnotation as a
+// key.
+func carriesMarker(body []byte) bool {
+	for _, k := range markerKeys {
+		if bytes.Contains(body, k) {
+			return true
+		}
+	}
+	return false
+}
 
 func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	switch req.Method {
@@ -215,7 +291,7 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if bytes.Contains(body, markerBytes) {
+	if carriesMarker(body) {
 		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, ErrProjectedWrite)
 	}
 	out := req.Clone(req.Context())

@@ -234,3 +234,92 @@ func TestGuardRefusesBodiesCarryingTheMarker(t *testing.T) {
 	_, err = failing.RoundTrip(req(http.MethodPut, `{"metadata":{"annotations":{"`+MarkerAnnotation+`":"x"}}}`))
 	require.ErrorIs(t, err, ErrProjectedWrite)
 }
+
+func TestClassifyRequestReadsPathsAsTheAPIServerDoes(t *testing.T) {
+	for _, tc := range []struct {
+		url                  string
+		collection, watching bool
+	}{
+		{"https://h/api/v1/pods", true, false},
+		{"https://h/api/v1/namespaces/ns/pods?limit=500", true, false},
+		{"https://h/api/v1/namespaces/watch/pods", true, false},
+		{"https://h/apis/watch/v1/things", true, false},
+		{"https://h/api/v1/pods?watch=true", true, true},
+		{"https://h/api/v1/pods?watch=1", true, true},
+		{"https://h/api/v1/pods?watch=false", true, false},
+		{"https://h/api/v1/pods?watch=0", true, false},
+		{"https://h/api/v1/watch/namespaces/ns/pods", true, true},
+		{"https://h/apis/apps/v1/watch/deployments", true, true},
+		{"https://h/apis/apps/v1/namespaces/ns/deployments?watch=True&sendInitialEvents=true", true, true},
+		{"https://h/prefix/of/a/proxy/api/v1/pods", true, false},
+		{"https://h/api/v1/namespaces", true, false},
+		{"https://h/api/v1/namespaces/ns", false, false},
+		{"https://h/api/v1/namespaces/ns/pods/p", false, false},
+		{"https://h/api/v1/namespaces/ns/pods/p/log", false, false},
+		{"https://h/apis/apps/v1", false, false},
+		{"https://h/openapi/v2", false, false},
+		{"https://h/version", false, false},
+	} {
+		u, err := url.Parse(tc.url)
+		require.NoError(t, err)
+		collection, watching := classifyRequest(&http.Request{Method: http.MethodGet, URL: u})
+		assert.Equal(t, tc.collection, collection, "collection: %s", tc.url)
+		assert.Equal(t, tc.watching, watching, "watching: %s", tc.url)
+	}
+}
+
+// TestTransportLeavesOtherReadsAlone: the GET of one object, a pod's log,
+// and a collection asked for as a Table reach the server with their own
+// Accept header and come back untouched, even from a JSON-only Transport;
+// a LIST in namespace "watch" is projected as a LIST.
+func TestTransportLeavesOtherReadsAlone(t *testing.T) {
+	p := MustNew("spec.nodeName")
+	var accepts []string
+	answers := map[string]*http.Response{}
+	rt, err := p.Transport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		accepts = append(accepts, r.Header.Get("Accept"))
+		return answers[r.URL.Path], nil
+	}), nil)
+	require.NoError(t, err)
+	for _, tc := range []struct{ path, accept, contentType, body string }{
+		{"/api/v1/namespaces/ns/pods/p", "application/vnd.kubernetes.protobuf", "application/json", `{"kind":"Pod","spec":{"containers":[]}}`},
+		{"/api/v1/namespaces/ns/pods/p/log", "*/*", "text/plain", "line 1\n"},
+		{"/api/v1/namespaces/ns/pods", "application/json;as=Table;v=v1;g=meta.k8s.io", "application/json;as=Table;v=v1;g=meta.k8s.io", `{"kind":"Table"}`},
+	} {
+		accepts = nil
+		answers[tc.path] = answer(http.StatusOK, tc.contentType, tc.body)
+		u, _ := url.Parse("https://h" + tc.path)
+		resp, err := rt.RoundTrip(&http.Request{Method: http.MethodGet, URL: u, Header: http.Header{"Accept": {tc.accept}}})
+		require.NoError(t, err, tc.path)
+		got, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Equal(t, tc.body, string(got), tc.path)
+		assert.Equal(t, []string{tc.accept}, accepts, tc.path)
+	}
+
+	answers["/api/v1/namespaces/watch/pods"] = answer(http.StatusOK, "application/json", podListJSON)
+	resp, err := get(t, rt, "https://h/api/v1/namespaces/watch/pods")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Contains(t, string(body), MarkerAnnotation, "a LIST in namespace watch is projected")
+	assert.NotContains(t, string(body), `"image"`)
+}
+
+func TestGuardIgnoresTheMarkerTextOutsideAnAnnotationKey(t *testing.T) {
+	var sent int
+	g := Guard(roundTripFunc(func(*http.Request) (*http.Response, error) {
+		sent++
+		return answer(http.StatusOK, "application/json", "{}"), nil
+	}))
+	u, _ := url.Parse("https://h/api/v1/namespaces/ns/configmaps/docs")
+	for _, body := range []string{
+		`{"data":{"readme":"objects read with kinformer.io/projection carry a marker"}}`,
+		`{"metadata":{"annotations":{"kinformer.io/projection-owner":"team-a"}}}`,
+		"metadata:\n  annotations:\n    kinformer.io/projection-owner: team-a\n",
+	} {
+		_, err := g.RoundTrip(&http.Request{Method: http.MethodPut, URL: u, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body))})
+		require.NoError(t, err, body)
+	}
+	assert.Equal(t, 3, sent)
+}
