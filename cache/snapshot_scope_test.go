@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,18 +11,59 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// firstRunWithOptions runs one informer with opts over srv (holding a@1 and
-// b@2) until its watch is open, then stops it, which writes the snapshot.
-func firstRunWithOptions(t *testing.T, srv *infServer, opts SharedIndexInformerOptions) {
+// setSnapshotTie ties informer's snapshot to tie (SetSnapshotScope,
+// SetSnapshotProjection).
+func setSnapshotTie(t *testing.T, informer SharedIndexInformer, tie snapshotTie) {
 	t.Helper()
-	informer, rec, _ := snapshotInformer(t, srv, opts)
-	stop := runInformerUntil(t, informer)
+	require.NoError(t, SetSnapshotScope(informer, tie.scope))
+	require.NoError(t, SetSnapshotProjection(informer, tie.projection))
+}
+
+// checkSnapshotTie writes a snapshot of two pods with an informer tied to
+// written, then runs an informer tied to read from it. Without wantError it
+// must load the file without listing; with it, it must reject the file with
+// a *SnapshotError containing wantError, list as usual, and rewrite the
+// file under read when it stops.
+func checkSnapshotTie(t *testing.T, written, read snapshotTie, wantError string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "pods.snap")
+	srv := newInfServer()
+	t.Cleanup(srv.stopWatches)
+	srv.create("a") // 1
+	srv.create("b") // 2
+	first, rec, _ := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
+	setSnapshotTie(t, first, written)
+	stopFirst := runInformerUntil(t, first)
 	rec.waitN(t, 2)
 	require.Eventually(t, func() bool { _, watches := srv.counts(); return watches == 1 }, infTimeout, time.Millisecond)
-	stop()
+	stopFirst()
 	srv.stopWatches()
-	_, err := os.Stat(opts.SnapshotFile)
-	require.NoError(t, err, "the snapshot was written on stop")
+	_, _, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), written, podSnapshotCodec(t), nil)
+	require.NoError(t, err, "the first run wrote its snapshot, tied to its scope and projection")
+
+	informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
+	setSnapshotTie(t, informer, read)
+	stop := runInformerUntil(t, informer)
+	assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@2 initial=true"}, rec.waitN(t, 2))
+	lists, _ := srv.counts()
+	if wantError == "" {
+		assert.Equal(t, 1, lists, "only the first run listed")
+		assert.Empty(t, errs())
+		return
+	}
+	assert.Equal(t, 2, lists, "a normal list follows the rejection")
+	got := errs()
+	require.NotEmpty(t, got)
+	var serr *SnapshotError
+	require.ErrorAs(t, got[0], &serr)
+	assert.Equal(t, path, serr.Path)
+	assert.Equal(t, "load", serr.Op)
+	assert.Contains(t, serr.Error(), wantError)
+
+	// On stop the file is rewritten under the new tie.
+	stop()
+	_, _, err = readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), read, podSnapshotCodec(t), nil)
+	require.NoError(t, err, "the file is rewritten under the informer's own scope and projection")
 }
 
 func TestSnapshotScopeDescribesTheInformersSelection(t *testing.T) {
@@ -72,36 +112,7 @@ func TestSnapshotOfForeignScopeIsRejected(t *testing.T) {
 		{"unrestricted", "", `this informer selects all objects of the type (no namespace, no selectors)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "pods.snap")
-			srv := newInfServer()
-			t.Cleanup(srv.stopWatches)
-			srv.create("a") // 1
-			srv.create("b") // 2
-			firstRunWithOptions(t, srv, SharedIndexInformerOptions{SnapshotFile: path, SnapshotScope: webInProd})
-
-			informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
-			require.NoError(t, SetSnapshotScope(informer, tc.scope))
-			stop := runInformerUntil(t, informer)
-			assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@2 initial=true"}, rec.waitN(t, 2))
-			lists, _ := srv.counts()
-			if tc.wantError == "" {
-				assert.Equal(t, 1, lists, "only the first run listed")
-				assert.Empty(t, errs())
-				return
-			}
-			assert.Equal(t, 2, lists, "a normal list follows the rejection")
-			got := errs()
-			require.NotEmpty(t, got)
-			var serr *SnapshotError
-			require.ErrorAs(t, got[0], &serr)
-			assert.Equal(t, path, serr.Path)
-			assert.Equal(t, "load", serr.Op)
-			assert.Contains(t, serr.Error(), tc.wantError)
-
-			// On stop the file is rewritten under the new scope.
-			stop()
-			_, _, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), snapshotTie{scope: tc.scope}, podSnapshotCodec(t), nil)
-			require.NoError(t, err)
+			checkSnapshotTie(t, snapshotTie{scope: webInProd}, snapshotTie{scope: tc.scope}, tc.wantError)
 		})
 	}
 }
@@ -134,36 +145,7 @@ func TestSnapshotOfAnotherProjectionIsRejected(t *testing.T) {
 		{"full objects", "", "snapshot holds objects of projection aaaa, this informer keeps full objects"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "pods.snap")
-			srv := newInfServer()
-			t.Cleanup(srv.stopWatches)
-			srv.create("a") // 1
-			first, _, _ := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
-			require.NoError(t, SetSnapshotProjection(first, "aaaa"))
-			runInformerUntil(t, first)()
-			_, _, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), snapshotTie{projection: "aaaa"}, podSnapshotCodec(t), nil)
-			require.NoError(t, err, "the first run wrote its snapshot under its projection")
-
-			informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
-			require.NoError(t, SetSnapshotProjection(informer, tc.projection))
-			stop := runInformerUntil(t, informer)
-			assert.Equal(t, []string{"add ns/a@1 initial=true"}, rec.waitN(t, 1))
-			lists, _ := srv.counts()
-			if tc.wantError == "" {
-				assert.Equal(t, 1, lists, "only the first run listed")
-				assert.Empty(t, errs())
-				return
-			}
-			assert.Equal(t, 2, lists, "a normal list follows the rejection")
-			got := errs()
-			require.NotEmpty(t, got)
-			var serr *SnapshotError
-			require.ErrorAs(t, got[0], &serr)
-			assert.Equal(t, "load", serr.Op)
-			assert.Contains(t, serr.Error(), tc.wantError)
-			stop()
-			_, _, err = readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), snapshotTie{projection: tc.projection}, podSnapshotCodec(t), nil)
-			require.NoError(t, err, "the file is rewritten under the new projection")
+			checkSnapshotTie(t, snapshotTie{projection: "aaaa"}, snapshotTie{projection: tc.projection}, tc.wantError)
 		})
 	}
 }

@@ -68,24 +68,42 @@ func (p *Projection) Transport(rt http.RoundTripper, example runtime.Object) (ht
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	t := &transport{next: rt, p: p}
-	if example != nil {
-		if _, ok := example.(*unstructured.Unstructured); !ok {
-			typ := reflect.TypeOf(example)
-			for typ.Kind() == reflect.Pointer {
-				typ = typ.Elem()
-			}
-			if typ.Kind() != reflect.Struct {
-				return nil, fmt.Errorf("projection: example %T is not a pointer to an API object struct", example)
-			}
-			plan, err := compileProtobuf(p.root, typ, typ.Name())
-			if err != nil {
-				return nil, err
-			}
-			t.pb = plan
-		}
+	plan, err := p.planFor(example)
+	if err != nil {
+		return nil, err
 	}
-	return t, nil
+	return &transport{next: rt, p: p, pb: plan}, nil
+}
+
+// Check returns the error Transport returns for example's type (a path of p
+// the type does not have, or one going below a field without members), or
+// nil. A nil example or an *unstructured.Unstructured, which have no
+// fields to check, give nil.
+func (p *Projection) Check(example runtime.Object) error {
+	if p == nil {
+		return errors.New("projection: Check of a nil Projection")
+	}
+	_, err := p.planFor(example)
+	return err
+}
+
+// planFor compiles p's protobuf plan for example's type; nil (and no
+// error) for a nil example or an *unstructured.Unstructured.
+func (p *Projection) planFor(example runtime.Object) (*pbPlan, error) {
+	if example == nil {
+		return nil, nil
+	}
+	if _, ok := example.(*unstructured.Unstructured); ok {
+		return nil, nil
+	}
+	typ := reflect.TypeOf(example)
+	for typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	if typ.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("projection: example %T is not a pointer to an API object struct", example)
+	}
+	return compileProtobuf(p.root, typ, typ.Name())
 }
 
 // transport is the RoundTripper of Projection.Transport.

@@ -148,8 +148,14 @@ func TestTransportWithoutTypeAsksForJSON(t *testing.T) {
 }
 
 func TestTransportRejectsPathsTheTypeDoesNotHave(t *testing.T) {
-	_, err := MustNew("spec.nodeNam").Transport(nil, &corev1.Pod{})
+	p := MustNew("spec.nodeNam")
+	_, err := p.Transport(nil, &corev1.Pod{})
 	require.ErrorContains(t, err, `"spec.nodeNam"`)
+	assert.Equal(t, err, p.Check(&corev1.Pod{}), "Check gives Transport's error")
+	assert.NoError(t, MustNew("spec.nodeName").Check(&corev1.Pod{}))
+	assert.NoError(t, p.Check(nil), "no type: nothing to check")
+	assert.NoError(t, p.Check(&unstructured.Unstructured{}), "no type: nothing to check")
+	assert.Error(t, (*Projection)(nil).Check(&corev1.Pod{}))
 }
 
 func TestTransportReportsGarbageBodiesOnRead(t *testing.T) {

@@ -313,9 +313,6 @@ func NewFilteredDynamicInformer(client dynamic.Interface, gvr schema.GroupVersio
 // a dynamic client of proj.config with the projecting transport, or over
 // client with each decoded object projected when proj.config is nil.
 func newProjectedInformer(client dynamic.Interface, proj projected, gvr schema.GroupVersionResource, namespace string, tweakListOptions TweakListOptionsFunc, options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
-	var list build.ListFunc
-	var watchFn build.WatchFunc
-	var c any = client
 	if proj.config != nil {
 		config := rest.CopyConfig(proj.config)
 		config.Wrap(func(rt http.RoundTripper) http.RoundTripper {
@@ -326,42 +323,38 @@ func newProjectedInformer(client dynamic.Interface, proj projected, gvr schema.G
 		})
 		projectingClient, err := dynamic.NewForConfig(config)
 		if err != nil {
-			list, watchFn = build.FailingList(err), build.FailingWatch(err)
-		} else {
-			c = projectingClient
-			list = func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-				return projectingClient.Resource(gvr).Namespace(namespace).List(ctx, opts)
-			}
-			watchFn = func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-				return projectingClient.Resource(gvr).Namespace(namespace).Watch(ctx, opts)
-			}
+			return informerOf(client, gvr, tweakListOptions, options, build.FailingList(err), build.FailingWatch(err))
 		}
-	} else if client != nil {
-		list = build.ProjectingList(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return client.Resource(gvr).Namespace(namespace).List(ctx, opts)
-		}, proj.p)
-		watchFn = build.ProjectingWatch(func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return client.Resource(gvr).Namespace(namespace).Watch(ctx, opts)
-		}, proj.p)
-	} else {
-		c = nil
+		return newInformer(projectingClient, gvr, namespace, tweakListOptions, options)
 	}
-	lw := build.ListerWatcher(c, tweakListOptions, list, watchFn)
-	return gvrfactory.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, gvr, options)
+	list, watchFn := listAndWatchOf(client, gvr, namespace)
+	return informerOf(client, gvr, tweakListOptions, options, build.ProjectingList(list, proj.p), build.ProjectingWatch(watchFn, proj.p))
 }
 
 func newInformer(client dynamic.Interface, gvr schema.GroupVersionResource, namespace string, tweakListOptions TweakListOptionsFunc, options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
+	list, watchFn := listAndWatchOf(client, gvr, namespace)
+	return informerOf(client, gvr, tweakListOptions, options, list, watchFn)
+}
+
+// listAndWatchOf returns the LIST and the WATCH of gvr in namespace through
+// client.
+func listAndWatchOf(client dynamic.Interface, gvr schema.GroupVersionResource, namespace string) (build.ListFunc, build.WatchFunc) {
+	return func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return client.Resource(gvr).Namespace(namespace).List(ctx, opts)
+		}, func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return client.Resource(gvr).Namespace(namespace).Watch(ctx, opts)
+		}
+}
+
+// informerOf returns the informer of gvr listing and watching with list and
+// watchFn, which reach the server through client: a nil client makes every
+// request fail (build.ListerWatcher) instead of reaching them.
+func informerOf(client dynamic.Interface, gvr schema.GroupVersionResource, tweakListOptions TweakListOptionsFunc, options cache.SharedIndexInformerOptions, list build.ListFunc, watchFn build.WatchFunc) cache.SharedIndexInformer {
 	var c any
 	if client != nil {
 		c = client
 	}
-	lw := build.ListerWatcher(c, tweakListOptions,
-		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return client.Resource(gvr).Namespace(namespace).List(ctx, opts)
-		},
-		func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return client.Resource(gvr).Namespace(namespace).Watch(ctx, opts)
-		})
+	lw := build.ListerWatcher(c, tweakListOptions, list, watchFn)
 	return gvrfactory.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, gvr, options)
 }
 

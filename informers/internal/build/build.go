@@ -6,7 +6,6 @@ package build
 import (
 	"context"
 	"errors"
-	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -72,7 +71,7 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 		wc := &wireClient{rc: prc, namespace: wire.Namespace, resource: wire.Resource, newList: wire.NewList}
 		list, watchFn = wc.list, wc.watch
 	case p != nil:
-		if _, err := p.Transport(http.DefaultTransport, example); err != nil {
+		if err := p.Check(example); err != nil {
 			// The projection names fields the type does not have.
 			list, watchFn = FailingList(err), FailingWatch(err)
 			break

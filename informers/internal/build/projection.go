@@ -91,11 +91,12 @@ func ProjectingList(list ListFunc, p *projection.Projection) ListFunc {
 				return nil, err
 			}
 		}
-		out := obj.DeepCopyObject()
-		if err := meta.SetList(out, projected); err != nil {
+		// The list is the informer's alone (the reflector only reads it):
+		// its items are replaced in place rather than copied first.
+		if err := meta.SetList(obj, projected); err != nil {
 			return nil, err
 		}
-		return out, nil
+		return obj, nil
 	}
 }
 
