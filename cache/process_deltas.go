@@ -40,6 +40,9 @@ type deltaApplier struct {
 
 	// rejected counts objects that could not be applied to the store.
 	rejected atomic.Int64
+	// unindexed counts objects stored outside an index whose function
+	// failed on them.
+	unindexed atomic.Int64
 
 	// keysOf, when set, returns the keys the queue already computed for a
 	// popped slice of deltas (nil when it has none); they are reused

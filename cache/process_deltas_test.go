@@ -1,7 +1,9 @@
 package cache
 
 import (
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,4 +50,72 @@ func TestInformerQueueHandsListKeysToTheApplier(t *testing.T) {
 	applier2 := newInformerApplier(klog.Background(), queue, store2, rec, func(obj interface{}) (interface{}, error) { return obj, nil })
 	require.NoError(t, applier2.process(Deltas{{Type: ReplacedAll, Object: info}}, true))
 	assert.ElementsMatch(t, []string{"ns/a", "ns/b"}, store2.ListKeys())
+}
+
+// TestInformerAppliesAListWhoseObjectAUserIndexFunctionFailsOn: an index
+// function that fails on one object neither empties the initial list nor
+// keeps the pre-relist cache. The object is stored and delivered, left out
+// of the failing index and counted; the rest of the list is applied, the
+// watermark is the list's version, and later watch events apply as usual.
+// (client-go panics here; kinformer's documented difference is that it does
+// not.)
+func TestInformerAppliesAListWhoseObjectAUserIndexFunctionFailsOn(t *testing.T) {
+	failsOnBad := func(obj interface{}) ([]string, error) {
+		pod := obj.(*v1.Pod)
+		if pod.Name == "bad" {
+			return nil, errors.New("no value for bad")
+		}
+		return []string{pod.Name}, nil
+	}
+	for _, q := range infQueueKinds {
+		t.Run(q.name, func(t *testing.T) {
+			srv := newInfServer()
+			srv.create("a")   // 1
+			srv.create("bad") // 2
+			srv.create("b")   // 3
+			t.Cleanup(srv.stopWatches)
+			informer := NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, SharedIndexInformerOptions{
+				Indexers:     Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "name": failsOnBad},
+				UseDeltaFIFO: q.useDeltaFIFO,
+			}).(*sharedIndexInformer)
+			rec := &infRecorder{}
+			reg, err := informer.AddEventHandler(rec)
+			require.NoError(t, err)
+			infRunInformer(t, informer)
+			infWaitSynced(t, reg.HasSyncedChecker())
+
+			got := rec.waitN(t, 3)
+			want := []string{"add ns/a@1 initial=true", "add ns/bad@2 initial=true", "add ns/b@3 initial=true"}
+			assert.ElementsMatch(t, want, got)
+			assert.Equal(t, []string{"ns/a@1", "ns/b@3", "ns/bad@2"}, infStoreContents(informer.GetStore()))
+			assert.Equal(t, "3", informer.LastSyncResourceVersion())
+			indexer := informer.GetIndexer()
+			byName, err := indexer.IndexKeys("name", "a")
+			require.NoError(t, err)
+			assert.Equal(t, []string{"ns/a"}, byName)
+			assert.ElementsMatch(t, []string{"a", "b"}, indexer.ListIndexFuncValues("name"))
+			byNS, err := indexer.IndexKeys(NamespaceIndex, "ns")
+			require.NoError(t, err)
+			assert.Equal(t, []string{"ns/a", "ns/b", "ns/bad"}, byNS)
+			assert.Equal(t, int64(1), informer.applier.unindexed.Load())
+
+			// A relist that finds a gone: the relist is applied, bad kept.
+			srv.removeSilently("a") // 4
+			srv.expire()
+			require.Eventually(t, func() bool {
+				return assert.ObjectsAreEqual([]string{"ns/b@3", "ns/bad@2"}, infStoreContents(informer.GetStore()))
+			}, infTimeout, time.Millisecond, "the relist is applied")
+			assert.Equal(t, "4", informer.LastSyncResourceVersion())
+			got = rec.waitN(t, 4)
+			assert.Contains(t, got[3:], "delete tombstone(ns/a@1)")
+			assert.Equal(t, int64(2), informer.applier.unindexed.Load())
+
+			// A watch event for the bad object stores it too.
+			srv.update("bad") // 5
+			require.Eventually(t, func() bool {
+				return assert.ObjectsAreEqual([]string{"ns/b@3", "ns/bad@5"}, infStoreContents(informer.GetStore()))
+			}, infTimeout, time.Millisecond, "the update is applied")
+			assert.Equal(t, int64(3), informer.applier.unindexed.Load())
+		})
+	}
 }

@@ -282,72 +282,138 @@ func TestIndexerIndexQueries(t *testing.T) {
 	})
 }
 
-func TestIndexerIndexFuncErrors(t *testing.T) {
+// TestIndexerStoresObjectsAnIndexFunctionFailsOnOutsideThatIndex checks the
+// one rule for index function failures, for single writes, transactions and
+// replacements alike: the object is stored and left out of the index that
+// failed (every other index lists it), the write reports an error naming the
+// index and the key, and a list is never dropped whole because of one object.
+func TestIndexerStoresObjectsAnIndexFunctionFailsOnOutsideThatIndex(t *testing.T) {
 	good := stPod("ns", "a", "1", "app", "x")
 	bad := stPod("ns", "a", "2", "app", "y", "bad", "true")
-	other := stPod("ns", "b", "3")
-	indexers := Indexers{"name": stFailingIndex, NamespaceIndex: MetaNamespaceIndexFunc}
-	checkIndices := func(t *testing.T, idx Indexer) {
-		stCheckIndexer(t, idx, indexers)
+	other := stPod("ns", "b", "3", "app", "x")
+	indexers := Indexers{"name": stFailingIndex, "app": stAppIndex, NamespaceIndex: MetaNamespaceIndexFunc}
+	// view reads every index of idx.
+	view := func(t *testing.T, idx Indexer) stIndexView {
+		return stViewOf(t, idx, stMustKey, []string{"name", "app", NamespaceIndex})
 	}
 
-	t.Run("add is rejected and changes nothing", func(t *testing.T) {
+	t.Run("add stores the object outside the failing index", func(t *testing.T) {
 		idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
 		err := idx.Add(bad)
 		require.ErrorIs(t, err, stErrBadIndex)
 		assert.ErrorContains(t, err, `"name"`)
 		assert.ErrorContains(t, err, "ns/a")
-		assert.Empty(t, idx.List())
-		assert.Empty(t, idx.LastStoreSyncResourceVersion())
-		checkIndices(t, idx)
+		assert.Equal(t, map[string]interface{}{"ns/a": bad}, stContents(t, idx))
+		assert.Equal(t, "2", idx.LastStoreSyncResourceVersion())
+		assert.Equal(t, stIndexView{
+			"name":         {},
+			"app":          {"y": {"ns/a"}},
+			NamespaceIndex: {"ns": {"ns/a"}},
+		}, view(t, idx))
 	})
-	t.Run("update is rejected and keeps the old object", func(t *testing.T) {
+	t.Run("update moves the object out of the failing index and back", func(t *testing.T) {
 		idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
 		require.NoError(t, idx.Add(good))
 		require.ErrorIs(t, idx.Update(bad), stErrBadIndex)
 		obj, ok, err := idx.Get(good)
 		require.NoError(t, err)
 		require.True(t, ok)
-		assert.Same(t, good, obj)
-		assert.Equal(t, "1", idx.LastStoreSyncResourceVersion())
-		checkIndices(t, idx)
+		assert.Same(t, bad, obj)
+		assert.Equal(t, stIndexView{
+			"name":         {},
+			"app":          {"y": {"ns/a"}},
+			NamespaceIndex: {"ns": {"ns/a"}},
+		}, view(t, idx))
+		fixed := stPod("ns", "a", "4", "app", "x")
+		require.NoError(t, idx.Update(fixed))
+		assert.Equal(t, stIndexView{
+			"name":         {"a": {"ns/a"}},
+			"app":          {"x": {"ns/a"}},
+			NamespaceIndex: {"ns": {"ns/a"}},
+		}, view(t, idx))
 	})
 	t.Run("delete never needs the index function", func(t *testing.T) {
 		idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
-		require.NoError(t, idx.Add(good))
-		require.NoError(t, idx.Delete(bad)) // same key, object would fail indexing
+		require.ErrorIs(t, idx.Add(bad), stErrBadIndex)
+		require.NoError(t, idx.Delete(good)) // same key
 		assert.Empty(t, idx.List())
-		assert.Empty(t, idx.ListIndexFuncValues("name"))
+		assert.Equal(t, stIndexView{"name": {}, "app": {}, NamespaceIndex: {}}, view(t, idx))
 	})
-	t.Run("replace is rejected as a whole", func(t *testing.T) {
+	t.Run("replace applies the whole list", func(t *testing.T) {
 		idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
 		require.NoError(t, idx.Add(good))
 		err := idx.Replace([]interface{}{other, bad}, "7")
 		require.ErrorIs(t, err, stErrBadIndex)
-		assert.Equal(t, map[string]interface{}{"ns/a": good}, stContents(t, idx))
-		assert.Equal(t, "1", idx.LastStoreSyncResourceVersion())
-		checkIndices(t, idx)
+		assert.ErrorContains(t, err, "ns/a")
+		assert.Equal(t, map[string]interface{}{"ns/a": bad, "ns/b": other}, stContents(t, idx))
+		assert.Equal(t, "7", idx.LastStoreSyncResourceVersion())
+		assert.Equal(t, stIndexView{
+			"name":         {"b": {"ns/b"}},
+			"app":          {"x": {"ns/b"}, "y": {"ns/a"}},
+			NamespaceIndex: {"ns": {"ns/a", "ns/b"}},
+		}, view(t, idx))
+		// Replacing it by a good object indexes it again.
+		require.NoError(t, idx.Replace([]interface{}{good}, "8"))
+		assert.Equal(t, stIndexView{
+			"name":         {"a": {"ns/a"}},
+			"app":          {"x": {"ns/a"}},
+			NamespaceIndex: {"ns": {"ns/a"}},
+		}, view(t, idx))
 	})
-	t.Run("thread safe store reports instead of returning", func(t *testing.T) {
+	t.Run("transaction applies the write and reports it", func(t *testing.T) {
+		idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
+		txErr := idx.(TransactionStore).Transaction(
+			Transaction{Type: TransactionTypeAdd, Object: bad},
+			Transaction{Type: TransactionTypeAdd, Object: other},
+		)
+		require.NotNil(t, txErr)
+		assert.Equal(t, []int{0, 1}, txErr.SuccessfulIndices)
+		require.ErrorIs(t, txErr, stErrBadIndex)
+		assert.Equal(t, map[string]interface{}{"ns/a": bad, "ns/b": other}, stContents(t, idx))
+		assert.Equal(t, stIndexView{
+			"name":         {"b": {"ns/b"}},
+			"app":          {"x": {"ns/b"}, "y": {"ns/a"}},
+			NamespaceIndex: {"ns": {"ns/a", "ns/b"}},
+		}, view(t, idx))
+	})
+	t.Run("thread safe store stores and reports", func(t *testing.T) {
 		ts := NewThreadSafeStore(indexers, Indices{})
 		ts.Add("ns/a", good)
 		ts.Update("ns/a", bad)
 		obj, ok := ts.Get("ns/a")
 		require.True(t, ok)
-		assert.Same(t, good, obj)
+		assert.Same(t, bad, obj)
 		ts.Replace(map[string]interface{}{"ns/a": bad, "ns/b": other}, "9")
-		assert.Equal(t, []string{"ns/a"}, ts.ListKeys())
+		keys := ts.ListKeys()
+		sort.Strings(keys)
+		assert.Equal(t, []string{"ns/a", "ns/b"}, keys)
+		byName, err := ts.IndexKeys("name", "a")
+		require.NoError(t, err)
+		assert.Empty(t, byName)
+		assert.Equal(t, "9", ts.LastStoreSyncResourceVersion())
 	})
 	t.Run("namespace index on non-object", func(t *testing.T) {
 		idx := NewIndexer(func(obj interface{}) (string, error) { return "k", nil }, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
 		err := idx.Add("not an object")
 		require.Error(t, err)
-		assert.Empty(t, idx.List())
+		assert.Equal(t, []interface{}{"not an object"}, idx.List())
+		assert.Empty(t, idx.ListIndexFuncValues(NamespaceIndex))
+		// Replacing it by an object puts the key in the index.
+		require.NoError(t, idx.Update(good))
+		keys, err := idx.IndexKeys(NamespaceIndex, "ns")
+		require.NoError(t, err)
+		assert.Equal(t, []string{"k"}, keys)
+		require.NoError(t, idx.Delete(good))
+		assert.Empty(t, idx.ListIndexFuncValues(NamespaceIndex))
+		require.Error(t, idx.Replace([]interface{}{"still not an object"}, "3"))
+		assert.Equal(t, []interface{}{"still not an object"}, idx.List())
+		assert.Empty(t, idx.ListIndexFuncValues(NamespaceIndex))
 	})
 	t.Run("nil index function", func(t *testing.T) {
 		idx := NewIndexer(MetaNamespaceKeyFunc, Indexers{"nil": nil})
 		assert.Error(t, idx.Add(good))
-		assert.Empty(t, idx.List())
+		assert.Equal(t, []interface{}{good}, idx.List())
+		assert.Empty(t, idx.ListIndexFuncValues("nil"))
 	})
 }
 
