@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -103,11 +104,17 @@ func callsTakingAnObject(obj interface{}) []badInputCall {
 		{name: "Indexer.Index", call: func() error { _, err := indexer.Index(NamespaceIndex, obj); return err }},
 		{name: "ThreadSafeStore.Index", call: func() error { _, err := tsStore.Index(NamespaceIndex, obj); return err }},
 		{name: "ThreadSafeStore.Add", call: func() error {
+			// The caller names the key: the object is stored outside the
+			// namespace index that fails on it, and the failure reported.
 			tsStore.Add("ns/bad", obj)
-			if _, exists := tsStore.Get("ns/bad"); exists {
+			defer tsStore.Delete("ns/bad")
+			if _, exists := tsStore.Get("ns/bad"); !exists {
 				return nil
 			}
-			return errors.New("rejected")
+			if keys, err := tsStore.IndexKeys(NamespaceIndex, "ns"); err != nil || slices.Contains(keys, "ns/bad") {
+				return nil
+			}
+			return errStoredOutsideTheIndex
 		}},
 
 		{name: "DeltaFIFO.Add", call: func() error { return delta.Add(obj) }, keyError: true},
@@ -165,6 +172,11 @@ func callsTakingAKey(key string) (mustFail []badInputCall, lookups []func() (boo
 	}
 	return mustFail, lookups
 }
+
+// errStoredOutsideTheIndex is what the ThreadSafeStore.Add entry point
+// returns when the store kept a bad object under the caller's key, outside
+// the namespace index.
+var errStoredOutsideTheIndex = errors.New("stored outside the namespace index")
 
 // TestBadInputEveryEntryPoint throws bad objects and malformed keys at every
 // exported entry point that takes objects or keys and checks that each

@@ -107,6 +107,10 @@
 // the changes up to it are applied, never backwards, and never ahead of the content with
 // either queue. WaitForResourceVersion and snapshots rely on it.
 //
+// An object on which a user's index function fails is stored all the same and left out of
+// that index only, whether it comes in a list or a watch event; the informer counts it and
+// logs the error, and handlers are notified as for any object. (client-go panics there.)
+//
 // Keys are "namespace/name" for namespaced objects and "name" for cluster-scoped ones
 // (MetaNamespaceKeyFunc). Objects that vanished while the informer was disconnected reach
 // delete handlers wrapped in DeletedFinalStateUnknown.

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,7 +30,9 @@ import (
 // Differences from client-go: an object the store rejects (for example one
 // without a usable key) is logged with its type and counted in rejected, and
 // the remaining deltas are still applied; client-go aborts the rest of the
-// item or, for a relist, the whole relist. Deletions found by a relist are
+// item or, for a relist, the whole relist. An object on which a user's index
+// function fails is stored outside that index, delivered to the handler and
+// counted in unindexed, in a list as in a watch event; client-go panics. Deletions found by a relist are
 // reported in key order.
 //
 // A deltaApplier is used by one processing goroutine at a time.
@@ -61,6 +64,9 @@ type deltaApplier struct {
 	// ReplacedAll no longer had); the informer's statistics take and reset
 	// it after each pop (see appliedDeltas).
 	derivedDeletes uint64
+	// listNotApplied is set when the store refused a whole list
+	// (ReplacedAll), so that appliedDeltas does not count it.
+	listNotApplied bool
 
 	// Scratch space reused between batches.
 	txns []Transaction
@@ -120,6 +126,13 @@ func (a *deltaApplier) advanceWatermark(deltas []Delta) {
 			}
 		}
 	}
+}
+
+// unindexedObjects logs and counts n objects stored outside an index whose
+// function failed on them (err says which).
+func (a *deltaApplier) unindexedObjects(n int, err error) {
+	a.unindexed.Add(int64(n))
+	a.logger.Error(err, "Objects stored in the informer's cache outside the indices that failed on them", "objects", n)
 }
 
 // reject logs and counts an object the store did not take.
@@ -190,8 +203,15 @@ func (a *deltaApplier) applyOne(d Delta, key string, isInInitialList bool) error
 				old, exists, err = c.updateWithPrevious(obj)
 			}
 			switch {
-			case err != nil:
+			case err != nil && !storeIsIndexError(err):
+				// No key, or the store's transform failed: not stored.
 				a.reject(err, string(d.Type), obj)
+				return nil
+			case err != nil:
+				// Stored all the same, outside the failing indices.
+				a.unindexedObjects(1, err)
+			}
+			switch {
 			case exists:
 				a.handler.OnUpdate(old, obj)
 			default:
@@ -340,8 +360,16 @@ func (a *deltaApplier) replaceAll(info ReplacedAllInfo, isInInitialList bool) {
 	} else {
 		err = a.store.Replace(objects, info.ResourceVersion)
 	}
-	if err != nil {
+	var unindexed *storeIndexFailures
+	switch {
+	case errors.As(err, &unindexed):
+		// The whole list is applied; some objects are outside an index.
+		a.unindexedObjects(unindexed.total, err)
+	case err != nil:
+		// Only a store of the caller's, or a transform of the store's own,
+		// fails a whole list.
 		a.rejected.Add(1)
+		a.listNotApplied = true
 		a.logger.Error(err, "Relist could not be applied to the informer's cache", "resourceVersion", info.ResourceVersion, "objects", len(objects))
 		return
 	}
@@ -432,14 +460,7 @@ func (a *deltaApplier) commit(txnStore TransactionStore, deltas []Delta, keys []
 	}()
 
 	if txErr := txnStore.Transaction(txns...); txErr != nil {
-		failed := txErr.TotalTransactions - len(txErr.SuccessfulIndices)
-		a.rejected.Add(int64(failed))
-		a.logger.Error(txErr, "Some objects could not be applied to the informer's cache and are skipped", "failed", failed, "batch", len(txns))
-		for _, i := range txErr.SuccessfulIndices {
-			if i >= 0 && i < len(txns) {
-				a.notify(txns[i], olds[i], isInInitialList)
-			}
-		}
+		a.partlyCommitted(txErr, txns, olds, isInInitialList)
 		return
 	}
 	for i, t := range txns {
@@ -466,18 +487,30 @@ func (a *deltaApplier) commitOwn(c *cache, deltas []Delta, keys []string, isInIn
 		txns[i] = Transaction{Type: typ, Object: d.Object}
 	}
 	if txErr := c.transactionWithKeys(txns, keys, olds); txErr != nil {
-		failed := txErr.TotalTransactions - len(txErr.SuccessfulIndices)
-		a.rejected.Add(int64(failed))
-		a.logger.Error(txErr, "Some objects could not be applied to the informer's cache and are skipped", "failed", failed, "batch", len(txns))
-		for _, i := range txErr.SuccessfulIndices {
-			if i >= 0 && i < len(txns) {
-				a.notify(txns[i], olds[i], isInInitialList)
-			}
-		}
+		a.partlyCommitted(txErr, txns, olds, isInInitialList)
 		return
 	}
 	for i, t := range txns {
 		a.notify(t, olds[i], isInInitialList)
+	}
+}
+
+// partlyCommitted handles a transaction that did not go through cleanly: it
+// counts and logs the operations that failed and the objects stored outside
+// an index, and notifies the handler of the applied operations.
+func (a *deltaApplier) partlyCommitted(txErr *TransactionError, txns []Transaction, olds []interface{}, isInInitialList bool) {
+	failed := txErr.TotalTransactions - len(txErr.SuccessfulIndices)
+	if failed > 0 {
+		a.rejected.Add(int64(failed))
+		a.logger.Error(txErr, "Some objects could not be applied to the informer's cache and are skipped", "failed", failed, "batch", len(txns))
+	}
+	if unindexed := len(txErr.Errors) - failed; unindexed > 0 {
+		a.unindexedObjects(unindexed, txErr)
+	}
+	for _, i := range txErr.SuccessfulIndices {
+		if i >= 0 && i < len(txns) {
+			a.notify(txns[i], olds[i], isInInitialList)
+		}
 	}
 }
 
@@ -501,9 +534,10 @@ func (a *deltaApplier) appliedDeltas(deltas []Delta) uint64 {
 	a.derivedDeletes = 0
 	for _, d := range deltas {
 		if d.Type == ReplacedAll {
-			if info, ok := d.Object.(ReplacedAllInfo); ok {
+			if info, ok := d.Object.(ReplacedAllInfo); ok && !a.listNotApplied {
 				n += uint64(len(info.Objects))
 			}
+			a.listNotApplied = false
 			continue
 		}
 		n++

@@ -96,9 +96,11 @@ type TransactionStore interface {
 	// Transaction applies txns in order while holding the store's lock once,
 	// so readers never see a partly applied batch and a busy writer cannot be
 	// starved between operations. Operations that fail (bad key, unknown type,
-	// failing transform or index function) are reported in the returned
-	// *TransactionError; the others are applied regardless. It returns nil
-	// when every operation succeeded.
+	// failing transform) are reported in the returned *TransactionError; the
+	// others are applied regardless. An add or update whose object an index
+	// function fails on is applied, the object stored outside that index:
+	// it is listed among the successful operations and its error is
+	// reported as well. It returns nil when every operation succeeded.
 	Transaction(txns ...Transaction) *TransactionError
 }
 
@@ -107,8 +109,9 @@ var _ error = &TransactionError{}
 // TransactionError reports the operations of a Transaction call that failed.
 // SuccessfulIndices lists, in ascending order, the positions (in the txns
 // argument) of the operations that were applied, TotalTransactions is the
-// number of operations given and Errors holds one error per failed operation,
-// in order.
+// number of operations given and Errors holds, in order of position, one
+// error per failed operation and one per applied operation whose object was
+// stored outside an index that failed on it.
 type TransactionError struct {
 	SuccessfulIndices []int
 	TotalTransactions int
@@ -343,8 +346,9 @@ func (c *cache) Delete(obj interface{}) error {
 }
 
 // Transaction applies txns under one lock acquisition; see TransactionStore.
-// Key and transform failures, unknown operation types and index function
-// failures are reported per operation; a failed operation changes nothing.
+// Key and transform failures and unknown operation types are reported per
+// operation, and a failed operation changes nothing; an index function
+// failure is reported too, its object stored outside that index.
 // The newest resource version seen becomes that of the last applied
 // operation whose object has metadata.
 func (c *cache) Transaction(txns ...Transaction) *TransactionError {
@@ -491,22 +495,33 @@ func (c *cache) transact(txns []Transaction, prev []interface{}, keys []string) 
 			}
 		}
 	}
+	var unindexed map[int]error
 	for _, f := range c.tsm.transaction(keyed, observe) {
-		fail(pos[f.pos], f.err)
+		if !f.applied {
+			fail(pos[f.pos], f.err)
+			continue
+		}
+		if unindexed == nil {
+			unindexed = make(map[int]error)
+		}
+		unindexed[pos[f.pos]] = f.err
 	}
-	if len(failed) == 0 {
+	if len(failed) == 0 && len(unindexed) == 0 {
 		return nil
 	}
 	te := &TransactionError{
 		TotalTransactions: len(txns),
 		SuccessfulIndices: make([]int, 0, len(txns)-len(failed)),
-		Errors:            make([]error, 0, len(failed)),
+		Errors:            make([]error, 0, len(failed)+len(unindexed)),
 	}
 	for i := range txns {
 		if err, ok := failed[i]; ok {
 			te.Errors = append(te.Errors, err)
-		} else {
-			te.SuccessfulIndices = append(te.SuccessfulIndices, i)
+			continue
+		}
+		te.SuccessfulIndices = append(te.SuccessfulIndices, i)
+		if err, ok := unindexed[i]; ok {
+			te.Errors = append(te.Errors, err)
 		}
 	}
 	return te

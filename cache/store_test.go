@@ -74,6 +74,7 @@ func TestStoreTransaction(t *testing.T) {
 		contents  map[string]interface{}
 		success   []int
 		errs      int
+		failed    int // operations not applied, when not errs
 		errIs     []error
 		rv        string
 		nilResult bool
@@ -104,12 +105,14 @@ func TestStoreTransaction(t *testing.T) {
 				{aBad, TransactionTypeUpdate},
 				{DeletedFinalStateUnknown{Key: "ns/zz"}, TransactionTypeDelete},
 			},
+			// The index error's object is stored, outside the failing index.
 			want: want{
-				contents: map[string]interface{}{"ns/a": a, "ns/b": b},
-				success:  []int{1, 4},
+				contents: map[string]interface{}{"ns/a": aBad, "ns/b": b},
+				success:  []int{1, 3, 4},
 				errs:     3,
+				failed:   2,
 				errIs:    []error{keyErr, stErrBadIndex},
-				rv:       "2",
+				rv:       "3",
 			},
 		},
 	}
@@ -132,7 +135,11 @@ func TestStoreTransaction(t *testing.T) {
 				}
 				var ke KeyError
 				assert.ErrorAs(t, te, &ke)
-				assert.Contains(t, te.Error(), fmt.Sprintf("(%d/%d)", tc.want.errs, len(tc.txns)))
+				failed := tc.want.failed
+				if failed == 0 {
+					failed = tc.want.errs
+				}
+				assert.Contains(t, te.Error(), fmt.Sprintf("(%d/%d)", failed, len(tc.txns)))
 			}
 			assert.Equal(t, tc.want.contents, stContents(t, idx))
 			assert.Equal(t, tc.want.rv, idx.LastStoreSyncResourceVersion())
@@ -339,18 +346,21 @@ func TestStoreTransactionWithPrevious(t *testing.T) {
 		{b1, TransactionTypeUpdate},                                // absent: becomes Add, prev nil
 		{b1, TransactionTypeDelete},                                // prev b1
 		{"bad", TransactionTypeAdd},                                // key error
-		{stPod("ns", "x", "4", "bad", "true"), TransactionTypeAdd}, // index error
+		{stPod("ns", "x", "4", "bad", "true"), TransactionTypeAdd}, // index error: stored
 	}
 	prev := make([]interface{}, len(txns))
 	te := c.transactionWithPrevious(txns, prev)
 	require.NotNil(t, te)
-	assert.Equal(t, []int{0, 1, 2}, te.SuccessfulIndices)
+	assert.Equal(t, []int{0, 1, 2, 4}, te.SuccessfulIndices)
+	assert.Len(t, te.Errors, 2)
+	assert.Equal(t, TransactionTypeAdd, txns[4].Type)
+	assert.Nil(t, prev[4])
 	assert.Equal(t, []TransactionType{TransactionTypeUpdate, TransactionTypeAdd, TransactionTypeDelete},
 		[]TransactionType{txns[0].Type, txns[1].Type, txns[2].Type})
 	assert.Same(t, a1, prev[0])
 	assert.Nil(t, prev[1])
 	assert.Same(t, b1, prev[2])
-	assert.Equal(t, map[string]interface{}{"ns/a": a2}, stContents(t, c))
+	assert.Equal(t, map[string]interface{}{"ns/a": a2, "ns/x": txns[4].Object}, stContents(t, c))
 
 	assert.NotNil(t, c.transactionWithPrevious(txns, nil), "prev too short")
 

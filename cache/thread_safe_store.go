@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"errors"
 	"sync"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -17,10 +18,12 @@ import (
 // when it is written, so a mutated object cannot corrupt the indices, but it
 // is not re-indexed either.)
 //
-// Writes whose index functions fail leave the store unchanged; since the
-// write methods here return no error, the failure is reported through
-// k8s.io/apimachinery/pkg/util/runtime.HandleError. Use an Indexer from
-// NewIndexer to get such errors returned.
+// An object on which an index function fails is stored all the same and
+// left out of that index only (every other index lists it); a Replace
+// applies the whole list. Since the write methods here return no error, the
+// failure is reported through k8s.io/apimachinery/pkg/util/runtime.HandleError.
+// Use an Indexer from NewIndexer to get such errors returned. (client-go
+// panics instead; see COMPATIBILITY.md.)
 type ThreadSafeStore interface {
 	// Add stores obj under key, replacing any object already there.
 	Add(key string, obj interface{})
@@ -82,8 +85,9 @@ type ThreadSafeStoreWithTransaction interface {
 	// Transaction applies the writes in order while holding the lock once,
 	// so readers never observe part of the batch. Each write behaves as the
 	// corresponding single method (Add, Update, DeleteWithObject); writes
-	// whose index functions fail or whose type is unknown are skipped and
-	// reported through HandleError. The newest resource version seen becomes
+	// whose type is unknown are skipped, and both they and objects stored
+	// outside an index whose function failed on them are reported through
+	// HandleError. The newest resource version seen becomes
 	// that of the last applied write whose object has metadata.
 	Transaction(fns ...ThreadSafeStoreTransaction)
 }
@@ -147,6 +151,10 @@ type threadSafeMap struct {
 	nsIdx   []*tsIndex
 	slotted []*tsIndex
 
+	// nsUnindexed holds the keys of the objects left out of the namespace
+	// indices because their namespace could not be read (nil when none).
+	nsUnindexed map[string]struct{}
+
 	// layoutGen counts the changes to the set of indices (AddIndexers).
 	layoutGen uint64
 	// replaceBuilt, when set (by tests), runs between building a
@@ -184,20 +192,25 @@ func newThreadSafeMap(indexers Indexers, opts []ThreadSafeStoreOption) *threadSa
 	return m
 }
 
-// putLocked stores obj under key and updates every index, or changes nothing
-// and returns an error when an index function fails.
+// putLocked stores obj under key and updates every index. An index function
+// that fails on obj leaves it out of that index only: obj is stored anyway
+// and listed by every other index, and the returned error names each index
+// that failed (a *storeIndexError, or several joined).
 func (m *threadSafeMap) putLocked(key string, obj interface{}) error {
 	old, exists := m.items[key]
 	e := tsEntry{obj: obj}
+	var errs error
+	nsIndexed := true
 	if len(m.nsIdx) > 0 {
 		ns, err := m.namespaceOf(key, obj)
 		if err != nil {
-			return err
+			errs = err
+			nsIndexed = false
 		}
 		e.ns = ns
 	}
 	if n := len(m.slotted); n > 0 {
-		// Compute into a stack buffer first so a failure changes nothing.
+		// Compute every value before changing anything.
 		var buf [4][]string
 		var vals [][]string
 		if n <= len(buf) {
@@ -208,7 +221,8 @@ func (m *threadSafeMap) putLocked(key string, obj interface{}) error {
 		for i, ix := range m.slotted {
 			v, err := ix.values(key, obj)
 			if err != nil {
-				return err
+				errs = storeJoinIndexErrors(errs, err)
+				v = nil
 			}
 			vals[i] = v
 		}
@@ -228,16 +242,56 @@ func (m *threadSafeMap) putLocked(key string, obj interface{}) error {
 		}
 		copy(e.vals, vals)
 	}
-	for _, ix := range m.nsIdx {
-		if !exists {
-			ix.insert(e.ns, key)
-		} else if old.ns != e.ns {
-			ix.remove(old.ns, key)
-			ix.insert(e.ns, key)
-		}
+	if len(m.nsIdx) > 0 {
+		m.moveNamespaceLocked(key, old.ns, exists && !m.nsUnindexedLocked(key), e.ns, nsIndexed)
 	}
 	m.items[key] = e
-	return nil
+	return errs
+}
+
+// moveNamespaceLocked updates the namespace indices for key, which was
+// listed under oldNS when wasIndexed and is to be listed under newNS when
+// indexed (an object whose namespace could not be read is in no namespace
+// index, and its key is remembered in nsUnindexed).
+func (m *threadSafeMap) moveNamespaceLocked(key, oldNS string, wasIndexed bool, newNS string, indexed bool) {
+	if wasIndexed && indexed && oldNS == newNS {
+		return
+	}
+	for _, ix := range m.nsIdx {
+		if wasIndexed {
+			ix.remove(oldNS, key)
+		}
+		if indexed {
+			ix.insert(newNS, key)
+		}
+	}
+	switch {
+	case indexed && m.nsUnindexed != nil:
+		delete(m.nsUnindexed, key)
+	case !indexed:
+		if m.nsUnindexed == nil {
+			m.nsUnindexed = map[string]struct{}{}
+		}
+		m.nsUnindexed[key] = struct{}{}
+	}
+}
+
+// nsUnindexedLocked reports whether key is stored outside the namespace
+// indices.
+func (m *threadSafeMap) nsUnindexedLocked(key string) bool {
+	if len(m.nsUnindexed) == 0 {
+		return false
+	}
+	_, ok := m.nsUnindexed[key]
+	return ok
+}
+
+// storeJoinIndexErrors adds err to errs (either may be nil).
+func storeJoinIndexErrors(errs, err error) error {
+	if errs == nil {
+		return err
+	}
+	return errors.Join(errs, err)
 }
 
 // deleteLocked removes key and its index entries; it cannot fail.
@@ -246,8 +300,12 @@ func (m *threadSafeMap) deleteLocked(key string) {
 	if !exists {
 		return
 	}
-	for _, ix := range m.nsIdx {
-		ix.remove(old.ns, key)
+	if m.nsUnindexedLocked(key) {
+		delete(m.nsUnindexed, key)
+	} else {
+		for _, ix := range m.nsIdx {
+			ix.remove(old.ns, key)
+		}
 	}
 	for i, ix := range m.slotted {
 		for _, v := range old.vals[i] {
@@ -257,26 +315,25 @@ func (m *threadSafeMap) deleteLocked(key string) {
 	delete(m.items, key)
 }
 
-// update is Add/Update returning the index error instead of reporting it.
+// update is Add/Update returning the index error instead of reporting it;
+// obj is stored either way.
 func (m *threadSafeMap) update(key string, obj interface{}) error {
 	_, _, err := m.swap(key, obj)
 	return err
 }
 
-// swap is update that also returns the object key held before (when the
-// write fails, the store is unchanged and prev is still reported).
+// swap is update that also returns the object key held before. obj is
+// always stored; err names the indices left without it.
 func (m *threadSafeMap) swap(key string, obj interface{}) (prev interface{}, existed bool, err error) {
 	rv, hasRV := storeResourceVersionOf(obj)
 	m.lock.Lock()
 	defer m.lock.Unlock()
 	old, existed := m.items[key]
-	if err := m.putLocked(key, obj); err != nil {
-		return old.obj, existed, err
-	}
+	err = m.putLocked(key, obj)
 	if hasRV {
 		m.writtenRVLocked(rv)
 	}
-	return old.obj, existed, nil
+	return old.obj, existed, err
 }
 
 // Add stores obj under key; see ThreadSafeStore.
@@ -287,7 +344,7 @@ func (m *threadSafeMap) Add(key string, obj interface{}) {
 // Update stores obj under key; see ThreadSafeStore.
 func (m *threadSafeMap) Update(key string, obj interface{}) {
 	if err := m.update(key, obj); err != nil {
-		utilruntime.HandleErrorWithLogger(klog.Background(), err, "Object not stored", "key", key)
+		utilruntime.HandleErrorWithLogger(klog.Background(), err, "Object stored outside the indices that failed on it", "key", key)
 	}
 }
 

@@ -88,6 +88,14 @@ func (e *storeIndexError) Error() string {
 // Unwrap returns the index function's error.
 func (e *storeIndexError) Unwrap() error { return e.err }
 
+// storeIsIndexError reports whether err is an index function's failure (a
+// *storeIndexError, possibly among joined ones): for a write, the object is
+// then stored outside that index.
+func storeIsIndexError(err error) bool {
+	var ie *storeIndexError
+	return errors.As(err, &ie)
+}
+
 // storeMetaNamespaceIndexFuncPC identifies MetaNamespaceIndexFunc, whose
 // values the store computes inline.
 var storeMetaNamespaceIndexFuncPC = reflect.ValueOf(MetaNamespaceIndexFunc).Pointer()

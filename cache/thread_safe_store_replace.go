@@ -1,13 +1,16 @@
 package cache
 
 import (
+	"fmt"
+	"strings"
+
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 )
 
-// Replace makes items the whole content of the store. Should an index
-// function fail on one of them, the store is left unchanged and the error is
+// Replace makes items the whole content of the store. Objects on which an
+// index function fails are stored outside that index, and the failures are
 // reported through HandleError.
 func (m *threadSafeMap) Replace(items map[string]interface{}, resourceVersion string) {
 	keys := make([]string, 0, len(items))
@@ -17,14 +20,15 @@ func (m *threadSafeMap) Replace(items map[string]interface{}, resourceVersion st
 		objs = append(objs, obj)
 	}
 	if err := m.replaceLists(keys, objs, resourceVersion); err != nil {
-		utilruntime.HandleErrorWithLogger(klog.Background(), err, "Store not replaced")
+		utilruntime.HandleErrorWithLogger(klog.Background(), err, "Objects stored outside the indices that failed on them")
 	}
 }
 
 // replaceLists makes objs (stored under the parallel keys; a later duplicate
-// key wins) the whole content of the store and records resourceVersion. When
-// an index function fails on an object, nothing changes and the error is
-// returned.
+// key wins) the whole content of the store and records resourceVersion. It
+// always applies the whole list: an object on which an index function fails
+// is stored outside that index, and the returned *storeIndexFailures counts
+// such objects.
 func (m *threadSafeMap) replaceLists(keys []string, objs []interface{}, resourceVersion string) error {
 	// Build the new content without the lock, so readers are not blocked
 	// for the whole of a large relist; if AddIndexers changed the set of
@@ -32,21 +36,17 @@ func (m *threadSafeMap) replaceLists(keys []string, objs []interface{}, resource
 	m.lock.RLock()
 	gen, nsIdx, slotted := m.layoutGen, m.nsIdx, m.slotted
 	m.lock.RUnlock()
-	r, err := storeBuildReplacement(keys, objs, nsIdx, slotted)
-	if err != nil {
-		return err
-	}
+	r := storeBuildReplacement(keys, objs, nsIdx, slotted)
 	if m.replaceBuilt != nil {
 		m.replaceBuilt()
 	}
 	m.lock.Lock()
 	defer m.lock.Unlock()
 	if m.layoutGen != gen {
-		if r, err = storeBuildReplacement(keys, objs, m.nsIdx, m.slotted); err != nil {
-			return err
-		}
+		r = storeBuildReplacement(keys, objs, m.nsIdx, m.slotted)
 	}
 	m.items = r.items
+	m.nsUnindexed = r.nsUnindexed
 	for i, ix := range m.nsIdx {
 		if i == 0 {
 			ix.byValue = r.nsByValue
@@ -58,6 +58,9 @@ func (m *threadSafeMap) replaceLists(keys []string, objs []interface{}, resource
 		ix.byValue = r.slotByValue[i]
 	}
 	m.syncedRVLocked(resourceVersion)
+	if r.failures.total > 0 {
+		return &r.failures
+	}
 	return nil
 }
 
@@ -66,26 +69,43 @@ type storeReplacement struct {
 	items       map[string]tsEntry
 	nsByValue   index   // for the namespace indices, when there are any
 	slotByValue []index // for the slotted indices, by slot
+	// nsUnindexed holds the keys left out of the namespace indices.
+	nsUnindexed map[string]struct{}
+	// failures counts the objects an index function failed on.
+	failures storeIndexFailures
 }
 
 // storeBuildReplacement computes the entries for objs (stored under the
 // parallel keys; a later duplicate key wins) and the indices over them,
-// reading only the immutable functions of the given indices. It fails when
-// an index function fails.
-func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*tsIndex) (storeReplacement, error) {
+// reading only the immutable functions of the given indices. An object on
+// which an index function fails is left out of that index and recorded in
+// the replacement's failures.
+func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*tsIndex) storeReplacement {
 	items := make(map[string]tsEntry, len(keys))
+	var nsUnindexed map[string]struct{}
+	var failures storeIndexFailures
 	nSlots := len(slotted)
 	// The entries' vals slices are cut from one allocation.
 	var chunk [][]string
 	for i, key := range keys {
 		obj := objs[i]
 		e := tsEntry{obj: obj}
+		failed := false
 		if len(nsIdx) > 0 {
-			meta, err := storeMetaAccessor(obj)
-			if err != nil {
-				return storeReplacement{}, &storeIndexError{index: nsIdx[0].name, key: key, err: err}
+			if meta, err := storeMetaAccessor(obj); err != nil {
+				failures.add(&storeIndexError{index: nsIdx[0].name, key: key, err: err})
+				failed = true
+				if nsUnindexed == nil {
+					nsUnindexed = map[string]struct{}{}
+				}
+				nsUnindexed[key] = struct{}{}
+			} else {
+				e.ns = meta.GetNamespace()
+				if nsUnindexed != nil {
+					// A later duplicate key replaces an unindexed object.
+					delete(nsUnindexed, key)
+				}
 			}
-			e.ns = meta.GetNamespace()
 		}
 		if nSlots > 0 {
 			if len(chunk) < nSlots {
@@ -95,7 +115,10 @@ func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*
 			for s, ix := range slotted {
 				v, err := ix.values(key, obj)
 				if err != nil {
-					return storeReplacement{}, err
+					if !failed {
+						failures.add(err)
+					}
+					failed = true
 				}
 				e.vals[s] = v
 			}
@@ -106,7 +129,7 @@ func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*
 	// Count the keys of each value first so that every key set is
 	// allocated at its final size: on a large list this avoids growing
 	// (and rehashing) the sets again and again.
-	r := storeReplacement{items: items, slotByValue: make([]index, nSlots)}
+	r := storeReplacement{items: items, slotByValue: make([]index, nSlots), nsUnindexed: nsUnindexed, failures: failures}
 	var nsCounts map[string]int
 	if len(nsIdx) > 0 {
 		nsCounts = map[string]int{}
@@ -115,8 +138,8 @@ func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*
 	for i := range slotCounts {
 		slotCounts[i] = map[string]int{}
 	}
-	for _, e := range items {
-		if nsCounts != nil {
+	for key, e := range items {
+		if nsCounts != nil && !storeInSet(nsUnindexed, key) {
 			nsCounts[e.ns]++
 		}
 		for i, vals := range e.vals {
@@ -139,7 +162,7 @@ func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*
 		r.slotByValue[i] = presized(slotCounts[i])
 	}
 	for key, e := range items {
-		if r.nsByValue != nil {
+		if r.nsByValue != nil && !storeInSet(nsUnindexed, key) {
 			r.nsByValue[e.ns][key] = sets.Empty{}
 		}
 		for i, vals := range e.vals {
@@ -148,8 +171,58 @@ func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*
 			}
 		}
 	}
-	return r, nil
+	return r
 }
+
+// storeInSet reports whether key is in set (which may be nil).
+func storeInSet(set map[string]struct{}, key string) bool {
+	if len(set) == 0 {
+		return false
+	}
+	_, ok := set[key]
+	return ok
+}
+
+// storeIndexFailuresKept is how many errors a storeIndexFailures keeps.
+const storeIndexFailuresKept = 5
+
+// storeIndexFailures reports the objects of a Replace that were stored
+// outside an index whose function failed on them: how many, and the errors
+// of the first few.
+type storeIndexFailures struct {
+	total int
+	first []error
+}
+
+func (f *storeIndexFailures) add(err error) {
+	f.total++
+	if len(f.first) < storeIndexFailuresKept {
+		f.first = append(f.first, err)
+	}
+}
+
+// Error says how many objects are stored outside an index and why, for the
+// first few.
+func (f *storeIndexFailures) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d objects stored outside the indices that failed on them", f.total)
+	for i, err := range f.first {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(err.Error())
+	}
+	if f.total > len(f.first) {
+		fmt.Fprintf(&b, "; and %d more", f.total-len(f.first))
+	}
+	return b.String()
+}
+
+// Unwrap returns the errors kept, so that errors.Is and errors.As find an
+// index function's error.
+func (f *storeIndexFailures) Unwrap() []error { return f.first }
 
 // storeCloneIndex returns a deep copy of idx.
 func storeCloneIndex(idx index) index {

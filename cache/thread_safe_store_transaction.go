@@ -8,14 +8,18 @@ import (
 )
 
 // storeTxnFailure is the error of the write at position pos of a batch.
+// applied says whether the write was applied all the same: an object stored
+// outside the indices whose functions failed on it.
 type storeTxnFailure struct {
-	pos int
-	err error
+	pos     int
+	err     error
+	applied bool
 }
 
 // transaction applies txns under one lock acquisition and returns the
-// failed writes. The newest resource version becomes that of the last
-// applied write whose object has metadata. When observe is not nil it is
+// writes that failed and those applied with an index error. The newest
+// resource version becomes that of the last applied write whose object has
+// metadata. When observe is not nil it is
 // called, under the lock, before each write with the write's position and
 // the object its key held until then.
 func (m *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction, observe func(i int, prev interface{}, existed bool)) []storeTxnFailure {
@@ -32,23 +36,23 @@ func (m *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction, observe f
 			prev, existed := m.items[t.Key]
 			observe(i, prev.obj, existed)
 		}
-		var err error
 		switch t.Type {
 		case TransactionTypeAdd, TransactionTypeUpdate:
-			err = m.putLocked(t.Key, t.Object)
+			if err := m.putLocked(t.Key, t.Object); err != nil {
+				// Stored outside the indices that failed on it.
+				failures = append(failures, storeTxnFailure{pos: i, err: err, applied: true})
+			}
 		case TransactionTypeDelete:
 			m.deleteLocked(t.Key)
 		default:
-			err = fmt.Errorf("unknown transaction type %q for key %q", t.Type, t.Key)
-		}
-		if err != nil {
+			err := fmt.Errorf("unknown transaction type %q for key %q", t.Type, t.Key)
 			failures = append(failures, storeTxnFailure{pos: i, err: err})
 			continue
 		}
 		lastApplied = i
 	}
 	for i := lastApplied; i >= 0 && !m.watermark; i-- {
-		if len(failures) > 0 && storeTxnFailed(failures, i) {
+		if len(failures) > 0 && storeTxnNotApplied(failures, i) {
 			continue
 		}
 		if rv, ok := storeResourceVersionOf(txns[i].Object); ok {
@@ -59,10 +63,12 @@ func (m *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction, observe f
 	return failures
 }
 
-func storeTxnFailed(failures []storeTxnFailure, pos int) bool {
+// storeTxnNotApplied reports whether the write at pos failed without being
+// applied.
+func storeTxnNotApplied(failures []storeTxnFailure, pos int) bool {
 	for _, f := range failures {
 		if f.pos == pos {
-			return true
+			return !f.applied
 		}
 	}
 	return false
@@ -72,6 +78,10 @@ func storeTxnFailed(failures []storeTxnFailure, pos int) bool {
 // ThreadSafeStoreWithTransaction.
 func (m *threadSafeMap) Transaction(txns ...ThreadSafeStoreTransaction) {
 	for _, f := range m.transaction(txns, nil) {
-		utilruntime.HandleErrorWithLogger(klog.Background(), f.err, "Transaction write not applied", "key", txns[f.pos].Key)
+		msg := "Transaction write not applied"
+		if f.applied {
+			msg = "Object stored outside the indices that failed on it"
+		}
+		utilruntime.HandleErrorWithLogger(klog.Background(), f.err, msg, "key", txns[f.pos].Key)
 	}
 }
