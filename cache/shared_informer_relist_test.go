@@ -523,3 +523,61 @@ func TestRelistDropsUnchangedDuplicatesAsTheyAreRead(t *testing.T) {
 	defer mu.Unlock()
 	assert.Equal(t, []string{"ns/b@6"}, transformed, "the transform ran on the changed object only")
 }
+
+// TestCompleteListResetsTheWatermarkAfterABogusVersion: a watch event at a
+// huge resourceVersion (a misbehaving aggregated server, or versions moved
+// back by an etcd restore) does not pin the cache's watermark. The next
+// complete list is the server's truth: once applied, atomically, page by
+// page or through a DeltaFIFO, the watermark is the list's version, waits
+// for versions not yet seen block again, and later events move it on.
+func TestCompleteListResetsTheWatermarkAfterABogusVersion(t *testing.T) {
+	const bogus = "18000000000000000000" // a valid uint64, far ahead
+	modes := []struct {
+		name string
+		opts SharedIndexInformerOptions
+	}{
+		{"atomic", SharedIndexInformerOptions{}},
+		{"page by page", SharedIndexInformerOptions{RelistPageByPage: true}},
+		{"DeltaFIFO", SharedIndexInformerOptions{UseDeltaFIFO: true}},
+	}
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) {
+			srv := newInfServer()
+			srv.create("a") // 1
+			srv.create("b") // 2
+			lw := newHeldPageLW(srv, 1)
+			informer, _ := relistInformer(t, srv, lw, mode.opts)
+			waitForNextWatch(t, srv)
+			require.Equal(t, "2", informer.GetStore().LastStoreSyncResourceVersion())
+
+			// The bogus event reaches the open watch only.
+			srv.mu.Lock()
+			for _, w := range srv.watchers {
+				w.send(watch.Event{Type: watch.Modified, Object: infPod("a", bogus)})
+			}
+			srv.mu.Unlock()
+			require.Eventually(t, func() bool {
+				return informer.GetStore().LastStoreSyncResourceVersion() == bogus
+			}, infTimeout, time.Millisecond, "the bogus event is applied")
+			require.True(t, caughtUpNow(informer, "100"))
+
+			srv.expire()
+			require.Eventually(t, func() bool {
+				return assert.ObjectsAreEqual([]string{"ns/a@1", "ns/b@2"}, infStoreContents(informer.GetStore()))
+			}, infTimeout, time.Millisecond, "the relist is applied")
+			require.Eventually(t, func() bool {
+				return informer.GetStore().LastStoreSyncResourceVersion() == "2"
+			}, infTimeout, time.Millisecond, "the watermark is the list's version")
+			assert.Equal(t, "2", informer.LastSyncResourceVersion())
+			assert.False(t, caughtUpNow(informer, "3"), "a version not seen yet must be waited for")
+
+			waitForNextWatch(t, srv)
+			srv.update("b") // 3
+			require.Eventually(t, func() bool {
+				return informer.GetStore().LastStoreSyncResourceVersion() == "3"
+			}, infTimeout, time.Millisecond, "a later event moves the watermark on")
+			assert.True(t, caughtUpNow(informer, "3"))
+		})
+	}
+}
+

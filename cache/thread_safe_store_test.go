@@ -809,3 +809,45 @@ func TestIndexerReplaceRebuildsWhenIndicesChangeMeanwhile(t *testing.T) {
 	assert.Equal(t, []string{"ns1"}, idx.ListIndexFuncValues(NamespaceIndex))
 	assert.Equal(t, "6", idx.LastStoreSyncResourceVersion())
 }
+
+// TestWatermarkTakesACompleteListsVersionAndIgnoresBadVersions: an informer
+// cache's watermark moves forward only with events and bookmarks, ignores
+// versions that do not parse as unsigned 64-bit integers (bad data), and
+// takes a complete list's version even when it is lower. A plain store
+// records every version as client-go's does.
+func TestWatermarkTakesACompleteListsVersionAndIgnoresBadVersions(t *testing.T) {
+	c := NewIndexer(MetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark(nil)).(*cache)
+	rv := c.LastStoreSyncResourceVersion
+	require.NoError(t, c.Replace([]interface{}{stPod("ns", "a", "3")}, "5"))
+	assert.Equal(t, "5", rv())
+	c.advanceResourceVersion("18000000000000000000")
+	assert.Equal(t, "18000000000000000000", rv(), "large jumps are legitimate")
+	require.NoError(t, c.Replace([]interface{}{stPod("ns", "a", "3")}, "7"))
+	assert.Equal(t, "7", rv(), "a complete list is the server's truth")
+	for _, bad := range []string{"99999999999999999999", "-1", "abc", "0x10", "1e9"} {
+		c.advanceResourceVersion(bad)
+		c.Bookmark(bad)
+		assert.Equal(t, "7", rv(), "bad version %q", bad)
+	}
+	c.Bookmark("6")
+	assert.Equal(t, "7", rv(), "bookmarks only move it forward")
+	c.Bookmark("8")
+	assert.Equal(t, "8", rv())
+	c.resetResourceVersion("4")
+	assert.Equal(t, "4", rv(), "a list applied in steps is the server's truth too")
+	require.NoError(t, c.Replace(nil, ""))
+	assert.Equal(t, "4", rv(), "a list without a version leaves the watermark")
+
+	// A server whose versions are all opaque still moves it, in its order.
+	opaque := NewIndexer(MetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark(nil)).(*cache)
+	require.NoError(t, opaque.Replace(nil, "opaque-7"))
+	opaque.advanceResourceVersion("opaque-8")
+	assert.Equal(t, "opaque-8", opaque.LastStoreSyncResourceVersion())
+
+	plain := NewStore(MetaNamespaceKeyFunc)
+	require.NoError(t, plain.Add(stPod("ns", "a", "9")))
+	require.NoError(t, plain.Replace(nil, "3"))
+	assert.Equal(t, "3", plain.LastStoreSyncResourceVersion())
+	plain.Bookmark("2")
+	assert.Equal(t, "2", plain.LastStoreSyncResourceVersion())
+}
