@@ -136,7 +136,7 @@ func NewDeltaFIFOWithOptions(opts DeltaFIFOOptions) *DeltaFIFO {
 func newInformerDeltaFIFO(opts DeltaFIFOOptions, lists informerLists) *DeltaFIFO {
 	f := NewDeltaFIFOWithOptions(opts)
 	f.lists = lists
-	f.wm = &deltaFIFOWatermark{before: make(map[string]string)}
+	f.wm = &deltaFIFOWatermark{before: make(map[string]wmMark)}
 	return f
 }
 

@@ -6,17 +6,32 @@ package cache
 // Keys pop in the order in which they were first queued, not in watch
 // order (a@10, b@11, a@12 pop as a@10+a@12, then b@11), so the version of the
 // newest change popped is not a watermark: with b@11 still queued, the
-// watermark after popping a is 10. All fields are guarded by the queue's
-// lock.
+// watermark after popping a is 10.
+//
+// Each complete list starts a new epoch: a mark of that epoch is the
+// server's truth once popped, and replaces the cache's watermark even when
+// it is lower (after an etcd restore, or a bogus version that pinned it);
+// marks of the same epoch only move it forward. All fields are guarded by
+// the queue's lock.
 type deltaFIFOWatermark struct {
-	// received is the resourceVersion of the newest change queued: a watch
-	// event's object, or the version of a complete list.
-	received string
+	// received is the newest change queued: a watch event's object, or the
+	// version of a complete list.
+	received wmMark
 	// before holds, for every queued key, received as it was when the key
 	// was queued: every change older than the key's oldest queued delta.
-	before map[string]string
+	before map[string]wmMark
 	// popped is the watermark once the pop in progress is applied.
-	popped string
+	popped wmMark
+	// epoch counts the lists queued.
+	epoch uint64
+	// appliedEpoch is the newest epoch whose mark the cache has taken.
+	appliedEpoch uint64
+}
+
+// wmMark is a resourceVersion and the list epoch it belongs to.
+type wmMark struct {
+	rv    string
+	epoch uint64
 }
 
 // queued records that d is appended to key's deltas (first is true when
@@ -31,15 +46,16 @@ func (w *deltaFIFOWatermark) queued(key string, d Delta, first bool) {
 			return
 		}
 		if rv, ok := storeResourceVersionOf(d.Object); ok && rv != "" {
-			w.received = rv
+			w.received.rv = rv
 		}
 	}
 }
 
-// listed records that a list current at rv was queued.
+// listed records that a list current at rv was queued: a new epoch.
 func (w *deltaFIFOWatermark) listed(rv string) {
 	if rv != "" {
-		w.received = rv
+		w.epoch++
+		w.received = wmMark{rv: rv, epoch: w.epoch}
 	}
 }
 
@@ -54,11 +70,24 @@ func (w *deltaFIFOWatermark) pop(key, head string, empty bool) {
 	w.popped = w.before[head]
 }
 
+// take returns the watermark once the pop in progress is applied, and
+// whether it starts a newer list epoch than the cache has seen (the cache
+// must then take it even when it is lower); it records that the cache took
+// that epoch.
+func (w *deltaFIFOWatermark) take(m wmMark) (rv string, reset bool) {
+	if m.epoch > w.appliedEpoch {
+		w.appliedEpoch = m.epoch
+		return m.rv, true
+	}
+	return m.rv, false
+}
+
 // listedLocked records, for the watermark, that a list current at
 // resourceVersion was queued. When that left nothing queued (the list
 // brought nothing to apply), nothing is being processed either (Pop holds
 // the lock while it processes), so the informer's cache has caught up with
-// the list: its watermark moves now, as no pop will move it.
+// the list: its watermark becomes the list's version now, as no pop will
+// move it.
 func (f *DeltaFIFO) listedLocked(resourceVersion string) {
 	if f.wm == nil {
 		return
@@ -68,17 +97,22 @@ func (f *DeltaFIFO) listedLocked(resourceVersion string) {
 		return
 	}
 	if c, ok := f.lists.cached.(*cache); ok {
-		c.advanceResourceVersion(resourceVersion)
+		if rv, reset := f.wm.take(f.wm.received); reset {
+			c.resetResourceVersion(rv)
+		} else {
+			c.advanceResourceVersion(rv)
+		}
 	}
 }
 
 // poppedWatermark returns the resourceVersion up to which every change the
-// queue received is applied once the pop in progress is: it is only
+// queue received is applied once the pop in progress is, and whether the
+// cache must take it even when lower (it completes a list): it is only
 // meaningful inside Pop's process function, and only for a queue built by
 // newInformerDeltaFIFO.
-func (f *DeltaFIFO) poppedWatermark() string {
+func (f *DeltaFIFO) poppedWatermark() (rv string, reset bool) {
 	if f.wm == nil {
-		return ""
+		return "", false
 	}
-	return f.wm.popped
+	return f.wm.take(f.wm.popped)
 }

@@ -104,8 +104,15 @@
 //
 // The resourceVersion of an informer's cache (LastStoreSyncResourceVersion) is a watermark:
 // every change at or below it has been applied. It moves only after a complete list or once
-// the changes up to it are applied, never backwards, and never ahead of the content with
-// either queue. WaitForResourceVersion and snapshots rely on it.
+// the changes up to it are applied, and never ahead of the content with either queue. Events
+// and bookmarks move it forward only; a version that does not parse as an unsigned 64-bit
+// integer is bad data and does not move it. A complete list is the server's truth: once it
+// is applied (atomically, page by page or through a DeltaFIFO), the watermark is the list's
+// version, even a lower one (after a bogus huge version from a misbehaving server, or an
+// etcd restored from a backup); during a relist the old watermark holds. A
+// WaitForResourceVersion call that returned while the watermark stood at a bogus version is
+// not called back; calls made after the reset wait until the cache reaches their version
+// again. WaitForResourceVersion and snapshots rely on the watermark.
 //
 // An object on which a user's index function fails is stored all the same and left out of
 // that index only, whether it comes in a list or a watch event; the informer counts it and

@@ -56,9 +56,10 @@ type deltaApplier struct {
 	// queueWatermark, when set, returns the resourceVersion up to which
 	// every change the queue received has been popped, including the pop
 	// being processed (a DeltaFIFO's, which pops per key and not in watch
-	// order). When nil, the deltas are taken to come in watch order (a
+	// order), and whether it completes a list (the cache then takes it even
+	// when lower). When nil, the deltas are taken to come in watch order (a
 	// RealFIFO's), so the newest watch change among them is the watermark.
-	queueWatermark func() string
+	queueWatermark func() (rv string, listed bool)
 
 	// derivedDeletes counts the deletions relists derived (objects a
 	// ReplacedAll no longer had); the informer's statistics take and reset
@@ -111,7 +112,11 @@ func (a *deltaApplier) advanceWatermark(deltas []Delta) {
 		return
 	}
 	if a.queueWatermark != nil {
-		c.advanceResourceVersion(a.queueWatermark())
+		if rv, listed := a.queueWatermark(); listed {
+			c.resetResourceVersion(rv)
+		} else {
+			c.advanceResourceVersion(rv)
+		}
 		return
 	}
 	for i := len(deltas) - 1; i >= 0; i-- {
@@ -266,7 +271,11 @@ func (a *deltaApplier) applyOne(d Delta, key string, isInInitialList bool) error
 		if !ok {
 			return fmt.Errorf("%s delta carries %T instead of BookmarkInfo", d.Type, obj)
 		}
-		a.store.Bookmark(info.ResourceVersion)
+		if c, own := a.store.(*cache); own && info.listEnd {
+			c.resetResourceVersion(info.ResourceVersion)
+		} else {
+			a.store.Bookmark(info.ResourceVersion)
+		}
 	default:
 		return fmt.Errorf("unknown delta type %q", d.Type)
 	}

@@ -254,11 +254,12 @@ func newCache(keyFunc KeyFunc, indexers Indexers, opts []StoreOption) *cache {
 // withResourceVersionWatermark makes the store an informer's cache, whose
 // resourceVersion is a watermark: every change at or below it has been
 // applied. Writes of objects do not move it (the informer cannot tell from
-// one object whether every earlier change is applied); Replace and Bookmark
-// move it forward only, never back; the informer moves it forward with
-// advanceResourceVersion once everything up to a version is applied. Every
-// move, by either, then calls advanced (when not nil), outside the store's
-// lock.
+// one object whether every earlier change is applied); Bookmark moves it
+// forward only; the informer moves it forward with advanceResourceVersion
+// once everything up to a version is applied. A complete list sets it to
+// the list's version, even a lower one: Replace, or resetResourceVersion
+// for a list applied in several steps. Every move then calls advanced (when
+// not nil), outside the store's lock.
 func withResourceVersionWatermark(advanced func()) StoreOption {
 	return func(c *cache) {
 		c.watermark = true
@@ -271,6 +272,16 @@ func withResourceVersionWatermark(advanced func()) StoreOption {
 // stores, or when rv is not ahead.
 func (c *cache) advanceResourceVersion(rv string) {
 	if c.watermark && c.tsm.advanceRV(rv) && c.advanced != nil {
+		c.advanced()
+	}
+}
+
+// resetResourceVersion sets the watermark of an informer's cache to rv, the
+// version of a complete list whose every object is now applied, even when
+// rv is lower (see withResourceVersionWatermark); it does nothing for
+// other stores, or for an empty rv.
+func (c *cache) resetResourceVersion(rv string) {
+	if c.watermark && c.tsm.resetRV(rv) && c.advanced != nil {
 		c.advanced()
 	}
 }

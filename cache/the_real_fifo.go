@@ -87,6 +87,11 @@ type ReplacedAllInfo struct {
 type BookmarkInfo struct {
 	// ResourceVersion is the resource version given to Bookmark.
 	ResourceVersion string
+
+	// listEnd is set on the Bookmark that ends a list applied page by
+	// page: once it is applied, every listed object is, and the list's
+	// version becomes the informer cache's watermark even when lower.
+	listEnd bool
 }
 
 // SyncAllInfo is the Object of a SyncAll delta: the consumer should re-deliver

@@ -325,7 +325,7 @@ func (f *RealFIFO) finishPages(ctx context.Context, listed map[string]struct{}, 
 	for _, tomb := range vanishedKeys(f.logger, f.lists.cached, listed) {
 		f.pushLocked(realFIFOEntry{delta: Delta{Type: Deleted, Object: tomb}, key: tomb.Key})
 	}
-	f.pushLocked(realFIFOEntry{delta: Delta{Type: Bookmark, Object: BookmarkInfo{ResourceVersion: resourceVersion}}})
+	f.pushLocked(realFIFOEntry{delta: Delta{Type: Bookmark, Object: BookmarkInfo{ResourceVersion: resourceVersion, listEnd: true}}})
 	f.gate.firstReplace(f.items.len())
 	return nil
 }

@@ -57,7 +57,7 @@ func (m *threadSafeMap) replaceLists(keys []string, objs []interface{}, resource
 	for i, ix := range m.slotted {
 		ix.byValue = r.slotByValue[i]
 	}
-	m.syncedRVLocked(resourceVersion)
+	m.listedRVLocked(resourceVersion)
 	if r.failures.total > 0 {
 		return &r.failures
 	}

@@ -31,10 +31,22 @@ func (m *threadSafeMap) writtenRVLocked(rv string) {
 	}
 }
 
-// syncedRVLocked records the resource version of a Replace or Bookmark: as
-// the newest seen, or, for a store that keeps a watermark, only when it is
+// listedRVLocked records the resource version of a complete list (Replace):
+// the list is the server's truth, so a store that keeps a watermark takes
+// its version even when it is lower than the watermark (a version pinned
+// by a bogus event, or an etcd restored from a backup). An empty version
+// leaves the watermark alone.
+func (m *threadSafeMap) listedRVLocked(rv string) {
+	if m.watermark && rv == "" {
+		return
+	}
+	m.setRVLocked(rv)
+}
+
+// bookmarkRVLocked records the resource version of a Bookmark: as the
+// newest seen, or, for a store that keeps a watermark, only when it is
 // ahead of the current one.
-func (m *threadSafeMap) syncedRVLocked(rv string) {
+func (m *threadSafeMap) bookmarkRVLocked(rv string) {
 	if m.watermark {
 		m.advanceRVLocked(rv)
 		return
@@ -43,19 +55,47 @@ func (m *threadSafeMap) syncedRVLocked(rv string) {
 }
 
 // advanceRVLocked records rv when it is ahead of the recorded version: an
-// empty rv never is; anything is ahead of an empty version; versions that
-// cannot be compared as the API defines (decimal integers) are taken as
-// ahead, since they come in the server's order.
+// empty rv never is; anything is ahead of an empty version. Versions are
+// compared as the API defines them (decimal integers, KEP 4988). A version
+// that does not parse as an unsigned 64-bit integer is bad data when the
+// recorded one does (a misbehaving aggregated server or proxy), and is
+// ignored; when neither does (a server with opaque versions), rv is taken
+// as ahead, since versions come in the server's order.
 func (m *threadSafeMap) advanceRVLocked(rv string) {
 	if rv == "" || rv == m.rv {
 		return
 	}
 	if m.rv != "" {
-		if cmp, err := resourceversion.CompareResourceVersion(rv, m.rv); err == nil && cmp <= 0 {
+		if !storeRVIsUint64(rv) {
+			if storeRVIsUint64(m.rv) {
+				return
+			}
+		} else if cmp, err := resourceversion.CompareResourceVersion(rv, m.rv); err == nil && cmp <= 0 {
 			return
 		}
 	}
 	m.setRVLocked(rv)
+}
+
+// storeRVIsUint64 reports whether rv is a resource version as
+// kube-apiserver issues them: a decimal unsigned 64-bit integer.
+func storeRVIsUint64(rv string) bool {
+	_, err := strconv.ParseUint(rv, 10, 64)
+	return err == nil
+}
+
+// resetRV records rv, the version of a complete list applied in several
+// steps (page by page, or through a DeltaFIFO), as the watermark even when
+// it is lower; see listedRVLocked. It reports whether the version changed.
+func (m *threadSafeMap) resetRV(rv string) bool {
+	if rv == "" {
+		return false
+	}
+	m.lock.Lock()
+	defer m.lock.Unlock()
+	before := m.rv
+	m.listedRVLocked(rv)
+	return m.rv != before
 }
 
 // advanceRV moves the recorded resource version forward to rv (see
@@ -75,7 +115,7 @@ func (m *threadSafeMap) advanceRV(rv string) bool {
 func (m *threadSafeMap) Bookmark(rv string) {
 	m.lock.Lock()
 	defer m.lock.Unlock()
-	m.syncedRVLocked(rv)
+	m.bookmarkRVLocked(rv)
 }
 
 // LastStoreSyncResourceVersion returns the newest resource version seen, or
