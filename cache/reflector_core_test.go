@@ -107,10 +107,16 @@ func renderActions(actions []reflectorAction) []string {
 			if a.retry {
 				s += " retry"
 			}
+			if a.fresh {
+				s += " fresh"
+			}
 		case actStream:
 			s = fmt.Sprintf("stream rv=%q", a.rv)
 			if a.relist {
 				s += " relist"
+			}
+			if a.fresh {
+				s += " fresh"
 			}
 		case actWatch:
 			s = fmt.Sprintf("watch rv=%q", a.rv)
@@ -261,7 +267,7 @@ var reflectorCoreRows = []reflectorCoreRow{
 	{"listing at 0", "LIST ok in pages", phaseSyncing, []string{"publish rv=\"50\"", "sync list rv=\"50\""}},
 	{"listing at 0", "LIST refused", phaseIdle, []string{"end cycle: failed to list *v1.Pod: dial: connection refused"}},
 	{"listing at 0", "LIST refused by store", phaseIdle, []string{"end cycle: unable to sync list result: store full"}},
-	{"listing at 0", "LIST rv too large", phaseListing, []string{"LIST rv=\"\" limit=500 retry"}},
+	{"listing at 0", "LIST rv too large", phaseListing, []string{"LIST rv=\"\" limit=500 retry fresh"}},
 	{"listing at 0", "stop", phaseStopped, []string{"end cycle"}},
 	{"listing at 50, retried at latest", "LIST 410", phaseIdle, []string{"end cycle: failed to list *v1.Pod: too old"}},
 	{"listing at 50, retried at latest", "LIST ok", phaseSyncing, []string{"publish rv=\"50\"", "sync list rv=\"50\""}},
@@ -615,4 +621,40 @@ func TestReflectorCoreStreamingRetriesAndFallsBackPerCycle(t *testing.T) {
 		{coreAt(inStop, 10*time.Second), []string{"end cycle"}},
 		{coreAt(inStart, 11*time.Second), []string{"note list started", `stream rv="80" relist`}},
 	})
+}
+
+// TestReflectorCoreListsFreshAfterASnapshotOrATooLargeVersion: the first
+// list after resuming from a snapshot, and the retry after the server said
+// the version asked for is too large, must not keep cached objects in place
+// of listed ones (equal versions need not mean equal objects then); the
+// list after a list the store took may again.
+func TestReflectorCoreListsFreshAfterASnapshotOrATooLargeVersion(t *testing.T) {
+	resumed := newReflectorState(true)
+	resumed.cfg = coreConfig(false)
+	loaded := coreAt(inSnapshotLoaded, time.Second)
+	loaded.rv, loaded.count = "40", 3
+	resumed = runCoreScenario(t, resumed, []coreStep{
+		{coreAt(inStart, 0), []string{"resume"}},
+		{loaded, []string{`publish rv="40"`, `sync snapshot rv="40"`}},
+	})
+	if !resumed.freshList {
+		t.Fatalf("the cache was loaded from a snapshot, yet the core does not ask for a fresh list")
+	}
+	state := newReflectorState(false)
+	state.cfg = coreConfig(false)
+	state.lastSyncRV = "40"
+	state.freshList = true
+	state = runCoreScenario(t, state, []coreStep{
+		{coreAt(inStart, 0), []string{"note list started", `LIST rv="40" limit=0 relist fresh`}},
+		{coreListedAt("50", time.Second), []string{`publish rv="50"`, `sync list rv="50"`}},
+		{coreAt(inSynced, 2*time.Second), []string{"note list done: 0 objects in 2s", "note log caches populated", `watch rv="50"`}},
+		{coreAt(inOpened, 3*time.Second), []string{"note watch started"}},
+		{coreErrorAt(inErrorEvent, apierrors.NewResourceExpired("too old"), 5*time.Second), []string{
+			"stop watch", "note log watch expired: too old", "note report: too old", "note relist after: too old", "end cycle"}},
+		{coreAt(inStart, 6*time.Second), []string{"note list started", `LIST rv="50" limit=0 relist`}},
+		{coreErrorAt(inListFailed, coreTooLargeError(), 7*time.Second), []string{`LIST rv="" limit=0 relist retry fresh`}},
+	})
+	if !state.freshList {
+		t.Errorf("the retry after a too large version is not done yet, yet the core no longer asks for a fresh list")
+	}
 }

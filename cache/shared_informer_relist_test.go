@@ -581,3 +581,37 @@ func TestCompleteListResetsTheWatermarkAfterABogusVersion(t *testing.T) {
 	}
 }
 
+// TestRelistKeepsACachedObjectOnlyWhenItIsTheSameObject: a relist keeps the
+// cached object in place of a listed one with the same key and
+// resourceVersion only when the UID matches too. Another object under the
+// same key and version (an etcd restore, a cloned cluster) replaces the
+// cached one and reaches update handlers as new.
+func TestRelistKeepsACachedObjectOnlyWhenItIsTheSameObject(t *testing.T) {
+	srv := newInfServer()
+	srv.create("a") // 1
+	srv.create("b") // 2
+	srv.mu.Lock()
+	srv.pods["a"].UID, srv.pods["b"].UID = "uid-a", "uid-b"
+	srv.mu.Unlock()
+	informer, rec := relistInformer(t, srv, srv.lw(), SharedIndexInformerOptions{})
+	cachedB, _, err := informer.GetStore().GetByKey("ns/b")
+	require.NoError(t, err)
+
+	// a is replaced, behind the watch's back, by another object with the
+	// same name and resourceVersion; b is untouched.
+	srv.mu.Lock()
+	other := infPod("a", "1")
+	other.UID = "uid-a2"
+	srv.pods["a"] = other
+	srv.mu.Unlock()
+	srv.expire()
+	require.Eventually(t, func() bool {
+		a, _, _ := informer.GetStore().GetByKey("ns/a")
+		return a != nil && a.(*v1.Pod).UID == "uid-a2"
+	}, infTimeout, time.Millisecond, "the relist stores the other object")
+	b, _, err := informer.GetStore().GetByKey("ns/b")
+	require.NoError(t, err)
+	assert.Same(t, cachedB, b, "the same object in the same state is kept")
+	got := rec.waitN(t, 4)
+	assert.ElementsMatch(t, []string{"update ns/a@1 -> ns/a@1", "update ns/b@2 -> ns/b@2"}, got[2:])
+}
