@@ -97,9 +97,10 @@
 // in client-go v0.37, a relist is atomic: listers see the old state until the complete listed
 // state replaces it in one step, then handlers get a delete (DeletedFinalStateUnknown) for
 // every object that vanished, followed by an update or add for every listed object in list
-// order. A listed object whose resourceVersion is the cached one's is not held twice: the
-// cached object is kept (so the transform does not run again on it, and its update carries
-// the same object as old and new). SharedIndexInformerOptions.RelistPageByPage applies relists
+// order. A listed object whose resourceVersion and UID are the cached one's is not held
+// twice: the cached object is kept (so the transform does not run again on it, and its update
+// carries the same object as old and new). The first list after resuming from a snapshot or
+// after the server said a version is too large keeps no cached object. SharedIndexInformerOptions.RelistPageByPage applies relists
 // page by page instead, trading partial states and late deletions for less memory.
 //
 // The resourceVersion of an informer's cache (LastStoreSyncResourceVersion) is a watermark:

@@ -51,6 +51,9 @@ type listSource struct {
 	// loaded: the objects come from a snapshot of the informer's cache, so
 	// they went through the transform already.
 	loaded bool
+	// fresh: the list must not keep a cached object in place of a listed
+	// one in the same state (see reflectorState.freshList).
+	fresh bool
 }
 
 // listSink takes one list. Its methods are called from one goroutine (the

@@ -146,6 +146,13 @@ type reflectorState struct {
 	pagedSource bool
 	// resumePending: a snapshot is to be tried before the first list.
 	resumePending bool
+	// freshList: the next list must not keep cached objects in place of
+	// the listed ones, even when key, UID and resourceVersion match: the
+	// cache was loaded from a snapshot, or the server said the version
+	// asked for is too large (an etcd restored to an earlier state), so
+	// equal versions need not mean equal objects. A list the store took
+	// clears it.
+	freshList bool
 
 	// list in flight: its resourceVersion and page size, whether it is the
 	// retry at "" after the first answer said 410 or too large, and when it
@@ -351,10 +358,12 @@ type reflectorAction struct {
 	note reflectorNote
 	rv   string
 	err  error
-	// pageSize, relist and retry describe an actList.
+	// pageSize, relist, retry and fresh describe an actList (relist and
+	// fresh an actStream too); fresh: see reflectorState.freshList.
 	pageSize int64
 	relist   bool
 	retry    bool
+	fresh    bool
 	origin   listOrigin
 	// count, dur, short, restart and reason are the numbers of notes.
 	count   int

@@ -231,7 +231,7 @@ func (d *reflectorDriver) list(a *reflectorAction, in *reflectorInput) {
 	if !d.admit(in) {
 		return
 	}
-	sink, count, listRV, paged, answered, err := r.listPages(withAdmissionSlot(d.ctx, d.slot), listSource{relist: a.relist}, reflectorListOptions(a.rv, a.pageSize), a.pageSize)
+	sink, count, listRV, paged, answered, err := r.listPages(withAdmissionSlot(d.ctx, d.slot), listSource{relist: a.relist, fresh: a.fresh}, reflectorListOptions(a.rv, a.pageSize), a.pageSize)
 	d.releaseSlot(err == nil)
 	if err != nil && d.ctx.Err() != nil {
 		d.input(in, inStop)
@@ -256,7 +256,7 @@ func (d *reflectorDriver) openStream(a *reflectorAction, in *reflectorInput) {
 	if !d.admit(in) {
 		return
 	}
-	store, finish := r.newStreamListStore(d.ctx, a.relist)
+	store, finish := r.newStreamListStore(d.ctx, listSource{relist: a.relist, fresh: a.fresh, streamed: true})
 	w, ok := d.open(in, metav1.ListOptions{
 		ResourceVersion:      a.rv,
 		AllowWatchBookmarks:  true,

@@ -153,10 +153,10 @@ func (r *Reflector) beginList(source listSource) listSink {
 // newStreamListStore returns the store a streaming list's events go to and
 // the function that completes the list at the resourceVersion of its end
 // bookmark (returning the number of objects).
-func (r *Reflector) newStreamListStore(ctx context.Context, relist bool) (reflectorEventStore, func(rv string) (int, error)) {
+func (r *Reflector) newStreamListStore(ctx context.Context, source listSource) (reflectorEventStore, func(rv string) (int, error)) {
 	s := &streamedList{
 		ctx:      ctx,
-		sink:     r.beginList(listSource{relist: relist, streamed: true}),
+		sink:     r.beginList(source),
 		pageSize: reflectorDefaultPageSize,
 	}
 	return s, s.finish

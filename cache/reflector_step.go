@@ -27,6 +27,7 @@ func (s *reflectorState) step(in *reflectorInput, out []reflectorAction) []refle
 	case phaseResuming:
 		switch in.kind {
 		case inSnapshotLoaded:
+			s.freshList = true
 			s.listStart = in.now
 			s.events = in.count
 			out = s.syncAt(originSnapshot, in.rv, out)
@@ -132,7 +133,7 @@ func (s *reflectorState) list(now time.Time, out []reflectorAction) []reflectorA
 	s.listRetried = false
 	out = append(out,
 		reflectorAction{kind: actNote, note: noteListStarted},
-		reflectorAction{kind: actList, rv: s.listRV, pageSize: s.listPage, relist: s.lastSyncRV != ""})
+		reflectorAction{kind: actList, rv: s.listRV, pageSize: s.listPage, relist: s.lastSyncRV != "", fresh: s.freshList})
 	return out
 }
 
@@ -142,7 +143,7 @@ func (s *reflectorState) openStream(now time.Time, out []reflectorAction) []refl
 	s.listStart, s.watchStart = now, now
 	out = append(out,
 		reflectorAction{kind: actNote, note: noteListStarted},
-		reflectorAction{kind: actStream, rv: s.streamRVToAsk(), relist: s.lastSyncRV != ""})
+		reflectorAction{kind: actStream, rv: s.streamRVToAsk(), relist: s.lastSyncRV != "", fresh: s.freshList})
 	return out
 }
 
@@ -232,7 +233,10 @@ func (s *reflectorState) listFailed(err error, out []reflectorAction) []reflecto
 	if !s.listRetried && (isExpiredError(err) || isTooLargeResourceVersionError(err)) {
 		s.rvUnavailable = true
 		s.listRetried = true
-		out = append(out, reflectorAction{kind: actList, rv: s.relistRV(), pageSize: s.listPage, relist: s.lastSyncRV != "", retry: true})
+		if isTooLargeResourceVersionError(err) {
+			s.freshList = true
+		}
+		out = append(out, reflectorAction{kind: actList, rv: s.relistRV(), pageSize: s.listPage, relist: s.lastSyncRV != "", retry: true, fresh: s.freshList})
 		return out
 	}
 	var refused *listSinkError
@@ -248,6 +252,7 @@ func (s *reflectorState) synced(in *reflectorInput, out []reflectorAction) []ref
 	case originSnapshot:
 		out = append(out, reflectorAction{kind: actNote, note: noteLogResumed, rv: s.lastSyncRV, count: s.events})
 	default:
+		s.freshList = false
 		out = append(out, reflectorAction{kind: actNote, note: noteListDone, count: in.count, dur: in.now.Sub(s.listStart)})
 	}
 	out = append(out, reflectorAction{kind: actNote, note: noteLogCachesPopulated})
@@ -364,6 +369,9 @@ func (s *reflectorState) streamFailed(err error, now time.Time, out []reflectorA
 			note(noteLogStreamLatest, err),
 			reflectorAction{kind: actNote, note: noteNextList, reason: relistIdxExpired})
 		s.rvUnavailable = true
+		if isTooLargeResourceVersionError(err) {
+			s.freshList = true
+		}
 		return s.openStream(now, out)
 	}
 	var incomplete *reflectorIncompleteStreamError

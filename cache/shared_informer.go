@@ -56,7 +56,9 @@ import (
 // followed by an info line naming the handler; it is counted, the
 // notification is skipped, and the informer and every handler, the
 // panicking one included, go on. A relist keeps the cached object for every
-// listed object whose resourceVersion is the cached one's, and drops the
+// listed object whose resourceVersion and UID are the cached one's (except
+// on the first list after resuming from a snapshot or after the server said
+// a version is too large), and drops the
 // decoded duplicate as soon as it is read, so that only the objects that
 // changed are held twice while a relist runs; as a consequence the
 // transform (SetTransform) does not run again on such an object, and the

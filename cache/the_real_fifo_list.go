@@ -69,15 +69,21 @@ func (f *RealFIFO) listedObject(key string, obj interface{}, source listSource) 
 	if source.loaded {
 		return obj, nil
 	}
-	if cached, ok := f.unchangedCached(key, obj); ok {
-		return cached, nil
+	if !source.fresh {
+		if cached, ok := f.unchangedCached(key, obj); ok {
+			return cached, nil
+		}
 	}
 	return f.transform(obj, key)
 }
 
 // unchangedCached returns the object the informer's cache holds for key when
 // a list brings obj in the same state: both have the same, non-empty
-// resourceVersion. A relist then keeps the cached object and drops obj, the
+// resourceVersion and the same UID (an object recreated with the same name,
+// or another cluster's object in a cache loaded from a snapshot, is not the
+// same object whatever its version). The Reflector does not ask for this on
+// the first list after resuming from a snapshot or after the server said a
+// version is too large (listSource.fresh). A relist then keeps the cached object and drops obj, the
 // duplicate just decoded, so that during a relist only the objects that
 // changed exist twice (the cached one and the listed one), and the
 // transform does not run again on an object it ran on before. Only a queue
@@ -86,15 +92,16 @@ func (f *RealFIFO) unchangedCached(key string, obj interface{}) (interface{}, bo
 	if f.lists.cached == nil || key == "" {
 		return nil, false
 	}
-	rv, ok := storeResourceVersionOf(obj)
-	if !ok || rv == "" {
+	listed, err := storeMetaAccessor(obj)
+	if err != nil || listed.GetResourceVersion() == "" {
 		return nil, false
 	}
 	cached, exists, err := f.lists.cached.GetByKey(key)
 	if err != nil || !exists {
 		return nil, false
 	}
-	if cachedRV, ok := storeResourceVersionOf(cached); !ok || cachedRV != rv {
+	held, err := storeMetaAccessor(cached)
+	if err != nil || held.GetResourceVersion() != listed.GetResourceVersion() || held.GetUID() != listed.GetUID() {
 		return nil, false
 	}
 	return cached, true
