@@ -338,6 +338,9 @@ func TestUnreachableCluster(t *testing.T) {
 			if !strings.Contains(stderr, want) {
 				t.Errorf("stderr does not say %q:\n%s", want, stderr)
 			}
+			if want := tc.host + "/version?timeout=" + tc.timeout; !strings.Contains(stderr, want) {
+				t.Errorf("the probe request was not %q, with the probe's timeout:\n%s", want, stderr)
+			}
 			if !regexp.MustCompile(tc.cause).MatchString(stderr) {
 				t.Errorf("stderr does not give the cause %q:\n%s", tc.cause, stderr)
 			}
