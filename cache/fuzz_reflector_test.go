@@ -77,11 +77,24 @@ func (l *fzReflectorLW) listCalls() int {
 }
 
 // fzPodOnlyStore is a Store that records any object other than a *v1.Pod
-// handed to it.
+// handed to it, and signals changed after every write, so that a test waits
+// for the store's state without polling it.
 type fzPodOnlyStore struct {
 	Store
-	mu  sync.Mutex
-	bad []string
+	mu      sync.Mutex
+	bad     []string
+	changed chan struct{} // buffered, capacity 1
+}
+
+func newFzPodOnlyStore() *fzPodOnlyStore {
+	return &fzPodOnlyStore{Store: NewStore(MetaNamespaceKeyFunc), changed: make(chan struct{}, 1)}
+}
+
+func (s *fzPodOnlyStore) signal() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
 }
 
 func (s *fzPodOnlyStore) check(op string, obj interface{}) {
@@ -93,16 +106,24 @@ func (s *fzPodOnlyStore) check(op string, obj interface{}) {
 }
 
 func (s *fzPodOnlyStore) Add(obj interface{}) error {
+	defer s.signal()
 	s.check("Add", obj)
 	return s.Store.Add(obj)
 }
 
 func (s *fzPodOnlyStore) Update(obj interface{}) error {
+	defer s.signal()
 	s.check("Update", obj)
 	return s.Store.Update(obj)
 }
 
+func (s *fzPodOnlyStore) Delete(obj interface{}) error {
+	defer s.signal()
+	return s.Store.Delete(obj)
+}
+
 func (s *fzPodOnlyStore) Replace(list []interface{}, rv string) error {
+	defer s.signal()
 	for _, obj := range list {
 		s.check("Replace", obj)
 	}
@@ -188,10 +209,10 @@ func FuzzReflectorWatchStream(f *testing.F) {
 		}
 		sort.Strings(want)
 		lw := &fzReflectorLW{initial: initial, final: final, events: fzDecodeEvents(data)}
-		store := &fzPodOnlyStore{Store: NewStore(MetaNamespaceKeyFunc)}
+		store := newFzPodOnlyStore()
 		r := NewReflectorWithOptions(lw, &v1.Pod{}, store, ReflectorOptions{
 			Name:    "fuzz-reflector",
-			Backoff: &wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1 << 30, Cap: time.Millisecond},
+			Backoff: &wait.Backoff{Duration: 0, Factor: 1, Steps: 1 << 30},
 		})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
@@ -207,18 +228,19 @@ func FuzzReflectorWatchStream(f *testing.F) {
 				t.Errorf("Reflector did not stop within 10s of its context's cancellation")
 			}
 		}()
-		deadline := time.After(10 * time.Second)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
+		// The relist writes the final list to the store after the second List
+		// call, and every write signals: wait for the signals, not on a timer.
+		deadline := time.NewTimer(10 * time.Second)
+		defer deadline.Stop()
 		for {
 			got := fzStoreState(store.List())
 			if lw.listCalls() >= 2 && fmt.Sprint(got) == fmt.Sprint(want) {
 				break
 			}
 			select {
-			case <-deadline:
+			case <-deadline.C:
 				t.Fatalf("store %v after %d lists; want the final list %v (events %v)", got, lw.listCalls(), want, fzEventsSum(lw.events))
-			case <-tick.C:
+			case <-store.changed:
 			}
 		}
 		if bad := store.badCalls(); len(bad) > 0 {

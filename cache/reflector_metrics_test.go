@@ -146,24 +146,109 @@ func TestReflectorRecordsMetrics(t *testing.T) {
 	assert.Equal(t, []float64{10, 10, 11, 12}, values("lastRV"))
 }
 
-// TestReflectorMetricsNilProvider checks that metrics left out by the
-// provider (nil) are skipped.
+// TestReflectorMetricsNilProvider checks that a metric the provider leaves
+// out (nil) is skipped while every other metric still records what it
+// should, for each metric in turn, and that a nil provider, a provider that
+// leaves every metric out, and a nil *reflectorMetrics record nothing
+// without panicking.
 func TestReflectorMetricsNilProvider(t *testing.T) {
-	m := newReflectorMetrics(nil, "x")
-	m.listStarted()
-	m.listDone(1, 2)
-	m.watchStarted()
-	m.watchEnded(1, 2, true)
-	m.resourceVersion("12")
-	var nilMetrics *reflectorMetrics
-	nilMetrics.listStarted()
-	nilMetrics.resourceVersion("1")
+	type recorded struct {
+		incs   int
+		values []float64
+	}
+	want := map[string]recorded{
+		"lists":         {incs: 1},
+		"listDuration":  {values: []float64{1.5}},
+		"itemsInList":   {values: []float64{2}},
+		"watches":       {incs: 1},
+		"shortWatches":  {incs: 1},
+		"watchDuration": {values: []float64{3, 5}},
+		"itemsInWatch":  {values: []float64{4, 0}},
+		"lastRV":        {values: []float64{12}},
+	}
+	record := func(m *reflectorMetrics) {
+		m.listStarted()
+		m.listDone(1.5, 2)
+		m.watchStarted()
+		m.watchEnded(3, 4, true)
+		m.watchEnded(5, 0, false)
+		m.resourceVersion("12")
+		m.resourceVersion("not a number")
+		m.resourceVersion("")
+	}
+	for _, leftOut := range []string{"", "lists", "listDuration", "itemsInList", "watches", "shortWatches", "watchDuration", "itemsInWatch", "lastRV"} {
+		t.Run("without "+leftOut, func(t *testing.T) {
+			p := &rfPartialMetricsProvider{rfMetricsProvider: rfMetricsProvider{metrics: map[string]*rfMetric{}}, leftOut: leftOut}
+			m := newReflectorMetrics(p, "r")
+			assert.NotPanics(t, func() { record(m) })
+			for metric, w := range want {
+				if metric == leftOut {
+					assert.NotContains(t, p.metrics, "r/"+metric, "a metric left out was created")
+					continue
+				}
+				incs, values := p.get("r", metric).snapshot()
+				assert.Equal(t, w.incs, incs, metric)
+				assert.Equal(t, w.values, values, metric)
+			}
+		})
+	}
 
-	var nilSet rfNilMetricsProvider
-	m = newReflectorMetrics(nilSet, "x")
-	m.listStarted()
-	m.watchEnded(1, 2, true)
-	m.resourceVersion("not a number")
+	for name, p := range map[string]MetricsProvider{"nil provider": nil, "every metric left out": rfNilMetricsProvider{}} {
+		m := newReflectorMetrics(p, "r")
+		assert.Equal(t, &reflectorMetrics{}, m, name)
+		assert.NotPanics(t, func() { record(m) }, name)
+	}
+	var nilMetrics *reflectorMetrics
+	assert.NotPanics(t, func() { record(nilMetrics) }, "nil *reflectorMetrics")
+}
+
+// rfPartialMetricsProvider hands out rfMetrics as rfMetricsProvider does,
+// except nil for the metric leftOut.
+type rfPartialMetricsProvider struct {
+	rfMetricsProvider
+	leftOut string
+}
+
+func (p *rfPartialMetricsProvider) counter(name, metric string) CounterMetric {
+	if metric == p.leftOut {
+		return nil
+	}
+	return p.get(name, metric)
+}
+
+func (p *rfPartialMetricsProvider) summary(name, metric string) SummaryMetric {
+	if metric == p.leftOut {
+		return nil
+	}
+	return p.get(name, metric)
+}
+
+func (p *rfPartialMetricsProvider) NewListsMetric(name string) CounterMetric {
+	return p.counter(name, "lists")
+}
+func (p *rfPartialMetricsProvider) NewListDurationMetric(name string) SummaryMetric {
+	return p.summary(name, "listDuration")
+}
+func (p *rfPartialMetricsProvider) NewItemsInListMetric(name string) SummaryMetric {
+	return p.summary(name, "itemsInList")
+}
+func (p *rfPartialMetricsProvider) NewWatchesMetric(name string) CounterMetric {
+	return p.counter(name, "watches")
+}
+func (p *rfPartialMetricsProvider) NewShortWatchesMetric(name string) CounterMetric {
+	return p.counter(name, "shortWatches")
+}
+func (p *rfPartialMetricsProvider) NewWatchDurationMetric(name string) SummaryMetric {
+	return p.summary(name, "watchDuration")
+}
+func (p *rfPartialMetricsProvider) NewItemsInWatchMetric(name string) SummaryMetric {
+	return p.summary(name, "itemsInWatch")
+}
+func (p *rfPartialMetricsProvider) NewLastResourceVersionMetric(name string) GaugeMetric {
+	if p.leftOut == "lastRV" {
+		return nil
+	}
+	return p.get(name, "lastRV")
 }
 
 type rfNilMetricsProvider struct{}

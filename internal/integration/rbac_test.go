@@ -25,7 +25,10 @@ const (
 
 // TestForbiddenInformerReportsAndBacksOff runs configmap informers as a user that may list
 // but not watch configmaps, and as one that may do neither. Each must hand the 403 to the
-// watch error handler and retry with backoff, not in a loop.
+// watch error handler and retry with backoff, not in a loop: each attempt makes at most a
+// few requests, and the Reflector's delay between two attempts (0.8 s, doubling; jitter only
+// lengthens it) separates every report from the next. A loaded machine only lengthens those
+// gaps, so the lower bounds on them hold however slowly it runs.
 func TestForbiddenInformerReportsAndBacksOff(t *testing.T) {
 	env := sharedEnv(t)
 	admin := env.Clientset()
@@ -65,9 +68,17 @@ func TestForbiddenInformerReportsAndBacksOff(t *testing.T) {
 				},
 			}, cs)
 			informer := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
+			// report is one 403 the watch error handler received: when, and how many
+			// requests the informer had made by then. The Reflector calls the handler before
+			// it starts the delay after the failure.
+			type report struct {
+				at       time.Time
+				requests int64
+			}
 			var (
 				mu        sync.Mutex
 				forbidden []error
+				reports   []report
 				others    []error
 			)
 			require.NoError(t, informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
@@ -75,25 +86,38 @@ func TestForbiddenInformerReportsAndBacksOff(t *testing.T) {
 				defer mu.Unlock()
 				if apierrors.IsForbidden(err) {
 					forbidden = append(forbidden, err)
+					reports = append(reports, report{at: time.Now(), requests: counter.list.Load() + counter.watch.Load() + counter.watchList.Load()})
 				} else {
 					others = append(others, err)
 				}
 			}))
 			itRunInformer(t, informer)
+			const attempts = 3
 			require.Eventually(t, func() bool {
 				mu.Lock()
 				defer mu.Unlock()
-				return len(forbidden) > 0
-			}, 30*time.Second, 20*time.Millisecond, "no 403 reached the watch error handler")
+				return len(reports) >= attempts
+			}, 2*time.Minute, 20*time.Millisecond, "fewer than %d 403s reached the watch error handler", attempts)
 
-			// Count requests over a fixed window: with backoff from 0.8 s doubling, a few
-			// attempts fit in it; a retry loop without backoff would make hundreds.
-			before := counter.list.Load() + counter.watch.Load() + counter.watchList.Load()
-			window := 8 * time.Second
-			time.Sleep(window) // the observation window itself, not a synchronisation
-			during := counter.list.Load() + counter.watch.Load() + counter.watchList.Load() - before
-			t.Logf("%s: %d requests in %v, %d forbidden answers so far", tc.user, during, window, counter.forbidden.Load())
-			require.LessOrEqual(t, during, int64(12), "the informer retries without backing off")
+			// An attempt is one LIST and one WATCH (a streaming list first, where enabled): a
+			// retry loop within an attempt makes more. Between two attempts the Reflector waits
+			// its backoff delay, at least 0.8 s, then 1.6 s: a loop without backoff, or one
+			// that does not double, reports sooner.
+			mu.Lock()
+			seen := append([]report(nil), reports[:attempts]...)
+			mu.Unlock()
+			minDelay := 800 * time.Millisecond
+			var before int64
+			for i, r := range seen {
+				require.LessOrEqual(t, r.requests-before, int64(3), "requests in attempt %d: the informer retries within an attempt", i+1)
+				before = r.requests
+				if i > 0 {
+					gap := r.at.Sub(seen[i-1].at)
+					t.Logf("%s: attempt %d reported %v after attempt %d", tc.user, i+1, gap, i)
+					require.GreaterOrEqual(t, gap, minDelay, "attempt %d came %v after the one before: the informer retries without backing off", i+1, gap)
+					minDelay *= 2
+				}
+			}
 
 			require.Equal(t, tc.wantSynced, informer.HasSynced())
 			if tc.wantSynced {

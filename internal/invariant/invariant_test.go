@@ -107,26 +107,48 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestWaitConsistent waits for a store that converges, and gives up at once on a
-// resourceVersion that went back.
+// TestWaitConsistent waits for a store that converges, round after round of fresh LISTs,
+// and gives up at the first round on a resourceVersion that went back. It counts the rounds
+// (the LISTs) rather than timing them, so that a loaded machine changes nothing.
 func TestWaitConsistent(t *testing.T) {
 	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
 	rec := NewRecorder("pods")
 	fresh := map[string]string{"ns/a": "3"}
-	go func() {
-		time.Sleep(700 * time.Millisecond) // the informer catching up, later than the first round
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lists := 0
+	catchUp := func() error { // the informer catching up after the first round
 		if err := store.Add(ivPod("a", "3")); err != nil {
-			t.Error(err)
+			return err
 		}
 		rec.Handler().OnAdd(ivPod("a", "3"), false)
-	}()
-	ds, took := WaitConsistent(context.Background(), []Target{ivTarget(store, rec, fresh, nil)}, 10*time.Second)
+		return nil
+	}
+	target := ivTarget(store, rec, fresh, nil)
+	target.List = func(context.Context) (map[string]string, error) {
+		lists++
+		switch lists {
+		case 2:
+			if catchUp != nil {
+				if err := catchUp(); err != nil {
+					return nil, err
+				}
+			}
+		case 3:
+			cancel() // a third round is one too many in both cases: stop at once
+		}
+		return fresh, nil
+	}
+	// The timeout only stops a WaitConsistent that never returns.
+	ds, _ := WaitConsistent(ctx, []Target{target}, time.Minute)
 	require.Empty(t, ds, Summary(ds, 5))
-	require.Less(t, took, 10*time.Second)
+	require.Equal(t, 2, lists, "rounds until the store converged")
 
 	rec.Handler().OnUpdate(ivPod("a", "3"), ivPod("a", "2"))
-	ds, took = WaitConsistent(context.Background(), []Target{ivTarget(store, rec, fresh, nil)}, 10*time.Second)
-	require.Less(t, took, 5*time.Second, "a regression never heals: no point waiting")
+	lists, catchUp = 0, nil
+	ds, _ = WaitConsistent(ctx, []Target{target}, time.Minute)
+	require.Equal(t, 1, lists, "rounds: a regression never heals, so there is no point waiting")
+	require.NoError(t, ctx.Err())
 	require.Equal(t, []Divergence{
 		{"pods", "ns/a", "last event", "add/update at 3", "update at 2"},
 		{"pods", "ns/a", "resourceVersion went back", ">= 3 (update event)", "2"},
