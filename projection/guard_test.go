@@ -157,10 +157,12 @@ func TestGuardVerdictFollowsTheDecodedBody(t *testing.T) {
 	}
 }
 
-// protobufBody encodes obj in protobuf, as a typed client sends it.
+// protobufBody encodes the core/v1 object obj in protobuf, as a typed
+// client sends it (its kind in the envelope).
 func protobufBody(t *testing.T, obj runtime.Object) []byte {
 	t.Helper()
-	var b bytes.Buffer
-	require.NoError(t, k8sprotobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Encode(obj, &b))
-	return b.Bytes()
+	encoder := scheme.Codecs.EncoderForVersion(k8sprotobuf.NewSerializer(scheme.Scheme, scheme.Scheme), corev1.SchemeGroupVersion)
+	b, err := runtime.Encode(encoder, obj)
+	require.NoError(t, err)
+	return b
 }

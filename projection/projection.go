@@ -20,10 +20,14 @@
 // Patch, would erase every field the projection left out. Each projected
 // object therefore carries the annotation MarkerAnnotation, whose value is
 // the projection's Fingerprint, and Guard wraps a client's transport so that
-// any write whose body carries the marker is refused before it leaves the
-// process. Controllers that write objects they read from a projected
-// informer must re-read them from the server (or build a patch of only the
-// fields they change) and should run their clients through Guard.
+// any write whose body sets the marker (decoded by its content type, see
+// Guard) is refused before it leaves the process. Controllers that write
+// objects they read from a projected informer must re-read them from the
+// server (or build a patch of only the fields they change) and should run
+// their clients through Guard. A marker an unguarded write saved on the
+// server is removed by a merge patch setting it to null, or a JSON Patch
+// removing /metadata/annotations/kinformer.io~1projection; Guard lets both
+// through.
 //
 // Not in client-go: this package is a kinformer extension.
 package projection
