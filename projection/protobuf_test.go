@@ -809,3 +809,27 @@ func TestProtobufWatchFilterEndsLikeTheStreamItFilters(t *testing.T) {
 	err = readAll(io.MultiReader(bytes.NewReader(stream[:7]), iotest.ErrReader(reset)))
 	require.True(t, err == reset, "%v", err)
 }
+
+// TestProtobufWatchFilterRefusesFramesAboveTheWatchDecodersLimit: a frame
+// announcing more than 16 MiB (where client-go's own watch decoder stops)
+// fails the stream with an error saying so, before its body is read; a
+// frame of exactly 16 MiB is read (here it is cut short).
+func TestProtobufWatchFilterRefusesFramesAboveTheWatchDecodersLimit(t *testing.T) {
+	p := mustProjection(t, "spec.nodeName")
+	plan, err := compileProtobuf(p.root, reflect.TypeOf(corev1.Pod{}), "Pod")
+	require.NoError(t, err)
+	frame := func(size uint32) io.Reader {
+		var hdr [4]byte
+		binary.BigEndian.PutUint32(hdr[:], size)
+		return io.MultiReader(bytes.NewReader(hdr[:]), bytes.NewReader(make([]byte, 64)))
+	}
+	read := func(r io.Reader) error {
+		_, err := io.ReadAll(newProtobufWatchFilter(io.NopCloser(r), plan, p.Fingerprint()))
+		return err
+	}
+	err = read(frame(16<<20 + 1))
+	require.EqualError(t, err, "projection: protobuf watch: a frame of 16777217 bytes is larger than 16777216 bytes")
+
+	err = read(frame(16 << 20))
+	require.True(t, err == io.ErrUnexpectedEOF, "a frame at the limit is read: %v", err)
+}
