@@ -55,7 +55,9 @@ var objectMediaTypes = map[string]bool{
 // io.ErrUnexpectedEOF, as an unfiltered one does); an answer in another
 // encoding of objects (CBOR, YAML) makes the request fail. Each answer is read
 // in full before its first byte is returned for a LIST, and event by event
-// for a WATCH. The RoundTripper is safe for concurrent use.
+// for a WATCH; a WATCH event larger than 64 MiB in JSON, or a protobuf frame
+// larger than 16 MiB (where client-go's own watch decoder stops), fails the
+// watch. The RoundTripper is safe for concurrent use.
 //
 // Informers given a projection (informers.WithProjection,
 // InformerOptions.Projection, dynamicinformer.WithProjection) install it
