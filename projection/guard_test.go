@@ -123,6 +123,8 @@ func TestGuardVerdictFollowsTheDecodedBody(t *testing.T) {
 		{"JSON Patch replacing the metadata", http.MethodPatch, jsonPatch, "", []byte(`[{"op":"replace","path":"/metadata","value":{"annotations":{"` + marker + `":"abc"}}}]`), ErrProjectedWrite},
 		{"JSON Patch replacing the whole object", http.MethodPatch, jsonPatch, "", []byte(`[{"op":"replace","path":"","value":{"metadata":{"annotations":{"` + marker + `":"abc"}}}}]`), ErrProjectedWrite},
 
+		{"JSON Patch moving a value it added into the annotations", http.MethodPatch, jsonPatch, "", []byte(`[{"op":"add","path":"/spec/x","value":{"` + marker + `":"abc"}},{"op":"move","from":"/spec/x","path":"/metadata/annotations"}]`), ErrUndecodableWrite},
+		{"JSON Patch copying into the metadata", http.MethodPatch, jsonPatch, "", []byte(`[{"op":"copy","from":"/spec/template/metadata","path":"/metadata"}]`), ErrUndecodableWrite},
 		{"a compressed body", http.MethodPut, "application/json", "gzip", []byte(`{"metadata":{"name":"a"}}`), ErrUndecodableWrite},
 		{"JSON cut short", http.MethodPut, "application/json", "", []byte(`{"metadata":`), ErrUndecodableWrite},
 		{"protobuf of a kind Guard does not know", http.MethodPut, mediaProtobuf, "", unknownKind, ErrUndecodableWrite},
