@@ -41,8 +41,9 @@ var ErrProjectedWrite = errors.New("projection: refusing to send a projected obj
 // could not be read) of a write Guard refused because it cannot read the
 // body, so cannot tell whether it sets MarkerAnnotation: a body that does
 // not decode as its Content-Type says, a media type Guard does not read, a
-// protobuf object of a kind client-go's scheme does not know, or a body
-// carrying a Content-Encoding.
+// protobuf object of a kind client-go's scheme does not know, a JSON Patch
+// copying or moving a value into metadata.annotations or one of its
+// parents, or a body carrying a Content-Encoding.
 var ErrUndecodableWrite = errors.New("projection: refusing to send a write whose body Guard cannot decode")
 
 // Guard returns a RoundTripper that sends requests through rt, except the
@@ -63,8 +64,10 @@ var ErrUndecodableWrite = errors.New("projection: refusing to send a write whose
 //   - a JSON Patch (application/json-patch+json) is refused when an add,
 //     replace, copy or move operation writes the annotation: its path is
 //     /metadata/annotations/kinformer.io~1projection (JSON Pointer escapes
-//     decoded), or it writes a value setting the annotation at /metadata/annotations,
-//     /metadata or the whole object.
+//     decoded), or an add or replace writes a value setting the annotation
+//     at /metadata/annotations, /metadata or the whole object; a copy or
+//     move into one of those three writes a value Guard cannot see, and is
+//     refused as undecodable.
 //
 // Such a write gets an error wrapping ErrProjectedWrite and is not sent:
 // that catches an Update or Create of a projected object and a Patch made
@@ -218,7 +221,8 @@ var markerPointer = [...]string{"metadata", "annotations", MarkerAnnotation}
 // (the whole object, /metadata, /metadata/annotations) and whose value sets
 // it. remove and test operations write nothing. It returns an error for a
 // patch that is not a JSON array of operations, an operation without a
-// known op, and a path that is not a valid JSON Pointer.
+// known op, a path that is not a valid JSON Pointer, and a copy or move into
+// a parent of the annotation (which writes a value the patch does not show).
 func jsonPatchSetsMarker(patch []byte) (bool, error) {
 	var ops []map[string]json.RawMessage
 	if err := json.Unmarshal(patch, &ops); err != nil {
@@ -250,9 +254,9 @@ func jsonPatchSetsMarker(patch []byte) (bool, error) {
 			return true, nil
 		}
 		if name == "copy" || name == "move" {
-			// A parent of the annotation gets a value of the server's own
-			// object, not one the client sends.
-			continue
+			// A parent of the annotation gets a value Guard does not see
+			// (the server's, or one an earlier operation wrote anywhere).
+			return false, fmt.Errorf("operation %d: %s into %q writes a value Guard cannot see", i, name, path)
 		}
 		var value any
 		if raw, ok := op["value"]; ok {
