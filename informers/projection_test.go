@@ -351,8 +351,9 @@ func TestWithProjectionSnapshotsAndMemoryLean(t *testing.T) {
 // TestWithProjectionRefusesObjectsATransformLeavesUnmarked: a transform
 // that drops the projection's marker (here by clearing the annotations of
 // the pods labelled strip) would hand out projected objects Guard cannot
-// recognise; the informer refuses them: they never reach the cache, while
-// the objects the transform leaves marked do.
+// recognise; the informer refuses them: they never reach the cache and are
+// counted in its status, while the objects the transform leaves marked are
+// cached.
 func TestWithProjectionRefusesObjectsATransformLeavesUnmarked(t *testing.T) {
 	client := fake.NewClientset()
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
@@ -384,4 +385,7 @@ func TestWithProjectionRefusesObjectsATransformLeavesUnmarked(t *testing.T) {
 		fp, ok := projection.Marked(obj)
 		assert.True(t, ok && fp == benchProjection.Fingerprint(), "cached object without the marker")
 	}
+	status, ok := cache.GetInformerStatus(informer)
+	require.True(t, ok)
+	assert.EqualValues(t, 1, status.TransformRefused, "refusals counted")
 }
