@@ -168,3 +168,25 @@ func protobufBody(t *testing.T, obj runtime.Object) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// TestCheckMarkedNamesTheObjectWithoutItsContent: CheckMarked accepts an
+// object carrying the projection's marker, and refuses, with
+// ErrUnmarkedObject naming the type and key (never the content), one
+// without a marker or with another projection's.
+func TestCheckMarkedNamesTheObjectWithoutItsContent(t *testing.T) {
+	p := MustNew("spec.nodeName")
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns", Labels: map[string]string{"secret": "s3cr3t"}}}
+	marked, err := p.Apply(pod)
+	require.NoError(t, err)
+	require.NoError(t, p.CheckMarked(marked))
+
+	err = p.CheckMarked(pod)
+	require.ErrorIs(t, err, ErrUnmarkedObject)
+	assert.Equal(t, "projection: object without the projection's marker annotation: *v1.Pod ns/a (a transform removed it?)", err.Error())
+
+	other := MustNew("spec.hostname")
+	err = other.CheckMarked(marked)
+	require.ErrorIs(t, err, ErrUnmarkedObject)
+	assert.Contains(t, err.Error(), "carries the marker of projection "+p.Fingerprint())
+	assert.NotContains(t, err.Error(), "s3cr3t")
+}

@@ -606,7 +606,7 @@ func TestProtobufFilterMalformed(t *testing.T) {
 		return append(pbAppendBytesField(nil, 1, []byte(typ)), pbAppendBytesField(nil, 2, pbAppendBytesField(nil, 1, obj))...)
 	}
 	streams := []pbMalformedCase{
-		{"frame too large", []byte{0xff, 0xff, 0xff, 0xff}, "frame length 4294967295 too large"},
+		{"frame too large", []byte{0xff, 0xff, 0xff, 0xff}, "a frame of 4294967295 bytes is larger than 16777216 bytes"},
 		{"event type wire type", frame([]byte{0x08, 0x01}), "watch event: field 1 has wire type varint"},
 		{"event object wire type", frame([]byte{0x10, 0x01}), "watch event: field 2 has wire type varint"},
 		{"object without magic", frame(event("ADDED", []byte("{}"))), "does not start with the magic bytes"},
