@@ -78,6 +78,9 @@ type informerStats struct {
 	// snapshotsSkipped counts the snapshots not written because the
 	// objects are sensitive and no key was set.
 	snapshotsSkipped atomic.Uint64
+	// transformRefused counts the objects the transform check
+	// (SetTransformCheck) refused.
+	transformRefused atomic.Uint64
 	// started is the time (UnixNano) the informer started running; 0
 	// before.
 	started atomic.Int64

@@ -326,6 +326,26 @@ func sharedOf(informer SharedInformer) *sharedIndexInformer {
 	return nil
 }
 
+// checkedTransform returns transform followed by check (SetTransformCheck):
+// an object check refuses is counted and the transform fails with check's
+// error. It returns transform itself when either is nil.
+func (s *sharedIndexInformer) checkedTransform(transform TransformFunc, check func(obj interface{}) error) TransformFunc {
+	if transform == nil || check == nil {
+		return transform
+	}
+	return func(obj interface{}) (interface{}, error) {
+		out, err := transform(obj)
+		if err != nil {
+			return nil, err
+		}
+		if err := check(out); err != nil {
+			s.stats.transformRefused.Add(1)
+			return nil, err
+		}
+		return out, nil
+	}
+}
+
 // informerSyncedChecker is the DoneChecker of an informer's HasSynced.
 type informerSyncedChecker struct {
 	s *sharedIndexInformer
@@ -360,10 +380,11 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		return
 	}
 	config := s.config
+	transform := s.checkedTransform(config.transform, config.transformCheck)
 	queue := newInformerQueue(logger, informerQueueConfig{
 		objectType:      s.objectType,
 		store:           s.indexer,
-		transform:       config.transform,
+		transform:       transform,
 		identifier:      config.identifier,
 		metricsProvider: config.metricsProvider,
 		useDeltaFIFO:    config.useDeltaFIFO,
@@ -372,7 +393,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 	if _, off := s.cacheMutationDetector.(noopMutationDetector); !off {
 		s.batch.detector = s.cacheMutationDetector
 	}
-	s.applier = newInformerApplier(logger, queue, s.indexer, &s.batch, config.transform)
+	s.applier = newInformerApplier(logger, queue, s.indexer, &s.batch, transform)
 	var resume func(context.Context) (*reflectorResume, error)
 	if config.snapshotFile != "" {
 		resume = s.loadSnapshot

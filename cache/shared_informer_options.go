@@ -222,6 +222,8 @@ type informerConfig struct {
 	snapshotProtection SnapshotProtection
 	// transform is set by SetTransform.
 	transform TransformFunc
+	// transformCheck is set by SetTransformCheck.
+	transformCheck func(obj interface{}) error
 	// watchErrorHandler is set by SetWatchErrorHandler and
 	// SetWatchErrorHandlerWithContext.
 	watchErrorHandler WatchErrorHandlerWithContext
@@ -392,6 +394,23 @@ func SetSnapshotProtection(informer SharedInformer, protection SnapshotProtectio
 // one that has started already.
 func SetSnapshotProjection(informer SharedInformer, fingerprint string) error {
 	return configureBeforeRun(informer, "the snapshot projection", func(c *informerConfig) { c.snapshotProjection = fingerprint })
+}
+
+// SetTransformCheck makes the informer check every object its transform
+// (SetTransform) returns: an object check refuses (a non-nil error) does not
+// reach the cache. It is handled as the transform's own error would be (a
+// watch event's object is logged and skipped; a list fails, is reported and
+// retried) and counted in the informer's status (InformerStatus's
+// TransformRefused). Without a transform nothing is checked. The
+// projected informers of kinformer's factories use it to refuse the objects
+// a transform leaves without the projection's marker (see package
+// projection). check is called from the informer's goroutines, one object
+// at a time. kinformer extension, not in client-go.
+//
+// It returns an error for a nil informer, one not built by this package, and
+// one that has started already.
+func SetTransformCheck(informer SharedInformer, check func(obj interface{}) error) error {
+	return configureBeforeRun(informer, "the transform check", func(c *informerConfig) { c.transformCheck = check })
 }
 
 // SetSnapshotScope sets the scope an informer's snapshot file is tied to

@@ -67,6 +67,10 @@ type InformerStatus struct {
 	// writing its snapshot file because its objects are sensitive and no
 	// encryption key is set (see SnapshotProtection).
 	SnapshotsSkipped uint64
+	// TransformRefused counts the objects the informer's transform returned
+	// and its transform check (SetTransformCheck) refused: none of them
+	// reached the cache.
+	TransformRefused uint64
 	// StartedAt is when Run started; zero before.
 	StartedAt time.Time
 	// Confirmed is the time of the newest answer of the server that
@@ -173,6 +177,7 @@ func (s *sharedIndexInformer) status() InformerStatus {
 	}
 	st.LastError, st.LastErrorTime = s.stats.lastError()
 	st.SnapshotsSkipped = s.stats.snapshotsSkipped.Load()
+	st.TransformRefused = s.stats.transformRefused.Load()
 	if ns := s.stats.started.Load(); ns != 0 {
 		st.StartedAt = time.Unix(0, ns)
 	}

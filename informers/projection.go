@@ -29,7 +29,11 @@ import (
 // production sees. The informer's snapshot files (WithSnapshotDir) record
 // the projection, and a file written under another projection is not
 // loaded. It composes with WithTransform and WithMemoryLean, which see the
-// projected objects. A nil example or p is ignored; a later call for the
+// projected objects; an object a transform returns without the marker is
+// refused (not cached, counted in cache.InformerStatus.TransformRefused and
+// reported as a transform error; see projection.Projection.CheckMarked).
+// Never build a server-side apply configuration from a projected object
+// (see package projection). A nil example or p is ignored; a later call for the
 // same type replaces an earlier one. kinformer extension, not in client-go.
 func WithProjection(example runtime.Object, p *projection.Projection) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {

@@ -347,3 +347,45 @@ func TestWithProjectionSnapshotsAndMemoryLean(t *testing.T) {
 		})
 	}
 }
+
+// TestWithProjectionRefusesObjectsATransformLeavesUnmarked: a transform
+// that drops the projection's marker (here by clearing the annotations of
+// the pods labelled strip) would hand out projected objects Guard cannot
+// recognise; the informer refuses them: they never reach the cache and are
+// counted in its status, while the objects the transform leaves marked are
+// cached.
+func TestWithProjectionRefusesObjectsATransformLeavesUnmarked(t *testing.T) {
+	client := fake.NewClientset()
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithProjection(&corev1.Pod{}, benchProjection),
+		informers.WithTransform(func(obj interface{}) (interface{}, error) {
+			if pod, ok := obj.(*corev1.Pod); ok && pod.Labels["strip"] == "yes" {
+				pod.Annotations = nil
+			}
+			return obj, nil
+		}))
+	pods := factory.Core().V1().Pods()
+	informer := pods.Informer()
+	ctx := startSynced(t, factory)
+
+	stripped := fullPod("ns", "stripped", "5", "1")
+	stripped.Labels["strip"] = "yes"
+	_, err := client.CoreV1().Pods("ns").Create(ctx, stripped, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = client.CoreV1().Pods("ns").Create(ctx, fullPod("ns", "kept", "6", "1"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	// Watch events are applied in order: once the second pod is cached,
+	// the first was handled.
+	require.NoError(t, wait.PollUntilContextCancel(ctx, time.Millisecond, true, func(context.Context) (bool, error) {
+		_, exists, err := informer.GetStore().GetByKey("ns/kept")
+		return exists, err
+	}))
+	assert.Equal(t, []string{"ns/kept"}, informer.GetStore().ListKeys(), "the pod the transform left unmarked was cached")
+	for _, obj := range informer.GetStore().List() {
+		fp, ok := projection.Marked(obj)
+		assert.True(t, ok && fp == benchProjection.Fingerprint(), "cached object without the marker")
+	}
+	status, ok := cache.GetInformerStatus(informer)
+	require.True(t, ok)
+	assert.EqualValues(t, 1, status.TransformRefused, "refusals counted")
+}

@@ -20,10 +20,31 @@
 // Patch, would erase every field the projection left out. Each projected
 // object therefore carries the annotation MarkerAnnotation, whose value is
 // the projection's Fingerprint, and Guard wraps a client's transport so that
-// any write whose body carries the marker is refused before it leaves the
-// process. Controllers that write objects they read from a projected
-// informer must re-read them from the server (or build a patch of only the
-// fields they change) and should run their clients through Guard.
+// any write whose body sets the marker (decoded by its content type, see
+// Guard) is refused before it leaves the process. Controllers that write
+// objects they read from a projected informer must re-read them from the
+// server (or build a patch of only the fields they change) and should run
+// their clients through Guard. A marker an unguarded write saved on the
+// server is removed by a merge patch setting it to null, or a JSON Patch
+// removing /metadata/annotations/kinformer.io~1projection; Guard lets both
+// through.
+//
+// A transform (informers.WithTransform, SharedIndexInformer.SetTransform) sees
+// the projected objects and must keep the marker: a projected informer
+// refuses every object its transform returns without it (CheckMarked): the
+// object is not cached, the refusal is counted in the informer's status
+// (cache.InformerStatus.TransformRefused) and reported as the transform's
+// error (a watch event is logged and skipped; a list fails and is retried).
+//
+// # Server-side apply
+//
+// Never build an apply configuration from a projected object. client-go's
+// Extract… functions return the fields the manager owns that are present in
+// the object given: from a projected object, only the owned fields the
+// projection kept. Applying that (even after removing the marker, which
+// Guard then cannot see) removes every field the manager owned and did not
+// re-apply. Extract from an object read from the server, or build the apply
+// configuration from the controller's own desired state.
 //
 // Not in client-go: this package is a kinformer extension.
 package projection
@@ -31,6 +52,7 @@ package projection
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -219,4 +241,41 @@ func Marked(obj any) (fingerprint string, ok bool) {
 func isNilPointer(v any) bool {
 	rv := reflect.ValueOf(v)
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
+
+// ErrUnmarkedObject is the error (wrapped, with the object's type and key)
+// of an object that should come from a projected informer but does not
+// carry its projection's MarkerAnnotation, such as one a transform
+// stripped of its annotations: Guard could not recognise it, and writing it
+// back would erase the fields the projection dropped.
+var ErrUnmarkedObject = errors.New("projection: object without the projection's marker annotation")
+
+// CheckMarked returns nil when obj carries MarkerAnnotation with p's
+// fingerprint, and otherwise an error wrapping ErrUnmarkedObject that names
+// obj's type and namespace/name (never its content). The informers given p
+// (informers.WithProjection, dynamicinformer.WithProjection) run it on what
+// their transform returns (cache.SetTransformCheck), and refuse, count and
+// report the objects it fails. It is safe for concurrent use.
+func (p *Projection) CheckMarked(obj any) error {
+	if p == nil {
+		return errors.New("projection: CheckMarked of a nil Projection")
+	}
+	fp, ok := Marked(obj)
+	if ok && fp == p.fingerprint {
+		return nil
+	}
+	what := fmt.Sprintf("%T", obj)
+	if m, is := obj.(interface {
+		GetNamespace() string
+		GetName() string
+	}); is && !isNilPointer(obj) {
+		what += " " + m.GetNamespace() + "/" + m.GetName()
+		if m.GetNamespace() == "" {
+			what = fmt.Sprintf("%T %s", obj, m.GetName())
+		}
+	}
+	if ok {
+		return fmt.Errorf("%w: %s carries the marker of projection %s, not %s", ErrUnmarkedObject, what, fp, p.fingerprint)
+	}
+	return fmt.Errorf("%w: %s (a transform removed it?)", ErrUnmarkedObject, what)
 }

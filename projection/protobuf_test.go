@@ -606,7 +606,7 @@ func TestProtobufFilterMalformed(t *testing.T) {
 		return append(pbAppendBytesField(nil, 1, []byte(typ)), pbAppendBytesField(nil, 2, pbAppendBytesField(nil, 1, obj))...)
 	}
 	streams := []pbMalformedCase{
-		{"frame too large", []byte{0xff, 0xff, 0xff, 0xff}, "frame length 4294967295 too large"},
+		{"frame too large", []byte{0xff, 0xff, 0xff, 0xff}, "a frame of 4294967295 bytes is larger than 16777216 bytes"},
 		{"event type wire type", frame([]byte{0x08, 0x01}), "watch event: field 1 has wire type varint"},
 		{"event object wire type", frame([]byte{0x10, 0x01}), "watch event: field 2 has wire type varint"},
 		{"object without magic", frame(event("ADDED", []byte("{}"))), "does not start with the magic bytes"},
@@ -808,4 +808,28 @@ func TestProtobufWatchFilterEndsLikeTheStreamItFilters(t *testing.T) {
 	reset := errors.New("connection reset by peer")
 	err = readAll(io.MultiReader(bytes.NewReader(stream[:7]), iotest.ErrReader(reset)))
 	require.True(t, err == reset, "%v", err)
+}
+
+// TestProtobufWatchFilterRefusesFramesAboveTheWatchDecodersLimit: a frame
+// announcing more than 16 MiB (where client-go's own watch decoder stops)
+// fails the stream with an error saying so, before its body is read; a
+// frame of exactly 16 MiB is read (here it is cut short).
+func TestProtobufWatchFilterRefusesFramesAboveTheWatchDecodersLimit(t *testing.T) {
+	p := mustProjection(t, "spec.nodeName")
+	plan, err := compileProtobuf(p.root, reflect.TypeOf(corev1.Pod{}), "Pod")
+	require.NoError(t, err)
+	frame := func(size uint32) io.Reader {
+		var hdr [4]byte
+		binary.BigEndian.PutUint32(hdr[:], size)
+		return io.MultiReader(bytes.NewReader(hdr[:]), bytes.NewReader(make([]byte, 64)))
+	}
+	read := func(r io.Reader) error {
+		_, err := io.ReadAll(newProtobufWatchFilter(io.NopCloser(r), plan, p.Fingerprint()))
+		return err
+	}
+	err = read(frame(16<<20 + 1))
+	require.EqualError(t, err, "projection: protobuf watch: a frame of 16777217 bytes is larger than 16777216 bytes")
+
+	err = read(frame(16 << 20))
+	require.True(t, err == io.ErrUnexpectedEOF, "a frame at the limit is read: %v", err)
 }

@@ -32,7 +32,7 @@ func newProtobufWatchFilter(rc io.ReadCloser, plan *pbPlan, fingerprint string) 
 // b requires. It returns io.EOF where the input ends between two frames,
 // io.ErrUnexpectedEOF where it ends inside one (and any other error of the
 // underlying stream as it is), and a "projection:" error for a malformed
-// frame.
+// frame or one larger than 16 MiB (pbMaxWatchFrame).
 func (w *pbWatchFilter) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
@@ -68,8 +68,8 @@ func (w *pbWatchFilter) next() error {
 		return err
 	}
 	size := binary.BigEndian.Uint32(hdr[:])
-	if size > pbMaxLen {
-		return fmt.Errorf("projection: protobuf watch: frame length %d too large", size)
+	if size > pbMaxWatchFrame {
+		return fmt.Errorf("projection: protobuf watch: a frame of %d bytes is larger than %d bytes", size, pbMaxWatchFrame)
 	}
 	var err error
 	if w.in, err = pbReadFull(w.rc, w.in, int(size)); err != nil {
@@ -81,8 +81,8 @@ func (w *pbWatchFilter) next() error {
 		w.out, w.off = w.out[:0], 0
 		return err
 	}
-	if len(out)-4 > pbMaxLen {
-		return fmt.Errorf("projection: protobuf watch: filtered frame too large")
+	if len(out)-4 > pbMaxWatchFrame {
+		return fmt.Errorf("projection: protobuf watch: a filtered frame of %d bytes is larger than %d bytes", len(out)-4, pbMaxWatchFrame)
 	}
 	binary.BigEndian.PutUint32(out, uint32(len(out)-4))
 	w.out, w.off = out, 0
@@ -92,6 +92,12 @@ func (w *pbWatchFilter) next() error {
 	}
 	return nil
 }
+
+// pbMaxWatchFrame bounds one frame of a protobuf watch stream, as
+// jsonMaxWatchFrame bounds a JSON event: 16 MiB, where client-go's own watch
+// decoder (apimachinery's streaming decoder) stops, so that a server or
+// proxy announcing a huge frame cannot make the filter buffer it.
+const pbMaxWatchFrame = 16 << 20
 
 // pbWatchKeepBuffer is the largest buffer a watch filter keeps between
 // frames.

@@ -14,7 +14,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 )
 
 const (
@@ -56,7 +55,9 @@ var objectMediaTypes = map[string]bool{
 // io.ErrUnexpectedEOF, as an unfiltered one does); an answer in another
 // encoding of objects (CBOR, YAML) makes the request fail. Each answer is read
 // in full before its first byte is returned for a LIST, and event by event
-// for a WATCH. The RoundTripper is safe for concurrent use.
+// for a WATCH; a WATCH event larger than 64 MiB in JSON, or a protobuf frame
+// larger than 16 MiB (where client-go's own watch decoder stops), fails the
+// watch. The RoundTripper is safe for concurrent use.
 //
 // Informers given a projection (informers.WithProjection,
 // InformerOptions.Projection, dynamicinformer.WithProjection) install it
@@ -238,86 +239,6 @@ func (b *lazyListBody) Read(p []byte) (int, error) {
 }
 
 func (b *lazyListBody) Close() error { return b.src.Close() }
-
-// ErrProjectedWrite is the error (wrapped in the client's own) of a write
-// Guard refused because its body carries MarkerAnnotation: the object sent
-// was read from a projected informer and lacks every field its projection
-// left out.
-var ErrProjectedWrite = errors.New("projection: refusing to send a projected object to the server: it lacks the fields its projection dropped; read the object from the server (or patch only the fields you change) instead")
-
-// Guard returns a RoundTripper that sends requests through rt, except the
-// writes (POST, PUT and PATCH) whose body carries MarkerAnnotation as a key
-// (in JSON, YAML or protobuf; the same text elsewhere, such as inside a
-// ConfigMap's data or as the start of a longer key, does not count): for
-// those it returns an error wrapping ErrProjectedWrite without sending
-// anything. That catches an Update of a projected object, a Create of one,
-// and a Patch whose body holds one (a server-side apply of it, or a merge
-// patch computed against an empty object), in JSON, YAML and protobuf
-// alike. A nil rt means http.DefaultTransport.
-func Guard(rt http.RoundTripper) http.RoundTripper {
-	if rt == nil {
-		rt = http.DefaultTransport
-	}
-	return &guard{next: rt}
-}
-
-// GuardConfig returns a copy of config whose clients' writes pass through
-// Guard. Use it for the clients of a controller that reads from projected
-// informers.
-func GuardConfig(config *rest.Config) *rest.Config {
-	c := rest.CopyConfig(config)
-	c.Wrap(Guard)
-	return c
-}
-
-type guard struct{ next http.RoundTripper }
-
-func (g *guard) WrappedRoundTripper() http.RoundTripper { return g.next }
-
-// markerKeys are the forms MarkerAnnotation takes as a key in a request
-// body: a JSON string, a YAML key, and a protobuf map entry's key field
-// (field 1, its length, the key). A longer key that starts with it, or the
-// text inside a longer string, is none of them.
-var markerKeys = [][]byte{
-	[]byte(`"` + MarkerAnnotation + `"`),
-	[]byte(MarkerAnnotation + ":"),
-	append([]byte{0x0a, byte(len(MarkerAnnotation))}, MarkerAnnotation...),
-}
-
-// carriesMarker reports whether a request body holds MarkerAnnotation as a
-// key.
-func carriesMarker(body []byte) bool {
-	for _, k := range markerKeys {
-		if bytes.Contains(body, k) {
-			return true
-		}
-	}
-	return false
-}
-
-func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
-	switch req.Method {
-	case http.MethodPost, http.MethodPut, http.MethodPatch:
-	default:
-		return g.next.RoundTrip(req)
-	}
-	if req.Body == nil || req.Body == http.NoBody {
-		return g.next.RoundTrip(req)
-	}
-	body, err := io.ReadAll(req.Body)
-	req.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	if carriesMarker(body) {
-		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, ErrProjectedWrite)
-	}
-	out := req.Clone(req.Context())
-	out.Body = io.NopCloser(bytes.NewReader(body))
-	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	out.ContentLength = int64(len(body))
-	return g.next.RoundTrip(out)
-}
 
 // Apply returns a copy of obj holding only the fields p keeps, marked with
 // MarkerAnnotation: what an informer with p would hold for obj. obj is left

@@ -211,8 +211,11 @@ func TestGuardRefusesBodiesCarryingTheMarker(t *testing.T) {
 		return answer(http.StatusOK, "application/json", "{}"), nil
 	}))
 	u, _ := url.Parse("https://h/api/v1/namespaces/ns/pods/a")
-	req := func(method, body string) *http.Request {
+	req := func(method, contentType, body string) *http.Request {
 		r := &http.Request{Method: method, URL: u, Header: http.Header{}}
+		if contentType != "" {
+			r.Header.Set("Content-Type", contentType)
+		}
 		if body != "" {
 			r.Body = io.NopCloser(strings.NewReader(body))
 			r.ContentLength = int64(len(body))
@@ -223,21 +226,21 @@ func TestGuardRefusesBodiesCarryingTheMarker(t *testing.T) {
 		"metadata:\n  annotations:\n    " + MarkerAnnotation + ": abc\n",
 		`{"metadata":{"annotations":{"` + MarkerAnnotation + `":"abc"}}}`,
 	} {
-		_, err := g.RoundTrip(req(http.MethodPatch, body))
+		_, err := g.RoundTrip(req(http.MethodPatch, "application/apply-patch+yaml", body))
 		require.ErrorIs(t, err, ErrProjectedWrite)
 	}
 	assert.Empty(t, sent)
 
-	_, err := g.RoundTrip(req(http.MethodPatch, `{"spec":{"nodeName":"n"}}`))
+	_, err := g.RoundTrip(req(http.MethodPatch, "application/merge-patch+json", `{"spec":{"nodeName":"n"}}`))
 	require.NoError(t, err)
-	_, err = g.RoundTrip(req(http.MethodGet, ""))
+	_, err = g.RoundTrip(req(http.MethodGet, "", ""))
 	require.NoError(t, err)
-	_, err = g.RoundTrip(req(http.MethodDelete, ""))
+	_, err = g.RoundTrip(req(http.MethodDelete, "", ""))
 	require.NoError(t, err)
 	assert.Equal(t, []string{`PATCH {"spec":{"nodeName":"n"}}`, "GET ", "DELETE "}, sent)
 
 	failing := Guard(roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, errors.New("unused") }))
-	_, err = failing.RoundTrip(req(http.MethodPut, `{"metadata":{"annotations":{"`+MarkerAnnotation+`":"x"}}}`))
+	_, err = failing.RoundTrip(req(http.MethodPut, "application/json", `{"metadata":{"annotations":{"`+MarkerAnnotation+`":"x"}}}`))
 	require.ErrorIs(t, err, ErrProjectedWrite)
 }
 
@@ -319,13 +322,13 @@ func TestGuardIgnoresTheMarkerTextOutsideAnAnnotationKey(t *testing.T) {
 		return answer(http.StatusOK, "application/json", "{}"), nil
 	}))
 	u, _ := url.Parse("https://h/api/v1/namespaces/ns/configmaps/docs")
-	for _, body := range []string{
-		`{"data":{"readme":"objects read with kinformer.io/projection carry a marker"}}`,
-		`{"metadata":{"annotations":{"kinformer.io/projection-owner":"team-a"}}}`,
-		"metadata:\n  annotations:\n    kinformer.io/projection-owner: team-a\n",
+	for _, tc := range []struct{ contentType, body string }{
+		{"application/json", `{"data":{"readme":"objects read with kinformer.io/projection carry a marker"}}`},
+		{"application/json", `{"metadata":{"annotations":{"kinformer.io/projection-owner":"team-a"}}}`},
+		{"application/yaml", "metadata:\n  annotations:\n    kinformer.io/projection-owner: team-a\n"},
 	} {
-		_, err := g.RoundTrip(&http.Request{Method: http.MethodPut, URL: u, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body))})
-		require.NoError(t, err, body)
+		_, err := g.RoundTrip(&http.Request{Method: http.MethodPut, URL: u, Header: http.Header{"Content-Type": {tc.contentType}}, Body: io.NopCloser(strings.NewReader(tc.body))})
+		require.NoError(t, err, tc.body)
 	}
 	assert.Equal(t, 3, sent)
 }

@@ -230,7 +230,9 @@ func WithSensitiveResources(resources ...schema.GroupVersionResource) DynamicSha
 // and projects the objects once decoded instead, which is how client-go's
 // fake dynamic client is served in tests. The informer's snapshot files
 // record the projection, and a file written under another projection is
-// not loaded. A nil p is ignored; a later call for the same resource
+// not loaded. An object a transform (SetTransform) returns without the
+// marker is refused (not cached, counted in
+// cache.InformerStatus.TransformRefused). A nil p is ignored; a later call for the same resource
 // replaces an earlier one. kinformer extension, not in client-go.
 func WithProjection(gvr schema.GroupVersionResource, p *projection.Projection, config *rest.Config) DynamicSharedInformerOption {
 	if config != nil {
@@ -282,8 +284,9 @@ func (f *dynamicSharedInformerFactory) build(gvr schema.GroupVersionResource) ca
 		return newInformer(f.client, gvr, f.namespace, f.tweakListOptions, options)
 	}
 	informer := newProjectedInformer(f.client, proj, gvr, f.namespace, f.tweakListOptions, options)
-	// The informer is new and not running: this cannot fail.
+	// The informer is new and not running: these cannot fail.
 	_ = cache.SetSnapshotProjection(informer, proj.p.Fingerprint())
+	_ = cache.SetTransformCheck(informer, func(obj interface{}) error { return proj.p.CheckMarked(obj) })
 	return informer
 }
 

@@ -54,7 +54,9 @@ var errNoClient = errors.New("informers: informer was built with a nil client")
 // (projection.Transport); through list and watch, by projecting each
 // decoded object (projection.Projection.Apply). A projection naming a field
 // example's type does not have makes every LIST and WATCH fail with that
-// error. The informer's snapshots are tied to proj's fingerprint.
+// error. The informer's snapshots are tied to proj's fingerprint, and the
+// objects its transform leaves without proj's marker are refused
+// (projection.Projection.CheckMarked, cache.SetTransformCheck).
 func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionResource, example T, options internalinterfaces.InformerOptions, proj *projection.Projection, list ListFunc, watchFn WatchFunc, wire *Wire) cache.TypedSharedIndexInformer[T] {
 	var c any
 	if client != nil {
@@ -91,8 +93,9 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 		},
 	)
 	if proj != nil {
-		// The informer is new and not running: this cannot fail.
+		// The informer is new and not running: these cannot fail.
 		_ = cache.SetSnapshotProjection(informer, proj.Fingerprint())
+		_ = cache.SetTransformCheck(informer, func(obj interface{}) error { return proj.CheckMarked(obj) })
 	}
 	return cache.NewTypedSharedIndexInformer[T](informer)
 }
