@@ -764,3 +764,67 @@ func TestSharedInformerWatchErrorHandlerSeesEveryFailure(t *testing.T) {
 	assert.ErrorIs(t, errs[0], syscall.ECONNREFUSED)
 	assert.True(t, apierrors.IsResourceExpired(errs[1]), "want a 410, got %v", errs[1])
 }
+
+// TestTransformCheckDropsARefusedObjectAlone: an object the transform check
+// refuses is dropped alone. The initial list and a relist are applied
+// without it (the informer syncs), it is counted, and its deletion still
+// reaches the handlers, as a DeletedFinalStateUnknown without object.
+func TestTransformCheckDropsARefusedObjectAlone(t *testing.T) {
+	modes := []struct {
+		name string
+		opts SharedIndexInformerOptions
+	}{
+		{"RealFIFO", SharedIndexInformerOptions{}},
+		{"RealFIFO page by page", SharedIndexInformerOptions{RelistPageByPage: true}},
+		{"DeltaFIFO", SharedIndexInformerOptions{UseDeltaFIFO: true}},
+	}
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) {
+			srv := newInfServer()
+			srv.create("a")   // 1
+			srv.create("bad") // 2
+			srv.create("b")   // 3
+			t.Cleanup(srv.stopWatches)
+			informer := NewSharedIndexInformerWithOptions(newHeldPageLW(srv, 1), &v1.Pod{}, mode.opts).(*sharedIndexInformer)
+			require.NoError(t, informer.SetTransform(func(obj interface{}) (interface{}, error) { return obj, nil }))
+			require.NoError(t, SetTransformCheck(informer, func(obj interface{}) error {
+				if obj.(*v1.Pod).Name == "bad" {
+					return errors.New("unmarked")
+				}
+				return nil
+			}))
+			rec := &infRecorder{}
+			reg, err := informer.AddEventHandler(rec)
+			require.NoError(t, err)
+			infRunInformer(t, informer)
+			infWaitSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
+			assert.Equal(t, []string{"ns/a@1", "ns/b@3"}, infStoreContents(informer.GetStore()))
+			assert.ElementsMatch(t, []string{"add ns/a@1 initial=true", "add ns/b@3 initial=true"}, rec.waitN(t, 2))
+			status, ok := GetInformerStatus(informer)
+			require.True(t, ok)
+			assert.EqualValues(t, 1, status.TransformRefused)
+
+			waitForNextWatch(t, srv)
+			srv.updateSilently("a") // 4
+			srv.expire()
+			require.Eventually(t, func() bool {
+				return assert.ObjectsAreEqual([]string{"ns/a@4", "ns/b@3"}, infStoreContents(informer.GetStore()))
+			}, infTimeout, time.Millisecond, "the relist is applied without the refused object")
+			status, _ = GetInformerStatus(informer)
+			assert.EqualValues(t, 2, status.TransformRefused)
+
+			waitForNextWatch(t, srv)
+			srv.remove("bad") // 5
+			srv.remove("b")   // 6
+			require.Eventually(t, func() bool {
+				return assert.ObjectsAreEqual([]string{"ns/a@4"}, infStoreContents(informer.GetStore()))
+			}, infTimeout, time.Millisecond, "the deletions are applied")
+			events := rec.get()
+			if !mode.opts.UseDeltaFIFO {
+				// A DeltaFIFO drops the deletion of an object it never held.
+				assert.Contains(t, events, "delete tombstone(ns/bad)")
+			}
+			assert.Contains(t, events, "delete ns/b@6")
+		})
+	}
+}
