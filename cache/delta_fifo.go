@@ -278,7 +278,11 @@ func (f *DeltaFIFO) Delete(obj interface{}) error {
 		}
 	}
 	if obj, err = f.transform(obj, key); err != nil {
-		return err
+		if !isRefusedObject(err) {
+			return err
+		}
+		// The deletion happened: queue it without the refused object.
+		obj = DeletedFinalStateUnknown{Key: key}
 	}
 	f.appendLocked(key, Delta{Type: Deleted, Object: obj})
 	return nil

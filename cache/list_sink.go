@@ -136,6 +136,15 @@ func (g *gatherSink) put(obj interface{}) error {
 		}
 	}
 	obj, err := g.prepare(key, obj)
+	if isRefusedObject(err) {
+		// Dropped alone; a state of it listed before goes too.
+		if i, ok := g.index[key]; ok && key != "" {
+			g.objs[i] = nil
+			delete(g.index, key)
+			g.removed++
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -229,6 +238,12 @@ func (g *gatherSink) putAll(list []interface{}) error {
 			keys[i] = key
 		}
 		out, err := g.prepare(key, obj)
+		if isRefusedObject(err) {
+			// Dropped alone, when the list ends.
+			list[i] = nil
+			g.removed++
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -380,6 +395,10 @@ func (p *pageSink) put(obj interface{}) error {
 		return nil
 	}
 	if obj, err = p.prepare(key, obj); err != nil {
+		if isRefusedObject(err) {
+			// Dropped alone: not listed, so a cached state of it goes.
+			return nil
+		}
 		return err
 	}
 	if p.listed == nil {

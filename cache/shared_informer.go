@@ -327,8 +327,9 @@ func sharedOf(informer SharedInformer) *sharedIndexInformer {
 }
 
 // checkedTransform returns transform followed by check (SetTransformCheck):
-// an object check refuses is counted and the transform fails with check's
-// error. It returns transform itself when either is nil.
+// an object check refuses is counted and the transform fails with a
+// *refusedObjectError wrapping check's error (a list then drops that object
+// alone). It returns transform itself when either is nil.
 func (s *sharedIndexInformer) checkedTransform(transform TransformFunc, check func(obj interface{}) error) TransformFunc {
 	if transform == nil || check == nil {
 		return transform
@@ -340,7 +341,7 @@ func (s *sharedIndexInformer) checkedTransform(transform TransformFunc, check fu
 		}
 		if err := check(out); err != nil {
 			s.stats.transformRefused.Add(1)
-			return nil, err
+			return nil, &refusedObjectError{err: err}
 		}
 		return out, nil
 	}
@@ -532,4 +533,20 @@ func (d *dummyController) HasSyncedChecker() DoneChecker {
 
 func (d *dummyController) LastSyncResourceVersion() string {
 	return d.informer.LastSyncResourceVersion()
+}
+
+// refusedObjectError is the error of a transform whose output the informer's
+// transform check refused (SetTransformCheck). Such an object is dropped
+// alone: a list goes on without it, and a deletion is still queued, as a
+// DeletedFinalStateUnknown without object.
+type refusedObjectError struct{ err error }
+
+func (e *refusedObjectError) Error() string { return "object refused by the transform check: " + e.err.Error() }
+
+func (e *refusedObjectError) Unwrap() error { return e.err }
+
+// isRefusedObject reports whether err is (or wraps) a refusedObjectError.
+func isRefusedObject(err error) bool {
+	var refused *refusedObjectError
+	return errors.As(err, &refused)
 }

@@ -398,10 +398,12 @@ func SetSnapshotProjection(informer SharedInformer, fingerprint string) error {
 
 // SetTransformCheck makes the informer check every object its transform
 // (SetTransform) returns: an object check refuses (a non-nil error) does not
-// reach the cache. It is handled as the transform's own error would be (a
-// watch event's object is logged and skipped; a list fails, is reported and
-// retried) and counted in the informer's status (InformerStatus's
-// TransformRefused). Without a transform nothing is checked. The
+// reach the cache, and is counted in the informer's status
+// (InformerStatus's TransformRefused). A list goes on without it (a cached
+// state of it is removed, as for an object the list no longer has); an
+// added or updated object of a watch event is logged and skipped (a cached
+// state of it stays until the next relist); a deletion is still applied, its
+// handlers getting a DeletedFinalStateUnknown without object. Without a transform nothing is checked. The
 // projected informers of kinformer's factories use it to refuse the objects
 // a transform leaves without the projection's marker (see package
 // projection). check is called from the informer's goroutines, one object

@@ -377,7 +377,11 @@ func (f *RealFIFO) queueChange(t DeltaType, obj interface{}) error {
 		return err
 	}
 	if obj, err = f.transform(obj, key); err != nil {
-		return err
+		if t != Deleted || !isRefusedObject(err) {
+			return err
+		}
+		// The deletion happened: queue it without the refused object.
+		obj = DeletedFinalStateUnknown{Key: key}
 	}
 	f.lock.Lock()
 	f.initLocked()
