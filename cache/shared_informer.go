@@ -541,7 +541,9 @@ func (d *dummyController) LastSyncResourceVersion() string {
 // DeletedFinalStateUnknown without object.
 type refusedObjectError struct{ err error }
 
-func (e *refusedObjectError) Error() string { return "object refused by the transform check: " + e.err.Error() }
+func (e *refusedObjectError) Error() string {
+	return "object refused by the transform check: " + e.err.Error()
+}
 
 func (e *refusedObjectError) Unwrap() error { return e.err }
 
