@@ -540,3 +540,78 @@ func TestListAdmissionLateAnswersToAnEarlierBurstDoNotSlowTheGroupAgain(t *testi
 		slot.release(false)
 	}
 }
+
+// TestListAdmissionWrapTransportCountsOnlyTheInformersOwnListReads: the
+// transport of a client shared with other code sees 429s that answer no
+// informer list (a GET of one object of an aggregated API, a list made by
+// the application, a list of another admission's informer). None of them
+// slows the group down, whatever Retry-After it asks for; a 429 answering a
+// read that carries one of this admission's slots does.
+func TestListAdmissionWrapTransportCountsOnlyTheInformersOwnListReads(t *testing.T) {
+	clk := testingclock.NewFakeClock(admissionClockStart)
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
+	other := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
+	rt := a.WrapTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"31536000"}}}, nil
+	}))
+	otherSlot, err := other.acquire(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer otherSlot.release(true)
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		url  string
+	}{
+		{"a GET of one object", t.Context(), "https://example.invalid/apis/metrics.k8s.io/v1beta1/namespaces/a/pods/p"},
+		{"a list the application makes", t.Context(), "https://example.invalid/api/v1/pods"},
+		{"a streaming list without a slot", t.Context(), "https://example.invalid/api/v1/pods?watch=true&sendInitialEvents=true"},
+		{"a list holding another admission's slot", withAdmissionSlot(t.Context(), otherSlot), "https://example.invalid/api/v1/pods"},
+	} {
+		req, _ := http.NewRequestWithContext(tc.ctx, http.MethodGet, tc.url, nil)
+		if _, err := rt.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+		if s := a.Stats(); s.Throttled != 0 || s.CurrentLimit != 1 || !s.PausedUntil.IsZero() {
+			t.Fatalf("%s answered 429 slowed the group: %+v", tc.name, s)
+		}
+	}
+	slot, err := a.acquire(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slot.release(false)
+	req, _ := http.NewRequestWithContext(withAdmissionSlot(t.Context(), slot), http.MethodGet, "https://example.invalid/api/v1/pods", nil)
+	if _, err := rt.RoundTrip(req); err != nil {
+		t.Fatal(err)
+	}
+	if s := a.Stats(); s.Throttled != 1 || s.PausedUntil.IsZero() {
+		t.Fatalf("a 429 answering the informer's own list: %+v, want a pause", s)
+	}
+}
+
+// TestListAdmissionCapsThePauseAtSixtySecondsByDefault: a Retry-After of a
+// year pauses the group for the default maximum, sixty seconds, not a year;
+// shorter ones are honoured as sent.
+func TestListAdmissionCapsThePauseAtSixtySecondsByDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		retryAfter time.Duration
+		want       time.Duration
+	}{
+		{"a year", 365 * 24 * time.Hour, 60 * time.Second},
+		{"61 s", 61 * time.Second, 60 * time.Second},
+		{"60 s", 60 * time.Second, 60 * time.Second},
+		{"5 s", 5 * time.Second, 5 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(admissionClockStart)
+			a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
+			a.Throttled(tc.retryAfter)
+			if got := a.Stats().PausedUntil.Sub(admissionClockStart); got != tc.want {
+				t.Fatalf("pause %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

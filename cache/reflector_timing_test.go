@@ -474,3 +474,19 @@ func TestReflectorBackoffResetsAfterAHealthyPeriod(t *testing.T) {
 	waitsFor(time.Second, 4)
 	assert.Len(t, s.listOptions(), 1, "no relist")
 }
+
+// TestReflectorCapsRetryAfterAtSixtySecondsByDefault: the Reflector waits a
+// server's Retry-After when it is longer than its backoff, but never longer
+// than sixty seconds by default: a Retry-After of a year does not stop the
+// informer for a year.
+func TestReflectorCapsRetryAfterAtSixtySecondsByDefault(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	r := NewReflectorWithOptions(rfNewScript(true), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+		Clock:   clk,
+		Backoff: &wait.Backoff{Duration: time.Second, Factor: 1, Steps: 10},
+	})
+	assert.Equal(t, 60*time.Second, r.backoffDelay(apierrors.NewTooManyRequests("busy", 31536000)))
+	assert.Equal(t, 60*time.Second, r.backoffDelay(apierrors.NewTooManyRequests("busy", 61)))
+	assert.Equal(t, 59*time.Second, r.backoffDelay(apierrors.NewTooManyRequests("busy", 59)))
+	assert.Equal(t, 60*time.Second, r.backoffDelay(apierrors.NewServerTimeout(schema.GroupResource{Resource: "pods"}, "list", 1<<30)))
+}
