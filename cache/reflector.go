@@ -136,7 +136,11 @@ type ResourceVersionUpdater interface {
 //     type, a bookmark without a resourceVersion) is logged through
 //     utilruntime.HandleErrorWithContext, with client-go's message where
 //     client-go has one, dropped, and the watch goes on, as in client-go;
-//     kinformer also counts it (InformerStatus.BadData). Differences: an
+//     kinformer also counts it (InformerStatus.BadData). Differences: the
+//     log line names the event by its type, the object's Go type and its
+//     namespace/name, never with the object itself (client-go logs the
+//     whole event, a Secret's data included, for an unknown event type, an
+//     object without metadata and a bookmark without a resourceVersion); an
 //     event with a nil pointer is skipped where client-go panics, and
 //     neither an unknown event type nor a bookmark without a resourceVersion
 //     moves LastSyncResourceVersion (client-go moves it to the event's, ""
