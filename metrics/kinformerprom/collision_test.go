@@ -45,3 +45,43 @@ func TestTwoFactoriesWithTheSameTypeScrapeCleanly(t *testing.T) {
 		assert.NotEqual(t, factories[0], factories[1], "the two pod informers share a factory label value")
 	}
 }
+
+// factoryLabels returns the factory label values of the synced series.
+func factoryLabels(t *testing.T, reg *prometheus.Registry) []string {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err, "the scrape failed")
+	var out []string
+	for _, f := range families {
+		if f.GetName() != "kinformer_informer_synced" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "factory" {
+					out = append(out, l.GetValue())
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestNamedSourcesLabelTheirFactory: Named sets the factory label; two
+// sources named alike still scrape, the second suffixed "#2".
+func TestNamedSourcesLabelTheirFactory(t *testing.T) {
+	first := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	second := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	_ = first.Core().V1().Pods().Informer()
+	_ = second.Core().V1().Pods().Informer()
+
+	reg := prometheus.NewPedanticRegistry()
+	_, err := kinformerprom.Register(reg, kinformerprom.Named("east", first), kinformerprom.Named("west", second))
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"east", "west"}, factoryLabels(t, reg))
+
+	alike := prometheus.NewPedanticRegistry()
+	_, err = kinformerprom.Register(alike, kinformerprom.Named("x", first), kinformerprom.Named("x", second))
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"x", "x#2"}, factoryLabels(t, alike))
+}
