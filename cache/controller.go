@@ -90,6 +90,8 @@ type controllerInternals struct {
 	// (SharedIndexInformerOptions.ListAdmission).
 	admission         *ListAdmission
 	admissionPriority int
+	// maxRetryAfter is SharedIndexInformerOptions.MaxRetryAfter.
+	maxRetryAfter time.Duration
 }
 
 // ShouldResyncFunc reports whether a resync should happen now. A shared
@@ -195,6 +197,7 @@ func (c *controller) RunWithContext(ctx context.Context) {
 		stats:             c.internals.stats,
 		admission:         c.internals.admission,
 		admissionPriority: c.internals.admissionPriority,
+		maxRetryAfter:     c.internals.maxRetryAfter,
 	})
 	c.reflector = r
 	c.mu.Unlock()

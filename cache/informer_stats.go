@@ -84,6 +84,11 @@ type informerStats struct {
 	// started is the time (UnixNano) the informer started running; 0
 	// before.
 	started atomic.Int64
+	// retryAfterUntil is the end (UnixNano) of the Reflector's last wait
+	// that honoured a server's Retry-After; 0 before any.
+	// retryAfterCapped counts the Retry-Afters longer than the maximum.
+	retryAfterUntil  atomic.Int64
+	retryAfterCapped atomic.Uint64
 	// freshness tracks the confirmations of the cache's resourceVersion
 	// (staleness.go); it tracks nothing unless built by
 	// newInformerStatsFor.

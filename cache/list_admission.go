@@ -3,6 +3,7 @@ package cache
 import (
 	"container/heap"
 	"context"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -36,6 +37,23 @@ const DefaultListAdmissionRetryAfter = time.Second
 // of d lasts between d and 1.5d.
 const DefaultListAdmissionJitter = 0.5
 
+// DefaultMaxRetryAfter is the longest Retry-After kinformer honours by
+// default: a ListAdmission's pause (ListAdmissionOptions.MaxRetryAfter) and
+// a Reflector's wait before it retries (ReflectorOptions.MaxRetryAfter,
+// SharedIndexInformerOptions.MaxRetryAfter) read a longer one as this. A
+// server asks for a few seconds (kube-apiserver's API Priority and Fairness
+// sends 1 to 10); a Retry-After of hours or a year comes from a
+// misbehaving aggregated API server or proxy, and honouring it would freeze
+// the caches that long while they still report synced.
+//
+// What kinformer does not cap: client-go's REST client itself sleeps the
+// full Retry-After of a 429 (or of a 5xx that sends one) before each of
+// its own retries, up to 10 of them, before the Reflector sees the error;
+// kinformer does not change the REST client. A transport wrapped with
+// ListAdmission.WrapTransport lets the group slow down at the first 429,
+// but the request that got it still waits in the REST client.
+const DefaultMaxRetryAfter = 60 * time.Second
+
 // ListAdmissionOptions configures NewListAdmission. The zero value is the
 // default of the factories.
 type ListAdmissionOptions struct {
@@ -53,6 +71,13 @@ type ListAdmissionOptions struct {
 	// DefaultRetryAfter is the pause after a 429 that names no Retry-After;
 	// zero means DefaultListAdmissionRetryAfter.
 	DefaultRetryAfter time.Duration
+
+	// MaxRetryAfter is the longest Retry-After a pause honours: a longer
+	// one pauses the group for MaxRetryAfter (plus the jitter), and is
+	// counted (ListAdmissionStats.RetryAfterCapped). Zero means
+	// DefaultMaxRetryAfter, negative no maximum. A DefaultRetryAfter above
+	// it is capped too.
+	MaxRetryAfter time.Duration
 
 	// Clock measures the pauses; nil means the real clock.
 	Clock clock.Clock
@@ -82,8 +107,11 @@ type ListAdmissionOptions struct {
 // informer itself once its REST client gave up retrying), the whole group
 // slows down: the number of lists admitted at once is halved, and once it
 // is down to one, a 429 also pauses the group: no list is admitted until
-// the Retry-After the server sent (DefaultRetryAfter when it sent none)
-// plus a random jitter has passed. Every list that completes without error
+// the Retry-After the server sent (DefaultRetryAfter when it sent none; at
+// most MaxRetryAfter, DefaultMaxRetryAfter by default) plus a random jitter
+// has passed. Only the 429s answering the informers' own lists count (see
+// WrapTransport); the pause shows in Stats and in each informer's
+// InformerStatus.ListsPausedUntil. Every list that completes without error
 // raises the number by one, up to MaxConcurrent again. Lists running when
 // the 429 arrives go on (their REST client waits the Retry-After before it
 // retries them), and the 429s that answer them later do not slow the group
@@ -112,6 +140,7 @@ type ListAdmission struct {
 	limit             int // < 0: none
 	jitter            float64
 	defaultRetryAfter time.Duration
+	maxRetryAfter     time.Duration // < 0: none
 
 	mu   sync.Mutex
 	rand *rand.Rand
@@ -135,6 +164,7 @@ type ListAdmission struct {
 	peak      int
 	admitted  uint64
 	throttled uint64
+	capped    uint64
 }
 
 // NewListAdmission returns a ListAdmission configured by options.
@@ -154,6 +184,10 @@ func NewListAdmission(options ListAdmissionOptions) *ListAdmission {
 	if retryAfter <= 0 {
 		retryAfter = DefaultListAdmissionRetryAfter
 	}
+	maxRetryAfter := options.MaxRetryAfter
+	if maxRetryAfter == 0 {
+		maxRetryAfter = DefaultMaxRetryAfter
+	}
 	r := options.Rand
 	if r == nil {
 		r = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
@@ -163,6 +197,7 @@ func NewListAdmission(options ListAdmissionOptions) *ListAdmission {
 		limit:             limit,
 		jitter:            jitter,
 		defaultRetryAfter: retryAfter,
+		maxRetryAfter:     maxRetryAfter,
 		rand:              r,
 		current:           limit,
 		changed:           make(chan struct{}),
@@ -182,8 +217,13 @@ type ListAdmissionStats struct {
 	// Admitted counts the slots handed out; Throttled the 429s reported.
 	Admitted, Throttled uint64
 	// PausedUntil is when the pause after the last 429 ends (zero before
-	// any).
-	PausedUntil time.Time
+	// any); the group is paused while it is in the future. PauseRetryAfter
+	// is the Retry-After that pause honours, after the cap.
+	PausedUntil     time.Time
+	PauseRetryAfter time.Duration
+	// RetryAfterCapped counts the 429s whose Retry-After was longer than
+	// ListAdmissionOptions.MaxRetryAfter, and was read as that maximum.
+	RetryAfterCapped uint64
 }
 
 // Stats returns what a has done so far; a nil a returns zeros.
@@ -202,6 +242,9 @@ func (a *ListAdmission) Stats() ListAdmissionStats {
 		Admitted:     a.admitted,
 		Throttled:    a.throttled,
 		PausedUntil:  a.pausedUntil,
+
+		PauseRetryAfter:  a.pauseRetryAfter,
+		RetryAfterCapped: a.capped,
 	}
 }
 
@@ -211,7 +254,9 @@ func (a *ListAdmission) Stats() ListAdmissionStats {
 // already (or a has no limit), no list is admitted until retryAfter plus
 // the jitter has passed. A 429 that arrives during such a pause and asks
 // for no longer a wait than the one that started it answers the same burst:
-// it changes nothing; one asking for a longer wait extends the pause.
+// it changes nothing; one asking for a longer wait extends the pause. A
+// retryAfter longer than ListAdmissionOptions.MaxRetryAfter is read as
+// that maximum.
 //
 // The informers sharing a report the 429s of their own lists with more
 // precision than Throttled can: a 429 answering a list admitted before the
@@ -241,6 +286,10 @@ func (a *ListAdmission) throttle(retryAfter time.Duration, slot *admissionSlot) 
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.throttled++
+	if a.maxRetryAfter > 0 && retryAfter > a.maxRetryAfter {
+		retryAfter = a.maxRetryAfter
+		a.capped++
+	}
 	now := a.clock.Now()
 	paused := now.Before(a.pausedUntil)
 	stale := slot != nil && slot.epoch < a.epoch
@@ -318,14 +367,23 @@ func admissionSlotFrom(ctx context.Context, a *ListAdmission) *admissionSlot {
 	return slot
 }
 
-// WrapTransport returns a RoundTripper that passes requests to rt and calls
-// Throttled for every 429 answering a read of a collection (a GET that is
-// no watch, or a streaming list), with its Retry-After header; 429s
-// answering writes and plain watches do not pause the lists. client-go's
-// REST client retries a 429 by itself (up to ten times) before an informer
-// sees it, so wrapping the transport of the informers' client
+// WrapTransport returns a RoundTripper that passes requests to rt and
+// reports to a every 429 answering one of its informers' own collection
+// reads: a LIST or streaming list whose request context carries a slot of a
+// (the Reflectors of the informers sharing a put it there), with the
+// Retry-After header it carries (capped at
+// ListAdmissionOptions.MaxRetryAfter; see ParseRetryAfter). Every other 429
+// goes through unseen: those answering a GET of one object, a list the
+// application makes with the same client, another admission's lists,
+// writes and plain watches. client-go's REST client retries a 429 by itself
+// (up to ten times, sleeping its whole Retry-After before each) before an
+// informer sees it, so wrapping the transport of the informers' client
 // (rest.Config.Wrap(admission.WrapTransport)) lets the whole group slow down
 // at the first one. A nil a returns rt. kinformer extension.
+//
+// Difference from earlier kinformer versions: any 429 to a GET that was no
+// watch used to pause the group, so that one GET of an aggregated API
+// answered with a Retry-After of a year stopped every informer's relists.
 func (a *ListAdmission) WrapTransport(rt http.RoundTripper) http.RoundTripper {
 	if a == nil {
 		return rt
@@ -340,14 +398,30 @@ type admissionTransport struct {
 
 func (t *admissionTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
-	if err == nil && resp != nil && resp.StatusCode == http.StatusTooManyRequests && isListRequest(req) {
-		var d time.Duration
-		if seconds, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && seconds > 0 {
-			d = time.Duration(seconds) * time.Second
-		}
-		t.a.throttle(d, admissionSlotFrom(req.Context(), t.a))
+	if err != nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests || !isListRequest(req) {
+		return resp, err
+	}
+	// Only the lists of a's own informers carry one of its slots.
+	if slot := admissionSlotFrom(req.Context(), t.a); slot != nil {
+		d, _ := ParseRetryAfter(resp.Header.Get("Retry-After"))
+		t.a.throttle(d, slot)
 	}
 	return resp, err
+}
+
+// ParseRetryAfter parses the value of a Retry-After header as kinformer
+// honours it: a whole number of seconds above zero, in decimal, as
+// client-go's REST client reads it (strconv.Atoi: a leading sign is
+// allowed, spaces are not). Anything else (empty, an HTTP date, a
+// fraction, zero or less, more seconds than a time.Duration holds) returns
+// 0 and false; the caller then applies its default. The result is not
+// capped: callers cap it at their MaxRetryAfter. kinformer extension.
+func ParseRetryAfter(value string) (time.Duration, bool) {
+	seconds, err := strconv.ParseInt(value, 10, 64)
+	if err != nil || seconds <= 0 || seconds > int64(math.MaxInt64/time.Second) {
+		return 0, false
+	}
+	return time.Duration(seconds) * time.Second, true
 }
 
 // isListRequest reports whether req reads a collection: a GET that is no

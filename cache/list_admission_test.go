@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	testingclock "k8s.io/utils/clock/testing"
@@ -425,7 +426,13 @@ func TestListAdmissionWrapTransportReportsTooManyRequests(t *testing.T) {
 	if s := a.Stats(); s.Throttled != 0 {
 		t.Fatalf("a 429 to a watch or a write throttled: %+v", s)
 	}
-	streamReq, _ := http.NewRequest(http.MethodGet, "https://example.invalid/api/v1/pods?watch=true&sendInitialEvents=true", nil)
+	// A streaming list of one of a's informers (its slot on the context).
+	slot, err := a.acquire(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slot.release(false)
+	streamReq, _ := http.NewRequestWithContext(withAdmissionSlot(t.Context(), slot), http.MethodGet, "https://example.invalid/api/v1/pods?watch=true&sendInitialEvents=true", nil)
 	if _, err := rt.RoundTrip(streamReq); err != nil {
 		t.Fatal(err)
 	}
@@ -519,15 +526,20 @@ func TestListAdmissionLateAnswersToAnEarlierBurstDoNotSlowTheGroupAgain(t *testi
 	if s := a.Stats(); s.CurrentLimit != 2 || !s.PausedUntil.IsZero() {
 		t.Fatalf("after a 429 answering a later list: %+v", s)
 	}
-	// 429s whose list the transport cannot tell slow the group, as
-	// Throttled does: down to one list at a time, then a pause.
+	// 429s whose list the transport cannot tell answer no informer's list:
+	// they change nothing. Throttled, which the caller calls knowingly,
+	// slows the group: down to one list at a time, then a pause.
 	answer429(nil)
-	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.IsZero() {
+	if s := a.Stats(); s.CurrentLimit != 2 || s.Throttled != 10 {
 		t.Fatalf("after an unattributed 429: %+v", s)
 	}
-	answer429(nil)
+	a.Throttled(time.Second)
+	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.IsZero() {
+		t.Fatalf("after Throttled: %+v", s)
+	}
+	a.Throttled(time.Second)
 	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.Equal(admissionClockStart.Add(2*time.Second)) {
-		t.Fatalf("after an unattributed 429 at one list at a time: %+v", s)
+		t.Fatalf("after Throttled at one list at a time: %+v", s)
 	}
 	// During the pause, a late answer to a list admitted before it,
 	// asking for a longer wait, extends it.
@@ -538,5 +550,155 @@ func TestListAdmissionLateAnswersToAnEarlierBurstDoNotSlowTheGroupAgain(t *testi
 	}
 	for _, slot := range append(burst[5:], later) {
 		slot.release(false)
+	}
+}
+
+// TestListAdmissionWrapTransportCountsOnlyTheInformersOwnListReads: the
+// transport of a client shared with other code sees 429s that answer no
+// informer list (a GET of one object of an aggregated API, a list made by
+// the application, a list of another admission's informer). None of them
+// slows the group down, whatever Retry-After it asks for; a 429 answering a
+// read that carries one of this admission's slots does.
+func TestListAdmissionWrapTransportCountsOnlyTheInformersOwnListReads(t *testing.T) {
+	clk := testingclock.NewFakeClock(admissionClockStart)
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
+	other := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
+	rt := a.WrapTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"31536000"}}}, nil
+	}))
+	otherSlot, err := other.acquire(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer otherSlot.release(true)
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		url  string
+	}{
+		{"a GET of one object", t.Context(), "https://example.invalid/apis/metrics.k8s.io/v1beta1/namespaces/a/pods/p"},
+		{"a list the application makes", t.Context(), "https://example.invalid/api/v1/pods"},
+		{"a streaming list without a slot", t.Context(), "https://example.invalid/api/v1/pods?watch=true&sendInitialEvents=true"},
+		{"a list holding another admission's slot", withAdmissionSlot(t.Context(), otherSlot), "https://example.invalid/api/v1/pods"},
+	} {
+		req, _ := http.NewRequestWithContext(tc.ctx, http.MethodGet, tc.url, nil)
+		if _, err := rt.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+		if s := a.Stats(); s.Throttled != 0 || s.CurrentLimit != 1 || !s.PausedUntil.IsZero() {
+			t.Fatalf("%s answered 429 slowed the group: %+v", tc.name, s)
+		}
+	}
+	slot, err := a.acquire(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slot.release(false)
+	req, _ := http.NewRequestWithContext(withAdmissionSlot(t.Context(), slot), http.MethodGet, "https://example.invalid/api/v1/pods", nil)
+	if _, err := rt.RoundTrip(req); err != nil {
+		t.Fatal(err)
+	}
+	if s := a.Stats(); s.Throttled != 1 || s.PausedUntil.IsZero() {
+		t.Fatalf("a 429 answering the informer's own list: %+v, want a pause", s)
+	}
+}
+
+// TestListAdmissionMaxRetryAfterSetsTheCap: MaxRetryAfter replaces the
+// default maximum (negative: none), the pause reports the Retry-After it
+// honours, and the capped ones are counted.
+func TestListAdmissionMaxRetryAfterSetsTheCap(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		max        time.Duration
+		retryAfter time.Duration
+		want       time.Duration
+		capped     uint64
+	}{
+		{"10 s cap, asked 11 s", 10 * time.Second, 11 * time.Second, 10 * time.Second, 1},
+		{"10 s cap, asked 10 s", 10 * time.Second, 10 * time.Second, 10 * time.Second, 0},
+		{"no cap", -1, 365 * 24 * time.Hour, 365 * 24 * time.Hour, 0},
+		{"default cap", 0, 2 * time.Hour, DefaultMaxRetryAfter, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(admissionClockStart)
+			a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, MaxRetryAfter: tc.max, Clock: clk})
+			a.Throttled(tc.retryAfter)
+			s := a.Stats()
+			if got := s.PausedUntil.Sub(admissionClockStart); got != tc.want || s.PauseRetryAfter != tc.want || s.RetryAfterCapped != tc.capped {
+				t.Fatalf("pause %v, stats %+v; want a pause of %v and %d capped", got, s, tc.want, tc.capped)
+			}
+		})
+	}
+}
+
+// TestParseRetryAfter: whole seconds above zero, as client-go's REST client
+// reads them; nothing else.
+func TestParseRetryAfter(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"1", time.Second, true},
+		{"120", 2 * time.Minute, true},
+		{"+5", 5 * time.Second, true},
+		{"31536000", 31536000 * time.Second, true},
+		{"9223372036", 9223372036 * time.Second, true},
+		{"9223372037", 0, false},
+		{"99999999999999999999", 0, false},
+		{"", 0, false},
+		{"0", 0, false},
+		{"-3", 0, false},
+		{"1.5", 0, false},
+		{" 5", 0, false},
+		{"Wed, 21 Oct 2015 07:28:00 GMT", 0, false},
+	} {
+		got, ok := ParseRetryAfter(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestInformerStatusReportsTheListAdmissionPause: an informer's status says
+// until when its admission pauses its lists.
+func TestInformerStatusReportsTheListAdmissionPause(t *testing.T) {
+	clk := testingclock.NewFakeClock(admissionClockStart)
+	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
+	informer := NewSharedIndexInformerWithOptions(&ListWatch{}, &v1.Pod{}, SharedIndexInformerOptions{ListAdmission: a})
+	st, _ := GetInformerStatus(informer)
+	if !st.ListsPausedUntil.IsZero() {
+		t.Fatalf("paused until %v before any 429", st.ListsPausedUntil)
+	}
+	a.Throttled(5 * time.Second)
+	a.Throttled(5 * time.Second)
+	st, _ = GetInformerStatus(informer)
+	if want := admissionClockStart.Add(5 * time.Second); !st.ListsPausedUntil.Equal(want) {
+		t.Fatalf("paused until %v, want %v", st.ListsPausedUntil, want)
+	}
+}
+
+// TestListAdmissionCapsThePauseAtSixtySecondsByDefault: a Retry-After of a
+// year pauses the group for the default maximum, sixty seconds, not a year;
+// shorter ones are honoured as sent.
+func TestListAdmissionCapsThePauseAtSixtySecondsByDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		retryAfter time.Duration
+		want       time.Duration
+	}{
+		{"a year", 365 * 24 * time.Hour, 60 * time.Second},
+		{"61 s", 61 * time.Second, 60 * time.Second},
+		{"60 s", 60 * time.Second, 60 * time.Second},
+		{"5 s", 5 * time.Second, 5 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(admissionClockStart)
+			a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
+			a.Throttled(tc.retryAfter)
+			if got := a.Stats().PausedUntil.Sub(admissionClockStart); got != tc.want {
+				t.Fatalf("pause %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

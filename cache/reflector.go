@@ -136,7 +136,11 @@ type ResourceVersionUpdater interface {
 //     type, a bookmark without a resourceVersion) is logged through
 //     utilruntime.HandleErrorWithContext, with client-go's message where
 //     client-go has one, dropped, and the watch goes on, as in client-go;
-//     kinformer also counts it (InformerStatus.BadData). Differences: an
+//     kinformer also counts it (InformerStatus.BadData). Differences: the
+//     log line names the event by its type, the object's Go type and its
+//     namespace/name, never with the object itself (client-go logs the
+//     whole event, a Secret's data included, for an unknown event type, an
+//     object without metadata and a bookmark without a resourceVersion); an
 //     event with a nil pointer is skipped where client-go panics, and
 //     neither an unknown event type nor a bookmark without a resourceVersion
 //     moves LastSyncResourceVersion (client-go moves it to the event's, ""
@@ -151,7 +155,11 @@ type ResourceVersionUpdater interface {
 //     the ListerWatcher honours its context.
 //   - Backoff waits (including Run's and the streaming list's) use the
 //     injected clock and end when the context ends; a Retry-After sent with
-//     a 429 (or a server timeout) is honoured when longer than the backoff;
+//     a 429 (or a server timeout) is honoured when longer than the backoff,
+//     up to ReflectorOptions.MaxRetryAfter (DefaultMaxRetryAfter, 60 s, by
+//     default; client-go's Reflector ignores it, but its REST client sleeps
+//     the whole of it before each of its own retries, see
+//     DefaultMaxRetryAfter);
 //     the backoff starts over after two minutes without a failure (see
 //     ReflectorOptions.Backoff).
 //   - Metrics are recorded through SetReflectorMetricsProvider's provider.
@@ -208,6 +216,9 @@ type Reflector struct {
 	maxWatchTimeout time.Duration
 	clock           clock.Clock
 	backoff         *reflectorBackoff
+	// maxRetryAfter is the longest Retry-After the Reflector waits
+	// (ReflectorOptions.MaxRetryAfter, defaulted); negative: no maximum.
+	maxRetryAfter time.Duration
 
 	// useWatchList selects the streaming list; disableChunking turns off
 	// LIST paging (ListWatch.DisableChunking).
@@ -339,6 +350,15 @@ type ReflectorOptions struct {
 	// not held back, as in client-go. kinformer extension.
 	ListAdmission         *ListAdmission
 	ListAdmissionPriority int
+
+	// MaxRetryAfter is the longest Retry-After the Reflector honours: after
+	// a failure whose error carries a Retry-After longer than its backoff
+	// (a 429, a server timeout), it waits the Retry-After, but never longer
+	// than MaxRetryAfter; a longer one is counted
+	// (InformerStatus.RetryAfterCapped). Zero means DefaultMaxRetryAfter
+	// (60 s), negative no maximum. client-go's Reflector does not honour
+	// Retry-After at all. kinformer extension.
+	MaxRetryAfter time.Duration
 }
 
 // NewNamespaceKeyedIndexerAndReflector returns an Indexer keyed by
@@ -414,6 +434,10 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 	if stats == nil {
 		stats = newInformerStats()
 	}
+	maxRetryAfter := cfg.maxRetryAfter
+	if maxRetryAfter == 0 {
+		maxRetryAfter = DefaultMaxRetryAfter
+	}
 
 	r := &Reflector{
 		name:            cfg.name,
@@ -427,6 +451,7 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 		maxWatchTimeout: 2 * minWatch,
 		clock:           clk,
 		backoff:         newReflectorBackoff(backoff, reflectorBackoffReset, clk),
+		maxRetryAfter:   maxRetryAfter,
 		disableChunking: listWatchDisablesChunking(lw),
 		stats:           stats,
 		resume:          cfg.resume,

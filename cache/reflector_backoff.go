@@ -20,16 +20,26 @@ func (r *Reflector) watchTimeoutSeconds() *int64 {
 }
 
 // backoffDelay returns how long to wait before retrying after err: the next
-// step of the backoff, or the server's Retry-After when that is longer.
+// step of the backoff, or the server's Retry-After when that is longer, but
+// no longer than maxRetryAfter (a longer one is counted). A wait that
+// honours a Retry-After is recorded in the stats (InformerStatus).
 //
 // Difference from client-go: client-go's Reflector ignores Retry-After (only
-// the REST client's own retries honour it).
+// the REST client's own retries honour it, uncapped).
 func (r *Reflector) backoffDelay(err error) time.Duration {
 	d := r.backoff.next()
-	if seconds, ok := apierrors.SuggestsClientDelay(err); ok && seconds > 0 {
-		if retryAfter := time.Duration(seconds) * time.Second; retryAfter > d {
-			d = retryAfter
-		}
+	seconds, ok := apierrors.SuggestsClientDelay(err)
+	if !ok || seconds <= 0 {
+		return d
+	}
+	retryAfter := time.Duration(seconds) * time.Second
+	if r.maxRetryAfter > 0 && retryAfter > r.maxRetryAfter {
+		retryAfter = r.maxRetryAfter
+		r.stats.retryAfterCapped.Add(1)
+	}
+	if retryAfter > d {
+		d = retryAfter
+		r.stats.retryAfterUntil.Store(r.clock.Now().Add(d).UnixNano())
 	}
 	return d
 }

@@ -108,11 +108,17 @@ func (r *Reflector) badEvent(k reflectorBadData, err error, msg string, keysAndV
 // known event type (a bookmark with a resourceVersion). It returns the object's metadata,
 // or, for an event the Reflector cannot store, what is wrong with it: the caller drops
 // the event and goes on reading the watch, as client-go does.
+//
+// The report names the event by its type, the object's Go type and, when it has
+// metadata, its namespace/name. Difference from client-go, which logs the whole event
+// (object included, a Secret's data too) for an unknown event type, an object without
+// metadata and a bookmark without a resourceVersion: kinformer keeps client-go's
+// messages but never logs the object's content.
 func (r *Reflector) acceptEvent(event watch.Event) (metav1.Object, *reflectorBadEvent) {
 	obj := event.Object
 	if isNilObject(obj) {
 		return nil, r.badEvent(badDataNoObject, fmt.Errorf("%s event without an object (%T)", event.Type, obj), "Unable to understand watch event",
-			"reflector", r.name, "event", event)
+			"reflector", r.name, "eventType", event.Type, "objectType", fmt.Sprintf("%T", obj))
 	}
 	if r.expectedType != nil {
 		if actual := reflect.TypeOf(obj); actual != r.expectedType {
@@ -132,19 +138,31 @@ func (r *Reflector) acceptEvent(event watch.Event) (metav1.Object, *reflectorBad
 	}
 	objMeta, err := meta.Accessor(obj)
 	if err != nil {
-		return nil, r.badEvent(badDataNoMetadata, err, "Unable to understand watch event", "reflector", r.name, "event", event)
+		return nil, r.badEvent(badDataNoMetadata, err, "Unable to understand watch event",
+			"reflector", r.name, "eventType", event.Type, "objectType", fmt.Sprintf("%T", obj))
 	}
 	switch event.Type {
 	case watch.Added, watch.Modified, watch.Deleted:
 	case watch.Bookmark:
 		if objMeta.GetResourceVersion() == "" {
 			return nil, r.badEvent(badDataBookmarkWithoutRV, errors.New("bookmark without a resourceVersion"), "Unable to understand watch event",
-				"reflector", r.name, "event", event)
+				"reflector", r.name, "eventType", event.Type, "object", objectRef(objMeta), "objectType", fmt.Sprintf("%T", obj))
 		}
 	default:
-		return nil, r.badEvent(badDataUnknownEventType, nil, "Unknown watch event", "reflector", r.name, "event", event)
+		return nil, r.badEvent(badDataUnknownEventType, nil, "Unknown watch event",
+			"reflector", r.name, "eventType", event.Type, "object", objectRef(objMeta), "objectType", fmt.Sprintf("%T", obj))
 	}
 	return objMeta, nil
+}
+
+// objectRef names an object in a log line: "namespace/name", or "name" for
+// a cluster-scoped object. The object itself is never logged: a skipped
+// event may carry a Secret's data.
+func objectRef(m metav1.Object) string {
+	if ns := m.GetNamespace(); ns != "" {
+		return ns + "/" + m.GetName()
+	}
+	return m.GetName()
 }
 
 // clientWatchDecodingCause is the cause client-go's watch decoder puts in the Status of

@@ -202,3 +202,54 @@ func TestReflectorExpiredContinueFollowsPagesOfTheFallbackList(t *testing.T) {
 		{Continue: "c2"},
 	}, opts[:4])
 }
+
+// TestReflectorSkippedEventLogsNoObjectContent: an unknown event type, an
+// object without metadata and a bookmark without a resourceVersion are logged
+// with client-go's message, the event type, the object's Go type and its
+// namespace/name when it has them, never the object itself: the Secret data
+// and the message the server sent stay out of the log.
+func TestReflectorSkippedEventLogsNoObjectContent(t *testing.T) {
+	const secretText = "hunter2-do-not-log"
+	secret := func(rv string) *v1.Secret {
+		return &v1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "creds", ResourceVersion: rv},
+			Data:       map[string][]byte{"password": []byte(secretText)},
+			StringData: map[string]string{"token": secretText},
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		expected interface{}
+		event    watch.Event
+		want     []string
+	}{
+		{"unknown event type", &v1.Secret{}, rfEv(watch.EventType("SURPRISE"), secret("12")),
+			[]string{`Unknown watch event`, `eventType="SURPRISE"`, `object="ns/creds"`, `objectType="*v1.Secret"`}},
+		{"bookmark without a resourceVersion", &v1.Secret{}, rfEv(watch.Bookmark, secret("")),
+			[]string{`Unable to understand watch event`, `eventType="BOOKMARK"`, `object="ns/creds"`, `objectType="*v1.Secret"`}},
+		{"object without metadata", nil, rfEv(watch.Added, &metav1.Status{Message: secretText}),
+			[]string{`Unable to understand watch event`, `eventType="ADDED"`, `objectType="*v1.Status"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := rfNewScript(true).
+				list(rfListStep{obj: &v1.SecretList{ListMeta: metav1.ListMeta{ResourceVersion: "5"}}}).
+				watch(rfWatchStep{events: []watch.Event{tc.event}})
+			logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+			r := NewReflectorWithOptions(s, tc.expected, rfNewRecorder(), ReflectorOptions{Name: "rl-secret-reflector", Backoff: rfTinyBackoff(), Logger: &logger})
+			rfRunUntilExhausted(t, r, s)
+			out := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
+			assert.NotContains(t, out, secretText, "the object's content was logged")
+			var line string
+			for _, l := range strings.Split(out, "\n") {
+				if strings.Contains(l, "watch event") {
+					line = l
+				}
+			}
+			require.NotEmpty(t, line, "no log line for the skipped event in %s", out)
+			for _, w := range tc.want {
+				assert.Contains(t, line, w)
+			}
+			assert.Equal(t, uint64(1), r.badDataTotal())
+		})
+	}
+}

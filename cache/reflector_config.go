@@ -55,6 +55,9 @@ type reflectorConfig struct {
 	// admissionPriority orders it among them (list_admission.go).
 	admission         *ListAdmission
 	admissionPriority int
+	// maxRetryAfter is the longest Retry-After honoured; zero means
+	// DefaultMaxRetryAfter, negative no maximum.
+	maxRetryAfter time.Duration
 	// stats, when not nil, are the diagnostics counters to update (a shared
 	// informer's); otherwise the Reflector has its own.
 	stats *informerStats
@@ -74,5 +77,6 @@ func (options ReflectorOptions) config() reflectorConfig {
 
 		admission:         options.ListAdmission,
 		admissionPriority: options.ListAdmissionPriority,
+		maxRetryAfter:     options.MaxRetryAfter,
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
 	testingclock "k8s.io/utils/clock/testing"
 )
 
@@ -473,4 +475,75 @@ func TestReflectorBackoffResetsAfterAHealthyPeriod(t *testing.T) {
 	w.push(rfEv(watch.Error, rfStatus(429, metav1.StatusReasonTooManyRequests)))
 	waitsFor(time.Second, 4)
 	assert.Len(t, s.listOptions(), 1, "no relist")
+}
+
+// TestReflectorCapsRetryAfterAtSixtySecondsByDefault: the Reflector waits a
+// server's Retry-After when it is longer than its backoff, but never longer
+// than sixty seconds by default: a Retry-After of a year does not stop the
+// informer for a year.
+func TestReflectorCapsRetryAfterAtSixtySecondsByDefault(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	r := NewReflectorWithOptions(rfNewScript(true), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+		Clock:   clk,
+		Backoff: &wait.Backoff{Duration: time.Second, Factor: 1, Steps: 10},
+	})
+	assert.Equal(t, 60*time.Second, r.backoffDelay(apierrors.NewTooManyRequests("busy", 31536000)))
+	assert.Equal(t, 60*time.Second, r.backoffDelay(apierrors.NewTooManyRequests("busy", 61)))
+	assert.Equal(t, 59*time.Second, r.backoffDelay(apierrors.NewTooManyRequests("busy", 59)))
+	assert.Equal(t, 60*time.Second, r.backoffDelay(apierrors.NewServerTimeout(schema.GroupResource{Resource: "pods"}, "list", 1<<30)))
+}
+
+// TestReflectorMaxRetryAfterSetsTheCap: ReflectorOptions.MaxRetryAfter
+// replaces the default maximum (negative: none).
+func TestReflectorMaxRetryAfterSetsTheCap(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
+	newR := func(max time.Duration) *Reflector {
+		return NewReflectorWithOptions(rfNewScript(true), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+			Clock:         clk,
+			Backoff:       &wait.Backoff{Duration: time.Second, Factor: 1, Steps: 10},
+			MaxRetryAfter: max,
+		})
+	}
+	assert.Equal(t, 10*time.Second, newR(10*time.Second).backoffDelay(apierrors.NewTooManyRequests("busy", 3600)))
+	assert.Equal(t, 3600*time.Second, newR(-1).backoffDelay(apierrors.NewTooManyRequests("busy", 3600)))
+	r := newR(10 * time.Second)
+	assert.Equal(t, 10*time.Second, r.backoffDelay(apierrors.NewTooManyRequests("busy", 11)))
+	assert.Equal(t, uint64(1), r.stats.retryAfterCapped.Load())
+	assert.Equal(t, clk.Now().Add(10*time.Second).UnixNano(), r.stats.retryAfterUntil.Load())
+}
+
+// TestInformerStatusReportsTheRetryAfterWait: an informer whose list is
+// answered 429 with a Retry-After of an hour waits the maximum it was given,
+// and its status says so and counts the capped Retry-After.
+func TestInformerStatusReportsTheRetryAfterWait(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
+	requests := make(chan string, 16)
+	lw := newGatedLW("throttled", requests, admissionPodList("1", "", "p"))
+	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{MaxRetryAfter: 2 * time.Second})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); informer.RunWithContext(ctx) }()
+	defer func() { cancel(); <-done }()
+	expectRequest(t, requests, "throttled list")
+	start := time.Now()
+	lw.release <- apierrors.NewTooManyRequests("slow down", 3600)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, _ := GetInformerStatus(informer)
+		if st.RetryAfterCapped == 1 {
+			if st.RetryAfterUntil.Before(start.Add(2*time.Second)) || st.RetryAfterUntil.After(time.Now().Add(2*time.Second)) {
+				t.Fatalf("waits until %v, want two seconds after the 429 (at %v)", st.RetryAfterUntil, start)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the capped Retry-After was not reported: %+v", st)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// It retries after the capped wait, not an hour later.
+	expectRequest(t, requests, "throttled list")
+	lw.release <- nil
+	expectRequest(t, requests, "throttled watch")
+	waitSynced(t, informer)
 }

@@ -413,6 +413,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 	}, controllerInternals{
 		clock: s.clock, stats: s.stats, resume: resume,
 		admission: config.listAdmission, admissionPriority: config.listAdmissionPriority,
+		maxRetryAfter: config.maxRetryAfter,
 	})
 	s.controller = ctrl
 	s.queue = queue

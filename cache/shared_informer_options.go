@@ -181,6 +181,14 @@ type SharedIndexInformerOptions struct {
 	// asked among equals. Default 0. kinformer extension;
 	// SetListAdmissionPriority sets it before Run.
 	ListAdmissionPriority int
+
+	// MaxRetryAfter is the longest Retry-After the informer's Reflector
+	// honours before it retries a failed list or watch (see
+	// ReflectorOptions.MaxRetryAfter): zero means DefaultMaxRetryAfter
+	// (60 s), negative no maximum. The pause of a ListAdmission has its own
+	// maximum (ListAdmissionOptions.MaxRetryAfter). kinformer extension;
+	// SetMaxRetryAfter sets it before Run.
+	MaxRetryAfter time.Duration
 }
 
 // informerConfig is the configuration of a sharedIndexInformer: assembled
@@ -240,6 +248,9 @@ type informerConfig struct {
 	// (SetListAdmission, SetListAdmissionPriority).
 	listAdmission         *ListAdmission
 	listAdmissionPriority int
+	// maxRetryAfter is SharedIndexInformerOptions.MaxRetryAfter
+	// (SetMaxRetryAfter): zero means the default, negative none.
+	maxRetryAfter time.Duration
 }
 
 // config returns the informerConfig of options.
@@ -261,6 +272,7 @@ func (options SharedIndexInformerOptions) config() informerConfig {
 		stalenessProbeInterval: options.StalenessProbeInterval,
 		listAdmission:          options.ListAdmission,
 		listAdmissionPriority:  options.ListAdmissionPriority,
+		maxRetryAfter:          options.MaxRetryAfter,
 	}
 }
 
@@ -464,4 +476,15 @@ func SetListAdmission(informer SharedInformer, admission *ListAdmission) error {
 // and one that has started already.
 func SetListAdmissionPriority(informer SharedInformer, priority int) error {
 	return configureBeforeRun(informer, "the list admission priority", func(c *informerConfig) { c.listAdmissionPriority = priority })
+}
+
+// SetMaxRetryAfter sets the longest Retry-After informer's Reflector honours
+// (see SharedIndexInformerOptions.MaxRetryAfter: zero means
+// DefaultMaxRetryAfter, negative no maximum). It is how the factories pass
+// their WithMaxRetryAfter option on. kinformer extension, not in client-go.
+//
+// It returns an error for a nil informer, one not built by this package,
+// and one that has started already.
+func SetMaxRetryAfter(informer SharedInformer, d time.Duration) error {
+	return configureBeforeRun(informer, "the maximum Retry-After", func(c *informerConfig) { c.maxRetryAfter = d })
 }

@@ -73,6 +73,19 @@ type InformerStatus struct {
 	TransformRefused uint64
 	// StartedAt is when Run started; zero before.
 	StartedAt time.Time
+	// RetryAfterUntil is when the Reflector's last wait that honoured a
+	// server's Retry-After (one longer than its backoff; see
+	// SharedIndexInformerOptions.MaxRetryAfter) ends or ended; zero if
+	// there was none. The informer waits while it is in the future.
+	// RetryAfterCapped counts the Retry-Afters longer than MaxRetryAfter,
+	// which the Reflector read as that maximum. kinformer extension.
+	RetryAfterUntil  time.Time
+	RetryAfterCapped uint64
+	// ListsPausedUntil is when the pause of the informer's ListAdmission
+	// after a 429 ends (ListAdmissionStats.PausedUntil); the informer's
+	// lists wait while it is in the future. Zero when the informer has no
+	// ListAdmission or it never paused. kinformer extension.
+	ListsPausedUntil time.Time
 	// Confirmed is the time of the newest answer of the server that
 	// confirmed a resourceVersion as current which the cache has reached
 	// (its watermark is at or past it), and ConfirmedResourceVersion that
@@ -181,6 +194,10 @@ func (s *sharedIndexInformer) status() InformerStatus {
 	if ns := s.stats.started.Load(); ns != 0 {
 		st.StartedAt = time.Unix(0, ns)
 	}
+	if ns := s.stats.retryAfterUntil.Load(); ns != 0 {
+		st.RetryAfterUntil = time.Unix(0, ns)
+	}
+	st.RetryAfterCapped = s.stats.retryAfterCapped.Load()
 	if c := s.stats.freshness.lastConfirmed(); !c.at.IsZero() {
 		st.Confirmed, st.ConfirmedResourceVersion = c.at, c.rv
 	}
@@ -189,6 +206,7 @@ func (s *sharedIndexInformer) status() InformerStatus {
 
 	s.startedLock.Lock()
 	st.Started, st.Stopped = s.started, s.stopped
+	admission := s.config.listAdmission
 	queue := s.queue
 	ctrl := s.controller
 	s.startedLock.Unlock()
@@ -198,6 +216,7 @@ func (s *sharedIndexInformer) status() InformerStatus {
 	if ctrl != nil {
 		st.BadData = ctrl.badDataTotal()
 	}
+	st.ListsPausedUntil = admission.Stats().PausedUntil
 	st.Handlers = s.processor.handlerStatuses()
 	return st
 }

@@ -2,7 +2,8 @@
 // humans and tools: Snapshot returns, per informer, its type and resource,
 // whether it synced, its last resourceVersion, store size, queue depth,
 // lists by reason, handler backlogs and last error; Handler serves the same
-// as JSON, e.g. under /debug/informers.
+// as JSON, e.g. under /debug/informers, on a listener of its own: without
+// HandlerOptions.Detail it serves the reason of a failure, not its text.
 package debugview
 
 import (
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/health"
 )
 
 // Informer describes one informer at one moment (see cache.InformerStatus,
@@ -42,11 +44,15 @@ type Informer struct {
 	Confirmed                *time.Time `json:"confirmed,omitempty"`
 	ConfirmedResourceVersion string     `json:"confirmedResourceVersion,omitempty"`
 	// LastError is the text of the Reflector's last list or watch failure,
-	// kept after recovery (compare LastErrorTime with LastList).
-	LastError     string     `json:"lastError,omitempty"`
-	LastErrorTime *time.Time `json:"lastErrorTime,omitempty"`
-	HandlerPanics int64      `json:"handlerPanics"`
-	Handlers      []Handler  `json:"handlers"`
+	// kept after recovery (compare LastErrorTime with LastList). Snapshot
+	// fills it; a handler serves it only with HandlerOptions.Detail.
+	// LastErrorReason is that failure's reason as package health names it
+	// ("forbidden", "throttled", "error", ...), always served.
+	LastError       string     `json:"lastError,omitempty"`
+	LastErrorReason string     `json:"lastErrorReason,omitempty"`
+	LastErrorTime   *time.Time `json:"lastErrorTime,omitempty"`
+	HandlerPanics   int64      `json:"handlerPanics"`
+	Handlers        []Handler  `json:"handlers"`
 }
 
 // Handler describes one registered event handler.
@@ -80,11 +86,37 @@ func Snapshot(sources ...any) ([]Informer, error) {
 	return out, nil
 }
 
+// HandlerOptions configures NewHandlerWithOptions. The zero value is
+// NewHandler's.
+type HandlerOptions struct {
+	// Detail, when true, makes the handler serve each informer's
+	// LastError text. The text tells whoever reads it the API server's
+	// address, namespaces, field selectors (the names of the Secrets
+	// watched), the service account and the permissions it lacks: serve
+	// the debug view on its own listener (a localhost or admin port, not
+	// the probe or metrics port), and set Detail only there. false (the
+	// default): LastErrorReason alone says why the last list or watch
+	// failed.
+	Detail bool
+}
+
 // NewHandler returns an http.Handler that answers every request with the
-// JSON array of Snapshot(sources...) (Content-Type application/json; 500
-// with the error text when Snapshot fails). The sources are checked now: it
-// fails for sources of other types.
+// JSON array of Snapshot(sources...), without the error texts (see
+// NewHandlerWithOptions). The sources are checked now: it fails for sources
+// of other types. Serve it on its own listener, not the port probes and
+// metrics scrapes reach.
 func NewHandler(sources ...any) (http.Handler, error) {
+	return NewHandlerWithOptions(HandlerOptions{}, sources...)
+}
+
+// NewHandlerWithOptions returns an http.Handler that answers every request
+// with the JSON array of Snapshot(sources...) (Content-Type
+// application/json; a plain 500 when Snapshot fails, which only a source
+// changing type can cause). Without opts.Detail each informer's LastError
+// is left out (LastErrorReason stays). The sources are checked now: it
+// fails for sources of other types. The handler is safe for concurrent
+// use.
+func NewHandlerWithOptions(opts HandlerOptions, sources ...any) (http.Handler, error) {
 	if _, err := Snapshot(sources...); err != nil {
 		return nil, err
 	}
@@ -92,11 +124,16 @@ func NewHandler(sources ...any) (http.Handler, error) {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		snap, err := Snapshot(srcs...)
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+			http.Error(w, "debugview: cannot describe the informers", http.StatusInternalServerError)
 			return
 		}
 		if snap == nil {
 			snap = []Informer{}
+		}
+		if !opts.Detail {
+			for i := range snap {
+				snap[i].LastError = ""
+			}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
@@ -155,6 +192,7 @@ func fromStatus(st cache.InformerStatus) Informer {
 	}
 	if st.LastError != nil {
 		in.LastError = st.LastError.Error()
+		in.LastErrorReason = string(health.ReasonFor(st.LastError))
 	}
 	for i, h := range st.Handlers {
 		in.Handlers[i] = Handler{Name: h.Name, Pending: h.Pending, Panics: h.Panics, Synced: h.Synced}

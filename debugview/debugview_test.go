@@ -58,7 +58,7 @@ func TestDebugViewListsTypedAndDynamicFactories(t *testing.T) {
 	dfactory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	dfactory.ForResource(widgets).Informer()
 
-	h, err := debugview.NewHandler(factory, dfactory)
+	h, err := debugview.NewHandlerWithOptions(debugview.HandlerOptions{Detail: true}, factory, dfactory)
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
@@ -104,9 +104,10 @@ func TestDebugViewListsTypedAndDynamicFactories(t *testing.T) {
 	want := []debugview.Informer{
 		{
 			Type: "*v1.ConfigMap", Resource: "configmaps.v1", Started: true,
-			Lists:     lists(1, cmLists["list_error"]),
-			LastError: "failed to list *v1.ConfigMap: " + forbidden.Error(),
-			Handlers:  []debugview.Handler{},
+			Lists:           lists(1, cmLists["list_error"]),
+			LastError:       "failed to list *v1.ConfigMap: " + forbidden.Error(),
+			LastErrorReason: "forbidden",
+			Handlers:        []debugview.Handler{},
 		},
 		{
 			Type: "*v1.Pod", Resource: "pods.v1", Started: true, Synced: true, StoreSize: 2, DeltasProcessed: 2,

@@ -34,7 +34,7 @@ func ExampleNewHandler() {
 	_ = factory.Core().V1().Pods().Informer()
 	_ = factory.Core().V1().Secrets().Informer()
 
-	ready, err := health.NewHandler(health.Policy{}, factory) // fail while any informer is failing
+	ready, err := health.NewHandler(health.Policy{}, factory) // fail while any informer is failing; bodies give reasons, not error texts (Policy.Detail)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -68,5 +68,5 @@ func ExampleNewHandler() {
 	// Output:
 	// 503 failing
 	// pods.v1 ready
-	// secrets.v1 failing forbidden not synced: failed to list *v1.Secret: secrets is forbidden: RBAC: access denied
+	// secrets.v1 failing forbidden not synced: the last list or watch failed (forbidden)
 }

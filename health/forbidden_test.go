@@ -70,7 +70,7 @@ func TestForbiddenTypeFailsReadinessBeforeRetry(t *testing.T) {
 	pods := factory.Core().V1().Pods()
 	_ = pods.Informer()
 	_ = factory.Core().V1().ConfigMaps().Informer()
-	ready, err := health.NewHandler(health.Policy{}, factory)
+	ready, err := health.NewHandler(health.Policy{Detail: true}, factory)
 	require.NoError(t, err)
 	podsOnly, err := health.NewHandler(health.Policy{Informers: []string{"pods"}}, factory)
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package health
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -29,6 +30,14 @@ type Policy struct {
 	Reasons []Reason
 	// Options are the options of the checks (the stale threshold).
 	Options Options
+	// Detail, when true, makes NewHandler's bodies carry the text of the
+	// list or watch errors in each informer's message, as Evaluate returns
+	// it. The text tells whoever reads the body the API server's address,
+	// namespaces, field selectors (the names of the Secrets watched), the
+	// service account and the permissions it lacks; set Detail only on a
+	// listener that untrusted callers cannot reach. false (the default):
+	// a message names the reason, never the error text.
+	Detail bool
 }
 
 func (p Policy) failOn() State {
@@ -99,7 +108,10 @@ func (p Policy) Evaluate(r Report) ProbeResult {
 //	            "message":"not synced: failed to list *v1.ConfigMap: configmaps is forbidden: User \"bob\" cannot list ...","synced":false,"stalenessSeconds":3.2}],
 //	 "informers":[...every informer, the same fields...]}
 //
-// A HEAD request gets the status code alone. Use one handler per policy:
+// Unless policy.Detail is set, a message gives the reason of a failure and
+// not its error text ("not synced: the last list or watch failed
+// (forbidden)"): a probe port is often reachable by anyone who reaches the
+// pod. A HEAD request gets the status code alone. Use one handler per policy:
 //
 //	ready, err := health.NewHandler(health.Policy{}, factory) // 503 while any informer is failing
 //	live, err := health.NewHandler(health.Policy{FailOn: health.Degraded,
@@ -128,6 +140,9 @@ type handler struct {
 // ServeHTTP implements http.Handler.
 func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	res := h.policy.Evaluate(check(h.policy.Options, h.list()))
+	if !h.policy.Detail {
+		res = res.withoutErrorText()
+	}
 	status := http.StatusOK
 	if !res.OK {
 		status = http.StatusServiceUnavailable
@@ -140,4 +155,28 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	enc := json.NewEncoder(w)
 	_ = enc.Encode(res) // the client went away: nothing to do
+}
+
+// withoutErrorText returns r with the message of every informer whose reason
+// comes from a list or watch error replaced by one that names the reason
+// only (see Policy.Detail). r's slices are not changed.
+func (r ProbeResult) withoutErrorText() ProbeResult {
+	r.Failed = informersWithoutErrorText(r.Failed)
+	r.Informers = informersWithoutErrorText(r.Informers)
+	return r
+}
+
+func informersWithoutErrorText(in []Informer) []Informer {
+	out := make([]Informer, len(in))
+	for i, h := range in {
+		if h.fromError {
+			if h.State == Failing {
+				h.Message = fmt.Sprintf("not synced: the last list or watch failed (%s)", h.Reason)
+			} else {
+				h.Message = fmt.Sprintf("the list or watch fails since its last success (%s)", h.Reason)
+			}
+		}
+		out[i] = h
+	}
+	return out
 }

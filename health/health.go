@@ -164,7 +164,9 @@ type Informer struct {
 	State  State  `json:"state"`
 	Reason Reason `json:"reason,omitempty"`
 	// Message explains Reason for a person: the list or watch error, or the
-	// staleness; "" when Ready.
+	// staleness; "" when Ready. The error's text tells the cluster's
+	// address, namespaces, selectors and service account: NewHandler's
+	// bodies replace it with the reason unless Policy.Detail is set.
 	Message string `json:"message,omitempty"`
 	// Synced is HasSynced.
 	Synced bool `json:"synced"`
@@ -172,6 +174,9 @@ type Informer struct {
 	// check, StalenessSeconds the same in seconds (for the JSON body).
 	Staleness        time.Duration `json:"-"`
 	StalenessSeconds float64       `json:"stalenessSeconds"`
+
+	// fromError is set when Message holds a list or watch error's text.
+	fromError bool
 }
 
 // Evaluate returns the health of the informer whose status is st at now,
@@ -219,11 +224,13 @@ func Evaluate(st cache.InformerStatus, now time.Time, opts Options) Informer {
 		h.State, h.Reason, h.Message = Failing, ReasonStopped, "the informer has stopped"
 	case !st.Synced && st.LastError != nil && st.LastErrorTime.After(st.LastList):
 		h.State, h.Reason, h.Message = Failing, reasonFor(st.LastError), "not synced: "+st.LastError.Error()
+		h.fromError = true
 	case !st.Synced:
 		h.State, h.Reason = Failing, ReasonNeverSynced
 		h.Message = fmt.Sprintf("not synced yet, %s after start", h.Staleness.Round(time.Millisecond))
 	case currentErr != nil:
 		h.State, h.Reason, h.Message = Degraded, reasonFor(currentErr), currentErr.Error()
+		h.fromError = true
 	case opts.staleAfter() > 0 && h.Staleness > opts.staleAfter():
 		h.State, h.Reason = Degraded, ReasonStale
 		if st.Confirmed.IsZero() {
@@ -250,6 +257,16 @@ func informerID(st cache.InformerStatus) string {
 		return id
 	}
 	return st.Type
+}
+
+// ReasonFor maps a list or watch error to its Reason, as Evaluate does (403
+// forbidden, 401 unauthorized, 404 and 405 not found, 429 throttled,
+// anything else error; wrapped errors included); nil maps to ReasonNone.
+func ReasonFor(err error) Reason {
+	if err == nil {
+		return ReasonNone
+	}
+	return reasonFor(err)
 }
 
 // reasonFor maps a list or watch error to its Reason.

@@ -26,6 +26,9 @@ type factoryExtensions struct {
 	// stalenessProbeInterval is WithStalenessProbeInterval's value; 0
 	// means the informers' default.
 	stalenessProbeInterval time.Duration
+	// maxRetryAfter is WithMaxRetryAfter's value; 0 means the informers'
+	// default.
+	maxRetryAfter time.Duration
 	// snapshotDir is WithSnapshotDir's directory; "" means none.
 	snapshotDir string
 	// relistPageByPage is set by WithRelistPageByPage.
@@ -137,6 +140,20 @@ func WithStalenessProbeInterval(d time.Duration) SharedInformerOption {
 	}
 }
 
+// WithMaxRetryAfter sets the longest Retry-After the Reflector of every
+// informer the factory builds honours before it retries a failed list or
+// watch (see cache.SharedIndexInformerOptions.MaxRetryAfter). Zero keeps
+// the default (cache.DefaultMaxRetryAfter, 60 s), a negative value sets no
+// maximum. The pause of the factory's ListAdmission has its own maximum
+// (cache.ListAdmissionOptions.MaxRetryAfter). kinformer extension, not in
+// client-go.
+func WithMaxRetryAfter(d time.Duration) SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		f.extensions.maxRetryAfter = d
+		return f
+	}
+}
+
 // WithSnapshotDir makes every informer the factory builds warm-restartable
 // (see cache.SharedIndexInformerOptions.SnapshotFile): on stop it writes its
 // cache to a file in dir named after its object type (for example
@@ -234,6 +251,11 @@ func (f *sharedInformerFactory) applyExtensions(t reflect.Type, informer cache.S
 	}
 	if d := f.extensions.stalenessProbeInterval; d != 0 {
 		if err := cache.SetStalenessProbeInterval(informer, d); err != nil {
+			utilruntime.HandleError(err)
+		}
+	}
+	if d := f.extensions.maxRetryAfter; d != 0 {
+		if err := cache.SetMaxRetryAfter(informer, d); err != nil {
 			utilruntime.HandleError(err)
 		}
 	}

@@ -67,6 +67,9 @@ type dynamicSharedInformerFactory struct {
 	// stalenessProbeInterval is WithStalenessProbeInterval's value; 0
 	// means the informers' default.
 	stalenessProbeInterval time.Duration
+	// maxRetryAfter is WithMaxRetryAfter's value; 0 means the informers'
+	// default.
+	maxRetryAfter time.Duration
 	// projections holds WithProjection's projections by resource.
 	projections map[schema.GroupVersionResource]projected
 	// admission is the informers' list admission (WithListAdmission,
@@ -146,6 +149,20 @@ func WithNamespace(namespace string) DynamicSharedInformerOption {
 func WithTweakListOptions(tweakListOptions TweakListOptionsFunc) DynamicSharedInformerOption {
 	return func(f *dynamicSharedInformerFactory) *dynamicSharedInformerFactory {
 		f.tweakListOptions = tweakListOptions
+		return f
+	}
+}
+
+// WithMaxRetryAfter sets the longest Retry-After the Reflector of every
+// informer the factory builds honours before it retries a failed list or
+// watch (see cache.SharedIndexInformerOptions.MaxRetryAfter). Zero keeps
+// the default (cache.DefaultMaxRetryAfter, 60 s), a negative value sets no
+// maximum. The pause of the factory's ListAdmission has its own maximum
+// (cache.ListAdmissionOptions.MaxRetryAfter). kinformer extension, not in
+// client-go.
+func WithMaxRetryAfter(d time.Duration) DynamicSharedInformerOption {
+	return func(f *dynamicSharedInformerFactory) *dynamicSharedInformerFactory {
+		f.maxRetryAfter = d
 		return f
 	}
 }
@@ -276,6 +293,7 @@ func (f *dynamicSharedInformerFactory) build(gvr schema.GroupVersionResource) ca
 		Indexers:     cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 
 		StalenessProbeInterval: f.stalenessProbeInterval,
+		MaxRetryAfter:          f.maxRetryAfter,
 	}
 	options = f.snapshots.Apply(options, gvr, "", f.namespace, f.tweakListOptions)
 	options = f.admission.Apply(options, gvr)

@@ -72,6 +72,9 @@ type metadataSharedInformerFactory struct {
 	// stalenessProbeInterval is WithStalenessProbeInterval's value; 0
 	// means the informers' default.
 	stalenessProbeInterval time.Duration
+	// maxRetryAfter is WithMaxRetryAfter's value; 0 means the informers'
+	// default.
+	maxRetryAfter time.Duration
 	// admission is the informers' list admission (WithListAdmission,
 	// WithListAdmissionPriority); used under the Factory's lock.
 	admission gvrfactory.Admission
@@ -153,6 +156,20 @@ func WithNamespace(namespace string) SharedInformerOption {
 func WithTweakListOptions(tweakListOptions TweakListOptionsFunc) SharedInformerOption {
 	return func(f *metadataSharedInformerFactory) *metadataSharedInformerFactory {
 		f.tweakListOptions = tweakListOptions
+		return f
+	}
+}
+
+// WithMaxRetryAfter sets the longest Retry-After the Reflector of every
+// informer the factory builds honours before it retries a failed list or
+// watch (see cache.SharedIndexInformerOptions.MaxRetryAfter). Zero keeps
+// the default (cache.DefaultMaxRetryAfter, 60 s), a negative value sets no
+// maximum. The pause of the factory's ListAdmission has its own maximum
+// (cache.ListAdmissionOptions.MaxRetryAfter). kinformer extension, not in
+// client-go.
+func WithMaxRetryAfter(d time.Duration) SharedInformerOption {
+	return func(f *metadataSharedInformerFactory) *metadataSharedInformerFactory {
+		f.maxRetryAfter = d
 		return f
 	}
 }
@@ -263,6 +280,7 @@ func (f *metadataSharedInformerFactory) build(gvr schema.GroupVersionResource) c
 		Indexers:     cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 
 		StalenessProbeInterval: f.stalenessProbeInterval,
+		MaxRetryAfter:          f.maxRetryAfter,
 	}
 	options = f.snapshots.Apply(options, gvr, "metadata", f.namespace, f.tweakListOptions)
 	options = f.admission.Apply(options, gvr)

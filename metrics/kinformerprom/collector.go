@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,10 +51,42 @@ const (
 	subsystem = "informer"
 )
 
-// informerLabels are the labels of every per-informer metric: the
-// informer's metrics name (cache.InformerName, "" when unnamed), its
-// group/version/resource ("" when unknown) and the Go type of its objects.
-var informerLabels = []string{"group", "informer", "resource", "type", "version"}
+// informerLabels are the labels of every per-informer metric: the source
+// it came from (see Named and Collector.Add), the informer's metrics name
+// (cache.InformerName, "" when unnamed), its group/version/resource (""
+// when unknown) and the Go type of its objects. The order is the order of
+// labelValues.
+var informerLabels = []string{"factory", "group", "informer", "resource", "type", "version"}
+
+// NamedSource is a source of a Collector with the value of its factory
+// label; build one with Named.
+type NamedSource struct {
+	name   string
+	source any
+}
+
+// Named returns source (a factory of this module or an informer, as
+// Collector.Add takes) labelled factory=name in every metric of its
+// informers, instead of its position among the Collector's sources. Two
+// factories with an informer of the same type (one per namespace, one per
+// cluster) are told apart by this label. kinformer extension.
+func Named(name string, source any) NamedSource {
+	return NamedSource{name: name, source: source}
+}
+
+// collectorSource is one source of a Collector: how to list its informers,
+// and the value of their factory label.
+type collectorSource struct {
+	factory string
+	list    func() []cache.SharedIndexInformer
+}
+
+// sourceInformer is an informer and the factory label value of the source
+// it was listed from.
+type sourceInformer struct {
+	informer cache.SharedIndexInformer
+	factory  string
+}
 
 // DefaultHandlerLatencyBuckets are the buckets, in seconds, of the handler
 // latency histogram: from 100µs to 10s.
@@ -116,7 +149,7 @@ type Collector struct {
 	latency                                              *prometheus.HistogramVec
 
 	mu      sync.Mutex
-	sources []func() []cache.SharedIndexInformer
+	sources []collectorSource
 	// timed holds the informers whose handlers are being timed.
 	timed map[cache.SharedInformer]bool
 }
@@ -218,7 +251,20 @@ func Register(reg prometheus.Registerer, sources ...any) (*Collector, error) {
 // The handlers of the informers known at that moment are timed from now on;
 // informers a factory builds later are timed from the first scrape that sees
 // them. It fails for other types.
+//
+// Every metric of source's informers carries the label factory: the name
+// given with Named, else "" for the Collector's first source and the
+// source's position ("1", "2", ...) for the others, so that two factories
+// with an informer of the same type, a legitimate setup, have distinct
+// series (with one source, factory="" is the same as no label to
+// Prometheus queries). Should two informers still get the same labels
+// (two sources Named alike), the later ones' factory value is suffixed
+// "#2", "#3", ... rather than failing the scrape.
 func (c *Collector) Add(source any) error {
+	factory, named := "", false
+	if n, ok := source.(NamedSource); ok {
+		factory, named, source = n.name, true, n.source
+	}
 	var list func() []cache.SharedIndexInformer
 	switch s := source.(type) {
 	case cache.InformerSource:
@@ -232,7 +278,10 @@ func (c *Collector) Add(source any) error {
 		return fmt.Errorf("kinformerprom: cannot collect metrics from a %T: want a kinformer informer factory or a cache.SharedIndexInformer", source)
 	}
 	c.mu.Lock()
-	c.sources = append(c.sources, list)
+	if !named && len(c.sources) > 0 {
+		factory = strconv.Itoa(len(c.sources))
+	}
+	c.sources = append(c.sources, collectorSource{factory: factory, list: list})
 	c.mu.Unlock()
 	c.informers() // start timing the handlers
 	return nil
@@ -240,28 +289,41 @@ func (c *Collector) Add(source any) error {
 
 // informers lists every informer of every source, starting to time the
 // handlers of those seen for the first time.
-func (c *Collector) informers() []cache.SharedIndexInformer {
+func (c *Collector) informers() []sourceInformer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []cache.SharedIndexInformer
+	var out []sourceInformer
 	// Only the informers seen now are remembered, so that informers a
 	// factory dropped are not kept alive.
 	seen := make(map[cache.SharedInformer]bool, len(c.timed))
 	defer func() { c.timed = seen }()
-	for _, list := range c.sources {
-		for _, informer := range list() {
+	// used holds the label sets handed out in this pass: an informer whose
+	// labels another already has (two sources given the same name, two
+	// informers of one type in one source) gets its factory value
+	// suffixed with "#2", "#3", ..., so that no scrape ever fails on
+	// duplicate series.
+	used := map[string]bool{}
+	for _, src := range c.sources {
+		for _, informer := range src.list() {
 			if informer == nil || seen[informer] {
 				continue
 			}
-			out = append(out, informer)
 			seen[informer] = true
+			st, ok := cache.GetInformerStatus(informer)
+			if !ok {
+				continue
+			}
+			factory := src.factory
+			for n := 2; used[strings.Join(labelValues(st, factory), "\x00")]; n++ {
+				factory = src.factory + "#" + strconv.Itoa(n)
+			}
+			used[strings.Join(labelValues(st, factory), "\x00")] = true
+			out = append(out, sourceInformer{informer: informer, factory: factory})
 			if c.timed[informer] {
 				continue
 			}
-			if st, ok := cache.GetInformerStatus(informer); ok {
-				// Cannot fail: GetInformerStatus accepted it.
-				_ = cache.SetHandlerMetricsProvider(informer, handlerLatency{vec: c.latency, labels: labelValues(st)})
-			}
+			// Cannot fail: GetInformerStatus accepted it.
+			_ = cache.SetHandlerMetricsProvider(informer, handlerLatency{vec: c.latency, labels: labelValues(st, factory)})
 		}
 	}
 	return out
@@ -279,8 +341,8 @@ func (h handlerLatency) NewHandlerLatencyMetric(handlerName string) cache.Histog
 }
 
 // labelValues returns the informerLabels values of st.
-func labelValues(st cache.InformerStatus) []string {
-	return []string{st.Resource.Group, st.Name, st.Resource.Resource, st.Type, st.Resource.Version}
+func labelValues(st cache.InformerStatus, factory string) []string {
+	return []string{factory, st.Resource.Group, st.Name, st.Resource.Resource, st.Type, st.Resource.Version}
 }
 
 // Describe implements prometheus.Collector.
@@ -295,12 +357,12 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	now := c.clock.Now()
 	overall := health.Ready
-	for _, informer := range c.informers() {
-		st, ok := cache.GetInformerStatus(informer)
+	for _, si := range c.informers() {
+		st, ok := cache.GetInformerStatus(si.informer)
 		if !ok {
 			continue
 		}
-		lv := labelValues(st)
+		lv := labelValues(st, si.factory)
 		gauge := func(d *prometheus.Desc, v float64, extra ...string) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labelValuesFor(lv, extra...)...)
 		}

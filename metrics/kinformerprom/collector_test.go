@@ -109,9 +109,9 @@ func TestCollectorScrapeAfterScriptedRun(t *testing.T) {
 		return counting.count() == 3 && st.Handlers[1].Pending == 0
 	}, waitTimeout, 5*time.Millisecond)
 
-	const labels = `group="",informer="",resource="pods",type="*v1.Pod",version="v1"`
+	const labels = `factory="",group="",informer="",resource="pods",type="*v1.Pod",version="v1"`
 	// With the extra label in its sorted place.
-	const pre, post = `group="",informer=""`, `resource="pods",type="*v1.Pod",version="v1"`
+	const pre, post = `factory="",group="",informer=""`, `resource="pods",type="*v1.Pod",version="v1"`
 	const counter = "github.com/kinformer/kinformer/metrics/kinformerprom_test.countingHandler"
 	const panicky = "github.com/kinformer/kinformer/metrics/kinformerprom_test.panickyHandler"
 	want := fmt.Sprintf(`
@@ -143,12 +143,12 @@ kinformer_informer_watch_restarts_total{%[1]s} 0
 kinformer_informer_bad_data_total{%[1]s} 0
 # HELP kinformer_informer_handler_pending_notifications Notifications queued for a handler and not yet handled.
 # TYPE kinformer_informer_handler_pending_notifications gauge
-kinformer_informer_handler_pending_notifications{group="",handler="%[2]s",informer="",%[5]s} 0
-kinformer_informer_handler_pending_notifications{group="",handler="%[3]s",informer="",%[5]s} 0
+kinformer_informer_handler_pending_notifications{factory="",group="",handler="%[2]s",informer="",%[5]s} 0
+kinformer_informer_handler_pending_notifications{factory="",group="",handler="%[3]s",informer="",%[5]s} 0
 # HELP kinformer_informer_handler_panics_total Panics recovered from a handler.
 # TYPE kinformer_informer_handler_panics_total counter
-kinformer_informer_handler_panics_total{group="",handler="%[2]s",informer="",%[5]s} 0
-kinformer_informer_handler_panics_total{group="",handler="%[3]s",informer="",%[5]s} 1
+kinformer_informer_handler_panics_total{factory="",group="",handler="%[2]s",informer="",%[5]s} 0
+kinformer_informer_handler_panics_total{factory="",group="",handler="%[3]s",informer="",%[5]s} 1
 `, labels, counter, panicky, pre, post)
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"kinformer_informer_synced", "kinformer_informer_store_objects", "kinformer_informer_queue_depth",
@@ -237,7 +237,7 @@ func TestCollectorCountsStreamFallbacksAndSkippedEvents(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	require.Eventually(t, func() bool { return len(informer.GetStore().ListKeys()) == 2 }, waitTimeout, 5*time.Millisecond, "pod c not stored")
 
-	const pre, post = `group="",informer=""`, `resource="",type="*v1.Pod",version=""`
+	const pre, post = `factory="",group="",informer=""`, `resource="",type="*v1.Pod",version=""`
 	want := fmt.Sprintf(`
 # HELP kinformer_informer_lists_total Lists (paged or streaming) by reason: initial, expired (410), watch_error, short_watch, list_error, stream_fallback.
 # TYPE kinformer_informer_lists_total counter
@@ -274,7 +274,7 @@ func TestCollectorCountsSnapshotsSkippedForSensitiveObjects(t *testing.T) {
 	const want = `
 # HELP kinformer_informer_snapshots_skipped_total Snapshot files not written because the informer's objects are sensitive (Secrets, or marked so) and no snapshot encryption key is set.
 # TYPE kinformer_informer_snapshots_skipped_total counter
-kinformer_informer_snapshots_skipped_total{group="",informer="",resource="secrets",type="*v1.Secret",version="v1"} 1
+kinformer_informer_snapshots_skipped_total{factory="",group="",informer="",resource="secrets",type="*v1.Secret",version="v1"} 1
 `
 	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "kinformer_informer_snapshots_skipped_total"))
 }

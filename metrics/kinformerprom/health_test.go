@@ -56,19 +56,19 @@ kinformer_health{state="failing"} 1
 kinformer_health{state="ready"} 0
 # HELP kinformer_informer_health 1 for the informer's health state (ready, degraded, failing), 0 for the others.
 # TYPE kinformer_informer_health gauge
-kinformer_informer_health{group="",informer="",resource="configmaps",state="degraded",type="*v1.ConfigMap",version="v1"} 0
-kinformer_informer_health{group="",informer="",resource="configmaps",state="failing",type="*v1.ConfigMap",version="v1"} 1
-kinformer_informer_health{group="",informer="",resource="configmaps",state="ready",type="*v1.ConfigMap",version="v1"} 0
-kinformer_informer_health{group="",informer="",resource="pods",state="degraded",type="*v1.Pod",version="v1"} 0
-kinformer_informer_health{group="",informer="",resource="pods",state="failing",type="*v1.Pod",version="v1"} 0
-kinformer_informer_health{group="",informer="",resource="pods",state="ready",type="*v1.Pod",version="v1"} 1
+kinformer_informer_health{factory="",group="",informer="",resource="configmaps",state="degraded",type="*v1.ConfigMap",version="v1"} 0
+kinformer_informer_health{factory="",group="",informer="",resource="configmaps",state="failing",type="*v1.ConfigMap",version="v1"} 1
+kinformer_informer_health{factory="",group="",informer="",resource="configmaps",state="ready",type="*v1.ConfigMap",version="v1"} 0
+kinformer_informer_health{factory="",group="",informer="",resource="pods",state="degraded",type="*v1.Pod",version="v1"} 0
+kinformer_informer_health{factory="",group="",informer="",resource="pods",state="failing",type="*v1.Pod",version="v1"} 0
+kinformer_informer_health{factory="",group="",informer="",resource="pods",state="ready",type="*v1.Pod",version="v1"} 1
 # HELP kinformer_informer_health_reason 1 for the reason the informer is not ready (forbidden, not_found, throttled, stale, never_synced, ...); absent when it is ready.
 # TYPE kinformer_informer_health_reason gauge
-kinformer_informer_health_reason{group="",informer="",reason="forbidden",resource="configmaps",type="*v1.ConfigMap",version="v1"} 1
+kinformer_informer_health_reason{factory="",group="",informer="",reason="forbidden",resource="configmaps",type="*v1.ConfigMap",version="v1"} 1
 # HELP kinformer_informer_staleness_probes_total Staleness probes made: LISTs of one object asking the server for its current resourceVersion when no bookmark or list confirmed one for the probe interval.
 # TYPE kinformer_informer_staleness_probes_total counter
-kinformer_informer_staleness_probes_total{group="",informer="",resource="configmaps",type="*v1.ConfigMap",version="v1"} 0
-kinformer_informer_staleness_probes_total{group="",informer="",resource="pods",type="*v1.Pod",version="v1"} 0
+kinformer_informer_staleness_probes_total{factory="",group="",informer="",resource="configmaps",type="*v1.ConfigMap",version="v1"} 0
+kinformer_informer_staleness_probes_total{factory="",group="",informer="",resource="pods",type="*v1.Pod",version="v1"} 0
 `
 	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"kinformer_health", "kinformer_informer_health", "kinformer_informer_health_reason", "kinformer_informer_staleness_probes_total"))
