@@ -121,28 +121,62 @@ func NewThreadSafeStore(indexers Indexers, indices Indices, opts ...ThreadSafeSt
 	return newThreadSafeMap(indexers, opts)
 }
 
-// tsEntry is what the store keeps for a key: the object and the values each
-// index computed for it when it was written. Remembering the values means
-// removing or moving a key in an index never has to call an index function
-// again (which could fail, or see an object mutated by a careless caller).
+// tsEntry is what the store keeps for a key when it has indices other than
+// those using MetaNamespaceIndexFunc (slotted indices): the object and the
+// values each slotted index computed for it when it was written.
+// Remembering the values means removing or moving a key in an index never
+// has to call an index function again (which could fail, or see an object
+// mutated by a careless caller). A store without slotted indices keeps the
+// object itself, as client-go does: a value in items costs no more than
+// client-go's, so writes grow the map and List walks it at client-go's cost.
+// Entries are only read and written under the write lock (readers take the
+// object out under the read lock), so a write updates one in place.
 type tsEntry struct {
 	obj interface{}
-	// ns is the object's namespace, when the store has an index using
-	// MetaNamespaceIndexFunc.
-	ns string
-	// vals holds, at position tsIndex.slot, the values of every other index.
+	// vals holds, at position tsIndex.slot, the values of every slotted
+	// index.
 	vals [][]string
+}
+
+// storedObject returns the object of a value of threadSafeMap.items.
+func storedObject(v interface{}) interface{} {
+	if e, ok := v.(*tsEntry); ok {
+		return e.obj
+	}
+	return v
+}
+
+// storedVals returns the slotted index values of a value of
+// threadSafeMap.items (nil for a store without slotted indices).
+func storedVals(v interface{}) [][]string {
+	if e, ok := v.(*tsEntry); ok {
+		return e.vals
+	}
+	return nil
+}
+
+// storedNamespace returns the namespace of a stored object, the value under
+// which the namespace indices hold its key (unless a caller mutated it: see
+// tsIndex.removeSingle).
+func storedNamespace(obj interface{}) string {
+	meta, err := storeMetaAccessor(obj)
+	if err != nil {
+		return ""
+	}
+	return meta.GetNamespace()
 }
 
 // threadSafeMap implements ThreadSafeStoreWithTransaction. All fields are
 // guarded by lock, except metrics, which is set at construction.
 type threadSafeMap struct {
-	lock  sync.RWMutex
-	items map[string]tsEntry
+	lock sync.RWMutex
+	// items maps each key to its object or, when slotted is not empty, to
+	// its *tsEntry.
+	items map[string]interface{}
 
-	// byName holds every index; nsIndices those computed inline from the
-	// namespace and slotted those whose values live in tsEntry.vals, in
-	// slot order.
+	// byName holds every index; nsIdx those computed inline from the
+	// stored object's namespace and slotted those whose values live in
+	// tsEntry.vals, in slot order.
 	byName  map[string]*tsIndex
 	nsIdx   []*tsIndex
 	slotted []*tsIndex
@@ -167,7 +201,7 @@ var _ ThreadSafeStoreWithTransaction = &threadSafeMap{}
 
 func newThreadSafeMap(indexers Indexers, opts []ThreadSafeStoreOption) *threadSafeMap {
 	m := &threadSafeMap{
-		items:  map[string]tsEntry{},
+		items:  map[string]interface{}{},
 		byName: make(map[string]*tsIndex, len(indexers)),
 	}
 	for _, name := range storeSortedNames(indexers) {
@@ -184,17 +218,17 @@ func newThreadSafeMap(indexers Indexers, opts []ThreadSafeStoreOption) *threadSa
 	return m
 }
 
-// putLocked stores obj under key and updates every index, or changes nothing
-// and returns an error when an index function fails.
-func (m *threadSafeMap) putLocked(key string, obj interface{}) error {
-	old, exists := m.items[key]
-	e := tsEntry{obj: obj}
+// putLocked stores obj under key and updates every index, returning the
+// object key held before; or it changes nothing and returns an error when
+// an index function fails.
+func (m *threadSafeMap) putLocked(key string, obj interface{}) (prev interface{}, existed bool, err error) {
+	oldV, existed := m.items[key]
+	prev = storedObject(oldV)
+	var ns string
 	if len(m.nsIdx) > 0 {
-		ns, err := m.namespaceOf(key, obj)
-		if err != nil {
-			return err
+		if ns, err = m.namespaceOf(key, obj); err != nil {
+			return prev, existed, err
 		}
-		e.ns = ns
 	}
 	if n := len(m.slotted); n > 0 {
 		// Compute into a stack buffer first so a failure changes nothing.
@@ -208,50 +242,57 @@ func (m *threadSafeMap) putLocked(key string, obj interface{}) error {
 		for i, ix := range m.slotted {
 			v, err := ix.values(key, obj)
 			if err != nil {
-				return err
+				return prev, existed, err
 			}
 			vals[i] = v
 		}
-		if exists {
+		if e, ok := oldV.(*tsEntry); ok {
 			for i, ix := range m.slotted {
-				ix.move(key, old.vals[i], vals[i])
+				ix.move(key, e.vals[i], vals[i])
 			}
-			// Only writers, under the lock, read vals: reuse the slice.
-			e.vals = old.vals
+			// Only writers, under the lock, read entries: update in place.
+			e.obj = obj
+			copy(e.vals, vals)
 		} else {
 			for i, ix := range m.slotted {
 				for _, v := range vals[i] {
 					ix.insert(v, key)
 				}
 			}
-			e.vals = make([][]string, n)
+			e := &tsEntry{obj: obj, vals: make([][]string, n)}
+			copy(e.vals, vals)
+			m.items[key] = e
 		}
-		copy(e.vals, vals)
+	} else {
+		m.items[key] = obj
 	}
 	for _, ix := range m.nsIdx {
-		if !exists {
-			ix.insert(e.ns, key)
-		} else if old.ns != e.ns {
-			ix.remove(old.ns, key)
-			ix.insert(e.ns, key)
+		if existed {
+			if _, held := ix.byValue[ns][key]; held {
+				continue
+			}
+			ix.removeSingle(storedNamespace(prev), key)
 		}
+		ix.insert(ns, key)
 	}
-	m.items[key] = e
-	return nil
+	return prev, existed, nil
 }
 
 // deleteLocked removes key and its index entries; it cannot fail.
 func (m *threadSafeMap) deleteLocked(key string) {
-	old, exists := m.items[key]
+	oldV, exists := m.items[key]
 	if !exists {
 		return
 	}
-	for _, ix := range m.nsIdx {
-		ix.remove(old.ns, key)
+	if len(m.nsIdx) > 0 {
+		ns := storedNamespace(storedObject(oldV))
+		for _, ix := range m.nsIdx {
+			ix.removeSingle(ns, key)
+		}
 	}
-	for i, ix := range m.slotted {
-		for _, v := range old.vals[i] {
-			ix.remove(v, key)
+	for i, vals := range storedVals(oldV) {
+		for _, v := range vals {
+			m.slotted[i].remove(v, key)
 		}
 	}
 	delete(m.items, key)
@@ -269,14 +310,13 @@ func (m *threadSafeMap) swap(key string, obj interface{}) (prev interface{}, exi
 	rv, hasRV := storeResourceVersionOf(obj)
 	m.lock.Lock()
 	defer m.lock.Unlock()
-	old, existed := m.items[key]
-	if err := m.putLocked(key, obj); err != nil {
-		return old.obj, existed, err
+	if prev, existed, err = m.putLocked(key, obj); err != nil {
+		return prev, existed, err
 	}
 	if hasRV {
 		m.writtenRVLocked(rv)
 	}
-	return old.obj, existed, nil
+	return prev, existed, nil
 }
 
 // Add stores obj under key; see ThreadSafeStore.
@@ -314,9 +354,9 @@ func (m *threadSafeMap) DeleteWithObject(key string, obj interface{}) {
 // Get returns the object stored under key.
 func (m *threadSafeMap) Get(key string) (item interface{}, exists bool) {
 	m.lock.RLock()
-	e, exists := m.items[key]
+	v, exists := m.items[key]
 	m.lock.RUnlock()
-	return e.obj, exists
+	return storedObject(v), exists
 }
 
 // List returns all stored objects.
@@ -324,8 +364,8 @@ func (m *threadSafeMap) List() []interface{} {
 	m.lock.RLock()
 	defer m.lock.RUnlock()
 	list := make([]interface{}, 0, len(m.items))
-	for _, e := range m.items {
-		list = append(list, e.obj)
+	for _, v := range m.items {
+		list = append(list, storedObject(v))
 	}
 	return list
 }

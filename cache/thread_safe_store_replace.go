@@ -63,7 +63,7 @@ func (m *threadSafeMap) replaceLists(keys []string, objs []interface{}, resource
 
 // storeReplacement is the content and indices built for a Replace.
 type storeReplacement struct {
-	items       map[string]tsEntry
+	items       map[string]interface{}
 	nsByValue   index   // for the namespace indices, when there are any
 	slotByValue []index // for the slotted indices, by slot
 }
@@ -73,32 +73,36 @@ type storeReplacement struct {
 // reading only the immutable functions of the given indices. It fails when
 // an index function fails.
 func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*tsIndex) (storeReplacement, error) {
-	items := make(map[string]tsEntry, len(keys))
+	items := make(map[string]interface{}, len(keys))
 	nSlots := len(slotted)
-	// The entries' vals slices are cut from one allocation.
+	// The entries and their vals slices are cut from one allocation each.
 	var chunk [][]string
+	var entries []tsEntry
 	for i, key := range keys {
 		obj := objs[i]
-		e := tsEntry{obj: obj}
 		if len(nsIdx) > 0 {
-			meta, err := storeMetaAccessor(obj)
-			if err != nil {
+			if _, err := storeMetaAccessor(obj); err != nil {
 				return storeReplacement{}, &storeIndexError{index: nsIdx[0].name, key: key, err: err}
 			}
-			e.ns = meta.GetNamespace()
 		}
-		if nSlots > 0 {
-			if len(chunk) < nSlots {
-				chunk = make([][]string, nSlots*(len(keys)-i))
+		if nSlots == 0 {
+			items[key] = obj
+			continue
+		}
+		if len(chunk) < nSlots {
+			chunk = make([][]string, nSlots*(len(keys)-i))
+			entries = make([]tsEntry, len(keys)-i)
+		}
+		e := &entries[0]
+		entries = entries[1:]
+		e.obj = obj
+		e.vals, chunk = chunk[:nSlots:nSlots], chunk[nSlots:]
+		for s, ix := range slotted {
+			v, err := ix.values(key, obj)
+			if err != nil {
+				return storeReplacement{}, err
 			}
-			e.vals, chunk = chunk[:nSlots:nSlots], chunk[nSlots:]
-			for s, ix := range slotted {
-				v, err := ix.values(key, obj)
-				if err != nil {
-					return storeReplacement{}, err
-				}
-				e.vals[s] = v
-			}
+			e.vals[s] = v
 		}
 		items[key] = e
 	}
@@ -117,9 +121,9 @@ func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*
 	}
 	for _, e := range items {
 		if nsCounts != nil {
-			nsCounts[e.ns]++
+			nsCounts[storedNamespace(storedObject(e))]++
 		}
-		for i, vals := range e.vals {
+		for i, vals := range storedVals(e) {
 			for _, v := range vals {
 				slotCounts[i][v]++
 			}
@@ -140,9 +144,9 @@ func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*
 	}
 	for key, e := range items {
 		if r.nsByValue != nil {
-			r.nsByValue[e.ns][key] = sets.Empty{}
+			r.nsByValue[storedNamespace(storedObject(e))][key] = sets.Empty{}
 		}
-		for i, vals := range e.vals {
+		for i, vals := range storedVals(e) {
 			for _, v := range vals {
 				r.slotByValue[i][v][key] = sets.Empty{}
 			}

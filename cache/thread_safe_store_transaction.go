@@ -30,12 +30,12 @@ func (m *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction, observe f
 		t := &txns[i]
 		if observe != nil {
 			prev, existed := m.items[t.Key]
-			observe(i, prev.obj, existed)
+			observe(i, storedObject(prev), existed)
 		}
 		var err error
 		switch t.Type {
 		case TransactionTypeAdd, TransactionTypeUpdate:
-			err = m.putLocked(t.Key, t.Object)
+			_, _, err = m.putLocked(t.Key, t.Object)
 		case TransactionTypeDelete:
 			m.deleteLocked(t.Key)
 		default:
