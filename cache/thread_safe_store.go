@@ -14,8 +14,9 @@ import (
 // Objects handed out by Get, List, Index and ByIndex are the stored objects
 // themselves. Callers must treat them as read-only: mutating one races with
 // other readers. (This implementation remembers each object's index values
-// when it is written, so a mutated object cannot corrupt the indices, but it
-// is not re-indexed either.)
+// when it is written, and finds the namespace under which a namespace index
+// holds a key even when the object's namespace was changed, so a mutated
+// object cannot corrupt the indices, but it is not re-indexed either.)
 //
 // Writes whose index functions fail leave the store unchanged; since the
 // write methods here return no error, the failure is reported through
