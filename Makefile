@@ -8,7 +8,7 @@ PKGS ?= ./...
 # (the integration tests then skip).
 TESTENV_BUILD := internal/testenv/build.sh
 
-.PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full bench-relist bench-watch-requests bench-storm soak soak-ceiling fuzz-short
+.PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full bench-relist bench-store bench-watch-requests bench-storm soak soak-ceiling fuzz-short
 
 # Every recipe line runs under bash with pipefail, so that a failing command before a pipe
 # (a benchmark piped into the table tool) fails the target.
@@ -109,6 +109,7 @@ BENCH_LEAN_PAIRS ?= 10
 BENCH_BLOCKED_PAIRS ?= 10
 BENCH_APISERVER_PAIRS ?= 5
 BENCH_PROJECTION_PAIRS ?= 5
+BENCH_STORE_PAIRS ?= 5
 # BENCH_QUICK_PAIRS is the -count of every group of `make bench-quick`.
 BENCH_QUICK_PAIRS ?= 3
 # BENCH_TIMEOUT bounds each `go test` invocation.
@@ -116,7 +117,7 @@ BENCH_TIMEOUT ?= 60m
 BENCH_PAIR_VARS = BENCH_SYNC_PAIRS=$(BENCH_SYNC_PAIRS) BENCH_SYNC_LARGE_PAIRS=$(BENCH_SYNC_LARGE_PAIRS) \
 	BENCH_EVENTS_PAIRS=$(BENCH_EVENTS_PAIRS) BENCH_RELIST_PAIRS=$(BENCH_RELIST_PAIRS) BENCH_HTTP_PAIRS=$(BENCH_HTTP_PAIRS) \
 	BENCH_LEAN_PAIRS=$(BENCH_LEAN_PAIRS) BENCH_BLOCKED_PAIRS=$(BENCH_BLOCKED_PAIRS) BENCH_APISERVER_PAIRS=$(BENCH_APISERVER_PAIRS) \
-	BENCH_PROJECTION_PAIRS=$(BENCH_PROJECTION_PAIRS)
+	BENCH_PROJECTION_PAIRS=$(BENCH_PROJECTION_PAIRS) BENCH_STORE_PAIRS=$(BENCH_STORE_PAIRS)
 BENCHTABLE = $(GO) run ./internal/bench/cmd/benchtable
 
 # BENCH_START, in a recipe: sets commit (the short commit id, <commit>-dirty when Go files
@@ -139,7 +140,8 @@ BENCH_END = echo "\# wall time: $$(( $$(date +%s) - start )) s" | tee -a "$$raw"
 
 ## bench: kinformer against client-go, side by side, at the sizes of the benchmark protocol
 ## (Sync 1,000 to 100,000 pods, Events 1/10/50 handlers, Relist 50,000 pods, HTTP 20,000 pods,
-## Lean 10,000 pods, BlockedHandler, and 10,000 pods on the real kube-apiserver), each group
+## Lean 10,000 pods, BlockedHandler, Projection, Store (NewStore and NewIndexer used directly,
+## 10,000 and 1,000,000 objects), and 10,000 pods on the real kube-apiserver), each group
 ## its own `go test` with its BENCH_*_PAIRS pairs (the APIServer group last, so its servers
 ## stop with it). Writes the raw output to internal/bench/results/bench-<commit>.txt
 ## (<commit>-dirty when Go files differ from the commit), the tables and SVG plots to
@@ -164,6 +166,7 @@ bench:
 	group KINFORMER_BENCH_FULL=1 '^BenchmarkLean$$' $(BENCH_LEAN_PAIRS); \
 	group KINFORMER_BENCH_FULL=1 '^BenchmarkBlockedHandler$$' $(BENCH_BLOCKED_PAIRS); \
 	group KINFORMER_BENCH_FULL=1 '^BenchmarkProjection$$' $(BENCH_PROJECTION_PAIRS); \
+	group KINFORMER_BENCH_FULL=1 '^BenchmarkStore$$' $(BENCH_STORE_PAIRS); \
 	group "KINFORMER_BENCH_FULL=1 KINFORMER_TESTENV_BIN=$$bin" '^BenchmarkAPIServer$$' $(BENCH_APISERVER_PAIRS); \
 	$(BENCH_END); \
 	$(BENCHTABLE) -full -out internal/bench/results/bench-$$commit -update BENCHMARKS.md "$$raw"
@@ -177,11 +180,25 @@ bench-quick:
 	$(BENCHTABLE) -header -commit $$commit -sizes reduced -command "make bench-quick BENCH_QUICK_PAIRS=$(BENCH_QUICK_PAIRS)" | tee "$$raw"; \
 	echo "raw output: $$raw" >&2; \
 	$(BENCH_GROUP); \
-	for regex in '^BenchmarkSync$$' '^BenchmarkEvents$$' '^BenchmarkRelist$$' '^BenchmarkHTTP$$' '^BenchmarkLean$$' '^BenchmarkBlockedHandler$$' '^BenchmarkProjection$$'; do \
+	for regex in '^BenchmarkSync$$' '^BenchmarkEvents$$' '^BenchmarkRelist$$' '^BenchmarkHTTP$$' '^BenchmarkLean$$' '^BenchmarkBlockedHandler$$' '^BenchmarkProjection$$' '^BenchmarkStore$$'; do \
 		group "" "$$regex" $(BENCH_QUICK_PAIRS); \
 	done; \
 	$(BENCH_END); \
 	$(BENCHTABLE) -out internal/bench/results/quick/bench-$$commit "$$raw"
+
+## bench-store: only the Store group of `make bench` (NewStore and NewIndexer used directly:
+## Add, Update, List, ByIndex, Delete at 10,000 and 1,000,000 objects, kinformer against
+## client-go in one process, BENCH_STORE_PAIRS pairs). Writes the raw output to
+## internal/bench/results/store-<commit>.txt (<commit>-dirty when Go files differ from the
+## commit) and its table to internal/bench/results/store-<commit>.md; leaves BENCHMARKS.md alone.
+bench-store:
+	@$(BENCH_START); raw=internal/bench/results/store-$$commit.txt; mkdir -p internal/bench/results; \
+	$(BENCHTABLE) -header -commit $$commit -sizes full -command "make bench-store BENCH_STORE_PAIRS=$(BENCH_STORE_PAIRS)" | tee "$$raw"; \
+	echo "raw output: $$raw" >&2; \
+	$(BENCH_GROUP); \
+	group KINFORMER_BENCH_FULL=1 '^BenchmarkStore$$' $(BENCH_STORE_PAIRS); \
+	$(BENCH_END); \
+	$(BENCHTABLE) -machine "$$raw" | tee internal/bench/results/store-$$commit.md
 
 ## bench-watch-requests: the watch, streaming-list and LIST requests that 20 informers send
 ## the real kube-apiserver over WATCH_DURATION (20m by default), kinformer's factory and

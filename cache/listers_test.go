@@ -2,12 +2,14 @@ package cache
 
 import (
 	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -200,4 +202,66 @@ func TestGenericLister(t *testing.T) {
 		_, err = l.List(labels.Everything())
 		assert.Error(t, err)
 	})
+}
+
+// stNamedObjects returns n objects named obj-<i>, in namespaces ns<i%50>,
+// with a resourceVersion: the shape of client-go's TestListAll store.
+func stNamedObjects(n int) []interface{} {
+	out := make([]interface{}, n)
+	for i := range out {
+		out[i] = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Namespace: "ns" + strconv.Itoa(i%50), Name: "obj-" + strconv.Itoa(i),
+			ResourceVersion: strconv.Itoa(i + 1), Labels: map[string]string{},
+		}}
+	}
+	return out
+}
+
+// stNameKey keys an object by its name alone, without allocating (as
+// client-go's TestListAll does), so that what a store allocates per write
+// is its own.
+func stNameKey(obj interface{}) (string, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "", err
+	}
+	return m.GetName(), nil
+}
+
+// TestListAllLargeStore is client-go's TestListAll at a size that suits
+// -race on a small machine: ListAll over a NewStore filled object by object
+// (by Add, keyed by name) passes every matching object once, whether a
+// subset, all or none of them match. The cost per write that made client-go's
+// million-object version time out is bounded by
+// TestStoreAddBytesAgainstClientGo instead.
+func TestListAllLargeStore(t *testing.T) {
+	const objects = 20000
+	for _, tc := range []struct {
+		name     string
+		matching int
+		labels   map[string]string
+		selector labels.Selector
+		want     int
+	}{
+		{"subset match", objects / 10, map[string]string{"match": "true"}, labels.SelectorFromSet(labels.Set{"match": "true"}), objects / 10},
+		{"all match", 0, map[string]string{}, labels.Everything(), objects},
+		{"no match", 0, map[string]string{"nomatch": "true"}, labels.SelectorFromSet(labels.Set{"match": "true"}), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewStore(stNameKey)
+			for i, o := range stNamedObjects(objects) {
+				if i < tc.matching {
+					o.(*metav1.PartialObjectMetadata).Labels = tc.labels
+				}
+				require.NoError(t, s.Add(o))
+			}
+			seen := make(map[string]bool, tc.want)
+			require.NoError(t, ListAll(s, tc.selector, func(o interface{}) {
+				name := o.(*metav1.PartialObjectMetadata).Name
+				assert.False(t, seen[name], "%s passed twice", name)
+				seen[name] = true
+			}))
+			assert.Len(t, seen, tc.want)
+		})
+	}
 }

@@ -15,15 +15,16 @@ import (
 // Objects handed out by Get, List, Index and ByIndex are the stored objects
 // themselves. Callers must treat them as read-only: mutating one races with
 // other readers. (This implementation remembers each object's index values
-// when it is written, so a mutated object cannot corrupt the indices, but it
-// is not re-indexed either.)
+// when it is written, and finds the namespace under which a namespace index
+// holds a key even when the object's namespace was changed, so a mutated
+// object cannot corrupt the indices, but it is not re-indexed either.)
 //
 // An object on which an index function fails is stored all the same and
 // left out of that index only (every other index lists it); a Replace
 // applies the whole list. Since the write methods here return no error, the
 // failure is reported through k8s.io/apimachinery/pkg/util/runtime.HandleError.
 // Use an Indexer from NewIndexer to get such errors returned. (client-go
-// panics instead; see COMPATIBILITY.md.)
+// panics instead.)
 type ThreadSafeStore interface {
 	// Add stores obj under key, replacing any object already there.
 	Add(key string, obj interface{})
@@ -125,35 +126,65 @@ func NewThreadSafeStore(indexers Indexers, indices Indices, opts ...ThreadSafeSt
 	return newThreadSafeMap(indexers, opts)
 }
 
-// tsEntry is what the store keeps for a key: the object and the values each
-// index computed for it when it was written. Remembering the values means
-// removing or moving a key in an index never has to call an index function
-// again (which could fail, or see an object mutated by a careless caller).
+// tsEntry is what the store keeps for a key when it has indices other than
+// those using MetaNamespaceIndexFunc (slotted indices): the object and the
+// values each slotted index computed for it when it was written.
+// Remembering the values means removing or moving a key in an index never
+// has to call an index function again (which could fail, or see an object
+// mutated by a careless caller). A store without slotted indices keeps the
+// object itself, as client-go does: a value in items costs no more than
+// client-go's, so writes grow the map and List walks it at client-go's cost.
+// Entries are only read and written under the write lock (readers take the
+// object out under the read lock), so a write updates one in place.
 type tsEntry struct {
 	obj interface{}
-	// ns is the object's namespace, when the store has an index using
-	// MetaNamespaceIndexFunc.
-	ns string
-	// vals holds, at position tsIndex.slot, the values of every other index.
+	// vals holds, at position tsIndex.slot, the values of every slotted
+	// index.
 	vals [][]string
+}
+
+// storedObject returns the object of a value of threadSafeMap.items.
+func storedObject(v interface{}) interface{} {
+	if e, ok := v.(*tsEntry); ok {
+		return e.obj
+	}
+	return v
+}
+
+// storedVals returns the slotted index values of a value of
+// threadSafeMap.items (nil for a store without slotted indices).
+func storedVals(v interface{}) [][]string {
+	if e, ok := v.(*tsEntry); ok {
+		return e.vals
+	}
+	return nil
+}
+
+// storedNamespace returns the namespace of a stored object, the value under
+// which the namespace indices hold its key (unless a caller mutated it: see
+// tsIndex.removeSingle).
+func storedNamespace(obj interface{}) string {
+	meta, err := storeMetaAccessor(obj)
+	if err != nil {
+		return ""
+	}
+	return meta.GetNamespace()
 }
 
 // threadSafeMap implements ThreadSafeStoreWithTransaction. All fields are
 // guarded by lock, except metrics, which is set at construction.
 type threadSafeMap struct {
-	lock  sync.RWMutex
-	items map[string]tsEntry
+	lock sync.RWMutex
+	// items maps each key to its object or, when slotted is not empty, to
+	// its *tsEntry.
+	items map[string]interface{}
 
-	// byName holds every index; nsIndices those computed inline from the
-	// namespace and slotted those whose values live in tsEntry.vals, in
-	// slot order.
+	// byName holds every index; nsIdx those computed inline from the
+	// stored object's namespace and slotted those whose values live in
+	// tsEntry.vals, in slot order.
 	byName  map[string]*tsIndex
 	nsIdx   []*tsIndex
 	slotted []*tsIndex
-
-	// nsUnindexed holds the keys of the objects left out of the namespace
-	// indices because their namespace could not be read (nil when none).
-	nsUnindexed map[string]struct{}
 
 	// layoutGen counts the changes to the set of indices (AddIndexers).
 	layoutGen uint64
@@ -175,7 +206,7 @@ var _ ThreadSafeStoreWithTransaction = &threadSafeMap{}
 
 func newThreadSafeMap(indexers Indexers, opts []ThreadSafeStoreOption) *threadSafeMap {
 	m := &threadSafeMap{
-		items:  map[string]tsEntry{},
+		items:  map[string]interface{}{},
 		byName: make(map[string]*tsIndex, len(indexers)),
 	}
 	for _, name := range storeSortedNames(indexers) {
@@ -192,22 +223,20 @@ func newThreadSafeMap(indexers Indexers, opts []ThreadSafeStoreOption) *threadSa
 	return m
 }
 
-// putLocked stores obj under key and updates every index. An index function
-// that fails on obj leaves it out of that index only: obj is stored anyway
-// and listed by every other index, and the returned error names each index
-// that failed (a *storeIndexError, or several joined).
-func (m *threadSafeMap) putLocked(key string, obj interface{}) error {
-	old, exists := m.items[key]
-	e := tsEntry{obj: obj}
-	var errs error
+// putLocked stores obj under key and updates every index, returning the
+// object key held before. An index function that fails on obj leaves it out
+// of that index only: obj is stored anyway and listed by every other index,
+// and err names each index that failed (a *storeIndexError, or several
+// joined).
+func (m *threadSafeMap) putLocked(key string, obj interface{}) (prev interface{}, existed bool, err error) {
+	oldV, existed := m.items[key]
+	prev = storedObject(oldV)
+	var ns string
 	nsIndexed := true
 	if len(m.nsIdx) > 0 {
-		ns, err := m.namespaceOf(key, obj)
-		if err != nil {
-			errs = err
+		if ns, err = m.namespaceOf(key, obj); err != nil {
 			nsIndexed = false
 		}
-		e.ns = ns
 	}
 	if n := len(m.slotted); n > 0 {
 		// Compute every value before changing anything.
@@ -219,71 +248,47 @@ func (m *threadSafeMap) putLocked(key string, obj interface{}) error {
 			vals = make([][]string, n)
 		}
 		for i, ix := range m.slotted {
-			v, err := ix.values(key, obj)
-			if err != nil {
-				errs = storeJoinIndexErrors(errs, err)
+			v, verr := ix.values(key, obj)
+			if verr != nil {
+				err = storeJoinIndexErrors(err, verr)
 				v = nil
 			}
 			vals[i] = v
 		}
-		if exists {
+		if e, ok := oldV.(*tsEntry); ok {
 			for i, ix := range m.slotted {
-				ix.move(key, old.vals[i], vals[i])
+				ix.move(key, e.vals[i], vals[i])
 			}
-			// Only writers, under the lock, read vals: reuse the slice.
-			e.vals = old.vals
+			// Only writers, under the lock, read entries: update in place.
+			e.obj = obj
+			copy(e.vals, vals)
 		} else {
 			for i, ix := range m.slotted {
 				for _, v := range vals[i] {
 					ix.insert(v, key)
 				}
 			}
-			e.vals = make([][]string, n)
+			e := &tsEntry{obj: obj, vals: make([][]string, n)}
+			copy(e.vals, vals)
+			m.items[key] = e
 		}
-		copy(e.vals, vals)
-	}
-	if len(m.nsIdx) > 0 {
-		m.moveNamespaceLocked(key, old.ns, exists && !m.nsUnindexedLocked(key), e.ns, nsIndexed)
-	}
-	m.items[key] = e
-	return errs
-}
-
-// moveNamespaceLocked updates the namespace indices for key, which was
-// listed under oldNS when wasIndexed and is to be listed under newNS when
-// indexed (an object whose namespace could not be read is in no namespace
-// index, and its key is remembered in nsUnindexed).
-func (m *threadSafeMap) moveNamespaceLocked(key, oldNS string, wasIndexed bool, newNS string, indexed bool) {
-	if wasIndexed && indexed && oldNS == newNS {
-		return
+	} else {
+		m.items[key] = obj
 	}
 	for _, ix := range m.nsIdx {
-		if wasIndexed {
-			ix.remove(oldNS, key)
+		if existed {
+			if _, held := ix.byValue[ns][key]; held && nsIndexed {
+				continue
+			}
+			// Not held under ns: under the previous object's namespace,
+			// or nowhere when its namespace could not be read.
+			ix.removeSingle(storedNamespace(prev), key)
 		}
-		if indexed {
-			ix.insert(newNS, key)
+		if nsIndexed {
+			ix.insert(ns, key)
 		}
 	}
-	switch {
-	case indexed && m.nsUnindexed != nil:
-		delete(m.nsUnindexed, key)
-	case !indexed:
-		if m.nsUnindexed == nil {
-			m.nsUnindexed = map[string]struct{}{}
-		}
-		m.nsUnindexed[key] = struct{}{}
-	}
-}
-
-// nsUnindexedLocked reports whether key is stored outside the namespace
-// indices.
-func (m *threadSafeMap) nsUnindexedLocked(key string) bool {
-	if len(m.nsUnindexed) == 0 {
-		return false
-	}
-	_, ok := m.nsUnindexed[key]
-	return ok
+	return prev, existed, err
 }
 
 // storeJoinIndexErrors adds err to errs (either may be nil).
@@ -296,20 +301,19 @@ func storeJoinIndexErrors(errs, err error) error {
 
 // deleteLocked removes key and its index entries; it cannot fail.
 func (m *threadSafeMap) deleteLocked(key string) {
-	old, exists := m.items[key]
+	oldV, exists := m.items[key]
 	if !exists {
 		return
 	}
-	if m.nsUnindexedLocked(key) {
-		delete(m.nsUnindexed, key)
-	} else {
+	if len(m.nsIdx) > 0 {
+		ns := storedNamespace(storedObject(oldV))
 		for _, ix := range m.nsIdx {
-			ix.remove(old.ns, key)
+			ix.removeSingle(ns, key)
 		}
 	}
-	for i, ix := range m.slotted {
-		for _, v := range old.vals[i] {
-			ix.remove(v, key)
+	for i, vals := range storedVals(oldV) {
+		for _, v := range vals {
+			m.slotted[i].remove(v, key)
 		}
 	}
 	delete(m.items, key)
@@ -328,12 +332,11 @@ func (m *threadSafeMap) swap(key string, obj interface{}) (prev interface{}, exi
 	rv, hasRV := storeResourceVersionOf(obj)
 	m.lock.Lock()
 	defer m.lock.Unlock()
-	old, existed := m.items[key]
-	err = m.putLocked(key, obj)
+	prev, existed, err = m.putLocked(key, obj)
 	if hasRV {
 		m.writtenRVLocked(rv)
 	}
-	return old.obj, existed, err
+	return prev, existed, err
 }
 
 // Add stores obj under key; see ThreadSafeStore.
@@ -371,9 +374,9 @@ func (m *threadSafeMap) DeleteWithObject(key string, obj interface{}) {
 // Get returns the object stored under key.
 func (m *threadSafeMap) Get(key string) (item interface{}, exists bool) {
 	m.lock.RLock()
-	e, exists := m.items[key]
+	v, exists := m.items[key]
 	m.lock.RUnlock()
-	return e.obj, exists
+	return storedObject(v), exists
 }
 
 // List returns all stored objects.
@@ -381,8 +384,8 @@ func (m *threadSafeMap) List() []interface{} {
 	m.lock.RLock()
 	defer m.lock.RUnlock()
 	list := make([]interface{}, 0, len(m.items))
-	for _, e := range m.items {
-		list = append(list, e.obj)
+	for _, v := range m.items {
+		list = append(list, storedObject(v))
 	}
 	return list
 }

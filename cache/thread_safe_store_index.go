@@ -14,8 +14,9 @@ type tsIndex struct {
 	name string
 	fn   IndexFunc
 	// slot is the position of this index's values in tsEntry.vals, or -1
-	// for an index using MetaNamespaceIndexFunc, whose value is tsEntry.ns
-	// and is computed without calling the function (and without allocating).
+	// for an index using MetaNamespaceIndexFunc, whose value is the stored
+	// object's namespace, read without calling the function (and without
+	// allocating).
 	slot int
 	// byValue maps each index value to the keys of the objects having it.
 	byValue index
@@ -40,6 +41,23 @@ func (ix *tsIndex) remove(value, key string) {
 		// Drop empty sets, or churn through many distinct values would
 		// grow the index forever.
 		delete(ix.byValue, value)
+	}
+}
+
+// removeSingle removes key from an index that holds every key under exactly
+// one value (a namespace index): from value when it holds key there, else
+// (a caller mutated the stored object, so that value is no longer the one
+// it was indexed under) from whichever value holds it.
+func (ix *tsIndex) removeSingle(value, key string) {
+	if _, held := ix.byValue[value][key]; held {
+		ix.remove(value, key)
+		return
+	}
+	for v, set := range ix.byValue {
+		if _, held := set[key]; held {
+			ix.remove(v, key)
+			return
+		}
 	}
 }
 
@@ -180,7 +198,7 @@ func (m *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{},
 func (m *threadSafeMap) objectsLocked(keys sets.Set[string]) []interface{} {
 	list := make([]interface{}, 0, len(keys))
 	for key := range keys {
-		list = append(list, m.items[key].obj)
+		list = append(list, storedObject(m.items[key]))
 	}
 	return list
 }
@@ -280,15 +298,16 @@ func (m *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 			p.vals = make(map[string][]string, len(m.items))
 		}
 		for key, e := range m.items {
+			obj := storedObject(e)
 			if p.ns {
-				meta, err := storeMetaAccessor(e.obj)
+				meta, err := storeMetaAccessor(obj)
 				if err != nil {
 					return &storeIndexError{index: name, key: key, err: err}
 				}
 				p.nss[key] = meta.GetNamespace()
 				continue
 			}
-			v, err := probe.values(key, e.obj)
+			v, err := probe.values(key, obj)
 			if err != nil {
 				return err
 			}
@@ -297,7 +316,6 @@ func (m *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 		work = append(work, p)
 	}
 
-	hadNS := len(m.nsIdx) > 0
 	m.layoutGen++
 	for _, p := range work {
 		ix := m.addIndexLocked(p.name, p.fn)
@@ -313,17 +331,15 @@ func (m *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 			}
 		}
 	}
-	// Give every entry its new namespace and slots.
-	for key, e := range m.items {
-		changed := false
-		if !hadNS && len(m.nsIdx) > 0 {
-			for _, p := range work {
-				if p.ns {
-					e.ns = p.nss[key]
-					changed = true
-					break
-				}
-			}
+	// Give every entry its new slots (a namespace index needs none).
+	if len(m.slotted) == 0 {
+		return nil
+	}
+	for key, v := range m.items {
+		e, ok := v.(*tsEntry)
+		if !ok {
+			e = &tsEntry{obj: v}
+			m.items[key] = e
 		}
 		if len(e.vals) < len(m.slotted) {
 			vals := make([][]string, len(m.slotted))
@@ -334,10 +350,6 @@ func (m *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 				}
 			}
 			e.vals = vals
-			changed = true
-		}
-		if changed {
-			m.items[key] = e
 		}
 	}
 	return nil

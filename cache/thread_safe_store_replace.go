@@ -46,7 +46,6 @@ func (m *threadSafeMap) replaceLists(keys []string, objs []interface{}, resource
 		r = storeBuildReplacement(keys, objs, m.nsIdx, m.slotted)
 	}
 	m.items = r.items
-	m.nsUnindexed = r.nsUnindexed
 	for i, ix := range m.nsIdx {
 		if i == 0 {
 			ix.byValue = r.nsByValue
@@ -66,11 +65,9 @@ func (m *threadSafeMap) replaceLists(keys []string, objs []interface{}, resource
 
 // storeReplacement is the content and indices built for a Replace.
 type storeReplacement struct {
-	items       map[string]tsEntry
+	items       map[string]interface{}
 	nsByValue   index   // for the namespace indices, when there are any
 	slotByValue []index // for the slotted indices, by slot
-	// nsUnindexed holds the keys left out of the namespace indices.
-	nsUnindexed map[string]struct{}
 	// failures counts the objects an index function failed on.
 	failures storeIndexFailures
 }
@@ -81,47 +78,49 @@ type storeReplacement struct {
 // which an index function fails is left out of that index and recorded in
 // the replacement's failures.
 func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*tsIndex) storeReplacement {
-	items := make(map[string]tsEntry, len(keys))
+	items := make(map[string]interface{}, len(keys))
+	// nsUnindexed holds the keys left out of the namespace indices.
 	var nsUnindexed map[string]struct{}
 	var failures storeIndexFailures
 	nSlots := len(slotted)
-	// The entries' vals slices are cut from one allocation.
+	// The entries and their vals slices are cut from one allocation each.
 	var chunk [][]string
+	var entries []tsEntry
 	for i, key := range keys {
 		obj := objs[i]
-		e := tsEntry{obj: obj}
 		failed := false
 		if len(nsIdx) > 0 {
-			if meta, err := storeMetaAccessor(obj); err != nil {
+			if _, err := storeMetaAccessor(obj); err != nil {
 				failures.add(&storeIndexError{index: nsIdx[0].name, key: key, err: err})
 				failed = true
 				if nsUnindexed == nil {
 					nsUnindexed = map[string]struct{}{}
 				}
 				nsUnindexed[key] = struct{}{}
-			} else {
-				e.ns = meta.GetNamespace()
-				if nsUnindexed != nil {
-					// A later duplicate key replaces an unindexed object.
-					delete(nsUnindexed, key)
-				}
+			} else if nsUnindexed != nil {
+				// A later duplicate key replaces an unindexed object.
+				delete(nsUnindexed, key)
 			}
 		}
-		if nSlots > 0 {
-			if len(chunk) < nSlots {
-				chunk = make([][]string, nSlots*(len(keys)-i))
+		if nSlots == 0 {
+			items[key] = obj
+			continue
+		}
+		if len(chunk) < nSlots {
+			chunk = make([][]string, nSlots*(len(keys)-i))
+			entries = make([]tsEntry, len(keys)-i)
+		}
+		e := &entries[0]
+		entries = entries[1:]
+		e.obj = obj
+		e.vals, chunk = chunk[:nSlots:nSlots], chunk[nSlots:]
+		for s, ix := range slotted {
+			v, err := ix.values(key, obj)
+			if err != nil && !failed {
+				failures.add(err)
+				failed = true
 			}
-			e.vals, chunk = chunk[:nSlots:nSlots], chunk[nSlots:]
-			for s, ix := range slotted {
-				v, err := ix.values(key, obj)
-				if err != nil {
-					if !failed {
-						failures.add(err)
-					}
-					failed = true
-				}
-				e.vals[s] = v
-			}
+			e.vals[s] = v
 		}
 		items[key] = e
 	}
@@ -129,7 +128,7 @@ func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*
 	// Count the keys of each value first so that every key set is
 	// allocated at its final size: on a large list this avoids growing
 	// (and rehashing) the sets again and again.
-	r := storeReplacement{items: items, slotByValue: make([]index, nSlots), nsUnindexed: nsUnindexed, failures: failures}
+	r := storeReplacement{items: items, slotByValue: make([]index, nSlots), failures: failures}
 	var nsCounts map[string]int
 	if len(nsIdx) > 0 {
 		nsCounts = map[string]int{}
@@ -140,9 +139,9 @@ func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*
 	}
 	for key, e := range items {
 		if nsCounts != nil && !storeInSet(nsUnindexed, key) {
-			nsCounts[e.ns]++
+			nsCounts[storedNamespace(storedObject(e))]++
 		}
-		for i, vals := range e.vals {
+		for i, vals := range storedVals(e) {
 			for _, v := range vals {
 				slotCounts[i][v]++
 			}
@@ -163,15 +162,24 @@ func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*
 	}
 	for key, e := range items {
 		if r.nsByValue != nil && !storeInSet(nsUnindexed, key) {
-			r.nsByValue[e.ns][key] = sets.Empty{}
+			r.nsByValue[storedNamespace(storedObject(e))][key] = sets.Empty{}
 		}
-		for i, vals := range e.vals {
+		for i, vals := range storedVals(e) {
 			for _, v := range vals {
 				r.slotByValue[i][v][key] = sets.Empty{}
 			}
 		}
 	}
 	return r
+}
+
+// storeCloneIndex returns a deep copy of idx.
+func storeCloneIndex(idx index) index {
+	out := make(index, len(idx))
+	for v, keys := range idx {
+		out[v] = keys.Clone()
+	}
+	return out
 }
 
 // storeInSet reports whether key is in set (which may be nil).
@@ -223,12 +231,3 @@ func (f *storeIndexFailures) Error() string {
 // Unwrap returns the errors kept, so that errors.Is and errors.As find an
 // index function's error.
 func (f *storeIndexFailures) Unwrap() []error { return f.first }
-
-// storeCloneIndex returns a deep copy of idx.
-func storeCloneIndex(idx index) index {
-	out := make(index, len(idx))
-	for v, keys := range idx {
-		out[v] = keys.Clone()
-	}
-	return out
-}

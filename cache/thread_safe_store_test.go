@@ -497,6 +497,43 @@ func TestIndexerMutatedObjectKeepsIndicesConsistent(t *testing.T) {
 	assert.Empty(t, idx.ListIndexFuncValues("app"), "no stale entry for the value the object had when stored")
 }
 
+// TestIndexerMutatedNamespaceKeepsNamespaceIndexConsistent: the namespace
+// index reads the stored object's namespace instead of remembering it, so a
+// caller that moves a cached object to another namespace in place must not
+// leave its key under the old namespace, whether the key is then updated
+// (into the mutated namespace or back) or deleted.
+func TestIndexerMutatedNamespaceKeepsNamespaceIndexConsistent(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		then   func(idx Indexer) error
+		wantNS map[string][]string
+	}{
+		{"update into the mutated namespace", func(idx Indexer) error { return idx.Update(stPod("y", "a", "2")) }, map[string][]string{"y": {"a"}}},
+		{"update into the original namespace", func(idx Indexer) error { return idx.Update(stPod("x", "a", "2")) }, map[string][]string{"x": {"a"}}},
+		{"delete", func(idx Indexer) error { return idx.Delete(stPod("z", "a", "2")) }, map[string][]string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, indexers := range []Indexers{
+				{NamespaceIndex: MetaNamespaceIndexFunc},
+				{NamespaceIndex: MetaNamespaceIndexFunc, "app": stAppIndex},
+			} {
+				idx := NewIndexer(stNameKey, indexers) // the key stays when the namespace changes
+				p := stPod("x", "a", "1", "app", "web")
+				require.NoError(t, idx.Add(p))
+				p.Namespace = "y" // a careless caller mutates the cached object in place
+				require.NoError(t, tc.then(idx))
+				got := map[string][]string{}
+				for _, ns := range idx.ListIndexFuncValues(NamespaceIndex) {
+					keys, err := idx.IndexKeys(NamespaceIndex, ns)
+					require.NoError(t, err)
+					got[ns] = keys
+				}
+				assert.Equal(t, tc.wantNS, got, "indexers %v", storeSortedNames(indexers))
+			}
+		})
+	}
+}
+
 func TestThreadSafeStoreResourceVersion(t *testing.T) {
 	type step struct {
 		do   func(ts ThreadSafeStoreWithTransaction)

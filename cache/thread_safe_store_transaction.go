@@ -34,11 +34,11 @@ func (m *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction, observe f
 		t := &txns[i]
 		if observe != nil {
 			prev, existed := m.items[t.Key]
-			observe(i, prev.obj, existed)
+			observe(i, storedObject(prev), existed)
 		}
 		switch t.Type {
 		case TransactionTypeAdd, TransactionTypeUpdate:
-			if err := m.putLocked(t.Key, t.Object); err != nil {
+			if _, _, err := m.putLocked(t.Key, t.Object); err != nil {
 				// Stored outside the indices that failed on it.
 				failures = append(failures, storeTxnFailure{pos: i, err: err, applied: true})
 			}

@@ -198,6 +198,8 @@ func ProtocolBenchmarks() []ProtocolBenchmark {
 	overHTTP := []string{"sync-ms", "peaklive-MB", "allocs/pod", "cpu-us/pod"}
 	projected := []string{"sync-ms", "peaklive-MB", "retained-MB", "B/pod", "cpu-us/pod"}
 	blocked := []string{"others-events/s", "sent-events/s", "others/sent", "backlog-MB", "after-release"}
+	storeOps := []string{"add-ms", "update-ms", "list-ms", "delete-ms"}
+	indexerOps := append(slices.Clone(storeOps), "byindex-ms")
 	return []ProtocolBenchmark{
 		{Name: "Sync/pods=1000", Figures: sync, Floor: true},
 		{Name: "Sync/pods=10000", Figures: sync, Floor: true},
@@ -216,6 +218,10 @@ func ProtocolBenchmarks() []ProtocolBenchmark {
 		{Name: "BlockedHandler/buffer=coalesce", Figures: blocked},
 		{Name: "Projection/typed/pods=50000", Figures: projected},
 		{Name: "Projection/dynamic/pods=20000", Figures: projected},
+		{Name: "Store/store/objects=10000", Figures: storeOps},
+		{Name: "Store/store/objects=1000000", Figures: storeOps},
+		{Name: "Store/indexer/objects=10000", Figures: indexerOps},
+		{Name: "Store/indexer/objects=1000000", Figures: indexerOps},
 		{Name: "APIServer/default/pods=10000", Figures: overHTTP},
 		{Name: "APIServer/json/pods=10000", Figures: overHTTP},
 		{Name: "APIServer/projection/pods=10000", Figures: projected},
@@ -349,6 +355,11 @@ func Targets() []Target {
 		{Bench: "Projection/typed", Figure: "peaklive-MB", OfRatio: true, Value: 0.5},
 		{Bench: "Projection/typed", Figure: "sync-ms", OfRatio: true, Value: 0.8},
 		{Bench: "APIServer/projection", Figure: "cpu-us/pod", OfRatio: true, Value: 0.6},
+		{Bench: "Store/", Figure: "add-ms", OfRatio: true, Value: 1.05},
+		{Bench: "Store/", Figure: "update-ms", OfRatio: true, Value: 1.05},
+		{Bench: "Store/", Figure: "delete-ms", OfRatio: true, Value: 1.05},
+		{Bench: "Store/", Figure: "list-ms", OfRatio: true, Value: 1.05},
+		{Bench: "Store/", Figure: "byindex-ms", OfRatio: true, Value: 1.05},
 	}
 }
 
