@@ -31,6 +31,10 @@ func (s *sharedIndexInformer) loadSnapshot(ctx context.Context) (*reflectorResum
 		return nil, nil
 	}
 	if err != nil {
+		if errors.Is(err, errSnapshotNotEncrypted) && snapshotSensitive(s.objectType, protection) {
+			// Sensitive objects in clear: not kept until the next stop.
+			s.removeSensitiveSnapshot(ctx)
+		}
 		return nil, &SnapshotError{Path: s.config.snapshotFile, Op: "load", Err: err}
 	}
 	return &reflectorResume{objects: objects, resourceVersion: rv}, nil
@@ -71,9 +75,10 @@ func (s *sharedIndexInformer) saveSnapshot(ctx context.Context) {
 	klog.FromContext(ctx).V(2).Info("Informer snapshot written", "path", s.config.snapshotFile, "resourceVersion", rv)
 }
 
-// removeSensitiveSnapshot deletes the snapshot file of an informer of
-// sensitive objects without a key, which never writes one: a file there was
-// left by an older version or another configuration, in plain text.
+// removeSensitiveSnapshot deletes the plain snapshot file of an informer of
+// sensitive objects: without a key, which never writes one, or with a key,
+// which refuses it. Such a file was left by an older version or another
+// configuration, in plain text.
 func (s *sharedIndexInformer) removeSensitiveSnapshot(ctx context.Context) {
 	path := s.config.snapshotFile
 	if _, err := os.Lstat(path); err != nil {
@@ -83,7 +88,7 @@ func (s *sharedIndexInformer) removeSensitiveSnapshot(ctx context.Context) {
 		utilruntime.HandleErrorWithContext(ctx, &SnapshotError{Path: path, Op: "remove", Err: err}, "Snapshot of sensitive objects not removed", "type", fmt.Sprintf("%T", s.objectType))
 		return
 	}
-	klog.FromContext(ctx).Info("Removed a snapshot file of sensitive objects: they are not kept on disk without a snapshot encryption key (SnapshotProtection); listing",
+	klog.FromContext(ctx).Info("Removed a plain snapshot file of sensitive objects: they are kept on disk only encrypted (SnapshotProtection); listing",
 		"path", path, "type", fmt.Sprintf("%T", s.objectType))
 }
 
