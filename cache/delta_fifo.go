@@ -88,6 +88,12 @@ type DeltaFIFO struct {
 
 	// wm, when not nil, tracks the watermark of what was popped.
 	wm *deltaFIFOWatermark
+
+	// pagesOpen is true from the first page of a relist applied page by
+	// page until a complete list is queued (the relist's end, or a later
+	// list): until then the consumer may have applied pages of a list whose
+	// deletions and watermark never came. Guarded by lock.
+	pagesOpen bool
 }
 
 var (

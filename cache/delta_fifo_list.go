@@ -64,6 +64,7 @@ func (f *DeltaFIFO) queueReplaced(objs []interface{}, keys []string, resourceVer
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	f.initLocked()
+	f.pagesOpen = false
 
 	listed := make(map[string]struct{}, len(keys))
 	for i, key := range keys {
@@ -161,6 +162,7 @@ func (f *DeltaFIFO) queuePage(ctx context.Context, page []listedObject) error {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	f.initLocked()
+	f.pagesOpen = true
 	for _, o := range page {
 		if o.obj != nil {
 			f.appendLocked(o.key, Delta{Type: action, Object: o.obj})
@@ -179,6 +181,7 @@ func (f *DeltaFIFO) finishPages(_ context.Context, listed map[string]struct{}, r
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	f.initLocked()
+	f.pagesOpen = false
 	f.queueVanishedLocked(listed, true)
 	f.listedLocked(resourceVersion)
 	f.gate.firstReplace(f.queue.len())
@@ -186,4 +189,17 @@ func (f *DeltaFIFO) finishPages(_ context.Context, listed map[string]struct{}, r
 		f.cond.Broadcast()
 	}
 	return nil
+}
+
+// settled reports whether everything queued has been popped and processed
+// and no relist applied page by page is unfinished: the consumer's store
+// then holds one consistent state at the watermark of what was popped
+// (every change the queue received up to it, and none after it). While
+// keys are queued, it does not: the queue pops per key and not in watch
+// order, so a popped key may hold a newer state than the watermark, and a
+// relist's keys are applied one by one.
+func (f *DeltaFIFO) settled() bool {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	return !f.pagesOpen && f.queue.len() == 0
 }

@@ -76,7 +76,8 @@ type informerStats struct {
 	// deltas counts the deltas the informer's processing loop applied.
 	deltas atomic.Uint64
 	// snapshotsSkipped counts the snapshots not written because the
-	// objects are sensitive and no key was set.
+	// objects are sensitive and no key was set, or because the cache was
+	// not in one consistent state.
 	snapshotsSkipped atomic.Uint64
 	// transformRefused counts the objects the transform check
 	// (SetTransformCheck) refused.

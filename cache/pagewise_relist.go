@@ -47,8 +47,10 @@ import (
 // The cache's resourceVersion stays a watermark: the Replaced deltas of the
 // pages do not move it (a page does not say that every change up to the
 // list's version is applied); the Bookmark after the deletions does.
-// WaitForResourceVersion and snapshots taken during such a relist therefore
-// rely on the version the cache had before it.
+// WaitForResourceVersion therefore relies on the version the cache had
+// before it during such a relist; an informer stopped before the relist is
+// complete writes no snapshot (its cache holds newer states of some objects
+// under the older version; see SharedIndexInformerOptions.SnapshotFile).
 
 // informerLists is how a queue an informer builds for itself takes lists.
 type informerLists struct {

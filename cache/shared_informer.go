@@ -295,6 +295,11 @@ type sharedIndexInformer struct {
 	blockDeltas sync.Mutex
 	applier     *deltaApplier
 	batch       notificationBatch
+	// relistUnsettled, guarded by blockDeltas, is true while the cache
+	// holds pieces of a relist applied piece by piece (Replaced deltas, the
+	// deletions a relist derived) that a complete list has not settled yet
+	// (see noteRelistPiecesLocked). Only tracked for a snapshotting informer.
+	relistUnsettled bool
 
 	// rvWaiters are the callers of WaitForResourceVersion (freshness.go).
 	rvWaiters rvWaiters

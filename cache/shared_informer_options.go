@@ -73,8 +73,9 @@ type SharedIndexInformerOptions struct {
 	// a relist that fails midway leaves what its pages applied, and the
 	// next one reports those objects again. The first list is always
 	// applied whole. The cache's resourceVersion does not move until a
-	// relist is complete, so WaitForResourceVersion, LastStoreSyncResourceVersion
-	// and snapshots keep relying on the version the cache had before it.
+	// relist is complete, so WaitForResourceVersion and
+	// LastStoreSyncResourceVersion keep relying on the version the cache had
+	// before it, and no snapshot is written until it is complete.
 	// With UseDeltaFIFO the pages are queued as Replaced deltas, and the
 	// deletions after them, in the DeltaFIFO's own order.
 	RelistPageByPage bool
@@ -96,8 +97,15 @@ type SharedIndexInformerOptions struct {
 	// resourceVersion the cache reached to this file (atomically: a
 	// temporary file renamed over it). That resourceVersion is the cache's
 	// watermark: every change up to it is in the file, so a snapshot taken
-	// during a relist resumes from the version the cache had before the
-	// relist and misses nothing the relist would have found. When it
+	// during an atomic relist resumes from the version the cache had before
+	// the relist and misses nothing the relist would have found. A file
+	// only ever holds one consistent state at its resourceVersion: an
+	// informer stopped while its cache mixes states (a relist applied page
+	// by page, RelistPageByPage, or any DeltaFIFO relist, partly applied;
+	// with UseDeltaFIFO, any change still queued, since that queue pops per
+	// key and not in watch order) writes nothing, counts it
+	// (InformerStatus.SnapshotsSkipped) and leaves the file it had, which
+	// the next run resumes from (older, but consistent). When it
 	// starts and the file exists,
 	// it loads it instead of listing, so its handlers get an add (with
 	// isInInitialList true) for every loaded object, it counts as synced

@@ -8,6 +8,7 @@ func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool
 	defer s.blockDeltas.Unlock()
 	err := s.applier.process(obj, isInInitialList)
 	if d, ok := obj.(Deltas); ok {
+		s.noteRelistPiecesLocked(d)
 		s.stats.deltas.Add(s.applier.appliedDeltas(d))
 	} else {
 		s.stats.deltas.Add(s.applier.appliedDeltas(nil) + 1)
@@ -21,6 +22,7 @@ func (s *sharedIndexInformer) handleBatch(deltas []Delta, isInInitialList bool) 
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
 	err := s.applier.processBatch(deltas, isInInitialList)
+	s.noteRelistPiecesLocked(deltas)
 	s.stats.deltas.Add(s.applier.appliedDeltas(deltas))
 	s.flushLocked()
 	return err

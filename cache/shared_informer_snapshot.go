@@ -31,6 +31,10 @@ func (s *sharedIndexInformer) loadSnapshot(ctx context.Context) (*reflectorResum
 		return nil, nil
 	}
 	if err != nil {
+		if errors.Is(err, errSnapshotNotEncrypted) && snapshotSensitive(s.objectType, protection) {
+			// Sensitive objects in clear: not kept until the next stop.
+			s.removeSensitiveSnapshot(ctx)
+		}
 		return nil, &SnapshotError{Path: s.config.snapshotFile, Op: "load", Err: err}
 	}
 	return &reflectorResume{objects: objects, resourceVersion: rv}, nil
@@ -54,6 +58,12 @@ func (s *sharedIndexInformer) saveSnapshot(ctx context.Context) {
 			"path", s.config.snapshotFile, "type", fmt.Sprintf("%T", s.objectType))
 		return
 	}
+	if !s.cacheSettled() {
+		s.stats.snapshotsSkipped.Add(1)
+		klog.FromContext(ctx).Info("Informer snapshot not written: the cache was stopped in the middle of applying a relist or queued changes piece by piece, so it holds no single state at its resourceVersion; the snapshot file keeps its previous content",
+			"path", s.config.snapshotFile, "type", fmt.Sprintf("%T", s.objectType), "resourceVersion", rv)
+		return
+	}
 	codec, err := snapshotCodecFor(s.objectType)
 	if err == nil {
 		err = writeSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), snapshotTie{scope: s.config.snapshotScope, projection: s.config.snapshotProjection}, codec, storeObjectsByKey(s.indexer), rv, protection.Key)
@@ -65,9 +75,10 @@ func (s *sharedIndexInformer) saveSnapshot(ctx context.Context) {
 	klog.FromContext(ctx).V(2).Info("Informer snapshot written", "path", s.config.snapshotFile, "resourceVersion", rv)
 }
 
-// removeSensitiveSnapshot deletes the snapshot file of an informer of
-// sensitive objects without a key, which never writes one: a file there was
-// left by an older version or another configuration, in plain text.
+// removeSensitiveSnapshot deletes the plain snapshot file of an informer of
+// sensitive objects: without a key, which never writes one, or with a key,
+// which refuses it. Such a file was left by an older version or another
+// configuration, in plain text.
 func (s *sharedIndexInformer) removeSensitiveSnapshot(ctx context.Context) {
 	path := s.config.snapshotFile
 	if _, err := os.Lstat(path); err != nil {
@@ -77,6 +88,53 @@ func (s *sharedIndexInformer) removeSensitiveSnapshot(ctx context.Context) {
 		utilruntime.HandleErrorWithContext(ctx, &SnapshotError{Path: path, Op: "remove", Err: err}, "Snapshot of sensitive objects not removed", "type", fmt.Sprintf("%T", s.objectType))
 		return
 	}
-	klog.FromContext(ctx).Info("Removed a snapshot file of sensitive objects: they are not kept on disk without a snapshot encryption key (SnapshotProtection); listing",
+	klog.FromContext(ctx).Info("Removed a plain snapshot file of sensitive objects: they are kept on disk only encrypted (SnapshotProtection); listing",
 		"path", path, "type", fmt.Sprintf("%T", s.objectType))
+}
+
+// noteRelistPiecesLocked records, after deltas were applied, whether the
+// cache holds pieces of a relist that no complete list settled yet: a
+// Replaced delta (a page of a relist applied page by page) or a deletion a
+// relist derived (a DeletedFinalStateUnknown) opens such a state; a
+// ReplacedAll (an atomic list) and a Bookmark (which, in a RealFIFO, ends a
+// relist applied page by page once its deletions are applied; no watch runs
+// during a list) settle it. While a relist is unsettled, the cache holds
+// newer states of some objects (and lacks deleted ones) under the
+// resourceVersion it had before the relist: a snapshot of it would make the
+// next run watch from that version and replay older changes over newer
+// states. The caller holds blockDeltas; only snapshotting informers track
+// it.
+func (s *sharedIndexInformer) noteRelistPiecesLocked(deltas []Delta) {
+	if s.config.snapshotFile == "" {
+		return
+	}
+	for _, d := range deltas {
+		switch d.Type {
+		case Replaced:
+			s.relistUnsettled = true
+		case Deleted:
+			if _, tomb := d.Object.(DeletedFinalStateUnknown); tomb {
+				s.relistUnsettled = true
+			}
+		case ReplacedAll, Bookmark:
+			s.relistUnsettled = false
+		}
+	}
+}
+
+// cacheSettled reports whether the stopped informer's cache holds one
+// consistent state at its resourceVersion, so that a snapshot of it may be
+// written: with a DeltaFIFO, when everything queued was applied and no
+// relist applied page by page is unfinished (the queue pops per key, not in
+// watch order, so with keys still queued some popped key may hold a state
+// newer than the watermark); with the RealFIFO, which applies changes in
+// watch order and atomic relists in one step, unless a relist applied page
+// by page is unsettled (noteRelistPiecesLocked).
+func (s *sharedIndexInformer) cacheSettled() bool {
+	if q, ok := s.queue.(*DeltaFIFO); ok {
+		return q.settled()
+	}
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	return !s.relistUnsettled
 }

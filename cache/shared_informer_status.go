@@ -64,8 +64,11 @@ type InformerStatus struct {
 	// frame, ...); each was logged and skipped.
 	BadData uint64
 	// SnapshotsSkipped counts the times the informer stopped without
-	// writing its snapshot file because its objects are sensitive and no
-	// encryption key is set (see SnapshotProtection).
+	// writing its snapshot file: because its objects are sensitive and no
+	// encryption key is set (see SnapshotProtection), or because its cache
+	// did not hold one consistent state at its resourceVersion (a relist
+	// applied piece by piece was unfinished, see
+	// SharedIndexInformerOptions.SnapshotFile).
 	SnapshotsSkipped uint64
 	// TransformRefused counts the objects the informer's transform returned
 	// and its transform check (SetTransformCheck) refused: none of them

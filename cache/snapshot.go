@@ -296,6 +296,10 @@ func snapshotObjectName(obj interface{}) string {
 	return fmt.Sprintf("%T", obj)
 }
 
+// errSnapshotNotEncrypted is readSnapshot's error for a plain file read
+// with a key.
+var errSnapshotNotEncrypted = errors.New("refused: the snapshot is not encrypted, and this informer has a key, so it loads only encrypted snapshots")
+
 // readSnapshot loads the snapshot at path, which must be encrypted with key
 // when key is not nil and plain when it is. It returns os.ErrNotExist
 // (wrapped) when there is none, and refuses a file or directory another
@@ -317,7 +321,7 @@ func readSnapshot(path, identity string, tie snapshotTie, codec snapshotCodec, k
 	case encrypted && key == nil:
 		return nil, "", errors.New("the snapshot is encrypted and this informer has no key (SnapshotProtection.Key)")
 	case !encrypted && key != nil:
-		return nil, "", errors.New("refused: the snapshot is not encrypted, and this informer has a key, so it loads only encrypted snapshots")
+		return nil, "", errSnapshotNotEncrypted
 	case encrypted:
 		if data, err = decryptSnapshot(data, key); err != nil {
 			return nil, "", err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"reflect"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -14,10 +15,12 @@ import (
 // access control, so the objects of a sensitive type stay off disk unless a
 // key encrypts them:
 //
-//   - Secrets (typed *v1.Secret informers, and dynamic or metadata
-//     informers of core/v1 secrets, whose metadata may hold the data in a
-//     last-applied-configuration annotation) are always sensitive; Sensitive
-//     marks any other informer's objects so.
+//   - Secrets (typed *v1.Secret informers, dynamic or metadata informers
+//     of the core group's secrets resource in any version, and informers
+//     whose example is an unstructured object or a PartialObjectMetadata of
+//     the core group's kind Secret; metadata may hold the data in a
+//     last-applied-configuration annotation) are always sensitive;
+//     Sensitive marks any other informer's objects so.
 //   - Without a Key, a sensitive informer writes no snapshot: on stop it logs
 //     why and counts it (InformerStatus.SnapshotsSkipped), and on start it
 //     lists as usual and deletes a snapshot file it finds, which an older
@@ -29,7 +32,8 @@ import (
 //     that decrypt and authenticate with Key: a plain file, a file written
 //     with another key, and a file altered, cut or assembled from others are
 //     rejected as a *SnapshotError, like a corrupt one, and the informer
-//     lists as usual.
+//     lists as usual. A plain file refused by an informer of sensitive
+//     objects is deleted at once, since it holds them in clear.
 //
 // Whatever the protection, snapshot directories are created owner-only
 // (0700) and files 0600, and a directory others may write to, a file that
@@ -72,7 +76,8 @@ func IsSensitiveResource(gvr schema.GroupVersionResource) bool {
 
 // snapshotSensitive tells whether an informer of example objects, with
 // protection, caches sensitive objects: marked so, typed Secrets, or
-// unstructured objects whose expected kind is core Secret.
+// unstructured objects or object metadata (PartialObjectMetadata) whose
+// kind is Secret of the core group, in any version.
 func snapshotSensitive(example runtime.Object, protection SnapshotProtection) bool {
 	if protection.Sensitive {
 		return true
@@ -83,6 +88,12 @@ func snapshotSensitive(example runtime.Object, protection SnapshotProtection) bo
 		return true
 	}
 	if gvk := getExpectedGVKFromObject(example); gvk != nil {
+		return gvk.Group == "" && gvk.Kind == "Secret"
+	}
+	// The metadata of Secrets: their last-applied-configuration
+	// annotation may hold the data. Any version of the core group.
+	if m, ok := example.(*metav1.PartialObjectMetadata); ok && m != nil {
+		gvk := m.GroupVersionKind()
 		return gvk.Group == "" && gvk.Kind == "Secret"
 	}
 	return false

@@ -330,3 +330,41 @@ func TestSetSnapshotProtectionRejectsBadInput(t *testing.T) {
 	got := sharedOf(informer).config.snapshotProtection.Key
 	assert.Equal(t, testSnapshotKey(9), got, "the key was copied")
 }
+
+// TestSnapshotRefusedPlainFileOfSensitiveObjectsIsRemoved: an informer of
+// sensitive objects with a key refuses a plain snapshot file (left by a run
+// without a key) and deletes it at once, instead of leaving the objects in
+// clear on disk until its next clean stop.
+func TestSnapshotRefusedPlainFileOfSensitiveObjectsIsRemoved(t *testing.T) {
+	srv := newInfServer()
+	t.Cleanup(srv.stopWatches)
+	path := filepath.Join(t.TempDir(), "pods.snap")
+	firstSnapshotRun(t, srv, path)
+
+	informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path, SnapshotProtection: SnapshotProtection{Sensitive: true, Key: testSnapshotKey(1)}})
+	runInformerUntil(t, informer)
+	assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@2 initial=true"}, rec.waitN(t, 2))
+	lists, _ := srv.counts()
+	assert.Equal(t, 2, lists, "the plain file was refused: the informer listed")
+	_, err := os.Lstat(path)
+	assert.ErrorIs(t, err, os.ErrNotExist, "the refused plain file of sensitive objects was removed on start")
+	got := errs()
+	require.Len(t, got, 1)
+	var serr *SnapshotError
+	require.ErrorAs(t, got[0], &serr)
+	assert.Equal(t, "load", serr.Op)
+}
+
+// TestSnapshotMetadataOfSecretsIsSensitive: an informer over the metadata
+// of Secrets (a PartialObjectMetadata example of kind Secret, in any
+// version of the core group) caches sensitive objects: their
+// last-applied-configuration annotation may hold the data.
+func TestSnapshotMetadataOfSecretsIsSensitive(t *testing.T) {
+	for _, apiVersion := range []string{"v1", "v2"} {
+		example := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: "Secret"}}
+		assert.True(t, snapshotSensitive(example, SnapshotProtection{}), apiVersion)
+	}
+	other := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "example.com/v1", Kind: "Secret"}}
+	assert.False(t, snapshotSensitive(other, SnapshotProtection{}))
+	assert.True(t, IsSensitiveResource(schema.GroupVersionResource{Version: "v2", Resource: "secrets"}), "by group and resource, whatever the version")
+}

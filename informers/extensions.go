@@ -301,7 +301,8 @@ func snapshotScope(client kubernetes.Interface, namespace string, tweak func(*me
 }
 
 // clientServer returns the scheme, host and path prefix of the API server a
-// *kubernetes.Clientset talks to, or "" for any other client.
+// *kubernetes.Clientset talks to, without any userinfo, or "" for any other
+// client.
 func clientServer(client kubernetes.Interface) string {
 	cs, ok := client.(*kubernetes.Clientset)
 	if !ok || cs == nil {
@@ -312,6 +313,10 @@ func clientServer(client kubernetes.Interface) string {
 		return ""
 	}
 	u := rc.Get().URL()
+	// Credentials in the address (https://user:password@host) identify no
+	// cluster and must not reach the snapshot header, errors, logs or
+	// status bodies.
+	u.User = nil
 	u.RawQuery, u.Fragment = "", ""
 	// The core group's requests go to <server>/api/v1; what precedes it is
 	// the server, with the prefix of a proxy in front of it if any.
