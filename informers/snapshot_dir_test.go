@@ -7,16 +7,19 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/informers"
+	coreinformers "github.com/kinformer/kinformer/informers/core/v1"
 )
 
 // countPodLists counts the LIST requests for pods client has served so far.
@@ -129,4 +132,43 @@ func TestSnapshotDirRejectsSnapshotOfAnotherScope(t *testing.T) {
 			assert.ElementsMatch(t, tc.wantKeys, second.adds, "the handler saw the listed pods only")
 		})
 	}
+}
+
+// TestSnapshotDirLeavesOutInformersOfTheCallersOwnSelection: an informer
+// built by InformerFor with the caller's own NewInformerFunc may select other
+// objects than the factory's namespace and tweak say (here app=a, then
+// app=b), which the factory cannot know: it writes and resumes no snapshot
+// for it, so the second run lists and holds only its own selection. The
+// factory's own informers still resume.
+func TestSnapshotDirLeavesOutInformersOfTheCallersOwnSelection(t *testing.T) {
+	dir := t.TempDir()
+	client := fake.NewClientset(
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", Labels: map[string]string{"app": "a"}}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", Labels: map[string]string{"app": "b"}}},
+	)
+	run := func(app string) []string {
+		factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithSnapshotDir(dir))
+		informer := factory.InformerFor(&corev1.Pod{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+			return coreinformers.NewFilteredPodInformer(c, "", resync, cache.Indexers{}, func(o *metav1.ListOptions) { o.LabelSelector = "app=" + app })
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+		defer cancel()
+		factory.StartWithContext(ctx)
+		require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).AsError())
+		keys := informer.GetStore().ListKeys()
+		cancel()
+		factory.Shutdown()
+		return keys
+	}
+	assert.Equal(t, []string{"ns/a"}, run("a"))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "no snapshot of an informer whose selection the factory does not know")
+	assert.Equal(t, []string{"ns/b"}, run("b"))
+
+	// The factory's own informer of the same type is snapshotted.
+	runFactory(t, client, informers.WithSnapshotDir(dir))
+	entries, err = os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1)
 }
