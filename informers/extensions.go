@@ -167,9 +167,13 @@ func WithMaxRetryAfter(d time.Duration) SharedInformerOption {
 // factory with another namespace, other selectors or another server rejects
 // the file with a *cache.SnapshotError and lists as usual, so sharing a directory between
 // configurations costs lists but never loads foreign objects (give each
-// configuration its own directory to keep both warm). Only one running
-// factory may use a directory at a time. kinformer extension, not in
-// client-go.
+// configuration its own directory to keep both warm). Only the factory's
+// own informers (Core().V1().Pods() and the like, and ForResource) are
+// snapshotted: an informer InformerFor builds with the caller's own
+// NewInformerFunc may select other objects than the factory's scope says,
+// which the factory cannot know, so it gets no snapshot file and always
+// lists. Only one running factory may use a directory at a time. kinformer
+// extension, not in client-go.
 func WithSnapshotDir(dir string) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
 		f.extensions.snapshotDir = dir
@@ -232,8 +236,10 @@ func SnapshotFileName(t reflect.Type) string {
 }
 
 // applyExtensions configures a newly built, not yet started informer for
-// objects of type t. The caller holds f.mu.
-func (f *sharedInformerFactory) applyExtensions(t reflect.Type, informer cache.SharedIndexInformer) {
+// objects of type t; ownSelection says whether it selects what the
+// factory's namespace and tweak say (else it gets no snapshot file, since
+// the file would not be tied to what it selects). The caller holds f.mu.
+func (f *sharedInformerFactory) applyExtensions(t reflect.Type, informer cache.SharedIndexInformer, ownSelection bool) {
 	if a := f.extensions.listAdmission; a != nil {
 		if err := cache.SetListAdmission(informer, a); err != nil {
 			utilruntime.HandleError(err)
@@ -264,7 +270,7 @@ func (f *sharedInformerFactory) applyExtensions(t reflect.Type, informer cache.S
 			utilruntime.HandleError(err)
 		}
 	}
-	if dir := f.extensions.snapshotDir; dir != "" {
+	if dir := f.extensions.snapshotDir; dir != "" && ownSelection {
 		if err := cache.SetSnapshotFile(informer, filepath.Join(dir, SnapshotFileName(t))); err != nil {
 			utilruntime.HandleError(err)
 		}

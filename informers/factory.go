@@ -287,8 +287,25 @@ func (f *sharedInformerFactory) startedInformers() map[reflect.Type]cache.Shared
 // and the type's resync period, and installs the factory's transform; later
 // calls return that same informer and ignore newFunc. An informer requested
 // after Start runs when Start is called again. A nil newFunc (or one
-// returning nil) yields nil when there is no informer for the type yet.
+// returning nil) yields nil when there is no informer for the type yet. An
+// informer built here with the caller's newFunc gets no snapshot file
+// (WithSnapshotDir): its selection is the caller's, not the factory's.
 func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
+	return f.informerFor(obj, newFunc, false)
+}
+
+// InformerForOwnSelection is InformerFor for the factory's generated
+// informers, whose newFunc selects exactly what the factory's namespace and
+// tweak say: only their informers get a snapshot file (WithSnapshotDir).
+// The generated informer packages call it through build.InformerFor; it is
+// not part of client-go's SharedInformerFactory.
+func (f *sharedInformerFactory) InformerForOwnSelection(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
+	return f.informerFor(obj, newFunc, true)
+}
+
+// informerFor implements InformerFor; ownSelection says whether newFunc
+// selects what the factory's namespace and tweak say.
+func (f *sharedInformerFactory) informerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc, ownSelection bool) cache.SharedIndexInformer {
 	t := reflect.TypeOf(obj)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -310,7 +327,7 @@ func (f *sharedInformerFactory) InformerFor(obj runtime.Object, newFunc internal
 		// The informer is new and not running, so this cannot fail.
 		_ = informer.SetTransform(transform)
 	}
-	f.applyExtensions(t, informer)
+	f.applyExtensions(t, informer, ownSelection)
 	f.informers[t] = informer
 	return informer
 }

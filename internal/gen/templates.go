@@ -255,7 +255,7 @@ func (f *{{.Lower}}Informer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for {{.R.Plural}}
 // with type-safe methods.
 func (f *{{.Lower}}Informer) TypedInformer() {{.R.Kind}}IndexInformer {
-	return To{{.R.Kind}}IndexInformer(f.factory.InformerFor(&api.{{.R.Kind}}{}, f.defaultInformer))
+	return To{{.R.Kind}}IndexInformer(build.InformerFor(f.factory, &api.{{.R.Kind}}{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

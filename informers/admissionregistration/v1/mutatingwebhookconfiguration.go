@@ -147,7 +147,7 @@ func (f *mutatingWebhookConfigurationInformer) Informer() cache.SharedIndexInfor
 // TypedInformer returns the factory's shared informer for MutatingWebhookConfigurations
 // with type-safe methods.
 func (f *mutatingWebhookConfigurationInformer) TypedInformer() MutatingWebhookConfigurationIndexInformer {
-	return ToMutatingWebhookConfigurationIndexInformer(f.factory.InformerFor(&api.MutatingWebhookConfiguration{}, f.defaultInformer))
+	return ToMutatingWebhookConfigurationIndexInformer(build.InformerFor(f.factory, &api.MutatingWebhookConfiguration{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -147,7 +147,7 @@ func (f *mutatingAdmissionPolicyInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for MutatingAdmissionPolicies
 // with type-safe methods.
 func (f *mutatingAdmissionPolicyInformer) TypedInformer() MutatingAdmissionPolicyIndexInformer {
-	return ToMutatingAdmissionPolicyIndexInformer(f.factory.InformerFor(&api.MutatingAdmissionPolicy{}, f.defaultInformer))
+	return ToMutatingAdmissionPolicyIndexInformer(build.InformerFor(f.factory, &api.MutatingAdmissionPolicy{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -147,7 +147,7 @@ func (f *validatingAdmissionPolicyInformer) Informer() cache.SharedIndexInformer
 // TypedInformer returns the factory's shared informer for ValidatingAdmissionPolicies
 // with type-safe methods.
 func (f *validatingAdmissionPolicyInformer) TypedInformer() ValidatingAdmissionPolicyIndexInformer {
-	return ToValidatingAdmissionPolicyIndexInformer(f.factory.InformerFor(&api.ValidatingAdmissionPolicy{}, f.defaultInformer))
+	return ToValidatingAdmissionPolicyIndexInformer(build.InformerFor(f.factory, &api.ValidatingAdmissionPolicy{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

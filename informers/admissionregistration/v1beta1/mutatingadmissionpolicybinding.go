@@ -147,7 +147,7 @@ func (f *mutatingAdmissionPolicyBindingInformer) Informer() cache.SharedIndexInf
 // TypedInformer returns the factory's shared informer for MutatingAdmissionPolicyBindings
 // with type-safe methods.
 func (f *mutatingAdmissionPolicyBindingInformer) TypedInformer() MutatingAdmissionPolicyBindingIndexInformer {
-	return ToMutatingAdmissionPolicyBindingIndexInformer(f.factory.InformerFor(&api.MutatingAdmissionPolicyBinding{}, f.defaultInformer))
+	return ToMutatingAdmissionPolicyBindingIndexInformer(build.InformerFor(f.factory, &api.MutatingAdmissionPolicyBinding{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

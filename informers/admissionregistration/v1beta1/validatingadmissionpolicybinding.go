@@ -147,7 +147,7 @@ func (f *validatingAdmissionPolicyBindingInformer) Informer() cache.SharedIndexI
 // TypedInformer returns the factory's shared informer for ValidatingAdmissionPolicyBindings
 // with type-safe methods.
 func (f *validatingAdmissionPolicyBindingInformer) TypedInformer() ValidatingAdmissionPolicyBindingIndexInformer {
-	return ToValidatingAdmissionPolicyBindingIndexInformer(f.factory.InformerFor(&api.ValidatingAdmissionPolicyBinding{}, f.defaultInformer))
+	return ToValidatingAdmissionPolicyBindingIndexInformer(build.InformerFor(f.factory, &api.ValidatingAdmissionPolicyBinding{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

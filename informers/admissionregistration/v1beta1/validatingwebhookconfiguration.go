@@ -147,7 +147,7 @@ func (f *validatingWebhookConfigurationInformer) Informer() cache.SharedIndexInf
 // TypedInformer returns the factory's shared informer for ValidatingWebhookConfigurations
 // with type-safe methods.
 func (f *validatingWebhookConfigurationInformer) TypedInformer() ValidatingWebhookConfigurationIndexInformer {
-	return ToValidatingWebhookConfigurationIndexInformer(f.factory.InformerFor(&api.ValidatingWebhookConfiguration{}, f.defaultInformer))
+	return ToValidatingWebhookConfigurationIndexInformer(build.InformerFor(f.factory, &api.ValidatingWebhookConfiguration{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -147,7 +147,7 @@ func (f *storageVersionInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for StorageVersions
 // with type-safe methods.
 func (f *storageVersionInformer) TypedInformer() StorageVersionIndexInformer {
-	return ToStorageVersionIndexInformer(f.factory.InformerFor(&api.StorageVersion{}, f.defaultInformer))
+	return ToStorageVersionIndexInformer(build.InformerFor(f.factory, &api.StorageVersion{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *controllerRevisionInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for ControllerRevisions
 // with type-safe methods.
 func (f *controllerRevisionInformer) TypedInformer() ControllerRevisionIndexInformer {
-	return ToControllerRevisionIndexInformer(f.factory.InformerFor(&api.ControllerRevision{}, f.defaultInformer))
+	return ToControllerRevisionIndexInformer(build.InformerFor(f.factory, &api.ControllerRevision{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *deploymentInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for Deployments
 // with type-safe methods.
 func (f *deploymentInformer) TypedInformer() DeploymentIndexInformer {
-	return ToDeploymentIndexInformer(f.factory.InformerFor(&api.Deployment{}, f.defaultInformer))
+	return ToDeploymentIndexInformer(build.InformerFor(f.factory, &api.Deployment{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *daemonSetInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for DaemonSets
 // with type-safe methods.
 func (f *daemonSetInformer) TypedInformer() DaemonSetIndexInformer {
-	return ToDaemonSetIndexInformer(f.factory.InformerFor(&api.DaemonSet{}, f.defaultInformer))
+	return ToDaemonSetIndexInformer(build.InformerFor(f.factory, &api.DaemonSet{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *statefulSetInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for StatefulSets
 // with type-safe methods.
 func (f *statefulSetInformer) TypedInformer() StatefulSetIndexInformer {
-	return ToStatefulSetIndexInformer(f.factory.InformerFor(&api.StatefulSet{}, f.defaultInformer))
+	return ToStatefulSetIndexInformer(build.InformerFor(f.factory, &api.StatefulSet{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

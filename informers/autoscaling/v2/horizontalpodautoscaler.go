@@ -150,7 +150,7 @@ func (f *horizontalPodAutoscalerInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for HorizontalPodAutoscalers
 // with type-safe methods.
 func (f *horizontalPodAutoscalerInformer) TypedInformer() HorizontalPodAutoscalerIndexInformer {
-	return ToHorizontalPodAutoscalerIndexInformer(f.factory.InformerFor(&api.HorizontalPodAutoscaler{}, f.defaultInformer))
+	return ToHorizontalPodAutoscalerIndexInformer(build.InformerFor(f.factory, &api.HorizontalPodAutoscaler{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *jobInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for Jobs
 // with type-safe methods.
 func (f *jobInformer) TypedInformer() JobIndexInformer {
-	return ToJobIndexInformer(f.factory.InformerFor(&api.Job{}, f.defaultInformer))
+	return ToJobIndexInformer(build.InformerFor(f.factory, &api.Job{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *cronJobInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for CronJobs
 // with type-safe methods.
 func (f *cronJobInformer) TypedInformer() CronJobIndexInformer {
-	return ToCronJobIndexInformer(f.factory.InformerFor(&api.CronJob{}, f.defaultInformer))
+	return ToCronJobIndexInformer(build.InformerFor(f.factory, &api.CronJob{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -147,7 +147,7 @@ func (f *clusterTrustBundleInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for ClusterTrustBundles
 // with type-safe methods.
 func (f *clusterTrustBundleInformer) TypedInformer() ClusterTrustBundleIndexInformer {
-	return ToClusterTrustBundleIndexInformer(f.factory.InformerFor(&api.ClusterTrustBundle{}, f.defaultInformer))
+	return ToClusterTrustBundleIndexInformer(build.InformerFor(f.factory, &api.ClusterTrustBundle{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *podCertificateRequestInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for PodCertificateRequests
 // with type-safe methods.
 func (f *podCertificateRequestInformer) TypedInformer() PodCertificateRequestIndexInformer {
-	return ToPodCertificateRequestIndexInformer(f.factory.InformerFor(&api.PodCertificateRequest{}, f.defaultInformer))
+	return ToPodCertificateRequestIndexInformer(build.InformerFor(f.factory, &api.PodCertificateRequest{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -147,7 +147,7 @@ func (f *certificateSigningRequestInformer) Informer() cache.SharedIndexInformer
 // TypedInformer returns the factory's shared informer for CertificateSigningRequests
 // with type-safe methods.
 func (f *certificateSigningRequestInformer) TypedInformer() CertificateSigningRequestIndexInformer {
-	return ToCertificateSigningRequestIndexInformer(f.factory.InformerFor(&api.CertificateSigningRequest{}, f.defaultInformer))
+	return ToCertificateSigningRequestIndexInformer(build.InformerFor(f.factory, &api.CertificateSigningRequest{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *leaseInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for Leases
 // with type-safe methods.
 func (f *leaseInformer) TypedInformer() LeaseIndexInformer {
-	return ToLeaseIndexInformer(f.factory.InformerFor(&api.Lease{}, f.defaultInformer))
+	return ToLeaseIndexInformer(build.InformerFor(f.factory, &api.Lease{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *leaseCandidateInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for LeaseCandidates
 // with type-safe methods.
 func (f *leaseCandidateInformer) TypedInformer() LeaseCandidateIndexInformer {
-	return ToLeaseCandidateIndexInformer(f.factory.InformerFor(&api.LeaseCandidate{}, f.defaultInformer))
+	return ToLeaseCandidateIndexInformer(build.InformerFor(f.factory, &api.LeaseCandidate{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

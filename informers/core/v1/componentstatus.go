@@ -147,7 +147,7 @@ func (f *componentStatusInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for ComponentStatuses
 // with type-safe methods.
 func (f *componentStatusInformer) TypedInformer() ComponentStatusIndexInformer {
-	return ToComponentStatusIndexInformer(f.factory.InformerFor(&api.ComponentStatus{}, f.defaultInformer))
+	return ToComponentStatusIndexInformer(build.InformerFor(f.factory, &api.ComponentStatus{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

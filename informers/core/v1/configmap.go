@@ -150,7 +150,7 @@ func (f *configMapInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for ConfigMaps
 // with type-safe methods.
 func (f *configMapInformer) TypedInformer() ConfigMapIndexInformer {
-	return ToConfigMapIndexInformer(f.factory.InformerFor(&api.ConfigMap{}, f.defaultInformer))
+	return ToConfigMapIndexInformer(build.InformerFor(f.factory, &api.ConfigMap{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

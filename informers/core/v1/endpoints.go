@@ -150,7 +150,7 @@ func (f *endpointsInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for Endpoints
 // with type-safe methods.
 func (f *endpointsInformer) TypedInformer() EndpointsIndexInformer {
-	return ToEndpointsIndexInformer(f.factory.InformerFor(&api.Endpoints{}, f.defaultInformer))
+	return ToEndpointsIndexInformer(build.InformerFor(f.factory, &api.Endpoints{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *limitRangeInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for LimitRanges
 // with type-safe methods.
 func (f *limitRangeInformer) TypedInformer() LimitRangeIndexInformer {
-	return ToLimitRangeIndexInformer(f.factory.InformerFor(&api.LimitRange{}, f.defaultInformer))
+	return ToLimitRangeIndexInformer(build.InformerFor(f.factory, &api.LimitRange{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -147,7 +147,7 @@ func (f *namespaceInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for Namespaces
 // with type-safe methods.
 func (f *namespaceInformer) TypedInformer() NamespaceIndexInformer {
-	return ToNamespaceIndexInformer(f.factory.InformerFor(&api.Namespace{}, f.defaultInformer))
+	return ToNamespaceIndexInformer(build.InformerFor(f.factory, &api.Namespace{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

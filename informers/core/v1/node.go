@@ -147,7 +147,7 @@ func (f *nodeInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for Nodes
 // with type-safe methods.
 func (f *nodeInformer) TypedInformer() NodeIndexInformer {
-	return ToNodeIndexInformer(f.factory.InformerFor(&api.Node{}, f.defaultInformer))
+	return ToNodeIndexInformer(build.InformerFor(f.factory, &api.Node{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

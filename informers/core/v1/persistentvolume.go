@@ -147,7 +147,7 @@ func (f *persistentVolumeInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for PersistentVolumes
 // with type-safe methods.
 func (f *persistentVolumeInformer) TypedInformer() PersistentVolumeIndexInformer {
-	return ToPersistentVolumeIndexInformer(f.factory.InformerFor(&api.PersistentVolume{}, f.defaultInformer))
+	return ToPersistentVolumeIndexInformer(build.InformerFor(f.factory, &api.PersistentVolume{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *persistentVolumeClaimInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for PersistentVolumeClaims
 // with type-safe methods.
 func (f *persistentVolumeClaimInformer) TypedInformer() PersistentVolumeClaimIndexInformer {
-	return ToPersistentVolumeClaimIndexInformer(f.factory.InformerFor(&api.PersistentVolumeClaim{}, f.defaultInformer))
+	return ToPersistentVolumeClaimIndexInformer(build.InformerFor(f.factory, &api.PersistentVolumeClaim{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

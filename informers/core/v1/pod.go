@@ -150,7 +150,7 @@ func (f *podInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for Pods
 // with type-safe methods.
 func (f *podInformer) TypedInformer() PodIndexInformer {
-	return ToPodIndexInformer(f.factory.InformerFor(&api.Pod{}, f.defaultInformer))
+	return ToPodIndexInformer(build.InformerFor(f.factory, &api.Pod{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

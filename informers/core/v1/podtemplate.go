@@ -150,7 +150,7 @@ func (f *podTemplateInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for PodTemplates
 // with type-safe methods.
 func (f *podTemplateInformer) TypedInformer() PodTemplateIndexInformer {
-	return ToPodTemplateIndexInformer(f.factory.InformerFor(&api.PodTemplate{}, f.defaultInformer))
+	return ToPodTemplateIndexInformer(build.InformerFor(f.factory, &api.PodTemplate{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *replicationControllerInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for ReplicationControllers
 // with type-safe methods.
 func (f *replicationControllerInformer) TypedInformer() ReplicationControllerIndexInformer {
-	return ToReplicationControllerIndexInformer(f.factory.InformerFor(&api.ReplicationController{}, f.defaultInformer))
+	return ToReplicationControllerIndexInformer(build.InformerFor(f.factory, &api.ReplicationController{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *resourceQuotaInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for ResourceQuotas
 // with type-safe methods.
 func (f *resourceQuotaInformer) TypedInformer() ResourceQuotaIndexInformer {
-	return ToResourceQuotaIndexInformer(f.factory.InformerFor(&api.ResourceQuota{}, f.defaultInformer))
+	return ToResourceQuotaIndexInformer(build.InformerFor(f.factory, &api.ResourceQuota{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *secretInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for Secrets
 // with type-safe methods.
 func (f *secretInformer) TypedInformer() SecretIndexInformer {
-	return ToSecretIndexInformer(f.factory.InformerFor(&api.Secret{}, f.defaultInformer))
+	return ToSecretIndexInformer(build.InformerFor(f.factory, &api.Secret{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *serviceInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for Services
 // with type-safe methods.
 func (f *serviceInformer) TypedInformer() ServiceIndexInformer {
-	return ToServiceIndexInformer(f.factory.InformerFor(&api.Service{}, f.defaultInformer))
+	return ToServiceIndexInformer(build.InformerFor(f.factory, &api.Service{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

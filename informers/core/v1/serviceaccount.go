@@ -150,7 +150,7 @@ func (f *serviceAccountInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for ServiceAccounts
 // with type-safe methods.
 func (f *serviceAccountInformer) TypedInformer() ServiceAccountIndexInformer {
-	return ToServiceAccountIndexInformer(f.factory.InformerFor(&api.ServiceAccount{}, f.defaultInformer))
+	return ToServiceAccountIndexInformer(build.InformerFor(f.factory, &api.ServiceAccount{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

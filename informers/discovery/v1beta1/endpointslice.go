@@ -150,7 +150,7 @@ func (f *endpointSliceInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for EndpointSlices
 // with type-safe methods.
 func (f *endpointSliceInformer) TypedInformer() EndpointSliceIndexInformer {
-	return ToEndpointSliceIndexInformer(f.factory.InformerFor(&api.EndpointSlice{}, f.defaultInformer))
+	return ToEndpointSliceIndexInformer(build.InformerFor(f.factory, &api.EndpointSlice{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *eventInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for Events
 // with type-safe methods.
 func (f *eventInformer) TypedInformer() EventIndexInformer {
-	return ToEventIndexInformer(f.factory.InformerFor(&api.Event{}, f.defaultInformer))
+	return ToEventIndexInformer(build.InformerFor(f.factory, &api.Event{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *networkPolicyInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for NetworkPolicies
 // with type-safe methods.
 func (f *networkPolicyInformer) TypedInformer() NetworkPolicyIndexInformer {
-	return ToNetworkPolicyIndexInformer(f.factory.InformerFor(&api.NetworkPolicy{}, f.defaultInformer))
+	return ToNetworkPolicyIndexInformer(build.InformerFor(f.factory, &api.NetworkPolicy{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

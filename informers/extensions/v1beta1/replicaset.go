@@ -150,7 +150,7 @@ func (f *replicaSetInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for ReplicaSets
 // with type-safe methods.
 func (f *replicaSetInformer) TypedInformer() ReplicaSetIndexInformer {
-	return ToReplicaSetIndexInformer(f.factory.InformerFor(&api.ReplicaSet{}, f.defaultInformer))
+	return ToReplicaSetIndexInformer(build.InformerFor(f.factory, &api.ReplicaSet{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -147,7 +147,7 @@ func (f *priorityLevelConfigurationInformer) Informer() cache.SharedIndexInforme
 // TypedInformer returns the factory's shared informer for PriorityLevelConfigurations
 // with type-safe methods.
 func (f *priorityLevelConfigurationInformer) TypedInformer() PriorityLevelConfigurationIndexInformer {
-	return ToPriorityLevelConfigurationIndexInformer(f.factory.InformerFor(&api.PriorityLevelConfiguration{}, f.defaultInformer))
+	return ToPriorityLevelConfigurationIndexInformer(build.InformerFor(f.factory, &api.PriorityLevelConfiguration{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

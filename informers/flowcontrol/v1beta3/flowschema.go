@@ -147,7 +147,7 @@ func (f *flowSchemaInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for FlowSchemas
 // with type-safe methods.
 func (f *flowSchemaInformer) TypedInformer() FlowSchemaIndexInformer {
-	return ToFlowSchemaIndexInformer(f.factory.InformerFor(&api.FlowSchema{}, f.defaultInformer))
+	return ToFlowSchemaIndexInformer(build.InformerFor(f.factory, &api.FlowSchema{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

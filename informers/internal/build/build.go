@@ -139,3 +139,22 @@ func ListerWatcher(client any, tweak func(*metav1.ListOptions), list ListFunc, w
 		WatchFuncWithContext: watchCtx,
 	}, client)
 }
+
+// ownSelectionFactory is implemented by kinformer's typed factory: its
+// InformerForOwnSelection is InformerFor for a newFunc that selects exactly
+// what the factory's namespace and tweak say.
+type ownSelectionFactory interface {
+	InformerForOwnSelection(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer
+}
+
+// InformerFor returns factory's informer for obj's type, built by newFunc, a
+// generated informer's own constructor (which selects what the factory's
+// namespace and tweak say). With kinformer's factory the informer may then
+// get a snapshot file; another implementation of SharedInformerFactory gets
+// a plain InformerFor call.
+func InformerFor(factory internalinterfaces.SharedInformerFactory, obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer {
+	if f, ok := factory.(ownSelectionFactory); ok {
+		return f.InformerForOwnSelection(obj, newFunc)
+	}
+	return factory.InformerFor(obj, newFunc)
+}

@@ -150,7 +150,7 @@ func (f *evictionInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for Evictions
 // with type-safe methods.
 func (f *evictionInformer) TypedInformer() EvictionIndexInformer {
-	return ToEvictionIndexInformer(f.factory.InformerFor(&api.Eviction{}, f.defaultInformer))
+	return ToEvictionIndexInformer(build.InformerFor(f.factory, &api.Eviction{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

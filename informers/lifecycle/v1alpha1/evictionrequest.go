@@ -150,7 +150,7 @@ func (f *evictionRequestInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for EvictionRequests
 // with type-safe methods.
 func (f *evictionRequestInformer) TypedInformer() EvictionRequestIndexInformer {
-	return ToEvictionRequestIndexInformer(f.factory.InformerFor(&api.EvictionRequest{}, f.defaultInformer))
+	return ToEvictionRequestIndexInformer(build.InformerFor(f.factory, &api.EvictionRequest{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

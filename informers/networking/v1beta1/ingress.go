@@ -150,7 +150,7 @@ func (f *ingressInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for Ingresses
 // with type-safe methods.
 func (f *ingressInformer) TypedInformer() IngressIndexInformer {
-	return ToIngressIndexInformer(f.factory.InformerFor(&api.Ingress{}, f.defaultInformer))
+	return ToIngressIndexInformer(build.InformerFor(f.factory, &api.Ingress{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -147,7 +147,7 @@ func (f *ingressClassInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for IngressClasses
 // with type-safe methods.
 func (f *ingressClassInformer) TypedInformer() IngressClassIndexInformer {
-	return ToIngressClassIndexInformer(f.factory.InformerFor(&api.IngressClass{}, f.defaultInformer))
+	return ToIngressClassIndexInformer(build.InformerFor(f.factory, &api.IngressClass{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

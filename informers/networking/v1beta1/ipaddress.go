@@ -147,7 +147,7 @@ func (f *ipAddressInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for IPAddresses
 // with type-safe methods.
 func (f *ipAddressInformer) TypedInformer() IPAddressIndexInformer {
-	return ToIPAddressIndexInformer(f.factory.InformerFor(&api.IPAddress{}, f.defaultInformer))
+	return ToIPAddressIndexInformer(build.InformerFor(f.factory, &api.IPAddress{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

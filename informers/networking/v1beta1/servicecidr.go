@@ -147,7 +147,7 @@ func (f *serviceCIDRInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for ServiceCIDRs
 // with type-safe methods.
 func (f *serviceCIDRInformer) TypedInformer() ServiceCIDRIndexInformer {
-	return ToServiceCIDRIndexInformer(f.factory.InformerFor(&api.ServiceCIDR{}, f.defaultInformer))
+	return ToServiceCIDRIndexInformer(build.InformerFor(f.factory, &api.ServiceCIDR{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -147,7 +147,7 @@ func (f *runtimeClassInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for RuntimeClasses
 // with type-safe methods.
 func (f *runtimeClassInformer) TypedInformer() RuntimeClassIndexInformer {
-	return ToRuntimeClassIndexInformer(f.factory.InformerFor(&api.RuntimeClass{}, f.defaultInformer))
+	return ToRuntimeClassIndexInformer(build.InformerFor(f.factory, &api.RuntimeClass{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *podDisruptionBudgetInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for PodDisruptionBudgets
 // with type-safe methods.
 func (f *podDisruptionBudgetInformer) TypedInformer() PodDisruptionBudgetIndexInformer {
-	return ToPodDisruptionBudgetIndexInformer(f.factory.InformerFor(&api.PodDisruptionBudget{}, f.defaultInformer))
+	return ToPodDisruptionBudgetIndexInformer(build.InformerFor(f.factory, &api.PodDisruptionBudget{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

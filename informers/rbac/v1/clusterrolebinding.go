@@ -147,7 +147,7 @@ func (f *clusterRoleBindingInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for ClusterRoleBindings
 // with type-safe methods.
 func (f *clusterRoleBindingInformer) TypedInformer() ClusterRoleBindingIndexInformer {
-	return ToClusterRoleBindingIndexInformer(f.factory.InformerFor(&api.ClusterRoleBinding{}, f.defaultInformer))
+	return ToClusterRoleBindingIndexInformer(build.InformerFor(f.factory, &api.ClusterRoleBinding{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

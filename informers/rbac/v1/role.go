@@ -150,7 +150,7 @@ func (f *roleInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for Roles
 // with type-safe methods.
 func (f *roleInformer) TypedInformer() RoleIndexInformer {
-	return ToRoleIndexInformer(f.factory.InformerFor(&api.Role{}, f.defaultInformer))
+	return ToRoleIndexInformer(build.InformerFor(f.factory, &api.Role{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -147,7 +147,7 @@ func (f *clusterRoleInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for ClusterRoles
 // with type-safe methods.
 func (f *clusterRoleInformer) TypedInformer() ClusterRoleIndexInformer {
-	return ToClusterRoleIndexInformer(f.factory.InformerFor(&api.ClusterRole{}, f.defaultInformer))
+	return ToClusterRoleIndexInformer(build.InformerFor(f.factory, &api.ClusterRole{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *roleBindingInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for RoleBindings
 // with type-safe methods.
 func (f *roleBindingInformer) TypedInformer() RoleBindingIndexInformer {
-	return ToRoleBindingIndexInformer(f.factory.InformerFor(&api.RoleBinding{}, f.defaultInformer))
+	return ToRoleBindingIndexInformer(build.InformerFor(f.factory, &api.RoleBinding{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

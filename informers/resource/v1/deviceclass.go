@@ -147,7 +147,7 @@ func (f *deviceClassInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for DeviceClasses
 // with type-safe methods.
 func (f *deviceClassInformer) TypedInformer() DeviceClassIndexInformer {
-	return ToDeviceClassIndexInformer(f.factory.InformerFor(&api.DeviceClass{}, f.defaultInformer))
+	return ToDeviceClassIndexInformer(build.InformerFor(f.factory, &api.DeviceClass{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

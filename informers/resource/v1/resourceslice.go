@@ -147,7 +147,7 @@ func (f *resourceSliceInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for ResourceSlices
 // with type-safe methods.
 func (f *resourceSliceInformer) TypedInformer() ResourceSliceIndexInformer {
-	return ToResourceSliceIndexInformer(f.factory.InformerFor(&api.ResourceSlice{}, f.defaultInformer))
+	return ToResourceSliceIndexInformer(build.InformerFor(f.factory, &api.ResourceSlice{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

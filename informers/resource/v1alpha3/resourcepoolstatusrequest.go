@@ -147,7 +147,7 @@ func (f *resourcePoolStatusRequestInformer) Informer() cache.SharedIndexInformer
 // TypedInformer returns the factory's shared informer for ResourcePoolStatusRequests
 // with type-safe methods.
 func (f *resourcePoolStatusRequestInformer) TypedInformer() ResourcePoolStatusRequestIndexInformer {
-	return ToResourcePoolStatusRequestIndexInformer(f.factory.InformerFor(&api.ResourcePoolStatusRequest{}, f.defaultInformer))
+	return ToResourcePoolStatusRequestIndexInformer(build.InformerFor(f.factory, &api.ResourcePoolStatusRequest{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

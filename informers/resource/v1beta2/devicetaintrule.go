@@ -147,7 +147,7 @@ func (f *deviceTaintRuleInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for DeviceTaintRules
 // with type-safe methods.
 func (f *deviceTaintRuleInformer) TypedInformer() DeviceTaintRuleIndexInformer {
-	return ToDeviceTaintRuleIndexInformer(f.factory.InformerFor(&api.DeviceTaintRule{}, f.defaultInformer))
+	return ToDeviceTaintRuleIndexInformer(build.InformerFor(f.factory, &api.DeviceTaintRule{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *resourceClaimInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for ResourceClaims
 // with type-safe methods.
 func (f *resourceClaimInformer) TypedInformer() ResourceClaimIndexInformer {
-	return ToResourceClaimIndexInformer(f.factory.InformerFor(&api.ResourceClaim{}, f.defaultInformer))
+	return ToResourceClaimIndexInformer(build.InformerFor(f.factory, &api.ResourceClaim{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -150,7 +150,7 @@ func (f *resourceClaimTemplateInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for ResourceClaimTemplates
 // with type-safe methods.
 func (f *resourceClaimTemplateInformer) TypedInformer() ResourceClaimTemplateIndexInformer {
-	return ToResourceClaimTemplateIndexInformer(f.factory.InformerFor(&api.ResourceClaimTemplate{}, f.defaultInformer))
+	return ToResourceClaimTemplateIndexInformer(build.InformerFor(f.factory, &api.ResourceClaimTemplate{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

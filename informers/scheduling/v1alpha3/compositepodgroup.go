@@ -150,7 +150,7 @@ func (f *compositePodGroupInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for CompositePodGroups
 // with type-safe methods.
 func (f *compositePodGroupInformer) TypedInformer() CompositePodGroupIndexInformer {
-	return ToCompositePodGroupIndexInformer(f.factory.InformerFor(&api.CompositePodGroup{}, f.defaultInformer))
+	return ToCompositePodGroupIndexInformer(build.InformerFor(f.factory, &api.CompositePodGroup{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

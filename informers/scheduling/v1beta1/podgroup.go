@@ -150,7 +150,7 @@ func (f *podGroupInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for PodGroups
 // with type-safe methods.
 func (f *podGroupInformer) TypedInformer() PodGroupIndexInformer {
-	return ToPodGroupIndexInformer(f.factory.InformerFor(&api.PodGroup{}, f.defaultInformer))
+	return ToPodGroupIndexInformer(build.InformerFor(f.factory, &api.PodGroup{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

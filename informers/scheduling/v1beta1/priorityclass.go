@@ -147,7 +147,7 @@ func (f *priorityClassInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for PriorityClasses
 // with type-safe methods.
 func (f *priorityClassInformer) TypedInformer() PriorityClassIndexInformer {
-	return ToPriorityClassIndexInformer(f.factory.InformerFor(&api.PriorityClass{}, f.defaultInformer))
+	return ToPriorityClassIndexInformer(build.InformerFor(f.factory, &api.PriorityClass{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

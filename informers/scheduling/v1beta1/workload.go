@@ -150,7 +150,7 @@ func (f *workloadInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for Workloads
 // with type-safe methods.
 func (f *workloadInformer) TypedInformer() WorkloadIndexInformer {
-	return ToWorkloadIndexInformer(f.factory.InformerFor(&api.Workload{}, f.defaultInformer))
+	return ToWorkloadIndexInformer(build.InformerFor(f.factory, &api.Workload{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

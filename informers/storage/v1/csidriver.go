@@ -147,7 +147,7 @@ func (f *csiDriverInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for CSIDrivers
 // with type-safe methods.
 func (f *csiDriverInformer) TypedInformer() CSIDriverIndexInformer {
-	return ToCSIDriverIndexInformer(f.factory.InformerFor(&api.CSIDriver{}, f.defaultInformer))
+	return ToCSIDriverIndexInformer(build.InformerFor(f.factory, &api.CSIDriver{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

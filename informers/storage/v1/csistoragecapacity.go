@@ -150,7 +150,7 @@ func (f *csiStorageCapacityInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for CSIStorageCapacities
 // with type-safe methods.
 func (f *csiStorageCapacityInformer) TypedInformer() CSIStorageCapacityIndexInformer {
-	return ToCSIStorageCapacityIndexInformer(f.factory.InformerFor(&api.CSIStorageCapacity{}, f.defaultInformer))
+	return ToCSIStorageCapacityIndexInformer(build.InformerFor(f.factory, &api.CSIStorageCapacity{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

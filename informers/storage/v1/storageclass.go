@@ -147,7 +147,7 @@ func (f *storageClassInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for StorageClasses
 // with type-safe methods.
 func (f *storageClassInformer) TypedInformer() StorageClassIndexInformer {
-	return ToStorageClassIndexInformer(f.factory.InformerFor(&api.StorageClass{}, f.defaultInformer))
+	return ToStorageClassIndexInformer(build.InformerFor(f.factory, &api.StorageClass{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -147,7 +147,7 @@ func (f *volumeAttachmentInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for VolumeAttachments
 // with type-safe methods.
 func (f *volumeAttachmentInformer) TypedInformer() VolumeAttachmentIndexInformer {
-	return ToVolumeAttachmentIndexInformer(f.factory.InformerFor(&api.VolumeAttachment{}, f.defaultInformer))
+	return ToVolumeAttachmentIndexInformer(build.InformerFor(f.factory, &api.VolumeAttachment{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

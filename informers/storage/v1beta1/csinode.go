@@ -147,7 +147,7 @@ func (f *csiNodeInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for CSINodes
 // with type-safe methods.
 func (f *csiNodeInformer) TypedInformer() CSINodeIndexInformer {
-	return ToCSINodeIndexInformer(f.factory.InformerFor(&api.CSINode{}, f.defaultInformer))
+	return ToCSINodeIndexInformer(build.InformerFor(f.factory, &api.CSINode{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

@@ -147,7 +147,7 @@ func (f *volumeAttributesClassInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for VolumeAttributesClasses
 // with type-safe methods.
 func (f *volumeAttributesClassInformer) TypedInformer() VolumeAttributesClassIndexInformer {
-	return ToVolumeAttributesClassIndexInformer(f.factory.InformerFor(&api.VolumeAttributesClass{}, f.defaultInformer))
+	return ToVolumeAttributesClassIndexInformer(build.InformerFor(f.factory, &api.VolumeAttributesClass{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.

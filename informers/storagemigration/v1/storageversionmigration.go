@@ -147,7 +147,7 @@ func (f *storageVersionMigrationInformer) Informer() cache.SharedIndexInformer {
 // TypedInformer returns the factory's shared informer for StorageVersionMigrations
 // with type-safe methods.
 func (f *storageVersionMigrationInformer) TypedInformer() StorageVersionMigrationIndexInformer {
-	return ToStorageVersionMigrationIndexInformer(f.factory.InformerFor(&api.StorageVersionMigration{}, f.defaultInformer))
+	return ToStorageVersionMigrationIndexInformer(build.InformerFor(f.factory, &api.StorageVersionMigration{}, f.defaultInformer))
 }
 
 // Lister returns a lister over the shared informer's cache.
