@@ -375,8 +375,10 @@ func (m *threadSafeMap) DeleteWithObject(key string, obj interface{}) {
 func (m *threadSafeMap) Get(key string) (item interface{}, exists bool) {
 	m.lock.RLock()
 	v, exists := m.items[key]
+	// A *tsEntry is updated in place by writers: read it under the lock.
+	item = storedObject(v)
 	m.lock.RUnlock()
-	return storedObject(v), exists
+	return item, exists
 }
 
 // List returns all stored objects.
