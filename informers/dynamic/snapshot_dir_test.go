@@ -63,6 +63,7 @@ func runAndShutdown(t *testing.T, client *fake.FakeDynamicClient, gvr schema.Gro
 // namespace rejects the file with a *cache.SnapshotError and lists.
 func TestDynamicFactorySnapshotDirWarmRestarts(t *testing.T) {
 	client, _ := newFakeClient(
+		kubeSystem("uid-a"),
 		newObject(widgetsGVR, "Widget", "a", "w1", map[string]string{"app": "web"}),
 		newObject(widgetsGVR, "Widget", "a", "w2", map[string]string{"app": "db"}),
 		newObject(widgetsGVR, "Widget", "b", "w3", map[string]string{"app": "web"}),
@@ -128,7 +129,7 @@ func TestDynamicFactorySnapshotProtection(t *testing.T) {
 	client := fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		widgetsGVR: "WidgetList",
 		secretsGVR: "SecretList",
-	}, newObject(secretsGVR, "Secret", "a", "token", nil), newObject(widgetsGVR, "Widget", "a", "w1", nil))
+	}, kubeSystem("uid-a"), newObject(secretsGVR, "Secret", "a", "token", nil), newObject(widgetsGVR, "Widget", "a", "w1", nil))
 	dir := t.TempDir()
 	snapshotFiles := func() []string {
 		entries, err := os.ReadDir(dir)
