@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -257,6 +258,10 @@ func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, conf
 type sharedIndexInformer struct {
 	indexer   Indexer
 	processor *sharedProcessor
+
+	// snapshotRun is the scope this run's snapshot is tied to, once the
+	// snapshot was tried (see resolveSnapshotScope).
+	snapshotRun atomic.Pointer[snapshotRunScope]
 
 	// synced is closed once the controller's queue has delivered the
 	// initial list.

@@ -145,6 +145,18 @@ type SharedIndexInformerOptions struct {
 	// kinformer extension; SetSnapshotScope sets it before Run.
 	SnapshotScope string
 
+	// SnapshotCluster, when set, returns the identity of the cluster the
+	// ListerWatcher reads, such as the UID of its kube-system namespace
+	// (which survives a cluster rebuilt at the same address, unlike the
+	// address itself). The informer calls it once per Run, before it reads
+	// its snapshot file, and ties the file to the identity as to the
+	// scope: a file written against another cluster is rejected as a
+	// *SnapshotError. An error, or an empty identity, means the cluster
+	// is not known: no snapshot is read or written in that run (the
+	// informer lists as usual, and says so in its log). kinformer
+	// extension; the dynamic and metadata factories set it.
+	SnapshotCluster func(ctx context.Context) (string, error)
+
 	// SnapshotProtection says which objects may be written to SnapshotFile
 	// and how: by default the objects of a sensitive type (Secrets always,
 	// and any informer marked Sensitive) are never written, and other files
@@ -231,6 +243,8 @@ type informerConfig struct {
 	// SnapshotFile and SnapshotScope (SetSnapshotFile, SetSnapshotScope).
 	snapshotFile  string
 	snapshotScope string
+	// snapshotCluster is SharedIndexInformerOptions.SnapshotCluster.
+	snapshotCluster func(ctx context.Context) (string, error)
 	// snapshotProjection is the fingerprint SetSnapshotProjection sets.
 	snapshotProjection string
 	// snapshotProtection is SharedIndexInformerOptions.SnapshotProtection
@@ -274,6 +288,7 @@ func (options SharedIndexInformerOptions) config() informerConfig {
 		watchIdleTimeout:   options.WatchIdleTimeout,
 		snapshotFile:       options.SnapshotFile,
 		snapshotScope:      options.SnapshotScope,
+		snapshotCluster:    options.SnapshotCluster,
 		snapshotProtection: options.SnapshotProtection.clone(),
 		handlerMetrics:     options.HandlerMetricsProvider,
 

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
@@ -25,7 +29,11 @@ func (s *sharedIndexInformer) loadSnapshot(ctx context.Context) (*reflectorResum
 		s.removeSensitiveSnapshot(ctx)
 		return nil, nil
 	}
-	objects, rv, err := readSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), snapshotTie{scope: s.config.snapshotScope, projection: s.config.snapshotProjection}, codec, protection.Key)
+	scope, known := s.resolveSnapshotScope(ctx)
+	if !known {
+		return nil, nil
+	}
+	objects, rv, err := readSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), snapshotTie{scope: scope, projection: s.config.snapshotProjection}, codec, protection.Key)
 	if errors.Is(err, os.ErrNotExist) {
 		klog.FromContext(ctx).V(2).Info("No informer snapshot yet; listing", "path", s.config.snapshotFile)
 		return nil, nil
@@ -64,15 +72,77 @@ func (s *sharedIndexInformer) saveSnapshot(ctx context.Context) {
 			"path", s.config.snapshotFile, "type", fmt.Sprintf("%T", s.objectType), "resourceVersion", rv)
 		return
 	}
+	scope, known := s.snapshotScopeOfRun()
+	if !known {
+		s.stats.snapshotsSkipped.Add(1)
+		klog.FromContext(ctx).Info("Informer snapshot not written: the identity of the cluster could not be read (SnapshotCluster)",
+			"path", s.config.snapshotFile, "type", fmt.Sprintf("%T", s.objectType))
+		return
+	}
 	codec, err := snapshotCodecFor(s.objectType)
 	if err == nil {
-		err = writeSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), snapshotTie{scope: s.config.snapshotScope, projection: s.config.snapshotProjection}, codec, storeObjectsByKey(s.indexer), rv, protection.Key)
+		err = writeSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), snapshotTie{scope: scope, projection: s.config.snapshotProjection}, codec, storeObjectsByKey(s.indexer), rv, protection.Key)
 	}
 	if err != nil {
 		utilruntime.HandleErrorWithContext(ctx, &SnapshotError{Path: s.config.snapshotFile, Op: "save", Err: err}, "Informer snapshot not written", "type", fmt.Sprintf("%T", s.objectType))
 		return
 	}
 	klog.FromContext(ctx).V(2).Info("Informer snapshot written", "path", s.config.snapshotFile, "resourceVersion", rv)
+}
+
+// resolveSnapshotScope returns the scope this run's snapshot is tied to: the
+// informer's SnapshotScope, followed by the cluster's identity when
+// SnapshotCluster is set. known is false when the identity could not be
+// read: the run then neither reads nor writes a snapshot. It records the
+// outcome for saveSnapshot.
+func (s *sharedIndexInformer) resolveSnapshotScope(ctx context.Context) (scope string, known bool) {
+	scope = s.config.snapshotScope
+	if s.config.snapshotCluster != nil {
+		id, err := s.config.snapshotCluster(ctx)
+		if err == nil && id == "" {
+			err = errors.New("the cluster identity is empty")
+		}
+		if err != nil {
+			// Not the error text: it may name the server and the
+			// account; the reason is enough to act on.
+			klog.FromContext(ctx).Info("Informer snapshot not used: the identity of the cluster could not be read; listing",
+				"path", s.config.snapshotFile, "type", fmt.Sprintf("%T", s.objectType), "reason", snapshotClusterReason(err))
+			s.snapshotRun.Store(&snapshotRunScope{})
+			return "", false
+		}
+		if scope != "" {
+			scope += " "
+		}
+		scope += "cluster=" + strconv.Quote(id)
+	}
+	s.snapshotRun.Store(&snapshotRunScope{scope: scope, known: true})
+	return scope, true
+}
+
+// snapshotScopeOfRun returns the scope resolveSnapshotScope found in this
+// run; before it ran (no snapshot was tried), the informer's own scope when
+// it needs no cluster identity.
+func (s *sharedIndexInformer) snapshotScopeOfRun() (string, bool) {
+	if run := s.snapshotRun.Load(); run != nil {
+		return run.scope, run.known
+	}
+	return s.config.snapshotScope, s.config.snapshotCluster == nil
+}
+
+// snapshotClusterReason is what the log says of a failure to read the
+// cluster's identity: the API's reason (Forbidden, NotFound, ...), or
+// "Unknown" for other errors.
+func snapshotClusterReason(err error) string {
+	if reason := apierrors.ReasonForError(err); reason != metav1.StatusReasonUnknown {
+		return string(reason)
+	}
+	return "Unknown"
+}
+
+// snapshotRunScope is the outcome of resolveSnapshotScope.
+type snapshotRunScope struct {
+	scope string
+	known bool
 }
 
 // removeSensitiveSnapshot deletes the plain snapshot file of an informer of

@@ -15,11 +15,14 @@ import (
 
 // The README's warm restart of a dynamic factory: the options constructor
 // (a kinformer extension) takes a snapshot directory, next to the namespace
-// and list options the filtered constructor takes as arguments.
+// and list options the filtered constructor takes as arguments. The snapshot
+// is tied to the cluster by the UID of its kube-system namespace, which the
+// factory reads with its client.
 func ExampleNewDynamicSharedInformerFactoryWithOptions() {
 	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	client := fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{widgets: "WidgetList"},
+		kubeSystem("9e2a4c0e-cluster-uid"),
 		newObject(widgets, "Widget", "prod", "w1", nil))
 	dir, err := os.MkdirTemp("", "informers")
 	if err != nil {

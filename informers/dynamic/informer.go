@@ -189,7 +189,14 @@ func WithStalenessProbeInterval(d time.Duration) DynamicSharedInformerOption {
 // WithSnapshotEncryptionKey (see cache.SnapshotProtection). Each
 // file is tied to the factory's namespace and the label and field selectors
 // of its tweakListOptions (cache.SnapshotScopeFor): a factory with another
-// scope rejects it with a *cache.SnapshotError and lists as usual. Only one
+// scope rejects it with a *cache.SnapshotError and lists as usual. Each file
+// is also tied to the cluster, identified by the UID of its kube-system
+// namespace, which the factory reads once (the first time an informer
+// starts) with its own client: that needs get permission on
+// namespaces/kube-system. A file written against another cluster, even one
+// rebuilt at the same address, is rejected the same way; when the identity
+// cannot be read (no permission, no kube-system namespace, an error), no
+// snapshot is read or written and the informers list as usual. Only one
 // running factory may use a directory at a time. kinformer extension, not
 // in client-go.
 func WithSnapshotDir(dir string) DynamicSharedInformerOption {
@@ -282,9 +289,22 @@ func NewDynamicSharedInformerFactoryWithOptions(client dynamic.Interface, defaul
 			f = next
 		}
 	}
+	if client != nil {
+		f.snapshots.Cluster = gvrfactory.NewClusterIdentity(func(ctx context.Context) (string, error) {
+			ns, err := client.Resource(namespacesGVR).Get(ctx, gvrfactory.KubeSystemNamespace, metav1.GetOptions{})
+			if err != nil {
+				return "", err
+			}
+			return string(ns.GetUID()), nil
+		})
+	}
 	f.Factory = gvrfactory.New(f.build)
 	return f
 }
+
+// namespacesGVR is the core namespaces resource, whose kube-system object's
+// UID identifies the cluster snapshots are tied to.
+var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 // build makes the informer of one resource with the factory's settings.
 func (f *dynamicSharedInformerFactory) build(gvr schema.GroupVersionResource) cache.SharedIndexInformer {

@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic/fake"
 
 	"github.com/kinformer/kinformer/cache"
@@ -61,6 +63,7 @@ func runAndShutdown(t *testing.T, client *fake.FakeDynamicClient, gvr schema.Gro
 // namespace rejects the file with a *cache.SnapshotError and lists.
 func TestDynamicFactorySnapshotDirWarmRestarts(t *testing.T) {
 	client, _ := newFakeClient(
+		kubeSystem("uid-a"),
 		newObject(widgetsGVR, "Widget", "a", "w1", map[string]string{"app": "web"}),
 		newObject(widgetsGVR, "Widget", "a", "w2", map[string]string{"app": "db"}),
 		newObject(widgetsGVR, "Widget", "b", "w3", map[string]string{"app": "web"}),
@@ -126,7 +129,7 @@ func TestDynamicFactorySnapshotProtection(t *testing.T) {
 	client := fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		widgetsGVR: "WidgetList",
 		secretsGVR: "SecretList",
-	}, newObject(secretsGVR, "Secret", "a", "token", nil), newObject(widgetsGVR, "Widget", "a", "w1", nil))
+	}, kubeSystem("uid-a"), newObject(secretsGVR, "Secret", "a", "token", nil), newObject(widgetsGVR, "Widget", "a", "w1", nil))
 	dir := t.TempDir()
 	snapshotFiles := func() []string {
 		entries, err := os.ReadDir(dir)
@@ -160,4 +163,48 @@ func TestDynamicFactorySnapshotProtection(t *testing.T) {
 	assert.Equal(t, []string{"a/token"}, keys)
 	assert.Empty(t, errs)
 	assert.Equal(t, lists, countLists(client, secretsGVR), "resumed from the encrypted snapshot without a LIST")
+}
+
+// kubeSystem is the kube-system namespace of a cluster whose identity is uid.
+func kubeSystem(uid string) *unstructured.Unstructured {
+	ns := newObject(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "Namespace", "", "kube-system", nil)
+	ns.SetUID(types.UID(uid))
+	return ns
+}
+
+// TestDynamicFactorySnapshotIsTiedToTheCluster: a dynamic factory's snapshot
+// is tied to the cluster, identified by its kube-system namespace's UID. The
+// same cluster resumes without a LIST; another cluster (same directory, same
+// resource, same scope) rejects the file with a *cache.SnapshotError and
+// lists; a client that cannot read the identity neither resumes nor writes.
+func TestDynamicFactorySnapshotIsTiedToTheCluster(t *testing.T) {
+	dir := t.TempDir()
+	clusterA, _ := newFakeClient(kubeSystem("uid-a"), newObject(widgetsGVR, "Widget", "a", "from-a", nil))
+	keys, errs := runAndShutdown(t, clusterA, widgetsGVR, dynamicinformer.WithSnapshotDir(dir))
+	require.Empty(t, errs)
+	assert.Equal(t, []string{"a/from-a"}, keys)
+	keys, errs = runAndShutdown(t, clusterA, widgetsGVR, dynamicinformer.WithSnapshotDir(dir))
+	require.Empty(t, errs)
+	assert.Equal(t, []string{"a/from-a"}, keys)
+	assert.Equal(t, 1, countLists(clusterA, widgetsGVR), "the same cluster resumes without a LIST")
+
+	clusterB, _ := newFakeClient(kubeSystem("uid-b"), newObject(widgetsGVR, "Widget", "a", "from-b", nil))
+	keys, errs = runAndShutdown(t, clusterB, widgetsGVR, dynamicinformer.WithSnapshotDir(dir))
+	assert.Equal(t, []string{"a/from-b"}, keys, "cluster B's informer holds cluster A's objects")
+	assert.Equal(t, 1, countLists(clusterB, widgetsGVR))
+	require.Len(t, errs, 1)
+	var snapErr *cache.SnapshotError
+	assert.ErrorAs(t, errs[0], &snapErr)
+
+	path := filepath.Join(dir, "widgets.v1.example.com.snap")
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	unknown, _ := newFakeClient(newObject(widgetsGVR, "Widget", "a", "from-c", nil))
+	keys, errs = runAndShutdown(t, unknown, widgetsGVR, dynamicinformer.WithSnapshotDir(dir))
+	assert.Empty(t, errs)
+	assert.Equal(t, []string{"a/from-c"}, keys)
+	assert.Equal(t, 1, countLists(unknown, widgetsGVR))
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "a factory that does not know its cluster writes no snapshot")
 }

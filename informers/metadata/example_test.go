@@ -21,7 +21,9 @@ func ExampleWithSnapshotDir() {
 		fmt.Println(err)
 		return
 	}
-	client := metadatafake.NewSimpleMetadataClient(scheme, podMetadata("prod", "web-1", nil))
+	// The snapshot is tied to the cluster by the UID of its kube-system
+	// namespace, which the factory reads with its client.
+	client := metadatafake.NewSimpleMetadataClient(scheme, kubeSystemMetadata("9e2a4c0e-cluster-uid"), podMetadata("prod", "web-1", nil))
 	dir, err := os.MkdirTemp("", "informers")
 	if err != nil {
 		fmt.Println(err)

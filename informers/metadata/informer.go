@@ -196,7 +196,14 @@ func WithStalenessProbeInterval(d time.Duration) SharedInformerOption {
 // WithSnapshotEncryptionKey (see cache.SnapshotProtection). Each file
 // is tied to the factory's namespace and the label and field selectors of
 // its tweakListOptions (cache.SnapshotScopeFor): a factory with another
-// scope rejects it with a *cache.SnapshotError and lists as usual. Only one
+// scope rejects it with a *cache.SnapshotError and lists as usual. Each file
+// is also tied to the cluster, identified by the UID of its kube-system
+// namespace, which the factory reads once (the first time an informer
+// starts) with its own client: that needs get permission on
+// namespaces/kube-system. A file written against another cluster, even one
+// rebuilt at the same address, is rejected the same way; when the identity
+// cannot be read (no permission, no kube-system namespace, an error), no
+// snapshot is read or written and the informers list as usual. Only one
 // running factory may use a directory at a time. kinformer extension, not
 // in client-go.
 func WithSnapshotDir(dir string) SharedInformerOption {
@@ -267,8 +274,21 @@ func NewSharedInformerFactoryWithOptions(client metadata.Interface, defaultResyn
 	return f
 }
 
+// namespacesGVR is the core namespaces resource, whose kube-system object's
+// UID identifies the cluster snapshots are tied to.
+var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
 func newFactory(client metadata.Interface, defaultResync time.Duration) *metadataSharedInformerFactory {
 	f := &metadataSharedInformerFactory{client: client, defaultResync: defaultResync, namespace: metav1.NamespaceAll}
+	if client != nil {
+		f.snapshots.Cluster = gvrfactory.NewClusterIdentity(func(ctx context.Context) (string, error) {
+			ns, err := client.Resource(namespacesGVR).Get(ctx, gvrfactory.KubeSystemNamespace, metav1.GetOptions{})
+			if err != nil {
+				return "", err
+			}
+			return string(ns.GetUID()), nil
+		})
+	}
 	f.Factory = gvrfactory.New(f.build)
 	return f
 }

@@ -48,6 +48,15 @@ func podMetadata(ns, name string, lbls map[string]string) *metav1.PartialObjectM
 	}
 }
 
+// kubeSystemMetadata is the kube-system namespace of a cluster whose
+// identity is uid.
+func kubeSystemMetadata(uid string) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: "kube-system", UID: types.UID(uid)},
+	}
+}
+
 func newFakeClient(t testing.TB, objs ...k8sruntime.Object) (*metadatafake.FakeMetadataClient, func() int) {
 	scheme := metadatafake.NewTestScheme()
 	require.NoError(t, metav1.AddMetaToScheme(scheme))

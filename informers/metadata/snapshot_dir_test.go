@@ -58,7 +58,7 @@ func runAndShutdown(t *testing.T, factory metadatainformer.SharedInformerFactory
 // without a LIST; a factory with another namespace or selector rejects the
 // file with a *cache.SnapshotError and lists.
 func TestMetadataFactorySnapshotDirWarmRestarts(t *testing.T) {
-	client, _ := newFakeClient(t, podMetadata("a", "p1", nil), podMetadata("b", "p2", nil))
+	client, _ := newFakeClient(t, kubeSystemMetadata("uid-a"), podMetadata("a", "p1", nil), podMetadata("b", "p2", nil))
 	dir := t.TempDir()
 	keys, errs := runAndShutdown(t, metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, metadatainformer.WithSnapshotDir(dir)))
 	assert.ElementsMatch(t, []string{"a/p1", "b/p2"}, keys)
@@ -79,7 +79,7 @@ func TestMetadataFactorySnapshotDirWarmRestarts(t *testing.T) {
 	require.NotEmpty(t, errs)
 	var serr *cache.SnapshotError
 	require.ErrorAs(t, errs[0], &serr)
-	assert.Contains(t, serr.Error(), `snapshot holds all objects of the type (no namespace, no selectors), this informer selects namespace="a"`)
+	assert.Contains(t, serr.Error(), `snapshot holds cluster="uid-a", this informer selects namespace="a" labelSelector="" fieldSelector="" cluster="uid-a"`)
 
 	keys, errs = runAndShutdown(t, metadatainformer.NewSharedInformerFactoryWithOptions(client, 0, metadatainformer.WithSnapshotDir(dir),
 		metadatainformer.WithNamespace("a"), metadatainformer.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "app=web" })))
@@ -87,7 +87,7 @@ func TestMetadataFactorySnapshotDirWarmRestarts(t *testing.T) {
 	assert.Equal(t, 3, countLists(client))
 	require.NotEmpty(t, errs)
 	require.ErrorAs(t, errs[0], &serr)
-	assert.Contains(t, serr.Error(), `snapshot holds namespace="a" labelSelector="" fieldSelector="", this informer selects namespace="a" labelSelector="app=web" fieldSelector=""`)
+	assert.Contains(t, serr.Error(), `snapshot holds namespace="a" labelSelector="" fieldSelector="" cluster="uid-a", this informer selects namespace="a" labelSelector="app=web" fieldSelector="" cluster="uid-a"`)
 
 	// Without WithSnapshotDir nothing is loaded.
 	keys, errs = runAndShutdown(t, metadatainformer.NewFilteredSharedInformerFactory(client, 0, "a", nil))

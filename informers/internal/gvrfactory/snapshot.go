@@ -1,10 +1,14 @@
 package gvrfactory
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -39,6 +43,54 @@ type Snapshots struct {
 	Dir       string
 	Key       []byte
 	Sensitive []schema.GroupVersionResource
+	// Cluster reads the identity of the factory's cluster once (see
+	// ClusterIdentity); the files are tied to it. Nil: no snapshot.
+	Cluster *ClusterIdentity
+}
+
+// clusterIdentityTimeout bounds the one read of a factory's cluster
+// identity.
+const clusterIdentityTimeout = 30 * time.Second
+
+// KubeSystemNamespace is the namespace whose UID identifies a cluster: it
+// exists in every cluster, is never deleted, and gets a new UID when a
+// cluster is rebuilt, even at the same address.
+const KubeSystemNamespace = "kube-system"
+
+// ClusterIdentity reads the identity of a factory's cluster (the UID of its
+// kube-system namespace) once, on the first call of Get, and remembers the
+// outcome, a failure included: a factory that could not read it takes no
+// snapshot until it is built again. Safe for concurrent use; callers wait
+// for the first read.
+type ClusterIdentity struct {
+	read func(ctx context.Context) (string, error)
+
+	mu   sync.Mutex
+	done bool
+	id   string
+	err  error
+}
+
+// NewClusterIdentity returns a ClusterIdentity that reads with read.
+func NewClusterIdentity(read func(ctx context.Context) (string, error)) *ClusterIdentity {
+	return &ClusterIdentity{read: read}
+}
+
+// Get returns the cluster's identity, reading it on the first call (bounded
+// by ctx and by clusterIdentityTimeout); an empty identity is an error.
+func (c *ClusterIdentity) Get(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.done {
+		ctx, cancel := context.WithTimeout(ctx, clusterIdentityTimeout)
+		c.id, c.err = c.read(ctx)
+		cancel()
+		if c.err == nil && c.id == "" {
+			c.err = errors.New("the kube-system namespace has no UID")
+		}
+		c.done = true
+	}
+	return c.id, c.err
 }
 
 // Apply returns options with the snapshot file, scope and protection of
@@ -58,9 +110,19 @@ func (s Snapshots) Apply(options cache.SharedIndexInformerOptions, gvr schema.Gr
 	}
 	options.SnapshotFile = filepath.Join(s.Dir, SnapshotFileName(gvr, variant))
 	options.SnapshotScope = cache.SnapshotScopeFor(namespace, tweak)
+	options.SnapshotCluster = s.Cluster.get
 	options.SnapshotProtection = cache.SnapshotProtection{
 		Sensitive: cache.IsSensitiveResource(gvr) || slices.Contains(s.Sensitive, gvr),
 		Key:       s.Key,
 	}
 	return options
+}
+
+// get is Get for a possibly nil ClusterIdentity: without one the cluster is
+// not known.
+func (c *ClusterIdentity) get(ctx context.Context) (string, error) {
+	if c == nil {
+		return "", errors.New("no way to read the cluster's identity")
+	}
+	return c.Get(ctx)
 }
