@@ -45,12 +45,24 @@ func (e *reflectorIncompleteStreamError) Error() string {
 func (e *reflectorIncompleteStreamError) Unwrap() error { return e.err }
 
 // watchErrorEventToError turns the object of a watch ERROR event into an
-// error (a *StatusError for a Status).
+// error (a *StatusError for a Status). Another object gives an error naming
+// its type only: its content may be a Secret's data, and the error goes to
+// logs and to the watch error handler. (client-go's UnexpectedObjectError
+// prints the whole object.)
 func watchErrorEventToError(obj kruntime.Object) error {
 	if isNilObject(obj) {
 		return errors.New("watch error event without a status")
 	}
-	return apierrors.FromObject(obj)
+	err := apierrors.FromObject(obj)
+	var unexpected *apierrors.UnexpectedObjectError
+	if errors.As(err, &unexpected) {
+		kind := fmt.Sprintf("%T", obj)
+		if gvk := obj.GetObjectKind().GroupVersionKind(); !gvk.Empty() {
+			kind += " (" + gvk.String() + ")"
+		}
+		return fmt.Errorf("watch error event carrying %s instead of a Status", kind)
+	}
+	return err
 }
 
 // isNilObject reports whether obj is nil or a nil pointer.
