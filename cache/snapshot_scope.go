@@ -1,7 +1,10 @@
 package cache
 
 import (
+	"net/url"
+	"regexp"
 	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -29,10 +32,28 @@ func SnapshotScopeFor(namespace string, tweak func(*metav1.ListOptions)) string 
 		" fieldSelector=" + strconv.Quote(opts.FieldSelector)
 }
 
-// describeSnapshotScope renders a scope for an error message.
+// describeSnapshotScope renders a scope for an error message. A server
+// address in it loses any userinfo (an older version saved addresses with
+// their credentials).
 func describeSnapshotScope(scope string) string {
 	if scope == "" {
 		return "all objects of the type (no namespace, no selectors)"
 	}
-	return scope
+	return snapshotScopeServer.ReplaceAllStringFunc(scope, func(field string) string {
+		quoted := strings.TrimPrefix(field, "server=")
+		addr, err := strconv.Unquote(quoted)
+		if err != nil {
+			return field
+		}
+		u, err := url.Parse(addr)
+		if err != nil || u.User == nil {
+			return field
+		}
+		u.User = nil
+		return "server=" + strconv.Quote(u.String())
+	})
 }
+
+// snapshotScopeServer matches the server field of a scope: server= and a
+// Go-quoted string.
+var snapshotScopeServer = regexp.MustCompile(`server="(?:[^"\\]|\\.)*"`)
