@@ -290,21 +290,11 @@ func NewDynamicSharedInformerFactoryWithOptions(client dynamic.Interface, defaul
 		}
 	}
 	if client != nil {
-		f.snapshots.Cluster = gvrfactory.NewClusterIdentity(func(ctx context.Context) (string, error) {
-			ns, err := client.Resource(namespacesGVR).Get(ctx, gvrfactory.KubeSystemNamespace, metav1.GetOptions{})
-			if err != nil {
-				return "", err
-			}
-			return string(ns.GetUID()), nil
-		})
+		f.snapshots.Cluster = gvrfactory.KubeSystemUID(client.Resource(gvrfactory.NamespacesGVR).Get)
 	}
 	f.Factory = gvrfactory.New(f.build)
 	return f
 }
-
-// namespacesGVR is the core namespaces resource, whose kube-system object's
-// UID identifies the cluster snapshots are tied to.
-var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 // build makes the informer of one resource with the factory's settings.
 func (f *dynamicSharedInformerFactory) build(gvr schema.GroupVersionResource) cache.SharedIndexInformer {

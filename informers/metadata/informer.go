@@ -274,20 +274,10 @@ func NewSharedInformerFactoryWithOptions(client metadata.Interface, defaultResyn
 	return f
 }
 
-// namespacesGVR is the core namespaces resource, whose kube-system object's
-// UID identifies the cluster snapshots are tied to.
-var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-
 func newFactory(client metadata.Interface, defaultResync time.Duration) *metadataSharedInformerFactory {
 	f := &metadataSharedInformerFactory{client: client, defaultResync: defaultResync, namespace: metav1.NamespaceAll}
 	if client != nil {
-		f.snapshots.Cluster = gvrfactory.NewClusterIdentity(func(ctx context.Context) (string, error) {
-			ns, err := client.Resource(namespacesGVR).Get(ctx, gvrfactory.KubeSystemNamespace, metav1.GetOptions{})
-			if err != nil {
-				return "", err
-			}
-			return string(ns.GetUID()), nil
-		})
+		f.snapshots.Cluster = gvrfactory.KubeSystemUID(client.Resource(gvrfactory.NamespacesGVR).Get)
 	}
 	f.Factory = gvrfactory.New(f.build)
 	return f

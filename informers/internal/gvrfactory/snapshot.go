@@ -71,6 +71,22 @@ type ClusterIdentity struct {
 	err  error
 }
 
+// NamespacesGVR is the core namespaces resource.
+var NamespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// KubeSystemUID returns a ClusterIdentity that reads the UID of the
+// kube-system namespace with get, the Get of a client's namespaces resource
+// (dynamic or metadata).
+func KubeSystemUID[T metav1.Object](get func(ctx context.Context, name string, options metav1.GetOptions, subresources ...string) (T, error)) *ClusterIdentity {
+	return NewClusterIdentity(func(ctx context.Context) (string, error) {
+		ns, err := get(ctx, KubeSystemNamespace, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		return string(ns.GetUID()), nil
+	})
+}
+
 // NewClusterIdentity returns a ClusterIdentity that reads with read.
 func NewClusterIdentity(read func(ctx context.Context) (string, error)) *ClusterIdentity {
 	return &ClusterIdentity{read: read}
