@@ -180,8 +180,22 @@ func TestForbiddenTypeFailsReadiness(t *testing.T) {
 	f := body.Failed[0]
 	assert.Equal(t, "secrets.v1", f.ID)
 	assert.Equal(t, health.Failing, f.State)
-	assert.Contains(t, f.Message, `cannot list resource "secrets"`)
+	// An anonymous caller gets the reason, not the server's error text
+	// (which names the user, the namespace and the missing permission).
+	assert.Equal(t, "not synced: the last list or watch failed (forbidden)", f.Message)
+	assert.NotContains(t, f.Message, itUserNobody)
 	assert.NotContains(t, f.Message, env.Token(itUserNobody))
+
+	// The handler's owner opts in to the detail.
+	detailed, err := health.NewHandler(health.Policy{Detail: true}, factory)
+	require.NoError(t, err)
+	rec := httptest.NewRecorder()
+	detailed.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	var detail health.ProbeResult
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &detail))
+	require.Len(t, detail.Failed, 1)
+	assert.Contains(t, detail.Failed[0].Message, `cannot list resource "secrets"`)
+	assert.NotContains(t, detail.Failed[0].Message, env.Token(itUserNobody))
 	require.Len(t, body.Informers, 2)
 	for _, h := range body.Informers {
 		if h.ID == "configmaps.v1" {
