@@ -14,10 +14,13 @@ import (
 //
 // Objects handed out by Get, List, Index and ByIndex are the stored objects
 // themselves. Callers must treat them as read-only: mutating one races with
-// other readers. (This implementation remembers each object's index values
-// when it is written, and finds the namespace under which a namespace index
-// holds a key even when the object's namespace was changed, so a mutated
-// object cannot corrupt the indices, but it is not re-indexed either.)
+// other readers. (This implementation remembers the values of every index
+// but the namespace index when an object is written, so a mutated object
+// cannot corrupt them, but it is not re-indexed either. The namespace index
+// takes the cached object's namespace at its word, as client-go's does: an
+// update that keeps a namespace a caller changed in place leaves the key
+// under the old one, until the key is deleted or moves to another
+// namespace.)
 //
 // An object on which an index function fails is stored all the same and
 // left out of that index only (every other index lists it); a Replace
@@ -231,11 +234,16 @@ func newThreadSafeMap(indexers Indexers, opts []ThreadSafeStoreOption) *threadSa
 func (m *threadSafeMap) putLocked(key string, obj interface{}) (prev interface{}, existed bool, err error) {
 	oldV, existed := m.items[key]
 	prev = storedObject(oldV)
-	var ns string
-	nsIndexed := true
+	var ns, prevNS string
+	nsIndexed, prevNSKnown := true, false
 	if len(m.nsIdx) > 0 {
 		if ns, err = m.namespaceOf(key, obj); err != nil {
 			nsIndexed = false
+		}
+		if existed {
+			if meta, merr := storeMetaAccessor(prev); merr == nil {
+				prevNS, prevNSKnown = meta.GetNamespace(), true
+			}
 		}
 	}
 	if n := len(m.slotted); n > 0 {
@@ -277,12 +285,16 @@ func (m *threadSafeMap) putLocked(key string, obj interface{}) (prev interface{}
 	}
 	for _, ix := range m.nsIdx {
 		if existed {
-			if _, held := ix.byValue[ns][key]; held && nsIndexed {
+			if nsIndexed && prevNSKnown && prevNS == ns {
+				// Held under ns already. As client-go does, the store
+				// takes the cached object's namespace at its word: no
+				// lookup in a set that may hold a million keys.
 				continue
 			}
-			// Not held under ns: under the previous object's namespace,
-			// or nowhere when its namespace could not be read.
-			ix.removeSingle(storedNamespace(prev), key)
+			// Under the previous object's namespace (found wherever it
+			// is when a caller changed that namespace in place), or
+			// nowhere when it could not be read.
+			ix.removeSingle(prevNS, key)
 		}
 		if nsIndexed {
 			ix.insert(ns, key)

