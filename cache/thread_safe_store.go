@@ -398,6 +398,13 @@ func (m *threadSafeMap) List() []interface{} {
 	m.lock.RLock()
 	defer m.lock.RUnlock()
 	list := make([]interface{}, 0, len(m.items))
+	if len(m.slotted) == 0 {
+		// items holds the objects themselves.
+		for _, v := range m.items {
+			list = append(list, v)
+		}
+		return list
+	}
 	for _, v := range m.items {
 		list = append(list, storedObject(v))
 	}

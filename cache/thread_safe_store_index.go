@@ -197,6 +197,13 @@ func (m *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{},
 // objectsLocked returns the objects stored under the given keys.
 func (m *threadSafeMap) objectsLocked(keys sets.Set[string]) []interface{} {
 	list := make([]interface{}, 0, len(keys))
+	if len(m.slotted) == 0 {
+		// items holds the objects themselves.
+		for key := range keys {
+			list = append(list, m.items[key])
+		}
+		return list
+	}
 	for key := range keys {
 		list = append(list, storedObject(m.items[key]))
 	}
