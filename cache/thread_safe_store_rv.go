@@ -88,26 +88,30 @@ func storeRVIsUint64(rv string) bool {
 // steps (page by page, or through a DeltaFIFO), as the watermark even when
 // it is lower; see listedRVLocked. It reports whether the version changed.
 func (m *threadSafeMap) resetRV(rv string) bool {
-	if rv == "" {
-		return false
-	}
-	m.lock.Lock()
-	defer m.lock.Unlock()
-	before := m.rv
-	m.listedRVLocked(rv)
-	return m.rv != before
+	return m.moveRV(rv, true)
 }
 
 // advanceRV moves the recorded resource version forward to rv (see
 // advanceRVLocked); it reports whether it moved.
 func (m *threadSafeMap) advanceRV(rv string) bool {
+	return m.moveRV(rv, false)
+}
+
+// moveRV records rv as a complete list's version (listed) or as a version
+// reached by applying changes; an empty rv changes nothing. It reports
+// whether the recorded version changed.
+func (m *threadSafeMap) moveRV(rv string, listed bool) bool {
 	if rv == "" {
 		return false
 	}
 	m.lock.Lock()
 	defer m.lock.Unlock()
 	before := m.rv
-	m.advanceRVLocked(rv)
+	if listed {
+		m.listedRVLocked(rv)
+	} else {
+		m.advanceRVLocked(rv)
+	}
 	return m.rv != before
 }
 

@@ -25,21 +25,7 @@ func TestTwoFactoriesWithTheSameTypeScrapeCleanly(t *testing.T) {
 	_, err := kinformerprom.Register(reg, first, second)
 	require.NoError(t, err)
 
-	families, err := reg.Gather()
-	require.NoError(t, err, "the scrape failed")
-	var factories []string
-	for _, f := range families {
-		if f.GetName() != "kinformer_informer_synced" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "factory" {
-					factories = append(factories, l.GetValue())
-				}
-			}
-		}
-	}
+	factories := factoryLabels(t, reg)
 	assert.Len(t, factories, 2, "one synced series per factory's pod informer")
 	if len(factories) == 2 {
 		assert.NotEqual(t, factories[0], factories[1], "the two pod informers share a factory label value")
