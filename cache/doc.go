@@ -7,6 +7,33 @@
 // behaviour is fixed, and the identifier's doc comment says so under "Difference from
 // client-go".
 //
+// # The public surface and the engines
+//
+// This package is the surface: it declares every type a user names, client-go's API (Store,
+// Indexer, Deltas, DeletedFinalStateUnknown, Reflector, SharedIndexInformer, the error types)
+// and kinformer's documented additions. The engines that do the work live under
+// cache/internal, one package per concern, each with a doc.go stating its contract and the
+// invariants it keeps, and its tests beside it.
+//
+// An engine never imports cache. It declares the plain types and small interfaces it needs:
+// objects are any, keys are strings, an index function is func(any) ([]string, error), a
+// source of lists and watches is any value with client-go's List and Watch methods. This
+// package adapts at the boundary: a public type holds its engine in an unexported field and
+// converts on the way in and out (a public Delta becomes the engine's change record and back,
+// an engine's key error becomes a KeyError). Where a public interface already has an engine
+// interface's method set (ListerWatcher), the value is passed through as it is. No engine type
+// is re-exported through an alias: the API check treats an alias as a different declaration,
+// and users would meet internal names in their error messages and godoc.
+//
+// The engines import one another in one direction only:
+//
+//	apply ──▶ store, fanout
+//	reflector, queue, store, fanout, diag, snapshot: import no other engine
+//
+// The Reflector writes into a sink interface it declares; the queue reconciles against a
+// key lister interface it declares; the applier is the one engine that knows two others. This
+// package wires them together.
+//
 // # The data path
 //
 // A SharedIndexInformer owns everything on the way from the server to the handlers. Each
