@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/util/watchlist"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/kinformer/kinformer/listadmission"
 )
 
 // defaultExpectedTypeName is the type description of a Reflector built
@@ -156,10 +158,10 @@ type ResourceVersionUpdater interface {
 //   - Backoff waits (including Run's and the streaming list's) use the
 //     injected clock and end when the context ends; a Retry-After sent with
 //     a 429 (or a server timeout) is honoured when longer than the backoff,
-//     up to ReflectorOptions.MaxRetryAfter (DefaultMaxRetryAfter, 60 s, by
-//     default; client-go's Reflector ignores it, but its REST client sleeps
-//     the whole of it before each of its own retries, see
-//     DefaultMaxRetryAfter);
+//     up to ReflectorOptions.MaxRetryAfter (listadmission.DefaultMaxRetryAfter,
+//     60 s, by default; client-go's Reflector ignores it, but its REST
+//     client sleeps the whole of it before each of its own retries, see
+//     listadmission.DefaultMaxRetryAfter);
 //     the backoff starts over after two minutes without a failure (see
 //     ReflectorOptions.Backoff).
 //   - Metrics are recorded through SetReflectorMetricsProvider's provider.
@@ -239,10 +241,10 @@ type Reflector struct {
 	// returns replaces that list (snapshot.go). Only the cycle's goroutine
 	// uses it.
 	resume func(context.Context) (*reflectorResume, error)
-	// admission, when not nil, admits the Reflector's lists
-	// (list_admission.go); admissionPriority is its place among the
-	// Reflectors waiting.
-	admission         *ListAdmission
+	// admission admits the Reflector's lists (list_admission.go; never
+	// nil, a nil *listadmission.Admission admits them all at once);
+	// admissionPriority is its place among the Reflectors waiting.
+	admission         listAdmitter
 	admissionPriority int
 	// state is the core's state (reflector_core.go); only the goroutine
 	// of the running cycle uses it.
@@ -345,19 +347,21 @@ type ReflectorOptions struct {
 
 	// ListAdmission, when not nil, makes the Reflector wait for a slot of
 	// it before each LIST and streaming list, and hold the slot until the
-	// list is complete or failed (see ListAdmission); ListAdmissionPriority
-	// orders it among the Reflectors waiting (higher first). nil: lists are
-	// not held back, as in client-go. kinformer extension.
-	ListAdmission         *ListAdmission
+	// list is complete or failed (see listadmission.Admission);
+	// ListAdmissionPriority orders it among the Reflectors waiting (higher
+	// first). nil: lists are not held back, as in client-go. kinformer
+	// extension.
+	ListAdmission         *listadmission.Admission
 	ListAdmissionPriority int
 
 	// MaxRetryAfter is the longest Retry-After the Reflector honours: after
 	// a failure whose error carries a Retry-After longer than its backoff
 	// (a 429, a server timeout), it waits the Retry-After, but never longer
 	// than MaxRetryAfter; a longer one is counted
-	// (InformerStatus.RetryAfterCapped). Zero means DefaultMaxRetryAfter
-	// (60 s), negative no maximum. client-go's Reflector does not honour
-	// Retry-After at all. kinformer extension.
+	// (InformerStatus.RetryAfterCapped). Zero means
+	// listadmission.DefaultMaxRetryAfter (60 s), negative no maximum.
+	// client-go's Reflector does not honour Retry-After at all. kinformer
+	// extension.
 	MaxRetryAfter time.Duration
 }
 
@@ -436,7 +440,7 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 	}
 	maxRetryAfter := cfg.maxRetryAfter
 	if maxRetryAfter == 0 {
-		maxRetryAfter = DefaultMaxRetryAfter
+		maxRetryAfter = listadmission.DefaultMaxRetryAfter
 	}
 
 	r := &Reflector{
@@ -457,7 +461,7 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 		resume:          cfg.resume,
 		state:           newReflectorState(cfg.resume != nil),
 
-		admission:         cfg.admission,
+		admission:         listAdmitterOrNone(cfg.admission),
 		admissionPriority: cfg.admissionPriority,
 
 		watchErrorHandler:    cfg.watchErrorHandler,

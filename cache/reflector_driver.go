@@ -95,7 +95,7 @@ func (d *reflectorDriver) input(in *reflectorInput, kind reflectorInputKind) {
 func (d *reflectorDriver) failed(in *reflectorInput, kind reflectorInputKind, err error) {
 	*in = reflectorInput{kind: kind, now: d.r.clock.Now(), err: err}
 	if kind == inListFailed || d.slot != nil {
-		d.r.admission.throttledBy(err, d.listSlot)
+		d.r.admission.ThrottledBy(err, d.listSlot)
 	}
 }
 
@@ -103,7 +103,7 @@ func (d *reflectorDriver) failed(in *reflectorInput, kind reflectorInputKind, er
 // list (at once without one). It returns false when the caller stopped
 // first; in then says so.
 func (d *reflectorDriver) admit(in *reflectorInput) bool {
-	slot, err := d.r.admission.acquire(d.ctx, d.r.admissionPriority)
+	slot, err := d.r.admission.Acquire(d.ctx, d.r.admissionPriority)
 	if err != nil {
 		d.input(in, inStop)
 		return false
@@ -115,7 +115,7 @@ func (d *reflectorDriver) admit(in *reflectorInput) bool {
 // releaseSlot gives back the list admission's slot, if one is held; ok says
 // the list is complete.
 func (d *reflectorDriver) releaseSlot(ok bool) {
-	d.slot.release(ok)
+	d.slot.Release(ok)
 	d.slot = nil
 }
 

@@ -84,10 +84,10 @@ type InformerStatus struct {
 	// which the Reflector read as that maximum. kinformer extension.
 	RetryAfterUntil  time.Time
 	RetryAfterCapped uint64
-	// ListsPausedUntil is when the pause of the informer's ListAdmission
-	// after a 429 ends (ListAdmissionStats.PausedUntil); the informer's
+	// ListsPausedUntil is when the pause of the informer's list admission
+	// after a 429 ends (listadmission.Stats.PausedUntil); the informer's
 	// lists wait while it is in the future. Zero when the informer has no
-	// ListAdmission or it never paused. kinformer extension.
+	// list admission or it never paused. kinformer extension.
 	ListsPausedUntil time.Time
 	// Confirmed is the time of the newest answer of the server that
 	// confirmed a resourceVersion as current which the cache has reached

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/listadmission"
 	"github.com/kinformer/kinformer/projection"
 )
 
@@ -39,27 +40,27 @@ type factoryExtensions struct {
 	sensitiveTypes map[reflect.Type]bool
 	// projections holds WithProjection's projection per object type.
 	projections map[reflect.Type]*projection.Projection
-	// listAdmission is the ListAdmission of the factory's informers: the
+	// listAdmission is the list admission of the factory's informers: the
 	// one WithListAdmission gave (nil: none, when listAdmissionSet), or the
 	// factory's own.
-	listAdmission    *cache.ListAdmission
+	listAdmission    *listadmission.Admission
 	listAdmissionSet bool
 	// listPriorities holds WithListAdmissionPriority's priorities.
 	listPriorities map[reflect.Type]int
 }
 
 // WithListAdmission makes the factory's informers admit their initial lists
-// and relists through admission (see cache.ListAdmission): at most
+// and relists through admission (see package listadmission): at most
 // admission's limit of them list at once, the highest priority first (see
 // WithListAdmissionPriority), and a 429 slows them all down. Pass the same
 // admission to several factories (typed, dynamic, metadata) to limit the
 // lists of a whole process. nil turns admission off: every informer lists
 // at once, as in client-go. Without this option a factory has its own
-// cache.NewListAdmission(cache.ListAdmissionOptions{}) (10 lists at once; a
+// listadmission.New(listadmission.Options{}) (10 lists at once; a
 // handful of informers never waits). Only when lists are requested changes,
 // not what listers and handlers observe. kinformer extension, not in
 // client-go.
-func WithListAdmission(admission *cache.ListAdmission) SharedInformerOption {
+func WithListAdmission(admission *listadmission.Admission) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
 		f.extensions.listAdmission, f.extensions.listAdmissionSet = admission, true
 		return f
@@ -87,11 +88,11 @@ func WithListAdmissionPriority(priority int, examples ...runtime.Object) SharedI
 	}
 }
 
-// defaultListAdmission gives the factory its own ListAdmission unless
+// defaultListAdmission gives the factory its own list admission unless
 // WithListAdmission chose one (or none).
 func (e *factoryExtensions) defaultListAdmission() {
 	if !e.listAdmissionSet {
-		e.listAdmission = cache.NewListAdmission(cache.ListAdmissionOptions{})
+		e.listAdmission = listadmission.New(listadmission.Options{})
 	}
 }
 
@@ -143,10 +144,10 @@ func WithStalenessProbeInterval(d time.Duration) SharedInformerOption {
 // WithMaxRetryAfter sets the longest Retry-After the Reflector of every
 // informer the factory builds honours before it retries a failed list or
 // watch (see cache.SharedIndexInformerOptions.MaxRetryAfter). Zero keeps
-// the default (cache.DefaultMaxRetryAfter, 60 s), a negative value sets no
-// maximum. The pause of the factory's ListAdmission has its own maximum
-// (cache.ListAdmissionOptions.MaxRetryAfter). kinformer extension, not in
-// client-go.
+// the default (listadmission.DefaultMaxRetryAfter, 60 s), a negative value
+// sets no maximum. The pause of the factory's list admission has its own
+// maximum (listadmission.Options.MaxRetryAfter). kinformer extension, not
+// in client-go.
 func WithMaxRetryAfter(d time.Duration) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
 		f.extensions.maxRetryAfter = d

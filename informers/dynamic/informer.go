@@ -26,6 +26,7 @@ import (
 	"github.com/kinformer/kinformer/informers"
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internal/gvrfactory"
+	"github.com/kinformer/kinformer/listadmission"
 	"github.com/kinformer/kinformer/projection"
 )
 
@@ -85,17 +86,17 @@ type projected struct {
 }
 
 // WithListAdmission makes the factory's informers admit their initial lists
-// and relists through admission (see cache.ListAdmission): at most
+// and relists through admission (see package listadmission): at most
 // admission's limit of them list at once, the highest priority first (see
 // WithListAdmissionPriority), and a 429 slows them all down. Pass the same
 // admission to several factories (typed, dynamic, metadata) to limit the
 // lists of a whole process. nil turns admission off: every informer lists
 // at once, as in client-go. Without this option a factory has its own
-// cache.NewListAdmission(cache.ListAdmissionOptions{}) (10 lists at once; a
+// listadmission.New(listadmission.Options{}) (10 lists at once; a
 // handful of informers never waits). Only when lists are requested changes,
 // not what listers and handlers observe. kinformer extension, not in
 // client-go.
-func WithListAdmission(admission *cache.ListAdmission) DynamicSharedInformerOption {
+func WithListAdmission(admission *listadmission.Admission) DynamicSharedInformerOption {
 	return func(f *dynamicSharedInformerFactory) *dynamicSharedInformerFactory {
 		f.admission.Limiter, f.admission.Set = admission, true
 		return f
@@ -156,10 +157,10 @@ func WithTweakListOptions(tweakListOptions TweakListOptionsFunc) DynamicSharedIn
 // WithMaxRetryAfter sets the longest Retry-After the Reflector of every
 // informer the factory builds honours before it retries a failed list or
 // watch (see cache.SharedIndexInformerOptions.MaxRetryAfter). Zero keeps
-// the default (cache.DefaultMaxRetryAfter, 60 s), a negative value sets no
-// maximum. The pause of the factory's ListAdmission has its own maximum
-// (cache.ListAdmissionOptions.MaxRetryAfter). kinformer extension, not in
-// client-go.
+// the default (listadmission.DefaultMaxRetryAfter, 60 s), a negative value
+// sets no maximum. The pause of the factory's list admission has its own
+// maximum (listadmission.Options.MaxRetryAfter). kinformer extension, not
+// in client-go.
 func WithMaxRetryAfter(d time.Duration) DynamicSharedInformerOption {
 	return func(f *dynamicSharedInformerFactory) *dynamicSharedInformerFactory {
 		f.maxRetryAfter = d

@@ -7,14 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kinformer/kinformer/cache"
 	dynamicinformer "github.com/kinformer/kinformer/informers/dynamic"
+	"github.com/kinformer/kinformer/listadmission"
 )
 
-// TestDynamicFactoryWithListAdmission: a ListAdmission shared by two
+// TestDynamicFactoryWithListAdmission: a list admission shared by two
 // factories admits the lists of both.
 func TestDynamicFactoryWithListAdmission(t *testing.T) {
-	a := cache.NewListAdmission(cache.ListAdmissionOptions{MaxConcurrent: 1})
+	a := listadmission.New(listadmission.Options{MaxConcurrent: 1})
 	client, _ := newFakeClient(newObject(widgetsGVR, "Widget", "a", "w1", nil), newObject(podsGVR, "Pod", "a", "p1", nil))
 	first := dynamicinformer.NewDynamicSharedInformerFactoryWithOptions(client, 0,
 		dynamicinformer.WithListAdmission(a), dynamicinformer.WithListAdmissionPriority(3, podsGVR))

@@ -7,14 +7,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kinformer/kinformer/cache"
 	metadatainformer "github.com/kinformer/kinformer/informers/metadata"
+	"github.com/kinformer/kinformer/listadmission"
 )
 
 // TestMetadataFactoryWithListAdmission: the factory's informers list through
-// the ListAdmission given, with their priority.
+// the list admission given, with their priority.
 func TestMetadataFactoryWithListAdmission(t *testing.T) {
-	a := cache.NewListAdmission(cache.ListAdmissionOptions{MaxConcurrent: 1})
+	a := listadmission.New(listadmission.Options{MaxConcurrent: 1})
 	client, _ := newFakeClient(t, podMetadata("a", "p1", nil))
 	factory := metadatainformer.NewSharedInformerFactoryWithOptions(client, 0,
 		metadatainformer.WithListAdmission(a), metadatainformer.WithListAdmissionPriority(2, podsGVR))
