@@ -85,12 +85,15 @@
 //	     │                 (listers.go) and never talk to the server. The applier reports every
 //	     │                 change to the informer's notificationBatch (shared_informer_process.go)
 //	     ▼
-//	 processor             processor.go: the informer flushes the batch to its sharedProcessor,
-//	     │                 which hands it to every listener
+//	 processor             internal/fanout/processor.go: the informer flushes the batch to its
+//	     │                 fanout.Processor (built in handler_fanout.go), which hands it to
+//	     │                 every listener
 //	     ▼
-//	 listener              processor_listener.go: one per registered handler, each with its own
-//	     │                 unbounded buffer (or a coalescing one, handler_buffer.go) and
-//	     │                 goroutine, its own resync period and its own HasSynced
+//	 listener              internal/fanout/listener.go: one per registered handler (its
+//	     │                 registration, handler_fanout.go), each with its own unbounded buffer
+//	     │                 (or a coalescing one, internal/fanout/coalesce.go; the policies in
+//	     │                 handler_buffer.go) and goroutine, its own resync period and its own
+//	     │                 HasSynced
 //	     ▼
 //	  handler              the ResourceEventHandler (event_handler.go), called one notification
 //	                       at a time, in order
@@ -111,10 +114,10 @@
 //  5. process_deltas.go, processBatch: the deltaApplier applies it to the indexer in one
 //     transaction (store.go over thread_safe_store_transaction.go) and reports the update to
 //     the informer's notificationBatch (shared_informer_process.go).
-//  6. shared_informer_process.go, flushLocked: the batch goes to sharedProcessor.distribute
-//     (processor.go).
-//  7. processor_listener.go: enqueue buffers it for each listener; the listener's goroutine
-//     (run, deliver, handle) calls the handler's OnUpdate (event_handler.go).
+//  6. shared_informer_process.go, flushLocked: the batch goes to Processor.Distribute
+//     (internal/fanout/processor.go).
+//  7. internal/fanout/listener.go: Enqueue buffers it for each listener; the listener's
+//     goroutine (run, deliver, handle) calls the handler's OnUpdate (event_handler.go).
 //
 // # Lists and relists
 //

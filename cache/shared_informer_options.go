@@ -478,7 +478,7 @@ func SetHandlerMetricsProvider(informer SharedInformer, provider HandlerMetricsP
 	if s == nil {
 		return fmt.Errorf("cannot time the handlers of an informer of type %T: only informers of this package support it", informer)
 	}
-	s.processor.setHandlerMetrics(provider)
+	s.processor.SetHandlerLatency(handlerLatencyOf(provider))
 	return nil
 }
 

@@ -180,7 +180,7 @@ func (s *sharedIndexInformer) status() InformerStatus {
 		DeltasProcessed:         s.stats.deltas.Load(),
 		Lists:                   make(map[RelistReason]uint64, len(relistReasons)),
 		WatchRestarts:           s.stats.watchRestarts.Load(),
-		HandlerPanics:           s.processor.panics.Load(),
+		HandlerPanics:           s.processor.Panics(),
 	}
 	for i, reason := range relistReasons {
 		st.Lists[reason] = s.stats.lists[i].Load()
@@ -220,7 +220,7 @@ func (s *sharedIndexInformer) status() InformerStatus {
 		st.BadData = ctrl.badDataTotal()
 	}
 	st.ListsPausedUntil = admission.Stats().PausedUntil
-	st.Handlers = s.processor.handlerStatuses()
+	st.Handlers = handlerStatuses(s.processor)
 	return st
 }
 
