@@ -14,6 +14,8 @@ import (
 
 const wait = 10 * time.Second
 
+func timeAfterWait() <-chan time.Time { return time.After(wait) }
+
 func pod(name, rv string) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}}
 }

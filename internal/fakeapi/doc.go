@@ -15,6 +15,13 @@
 // test can deliver events at the moment it chooses and can check that the code under test
 // stopped a watch. Everything is safe for concurrent use.
 //
+// Server is the other half: an in-memory server for the pods of one namespace, with state. A
+// test changes it (Create, Update, Delete, their Missed variants that no watch hears, Expire)
+// and the server answers LIST (sorted, paged from one snapshot), WATCH (replay after the asked
+// version, 410 Gone below the compacted one) and streaming lists as the real one does, and
+// records each request. Use API where the test dictates every answer, Server where it plays a
+// cluster.
+//
 // The package is for tests only (of cache, its engines and the factories); it imports no
 // kinformer package.
 package fakeapi
