@@ -143,7 +143,10 @@ func NewSharedInformerFactoryWithOptions(client kubernetes.Interface, defaultRes
 		}
 	}
 	f.options.Default()
-	f.snapshots = factoryengine.Snapshots[reflect.Type]{Name: typeName, FileName: SnapshotFileName, Server: clientServer(client)}
+	f.snapshots = factoryengine.Snapshots[reflect.Type]{Name: typeName, FileName: SnapshotFileName}
+	if f.options.SnapshotDir != "" {
+		f.snapshots.Server = clientServer(client)
+	}
 	f.engine = factoryengine.New(typeName, func(i cache.SharedIndexInformer) cache.SharedIndexInformer { return i })
 	return f
 }
