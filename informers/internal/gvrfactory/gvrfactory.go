@@ -1,8 +1,3 @@
-// Package gvrfactory is the factory the dynamic and metadata informer
-// packages share: informers keyed by group/version/resource, over the
-// factory engine (package factoryengine). The two packages differ only in
-// their client and the objects it returns, which they describe with a
-// Client; everything else, options included, is here once.
 package gvrfactory
 
 import (
