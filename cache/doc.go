@@ -39,11 +39,13 @@
 // A SharedIndexInformer owns everything on the way from the server to the handlers. Each
 // step, with the files it lives in:
 //
-//	SharedInformerFactory  informers/factory.go builds each type's informer once (InformerFor);
-//	     │                 its transform and kinformer options reach the informer before Run
-//	     │                 through SetTransform and the package-level setters
-//	     │                 (informers/extensions.go). The dynamic and metadata factories pass
-//	     │                 theirs as SharedIndexInformerOptions (informers/internal/gvrfactory)
+//	SharedInformerFactory  informers/factory.go builds each type's informer once (InformerFor)
+//	     │                 on the factory engine (informers/internal/factoryengine), whose one
+//	     │                 options value becomes each informer's settings in one function; they
+//	     │                 reach a typed informer before Run through SetTransform and the
+//	     │                 package-level setters (factoryengine.Configure). The dynamic and
+//	     │                 metadata factories (informers/internal/gvrfactory) pass them as
+//	     │                 SharedIndexInformerOptions
 //	     ▼
 //	SharedIndexInformer    shared_informer.go: NewSharedIndexInformerWithOptions, RunWithContext.
 //	     │                 Configured once: SharedIndexInformerOptions become an informerConfig,
