@@ -18,7 +18,8 @@ func TestThreadSafeStoreAllocations(t *testing.T) {
 	pods := []interface{}{stPod("ns", "a", "1"), stPod("ns", "a", "2")}
 	idx := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
 	require.NoError(t, idx.Add(pods[0]))
-	ts := idx.(*cache).tsm
+	ts := NewThreadSafeStore(Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, Indices{})
+	ts.Add("ns/a", pods[0])
 	i := 0
 	allocs := testing.AllocsPerRun(200, func() {
 		i++
