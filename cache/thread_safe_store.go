@@ -140,14 +140,13 @@ func NewThreadSafeStore(indexers Indexers, indices Indices, opts ...ThreadSafeSt
 }
 
 // newEngineConfig returns the configuration of the engine of a store of
-// this package: its indices, API object metadata read with
-// storeMetaAccessor, MetaNamespaceIndexFunc computed inline, and metrics
-// (nil publishes nothing) receiving every resource version recorded.
+// this package: its indices, MetaNamespaceIndexFunc computed inline, and
+// metrics (nil publishes nothing) receiving every resource version
+// recorded.
 func newEngineConfig(indexers Indexers, metrics *storeMetrics, watermark bool) store.Config {
 	cfg := store.Config{
 		Indexers:           engineIndexers(indexers),
 		NamespaceIndexFunc: store.IndexFunc(MetaNamespaceIndexFunc),
-		Meta:               storeMetaAccessor,
 		Watermark:          watermark,
 	}
 	if metrics != nil && metrics.rvGauge != nil {

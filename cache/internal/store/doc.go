@@ -7,9 +7,10 @@
 // The engine does not import the cache package and knows none of its
 // types. Objects are any; keys are strings computed by the caller (the
 // engine has no key function); an index function is func(any) ([]string,
-// error); object metadata is read through the function the caller
-// configures (Config.Meta). Errors are the engine's own (IndexError,
-// IndexFailures, WriteFailure); the caller decides how a user meets them.
+// error). Namespaces and resource versions are read from the object
+// metadata with ObjectMeta, which the cache package uses too. Errors are
+// the engine's own (IndexError, IndexFailures, WriteFailure); the caller
+// decides how a user meets them.
 //
 // # Content and indices
 //
@@ -96,6 +97,6 @@
 //
 // Every method is safe for concurrent use. Readers share a read lock;
 // writes, Transaction, the installation of a Replace and AddIndexers take
-// the write lock. Index functions and Config.Meta are called with or
-// without the lock held and must not call the store.
+// the write lock. Index functions are called with or without the lock
+// held and must not call the store.
 package store

@@ -25,20 +25,10 @@ func testPod(ns, name, rv string, labelKV ...string) *v1.Pod {
 	return p
 }
 
-// errNotObject is testMeta's error for a value without metadata.
-var errNotObject = errors.New("not an object")
-
-// testMeta is the Config.Meta of the tests: the metadata of a metav1.Object.
-func testMeta(obj any) (metav1.Object, error) {
-	if m, ok := obj.(metav1.Object); ok {
-		return m, nil
-	}
-	return nil, fmt.Errorf("%T: %w", obj, errNotObject)
-}
-
-// testNamespaceIndex is the Config.NamespaceIndexFunc of the tests.
+// testNamespaceIndex is the Config.NamespaceIndexFunc of the tests, as
+// client-go's MetaNamespaceIndexFunc.
 func testNamespaceIndex(obj any) ([]string, error) {
-	m, err := testMeta(obj)
+	m, err := ObjectMeta(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +38,7 @@ func testNamespaceIndex(obj any) ([]string, error) {
 // testKey is the key of a pod: "namespace/name", or "name" without a
 // namespace.
 func testKey(obj any) string {
-	m, err := testMeta(obj)
+	m, err := ObjectMeta(obj)
 	if err != nil {
 		panic(err)
 	}
@@ -61,7 +51,7 @@ func testKey(obj any) string {
 // newTestMap returns a Map over indexers as an informer's store has it
 // (namespace index inline), keeping a watermark when asked.
 func newTestMap(indexers map[string]IndexFunc, watermark bool) *Map {
-	return New(Config{Indexers: indexers, NamespaceIndexFunc: testNamespaceIndex, Meta: testMeta, Watermark: watermark})
+	return New(Config{Indexers: indexers, NamespaceIndexFunc: testNamespaceIndex, Watermark: watermark})
 }
 
 // put stores obj under its testKey.

@@ -156,7 +156,7 @@ func (m *Map) addIndexLocked(name string, fn IndexFunc) *index {
 
 // namespaceOf computes the value of the inline namespace indices for obj.
 func (m *Map) namespaceOf(key string, obj any) (string, error) {
-	meta, err := m.meta(obj)
+	meta, err := ObjectMeta(obj)
 	if err != nil {
 		return "", &IndexError{index: m.nsIdx[0].name, key: key, err: err}
 	}
@@ -329,7 +329,7 @@ func (m *Map) AddIndexers(newIndexers map[string]IndexFunc) error {
 		for key, e := range m.items {
 			obj := storedObject(e)
 			if p.ns {
-				meta, err := m.meta(obj)
+				meta, err := ObjectMeta(obj)
 				if err != nil {
 					return &IndexError{index: name, key: key, err: err}
 				}

@@ -89,7 +89,7 @@ func (m *Map) buildReplacement(keys []string, objs []any, nsIdx, slotted []*inde
 		obj := objs[i]
 		failed := false
 		if len(nsIdx) > 0 {
-			if _, err := m.meta(obj); err != nil {
+			if _, err := ObjectMeta(obj); err != nil {
 				failures.add(&IndexError{index: nsIdx[0].name, key: key, err: err})
 				failed = true
 				if nsUnindexed == nil {
@@ -138,7 +138,7 @@ func (m *Map) buildReplacement(keys []string, objs []any, nsIdx, slotted []*inde
 	}
 	for key, e := range items {
 		if nsCounts != nil && !inSet(nsUnindexed, key) {
-			nsCounts[m.namespaceOfStored(storedObject(e))]++
+			nsCounts[namespaceOfStored(storedObject(e))]++
 		}
 		for i, vals := range storedVals(e) {
 			for _, v := range vals {
@@ -161,7 +161,7 @@ func (m *Map) buildReplacement(keys []string, objs []any, nsIdx, slotted []*inde
 	}
 	for key, e := range items {
 		if r.nsByValue != nil && !inSet(nsUnindexed, key) {
-			r.nsByValue[m.namespaceOfStored(storedObject(e))][key] = sets.Empty{}
+			r.nsByValue[namespaceOfStored(storedObject(e))][key] = sets.Empty{}
 		}
 		for i, vals := range storedVals(e) {
 			for _, v := range vals {

@@ -8,8 +8,8 @@ import (
 
 // resourceVersionOf returns obj's resource version and whether obj has
 // metadata to read it from.
-func (m *Map) resourceVersionOf(obj any) (string, bool) {
-	meta, err := m.meta(obj)
+func resourceVersionOf(obj any) (string, bool) {
+	meta, err := ObjectMeta(obj)
 	if err != nil {
 		return "", false
 	}

@@ -118,7 +118,7 @@ func TestWatermarkTakesACompleteListsVersionAndIgnoresBadVersions(t *testing.T) 
 // each version the store records, and nothing else.
 func TestMapCallsOnResourceVersionForEveryRecordedVersion(t *testing.T) {
 	var seen []string
-	m := New(Config{Meta: testMeta, OnResourceVersion: func(rv string) { seen = append(seen, rv) }})
+	m := New(Config{OnResourceVersion: func(rv string) { seen = append(seen, rv) }})
 	_, _, _ = m.Put("ns/a", testPod("ns", "a", "1"))
 	m.Bookmark("2")
 	_ = m.Replace(nil, nil, "3")
@@ -126,7 +126,7 @@ func TestMapCallsOnResourceVersionForEveryRecordedVersion(t *testing.T) {
 	assert.Equal(t, []string{"1", "2", "3"}, seen)
 
 	seen = nil
-	w := New(Config{Meta: testMeta, Watermark: true, OnResourceVersion: func(rv string) { seen = append(seen, rv) }})
+	w := New(Config{Watermark: true, OnResourceVersion: func(rv string) { seen = append(seen, rv) }})
 	_, _, _ = w.Put("ns/a", testPod("ns", "a", "1"))
 	w.AdvanceResourceVersion("5")
 	w.AdvanceResourceVersion("4")

@@ -3,8 +3,6 @@ package store
 import (
 	"errors"
 	"sync"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // IndexFunc computes the values under which an index holds an object. It
@@ -13,7 +11,7 @@ import (
 type IndexFunc func(obj any) ([]string, error)
 
 // Config is what New builds a Map from. The zero value is a store without
-// indices whose objects carry no metadata; Meta is what most callers set.
+// indices that records every resource version, as client-go's does.
 type Config struct {
 	// Indexers are the index functions by name. The map is not kept: the
 	// store copies what it needs.
@@ -25,11 +23,6 @@ type Config struct {
 	// function and without allocating, and its values are not remembered
 	// per key.
 	NamespaceIndexFunc IndexFunc
-	// Meta returns obj's metadata, or an error for a value that has none
-	// (nil, a typed nil pointer, a value without object metadata). The
-	// store reads namespaces and resource versions through it; with Meta
-	// nil no object has metadata.
-	Meta func(obj any) (metav1.Object, error)
 	// Watermark makes the recorded resource version a watermark (see the
 	// package documentation): writes of objects leave it alone, Bookmark
 	// and AdvanceResourceVersion only move it forward, and a complete
@@ -101,7 +94,7 @@ type Map struct {
 	rv string
 
 	// Set by New.
-	meta func(any) (metav1.Object, error)
+	//
 	// nsFuncPC is the code pointer of Config.NamespaceIndexFunc, 0 when
 	// none.
 	nsFuncPC  uintptr
@@ -114,12 +107,8 @@ func New(cfg Config) *Map {
 	m := &Map{
 		items:     map[string]any{},
 		byName:    make(map[string]*index, len(cfg.Indexers)),
-		meta:      cfg.Meta,
 		onRV:      cfg.OnResourceVersion,
 		watermark: cfg.Watermark,
-	}
-	if m.meta == nil {
-		m.meta = noMeta
 	}
 	if cfg.NamespaceIndexFunc != nil {
 		m.nsFuncPC = funcPC(cfg.NamespaceIndexFunc)
@@ -130,16 +119,11 @@ func New(cfg Config) *Map {
 	return m
 }
 
-// errNoMeta is the error of the Meta of a Config that sets none.
-var errNoMeta = errors.New("the store reads no object metadata")
-
-func noMeta(any) (metav1.Object, error) { return nil, errNoMeta }
-
 // namespaceOfStored returns the namespace of a stored object, the value
 // under which the namespace indices hold its key (unless a caller mutated
 // it: see index.removeSingle).
-func (m *Map) namespaceOfStored(obj any) string {
-	meta, err := m.meta(obj)
+func namespaceOfStored(obj any) string {
+	meta, err := ObjectMeta(obj)
 	if err != nil {
 		return ""
 	}
@@ -161,7 +145,7 @@ func (m *Map) putLocked(key string, obj any) (prev any, existed bool, err error)
 			nsIndexed = false
 		}
 		if existed {
-			if meta, merr := m.meta(prev); merr == nil {
+			if meta, merr := ObjectMeta(prev); merr == nil {
 				prevNS, prevNSKnown = meta.GetNamespace(), true
 			}
 		}
@@ -238,7 +222,7 @@ func (m *Map) deleteLocked(key string) {
 		return
 	}
 	if len(m.nsIdx) > 0 {
-		ns := m.namespaceOfStored(storedObject(oldV))
+		ns := namespaceOfStored(storedObject(oldV))
 		for _, ix := range m.nsIdx {
 			ix.removeSingle(ns, key)
 		}
@@ -259,7 +243,7 @@ func (m *Map) deleteLocked(key string) {
 // (when it has metadata) becomes the recorded one, unless the store keeps
 // a watermark.
 func (m *Map) Put(key string, obj any) (prev any, existed bool, err error) {
-	rv, hasRV := m.resourceVersionOf(obj)
+	rv, hasRV := resourceVersionOf(obj)
 	m.lock.Lock()
 	defer m.lock.Unlock()
 	prev, existed, err = m.putLocked(key, obj)
@@ -277,7 +261,7 @@ func (m *Map) Delete(key string, obj any) {
 	var rv string
 	var hasRV bool
 	if obj != nil {
-		rv, hasRV = m.resourceVersionOf(obj)
+		rv, hasRV = resourceVersionOf(obj)
 	}
 	m.lock.Lock()
 	defer m.lock.Unlock()

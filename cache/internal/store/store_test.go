@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"sort"
 	"strconv"
 	"sync"
@@ -268,7 +267,7 @@ func TestMapStoresObjectsAnIndexFunctionFailsOnOutsideThatIndex(t *testing.T) {
 	t.Run("namespace index on non-object", func(t *testing.T) {
 		m := newTestMap(map[string]IndexFunc{"namespace": testNamespaceIndex}, false)
 		_, _, err := m.Put("k", "not an object")
-		require.ErrorIs(t, err, errNotObject)
+		require.ErrorIs(t, err, errNoObjectMeta)
 		assert.True(t, IsIndexError(err))
 		assert.Equal(t, []any{"not an object"}, m.List())
 		assert.Empty(t, m.ListIndexFuncValues("namespace"))
@@ -307,12 +306,12 @@ func TestMapNamespaceIndexFuncIsComputedInline(t *testing.T) {
 		calls++
 		return testNamespaceIndex(obj)
 	}
-	inline := New(Config{Indexers: map[string]IndexFunc{"namespace": counting}, NamespaceIndexFunc: counting, Meta: testMeta})
+	inline := New(Config{Indexers: map[string]IndexFunc{"namespace": counting}, NamespaceIndexFunc: counting})
 	require.NoError(t, put(inline, testPod("ns", "a", "1")))
 	assert.Zero(t, calls, "inline")
 	checkIndices(t, inline, map[string]IndexFunc{"namespace": testNamespaceIndex})
 
-	called := New(Config{Indexers: map[string]IndexFunc{"namespace": counting}, Meta: testMeta})
+	called := New(Config{Indexers: map[string]IndexFunc{"namespace": counting}})
 	require.NoError(t, put(called, testPod("ns", "a", "1")))
 	assert.Equal(t, 1, calls, "without NamespaceIndexFunc")
 	checkIndices(t, called, map[string]IndexFunc{"namespace": testNamespaceIndex})
@@ -549,12 +548,4 @@ func TestMapReplaceMap(t *testing.T) {
 	assert.Equal(t, map[string]any{"ns/a": a, "ns/b": b}, contents(t, m))
 	checkIndices(t, m, testIndexers())
 	assert.Equal(t, "5", m.ResourceVersion())
-}
-
-func TestMapWithoutMetaReadsNoMetadata(t *testing.T) {
-	m := New(Config{Indexers: map[string]IndexFunc{"namespace": testNamespaceIndex}, NamespaceIndexFunc: testNamespaceIndex})
-	_, _, err := m.Put("ns/a", testPod("ns", "a", "3"))
-	require.True(t, errors.Is(err, errNoMeta), "the namespace index cannot be read: %v", err)
-	assert.Equal(t, []string{"ns/a"}, m.ListKeys())
-	assert.Equal(t, "", m.ResourceVersion(), "no resource version is read")
 }

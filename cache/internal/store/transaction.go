@@ -80,7 +80,7 @@ func (m *Map) Transaction(writes []Write, observe func(i int, prev any, existed 
 		if len(failures) > 0 && notApplied(failures, i) {
 			continue
 		}
-		if rv, ok := m.resourceVersionOf(writes[i].Object); ok {
+		if rv, ok := resourceVersionOf(writes[i].Object); ok {
 			m.setRVLocked(rv)
 			break
 		}
