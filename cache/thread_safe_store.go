@@ -282,20 +282,18 @@ func (m *threadSafeMap) Resync() error {
 // Transaction applies the writes under one lock; see
 // ThreadSafeStoreWithTransaction.
 func (m *threadSafeMap) Transaction(txns ...ThreadSafeStoreTransaction) {
-	if len(txns) == 0 {
-		return
-	}
-	writes := make([]store.Write, len(txns))
-	for i, t := range txns {
-		writes[i] = store.Write{Op: string(t.Type), Key: t.Key, Object: t.Object}
-	}
-	for _, f := range m.engine.Transaction(writes, nil) {
+	for _, f := range store.TransactionOf(m.engine, txns, engineWrite, nil) {
 		msg := "Transaction write not applied"
 		if f.Applied {
 			msg = "Object stored outside the indices that failed on it"
 		}
 		utilruntime.HandleErrorWithLogger(klog.Background(), f.Err, msg, "key", txns[f.Pos].Key)
 	}
+}
+
+// engineWrite is the engine's write for a ThreadSafeStoreTransaction.
+func engineWrite(t *ThreadSafeStoreTransaction) store.Write {
+	return store.Write{Op: string(t.Type), Key: t.Key, Object: t.Object}
 }
 
 // storeLastSyncResourceVersion returns the resource version engine

@@ -26,6 +26,15 @@ func TestThreadSafeStoreAllocations(t *testing.T) {
 		ts.Update("ns/a", pods[i%2])
 	})
 	assert.Zero(t, allocs, "ThreadSafeStore.Update of an existing key")
+	txns := make([]ThreadSafeStoreTransaction, 4)
+	allocs = testing.AllocsPerRun(200, func() {
+		i++
+		for j := range txns {
+			txns[j] = ThreadSafeStoreTransaction{Transaction{pods[(i+j)%2], TransactionTypeUpdate}, "ns/a"}
+		}
+		ts.(ThreadSafeStoreWithTransaction).Transaction(txns...)
+	})
+	assert.Zero(t, allocs, "ThreadSafeStore.Transaction of updates of an existing key")
 	allocs = testing.AllocsPerRun(200, func() {
 		i++
 		_ = idx.Update(pods[i%2])

@@ -48,15 +48,26 @@ type WriteFailure struct {
 // position and the object its key held until then (nil and false when
 // none); it must not call the store.
 func (m *Map) Transaction(writes []Write, observe func(i int, prev any, existed bool)) []WriteFailure {
-	if len(writes) == 0 {
+	return TransactionOf(m, writes, writeOf, observe)
+}
+
+// writeOf is the write function of a batch of Writes.
+func writeOf(w *Write) Write { return *w }
+
+// TransactionOf is Transaction for a batch held in the caller's own type,
+// so that the caller need not copy it into Writes: write returns the Write
+// that an element of batch stands for. It is called under the lock and
+// must not call the store.
+func TransactionOf[W any](m *Map, batch []W, write func(*W) Write, observe func(i int, prev any, existed bool)) []WriteFailure {
+	if len(batch) == 0 {
 		return nil
 	}
 	var failures []WriteFailure
 	m.lock.Lock()
 	defer m.lock.Unlock()
 	lastApplied := -1
-	for i := range writes {
-		w := &writes[i]
+	for i := range batch {
+		w := write(&batch[i])
 		if observe != nil {
 			prev, existed := m.items[w.Key]
 			observe(i, storedObject(prev), existed)
@@ -80,7 +91,7 @@ func (m *Map) Transaction(writes []Write, observe func(i int, prev any, existed 
 		if len(failures) > 0 && notApplied(failures, i) {
 			continue
 		}
-		if rv, ok := resourceVersionOf(writes[i].Object); ok {
+		if rv, ok := resourceVersionOf(write(&batch[i]).Object); ok {
 			m.setRVLocked(rv)
 			break
 		}

@@ -62,3 +62,23 @@ func TestMapTransactionVersionSkipsUnappliedWrites(t *testing.T) {
 	}, nil)
 	assert.Equal(t, "5", m.ResourceVersion())
 }
+
+// TestTransactionOfReadsTheCallersBatch: a batch in the caller's own type
+// applies as the same Writes would.
+func TestTransactionOfReadsTheCallersBatch(t *testing.T) {
+	type named struct {
+		verb string
+		obj  any
+	}
+	m := newTestMap(testIndexers(), false)
+	a, b := testPod("ns", "a", "1", "app", "x"), testPod("ns", "b", "2")
+	failures := TransactionOf(m, []named{{OpAdd, a}, {OpAdd, b}, {OpDelete, b}, {"Bogus", a}}, func(n *named) Write {
+		return Write{Op: n.verb, Key: testKey(n.obj), Object: n.obj}
+	}, nil)
+	require.Len(t, failures, 1)
+	assert.Equal(t, 3, failures[0].Pos)
+	assert.Equal(t, map[string]any{"ns/a": a}, contents(t, m))
+	checkIndices(t, m, testIndexers())
+	assert.Equal(t, "2", m.ResourceVersion(), "the last applied write's")
+	assert.Nil(t, TransactionOf(m, []named(nil), nil, nil))
+}
