@@ -81,10 +81,8 @@ func WaitForResourceVersion(ctx context.Context, informer SharedInformer, resour
 // storeResourceVersion returns the newest resource version store has
 // recorded, whatever the AtomicFIFO feature gate says.
 func storeResourceVersion(store Store) string {
-	if c, ok := store.(*cache); ok && c.tsm != nil {
-		c.tsm.lock.RLock()
-		defer c.tsm.lock.RUnlock()
-		return c.tsm.rv
+	if c, ok := store.(ownStore); ok {
+		return c.resourceVersion()
 	}
 	return store.LastStoreSyncResourceVersion()
 }

@@ -228,8 +228,8 @@ func (s *sharedIndexInformer) status() InformerStatus {
 // listing them, else len(ListKeys()).
 func storeSize(store Store) int {
 	switch c := store.(type) {
-	case *cache:
-		return c.tsm.size()
+	case ownStore:
+		return c.size()
 	case nil:
 		return 0
 	}
