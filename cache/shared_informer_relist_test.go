@@ -18,6 +18,8 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
+
+	"github.com/kinformer/kinformer/cache/internal/snapshot"
 )
 
 // heldPageLW serves an infServer's pods in pages (see pagedLW) and can
@@ -261,7 +263,7 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 			}
 			stop()
 
-			objects, rv, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), snapshotTie{}, podSnapshotCodec(t), nil)
+			objects, rv, err := readPodSnapshot(t, path, snapshot.Tie{})
 			if mode.pageByPage {
 				// b@7 under rv 5 is no state the cache ever had as a whole:
 				// no snapshot is written (and this informer had none).
