@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/util/watchlist"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/kinformer/kinformer/cache/internal/diag"
 )
 
 // defaultExpectedTypeName is the type description of a Reflector built
@@ -256,9 +258,9 @@ type Reflector struct {
 
 	metricsOnce sync.Once
 	metrics     *reflectorMetrics
-	// stats are the diagnostics counters (informer_stats.go); a shared
+	// stats are the diagnostics counters (cache/internal/diag); a shared
 	// informer replaces them with its own before Run.
-	stats *informerStats
+	stats *diag.Stats
 	// badData counts bad data from the server (reflector_baddata.go).
 	badData reflectorBadDataCounter
 
@@ -432,7 +434,7 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 	}
 	stats := cfg.stats
 	if stats == nil {
-		stats = newInformerStats()
+		stats = diag.NewStats()
 	}
 	maxRetryAfter := cfg.maxRetryAfter
 	if maxRetryAfter == 0 {

@@ -64,20 +64,20 @@ func (s *sharedIndexInformer) saveSnapshot(ctx context.Context) {
 	}
 	protection := s.config.snapshotProtection
 	if protection.Key == nil && snapshot.Sensitive(s.objectType, protection.Sensitive) {
-		s.stats.snapshotsSkipped.Add(1)
+		s.stats.CountSnapshotSkipped()
 		klog.FromContext(ctx).Info("Informer snapshot not written: the informer's objects are sensitive and no snapshot encryption key is set (SnapshotProtection)",
 			"path", s.config.snapshotFile, "type", fmt.Sprintf("%T", s.objectType))
 		return
 	}
 	if !s.cacheSettled() {
-		s.stats.snapshotsSkipped.Add(1)
+		s.stats.CountSnapshotSkipped()
 		klog.FromContext(ctx).Info("Informer snapshot not written: the cache was stopped in the middle of applying a relist or queued changes piece by piece, so it holds no single state at its resourceVersion; the snapshot file keeps its previous content",
 			"path", s.config.snapshotFile, "type", fmt.Sprintf("%T", s.objectType), "resourceVersion", rv)
 		return
 	}
 	scope, known := s.snapshotScopeOfRun()
 	if !known {
-		s.stats.snapshotsSkipped.Add(1)
+		s.stats.CountSnapshotSkipped()
 		klog.FromContext(ctx).Info("Informer snapshot not written: the identity of the cluster could not be read (SnapshotCluster)",
 			"path", s.config.snapshotFile, "type", fmt.Sprintf("%T", s.objectType))
 		return
