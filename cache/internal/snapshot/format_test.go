@@ -67,3 +67,68 @@ func TestNotWrittenIntoADirectoryOthersMayWriteTo(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries)
 }
+
+// TestReadRefusals: Read says why it returns no objects: no file (wrapping
+// os.ErrNotExist), a plain file read with a key (ErrNotEncrypted), an
+// encrypted file read without one, and a file of another identity, tie or
+// codec.
+func TestReadRefusals(t *testing.T) {
+	dir := t.TempDir()
+	plain := podFile(t, filepath.Join(dir, "plain.snap"), nil)
+	require.NoError(t, plain.Write([]interface{}{testPod("a", "1")}, "1"))
+	encrypted := podFile(t, filepath.Join(dir, "encrypted.snap"), testKey(1))
+	require.NoError(t, encrypted.Write([]interface{}{testPod("a", "1")}, "1"))
+
+	_, _, err := podFile(t, filepath.Join(dir, "missing.snap"), nil).Read()
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	withKey := plain
+	withKey.Key = testKey(1)
+	_, _, err = withKey.Read()
+	assert.ErrorIs(t, err, ErrNotEncrypted)
+
+	withoutKey := encrypted
+	withoutKey.Key = nil
+	_, _, err = withoutKey.Read()
+	assert.ErrorContains(t, err, "encrypted and this informer has no key")
+
+	for _, tc := range []struct {
+		name   string
+		change func(f *File)
+		want   string
+	}{
+		{"identity", func(f *File) { f.Identity = Identity(&v1.ConfigMap{}, "") }, `this informer caches "k8s.io/api/core/v1.ConfigMap"`},
+		{"scope", func(f *File) { f.Tie.Scope = ScopeFor("ns", "", "") }, `this informer selects namespace="ns"`},
+		{"projection", func(f *File) { f.Tie.Projection = "aaaa" }, "this informer keeps objects of projection aaaa"},
+		{"codec", func(f *File) {
+			codec, err := CodecFor(&unstructured.Unstructured{})
+			require.NoError(t, err)
+			f.Codec = codec
+		}, `objects encoded as "protobuf", this informer uses "json"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			other := plain
+			tc.change(&other)
+			objects, _, err := other.Read()
+			assert.ErrorContains(t, err, tc.want)
+			assert.Nil(t, objects)
+		})
+	}
+}
+
+// TestWriteNamesAnObjectItCannotEncode: an object of another type than the
+// codec's fails the write, named by Describe (by its Go type without one),
+// and leaves neither the file nor a temporary file behind.
+func TestWriteNamesAnObjectItCannotEncode(t *testing.T) {
+	dir := t.TempDir()
+	file := podFile(t, filepath.Join(dir, "pods.snap"), nil)
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm"}}
+	err := file.Write([]interface{}{testPod("a", "1"), cm}, "1")
+	assert.ErrorContains(t, err, "encoding *v1.ConfigMap: cached object of type *v1.ConfigMap is not *v1.Pod")
+	file.Describe = func(obj interface{}) string { return "the config map" }
+	err = file.Write([]interface{}{cm}, "1")
+	assert.ErrorContains(t, err, "encoding the config map: ")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+}
