@@ -42,14 +42,11 @@ func RelistReasons() []RelistReason {
 	return append([]RelistReason(nil), relistReasons[:]...)
 }
 
-// The Reflector's notes name list reasons by their index in relistReasons,
-// which is their diag.ListReason.
+// The list reasons the Reflector's core notes (reflector_step.go), by their
+// index in relistReasons, which is their diag.ListReason.
 const (
-	relistIdxInitial        = uint32(diag.ReasonInitial)
 	relistIdxExpired        = uint32(diag.ReasonExpired)
 	relistIdxWatchError     = uint32(diag.ReasonWatchError)
-	relistIdxShortWatch     = uint32(diag.ReasonShortWatch)
-	relistIdxListError      = uint32(diag.ReasonListError)
 	relistIdxStreamFallback = uint32(diag.ReasonStreamFallback)
 )
 
