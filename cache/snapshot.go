@@ -8,7 +8,14 @@ import (
 
 // SnapshotKeySize is the size in bytes of a snapshot encryption key
 // (SnapshotProtection.Key): an AES-256 key. kinformer extension.
-const SnapshotKeySize = snapshot.KeySize
+const SnapshotKeySize = 32
+
+// SnapshotKeySize is the snapshot engine's key size: either declaration has
+// a negative length, and does not compile, when they differ.
+var (
+	_ [SnapshotKeySize - snapshot.KeySize]struct{}
+	_ [snapshot.KeySize - SnapshotKeySize]struct{}
+)
 
 // SnapshotError is the error of a snapshot file that cannot be loaded
 // (corrupt, truncated, of another object type, scope or format version) or
