@@ -51,7 +51,8 @@
 //	     │                 Configured once: SharedIndexInformerOptions become an informerConfig,
 //	     │                 which the setters may change until Run (shared_informer_options.go);
 //	     │                 handlers are registered in shared_informer_handlers.go; status and
-//	     │                 snapshots in shared_informer_status.go, shared_informer_snapshot.go
+//	     │                 snapshots in shared_informer_status.go, shared_informer_snapshot.go,
+//	     │                 over the engines cache/internal/diag and cache/internal/snapshot
 //	     ▼
 //	 controller            controller.go: built at Run from the informerConfig
 //	     │                 (newController(Config, controllerInternals)); builds the queue

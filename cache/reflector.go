@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/kinformer/kinformer/cache/internal/diag"
 	"github.com/kinformer/kinformer/listadmission"
 )
 
@@ -258,9 +259,9 @@ type Reflector struct {
 
 	metricsOnce sync.Once
 	metrics     *reflectorMetrics
-	// stats are the diagnostics counters (informer_stats.go); a shared
+	// stats are the diagnostics counters (cache/internal/diag); a shared
 	// informer replaces them with its own before Run.
-	stats *informerStats
+	stats *diag.Stats
 	// badData counts bad data from the server (reflector_baddata.go).
 	badData reflectorBadDataCounter
 
@@ -436,7 +437,7 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 	}
 	stats := cfg.stats
 	if stats == nil {
-		stats = newInformerStats()
+		stats = diag.NewStats()
 	}
 	maxRetryAfter := cfg.maxRetryAfter
 	if maxRetryAfter == 0 {

@@ -35,11 +35,11 @@ func (r *Reflector) backoffDelay(err error) time.Duration {
 	retryAfter := time.Duration(seconds) * time.Second
 	if r.maxRetryAfter > 0 && retryAfter > r.maxRetryAfter {
 		retryAfter = r.maxRetryAfter
-		r.stats.retryAfterCapped.Add(1)
+		r.stats.CountRetryAfterCapped()
 	}
 	if retryAfter > d {
 		d = retryAfter
-		r.stats.retryAfterUntil.Store(r.clock.Now().Add(d).UnixNano())
+		r.stats.RetryAfterWait(r.clock.Now().Add(d))
 	}
 	return d
 }

@@ -353,7 +353,7 @@ func (d *reflectorDriver) sync(a *reflectorAction, in *reflectorInput) {
 		// reaches that version, so it is told before the store can. (A
 		// streaming list was confirmed by its end bookmark; a snapshot is
 		// no confirmation.)
-		d.r.stats.freshness.confirm(a.rv, d.answered)
+		d.r.stats.Freshness().Confirm(a.rv, d.answered)
 		count, err = d.sink.end(d.ctx, a.rv)
 		d.sink = nil
 	}
@@ -469,7 +469,7 @@ func (d *reflectorDriver) apply(event watch.Event, in *reflectorInput, objMeta m
 		in.initialEventsEnd = objMeta.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
 		// The server says it has sent everything up to the bookmark's
 		// resourceVersion: current when it arrived.
-		r.stats.freshness.confirm(in.rv, in.now)
+		r.stats.Freshness().Confirm(in.rv, in.now)
 		if in.initialEventsEnd && d.streaming {
 			// The streaming list is complete: what follows is a watch.
 			d.releaseSlot(true)

@@ -9,10 +9,12 @@ import (
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
+
+	"github.com/kinformer/kinformer/cache/internal/diag"
 )
 
 // observe is the Reflector's observer: it turns the notes of the core (see
-// reflector_core.go) into metrics, diagnostics counters (informerStats), log
+// reflector_core.go) into metrics, diagnostics counters (diag.Stats), log
 // lines and calls of the watch error handler, so that each observation is
 // made in one place. now is the time of the input the note answers.
 //
@@ -23,21 +25,21 @@ func (r *Reflector) observe(ctx context.Context, a *reflectorAction, now time.Ti
 	switch a.note {
 	case noteListStarted:
 		r.metrics.listStarted()
-		r.stats.listStarting()
+		r.stats.ListStarting()
 	case noteListDone:
-		r.stats.listSucceeded(now)
+		r.stats.ListSucceeded(now)
 		r.metrics.listDone(a.dur.Seconds(), a.count)
 	case noteWatchStarted:
 		r.metrics.watchStarted()
 		if a.restart {
-			r.stats.watchRestarts.Add(1)
+			r.stats.CountWatchRestart()
 		}
 	case noteWatchEnded:
 		r.metrics.watchEnded(a.dur.Seconds(), a.count, a.short)
 	case noteNextList:
-		r.stats.setNextList(a.reason)
+		r.stats.SetNextList(diag.ListReason(a.reason))
 	case noteRelistAfter:
-		r.stats.watchEndedForRelist(a.err)
+		r.stats.SetNextList(relistReasonAfterWatch(a.err))
 	case noteReport:
 		r.reportWatchFailure(ctx, a.err)
 	case noteBadData:
@@ -53,7 +55,7 @@ func (r *Reflector) observe(ctx context.Context, a *reflectorAction, now time.Ti
 // observeEvent records the arrival of an event the store took (see
 // actEventApplied).
 func (r *Reflector) observeEvent(now time.Time) {
-	r.stats.eventReceived(now)
+	r.stats.EventReceived(now)
 }
 
 // logNote logs the line of a note.
@@ -111,7 +113,7 @@ func (r *Reflector) logNote(ctx context.Context, a *reflectorAction) {
 // reportWatchFailure passes a failure the Reflector handles by itself (and
 // so does not return) to a watch error handler set by the informer.
 func (r *Reflector) reportWatchFailure(ctx context.Context, err error) {
-	r.stats.recordError(err, r.clock.Now())
+	r.stats.RecordError(err, r.clock.Now())
 	if h := r.watchErrorHandler; h != nil {
 		h(ctx, r, err)
 	}
@@ -120,7 +122,7 @@ func (r *Reflector) reportWatchFailure(ctx context.Context, err error) {
 // handleListAndWatchError passes an error returned by ListAndWatch to the
 // watch error handler, or to DefaultWatchErrorHandler when none is set.
 func (r *Reflector) handleListAndWatchError(ctx context.Context, err error) {
-	r.stats.recordError(err, r.clock.Now())
+	r.stats.RecordError(err, r.clock.Now())
 	if h := r.watchErrorHandler; h != nil {
 		h(ctx, r, err)
 		return
