@@ -605,6 +605,8 @@ func TestRelistKeepsACachedObjectOnlyWhenItIsTheSameObject(t *testing.T) {
 	srv.pods["a"].UID, srv.pods["b"].UID = "uid-a", "uid-b"
 	srv.mu.Unlock()
 	informer, rec := relistInformer(t, srv, srv.lw(), SharedIndexInformerOptions{})
+	// The change below is compacted away only for a watch already open.
+	waitForNextWatch(t, srv)
 	cachedB, _, err := informer.GetStore().GetByKey("ns/b")
 	require.NoError(t, err)
 
