@@ -437,7 +437,7 @@ func TestSharedInformerWatchIdleTimeoutOption(t *testing.T) {
 			informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{WatchIdleTimeout: tc.option})
 			typed := NewTypedSharedIndexInformer[*v1.Pod](informer)
 			if tc.set != nil {
-				require.NoError(t, SetWatchIdleTimeout(typed, *tc.set))
+				require.NoError(t, ConfigureInformer(typed, func(o *SharedIndexInformerOptions) { o.WatchIdleTimeout = *tc.set }))
 			}
 			infRunInformer(t, informer)
 			infWaitSynced(t, informer.HasSyncedChecker())
@@ -449,10 +449,9 @@ func TestSharedInformerWatchIdleTimeoutOption(t *testing.T) {
 			got := ctrl.reflector.watchIdleTimeout
 			ctrl.mu.RUnlock()
 			assert.Equal(t, tc.want, got)
-			assert.ErrorContains(t, SetWatchIdleTimeout(informer, time.Second), "already started")
+			assert.ErrorContains(t, ConfigureInformer(informer, func(o *SharedIndexInformerOptions) { o.WatchIdleTimeout = time.Second }), "already started")
 		})
 	}
-	assert.ErrorContains(t, SetWatchIdleTimeout(nil, time.Second), "nil informer")
 }
 
 func durationPtr(d time.Duration) *time.Duration { return &d }

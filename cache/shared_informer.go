@@ -316,7 +316,7 @@ type sharedIndexInformer struct {
 // kinformerInformer is implemented by the shared informers of this package
 // and by the package's wrappers around one (the typed informer). It is the
 // one way the package-level extensions that take a SharedInformer
-// (GetInformerStatus, WaitForResourceVersion, SetSnapshotFile, ...) reach
+// (GetInformerStatus, WaitForResourceVersion, ConfigureInformer, ...) reach
 // the informer doing the work: see sharedOf.
 type kinformerInformer interface {
 	// shared returns the informer doing the work, or nil when there is
@@ -339,7 +339,7 @@ func sharedOf(informer SharedInformer) *sharedIndexInformer {
 	return nil
 }
 
-// checkedTransform returns transform followed by check (SetTransformCheck):
+// checkedTransform returns transform followed by check (SharedIndexInformerOptions.TransformCheck):
 // an object check refuses is counted and the transform fails with a
 // *refusedObjectError wrapping check's error (a list then drops that object
 // alone). It returns transform itself when either is nil.
@@ -550,7 +550,7 @@ func (d *dummyController) LastSyncResourceVersion() string {
 }
 
 // refusedObjectError is the error of a transform whose output the informer's
-// transform check refused (SetTransformCheck). Such an object is dropped
+// transform check refused (SharedIndexInformerOptions.TransformCheck). Such an object is dropped
 // alone: a list goes on without it, and a deletion is still queued, as a
 // DeletedFinalStateUnknown without object.
 type refusedObjectError struct{ err error }

@@ -59,7 +59,7 @@ type SharedIndexInformerOptions struct {
 	// RelistPageByPage applies relists page by page, as their pages
 	// arrive, instead of atomically once complete (the default, as in
 	// client-go). kinformer extension, not in client-go; off by default.
-	// SetRelistPageByPage sets it before Run (informers.WithRelistPageByPage
+	// ConfigureInformer sets it before Run (informers.WithRelistPageByPage
 	// for a factory's informers).
 	//
 	// What it saves: a relist never holds the old cache and the changed
@@ -90,7 +90,7 @@ type SharedIndexInformerOptions struct {
 	// requests ask client-go's timeouts either way (see
 	// ReflectorOptions.WatchIdleTimeout). Zero means
 	// DefaultWatchIdleTimeout (2 minutes); negative turns it off
-	// (client-go's behaviour). kinformer extension. SetWatchIdleTimeout
+	// (client-go's behaviour). kinformer extension. ConfigureInformer
 	// changes it before Run.
 	WatchIdleTimeout time.Duration
 
@@ -123,7 +123,7 @@ type SharedIndexInformerOptions struct {
 	// protobuf encoding where they have one, as JSON otherwise
 	// (unstructured objects included), with a CRC-32C checksum. The file
 	// must not be shared by informers running at the same time.
-	// kinformer extension; SetSnapshotFile sets it before Run.
+	// kinformer extension; ConfigureInformer sets it before Run.
 	//
 	// The transform (SetTransform) is not applied again to the loaded
 	// objects: they are the cache's objects as they were saved, so they
@@ -144,7 +144,7 @@ type SharedIndexInformerOptions struct {
 	// label or field selector) is rejected as a *SnapshotError, and the
 	// informer lists as usual, instead of loading objects its own list
 	// would not return. "" is the scope of an unrestricted informer.
-	// kinformer extension; SetSnapshotScope sets it before Run.
+	// kinformer extension; ConfigureInformer sets it before Run.
 	SnapshotScope string
 
 	// SnapshotCluster, when set, returns the identity of the cluster the
@@ -164,8 +164,32 @@ type SharedIndexInformerOptions struct {
 	// and any informer marked Sensitive) are never written, and other files
 	// are plain; with a Key every file is encrypted and authenticated, and
 	// sensitive objects are written too. See SnapshotProtection. kinformer
-	// extension; SetSnapshotProtection sets it before Run.
+	// extension; ConfigureInformer sets it before Run.
 	SnapshotProtection SnapshotProtection
+
+	// SnapshotProjection ties the snapshot file to the projection the
+	// informer's objects are read with (the fingerprint of a
+	// projection.Projection; empty for full objects): a snapshot records it,
+	// and one written under another projection is not loaded (it is
+	// reported like one of another scope, and the informer lists instead).
+	// The factories set it for the informers they give a projection.
+	// kinformer extension.
+	SnapshotProjection string
+
+	// TransformCheck, when not nil, checks every object the transform
+	// (SetTransform) returns: an object it refuses (a non-nil error) does
+	// not reach the cache, and is counted in the informer's status
+	// (InformerStatus.TransformRefused). A list goes on without it (a cached
+	// state of it is removed, as for an object the list no longer has); an
+	// added or updated object of a watch event is logged and skipped (a
+	// cached state of it stays until the next relist); a deletion is still
+	// applied, its handlers getting a DeletedFinalStateUnknown without
+	// object. Without a transform nothing is checked. The projected
+	// informers of kinformer's factories use it to refuse the objects a
+	// transform leaves without the projection's marker (see package
+	// projection). It is called from the informer's goroutines, one object
+	// at a time. kinformer extension.
+	TransformCheck func(obj interface{}) error
 
 	// HandlerMetricsProvider, when not nil, times every notification the
 	// informer's handlers handle, into the histograms it returns (see
@@ -183,7 +207,7 @@ type SharedIndexInformerOptions struct {
 	// confirm too, so with the default (zero: DefaultStalenessProbeInterval,
 	// 2 minutes) an informer served by a watch cache makes no probe.
 	// Negative turns probing off. The probe stops with the informer.
-	// kinformer extension; SetStalenessProbeInterval sets it before Run.
+	// kinformer extension; ConfigureInformer sets it before Run.
 	StalenessProbeInterval time.Duration
 
 	// ListAdmission, when not nil, limits the informer's initial list and
@@ -195,13 +219,13 @@ type SharedIndexInformerOptions struct {
 	// Only the moment lists are requested changes; what listers and
 	// handlers observe does not. nil (the default of an informer built
 	// alone): no limit, as in client-go. The factories set one per factory
-	// by default. kinformer extension; SetListAdmission sets it before Run.
+	// by default. kinformer extension; ConfigureInformer sets it before Run.
 	ListAdmission *listadmission.Admission
 
 	// ListAdmissionPriority orders the informer among those waiting for a
 	// slot of ListAdmission: the highest first, and in the order they
 	// asked among equals. Default 0. kinformer extension;
-	// SetListAdmissionPriority sets it before Run.
+	// ConfigureInformer sets it before Run.
 	ListAdmissionPriority int
 
 	// MaxRetryAfter is the longest Retry-After the informer's Reflector
@@ -210,14 +234,14 @@ type SharedIndexInformerOptions struct {
 	// listadmission.DefaultMaxRetryAfter (60 s), negative no maximum. The
 	// pause of a list admission has its own maximum
 	// (listadmission.Options.MaxRetryAfter). kinformer extension;
-	// SetMaxRetryAfter sets it before Run.
+	// ConfigureInformer sets it before Run.
 	MaxRetryAfter time.Duration
 }
 
 // informerConfig is the configuration of a sharedIndexInformer: assembled
 // once from SharedIndexInformerOptions (see its config method) and given to
 // newSharedIndexInformer. Until Run, the informer's Set methods and the
-// package-level setters (SetSnapshotFile, SetWatchIdleTimeout, ...) change
+// one entry point for kinformer options (ConfigureInformer) change
 // the informer's copy, under its startedLock and through configure; Run
 // hands it on to the queue (informerQueueConfig), the controller (Config,
 // controllerInternals) and through it the Reflector (reflectorConfig), and it
@@ -237,25 +261,25 @@ type informerConfig struct {
 	// useDeltaFIFO is SharedIndexInformerOptions.UseDeltaFIFO.
 	useDeltaFIFO bool
 	// relistPageByPage is SharedIndexInformerOptions.RelistPageByPage
-	// (SetRelistPageByPage).
+
 	relistPageByPage bool
 	// watchIdleTimeout is SharedIndexInformerOptions.WatchIdleTimeout
-	// (SetWatchIdleTimeout): zero means the default, negative none.
+	// zero means the default, negative none.
 	watchIdleTimeout time.Duration
 	// snapshotFile and snapshotScope are SharedIndexInformerOptions'
-	// SnapshotFile and SnapshotScope (SetSnapshotFile, SetSnapshotScope).
+	// SnapshotFile and SnapshotScope.
 	snapshotFile  string
 	snapshotScope string
 	// snapshotCluster is SharedIndexInformerOptions.SnapshotCluster.
 	snapshotCluster func(ctx context.Context) (string, error)
-	// snapshotProjection is the fingerprint SetSnapshotProjection sets.
+	// snapshotProjection is SharedIndexInformerOptions.SnapshotProjection.
 	snapshotProjection string
 	// snapshotProtection is SharedIndexInformerOptions.SnapshotProtection
-	// (SetSnapshotProtection).
+
 	snapshotProtection SnapshotProtection
 	// transform is set by SetTransform.
 	transform TransformFunc
-	// transformCheck is set by SetTransformCheck.
+	// transformCheck is SharedIndexInformerOptions.TransformCheck.
 	transformCheck func(obj interface{}) error
 	// watchErrorHandler is set by SetWatchErrorHandler and
 	// SetWatchErrorHandlerWithContext.
@@ -266,15 +290,15 @@ type informerConfig struct {
 	handlerMetrics HandlerMetricsProvider
 	// stalenessProbeInterval is
 	// SharedIndexInformerOptions.StalenessProbeInterval
-	// (SetStalenessProbeInterval): zero means the default, negative none.
+	// zero means the default, negative none.
 	stalenessProbeInterval time.Duration
 	// listAdmission and listAdmissionPriority are
 	// SharedIndexInformerOptions' ListAdmission and ListAdmissionPriority
-	// (SetListAdmission, SetListAdmissionPriority).
+
 	listAdmission         *listadmission.Admission
 	listAdmissionPriority int
 	// maxRetryAfter is SharedIndexInformerOptions.MaxRetryAfter
-	// (SetMaxRetryAfter): zero means the default, negative none.
+	// zero means the default, negative none.
 	maxRetryAfter time.Duration
 }
 
@@ -293,6 +317,8 @@ func (options SharedIndexInformerOptions) config() informerConfig {
 		snapshotScope:      options.SnapshotScope,
 		snapshotCluster:    options.SnapshotCluster,
 		snapshotProtection: options.SnapshotProtection.clone(),
+		snapshotProjection: options.SnapshotProjection,
+		transformCheck:     options.TransformCheck,
 		handlerMetrics:     options.HandlerMetricsProvider,
 
 		stalenessProbeInterval: options.StalenessProbeInterval,
@@ -318,24 +344,6 @@ func (s *sharedIndexInformer) configure(set func(*informerConfig)) error {
 	return nil
 }
 
-// configureBeforeRun is configure for the package-level setters: it reaches
-// the informer through sharedOf, and what names the setting in its errors
-// (for a nil informer, one not built by this package, and one that has
-// started already).
-func configureBeforeRun(informer SharedInformer, what string, set func(*informerConfig)) error {
-	if informer == nil {
-		return fmt.Errorf("cannot set %s of a nil informer", what)
-	}
-	s := sharedOf(informer)
-	if s == nil {
-		return fmt.Errorf("cannot set %s of an informer of type %T: it is not built by kinformer's cache package", what, informer)
-	}
-	if err := s.configure(set); err != nil {
-		return fmt.Errorf("cannot set %s: %w", what, err)
-	}
-	return nil
-}
-
 func (s *sharedIndexInformer) SetWatchErrorHandler(handler WatchErrorHandler) error {
 	if handler == nil {
 		return s.SetWatchErrorHandlerWithContext(nil)
@@ -353,116 +361,101 @@ func (s *sharedIndexInformer) SetTransform(handler TransformFunc) error {
 	return s.configure(func(c *informerConfig) { c.transform = handler })
 }
 
-// SetRelistPageByPage makes informer apply its relists page by page, or
-// atomically again (see SharedIndexInformerOptions.RelistPageByPage). It is
-// how the typed factory (package informers), whose informers client-go's
-// NewInformerFunc builds without options, applies
-// informers.WithRelistPageByPage. kinformer extension, not in client-go.
-//
-// It returns an error for a nil informer, one not built by this package,
-// and one that has started already.
-func SetRelistPageByPage(informer SharedInformer, pageByPage bool) error {
-	return configureBeforeRun(informer, "the relist mode", func(c *informerConfig) { c.relistPageByPage = pageByPage })
-}
-
-// SetWatchIdleTimeout sets the watch liveness deadline of informer (see
-// SharedIndexInformerOptions.WatchIdleTimeout: zero means the default,
-// negative turns it off). It is how the typed factory (package informers)
-// applies its option to the informers it builds. kinformer extension, not in
+// ConfigureInformer is the one way to give kinformer's options to an informer
+// built without them: by client-go's constructors (NewSharedInformer,
+// NewSharedIndexInformer), which the generated typed informers use, or by a
+// library that calls them. Before the informer runs, change is called with
+// the informer's kinformer options, the fields of SharedIndexInformerOptions
+// that client-go's struct does not have (ResyncPeriod, Indexers,
+// ObjectDescription, Identifier and InformerMetricsProvider are zero on the
+// way in), and what it leaves there becomes the informer's configuration,
+// with the meaning each field documents. change runs under the informer's
+// lock and must not call the informer. kinformer extension, not in
 // client-go.
 //
-// It returns an error for a nil informer, one not built by this package, and
-// one that has started already.
-func SetWatchIdleTimeout(informer SharedInformer, d time.Duration) error {
-	return configureBeforeRun(informer, "the watch idle timeout", func(c *informerConfig) { c.watchIdleTimeout = d })
-}
-
-// SetStalenessProbeInterval sets how long informer goes without a
-// confirmation of its cache's resourceVersion before it probes the server
-// (see SharedIndexInformerOptions.StalenessProbeInterval: zero means
-// DefaultStalenessProbeInterval, negative turns probing off). It is how the
-// typed factory (package informers) applies its option to the informers it
-// builds. kinformer extension, not in client-go.
-//
-// It returns an error for a nil informer, one not built by this package, and
-// one that has started already.
-func SetStalenessProbeInterval(informer SharedInformer, d time.Duration) error {
-	return configureBeforeRun(informer, "the staleness probe interval", func(c *informerConfig) { c.stalenessProbeInterval = d })
-}
-
-// SetSnapshotFile makes informer persist its cache and resourceVersion to
-// path when it stops, and resume from that file when it starts (see
-// SharedIndexInformerOptions.SnapshotFile); "" turns it off. It is how the
-// typed factory (package informers) applies its snapshot directory; the
-// dynamic and metadata factories pass SharedIndexInformerOptions instead.
-// kinformer extension, not in client-go.
-//
-// It returns an error for a nil informer, one not built by this package, and
-// one that has started already.
-func SetSnapshotFile(informer SharedInformer, path string) error {
-	return configureBeforeRun(informer, "the snapshot file", func(c *informerConfig) { c.snapshotFile = path })
-}
-
-// SetSnapshotProtection sets which objects informer may write to its
-// snapshot file and whether it encrypts them (see SnapshotProtection and
-// SharedIndexInformerOptions.SnapshotProtection); the key is copied. It
-// fails for a key that is not SnapshotKeySize bytes long, and once the
-// informer has started. It is how the factories (package informers, and
-// the dynamic and metadata factories) apply their WithSnapshotEncryptionKey
-// and sensitive-type options. kinformer extension, not in client-go.
-func SetSnapshotProtection(informer SharedInformer, protection SnapshotProtection) error {
-	if protection.Key != nil {
-		if err := checkSnapshotKey(protection.Key); err != nil {
-			return fmt.Errorf("cannot set the snapshot protection: %w", err)
-		}
+// It returns an error, and changes nothing, for a nil informer or change, an
+// informer not built by this package, one that has started, a change that
+// sets one of client-go's fields (they are fixed at construction), and a
+// SnapshotProtection key that is not SnapshotKeySize bytes long.
+func ConfigureInformer(informer SharedInformer, change func(options *SharedIndexInformerOptions)) error {
+	if change == nil {
+		return errors.New("cannot configure an informer with a nil change")
 	}
-	protection = protection.clone()
-	return configureBeforeRun(informer, "the snapshot protection", func(c *informerConfig) { c.snapshotProtection = protection })
+	if informer == nil {
+		return errors.New("cannot configure a nil informer")
+	}
+	s := sharedOf(informer)
+	if s == nil {
+		return fmt.Errorf("cannot configure an informer of type %T: it is not built by kinformer's cache package", informer)
+	}
+	var refused error
+	err := s.configure(func(c *informerConfig) {
+		options := c.kinformerOptions()
+		change(&options)
+		if refused = checkKinformerOnly(options); refused != nil {
+			return
+		}
+		if options.SnapshotProtection.Key != nil {
+			if refused = checkSnapshotKey(options.SnapshotProtection.Key); refused != nil {
+				return
+			}
+		}
+		next := options.config()
+		next.objectDescription, next.resyncPeriod, next.indexers = c.objectDescription, c.resyncPeriod, c.indexers
+		next.identifier, next.metricsProvider = c.identifier, c.metricsProvider
+		next.transform, next.watchErrorHandler = c.transform, c.watchErrorHandler
+		*c = next
+		s.processor.SetHandlerLatency(handlerLatencyOf(next.handlerMetrics))
+	})
+	if err == nil {
+		err = refused
+	}
+	if err != nil {
+		return fmt.Errorf("cannot configure the informer: %w", err)
+	}
+	return nil
 }
 
-// SetSnapshotProjection ties an informer's snapshot file to the projection
-// its objects are read with (the fingerprint of a projection.Projection;
-// empty for full objects): a snapshot records it, and one written under
-// another projection is not loaded (it is reported like one of another
-// scope, and the informer lists instead). The informer factories call it
-// for the informers they give a projection. kinformer extension, not in
-// client-go.
-//
-// It returns an error for a nil informer, one not built by this package, and
-// one that has started already.
-func SetSnapshotProjection(informer SharedInformer, fingerprint string) error {
-	return configureBeforeRun(informer, "the snapshot projection", func(c *informerConfig) { c.snapshotProjection = fingerprint })
+// kinformerOptions returns the kinformer fields of the configuration as
+// SharedIndexInformerOptions, client-go's fields left zero.
+func (c informerConfig) kinformerOptions() SharedIndexInformerOptions {
+	return SharedIndexInformerOptions{
+		UseDeltaFIFO:           c.useDeltaFIFO,
+		RelistPageByPage:       c.relistPageByPage,
+		WatchIdleTimeout:       c.watchIdleTimeout,
+		SnapshotFile:           c.snapshotFile,
+		SnapshotScope:          c.snapshotScope,
+		SnapshotCluster:        c.snapshotCluster,
+		SnapshotProtection:     c.snapshotProtection.clone(),
+		SnapshotProjection:     c.snapshotProjection,
+		TransformCheck:         c.transformCheck,
+		HandlerMetricsProvider: c.handlerMetrics,
+		StalenessProbeInterval: c.stalenessProbeInterval,
+		ListAdmission:          c.listAdmission,
+		ListAdmissionPriority:  c.listAdmissionPriority,
+		MaxRetryAfter:          c.maxRetryAfter,
+	}
 }
 
-// SetTransformCheck makes the informer check every object its transform
-// (SetTransform) returns: an object check refuses (a non-nil error) does not
-// reach the cache, and is counted in the informer's status
-// (InformerStatus's TransformRefused). A list goes on without it (a cached
-// state of it is removed, as for an object the list no longer has); an
-// added or updated object of a watch event is logged and skipped (a cached
-// state of it stays until the next relist); a deletion is still applied, its
-// handlers getting a DeletedFinalStateUnknown without object. Without a transform nothing is checked. The
-// projected informers of kinformer's factories use it to refuse the objects
-// a transform leaves without the projection's marker (see package
-// projection). check is called from the informer's goroutines, one object
-// at a time. kinformer extension, not in client-go.
-//
-// It returns an error for a nil informer, one not built by this package, and
-// one that has started already.
-func SetTransformCheck(informer SharedInformer, check func(obj interface{}) error) error {
-	return configureBeforeRun(informer, "the transform check", func(c *informerConfig) { c.transformCheck = check })
-}
-
-// SetSnapshotScope sets the scope an informer's snapshot file is tied to
-// (see SharedIndexInformerOptions.SnapshotScope). It is how the typed
-// factory (package informers) ties its snapshot files to its namespace and
-// list options; the dynamic and metadata factories pass
-// SharedIndexInformerOptions instead. kinformer extension, not in client-go.
-//
-// It returns an error for a nil informer, one not built by this package, and
-// one that has started already.
-func SetSnapshotScope(informer SharedInformer, scope string) error {
-	return configureBeforeRun(informer, "the snapshot scope", func(c *informerConfig) { c.snapshotScope = scope })
+// checkKinformerOnly returns an error naming the first of client-go's fields
+// options sets.
+func checkKinformerOnly(options SharedIndexInformerOptions) error {
+	var set string
+	switch {
+	case options.ResyncPeriod != 0:
+		set = "ResyncPeriod"
+	case options.Indexers != nil:
+		set = "Indexers"
+	case options.ObjectDescription != "":
+		set = "ObjectDescription"
+	case options.Identifier != InformerNameAndResource{}:
+		set = "Identifier"
+	case options.InformerMetricsProvider != nil:
+		set = "InformerMetricsProvider"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%s is fixed when the informer is built", set)
 }
 
 // SetHandlerMetricsProvider makes informer time every notification its
@@ -480,38 +473,4 @@ func SetHandlerMetricsProvider(informer SharedInformer, provider HandlerMetricsP
 	}
 	s.processor.SetHandlerLatency(handlerLatencyOf(provider))
 	return nil
-}
-
-// SetListAdmission makes informer admit its lists through admission (see
-// SharedIndexInformerOptions.ListAdmission); nil turns admission off. It is
-// how the typed factory (package informers) gives its informers the
-// factory's list admission. kinformer extension, not in client-go.
-//
-// It returns an error for a nil informer, one not built by this package,
-// and one that has started already.
-func SetListAdmission(informer SharedInformer, admission *listadmission.Admission) error {
-	return configureBeforeRun(informer, "the list admission", func(c *informerConfig) { c.listAdmission = admission })
-}
-
-// SetListAdmissionPriority sets informer's place among the informers waiting
-// for a slot of their list admission (see
-// SharedIndexInformerOptions.ListAdmissionPriority: higher first). kinformer
-// extension, not in client-go.
-//
-// It returns an error for a nil informer, one not built by this package,
-// and one that has started already.
-func SetListAdmissionPriority(informer SharedInformer, priority int) error {
-	return configureBeforeRun(informer, "the list admission priority", func(c *informerConfig) { c.listAdmissionPriority = priority })
-}
-
-// SetMaxRetryAfter sets the longest Retry-After informer's Reflector honours
-// (see SharedIndexInformerOptions.MaxRetryAfter: zero means
-// listadmission.DefaultMaxRetryAfter, negative no maximum). It is how the
-// factories pass their WithMaxRetryAfter option on. kinformer extension,
-// not in client-go.
-//
-// It returns an error for a nil informer, one not built by this package,
-// and one that has started already.
-func SetMaxRetryAfter(informer SharedInformer, d time.Duration) error {
-	return configureBeforeRun(informer, "the maximum Retry-After", func(c *informerConfig) { c.maxRetryAfter = d })
 }

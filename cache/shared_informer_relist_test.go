@@ -284,25 +284,6 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 	}
 }
 
-// TestSetRelistPageByPage: the setter changes how an informer relists until
-// it runs, and fails for informers it cannot configure.
-func TestSetRelistPageByPage(t *testing.T) {
-	informer := NewSharedIndexInformerWithOptions(newInfServer().lw(), &v1.Pod{}, SharedIndexInformerOptions{}).(*sharedIndexInformer)
-	require.NoError(t, SetRelistPageByPage(informer, true))
-	assert.True(t, informer.config.relistPageByPage)
-	require.NoError(t, SetRelistPageByPage(informer, false))
-	assert.False(t, informer.config.relistPageByPage)
-	assert.Error(t, SetRelistPageByPage(nil, true))
-	assert.Error(t, SetRelistPageByPage(clientcacheInformer{}, true))
-	informer.startedLock.Lock()
-	informer.started = true
-	informer.startedLock.Unlock()
-	assert.Error(t, SetRelistPageByPage(informer, true))
-}
-
-// clientcacheInformer is a SharedInformer not built by this package.
-type clientcacheInformer struct{ SharedInformer }
-
 // TestDeltaFIFOResourceVersionNeverAheadOfContent: with UseDeltaFIFO and
 // a@5, b@6, a@7 queued, applying a (both of its deltas, popped together)
 // must not make the cache claim rv 7 while b@6 is still queued: the cache's

@@ -73,7 +73,7 @@ type InformerStatus struct {
 	// SharedIndexInformerOptions.SnapshotFile).
 	SnapshotsSkipped uint64
 	// TransformRefused counts the objects the informer's transform returned
-	// and its transform check (SetTransformCheck) refused: none of them
+	// and its transform check (SharedIndexInformerOptions.TransformCheck) refused: none of them
 	// reached the cache.
 	TransformRefused uint64
 	// StartedAt is when Run started; zero before.

@@ -785,11 +785,13 @@ func TestTransformCheckDropsARefusedObjectAlone(t *testing.T) {
 			t.Cleanup(srv.stopWatches)
 			informer := NewSharedIndexInformerWithOptions(newHeldPageLW(srv, 1), &v1.Pod{}, mode.opts).(*sharedIndexInformer)
 			require.NoError(t, informer.SetTransform(func(obj interface{}) (interface{}, error) { return obj, nil }))
-			require.NoError(t, SetTransformCheck(informer, func(obj interface{}) error {
-				if obj.(*v1.Pod).Name == "bad" {
-					return errors.New("unmarked")
+			require.NoError(t, ConfigureInformer(informer, func(o *SharedIndexInformerOptions) {
+				o.TransformCheck = func(obj interface{}) error {
+					if obj.(*v1.Pod).Name == "bad" {
+						return errors.New("unmarked")
+					}
+					return nil
 				}
-				return nil
 			}))
 			rec := &infRecorder{}
 			reg, err := informer.AddEventHandler(rec)

@@ -249,15 +249,18 @@ func TestSnapshotRefusesWhatOthersCouldHaveWritten(t *testing.T) {
 	}
 }
 
-func TestSetSnapshotProtectionRejectsBadInput(t *testing.T) {
+func TestConfigureInformerRejectsABadSnapshotKeyAndCopiesAGoodOne(t *testing.T) {
 	informer := NewSharedIndexInformer(&ListWatch{}, &v1.Pod{}, 0, Indexers{})
-	err := SetSnapshotProtection(informer, SnapshotProtection{Key: []byte("short")})
+	protect := func(p SnapshotProtection) func(*SharedIndexInformerOptions) {
+		return func(o *SharedIndexInformerOptions) { o.SnapshotProtection = p }
+	}
+	err := ConfigureInformer(informer, protect(SnapshotProtection{Key: []byte("short")}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "has 5 bytes; it must have 32")
-	assert.Error(t, SetSnapshotProtection(nil, SnapshotProtection{}))
+	assert.Nil(t, sharedOf(informer).config.snapshotProtection.Key, "a refused configuration changes nothing")
 
 	key := testSnapshotKey(9)
-	require.NoError(t, SetSnapshotProtection(informer, SnapshotProtection{Key: key}))
+	require.NoError(t, ConfigureInformer(informer, protect(SnapshotProtection{Key: key})))
 	key[0] ^= 0xff
 	got := sharedOf(informer).config.snapshotProtection.Key
 	assert.Equal(t, testSnapshotKey(9), got, "the key was copied")

@@ -12,12 +12,13 @@ import (
 	"github.com/kinformer/kinformer/cache/internal/snapshot"
 )
 
-// setSnapshotTie ties informer's snapshot to tie (SetSnapshotScope,
-// SetSnapshotProjection).
+// setSnapshotTie ties informer's snapshot to tie (SnapshotScope and
+// SnapshotProjection, through ConfigureInformer).
 func setSnapshotTie(t *testing.T, informer SharedIndexInformer, tie snapshot.Tie) {
 	t.Helper()
-	require.NoError(t, SetSnapshotScope(informer, tie.Scope))
-	require.NoError(t, SetSnapshotProjection(informer, tie.Projection))
+	require.NoError(t, ConfigureInformer(informer, func(o *SharedIndexInformerOptions) {
+		o.SnapshotScope, o.SnapshotProjection = tie.Scope, tie.Projection
+	}))
 }
 
 // checkSnapshotTie writes a snapshot of two pods with an informer tied to
@@ -118,21 +119,8 @@ func TestSnapshotOfForeignScopeIsRejected(t *testing.T) {
 	}
 }
 
-func TestSetSnapshotScopeRejectsBadInput(t *testing.T) {
-	require.ErrorContains(t, SetSnapshotScope(nil, "x"), "nil informer")
-	require.ErrorContains(t, SetSnapshotScope(&foreignSharedInformer{}, "x"), "not built by kinformer")
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
-	informer, _, _ := snapshotInformer(t, srv, SharedIndexInformerOptions{})
-	runInformerUntil(t, informer)
-	require.ErrorContains(t, SetSnapshotScope(informer, "x"), "already started")
-}
-
-// foreignSharedInformer is a SharedInformer not built by this package.
-type foreignSharedInformer struct{ SharedInformer }
-
 // TestSnapshotOfAnotherProjectionIsRejected: a snapshot written by an
-// informer keeping the fields of one projection (SetSnapshotProjection) is
+// informer keeping the fields of one projection (SnapshotProjection) is
 // loaded only by an informer of the same projection; full objects and other
 // projections list instead, and the file is rewritten under theirs.
 func TestSnapshotOfAnotherProjectionIsRejected(t *testing.T) {

@@ -235,9 +235,10 @@ func TestInformerStalenessProbeOff(t *testing.T) {
 	infWaitSynced(t, informer.HasSyncedChecker())
 	assert.False(t, probeClk.HasWaiters(), "no probe timer")
 
-	require.Error(t, SetStalenessProbeInterval(informer, time.Second), "started")
+	probeEverySecond := func(o *SharedIndexInformerOptions) { o.StalenessProbeInterval = time.Second }
+	require.ErrorContains(t, ConfigureInformer(informer, probeEverySecond), "already started")
 	fresh := NewSharedIndexInformer(lw, &v1.Pod{}, 0, Indexers{})
-	require.NoError(t, SetStalenessProbeInterval(fresh, time.Second))
+	require.NoError(t, ConfigureInformer(fresh, probeEverySecond))
 	assert.Equal(t, time.Second, fresh.(*sharedIndexInformer).config.stalenessProbeInterval)
 }
 

@@ -37,7 +37,7 @@ type typedSharedIndexInformer[T Object] struct {
 
 // shared implements kinformerInformer: it returns the informer behind the
 // wrapped one, so that the package's extensions (WaitForResourceVersion,
-// GetInformerStatus, SetSnapshotFile, ...) reach it.
+// GetInformerStatus, ConfigureInformer, ...) reach it.
 func (s *typedSharedIndexInformer[T]) shared() *sharedIndexInformer {
 	if s == nil {
 		return nil

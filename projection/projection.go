@@ -254,7 +254,7 @@ var ErrUnmarkedObject = errors.New("projection: object without the projection's 
 // fingerprint, and otherwise an error wrapping ErrUnmarkedObject that names
 // obj's type and namespace/name (never its content). The informers given p
 // (informers.WithProjection, dynamicinformer.WithProjection) run it on what
-// their transform returns (cache.SetTransformCheck), and refuse, count and
+// their transform returns (cache.SharedIndexInformerOptions.TransformCheck), and refuse, count and
 // report the objects it fails. It is safe for concurrent use.
 func (p *Projection) CheckMarked(obj any) error {
 	if p == nil {

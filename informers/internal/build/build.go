@@ -56,7 +56,7 @@ var errNoClient = errors.New("informers: informer was built with a nil client")
 // example's type does not have makes every LIST and WATCH fail with that
 // error. The informer's snapshots are tied to proj's fingerprint, and the
 // objects its transform leaves without proj's marker are refused
-// (projection.Projection.CheckMarked, cache.SetTransformCheck).
+// (projection.Projection.CheckMarked, cache.SharedIndexInformerOptions.TransformCheck).
 func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionResource, example T, options internalinterfaces.InformerOptions, proj *projection.Projection, list ListFunc, watchFn WatchFunc, wire *Wire) cache.TypedSharedIndexInformer[T] {
 	var c any
 	if client != nil {
@@ -94,8 +94,10 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 	)
 	if proj != nil {
 		// The informer is new and not running: these cannot fail.
-		_ = cache.SetSnapshotProjection(informer, proj.Fingerprint())
-		_ = cache.SetTransformCheck(informer, func(obj interface{}) error { return proj.CheckMarked(obj) })
+		_ = cache.ConfigureInformer(informer, func(o *cache.SharedIndexInformerOptions) {
+			o.SnapshotProjection = proj.Fingerprint()
+			o.TransformCheck = proj.CheckMarked
+		})
 	}
 	return cache.NewTypedSharedIndexInformer[T](informer)
 }

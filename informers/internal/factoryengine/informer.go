@@ -87,47 +87,53 @@ func SnapshotScope(namespace string, tweak func(*metav1.ListOptions), server str
 }
 
 // Configure gives informer, built but not started, the transform and the
-// settings of options that InformerOptions derives from a factory's
-// Options, through the cache package's setters: it is how the typed
+// kinformer settings of options that InformerOptions derives from a
+// factory's Options, through cache.ConfigureInformer: it is how the typed
 // factory, whose informers are built by constructors that take no
 // kinformer options, configures them. A zero setting leaves the informer's
-// own; an informer that refuses a setting (not built by package cache)
-// gets an error reported through utilruntime.HandleError, and one that
-// refuses its snapshot protection gets no snapshot file.
+// own (a projection's snapshot tie and transform check, set when it was
+// built). An informer that refuses the settings (not built by package
+// cache, or given a snapshot key of the wrong size) gets the error
+// reported through utilruntime.HandleError; one refused for its snapshot
+// protection is configured without a snapshot file.
 func Configure(informer cache.SharedIndexInformer, transform cache.TransformFunc, options cache.SharedIndexInformerOptions) {
 	if transform != nil {
 		// The informer is new and not running, so this cannot fail.
 		_ = informer.SetTransform(transform)
 	}
-	report := func(err error) {
-		if err != nil {
-			utilruntime.HandleError(err)
-		}
+	apply := func(withSnapshot bool) error {
+		return cache.ConfigureInformer(informer, func(o *cache.SharedIndexInformerOptions) {
+			if options.ListAdmission != nil {
+				o.ListAdmission = options.ListAdmission
+				if options.ListAdmissionPriority != 0 {
+					o.ListAdmissionPriority = options.ListAdmissionPriority
+				}
+			}
+			if options.WatchIdleTimeout != 0 {
+				o.WatchIdleTimeout = options.WatchIdleTimeout
+			}
+			if options.StalenessProbeInterval != 0 {
+				o.StalenessProbeInterval = options.StalenessProbeInterval
+			}
+			if options.MaxRetryAfter != 0 {
+				o.MaxRetryAfter = options.MaxRetryAfter
+			}
+			if options.RelistPageByPage {
+				o.RelistPageByPage = true
+			}
+			if withSnapshot && options.SnapshotFile != "" {
+				o.SnapshotFile = options.SnapshotFile
+				o.SnapshotScope = options.SnapshotScope
+				o.SnapshotProtection = options.SnapshotProtection
+			}
+		})
 	}
-	if a := options.ListAdmission; a != nil {
-		report(cache.SetListAdmission(informer, a))
-		if p := options.ListAdmissionPriority; p != 0 {
-			report(cache.SetListAdmissionPriority(informer, p))
-		}
-	}
-	if d := options.WatchIdleTimeout; d != 0 {
-		report(cache.SetWatchIdleTimeout(informer, d))
-	}
-	if d := options.StalenessProbeInterval; d != 0 {
-		report(cache.SetStalenessProbeInterval(informer, d))
-	}
-	if d := options.MaxRetryAfter; d != 0 {
-		report(cache.SetMaxRetryAfter(informer, d))
-	}
-	if options.RelistPageByPage {
-		report(cache.SetRelistPageByPage(informer, true))
-	}
-	if options.SnapshotFile != "" {
-		report(cache.SetSnapshotFile(informer, options.SnapshotFile))
-		report(cache.SetSnapshotScope(informer, options.SnapshotScope))
-		if err := cache.SetSnapshotProtection(informer, options.SnapshotProtection); err != nil {
-			utilruntime.HandleError(err)
-			_ = cache.SetSnapshotFile(informer, "")
+	if err := apply(true); err != nil {
+		utilruntime.HandleError(err)
+		if options.SnapshotFile != "" {
+			if err := apply(false); err != nil {
+				utilruntime.HandleError(err)
+			}
 		}
 	}
 }

@@ -98,8 +98,10 @@ func (f *Factory) build(gvr schema.GroupVersionResource) *Informer {
 	if proj, ok := f.Options.Projections[gvr]; ok {
 		informer = newProjectedInformer(f.client, proj, gvr, namespace, tweak, options)
 		// The informer is new and not running: these cannot fail.
-		_ = cache.SetSnapshotProjection(informer, proj.Projection.Fingerprint())
-		_ = cache.SetTransformCheck(informer, func(obj interface{}) error { return proj.Projection.CheckMarked(obj) })
+		_ = cache.ConfigureInformer(informer, func(o *cache.SharedIndexInformerOptions) {
+			o.SnapshotProjection = proj.Projection.Fingerprint()
+			o.TransformCheck = proj.Projection.CheckMarked
+		})
 	} else {
 		informer = newInformer(f.client, gvr, namespace, tweak, options)
 	}
