@@ -57,8 +57,8 @@
 //	     │                 the Reflector
 //	     ▼
 //	 Reflector             reflector.go: the type, its options, Run and ListAndWatch. Every
-//	     │                 decision is one pure function, the core (reflector_core.go, its
-//	     │                 transitions in reflector_step.go): from what happened (a list
+//	     │                 decision is one pure function, the core (internal/reflector: core.go,
+//	     │                 its transitions in step.go): from what happened (a list
 //	     │                 returned, an event arrived, a watch closed, a delay ran out) to the
 //	     │                 next state and what to do. The driver (reflector_driver.go) does it:
 //	     │                 LIST (reflector_list.go) or streaming list and WATCH over the
@@ -103,7 +103,7 @@
 //  1. reflector_driver.go, await: the event comes off the watch's result channel;
 //     acceptEvent (reflector_baddata.go) checks its object.
 //  2. reflector_driver.go, apply: RealFIFO.Update (the_real_fifo.go) queues an Updated delta.
-//  3. reflector_step.go, step: the core moves the resourceVersion; reflector_driver.go,
+//  3. internal/reflector/step.go, Step: the core moves the resourceVersion; reflector_driver.go,
 //     perform, publishes it (reflector.go), tells the queue (RealFIFO.UpdateResourceVersion)
 //     and hands the note of the event to the observer (reflector_observer.go).
 //  4. controller.go, processLoop: RealFIFO.PopBatch (the_real_fifo_pop.go) hands the delta to

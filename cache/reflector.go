@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/util/watchlist"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/kinformer/kinformer/cache/internal/reflector"
 )
 
 // defaultExpectedTypeName is the type description of a Reflector built
@@ -40,19 +42,6 @@ const (
 	// After this long without a failure the backoff starts over from its
 	// initial delay.
 	reflectorBackoffReset = 2 * time.Minute
-
-	// A watch that ends sooner than this without an event is an error.
-	reflectorShortWatch = time.Second
-	// Page size of LIST requests when nothing else decides it (the
-	// default of client-go's pager).
-	reflectorDefaultPageSize = 500
-	// Internal server errors in a watch are retried without a relist while
-	// they keep recurring within this period (see
-	// MaxInternalErrorRetryDuration).
-	reflectorInternalErrorQuietPeriod = time.Minute
-	// While a streaming list waits for its end bookmark, a warning is
-	// logged when no event arrived for this long.
-	reflectorInitialEventsWarnInterval = 10 * time.Second
 	// A streaming list that receives no event at all for this long while
 	// its end bookmark is pending is stopped, and the Reflector falls back
 	// to LIST. It is the moment client-go starts warning: a server that
@@ -244,9 +233,9 @@ type Reflector struct {
 	// Reflectors waiting.
 	admission         *ListAdmission
 	admissionPriority int
-	// state is the core's state (reflector_core.go); only the goroutine
+	// state is the core's state (internal/reflector); only the goroutine
 	// of the running cycle uses it.
-	state reflectorState
+	state reflector.State
 
 	// watchErrorHandler, when not nil, replaces DefaultWatchErrorHandler
 	// and is also called for the failures the Reflector handles inside its
@@ -455,7 +444,7 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 		disableChunking: listWatchDisablesChunking(lw),
 		stats:           stats,
 		resume:          cfg.resume,
-		state:           newReflectorState(cfg.resume != nil),
+		state:           reflector.NewState(cfg.resume != nil),
 
 		admission:         cfg.admission,
 		admissionPriority: cfg.admissionPriority,

@@ -12,17 +12,19 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	utiltrace "k8s.io/utils/trace"
+
+	"github.com/kinformer/kinformer/cache/internal/reflector"
 )
 
 // reflectorDriver runs one list-and-watch cycle of a Reflector: it feeds the
-// core (reflector_core.go) what happened and performs the actions the core
+// core (internal/reflector) what happened and performs the actions the core
 // answers with, the requests, timers and store writes. It decides nothing
 // itself. It lives on the goroutine of ListAndWatchWithContext.
 type reflectorDriver struct {
 	r   *Reflector
 	ctx context.Context
 	// actions is the core's output buffer, reused from step to step.
-	actions []reflectorAction
+	actions []reflector.Action
 
 	// The open stream or watch, and where its events go: the list a
 	// streaming list fills, or the Reflector's store.
@@ -66,24 +68,24 @@ type reflectorDriver struct {
 
 // runCycle makes one list-and-watch cycle (see ListAndWatchWithContext).
 func (r *Reflector) runCycle(ctx context.Context) error {
-	r.state.cfg = reflectorCoreConfig{
-		name:             r.name,
-		typeDescription:  r.typeDescription,
-		streaming:        r.useWatchList,
-		disableChunking:  r.disableChunking,
-		pageSize:         r.WatchListPageSize,
-		pageByPage:       r.storeRelistsPageByPage(),
-		idleTimeout:      r.watchIdleTimeout,
-		maxInternalRetry: r.MaxInternalErrorRetryDuration,
-	}
-	d := &reflectorDriver{r: r, ctx: ctx, actions: make([]reflectorAction, 0, 8)}
+	r.state.SetConfig(reflector.Config{
+		Name:             r.name,
+		TypeDescription:  r.typeDescription,
+		Streaming:        r.useWatchList,
+		DisableChunking:  r.disableChunking,
+		PageSize:         r.WatchListPageSize,
+		PageByPage:       r.storeRelistsPageByPage(),
+		IdleTimeout:      r.watchIdleTimeout,
+		MaxInternalRetry: r.MaxInternalErrorRetryDuration,
+	})
+	d := &reflectorDriver{r: r, ctx: ctx, actions: make([]reflector.Action, 0, 8)}
 	defer d.cleanup()
 	return d.run()
 }
 
 // input makes in an input of kind, now.
-func (d *reflectorDriver) input(in *reflectorInput, kind reflectorInputKind) {
-	*in = reflectorInput{kind: kind, now: d.r.clock.Now()}
+func (d *reflectorDriver) input(in *reflector.Input, kind reflector.InputKind) {
+	*in = reflector.Input{Kind: kind, Now: d.r.clock.Now()}
 }
 
 // failed makes in an input of kind, now, with err. A 429 answering a LIST or
@@ -92,9 +94,9 @@ func (d *reflectorDriver) input(in *reflectorInput, kind reflectorInputKind) {
 // Reflector's own backoff's business (watches hold no slot, and an API
 // server coming back up answers many of them with 429 while it can serve
 // lists).
-func (d *reflectorDriver) failed(in *reflectorInput, kind reflectorInputKind, err error) {
-	*in = reflectorInput{kind: kind, now: d.r.clock.Now(), err: err}
-	if kind == inListFailed || d.slot != nil {
+func (d *reflectorDriver) failed(in *reflector.Input, kind reflector.InputKind, err error) {
+	*in = reflector.Input{Kind: kind, Now: d.r.clock.Now(), Err: err}
+	if kind == reflector.InListFailed || d.slot != nil {
 		d.r.admission.throttledBy(err, d.listSlot)
 	}
 }
@@ -102,10 +104,10 @@ func (d *reflectorDriver) failed(in *reflectorInput, kind reflectorInputKind, er
 // admit waits for a slot of the list admission before a LIST or a streaming
 // list (at once without one). It returns false when the caller stopped
 // first; in then says so.
-func (d *reflectorDriver) admit(in *reflectorInput) bool {
+func (d *reflectorDriver) admit(in *reflector.Input) bool {
 	slot, err := d.r.admission.acquire(d.ctx, d.r.admissionPriority)
 	if err != nil {
-		d.input(in, inStop)
+		d.input(in, reflector.InStop)
 		return false
 	}
 	d.slot, d.listSlot = slot, slot
@@ -123,18 +125,18 @@ func (d *reflectorDriver) releaseSlot(ok bool) {
 func (d *reflectorDriver) run() error {
 	// Two inputs, swapped at every step: the one the core takes, and the
 	// next one, which an action's answer or await fills.
-	var a, b reflectorInput
+	var a, b reflector.Input
 	in, next := &a, &b
-	d.input(in, inStart)
+	d.input(in, reflector.InStart)
 	for {
-		d.actions = d.r.state.step(in, d.actions[:0])
+		d.actions = d.r.state.Step(in, d.actions[:0])
 		answered := false
 		for i := range d.actions {
-			if d.perform(&d.actions[i], in.now, next) {
+			if d.perform(&d.actions[i], in.Now, next) {
 				answered = true
 			}
 		}
-		if d.done || d.r.state.phase == phaseStopped || d.r.state.phase == phaseIdle {
+		if d.done || d.r.state.Phase() == reflector.PhaseStopped || d.r.state.Phase() == reflector.PhaseIdle {
 			if d.ctx.Err() != nil {
 				// Whatever failed as the caller stopped is no failure.
 				return nil
@@ -149,47 +151,47 @@ func (d *reflectorDriver) run() error {
 }
 
 // perform does one action; it returns the input that answers it, if any.
-func (d *reflectorDriver) perform(a *reflectorAction, now time.Time, in *reflectorInput) bool {
+func (d *reflectorDriver) perform(a *reflector.Action, now time.Time, in *reflector.Input) bool {
 	r := d.r
-	switch a.kind {
-	case actNote:
+	switch a.Kind {
+	case reflector.ActNote:
 		r.observe(d.ctx, a, now)
-	case actPublishRV:
-		r.setLastSyncResourceVersion(a.rv)
-	case actEventApplied:
+	case reflector.ActPublishRV:
+		r.setLastSyncResourceVersion(a.RV)
+	case reflector.ActEventApplied:
 		r.observeEvent(now)
-		if a.rv != "" {
-			r.setLastSyncResourceVersion(a.rv)
+		if a.RV != "" {
+			r.setLastSyncResourceVersion(a.RV)
 			if d.updater != nil {
-				d.updater.UpdateResourceVersion(a.rv)
+				d.updater.UpdateResourceVersion(a.RV)
 			}
 		}
-	case actArmIdle:
+	case reflector.ActArmIdle:
 		d.silence = newSilenceTimer(r.clock, r.watchIdleTimeout)
-	case actStopWatch:
+	case reflector.ActStopWatch:
 		d.closeWatch()
-	case actEndCycle:
-		d.err, d.done = a.err, true
-	case actResume:
+	case reflector.ActEndCycle:
+		d.err, d.done = publicReflectorError(a.Err), true
+	case reflector.ActResume:
 		d.loadSnapshot(in)
 		return true
-	case actList:
+	case reflector.ActList:
 		d.list(a, in)
 		return true
-	case actStream:
+	case reflector.ActStream:
 		d.openStream(a, in)
 		return true
-	case actWatch:
+	case reflector.ActWatch:
 		d.openWatch(a, in)
 		return true
-	case actBackoff:
-		if !r.sleep(d.ctx, r.backoffDelay(a.err)) {
-			d.input(in, inStop)
+	case reflector.ActBackoff:
+		if !r.sleep(d.ctx, r.backoffDelay(a.Err)) {
+			d.input(in, reflector.InStop)
 		} else {
-			d.input(in, inBackoffDone)
+			d.input(in, reflector.InBackoffDone)
 		}
 		return true
-	case actSync:
+	case reflector.ActSync:
 		d.sync(a, in)
 		return true
 	}
@@ -197,58 +199,58 @@ func (d *reflectorDriver) perform(a *reflectorAction, now time.Time, in *reflect
 }
 
 // loadSnapshot loads the state the first cycle starts from.
-func (d *reflectorDriver) loadSnapshot(in *reflectorInput) {
+func (d *reflectorDriver) loadSnapshot(in *reflector.Input) {
 	load := d.r.resume
 	d.r.resume = nil
 	if load == nil {
-		d.input(in, inSnapshotMissing)
+		d.input(in, reflector.InSnapshotMissing)
 		return
 	}
 	resume, err := load(d.ctx)
 	switch {
 	case d.ctx.Err() != nil:
-		d.input(in, inStop)
+		d.input(in, reflector.InStop)
 		return
 	case err != nil:
-		d.failed(in, inSnapshotMissing, err)
+		d.failed(in, reflector.InSnapshotMissing, err)
 		return
 	case resume == nil:
-		d.input(in, inSnapshotMissing)
+		d.input(in, reflector.InSnapshotMissing)
 		return
 	}
 	d.resumed = resume
-	d.input(in, inSnapshotLoaded)
-	in.rv, in.count = resume.resourceVersion, len(resume.objects)
+	d.input(in, reflector.InSnapshotLoaded)
+	in.RV, in.Count = resume.resourceVersion, len(resume.objects)
 }
 
 // list makes a LIST into a new list of the store.
-func (d *reflectorDriver) list(a *reflectorAction, in *reflectorInput) {
+func (d *reflectorDriver) list(a *reflector.Action, in *reflector.Input) {
 	r := d.r
-	if !a.retry {
+	if !a.Retry {
 		d.endTrace()
 		d.trace = utiltrace.New("Reflector ListAndWatch", utiltrace.Field{Key: "name", Value: r.name})
 	}
 	if !d.admit(in) {
 		return
 	}
-	sink, count, listRV, paged, answered, err := r.listPages(withAdmissionSlot(d.ctx, d.slot), listSource{relist: a.relist, fresh: a.fresh}, reflectorListOptions(a.rv, a.pageSize), a.pageSize)
+	sink, count, listRV, paged, answered, err := r.listPages(withAdmissionSlot(d.ctx, d.slot), listSource{relist: a.Relist, fresh: a.Fresh}, reflectorListOptions(a.RV, a.PageSize), a.PageSize)
 	d.releaseSlot(err == nil)
 	if err != nil && d.ctx.Err() != nil {
-		d.input(in, inStop)
+		d.input(in, reflector.InStop)
 		return
 	}
 	d.traceStep("Objects listed", utiltrace.Field{Key: "error", Value: err}, utiltrace.Field{Key: "count", Value: count})
 	if err != nil {
-		d.failed(in, inListFailed, err)
+		d.failed(in, reflector.InListFailed, err)
 		return
 	}
 	d.sink, d.answered = sink, answered
-	d.input(in, inListed)
-	in.rv, in.paged = listRV, paged
+	d.input(in, reflector.InListed)
+	in.RV, in.Paged = listRV, paged
 }
 
 // openStream opens a streaming list into a new list of the store.
-func (d *reflectorDriver) openStream(a *reflectorAction, in *reflectorInput) {
+func (d *reflectorDriver) openStream(a *reflector.Action, in *reflector.Input) {
 	r := d.r
 	if d.trace == nil {
 		d.trace = utiltrace.New("Reflector WatchList", utiltrace.Field{Key: "name", Value: r.name})
@@ -256,9 +258,9 @@ func (d *reflectorDriver) openStream(a *reflectorAction, in *reflectorInput) {
 	if !d.admit(in) {
 		return
 	}
-	store, finish := r.newStreamListStore(d.ctx, listSource{relist: a.relist, fresh: a.fresh, streamed: true})
+	store, finish := r.newStreamListStore(d.ctx, listSource{relist: a.Relist, fresh: a.Fresh, streamed: true})
 	w, ok := d.open(in, metav1.ListOptions{
-		ResourceVersion:      a.rv,
+		ResourceVersion:      a.RV,
 		AllowWatchBookmarks:  true,
 		SendInitialEvents:    ptr.To(true),
 		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
@@ -274,19 +276,19 @@ func (d *reflectorDriver) openStream(a *reflectorAction, in *reflectorInput) {
 	if r.initialEventsTimeout > 0 {
 		d.silence = newSilenceTimer(r.clock, r.initialEventsTimeout)
 	}
-	if tc, ok := r.clock.(clock.WithTicker); ok && (r.initialEventsTimeout <= 0 || r.initialEventsTimeout > reflectorInitialEventsWarnInterval) {
-		d.warn = tc.NewTicker(reflectorInitialEventsWarnInterval)
+	if tc, ok := r.clock.(clock.WithTicker); ok && (r.initialEventsTimeout <= 0 || r.initialEventsTimeout > reflector.InitialEventsWarnInterval) {
+		d.warn = tc.NewTicker(reflector.InitialEventsWarnInterval)
 	}
-	d.input(in, inOpened)
+	d.input(in, reflector.InOpened)
 }
 
 // openWatch opens a watch into the store, and starts the resync loop with
 // the cycle's first one.
-func (d *reflectorDriver) openWatch(a *reflectorAction, in *reflectorInput) {
+func (d *reflectorDriver) openWatch(a *reflector.Action, in *reflector.Input) {
 	r := d.r
 	d.startResync()
 	w, ok := d.open(in, metav1.ListOptions{
-		ResourceVersion:     a.rv,
+		ResourceVersion:     a.RV,
 		TimeoutSeconds:      r.watchTimeoutSeconds(),
 		AllowWatchBookmarks: true,
 	})
@@ -295,20 +297,20 @@ func (d *reflectorDriver) openWatch(a *reflectorAction, in *reflectorInput) {
 	}
 	d.w, d.results = w, w.ResultChan()
 	d.watchStore()
-	d.input(in, inOpened)
+	d.input(in, reflector.InOpened)
 }
 
 // open makes a watch request (a streaming list's too). When it fails, in
 // becomes the input that says so (stop, when the caller stopped meanwhile).
-func (d *reflectorDriver) open(in *reflectorInput, options metav1.ListOptions) (watch.Interface, bool) {
+func (d *reflectorDriver) open(in *reflector.Input, options metav1.ListOptions) (watch.Interface, bool) {
 	w, err := d.r.openWatch(withAdmissionSlot(d.ctx, d.slot), options)
 	switch {
 	case err == nil:
 		return w, true
 	case d.ctx.Err() != nil:
-		d.input(in, inStop)
+		d.input(in, reflector.InStop)
 	default:
-		d.failed(in, inOpenFailed, err)
+		d.failed(in, reflector.InOpenFailed, err)
 	}
 	return nil, false
 }
@@ -338,40 +340,40 @@ func (r *Reflector) openWatch(ctx context.Context, options metav1.ListOptions) (
 }
 
 // sync ends the list the core names at rv.
-func (d *reflectorDriver) sync(a *reflectorAction, in *reflectorInput) {
+func (d *reflectorDriver) sync(a *reflector.Action, in *reflector.Input) {
 	var count int
 	var err error
-	switch a.origin {
-	case originSnapshot:
-		count, err = d.syncSnapshot(a.rv)
-	case originStream:
-		d.traceStep("Objects streamed", utiltrace.Field{Key: "events", Value: d.r.state.events})
-		count, err = d.finish(a.rv)
+	switch a.Origin {
+	case reflector.OriginSnapshot:
+		count, err = d.syncSnapshot(a.RV)
+	case reflector.OriginStream:
+		d.traceStep("Objects streamed", utiltrace.Field{Key: "events", Value: d.r.state.Events()})
+		count, err = d.finish(a.RV)
 	default:
 		// A complete list is the server's state at its resourceVersion
 		// when its first page was answered; it counts once the store
 		// reaches that version, so it is told before the store can. (A
 		// streaming list was confirmed by its end bookmark; a snapshot is
 		// no confirmation.)
-		d.r.stats.freshness.confirm(a.rv, d.answered)
-		count, err = d.sink.end(d.ctx, a.rv)
+		d.r.stats.freshness.confirm(a.RV, d.answered)
+		count, err = d.sink.end(d.ctx, a.RV)
 		d.sink = nil
 	}
 	if err != nil {
-		d.failed(in, inSyncFailed, err)
+		d.failed(in, reflector.InSyncFailed, err)
 		return
 	}
 
 	d.traceStep("SyncWith done")
 	d.endTrace()
-	if a.origin == originStream {
+	if a.Origin == reflector.OriginStream {
 		// The stream goes on as the cycle's watch.
 		d.stopTimers()
 		d.watchStore()
 		d.startResync()
 	}
-	d.input(in, inSynced)
-	in.count = count
+	d.input(in, reflector.InSynced)
+	in.Count = count
 }
 
 // syncSnapshot hands the loaded snapshot to the store as a list. Its objects
@@ -391,7 +393,7 @@ func (d *reflectorDriver) syncSnapshot(rv string) (int, error) {
 }
 
 // await waits for what happens next to the open stream or watch.
-func (d *reflectorDriver) await(in *reflectorInput) {
+func (d *reflectorDriver) await(in *reflector.Input) {
 	r := d.r
 	var warn <-chan time.Time
 	if d.warn != nil {
@@ -404,44 +406,44 @@ func (d *reflectorDriver) await(in *reflectorInput) {
 	for {
 		select {
 		case <-d.ctx.Done():
-			d.input(in, inStop)
+			d.input(in, reflector.InStop)
 			return
 		case err := <-resyncErr:
-			d.failed(in, inResyncFailed, err)
+			d.failed(in, reflector.InResyncFailed, err)
 			return
 		case <-warn:
-			d.input(in, inStreamWarnTick)
+			d.input(in, reflector.InStreamWarnTick)
 			return
 		case <-d.silence.C():
 			if _, expired := d.silence.expired(); !expired {
 				continue
 			}
 			if d.streaming {
-				d.input(in, inStreamSilent)
+				d.input(in, reflector.InStreamSilent)
 				return
 			}
-			d.input(in, inIdleTimeout)
+			d.input(in, reflector.InIdleTimeout)
 			return
 		case event, ok := <-d.results:
 			if !ok {
-				d.input(in, inClosed)
+				d.input(in, reflector.InClosed)
 				return
 			}
 			// Anything that arrives, even what is then rejected, shows
 			// that the stream is alive.
 			d.silence.observed()
 			if event.Type == watch.Error {
-				d.failed(in, inErrorEvent, watchErrorEventToError(event.Object))
+				d.failed(in, reflector.InErrorEvent, watchErrorEventToError(event.Object))
 				return
 			}
 			objMeta, bad := r.acceptEvent(event)
 			if bad != nil {
-				d.input(in, inBadData)
-				in.bad = bad
+				d.input(in, reflector.InBadData)
+				in.Bad = bad
 				return
 			}
-			d.input(in, inEvent)
-			in.eventType, in.rv = event.Type, objMeta.GetResourceVersion()
+			d.input(in, reflector.InEvent)
+			in.EventType, in.RV = event.Type, objMeta.GetResourceVersion()
 			d.apply(event, in, objMeta)
 			return
 		}
@@ -450,7 +452,7 @@ func (d *reflectorDriver) await(in *reflectorInput) {
 
 // apply writes an accepted event to where the open stream or watch's
 // events go.
-func (d *reflectorDriver) apply(event watch.Event, in *reflectorInput, objMeta metav1.Object) {
+func (d *reflectorDriver) apply(event watch.Event, in *reflector.Input, objMeta metav1.Object) {
 	ctx, r := d.ctx, d.r
 	switch event.Type {
 	case watch.Added:
@@ -466,16 +468,16 @@ func (d *reflectorDriver) apply(event watch.Event, in *reflectorInput, objMeta m
 			utilruntime.HandleErrorWithContext(ctx, err, "Unable to delete watch event object from store", "reflector", r.name, "object", event.Object)
 		}
 	case watch.Bookmark:
-		in.initialEventsEnd = objMeta.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+		in.InitialEventsEnd = objMeta.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
 		// The server says it has sent everything up to the bookmark's
 		// resourceVersion: current when it arrived.
-		r.stats.freshness.confirm(in.rv, in.now)
-		if in.initialEventsEnd && d.streaming {
+		r.stats.freshness.confirm(in.RV, in.Now)
+		if in.InitialEventsEnd && d.streaming {
 			// The streaming list is complete: what follows is a watch.
 			d.releaseSlot(true)
 		}
 		if d.bookmarks != nil {
-			if err := d.bookmarks.Bookmark(in.rv); err != nil {
+			if err := d.bookmarks.Bookmark(in.RV); err != nil {
 				utilruntime.HandleErrorWithContext(ctx, err, "Unable to send bookmark event to store", "reflector", r.name, "object", event.Object)
 			}
 		}

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+
+	"github.com/kinformer/kinformer/cache/internal/reflector"
 )
 
 // storeRelistsPageByPage reports whether the store applies relists page by
@@ -28,7 +30,7 @@ func (r *Reflector) storeRelistsPageByPage() bool {
 // unpaged request at the original resourceVersion. It returns the list,
 // still to be ended at its resourceVersion, the number of objects handed
 // over, that resourceVersion and whether the answer came in more than one
-// page. Errors of the store are *listSinkError.
+// page. Errors of the store are *reflector.SinkError.
 //
 // Difference from client-go: should the answer to the restarted request
 // still come in pages (a ListWatch that sets a limit itself), they are
@@ -78,12 +80,12 @@ func (r *Reflector) listPages(ctx context.Context, source listSource, options me
 			page[i] = nil
 			if err := sink.put(item); err != nil {
 				clear(page)
-				return nil, count, "", paged, answered, &listSinkError{err: err}
+				return nil, count, "", paged, answered, &reflector.SinkError{Err: err}
 			}
 			count++
 		}
 		if err := sink.pageEnd(ctx); err != nil {
-			return nil, count, "", paged, answered, &listSinkError{err: err}
+			return nil, count, "", paged, answered, &reflector.SinkError{Err: err}
 		}
 		if next == "" {
 			return sink, count, listRV, paged, answered, nil
@@ -157,7 +159,7 @@ func (r *Reflector) newStreamListStore(ctx context.Context, source listSource) (
 	s := &streamedList{
 		ctx:      ctx,
 		sink:     r.beginList(source),
-		pageSize: reflectorDefaultPageSize,
+		pageSize: reflector.DefaultPageSize,
 	}
 	return s, s.finish
 }

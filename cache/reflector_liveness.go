@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -44,11 +43,6 @@ type WatchIdleTimeoutError struct {
 // Error implements error.
 func (e *WatchIdleTimeoutError) Error() string {
 	return fmt.Sprintf("reflector %s: watch received no event or bookmark for %v after a periodic bookmark; reopening it from resourceVersion %q", e.Name, e.Timeout, e.ResourceVersion)
-}
-
-func isWatchIdleTimeout(err error) bool {
-	var idle *WatchIdleTimeoutError
-	return errors.As(err, &idle)
 }
 
 // silenceTimer fires when nothing was observed for limit on its clock. A nil

@@ -20,6 +20,8 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/kinformer/kinformer/cache/internal/reflector"
 )
 
 // rfStreamOpts are the options of a streaming list from rv.
@@ -274,13 +276,13 @@ func TestReflectorWatchListWarnsWithoutEndBookmark(t *testing.T) {
 	buffer := logger.GetSink().(ktesting.Underlier).GetBuffer()
 	// The ticker is the only waiter while the stream is open.
 	rfRequireEventually(t, func() bool { return clk.HasWaiters() }, "no ticker")
-	clk.Step(reflectorInitialEventsWarnInterval)
+	clk.Step(reflector.InitialEventsWarnInterval)
 	rfRequireEventually(t, func() bool {
 		return strings.Contains(buffer.String(), "awaiting required bookmark event for initial events stream")
 	}, "no warning logged")
 	s.watcher(0).push(rfEv(watch.Added, rfPod("p1", "1")))
 	rfRequireEventually(t, func() bool {
-		clk.Step(reflectorInitialEventsWarnInterval)
+		clk.Step(reflector.InitialEventsWarnInterval)
 		return strings.Contains(buffer.String(), "received last event")
 	}, "no idle warning logged")
 	stop()
