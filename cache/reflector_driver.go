@@ -95,7 +95,12 @@ func (d *reflectorDriver) input(in *reflector.Input, kind reflector.InputKind) {
 // server coming back up answers many of them with 429 while it can serve
 // lists).
 func (d *reflectorDriver) failed(in *reflector.Input, kind reflector.InputKind, err error) {
-	*in = reflector.Input{Kind: kind, Now: d.r.clock.Now(), Err: err}
+	d.failedAt(in, kind, err, d.r.clock.Now())
+}
+
+// failedAt is failed at now.
+func (d *reflectorDriver) failedAt(in *reflector.Input, kind reflector.InputKind, err error, now time.Time) {
+	*in = reflector.Input{Kind: kind, Now: now, Err: err}
 	if kind == reflector.InListFailed || d.slot != nil {
 		d.r.admission.throttledBy(err, d.listSlot)
 	}
@@ -145,6 +150,16 @@ func (d *reflectorDriver) run() error {
 		}
 		if !answered {
 			d.await(next)
+			// The events of an open watch take the core's WatchEvent, which
+			// is Step for them without the actions buffer.
+			for next.Kind == reflector.InEvent && d.r.state.Phase() == reflector.PhaseWatching {
+				moveTo, arm := d.r.state.WatchEvent(next.Now, next.EventType, next.RV, next.InitialEventsEnd)
+				d.eventApplied(moveTo, next.Now)
+				if arm {
+					d.armIdle()
+				}
+				d.await(next)
+			}
 		}
 		in, next = next, in
 	}
@@ -159,15 +174,9 @@ func (d *reflectorDriver) perform(a *reflector.Action, now time.Time, in *reflec
 	case reflector.ActPublishRV:
 		r.setLastSyncResourceVersion(a.RV)
 	case reflector.ActEventApplied:
-		r.observeEvent(now)
-		if a.RV != "" {
-			r.setLastSyncResourceVersion(a.RV)
-			if d.updater != nil {
-				d.updater.UpdateResourceVersion(a.RV)
-			}
-		}
+		d.eventApplied(a.RV, now)
 	case reflector.ActArmIdle:
-		d.silence = newSilenceTimer(r.clock, r.watchIdleTimeout)
+		d.armIdle()
 	case reflector.ActStopWatch:
 		d.closeWatch()
 	case reflector.ActEndCycle:
@@ -196,6 +205,24 @@ func (d *reflectorDriver) perform(a *reflector.Action, now time.Time, in *reflec
 		return true
 	}
 	return false
+}
+
+// eventApplied does ActEventApplied: the observer records the event's
+// arrival at now; rv, when not empty, is published and told to a
+// ResourceVersionUpdater store.
+func (d *reflectorDriver) eventApplied(rv string, now time.Time) {
+	d.r.observeEvent(now)
+	if rv != "" {
+		d.r.setLastSyncResourceVersion(rv)
+		if d.updater != nil {
+			d.updater.UpdateResourceVersion(rv)
+		}
+	}
+}
+
+// armIdle does ActArmIdle: the watch's liveness deadline starts.
+func (d *reflectorDriver) armIdle() {
+	d.silence = newSilenceTimer(d.r.clock, d.r.watchIdleTimeout)
 }
 
 // loadSnapshot loads the state the first cycle starts from.
@@ -393,8 +420,15 @@ func (d *reflectorDriver) syncSnapshot(rv string) (int, error) {
 }
 
 // await waits for what happens next to the open stream or watch.
+//
+// What else may be ready (a stop, a failed resync, a warn tick, an expired
+// silence) is looked at first, one channel at a time without blocking; an
+// event already waiting is then taken with a single receive. Only when
+// nothing is ready does await block in a select over every channel. A
+// select over several ready channels picks one of them at random; looking
+// at the others before the events is one of its choices, and it spares
+// every event the locks of a select over all of them.
 func (d *reflectorDriver) await(in *reflector.Input) {
-	r := d.r
 	var warn <-chan time.Time
 	if d.warn != nil {
 		warn = d.warn.C()
@@ -404,6 +438,15 @@ func (d *reflectorDriver) await(in *reflector.Input) {
 		resyncErr = d.resyncErr
 	}
 	for {
+		if d.pollControl(in, resyncErr, warn) {
+			return
+		}
+		select {
+		case event, ok := <-d.results:
+			d.received(in, event, ok)
+			return
+		default:
+		}
 		select {
 		case <-d.ctx.Done():
 			d.input(in, reflector.InStop)
@@ -415,39 +458,90 @@ func (d *reflectorDriver) await(in *reflector.Input) {
 			d.input(in, reflector.InStreamWarnTick)
 			return
 		case <-d.silence.C():
-			if _, expired := d.silence.expired(); !expired {
-				continue
-			}
-			if d.streaming {
-				d.input(in, reflector.InStreamSilent)
+			if d.silenceFired(in) {
 				return
 			}
-			d.input(in, reflector.InIdleTimeout)
-			return
 		case event, ok := <-d.results:
-			if !ok {
-				d.input(in, reflector.InClosed)
-				return
-			}
-			// Anything that arrives, even what is then rejected, shows
-			// that the stream is alive.
-			d.silence.observed()
-			if event.Type == watch.Error {
-				d.failed(in, reflector.InErrorEvent, watchErrorEventToError(event.Object))
-				return
-			}
-			objMeta, bad := r.acceptEvent(event)
-			if bad != nil {
-				d.input(in, reflector.InBadData)
-				in.Bad = bad
-				return
-			}
-			d.input(in, reflector.InEvent)
-			in.EventType, in.RV = event.Type, objMeta.GetResourceVersion()
-			d.apply(event, in, objMeta)
+			d.received(in, event, ok)
 			return
 		}
 	}
+}
+
+// pollControl takes, without blocking, whichever of a stop, a failed
+// resync, a warn tick and an expired silence is ready, in that order. It
+// reports whether in now says what happened.
+func (d *reflectorDriver) pollControl(in *reflector.Input, resyncErr <-chan error, warn <-chan time.Time) bool {
+	select {
+	case <-d.ctx.Done():
+		d.input(in, reflector.InStop)
+		return true
+	default:
+	}
+	if resyncErr != nil {
+		select {
+		case err := <-resyncErr:
+			d.failed(in, reflector.InResyncFailed, err)
+			return true
+		default:
+		}
+	}
+	if warn != nil {
+		select {
+		case <-warn:
+			d.input(in, reflector.InStreamWarnTick)
+			return true
+		default:
+		}
+	}
+	if c := d.silence.C(); c != nil {
+		select {
+		case <-c:
+			return d.silenceFired(in)
+		default:
+		}
+	}
+	return false
+}
+
+// silenceFired handles the silence timer's firing: when nothing arrived for
+// its whole limit, in says the stream went silent or the watch's liveness
+// deadline passed; otherwise the timer is set again and it reports false.
+func (d *reflectorDriver) silenceFired(in *reflector.Input) bool {
+	if _, expired := d.silence.expired(); !expired {
+		return false
+	}
+	if d.streaming {
+		d.input(in, reflector.InStreamSilent)
+	} else {
+		d.input(in, reflector.InIdleTimeout)
+	}
+	return true
+}
+
+// received makes in the input of what came off the open stream or watch
+// (ok false: it was closed), and writes an accepted event to where the
+// stream or watch's events go. The clock is read once per event.
+func (d *reflectorDriver) received(in *reflector.Input, event watch.Event, ok bool) {
+	if !ok {
+		d.input(in, reflector.InClosed)
+		return
+	}
+	now := d.r.clock.Now()
+	// Anything that arrives, even what is then rejected, shows that the
+	// stream is alive.
+	d.silence.observed(now)
+	if event.Type == watch.Error {
+		d.failedAt(in, reflector.InErrorEvent, watchErrorEventToError(event.Object), now)
+		return
+	}
+	objMeta, bad := d.r.acceptEvent(event)
+	if bad != nil {
+		*in = reflector.Input{Kind: reflector.InBadData, Now: now, Bad: bad}
+		return
+	}
+	*in = reflector.Input{Kind: reflector.InEvent, Now: now, EventType: event.Type, RV: objMeta.GetResourceVersion()}
+	d.apply(event, in, objMeta)
 }
 
 // apply writes an accepted event to where the open stream or watch's

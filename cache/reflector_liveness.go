@@ -69,11 +69,12 @@ func (t *silenceTimer) C() <-chan time.Time {
 	return t.timer.C()
 }
 
-// observed records that something arrived now. The underlying timer is not
-// touched: expired sets it again for what remains.
-func (t *silenceTimer) observed() {
+// observed records that something arrived at now, a time read from the
+// timer's clock. The underlying timer is not touched: expired sets it again
+// for what remains.
+func (t *silenceTimer) observed(now time.Time) {
 	if t != nil {
-		t.last = t.clock.Now()
+		t.last = now
 	}
 }
 

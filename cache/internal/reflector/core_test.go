@@ -682,3 +682,38 @@ func TestReflectorListPageSize(t *testing.T) {
 		})
 	}
 }
+
+// TestReflectorCoreWatchEventIsStep checks that WatchEvent, the path of
+// every event of an open watch, moves the state as Step does and says what
+// Step's actions say, from every watching fixture and for every event.
+func TestReflectorCoreWatchEventIsStep(t *testing.T) {
+	fixtures, inputs := coreFixtures(), coreInputs()
+	tested := 0
+	for fname, state := range fixtures {
+		if state.phase != PhaseWatching {
+			continue
+		}
+		for name, in := range inputs {
+			if in.Kind != InEvent {
+				continue
+			}
+			tested++
+			stepped, fast := state, state
+			actions := stepped.Step(&in, nil)
+			moveTo, arm := fast.WatchEvent(in.Now, in.EventType, in.RV, in.InitialEventsEnd)
+			if fast != stepped {
+				t.Errorf("%s/%s: WatchEvent left another state than Step", fname, name)
+			}
+			want := []Action{{Kind: ActEventApplied, RV: moveTo}}
+			if arm {
+				want = append(want, Action{Kind: ActArmIdle})
+			}
+			if got, wantText := renderActions(actions), renderActions(want); strings.Join(got, "\n") != strings.Join(wantText, "\n") {
+				t.Errorf("%s/%s: Step gave %q, WatchEvent says %q", fname, name, got, wantText)
+			}
+		}
+	}
+	if tested == 0 {
+		t.Fatal("no watching fixture met an event")
+	}
+}

@@ -395,26 +395,9 @@ func (s *State) fallBack(err error, now time.Time, out []Action) []Action {
 func (s *State) stepWatching(in *Input, out []Action) []Action {
 	switch in.Kind {
 	case InEvent:
-		s.lastArrival = in.Now
-		if in.EventType != watch.Added {
-			s.pastInitialAdds = true
-		}
-		// One action per event, the hot path: the store's resourceVersion
-		// moves with it unless it is empty or one of the synthetic initial
-		// ADDED events of a watch from "" or "0".
-		applied := Action{Kind: ActEventApplied}
-		if in.RV != "" && (s.propagateRV || s.pastInitialAdds) {
-			s.lastSyncRV = in.RV
-			applied.RV = in.RV
-		}
-		out = append(out, applied)
-		s.events++
-		if !s.idleArmed && s.cfg.IdleTimeout > 0 && in.EventType == watch.Bookmark && !in.InitialEventsEnd {
-			// A periodic bookmark shows that the server sends them on this
-			// watch, so silence from now on means a stuck stream; the
-			// bookmark that ends a streaming list's initial events is sent
-			// once whatever the server does later and does not count.
-			s.idleArmed = true
+		moveTo, arm := s.WatchEvent(in.Now, in.EventType, in.RV, in.InitialEventsEnd)
+		out = append(out, Action{Kind: ActEventApplied, RV: moveTo})
+		if arm {
 			out = append(out, Action{Kind: ActArmIdle})
 		}
 		return out
@@ -446,6 +429,37 @@ func (s *State) stepWatching(in *Input, out []Action) []Action {
 	}
 	out = append(out, Action{Kind: ActNote, Note: NoteLogUnexpectedInput, Phase: s.phase, Input: in.Kind})
 	return out
+}
+
+// WatchEvent is Step for an InEvent while the phase is PhaseWatching, the
+// path every event of an open watch takes, without an Input and without the
+// actions buffer. It moves s exactly as Step does and returns what Step's
+// actions would say: moveTo is the RV of the ActEventApplied (the
+// resourceVersion the store is now at; "" when it does not move), arm
+// whether an ActArmIdle follows it. The caller checks the phase first: in
+// any other phase, events go through Step.
+func (s *State) WatchEvent(now time.Time, eventType watch.EventType, rv string, initialEventsEnd bool) (moveTo string, arm bool) {
+	s.lastArrival = now
+	if eventType != watch.Added {
+		s.pastInitialAdds = true
+	}
+	// The store's resourceVersion moves with the event unless it is empty
+	// or one of the synthetic initial ADDED events of a watch from "" or
+	// "0".
+	if rv != "" && (s.propagateRV || s.pastInitialAdds) {
+		s.lastSyncRV = rv
+		moveTo = rv
+	}
+	s.events++
+	if !s.idleArmed && s.cfg.IdleTimeout > 0 && eventType == watch.Bookmark && !initialEventsEnd {
+		// A periodic bookmark shows that the server sends them on this
+		// watch, so silence from now on means a stuck stream; the
+		// bookmark that ends a streaming list's initial events is sent
+		// once whatever the server does later and does not count.
+		s.idleArmed = true
+		arm = true
+	}
+	return moveTo, arm
 }
 
 // watchEnded decides what follows a watch that ended with err (nil: closed
