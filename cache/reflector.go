@@ -200,19 +200,16 @@ type Reflector struct {
 	logger    klog.Logger
 	hasLogger bool
 
-	resyncPeriod    time.Duration
-	minWatchTimeout time.Duration
-	maxWatchTimeout time.Duration
-	clock           clock.Clock
-	backoff         *reflectorBackoff
-	// maxRetryAfter is the longest Retry-After the Reflector waits
-	// (ReflectorOptions.MaxRetryAfter, defaulted); negative: no maximum.
-	maxRetryAfter time.Duration
+	resyncPeriod time.Duration
+	clock        clock.Clock
 
-	// useWatchList selects the streaming list; disableChunking turns off
-	// LIST paging (ListWatch.DisableChunking).
-	useWatchList    bool
-	disableChunking bool
+	// engine lists, watches and keeps the resourceVersion reached
+	// (internal/reflector); it holds the configuration below that does not
+	// change between cycles.
+	engine *reflector.Engine
+
+	// useWatchList selects the streaming list.
+	useWatchList bool
 	// initialEventsTimeout is how long a streaming list may go without
 	// receiving any event while the bookmark that ends its initial events
 	// is pending, measured on clock; it is then stopped and the Reflector
@@ -222,20 +219,8 @@ type Reflector struct {
 	// watchIdleTimeout, when positive, is how long a watch that has
 	// received a periodic bookmark may go without any event (bookmarks
 	// included) before it is stopped and resumed from the last resource
-	// version (reflector_liveness.go).
+	// version (internal/reflector/liveness.go).
 	watchIdleTimeout time.Duration
-	// resume, when set, is called once before the first list; the state it
-	// returns replaces that list (snapshot.go). Only the cycle's goroutine
-	// uses it.
-	resume func(context.Context) (*reflectorResume, error)
-	// admission, when not nil, admits the Reflector's lists
-	// (list_admission.go); admissionPriority is its place among the
-	// Reflectors waiting.
-	admission         *ListAdmission
-	admissionPriority int
-	// state is the core's state (internal/reflector); only the goroutine
-	// of the running cycle uses it.
-	state reflector.State
 
 	// watchErrorHandler, when not nil, replaces DefaultWatchErrorHandler
 	// and is also called for the failures the Reflector handles inside its
@@ -244,18 +229,10 @@ type Reflector struct {
 	watchErrorHandler WatchErrorHandlerWithContext
 
 	metricsOnce sync.Once
-	metrics     *reflectorMetrics
+	metrics     *reflector.Metrics
 	// stats are the diagnostics counters (informer_stats.go); a shared
-	// informer replaces them with its own before Run.
+	// informer hands its own to the Reflector it builds.
 	stats *informerStats
-	// badData counts bad data from the server (reflector_baddata.go).
-	badData reflectorBadDataCounter
-
-	// mu guards the fields below.
-	mu sync.Mutex
-	// lastSyncResourceVersion is the resource version the store has
-	// reached (from the last list, watch event or bookmark).
-	lastSyncResourceVersion string
 
 	// WatchListPageSize is the page size (limit) of the Reflector's LIST
 	// requests. When zero, lists that may be served from the watch cache
@@ -436,18 +413,8 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 		store:           store,
 		listerWatcher:   ToListerWatcherWithContext(lw),
 		resyncPeriod:    cfg.resyncPeriod,
-		minWatchTimeout: minWatch,
-		maxWatchTimeout: 2 * minWatch,
 		clock:           clk,
-		backoff:         newReflectorBackoff(backoff, reflectorBackoffReset, clk),
-		maxRetryAfter:   maxRetryAfter,
-		disableChunking: listWatchDisablesChunking(lw),
 		stats:           stats,
-		resume:          cfg.resume,
-		state:           reflector.NewState(cfg.resume != nil),
-
-		admission:         cfg.admission,
-		admissionPriority: cfg.admissionPriority,
 
 		watchErrorHandler:    cfg.watchErrorHandler,
 		initialEventsTimeout: initialEventsTimeout,
@@ -471,6 +438,40 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 		r.logger = klog.LoggerWithName(*cfg.logger, r.name)
 		r.hasLogger = true
 	}
+	var admission reflector.Admission
+	if cfg.admission != nil {
+		admission = reflectorAdmission{cfg.admission}
+	}
+	var engineLW reflector.ListerWatcher
+	if r.listerWatcher != nil {
+		engineLW = r.listerWatcher
+	}
+	r.engine = reflector.New(reflector.Options{
+		Name:              r.name,
+		TypeDescription:   r.typeDescription,
+		ExpectedType:      r.expectedType,
+		ExpectedGVK:       r.expectedGVK,
+		Store:             store,
+		Lists:             reflectorLists{store: store},
+		ListerWatcher:     engineLW,
+		Logger:            r.logger,
+		HasLogger:         r.hasLogger,
+		ResyncPeriod:      cfg.resyncPeriod,
+		MinWatchTimeout:   minWatch,
+		MaxWatchTimeout:   2 * minWatch,
+		Clock:             clk,
+		Backoff:           backoff,
+		BackoffReset:      reflectorBackoffReset,
+		MaxRetryAfter:     maxRetryAfter,
+		DisableChunking:   listWatchDisablesChunking(lw),
+		Resume:            engineResume(cfg.resume),
+		Admission:         admission,
+		AdmissionPriority: cfg.admissionPriority,
+		Stats:             reflectorStats{stats: stats},
+		Report: func(ctx context.Context, err error) {
+			r.reportWatchFailure(ctx, publicReflectorError(err))
+		},
+	})
 
 	r.useWatchList = clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient)
 	if r.useWatchList && lw != nil && watchlist.DoesClientNotSupportWatchListSemantics(lw) {
@@ -548,18 +549,7 @@ func (r *Reflector) TypeDescription() string {
 // concurrent use, but is not synchronised with the store: the store may be a
 // step ahead or behind when the caller looks at it.
 func (r *Reflector) LastSyncResourceVersion() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.lastSyncResourceVersion
-}
-
-func (r *Reflector) setLastSyncResourceVersion(rv string) {
-	r.mu.Lock()
-	r.lastSyncResourceVersion = rv
-	r.mu.Unlock()
-	if r.metrics != nil {
-		r.metrics.resourceVersion(rv)
-	}
+	return r.engine.LastSyncResourceVersion()
 }
 
 // loggerFor returns the logger for a call made with ctx.
@@ -601,7 +591,7 @@ func (r *Reflector) RunWithContext(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			r.handleListAndWatchError(ctx, err)
 		}
-		if !r.sleep(ctx, r.backoffDelay(err)) {
+		if !r.engine.Sleep(ctx, r.backoffDelay(err)) {
 			break
 		}
 	}
@@ -644,5 +634,29 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 	}
 	r.ensureMetrics()
 	r.loggerFor(ctx).V(3).Info("Listing and watching", "type", r.typeDescription, "reflector", r.name)
-	return r.runCycle(ctx)
+	err := r.engine.RunCycle(ctx, reflector.CycleConfig{
+		Streaming:            r.useWatchList,
+		PageSize:             r.WatchListPageSize,
+		MaxInternalRetry:     r.MaxInternalErrorRetryDuration,
+		ShouldResync:         r.ShouldResync,
+		InitialEventsTimeout: r.initialEventsTimeout,
+		WatchIdleTimeout:     r.watchIdleTimeout,
+		Metrics:              r.metrics,
+	})
+	return publicReflectorError(err)
+}
+
+// backoffDelay returns how long to wait before retrying after err: the next
+// step of the backoff, or the server's Retry-After when that is longer, up
+// to ReflectorOptions.MaxRetryAfter (see reflector.Engine.BackoffDelay).
+func (r *Reflector) backoffDelay(err error) time.Duration {
+	return r.engine.BackoffDelay(err)
+}
+
+// clockOrReal returns c, or the real clock when c is nil.
+func clockOrReal(c clock.Clock) clock.Clock {
+	if c == nil {
+		return clock.RealClock{}
+	}
+	return c
 }

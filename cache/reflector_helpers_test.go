@@ -480,3 +480,9 @@ func rfRequireEventually(t *testing.T, cond func() bool, msg string, args ...int
 	t.Helper()
 	require.Eventually(t, cond, rfWait, time.Millisecond, fmt.Sprintf(msg, args...))
 }
+
+// watchTimeoutSeconds draws the timeout of one watch request, as the
+// Reflector's watches do.
+func (r *Reflector) watchTimeoutSeconds() *int64 {
+	return r.engine.WatchTimeoutSeconds()
+}

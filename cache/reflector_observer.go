@@ -3,54 +3,13 @@ package cache
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"time"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 
 	"github.com/kinformer/kinformer/cache/internal/reflector"
 )
-
-// observe is the Reflector's observer: it turns the notes of the core (see
-// internal/reflector) into metrics, diagnostics counters (informerStats), log
-// lines and calls of the watch error handler, so that each observation is
-// made in one place. now is the time of the input the note answers.
-//
-// The log lines keep client-go's messages and keys. They are logged one
-// call level up (logr's call depth), naming the driver's line that hands the
-// note over rather than this function.
-func (r *Reflector) observe(ctx context.Context, a *reflector.Action, now time.Time) {
-	switch a.Note {
-	case reflector.NoteListStarted:
-		r.metrics.listStarted()
-		r.stats.listStarting()
-	case reflector.NoteListDone:
-		r.stats.listSucceeded(now)
-		r.metrics.listDone(a.Dur.Seconds(), a.Count)
-	case reflector.NoteWatchStarted:
-		r.metrics.watchStarted()
-		if a.Restart {
-			r.stats.watchRestarts.Add(1)
-		}
-	case reflector.NoteWatchEnded:
-		r.metrics.watchEnded(a.Dur.Seconds(), a.Count, a.Short)
-	case reflector.NoteNextList:
-		r.stats.setNextList(relistIndex(a.Reason))
-	case reflector.NoteRelistAfter:
-		r.stats.watchEndedForRelist(publicReflectorError(a.Err))
-	case reflector.NoteReport:
-		r.reportWatchFailure(ctx, publicReflectorError(a.Err))
-	case reflector.NoteBadData:
-		r.badData.counts[a.Bad.Kind].Add(1)
-		if a.Bad.Msg != "" {
-			utilruntime.HandleErrorWithContext(klog.NewContext(ctx, r.loggerFor(ctx).WithCallDepth(1)), a.Bad.Err, a.Bad.Msg, a.Bad.KeysAndValues...)
-		}
-	default:
-		r.logNote(ctx, a)
-	}
-}
 
 // relistIndex is the index in informerStats.lists of the reason the core
 // gives for the next list.
@@ -62,64 +21,6 @@ func relistIndex(reason reflector.ListReason) uint32 {
 		return relistIdxStreamFallback
 	}
 	return relistIdxWatchError
-}
-
-// observeEvent records the arrival of an event the store took (see
-// reflector.ActEventApplied).
-func (r *Reflector) observeEvent(now time.Time) {
-	r.stats.eventReceived(now)
-}
-
-// logNote logs the line of a note.
-func (r *Reflector) logNote(ctx context.Context, a *reflector.Action) {
-	logger := r.loggerFor(ctx).WithCallDepth(2)
-	switch a.Note {
-	case reflector.NoteLogCachesPopulated:
-		logger.V(2).Info("Caches populated", "type", r.typeDescription, "reflector", r.name)
-	case reflector.NoteLogStreamFallback:
-		logger.V(4).Info("Data couldn't be fetched in watchlist mode. Falling back to regular list. This is expected if watchlist is not supported or disabled in kube-apiserver.",
-			"reflector", r.name, "err", a.Err)
-	case reflector.NoteLogStreamReopen:
-		logger.V(2).Info("Streaming list closed before the end of its initial events; opening it again",
-			"reflector", r.name, "type", r.typeDescription, "events", a.Count)
-	case reflector.NoteLogStreamBackoff:
-		logger.V(2).Info("watch-list failed - backing off", "reflector", r.name, "type", r.typeDescription, "err", a.Err)
-	case reflector.NoteLogStreamLatest:
-		logger.V(4).Info("watch-list resource version unavailable - streaming the latest data", "reflector", r.name, "type", r.typeDescription, "err", a.Err)
-	case reflector.NoteLogStreamComplete:
-		logger.V(4).Info("Exiting watch because received the bookmark that marks the end of initial events stream",
-			"reflector", r.name, "totalItems", a.Count, "duration", a.Dur)
-	case reflector.NoteLogInitialEventsPending:
-		var detail string
-		if a.LastArrival == 0 {
-			detail = fmt.Sprintf("%s: awaiting required bookmark event for initial events stream, no events received for %v", r.name, a.Since)
-		} else {
-			detail = fmt.Sprintf("%s: hasn't received required bookmark event marking the end of initial events stream, received last event %v ago", r.name, a.LastArrival)
-		}
-		logger.Info("Warning: event bookmark expired", "reflector", r.name, "err", detail)
-	case reflector.NoteLogWatchOpenBackoff:
-		logger.V(4).Info("Watch failed - backing off", "reflector", r.name, "type", r.typeDescription, "err", a.Err)
-	case reflector.NoteLogWatchClose:
-		logger.V(4).Info("Watch close", "reflector", r.name, "type", r.typeDescription, "totalItems", a.Count)
-	case reflector.NoteLogWatchResume:
-		logger.V(2).Info("Resuming watch", "reflector", r.name, "type", r.typeDescription, "err", a.Err)
-	case reflector.NoteLogWatchBackoff:
-		logger.V(2).Info("Watch ended - backing off before resuming", "reflector", r.name, "type", r.typeDescription, "err", a.Err)
-	case reflector.NoteLogWatchExpired:
-		logger.V(4).Info("Watch closed", "reflector", r.name, "type", r.typeDescription, "err", a.Err)
-	case reflector.NoteLogWatchEndedWithError:
-		logger.Info("Warning: watch ended with error", "reflector", r.name, "type", r.typeDescription, "err", a.Err)
-	case reflector.NoteLogSnapshotRejected:
-		utilruntime.HandleErrorWithContext(klog.NewContext(ctx, logger), a.Err, "Informer snapshot rejected; listing instead", "reflector", r.name, "type", r.typeDescription)
-	case reflector.NoteLogSnapshotRefused:
-		utilruntime.HandleErrorWithContext(klog.NewContext(ctx, logger), a.Err, "Snapshot could not be given to the store; listing instead", "reflector", r.name)
-	case reflector.NoteLogResumed:
-		logger.V(2).Info("Resuming from a snapshot instead of listing", "reflector", r.name, "type", r.typeDescription,
-			"objects", a.Count, "resourceVersion", a.RV)
-	case reflector.NoteLogUnexpectedInput:
-		utilruntime.HandleErrorWithContext(klog.NewContext(ctx, logger), nil, "Reflector ignored an input its phase does not expect",
-			"reflector", r.name, "phase", a.Phase.String(), "input", a.Input.String())
-	}
 }
 
 // reportWatchFailure passes a failure the Reflector handles by itself (and

@@ -124,7 +124,7 @@ func TestReflectorWatchListScenarios(t *testing.T) {
 			wantErrs: []string{"expired"},
 		},
 		{
-			// Bad data (reflector_baddata.go): skipped, the stream goes on.
+			// Bad data (internal/reflector/baddata.go): skipped, the stream goes on.
 			name: "a bookmark without resourceVersion is skipped",
 			watches: []rfWatchStep{
 				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEndBookmark(""), rfEndBookmark("4"), rfEv(watch.Added, rfPod("p2", "5"))}},

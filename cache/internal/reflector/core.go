@@ -294,13 +294,13 @@ const (
 	// ActEventApplied: an event reached the store (or the list a
 	// streaming list fills); the observer records its arrival. rv, when not
 	// empty, is the resourceVersion the store is now at: it is published
-	// (as ActPublishRV) and told to a ResourceVersionUpdater store.
+	// (as ActPublishRV) and told to a VersionUpdater store.
 	ActEventApplied
 	// ActArmIdle: start the watch's liveness deadline.
 	ActArmIdle
 	// ActStopWatch: stop the open stream or watch.
 	ActStopWatch
-	// ActEndCycle: the cycle is over; ListAndWatch returns err.
+	// ActEndCycle: the cycle is over; Engine.RunCycle returns err.
 	ActEndCycle
 	// ActNote: tell the observer (note says what).
 	ActNote

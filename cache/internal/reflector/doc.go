@@ -1,5 +1,6 @@
 // Package reflector is the engine of cache.Reflector: the core that takes
-// every decision of a Reflector's list-and-watch cycle.
+// every decision of a Reflector's list-and-watch cycle, and the driver that
+// carries them out.
 //
 // # The core
 //
@@ -56,6 +57,35 @@
 //   - Relists ask for data at least as new as the last resourceVersion
 //     reached ("" after the server said that version is expired or too
 //     new), so the store never goes back in time.
+//
+// # The engine
+//
+// An Engine runs the cycles (RunCycle): its driver (driver.go) feeds the
+// core what happened and performs the actions it answers with: requests over
+// the ListerWatcher, LISTs page by page (list.go), timers, backoff
+// (backoff.go), resync, the liveness deadline (liveness.go), and the writes
+// to the store. The driver decides nothing itself. The observer (observer.go)
+// turns the core's notes into metrics (Metrics), diagnostics (Stats), log
+// lines and reports of the failures handled within a cycle (Options.Report).
+// Events the Reflector cannot store are counted by kind (BadData) and
+// dropped; the watch goes on.
+//
+// The engine declares what it needs from outside as small interfaces
+// (sink.go): a Store for watch events and resyncs, Lists for the lists of that
+// store (one sequence per list: objects, page ends, its end at a
+// resourceVersion), an Admission for the lists it may run, Stats. Values that
+// already have the method set (a ListerWatcher, a store) pass through as they
+// are.
+//
+// Invariants of the driver, besides the core's:
+//
+//   - Everything it starts (watches, timers, the resync loop) is stopped,
+//     and waited for, before RunCycle returns.
+//   - An admission slot is held from the start of a LIST or streaming list
+//     until it is complete or failed, never across a plain watch.
+//   - The store's resourceVersion (LastSyncResourceVersion) is published
+//     before the store is handed a complete list, and with every event that
+//     moves it; the clock is read once per event.
 //
 // # Errors
 //

@@ -1,4 +1,4 @@
-package cache
+package reflector
 
 import (
 	"context"
@@ -12,29 +12,27 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	utiltrace "k8s.io/utils/trace"
-
-	"github.com/kinformer/kinformer/cache/internal/reflector"
 )
 
-// reflectorDriver runs one list-and-watch cycle of a Reflector: it feeds the
-// core (internal/reflector) what happened and performs the actions the core
+// driver runs one list-and-watch cycle of a Reflector: it feeds the
+// core (State.Step) what happened and performs the actions the core
 // answers with, the requests, timers and store writes. It decides nothing
-// itself. It lives on the goroutine of ListAndWatchWithContext.
-type reflectorDriver struct {
-	r   *Reflector
+// itself. It lives on the goroutine of Engine.RunCycle.
+type driver struct {
+	e   *Engine
 	ctx context.Context
 	// actions is the core's output buffer, reused from step to step.
-	actions []reflector.Action
+	actions []Action
 
 	// The open stream or watch, and where its events go: the list a
 	// streaming list fills, or the Reflector's store.
 	w         watch.Interface
 	results   <-chan watch.Event
 	streaming bool
-	events    reflectorEventStore
+	events    EventSink
 	finish    func(rv string) (int, error)
-	bookmarks ReflectorBookmarkStore
-	updater   ResourceVersionUpdater
+	bookmarks BookmarkStore
+	updater   VersionUpdater
 
 	// silence is the open stream's bound of silence, or the watch's armed
 	// liveness deadline; warn ticks while a streaming list waits for its
@@ -43,17 +41,17 @@ type reflectorDriver struct {
 	warn    clock.Ticker
 
 	// slot is the list admission held by the LIST or streaming list in
-	// flight, until it is complete or failed (list_admission.go).
-	slot *admissionSlot
+	// flight, until it is complete or failed (nil: none).
+	slot AdmissionSlot
 	// listSlot is the slot of the last LIST or streaming list, kept after
 	// its release so that the list's failure is reported with it.
-	listSlot *admissionSlot
+	listSlot AdmissionSlot
 
 	// sink is the LIST being synced, answered is when the server's first
 	// answer to it arrived; resumed is the snapshot loaded.
-	sink     listSink
+	sink     ListSink
 	answered time.Time
-	resumed  *reflectorResume
+	resumed  *Snapshot
 	trace    *utiltrace.Trace
 
 	// The resync loop beside the watches, once the cycle watches.
@@ -66,26 +64,9 @@ type reflectorDriver struct {
 	done bool
 }
 
-// runCycle makes one list-and-watch cycle (see ListAndWatchWithContext).
-func (r *Reflector) runCycle(ctx context.Context) error {
-	r.state.SetConfig(reflector.Config{
-		Name:             r.name,
-		TypeDescription:  r.typeDescription,
-		Streaming:        r.useWatchList,
-		DisableChunking:  r.disableChunking,
-		PageSize:         r.WatchListPageSize,
-		PageByPage:       r.storeRelistsPageByPage(),
-		IdleTimeout:      r.watchIdleTimeout,
-		MaxInternalRetry: r.MaxInternalErrorRetryDuration,
-	})
-	d := &reflectorDriver{r: r, ctx: ctx, actions: make([]reflector.Action, 0, 8)}
-	defer d.cleanup()
-	return d.run()
-}
-
 // input makes in an input of kind, now.
-func (d *reflectorDriver) input(in *reflector.Input, kind reflector.InputKind) {
-	*in = reflector.Input{Kind: kind, Now: d.r.clock.Now()}
+func (d *driver) input(in *Input, kind InputKind) {
+	*in = Input{Kind: kind, Now: d.e.clock.Now()}
 }
 
 // failed makes in an input of kind, now, with err. A 429 answering a LIST or
@@ -94,25 +75,28 @@ func (d *reflectorDriver) input(in *reflector.Input, kind reflector.InputKind) {
 // Reflector's own backoff's business (watches hold no slot, and an API
 // server coming back up answers many of them with 429 while it can serve
 // lists).
-func (d *reflectorDriver) failed(in *reflector.Input, kind reflector.InputKind, err error) {
-	d.failedAt(in, kind, err, d.r.clock.Now())
+func (d *driver) failed(in *Input, kind InputKind, err error) {
+	d.failedAt(in, kind, err, d.e.clock.Now())
 }
 
 // failedAt is failed at now.
-func (d *reflectorDriver) failedAt(in *reflector.Input, kind reflector.InputKind, err error, now time.Time) {
-	*in = reflector.Input{Kind: kind, Now: now, Err: err}
-	if kind == reflector.InListFailed || d.slot != nil {
-		d.r.admission.throttledBy(err, d.listSlot)
+func (d *driver) failedAt(in *Input, kind InputKind, err error, now time.Time) {
+	*in = Input{Kind: kind, Now: now, Err: err}
+	if d.e.admission != nil && (kind == InListFailed || d.slot != nil) {
+		d.e.admission.Throttled(err, d.listSlot)
 	}
 }
 
 // admit waits for a slot of the list admission before a LIST or a streaming
 // list (at once without one). It returns false when the caller stopped
 // first; in then says so.
-func (d *reflectorDriver) admit(in *reflector.Input) bool {
-	slot, err := d.r.admission.acquire(d.ctx, d.r.admissionPriority)
+func (d *driver) admit(in *Input) bool {
+	if d.e.admission == nil {
+		return true
+	}
+	slot, err := d.e.admission.Acquire(d.ctx, d.e.admissionPriority)
 	if err != nil {
-		d.input(in, reflector.InStop)
+		d.input(in, InStop)
 		return false
 	}
 	d.slot, d.listSlot = slot, slot
@@ -121,27 +105,38 @@ func (d *reflectorDriver) admit(in *reflector.Input) bool {
 
 // releaseSlot gives back the list admission's slot, if one is held; ok says
 // the list is complete.
-func (d *reflectorDriver) releaseSlot(ok bool) {
-	d.slot.release(ok)
-	d.slot = nil
+func (d *driver) releaseSlot(ok bool) {
+	if d.slot != nil {
+		d.slot.Release(ok)
+		d.slot = nil
+	}
+}
+
+// slotContext returns the context of the requests of the list in flight:
+// d.ctx, carrying the slot when one is held.
+func (d *driver) slotContext() context.Context {
+	if d.slot == nil {
+		return d.ctx
+	}
+	return d.slot.Context(d.ctx)
 }
 
 // run steps the core until it ends the cycle.
-func (d *reflectorDriver) run() error {
+func (d *driver) run() error {
 	// Two inputs, swapped at every step: the one the core takes, and the
 	// next one, which an action's answer or await fills.
-	var a, b reflector.Input
+	var a, b Input
 	in, next := &a, &b
-	d.input(in, reflector.InStart)
+	d.input(in, InStart)
 	for {
-		d.actions = d.r.state.Step(in, d.actions[:0])
+		d.actions = d.e.state.Step(in, d.actions[:0])
 		answered := false
 		for i := range d.actions {
 			if d.perform(&d.actions[i], in.Now, next) {
 				answered = true
 			}
 		}
-		if d.done || d.r.state.Phase() == reflector.PhaseStopped || d.r.state.Phase() == reflector.PhaseIdle {
+		if d.done || d.e.state.Phase() == PhaseStopped || d.e.state.Phase() == PhaseIdle {
 			if d.ctx.Err() != nil {
 				// Whatever failed as the caller stopped is no failure.
 				return nil
@@ -152,8 +147,8 @@ func (d *reflectorDriver) run() error {
 			d.await(next)
 			// The events of an open watch take the core's WatchEvent, which
 			// is Step for them without the actions buffer.
-			for next.Kind == reflector.InEvent && d.r.state.Phase() == reflector.PhaseWatching {
-				moveTo, arm := d.r.state.WatchEvent(next.Now, next.EventType, next.RV, next.InitialEventsEnd)
+			for next.Kind == InEvent && d.e.state.Phase() == PhaseWatching {
+				moveTo, arm := d.e.state.WatchEvent(next.Now, next.EventType, next.RV, next.InitialEventsEnd)
 				d.eventApplied(moveTo, next.Now)
 				if arm {
 					d.armIdle()
@@ -166,41 +161,41 @@ func (d *reflectorDriver) run() error {
 }
 
 // perform does one action; it returns the input that answers it, if any.
-func (d *reflectorDriver) perform(a *reflector.Action, now time.Time, in *reflector.Input) bool {
-	r := d.r
+func (d *driver) perform(a *Action, now time.Time, in *Input) bool {
+	e := d.e
 	switch a.Kind {
-	case reflector.ActNote:
-		r.observe(d.ctx, a, now)
-	case reflector.ActPublishRV:
-		r.setLastSyncResourceVersion(a.RV)
-	case reflector.ActEventApplied:
+	case ActNote:
+		e.observe(d.ctx, a, now)
+	case ActPublishRV:
+		e.setLastSyncResourceVersion(a.RV)
+	case ActEventApplied:
 		d.eventApplied(a.RV, now)
-	case reflector.ActArmIdle:
+	case ActArmIdle:
 		d.armIdle()
-	case reflector.ActStopWatch:
+	case ActStopWatch:
 		d.closeWatch()
-	case reflector.ActEndCycle:
-		d.err, d.done = publicReflectorError(a.Err), true
-	case reflector.ActResume:
+	case ActEndCycle:
+		d.err, d.done = a.Err, true
+	case ActResume:
 		d.loadSnapshot(in)
 		return true
-	case reflector.ActList:
+	case ActList:
 		d.list(a, in)
 		return true
-	case reflector.ActStream:
+	case ActStream:
 		d.openStream(a, in)
 		return true
-	case reflector.ActWatch:
+	case ActWatch:
 		d.openWatch(a, in)
 		return true
-	case reflector.ActBackoff:
-		if !r.sleep(d.ctx, r.backoffDelay(a.Err)) {
-			d.input(in, reflector.InStop)
+	case ActBackoff:
+		if !e.Sleep(d.ctx, e.BackoffDelay(a.Err)) {
+			d.input(in, InStop)
 		} else {
-			d.input(in, reflector.InBackoffDone)
+			d.input(in, InBackoffDone)
 		}
 		return true
-	case reflector.ActSync:
+	case ActSync:
 		d.sync(a, in)
 		return true
 	}
@@ -209,11 +204,11 @@ func (d *reflectorDriver) perform(a *reflector.Action, now time.Time, in *reflec
 
 // eventApplied does ActEventApplied: the observer records the event's
 // arrival at now; rv, when not empty, is published and told to a
-// ResourceVersionUpdater store.
-func (d *reflectorDriver) eventApplied(rv string, now time.Time) {
-	d.r.observeEvent(now)
+// VersionUpdater store.
+func (d *driver) eventApplied(rv string, now time.Time) {
+	d.e.observeEvent(now)
 	if rv != "" {
-		d.r.setLastSyncResourceVersion(rv)
+		d.e.setLastSyncResourceVersion(rv)
 		if d.updater != nil {
 			d.updater.UpdateResourceVersion(rv)
 		}
@@ -221,77 +216,77 @@ func (d *reflectorDriver) eventApplied(rv string, now time.Time) {
 }
 
 // armIdle does ActArmIdle: the watch's liveness deadline starts.
-func (d *reflectorDriver) armIdle() {
-	d.silence = newSilenceTimer(d.r.clock, d.r.watchIdleTimeout)
+func (d *driver) armIdle() {
+	d.silence = newSilenceTimer(d.e.clock, d.e.cycle.WatchIdleTimeout)
 }
 
 // loadSnapshot loads the state the first cycle starts from.
-func (d *reflectorDriver) loadSnapshot(in *reflector.Input) {
-	load := d.r.resume
-	d.r.resume = nil
+func (d *driver) loadSnapshot(in *Input) {
+	load := d.e.resume
+	d.e.resume = nil
 	if load == nil {
-		d.input(in, reflector.InSnapshotMissing)
+		d.input(in, InSnapshotMissing)
 		return
 	}
 	resume, err := load(d.ctx)
 	switch {
 	case d.ctx.Err() != nil:
-		d.input(in, reflector.InStop)
+		d.input(in, InStop)
 		return
 	case err != nil:
-		d.failed(in, reflector.InSnapshotMissing, err)
+		d.failed(in, InSnapshotMissing, err)
 		return
 	case resume == nil:
-		d.input(in, reflector.InSnapshotMissing)
+		d.input(in, InSnapshotMissing)
 		return
 	}
 	d.resumed = resume
-	d.input(in, reflector.InSnapshotLoaded)
-	in.RV, in.Count = resume.resourceVersion, len(resume.objects)
+	d.input(in, InSnapshotLoaded)
+	in.RV, in.Count = resume.ResourceVersion, len(resume.Objects)
 }
 
 // list makes a LIST into a new list of the store.
-func (d *reflectorDriver) list(a *reflector.Action, in *reflector.Input) {
-	r := d.r
+func (d *driver) list(a *Action, in *Input) {
+	e := d.e
 	if !a.Retry {
 		d.endTrace()
-		d.trace = utiltrace.New("Reflector ListAndWatch", utiltrace.Field{Key: "name", Value: r.name})
+		d.trace = utiltrace.New("Reflector ListAndWatch", utiltrace.Field{Key: "name", Value: e.name})
 	}
 	if !d.admit(in) {
 		return
 	}
-	sink, count, listRV, paged, answered, err := r.listPages(withAdmissionSlot(d.ctx, d.slot), listSource{relist: a.Relist, fresh: a.Fresh}, reflectorListOptions(a.RV, a.PageSize), a.PageSize)
+	sink, count, listRV, paged, answered, err := e.listPages(d.slotContext(), ListSource{Relist: a.Relist, Fresh: a.Fresh}, reflectorListOptions(a.RV, a.PageSize), a.PageSize)
 	d.releaseSlot(err == nil)
 	if err != nil && d.ctx.Err() != nil {
-		d.input(in, reflector.InStop)
+		d.input(in, InStop)
 		return
 	}
 	d.traceStep("Objects listed", utiltrace.Field{Key: "error", Value: err}, utiltrace.Field{Key: "count", Value: count})
 	if err != nil {
-		d.failed(in, reflector.InListFailed, err)
+		d.failed(in, InListFailed, err)
 		return
 	}
 	d.sink, d.answered = sink, answered
-	d.input(in, reflector.InListed)
+	d.input(in, InListed)
 	in.RV, in.Paged = listRV, paged
 }
 
 // openStream opens a streaming list into a new list of the store.
-func (d *reflectorDriver) openStream(a *reflector.Action, in *reflector.Input) {
-	r := d.r
+func (d *driver) openStream(a *Action, in *Input) {
+	e := d.e
 	if d.trace == nil {
-		d.trace = utiltrace.New("Reflector WatchList", utiltrace.Field{Key: "name", Value: r.name})
+		d.trace = utiltrace.New("Reflector WatchList", utiltrace.Field{Key: "name", Value: e.name})
 	}
 	if !d.admit(in) {
 		return
 	}
-	store, finish := r.newStreamListStore(d.ctx, listSource{relist: a.Relist, fresh: a.Fresh, streamed: true})
+	store, finish := e.lists.BeginStreamList(d.ctx, ListSource{Relist: a.Relist, Fresh: a.Fresh, Streamed: true})
 	w, ok := d.open(in, metav1.ListOptions{
 		ResourceVersion:      a.RV,
 		AllowWatchBookmarks:  true,
 		SendInitialEvents:    ptr.To(true),
 		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
-		TimeoutSeconds:       r.watchTimeoutSeconds(),
+		TimeoutSeconds:       e.WatchTimeoutSeconds(),
 	})
 	if !ok {
 		d.releaseSlot(false)
@@ -299,24 +294,24 @@ func (d *reflectorDriver) openStream(a *reflector.Action, in *reflector.Input) {
 	}
 	d.w, d.results, d.streaming = w, w.ResultChan(), true
 	d.events, d.finish, d.bookmarks, d.updater = store, finish, nil, nil
-	d.bookmarks, _ = store.(ReflectorBookmarkStore)
-	if r.initialEventsTimeout > 0 {
-		d.silence = newSilenceTimer(r.clock, r.initialEventsTimeout)
+	d.bookmarks, _ = store.(BookmarkStore)
+	if bound := e.cycle.InitialEventsTimeout; bound > 0 {
+		d.silence = newSilenceTimer(e.clock, bound)
 	}
-	if tc, ok := r.clock.(clock.WithTicker); ok && (r.initialEventsTimeout <= 0 || r.initialEventsTimeout > reflector.InitialEventsWarnInterval) {
-		d.warn = tc.NewTicker(reflector.InitialEventsWarnInterval)
+	if tc, ok := e.clock.(clock.WithTicker); ok && (e.cycle.InitialEventsTimeout <= 0 || e.cycle.InitialEventsTimeout > InitialEventsWarnInterval) {
+		d.warn = tc.NewTicker(InitialEventsWarnInterval)
 	}
-	d.input(in, reflector.InOpened)
+	d.input(in, InOpened)
 }
 
 // openWatch opens a watch into the store, and starts the resync loop with
 // the cycle's first one.
-func (d *reflectorDriver) openWatch(a *reflector.Action, in *reflector.Input) {
-	r := d.r
+func (d *driver) openWatch(a *Action, in *Input) {
+	e := d.e
 	d.startResync()
 	w, ok := d.open(in, metav1.ListOptions{
 		ResourceVersion:     a.RV,
-		TimeoutSeconds:      r.watchTimeoutSeconds(),
+		TimeoutSeconds:      e.WatchTimeoutSeconds(),
 		AllowWatchBookmarks: true,
 	})
 	if !ok {
@@ -324,36 +319,36 @@ func (d *reflectorDriver) openWatch(a *reflector.Action, in *reflector.Input) {
 	}
 	d.w, d.results = w, w.ResultChan()
 	d.watchStore()
-	d.input(in, reflector.InOpened)
+	d.input(in, InOpened)
 }
 
 // open makes a watch request (a streaming list's too). When it fails, in
 // becomes the input that says so (stop, when the caller stopped meanwhile).
-func (d *reflectorDriver) open(in *reflector.Input, options metav1.ListOptions) (watch.Interface, bool) {
-	w, err := d.r.openWatch(withAdmissionSlot(d.ctx, d.slot), options)
+func (d *driver) open(in *Input, options metav1.ListOptions) (watch.Interface, bool) {
+	w, err := d.e.openWatch(d.slotContext(), options)
 	switch {
 	case err == nil:
 		return w, true
 	case d.ctx.Err() != nil:
-		d.input(in, reflector.InStop)
+		d.input(in, InStop)
 	default:
-		d.failed(in, reflector.InOpenFailed, err)
+		d.failed(in, InOpenFailed, err)
 	}
 	return nil, false
 }
 
 // watchStore makes the open watch's events go to the Reflector's store.
-func (d *reflectorDriver) watchStore() {
+func (d *driver) watchStore() {
 	d.streaming = false
-	d.events, d.finish = d.r.store, nil
-	d.bookmarks, _ = d.r.store.(ReflectorBookmarkStore)
-	d.updater, _ = d.r.store.(ResourceVersionUpdater)
+	d.events, d.finish = d.e.store, nil
+	d.bookmarks, _ = d.e.store.(BookmarkStore)
+	d.updater, _ = d.e.store.(VersionUpdater)
 }
 
 // openWatch makes a watch request. A Watcher that returns both a watch and
 // an error has its watch stopped; one that returns neither gets an error.
-func (r *Reflector) openWatch(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-	w, err := r.listerWatcher.WatchWithContext(ctx, options)
+func (e *Engine) openWatch(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+	w, err := e.lw.WatchWithContext(ctx, options)
 	if err == nil && w == nil {
 		err = errors.New("the watch call returned neither a watch nor an error")
 	}
@@ -367,14 +362,14 @@ func (r *Reflector) openWatch(ctx context.Context, options metav1.ListOptions) (
 }
 
 // sync ends the list the core names at rv.
-func (d *reflectorDriver) sync(a *reflector.Action, in *reflector.Input) {
+func (d *driver) sync(a *Action, in *Input) {
 	var count int
 	var err error
 	switch a.Origin {
-	case reflector.OriginSnapshot:
+	case OriginSnapshot:
 		count, err = d.syncSnapshot(a.RV)
-	case reflector.OriginStream:
-		d.traceStep("Objects streamed", utiltrace.Field{Key: "events", Value: d.r.state.Events()})
+	case OriginStream:
+		d.traceStep("Objects streamed", utiltrace.Field{Key: "events", Value: d.e.state.Events()})
 		count, err = d.finish(a.RV)
 	default:
 		// A complete list is the server's state at its resourceVersion
@@ -382,24 +377,24 @@ func (d *reflectorDriver) sync(a *reflector.Action, in *reflector.Input) {
 		// reaches that version, so it is told before the store can. (A
 		// streaming list was confirmed by its end bookmark; a snapshot is
 		// no confirmation.)
-		d.r.stats.freshness.confirm(a.RV, d.answered)
-		count, err = d.sink.end(d.ctx, a.RV)
+		d.e.stats.Confirmed(a.RV, d.answered)
+		count, err = d.sink.End(d.ctx, a.RV)
 		d.sink = nil
 	}
 	if err != nil {
-		d.failed(in, reflector.InSyncFailed, err)
+		d.failed(in, InSyncFailed, err)
 		return
 	}
 
 	d.traceStep("SyncWith done")
 	d.endTrace()
-	if a.Origin == reflector.OriginStream {
+	if a.Origin == OriginStream {
 		// The stream goes on as the cycle's watch.
 		d.stopTimers()
 		d.watchStore()
 		d.startResync()
 	}
-	d.input(in, reflector.InSynced)
+	d.input(in, InSynced)
 	in.Count = count
 }
 
@@ -407,16 +402,16 @@ func (d *reflectorDriver) sync(a *reflector.Action, in *reflector.Input) {
 // are the cache's as they were saved, so they went through the informer's
 // transform already: the list is not transformed again (see
 // SharedIndexInformerOptions.SnapshotFile).
-func (d *reflectorDriver) syncSnapshot(rv string) (int, error) {
+func (d *driver) syncSnapshot(rv string) (int, error) {
 	resume := d.resumed
 	d.resumed = nil
-	sink := d.r.beginList(listSource{loaded: true})
-	for _, obj := range resume.objects {
-		if err := sink.put(obj); err != nil {
+	sink := d.e.lists.BeginList(ListSource{Loaded: true})
+	for _, obj := range resume.Objects {
+		if err := sink.Put(obj); err != nil {
 			return 0, err
 		}
 	}
-	return sink.end(d.ctx, rv)
+	return sink.End(d.ctx, rv)
 }
 
 // await waits for what happens next to the open stream or watch.
@@ -428,7 +423,7 @@ func (d *reflectorDriver) syncSnapshot(rv string) (int, error) {
 // select over several ready channels picks one of them at random; looking
 // at the others before the events is one of its choices, and it spares
 // every event the locks of a select over all of them.
-func (d *reflectorDriver) await(in *reflector.Input) {
+func (d *driver) await(in *Input) {
 	var warn <-chan time.Time
 	if d.warn != nil {
 		warn = d.warn.C()
@@ -449,13 +444,13 @@ func (d *reflectorDriver) await(in *reflector.Input) {
 		}
 		select {
 		case <-d.ctx.Done():
-			d.input(in, reflector.InStop)
+			d.input(in, InStop)
 			return
 		case err := <-resyncErr:
-			d.failed(in, reflector.InResyncFailed, err)
+			d.failed(in, InResyncFailed, err)
 			return
 		case <-warn:
-			d.input(in, reflector.InStreamWarnTick)
+			d.input(in, InStreamWarnTick)
 			return
 		case <-d.silence.C():
 			if d.silenceFired(in) {
@@ -471,17 +466,17 @@ func (d *reflectorDriver) await(in *reflector.Input) {
 // pollControl takes, without blocking, whichever of a stop, a failed
 // resync, a warn tick and an expired silence is ready, in that order. It
 // reports whether in now says what happened.
-func (d *reflectorDriver) pollControl(in *reflector.Input, resyncErr <-chan error, warn <-chan time.Time) bool {
+func (d *driver) pollControl(in *Input, resyncErr <-chan error, warn <-chan time.Time) bool {
 	select {
 	case <-d.ctx.Done():
-		d.input(in, reflector.InStop)
+		d.input(in, InStop)
 		return true
 	default:
 	}
 	if resyncErr != nil {
 		select {
 		case err := <-resyncErr:
-			d.failed(in, reflector.InResyncFailed, err)
+			d.failed(in, InResyncFailed, err)
 			return true
 		default:
 		}
@@ -489,7 +484,7 @@ func (d *reflectorDriver) pollControl(in *reflector.Input, resyncErr <-chan erro
 	if warn != nil {
 		select {
 		case <-warn:
-			d.input(in, reflector.InStreamWarnTick)
+			d.input(in, InStreamWarnTick)
 			return true
 		default:
 		}
@@ -507,14 +502,14 @@ func (d *reflectorDriver) pollControl(in *reflector.Input, resyncErr <-chan erro
 // silenceFired handles the silence timer's firing: when nothing arrived for
 // its whole limit, in says the stream went silent or the watch's liveness
 // deadline passed; otherwise the timer is set again and it reports false.
-func (d *reflectorDriver) silenceFired(in *reflector.Input) bool {
+func (d *driver) silenceFired(in *Input) bool {
 	if _, expired := d.silence.expired(); !expired {
 		return false
 	}
 	if d.streaming {
-		d.input(in, reflector.InStreamSilent)
+		d.input(in, InStreamSilent)
 	} else {
-		d.input(in, reflector.InIdleTimeout)
+		d.input(in, InIdleTimeout)
 	}
 	return true
 }
@@ -522,76 +517,77 @@ func (d *reflectorDriver) silenceFired(in *reflector.Input) bool {
 // received makes in the input of what came off the open stream or watch
 // (ok false: it was closed), and writes an accepted event to where the
 // stream or watch's events go. The clock is read once per event.
-func (d *reflectorDriver) received(in *reflector.Input, event watch.Event, ok bool) {
+func (d *driver) received(in *Input, event watch.Event, ok bool) {
 	if !ok {
-		d.input(in, reflector.InClosed)
+		d.input(in, InClosed)
 		return
 	}
-	now := d.r.clock.Now()
+	now := d.e.clock.Now()
 	// Anything that arrives, even what is then rejected, shows that the
 	// stream is alive.
 	d.silence.observed(now)
 	if event.Type == watch.Error {
-		d.failedAt(in, reflector.InErrorEvent, watchErrorEventToError(event.Object), now)
+		d.failedAt(in, InErrorEvent, watchErrorEventToError(event.Object), now)
 		return
 	}
-	objMeta, bad := d.r.acceptEvent(event)
+	objMeta, bad := d.e.acceptEvent(event)
 	if bad != nil {
-		*in = reflector.Input{Kind: reflector.InBadData, Now: now, Bad: bad}
+		*in = Input{Kind: InBadData, Now: now, Bad: bad}
 		return
 	}
-	*in = reflector.Input{Kind: reflector.InEvent, Now: now, EventType: event.Type, RV: objMeta.GetResourceVersion()}
+	*in = Input{Kind: InEvent, Now: now, EventType: event.Type, RV: objMeta.GetResourceVersion()}
 	d.apply(event, in, objMeta)
 }
 
 // apply writes an accepted event to where the open stream or watch's
 // events go.
-func (d *reflectorDriver) apply(event watch.Event, in *reflector.Input, objMeta metav1.Object) {
-	ctx, r := d.ctx, d.r
+func (d *driver) apply(event watch.Event, in *Input, objMeta metav1.Object) {
+	ctx, e := d.ctx, d.e
 	switch event.Type {
 	case watch.Added:
 		if err := d.events.Add(event.Object); err != nil {
-			utilruntime.HandleErrorWithContext(ctx, err, "Unable to add watch event object to store", "reflector", r.name, "object", event.Object)
+			utilruntime.HandleErrorWithContext(ctx, err, "Unable to add watch event object to store", "reflector", e.name, "object", event.Object)
 		}
 	case watch.Modified:
 		if err := d.events.Update(event.Object); err != nil {
-			utilruntime.HandleErrorWithContext(ctx, err, "Unable to update watch event object to store", "reflector", r.name, "object", event.Object)
+			utilruntime.HandleErrorWithContext(ctx, err, "Unable to update watch event object to store", "reflector", e.name, "object", event.Object)
 		}
 	case watch.Deleted:
 		if err := d.events.Delete(event.Object); err != nil {
-			utilruntime.HandleErrorWithContext(ctx, err, "Unable to delete watch event object from store", "reflector", r.name, "object", event.Object)
+			utilruntime.HandleErrorWithContext(ctx, err, "Unable to delete watch event object from store", "reflector", e.name, "object", event.Object)
 		}
 	case watch.Bookmark:
 		in.InitialEventsEnd = objMeta.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
 		// The server says it has sent everything up to the bookmark's
 		// resourceVersion: current when it arrived.
-		r.stats.freshness.confirm(in.RV, in.Now)
+		e.stats.Confirmed(in.RV, in.Now)
 		if in.InitialEventsEnd && d.streaming {
 			// The streaming list is complete: what follows is a watch.
 			d.releaseSlot(true)
 		}
 		if d.bookmarks != nil {
 			if err := d.bookmarks.Bookmark(in.RV); err != nil {
-				utilruntime.HandleErrorWithContext(ctx, err, "Unable to send bookmark event to store", "reflector", r.name, "object", event.Object)
+				utilruntime.HandleErrorWithContext(ctx, err, "Unable to send bookmark event to store", "reflector", e.name, "object", event.Object)
 			}
 		}
 	}
 }
 
 // startResync starts the resync loop beside the cycle's watches, once.
-func (d *reflectorDriver) startResync() {
-	r := d.r
-	if r.resyncPeriod <= 0 || d.resyncCancel != nil {
+func (d *driver) startResync() {
+	e := d.e
+	if e.resyncPeriod <= 0 || d.resyncCancel != nil {
 		return
 	}
 	d.resyncErr = make(chan error, 1)
 	ctx, cancel := context.WithCancel(d.ctx)
 	d.resyncCancel = cancel
-	d.resyncDone.Go(func() { r.resyncLoop(ctx, d.resyncErr) })
+	shouldResync := e.cycle.ShouldResync
+	d.resyncDone.Go(func() { e.resyncLoop(ctx, shouldResync, d.resyncErr) })
 }
 
 // closeWatch stops the open stream or watch and its timers.
-func (d *reflectorDriver) closeWatch() {
+func (d *driver) closeWatch() {
 	if d.w != nil {
 		d.w.Stop()
 	}
@@ -601,7 +597,7 @@ func (d *reflectorDriver) closeWatch() {
 	d.releaseSlot(false)
 }
 
-func (d *reflectorDriver) stopTimers() {
+func (d *driver) stopTimers() {
 	d.silence.stop()
 	d.silence = nil
 	if d.warn != nil {
@@ -610,13 +606,13 @@ func (d *reflectorDriver) stopTimers() {
 	}
 }
 
-func (d *reflectorDriver) traceStep(msg string, fields ...utiltrace.Field) {
+func (d *driver) traceStep(msg string, fields ...utiltrace.Field) {
 	if d.trace != nil {
 		d.trace.Step(msg, fields...)
 	}
 }
 
-func (d *reflectorDriver) endTrace() {
+func (d *driver) endTrace() {
 	if d.trace != nil {
 		d.trace.LogIfLong(10 * time.Second)
 		d.trace = nil
@@ -624,7 +620,7 @@ func (d *reflectorDriver) endTrace() {
 }
 
 // cleanup stops whatever the cycle left running and waits for it.
-func (d *reflectorDriver) cleanup() {
+func (d *driver) cleanup() {
 	d.closeWatch()
 	d.endTrace()
 	if d.resyncCancel != nil {
@@ -633,19 +629,11 @@ func (d *reflectorDriver) cleanup() {
 	}
 }
 
-// reflectorEventStore is where the driver puts the objects of watch events:
-// the Reflector's store, or the list a streaming list fills.
-type reflectorEventStore interface {
-	Add(obj interface{}) error
-	Update(obj interface{}) error
-	Delete(obj interface{}) error
-}
-
 // resyncLoop calls the store's Resync every resync period (when ShouldResync
 // allows) until ctx ends or Resync fails; the failure goes to errc, which
 // ends the watch.
-func (r *Reflector) resyncLoop(ctx context.Context, errc chan<- error) {
-	t := r.clock.NewTimer(r.resyncPeriod)
+func (e *Engine) resyncLoop(ctx context.Context, shouldResync func() bool, errc chan<- error) {
+	t := e.clock.NewTimer(e.resyncPeriod)
 	defer t.Stop()
 	for {
 		select {
@@ -653,13 +641,13 @@ func (r *Reflector) resyncLoop(ctx context.Context, errc chan<- error) {
 			return
 		case <-t.C():
 		}
-		if r.ShouldResync == nil || r.ShouldResync() {
-			r.loggerFor(ctx).V(4).Info("Forcing resync", "reflector", r.name)
-			if err := r.store.Resync(); err != nil {
+		if shouldResync == nil || shouldResync() {
+			e.loggerFor(ctx).V(4).Info("Forcing resync", "reflector", e.name)
+			if err := e.store.Resync(); err != nil {
 				errc <- err
 				return
 			}
 		}
-		t.Reset(r.resyncPeriod)
+		t.Reset(e.resyncPeriod)
 	}
 }
