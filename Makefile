@@ -215,10 +215,11 @@ bench-watch-requests:
 ## bench-storm: the startup storm: 50 informers (20 built-in resources, 30 custom resources)
 ## started at once against a real kube-apiserver with a low --max-requests-inflight whose API
 ## Priority and Fairness rejects (429) what exceeds the informers' share, then the server
-## restarted under them; kinformer (one ListAdmission shared by its factories), kinformer with
-## admission off, and client-go, one after the other. Peak LISTs in flight and 429s counted on
-## the wire, time to all synced, kube-apiserver's peak RSS, the load average. Raw output and
-## table: internal/bench/results/storm-<commit>.txt. Run it on an otherwise idle machine.
+## restarted under them; kinformer (one listadmission.Admission shared by its factories),
+## kinformer with admission off, and client-go, one after the other. Peak LISTs in flight and
+## 429s counted on the wire, time to all synced, kube-apiserver's peak RSS, the load average. Raw
+## output and table: internal/bench/results/storm-<commit>.txt. Run it on an otherwise idle
+## machine.
 bench-storm:
 	@bin=$$($(TESTENV_BUILD)) && echo "server binaries: $$bin" && mkdir -p internal/bench/results && \
 	out=internal/bench/results/storm-$$(git rev-parse --short HEAD).txt && \

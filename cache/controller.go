@@ -88,7 +88,7 @@ type controllerInternals struct {
 	resume func(context.Context) (*reflectorResume, error)
 	// admission and admissionPriority are the informer's list admission
 	// (SharedIndexInformerOptions.ListAdmission).
-	admission         *ListAdmission
+	admission         listAdmitter
 	admissionPriority int
 	// maxRetryAfter is SharedIndexInformerOptions.MaxRetryAfter.
 	maxRetryAfter time.Duration

@@ -39,11 +39,13 @@
 // A SharedIndexInformer owns everything on the way from the server to the handlers. Each
 // step, with the files it lives in:
 //
-//	SharedInformerFactory  informers/factory.go builds each type's informer once (InformerFor);
-//	     │                 its transform and kinformer options reach the informer before Run
-//	     │                 through SetTransform and the package-level setters
-//	     │                 (informers/extensions.go). The dynamic and metadata factories pass
-//	     │                 theirs as SharedIndexInformerOptions (informers/internal/gvrfactory)
+//	SharedInformerFactory  informers/factory.go builds each type's informer once (InformerFor)
+//	     │                 on the factory engine (informers/internal/factoryengine), whose one
+//	     │                 options value becomes each informer's settings in one function; they
+//	     │                 reach a typed informer before Run through SetTransform and the
+//	     │                 package-level setters (factoryengine.Configure). The dynamic and
+//	     │                 metadata factories (informers/internal/gvrfactory) pass them as
+//	     │                 SharedIndexInformerOptions
 //	     ▼
 //	SharedIndexInformer    shared_informer.go: NewSharedIndexInformerWithOptions, RunWithContext.
 //	     │                 Configured once: SharedIndexInformerOptions become an informerConfig,
@@ -87,12 +89,15 @@
 //	     │                 (listers.go) and never talk to the server. The applier reports every
 //	     │                 change to the informer's notificationBatch (shared_informer_process.go)
 //	     ▼
-//	 processor             processor.go: the informer flushes the batch to its sharedProcessor,
-//	     │                 which hands it to every listener
+//	 processor             internal/fanout/processor.go: the informer flushes the batch to its
+//	     │                 fanout.Processor (built in handler_fanout.go), which hands it to
+//	     │                 every listener
 //	     ▼
-//	 listener              processor_listener.go: one per registered handler, each with its own
-//	     │                 unbounded buffer (or a coalescing one, handler_buffer.go) and
-//	     │                 goroutine, its own resync period and its own HasSynced
+//	 listener              internal/fanout/listener.go: one per registered handler (its
+//	     │                 registration, handler_fanout.go), each with its own unbounded buffer
+//	     │                 (or a coalescing one, internal/fanout/coalesce.go; the policies in
+//	     │                 handler_buffer.go) and goroutine, its own resync period and its own
+//	     │                 HasSynced
 //	     ▼
 //	  handler              the ResourceEventHandler (event_handler.go), called one notification
 //	                       at a time, in order
@@ -115,10 +120,10 @@
 //  5. process_deltas.go, processBatch: the deltaApplier applies it to the indexer in one
 //     transaction (store.go over thread_safe_store_transaction.go) and reports the update to
 //     the informer's notificationBatch (shared_informer_process.go).
-//  6. shared_informer_process.go, flushLocked: the batch goes to sharedProcessor.distribute
-//     (processor.go).
-//  7. processor_listener.go: enqueue buffers it for each listener; the listener's goroutine
-//     (run, deliver, handle) calls the handler's OnUpdate (event_handler.go).
+//  6. shared_informer_process.go, flushLocked: the batch goes to Processor.Distribute
+//     (internal/fanout/processor.go).
+//  7. internal/fanout/listener.go: Enqueue buffers it for each listener; the listener's
+//     goroutine (run, deliver, handle) calls the handler's OnUpdate (event_handler.go).
 //
 // # Lists and relists
 //

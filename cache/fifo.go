@@ -271,7 +271,7 @@ func (f *FIFO) processPopped(obj interface{}, initial bool, process PopProcessFu
 // changes.
 //
 // Difference from client-go: the new queue order is list order rather than
-// random map order, and a key error leaves the queue untouched.
+// random map order (see COMPATIBILITY.md).
 func (f *FIFO) Replace(list []interface{}, resourceVersion string) error {
 	keys := make([]string, len(list))
 	for i, obj := range list {

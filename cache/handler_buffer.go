@@ -1,6 +1,10 @@
 package cache
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/kinformer/kinformer/cache/internal/fanout"
+)
 
 // HandlerBufferPolicy says how a handler's buffer holds the notifications
 // that wait for a handler still busy with earlier ones. It is set per
@@ -56,172 +60,16 @@ type HandlerBufferReporter interface {
 	PendingNotifications() int
 }
 
-var _ HandlerBufferReporter = &processorListener{}
+var _ HandlerBufferReporter = (*handlerRegistration)(nil)
 
-// coalescingBuffer is the buffer of a HandlerBufferCoalesceByKey listener:
-// one entry per key with pending notifications, in a list ordered by when
-// the key became pending. Guarded by the listener's mu.
-type coalescingBuffer struct {
-	entries    map[string]*coalesceEntry
-	head, tail *coalesceEntry
-	// notes counts the pending notifications (an entry holds one or two).
-	notes int
-}
-
-// coalesceEntry holds a key's pending notifications: first, and second
-// when first is a delete followed by a re-creation's add.
-type coalesceEntry struct {
-	key        string
-	first      notification
-	second     notification
-	hasSecond  bool
-	prev, next *coalesceEntry
-}
-
-func newCoalescingBuffer() *coalescingBuffer {
-	return &coalescingBuffer{entries: map[string]*coalesceEntry{}}
-}
-
-// notificationKey is the key a notification is coalesced under, or "" when
-// it has none (such notifications are queued on their own).
-func notificationKey(n *notification) string {
-	obj := n.newObj
-	if n.kind == notifyDelete {
-		obj = n.oldObj
-	}
-	key, err := DeletionHandlingMetaNamespaceKeyFunc(obj)
-	if err != nil {
-		return ""
-	}
-	return key
-}
-
-func (b *coalescingBuffer) pushBack(e *coalesceEntry) {
-	e.prev, e.next = b.tail, nil
-	if b.tail != nil {
-		b.tail.next = e
-	} else {
-		b.head = e
-	}
-	b.tail = e
-}
-
-func (b *coalescingBuffer) unlink(e *coalesceEntry) {
-	if e.prev != nil {
-		e.prev.next = e.next
-	} else {
-		b.head = e.next
-	}
-	if e.next != nil {
-		e.next.prev = e.prev
-	} else {
-		b.tail = e.prev
-	}
-	e.prev, e.next = nil, nil
-}
-
-// add merges n into the buffer. dropped is called for an initial-list add
-// that is merged away without being delivered.
-func (b *coalescingBuffer) add(n notification, dropped func(notification)) {
-	key := notificationKey(&n)
-	e := b.entries[key]
-	if e == nil || key == "" {
-		e = &coalesceEntry{key: key, first: n}
-		if key != "" {
-			b.entries[key] = e
-		}
-		b.pushBack(e)
-		b.notes++
-		return
-	}
-	if e.hasSecond {
-		// first is a delete, second the add of a re-creation.
-		if n.kind == notifyDelete {
-			if e.second.initial {
-				dropped(e.second)
-			}
-			e.second = notification{}
-			e.hasSecond = false
-			b.notes--
-			return
-		}
-		e.second.newObj = n.newObj
-		return
-	}
-	p := &e.first
-	switch p.kind {
-	case notifyAdd:
-		if n.kind == notifyDelete {
-			// Never delivered: the handler need not hear of it.
-			if p.initial {
-				dropped(*p)
-			}
-			b.remove(e)
-			return
-		}
-		p.newObj = n.newObj
-	case notifyUpdate:
-		if n.kind == notifyDelete {
-			*p = n
-			return
-		}
-		p.newObj = n.newObj
-		p.resync = p.resync && n.resync
-	case notifyDelete:
-		if n.kind == notifyDelete {
-			// Keep the more informative one: a real final state over a
-			// DeletedFinalStateUnknown.
-			if _, tomb := p.oldObj.(DeletedFinalStateUnknown); tomb {
-				p.oldObj = n.oldObj
-			}
-			return
-		}
-		// Re-created: its add follows the delete.
-		e.second = notification{kind: notifyAdd, initial: n.kind == notifyAdd && n.initial, newObj: n.newObj}
-		e.hasSecond = true
-		b.notes++
-	}
-}
-
-func (b *coalescingBuffer) remove(e *coalesceEntry) {
-	b.unlink(e)
-	delete(b.entries, e.key)
-	b.notes--
-	if e.hasSecond {
-		b.notes--
-	}
-}
-
-// popFront removes the oldest entry and appends its notifications to out.
-func (b *coalescingBuffer) popFront(out []notification) []notification {
-	e := b.head
-	if e == nil {
-		return out
-	}
-	b.remove(e)
-	out = append(out, e.first)
-	if e.hasSecond {
-		out = append(out, e.second)
-	}
-	return out
-}
-
-// clear drops everything.
-func (b *coalescingBuffer) clear() {
-	clear(b.entries)
-	b.head, b.tail = nil, nil
-	b.notes = 0
-}
-
-// newHandlerBuffer returns the buffer of a listener with policy: nil for
-// HandlerBufferUnbounded (the listener's own slices), a coalescingBuffer for
-// HandlerBufferCoalesceByKey, and an error for any other value.
-func newHandlerBuffer(policy HandlerBufferPolicy) (*coalescingBuffer, error) {
+// fanoutBuffer is the fan-out engine's buffer for policy, or an error for a
+// policy this package does not know.
+func fanoutBuffer(policy HandlerBufferPolicy) (fanout.Buffer, error) {
 	switch policy {
 	case HandlerBufferUnbounded:
-		return nil, nil
+		return fanout.BufferUnbounded, nil
 	case HandlerBufferCoalesceByKey:
-		return newCoalescingBuffer(), nil
+		return fanout.BufferCoalesceByKey, nil
 	}
-	return nil, fmt.Errorf("unknown HandlerBufferPolicy %d", int(policy))
+	return 0, fmt.Errorf("unknown HandlerBufferPolicy %d", int(policy))
 }

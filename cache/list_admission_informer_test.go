@@ -14,7 +14,25 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kinformer/kinformer/listadmission"
 )
+
+// admissionClockStart is where the fake clocks of these tests start.
+var admissionClockStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// admissionUntil waits until cond holds of a's stats, or fails t.
+func admissionUntil(t *testing.T, a *listadmission.Admission, what string, cond func(listadmission.Stats) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond(a.Stats()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; stats %+v", what, a.Stats())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
 
 // gatedLW is a scripted ListerWatcher for the list admission tests: every
 // request is recorded; LIST pages and streaming lists wait for the test to
@@ -98,7 +116,7 @@ type admissionInformers struct {
 	cancels []context.CancelFunc
 }
 
-func (r *admissionInformers) run(lw ListerWatcher, a *ListAdmission, priority int) (SharedIndexInformer, context.CancelFunc) {
+func (r *admissionInformers) run(lw ListerWatcher, a *listadmission.Admission, priority int) (SharedIndexInformer, context.CancelFunc) {
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{ListAdmission: a, ListAdmissionPriority: priority})
 	ctx, cancel := context.WithCancel(r.t.Context())
 	r.cancels = append(r.cancels, cancel)
@@ -152,7 +170,7 @@ func waitSynced(t *testing.T, informers ...SharedIndexInformer) {
 // only then.
 func TestInformerHoldsListSlotUntilLastPage(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1})
+	a := listadmission.New(listadmission.Options{MaxConcurrent: 1})
 	requests := make(chan string, 16)
 	first := newGatedLW("first", requests, admissionPodList("10", "c1", "p1"), admissionPodList("10", "", "p2"))
 	second := newGatedLW("second", requests, admissionPodList("20", "", "q1"))
@@ -162,7 +180,7 @@ func TestInformerHoldsListSlotUntilLastPage(t *testing.T) {
 	i1, _ := r.run(first, a, 0)
 	expectRequest(t, requests, "first list")
 	i2, _ := r.run(second, a, 0)
-	admissionUntil(t, a, "the second informer to wait", func(s ListAdmissionStats) bool { return s.Waiting == 1 })
+	admissionUntil(t, a, "the second informer to wait", func(s listadmission.Stats) bool { return s.Waiting == 1 })
 	first.release <- nil
 	expectRequest(t, requests, "first list continue")
 	expectNoRequest(t, requests)
@@ -188,7 +206,7 @@ func TestInformerHoldsListSlotUntilLastPage(t *testing.T) {
 // until the bookmark that ends its initial events.
 func TestInformerHoldsStreamSlotUntilEndBookmark(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1})
+	a := listadmission.New(listadmission.Options{MaxConcurrent: 1})
 	requests := make(chan string, 16)
 	first := newGatedLW("first", requests)
 	first.stream = watch.NewFakeWithChanSize(8, false)
@@ -200,7 +218,7 @@ func TestInformerHoldsStreamSlotUntilEndBookmark(t *testing.T) {
 	i1, _ := r.run(first, a, 0)
 	expectRequest(t, requests, "first stream")
 	i2, _ := r.run(second, a, 0)
-	admissionUntil(t, a, "the second informer to wait", func(s ListAdmissionStats) bool { return s.Waiting == 1 })
+	admissionUntil(t, a, "the second informer to wait", func(s listadmission.Stats) bool { return s.Waiting == 1 })
 	first.stream.Add(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p1", ResourceVersion: "5"}})
 	expectNoRequest(t, requests)
 	if s := a.Stats(); s.InFlight != 1 || s.Waiting != 1 {
@@ -214,7 +232,7 @@ func TestInformerHoldsStreamSlotUntilEndBookmark(t *testing.T) {
 		ResourceVersion: "7", Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"},
 	}})
 	waitSynced(t, i1, i2)
-	admissionUntil(t, a, "both slots back", func(s ListAdmissionStats) bool { return s.InFlight == 0 })
+	admissionUntil(t, a, "both slots back", func(s listadmission.Stats) bool { return s.InFlight == 0 })
 	if s := a.Stats(); s.Waiting != 0 || s.Admitted != 2 || s.PeakInFlight != 1 {
 		t.Fatalf("after both synced: %+v", s)
 	}
@@ -226,7 +244,7 @@ func TestInformerHoldsStreamSlotUntilEndBookmark(t *testing.T) {
 // lists gives its slot back, one stopped while it waits leaves the line.
 func TestStoppedInformerReleasesSlotAndPlace(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1})
+	a := listadmission.New(listadmission.Options{MaxConcurrent: 1})
 	requests := make(chan string, 16)
 	stuck := newGatedLW("stuck", requests, admissionPodList("1", ""))
 	gone := newGatedLW("gone", requests, admissionPodList("1", ""))
@@ -237,12 +255,12 @@ func TestStoppedInformerReleasesSlotAndPlace(t *testing.T) {
 	_, stopStuck := r.run(stuck, a, 0)
 	expectRequest(t, requests, "stuck list")
 	_, stopGone := r.run(gone, a, 5)
-	admissionUntil(t, a, "gone to wait", func(s ListAdmissionStats) bool { return s.Waiting == 1 })
+	admissionUntil(t, a, "gone to wait", func(s listadmission.Stats) bool { return s.Waiting == 1 })
 	i3, _ := r.run(last, a, 0)
-	admissionUntil(t, a, "last to wait", func(s ListAdmissionStats) bool { return s.Waiting == 2 })
+	admissionUntil(t, a, "last to wait", func(s listadmission.Stats) bool { return s.Waiting == 2 })
 
 	stopGone()
-	admissionUntil(t, a, "gone to leave the line", func(s ListAdmissionStats) bool { return s.Waiting == 1 })
+	admissionUntil(t, a, "gone to leave the line", func(s listadmission.Stats) bool { return s.Waiting == 1 })
 	expectNoRequest(t, requests)
 	stopStuck()
 	expectRequest(t, requests, "last list")
@@ -258,7 +276,7 @@ func TestStoppedInformerReleasesSlotAndPlace(t *testing.T) {
 // priority lists first.
 func TestInformerAdmissionFollowsPriority(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1})
+	a := listadmission.New(listadmission.Options{MaxConcurrent: 1})
 	requests := make(chan string, 16)
 	r := &admissionInformers{t: t}
 	defer r.stop()
@@ -275,7 +293,7 @@ func TestInformerAdmissionFollowsPriority(t *testing.T) {
 		if i == 0 {
 			expectRequest(t, requests, "holder list")
 		} else {
-			admissionUntil(t, a, w.name+" to wait", func(s ListAdmissionStats) bool { return s.Waiting == i })
+			admissionUntil(t, a, w.name+" to wait", func(s listadmission.Stats) bool { return s.Waiting == i })
 		}
 	}
 	for _, next := range []string{"high", "plain", "low"} {
@@ -296,7 +314,7 @@ func TestInformerAdmissionFollowsPriority(t *testing.T) {
 // one list at a time, pause them all.
 func TestInformer429SlowsTheGroup(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 2, Jitter: -1})
+	a := listadmission.New(listadmission.Options{MaxConcurrent: 2, Jitter: -1})
 	requests := make(chan string, 16)
 	throttled := newGatedLW("throttled", requests, admissionPodList("1", "", "p"))
 	r := &admissionInformers{t: t}
@@ -304,7 +322,7 @@ func TestInformer429SlowsTheGroup(t *testing.T) {
 	informer, _ := r.run(throttled, a, 0)
 	expectRequest(t, requests, "throttled list")
 	throttled.release <- apierrors.NewTooManyRequests("slow down", 1)
-	admissionUntil(t, a, "the 429 to be reported", func(s ListAdmissionStats) bool { return s.Throttled == 1 })
+	admissionUntil(t, a, "the 429 to be reported", func(s listadmission.Stats) bool { return s.Throttled == 1 })
 	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.IsZero() {
 		t.Fatalf("after a 429: %+v, want the limit halved and no pause", s)
 	}
@@ -313,7 +331,7 @@ func TestInformer429SlowsTheGroup(t *testing.T) {
 	expectRequest(t, requests, "throttled list")
 	start := time.Now()
 	throttled.release <- apierrors.NewTooManyRequests("slow down", 1)
-	admissionUntil(t, a, "the second 429 to be reported", func(s ListAdmissionStats) bool { return s.Throttled == 2 })
+	admissionUntil(t, a, "the second 429 to be reported", func(s listadmission.Stats) bool { return s.Throttled == 2 })
 	if s := a.Stats(); s.CurrentLimit != 1 || s.PausedUntil.Before(start.Add(time.Second)) {
 		t.Fatalf("after a 429 with Retry-After 1 at one list at a time: %+v, want a pause of a second", s)
 	}
@@ -324,5 +342,23 @@ func TestInformer429SlowsTheGroup(t *testing.T) {
 	waitSynced(t, informer)
 	if s := a.Stats(); s.CurrentLimit != 2 {
 		t.Fatalf("after a completed list: %+v, want the limit raised to 2", s)
+	}
+}
+
+// TestInformerStatusReportsTheListAdmissionPause: an informer's status says
+// until when its admission pauses its lists.
+func TestInformerStatusReportsTheListAdmissionPause(t *testing.T) {
+	clk := testingclock.NewFakeClock(admissionClockStart)
+	a := listadmission.New(listadmission.Options{MaxConcurrent: 1, Jitter: -1, Clock: clk})
+	informer := NewSharedIndexInformerWithOptions(&ListWatch{}, &v1.Pod{}, SharedIndexInformerOptions{ListAdmission: a})
+	st, _ := GetInformerStatus(informer)
+	if !st.ListsPausedUntil.IsZero() {
+		t.Fatalf("paused until %v before any 429", st.ListsPausedUntil)
+	}
+	a.Throttled(5 * time.Second)
+	a.Throttled(5 * time.Second)
+	st, _ = GetInformerStatus(informer)
+	if want := admissionClockStart.Add(5 * time.Second); !st.ListsPausedUntil.Equal(want) {
+		t.Fatalf("paused until %v, want %v", st.ListsPausedUntil, want)
 	}
 }

@@ -81,8 +81,9 @@ type MutationCacheOptions struct {
 // cached mutation is dropped rather than risk returning an older object.
 // logger receives the cache's diagnostics.
 //
-// Difference from client-go: non-integer resource versions do not panic,
-// options out of range fall back to the defaults instead of panicking, and
+// Difference from client-go (see COMPATIBILITY.md): non-integer resource
+// versions do not panic; a negative MaxCacheSize means the default instead
+// of a panic, and a negative TTL the default instead of being used as given;
 // with IncludeAdds a mutation the store does not hold keeps being returned
 // on every read until it expires or the store catches up (client-go drops
 // it on its first read).

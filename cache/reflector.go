@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kinformer/kinformer/cache/internal/reflector"
+	"github.com/kinformer/kinformer/listadmission"
 )
 
 // defaultExpectedTypeName is the type description of a Reflector built
@@ -145,10 +146,10 @@ type ResourceVersionUpdater interface {
 //   - Backoff waits (including Run's and the streaming list's) use the
 //     injected clock and end when the context ends; a Retry-After sent with
 //     a 429 (or a server timeout) is honoured when longer than the backoff,
-//     up to ReflectorOptions.MaxRetryAfter (DefaultMaxRetryAfter, 60 s, by
-//     default; client-go's Reflector ignores it, but its REST client sleeps
-//     the whole of it before each of its own retries, see
-//     DefaultMaxRetryAfter);
+//     up to ReflectorOptions.MaxRetryAfter (listadmission.DefaultMaxRetryAfter,
+//     60 s, by default; client-go's Reflector ignores it, but its REST
+//     client sleeps the whole of it before each of its own retries, see
+//     listadmission.DefaultMaxRetryAfter);
 //     the backoff starts over after two minutes without a failure (see
 //     ReflectorOptions.Backoff).
 //   - Metrics are recorded through SetReflectorMetricsProvider's provider.
@@ -311,19 +312,21 @@ type ReflectorOptions struct {
 
 	// ListAdmission, when not nil, makes the Reflector wait for a slot of
 	// it before each LIST and streaming list, and hold the slot until the
-	// list is complete or failed (see ListAdmission); ListAdmissionPriority
-	// orders it among the Reflectors waiting (higher first). nil: lists are
-	// not held back, as in client-go. kinformer extension.
-	ListAdmission         *ListAdmission
+	// list is complete or failed (see listadmission.Admission);
+	// ListAdmissionPriority orders it among the Reflectors waiting (higher
+	// first). nil: lists are not held back, as in client-go. kinformer
+	// extension.
+	ListAdmission         *listadmission.Admission
 	ListAdmissionPriority int
 
 	// MaxRetryAfter is the longest Retry-After the Reflector honours: after
 	// a failure whose error carries a Retry-After longer than its backoff
 	// (a 429, a server timeout), it waits the Retry-After, but never longer
 	// than MaxRetryAfter; a longer one is counted
-	// (InformerStatus.RetryAfterCapped). Zero means DefaultMaxRetryAfter
-	// (60 s), negative no maximum. client-go's Reflector does not honour
-	// Retry-After at all. kinformer extension.
+	// (InformerStatus.RetryAfterCapped). Zero means
+	// listadmission.DefaultMaxRetryAfter (60 s), negative no maximum.
+	// client-go's Reflector does not honour Retry-After at all. kinformer
+	// extension.
 	MaxRetryAfter time.Duration
 }
 
@@ -402,7 +405,7 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 	}
 	maxRetryAfter := cfg.maxRetryAfter
 	if maxRetryAfter == 0 {
-		maxRetryAfter = DefaultMaxRetryAfter
+		maxRetryAfter = listadmission.DefaultMaxRetryAfter
 	}
 
 	r := &Reflector{

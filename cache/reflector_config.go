@@ -53,10 +53,10 @@ type reflectorConfig struct {
 	// admission, when not nil, limits the Reflector's lists and streaming
 	// lists together with those of the other Reflectors sharing it;
 	// admissionPriority orders it among them (list_admission.go).
-	admission         *ListAdmission
+	admission         listAdmitter
 	admissionPriority int
 	// maxRetryAfter is the longest Retry-After honoured; zero means
-	// DefaultMaxRetryAfter, negative no maximum.
+	// listadmission.DefaultMaxRetryAfter, negative no maximum.
 	maxRetryAfter time.Duration
 	// stats, when not nil, are the diagnostics counters to update (a shared
 	// informer's); otherwise the Reflector has its own.

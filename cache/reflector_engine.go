@@ -65,14 +65,15 @@ func (s engineListSink) End(ctx context.Context, resourceVersion string) (int, e
 	return s.sink.end(ctx, resourceVersion)
 }
 
-// reflectorAdmission is a ListAdmission as the engine's reflector.Admission.
+// reflectorAdmission is a list admission (listAdmitter, list_admission.go)
+// as the engine's reflector.Admission.
 type reflectorAdmission struct {
-	admission *ListAdmission
+	admission listAdmitter
 }
 
 // Acquire implements reflector.Admission.
 func (a reflectorAdmission) Acquire(ctx context.Context, priority int) (reflector.AdmissionSlot, error) {
-	slot, err := a.admission.acquire(ctx, priority)
+	slot, err := a.admission.Acquire(ctx, priority)
 	if err != nil || slot == nil {
 		return nil, err
 	}
@@ -85,7 +86,7 @@ func (a reflectorAdmission) Throttled(err error, slot reflector.AdmissionSlot) {
 	if held, ok := slot.(reflectorAdmissionSlot); ok {
 		s = held.slot
 	}
-	a.admission.throttledBy(err, s)
+	a.admission.ThrottledBy(err, s)
 }
 
 // reflectorAdmissionSlot is an admissionSlot as the engine's
@@ -95,7 +96,7 @@ type reflectorAdmissionSlot struct {
 }
 
 // Release implements reflector.AdmissionSlot.
-func (s reflectorAdmissionSlot) Release(ok bool) { s.slot.release(ok) }
+func (s reflectorAdmissionSlot) Release(ok bool) { s.slot.Release(ok) }
 
 // Context implements reflector.AdmissionSlot.
 func (s reflectorAdmissionSlot) Context(ctx context.Context) context.Context {

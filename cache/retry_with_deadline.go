@@ -9,8 +9,9 @@ import (
 // RetryWithDeadline decides whether an operation that keeps failing with a
 // retryable error should be tried again: retrying is allowed while the
 // current run of retryable errors has lasted no longer than a maximum
-// duration. The Reflector uses it to retry watches that end with an internal
-// server error (see Reflector.MaxInternalErrorRetryDuration).
+// duration. It is kept for callers of client-go's API; kinformer's Reflector
+// does not use it: its core applies the same rule to watches that end with an
+// internal server error (see Reflector.MaxInternalErrorRetryDuration).
 //
 // Implementations returned by NewRetryWithDeadline are not safe for
 // concurrent use.

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/kinformer/kinformer/cache/internal/fanout"
 )
 
 // SharedInformer keeps a local cache of one kind of API object (optionally
@@ -231,7 +233,7 @@ func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, conf
 	realClock := clock.RealClock{}
 	s := &sharedIndexInformer{
 		config:                config,
-		processor:             &sharedProcessor{clock: realClock, handlerMetrics: config.handlerMetrics},
+		processor:             newHandlerProcessor(realClock, config.handlerMetrics),
 		synced:                make(chan struct{}),
 		listerWatcher:         lw,
 		objectType:            exampleObject,
@@ -253,11 +255,11 @@ func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, conf
 }
 
 // sharedIndexInformer implements SharedIndexInformer: a controller (Reflector
-// + queue + processing loop) keeps the indexer current, and a sharedProcessor
-// fans the resulting notifications out to the handlers.
+// + queue + processing loop) keeps the indexer current, and a
+// fanout.Processor fans the resulting notifications out to the handlers.
 type sharedIndexInformer struct {
 	indexer   Indexer
-	processor *sharedProcessor
+	processor *fanout.Processor
 
 	// snapshotRun is the scope this run's snapshot is tied to, once the
 	// snapshot was tried (see resolveSnapshotScope).
@@ -415,7 +417,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		ObjectType:                   s.objectType,
 		ObjectDescription:            config.objectDescription,
 		FullResyncPeriod:             s.resyncCheckPeriod,
-		ShouldResync:                 s.processor.shouldResync,
+		ShouldResync:                 s.processor.ShouldResync,
 		Process:                      s.handleDeltas,
 		ProcessBatch:                 s.handleBatch,
 		WatchErrorHandlerWithContext: config.watchErrorHandler,
@@ -439,7 +441,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 	if s.batch.detector != nil {
 		wg.Go(func() { s.cacheMutationDetector.Run(processorCtx.Done()) })
 	}
-	wg.Go(func() { s.processor.run(processorCtx) })
+	wg.Go(func() { s.processor.Run(processorCtx) })
 	if interval := effectiveStalenessProbeInterval(config.stalenessProbeInterval); interval > 0 {
 		if probeTimers == nil {
 			probeTimers = clock.RealClock{}
@@ -453,7 +455,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 			// The queues report synced only after the last item of the
 			// initial list has been processed (and so distributed).
 			close(s.synced)
-			s.processor.upstreamHasSynced()
+			s.processor.UpstreamHasSynced()
 		}
 	})
 

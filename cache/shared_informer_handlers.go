@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/kinformer/kinformer/cache/internal/fanout"
 )
 
 const (
@@ -61,28 +63,36 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 				resyncPeriod = s.resyncCheckPeriod
 			} else {
 				s.resyncCheckPeriod = resyncPeriod
-				s.processor.resyncCheckPeriodChanged(logger, resyncPeriod)
+				s.processor.ResyncCheckPeriodChanged(func(requested time.Duration) time.Duration {
+					return determineResyncPeriod(logger, requested, resyncPeriod)
+				})
 			}
 		}
 	}
 
-	l, err := newProcessorListener(listenerConfig{
-		logger:                logger,
-		handler:               handler,
-		requestedResyncPeriod: resyncPeriod,
-		resyncPeriod:          determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod),
-		now:                   s.clock.Now(),
-		upstreamName:          s.HasSyncedChecker().Name(),
-		panics:                &s.processor.panics,
-		bufferPolicy:          options.BufferPolicy,
+	name := nameForHandler(handler)
+	buffer, err := fanoutBuffer(options.BufferPolicy)
+	if err != nil {
+		return nil, fmt.Errorf("handler %s: %w", name, err)
+	}
+	l, err := s.processor.NewListener(fanout.ListenerConfig{
+		Logger:                logger,
+		Handler:               handler,
+		Name:                  name,
+		SyncName:              fmt.Sprintf("%s + event handler %s", s.HasSyncedChecker().Name(), name),
+		RequestedResyncPeriod: resyncPeriod,
+		ResyncPeriod:          determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod),
+		Now:                   s.clock.Now(),
+		Buffer:                buffer,
 	})
 	if err != nil {
 		return nil, err
 	}
+	reg := &handlerRegistration{listener: l}
 
 	if !s.started {
-		s.processor.addListener(l)
-		return l, nil
+		s.processor.Add(l)
+		return reg, nil
 	}
 
 	// Running: replay the cache as the handler's initial list, with no
@@ -91,18 +101,23 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	defer s.blockDeltas.Unlock()
 	items := s.indexer.List()
 	if len(items) > 0 {
-		notes := make([]notification, len(items))
+		notes := make([]fanout.Notification, len(items))
 		for i, item := range items {
-			notes[i] = notification{kind: notifyAdd, initial: true, newObj: item}
+			notes[i] = fanout.Notification{Kind: fanout.Add, Initial: true, NewObj: item}
 		}
-		l.enqueue(notes, true)
+		l.Enqueue(notes, true)
 	}
-	s.processor.addListener(l)
-	return l, nil
+	s.processor.Add(l)
+	return reg, nil
 }
 
 func (s *sharedIndexInformer) RemoveEventHandler(handle ResourceEventHandlerRegistration) error {
-	return s.processor.removeListener(handle)
+	l, err := listenerOf(handle)
+	if err != nil {
+		return err
+	}
+	s.processor.Remove(l)
+	return nil
 }
 
 // determineResyncPeriod returns the effective resync period of a handler

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/kinformer/kinformer/listadmission"
 )
 
 // SharedIndexInformerOptions configures NewSharedIndexInformerWithOptions.
@@ -189,12 +191,12 @@ type SharedIndexInformerOptions struct {
 	// informer waits for a slot before each LIST or streaming list, holds
 	// it until the list is complete (its last page, or the bookmark that
 	// ends a streaming list's initial events) or failed, and a 429 it gets
-	// slows the lists of the whole group down (see ListAdmission). Only the
-	// moment lists are requested changes; what listers and handlers
-	// observe does not. nil (the default of an informer built alone): no
-	// limit, as in client-go. The factories set one per factory by default.
-	// kinformer extension; SetListAdmission sets it before Run.
-	ListAdmission *ListAdmission
+	// slows the lists of the whole group down (see package listadmission).
+	// Only the moment lists are requested changes; what listers and
+	// handlers observe does not. nil (the default of an informer built
+	// alone): no limit, as in client-go. The factories set one per factory
+	// by default. kinformer extension; SetListAdmission sets it before Run.
+	ListAdmission *listadmission.Admission
 
 	// ListAdmissionPriority orders the informer among those waiting for a
 	// slot of ListAdmission: the highest first, and in the order they
@@ -204,9 +206,10 @@ type SharedIndexInformerOptions struct {
 
 	// MaxRetryAfter is the longest Retry-After the informer's Reflector
 	// honours before it retries a failed list or watch (see
-	// ReflectorOptions.MaxRetryAfter): zero means DefaultMaxRetryAfter
-	// (60 s), negative no maximum. The pause of a ListAdmission has its own
-	// maximum (ListAdmissionOptions.MaxRetryAfter). kinformer extension;
+	// ReflectorOptions.MaxRetryAfter): zero means
+	// listadmission.DefaultMaxRetryAfter (60 s), negative no maximum. The
+	// pause of a list admission has its own maximum
+	// (listadmission.Options.MaxRetryAfter). kinformer extension;
 	// SetMaxRetryAfter sets it before Run.
 	MaxRetryAfter time.Duration
 }
@@ -268,7 +271,7 @@ type informerConfig struct {
 	// listAdmission and listAdmissionPriority are
 	// SharedIndexInformerOptions' ListAdmission and ListAdmissionPriority
 	// (SetListAdmission, SetListAdmissionPriority).
-	listAdmission         *ListAdmission
+	listAdmission         *listadmission.Admission
 	listAdmissionPriority int
 	// maxRetryAfter is SharedIndexInformerOptions.MaxRetryAfter
 	// (SetMaxRetryAfter): zero means the default, negative none.
@@ -475,23 +478,23 @@ func SetHandlerMetricsProvider(informer SharedInformer, provider HandlerMetricsP
 	if s == nil {
 		return fmt.Errorf("cannot time the handlers of an informer of type %T: only informers of this package support it", informer)
 	}
-	s.processor.setHandlerMetrics(provider)
+	s.processor.SetHandlerLatency(handlerLatencyOf(provider))
 	return nil
 }
 
 // SetListAdmission makes informer admit its lists through admission (see
 // SharedIndexInformerOptions.ListAdmission); nil turns admission off. It is
 // how the typed factory (package informers) gives its informers the
-// factory's ListAdmission. kinformer extension, not in client-go.
+// factory's list admission. kinformer extension, not in client-go.
 //
 // It returns an error for a nil informer, one not built by this package,
 // and one that has started already.
-func SetListAdmission(informer SharedInformer, admission *ListAdmission) error {
+func SetListAdmission(informer SharedInformer, admission *listadmission.Admission) error {
 	return configureBeforeRun(informer, "the list admission", func(c *informerConfig) { c.listAdmission = admission })
 }
 
 // SetListAdmissionPriority sets informer's place among the informers waiting
-// for a slot of their ListAdmission (see
+// for a slot of their list admission (see
 // SharedIndexInformerOptions.ListAdmissionPriority: higher first). kinformer
 // extension, not in client-go.
 //
@@ -503,8 +506,9 @@ func SetListAdmissionPriority(informer SharedInformer, priority int) error {
 
 // SetMaxRetryAfter sets the longest Retry-After informer's Reflector honours
 // (see SharedIndexInformerOptions.MaxRetryAfter: zero means
-// DefaultMaxRetryAfter, negative no maximum). It is how the factories pass
-// their WithMaxRetryAfter option on. kinformer extension, not in client-go.
+// listadmission.DefaultMaxRetryAfter, negative no maximum). It is how the
+// factories pass their WithMaxRetryAfter option on. kinformer extension,
+// not in client-go.
 //
 // It returns an error for a nil informer, one not built by this package,
 // and one that has started already.

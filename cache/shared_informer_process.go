@@ -1,6 +1,10 @@
 package cache
 
-import "k8s.io/apimachinery/pkg/api/meta"
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/kinformer/kinformer/cache/internal/fanout"
+)
 
 // handleDeltas is the controller's Process function.
 func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool) error {
@@ -31,38 +35,15 @@ func (s *sharedIndexInformer) handleBatch(deltas []Delta, isInInitialList bool) 
 // flushLocked hands the collected notifications to the listeners. The
 // caller holds blockDeltas.
 func (s *sharedIndexInformer) flushLocked() {
-	s.processor.distribute(&s.batch)
+	s.processor.Distribute(s.batch.notes, s.batch.hasResync)
 	s.batch.reset()
-}
-
-// notificationKind tells which handler method a notification is for.
-type notificationKind uint8
-
-const (
-	notifyAdd notificationKind = iota + 1
-	notifyUpdate
-	notifyDelete
-)
-
-// notification is one event for a handler. It is stored by value in the
-// buffers, so queuing it allocates nothing beyond amortised slice growth.
-type notification struct {
-	kind notificationKind
-	// initial marks an add that belongs to the initial list.
-	initial bool
-	// resync marks an update whose old and new resource versions are equal
-	// (a resync or an unchanged object in a relist); it only goes to
-	// listeners that are due for a resync.
-	resync bool
-	oldObj interface{}
-	newObj interface{}
 }
 
 // notificationBatch collects the notifications of one popped batch. It is
 // the ResourceEventHandler the shared informer's deltaApplier reports to;
 // the collected batch is then handed to every listener at once.
 type notificationBatch struct {
-	notes []notification
+	notes []fanout.Notification
 	// hasResync is true if any note is a resync note.
 	hasResync bool
 	// detector, when not nil, is given every added or updated object, as
@@ -74,7 +55,7 @@ func (b *notificationBatch) OnAdd(obj interface{}, isInInitialList bool) {
 	if b.detector != nil {
 		b.detector.AddObject(obj)
 	}
-	b.notes = append(b.notes, notification{kind: notifyAdd, initial: isInInitialList, newObj: obj})
+	b.notes = append(b.notes, fanout.Notification{Kind: fanout.Add, Initial: isInInitialList, NewObj: obj})
 }
 
 func (b *notificationBatch) OnUpdate(oldObj, newObj interface{}) {
@@ -90,11 +71,11 @@ func (b *notificationBatch) OnUpdate(oldObj, newObj interface{}) {
 	if b.detector != nil {
 		b.detector.AddObject(newObj)
 	}
-	b.notes = append(b.notes, notification{kind: notifyUpdate, resync: resync, oldObj: oldObj, newObj: newObj})
+	b.notes = append(b.notes, fanout.Notification{Kind: fanout.Update, Resync: resync, OldObj: oldObj, NewObj: newObj})
 }
 
 func (b *notificationBatch) OnDelete(obj interface{}) {
-	b.notes = append(b.notes, notification{kind: notifyDelete, oldObj: obj})
+	b.notes = append(b.notes, fanout.Notification{Kind: fanout.Delete, OldObj: obj})
 }
 
 // reset empties the batch for reuse, dropping object references and, after

@@ -84,10 +84,10 @@ type InformerStatus struct {
 	// which the Reflector read as that maximum. kinformer extension.
 	RetryAfterUntil  time.Time
 	RetryAfterCapped uint64
-	// ListsPausedUntil is when the pause of the informer's ListAdmission
-	// after a 429 ends (ListAdmissionStats.PausedUntil); the informer's
+	// ListsPausedUntil is when the pause of the informer's list admission
+	// after a 429 ends (listadmission.Stats.PausedUntil); the informer's
 	// lists wait while it is in the future. Zero when the informer has no
-	// ListAdmission or it never paused. kinformer extension.
+	// list admission or it never paused. kinformer extension.
 	ListsPausedUntil time.Time
 	// Confirmed is the time of the newest answer of the server that
 	// confirmed a resourceVersion as current which the cache has reached
@@ -180,7 +180,7 @@ func (s *sharedIndexInformer) status() InformerStatus {
 		DeltasProcessed:         s.stats.deltas.Load(),
 		Lists:                   make(map[RelistReason]uint64, len(relistReasons)),
 		WatchRestarts:           s.stats.watchRestarts.Load(),
-		HandlerPanics:           s.processor.panics.Load(),
+		HandlerPanics:           s.processor.Panics(),
 	}
 	for i, reason := range relistReasons {
 		st.Lists[reason] = s.stats.lists[i].Load()
@@ -220,7 +220,7 @@ func (s *sharedIndexInformer) status() InformerStatus {
 		st.BadData = ctrl.badDataTotal()
 	}
 	st.ListsPausedUntil = admission.Stats().PausedUntil
-	st.Handlers = s.processor.handlerStatuses()
+	st.Handlers = handlerStatuses(s.processor)
 	return st
 }
 

@@ -203,8 +203,8 @@ func TestSharedInformerRemoveEventHandler(t *testing.T) {
 	srv.create("a")
 	removed.waitN(t, 1)
 	require.NoError(t, ShutDownEventHandler(informer, regRemoved))
-	assert.False(t, informer.processor.isRegistered(regRemoved))
-	assert.Equal(t, 1, informer.processor.listenerCount())
+	assert.False(t, informer.processor.IsRegistered(regRemoved.(*handlerRegistration).listener))
+	assert.Equal(t, 1, informer.processor.ListenerCount())
 	srv.create("b")
 	kept.waitN(t, 2)
 	assert.Equal(t, []string{"add ns/a@1 initial=false"}, removed.get(), "no delivery after removal")
@@ -298,7 +298,7 @@ func TestSharedInformerHandlerPanic(t *testing.T) {
 			other.waitN(t, 3)
 			require.Eventually(t, func() bool { return len(panicky.get()) == 2 }, infTimeout, time.Millisecond)
 			assert.Equal(t, []string{"add ns/b@2 initial=false", "update ns/a@1 -> ns/a@3"}, panicky.get())
-			assert.Equal(t, int64(1), informer.processor.panics.Load())
+			assert.Equal(t, int64(1), informer.processor.Panics())
 			assert.Contains(t, buf.String(), `"Observed a panic" panic="first add fails"`)
 			assert.Contains(t, buf.String(), "cache.infPanicky")
 			assert.False(t, informer.IsStopped())
@@ -438,7 +438,7 @@ func TestSharedInformerStop(t *testing.T) {
 	assert.True(t, informer.IsStopped())
 	for _, reg := range regs {
 		select {
-		case <-reg.(*processorListener).ShutdownChan():
+		case <-reg.(*handlerRegistration).ShutdownChan():
 		default:
 			t.Error("listener still running after the informer stopped")
 		}
@@ -504,8 +504,8 @@ func TestSharedInformerResyncPeriodsComputed(t *testing.T) {
 			}
 			reg, err := informer.AddEventHandlerWithResyncPeriod(&infRecorder{}, tc.requested)
 			require.NoError(t, err)
-			l := reg.(*processorListener)
-			assert.Equal(t, tc.wantEffective, l.resyncPeriod)
+			l := reg.(*handlerRegistration).listener
+			assert.Equal(t, tc.wantEffective, l.ResyncPeriod())
 			assert.Equal(t, tc.wantCheck, informer.resyncCheckPeriod)
 		})
 	}
@@ -519,7 +519,7 @@ func TestSharedInformerPerHandlerResync(t *testing.T) {
 			informer := infNewInformer(t, srv, q.useDeltaFIFO, time.Second)
 			fakeClock := newTimerRecordingClock()
 			informer.clock = fakeClock
-			informer.processor.clock = fakeClock
+			informer.processor = newHandlerProcessor(fakeClock, informer.config.handlerMetrics)
 			fast, slow, none := &infRecorder{}, &infRecorder{}, &infRecorder{}
 			_, err := informer.AddEventHandlerWithResyncPeriod(fast, time.Second)
 			require.NoError(t, err)
@@ -598,10 +598,7 @@ func TestSharedInformerBlockedHandlerBlocksNothingElse(t *testing.T) {
 			late.waitN(t, 2)
 
 			assert.False(t, blockedReg.HasSynced(), "still in its initial add")
-			l := blockedReg.(*processorListener)
-			l.mu.Lock()
-			buffered := len(l.pending)
-			l.mu.Unlock()
+			buffered := blockedReg.(*handlerRegistration).listener.Buffered()
 			assert.Positive(t, buffered, "the blocked handler's notifications wait in its buffer")
 		})
 	}
@@ -624,7 +621,7 @@ func TestRemoveEventHandlerFreesTheListener(t *testing.T) {
 			require.NoError(t, err)
 			reg, err := informer.AddEventHandler(&infRecorder{})
 			require.NoError(t, err)
-			freed := weak.Make(reg.(*processorListener))
+			freed := weak.Make(reg.(*handlerRegistration).listener)
 			if tc.running {
 				infRunInformer(t, informer)
 				infWaitSynced(t, reg.HasSyncedChecker())
@@ -635,7 +632,7 @@ func TestRemoveEventHandlerFreesTheListener(t *testing.T) {
 				runtime.GC()
 				return freed.Value() == nil
 			}, infTimeout, 10*time.Millisecond, "the removed listener is still reachable")
-			assert.Equal(t, 1, informer.processor.listenerCount())
+			assert.Equal(t, 1, informer.processor.ListenerCount())
 			if tc.running {
 				srv.create("b")
 				kept.waitN(t, 2)

@@ -24,8 +24,9 @@ import (
 // without key (without AtomicEvents) or a transformer error (wrapped);
 // nothing is queued then.
 //
-// Difference from client-go: errors leave the queue untouched instead of
-// half-replaced.
+// Difference from client-go: a transformer error leaves the queue untouched
+// also without AtomicEvents, where client-go's leaves it half-replaced (see
+// COMPATIBILITY.md).
 func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error {
 	return replaceList(f.beginList(listSource{}), newItems, resourceVersion)
 }

@@ -2,66 +2,31 @@ package informers
 
 import (
 	"bytes"
-	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kinformer/kinformer/cache"
-	"github.com/kinformer/kinformer/projection"
+	"github.com/kinformer/kinformer/listadmission"
 )
 
-// factoryExtensions are the factory options kinformer adds to client-go's.
-type factoryExtensions struct {
-	// watchIdleTimeout is WithWatchIdleTimeout's value; 0 means the
-	// informers' default.
-	watchIdleTimeout time.Duration
-	// stalenessProbeInterval is WithStalenessProbeInterval's value; 0
-	// means the informers' default.
-	stalenessProbeInterval time.Duration
-	// maxRetryAfter is WithMaxRetryAfter's value; 0 means the informers'
-	// default.
-	maxRetryAfter time.Duration
-	// snapshotDir is WithSnapshotDir's directory; "" means none.
-	snapshotDir string
-	// relistPageByPage is set by WithRelistPageByPage.
-	relistPageByPage bool
-	// snapshotKey is WithSnapshotEncryptionKey's key; nil means none.
-	snapshotKey []byte
-	// sensitiveTypes holds the types WithSensitiveTypes marks sensitive.
-	sensitiveTypes map[reflect.Type]bool
-	// projections holds WithProjection's projection per object type.
-	projections map[reflect.Type]*projection.Projection
-	// listAdmission is the ListAdmission of the factory's informers: the
-	// one WithListAdmission gave (nil: none, when listAdmissionSet), or the
-	// factory's own.
-	listAdmission    *cache.ListAdmission
-	listAdmissionSet bool
-	// listPriorities holds WithListAdmissionPriority's priorities.
-	listPriorities map[reflect.Type]int
-}
-
 // WithListAdmission makes the factory's informers admit their initial lists
-// and relists through admission (see cache.ListAdmission): at most
+// and relists through admission (see package listadmission): at most
 // admission's limit of them list at once, the highest priority first (see
 // WithListAdmissionPriority), and a 429 slows them all down. Pass the same
 // admission to several factories (typed, dynamic, metadata) to limit the
 // lists of a whole process. nil turns admission off: every informer lists
 // at once, as in client-go. Without this option a factory has its own
-// cache.NewListAdmission(cache.ListAdmissionOptions{}) (10 lists at once; a
+// listadmission.New(listadmission.Options{}) (10 lists at once; a
 // handful of informers never waits). Only when lists are requested changes,
 // not what listers and handlers observe. kinformer extension, not in
 // client-go.
-func WithListAdmission(admission *cache.ListAdmission) SharedInformerOption {
+func WithListAdmission(admission *listadmission.Admission) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.extensions.listAdmission, f.extensions.listAdmissionSet = admission, true
+		f.options.ListAdmission, f.options.ListAdmissionSet = admission, true
 		return f
 	}
 }
@@ -74,24 +39,8 @@ func WithListAdmission(admission *cache.ListAdmission) SharedInformerOption {
 // kinformer extension, not in client-go.
 func WithListAdmissionPriority(priority int, examples ...runtime.Object) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		for _, obj := range examples {
-			if obj == nil {
-				continue
-			}
-			if f.extensions.listPriorities == nil {
-				f.extensions.listPriorities = map[reflect.Type]int{}
-			}
-			f.extensions.listPriorities[reflect.TypeOf(obj)] = priority
-		}
+		f.options.Prioritize(priority, typesOf(examples)...)
 		return f
-	}
-}
-
-// defaultListAdmission gives the factory its own ListAdmission unless
-// WithListAdmission chose one (or none).
-func (e *factoryExtensions) defaultListAdmission() {
-	if !e.listAdmissionSet {
-		e.listAdmission = cache.NewListAdmission(cache.ListAdmissionOptions{})
 	}
 }
 
@@ -105,7 +54,7 @@ func (e *factoryExtensions) defaultListAdmission() {
 // and adds. kinformer extension, not in client-go.
 func WithRelistPageByPage() SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.extensions.relistPageByPage = true
+		f.options.RelistPageByPage = true
 		return f
 	}
 }
@@ -120,7 +69,7 @@ func WithRelistPageByPage() SharedInformerOption {
 // not in client-go.
 func WithWatchIdleTimeout(d time.Duration) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.extensions.watchIdleTimeout = d
+		f.options.WatchIdleTimeout = d
 		return f
 	}
 }
@@ -135,7 +84,7 @@ func WithWatchIdleTimeout(d time.Duration) SharedInformerOption {
 // extension, not in client-go.
 func WithStalenessProbeInterval(d time.Duration) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.extensions.stalenessProbeInterval = d
+		f.options.StalenessProbeInterval = d
 		return f
 	}
 }
@@ -143,13 +92,13 @@ func WithStalenessProbeInterval(d time.Duration) SharedInformerOption {
 // WithMaxRetryAfter sets the longest Retry-After the Reflector of every
 // informer the factory builds honours before it retries a failed list or
 // watch (see cache.SharedIndexInformerOptions.MaxRetryAfter). Zero keeps
-// the default (cache.DefaultMaxRetryAfter, 60 s), a negative value sets no
-// maximum. The pause of the factory's ListAdmission has its own maximum
-// (cache.ListAdmissionOptions.MaxRetryAfter). kinformer extension, not in
-// client-go.
+// the default (listadmission.DefaultMaxRetryAfter, 60 s), a negative value
+// sets no maximum. The pause of the factory's list admission has its own
+// maximum (listadmission.Options.MaxRetryAfter). kinformer extension, not
+// in client-go.
 func WithMaxRetryAfter(d time.Duration) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.extensions.maxRetryAfter = d
+		f.options.MaxRetryAfter = d
 		return f
 	}
 }
@@ -176,7 +125,7 @@ func WithMaxRetryAfter(d time.Duration) SharedInformerOption {
 // extension, not in client-go.
 func WithSnapshotDir(dir string) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.extensions.snapshotDir = dir
+		f.options.SnapshotDir = dir
 		return f
 	}
 }
@@ -186,37 +135,41 @@ func WithSnapshotDir(dir string) SharedInformerOption {
 // cache.SnapshotKeySize (32) bytes long (another size is reported through
 // utilruntime.HandleError when an informer is built, and that informer's
 // snapshot stays off), and lets the informers of sensitive types (Secrets,
-// and those of WithSensitiveTypes) write theirs, which they never do
+// and those of WithSensitiveResources) write theirs, which they never do
 // without a key. Files written without the key, or with another, are
 // rejected and the informers list as usual. The key is copied. See
 // cache.SnapshotProtection. kinformer extension, not in client-go.
 func WithSnapshotEncryptionKey(key []byte) SharedInformerOption {
 	key = bytes.Clone(key)
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.extensions.snapshotKey = key
+		f.options.SnapshotKey = key
 		return f
 	}
 }
 
-// WithSensitiveTypes marks the objects of the types of examples (such as
-// &v1.ConfigMap{}) as sensitive, as Secrets always are: their informers
+// WithSensitiveResources marks the objects of the types of examples (such
+// as &v1.ConfigMap{}) as sensitive, as Secrets always are: their informers
 // write no snapshot file (see WithSnapshotDir) unless
 // WithSnapshotEncryptionKey gives a key, and delete one they find. nil
 // examples are ignored. See cache.SnapshotProtection. kinformer extension,
 // not in client-go.
-func WithSensitiveTypes(examples ...runtime.Object) SharedInformerOption {
+func WithSensitiveResources(examples ...runtime.Object) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		for _, obj := range examples {
-			if obj == nil {
-				continue
-			}
-			if f.extensions.sensitiveTypes == nil {
-				f.extensions.sensitiveTypes = map[reflect.Type]bool{}
-			}
-			f.extensions.sensitiveTypes[reflect.TypeOf(obj)] = true
-		}
+		f.options.MarkSensitive(typesOf(examples)...)
 		return f
 	}
+}
+
+// typesOf returns the Go types of the non-nil examples, the keys of the
+// factory's informers.
+func typesOf(examples []runtime.Object) []reflect.Type {
+	types := make([]reflect.Type, 0, len(examples))
+	for _, obj := range examples {
+		if obj != nil {
+			types = append(types, reflect.TypeOf(obj))
+		}
+	}
+	return types
 }
 
 // SnapshotFileName returns the name of the snapshot file WithSnapshotDir
@@ -233,77 +186,6 @@ func SnapshotFileName(t reflect.Type) string {
 		name = strings.NewReplacer("/", "_", "\\", "_").Replace(pkg) + "." + name
 	}
 	return name + ".snap"
-}
-
-// applyExtensions configures a newly built, not yet started informer for
-// objects of type t; ownSelection says whether it selects what the
-// factory's namespace and tweak say (else it gets no snapshot file, since
-// the file would not be tied to what it selects). The caller holds f.mu.
-func (f *sharedInformerFactory) applyExtensions(t reflect.Type, informer cache.SharedIndexInformer, ownSelection bool) {
-	if a := f.extensions.listAdmission; a != nil {
-		if err := cache.SetListAdmission(informer, a); err != nil {
-			utilruntime.HandleError(err)
-		}
-		if p := f.extensions.listPriorities[t]; p != 0 {
-			if err := cache.SetListAdmissionPriority(informer, p); err != nil {
-				utilruntime.HandleError(err)
-			}
-		}
-	}
-	if d := f.extensions.watchIdleTimeout; d != 0 {
-		if err := cache.SetWatchIdleTimeout(informer, d); err != nil {
-			utilruntime.HandleError(err)
-		}
-	}
-	if d := f.extensions.stalenessProbeInterval; d != 0 {
-		if err := cache.SetStalenessProbeInterval(informer, d); err != nil {
-			utilruntime.HandleError(err)
-		}
-	}
-	if d := f.extensions.maxRetryAfter; d != 0 {
-		if err := cache.SetMaxRetryAfter(informer, d); err != nil {
-			utilruntime.HandleError(err)
-		}
-	}
-	if f.extensions.relistPageByPage {
-		if err := cache.SetRelistPageByPage(informer, true); err != nil {
-			utilruntime.HandleError(err)
-		}
-	}
-	if dir := f.extensions.snapshotDir; dir != "" && ownSelection {
-		if err := cache.SetSnapshotFile(informer, filepath.Join(dir, SnapshotFileName(t))); err != nil {
-			utilruntime.HandleError(err)
-		}
-		if err := cache.SetSnapshotScope(informer, snapshotScope(f.client, f.namespace, f.tweakListOptions)); err != nil {
-			utilruntime.HandleError(err)
-		}
-		protection := cache.SnapshotProtection{Sensitive: f.extensions.sensitiveTypes[t], Key: f.extensions.snapshotKey}
-		if err := cache.SetSnapshotProtection(informer, protection); err != nil {
-			// A key of the wrong size: no snapshot rather than one
-			// written or read without the protection asked for.
-			utilruntime.HandleError(err)
-			_ = cache.SetSnapshotFile(informer, "")
-		}
-	}
-}
-
-// snapshotScope is the snapshot scope of the informers of a factory over
-// client: cache.SnapshotScopeFor of its namespace and tweak, followed by the
-// API server's address when the client is a *kubernetes.Clientset, so that a
-// snapshot taken from one cluster is not resumed against another (whose
-// watch might accept the resourceVersion and leave the cache holding the
-// first cluster's objects). Fake clientsets and wrappers have no address;
-// their scope is the namespace and selectors alone.
-func snapshotScope(client kubernetes.Interface, namespace string, tweak func(*metav1.ListOptions)) string {
-	scope := cache.SnapshotScopeFor(namespace, tweak)
-	server := clientServer(client)
-	if server == "" {
-		return scope
-	}
-	if scope != "" {
-		scope += " "
-	}
-	return scope + "server=" + strconv.Quote(server)
 }
 
 // clientServer returns the scheme, host and path prefix of the API server a

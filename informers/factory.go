@@ -3,9 +3,6 @@ package informers
 import (
 	"context"
 	"reflect"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,46 +11,33 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kinformer/kinformer/cache"
-	"github.com/kinformer/kinformer/informers/internal/lean"
+	"github.com/kinformer/kinformer/informers/internal/factoryengine"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 )
 
 // SharedInformerOption configures a factory built by
-// NewSharedInformerFactoryWithOptions. Options apply in order; a later one
-// overrides an earlier one of the same kind (WithCustomResyncConfig adds to
-// the earlier ones instead).
+// NewSharedInformerFactoryWithOptions: each sets a field of the factory's
+// options value. Options apply in order; a later one overrides an earlier
+// one of the same kind (the options naming types, such as
+// WithCustomResyncConfig, add to the earlier ones instead).
 type SharedInformerOption func(*sharedInformerFactory) *sharedInformerFactory
 
-// sharedInformerFactory implements SharedInformerFactory. The configuration
-// fields are set by options before the factory is returned and never change
-// afterwards; the rest is guarded by mu.
+// sharedInformerFactory implements SharedInformerFactory over the factory
+// engine, keyed by the Go type of the objects. Its configuration is set by
+// options before the constructor returns and never changes afterwards.
 type sharedInformerFactory struct {
-	client           kubernetes.Interface
-	namespace        string
-	tweakListOptions internalinterfaces.TweakListOptionsFunc
-	defaultResync    time.Duration
-	customResync     map[reflect.Type]time.Duration
-	transform        cache.TransformFunc
-	// lean, set by WithMemoryLean, is the intern table of the memory-lean
-	// transform (see lean.go).
-	lean         *lean.Table
-	informerName *cache.InformerName
-	syncOptions  cache.SyncOptions
-	// extensions holds kinformer's own options (extensions.go).
-	extensions factoryExtensions
-
-	mu sync.Mutex
-	// informers holds the one informer per object type.
-	informers map[reflect.Type]cache.SharedIndexInformer
-	// started records which of them Start has launched.
-	started map[reflect.Type]bool
-	// runs holds, per started informer, what stops it alone (release.go).
-	runs map[reflect.Type]*informerRun
-	// shuttingDown turns Start into a no-op once Shutdown was called.
-	shuttingDown bool
-	// running counts the goroutines Start launched; Shutdown waits for them.
-	running sync.WaitGroup
+	client        kubernetes.Interface
+	defaultResync time.Duration
+	// options holds what the options set, defaulted once.
+	options factoryengine.Options[reflect.Type]
+	// snapshots names and ties the snapshot files (WithSnapshotDir).
+	snapshots factoryengine.Snapshots[reflect.Type]
+	// engine holds the one informer per object type.
+	engine *factoryengine.Engine[reflect.Type, cache.SharedIndexInformer]
 }
+
+// typeName names an object type in errors and orders ListInformers.
+func typeName(t reflect.Type) string { return t.String() }
 
 // WithCustomResyncConfig gives the informers of the listed object types their
 // own resync period instead of the factory's default. Keys are example
@@ -61,7 +45,10 @@ type sharedInformerFactory struct {
 func WithCustomResyncConfig(resyncConfig map[metav1.Object]time.Duration) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
 		for obj, period := range resyncConfig {
-			f.customResync[reflect.TypeOf(obj)] = period
+			if f.options.CustomResync == nil {
+				f.options.CustomResync = map[reflect.Type]time.Duration{}
+			}
+			f.options.CustomResync[reflect.TypeOf(obj)] = period
 		}
 		return f
 	}
@@ -72,7 +59,7 @@ func WithCustomResyncConfig(resyncConfig map[metav1.Object]time.Duration) Shared
 // label or field selector. Listers then see only the selected objects.
 func WithTweakListOptions(tweakListOptions internalinterfaces.TweakListOptionsFunc) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.tweakListOptions = tweakListOptions
+		f.options.TweakListOptions = tweakListOptions
 		return f
 	}
 }
@@ -82,7 +69,7 @@ func WithTweakListOptions(tweakListOptions internalinterfaces.TweakListOptionsFu
 // resources are unaffected.
 func WithNamespace(namespace string) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.namespace = namespace
+		f.options.Namespace = namespace
 		return f
 	}
 }
@@ -91,7 +78,7 @@ func WithNamespace(namespace string) SharedInformerOption {
 // sees each object before it is stored (see cache.TransformFunc).
 func WithTransform(transform cache.TransformFunc) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.transform = transform
+		f.options.Transform = transform
 		return f
 	}
 }
@@ -101,7 +88,7 @@ func WithTransform(transform cache.TransformFunc) SharedInformerOption {
 // from cache.NewInformerName. Shutdown releases the name.
 func WithInformerName(informerName *cache.InformerName) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.informerName = informerName
+		f.options.InformerName = informerName
 		return f
 	}
 }
@@ -113,7 +100,7 @@ func WithInformerName(informerName *cache.InformerName) SharedInformerOption {
 // client-go.
 func WithSyncOptions(options cache.SyncOptions) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.syncOptions = options
+		f.options.SyncOptions = options
 		return f
 	}
 }
@@ -146,15 +133,7 @@ func NewFilteredSharedInformerFactory(client kubernetes.Interface, defaultResync
 // client, configured by options (nil options are ignored). Informers are
 // created lazily, when first requested, and run once Start is called.
 func NewSharedInformerFactoryWithOptions(client kubernetes.Interface, defaultResync time.Duration, options ...SharedInformerOption) SharedInformerFactory {
-	f := &sharedInformerFactory{
-		client:        client,
-		namespace:     metav1.NamespaceAll,
-		defaultResync: defaultResync,
-		customResync:  map[reflect.Type]time.Duration{},
-		informers:     map[reflect.Type]cache.SharedIndexInformer{},
-		started:       map[reflect.Type]bool{},
-		runs:          map[reflect.Type]*informerRun{},
-	}
+	f := &sharedInformerFactory{client: client, defaultResync: defaultResync}
 	for _, opt := range options {
 		if opt == nil {
 			continue
@@ -163,13 +142,18 @@ func NewSharedInformerFactoryWithOptions(client kubernetes.Interface, defaultRes
 			f = next
 		}
 	}
-	f.extensions.defaultListAdmission()
+	f.options.Default()
+	f.snapshots = factoryengine.Snapshots[reflect.Type]{Name: typeName, FileName: SnapshotFileName}
+	if f.options.SnapshotDir != "" {
+		f.snapshots.Server = clientServer(client)
+	}
+	f.engine = factoryengine.New(typeName, func(i cache.SharedIndexInformer) cache.SharedIndexInformer { return i })
 	return f
 }
 
 // InformerName returns the metrics identity given by WithInformerName, or nil.
 func (f *sharedInformerFactory) InformerName() *cache.InformerName {
-	return f.informerName
+	return f.options.InformerName
 }
 
 // Start runs every requested informer not yet running until stopCh is
@@ -181,30 +165,14 @@ func (f *sharedInformerFactory) Start(stopCh <-chan struct{}) {
 // StartWithContext runs every requested informer not yet running until ctx
 // is done; see SharedInformerFactory.
 func (f *sharedInformerFactory) StartWithContext(ctx context.Context) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.shuttingDown {
-		return
-	}
-	for t, informer := range f.informers {
-		if f.started[t] {
-			continue
-		}
-		f.started[t] = true
-		f.runs[t] = startInformerRun(ctx, &f.running, informer)
-	}
+	f.engine.StartWithContext(ctx)
 }
 
 // Shutdown stops further starts and waits for the running informers; see
 // SharedInformerFactory.
 func (f *sharedInformerFactory) Shutdown() {
-	f.mu.Lock()
-	f.shuttingDown = true
-	f.mu.Unlock()
-	// No goroutine can be added from here on: Start checks shuttingDown
-	// under mu before it adds any.
-	f.running.Wait()
-	f.informerName.Release()
+	f.engine.Shutdown()
+	f.options.InformerName.Release()
 }
 
 // WaitForCacheSync waits for the started informers to sync or stopCh to
@@ -227,59 +195,14 @@ func (f *sharedInformerFactory) WaitForCacheSync(stopCh <-chan struct{}) map[ref
 // in place of the context's cause, once an informer fails with an error
 // retrying will not cure.
 func (f *sharedInformerFactory) WaitForCacheSyncWithContext(ctx context.Context) cache.SyncResult {
-	started := f.startedInformers()
-	list := make([]cache.SharedInformer, 0, len(started))
-	for _, informer := range started {
-		list = append(list, informer)
-	}
-	waited := cache.WaitForCacheSyncWithOptions(ctx, f.syncOptions, list...)
-	// Synced is keyed by the factory's keys, which need not be the types
-	// the cache package sees (InformerFor may be given any informer).
-	// Syncing is one-way: if all have synced by now, nothing failed.
-	res := cache.SyncResult{Synced: make(map[reflect.Type]bool, len(started))}
-	all := true
-	for t, informer := range started {
-		synced := informer.HasSynced()
-		res.Synced[t] = synced
-		all = all && synced
-	}
-	if !all {
-		res.Err = waited.Err
-		if res.Err == nil {
-			// Only a foreign informer whose HasSynced went back to
-			// false can get here.
-			res.Err = context.Cause(ctx)
-		}
-	}
-	return res
+	synced, err := f.engine.WaitForCacheSync(ctx, f.options.SyncOptions)
+	return cache.SyncResult{Synced: synced, Err: err}
 }
 
 // ListInformers returns every informer built so far, ordered by object type;
 // it implements cache.InformerSource, for diagnostics and metrics.
 func (f *sharedInformerFactory) ListInformers() []cache.SharedIndexInformer {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	types := make([]reflect.Type, 0, len(f.informers))
-	for t := range f.informers {
-		types = append(types, t)
-	}
-	slices.SortFunc(types, func(a, b reflect.Type) int { return strings.Compare(a.String(), b.String()) })
-	out := make([]cache.SharedIndexInformer, len(types))
-	for i, t := range types {
-		out[i] = f.informers[t]
-	}
-	return out
-}
-
-// startedInformers returns a snapshot of the informers Start has launched.
-func (f *sharedInformerFactory) startedInformers() map[reflect.Type]cache.SharedIndexInformer {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make(map[reflect.Type]cache.SharedIndexInformer, len(f.started))
-	for t := range f.started {
-		out[t] = f.informers[t]
-	}
-	return out
+	return f.engine.ListInformers()
 }
 
 // InformerFor returns the factory's informer for the Go type of obj. The
@@ -307,27 +230,22 @@ func (f *sharedInformerFactory) InformerForOwnSelection(obj runtime.Object, newF
 // selects what the factory's namespace and tweak say.
 func (f *sharedInformerFactory) informerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc, ownSelection bool) cache.SharedIndexInformer {
 	t := reflect.TypeOf(obj)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if informer, ok := f.informers[t]; ok {
-		return informer
+	var build func() (cache.SharedIndexInformer, bool)
+	if newFunc != nil {
+		build = func() (cache.SharedIndexInformer, bool) {
+			informer := newFunc(f.client, f.options.ResyncPeriod(t, f.defaultResync))
+			if informer == nil {
+				return nil, false
+			}
+			snapshots := &f.snapshots
+			if !ownSelection {
+				// The file would not be tied to what the informer selects.
+				snapshots = nil
+			}
+			factoryengine.Configure(informer, f.options.InformerTransform(), f.options.InformerOptions(cache.SharedIndexInformerOptions{}, t, snapshots))
+			return informer, true
+		}
 	}
-	if newFunc == nil {
-		return nil
-	}
-	resync, ok := f.customResync[t]
-	if !ok {
-		resync = f.defaultResync
-	}
-	informer := newFunc(f.client, resync)
-	if informer == nil {
-		return nil
-	}
-	if transform := f.informerTransform(); transform != nil {
-		// The informer is new and not running, so this cannot fail.
-		_ = informer.SetTransform(transform)
-	}
-	f.applyExtensions(t, informer, ownSelection)
-	f.informers[t] = informer
+	informer, _ := f.engine.Get(t, build)
 	return informer
 }

@@ -134,105 +134,105 @@ type SharedInformerFactory interface {
 
 // Admissionregistration returns the informers of the admissionregistration.k8s.io API group.
 func (f *sharedInformerFactory) Admissionregistration() admissionregistration.Interface {
-	return admissionregistration.New(f, f.namespace, f.tweakListOptions)
+	return admissionregistration.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Internal returns the informers of the internal.apiserver.k8s.io API group.
 func (f *sharedInformerFactory) Internal() apiserverinternal.Interface {
-	return apiserverinternal.New(f, f.namespace, f.tweakListOptions)
+	return apiserverinternal.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Apps returns the informers of the apps API group.
 func (f *sharedInformerFactory) Apps() apps.Interface {
-	return apps.New(f, f.namespace, f.tweakListOptions)
+	return apps.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Autoscaling returns the informers of the autoscaling API group.
 func (f *sharedInformerFactory) Autoscaling() autoscaling.Interface {
-	return autoscaling.New(f, f.namespace, f.tweakListOptions)
+	return autoscaling.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Batch returns the informers of the batch API group.
 func (f *sharedInformerFactory) Batch() batch.Interface {
-	return batch.New(f, f.namespace, f.tweakListOptions)
+	return batch.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Certificates returns the informers of the certificates.k8s.io API group.
 func (f *sharedInformerFactory) Certificates() certificates.Interface {
-	return certificates.New(f, f.namespace, f.tweakListOptions)
+	return certificates.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Coordination returns the informers of the coordination.k8s.io API group.
 func (f *sharedInformerFactory) Coordination() coordination.Interface {
-	return coordination.New(f, f.namespace, f.tweakListOptions)
+	return coordination.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Core returns the informers of the core API group.
 func (f *sharedInformerFactory) Core() core.Interface {
-	return core.New(f, f.namespace, f.tweakListOptions)
+	return core.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Discovery returns the informers of the discovery.k8s.io API group.
 func (f *sharedInformerFactory) Discovery() discovery.Interface {
-	return discovery.New(f, f.namespace, f.tweakListOptions)
+	return discovery.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Events returns the informers of the events.k8s.io API group.
 func (f *sharedInformerFactory) Events() events.Interface {
-	return events.New(f, f.namespace, f.tweakListOptions)
+	return events.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Extensions returns the informers of the extensions API group.
 func (f *sharedInformerFactory) Extensions() extensions.Interface {
-	return extensions.New(f, f.namespace, f.tweakListOptions)
+	return extensions.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Flowcontrol returns the informers of the flowcontrol.apiserver.k8s.io API group.
 func (f *sharedInformerFactory) Flowcontrol() flowcontrol.Interface {
-	return flowcontrol.New(f, f.namespace, f.tweakListOptions)
+	return flowcontrol.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Lifecycle returns the informers of the lifecycle.k8s.io API group.
 func (f *sharedInformerFactory) Lifecycle() lifecycle.Interface {
-	return lifecycle.New(f, f.namespace, f.tweakListOptions)
+	return lifecycle.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Networking returns the informers of the networking.k8s.io API group.
 func (f *sharedInformerFactory) Networking() networking.Interface {
-	return networking.New(f, f.namespace, f.tweakListOptions)
+	return networking.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Node returns the informers of the node.k8s.io API group.
 func (f *sharedInformerFactory) Node() node.Interface {
-	return node.New(f, f.namespace, f.tweakListOptions)
+	return node.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Policy returns the informers of the policy API group.
 func (f *sharedInformerFactory) Policy() policy.Interface {
-	return policy.New(f, f.namespace, f.tweakListOptions)
+	return policy.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Rbac returns the informers of the rbac.authorization.k8s.io API group.
 func (f *sharedInformerFactory) Rbac() rbac.Interface {
-	return rbac.New(f, f.namespace, f.tweakListOptions)
+	return rbac.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Resource returns the informers of the resource.k8s.io API group.
 func (f *sharedInformerFactory) Resource() resource.Interface {
-	return resource.New(f, f.namespace, f.tweakListOptions)
+	return resource.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Scheduling returns the informers of the scheduling.k8s.io API group.
 func (f *sharedInformerFactory) Scheduling() scheduling.Interface {
-	return scheduling.New(f, f.namespace, f.tweakListOptions)
+	return scheduling.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Storage returns the informers of the storage.k8s.io API group.
 func (f *sharedInformerFactory) Storage() storage.Interface {
-	return storage.New(f, f.namespace, f.tweakListOptions)
+	return storage.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 
 // Storagemigration returns the informers of the storagemigration.k8s.io API group.
 func (f *sharedInformerFactory) Storagemigration() storagemigration.Interface {
-	return storagemigration.New(f, f.namespace, f.tweakListOptions)
+	return storagemigration.New(f, f.options.Namespace, f.options.TweakListOptions)
 }

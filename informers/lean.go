@@ -1,10 +1,5 @@
 package informers
 
-import (
-	"github.com/kinformer/kinformer/cache"
-	"github.com/kinformer/kinformer/informers/internal/lean"
-)
-
 // WithMemoryLean makes every informer of the factory keep lean objects: before
 // an object is stored, its managedFields are dropped, and the strings objects
 // repeat most (label and annotation keys and values, the namespace, owner
@@ -29,13 +24,7 @@ import (
 // Not in client-go.
 func WithMemoryLean() SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.lean = &lean.Table{}
+		f.options.MemoryLean = true
 		return f
 	}
-}
-
-// informerTransform returns the transform the factory installs on each new
-// informer: WithTransform's, then the memory-lean one, either or both, or nil.
-func (f *sharedInformerFactory) informerTransform() cache.TransformFunc {
-	return lean.Compose(f.transform, f.lean)
 }

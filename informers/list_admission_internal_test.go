@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/listadmission"
 )
 
 // TestFactoryHasItsOwnListAdmission: without WithListAdmission each factory
@@ -15,19 +15,19 @@ func TestFactoryHasItsOwnListAdmission(t *testing.T) {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // enough here
 	first := NewSharedInformerFactory(client, 0).(*sharedInformerFactory)
 	second := NewSharedInformerFactory(client, 0).(*sharedInformerFactory)
-	if first.extensions.listAdmission == nil || first.extensions.listAdmission == second.extensions.listAdmission {
-		t.Fatalf("default list admissions %p and %p: want one of its own per factory", first.extensions.listAdmission, second.extensions.listAdmission)
+	if first.options.ListAdmission == nil || first.options.ListAdmission == second.options.ListAdmission {
+		t.Fatalf("default list admissions %p and %p: want one of its own per factory", first.options.ListAdmission, second.options.ListAdmission)
 	}
-	if s := first.extensions.listAdmission.Stats(); s.Limit != cache.DefaultListAdmissionLimit {
-		t.Fatalf("default limit %d, want %d", s.Limit, cache.DefaultListAdmissionLimit)
+	if s := first.options.ListAdmission.Stats(); s.Limit != listadmission.DefaultLimit {
+		t.Fatalf("default limit %d, want %d", s.Limit, listadmission.DefaultLimit)
 	}
 	off := NewSharedInformerFactoryWithOptions(client, 0, WithListAdmission(nil)).(*sharedInformerFactory)
-	if off.extensions.listAdmission != nil {
+	if off.options.ListAdmission != nil {
 		t.Fatal("WithListAdmission(nil) left an admission")
 	}
-	shared := cache.NewListAdmission(cache.ListAdmissionOptions{})
+	shared := listadmission.New(listadmission.Options{})
 	withShared := NewSharedInformerFactoryWithOptions(client, 0, WithListAdmission(shared)).(*sharedInformerFactory)
-	if withShared.extensions.listAdmission != shared {
+	if withShared.options.ListAdmission != shared {
 		t.Fatal("WithListAdmission's admission not used")
 	}
 }

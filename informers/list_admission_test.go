@@ -13,14 +13,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
 
-	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/informers"
+	"github.com/kinformer/kinformer/listadmission"
 )
 
-// TestWithListAdmission: the informers of a factory given a ListAdmission
+// TestWithListAdmission: the informers of a factory given a list admission
 // list through it, one at a time with a limit of one.
 func TestWithListAdmission(t *testing.T) {
-	a := cache.NewListAdmission(cache.ListAdmissionOptions{MaxConcurrent: 1})
+	a := listadmission.New(listadmission.Options{MaxConcurrent: 1})
 	client := newFakeClientset(newPod("ns", "p", nil), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}})
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithListAdmission(a))
 	factory.Core().V1().Pods().Informer()
@@ -49,7 +49,7 @@ func TestWithListAdmissionOff(t *testing.T) {
 // TestWithListAdmissionPriority: of two informers waiting for the only slot,
 // the one of the type given priority lists first.
 func TestWithListAdmissionPriority(t *testing.T) {
-	a := cache.NewListAdmission(cache.ListAdmissionOptions{MaxConcurrent: 1})
+	a := listadmission.New(listadmission.Options{MaxConcurrent: 1})
 	client := newFakeClientset()
 	release := make(chan struct{})
 	listed := make(chan string, 8)

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kinformer/kinformer/informers/internal/factoryengine"
 	"github.com/kinformer/kinformer/projection"
 )
 
@@ -37,13 +38,9 @@ import (
 // same type replaces an earlier one. kinformer extension, not in client-go.
 func WithProjection(example runtime.Object, p *projection.Projection) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		if example == nil || p == nil {
-			return f
+		if example != nil {
+			f.options.Project(reflect.TypeOf(example), factoryengine.Projection{Projection: p})
 		}
-		if f.extensions.projections == nil {
-			f.extensions.projections = map[reflect.Type]*projection.Projection{}
-		}
-		f.extensions.projections[reflect.TypeOf(example)] = p
 		return f
 	}
 }
@@ -55,5 +52,5 @@ func (f *sharedInformerFactory) ProjectionFor(obj runtime.Object) *projection.Pr
 	if obj == nil {
 		return nil
 	}
-	return f.extensions.projections[reflect.TypeOf(obj)]
+	return f.options.Projections[reflect.TypeOf(obj)].Projection
 }

@@ -3,14 +3,10 @@ package informers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/kinformer/kinformer/cache"
 )
 
 // InformerReleaser is implemented by the factory NewSharedInformerFactory
@@ -50,61 +46,10 @@ type ResourceReleaser interface {
 
 var _ InformerReleaser = &sharedInformerFactory{}
 
-// informerRun is one informer started by a factory: cancel stops it alone,
-// done is closed once its RunWithContext returned.
-type informerRun struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-// startInformerRun runs informer in a goroutine counted by wg, under a
-// context of its own derived from ctx.
-func startInformerRun(ctx context.Context, wg *sync.WaitGroup, informer cache.SharedInformer) *informerRun {
-	ctx, cancel := context.WithCancel(ctx)
-	run := &informerRun{cancel: cancel, done: make(chan struct{})}
-	wg.Go(func() {
-		defer close(run.done)
-		defer cancel()
-		informer.RunWithContext(ctx)
-	})
-	return run
-}
-
-// stopInformerRun stops run (nil: never started), waits for it within ctx
-// and then empties informer's cache.
-func stopInformerRun(ctx context.Context, what string, run *informerRun, informer cache.SharedIndexInformer) error {
-	if run != nil {
-		run.cancel()
-		select {
-		case <-run.done:
-		case <-ctx.Done():
-			return fmt.Errorf("releasing the informer of %s: it has not stopped yet: %w", what, context.Cause(ctx))
-		}
-	}
-	if informer != nil {
-		// Nothing writes to the cache any more; free what it holds.
-		if err := informer.GetIndexer().Replace(nil, ""); err != nil {
-			return fmt.Errorf("releasing the informer of %s: emptying its cache: %w", what, err)
-		}
-	}
-	return nil
-}
-
 // ReleaseInformer implements InformerReleaser.
 func (f *sharedInformerFactory) ReleaseInformer(ctx context.Context, obj runtime.Object) (bool, error) {
 	if obj == nil {
 		return false, errors.New("cannot release the informer of a nil object type")
 	}
-	t := reflect.TypeOf(obj)
-	f.mu.Lock()
-	informer, ok := f.informers[t]
-	run := f.runs[t]
-	delete(f.informers, t)
-	delete(f.started, t)
-	delete(f.runs, t)
-	f.mu.Unlock()
-	if !ok {
-		return false, nil
-	}
-	return true, stopInformerRun(ctx, t.String(), run, informer)
+	return f.engine.Release(ctx, reflect.TypeOf(obj))
 }

@@ -68,7 +68,7 @@ func TestSnapshotDirKeepsSecretsOffDiskWithoutKey(t *testing.T) {
 	assert.Equal(t, []string{informers.SnapshotFileName(reflect.TypeOf(&corev1.ConfigMap{}))}, names, "only the ConfigMaps were written")
 
 	// Marked sensitive, ConfigMaps stay off disk too, and their old file goes.
-	_, configMaps = runSecretsAndConfigMaps(t, client, informers.WithSnapshotDir(dir), informers.WithSensitiveTypes(&corev1.ConfigMap{}, nil))
+	_, configMaps = runSecretsAndConfigMaps(t, client, informers.WithSnapshotDir(dir), informers.WithSensitiveResources(&corev1.ConfigMap{}, nil))
 	assert.Equal(t, uint64(1), configMaps.SnapshotsSkipped)
 	entries, err = os.ReadDir(dir)
 	require.NoError(t, err)

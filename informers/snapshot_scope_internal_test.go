@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/kinformer/kinformer/informers/internal/factoryengine"
 )
 
 // TestSnapshotScopeLeavesOutTheServersUserinfo: a server address with
@@ -17,7 +19,7 @@ import (
 func TestSnapshotScopeLeavesOutTheServersUserinfo(t *testing.T) {
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: "https://admin:s3cret@cluster.example:6443/prefix"})
 	require.NoError(t, err)
-	scope := snapshotScope(cs, "ns", nil)
+	scope := factoryengine.SnapshotScope("ns", nil, clientServer(cs))
 	assert.Equal(t, `namespace="ns" labelSelector="" fieldSelector="" server="https://cluster.example:6443/prefix"`, scope)
 	assert.NotContains(t, scope, "s3cret")
 	assert.NotContains(t, scope, "admin")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -47,6 +47,13 @@ func newObject(gvr schema.GroupVersionResource, kind, ns, name string, lbls map[
 	u.SetName(name)
 	u.SetLabels(lbls)
 	return u
+}
+
+// kubeSystem is the kube-system namespace of a cluster whose identity is uid.
+func kubeSystem(uid string) *unstructured.Unstructured {
+	ns := newObject(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "Namespace", "", "kube-system", nil)
+	ns.SetUID(types.UID(uid))
+	return ns
 }
 
 // newFakeClient returns a fake dynamic client that knows widgets and pods and
@@ -153,56 +160,6 @@ func TestDynamicFactoryInformersAndListersPerResource(t *testing.T) {
 	p, err := pods.Lister().ByNamespace("a").Get("p1")
 	require.NoError(t, err)
 	assert.Equal(t, "p1", p.(*unstructured.Unstructured).GetName())
-}
-
-func TestDynamicFilteredFactoryAppliesNamespaceAndListOptions(t *testing.T) {
-	client, watches := newFakeClient(
-		newObject(widgetsGVR, "Widget", "a", "w1", map[string]string{"app": "web"}),
-		newObject(widgetsGVR, "Widget", "a", "w2", nil),
-		newObject(widgetsGVR, "Widget", "b", "w3", map[string]string{"app": "web"}),
-	)
-	var tweaks atomic.Int32
-	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, "a", func(o *metav1.ListOptions) {
-		tweaks.Add(1)
-		o.LabelSelector = "app=web"
-	})
-	widgets := factory.ForResource(widgetsGVR)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer factory.Shutdown()
-	defer cancel()
-	factory.Start(ctx.Done())
-	require.Equal(t, map[schema.GroupVersionResource]bool{widgetsGVR: true}, factory.WaitForCacheSync(ctx.Done()))
-	require.Eventually(t, func() bool { return watches(widgetsGVR) > 0 }, waitTimeout, pollInterval)
-	all, err := widgets.Lister().List(labels.Everything())
-	require.NoError(t, err)
-	assert.Equal(t, []string{"a/w1"}, objectKeys(all))
-	// One LIST and one WATCH at least.
-	assert.GreaterOrEqual(t, tweaks.Load(), int32(2))
-}
-
-func TestDynamicFactoryStartsLateInformersAndNothingAfterShutdown(t *testing.T) {
-	client, _ := newFakeClient()
-	factory := dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
-	stop := make(chan struct{})
-	widgets := factory.ForResource(widgetsGVR)
-	factory.Start(stop)
-	require.True(t, factory.WaitForCacheSync(stop)[widgetsGVR])
-	// Requested after Start: not running until Start is called again.
-	pods := factory.ForResource(podsGVR)
-	assert.Equal(t, map[schema.GroupVersionResource]bool{widgetsGVR: true}, factory.WaitForCacheSync(stop))
-	assert.False(t, pods.Informer().HasSynced())
-	factory.Start(stop)
-	assert.Equal(t, map[schema.GroupVersionResource]bool{widgetsGVR: true, podsGVR: true}, factory.WaitForCacheSync(stop))
-	assert.True(t, widgets.Informer().HasSynced())
-
-	close(stop)
-	factory.Shutdown()
-	factory.Shutdown()
-	// After Shutdown nothing starts.
-	late := factory.ForResource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"})
-	factory.Start(make(chan struct{}))
-	factory.Shutdown()
-	assert.False(t, late.Informer().HasSynced(), "informer requested after Shutdown was started")
 }
 
 func TestNewFilteredDynamicInformerListsOneNamespace(t *testing.T) {

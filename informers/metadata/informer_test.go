@@ -158,22 +158,6 @@ func TestMetadataFactoryListsFiltersAndTransforms(t *testing.T) {
 	}
 }
 
-func TestMetadataFactoryShutdownStopsItsInformersAndStartsNoMore(t *testing.T) {
-	client, _ := newFakeClient(t)
-	factory := metadatainformer.NewSharedInformerFactory(client, 0)
-	ctx, cancel := context.WithCancel(context.Background())
-	pods := factory.ForResource(podsGVR)
-	factory.Start(ctx.Done())
-	require.True(t, factory.WaitForCacheSync(ctx.Done())[podsGVR])
-	cancel()
-	factory.Shutdown()
-	assert.True(t, pods.Informer().IsStopped())
-	late := factory.ForResource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"})
-	factory.Start(make(chan struct{}))
-	factory.Shutdown()
-	assert.False(t, late.Informer().HasSynced(), "informer requested after Shutdown was started")
-}
-
 func TestNewFilteredMetadataInformerListsOneNamespace(t *testing.T) {
 	client, _ := newFakeClient(t, podMetadata("a", "p1", nil), podMetadata("b", "p2", nil))
 	informer := metadatainformer.NewFilteredMetadataInformer(client, podsGVR, "b", 0, cache.Indexers{}, nil)

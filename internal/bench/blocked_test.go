@@ -14,7 +14,7 @@ import (
 	"github.com/kinformer/kinformer/cache"
 )
 
-// Scenario "a handler never stalls the informer" of issue 6: one handler
+// Scenario "a handler never stalls the informer": one handler
 // is blocked for blockFor while the watch carries blockRate MODIFIED
 // events per second; the informer has two more (counting) handlers.
 const (

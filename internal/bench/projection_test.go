@@ -19,7 +19,7 @@ import (
 	"github.com/kinformer/kinformer/projection"
 )
 
-// BenchProjection is the benchmarks' fixed projection (issue 16): what a
+// BenchProjection is the benchmarks' fixed projection: what a
 // controller of pods placed on nodes reads. Identity fields are kept by
 // every projection.
 var BenchProjection = projection.MustNew(

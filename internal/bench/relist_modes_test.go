@@ -21,7 +21,7 @@ import (
 	"github.com/kinformer/kinformer/informers"
 )
 
-// The relist benchmark by list mode and fraction changed (issue 14).
+// The relist benchmark by list mode and fraction changed.
 //
 // A parent process (the benchmark) runs a PodAPI server and, for every
 // side of a pair, starts the test binary again as a child process

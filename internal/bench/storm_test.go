@@ -28,10 +28,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
-	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/informers"
 	dynamicinformer "github.com/kinformer/kinformer/informers/dynamic"
 	"github.com/kinformer/kinformer/internal/testenv"
+	"github.com/kinformer/kinformer/listadmission"
 )
 
 // The startup-storm benchmark (BenchmarkStartupStorm, `make bench-storm`).
@@ -234,18 +234,18 @@ type stormSide struct {
 	name string
 	// start starts the side's informers through clients configured by
 	// cfg, and returns a wait for their sync and a stop.
-	start func(ctx context.Context, cfg *rest.Config, builtins, crds []schema.GroupVersionResource) (wait func(context.Context) (synced int), stop func(), admission *cache.ListAdmission, err error)
+	start func(ctx context.Context, cfg *rest.Config, builtins, crds []schema.GroupVersionResource) (wait func(context.Context) (synced int), stop func(), admission *listadmission.Admission, err error)
 }
 
-// stormSides are kinformer's factories sharing one ListAdmission (whose
+// stormSides are kinformer's factories sharing one list admission (whose
 // WrapTransport sees the 429s the REST client retries), kinformer's with
 // admission off, and client-go's.
 func stormSides() []stormSide {
-	kin := func(admissionOn bool) func(ctx context.Context, cfg *rest.Config, builtins, crds []schema.GroupVersionResource) (func(context.Context) int, func(), *cache.ListAdmission, error) {
-		return func(ctx context.Context, cfg *rest.Config, builtins, crds []schema.GroupVersionResource) (func(context.Context) int, func(), *cache.ListAdmission, error) {
-			var admission *cache.ListAdmission
+	kin := func(admissionOn bool) func(ctx context.Context, cfg *rest.Config, builtins, crds []schema.GroupVersionResource) (func(context.Context) int, func(), *listadmission.Admission, error) {
+		return func(ctx context.Context, cfg *rest.Config, builtins, crds []schema.GroupVersionResource) (func(context.Context) int, func(), *listadmission.Admission, error) {
+			var admission *listadmission.Admission
 			if admissionOn {
-				admission = cache.NewListAdmission(cache.ListAdmissionOptions{})
+				admission = listadmission.New(listadmission.Options{})
 				cfg = rest.CopyConfig(cfg)
 				cfg.Wrap(admission.WrapTransport)
 			}
@@ -286,7 +286,7 @@ func stormSides() []stormSide {
 	return []stormSide{
 		{name: "kinformer", start: kin(true)},
 		{name: "kinformer-no-admission", start: kin(false)},
-		{name: "client-go", start: func(ctx context.Context, cfg *rest.Config, builtins, crds []schema.GroupVersionResource) (func(context.Context) int, func(), *cache.ListAdmission, error) {
+		{name: "client-go", start: func(ctx context.Context, cfg *rest.Config, builtins, crds []schema.GroupVersionResource) (func(context.Context) int, func(), *listadmission.Admission, error) {
 			client, err := kubernetes.NewForConfig(cfg)
 			if err != nil {
 				return nil, nil, nil, err
@@ -329,7 +329,7 @@ func stormSides() []stormSide {
 // against a real kube-apiserver whose concurrency is low enough that API
 // Priority and Fairness answers 429, then restarts the server under them
 // so that they all relist at once; kinformer's factories (one shared
-// ListAdmission, default settings), kinformer's with admission off, and
+// listadmission.Admission, default settings), kinformer's with admission off, and
 // client-go's, one after the other against the same server. Per side and
 // storm it reports the peak of LIST requests and streaming lists in flight
 // and the 429s, both counted on the wire below client-go's REST client
@@ -506,7 +506,7 @@ func (w *stormWire) paths() []string {
 	return out
 }
 
-func (p *stormPhase) fill(w *stormWire, server *testenv.APIServer, admission *cache.ListAdmission) {
+func (p *stormPhase) fill(w *stormWire, server *testenv.APIServer, admission *listadmission.Admission) {
 	p.lists, p.streams, p.watches, p.tooMany = w.lists.Load(), w.streams.Load(), w.watches.Load(), w.tooMany.Load()
 	p.peakLists = w.peak.Load()
 	p.rssPeak = procStatusKB(server.PID(), "VmHWM")

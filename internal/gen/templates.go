@@ -499,7 +499,7 @@ type SharedInformerFactory interface {
 {{range .Groups}}{{if .HasInformers}}
 // {{.GoName}} returns the informers of the {{if .Name}}{{.Name}}{{else}}core{{end}} API group.
 func (f *sharedInformerFactory) {{.GoName}}() {{.Dir}}.Interface {
-	return {{.Dir}}.New(f, f.namespace, f.tweakListOptions)
+	return {{.Dir}}.New(f, f.options.Namespace, f.options.TweakListOptions)
 }
 {{end}}{{end}}`
 

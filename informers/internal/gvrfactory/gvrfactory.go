@@ -1,153 +1,197 @@
-// Package gvrfactory is the shared engine of the dynamic and metadata
-// informer factories: informers keyed by group/version/resource rather than
-// by Go type, started, waited for and shut down together.
 package gvrfactory
 
 import (
 	"context"
-	"slices"
-	"strings"
-	"sync"
+	"net/http"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers"
+	"github.com/kinformer/kinformer/informers/internal/build"
+	"github.com/kinformer/kinformer/informers/internal/factoryengine"
 )
 
-// Informer is one resource's shared informer with an untyped lister; it
-// implements informers.GenericInformer.
-type Informer struct {
-	informer cache.SharedIndexInformer
-	resource schema.GroupResource
+// Options is the options value of a factory keyed by resource.
+type Options = factoryengine.Options[schema.GroupVersionResource]
+
+// Client is what sets the dynamic factory apart from the metadata one: how
+// it lists and watches a resource, the objects it gets, and how its
+// snapshot files are named.
+type Client struct {
+	// Client is the client as the user gave it, or nil (not a typed nil)
+	// when none was given: the informers of a nil client fail every
+	// request instead of reaching ListAndWatch.
+	Client any
+	// NewObject returns an empty object of the kind the informers hold
+	// (*unstructured.Unstructured, *metav1.PartialObjectMetadata).
+	NewObject func() runtime.Object
+	// ListAndWatch returns the LIST and the WATCH of gvr in namespace
+	// through Client.
+	ListAndWatch func(gvr schema.GroupVersionResource, namespace string) (build.ListFunc, build.WatchFunc)
+	// ForConfig returns the Client of a new client built from config (a
+	// client whose transport projects, for WithProjection); nil when the
+	// factory offers no projection.
+	ForConfig func(config *rest.Config) (Client, error)
+	// Cluster reads the identity of the cluster, to tie the snapshot files
+	// to; nil when there is no client.
+	Cluster *ClusterIdentity
+	// SnapshotVariant tells the factory's snapshot files apart from those
+	// of the other factory in a shared directory (see SnapshotFileName).
+	SnapshotVariant string
 }
 
-// NewSharedIndexInformer returns the shared informer the dynamic and metadata
-// packages build for gvr: objects like exampleObject listed and watched through
-// lw, configured by options (resync period, indexers, snapshot file and scope),
-// described and identified by gvr (options' ObjectDescription and Identifier
-// are replaced). The identity is unnamed, so it publishes no metrics, but it
-// tells diagnostics (cache.GetInformerStatus) the resource.
-func NewSharedIndexInformer(lw cache.ListerWatcher, exampleObject runtime.Object, gvr schema.GroupVersionResource, options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
-	options.ObjectDescription = gvr.String()
-	options.Identifier = (*cache.InformerName)(nil).WithResource(gvr)
-	return cache.NewSharedIndexInformerWithOptions(lw, exampleObject, options)
-}
-
-// NewInformer pairs informer with the resource its lister names in NotFound
-// errors.
-func NewInformer(informer cache.SharedIndexInformer, gvr schema.GroupVersionResource) *Informer {
-	return &Informer{informer: informer, resource: gvr.GroupResource()}
-}
-
-// Informer returns the shared informer.
-func (i *Informer) Informer() cache.SharedIndexInformer {
-	return i.informer
-}
-
-// Lister returns an untyped lister over the informer's cache; its Get
-// returns a NotFound error naming the resource for a missing object.
-func (i *Informer) Lister() cache.GenericLister {
-	return cache.NewGenericLister(i.informer.GetIndexer(), i.resource)
-}
-
-// Factory hands out one Informer per resource. All methods are safe for
-// concurrent use.
+// Factory hands out one Informer per resource over a Client. All methods
+// are safe for concurrent use once Init returned; the options are set
+// before.
 type Factory struct {
-	newInformer func(schema.GroupVersionResource) cache.SharedIndexInformer
+	// Options holds what the factory's options set; Init defaults it.
+	Options Options
 
-	mu           sync.Mutex
-	informers    map[schema.GroupVersionResource]*Informer
-	started      map[schema.GroupVersionResource]bool
-	runs         map[schema.GroupVersionResource]*run
-	shuttingDown bool
-	running      sync.WaitGroup
+	client        Client
+	defaultResync time.Duration
+	snapshots     factoryengine.Snapshots[schema.GroupVersionResource]
+	engine        *factoryengine.Engine[schema.GroupVersionResource, *Informer]
 }
 
-// New returns a Factory that builds the informer of a resource with
-// newInformer the first time the resource is asked for.
-func New(newInformer func(schema.GroupVersionResource) cache.SharedIndexInformer) *Factory {
-	return &Factory{
-		newInformer: newInformer,
-		informers:   map[schema.GroupVersionResource]*Informer{},
-		started:     map[schema.GroupVersionResource]bool{},
-		runs:        map[schema.GroupVersionResource]*run{},
+// New returns a Factory over client whose informers resync every
+// defaultResync (zero: never). Set its Options, then call Init once before
+// any other method.
+func New(client Client, defaultResync time.Duration) *Factory {
+	return &Factory{client: client, defaultResync: defaultResync}
+}
+
+// Init defaults the factory's options and readies it for use.
+func (f *Factory) Init() {
+	f.Options.Default()
+	f.snapshots = factoryengine.Snapshots[schema.GroupVersionResource]{
+		Name:            resourceName,
+		FileName:        func(gvr schema.GroupVersionResource) string { return SnapshotFileName(gvr, f.client.SnapshotVariant) },
+		AlwaysSensitive: cache.IsSensitiveResource,
+		Cluster:         f.client.Cluster.get,
 	}
+	f.engine = factoryengine.New(resourceName, (*Informer).Informer)
 }
+
+// resourceName names a resource in errors and orders ListInformers.
+func resourceName(gvr schema.GroupVersionResource) string { return gvr.String() }
 
 // ForResource returns the informer of gvr, building it on first use.
-func (f *Factory) ForResource(gvr schema.GroupVersionResource) *Informer {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if i, ok := f.informers[gvr]; ok {
-		return i
-	}
-	i := NewInformer(f.newInformer(gvr), gvr)
-	f.informers[gvr] = i
+func (f *Factory) ForResource(gvr schema.GroupVersionResource) informers.GenericInformer {
+	i, _ := f.engine.Get(gvr, func() (*Informer, bool) { return f.build(gvr), true })
 	return i
 }
 
-// StartWithContext runs every informer not yet running, each in a goroutine,
-// until ctx is done. It does nothing after Shutdown.
-func (f *Factory) StartWithContext(ctx context.Context) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.shuttingDown {
-		return
+// build makes the informer of one resource with the factory's settings.
+func (f *Factory) build(gvr schema.GroupVersionResource) *Informer {
+	options := f.Options.InformerOptions(cache.SharedIndexInformerOptions{
+		ResyncPeriod: f.Options.ResyncPeriod(gvr, f.defaultResync),
+		Indexers:     cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+	}, gvr, &f.snapshots)
+	namespace, tweak := f.Options.Namespace, f.Options.TweakListOptions
+	var informer cache.SharedIndexInformer
+	if proj, ok := f.Options.Projections[gvr]; ok {
+		informer = newProjectedInformer(f.client, proj, gvr, namespace, tweak, options)
+		// The informer is new and not running: these cannot fail.
+		_ = cache.SetSnapshotProjection(informer, proj.Projection.Fingerprint())
+		_ = cache.SetTransformCheck(informer, func(obj interface{}) error { return proj.Projection.CheckMarked(obj) })
+	} else {
+		informer = newInformer(f.client, gvr, namespace, tweak, options)
 	}
-	for gvr, i := range f.informers {
-		if f.started[gvr] {
-			continue
-		}
-		f.started[gvr] = true
-		f.runs[gvr] = startRun(ctx, &f.running, i.informer)
+	if transform := f.Options.InformerTransform(); transform != nil {
+		// The informer is new and not running, so this cannot fail.
+		_ = informer.SetTransform(transform)
 	}
+	return NewInformer(informer, gvr)
 }
 
-// WaitForCacheSync blocks until every started informer has synced or ctx is
-// done, and reports per resource whether it synced.
-func (f *Factory) WaitForCacheSync(ctx context.Context) map[schema.GroupVersionResource]bool {
-	f.mu.Lock()
-	started := make(map[schema.GroupVersionResource]cache.SharedIndexInformer, len(f.started))
-	for gvr := range f.started {
-		started[gvr] = f.informers[gvr].informer
-	}
-	f.mu.Unlock()
+// Start runs the requested informers not yet running until stopCh is
+// closed; it does nothing after Shutdown.
+func (f *Factory) Start(stopCh <-chan struct{}) {
+	f.engine.StartWithContext(wait.ContextForChannel(stopCh))
+}
 
-	checkers := make([]cache.DoneChecker, 0, len(started))
-	for _, informer := range started {
-		checkers = append(checkers, informer.HasSyncedChecker())
-	}
-	cache.WaitFor(ctx, "", checkers...)
-	res := make(map[schema.GroupVersionResource]bool, len(started))
-	for gvr, informer := range started {
-		res[gvr] = informer.HasSynced()
-	}
-	return res
+// StartWithContext runs the requested informers not yet running until ctx
+// is done; it does nothing after Shutdown.
+func (f *Factory) StartWithContext(ctx context.Context) {
+	f.engine.StartWithContext(ctx)
+}
+
+// WaitForCacheSync blocks until every started informer has synced or
+// stopCh is closed (or, with WithSyncOptions' FailFast, one has failed for
+// good), and reports per resource whether it synced.
+func (f *Factory) WaitForCacheSync(stopCh <-chan struct{}) map[schema.GroupVersionResource]bool {
+	synced, _ := f.engine.WaitForCacheSync(wait.ContextForChannel(stopCh), f.Options.SyncOptions)
+	return synced
 }
 
 // ListInformers returns every informer built so far, ordered by resource;
 // it implements cache.InformerSource.
 func (f *Factory) ListInformers() []cache.SharedIndexInformer {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	gvrs := make([]schema.GroupVersionResource, 0, len(f.informers))
-	for gvr := range f.informers {
-		gvrs = append(gvrs, gvr)
-	}
-	slices.SortFunc(gvrs, func(a, b schema.GroupVersionResource) int { return strings.Compare(a.String(), b.String()) })
-	out := make([]cache.SharedIndexInformer, len(gvrs))
-	for i, gvr := range gvrs {
-		out[i] = f.informers[gvr].informer
-	}
-	return out
+	return f.engine.ListInformers()
+}
+
+// ReleaseResource stops the informer of gvr, waits for its goroutines to
+// return (or ctx to end), drops it so that the next ForResource builds a new
+// one, and empties its cache; see factoryengine.Engine.Release. It
+// implements informers.ResourceReleaser.
+func (f *Factory) ReleaseResource(ctx context.Context, gvr schema.GroupVersionResource) (bool, error) {
+	return f.engine.Release(ctx, gvr)
 }
 
 // Shutdown makes later starts no-ops and waits until every goroutine the
 // factory started has returned (once its context is done).
 func (f *Factory) Shutdown() {
-	f.mu.Lock()
-	f.shuttingDown = true
-	f.mu.Unlock()
-	f.running.Wait()
+	f.engine.Shutdown()
+}
+
+var _ informers.ResourceReleaser = &Factory{}
+
+// NewFilteredInformer returns a new, unshared informer of gvr over client,
+// restricted to namespace (all if empty), with tweak (may be nil) applied to
+// every request.
+func NewFilteredInformer(client Client, gvr schema.GroupVersionResource, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweak func(*metav1.ListOptions)) informers.GenericInformer {
+	return NewInformer(newInformer(client, gvr, namespace, tweak, cache.SharedIndexInformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers}), gvr)
+}
+
+// newInformer returns the informer of gvr in namespace over client.
+func newInformer(client Client, gvr schema.GroupVersionResource, namespace string, tweak func(*metav1.ListOptions), options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
+	list, watchFn := client.ListAndWatch(gvr, namespace)
+	return informerOf(client, gvr, tweak, options, list, watchFn)
+}
+
+// newProjectedInformer is newInformer for a resource with a projection:
+// over a client of proj.Config whose transport projects, or over client
+// with each decoded object projected when proj.Config is nil (or the
+// factory has no ForConfig).
+func newProjectedInformer(client Client, proj factoryengine.Projection, gvr schema.GroupVersionResource, namespace string, tweak func(*metav1.ListOptions), options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
+	if proj.Config != nil && client.ForConfig != nil {
+		config := rest.CopyConfig(proj.Config)
+		config.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			// Without an example type Transport fails only on a nil
+			// projection, which Options.Project never stores.
+			projecting, _ := proj.Projection.Transport(rt, nil)
+			return projecting
+		})
+		projectingClient, err := client.ForConfig(config)
+		if err != nil {
+			return informerOf(client, gvr, tweak, options, build.FailingList(err), build.FailingWatch(err))
+		}
+		return newInformer(projectingClient, gvr, namespace, tweak, options)
+	}
+	list, watchFn := client.ListAndWatch(gvr, namespace)
+	return informerOf(client, gvr, tweak, options, build.ProjectingList(list, proj.Projection), build.ProjectingWatch(watchFn, proj.Projection))
+}
+
+// informerOf returns the informer of gvr listing and watching with list and
+// watchFn, which reach the server through client: a nil client makes every
+// request fail (build.ListerWatcher) instead of reaching them.
+func informerOf(client Client, gvr schema.GroupVersionResource, tweak func(*metav1.ListOptions), options cache.SharedIndexInformerOptions, list build.ListFunc, watchFn build.WatchFunc) cache.SharedIndexInformer {
+	lw := build.ListerWatcher(client.Client, tweak, list, watchFn)
+	return NewSharedIndexInformer(lw, client.NewObject(), gvr, options)
 }

@@ -3,18 +3,12 @@ package gvrfactory
 import (
 	"context"
 	"errors"
-	"fmt"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-
-	"github.com/kinformer/kinformer/cache"
 )
 
 // SnapshotFileName returns the name of the snapshot file of gvr's informer
@@ -33,19 +27,6 @@ func SnapshotFileName(gvr schema.GroupVersionResource, variant string) string {
 	}
 	name := strings.Join(parts, ".") + ".snap"
 	return strings.NewReplacer("/", "_", "\\", "_").Replace(name)
-}
-
-// Snapshots is the snapshot configuration of a GVR factory: its
-// WithSnapshotDir directory ("" for none), its WithSnapshotEncryptionKey key
-// (nil for none) and the resources its WithSensitiveResources marks
-// sensitive.
-type Snapshots struct {
-	Dir       string
-	Key       []byte
-	Sensitive []schema.GroupVersionResource
-	// Cluster reads the identity of the factory's cluster once (see
-	// ClusterIdentity); the files are tied to it. Nil: no snapshot.
-	Cluster *ClusterIdentity
 }
 
 // clusterIdentityTimeout bounds the one read of a factory's cluster
@@ -107,31 +88,6 @@ func (c *ClusterIdentity) Get(ctx context.Context) (string, error) {
 		c.done = true
 	}
 	return c.id, c.err
-}
-
-// Apply returns options with the snapshot file, scope and protection of
-// gvr's informer: SnapshotFileName(gvr, variant) in s.Dir, tied to the scope
-// of namespace and tweak (cache.SnapshotScopeFor), encrypted with s.Key,
-// and sensitive when gvr is core secrets (cache.IsSensitiveResource) or
-// one of s.Sensitive. A Dir of "" returns options unchanged, and so does a
-// Key of the wrong size, reported through utilruntime.HandleError.
-func (s Snapshots) Apply(options cache.SharedIndexInformerOptions, gvr schema.GroupVersionResource, variant, namespace string, tweak func(*metav1.ListOptions)) cache.SharedIndexInformerOptions {
-	if s.Dir == "" {
-		return options
-	}
-	if s.Key != nil && len(s.Key) != cache.SnapshotKeySize {
-		// No snapshot rather than one without the protection asked for.
-		utilruntime.HandleError(fmt.Errorf("no snapshot for %s: the snapshot encryption key has %d bytes; it must have %d", gvr, len(s.Key), cache.SnapshotKeySize))
-		return options
-	}
-	options.SnapshotFile = filepath.Join(s.Dir, SnapshotFileName(gvr, variant))
-	options.SnapshotScope = cache.SnapshotScopeFor(namespace, tweak)
-	options.SnapshotCluster = s.Cluster.get
-	options.SnapshotProtection = cache.SnapshotProtection{
-		Sensitive: cache.IsSensitiveResource(gvr) || slices.Contains(s.Sensitive, gvr),
-		Key:       s.Key,
-	}
-	return options
 }
 
 // get is Get for a possibly nil ClusterIdentity: without one the cluster is

@@ -11,7 +11,18 @@ import (
 	"github.com/kinformer/kinformer/cache"
 )
 
-func TestSnapshotsApplySetsFileScopeAndProtection(t *testing.T) {
+// snapshotOptions is what a factory's snapshot options say: a directory, a
+// key and the resources marked sensitive.
+type snapshotOptions struct {
+	Dir       string
+	Key       []byte
+	Sensitive []schema.GroupVersionResource
+}
+
+// TestInformerOptionsSetSnapshotFileScopeAndProtection: the informers of a
+// factory keyed by resource get their snapshot file, scope and protection
+// from the factory's options.
+func TestInformerOptionsSetSnapshotFileScopeAndProtection(t *testing.T) {
 	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	pods := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
@@ -21,25 +32,29 @@ func TestSnapshotsApplySetsFileScopeAndProtection(t *testing.T) {
 
 	cases := []struct {
 		name    string
-		s       Snapshots
+		s       snapshotOptions
 		gvr     schema.GroupVersionResource
 		variant string
 		want    cache.SharedIndexInformerOptions
 	}{
-		{"no directory", Snapshots{Key: key, Sensitive: []schema.GroupVersionResource{pods}}, pods, "", base},
-		{"plain", Snapshots{Dir: "d"}, pods, "", cache.SharedIndexInformerOptions{ResyncPeriod: 7,
+		{"no directory", snapshotOptions{Key: key, Sensitive: []schema.GroupVersionResource{pods}}, pods, "", base},
+		{"plain", snapshotOptions{Dir: "d"}, pods, "", cache.SharedIndexInformerOptions{ResyncPeriod: 7,
 			SnapshotFile: filepath.Join("d", "pods.v1.snap"), SnapshotScope: cache.SnapshotScopeFor("ns", web)}},
-		{"secrets are sensitive", Snapshots{Dir: "d"}, secrets, "metadata", cache.SharedIndexInformerOptions{ResyncPeriod: 7,
+		{"secrets are sensitive", snapshotOptions{Dir: "d"}, secrets, "metadata", cache.SharedIndexInformerOptions{ResyncPeriod: 7,
 			SnapshotFile: filepath.Join("d", "secrets.v1.metadata.snap"), SnapshotScope: cache.SnapshotScopeFor("ns", web),
 			SnapshotProtection: cache.SnapshotProtection{Sensitive: true}}},
-		{"marked sensitive, with a key", Snapshots{Dir: "d", Key: key, Sensitive: []schema.GroupVersionResource{widgets}}, widgets, "", cache.SharedIndexInformerOptions{ResyncPeriod: 7,
+		{"marked sensitive, with a key", snapshotOptions{Dir: "d", Key: key, Sensitive: []schema.GroupVersionResource{widgets}}, widgets, "", cache.SharedIndexInformerOptions{ResyncPeriod: 7,
 			SnapshotFile: filepath.Join("d", "widgets.v1.example.com.snap"), SnapshotScope: cache.SnapshotScopeFor("ns", web),
 			SnapshotProtection: cache.SnapshotProtection{Sensitive: true, Key: key}}},
-		{"a key of the wrong size turns snapshots off", Snapshots{Dir: "d", Key: key[:16]}, pods, "", base},
+		{"a key of the wrong size turns snapshots off", snapshotOptions{Dir: "d", Key: key[:16]}, pods, "", base},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tc.s.Apply(base, tc.gvr, tc.variant, "ns", web)
+			f := New(Client{SnapshotVariant: tc.variant}, 0)
+			f.Options = Options{Namespace: "ns", TweakListOptions: web, SnapshotDir: tc.s.Dir, SnapshotKey: tc.s.Key, ListAdmissionSet: true}
+			f.Options.MarkSensitive(tc.s.Sensitive...)
+			f.Init()
+			got := f.Options.InformerOptions(base, tc.gvr, &f.snapshots)
 			// A snapshot file always comes with a way to read the cluster's
 			// identity (without a ClusterIdentity it says the cluster is
 			// not known).

@@ -1,4 +1,4 @@
-package cache
+package fanout
 
 import (
 	"context"
@@ -13,27 +13,27 @@ import (
 	"github.com/kinformer/kinformer/cache/synctrack"
 )
 
-// processorListener delivers notifications to one handler. Producers append
-// to a mutex-protected slice and wake the listener's single goroutine with a
+// Listener delivers notifications to one handler. Producers append to a
+// mutex-protected slice and wake the listener's single goroutine with a
 // non-blocking send on a one-slot channel, only when it is idle; the
 // goroutine swaps the whole slice out and delivers it without holding the
 // lock. So a slow handler never blocks the informer or other handlers, and
 // its notifications arrive in order.
 //
-// processorListener is the ResourceEventHandlerRegistration returned by
-// AddEventHandler.
-type processorListener struct {
-	logger      klog.Logger
-	handler     ResourceEventHandler
-	handlerName string
+// A Listener is built by Processor.NewListener and registered with
+// Processor.Add; its methods are safe for concurrent use.
+type Listener struct {
+	logger  klog.Logger
+	handler Handler
+	name    string
 	// panics is the processor's panic counter; ownPanics counts this
 	// listener's.
 	panics    *atomic.Int64
 	ownPanics atomic.Int64
 	// inFlight is the number of notifications of the batch being delivered
-	// that are not handled yet (see pendingCount).
+	// that are not handled yet (see Pending).
 	inFlight atomic.Int64
-	// latency, when set, times every notification (SetHandlerMetricsProvider).
+	// latency, when set, times every notification (SetHandlerLatency).
 	latency atomic.Pointer[handlerLatency]
 
 	// syncTracker counts the initial-list notifications not yet processed;
@@ -47,10 +47,10 @@ type processorListener struct {
 	resyncDue             bool
 
 	mu      sync.Mutex
-	pending []notification
-	spare   []notification
-	// coalesce, when set (HandlerBufferCoalesceByKey), replaces pending
-	// and spare; see handler_buffer.go.
+	pending []Notification
+	spare   []Notification
+	// coalesce, when set (BufferCoalesceByKey), replaces pending and
+	// spare; see coalesce.go.
 	coalesce *coalescingBuffer
 	idle     bool
 	stopped  bool
@@ -63,42 +63,43 @@ type processorListener struct {
 	finished   chan struct{}
 }
 
-// listenerConfig is everything a processorListener is built from.
-type listenerConfig struct {
-	logger  klog.Logger
-	handler ResourceEventHandler
-	// requestedResyncPeriod is the period the handler asked for,
-	// resyncPeriod the effective one (see determineResyncPeriod); the
-	// first resync is due resyncPeriod after now.
-	requestedResyncPeriod time.Duration
-	resyncPeriod          time.Duration
-	now                   time.Time
-	// upstreamName names what the listener syncs with (the informer) in
-	// its DoneChecker's name.
-	upstreamName string
-	// panics is the processor's panic counter.
-	panics *atomic.Int64
-	// bufferPolicy is HandlerOptions.BufferPolicy.
-	bufferPolicy HandlerBufferPolicy
+// ListenerConfig is everything a Listener is built from.
+type ListenerConfig struct {
+	// Logger logs the handler's panics.
+	Logger klog.Logger
+	// Handler receives the notifications.
+	Handler Handler
+	// Name names the handler in logs, statuses and its latency histogram.
+	Name string
+	// SyncName is the name of the listener's sync tracker (see
+	// SyncTracker).
+	SyncName string
+	// RequestedResyncPeriod is the period the handler asked for,
+	// ResyncPeriod the effective one; the first resync is due ResyncPeriod
+	// after Now. Zero: never.
+	RequestedResyncPeriod time.Duration
+	ResyncPeriod          time.Duration
+	Now                   time.Time
+	// Buffer is how the listener buffers notifications.
+	Buffer Buffer
 }
 
-// newProcessorListener returns a listener built from cfg, or an error for a
-// buffer policy it does not know.
-func newProcessorListener(cfg listenerConfig) (*processorListener, error) {
-	name := nameForHandler(cfg.handler)
-	coalesce, err := newHandlerBuffer(cfg.bufferPolicy)
+// NewListener returns a listener of p built from cfg (not registered yet:
+// see Add), or an error for a Buffer it does not know.
+func (p *Processor) NewListener(cfg ListenerConfig) (*Listener, error) {
+	coalesce, err := p.newBuffer(cfg.Buffer)
 	if err != nil {
-		return nil, fmt.Errorf("handler %s: %w", name, err)
+		return nil, fmt.Errorf("handler %s: %w", cfg.Name, err)
 	}
-	return &processorListener{
-		logger:                cfg.logger,
-		handler:               cfg.handler,
-		handlerName:           name,
-		panics:                cfg.panics,
-		syncTracker:           synctrack.NewSingleFileTracker(fmt.Sprintf("%s + event handler %s", cfg.upstreamName, name)),
-		requestedResyncPeriod: cfg.requestedResyncPeriod,
-		resyncPeriod:          cfg.resyncPeriod,
-		nextResync:            cfg.now.Add(cfg.resyncPeriod),
+	return &Listener{
+		logger:                cfg.Logger,
+		handler:               cfg.Handler,
+		name:                  cfg.Name,
+		panics:                &p.panics,
+		syncTracker:           synctrack.NewSingleFileTracker(cfg.SyncName),
+		requestedResyncPeriod: cfg.RequestedResyncPeriod,
+		resyncPeriod:          cfg.ResyncPeriod,
+		nextResync:            cfg.Now.Add(cfg.ResyncPeriod),
 		resyncDue:             true,
 		coalesce:              coalesce,
 		wake:                  make(chan struct{}, 1),
@@ -108,29 +109,39 @@ func newProcessorListener(cfg listenerConfig) (*processorListener, error) {
 
 // HasSynced reports whether the informer has synced and this handler has
 // processed every notification of its initial list.
-func (l *processorListener) HasSynced() bool {
+func (l *Listener) HasSynced() bool {
 	return l.syncTracker.HasSynced()
 }
 
-// HasSyncedChecker returns a DoneChecker that completes when HasSynced
-// becomes true.
-func (l *processorListener) HasSyncedChecker() DoneChecker {
+// SyncTracker returns the tracker behind HasSynced: its Done channel is
+// closed when HasSynced becomes true, and its Name is
+// ListenerConfig.SyncName.
+func (l *Listener) SyncTracker() *synctrack.SingleFileTracker {
 	return l.syncTracker
 }
 
-// ShutdownChan returns a channel that is closed once the listener has been
-// removed or its informer stopped, and its handler is no longer running.
-func (l *processorListener) ShutdownChan() <-chan struct{} {
+// Finished returns a channel that is closed once the listener has been
+// removed or its processor stopped, and its handler is no longer running.
+func (l *Listener) Finished() <-chan struct{} {
 	return l.finished
 }
 
-func (l *processorListener) markFinished() {
+// ResyncPeriod returns the listener's effective resync period (zero:
+// never). It is not synchronised with Processor.ResyncCheckPeriodChanged,
+// which may change the period: callers serialise the two (an informer
+// changes periods under its own lock).
+func (l *Listener) ResyncPeriod() time.Duration {
+	return l.resyncPeriod
+}
+
+func (l *Listener) markFinished() {
 	l.finishOnce.Do(func() { close(l.finished) })
 }
 
-// enqueue appends notes (skipping resync notes unless withResync) and wakes
-// the goroutine if it is idle.
-func (l *processorListener) enqueue(notes []notification, withResync bool) {
+// Enqueue appends notes to the listener's buffer (skipping Resync notes
+// unless withResync) and wakes its goroutine if it is idle. It keeps no
+// reference to notes. A stopped listener drops them.
+func (l *Listener) Enqueue(notes []Notification, withResync bool) {
 	l.mu.Lock()
 	if l.stopped {
 		l.mu.Unlock()
@@ -142,10 +153,10 @@ func (l *processorListener) enqueue(notes []notification, withResync bool) {
 	} else {
 		for i := range notes {
 			n := &notes[i]
-			if n.resync && !withResync {
+			if n.Resync && !withResync {
 				continue
 			}
-			if n.initial {
+			if n.Initial {
 				l.syncTracker.Start()
 			}
 			l.pending = append(l.pending, *n)
@@ -164,14 +175,9 @@ func (l *processorListener) enqueue(notes []notification, withResync bool) {
 	}
 }
 
-// enqueueOne is enqueue for a single notification.
-func (l *processorListener) enqueueOne(n notification) {
-	l.enqueue([]notification{n}, true)
-}
-
 // stop makes the listener drop pending notifications and deliver no more.
 // The handler call in progress, if any, completes.
-func (l *processorListener) stop() {
+func (l *Listener) stop() {
 	l.mu.Lock()
 	if l.stopped {
 		l.mu.Unlock()
@@ -193,7 +199,7 @@ func (l *processorListener) stop() {
 
 // run is the listener's goroutine: wait for notifications, deliver them,
 // until stopped.
-func (l *processorListener) run() {
+func (l *Listener) run() {
 	defer l.markFinished()
 	if l.coalesce != nil {
 		l.runCoalescing()
@@ -237,7 +243,7 @@ func (l *processorListener) run() {
 // then logged with the handler's name, and counted; an initial-list add
 // counts as processed even if it panicked, so the registration can still
 // sync.
-func (l *processorListener) deliver(batch []notification, from int) (next int) {
+func (l *Listener) deliver(batch []Notification, from int) (next int) {
 	next = from
 	defer func() {
 		if r := recover(); r != nil {
@@ -254,8 +260,8 @@ func (l *processorListener) deliver(batch []notification, from int) (next int) {
 			for _, handle := range utilruntime.PanicHandlers {
 				handle(ctx, r)
 			}
-			l.logger.Info("Skipped the notification whose event handler panicked; delivery goes on", "handler", l.handlerName)
-			if batch[next].initial {
+			l.logger.Info("Skipped the notification whose event handler panicked; delivery goes on", "handler", l.name)
+			if batch[next].Initial {
 				l.syncTracker.Finished()
 			}
 			next++
@@ -280,35 +286,30 @@ func (l *processorListener) deliver(batch []notification, from int) (next int) {
 }
 
 // handle calls the handler method for n.
-func (l *processorListener) handle(n *notification) {
-	switch n.kind {
-	case notifyAdd:
-		l.handler.OnAdd(n.newObj, n.initial)
-		if n.initial {
+func (l *Listener) handle(n *Notification) {
+	switch n.Kind {
+	case Add:
+		l.handler.OnAdd(n.NewObj, n.Initial)
+		if n.Initial {
 			l.syncTracker.Finished()
 		}
-	case notifyUpdate:
-		l.handler.OnUpdate(n.oldObj, n.newObj)
-	case notifyDelete:
-		l.handler.OnDelete(n.oldObj)
+	case Update:
+		l.handler.OnUpdate(n.OldObj, n.NewObj)
+	case Delete:
+		l.handler.OnDelete(n.OldObj)
 	}
 }
 
-// PendingNotifications implements HandlerBufferReporter.
-func (l *processorListener) PendingNotifications() int {
-	return l.pendingCount()
-}
-
-// enqueueCoalescing is enqueue for a HandlerBufferCoalesceByKey listener.
+// enqueueCoalescingLocked is Enqueue for a BufferCoalesceByKey listener.
 // Called with l.mu held; it reports whether notes were added.
-func (l *processorListener) enqueueCoalescingLocked(notes []notification, withResync bool) bool {
+func (l *Listener) enqueueCoalescingLocked(notes []Notification, withResync bool) bool {
 	added := false
 	for i := range notes {
 		n := &notes[i]
-		if n.resync && !withResync {
+		if n.Resync && !withResync {
 			continue
 		}
-		if n.initial {
+		if n.Initial {
 			l.syncTracker.Start()
 		}
 		l.coalesce.add(*n, l.droppedInitial)
@@ -318,16 +319,16 @@ func (l *processorListener) enqueueCoalescingLocked(notes []notification, withRe
 }
 
 // droppedInitial accounts for an initial-list add merged away.
-func (l *processorListener) droppedInitial(notification) {
+func (l *Listener) droppedInitial(Notification) {
 	l.syncTracker.Finished()
 }
 
-// runCoalescing is run for a HandlerBufferCoalesceByKey listener: it
-// delivers the oldest pending key's notifications one key at a time, so
-// that every delivery carries the newest state.
-func (l *processorListener) runCoalescing() {
+// runCoalescing is run for a BufferCoalesceByKey listener: it delivers the
+// oldest pending key's notifications one key at a time, so that every
+// delivery carries the newest state.
+func (l *Listener) runCoalescing() {
 	defer l.markFinished()
-	var batch []notification
+	var batch []Notification
 	for {
 		l.mu.Lock()
 		for l.coalesce.head == nil && !l.stopped {
@@ -352,8 +353,11 @@ func (l *processorListener) runCoalescing() {
 	}
 }
 
-// pendingCount is the number of notifications not yet handled.
-func (l *processorListener) pendingCount() int {
+// Pending returns the number of notifications not yet handled: those
+// waiting in the buffer (for BufferCoalesceByKey, one per object with
+// changes waiting; an object deleted and re-created while waiting counts
+// twice) and those taken out for delivery and not yet handled.
+func (l *Listener) Pending() int {
 	l.mu.Lock()
 	n := len(l.pending)
 	if l.coalesce != nil {
@@ -363,18 +367,30 @@ func (l *processorListener) pendingCount() int {
 	return n + int(l.inFlight.Load())
 }
 
-// handlerLatency holds a listener's latency histogram.
-type handlerLatency struct {
-	h HistogramMetric
+// Buffered returns the number of notifications waiting in the buffer, not
+// counting those taken out for delivery (see Pending).
+func (l *Listener) Buffered() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(l.pending)
+	if l.coalesce != nil {
+		n += l.coalesce.notes
+	}
+	return n
 }
 
-// setLatencyMetric asks provider (may be nil) for the listener's histogram.
-func (l *processorListener) setLatencyMetric(provider HandlerMetricsProvider) {
-	if provider == nil {
+// handlerLatency holds a listener's latency histogram.
+type handlerLatency struct {
+	h Histogram
+}
+
+// setLatency asks newHistogram (may be nil) for the listener's histogram.
+func (l *Listener) setLatency(newHistogram func(handlerName string) Histogram) {
+	if newHistogram == nil {
 		l.latency.Store(nil)
 		return
 	}
-	if h := provider.NewHandlerLatencyMetric(l.handlerName); h != nil {
+	if h := newHistogram(l.name); h != nil {
 		l.latency.Store(&handlerLatency{h: h})
 		return
 	}

@@ -1,9 +1,15 @@
 package cache
 
 import (
+	"context"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/kinformer/kinformer/cache/internal/fanout"
 )
 
 // TestHandlerSyncsWhileStayingBusy checks that a registration syncs as soon
@@ -44,4 +50,33 @@ func TestHandlerSyncsWhileStayingBusy(t *testing.T) {
 			infWaitSynced(t, busyReg.HasSyncedChecker())
 		})
 	}
+}
+
+// TestHandlerProcessorCoalescesByTheInformersKeys: the fan-out engine of an
+// informer coalesces by DeletionHandlingMetaNamespaceKeyFunc's keys (a
+// DeletedFinalStateUnknown under its object's key) and prefers a real final
+// state over a DeletedFinalStateUnknown.
+func TestHandlerProcessorCoalescesByTheInformersKeys(t *testing.T) {
+	p := newHandlerProcessor(clock.RealClock{}, nil)
+	rec := &infRecorder{}
+	l, err := p.NewListener(fanout.ListenerConfig{Logger: klog.Background(), Handler: rec, Name: "rec", Buffer: fanout.BufferCoalesceByKey})
+	require.NoError(t, err)
+	l.Enqueue([]fanout.Notification{
+		{Kind: fanout.Update, OldObj: infPod("d", "1"), NewObj: infPod("d", "2")},
+		{Kind: fanout.Delete, OldObj: DeletedFinalStateUnknown{Key: "ns/d", Obj: infPod("d", "2")}},
+		{Kind: fanout.Delete, OldObj: DeletedFinalStateUnknown{Key: "ns/g"}},
+		{Kind: fanout.Delete, OldObj: infPod("g", "4")},
+	}, true)
+	p.Add(l)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.Run(ctx)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	assert.Equal(t, []string{"delete tombstone(ns/d@2)", "delete ns/g@4"}, rec.waitN(t, 2))
 }

@@ -1,4 +1,4 @@
-package cache
+package listadmission
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // FuzzParseRetryAfter checks ParseRetryAfter against client-go's reading of
 // the header (strconv.Atoi) on arbitrary values: it accepts exactly the
 // values Atoi reads as a positive number of seconds a time.Duration holds,
-// returns that many seconds, and whatever it returns, a ListAdmission's pause
+// returns that many seconds, and whatever it returns, an Admission's pause
 // after a 429 asking for it never exceeds DefaultMaxRetryAfter.
 func FuzzParseRetryAfter(f *testing.F) {
 	for _, s := range []string{"1", "0", "-1", "+5", "120", "31536000", "9223372036", "9223372037",
@@ -39,7 +39,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 			t.Fatalf("ParseRetryAfter(%q) = %v; want %d s", value, got, seconds)
 		}
 		clk := testingclock.NewFakeClock(admissionClockStart)
-		a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk, Rand: rand.New(rand.NewPCG(1, 1))})
+		a := New(Options{MaxConcurrent: 1, Jitter: -1, Clock: clk, Rand: rand.New(rand.NewPCG(1, 1))})
 		a.Throttled(got)
 		if pause := a.Stats().PausedUntil.Sub(admissionClockStart); pause > DefaultMaxRetryAfter || pause <= 0 {
 			t.Fatalf("Retry-After %q paused the group for %v; want (0, %v]", value, pause, DefaultMaxRetryAfter)
@@ -48,7 +48,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 }
 
 // fzIsCollectionRead is the model of the requests whose 429 may slow a
-// ListAdmission down: a GET that is no watch, or a streaming list, as
+// Admission down: a GET that is no watch, or a streaming list, as
 // kube-apiserver reads the watch and sendInitialEvents parameters.
 func fzIsCollectionRead(method string, u *url.URL) bool {
 	if method != http.MethodGet {
@@ -63,7 +63,7 @@ func fzIsCollectionRead(method string, u *url.URL) bool {
 }
 
 // FuzzRequestClassification sends arbitrary requests, answered with an
-// arbitrary status and Retry-After, through a ListAdmission's transport,
+// arbitrary status and Retry-After, through an Admission's transport,
 // with or without one of its slots on the request context. Only a 429
 // answering a collection read that carries the slot counts, and no
 // Retry-After pauses the group for longer than the maximum.
@@ -81,14 +81,14 @@ func FuzzRequestClassification(f *testing.F) {
 			return
 		}
 		clk := testingclock.NewFakeClock(admissionClockStart)
-		a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk, Rand: rand.New(rand.NewPCG(1, 1))})
+		a := New(Options{MaxConcurrent: 1, Jitter: -1, Clock: clk, Rand: rand.New(rand.NewPCG(1, 1))})
 		ctx := context.Background()
-		var slot *admissionSlot
+		var slot *Slot
 		if withSlot {
-			if slot, err = a.acquire(ctx, 0); err != nil {
+			if slot, err = a.Acquire(ctx, 0); err != nil {
 				t.Fatal(err)
 			}
-			ctx = withAdmissionSlot(ctx, slot)
+			ctx = ContextWithSlot(ctx, slot)
 		}
 		rt := a.WrapTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
 			return &http.Response{StatusCode: status, Header: http.Header{"Retry-After": {retryAfter}}}, nil
@@ -111,7 +111,7 @@ func FuzzRequestClassification(f *testing.F) {
 		if pause := s.PausedUntil.Sub(admissionClockStart); !s.PausedUntil.IsZero() && pause > DefaultMaxRetryAfter {
 			t.Fatalf("Retry-After %q paused the group for %v", retryAfter, pause)
 		}
-		slot.release(true)
+		slot.Release(true)
 	})
 }
 

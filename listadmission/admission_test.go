@@ -1,4 +1,4 @@
-package cache
+package listadmission
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	testingclock "k8s.io/utils/clock/testing"
@@ -19,7 +18,7 @@ import (
 var admissionClockStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // admissionUntil waits until cond holds of a's stats, or fails t.
-func admissionUntil(t *testing.T, a *ListAdmission, what string, cond func(ListAdmissionStats) bool) {
+func admissionUntil(t *testing.T, a *Admission, what string, cond func(Stats) bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond(a.Stats()) {
@@ -30,27 +29,27 @@ func admissionUntil(t *testing.T, a *ListAdmission, what string, cond func(ListA
 	}
 }
 
-// admissionRun is one acquire call running in its own goroutine.
+// admissionRun is one Acquire call running in its own goroutine.
 type admissionRun struct {
 	name string
-	slot *admissionSlot
+	slot *Slot
 	err  error
 	done chan struct{}
 }
 
-// admissionLine starts acquire calls one after the other, each only once
+// admissionLine starts Acquire calls one after the other, each only once
 // the one before is in line, and records the order they are admitted in.
 type admissionLine struct {
 	t     *testing.T
-	a     *ListAdmission
+	a     *Admission
 	order chan *admissionRun
 }
 
-func newAdmissionLine(t *testing.T, a *ListAdmission) *admissionLine {
+func newAdmissionLine(t *testing.T, a *Admission) *admissionLine {
 	return &admissionLine{t: t, a: a, order: make(chan *admissionRun, 64)}
 }
 
-// join starts an acquire of priority under ctx and waits until it waits in
+// join starts an Acquire of priority under ctx and waits until it waits in
 // line or was admitted.
 func (l *admissionLine) join(ctx context.Context, name string, priority int) *admissionRun {
 	l.t.Helper()
@@ -58,12 +57,12 @@ func (l *admissionLine) join(ctx context.Context, name string, priority int) *ad
 	r := &admissionRun{name: name, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		r.slot, r.err = l.a.acquire(ctx, priority)
+		r.slot, r.err = l.a.Acquire(ctx, priority)
 		if r.err == nil {
 			l.order <- r
 		}
 	}()
-	admissionUntil(l.t, l.a, name+" in line", func(s ListAdmissionStats) bool {
+	admissionUntil(l.t, l.a, name+" in line", func(s Stats) bool {
 		return s.Waiting > before.Waiting || s.Admitted > before.Admitted
 	})
 	return r
@@ -95,9 +94,9 @@ func (l *admissionLine) none(wantInFlight int) {
 	}
 }
 
-func TestListAdmissionLimitsConcurrentLists(t *testing.T) {
+func TestAdmissionLimitsConcurrentLists(t *testing.T) {
 	ctx := t.Context()
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 2, Clock: testingclock.NewFakeClock(admissionClockStart)})
+	a := New(Options{MaxConcurrent: 2, Clock: testingclock.NewFakeClock(admissionClockStart)})
 	line := newAdmissionLine(t, a)
 	first := line.join(ctx, "first", 0)
 	second := line.join(ctx, "second", 0)
@@ -109,22 +108,22 @@ func TestListAdmissionLimitsConcurrentLists(t *testing.T) {
 	if s := a.Stats(); s.Waiting != 1 {
 		t.Fatalf("waiting %d, want 1", s.Waiting)
 	}
-	first.slot.release(true)
+	first.slot.Release(true)
 	if got := line.next(); got != third {
 		t.Fatalf("admitted %s, want third", got.name)
 	}
-	first.slot.release(true) // a second release does nothing
-	second.slot.release(false)
-	third.slot.release(true)
-	want := ListAdmissionStats{Limit: 2, CurrentLimit: 2, PeakInFlight: 2, Admitted: 3}
+	first.slot.Release(true) // a second release does nothing
+	second.slot.Release(false)
+	third.slot.Release(true)
+	want := Stats{Limit: 2, CurrentLimit: 2, PeakInFlight: 2, Admitted: 3}
 	if s := a.Stats(); s != want {
 		t.Fatalf("stats %+v, want %+v", s, want)
 	}
 }
 
-func TestListAdmissionOrdersByPriorityThenArrival(t *testing.T) {
+func TestAdmissionOrdersByPriorityThenArrival(t *testing.T) {
 	ctx := t.Context()
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Clock: testingclock.NewFakeClock(admissionClockStart)})
+	a := New(Options{MaxConcurrent: 1, Clock: testingclock.NewFakeClock(admissionClockStart)})
 	line := newAdmissionLine(t, a)
 	holder := line.join(ctx, "holder", 0)
 	line.next()
@@ -137,21 +136,21 @@ func TestListAdmissionOrdersByPriorityThenArrival(t *testing.T) {
 	var got []string
 	current := holder
 	for range 6 {
-		current.slot.release(true)
+		current.slot.Release(true)
 		current = line.next()
 		got = append(got, current.name)
 		line.none(1)
 	}
-	current.slot.release(true)
+	current.slot.Release(true)
 	want := []string{"f9", "b5", "d5", "a0", "c0", "e-1"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("admitted in the order %v, want %v", got, want)
 	}
 }
 
-func TestListAdmissionCancelledWaiterLeavesTheLine(t *testing.T) {
+func TestAdmissionCancelledWaiterLeavesTheLine(t *testing.T) {
 	ctx := t.Context()
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Clock: testingclock.NewFakeClock(admissionClockStart)})
+	a := New(Options{MaxConcurrent: 1, Clock: testingclock.NewFakeClock(admissionClockStart)})
 	line := newAdmissionLine(t, a)
 	holder := line.join(ctx, "holder", 0)
 	line.next()
@@ -166,56 +165,56 @@ func TestListAdmissionCancelledWaiterLeavesTheLine(t *testing.T) {
 	if s := a.Stats(); s.Waiting != 1 || s.InFlight != 1 {
 		t.Fatalf("stats %+v, want 1 waiting and 1 in flight", s)
 	}
-	holder.slot.release(true)
+	holder.slot.Release(true)
 	if got := line.next(); got != stays {
 		t.Fatalf("admitted %s, want stays", got.name)
 	}
-	stays.slot.release(true)
+	stays.slot.Release(true)
 	if s := a.Stats(); s.InFlight != 0 || s.Waiting != 0 || s.Admitted != 2 {
 		t.Fatalf("stats %+v, want nothing in flight or waiting, 2 admitted", s)
 	}
 }
 
-func TestListAdmissionCancelledBeforeAsking(t *testing.T) {
+func TestAdmissionCancelledBeforeAsking(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1})
+	a := New(Options{MaxConcurrent: 1})
 	// A free slot is handed out whatever the context: the list itself
 	// notices the cancellation. A full one is not waited for.
-	slot, err := a.acquire(ctx, 0)
+	slot, err := a.Acquire(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.acquire(ctx, 0); !errors.Is(err, context.Canceled) {
-		t.Fatalf("acquire on a full admission with a cancelled context: %v, want context.Canceled", err)
+	if _, err := a.Acquire(ctx, 0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Acquire on a full admission with a cancelled context: %v, want context.Canceled", err)
 	}
-	slot.release(true)
+	slot.Release(true)
 	if s := a.Stats(); s.Waiting != 0 || s.InFlight != 0 {
 		t.Fatalf("stats %+v", s)
 	}
 }
 
-func TestListAdmissionNilAdmitsEverything(t *testing.T) {
-	var a *ListAdmission
+func TestAdmissionNilAdmitsEverything(t *testing.T) {
+	var a *Admission
 	for range 100 {
-		slot, err := a.acquire(t.Context(), 0)
+		slot, err := a.Acquire(t.Context(), 0)
 		if err != nil || slot != nil {
 			t.Fatalf("nil admission: slot %v, error %v", slot, err)
 		}
-		slot.release(true)
+		slot.Release(true)
 	}
 	a.Throttled(time.Second)
-	a.throttledBy(apierrors.NewTooManyRequests("x", 1), nil)
-	if s := a.Stats(); s != (ListAdmissionStats{}) {
+	a.ThrottledBy(apierrors.NewTooManyRequests("x", 1), nil)
+	if s := a.Stats(); s != (Stats{}) {
 		t.Fatalf("stats of nil: %+v", s)
 	}
 }
 
-func TestListAdmissionUnlimited(t *testing.T) {
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: -1})
-	var slots []*admissionSlot
+func TestAdmissionUnlimited(t *testing.T) {
+	a := New(Options{MaxConcurrent: -1})
+	var slots []*Slot
 	for range 200 {
-		slot, err := a.acquire(t.Context(), 0)
+		slot, err := a.Acquire(t.Context(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,14 +224,14 @@ func TestListAdmissionUnlimited(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 	for _, s := range slots {
-		s.release(true)
+		s.Release(true)
 	}
 }
 
-// TestListAdmissionPauseJitter checks the length of the pause after a 429:
+// TestAdmissionPauseJitter checks the length of the pause after a 429:
 // Retry-After plus jitter in [0, Jitter*Retry-After), exactly what the
 // seeded generator draws.
-func TestListAdmissionPauseJitter(t *testing.T) {
+func TestAdmissionPauseJitter(t *testing.T) {
 	cases := []struct {
 		name       string
 		jitter     float64
@@ -240,17 +239,17 @@ func TestListAdmissionPauseJitter(t *testing.T) {
 		want       func(draw float64) time.Duration
 	}{
 		{"default jitter", 0, 4 * time.Second, func(f float64) time.Duration {
-			return 4*time.Second + time.Duration(DefaultListAdmissionJitter*f*float64(4*time.Second))
+			return 4*time.Second + time.Duration(DefaultJitter*f*float64(4*time.Second))
 		}},
 		{"jitter 1", 1, 2 * time.Second, func(f float64) time.Duration { return 2*time.Second + time.Duration(f*float64(2*time.Second)) }},
 		{"no jitter", -1, 3 * time.Second, func(float64) time.Duration { return 3 * time.Second }},
-		{"no Retry-After: the default", -1, 0, func(float64) time.Duration { return DefaultListAdmissionRetryAfter }},
+		{"no Retry-After: the default", -1, 0, func(float64) time.Duration { return DefaultRetryAfter }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			for seed := range uint64(20) {
 				clk := testingclock.NewFakeClock(admissionClockStart)
-				a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: tc.jitter, Clock: clk, Rand: rand.New(rand.NewPCG(seed, 1))})
+				a := New(Options{MaxConcurrent: 1, Jitter: tc.jitter, Clock: clk, Rand: rand.New(rand.NewPCG(seed, 1))})
 				a.Throttled(tc.retryAfter)
 				draw := rand.New(rand.NewPCG(seed, 1)).Float64()
 				if tc.jitter < 0 {
@@ -262,11 +261,11 @@ func TestListAdmissionPauseJitter(t *testing.T) {
 				}
 				base := tc.retryAfter
 				if base <= 0 {
-					base = DefaultListAdmissionRetryAfter
+					base = DefaultRetryAfter
 				}
 				j := tc.jitter
 				if j == 0 {
-					j = DefaultListAdmissionJitter
+					j = DefaultJitter
 				}
 				if j < 0 {
 					j = 0
@@ -279,13 +278,13 @@ func TestListAdmissionPauseJitter(t *testing.T) {
 	}
 }
 
-// TestListAdmissionTooManyRequestsHalvesTheLimit: a 429 halves the number of
+// TestAdmissionTooManyRequestsHalvesTheLimit: a 429 halves the number of
 // lists admitted at once without pausing the group (the lists running go
 // on), and completed lists raise it again; failed ones do not.
-func TestListAdmissionTooManyRequestsHalvesTheLimit(t *testing.T) {
+func TestAdmissionTooManyRequestsHalvesTheLimit(t *testing.T) {
 	ctx := t.Context()
 	clk := testingclock.NewFakeClock(admissionClockStart)
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 4, Jitter: -1, Clock: clk})
+	a := New(Options{MaxConcurrent: 4, Jitter: -1, Clock: clk})
 	line := newAdmissionLine(t, a)
 	var running []*admissionRun
 	for _, name := range []string{"r1", "r2", "r3", "r4"} {
@@ -294,7 +293,7 @@ func TestListAdmissionTooManyRequestsHalvesTheLimit(t *testing.T) {
 	}
 
 	// A 429 with Retry-After: 2 reported by an informer.
-	a.throttledBy(apierrors.NewTooManyRequests("slow down", 2), nil)
+	a.ThrottledBy(apierrors.NewTooManyRequests("slow down", 2), nil)
 	if s := a.Stats(); s.CurrentLimit != 2 || s.Throttled != 1 || !s.PausedUntil.IsZero() {
 		t.Fatalf("after a 429: %+v", s)
 	}
@@ -302,17 +301,17 @@ func TestListAdmissionTooManyRequestsHalvesTheLimit(t *testing.T) {
 	w2 := line.join(ctx, "w2", 0)
 	w3 := line.join(ctx, "w3", 0)
 	// Two failed lists leave two running: still at the halved limit.
-	running[0].slot.release(false)
-	running[1].slot.release(false)
+	running[0].slot.Release(false)
+	running[1].slot.Release(false)
 	line.none(2)
 	// One more ends: one list may start.
-	running[2].slot.release(false)
+	running[2].slot.Release(false)
 	if got := line.next(); got != w1 {
 		t.Fatalf("admitted %s, want w1", got.name)
 	}
 	line.none(2)
 	// A completed list raises the limit to 3: two more may run.
-	running[3].slot.release(true)
+	running[3].slot.Release(true)
 	// Both are admitted by the same release; their goroutines report in
 	// either order.
 	if got := []*admissionRun{line.next(), line.next()}; !(got[0] == w2 && got[1] == w3 || got[0] == w3 && got[1] == w2) {
@@ -322,21 +321,21 @@ func TestListAdmissionTooManyRequestsHalvesTheLimit(t *testing.T) {
 		t.Fatalf("stats %+v, want current limit 3 and 3 in flight", s)
 	}
 	// A failed list gives its slot back without raising the limit.
-	w1.slot.release(false)
-	w2.slot.release(true)
-	w3.slot.release(true)
+	w1.slot.Release(false)
+	w2.slot.Release(true)
+	w3.slot.Release(true)
 	if s := a.Stats(); s.CurrentLimit != 4 || s.InFlight != 0 {
 		t.Fatalf("stats %+v, want current limit 4 and nothing in flight", s)
 	}
 }
 
-// TestListAdmissionAtOneListATimeA429PausesTheGroup: once the limit is down
+// TestAdmissionAtOneListATimeA429PausesTheGroup: once the limit is down
 // to one, a 429 stops every admission until its Retry-After (plus jitter)
 // has passed; another 429 of the same burst extends nothing.
-func TestListAdmissionAtOneListATimeA429PausesTheGroup(t *testing.T) {
+func TestAdmissionAtOneListATimeA429PausesTheGroup(t *testing.T) {
 	ctx := t.Context()
 	clk := testingclock.NewFakeClock(admissionClockStart)
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 2, Jitter: -1, Clock: clk})
+	a := New(Options{MaxConcurrent: 2, Jitter: -1, Clock: clk})
 	line := newAdmissionLine(t, a)
 	a.Throttled(2 * time.Second)
 	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.IsZero() {
@@ -357,46 +356,46 @@ func TestListAdmissionAtOneListATimeA429PausesTheGroup(t *testing.T) {
 	clk.Step(1999 * time.Millisecond)
 	line.none(0)
 	// At its end, as many as the limit allows: one.
-	admissionUntil(t, a, "waiters to wait for the pause's end", func(ListAdmissionStats) bool { return clk.HasWaiters() })
+	admissionUntil(t, a, "waiters to wait for the pause's end", func(Stats) bool { return clk.HasWaiters() })
 	clk.Step(time.Millisecond)
 	if got := line.next(); got != w1 {
 		t.Fatalf("admitted %s, want w1", got.name)
 	}
 	line.none(1)
-	w1.slot.release(true)
+	w1.slot.Release(true)
 	if got := line.next(); got != w2 {
 		t.Fatalf("admitted %s, want w2", got.name)
 	}
-	w2.slot.release(true)
+	w2.slot.Release(true)
 	if s := a.Stats(); s.CurrentLimit != 2 || s.InFlight != 0 {
 		t.Fatalf("stats %+v", s)
 	}
 }
 
-// TestListAdmissionLongerPauseWakesWaiters: a waiter that waits for the end
+// TestAdmissionLongerPauseWakesWaiters: a waiter that waits for the end
 // of a pause waits for the new end when a later 429 extends it.
-func TestListAdmissionLongerPauseWakesWaiters(t *testing.T) {
+func TestAdmissionLongerPauseWakesWaiters(t *testing.T) {
 	ctx := t.Context()
 	clk := testingclock.NewFakeClock(admissionClockStart)
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
+	a := New(Options{MaxConcurrent: 1, Jitter: -1, Clock: clk})
 	line := newAdmissionLine(t, a)
 	a.Throttled(time.Second)
 	w := line.join(ctx, "w", 0)
-	admissionUntil(t, a, "the waiter's timer", func(ListAdmissionStats) bool { return clk.HasWaiters() })
+	admissionUntil(t, a, "the waiter's timer", func(Stats) bool { return clk.HasWaiters() })
 	a.Throttled(5 * time.Second)
 	clk.Step(time.Second)
 	line.none(0)
-	admissionUntil(t, a, "the waiter's new timer", func(ListAdmissionStats) bool { return clk.HasWaiters() })
+	admissionUntil(t, a, "the waiter's new timer", func(Stats) bool { return clk.HasWaiters() })
 	clk.Step(4 * time.Second)
 	if got := line.next(); got != w {
 		t.Fatalf("admitted %s", got.name)
 	}
-	w.slot.release(true)
+	w.slot.Release(true)
 }
 
-func TestListAdmissionWrapTransportReportsTooManyRequests(t *testing.T) {
+func TestAdmissionWrapTransportReportsTooManyRequests(t *testing.T) {
 	clk := testingclock.NewFakeClock(admissionClockStart)
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
+	a := New(Options{MaxConcurrent: 1, Jitter: -1, Clock: clk})
 	responses := []*http.Response{
 		{StatusCode: http.StatusOK, Header: http.Header{}},
 		{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"5"}}},
@@ -427,38 +426,38 @@ func TestListAdmissionWrapTransportReportsTooManyRequests(t *testing.T) {
 		t.Fatalf("a 429 to a watch or a write throttled: %+v", s)
 	}
 	// A streaming list of one of a's informers (its slot on the context).
-	slot, err := a.acquire(t.Context(), 0)
+	slot, err := a.Acquire(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer slot.release(false)
-	streamReq, _ := http.NewRequestWithContext(withAdmissionSlot(t.Context(), slot), http.MethodGet, "https://example.invalid/api/v1/pods?watch=true&sendInitialEvents=true", nil)
+	defer slot.Release(false)
+	streamReq, _ := http.NewRequestWithContext(ContextWithSlot(t.Context(), slot), http.MethodGet, "https://example.invalid/api/v1/pods?watch=true&sendInitialEvents=true", nil)
 	if _, err := rt.RoundTrip(streamReq); err != nil {
 		t.Fatal(err)
 	}
 	if s := a.Stats(); s.Throttled != 1 || !s.PausedUntil.Equal(admissionClockStart.Add(3*time.Second)) {
 		t.Fatalf("after a 429 with Retry-After 3: %+v", s)
 	}
-	var nilAdmission *ListAdmission
+	var nilAdmission *Admission
 	if got := nilAdmission.WrapTransport(http.DefaultTransport); got != http.DefaultTransport {
 		t.Fatalf("a nil admission wrapped the transport")
 	}
 }
 
-func TestListAdmissionThrottledByIgnoresOtherErrors(t *testing.T) {
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Clock: testingclock.NewFakeClock(admissionClockStart)})
+func TestAdmissionThrottledByIgnoresOtherErrors(t *testing.T) {
+	a := New(Options{MaxConcurrent: 1, Clock: testingclock.NewFakeClock(admissionClockStart)})
 	for _, err := range []error{
 		nil,
 		errors.New("connection refused"),
 		apierrors.NewInternalError(errors.New("boom")),
 		apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("no")),
 	} {
-		a.throttledBy(err, nil)
+		a.ThrottledBy(err, nil)
 	}
 	if s := a.Stats(); s.Throttled != 0 || !s.PausedUntil.IsZero() {
 		t.Fatalf("throttled by errors other than 429: %+v", s)
 	}
-	a.throttledBy(fmt.Errorf("failed to list: %w", apierrors.NewTooManyRequests("x", 0)), nil)
+	a.ThrottledBy(fmt.Errorf("failed to list: %w", apierrors.NewTooManyRequests("x", 0)), nil)
 	s := a.Stats()
 	if pause := s.PausedUntil.Sub(admissionClockStart); s.Throttled != 1 || pause < time.Second || pause >= time.Second+time.Second/2 {
 		t.Fatalf("a wrapped 429 without Retry-After: %+v", s)
@@ -469,28 +468,28 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// TestListAdmissionLateAnswersToAnEarlierBurstDoNotSlowTheGroupAgain: the
+// TestAdmissionLateAnswersToAnEarlierBurstDoNotSlowTheGroupAgain: the
 // 429s answering lists admitted before the group slowed down (their REST
 // client retries them, and a retry may be answered just after the pause
 // ended) neither halve the limit again nor start a new pause; a 429
 // answering a list admitted since does both. Lists report through the
 // transport, which finds their slot in the request's context.
-func TestListAdmissionLateAnswersToAnEarlierBurstDoNotSlowTheGroupAgain(t *testing.T) {
+func TestAdmissionLateAnswersToAnEarlierBurstDoNotSlowTheGroupAgain(t *testing.T) {
 	clk := testingclock.NewFakeClock(admissionClockStart)
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 8, Jitter: -1, Clock: clk})
+	a := New(Options{MaxConcurrent: 8, Jitter: -1, Clock: clk})
 	rt := a.WrapTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
 		return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}, nil
 	}))
-	answer429 := func(slot *admissionSlot) {
+	answer429 := func(slot *Slot) {
 		t.Helper()
-		req, _ := http.NewRequestWithContext(withAdmissionSlot(t.Context(), slot), http.MethodGet, "https://example.invalid/api/v1/pods", nil)
+		req, _ := http.NewRequestWithContext(ContextWithSlot(t.Context(), slot), http.MethodGet, "https://example.invalid/api/v1/pods", nil)
 		if _, err := rt.RoundTrip(req); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var burst []*admissionSlot
+	var burst []*Slot
 	for range 8 {
-		slot, err := a.acquire(t.Context(), 0)
+		slot, err := a.Acquire(t.Context(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -510,15 +509,15 @@ func TestListAdmissionLateAnswersToAnEarlierBurstDoNotSlowTheGroupAgain(t *testi
 		t.Fatalf("late answers to the first burst slowed the group again: %+v", s)
 	}
 	// Reported by the informer after its REST client gave up: the same.
-	a.throttledBy(apierrors.NewTooManyRequests("x", 1), burst[0])
+	a.ThrottledBy(apierrors.NewTooManyRequests("x", 1), burst[0])
 	if s := a.Stats(); s.CurrentLimit != 4 || !s.PausedUntil.IsZero() {
 		t.Fatalf("the informer's own report of a late answer slowed the group: %+v", s)
 	}
 	for _, slot := range burst[:5] {
-		slot.release(false)
+		slot.Release(false)
 	}
 	// A list admitted after the slow-down is answered 429: new information.
-	later, err := a.acquire(t.Context(), 0)
+	later, err := a.Acquire(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -549,28 +548,28 @@ func TestListAdmissionLateAnswersToAnEarlierBurstDoNotSlowTheGroupAgain(t *testi
 		t.Fatalf("after a longer Retry-After during the pause: %+v", s)
 	}
 	for _, slot := range append(burst[5:], later) {
-		slot.release(false)
+		slot.Release(false)
 	}
 }
 
-// TestListAdmissionWrapTransportCountsOnlyTheInformersOwnListReads: the
+// TestAdmissionWrapTransportCountsOnlyTheInformersOwnListReads: the
 // transport of a client shared with other code sees 429s that answer no
 // informer list (a GET of one object of an aggregated API, a list made by
 // the application, a list of another admission's informer). None of them
 // slows the group down, whatever Retry-After it asks for; a 429 answering a
 // read that carries one of this admission's slots does.
-func TestListAdmissionWrapTransportCountsOnlyTheInformersOwnListReads(t *testing.T) {
+func TestAdmissionWrapTransportCountsOnlyTheInformersOwnListReads(t *testing.T) {
 	clk := testingclock.NewFakeClock(admissionClockStart)
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
-	other := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
+	a := New(Options{MaxConcurrent: 1, Jitter: -1, Clock: clk})
+	other := New(Options{MaxConcurrent: 1, Jitter: -1, Clock: clk})
 	rt := a.WrapTransport(roundTripFunc(func(*http.Request) (*http.Response, error) {
 		return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"31536000"}}}, nil
 	}))
-	otherSlot, err := other.acquire(t.Context(), 0)
+	otherSlot, err := other.Acquire(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer otherSlot.release(true)
+	defer otherSlot.Release(true)
 	for _, tc := range []struct {
 		name string
 		ctx  context.Context
@@ -579,7 +578,7 @@ func TestListAdmissionWrapTransportCountsOnlyTheInformersOwnListReads(t *testing
 		{"a GET of one object", t.Context(), "https://example.invalid/apis/metrics.k8s.io/v1beta1/namespaces/a/pods/p"},
 		{"a list the application makes", t.Context(), "https://example.invalid/api/v1/pods"},
 		{"a streaming list without a slot", t.Context(), "https://example.invalid/api/v1/pods?watch=true&sendInitialEvents=true"},
-		{"a list holding another admission's slot", withAdmissionSlot(t.Context(), otherSlot), "https://example.invalid/api/v1/pods"},
+		{"a list holding another admission's slot", ContextWithSlot(t.Context(), otherSlot), "https://example.invalid/api/v1/pods"},
 	} {
 		req, _ := http.NewRequestWithContext(tc.ctx, http.MethodGet, tc.url, nil)
 		if _, err := rt.RoundTrip(req); err != nil {
@@ -589,12 +588,12 @@ func TestListAdmissionWrapTransportCountsOnlyTheInformersOwnListReads(t *testing
 			t.Fatalf("%s answered 429 slowed the group: %+v", tc.name, s)
 		}
 	}
-	slot, err := a.acquire(t.Context(), 0)
+	slot, err := a.Acquire(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer slot.release(false)
-	req, _ := http.NewRequestWithContext(withAdmissionSlot(t.Context(), slot), http.MethodGet, "https://example.invalid/api/v1/pods", nil)
+	defer slot.Release(false)
+	req, _ := http.NewRequestWithContext(ContextWithSlot(t.Context(), slot), http.MethodGet, "https://example.invalid/api/v1/pods", nil)
 	if _, err := rt.RoundTrip(req); err != nil {
 		t.Fatal(err)
 	}
@@ -603,10 +602,10 @@ func TestListAdmissionWrapTransportCountsOnlyTheInformersOwnListReads(t *testing
 	}
 }
 
-// TestListAdmissionMaxRetryAfterSetsTheCap: MaxRetryAfter replaces the
+// TestAdmissionMaxRetryAfterSetsTheCap: MaxRetryAfter replaces the
 // default maximum (negative: none), the pause reports the Retry-After it
 // honours, and the capped ones are counted.
-func TestListAdmissionMaxRetryAfterSetsTheCap(t *testing.T) {
+func TestAdmissionMaxRetryAfterSetsTheCap(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		max        time.Duration
@@ -621,7 +620,7 @@ func TestListAdmissionMaxRetryAfterSetsTheCap(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := testingclock.NewFakeClock(admissionClockStart)
-			a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, MaxRetryAfter: tc.max, Clock: clk})
+			a := New(Options{MaxConcurrent: 1, Jitter: -1, MaxRetryAfter: tc.max, Clock: clk})
 			a.Throttled(tc.retryAfter)
 			s := a.Stats()
 			if got := s.PausedUntil.Sub(admissionClockStart); got != tc.want || s.PauseRetryAfter != tc.want || s.RetryAfterCapped != tc.capped {
@@ -660,28 +659,10 @@ func TestParseRetryAfter(t *testing.T) {
 	}
 }
 
-// TestInformerStatusReportsTheListAdmissionPause: an informer's status says
-// until when its admission pauses its lists.
-func TestInformerStatusReportsTheListAdmissionPause(t *testing.T) {
-	clk := testingclock.NewFakeClock(admissionClockStart)
-	a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
-	informer := NewSharedIndexInformerWithOptions(&ListWatch{}, &v1.Pod{}, SharedIndexInformerOptions{ListAdmission: a})
-	st, _ := GetInformerStatus(informer)
-	if !st.ListsPausedUntil.IsZero() {
-		t.Fatalf("paused until %v before any 429", st.ListsPausedUntil)
-	}
-	a.Throttled(5 * time.Second)
-	a.Throttled(5 * time.Second)
-	st, _ = GetInformerStatus(informer)
-	if want := admissionClockStart.Add(5 * time.Second); !st.ListsPausedUntil.Equal(want) {
-		t.Fatalf("paused until %v, want %v", st.ListsPausedUntil, want)
-	}
-}
-
-// TestListAdmissionCapsThePauseAtSixtySecondsByDefault: a Retry-After of a
+// TestAdmissionCapsThePauseAtSixtySecondsByDefault: a Retry-After of a
 // year pauses the group for the default maximum, sixty seconds, not a year;
 // shorter ones are honoured as sent.
-func TestListAdmissionCapsThePauseAtSixtySecondsByDefault(t *testing.T) {
+func TestAdmissionCapsThePauseAtSixtySecondsByDefault(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		retryAfter time.Duration
@@ -694,7 +675,7 @@ func TestListAdmissionCapsThePauseAtSixtySecondsByDefault(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := testingclock.NewFakeClock(admissionClockStart)
-			a := NewListAdmission(ListAdmissionOptions{MaxConcurrent: 1, Jitter: -1, Clock: clk})
+			a := New(Options{MaxConcurrent: 1, Jitter: -1, Clock: clk})
 			a.Throttled(tc.retryAfter)
 			if got := a.Stats().PausedUntil.Sub(admissionClockStart); got != tc.want {
 				t.Fatalf("pause %v, want %v", got, tc.want)

@@ -1,0 +1,197 @@
+package fakeapi
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// ErrScriptExhausted is the error of a List call made after the script's list answers ran out.
+var ErrScriptExhausted = errors.New("fakeapi: no scripted answer left for this call")
+
+// ListAnswer is one scripted answer to a List call: Object (a list object, for example a
+// *v1.PodList carrying the list's resourceVersion and continue token) or Err.
+type ListAnswer struct {
+	Object runtime.Object
+	Err    error
+}
+
+// WatchAnswer is one scripted answer to a Watch call: Err, or a watch that delivers Events in
+// order and then closes, unless Hold keeps it open.
+type WatchAnswer struct {
+	Err    error
+	Events []watch.Event
+	Hold   bool
+}
+
+// API is a scripted ListerWatcher; see the package documentation. The zero value is not usable:
+// build one with New.
+type API struct {
+	mu        sync.Mutex
+	lists     []ListAnswer
+	watches   []WatchAnswer
+	listOpts  []metav1.ListOptions
+	watchOpts []metav1.ListOptions
+	handedOut []*Watch
+
+	noWatchList   bool
+	exhausted     chan struct{}
+	exhaustedOnce sync.Once
+
+	onList  func(metav1.ListOptions)
+	onWatch func(metav1.ListOptions)
+}
+
+// New returns an API with an empty script.
+func New() *API {
+	return &API{exhausted: make(chan struct{})}
+}
+
+// WithoutWatchList makes the API report, through IsWatchListSemanticsUnSupported, that it
+// cannot serve streaming lists, as a ListerWatcher over a client that cannot does. It returns
+// the API, to chain.
+func (a *API) WithoutWatchList() *API {
+	a.mu.Lock()
+	a.noWatchList = true
+	a.mu.Unlock()
+	return a
+}
+
+// OnList sets a function that runs at the start of every List call, before the call takes its
+// answer, with the call's options (to block a call, or to act at the moment it is made). It
+// returns the API, to chain. Set it before the code under test runs.
+func (a *API) OnList(f func(metav1.ListOptions)) *API {
+	a.mu.Lock()
+	a.onList = f
+	a.mu.Unlock()
+	return a
+}
+
+// OnWatch is OnList for Watch calls.
+func (a *API) OnWatch(f func(metav1.ListOptions)) *API {
+	a.mu.Lock()
+	a.onWatch = f
+	a.mu.Unlock()
+	return a
+}
+
+// ListAnswers appends answers for the next List calls. It returns the API, to chain.
+func (a *API) ListAnswers(answers ...ListAnswer) *API {
+	a.mu.Lock()
+	a.lists = append(a.lists, answers...)
+	a.mu.Unlock()
+	return a
+}
+
+// WatchAnswers appends answers for the next Watch calls. It returns the API, to chain.
+func (a *API) WatchAnswers(answers ...WatchAnswer) *API {
+	a.mu.Lock()
+	a.watches = append(a.watches, answers...)
+	a.mu.Unlock()
+	return a
+}
+
+// IsWatchListSemanticsUnSupported reports whether WithoutWatchList was called.
+func (a *API) IsWatchListSemanticsUnSupported() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.noWatchList
+}
+
+// List answers with the next scripted list answer; see the package documentation.
+func (a *API) List(options metav1.ListOptions) (runtime.Object, error) {
+	return a.ListWithContext(context.Background(), options)
+}
+
+// Watch answers with the next scripted watch answer; see the package documentation.
+func (a *API) Watch(options metav1.ListOptions) (watch.Interface, error) {
+	return a.WatchWithContext(context.Background(), options)
+}
+
+// ListWithContext is List; the context is not used.
+func (a *API) ListWithContext(_ context.Context, options metav1.ListOptions) (runtime.Object, error) {
+	a.mu.Lock()
+	hook := a.onList
+	a.mu.Unlock()
+	if hook != nil {
+		hook(options)
+	}
+	a.mu.Lock()
+	a.listOpts = append(a.listOpts, options)
+	if len(a.lists) == 0 {
+		a.mu.Unlock()
+		a.markExhausted()
+		return nil, ErrScriptExhausted
+	}
+	answer := a.lists[0]
+	a.lists = a.lists[1:]
+	a.mu.Unlock()
+	return answer.Object, answer.Err
+}
+
+// WatchWithContext is Watch; the context is not used (the code under test stops a watch with
+// its Stop method).
+func (a *API) WatchWithContext(_ context.Context, options metav1.ListOptions) (watch.Interface, error) {
+	a.mu.Lock()
+	hook := a.onWatch
+	a.mu.Unlock()
+	if hook != nil {
+		hook(options)
+	}
+	a.mu.Lock()
+	a.watchOpts = append(a.watchOpts, options)
+	if len(a.watches) == 0 {
+		w := NewWatch(nil, true)
+		a.handedOut = append(a.handedOut, w)
+		a.mu.Unlock()
+		a.markExhausted()
+		return w, nil
+	}
+	answer := a.watches[0]
+	a.watches = a.watches[1:]
+	if answer.Err != nil {
+		a.mu.Unlock()
+		return nil, answer.Err
+	}
+	w := NewWatch(answer.Events, answer.Hold)
+	a.handedOut = append(a.handedOut, w)
+	a.mu.Unlock()
+	return w, nil
+}
+
+// Exhausted is closed by the first call made after its kind's answers ran out: once it is
+// closed, every scripted answer of that kind was taken.
+func (a *API) Exhausted() <-chan struct{} {
+	return a.exhausted
+}
+
+func (a *API) markExhausted() {
+	a.exhaustedOnce.Do(func() { close(a.exhausted) })
+}
+
+// ListOptions returns the options of every List call so far, in call order.
+func (a *API) ListOptions() []metav1.ListOptions {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]metav1.ListOptions(nil), a.listOpts...)
+}
+
+// WatchOptions returns the options of every Watch call so far, in call order, failed calls
+// included.
+func (a *API) WatchOptions() []metav1.ListOptions {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]metav1.ListOptions(nil), a.watchOpts...)
+}
+
+// Watches returns the watches handed out so far, in call order (failed Watch calls hand out
+// none).
+func (a *API) Watches() []*Watch {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]*Watch(nil), a.handedOut...)
+}
