@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/kinformer/kinformer/cache/internal/diag"
 )
 
 // Config configures a low-level Controller (see New). The embedded Queue and
@@ -82,7 +84,7 @@ type controllerInternals struct {
 	// stats, when not nil, are the diagnostics counters the Reflector
 	// updates (the informer's, see GetInformerStatus); otherwise the
 	// Reflector has its own.
-	stats *informerStats
+	stats *diag.Stats
 	// resume, when set, gives the Reflector a state to start from instead
 	// of its first list (the informer's snapshot, snapshot.go).
 	resume func(context.Context) (*reflectorResume, error)

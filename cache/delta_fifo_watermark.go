@@ -96,7 +96,7 @@ func (f *DeltaFIFO) listedLocked(resourceVersion string) {
 	if f.queue.len() > 0 {
 		return
 	}
-	if c, ok := f.lists.cached.(*cache); ok {
+	if c, ok := f.lists.cached.(ownStore); ok {
 		if rv, reset := f.wm.take(f.wm.received); reset {
 			c.resetResourceVersion(rv)
 		} else {

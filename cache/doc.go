@@ -51,7 +51,8 @@
 //	     │                 Configured once: SharedIndexInformerOptions become an informerConfig,
 //	     │                 which the setters may change until Run (shared_informer_options.go);
 //	     │                 handlers are registered in shared_informer_handlers.go; status and
-//	     │                 snapshots in shared_informer_status.go, shared_informer_snapshot.go
+//	     │                 snapshots in shared_informer_status.go, shared_informer_snapshot.go,
+//	     │                 over the engines cache/internal/diag and cache/internal/snapshot
 //	     ▼
 //	 controller            controller.go: built at Run from the informerConfig
 //	     │                 (newController(Config, controllerInternals)); builds the queue
@@ -83,11 +84,12 @@
 //	     │                 handleDeltas or handleBatch (shared_informer_process.go)
 //	     ▼
 //	  indexer              the informer's deltaApplier (process_deltas.go) applies the batch to
-//	     │                 the Indexer in one transaction: store.go over thread_safe_store.go
-//	     │                 (with thread_safe_store_index.go, _rv.go, _replace.go,
-//	     │                 _transaction.go), key → object plus named indices. Listers read it
-//	     │                 (listers.go) and never talk to the server. The applier reports every
-//	     │                 change to the informer's notificationBatch (shared_informer_process.go)
+//	     │                 the Indexer in one transaction: store.go over the store engine,
+//	     │                 cache/internal/store (indices, watermark, replace, transactions;
+//	     │                 thread_safe_store.go adapts it to ThreadSafeStore), key → object
+//	     │                 plus named indices. Listers read it (listers.go) and never talk to
+//	     │                 the server. The applier reports every change to the informer's
+//	     │                 notificationBatch (shared_informer_process.go)
 //	     ▼
 //	 processor             internal/fanout/processor.go: the informer flushes the batch to its
 //	     │                 fanout.Processor (built in handler_fanout.go), which hands it to
@@ -118,7 +120,7 @@
 //  4. controller.go, processLoop: RealFIFO.PopBatch (the_real_fifo_pop.go) hands the delta to
 //     the informer's handleBatch (shared_informer_process.go).
 //  5. process_deltas.go, processBatch: the deltaApplier applies it to the indexer in one
-//     transaction (store.go over thread_safe_store_transaction.go) and reports the update to
+//     transaction (store.go over cache/internal/store, transaction.go) and reports the update to
 //     the informer's notificationBatch (shared_informer_process.go).
 //  6. shared_informer_process.go, flushLocked: the batch goes to Processor.Distribute
 //     (internal/fanout/processor.go).

@@ -1,11 +1,12 @@
 package cache
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kinformer/kinformer/cache/internal/store"
 )
 
 // KeyFunc computes the store key of an object. It must be deterministic: the
@@ -107,38 +108,13 @@ func DeletionHandlingObjectToName(obj interface{}) (ObjectName, error) {
 	return ObjectToName(obj)
 }
 
-// errStoreNilObject is returned for a nil object or a typed nil pointer.
-var errStoreNilObject = errors.New("object is nil")
-
 // storeMetaAccessor returns the object metadata of obj, or an error for nil
-// values, typed nil pointers and values that carry no object metadata. It
-// accepts what meta.Accessor accepts but never lets a typed nil pointer
-// through (whose getters would panic).
+// values, typed nil pointers and values that carry no object metadata: the
+// store engine's reader (store.ObjectMeta), so that keys, indices and
+// resource versions all read metadata alike.
 func storeMetaAccessor(obj interface{}) (metav1.Object, error) {
-	switch t := obj.(type) {
-	case nil:
-		return nil, errStoreNilObject
-	case metav1.Object:
-		if storeIsNilPointer(t) {
-			return nil, fmt.Errorf("%w: nil %T", errStoreNilObject, obj)
-		}
-		return t, nil
-	case metav1.ObjectMetaAccessor:
-		if storeIsNilPointer(t) {
-			return nil, fmt.Errorf("%w: nil %T", errStoreNilObject, obj)
-		}
-		m := t.GetObjectMeta()
-		if m == nil || storeIsNilPointer(m) {
-			return nil, fmt.Errorf("%w: object of type %T has nil metadata", errStoreNilObject, obj)
-		}
-		return m, nil
-	default:
-		return nil, fmt.Errorf("object of type %T has no metadata: %w", obj, errStoreNotObject)
-	}
+	return store.ObjectMeta(obj)
 }
-
-// errStoreNotObject is wrapped by the error for values without metadata.
-var errStoreNotObject = errors.New("not a Kubernetes object (does not implement metav1.Object)")
 
 // storeIsNilPointer reports whether v holds a nil pointer of some type.
 func storeIsNilPointer(v interface{}) bool {

@@ -199,6 +199,9 @@ func TestRelistPageByPageAsksNotOlderThan(t *testing.T) {
 		return nil
 	}}
 	informer, rec := pageByPageInformer(t, srv, lw, false)
+	// Expire only an open watch: one opened after it would resume from the
+	// current version and never relist.
+	waitForNextWatch(t, srv)
 	srv.expire()
 	rec.waitN(t, 10)
 	require.Eventually(t, func() bool { return pagedLists(lw) == 6 }, infTimeout, time.Millisecond)

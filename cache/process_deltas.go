@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -107,8 +106,8 @@ func newInformerApplier(logger klog.Logger, queue Queue, store Store, handler Re
 // move it: a list moves it once complete (ReplacedAll, or the Bookmark that
 // ends a list applied page by page).
 func (a *deltaApplier) advanceWatermark(deltas []Delta) {
-	c, ok := a.store.(*cache)
-	if !ok || !c.watermark {
+	c, ok := a.store.(ownStore)
+	if !ok || !c.keepsWatermark() {
 		return
 	}
 	if a.queueWatermark != nil {
@@ -194,7 +193,7 @@ func (a *deltaApplier) apply(deltas []Delta, isInInitialList bool) error {
 // knows it, else "".
 func (a *deltaApplier) applyOne(d Delta, key string, isInInitialList bool) error {
 	obj := d.Object
-	c, own := a.store.(*cache)
+	c, own := a.store.(ownStore)
 	switch d.Type {
 	case Added, Updated, Replaced, Sync:
 		if own {
@@ -271,7 +270,7 @@ func (a *deltaApplier) applyOne(d Delta, key string, isInInitialList bool) error
 		if !ok {
 			return fmt.Errorf("%s delta carries %T instead of BookmarkInfo", d.Type, obj)
 		}
-		if c, own := a.store.(*cache); own && info.listEnd {
+		if c, own := a.store.(ownStore); own && info.listEnd {
 			c.resetResourceVersion(info.ResourceVersion)
 		} else {
 			a.store.Bookmark(info.ResourceVersion)
@@ -294,7 +293,7 @@ func (a *deltaApplier) replaceAll(info ReplacedAllInfo, isInInitialList bool) {
 		old     interface{}
 		existed bool
 	}
-	c, own := a.store.(*cache)
+	c, own := a.store.(ownStore)
 	keyOf := DeletionHandlingMetaNamespaceKeyFunc
 	if own {
 		keyOf = c.key
@@ -369,11 +368,11 @@ func (a *deltaApplier) replaceAll(info ReplacedAllInfo, isInInitialList bool) {
 	} else {
 		err = a.store.Replace(objects, info.ResourceVersion)
 	}
-	var unindexed *storeIndexFailures
+	n, unindexed := storeUnindexedObjects(err)
 	switch {
-	case errors.As(err, &unindexed):
+	case unindexed:
 		// The whole list is applied; some objects are outside an index.
-		a.unindexedObjects(unindexed.total, err)
+		a.unindexedObjects(n, err)
 	case err != nil:
 		// Only a store of the caller's, or a transform of the store's own,
 		// fails a whole list.
@@ -437,7 +436,7 @@ func (a *deltaApplier) commit(txnStore TransactionStore, deltas []Delta, keys []
 	if len(deltas) == 0 {
 		return
 	}
-	if c, ok := txnStore.(*cache); ok {
+	if c, ok := txnStore.(ownStore); ok {
 		a.commitOwn(c, deltas, keys, isInInitialList)
 		return
 	}
@@ -480,7 +479,7 @@ func (a *deltaApplier) commit(txnStore TransactionStore, deltas []Delta, keys []
 // commitOwn is commit for the package's own store: the transaction itself
 // reports the replaced objects and tells adds from updates, so no Get (and
 // no key computation, when keys are known) is needed per delta.
-func (a *deltaApplier) commitOwn(c *cache, deltas []Delta, keys []string, isInInitialList bool) {
+func (a *deltaApplier) commitOwn(c ownStore, deltas []Delta, keys []string, isInInitialList bool) {
 	txns := slices.Grow(a.txns[:0], len(deltas))[:len(deltas)]
 	olds := slices.Grow(a.olds[:0], len(deltas))[:len(deltas)]
 	defer func() {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/kinformer/kinformer/cache/internal/diag"
 	"github.com/kinformer/kinformer/cache/internal/reflector"
 	"github.com/kinformer/kinformer/listadmission"
 )
@@ -231,9 +232,9 @@ type Reflector struct {
 
 	metricsOnce sync.Once
 	metrics     *reflector.Metrics
-	// stats are the diagnostics counters (informer_stats.go); a shared
+	// stats are the diagnostics counters (cache/internal/diag); a shared
 	// informer hands its own to the Reflector it builds.
-	stats *informerStats
+	stats *diag.Stats
 
 	// WatchListPageSize is the page size (limit) of the Reflector's LIST
 	// requests. When zero, lists that may be served from the watch cache
@@ -401,7 +402,7 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 	}
 	stats := cfg.stats
 	if stats == nil {
-		stats = newInformerStats()
+		stats = diag.NewStats()
 	}
 	maxRetryAfter := cfg.maxRetryAfter
 	if maxRetryAfter == 0 {

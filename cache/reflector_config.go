@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/kinformer/kinformer/cache/internal/diag"
 )
 
 // reflectorConfig is everything a Reflector is built from. It is assembled
@@ -60,7 +62,7 @@ type reflectorConfig struct {
 	maxRetryAfter time.Duration
 	// stats, when not nil, are the diagnostics counters to update (a shared
 	// informer's); otherwise the Reflector has its own.
-	stats *informerStats
+	stats *diag.Stats
 }
 
 // config returns the reflectorConfig of options.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/kinformer/kinformer/cache/internal/diag"
 	"github.com/kinformer/kinformer/cache/internal/reflector"
 )
 
@@ -103,45 +104,44 @@ func (s reflectorAdmissionSlot) Context(ctx context.Context) context.Context {
 	return withAdmissionSlot(ctx, s.slot)
 }
 
-// reflectorStats are informerStats as the engine's reflector.Stats.
+// reflectorStats are the informer's diagnostics (diag.Stats) as the
+// engine's reflector.Stats.
 type reflectorStats struct {
-	stats *informerStats
+	stats *diag.Stats
 }
 
 // ListStarting implements reflector.Stats.
-func (s reflectorStats) ListStarting() { s.stats.listStarting() }
+func (s reflectorStats) ListStarting() { s.stats.ListStarting() }
 
 // ListSucceeded implements reflector.Stats.
-func (s reflectorStats) ListSucceeded(now time.Time) { s.stats.listSucceeded(now) }
+func (s reflectorStats) ListSucceeded(now time.Time) { s.stats.ListSucceeded(now) }
 
 // WatchRestarted implements reflector.Stats.
-func (s reflectorStats) WatchRestarted() { s.stats.watchRestarts.Add(1) }
+func (s reflectorStats) WatchRestarted() { s.stats.CountWatchRestart() }
 
 // NextList implements reflector.Stats.
 func (s reflectorStats) NextList(reason reflector.ListReason) {
-	s.stats.setNextList(relistIndex(reason))
+	s.stats.SetNextList(relistReason(reason))
 }
 
 // RelistAfter implements reflector.Stats.
 func (s reflectorStats) RelistAfter(err error) {
-	s.stats.watchEndedForRelist(publicReflectorError(err))
+	s.stats.SetNextList(relistReasonAfterWatch(publicReflectorError(err)))
 }
 
 // EventReceived implements reflector.Stats.
-func (s reflectorStats) EventReceived(now time.Time) { s.stats.eventReceived(now) }
+func (s reflectorStats) EventReceived(now time.Time) { s.stats.EventReceived(now) }
 
 // Confirmed implements reflector.Stats.
 func (s reflectorStats) Confirmed(resourceVersion string, at time.Time) {
-	s.stats.freshness.confirm(resourceVersion, at)
+	s.stats.Freshness().Confirm(resourceVersion, at)
 }
 
 // RetryAfterCapped implements reflector.Stats.
-func (s reflectorStats) RetryAfterCapped() { s.stats.retryAfterCapped.Add(1) }
+func (s reflectorStats) RetryAfterCapped() { s.stats.CountRetryAfterCapped() }
 
 // RetryAfterUntil implements reflector.Stats.
-func (s reflectorStats) RetryAfterUntil(until time.Time) {
-	s.stats.retryAfterUntil.Store(until.UnixNano())
-}
+func (s reflectorStats) RetryAfterUntil(until time.Time) { s.stats.RetryAfterWait(until) }
 
 // engineResume is a snapshot loader as the engine's Options.Resume (nil
 // when load is nil).

@@ -8,25 +8,25 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 
+	"github.com/kinformer/kinformer/cache/internal/diag"
 	"github.com/kinformer/kinformer/cache/internal/reflector"
 )
 
-// relistIndex is the index in informerStats.lists of the reason the core
-// gives for the next list.
-func relistIndex(reason reflector.ListReason) uint32 {
+// relistReason is the diagnostics' reason of the next list the core gives.
+func relistReason(reason reflector.ListReason) diag.ListReason {
 	switch reason {
 	case reflector.ListReasonExpired:
-		return relistIdxExpired
+		return diag.ReasonExpired
 	case reflector.ListReasonStreamFallback:
-		return relistIdxStreamFallback
+		return diag.ReasonStreamFallback
 	}
-	return relistIdxWatchError
+	return diag.ReasonWatchError
 }
 
 // reportWatchFailure passes a failure the Reflector handles by itself (and
 // so does not return) to a watch error handler set by the informer.
 func (r *Reflector) reportWatchFailure(ctx context.Context, err error) {
-	r.stats.recordError(err, r.clock.Now())
+	r.stats.RecordError(err, r.clock.Now())
 	if h := r.watchErrorHandler; h != nil {
 		h(ctx, r, err)
 	}
@@ -35,7 +35,7 @@ func (r *Reflector) reportWatchFailure(ctx context.Context, err error) {
 // handleListAndWatchError passes an error returned by ListAndWatch to the
 // watch error handler, or to DefaultWatchErrorHandler when none is set.
 func (r *Reflector) handleListAndWatchError(ctx context.Context, err error) {
-	r.stats.recordError(err, r.clock.Now())
+	r.stats.RecordError(err, r.clock.Now())
 	if h := r.watchErrorHandler; h != nil {
 		h(ctx, r, err)
 		return

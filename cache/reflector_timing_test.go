@@ -508,8 +508,8 @@ func TestReflectorMaxRetryAfterSetsTheCap(t *testing.T) {
 	assert.Equal(t, 3600*time.Second, newR(-1).backoffDelay(apierrors.NewTooManyRequests("busy", 3600)))
 	r := newR(10 * time.Second)
 	assert.Equal(t, 10*time.Second, r.backoffDelay(apierrors.NewTooManyRequests("busy", 11)))
-	assert.Equal(t, uint64(1), r.stats.retryAfterCapped.Load())
-	assert.Equal(t, clk.Now().Add(10*time.Second).UnixNano(), r.stats.retryAfterUntil.Load())
+	assert.Equal(t, uint64(1), r.stats.RetryAfterCapped())
+	assert.Equal(t, clk.Now().Add(10*time.Second).UnixNano(), r.stats.RetryAfterUntil().UnixNano())
 }
 
 // TestInformerStatusReportsTheRetryAfterWait: an informer whose list is

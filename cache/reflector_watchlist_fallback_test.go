@@ -28,6 +28,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/kinformer/kinformer/cache/internal/diag"
 	"github.com/kinformer/kinformer/cache/internal/reflector"
 )
 
@@ -297,7 +298,7 @@ func TestWatchListFallbackScripted(t *testing.T) {
 			assert.Equal(t, tc.wantOps, rec.opsSnapshot(), "store operations")
 			assert.Equal(t, tc.wantErrs, rfErrKinds(errs.snapshot()), "reported errors")
 			assert.Equal(t, tc.wantFallback, strings.Count(logs(), wlFallbackLog), "fallbacks to LIST logged")
-			assert.Equal(t, uint64(tc.wantFallback), r.stats.lists[relistIdxStreamFallback].Load(), "fallbacks to LIST counted")
+			assert.Equal(t, uint64(tc.wantFallback), r.stats.Lists(diag.ReasonStreamFallback), "fallbacks to LIST counted")
 		})
 	}
 }

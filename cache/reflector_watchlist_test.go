@@ -21,6 +21,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/kinformer/kinformer/cache/internal/diag"
 	"github.com/kinformer/kinformer/cache/internal/reflector"
 )
 
@@ -239,7 +240,7 @@ func TestReflectorWatchListReplaceFailureFallsBackToList(t *testing.T) {
 	assert.True(t, s.watcher(0).isStopped(), "the stream's watch is stopped")
 	assert.Equal(t, []string{"replace [ns/p1@1] 1", "replace [ns/p1@3] 3"}, rec.opsSnapshot())
 	assert.Empty(t, errs.snapshot(), "as client-go, the failed stream falls back to LIST without a report")
-	assert.Equal(t, uint64(1), r.stats.lists[relistIdxStreamFallback].Load())
+	assert.Equal(t, uint64(1), r.stats.Lists(diag.ReasonStreamFallback))
 	assert.Equal(t, []metav1.ListOptions{rfStreamOpts(""), rfWatchOpts("3")}, s.watchOptions())
 }
 

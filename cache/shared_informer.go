@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/kinformer/kinformer/cache/internal/diag"
 	"github.com/kinformer/kinformer/cache/internal/fanout"
 )
 
@@ -247,10 +248,10 @@ func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, conf
 	s.indexer = NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, config.indexers,
 		WithStoreMetrics(config.identifier, config.metricsProvider),
 		withResourceVersionWatermark(func() {
-			s.stats.freshness.storeMoved()
-			s.rvWaiters.notify(s.indexer)
+			s.stats.Freshness().WatermarkMoved()
+			s.rvWaiters.Notify(s.watermark)
 		}))
-	s.stats = newInformerStatsFor(func() string { return storeResourceVersion(s.indexer) })
+	s.stats = diag.NewStatsFor(s.watermark)
 	return s
 }
 
@@ -285,7 +286,7 @@ type sharedIndexInformer struct {
 
 	// stats are the diagnostics counters, shared with the Reflector (see
 	// GetInformerStatus).
-	stats *informerStats
+	stats *diag.Stats
 
 	// startedLock guards the fields below it, and config until Run: it
 	// is read-only from then on.
@@ -308,8 +309,8 @@ type sharedIndexInformer struct {
 	// (see noteRelistPiecesLocked). Only tracked for a snapshotting informer.
 	relistUnsettled bool
 
-	// rvWaiters are the callers of WaitForResourceVersion (freshness.go).
-	rvWaiters rvWaiters
+	// rvWaiters are the callers of WaitForResourceVersion.
+	rvWaiters diag.ResourceVersionWaiters
 }
 
 // kinformerInformer is implemented by the shared informers of this package
@@ -352,7 +353,7 @@ func (s *sharedIndexInformer) checkedTransform(transform TransformFunc, check fu
 			return nil, err
 		}
 		if err := check(out); err != nil {
-			s.stats.transformRefused.Add(1)
+			s.stats.CountTransformRefused()
 			return nil, &refusedObjectError{err: err}
 		}
 		return out, nil
@@ -432,7 +433,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 	s.started = true
 	probeTimers := s.probeTimers
 	s.startedLock.Unlock()
-	s.stats.started.Store(s.clock.Now().UnixNano())
+	s.stats.MarkStarted(s.clock.Now())
 
 	// The processor outlives the controller: it is stopped only after the
 	// controller has returned, and keeps the caller's values (logger).
@@ -463,7 +464,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		s.startedLock.Lock()
 		s.stopped = true
 		s.startedLock.Unlock()
-		s.rvWaiters.stop()
+		s.rvWaiters.Stop(ErrInformerStopped)
 		s.saveSnapshot(context.WithoutCancel(ctx))
 		stopProcessor()
 		wg.Wait()
@@ -496,7 +497,7 @@ func (s *sharedIndexInformer) LastSyncResourceVersion() string {
 // WaitForResourceVersion implements ResourceVersionWaiter; see the
 // package-level WaitForResourceVersion.
 func (s *sharedIndexInformer) WaitForResourceVersion(ctx context.Context, resourceVersion string) error {
-	return s.rvWaiters.wait(ctx, resourceVersion, s.indexer)
+	return s.rvWaiters.Wait(ctx, resourceVersion, s.watermark)
 }
 
 func (s *sharedIndexInformer) GetStore() Store {

@@ -13,9 +13,9 @@ func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool
 	err := s.applier.process(obj, isInInitialList)
 	if d, ok := obj.(Deltas); ok {
 		s.noteRelistPiecesLocked(d)
-		s.stats.deltas.Add(s.applier.appliedDeltas(d))
+		s.stats.CountDeltas(s.applier.appliedDeltas(d))
 	} else {
-		s.stats.deltas.Add(s.applier.appliedDeltas(nil) + 1)
+		s.stats.CountDeltas(s.applier.appliedDeltas(nil) + 1)
 	}
 	s.flushLocked()
 	return err
@@ -27,7 +27,7 @@ func (s *sharedIndexInformer) handleBatch(deltas []Delta, isInInitialList bool) 
 	defer s.blockDeltas.Unlock()
 	err := s.applier.processBatch(deltas, isInInitialList)
 	s.noteRelistPiecesLocked(deltas)
-	s.stats.deltas.Add(s.applier.appliedDeltas(deltas))
+	s.stats.CountDeltas(s.applier.appliedDeltas(deltas))
 	s.flushLocked()
 	return err
 }

@@ -18,6 +18,9 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
+
+	"github.com/kinformer/kinformer/cache/internal/diag"
+	"github.com/kinformer/kinformer/cache/internal/snapshot"
 )
 
 // heldPageLW serves an infServer's pods in pages (see pagedLW) and can
@@ -261,7 +264,7 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 			}
 			stop()
 
-			objects, rv, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), snapshotTie{}, podSnapshotCodec(t), nil)
+			objects, rv, err := readPodSnapshot(t, path, snapshot.Tie{})
 			if mode.pageByPage {
 				// b@7 under rv 5 is no state the cache ever had as a whole:
 				// no snapshot is written (and this informer had none).
@@ -312,17 +315,18 @@ func TestDeltaFIFOResourceVersionNeverAheadOfContent(t *testing.T) {
 	queue := newInformerQueue(logger, informerQueueConfig{objectType: &v1.Pod{}, store: store, useDeltaFIFO: true})
 	rec := &infRecorder{}
 	applier := newInformerApplier(logger, queue, store, rec, nil)
-	var waiters rvWaiters
+	var waiters diag.ResourceVersionWaiters
+	watermark := func() string { return storeResourceVersion(store) }
 	pop := func() {
 		t.Helper()
 		_, err := queue.Pop(applier.process)
 		require.NoError(t, err)
-		waiters.notify(store)
+		waiters.Notify(watermark)
 	}
 	caughtUp := func(rv string) bool {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		return waiters.wait(ctx, rv, store) == nil
+		return waiters.Wait(ctx, rv, watermark) == nil
 	}
 
 	require.NoError(t, queue.Replace([]interface{}{infPod("a", "1"), infPod("b", "2")}, "2"))
@@ -601,6 +605,8 @@ func TestRelistKeepsACachedObjectOnlyWhenItIsTheSameObject(t *testing.T) {
 	srv.pods["a"].UID, srv.pods["b"].UID = "uid-a", "uid-b"
 	srv.mu.Unlock()
 	informer, rec := relistInformer(t, srv, srv.lw(), SharedIndexInformerOptions{})
+	// The change below is compacted away only for a watch already open.
+	waitForNextWatch(t, srv)
 	cachedB, _, err := informer.GetStore().GetByKey("ns/b")
 	require.NoError(t, err)
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +13,8 @@ import (
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
+
+	"github.com/kinformer/kinformer/cache/internal/snapshot"
 )
 
 // loadSnapshot reads the informer's snapshot file; it is the Reflector's
@@ -20,12 +23,12 @@ import (
 // *SnapshotError for a file that cannot be used, which the Reflector logs
 // and passes to the watch error handler before it lists as usual.
 func (s *sharedIndexInformer) loadSnapshot(ctx context.Context) (*reflectorResume, error) {
-	codec, err := snapshotCodecFor(s.objectType)
+	codec, err := snapshot.CodecFor(s.objectType)
 	if err != nil {
 		return nil, &SnapshotError{Path: s.config.snapshotFile, Op: "load", Err: err}
 	}
 	protection := s.config.snapshotProtection
-	if protection.Key == nil && snapshotSensitive(s.objectType, protection) {
+	if protection.Key == nil && snapshot.Sensitive(s.objectType, protection.Sensitive) {
 		s.removeSensitiveSnapshot(ctx)
 		return nil, nil
 	}
@@ -33,13 +36,13 @@ func (s *sharedIndexInformer) loadSnapshot(ctx context.Context) (*reflectorResum
 	if !known {
 		return nil, nil
 	}
-	objects, rv, err := readSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), snapshotTie{scope: scope, projection: s.config.snapshotProjection}, codec, protection.Key)
+	objects, rv, err := s.snapshotFile(scope, codec).Read()
 	if errors.Is(err, os.ErrNotExist) {
 		klog.FromContext(ctx).V(2).Info("No informer snapshot yet; listing", "path", s.config.snapshotFile)
 		return nil, nil
 	}
 	if err != nil {
-		if errors.Is(err, errSnapshotNotEncrypted) && snapshotSensitive(s.objectType, protection) {
+		if errors.Is(err, snapshot.ErrNotEncrypted) && snapshot.Sensitive(s.objectType, protection.Sensitive) {
 			// Sensitive objects in clear: not kept until the next stop.
 			s.removeSensitiveSnapshot(ctx)
 		}
@@ -60,34 +63,71 @@ func (s *sharedIndexInformer) saveSnapshot(ctx context.Context) {
 		return
 	}
 	protection := s.config.snapshotProtection
-	if protection.Key == nil && snapshotSensitive(s.objectType, protection) {
-		s.stats.snapshotsSkipped.Add(1)
+	if protection.Key == nil && snapshot.Sensitive(s.objectType, protection.Sensitive) {
+		s.stats.CountSnapshotSkipped()
 		klog.FromContext(ctx).Info("Informer snapshot not written: the informer's objects are sensitive and no snapshot encryption key is set (SnapshotProtection)",
 			"path", s.config.snapshotFile, "type", fmt.Sprintf("%T", s.objectType))
 		return
 	}
 	if !s.cacheSettled() {
-		s.stats.snapshotsSkipped.Add(1)
+		s.stats.CountSnapshotSkipped()
 		klog.FromContext(ctx).Info("Informer snapshot not written: the cache was stopped in the middle of applying a relist or queued changes piece by piece, so it holds no single state at its resourceVersion; the snapshot file keeps its previous content",
 			"path", s.config.snapshotFile, "type", fmt.Sprintf("%T", s.objectType), "resourceVersion", rv)
 		return
 	}
 	scope, known := s.snapshotScopeOfRun()
 	if !known {
-		s.stats.snapshotsSkipped.Add(1)
+		s.stats.CountSnapshotSkipped()
 		klog.FromContext(ctx).Info("Informer snapshot not written: the identity of the cluster could not be read (SnapshotCluster)",
 			"path", s.config.snapshotFile, "type", fmt.Sprintf("%T", s.objectType))
 		return
 	}
-	codec, err := snapshotCodecFor(s.objectType)
+	codec, err := snapshot.CodecFor(s.objectType)
 	if err == nil {
-		err = writeSnapshot(s.config.snapshotFile, snapshotIdentity(s.objectType, s.config.objectDescription), snapshotTie{scope: scope, projection: s.config.snapshotProjection}, codec, storeObjectsByKey(s.indexer), rv, protection.Key)
+		err = s.snapshotFile(scope, codec).Write(storeObjectsByKey(s.indexer), rv)
 	}
 	if err != nil {
 		utilruntime.HandleErrorWithContext(ctx, &SnapshotError{Path: s.config.snapshotFile, Op: "save", Err: err}, "Informer snapshot not written", "type", fmt.Sprintf("%T", s.objectType))
 		return
 	}
 	klog.FromContext(ctx).V(2).Info("Informer snapshot written", "path", s.config.snapshotFile, "resourceVersion", rv)
+}
+
+// snapshotFile is the informer's snapshot file under scope, its objects
+// encoded with codec.
+func (s *sharedIndexInformer) snapshotFile(scope string, codec snapshot.Codec) snapshot.File {
+	return snapshot.File{
+		Path:     s.config.snapshotFile,
+		Identity: snapshot.Identity(s.objectType, s.config.objectDescription),
+		Tie:      snapshot.Tie{Scope: scope, Projection: s.config.snapshotProjection},
+		Codec:    codec,
+		Key:      s.config.snapshotProtection.Key,
+		Describe: snapshotObjectName,
+	}
+}
+
+// storeObjectsByKey returns the objects of store in key order, so that a
+// snapshot's file is the same for the same cache and a warm start hands the
+// loaded objects to the handlers in key order, as the first list did.
+func storeObjectsByKey(store Store) []interface{} {
+	keys := store.ListKeys()
+	slices.Sort(keys)
+	objs := make([]interface{}, 0, len(keys))
+	for _, key := range keys {
+		if obj, exists, err := store.GetByKey(key); err == nil && exists {
+			objs = append(objs, obj)
+		}
+	}
+	return objs
+}
+
+// snapshotObjectName names obj in the error of an object that cannot be
+// written to a snapshot: its type and key.
+func snapshotObjectName(obj interface{}) string {
+	if key, err := MetaNamespaceKeyFunc(obj); err == nil {
+		return fmt.Sprintf("%T %s", obj, key)
+	}
+	return fmt.Sprintf("%T", obj)
 }
 
 // resolveSnapshotScope returns the scope this run's snapshot is tied to: the

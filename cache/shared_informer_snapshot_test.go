@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kinformer/kinformer/cache/internal/reflector"
+	"github.com/kinformer/kinformer/cache/internal/snapshot"
 )
 
 // updateUnsent changes a pod and records its watch event in the server's
@@ -222,7 +223,7 @@ func TestSnapshotNeverMixesStatesOfANonAtomicRelist(t *testing.T) {
 				}
 				srv.stopWatches()
 
-				if objects, rv, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), snapshotTie{}, podSnapshotCodec(t), nil); err == nil {
+				if objects, rv, err := readPodSnapshot(t, path, snapshot.Tie{}); err == nil {
 					for _, obj := range objects {
 						objRV, _ := strconv.Atoi(obj.(*v1.Pod).ResourceVersion)
 						snapRV, _ := strconv.Atoi(rv)

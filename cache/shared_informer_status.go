@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kinformer/kinformer/cache/internal/diag"
 )
 
 // InformerStatus is a snapshot of one informer's state, for diagnostics (see
@@ -177,35 +179,26 @@ func (s *sharedIndexInformer) status() InformerStatus {
 		Synced:                  s.HasSynced(),
 		LastSyncResourceVersion: s.LastSyncResourceVersion(),
 		StoreSize:               storeSize(s.indexer),
-		DeltasProcessed:         s.stats.deltas.Load(),
+		DeltasProcessed:         s.stats.Deltas(),
 		Lists:                   make(map[RelistReason]uint64, len(relistReasons)),
-		WatchRestarts:           s.stats.watchRestarts.Load(),
+		WatchRestarts:           s.stats.WatchRestarts(),
 		HandlerPanics:           s.processor.Panics(),
 	}
 	for i, reason := range relistReasons {
-		st.Lists[reason] = s.stats.lists[i].Load()
+		st.Lists[reason] = s.stats.Lists(diag.ListReason(i))
 	}
-	if ns := s.stats.lastEvent.Load(); ns != 0 {
-		st.LastWatchEvent = time.Unix(0, ns)
+	st.LastWatchEvent = s.stats.LastEvent()
+	st.LastList = s.stats.LastList()
+	st.LastError, st.LastErrorTime = s.stats.LastError()
+	st.SnapshotsSkipped = s.stats.SnapshotsSkipped()
+	st.TransformRefused = s.stats.TransformRefused()
+	st.StartedAt = s.stats.StartedAt()
+	st.RetryAfterUntil = s.stats.RetryAfterUntil()
+	st.RetryAfterCapped = s.stats.RetryAfterCapped()
+	if c := s.stats.Freshness().LastConfirmed(); !c.At.IsZero() {
+		st.Confirmed, st.ConfirmedResourceVersion = c.At, c.ResourceVersion
 	}
-	if ns := s.stats.lastList.Load(); ns != 0 {
-		st.LastList = time.Unix(0, ns)
-	}
-	st.LastError, st.LastErrorTime = s.stats.lastError()
-	st.SnapshotsSkipped = s.stats.snapshotsSkipped.Load()
-	st.TransformRefused = s.stats.transformRefused.Load()
-	if ns := s.stats.started.Load(); ns != 0 {
-		st.StartedAt = time.Unix(0, ns)
-	}
-	if ns := s.stats.retryAfterUntil.Load(); ns != 0 {
-		st.RetryAfterUntil = time.Unix(0, ns)
-	}
-	st.RetryAfterCapped = s.stats.retryAfterCapped.Load()
-	if c := s.stats.freshness.lastConfirmed(); !c.at.IsZero() {
-		st.Confirmed, st.ConfirmedResourceVersion = c.at, c.rv
-	}
-	st.StalenessProbes = s.stats.freshness.probes.Load()
-	st.StalenessProbeFailures = s.stats.freshness.probeFailures.Load()
+	st.StalenessProbes, st.StalenessProbeFailures = s.stats.Freshness().Probes()
 
 	s.startedLock.Lock()
 	st.Started, st.Stopped = s.started, s.stopped
@@ -228,8 +221,8 @@ func (s *sharedIndexInformer) status() InformerStatus {
 // listing them, else len(ListKeys()).
 func storeSize(store Store) int {
 	switch c := store.(type) {
-	case *cache:
-		return c.tsm.size()
+	case ownStore:
+		return c.size()
 	case nil:
 		return 0
 	}

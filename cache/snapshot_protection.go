@@ -2,11 +2,10 @@ package cache
 
 import (
 	"bytes"
-	"reflect"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kinformer/kinformer/cache/internal/snapshot"
 )
 
 // SnapshotProtection says what an informer may write to its snapshot file
@@ -63,38 +62,16 @@ func (p SnapshotProtection) clone() SnapshotProtection {
 	return p
 }
 
-// secretsResource is the group/version/resource of Secrets.
-var secretsResource = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
-
 // IsSensitiveResource tells whether the objects of gvr are sensitive
 // whatever the options say: core/v1 secrets. The dynamic and metadata
 // factories mark their informers of such resources Sensitive with it.
 // kinformer extension, not in client-go.
 func IsSensitiveResource(gvr schema.GroupVersionResource) bool {
-	return gvr.Group == secretsResource.Group && gvr.Resource == secretsResource.Resource
+	return snapshot.SensitiveResource(gvr)
 }
 
-// snapshotSensitive tells whether an informer of example objects, with
-// protection, caches sensitive objects: marked so, typed Secrets, or
-// unstructured objects or object metadata (PartialObjectMetadata) whose
-// kind is Secret of the core group, in any version.
-func snapshotSensitive(example runtime.Object, protection SnapshotProtection) bool {
-	if protection.Sensitive {
-		return true
-	}
-	// Compared by name, so that the package does not import the API types.
-	if t := reflect.TypeOf(example); t != nil && t.Kind() == reflect.Pointer &&
-		t.Elem().PkgPath() == "k8s.io/api/core/v1" && t.Elem().Name() == "Secret" {
-		return true
-	}
-	if gvk := getExpectedGVKFromObject(example); gvk != nil {
-		return gvk.Group == "" && gvk.Kind == "Secret"
-	}
-	// The metadata of Secrets: their last-applied-configuration
-	// annotation may hold the data. Any version of the core group.
-	if m, ok := example.(*metav1.PartialObjectMetadata); ok && m != nil {
-		gvk := m.GroupVersionKind()
-		return gvk.Group == "" && gvk.Kind == "Secret"
-	}
-	return false
+// checkSnapshotKey returns an error saying what is wrong unless key is a
+// usable SnapshotProtection.Key.
+func checkSnapshotKey(key []byte) error {
+	return snapshot.CheckKey(key)
 }

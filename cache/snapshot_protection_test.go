@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kinformer/kinformer/cache/internal/snapshot"
 )
 
 // testSnapshotKey returns a key of the right size whose bytes start at b.
@@ -78,32 +78,14 @@ func TestSnapshotSensitiveObjectsStayOffDiskWithoutKey(t *testing.T) {
 	assert.Empty(t, errs())
 }
 
-func TestSnapshotSensitiveTypes(t *testing.T) {
-	secret := &unstructured.Unstructured{}
-	secret.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
-	appSecret := &unstructured.Unstructured{}
-	appSecret.SetGroupVersionKind(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Secret"})
-	cases := []struct {
-		name       string
-		example    runtime.Object
-		protection SnapshotProtection
-		want       bool
-	}{
-		{"typed Secret", &v1.Secret{}, SnapshotProtection{}, true},
-		{"unstructured core Secret", secret, SnapshotProtection{}, true},
-		{"a Secret kind of another group", appSecret, SnapshotProtection{}, false},
-		{"ConfigMap", &v1.ConfigMap{}, SnapshotProtection{}, false},
-		{"ConfigMap marked sensitive", &v1.ConfigMap{}, SnapshotProtection{Sensitive: true}, true},
-		{"metadata, unmarked", &metav1.PartialObjectMetadata{}, SnapshotProtection{}, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, snapshotSensitive(tc.example, tc.protection))
-		})
-	}
+// TestIsSensitiveResource: core secrets, in any version, are sensitive
+// whatever the options say; a secrets resource of another group and other
+// core resources are not.
+func TestIsSensitiveResource(t *testing.T) {
 	assert.True(t, IsSensitiveResource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}))
 	assert.False(t, IsSensitiveResource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "secrets"}))
 	assert.False(t, IsSensitiveResource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}))
+	assert.True(t, IsSensitiveResource(schema.GroupVersionResource{Version: "v2", Resource: "secrets"}), "by group and resource, whatever the version")
 }
 
 func TestSnapshotEncryptedWarmRestart(t *testing.T) {
@@ -121,7 +103,7 @@ func TestSnapshotEncryptedWarmRestart(t *testing.T) {
 	srv.stopWatches()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	assert.True(t, bytes.HasPrefix(data, []byte(snapshotCryptMagic)), "the file is encrypted")
+	assert.True(t, snapshot.IsEncrypted(data), "the file is encrypted")
 	assert.False(t, bytes.Contains(data, []byte("ns")), "no plain text of the pod in the file")
 	st, ok := GetInformerStatus(informer)
 	require.True(t, ok)
@@ -141,7 +123,8 @@ func TestSnapshotEncryptedWarmRestart(t *testing.T) {
 func writeTestSnapshot(t *testing.T, path string, key []byte) {
 	t.Helper()
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "old", ResourceVersion: "1"}}
-	require.NoError(t, writeSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), snapshotTie{}, podSnapshotCodec(t), []interface{}{pod}, "1", key))
+	file := snapshot.File{Path: path, Identity: snapshot.Identity(&v1.Pod{}, ""), Codec: podSnapshotCodec(t), Key: key}
+	require.NoError(t, file.Write([]interface{}{pod}, "1"))
 }
 
 func TestSnapshotEncryptedFilesRejected(t *testing.T) {
@@ -163,14 +146,14 @@ func TestSnapshotEncryptedFilesRejected(t *testing.T) {
 			writeTestSnapshot(t, path, key)
 			data, err := os.ReadFile(path)
 			require.NoError(t, err)
-			data[len(data)/2+snapshotCryptHeaderSize/2] ^= 0x10
+			data[len(data)/2+snapshot.EncryptedHeaderSize/2] ^= 0x10
 			require.NoError(t, os.WriteFile(path, data, 0o600))
 		}, key, "fails authentication"},
 		{"a flipped salt", func(t *testing.T, path string) {
 			writeTestSnapshot(t, path, key)
 			data, err := os.ReadFile(path)
 			require.NoError(t, err)
-			data[snapshotCryptHeaderSize-1] ^= 1
+			data[snapshot.EncryptedHeaderSize-1] ^= 1
 			require.NoError(t, os.WriteFile(path, data, 0o600))
 		}, key, "fails authentication"},
 		{"truncated", func(t *testing.T, path string) {
@@ -183,7 +166,7 @@ func TestSnapshotEncryptedFilesRejected(t *testing.T) {
 			writeTestSnapshot(t, path, key)
 			data, err := os.ReadFile(path)
 			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(path, data[:snapshotCryptHeaderSize], 0o600))
+			require.NoError(t, os.WriteFile(path, data[:snapshot.EncryptedHeaderSize], 0o600))
 		}, key, "fails authentication"},
 	}
 	for _, tc := range cases {
@@ -197,43 +180,8 @@ func TestSnapshotEncryptedFilesRejected(t *testing.T) {
 	}
 }
 
-func TestSnapshotEncryptionChunkBoundaries(t *testing.T) {
-	key := testSnapshotKey(3)
-	// Sizes around the chunk size, so that the last chunk is empty, short
-	// or full, and a file cut after a full chunk is caught.
-	for _, size := range []int{0, 1, snapshotChunk - 1, snapshotChunk, snapshotChunk + 1, 2 * snapshotChunk, 2*snapshotChunk + 7} {
-		plain := make([]byte, size)
-		for i := range plain {
-			plain[i] = byte(i * 7)
-		}
-		var file bytes.Buffer
-		enc, err := newSnapshotEncrypter(&file, key)
-		require.NoError(t, err)
-		// Written in uneven pieces, as bufio hands them over.
-		for rest := plain; len(rest) > 0; {
-			n := min(len(rest), 5000)
-			_, err := enc.Write(rest[:n])
-			require.NoError(t, err)
-			rest = rest[n:]
-		}
-		require.NoError(t, enc.Close())
-		got, err := decryptSnapshot(file.Bytes(), key)
-		require.NoError(t, err, "size %d", size)
-		assert.True(t, bytes.Equal(plain, got), "size %d round trip", size)
-		chunks := (file.Len() - snapshotCryptHeaderSize) / (snapshotChunk + 16)
-		if size > snapshotChunk {
-			cut := file.Bytes()[:snapshotCryptHeaderSize+chunks*(snapshotChunk+16)]
-			if len(cut) == file.Len() {
-				cut = cut[:len(cut)-(snapshotChunk+16)]
-			}
-			_, err = decryptSnapshot(cut, key)
-			assert.ErrorIs(t, err, errSnapshotAuthentication, "size %d cut after a full chunk", size)
-		}
-	}
-}
-
 func TestSnapshotFileAndDirectoryAreOwnerOnly(t *testing.T) {
-	if !snapshotModesApply {
+	if !snapshot.ModesApply {
 		t.Skip("permission bits do not apply on this platform")
 	}
 	srv := newInfServer()
@@ -253,7 +201,7 @@ func TestSnapshotFileAndDirectoryAreOwnerOnly(t *testing.T) {
 }
 
 func TestSnapshotRefusesWhatOthersCouldHaveWritten(t *testing.T) {
-	if !snapshotModesApply {
+	if !snapshot.ModesApply {
 		t.Skip("permission bits do not apply on this platform")
 	}
 	cases := []struct {
@@ -301,22 +249,6 @@ func TestSnapshotRefusesWhatOthersCouldHaveWritten(t *testing.T) {
 	}
 }
 
-func TestSnapshotNotWrittenIntoADirectoryOthersMayWriteTo(t *testing.T) {
-	if !snapshotModesApply {
-		t.Skip("permission bits do not apply on this platform")
-	}
-	dir := t.TempDir()
-	require.NoError(t, os.Chmod(dir, 0o777))
-	path := filepath.Join(dir, "pods.snap")
-	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", ResourceVersion: "1"}}
-	err := writeSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), snapshotTie{}, podSnapshotCodec(t), []interface{}{pod}, "1", nil)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "others may write to it")
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	assert.Empty(t, entries)
-}
-
 func TestSetSnapshotProtectionRejectsBadInput(t *testing.T) {
 	informer := NewSharedIndexInformer(&ListWatch{}, &v1.Pod{}, 0, Indexers{})
 	err := SetSnapshotProtection(informer, SnapshotProtection{Key: []byte("short")})
@@ -353,18 +285,4 @@ func TestSnapshotRefusedPlainFileOfSensitiveObjectsIsRemoved(t *testing.T) {
 	var serr *SnapshotError
 	require.ErrorAs(t, got[0], &serr)
 	assert.Equal(t, "load", serr.Op)
-}
-
-// TestSnapshotMetadataOfSecretsIsSensitive: an informer over the metadata
-// of Secrets (a PartialObjectMetadata example of kind Secret, in any
-// version of the core group) caches sensitive objects: their
-// last-applied-configuration annotation may hold the data.
-func TestSnapshotMetadataOfSecretsIsSensitive(t *testing.T) {
-	for _, apiVersion := range []string{"v1", "v2"} {
-		example := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: "Secret"}}
-		assert.True(t, snapshotSensitive(example, SnapshotProtection{}), apiVersion)
-	}
-	other := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "example.com/v1", Kind: "Secret"}}
-	assert.False(t, snapshotSensitive(other, SnapshotProtection{}))
-	assert.True(t, IsSensitiveResource(schema.GroupVersionResource{Version: "v2", Resource: "secrets"}), "by group and resource, whatever the version")
 }

@@ -1,12 +1,9 @@
 package cache
 
 import (
-	"net/url"
-	"regexp"
-	"strconv"
-	"strings"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kinformer/kinformer/cache/internal/snapshot"
 )
 
 // SnapshotScopeFor returns the snapshot scope (see
@@ -24,36 +21,5 @@ func SnapshotScopeFor(namespace string, tweak func(*metav1.ListOptions)) string 
 	if tweak != nil {
 		tweak(&opts)
 	}
-	if namespace == "" && opts.LabelSelector == "" && opts.FieldSelector == "" {
-		return ""
-	}
-	return "namespace=" + strconv.Quote(namespace) +
-		" labelSelector=" + strconv.Quote(opts.LabelSelector) +
-		" fieldSelector=" + strconv.Quote(opts.FieldSelector)
+	return snapshot.ScopeFor(namespace, opts.LabelSelector, opts.FieldSelector)
 }
-
-// describeSnapshotScope renders a scope for an error message. A server
-// address in it loses any userinfo (an older version saved addresses with
-// their credentials).
-func describeSnapshotScope(scope string) string {
-	if scope == "" {
-		return "all objects of the type (no namespace, no selectors)"
-	}
-	return snapshotScopeServer.ReplaceAllStringFunc(scope, func(field string) string {
-		quoted := strings.TrimPrefix(field, "server=")
-		addr, err := strconv.Unquote(quoted)
-		if err != nil {
-			return field
-		}
-		u, err := url.Parse(addr)
-		if err != nil || u.User == nil {
-			return field
-		}
-		u.User = nil
-		return "server=" + strconv.Quote(u.String())
-	})
-}
-
-// snapshotScopeServer matches the server field of a scope: server= and a
-// Go-quoted string.
-var snapshotScopeServer = regexp.MustCompile(`server="(?:[^"\\]|\\.)*"`)

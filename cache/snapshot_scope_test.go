@@ -7,16 +7,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kinformer/kinformer/cache/internal/snapshot"
 )
 
 // setSnapshotTie ties informer's snapshot to tie (SetSnapshotScope,
 // SetSnapshotProjection).
-func setSnapshotTie(t *testing.T, informer SharedIndexInformer, tie snapshotTie) {
+func setSnapshotTie(t *testing.T, informer SharedIndexInformer, tie snapshot.Tie) {
 	t.Helper()
-	require.NoError(t, SetSnapshotScope(informer, tie.scope))
-	require.NoError(t, SetSnapshotProjection(informer, tie.projection))
+	require.NoError(t, SetSnapshotScope(informer, tie.Scope))
+	require.NoError(t, SetSnapshotProjection(informer, tie.Projection))
 }
 
 // checkSnapshotTie writes a snapshot of two pods with an informer tied to
@@ -24,7 +25,7 @@ func setSnapshotTie(t *testing.T, informer SharedIndexInformer, tie snapshotTie)
 // must load the file without listing; with it, it must reject the file with
 // a *SnapshotError containing wantError, list as usual, and rewrite the
 // file under read when it stops.
-func checkSnapshotTie(t *testing.T, written, read snapshotTie, wantError string) {
+func checkSnapshotTie(t *testing.T, written, read snapshot.Tie, wantError string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "pods.snap")
 	srv := newInfServer()
@@ -38,7 +39,7 @@ func checkSnapshotTie(t *testing.T, written, read snapshotTie, wantError string)
 	require.Eventually(t, func() bool { _, watches := srv.counts(); return watches == 1 }, infTimeout, time.Millisecond)
 	stopFirst()
 	srv.stopWatches()
-	_, _, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), written, podSnapshotCodec(t), nil)
+	_, _, err := readPodSnapshot(t, path, written)
 	require.NoError(t, err, "the first run wrote its snapshot, tied to its scope and projection")
 
 	informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
@@ -62,7 +63,7 @@ func checkSnapshotTie(t *testing.T, written, read snapshotTie, wantError string)
 
 	// On stop the file is rewritten under the new tie.
 	stop()
-	_, _, err = readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), read, podSnapshotCodec(t), nil)
+	_, _, err = readPodSnapshot(t, path, read)
 	require.NoError(t, err, "the file is rewritten under the informer's own scope and projection")
 }
 
@@ -112,7 +113,7 @@ func TestSnapshotOfForeignScopeIsRejected(t *testing.T) {
 		{"unrestricted", "", `this informer selects all objects of the type (no namespace, no selectors)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			checkSnapshotTie(t, snapshotTie{scope: webInProd}, snapshotTie{scope: tc.scope}, tc.wantError)
+			checkSnapshotTie(t, snapshot.Tie{Scope: webInProd}, snapshot.Tie{Scope: tc.scope}, tc.wantError)
 		})
 	}
 }
@@ -145,19 +146,7 @@ func TestSnapshotOfAnotherProjectionIsRejected(t *testing.T) {
 		{"full objects", "", "snapshot holds objects of projection aaaa, this informer keeps full objects"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			checkSnapshotTie(t, snapshotTie{projection: "aaaa"}, snapshotTie{projection: tc.projection}, tc.wantError)
+			checkSnapshotTie(t, snapshot.Tie{Projection: "aaaa"}, snapshot.Tie{Projection: tc.projection}, tc.wantError)
 		})
 	}
-}
-
-// TestSnapshotScopeDescriptionLeavesOutUserinfo: a snapshot file written by
-// an older version may hold a server address with credentials in its scope;
-// the error that names the scope leaves them out.
-func TestSnapshotScopeDescriptionLeavesOutUserinfo(t *testing.T) {
-	got := describeSnapshotScope(`namespace="a" labelSelector="" fieldSelector="" server="https://admin:s3cret@api.example.com:6443/prefix"`)
-	assert.NotContains(t, got, "s3cret")
-	assert.NotContains(t, got, "admin")
-	assert.Equal(t, `namespace="a" labelSelector="" fieldSelector="" server="https://api.example.com:6443/prefix"`, got)
-	assert.Equal(t, `server="https://api.example.com"`, describeSnapshotScope(`server="https://api.example.com"`))
-	assert.Equal(t, `server="not a url %"`, describeSnapshotScope(`server="not a url %"`))
 }

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kinformer/kinformer/cache/internal/snapshot"
 )
 
 // runInformerUntil runs informer until it synced and stop is called; stop waits
@@ -145,18 +145,18 @@ func TestSnapshotRejectedFiles(t *testing.T) {
 		}, "checksum"},
 		{"other format version", func(_ *testing.T, _ string, d []byte) []byte {
 			d = append([]byte(nil), d...)
-			binary.LittleEndian.PutUint16(d[len(snapshotMagic):], 7)
+			binary.LittleEndian.PutUint16(d[len(snapshot.Magic):], 7)
 			return d
 		}, "format version 7"},
 		{"foreign type", func(t *testing.T, path string, _ []byte) []byte {
-			codec, err := snapshotCodecFor(&unstructured.Unstructured{})
+			codec, err := snapshot.CodecFor(&unstructured.Unstructured{})
 			require.NoError(t, err)
 			u := &unstructured.Unstructured{}
 			u.SetAPIVersion("v1")
 			u.SetKind("ConfigMap")
 			u.SetNamespace("ns")
 			u.SetName("cm")
-			require.NoError(t, writeSnapshot(path, snapshotIdentity(u, ""), snapshotTie{}, codec, []interface{}{u}, "9", nil))
+			require.NoError(t, snapshot.File{Path: path, Identity: snapshot.Identity(u, ""), Codec: codec}.Write([]interface{}{u}, "9"))
 			data, err := os.ReadFile(path)
 			require.NoError(t, err)
 			return data
@@ -186,7 +186,7 @@ func TestSnapshotRejectedFiles(t *testing.T) {
 
 			// On stop the rejected file is replaced by a good one.
 			stop()
-			objects, rv, err := readSnapshot(path, snapshotIdentity(&v1.Pod{}, ""), snapshotTie{}, podSnapshotCodec(t), nil)
+			objects, rv, err := readPodSnapshot(t, path, snapshot.Tie{})
 			require.NoError(t, err)
 			assert.Equal(t, "1", rv)
 			assert.Equal(t, []string{"ns/x@1"}, infStoreContents(objectListOf(objects)))
@@ -194,49 +194,15 @@ func TestSnapshotRejectedFiles(t *testing.T) {
 	}
 }
 
-func TestSnapshotCodecsRoundTrip(t *testing.T) {
-	pod := infPod("p", "7")
-	pod.Labels = map[string]string{"app": "web"}
-	pod.Spec.Containers = []v1.Container{{Name: "c", Image: "img"}}
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion("example.com/v1")
-	u.SetKind("Widget")
-	u.SetNamespace("ns")
-	u.SetName("w")
-	u.SetResourceVersion("7")
-	pom := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "m", ResourceVersion: "7"}}
-	for _, tc := range []struct {
-		example runtime.Object
-		obj     interface{}
-		codec   string
-	}{
-		{&v1.Pod{}, pod, "protobuf"},
-		{&unstructured.Unstructured{}, u, "json"},
-		{&metav1.PartialObjectMetadata{}, pom, "protobuf"},
-	} {
-		t.Run(tc.codec+" "+snapshotIdentity(tc.example, ""), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "x.snap")
-			codec, err := snapshotCodecFor(tc.example)
-			require.NoError(t, err)
-			assert.Equal(t, tc.codec, codec.name)
-			id := snapshotIdentity(tc.example, "desc")
-			require.NoError(t, writeSnapshot(path, id, snapshotTie{}, codec, []interface{}{tc.obj}, "7", nil))
-			objects, rv, err := readSnapshot(path, id, snapshotTie{}, codec, nil)
-			require.NoError(t, err)
-			assert.Equal(t, "7", rv)
-			require.Len(t, objects, 1)
-			assert.Equal(t, tc.obj, objects[0])
-			entries, err := os.ReadDir(filepath.Dir(path))
-			require.NoError(t, err)
-			assert.Len(t, entries, 1, "no temporary file left behind")
-		})
-	}
-}
-
-func podSnapshotCodec(t *testing.T) snapshotCodec {
-	codec, err := snapshotCodecFor(&v1.Pod{})
+func podSnapshotCodec(t *testing.T) snapshot.Codec {
+	codec, err := snapshot.CodecFor(&v1.Pod{})
 	require.NoError(t, err)
 	return codec
+}
+
+// readPodSnapshot reads the plain snapshot of pods at path, tied to tie.
+func readPodSnapshot(t *testing.T, path string, tie snapshot.Tie) ([]interface{}, string, error) {
+	return snapshot.File{Path: path, Identity: snapshot.Identity(&v1.Pod{}, ""), Tie: tie, Codec: podSnapshotCodec(t)}.Read()
 }
 
 type objectList []interface{}

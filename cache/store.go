@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kinformer/kinformer/cache/internal/store"
 )
 
 // Store is a keyed collection of objects. It knows how to compute an object's
@@ -171,9 +173,10 @@ func MetaObjectToName(obj metav1.Object) ObjectName {
 }
 
 // cache is the Store and Indexer returned by NewStore and NewIndexer: a key
-// function and an optional transform in front of a threadSafeMap.
+// function and an optional transform in front of the store engine
+// (cache/internal/store), which holds the objects and indices.
 type cache struct {
-	tsm         *threadSafeMap
+	engine      *store.Map
 	keyFunc     KeyFunc
 	transformer TransformFunc
 	identifier  InformerNameAndResource
@@ -240,14 +243,11 @@ func newCache(keyFunc KeyFunc, indexers Indexers, opts []StoreOption) *cache {
 			opt(c)
 		}
 	}
-	var tsOpts []ThreadSafeStoreOption
+	var metrics *storeMetrics
 	if c.metrics != nil {
-		tsOpts = append(tsOpts, WithThreadSafeStoreMetrics(c.identifier, c.metrics))
+		metrics = newStoreMetrics(c.identifier, c.metrics)
 	}
-	if c.watermark {
-		tsOpts = append(tsOpts, func(m *threadSafeMap) { m.watermark = true })
-	}
-	c.tsm = newThreadSafeMap(indexers, tsOpts)
+	c.engine = store.New(newEngineConfig(indexers, metrics, c.watermark))
 	return c
 }
 
@@ -271,7 +271,7 @@ func withResourceVersionWatermark(advanced func()) StoreOption {
 // to rv (see withResourceVersionWatermark); it does nothing for other
 // stores, or when rv is not ahead.
 func (c *cache) advanceResourceVersion(rv string) {
-	if c.watermark && c.tsm.advanceRV(rv) && c.advanced != nil {
+	if c.watermark && c.engine.AdvanceResourceVersion(rv) && c.advanced != nil {
 		c.advanced()
 	}
 }
@@ -281,7 +281,7 @@ func (c *cache) advanceResourceVersion(rv string) {
 // rv is lower (see withResourceVersionWatermark); it does nothing for
 // other stores, or for an empty rv.
 func (c *cache) resetResourceVersion(rv string) {
-	if c.watermark && c.tsm.resetRV(rv) && c.advanced != nil {
+	if c.watermark && c.engine.ResetResourceVersion(rv) && c.advanced != nil {
 		c.advanced()
 	}
 }
@@ -294,9 +294,9 @@ func (c *cache) syncing() (done func()) {
 	if !c.watermark || c.advanced == nil {
 		return func() {}
 	}
-	before := c.tsm.LastStoreSyncResourceVersion()
+	before := c.LastStoreSyncResourceVersion()
 	return func() {
-		if c.tsm.LastStoreSyncResourceVersion() != before {
+		if c.LastStoreSyncResourceVersion() != before {
 			c.advanced()
 		}
 	}
@@ -342,7 +342,8 @@ func (c *cache) Update(obj interface{}) error {
 	if err != nil {
 		return err
 	}
-	return c.tsm.update(key, obj)
+	_, _, err = c.engine.Put(key, obj)
+	return err
 }
 
 // Delete removes the object with obj's key. It returns a KeyError when the
@@ -352,7 +353,7 @@ func (c *cache) Delete(obj interface{}) error {
 	if err != nil {
 		return err
 	}
-	c.tsm.DeleteWithObject(key, obj)
+	c.engine.Delete(key, obj)
 	return nil
 }
 
@@ -409,7 +410,7 @@ func (c *cache) updateKeyedWithPrevious(key string, obj interface{}) (prev inter
 			return nil, false, fmt.Errorf("transforming object with key %q: %w", key, err)
 		}
 	}
-	return c.tsm.swap(key, obj)
+	return c.engine.Put(key, obj)
 }
 
 // replaceKeyed is Replace for a caller that already computed the keys of
@@ -428,13 +429,13 @@ func (c *cache) replaceKeyed(keys []string, list []interface{}, resourceVersion 
 		}
 	}
 	defer c.syncing()()
-	return c.tsm.replaceLists(keys, list, resourceVersion)
+	return c.engine.Replace(keys, list, resourceVersion)
 }
 
 // deleteKeyed is Delete for a caller that already computed obj's key with
 // the store's key function.
 func (c *cache) deleteKeyed(key string, obj interface{}) {
-	c.tsm.DeleteWithObject(key, obj)
+	c.engine.Delete(key, obj)
 }
 
 // updateWithPrevious is Update that also returns the object obj's key held
@@ -445,7 +446,7 @@ func (c *cache) updateWithPrevious(obj interface{}) (prev interface{}, existed b
 	if err != nil {
 		return nil, false, err
 	}
-	return c.tsm.swap(key, obj)
+	return c.engine.Put(key, obj)
 }
 
 // transact implements Transaction and transactionWithPrevious (prev nil
@@ -455,7 +456,7 @@ func (c *cache) transact(txns []Transaction, prev []interface{}, keys []string) 
 	if len(txns) == 0 {
 		return nil
 	}
-	keyed := make([]ThreadSafeStoreTransaction, 0, len(txns))
+	keyed := make([]store.Write, 0, len(txns))
 	pos := make([]int, 0, len(txns))
 	var failed map[int]error
 	fail := func(i int, err error) {
@@ -489,7 +490,7 @@ func (c *cache) transact(txns []Transaction, prev []interface{}, keys []string) 
 			fail(i, err)
 			continue
 		}
-		keyed = append(keyed, ThreadSafeStoreTransaction{Transaction: t, Key: key})
+		keyed = append(keyed, store.Write{Op: string(t.Type), Key: key, Object: t.Object})
 		pos = append(pos, i)
 	}
 	var observe func(j int, old interface{}, existed bool)
@@ -507,15 +508,15 @@ func (c *cache) transact(txns []Transaction, prev []interface{}, keys []string) 
 		}
 	}
 	var unindexed map[int]error
-	for _, f := range c.tsm.transaction(keyed, observe) {
-		if !f.applied {
-			fail(pos[f.pos], f.err)
+	for _, f := range c.engine.Transaction(keyed, observe) {
+		if !f.Applied {
+			fail(pos[f.Pos], f.Err)
 			continue
 		}
 		if unindexed == nil {
 			unindexed = make(map[int]error)
 		}
-		unindexed[pos[f.pos]] = f.err
+		unindexed[pos[f.Pos]] = f.Err
 	}
 	if len(failed) == 0 && len(unindexed) == 0 {
 		return nil
@@ -540,60 +541,60 @@ func (c *cache) transact(txns []Transaction, prev []interface{}, keys []string) 
 
 // List returns all stored objects, in no particular order.
 func (c *cache) List() []interface{} {
-	return c.tsm.List()
+	return c.engine.List()
 }
 
 // ListKeys returns the keys of all stored objects, in no particular order.
 func (c *cache) ListKeys() []string {
-	return c.tsm.ListKeys()
+	return c.engine.ListKeys()
 }
 
 // LastStoreSyncResourceVersion returns the newest resource version seen; see
 // Store.
 func (c *cache) LastStoreSyncResourceVersion() string {
-	return c.tsm.LastStoreSyncResourceVersion()
+	return storeLastSyncResourceVersion(c.engine)
 }
 
 // Bookmark records rv as the newest resource version seen.
 func (c *cache) Bookmark(rv string) {
 	defer c.syncing()()
-	c.tsm.Bookmark(rv)
+	c.engine.Bookmark(rv)
 }
 
 // GetIndexers returns a copy of the store's index functions by name.
 func (c *cache) GetIndexers() Indexers {
-	return c.tsm.GetIndexers()
+	return store.IndexersAs[Indexers](c.engine)
 }
 
 // Index returns the stored objects that share at least one value of the
 // named index with obj. It fails for an unknown index name or when the index
 // function fails on obj.
 func (c *cache) Index(indexName string, obj interface{}) ([]interface{}, error) {
-	return c.tsm.Index(indexName, obj)
+	return c.engine.Index(indexName, obj)
 }
 
 // IndexKeys returns, sorted, the keys of the stored objects whose values for
 // the named index include indexedValue. It fails for an unknown index name.
 func (c *cache) IndexKeys(indexName, indexedValue string) ([]string, error) {
-	return c.tsm.IndexKeys(indexName, indexedValue)
+	return c.engine.IndexKeys(indexName, indexedValue)
 }
 
 // ListIndexFuncValues returns the values currently present in the named
 // index; it is empty for an unknown index name.
 func (c *cache) ListIndexFuncValues(indexName string) []string {
-	return c.tsm.ListIndexFuncValues(indexName)
+	return c.engine.ListIndexFuncValues(indexName)
 }
 
 // ByIndex returns the stored objects whose values for the named index include
 // indexedValue. It fails for an unknown index name.
 func (c *cache) ByIndex(indexName, indexedValue string) ([]interface{}, error) {
-	return c.tsm.ByIndex(indexName, indexedValue)
+	return c.engine.ByIndex(indexName, indexedValue)
 }
 
 // AddIndexers adds index functions and indexes the stored objects with them;
 // see Indexer.
 func (c *cache) AddIndexers(newIndexers Indexers) error {
-	return c.tsm.AddIndexers(newIndexers)
+	return c.engine.AddIndexers(engineIndexers(newIndexers))
 }
 
 // Get returns the object stored under obj's key. It returns a KeyError when
@@ -603,13 +604,13 @@ func (c *cache) Get(obj interface{}) (item interface{}, exists bool, err error) 
 	if err != nil {
 		return nil, false, err
 	}
-	item, exists = c.tsm.Get(key)
+	item, exists = c.engine.Get(key)
 	return item, exists, nil
 }
 
 // GetByKey returns the object stored under key; it never fails.
 func (c *cache) GetByKey(key string) (item interface{}, exists bool, err error) {
-	item, exists = c.tsm.Get(key)
+	item, exists = c.engine.Get(key)
 	return item, exists, nil
 }
 
@@ -629,7 +630,7 @@ func (c *cache) Replace(list []interface{}, resourceVersion string) error {
 		list[i] = obj
 	}
 	defer c.syncing()()
-	return c.tsm.replaceLists(keys, list, resourceVersion)
+	return c.engine.Replace(keys, list, resourceVersion)
 }
 
 // Resync does nothing and returns nil.

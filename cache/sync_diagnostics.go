@@ -8,6 +8,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kinformer/kinformer/cache/internal/diag"
 )
 
 // SyncOptions configures WaitForCacheSyncWithOptions (and a factory's
@@ -153,48 +155,16 @@ func waitForSync(ctx context.Context, options SyncOptions, informers []SharedInf
 		WaitFor(ctx, "", checkers...)
 		return false
 	}
-	// Select over ctx, the sync checkers of the unsynced informers, and
-	// for each of ours a channel closed at its next error; look for a
-	// permanent error at every wake-up.
-	type waiting struct {
-		checker DoneChecker
-		stats   *informerStats
-	}
-	var pending []waiting
+	// Wake on ctx, on each informer's sync and, for each of ours, on its
+	// next error; look for a permanent error at every wake-up.
+	waitees := make([]diag.SyncWaitee, len(informers))
 	for i, informer := range informers {
-		w := waiting{checker: checkers[i]}
+		waitees[i].Synced = checkers[i]
 		if s := sharedOf(informer); s != nil {
-			w.stats = s.stats
-		}
-		pending = append(pending, w)
-	}
-	for {
-		cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())}}
-		kept := pending[:0]
-		for _, w := range pending {
-			if IsDone(w.checker) {
-				continue
-			}
-			if w.stats != nil {
-				// Take the signal before reading the error, so that an
-				// error recorded in between still wakes us.
-				sig := w.stats.errorSignal()
-				if IsPermanentSyncError(w.stats.currentError()) {
-					return true
-				}
-				cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(sig)})
-			}
-			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(w.checker.Done())})
-			kept = append(kept, w)
-		}
-		pending = kept
-		if len(pending) == 0 {
-			return false
-		}
-		if chosen, _, _ := reflect.Select(cases); chosen == 0 {
-			return false
+			waitees[i].Stats = s.stats
 		}
 	}
+	return diag.WaitFailFast(ctx, waitees, IsPermanentSyncError)
 }
 
 // informerObjectType returns the Go type of the informer's objects (nil for
@@ -213,7 +183,7 @@ func newInformerSyncError(informer SharedInformer) *InformerSyncError {
 		t := fmt.Sprintf("%T", informer)
 		return &InformerSyncError{Type: t, Resource: t}
 	}
-	e := &InformerSyncError{Type: fmt.Sprintf("%T", s.objectType), Err: s.stats.currentError()}
+	e := &InformerSyncError{Type: fmt.Sprintf("%T", s.objectType), Err: s.stats.CurrentError()}
 	switch gvr := s.config.identifier.GroupVersionResource(); {
 	case !gvr.Empty():
 		e.Resource = resourceString(gvr)

@@ -2,10 +2,13 @@ package cache
 
 import (
 	"errors"
-	"sync"
+	"strconv"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgofeatures "k8s.io/client-go/features"
 	"k8s.io/klog/v2"
+
+	"github.com/kinformer/kinformer/cache/internal/store"
 )
 
 // ThreadSafeStore is a map from keys to objects, with indices, that is safe
@@ -126,230 +129,56 @@ func WithThreadSafeStoreMetrics(identifier InformerNameAndResource, metricsProvi
 // does not hold). The indexers map is copied, so later changes by the caller
 // do not affect the store.
 func NewThreadSafeStore(indexers Indexers, indices Indices, opts ...ThreadSafeStoreOption) ThreadSafeStore {
-	return newThreadSafeMap(indexers, opts)
-}
-
-// tsEntry is what the store keeps for a key when it has indices other than
-// those using MetaNamespaceIndexFunc (slotted indices): the object and the
-// values each slotted index computed for it when it was written.
-// Remembering the values means removing or moving a key in an index never
-// has to call an index function again (which could fail, or see an object
-// mutated by a careless caller). A store without slotted indices keeps the
-// object itself, as client-go does: a value in items costs no more than
-// client-go's, so writes grow the map and List walks it at client-go's cost.
-// Entries are only read and written under the write lock (readers take the
-// object out under the read lock), so a write updates one in place.
-type tsEntry struct {
-	obj interface{}
-	// vals holds, at position tsIndex.slot, the values of every slotted
-	// index.
-	vals [][]string
-}
-
-// storedObject returns the object of a value of threadSafeMap.items.
-func storedObject(v interface{}) interface{} {
-	if e, ok := v.(*tsEntry); ok {
-		return e.obj
-	}
-	return v
-}
-
-// storedVals returns the slotted index values of a value of
-// threadSafeMap.items (nil for a store without slotted indices).
-func storedVals(v interface{}) [][]string {
-	if e, ok := v.(*tsEntry); ok {
-		return e.vals
-	}
-	return nil
-}
-
-// storedNamespace returns the namespace of a stored object, the value under
-// which the namespace indices hold its key (unless a caller mutated it: see
-// tsIndex.removeSingle).
-func storedNamespace(obj interface{}) string {
-	meta, err := storeMetaAccessor(obj)
-	if err != nil {
-		return ""
-	}
-	return meta.GetNamespace()
-}
-
-// threadSafeMap implements ThreadSafeStoreWithTransaction. All fields are
-// guarded by lock, except metrics, which is set at construction.
-type threadSafeMap struct {
-	lock sync.RWMutex
-	// items maps each key to its object or, when slotted is not empty, to
-	// its *tsEntry.
-	items map[string]interface{}
-
-	// byName holds every index; nsIdx those computed inline from the
-	// stored object's namespace and slotted those whose values live in
-	// tsEntry.vals, in slot order.
-	byName  map[string]*tsIndex
-	nsIdx   []*tsIndex
-	slotted []*tsIndex
-
-	// layoutGen counts the changes to the set of indices (AddIndexers).
-	layoutGen uint64
-	// replaceBuilt, when set (by tests), runs between building a
-	// replacement and taking the lock to install it.
-	replaceBuilt func()
-
-	rv      string
-	metrics *storeMetrics
-	// watermark, set at construction for an informer's cache (see
-	// withResourceVersionWatermark), makes rv a watermark: writes of
-	// objects leave it alone, and Replace and Bookmark only move it
-	// forward. The informer moves it with advanceRV once every change up
-	// to a version has been applied.
-	watermark bool
-}
-
-var _ ThreadSafeStoreWithTransaction = &threadSafeMap{}
-
-func newThreadSafeMap(indexers Indexers, opts []ThreadSafeStoreOption) *threadSafeMap {
-	m := &threadSafeMap{
-		items:  map[string]interface{}{},
-		byName: make(map[string]*tsIndex, len(indexers)),
-	}
-	for _, name := range storeSortedNames(indexers) {
-		m.addIndexLocked(name, indexers[name])
-	}
+	m := &threadSafeMap{}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(m)
 		}
 	}
-	if m.metrics == nil {
-		m.metrics = newStoreMetrics(InformerNameAndResource{}, noopInformerMetricsProvider{})
-	}
+	m.engine = store.New(newEngineConfig(indexers, m.metrics, false))
 	return m
 }
 
-// putLocked stores obj under key and updates every index, returning the
-// object key held before. An index function that fails on obj leaves it out
-// of that index only: obj is stored anyway and listed by every other index,
-// and err names each index that failed (a *storeIndexError, or several
-// joined).
-func (m *threadSafeMap) putLocked(key string, obj interface{}) (prev interface{}, existed bool, err error) {
-	oldV, existed := m.items[key]
-	prev = storedObject(oldV)
-	var ns, prevNS string
-	nsIndexed, prevNSKnown := true, false
-	if len(m.nsIdx) > 0 {
-		if ns, err = m.namespaceOf(key, obj); err != nil {
-			nsIndexed = false
-		}
-		if existed {
-			if meta, merr := storeMetaAccessor(prev); merr == nil {
-				prevNS, prevNSKnown = meta.GetNamespace(), true
-			}
-		}
+// newEngineConfig returns the configuration of the engine of a store of
+// this package: its indices, MetaNamespaceIndexFunc computed inline, and
+// metrics (nil publishes nothing) receiving every resource version
+// recorded.
+func newEngineConfig(indexers Indexers, metrics *storeMetrics, watermark bool) store.Config {
+	cfg := store.Config{
+		Indexers:           engineIndexers(indexers),
+		NamespaceIndexFunc: store.IndexFunc(MetaNamespaceIndexFunc),
+		Watermark:          watermark,
 	}
-	if n := len(m.slotted); n > 0 {
-		// Compute every value before changing anything.
-		var buf [4][]string
-		var vals [][]string
-		if n <= len(buf) {
-			vals = buf[:n]
-		} else {
-			vals = make([][]string, n)
-		}
-		for i, ix := range m.slotted {
-			v, verr := ix.values(key, obj)
-			if verr != nil {
-				err = storeJoinIndexErrors(err, verr)
-				v = nil
-			}
-			vals[i] = v
-		}
-		if e, ok := oldV.(*tsEntry); ok {
-			for i, ix := range m.slotted {
-				ix.move(key, e.vals[i], vals[i])
-			}
-			// Only writers, under the lock, read entries: update in place.
-			e.obj = obj
-			copy(e.vals, vals)
-		} else {
-			for i, ix := range m.slotted {
-				for _, v := range vals[i] {
-					ix.insert(v, key)
-				}
-			}
-			e := &tsEntry{obj: obj, vals: make([][]string, n)}
-			copy(e.vals, vals)
-			m.items[key] = e
-		}
-	} else {
-		m.items[key] = obj
+	if metrics != nil && metrics.rvGauge != nil {
+		cfg.OnResourceVersion = metrics.setResourceVersion
 	}
-	for _, ix := range m.nsIdx {
-		if existed {
-			if nsIndexed && prevNSKnown && prevNS == ns {
-				// Held under ns already. As client-go does, the store
-				// takes the cached object's namespace at its word: no
-				// lookup in a set that may hold a million keys.
-				continue
-			}
-			// Under the previous object's namespace (found wherever it
-			// is when a caller changed that namespace in place), or
-			// nowhere when it could not be read.
-			ix.removeSingle(prevNS, key)
-		}
-		if nsIndexed {
-			ix.insert(ns, key)
-		}
-	}
-	return prev, existed, err
+	return cfg
 }
 
-// storeJoinIndexErrors adds err to errs (either may be nil).
-func storeJoinIndexErrors(errs, err error) error {
-	if errs == nil {
-		return err
+// engineIndexers converts index functions to the engine's type (nil for
+// none).
+func engineIndexers(indexers Indexers) map[string]store.IndexFunc {
+	if len(indexers) == 0 {
+		return nil
 	}
-	return errors.Join(errs, err)
+	out := make(map[string]store.IndexFunc, len(indexers))
+	for name, fn := range indexers {
+		out[name] = store.IndexFunc(fn)
+	}
+	return out
 }
 
-// deleteLocked removes key and its index entries; it cannot fail.
-func (m *threadSafeMap) deleteLocked(key string) {
-	oldV, exists := m.items[key]
-	if !exists {
-		return
-	}
-	if len(m.nsIdx) > 0 {
-		ns := storedNamespace(storedObject(oldV))
-		for _, ix := range m.nsIdx {
-			ix.removeSingle(ns, key)
-		}
-	}
-	for i, vals := range storedVals(oldV) {
-		for _, v := range vals {
-			m.slotted[i].remove(v, key)
-		}
-	}
-	delete(m.items, key)
+// threadSafeMap is the ThreadSafeStoreWithTransaction of NewThreadSafeStore:
+// the store engine (cache/internal/store) behind client-go's interface,
+// reporting through HandleError what the interface has no error to return
+// for.
+type threadSafeMap struct {
+	engine *store.Map
+	// metrics is set by the options, before the engine is built.
+	metrics *storeMetrics
 }
 
-// update is Add/Update returning the index error instead of reporting it;
-// obj is stored either way.
-func (m *threadSafeMap) update(key string, obj interface{}) error {
-	_, _, err := m.swap(key, obj)
-	return err
-}
-
-// swap is update that also returns the object key held before. obj is
-// always stored; err names the indices left without it.
-func (m *threadSafeMap) swap(key string, obj interface{}) (prev interface{}, existed bool, err error) {
-	rv, hasRV := storeResourceVersionOf(obj)
-	m.lock.Lock()
-	defer m.lock.Unlock()
-	prev, existed, err = m.putLocked(key, obj)
-	if hasRV {
-		m.writtenRVLocked(rv)
-	}
-	return prev, existed, err
-}
+var _ ThreadSafeStoreWithTransaction = &threadSafeMap{}
 
 // Add stores obj under key; see ThreadSafeStore.
 func (m *threadSafeMap) Add(key string, obj interface{}) {
@@ -358,68 +187,91 @@ func (m *threadSafeMap) Add(key string, obj interface{}) {
 
 // Update stores obj under key; see ThreadSafeStore.
 func (m *threadSafeMap) Update(key string, obj interface{}) {
-	if err := m.update(key, obj); err != nil {
+	if _, _, err := m.engine.Put(key, obj); err != nil {
 		utilruntime.HandleErrorWithLogger(klog.Background(), err, "Object stored outside the indices that failed on it", "key", key)
 	}
 }
 
 // Delete removes key without recording a resource version.
 func (m *threadSafeMap) Delete(key string) {
-	m.DeleteWithObject(key, nil)
+	m.engine.Delete(key, nil)
 }
 
 // DeleteWithObject removes key and records obj's resource version.
 func (m *threadSafeMap) DeleteWithObject(key string, obj interface{}) {
-	var rv string
-	var hasRV bool
-	if obj != nil {
-		rv, hasRV = storeResourceVersionOf(obj)
-	}
-	m.lock.Lock()
-	defer m.lock.Unlock()
-	m.deleteLocked(key)
-	if hasRV {
-		m.writtenRVLocked(rv)
-	}
+	m.engine.Delete(key, obj)
 }
 
 // Get returns the object stored under key.
 func (m *threadSafeMap) Get(key string) (item interface{}, exists bool) {
-	m.lock.RLock()
-	v, exists := m.items[key]
-	// A *tsEntry is updated in place by writers: read it under the lock.
-	item = storedObject(v)
-	m.lock.RUnlock()
-	return item, exists
+	return m.engine.Get(key)
 }
 
 // List returns all stored objects.
 func (m *threadSafeMap) List() []interface{} {
-	m.lock.RLock()
-	defer m.lock.RUnlock()
-	list := make([]interface{}, 0, len(m.items))
-	if len(m.slotted) == 0 {
-		// items holds the objects themselves.
-		for _, v := range m.items {
-			list = append(list, v)
-		}
-		return list
-	}
-	for _, v := range m.items {
-		list = append(list, storedObject(v))
-	}
-	return list
+	return m.engine.List()
 }
 
 // ListKeys returns all keys.
 func (m *threadSafeMap) ListKeys() []string {
-	m.lock.RLock()
-	defer m.lock.RUnlock()
-	keys := make([]string, 0, len(m.items))
-	for key := range m.items {
-		keys = append(keys, key)
+	return m.engine.ListKeys()
+}
+
+// Replace makes items the whole content of the store. Objects on which an
+// index function fails are stored outside that index, and the failures are
+// reported through HandleError.
+func (m *threadSafeMap) Replace(items map[string]interface{}, resourceVersion string) {
+	if err := m.engine.ReplaceMap(items, resourceVersion); err != nil {
+		utilruntime.HandleErrorWithLogger(klog.Background(), err, "Objects stored outside the indices that failed on them")
 	}
-	return keys
+}
+
+// Index returns the objects sharing an index value with obj.
+func (m *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{}, error) {
+	return m.engine.Index(indexName, obj)
+}
+
+// IndexKeys returns, sorted, the keys whose values for the index include
+// indexedValue.
+func (m *threadSafeMap) IndexKeys(indexName, indexedValue string) ([]string, error) {
+	return m.engine.IndexKeys(indexName, indexedValue)
+}
+
+// Bookmark records rv as the newest resource version seen.
+func (m *threadSafeMap) Bookmark(rv string) {
+	m.engine.Bookmark(rv)
+}
+
+// LastStoreSyncResourceVersion returns the newest resource version seen, or
+// "" while the AtomicFIFO feature gate is disabled.
+func (m *threadSafeMap) LastStoreSyncResourceVersion() string {
+	return storeLastSyncResourceVersion(m.engine)
+}
+
+// ListIndexFuncValues returns the values present in the named index.
+func (m *threadSafeMap) ListIndexFuncValues(indexName string) []string {
+	return m.engine.ListIndexFuncValues(indexName)
+}
+
+// ByIndex returns the objects whose values for the index include
+// indexedValue.
+func (m *threadSafeMap) ByIndex(indexName, indexedValue string) ([]interface{}, error) {
+	return m.engine.ByIndex(indexName, indexedValue)
+}
+
+// GetIndexers returns a copy of the index functions by name.
+//
+// Difference from client-go: the result is a copy taken under the lock, so
+// it does not race with AddIndexers.
+func (m *threadSafeMap) GetIndexers() Indexers {
+	return store.IndexersAs[Indexers](m.engine)
+}
+
+// AddIndexers adds index functions and indexes the stored objects with
+// them. It fails, changing nothing, when a name is already used, a function
+// is nil or a new function fails on a stored object.
+func (m *threadSafeMap) AddIndexers(newIndexers Indexers) error {
+	return m.engine.AddIndexers(engineIndexers(newIndexers))
 }
 
 // Resync does nothing.
@@ -427,9 +279,73 @@ func (m *threadSafeMap) Resync() error {
 	return nil
 }
 
-// size returns the number of stored objects.
-func (m *threadSafeMap) size() int {
-	m.lock.RLock()
-	defer m.lock.RUnlock()
-	return len(m.items)
+// Transaction applies the writes under one lock; see
+// ThreadSafeStoreWithTransaction.
+func (m *threadSafeMap) Transaction(txns ...ThreadSafeStoreTransaction) {
+	for _, f := range store.TransactionOf(m.engine, txns, engineWrite, nil) {
+		msg := "Transaction write not applied"
+		if f.Applied {
+			msg = "Object stored outside the indices that failed on it"
+		}
+		utilruntime.HandleErrorWithLogger(klog.Background(), f.Err, msg, "key", txns[f.Pos].Key)
+	}
+}
+
+// engineWrite is the engine's write for a ThreadSafeStoreTransaction.
+func engineWrite(t *ThreadSafeStoreTransaction) store.Write {
+	return store.Write{Op: string(t.Type), Key: t.Key, Object: t.Object}
+}
+
+// storeLastSyncResourceVersion returns the resource version engine
+// recorded, or "" while the AtomicFIFO feature gate is disabled.
+func storeLastSyncResourceVersion(engine *store.Map) string {
+	if !clientgofeatures.FeatureGates().Enabled(clientgofeatures.AtomicFIFO) {
+		return ""
+	}
+	return engine.ResourceVersion()
+}
+
+// storeResourceVersionOf returns obj's resource version and whether obj has
+// metadata to read it from.
+func storeResourceVersionOf(obj interface{}) (string, bool) {
+	meta, err := storeMetaAccessor(obj)
+	if err != nil {
+		return "", false
+	}
+	return meta.GetResourceVersion(), true
+}
+
+// storeIsIndexError reports whether err, from a write to a store of this
+// package, is an index function's failure: the object is then stored all
+// the same, outside that index.
+func storeIsIndexError(err error) bool {
+	return store.IsIndexError(err)
+}
+
+// storeUnindexedObjects reports, for an error of a Replace of a store of
+// this package, how many objects it stored outside an index whose function
+// failed on them; ok is false when err is not such a report.
+func storeUnindexedObjects(err error) (n int, ok bool) {
+	var failures *store.IndexFailures
+	if !errors.As(err, &failures) {
+		return 0, false
+	}
+	return failures.Total(), true
+}
+
+// storeRVForMetrics converts a resource version to a gauge value, keeping
+// at most its last 15 digits so the float64 stays exact. It returns false
+// for versions that are not decimal integers.
+func storeRVForMetrics(rv string) (float64, bool) {
+	if rv == "" {
+		return 0, true
+	}
+	if len(rv) > 15 {
+		rv = rv[len(rv)-15:]
+	}
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return float64(n), true
 }

@@ -18,13 +18,23 @@ func TestThreadSafeStoreAllocations(t *testing.T) {
 	pods := []interface{}{stPod("ns", "a", "1"), stPod("ns", "a", "2")}
 	idx := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
 	require.NoError(t, idx.Add(pods[0]))
-	ts := idx.(*cache).tsm
+	ts := NewThreadSafeStore(Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, Indices{})
+	ts.Add("ns/a", pods[0])
 	i := 0
 	allocs := testing.AllocsPerRun(200, func() {
 		i++
 		ts.Update("ns/a", pods[i%2])
 	})
 	assert.Zero(t, allocs, "ThreadSafeStore.Update of an existing key")
+	txns := make([]ThreadSafeStoreTransaction, 4)
+	allocs = testing.AllocsPerRun(200, func() {
+		i++
+		for j := range txns {
+			txns[j] = ThreadSafeStoreTransaction{Transaction{pods[(i+j)%2], TransactionTypeUpdate}, "ns/a"}
+		}
+		ts.(ThreadSafeStoreWithTransaction).Transaction(txns...)
+	})
+	assert.Zero(t, allocs, "ThreadSafeStore.Transaction of updates of an existing key")
 	allocs = testing.AllocsPerRun(200, func() {
 		i++
 		_ = idx.Update(pods[i%2])

@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand"
 	"slices"
 	"sort"
@@ -531,7 +532,7 @@ func TestIndexerMutatedNamespaceKeepsNamespaceIndexConsistent(t *testing.T) {
 					require.NoError(t, err)
 					got[ns] = keys
 				}
-				assert.Equal(t, tc.wantNS, got, "indexers %v", storeSortedNames(indexers))
+				assert.Equal(t, tc.wantNS, got, "indexers %v", slices.Sorted(maps.Keys(indexers)))
 			}
 		})
 	}
@@ -824,30 +825,6 @@ func TestIndexerReplaceConcurrentWithAddIndexers(t *testing.T) {
 		stCheckIndexer(t, idx, Indexers{"app": stAppIndex, NamespaceIndex: MetaNamespaceIndexFunc, "labels": stLabelValuesIndex})
 		require.Len(t, idx.ListKeys(), 200)
 	}
-}
-
-func TestIndexerReplaceRebuildsWhenIndicesChangeMeanwhile(t *testing.T) {
-	idx := NewIndexer(MetaNamespaceKeyFunc, Indexers{"app": stAppIndex})
-	c := idx.(*cache)
-	c.tsm.replaceBuilt = func() {
-		c.tsm.replaceBuilt = nil
-		require.NoError(t, idx.AddIndexers(Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "labels": stLabelValuesIndex}))
-	}
-	require.NoError(t, idx.Replace([]interface{}{stPod("ns1", "a", "1", "app", "x"), stPod("ns2", "b", "2", "app", "y", "tier", "z")}, "3"))
-	stCheckIndexer(t, idx, Indexers{"app": stAppIndex, NamespaceIndex: MetaNamespaceIndexFunc, "labels": stLabelValuesIndex})
-
-	// A failure found only when rebuilding under the lock leaves that
-	// object out of the new index, as one found before.
-	c.tsm.replaceBuilt = func() {
-		c.tsm.replaceBuilt = nil
-		require.NoError(t, idx.AddIndexers(Indexers{"fails": stFailingIndex}))
-	}
-	err := idx.Replace([]interface{}{stPod("ns1", "q", "5", "bad", "true")}, "6")
-	require.ErrorIs(t, err, stErrBadIndex)
-	assert.Equal(t, []string{"ns1/q"}, idx.ListKeys())
-	assert.Empty(t, idx.ListIndexFuncValues("fails"))
-	assert.Equal(t, []string{"ns1"}, idx.ListIndexFuncValues(NamespaceIndex))
-	assert.Equal(t, "6", idx.LastStoreSyncResourceVersion())
 }
 
 // TestWatermarkTakesACompleteListsVersionAndIgnoresBadVersions: an informer

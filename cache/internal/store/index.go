@@ -1,4 +1,4 @@
-package cache
+package store
 
 import (
 	"errors"
@@ -9,20 +9,23 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
-// tsIndex is one named index.
-type tsIndex struct {
+// keySets maps index values to the set of keys of the objects having them.
+type keySets map[string]sets.Set[string]
+
+// index is one named index.
+type index struct {
 	name string
 	fn   IndexFunc
-	// slot is the position of this index's values in tsEntry.vals, or -1
-	// for an index using MetaNamespaceIndexFunc, whose value is the stored
-	// object's namespace, read without calling the function (and without
-	// allocating).
+	// slot is the position of this index's values in entry.vals, or -1
+	// for an index using Config.NamespaceIndexFunc, whose value is the
+	// stored object's namespace, read without calling the function (and
+	// without allocating).
 	slot int
 	// byValue maps each index value to the keys of the objects having it.
-	byValue index
+	byValue keySets
 }
 
-func (ix *tsIndex) insert(value, key string) {
+func (ix *index) insert(value, key string) {
 	set := ix.byValue[value]
 	if set == nil {
 		set = sets.Set[string]{}
@@ -31,7 +34,7 @@ func (ix *tsIndex) insert(value, key string) {
 	set[key] = sets.Empty{}
 }
 
-func (ix *tsIndex) remove(value, key string) {
+func (ix *index) remove(value, key string) {
 	set := ix.byValue[value]
 	if set == nil {
 		return
@@ -48,7 +51,7 @@ func (ix *tsIndex) remove(value, key string) {
 // one value (a namespace index): from value when it holds key there, else
 // (a caller mutated the stored object, so that value is no longer the one
 // it was indexed under) from whichever value holds it.
-func (ix *tsIndex) removeSingle(value, key string) {
+func (ix *index) removeSingle(value, key string) {
 	if _, held := ix.byValue[value][key]; held {
 		ix.remove(value, key)
 		return
@@ -63,7 +66,7 @@ func (ix *tsIndex) removeSingle(value, key string) {
 
 // move updates the index for key whose values change from oldVals to
 // newVals, touching only the values that differ.
-func (ix *tsIndex) move(key string, oldVals, newVals []string) {
+func (ix *index) move(key string, oldVals, newVals []string) {
 	if slices.Equal(oldVals, newVals) {
 		return
 	}
@@ -79,46 +82,56 @@ func (ix *tsIndex) move(key string, oldVals, newVals []string) {
 	}
 }
 
-// indexValues computes the values of index ix for obj stored under key.
-func (ix *tsIndex) values(key string, obj interface{}) ([]string, error) {
+// values computes the values of index ix for obj stored under key.
+func (ix *index) values(key string, obj any) ([]string, error) {
 	if ix.fn == nil {
-		return nil, &storeIndexError{index: ix.name, key: key, err: errors.New("index function is nil")}
+		return nil, &IndexError{index: ix.name, key: key, err: errors.New("index function is nil")}
 	}
 	vals, err := ix.fn(obj)
 	if err != nil {
-		return nil, &storeIndexError{index: ix.name, key: key, err: err}
+		return nil, &IndexError{index: ix.name, key: key, err: err}
 	}
 	return vals, nil
 }
 
-// storeIndexError reports an index function failing on an object.
-type storeIndexError struct {
+// IndexError reports an index function failing on an object (or, for a
+// namespace index, the object's metadata failing to be read): the object
+// named is stored outside that index.
+type IndexError struct {
 	index string
 	key   string
 	err   error
 }
 
 // Error names the index, the key and the cause.
-func (e *storeIndexError) Error() string {
+func (e *IndexError) Error() string {
 	return fmt.Sprintf("index %q failed on object with key %q: %v", e.index, e.key, e.err)
 }
 
 // Unwrap returns the index function's error.
-func (e *storeIndexError) Unwrap() error { return e.err }
+func (e *IndexError) Unwrap() error { return e.err }
 
-// storeIsIndexError reports whether err is an index function's failure (a
-// *storeIndexError, possibly among joined ones): for a write, the object is
-// then stored outside that index.
-func storeIsIndexError(err error) bool {
-	var ie *storeIndexError
+// IsIndexError reports whether err is an index function's failure (an
+// *IndexError, possibly among joined ones, or an *IndexFailures): for a
+// write, the object is then stored all the same, outside that index.
+func IsIndexError(err error) bool {
+	var ie *IndexError
 	return errors.As(err, &ie)
 }
 
-// storeMetaNamespaceIndexFuncPC identifies MetaNamespaceIndexFunc, whose
-// values the store computes inline.
-var storeMetaNamespaceIndexFuncPC = reflect.ValueOf(MetaNamespaceIndexFunc).Pointer()
+// funcPC returns the code pointer of fn, by which the namespace index
+// function is recognised.
+func funcPC(fn IndexFunc) uintptr {
+	return reflect.ValueOf(fn).Pointer()
+}
 
-func storeSortedNames(indexers Indexers) []string {
+// isNamespaceFunc reports whether fn is the Config's NamespaceIndexFunc.
+func (m *Map) isNamespaceFunc(fn IndexFunc) bool {
+	return fn != nil && m.nsFuncPC != 0 && funcPC(fn) == m.nsFuncPC
+}
+
+// sortedNames returns the names of indexers, sorted.
+func sortedNames(indexers map[string]IndexFunc) []string {
 	names := make([]string, 0, len(indexers))
 	for name := range indexers {
 		names = append(names, name)
@@ -128,9 +141,9 @@ func storeSortedNames(indexers Indexers) []string {
 }
 
 // addIndexLocked registers an empty index; the caller fills it.
-func (m *threadSafeMap) addIndexLocked(name string, fn IndexFunc) *tsIndex {
-	ix := &tsIndex{name: name, fn: fn, byValue: index{}}
-	if fn != nil && reflect.ValueOf(fn).Pointer() == storeMetaNamespaceIndexFuncPC {
+func (m *Map) addIndexLocked(name string, fn IndexFunc) *index {
+	ix := &index{name: name, fn: fn, byValue: keySets{}}
+	if m.isNamespaceFunc(fn) {
 		ix.slot = -1
 		m.nsIdx = append(m.nsIdx, ix)
 	} else {
@@ -142,16 +155,16 @@ func (m *threadSafeMap) addIndexLocked(name string, fn IndexFunc) *tsIndex {
 }
 
 // namespaceOf computes the value of the inline namespace indices for obj.
-func (m *threadSafeMap) namespaceOf(key string, obj interface{}) (string, error) {
-	meta, err := storeMetaAccessor(obj)
+func (m *Map) namespaceOf(key string, obj any) (string, error) {
+	meta, err := ObjectMeta(obj)
 	if err != nil {
-		return "", &storeIndexError{index: m.nsIdx[0].name, key: key, err: err}
+		return "", &IndexError{index: m.nsIdx[0].name, key: key, err: err}
 	}
 	return meta.GetNamespace(), nil
 }
 
 // indexLocked returns the named index or an error naming it.
-func (m *threadSafeMap) indexLocked(name string) (*tsIndex, error) {
+func (m *Map) indexLocked(name string) (*index, error) {
 	ix := m.byName[name]
 	if ix == nil {
 		return nil, fmt.Errorf("index with name %q does not exist", name)
@@ -159,8 +172,11 @@ func (m *threadSafeMap) indexLocked(name string) (*tsIndex, error) {
 	return ix, nil
 }
 
-// Index returns the objects sharing an index value with obj.
-func (m *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{}, error) {
+// Index returns the stored objects sharing at least one value of the named
+// index with obj, in no particular order. It fails for an unknown index
+// name, or when the index function fails on obj (for a namespace index:
+// when obj's metadata cannot be read).
+func (m *Map) Index(indexName string, obj any) ([]any, error) {
 	m.lock.RLock()
 	defer m.lock.RUnlock()
 	ix, err := m.indexLocked(indexName)
@@ -181,7 +197,7 @@ func (m *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{},
 	}
 	switch len(vals) {
 	case 0:
-		return []interface{}{}, nil
+		return []any{}, nil
 	case 1:
 		return m.objectsLocked(ix.byValue[vals[0]]), nil
 	}
@@ -195,8 +211,8 @@ func (m *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{},
 }
 
 // objectsLocked returns the objects stored under the given keys.
-func (m *threadSafeMap) objectsLocked(keys sets.Set[string]) []interface{} {
-	list := make([]interface{}, 0, len(keys))
+func (m *Map) objectsLocked(keys sets.Set[string]) []any {
+	list := make([]any, 0, len(keys))
 	if len(m.slotted) == 0 {
 		// items holds the objects themselves.
 		for key := range keys {
@@ -210,9 +226,10 @@ func (m *threadSafeMap) objectsLocked(keys sets.Set[string]) []interface{} {
 	return list
 }
 
-// ByIndex returns the objects whose values for the index include
-// indexedValue.
-func (m *threadSafeMap) ByIndex(indexName, indexedValue string) ([]interface{}, error) {
+// ByIndex returns the stored objects whose values for the named index
+// include indexedValue, in no particular order. It fails for an unknown
+// index name.
+func (m *Map) ByIndex(indexName, indexedValue string) ([]any, error) {
 	m.lock.RLock()
 	defer m.lock.RUnlock()
 	ix, err := m.indexLocked(indexName)
@@ -222,9 +239,9 @@ func (m *threadSafeMap) ByIndex(indexName, indexedValue string) ([]interface{}, 
 	return m.objectsLocked(ix.byValue[indexedValue]), nil
 }
 
-// IndexKeys returns, sorted, the keys whose values for the index include
-// indexedValue.
-func (m *threadSafeMap) IndexKeys(indexName, indexedValue string) ([]string, error) {
+// IndexKeys returns, sorted, the keys of the stored objects whose values for
+// the named index include indexedValue. It fails for an unknown index name.
+func (m *Map) IndexKeys(indexName, indexedValue string) ([]string, error) {
 	m.lock.RLock()
 	defer m.lock.RUnlock()
 	ix, err := m.indexLocked(indexName)
@@ -234,8 +251,10 @@ func (m *threadSafeMap) IndexKeys(indexName, indexedValue string) ([]string, err
 	return sets.List(ix.byValue[indexedValue]), nil
 }
 
-// ListIndexFuncValues returns the values present in the named index.
-func (m *threadSafeMap) ListIndexFuncValues(indexName string) []string {
+// ListIndexFuncValues returns the values present in the named index (those
+// of at least one stored object), in no particular order; it is empty for
+// an unknown index name.
+func (m *Map) ListIndexFuncValues(indexName string) []string {
 	m.lock.RLock()
 	defer m.lock.RUnlock()
 	ix := m.byName[indexName]
@@ -249,30 +268,33 @@ func (m *threadSafeMap) ListIndexFuncValues(indexName string) []string {
 	return values
 }
 
-// GetIndexers returns a copy of the index functions by name.
-//
-// Difference from client-go: the result is a copy taken under the lock, so
-// it does not race with AddIndexers.
-func (m *threadSafeMap) GetIndexers() Indexers {
+// IndexersAs returns a copy, taken under the lock (so it does not race with
+// AddIndexers), of m's index functions by name, as a map of the caller's
+// type: a package with its own named index function type gets its map
+// without a second copy.
+func IndexersAs[M ~map[string]F, F ~func(any) ([]string, error)](m *Map) M {
 	m.lock.RLock()
 	defer m.lock.RUnlock()
-	out := make(Indexers, len(m.byName))
+	out := make(M, len(m.byName))
 	for name, ix := range m.byName {
-		out[name] = ix.fn
+		out[name] = F(ix.fn)
 	}
 	return out
 }
 
 // AddIndexers adds index functions and indexes the stored objects with
-// them. It fails, changing nothing, when a name is already used (or
-// repeated), a function is nil or a new function fails on a stored object.
-func (m *threadSafeMap) AddIndexers(newIndexers Indexers) error {
+// them. It fails, changing nothing, when a name is already used, a function
+// is nil or a new function fails on a stored object (for a namespace
+// index: a stored object's metadata cannot be read). Unlike a write, it
+// stores nothing outside an index: the caller chose the function and learns
+// at once that it does not fit the content.
+func (m *Map) AddIndexers(newIndexers map[string]IndexFunc) error {
 	if len(newIndexers) == 0 {
 		return nil
 	}
 	m.lock.Lock()
 	defer m.lock.Unlock()
-	names := storeSortedNames(newIndexers)
+	names := sortedNames(newIndexers)
 	var conflicts []string
 	for _, name := range names {
 		if newIndexers[name] == nil {
@@ -296,9 +318,9 @@ func (m *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 	}
 	work := make([]pending, 0, len(names))
 	for _, name := range names {
-		probe := &tsIndex{name: name, fn: newIndexers[name]}
+		probe := &index{name: name, fn: newIndexers[name]}
 		p := pending{name: name, fn: newIndexers[name]}
-		p.ns = p.fn != nil && reflect.ValueOf(p.fn).Pointer() == storeMetaNamespaceIndexFuncPC
+		p.ns = m.isNamespaceFunc(p.fn)
 		if p.ns {
 			p.nss = make(map[string]string, len(m.items))
 		} else {
@@ -307,9 +329,9 @@ func (m *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 		for key, e := range m.items {
 			obj := storedObject(e)
 			if p.ns {
-				meta, err := storeMetaAccessor(obj)
+				meta, err := ObjectMeta(obj)
 				if err != nil {
-					return &storeIndexError{index: name, key: key, err: err}
+					return &IndexError{index: name, key: key, err: err}
 				}
 				p.nss[key] = meta.GetNamespace()
 				continue
@@ -343,9 +365,9 @@ func (m *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 		return nil
 	}
 	for key, v := range m.items {
-		e, ok := v.(*tsEntry)
+		e, ok := v.(*entry)
 		if !ok {
-			e = &tsEntry{obj: v}
+			e = &entry{obj: v}
 			m.items[key] = e
 		}
 		if len(e.vals) < len(m.slotted) {

@@ -1,16 +1,15 @@
-package cache
+package store
 
 import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/util/resourceversion"
-	clientgofeatures "k8s.io/client-go/features"
 )
 
-// storeResourceVersionOf returns obj's resource version and whether obj has
+// resourceVersionOf returns obj's resource version and whether obj has
 // metadata to read it from.
-func storeResourceVersionOf(obj interface{}) (string, bool) {
-	meta, err := storeMetaAccessor(obj)
+func resourceVersionOf(obj any) (string, bool) {
+	meta, err := ObjectMeta(obj)
 	if err != nil {
 		return "", false
 	}
@@ -18,14 +17,16 @@ func storeResourceVersionOf(obj interface{}) (string, bool) {
 }
 
 // setRVLocked records rv as the newest resource version seen.
-func (m *threadSafeMap) setRVLocked(rv string) {
+func (m *Map) setRVLocked(rv string) {
 	m.rv = rv
-	m.metrics.setResourceVersion(rv)
+	if m.onRV != nil {
+		m.onRV(rv)
+	}
 }
 
 // writtenRVLocked records the resource version of a written object, unless
 // the store keeps a watermark.
-func (m *threadSafeMap) writtenRVLocked(rv string) {
+func (m *Map) writtenRVLocked(rv string) {
 	if !m.watermark {
 		m.setRVLocked(rv)
 	}
@@ -36,7 +37,7 @@ func (m *threadSafeMap) writtenRVLocked(rv string) {
 // its version even when it is lower than the watermark (a version pinned
 // by a bogus event, or an etcd restored from a backup). An empty version
 // leaves the watermark alone.
-func (m *threadSafeMap) listedRVLocked(rv string) {
+func (m *Map) listedRVLocked(rv string) {
 	if m.watermark && rv == "" {
 		return
 	}
@@ -46,7 +47,7 @@ func (m *threadSafeMap) listedRVLocked(rv string) {
 // bookmarkRVLocked records the resource version of a Bookmark: as the
 // newest seen, or, for a store that keeps a watermark, only when it is
 // ahead of the current one.
-func (m *threadSafeMap) bookmarkRVLocked(rv string) {
+func (m *Map) bookmarkRVLocked(rv string) {
 	if m.watermark {
 		m.advanceRVLocked(rv)
 		return
@@ -61,13 +62,13 @@ func (m *threadSafeMap) bookmarkRVLocked(rv string) {
 // recorded one does (a misbehaving aggregated server or proxy), and is
 // ignored; when neither does (a server with opaque versions), rv is taken
 // as ahead, since versions come in the server's order.
-func (m *threadSafeMap) advanceRVLocked(rv string) {
+func (m *Map) advanceRVLocked(rv string) {
 	if rv == "" || rv == m.rv {
 		return
 	}
 	if m.rv != "" {
-		if !storeRVIsUint64(rv) {
-			if storeRVIsUint64(m.rv) {
+		if !isUint64(rv) {
+			if isUint64(m.rv) {
 				return
 			}
 		} else if cmp, err := resourceversion.CompareResourceVersion(rv, m.rv); err == nil && cmp <= 0 {
@@ -77,30 +78,35 @@ func (m *threadSafeMap) advanceRVLocked(rv string) {
 	m.setRVLocked(rv)
 }
 
-// storeRVIsUint64 reports whether rv is a resource version as
-// kube-apiserver issues them: a decimal unsigned 64-bit integer.
-func storeRVIsUint64(rv string) bool {
+// isUint64 reports whether rv is a resource version as kube-apiserver
+// issues them: a decimal unsigned 64-bit integer.
+func isUint64(rv string) bool {
 	_, err := strconv.ParseUint(rv, 10, 64)
 	return err == nil
 }
 
-// resetRV records rv, the version of a complete list applied in several
-// steps (page by page, or through a DeltaFIFO), as the watermark even when
-// it is lower; see listedRVLocked. It reports whether the version changed.
-func (m *threadSafeMap) resetRV(rv string) bool {
+// ResetResourceVersion records rv, the version of a complete list applied
+// in several steps (page by page, or through a queue that coalesces), as
+// the recorded version even when it is lower, as Replace does; an empty rv
+// changes nothing. It reports whether the recorded version changed. It is
+// meant for a store that keeps a watermark, but works on any.
+func (m *Map) ResetResourceVersion(rv string) bool {
 	return m.moveRV(rv, true)
 }
 
-// advanceRV moves the recorded resource version forward to rv (see
-// advanceRVLocked); it reports whether it moved.
-func (m *threadSafeMap) advanceRV(rv string) bool {
+// AdvanceResourceVersion records rv when it is ahead of the recorded
+// version (see the package documentation for how versions compare; an
+// empty rv and a version that is bad data never are). It reports whether
+// the recorded version moved. A store that keeps a watermark is moved by
+// its owner this way once every change up to rv is applied.
+func (m *Map) AdvanceResourceVersion(rv string) bool {
 	return m.moveRV(rv, false)
 }
 
 // moveRV records rv as a complete list's version (listed) or as a version
 // reached by applying changes; an empty rv changes nothing. It reports
 // whether the recorded version changed.
-func (m *threadSafeMap) moveRV(rv string, listed bool) bool {
+func (m *Map) moveRV(rv string, listed bool) bool {
 	if rv == "" {
 		return false
 	}
@@ -115,37 +121,19 @@ func (m *threadSafeMap) moveRV(rv string, listed bool) bool {
 	return m.rv != before
 }
 
-// Bookmark records rv as the newest resource version seen.
-func (m *threadSafeMap) Bookmark(rv string) {
+// Bookmark records rv as the newest resource version seen, without changing
+// the content; a store that keeps a watermark takes it only when it is
+// ahead (as AdvanceResourceVersion).
+func (m *Map) Bookmark(rv string) {
 	m.lock.Lock()
 	defer m.lock.Unlock()
 	m.bookmarkRVLocked(rv)
 }
 
-// LastStoreSyncResourceVersion returns the newest resource version seen, or
-// "" while the AtomicFIFO feature gate is disabled.
-func (m *threadSafeMap) LastStoreSyncResourceVersion() string {
-	if !clientgofeatures.FeatureGates().Enabled(clientgofeatures.AtomicFIFO) {
-		return ""
-	}
+// ResourceVersion returns the recorded resource version ("" until one is
+// recorded).
+func (m *Map) ResourceVersion() string {
 	m.lock.RLock()
 	defer m.lock.RUnlock()
 	return m.rv
-}
-
-// storeRVForMetrics converts a resource version to a gauge value, keeping
-// at most its last 15 digits so the float64 stays exact. It returns false
-// for versions that are not decimal integers.
-func storeRVForMetrics(rv string) (float64, bool) {
-	if rv == "" {
-		return 0, true
-	}
-	if len(rv) > 15 {
-		rv = rv[len(rv)-15:]
-	}
-	n, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	return float64(n), true
 }

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
-
-	"k8s.io/apimachinery/pkg/util/resourceversion"
 )
 
 // ResourceVersionWaiter is implemented by the shared informers of this
@@ -81,115 +77,14 @@ func WaitForResourceVersion(ctx context.Context, informer SharedInformer, resour
 // storeResourceVersion returns the newest resource version store has
 // recorded, whatever the AtomicFIFO feature gate says.
 func storeResourceVersion(store Store) string {
-	if c, ok := store.(*cache); ok && c.tsm != nil {
-		c.tsm.lock.RLock()
-		defer c.tsm.lock.RUnlock()
-		return c.tsm.rv
+	if c, ok := store.(ownStore); ok {
+		return c.resourceVersion()
 	}
 	return store.LastStoreSyncResourceVersion()
 }
 
-// rvWaiters holds the callers of WaitForResourceVersion of one informer. The
-// processing loop calls notify after every applied batch; it costs one
-// atomic load while nobody waits. The zero value is ready to use.
-type rvWaiters struct {
-	// waiting counts registered waiters; notify looks at the store only
-	// when it is not zero.
-	waiting atomic.Int32
-
-	mu      sync.Mutex
-	waiters map[*rvWaiter]struct{}
-	stopped bool
-}
-
-// rvWaiter is one blocked WaitForResourceVersion call.
-type rvWaiter struct {
-	rv   string
-	done chan error // buffered, receives exactly one value
-}
-
-// rvCaughtUp compares the store's version reached with want; it returns an
-// error when reached is not comparable.
-func rvCaughtUp(reached, want string) (bool, error) {
-	if reached == "" {
-		return false, nil // nothing applied yet
-	}
-	cmp, err := resourceversion.CompareResourceVersion(reached, want)
-	if err != nil {
-		return false, fmt.Errorf("the informer's resourceVersion %q cannot be compared with %q: %w", reached, want, err)
-	}
-	return cmp >= 0, nil
-}
-
-func (w *rvWaiters) wait(ctx context.Context, want string, store Store) error {
-	if _, err := resourceversion.CompareResourceVersion(want, want); err != nil {
-		return fmt.Errorf("cannot wait for resourceVersion %q: %w", want, err)
-	}
-	waiter := &rvWaiter{rv: want, done: make(chan error, 1)}
-	w.mu.Lock()
-	if w.stopped {
-		w.mu.Unlock()
-		return fmt.Errorf("waiting for resourceVersion %q: %w", want, ErrInformerStopped)
-	}
-	if w.waiters == nil {
-		w.waiters = map[*rvWaiter]struct{}{}
-	}
-	w.waiters[waiter] = struct{}{}
-	w.waiting.Add(1)
-	w.mu.Unlock()
-	defer w.remove(waiter)
-
-	// Registered first, then looked at the store: a batch applied before
-	// the registration is seen here, one applied after it calls notify.
-	if ok, err := rvCaughtUp(storeResourceVersion(store), want); err != nil || ok {
-		return err
-	}
-	select {
-	case err := <-waiter.done:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for resourceVersion %q (cache at %q): %w", want, storeResourceVersion(store), context.Cause(ctx))
-	}
-}
-
-func (w *rvWaiters) remove(waiter *rvWaiter) {
-	w.mu.Lock()
-	if _, ok := w.waiters[waiter]; ok {
-		delete(w.waiters, waiter)
-		w.waiting.Add(-1)
-	}
-	w.mu.Unlock()
-}
-
-// notify releases the waiters that the store's version has
-// caught up with. It is called by the processing loop after a batch.
-func (w *rvWaiters) notify(store Store) {
-	if w.waiting.Load() == 0 {
-		return
-	}
-	rv := storeResourceVersion(store)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for waiter := range w.waiters {
-		ok, err := rvCaughtUp(rv, waiter.rv)
-		if err == nil && !ok {
-			continue
-		}
-		waiter.done <- err
-		delete(w.waiters, waiter)
-		w.waiting.Add(-1)
-	}
-}
-
-// stop releases every waiter with ErrInformerStopped and makes later waits
-// fail at once.
-func (w *rvWaiters) stop() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.stopped = true
-	for waiter := range w.waiters {
-		waiter.done <- fmt.Errorf("waiting for resourceVersion %q: %w", waiter.rv, ErrInformerStopped)
-		delete(w.waiters, waiter)
-		w.waiting.Add(-1)
-	}
+// watermark returns the resourceVersion of the informer's cache: every
+// change at or below it has been applied.
+func (s *sharedIndexInformer) watermark() string {
+	return storeResourceVersion(s.indexer)
 }

@@ -1,56 +1,55 @@
-package cache
+package store
 
 import (
 	"fmt"
 	"strings"
 
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/klog/v2"
 )
 
-// Replace makes items the whole content of the store. Objects on which an
-// index function fails are stored outside that index, and the failures are
-// reported through HandleError.
-func (m *threadSafeMap) Replace(items map[string]interface{}, resourceVersion string) {
+// ReplaceMap makes items, from key to object, the whole content of the
+// store, as Replace does.
+func (m *Map) ReplaceMap(items map[string]any, resourceVersion string) error {
 	keys := make([]string, 0, len(items))
-	objs := make([]interface{}, 0, len(items))
+	objs := make([]any, 0, len(items))
 	for k, obj := range items {
 		keys = append(keys, k)
 		objs = append(objs, obj)
 	}
-	if err := m.replaceLists(keys, objs, resourceVersion); err != nil {
-		utilruntime.HandleErrorWithLogger(klog.Background(), err, "Objects stored outside the indices that failed on them")
-	}
+	return m.Replace(keys, objs, resourceVersion)
 }
 
-// replaceLists makes objs (stored under the parallel keys; a later duplicate
-// key wins) the whole content of the store and records resourceVersion. It
-// always applies the whole list: an object on which an index function fails
-// is stored outside that index, and the returned *storeIndexFailures counts
-// such objects.
-func (m *threadSafeMap) replaceLists(keys []string, objs []interface{}, resourceVersion string) error {
+// Replace makes objs (stored under the parallel keys: keys[i] is the key of
+// objs[i]; a later duplicate key wins) the whole content of the store in
+// one step, rebuilds every index and records resourceVersion as a complete
+// list's version (see the package documentation). It always applies the
+// whole list: an object on which an index function fails is stored
+// outside that index, and the returned error, an *IndexFailures, counts
+// such objects; it is nil when there are none. The store keeps neither
+// slice. Readers are not blocked while the new content is built, only
+// while it is installed.
+func (m *Map) Replace(keys []string, objs []any, resourceVersion string) error {
 	// Build the new content without the lock, so readers are not blocked
 	// for the whole of a large relist; if AddIndexers changed the set of
 	// indices meanwhile, build again under the lock.
 	m.lock.RLock()
 	gen, nsIdx, slotted := m.layoutGen, m.nsIdx, m.slotted
 	m.lock.RUnlock()
-	r := storeBuildReplacement(keys, objs, nsIdx, slotted)
+	r := m.buildReplacement(keys, objs, nsIdx, slotted)
 	if m.replaceBuilt != nil {
 		m.replaceBuilt()
 	}
 	m.lock.Lock()
 	defer m.lock.Unlock()
 	if m.layoutGen != gen {
-		r = storeBuildReplacement(keys, objs, m.nsIdx, m.slotted)
+		r = m.buildReplacement(keys, objs, m.nsIdx, m.slotted)
 	}
 	m.items = r.items
 	for i, ix := range m.nsIdx {
 		if i == 0 {
 			ix.byValue = r.nsByValue
 		} else {
-			ix.byValue = storeCloneIndex(r.nsByValue)
+			ix.byValue = cloneKeySets(r.nsByValue)
 		}
 	}
 	for i, ix := range m.slotted {
@@ -63,35 +62,35 @@ func (m *threadSafeMap) replaceLists(keys []string, objs []interface{}, resource
 	return nil
 }
 
-// storeReplacement is the content and indices built for a Replace.
-type storeReplacement struct {
-	items       map[string]interface{}
-	nsByValue   index   // for the namespace indices, when there are any
-	slotByValue []index // for the slotted indices, by slot
+// replacement is the content and indices built for a Replace.
+type replacement struct {
+	items       map[string]any
+	nsByValue   keySets   // for the namespace indices, when there are any
+	slotByValue []keySets // for the slotted indices, by slot
 	// failures counts the objects an index function failed on.
-	failures storeIndexFailures
+	failures IndexFailures
 }
 
-// storeBuildReplacement computes the entries for objs (stored under the
+// buildReplacement computes the entries for objs (stored under the
 // parallel keys; a later duplicate key wins) and the indices over them,
 // reading only the immutable functions of the given indices. An object on
 // which an index function fails is left out of that index and recorded in
 // the replacement's failures.
-func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*tsIndex) storeReplacement {
-	items := make(map[string]interface{}, len(keys))
+func (m *Map) buildReplacement(keys []string, objs []any, nsIdx, slotted []*index) replacement {
+	items := make(map[string]any, len(keys))
 	// nsUnindexed holds the keys left out of the namespace indices.
 	var nsUnindexed map[string]struct{}
-	var failures storeIndexFailures
+	var failures IndexFailures
 	nSlots := len(slotted)
 	// The entries and their vals slices are cut from one allocation each.
 	var chunk [][]string
-	var entries []tsEntry
+	var entries []entry
 	for i, key := range keys {
 		obj := objs[i]
 		failed := false
 		if len(nsIdx) > 0 {
-			if _, err := storeMetaAccessor(obj); err != nil {
-				failures.add(&storeIndexError{index: nsIdx[0].name, key: key, err: err})
+			if _, err := ObjectMeta(obj); err != nil {
+				failures.add(&IndexError{index: nsIdx[0].name, key: key, err: err})
 				failed = true
 				if nsUnindexed == nil {
 					nsUnindexed = map[string]struct{}{}
@@ -108,7 +107,7 @@ func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*
 		}
 		if len(chunk) < nSlots {
 			chunk = make([][]string, nSlots*(len(keys)-i))
-			entries = make([]tsEntry, len(keys)-i)
+			entries = make([]entry, len(keys)-i)
 		}
 		e := &entries[0]
 		entries = entries[1:]
@@ -128,7 +127,7 @@ func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*
 	// Count the keys of each value first so that every key set is
 	// allocated at its final size: on a large list this avoids growing
 	// (and rehashing) the sets again and again.
-	r := storeReplacement{items: items, slotByValue: make([]index, nSlots), failures: failures}
+	r := replacement{items: items, slotByValue: make([]keySets, nSlots), failures: failures}
 	var nsCounts map[string]int
 	if len(nsIdx) > 0 {
 		nsCounts = map[string]int{}
@@ -138,8 +137,8 @@ func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*
 		slotCounts[i] = map[string]int{}
 	}
 	for key, e := range items {
-		if nsCounts != nil && !storeInSet(nsUnindexed, key) {
-			nsCounts[storedNamespace(storedObject(e))]++
+		if nsCounts != nil && !inSet(nsUnindexed, key) {
+			nsCounts[namespaceOfStored(storedObject(e))]++
 		}
 		for i, vals := range storedVals(e) {
 			for _, v := range vals {
@@ -147,8 +146,8 @@ func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*
 			}
 		}
 	}
-	presized := func(counts map[string]int) index {
-		idx := make(index, len(counts))
+	presized := func(counts map[string]int) keySets {
+		idx := make(keySets, len(counts))
 		for v, n := range counts {
 			idx[v] = make(sets.Set[string], n)
 		}
@@ -161,8 +160,8 @@ func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*
 		r.slotByValue[i] = presized(slotCounts[i])
 	}
 	for key, e := range items {
-		if r.nsByValue != nil && !storeInSet(nsUnindexed, key) {
-			r.nsByValue[storedNamespace(storedObject(e))][key] = sets.Empty{}
+		if r.nsByValue != nil && !inSet(nsUnindexed, key) {
+			r.nsByValue[namespaceOfStored(storedObject(e))][key] = sets.Empty{}
 		}
 		for i, vals := range storedVals(e) {
 			for _, v := range vals {
@@ -173,17 +172,17 @@ func storeBuildReplacement(keys []string, objs []interface{}, nsIdx, slotted []*
 	return r
 }
 
-// storeCloneIndex returns a deep copy of idx.
-func storeCloneIndex(idx index) index {
-	out := make(index, len(idx))
+// cloneKeySets returns a deep copy of idx.
+func cloneKeySets(idx keySets) keySets {
+	out := make(keySets, len(idx))
 	for v, keys := range idx {
 		out[v] = keys.Clone()
 	}
 	return out
 }
 
-// storeInSet reports whether key is in set (which may be nil).
-func storeInSet(set map[string]struct{}, key string) bool {
+// inSet reports whether key is in set (which may be nil).
+func inSet(set map[string]struct{}, key string) bool {
 	if len(set) == 0 {
 		return false
 	}
@@ -191,27 +190,31 @@ func storeInSet(set map[string]struct{}, key string) bool {
 	return ok
 }
 
-// storeIndexFailuresKept is how many errors a storeIndexFailures keeps.
-const storeIndexFailuresKept = 5
+// indexFailuresKept is how many errors an IndexFailures keeps.
+const indexFailuresKept = 5
 
-// storeIndexFailures reports the objects of a Replace that were stored
-// outside an index whose function failed on them: how many, and the errors
-// of the first few.
-type storeIndexFailures struct {
+// IndexFailures reports the objects of a Replace that were stored outside
+// an index whose function failed on them: how many, and the errors (each
+// an *IndexError) of the first few. Each object is counted once, however
+// many of its indices failed.
+type IndexFailures struct {
 	total int
 	first []error
 }
 
-func (f *storeIndexFailures) add(err error) {
+// Total returns the number of objects stored outside an index.
+func (f *IndexFailures) Total() int { return f.total }
+
+func (f *IndexFailures) add(err error) {
 	f.total++
-	if len(f.first) < storeIndexFailuresKept {
+	if len(f.first) < indexFailuresKept {
 		f.first = append(f.first, err)
 	}
 }
 
 // Error says how many objects are stored outside an index and why, for the
 // first few.
-func (f *storeIndexFailures) Error() string {
+func (f *IndexFailures) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d objects stored outside the indices that failed on them", f.total)
 	for i, err := range f.first {
@@ -230,4 +233,4 @@ func (f *storeIndexFailures) Error() string {
 
 // Unwrap returns the errors kept, so that errors.Is and errors.As find an
 // index function's error.
-func (f *storeIndexFailures) Unwrap() []error { return f.first }
+func (f *IndexFailures) Unwrap() []error { return f.first }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package cache
+package snapshot
 
 import (
 	"errors"
@@ -10,14 +10,14 @@ import (
 	"syscall"
 )
 
-// snapshotModesApply tells whether permission bits say who may read and
-// write a file, as they do on Unix.
-const snapshotModesApply = true
+// ModesApply tells whether permission bits say who may read and write a
+// file, as they do on Unix.
+const ModesApply = true
 
-// openSnapshotFile opens the snapshot file at path for reading, refusing a
-// symbolic link and anything checkSnapshotFileInfo refuses. The checks are
+// openFile opens the snapshot file at path for reading, refusing a
+// symbolic link and anything checkFileInfo refuses. The checks are
 // made on the opened file, so it cannot be swapped between check and read.
-func openSnapshotFile(path string) (*os.File, error) {
+func openFile(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
@@ -27,7 +27,7 @@ func openSnapshotFile(path string) (*os.File, error) {
 	}
 	info, err := f.Stat()
 	if err == nil {
-		err = checkSnapshotFileInfo(info)
+		err = checkFileInfo(info)
 	}
 	if err != nil {
 		_ = f.Close()
@@ -36,9 +36,9 @@ func openSnapshotFile(path string) (*os.File, error) {
 	return f, nil
 }
 
-// checkSnapshotOwner returns an error unless info's owner is this process's
+// checkOwner returns an error unless info's owner is this process's
 // (effective) user; what names the file or directory in the message.
-func checkSnapshotOwner(info fs.FileInfo, what string) error {
+func checkOwner(info fs.FileInfo, what string) error {
 	st, ok := info.Sys().(*syscall.Stat_t)
 	if !ok {
 		return nil

@@ -1,4 +1,4 @@
-package cache
+package snapshot
 
 import (
 	"fmt"
@@ -11,12 +11,12 @@ import (
 // and a file another user can replace would feed forged objects to the
 // informer. The directory is created 0700 and files 0600; an existing
 // directory that others may write to, or a file that is not the process
-// user's own and owner-only, is refused with a *SnapshotError.
+// user's own and owner-only, is refused with an error saying so.
 
-// checkSnapshotDir returns an error (wrapping fs.ErrNotExist when it is
+// checkDir returns an error (wrapping fs.ErrNotExist when it is
 // missing) unless dir is a directory of this process's user that neither
 // its group nor others may write to.
-func checkSnapshotDir(dir string) error {
+func checkDir(dir string) error {
 	info, err := os.Stat(dir)
 	if err != nil {
 		return err
@@ -24,29 +24,29 @@ func checkSnapshotDir(dir string) error {
 	if !info.IsDir() {
 		return fmt.Errorf("refused: the snapshot directory %s is not a directory", dir)
 	}
-	if perm := info.Mode().Perm(); snapshotModesApply && perm&0o022 != 0 {
+	if perm := info.Mode().Perm(); ModesApply && perm&0o022 != 0 {
 		return fmt.Errorf("refused: the snapshot directory %s has mode %04o: others may write to it and so replace its files (make it 0700)", dir, perm)
 	}
-	return checkSnapshotOwner(info, "directory "+dir)
+	return checkOwner(info, "directory "+dir)
 }
 
-// ensureSnapshotDir creates dir owner-only (0700, with its missing parents)
-// when it does not exist, then checks it as checkSnapshotDir does.
-func ensureSnapshotDir(dir string) error {
+// ensureDir creates dir owner-only (0700, with its missing parents)
+// when it does not exist, then checks it as checkDir does.
+func ensureDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return checkSnapshotDir(dir)
+	return checkDir(dir)
 }
 
-// checkSnapshotFileInfo returns an error unless info is a regular file of
+// checkFileInfo returns an error unless info is a regular file of
 // this process's user that only its owner may read or write.
-func checkSnapshotFileInfo(info fs.FileInfo) error {
+func checkFileInfo(info fs.FileInfo) error {
 	if !info.Mode().IsRegular() {
 		return fmt.Errorf("refused: the snapshot file is not a regular file (%v)", info.Mode().Type())
 	}
-	if perm := info.Mode().Perm(); snapshotModesApply && perm&0o077 != 0 {
+	if perm := info.Mode().Perm(); ModesApply && perm&0o077 != 0 {
 		return fmt.Errorf("refused: the snapshot file has mode %04o; snapshot files are owner-only (0600)", perm)
 	}
-	return checkSnapshotOwner(info, "file")
+	return checkOwner(info, "file")
 }
