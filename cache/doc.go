@@ -59,17 +59,19 @@
 //	     │                 (newInformerQueue) and, from one reflectorConfig (reflector_config.go),
 //	     │                 the Reflector
 //	     ▼
-//	 Reflector             reflector.go: the type, its options, Run and ListAndWatch. Every
-//	     │                 decision is one pure function, the core (reflector_core.go, its
-//	     │                 transitions in reflector_step.go): from what happened (a list
+//	 Reflector             reflector.go: the type, its options, Run and ListAndWatch; it holds
+//	     │                 its engine (internal/reflector), built from the store, the
+//	     │                 ListerWatcher and the adapters of reflector_engine.go. Every
+//	     │                 decision is one pure function, the core (internal/reflector: core.go,
+//	     │                 its transitions in step.go): from what happened (a list
 //	     │                 returned, an event arrived, a watch closed, a delay ran out) to the
-//	     │                 next state and what to do. The driver (reflector_driver.go) does it:
-//	     │                 LIST (reflector_list.go) or streaming list and WATCH over the
-//	     │                 ListerWatcher (listwatch.go), backoff (reflector_backoff.go), resync,
-//	     │                 the liveness deadline (reflector_liveness.go); the observer
-//	     │                 (reflector_observer.go) turns the core's notes into metrics, counters,
-//	     │                 log lines and watch error handler calls. Every list reaches the queue
-//	     │                 as one sequence through a listSink (list_sink.go)
+//	     │                 next state and what to do. The driver (driver.go) does it: LIST
+//	     │                 (list.go) or streaming list and WATCH over the ListerWatcher
+//	     │                 (listwatch.go), backoff (backoff.go), resync, the liveness deadline
+//	     │                 (liveness.go); the observer (observer.go) turns the core's notes
+//	     │                 into metrics, counters, log lines and watch error handler calls
+//	     │                 (reflector_observer.go). Every list reaches the queue as one
+//	     │                 sequence through the engine's Lists, a listSink here (list_sink.go)
 //	     ▼
 //	  queue                the Deltas (deltas.go) between Reflector and processLoop. RealFIFO, the
 //	     │                 default, in watch order, a relist one atomic ReplacedAll:
@@ -107,12 +109,14 @@
 // A MODIFIED event of a pod on an open watch, with the default RealFIFO and a handler added
 // with AddEventHandler, takes these steps, in this order:
 //
-//  1. reflector_driver.go, await: the event comes off the watch's result channel;
-//     acceptEvent (reflector_baddata.go) checks its object.
-//  2. reflector_driver.go, apply: RealFIFO.Update (the_real_fifo.go) queues an Updated delta.
-//  3. reflector_step.go, step: the core moves the resourceVersion; reflector_driver.go,
-//     perform, publishes it (reflector.go), tells the queue (RealFIFO.UpdateResourceVersion)
-//     and hands the note of the event to the observer (reflector_observer.go).
+//  1. internal/reflector/driver.go, await: the event comes off the watch's result channel;
+//     acceptEvent (internal/reflector/baddata.go) checks its object.
+//  2. internal/reflector/driver.go, apply: RealFIFO.Update (the_real_fifo.go) queues an
+//     Updated delta.
+//  3. internal/reflector/step.go, WatchEvent (Step for the events of an open watch): the core
+//     moves the resourceVersion; the driver's eventApplied publishes it
+//     (Engine.LastSyncResourceVersion), tells the queue (RealFIFO.UpdateResourceVersion)
+//     and records the event's arrival in the informer's stats (reflector_engine.go).
 //  4. controller.go, processLoop: RealFIFO.PopBatch (the_real_fifo_pop.go) hands the delta to
 //     the informer's handleBatch (shared_informer_process.go).
 //  5. process_deltas.go, processBatch: the deltaApplier applies it to the indexer in one

@@ -52,7 +52,7 @@ type listSource struct {
 	// they went through the transform already.
 	loaded bool
 	// fresh: the list must not keep a cached object in place of a listed
-	// one in the same state (see reflectorState.freshList).
+	// one in the same state (see the Reflector core's State, internal/reflector).
 	fresh bool
 }
 
@@ -84,16 +84,6 @@ type listTaker interface {
 	// them in one piece.
 	relistsPageByPage() bool
 }
-
-// listSinkError is the error of a list the store refused; it is reported as
-// "unable to sync list result" rather than as a failed LIST.
-type listSinkError struct{ err error }
-
-func (e *listSinkError) Error() string {
-	return fmt.Sprintf("unable to sync list result: %v", e.err)
-}
-
-func (e *listSinkError) Unwrap() error { return e.err }
 
 // gatherSink holds a list until its end and then hands it over whole. It
 // keeps the objects in list order; for a streamed list it also indexes them

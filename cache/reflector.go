@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kinformer/kinformer/cache/internal/diag"
+	"github.com/kinformer/kinformer/cache/internal/reflector"
 	"github.com/kinformer/kinformer/listadmission"
 )
 
@@ -43,19 +44,6 @@ const (
 	// After this long without a failure the backoff starts over from its
 	// initial delay.
 	reflectorBackoffReset = 2 * time.Minute
-
-	// A watch that ends sooner than this without an event is an error.
-	reflectorShortWatch = time.Second
-	// Page size of LIST requests when nothing else decides it (the
-	// default of client-go's pager).
-	reflectorDefaultPageSize = 500
-	// Internal server errors in a watch are retried without a relist while
-	// they keep recurring within this period (see
-	// MaxInternalErrorRetryDuration).
-	reflectorInternalErrorQuietPeriod = time.Minute
-	// While a streaming list waits for its end bookmark, a warning is
-	// logged when no event arrived for this long.
-	reflectorInitialEventsWarnInterval = 10 * time.Second
 	// A streaming list that receives no event at all for this long while
 	// its end bookmark is pending is stopped, and the Reflector falls back
 	// to LIST. It is the moment client-go starts warning: a server that
@@ -214,19 +202,16 @@ type Reflector struct {
 	logger    klog.Logger
 	hasLogger bool
 
-	resyncPeriod    time.Duration
-	minWatchTimeout time.Duration
-	maxWatchTimeout time.Duration
-	clock           clock.Clock
-	backoff         *reflectorBackoff
-	// maxRetryAfter is the longest Retry-After the Reflector waits
-	// (ReflectorOptions.MaxRetryAfter, defaulted); negative: no maximum.
-	maxRetryAfter time.Duration
+	resyncPeriod time.Duration
+	clock        clock.Clock
 
-	// useWatchList selects the streaming list; disableChunking turns off
-	// LIST paging (ListWatch.DisableChunking).
-	useWatchList    bool
-	disableChunking bool
+	// engine lists, watches and keeps the resourceVersion reached
+	// (internal/reflector); it holds the configuration below that does not
+	// change between cycles.
+	engine *reflector.Engine
+
+	// useWatchList selects the streaming list.
+	useWatchList bool
 	// initialEventsTimeout is how long a streaming list may go without
 	// receiving any event while the bookmark that ends its initial events
 	// is pending, measured on clock; it is then stopped and the Reflector
@@ -236,20 +221,8 @@ type Reflector struct {
 	// watchIdleTimeout, when positive, is how long a watch that has
 	// received a periodic bookmark may go without any event (bookmarks
 	// included) before it is stopped and resumed from the last resource
-	// version (reflector_liveness.go).
+	// version (internal/reflector/liveness.go).
 	watchIdleTimeout time.Duration
-	// resume, when set, is called once before the first list; the state it
-	// returns replaces that list (snapshot.go). Only the cycle's goroutine
-	// uses it.
-	resume func(context.Context) (*reflectorResume, error)
-	// admission admits the Reflector's lists (list_admission.go; never
-	// nil, a nil *listadmission.Admission admits them all at once);
-	// admissionPriority is its place among the Reflectors waiting.
-	admission         listAdmitter
-	admissionPriority int
-	// state is the core's state (reflector_core.go); only the goroutine
-	// of the running cycle uses it.
-	state reflectorState
 
 	// watchErrorHandler, when not nil, replaces DefaultWatchErrorHandler
 	// and is also called for the failures the Reflector handles inside its
@@ -258,18 +231,10 @@ type Reflector struct {
 	watchErrorHandler WatchErrorHandlerWithContext
 
 	metricsOnce sync.Once
-	metrics     *reflectorMetrics
+	metrics     *reflector.Metrics
 	// stats are the diagnostics counters (cache/internal/diag); a shared
-	// informer replaces them with its own before Run.
+	// informer hands its own to the Reflector it builds.
 	stats *diag.Stats
-	// badData counts bad data from the server (reflector_baddata.go).
-	badData reflectorBadDataCounter
-
-	// mu guards the fields below.
-	mu sync.Mutex
-	// lastSyncResourceVersion is the resource version the store has
-	// reached (from the last list, watch event or bookmark).
-	lastSyncResourceVersion string
 
 	// WatchListPageSize is the page size (limit) of the Reflector's LIST
 	// requests. When zero, lists that may be served from the watch cache
@@ -452,18 +417,8 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 		store:           store,
 		listerWatcher:   ToListerWatcherWithContext(lw),
 		resyncPeriod:    cfg.resyncPeriod,
-		minWatchTimeout: minWatch,
-		maxWatchTimeout: 2 * minWatch,
 		clock:           clk,
-		backoff:         newReflectorBackoff(backoff, reflectorBackoffReset, clk),
-		maxRetryAfter:   maxRetryAfter,
-		disableChunking: listWatchDisablesChunking(lw),
 		stats:           stats,
-		resume:          cfg.resume,
-		state:           newReflectorState(cfg.resume != nil),
-
-		admission:         listAdmitterOrNone(cfg.admission),
-		admissionPriority: cfg.admissionPriority,
 
 		watchErrorHandler:    cfg.watchErrorHandler,
 		initialEventsTimeout: initialEventsTimeout,
@@ -487,6 +442,40 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 		r.logger = klog.LoggerWithName(*cfg.logger, r.name)
 		r.hasLogger = true
 	}
+	var admission reflector.Admission
+	if cfg.admission != nil {
+		admission = reflectorAdmission{cfg.admission}
+	}
+	var engineLW reflector.ListerWatcher
+	if r.listerWatcher != nil {
+		engineLW = r.listerWatcher
+	}
+	r.engine = reflector.New(reflector.Options{
+		Name:              r.name,
+		TypeDescription:   r.typeDescription,
+		ExpectedType:      r.expectedType,
+		ExpectedGVK:       r.expectedGVK,
+		Store:             store,
+		Lists:             reflectorLists{store: store},
+		ListerWatcher:     engineLW,
+		Logger:            r.logger,
+		HasLogger:         r.hasLogger,
+		ResyncPeriod:      cfg.resyncPeriod,
+		MinWatchTimeout:   minWatch,
+		MaxWatchTimeout:   2 * minWatch,
+		Clock:             clk,
+		Backoff:           backoff,
+		BackoffReset:      reflectorBackoffReset,
+		MaxRetryAfter:     maxRetryAfter,
+		DisableChunking:   listWatchDisablesChunking(lw),
+		Resume:            engineResume(cfg.resume),
+		Admission:         admission,
+		AdmissionPriority: cfg.admissionPriority,
+		Stats:             reflectorStats{stats: stats},
+		Report: func(ctx context.Context, err error) {
+			r.reportWatchFailure(ctx, publicReflectorError(err))
+		},
+	})
 
 	r.useWatchList = clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient)
 	if r.useWatchList && lw != nil && watchlist.DoesClientNotSupportWatchListSemantics(lw) {
@@ -564,18 +553,7 @@ func (r *Reflector) TypeDescription() string {
 // concurrent use, but is not synchronised with the store: the store may be a
 // step ahead or behind when the caller looks at it.
 func (r *Reflector) LastSyncResourceVersion() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.lastSyncResourceVersion
-}
-
-func (r *Reflector) setLastSyncResourceVersion(rv string) {
-	r.mu.Lock()
-	r.lastSyncResourceVersion = rv
-	r.mu.Unlock()
-	if r.metrics != nil {
-		r.metrics.resourceVersion(rv)
-	}
+	return r.engine.LastSyncResourceVersion()
 }
 
 // loggerFor returns the logger for a call made with ctx.
@@ -617,7 +595,7 @@ func (r *Reflector) RunWithContext(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			r.handleListAndWatchError(ctx, err)
 		}
-		if !r.sleep(ctx, r.backoffDelay(err)) {
+		if !r.engine.Sleep(ctx, r.backoffDelay(err)) {
 			break
 		}
 	}
@@ -660,5 +638,29 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 	}
 	r.ensureMetrics()
 	r.loggerFor(ctx).V(3).Info("Listing and watching", "type", r.typeDescription, "reflector", r.name)
-	return r.runCycle(ctx)
+	err := r.engine.RunCycle(ctx, reflector.CycleConfig{
+		Streaming:            r.useWatchList,
+		PageSize:             r.WatchListPageSize,
+		MaxInternalRetry:     r.MaxInternalErrorRetryDuration,
+		ShouldResync:         r.ShouldResync,
+		InitialEventsTimeout: r.initialEventsTimeout,
+		WatchIdleTimeout:     r.watchIdleTimeout,
+		Metrics:              r.metrics,
+	})
+	return publicReflectorError(err)
+}
+
+// backoffDelay returns how long to wait before retrying after err: the next
+// step of the backoff, or the server's Retry-After when that is longer, up
+// to ReflectorOptions.MaxRetryAfter (see reflector.Engine.BackoffDelay).
+func (r *Reflector) backoffDelay(err error) time.Duration {
+	return r.engine.BackoffDelay(err)
+}
+
+// clockOrReal returns c, or the real clock when c is nil.
+func clockOrReal(c clock.Clock) clock.Clock {
+	if c == nil {
+		return clock.RealClock{}
+	}
+	return c
 }

@@ -15,6 +15,8 @@ import (
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/klog/v2/ktesting"
+
+	"github.com/kinformer/kinformer/cache/internal/reflector"
 )
 
 // rlDecodingError is the ERROR event client-go's watch decoder makes when a frame cannot
@@ -48,18 +50,18 @@ func TestReflectorSkipsUnusableWatchEvents(t *testing.T) {
 		expected interface{}
 		good     func(name, rv string) watch.Event
 		bad      watch.Event
-		kind     reflectorBadData
+		kind     reflector.BadData
 	}{
-		{"wrong type", &v1.Pod{}, typedGood, rfEv(watch.Added, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc", ResourceVersion: "11"}}), badDataWrongType},
-		{"no object", &v1.Pod{}, typedGood, watch.Event{Type: watch.Modified}, badDataNoObject},
-		{"nil pointer", &v1.Pod{}, typedGood, rfEv(watch.Deleted, nilPod), badDataNoObject},
-		{"bookmark without resourceVersion", &v1.Pod{}, typedGood, rfEv(watch.Bookmark, &v1.Pod{}), badDataBookmarkWithoutRV},
-		{"unknown event type", &v1.Pod{}, typedGood, rfEv(watch.EventType("SURPRISE"), rfPod("s", "12")), badDataUnknownEventType},
-		{"table", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, table), badDataWrongGVK},
-		{"wrong kind", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, wrongKind), badDataWrongGVK},
-		{"typed object for an unstructured reflector", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, rfPod("typed", "15")), badDataWrongType},
-		{"no object metadata", nil, typedGood, rfEv(watch.Added, &metav1.Status{}), badDataNoMetadata},
-		{"table without an expected type", nil, typedGood, rfEv(watch.Added, table), badDataTable},
+		{"wrong type", &v1.Pod{}, typedGood, rfEv(watch.Added, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc", ResourceVersion: "11"}}), reflector.BadDataWrongType},
+		{"no object", &v1.Pod{}, typedGood, watch.Event{Type: watch.Modified}, reflector.BadDataNoObject},
+		{"nil pointer", &v1.Pod{}, typedGood, rfEv(watch.Deleted, nilPod), reflector.BadDataNoObject},
+		{"bookmark without resourceVersion", &v1.Pod{}, typedGood, rfEv(watch.Bookmark, &v1.Pod{}), reflector.BadDataBookmarkWithoutRV},
+		{"unknown event type", &v1.Pod{}, typedGood, rfEv(watch.EventType("SURPRISE"), rfPod("s", "12")), reflector.BadDataUnknownEventType},
+		{"table", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, table), reflector.BadDataWrongGVK},
+		{"wrong kind", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, wrongKind), reflector.BadDataWrongGVK},
+		{"typed object for an unstructured reflector", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, rfPod("typed", "15")), reflector.BadDataWrongType},
+		{"no object metadata", nil, typedGood, rfEv(watch.Added, &metav1.Status{}), reflector.BadDataNoMetadata},
+		{"table without an expected type", nil, typedGood, rfEv(watch.Added, table), reflector.BadDataTable},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,7 +80,7 @@ func TestReflectorSkipsUnusableWatchEvents(t *testing.T) {
 			assert.Equal(t, []string{"ns/first@10", "ns/kept@3", "ns/last@20"}, rec.content())
 			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5")}, s.watchOptions(), "one watch, read to its end")
 			assert.Len(t, s.listOptions(), 1, "no relist")
-			for k := reflectorBadData(0); k < reflectorBadDataKinds; k++ {
+			for k := reflector.BadData(0); k < reflector.BadDataKinds; k++ {
 				want := uint64(0)
 				if k == tc.kind {
 					want = 1
@@ -120,7 +122,7 @@ func TestReflectorDecodingErrorEndsTheWatch(t *testing.T) {
 			assert.Equal(t, []string{"replace [] 5", "add ns/a@10", "rv 10", "replace [ns/a@10 ns/b@12] 12", "add ns/c@13", "rv 13"}, rec.opsSnapshot())
 			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("12"), rfWatchOpts("13")}, s.watchOptions())
 			assert.Equal(t, []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "10"}}, s.listOptions()[:2], "a relist from the last resourceVersion")
-			assert.Equal(t, tc.badData, r.badDataCount(badDataUndecodable))
+			assert.Equal(t, tc.badData, r.badDataCount(reflector.BadDataUndecodable))
 			assert.Equal(t, tc.badData, r.badDataTotal())
 			assert.Equal(t, []string{"internal"}, rfErrKinds(errs.snapshot()))
 		})
@@ -150,7 +152,7 @@ func TestReflectorStreamingListSkipsUnusableEvents(t *testing.T) {
 	assert.Equal(t, []string{"replace [ns/first@10 ns/last@12] 12"}, rec.opsWithout("rv", "bookmark"))
 	assert.Empty(t, s.listOptions(), "no fallback to LIST")
 	assert.Equal(t, []metav1.ListOptions{rfStreamOpts("")}, s.watchOptions(), "one stream")
-	assert.Equal(t, uint64(1), r.badDataCount(badDataWrongType))
+	assert.Equal(t, uint64(1), r.badDataCount(reflector.BadDataWrongType))
 	assert.Empty(t, errs.snapshot())
 }
 
@@ -252,24 +254,4 @@ func TestReflectorSkippedEventLogsNoObjectContent(t *testing.T) {
 			assert.Equal(t, uint64(1), r.badDataTotal())
 		})
 	}
-}
-
-// TestWatchErrorEventOfAnotherObjectCarriesItsTypeNotItsContent: an ERROR
-// watch event whose object is not a Status (a misbehaving server or proxy)
-// becomes an error that names the object's type without its content, which
-// could be a Secret's data and goes to logs and the watch error handler.
-// (client-go's error prints the whole object.) A Status still becomes a
-// *StatusError.
-func TestWatchErrorEventOfAnotherObjectCarriesItsTypeNotItsContent(t *testing.T) {
-	secret := &v1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db"}, Data: map[string][]byte{"password": []byte("hunter2")}}
-	err := watchErrorEventToError(secret)
-	require.Error(t, err)
-	assert.NotContains(t, err.Error(), "hunter2")
-	assert.Contains(t, err.Error(), "*v1.Secret")
-	u := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]interface{}{"token": "hunter2"}}}
-	err = watchErrorEventToError(u)
-	assert.NotContains(t, err.Error(), "hunter2")
-
-	err = watchErrorEventToError(&apierrors.NewResourceExpired("too old").ErrStatus)
-	assert.True(t, apierrors.IsResourceExpired(err), "%v", err)
 }

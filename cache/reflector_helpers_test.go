@@ -19,6 +19,8 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kinformer/kinformer/cache/internal/reflector"
 )
 
 // rfWait is how long tests wait for a condition before failing.
@@ -407,14 +409,15 @@ func rfRunUntilExhausted(t *testing.T, r *Reflector, s *rfScriptLW) {
 // rfErrKind classifies an error for assertions.
 func rfErrKind(err error) string {
 	var short *VeryShortWatchError
-	var incomplete *reflectorIncompleteStreamError
+	var engineShort *reflector.ShortWatchError
+	var incomplete *reflector.IncompleteStreamError
 	switch {
 	case errors.As(err, &incomplete):
-		if incomplete.silentFor > 0 {
+		if incomplete.SilentFor > 0 {
 			return "incomplete: silent"
 		}
-		return "incomplete: " + rfErrKind(incomplete.err)
-	case errors.As(err, &short):
+		return "incomplete: " + rfErrKind(incomplete.Err)
+	case errors.As(err, &short), errors.As(err, &engineShort):
 		return "short"
 	case isExpiredError(err):
 		return "expired"
@@ -476,4 +479,10 @@ func rfTinyBackoff() *wait.Backoff {
 func rfRequireEventually(t *testing.T, cond func() bool, msg string, args ...interface{}) {
 	t.Helper()
 	require.Eventually(t, cond, rfWait, time.Millisecond, fmt.Sprintf(msg, args...))
+}
+
+// watchTimeoutSeconds draws the timeout of one watch request, as the
+// Reflector's watches do.
+func (r *Reflector) watchTimeoutSeconds() *int64 {
+	return r.engine.WatchTimeoutSeconds()
 }

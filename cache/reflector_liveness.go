@@ -1,11 +1,8 @@
 package cache
 
 import (
-	"errors"
 	"fmt"
 	"time"
-
-	"k8s.io/utils/clock"
 )
 
 // DefaultWatchIdleTimeout is the watch liveness deadline of shared informers
@@ -44,62 +41,6 @@ type WatchIdleTimeoutError struct {
 // Error implements error.
 func (e *WatchIdleTimeoutError) Error() string {
 	return fmt.Sprintf("reflector %s: watch received no event or bookmark for %v after a periodic bookmark; reopening it from resourceVersion %q", e.Name, e.Timeout, e.ResourceVersion)
-}
-
-func isWatchIdleTimeout(err error) bool {
-	var idle *WatchIdleTimeoutError
-	return errors.As(err, &idle)
-}
-
-// silenceTimer fires when nothing was observed for limit on its clock. A nil
-// *silenceTimer is off: its channel is nil, which a select never receives
-// from. It belongs to one goroutine.
-type silenceTimer struct {
-	clock clock.Clock
-	limit time.Duration
-	timer clock.Timer
-	// last is when something was last observed.
-	last time.Time
-}
-
-// newSilenceTimer starts a silenceTimer of limit (positive) from now.
-func newSilenceTimer(c clock.Clock, limit time.Duration) *silenceTimer {
-	return &silenceTimer{clock: c, limit: limit, timer: c.NewTimer(limit), last: c.Now()}
-}
-
-// C is the channel the timer fires on; nil when t is nil.
-func (t *silenceTimer) C() <-chan time.Time {
-	if t == nil {
-		return nil
-	}
-	return t.timer.C()
-}
-
-// observed records that something arrived now. The underlying timer is not
-// touched: expired sets it again for what remains.
-func (t *silenceTimer) observed() {
-	if t != nil {
-		t.last = t.clock.Now()
-	}
-}
-
-// expired is called after C fired. It returns how long nothing was observed
-// and whether that reached limit; when it did not, the timer is set again for
-// the rest.
-func (t *silenceTimer) expired() (time.Duration, bool) {
-	quiet := t.clock.Since(t.last)
-	if quiet >= t.limit {
-		return quiet, true
-	}
-	t.timer.Reset(t.limit - quiet)
-	return quiet, false
-}
-
-// stop stops t; it does nothing when t is nil.
-func (t *silenceTimer) stop() {
-	if t != nil {
-		t.timer.Stop()
-	}
 }
 
 // effectiveWatchIdleTimeout maps an informer's option to the Reflector's

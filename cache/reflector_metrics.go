@@ -1,8 +1,9 @@
 package cache
 
 import (
-	"strconv"
 	"sync"
+
+	"github.com/kinformer/kinformer/cache/internal/reflector"
 )
 
 // CounterMetric is a metric that counts occurrences, such as lists started.
@@ -87,88 +88,20 @@ func currentReflectorMetricsProvider() MetricsProvider {
 	return reflectorMetricsProvider.provider
 }
 
-// reflectorMetrics holds one Reflector's metrics. Every field may be nil
-// (not recorded); the zero value records nothing.
-type reflectorMetrics struct {
-	lists          CounterMetric
-	listDuration   SummaryMetric
-	itemsInList    SummaryMetric
-	watches        CounterMetric
-	shortWatches   CounterMetric
-	watchDuration  SummaryMetric
-	itemsInWatch   SummaryMetric
-	lastResourceRV GaugeMetric
-}
-
 // newReflectorMetrics asks p for the metrics of the reflector called name.
 // A nil p gives metrics that record nothing.
-func newReflectorMetrics(p MetricsProvider, name string) *reflectorMetrics {
+func newReflectorMetrics(p MetricsProvider, name string) *reflector.Metrics {
 	if p == nil {
-		return &reflectorMetrics{}
+		return &reflector.Metrics{}
 	}
-	return &reflectorMetrics{
-		lists:          p.NewListsMetric(name),
-		listDuration:   p.NewListDurationMetric(name),
-		itemsInList:    p.NewItemsInListMetric(name),
-		watches:        p.NewWatchesMetric(name),
-		shortWatches:   p.NewShortWatchesMetric(name),
-		watchDuration:  p.NewWatchDurationMetric(name),
-		itemsInWatch:   p.NewItemsInWatchMetric(name),
-		lastResourceRV: p.NewLastResourceVersionMetric(name),
-	}
-}
-
-func (m *reflectorMetrics) listStarted() {
-	if m == nil {
-		return
-	}
-	if m.lists != nil {
-		m.lists.Inc()
-	}
-}
-
-func (m *reflectorMetrics) listDone(seconds float64, items int) {
-	if m == nil {
-		return
-	}
-	if m.listDuration != nil {
-		m.listDuration.Observe(seconds)
-	}
-	if m.itemsInList != nil {
-		m.itemsInList.Observe(float64(items))
-	}
-}
-
-func (m *reflectorMetrics) watchStarted() {
-	if m == nil {
-		return
-	}
-	if m.watches != nil {
-		m.watches.Inc()
-	}
-}
-
-func (m *reflectorMetrics) watchEnded(seconds float64, events int, short bool) {
-	if m == nil {
-		return
-	}
-	if short && m.shortWatches != nil {
-		m.shortWatches.Inc()
-	}
-	if m.watchDuration != nil {
-		m.watchDuration.Observe(seconds)
-	}
-	if m.itemsInWatch != nil {
-		m.itemsInWatch.Observe(float64(events))
-	}
-}
-
-// resourceVersion records rv in the gauge when rv is a number.
-func (m *reflectorMetrics) resourceVersion(rv string) {
-	if m == nil || m.lastResourceRV == nil || rv == "" {
-		return
-	}
-	if v, err := strconv.ParseFloat(rv, 64); err == nil {
-		m.lastResourceRV.Set(v)
+	return &reflector.Metrics{
+		Lists:               p.NewListsMetric(name),
+		ListDuration:        p.NewListDurationMetric(name),
+		ItemsInList:         p.NewItemsInListMetric(name),
+		Watches:             p.NewWatchesMetric(name),
+		ShortWatches:        p.NewShortWatchesMetric(name),
+		WatchDuration:       p.NewWatchDurationMetric(name),
+		ItemsInWatch:        p.NewItemsInWatchMetric(name),
+		LastResourceVersion: p.NewLastResourceVersionMetric(name),
 	}
 }

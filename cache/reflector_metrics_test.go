@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kinformer/kinformer/cache/internal/reflector"
 )
 
 // rfMetric records what a metric was given.
@@ -149,7 +151,7 @@ func TestReflectorRecordsMetrics(t *testing.T) {
 // TestReflectorMetricsNilProvider checks that a metric the provider leaves
 // out (nil) is skipped while every other metric still records what it
 // should, for each metric in turn, and that a nil provider, a provider that
-// leaves every metric out, and a nil *reflectorMetrics record nothing
+// leaves every metric out, and a nil *reflector.Metrics record nothing
 // without panicking.
 func TestReflectorMetricsNilProvider(t *testing.T) {
 	type recorded struct {
@@ -166,15 +168,15 @@ func TestReflectorMetricsNilProvider(t *testing.T) {
 		"itemsInWatch":  {values: []float64{4, 0}},
 		"lastRV":        {values: []float64{12}},
 	}
-	record := func(m *reflectorMetrics) {
-		m.listStarted()
-		m.listDone(1.5, 2)
-		m.watchStarted()
-		m.watchEnded(3, 4, true)
-		m.watchEnded(5, 0, false)
-		m.resourceVersion("12")
-		m.resourceVersion("not a number")
-		m.resourceVersion("")
+	record := func(m *reflector.Metrics) {
+		m.ListStarted()
+		m.ListDone(1.5, 2)
+		m.WatchStarted()
+		m.WatchEnded(3, 4, true)
+		m.WatchEnded(5, 0, false)
+		m.ResourceVersion("12")
+		m.ResourceVersion("not a number")
+		m.ResourceVersion("")
 	}
 	for _, leftOut := range []string{"", "lists", "listDuration", "itemsInList", "watches", "shortWatches", "watchDuration", "itemsInWatch", "lastRV"} {
 		t.Run("without "+leftOut, func(t *testing.T) {
@@ -195,11 +197,11 @@ func TestReflectorMetricsNilProvider(t *testing.T) {
 
 	for name, p := range map[string]MetricsProvider{"nil provider": nil, "every metric left out": rfNilMetricsProvider{}} {
 		m := newReflectorMetrics(p, "r")
-		assert.Equal(t, &reflectorMetrics{}, m, name)
+		assert.Equal(t, &reflector.Metrics{}, m, name)
 		assert.NotPanics(t, func() { record(m) }, name)
 	}
-	var nilMetrics *reflectorMetrics
-	assert.NotPanics(t, func() { record(nilMetrics) }, "nil *reflectorMetrics")
+	var nilMetrics *reflector.Metrics
+	assert.NotPanics(t, func() { record(nilMetrics) }, "nil *reflector.Metrics")
 }
 
 // rfPartialMetricsProvider hands out rfMetrics as rfMetricsProvider does,

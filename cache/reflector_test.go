@@ -442,29 +442,6 @@ func TestReflectorNilDependencies(t *testing.T) {
 	assert.Contains(t, err.Error(), "neither ListWithContextFunc nor ListFunc is set")
 }
 
-// TestReflectorListPageSize checks how the core chooses the page size of
-// LIST requests.
-func TestReflectorListPageSize(t *testing.T) {
-	cases := []struct {
-		name  string
-		state reflectorState
-		want  int64
-	}{
-		{name: "first list pages by 500", want: 500},
-		{name: "relist at a resource version is unpaged", state: reflectorState{lastSyncRV: "10"}, want: 0},
-		{name: "relist at the latest data pages by 500", state: reflectorState{lastSyncRV: "10", rvUnavailable: true}, want: 500},
-		{name: "WatchListPageSize wins", state: reflectorState{cfg: reflectorCoreConfig{pageSize: 4}, lastSyncRV: "10"}, want: 4},
-		{name: "a paged first list keeps relists paged", state: reflectorState{lastSyncRV: "10", pagedSource: true}, want: 500},
-		{name: "a store that relists page by page gets pages", state: reflectorState{cfg: reflectorCoreConfig{pageByPage: true}, lastSyncRV: "10"}, want: 500},
-		{name: "DisableChunking turns paging off", state: reflectorState{cfg: reflectorCoreConfig{disableChunking: true, pageSize: 4}}, want: 0},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, tc.state.listPageSize(tc.state.relistRV()))
-		})
-	}
-}
-
 // TestListWatchDisablesChunkingSeesThroughTheWatchListWrapper checks that
 // ListWatch.DisableChunking is found on a ListWatch, also when wrapped by
 // ToListWatcherWithWatchListSemantics, and on nothing else.

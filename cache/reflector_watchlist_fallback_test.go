@@ -29,6 +29,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kinformer/kinformer/cache/internal/diag"
+	"github.com/kinformer/kinformer/cache/internal/reflector"
 )
 
 // The tests of this file cover what a Reflector does with a streaming list
@@ -140,7 +141,7 @@ func TestWatchListFallbackFakeClientset(t *testing.T) {
 
 		rfRequireEventually(t, clk.HasWaiters, "the stream's ticker is not running")
 		for i := 1; i <= 3; i++ {
-			clk.Step(reflectorInitialEventsWarnInterval)
+			clk.Step(reflector.InitialEventsWarnInterval)
 			rfRequireEventually(t, func() bool { return strings.Count(logs(), "event bookmark expired") >= i }, "warning %d not logged", i)
 		}
 		assert.Equal(t, []string{"stream"}, wlPodActions(client), "30s later it still waits on the first stream")

@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kinformer/kinformer/cache/internal/diag"
+	"github.com/kinformer/kinformer/cache/internal/reflector"
 )
 
 // rfStreamOpts are the options of a streaming list from rv.
@@ -124,7 +125,7 @@ func TestReflectorWatchListScenarios(t *testing.T) {
 			wantErrs: []string{"expired"},
 		},
 		{
-			// Bad data (reflector_baddata.go): skipped, the stream goes on.
+			// Bad data (internal/reflector/baddata.go): skipped, the stream goes on.
 			name: "a bookmark without resourceVersion is skipped",
 			watches: []rfWatchStep{
 				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEndBookmark(""), rfEndBookmark("4"), rfEv(watch.Added, rfPod("p2", "5"))}},
@@ -276,13 +277,13 @@ func TestReflectorWatchListWarnsWithoutEndBookmark(t *testing.T) {
 	buffer := logger.GetSink().(ktesting.Underlier).GetBuffer()
 	// The ticker is the only waiter while the stream is open.
 	rfRequireEventually(t, func() bool { return clk.HasWaiters() }, "no ticker")
-	clk.Step(reflectorInitialEventsWarnInterval)
+	clk.Step(reflector.InitialEventsWarnInterval)
 	rfRequireEventually(t, func() bool {
 		return strings.Contains(buffer.String(), "awaiting required bookmark event for initial events stream")
 	}, "no warning logged")
 	s.watcher(0).push(rfEv(watch.Added, rfPod("p1", "1")))
 	rfRequireEventually(t, func() bool {
-		clk.Step(reflectorInitialEventsWarnInterval)
+		clk.Step(reflector.InitialEventsWarnInterval)
 		return strings.Contains(buffer.String(), "received last event")
 	}, "no idle warning logged")
 	stop()

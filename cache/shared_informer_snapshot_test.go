@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 
+	"github.com/kinformer/kinformer/cache/internal/reflector"
 	"github.com/kinformer/kinformer/cache/internal/snapshot"
 )
 
@@ -116,7 +117,7 @@ var relistCauses = []relistCause{
 	}},
 	{name: "decoding error", end: func(srv *infServer) {
 		status := apierrors.NewInternalError(errors.New("unable to decode an event from the watch stream: bad frame")).ErrStatus
-		status.Details.Causes = []metav1.StatusCause{{Type: clientWatchDecodingCause, Message: "unable to decode an event from the watch stream: bad frame"}}
+		status.Details.Causes = []metav1.StatusCause{{Type: reflector.ClientWatchDecodingCause, Message: "unable to decode an event from the watch stream: bad frame"}}
 		srv.endWatches(&watch.Event{Type: watch.Error, Object: &status})
 	}},
 	{name: "very short watch", frozenClock: true, end: func(srv *infServer) { srv.endWatches(nil) }},

@@ -1,4 +1,4 @@
-package cache
+package reflector
 
 import (
 	"context"
@@ -13,32 +13,25 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 )
 
-// storeRelistsPageByPage reports whether the store applies relists page by
-// page (see listTaker).
-func (r *Reflector) storeRelistsPageByPage() bool {
-	t, ok := r.store.(listTaker)
-	return ok && t.relistsPageByPage()
-}
-
 // listPages makes one list with options (pageSize is the limit when options
 // has none; 0 means unpaged) into a new list of the store (see
-// list_sink.go), following continue tokens when the server pages the answer
+// Lists), following continue tokens when the server pages the answer
 // and handing each page's objects over as it arrives. When a continue token
 // has expired, the list starts over, as a new list of the store, with one
 // unpaged request at the original resourceVersion. It returns the list,
 // still to be ended at its resourceVersion, the number of objects handed
 // over, that resourceVersion and whether the answer came in more than one
-// page. Errors of the store are *listSinkError.
+// page. Errors of the store are *SinkError.
 //
 // Difference from client-go: should the answer to the restarted request
 // still come in pages (a ListWatch that sets a limit itself), they are
 // followed rather than the rest of the list silently dropped.
-func (r *Reflector) listPages(ctx context.Context, source listSource, options metav1.ListOptions, pageSize int64) (listSink, int, string, bool, time.Time, error) {
+func (e *Engine) listPages(ctx context.Context, source ListSource, options metav1.ListOptions, pageSize int64) (ListSink, int, string, bool, time.Time, error) {
 	if options.Limit == 0 {
 		options.Limit = pageSize
 	}
 	wantRV, wantMatch := options.ResourceVersion, options.ResourceVersionMatch
-	sink := r.beginList(source)
+	sink := e.lists.BeginList(source)
 	count := 0
 	var listRV string
 	var answered time.Time
@@ -48,8 +41,8 @@ func (r *Reflector) listPages(ctx context.Context, source listSource, options me
 		if err := ctx.Err(); err != nil {
 			return nil, count, "", paged, answered, err
 		}
-		obj, err := r.listerWatcher.ListWithContext(ctx, options)
-		at := r.clock.Now()
+		obj, err := e.lw.ListWithContext(ctx, options)
+		at := e.clock.Now()
 		if err != nil {
 			if options.Continue == "" || !apierrors.IsResourceExpired(err) || restarted {
 				return nil, count, "", paged, answered, err
@@ -60,11 +53,11 @@ func (r *Reflector) listPages(ctx context.Context, source listSource, options me
 			count, listRV = 0, ""
 			options.Limit, options.Continue = 0, ""
 			options.ResourceVersion, options.ResourceVersionMatch = wantRV, wantMatch
-			sink = r.beginList(source)
+			sink = e.lists.BeginList(source)
 			continue
 		}
 		var next, pageRV string
-		page, pageRV, next, err = r.appendListPage(ctx, page[:0], obj)
+		page, pageRV, next, err = e.appendListPage(ctx, page[:0], obj)
 		obj = nil // the page's array is garbage once its items are copied out
 		if err != nil {
 			return nil, count, "", paged, answered, err
@@ -76,14 +69,14 @@ func (r *Reflector) listPages(ctx context.Context, source listSource, options me
 			// The store keeps what it needs of item; a duplicate of what
 			// it holds already is garbage from here on.
 			page[i] = nil
-			if err := sink.put(item); err != nil {
+			if err := sink.Put(item); err != nil {
 				clear(page)
-				return nil, count, "", paged, answered, &listSinkError{err: err}
+				return nil, count, "", paged, answered, &SinkError{Err: err}
 			}
 			count++
 		}
-		if err := sink.pageEnd(ctx); err != nil {
-			return nil, count, "", paged, answered, &listSinkError{err: err}
+		if err := sink.PageEnd(ctx); err != nil {
+			return nil, count, "", paged, answered, &SinkError{Err: err}
 		}
 		if next == "" {
 			return sink, count, listRV, paged, answered, nil
@@ -96,7 +89,7 @@ func (r *Reflector) listPages(ctx context.Context, source listSource, options me
 
 // appendListPage appends the items of the list object obj to items and
 // returns them with obj's resourceVersion and continue token.
-func (r *Reflector) appendListPage(ctx context.Context, items []interface{}, obj kruntime.Object) ([]interface{}, string, string, error) {
+func (e *Engine) appendListPage(ctx context.Context, items []interface{}, obj kruntime.Object) ([]interface{}, string, string, error) {
 	if isNilObject(obj) {
 		return items, "", "", errors.New("the list call returned no object")
 	}
@@ -105,7 +98,7 @@ func (r *Reflector) appendListPage(ctx context.Context, items []interface{}, obj
 		return items, "", "", fmt.Errorf("unable to understand list result of type %T: %w", obj, err)
 	}
 	if unsupported, gvk := isUnsupportedTableListObject(obj); unsupported {
-		return items, "", "", fmt.Errorf("unsupported list gvk: %v, type: %v", gvk, r.typeDescription)
+		return items, "", "", fmt.Errorf("unsupported list gvk: %v, type: %v", gvk, e.typeDescription)
 	}
 	objs, err := meta.ExtractListWithAlloc(obj)
 	if err != nil {
@@ -116,7 +109,7 @@ func (r *Reflector) appendListPage(ctx context.Context, items []interface{}, obj
 	}
 	for i, o := range objs {
 		if isNilObject(o) {
-			utilruntime.HandleErrorWithContext(ctx, nil, "List result holds an empty item; skipping it", "reflector", r.name, "index", i)
+			utilruntime.HandleErrorWithContext(ctx, nil, "List result holds an empty item; skipping it", "reflector", e.name, "index", i)
 			continue
 		}
 		items = append(items, o)
@@ -140,24 +133,4 @@ func reflectorListOptions(rv string, pageSize int64) metav1.ListOptions {
 		opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
 	}
 	return opts
-}
-
-// beginList starts a list into the Reflector's store.
-func (r *Reflector) beginList(source listSource) listSink {
-	if t, ok := r.store.(listTaker); ok {
-		return t.beginList(source)
-	}
-	return newStoreReplaceSink(r.store, source)
-}
-
-// newStreamListStore returns the store a streaming list's events go to and
-// the function that completes the list at the resourceVersion of its end
-// bookmark (returning the number of objects).
-func (r *Reflector) newStreamListStore(ctx context.Context, source listSource) (reflectorEventStore, func(rv string) (int, error)) {
-	s := &streamedList{
-		ctx:      ctx,
-		sink:     r.beginList(source),
-		pageSize: reflectorDefaultPageSize,
-	}
-	return s, s.finish
 }

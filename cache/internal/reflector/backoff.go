@@ -1,4 +1,4 @@
-package cache
+package reflector
 
 import (
 	"context"
@@ -11,43 +11,45 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// watchTimeoutSeconds draws the timeout of one watch request (a streaming
-// list's included): in [minWatchTimeout, maxWatchTimeout), as client-go.
-func (r *Reflector) watchTimeoutSeconds() *int64 {
-	span := r.maxWatchTimeout.Seconds() - r.minWatchTimeout.Seconds()
-	seconds := int64(r.minWatchTimeout.Seconds() + rand.Float64()*span)
+// WatchTimeoutSeconds draws the timeout of one watch request (a streaming
+// list's included): in [MinWatchTimeout, MaxWatchTimeout), as client-go. It
+// is safe for concurrent use.
+func (e *Engine) WatchTimeoutSeconds() *int64 {
+	span := e.maxWatchTimeout.Seconds() - e.minWatchTimeout.Seconds()
+	seconds := int64(e.minWatchTimeout.Seconds() + rand.Float64()*span)
 	return &seconds
 }
 
-// backoffDelay returns how long to wait before retrying after err: the next
+// BackoffDelay returns how long to wait before retrying after err: the next
 // step of the backoff, or the server's Retry-After when that is longer, but
 // no longer than maxRetryAfter (a longer one is counted). A wait that
-// honours a Retry-After is recorded in the stats (InformerStatus).
+// honours a Retry-After is recorded in the Stats.
 //
 // Difference from client-go: client-go's Reflector ignores Retry-After (only
 // the REST client's own retries honour it, uncapped).
-func (r *Reflector) backoffDelay(err error) time.Duration {
-	d := r.backoff.next()
+// It is safe for concurrent use.
+func (e *Engine) BackoffDelay(err error) time.Duration {
+	d := e.backoff.next()
 	seconds, ok := apierrors.SuggestsClientDelay(err)
 	if !ok || seconds <= 0 {
 		return d
 	}
 	retryAfter := time.Duration(seconds) * time.Second
-	if r.maxRetryAfter > 0 && retryAfter > r.maxRetryAfter {
-		retryAfter = r.maxRetryAfter
-		r.stats.CountRetryAfterCapped()
+	if e.maxRetryAfter > 0 && retryAfter > e.maxRetryAfter {
+		retryAfter = e.maxRetryAfter
+		e.stats.RetryAfterCapped()
 	}
 	if retryAfter > d {
 		d = retryAfter
-		r.stats.RetryAfterWait(r.clock.Now().Add(d))
+		e.stats.RetryAfterUntil(e.clock.Now().Add(d))
 	}
 	return d
 }
 
-// sleep waits d on the Reflector's clock; it returns false when ctx ended
+// Sleep waits d on the Reflector's clock; it returns false when ctx ended
 // first.
-func (r *Reflector) sleep(ctx context.Context, d time.Duration) bool {
-	t := r.clock.NewTimer(d)
+func (e *Engine) Sleep(ctx context.Context, d time.Duration) bool {
+	t := e.clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
@@ -57,14 +59,14 @@ func (r *Reflector) sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// reflectorBackoff is the Reflector's retry delay: a wait.Backoff that starts
+// backoff is the Reflector's retry delay: a wait.Backoff that starts
 // over after resetAfter without a failure. It is safe for concurrent use.
 //
 // Difference from client-go: client-go's delay (wait.Backoff.DelayWithReset)
 // starts over every resetAfter counted from when it last started over, even
 // while failures continue; kinformer's counts from the end of the last
 // delay, so a server that stays unreachable keeps being retried at the cap.
-type reflectorBackoff struct {
+type backoff struct {
 	mu         sync.Mutex
 	initial    wait.Backoff
 	current    wait.Backoff
@@ -73,12 +75,12 @@ type reflectorBackoff struct {
 	quietSince time.Time // end of the last delay handed out
 }
 
-func newReflectorBackoff(b wait.Backoff, resetAfter time.Duration, c clock.PassiveClock) *reflectorBackoff {
-	return &reflectorBackoff{initial: b, current: b, resetAfter: resetAfter, clock: c}
+func newBackoff(b wait.Backoff, resetAfter time.Duration, c clock.PassiveClock) *backoff {
+	return &backoff{initial: b, current: b, resetAfter: resetAfter, clock: c}
 }
 
 // next returns the next delay.
-func (b *reflectorBackoff) next() time.Duration {
+func (b *backoff) next() time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.clock.Now()
@@ -88,12 +90,4 @@ func (b *reflectorBackoff) next() time.Duration {
 	d := b.current.Step()
 	b.quietSince = now.Add(d)
 	return d
-}
-
-// clockOrReal returns c, or the real clock when c is nil.
-func clockOrReal(c clock.Clock) clock.Clock {
-	if c == nil {
-		return clock.RealClock{}
-	}
-	return c
 }
