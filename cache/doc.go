@@ -115,7 +115,8 @@
 //     Updated delta.
 //  3. internal/reflector/step.go, WatchEvent (Step for the events of an open watch): the core
 //     moves the resourceVersion; the driver's eventApplied publishes it
-//     (Engine.LastSyncResourceVersion), tells the queue (RealFIFO.UpdateResourceVersion)
+//     (Engine.LastSyncResourceVersion), tells a queue that implements
+//     ResourceVersionUpdater (RealFIFO does not: its watermark moves as deltas are applied)
 //     and records the event's arrival in the informer's stats (reflector_engine.go).
 //  4. controller.go, processLoop: RealFIFO.PopBatch (the_real_fifo_pop.go) hands the delta to
 //     the informer's handleBatch (shared_informer_process.go).
