@@ -359,8 +359,8 @@ type InformerOptions struct {
 
 	// UseDeltaFIFO selects the DeltaFIFO (changes coalesced per key) instead
 	// of the default RealFIFO (every change in watch order, relists applied
-	// atomically). kinformer extension, not in client-go, where the choice is
-	// made by feature gates.
+	// atomically). kinformer extension, not in client-go, whose informers
+	// always use a RealFIFO (its InOrderInformers gate is locked on).
 	UseDeltaFIFO bool
 }
 

@@ -130,8 +130,9 @@ type ResourceVersionUpdater interface {
 //     kinformer also counts it (InformerStatus.BadData). Differences: the
 //     log line names the event by its type, the object's Go type and its
 //     namespace/name, never with the object itself (client-go logs the
-//     whole event, a Secret's data included, for an unknown event type, an
-//     object without metadata and a bookmark without a resourceVersion); an
+//     whole event, a Secret's data included, for an unknown event type and
+//     an object without metadata; a bookmark without a resourceVersion it
+//     does not log at all); an
 //     event with a nil pointer is skipped where client-go panics, and
 //     neither an unknown event type nor a bookmark without a resourceVersion
 //     moves LastSyncResourceVersion (client-go moves it to the event's, ""

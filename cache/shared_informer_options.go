@@ -31,8 +31,9 @@ type SharedIndexInformerOptions struct {
 	InformerMetricsProvider InformerMetricsProvider
 
 	// UseDeltaFIFO selects the DeltaFIFO as the informer's queue instead of
-	// the default RealFIFO. kinformer extension, not in client-go (there the
-	// choice is made by feature gates).
+	// the default RealFIFO. kinformer extension, not in client-go, whose
+	// informers always use a RealFIFO (its InOrderInformers gate is locked
+	// on).
 	//
 	// The default RealFIFO delivers every change in watch order; a relist
 	// swaps the cache in one step and then notifies deletes (as
@@ -47,8 +48,9 @@ type SharedIndexInformerOptions struct {
 	// listed objects are passed as decoded (no cached object is kept in
 	// their place); bookmarks do not reach the cache.
 	//
-	// Difference from client-go's DeltaFIFO informers: the cache's
-	// resourceVersion is a watermark here too. client-go's store records
+	// Difference from a controller built by hand around client-go's
+	// DeltaFIFO: the cache's resourceVersion is a watermark here too.
+	// client-go's store records
 	// the version of every object it writes: popping a@12 while b@11 is
 	// still queued makes it claim 12, a relist's or a resync's older objects
 	// move it backwards. Here it only moves to a version once every change

@@ -45,8 +45,9 @@ type Store interface {
 	//
 	// Difference from client-go: the cache of an informer built by this
 	// package keeps it as a watermark instead: every change at or below it
-	// has been applied; objects written do not move it, and it never moves
-	// backwards (see SharedInformer).
+	// has been applied; objects written do not move it, and it moves
+	// backwards only when a complete list sets it to the list's version
+	// (see SharedInformer and COMPATIBILITY.md).
 	LastStoreSyncResourceVersion() string
 
 	// Bookmark records rv as the newest resource version seen, without

@@ -113,9 +113,10 @@ func (e *Engine) badEvent(k BadData, err error, msg string, keysAndValues ...int
 //
 // The report names the event by its type, the object's Go type and, when it has
 // metadata, its namespace/name. Difference from client-go, which logs the whole event
-// (object included, a Secret's data too) for an unknown event type, an object without
-// metadata and a bookmark without a resourceVersion: kinformer keeps client-go's
-// messages but never logs the object's content.
+// (object included, a Secret's data too) for an unknown event type and an object
+// without metadata, and takes a bookmark without a resourceVersion silently: kinformer
+// keeps client-go's messages, reports such a bookmark too, and never logs the object's
+// content.
 func (e *Engine) acceptEvent(event watch.Event) (metav1.Object, *BadEvent) {
 	obj := event.Object
 	if isNilObject(obj) {
