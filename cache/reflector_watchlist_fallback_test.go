@@ -491,7 +491,12 @@ func TestWatchListFallbackSlowStream(t *testing.T) {
 		want = append(want, fmt.Sprintf("ns/%s@%d", name, i+1))
 	}
 	stream.push(t, rfEndBookmark("7"))
-	rfRequireEventually(t, func() bool { return r.LastSyncResourceVersion() == "7" }, "stream not completed")
+	// The Reflector publishes a list's resourceVersion before it hands the
+	// list to the store (so that a caller told of the sync reads the
+	// version the cache holds): wait for the store's Replace too.
+	rfRequireEventually(t, func() bool {
+		return r.LastSyncResourceVersion() == "7" && len(rec.opsSnapshot()) > 0
+	}, "stream not completed")
 
 	assert.Equal(t, []string{fmt.Sprintf("replace [%s] 7", strings.Join(want, " "))}, rec.opsSnapshot())
 	lists, _ := lw.lists()

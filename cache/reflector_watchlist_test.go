@@ -215,7 +215,10 @@ func TestReflectorWatchListAppliesStoreTransformer(t *testing.T) {
 	store := &rfTransformingRecorder{rfRecorder: rfNewRecorder()}
 	r := NewReflectorWithOptions(s, &v1.Pod{}, store, ReflectorOptions{Name: "rf"})
 	stop := rfStartRun(t, r)
-	rfRequireEventually(t, func() bool { return r.LastSyncResourceVersion() == "2" }, "stream not synced")
+	// The version is published before the list reaches the store: wait for both.
+	rfRequireEventually(t, func() bool {
+		return r.LastSyncResourceVersion() == "2" && len(store.opsSnapshot()) > 0
+	}, "stream not synced")
 	stop()
 
 	require.Len(t, store.order, 1)
