@@ -97,12 +97,12 @@ func NewControllerRevisionInformerWithOptions(client kubernetes.Interface, names
 // with a typed result. The informer lists and watches through client with the
 // semantics of the cache package's ToListWatcherWithWatchListSemantics.
 //
-// Difference from client-go: when client is a *kubernetes.Clientset, LIST and
-// WATCH go through the group's REST client and ask for protobuf (JSON
-// allowed) whatever content type the clientset was configured with; the
-// response is decoded in the media type the server answers in. Fake
-// clientsets and other kubernetes.Interface implementations are used through
-// their typed clients, as in client-go.
+// When client is a *kubernetes.Clientset, LIST and WATCH go through the
+// group's REST client and ask for protobuf (JSON allowed) whatever content
+// type the clientset was configured with; the response is decoded in the
+// media type the server answers in. Fake clientsets and other
+// kubernetes.Interface implementations are used through their typed clients.
+// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedControllerRevisionInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ControllerRevisionIndexInformer {
 	return newTypedControllerRevisionInformer(client, namespace, options, nil)
 }
