@@ -3,9 +3,11 @@
 // the API server.
 //
 // The exported names and signatures are those of client-go v0.37.2, so a program moves over by
-// changing its import path. Where client-go has a known defect, the signature is kept, the
-// behaviour is fixed, and the identifier's doc comment says so under "Difference from
-// client-go".
+// changing its import path. Where client-go has a known defect, the signature is kept and the
+// behaviour is fixed: the identifier's doc comment states the contract it keeps and ends with
+// "Differs from client-go v0.37.2; see COMPATIBILITY.md.", and COMPATIBILITY.md at the root of
+// the module says what client-go does, what kinformer does, why, and which option, if any,
+// gives client-go's behaviour back.
 //
 // # The public surface and the engines
 //
@@ -156,7 +158,8 @@
 //
 // An object on which a user's index function fails is stored all the same and left out of
 // that index only, whether it comes in a list or a watch event; the informer counts it and
-// logs the error, and handlers are notified as for any object. (client-go panics there.)
+// logs the error, and handlers are notified as for any object (differs from client-go
+// v0.37.2; see COMPATIBILITY.md).
 //
 // Keys are "namespace/name" for namespaced objects and "name" for cluster-scoped ones
 // (MetaNamespaceKeyFunc). Objects that vanished while the informer was disconnected reach

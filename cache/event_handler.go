@@ -101,10 +101,9 @@ func (r ResourceEventHandlerDetailedFuncs) OnDelete(obj interface{}) {
 // to both states: accepted before and after gives OnUpdate, rejected before
 // and accepted after gives OnAdd (with isInInitialList false), accepted
 // before and rejected after gives OnDelete with the old object, rejected both
-// times gives nothing. FilterFunc must not modify the objects.
-//
-// Difference from client-go: a nil FilterFunc accepts every object and a nil
-// Handler drops every notification, instead of panicking.
+// times gives nothing. FilterFunc must not modify the objects. A nil
+// FilterFunc accepts every object; a nil Handler drops every notification.
+// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 type FilteringResourceEventHandler struct {
 	FilterFunc func(obj interface{}) bool
 	Handler    ResourceEventHandler
@@ -299,10 +298,9 @@ func (r TypedResourceEventHandlerDetailedFuncs[T]) OnDelete(obj DeletedObject[T]
 // TypedFilteringResourceEventHandler is the type-safe form of
 // FilteringResourceEventHandler, with the same add/update/delete transitions.
 // On delete the filter sees DeletedObject.OptionalObj, which may be the zero
-// T; a FilterFunc that dereferences it must handle that case.
-//
-// Difference from client-go: a nil FilterFunc accepts every object and a nil
-// Handler drops every notification, instead of panicking.
+// T; a FilterFunc that dereferences it must handle that case. A nil
+// FilterFunc accepts every object; a nil Handler drops every notification.
+// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 type TypedFilteringResourceEventHandler[T Object] struct {
 	FilterFunc func(obj T) bool
 	Handler    TypedResourceEventHandler[T]

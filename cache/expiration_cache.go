@@ -167,10 +167,8 @@ func (c *ExpirationCache) List() []interface{} {
 }
 
 // ListKeys returns the keys of the unexpired objects, removing expired
-// entries.
-//
-// Difference from client-go: expired entries are not listed (client-go lists
-// every key, including those Get would report missing).
+// entries; it agrees with Get and List. Differs from client-go v0.37.2; see
+// COMPATIBILITY.md.
 func (c *ExpirationCache) ListKeys() []string {
 	c.expirationLock.Lock()
 	defer c.expirationLock.Unlock()
@@ -191,11 +189,9 @@ func (c *ExpirationCache) Bookmark(rv string) {
 
 // Add stores obj stamped with the current time, replacing (and so
 // refreshing) any entry with the same key. It returns a KeyError when the
-// key cannot be computed.
-//
-// Difference from client-go: obj's resource version is recorded as the
-// newest seen, as for other stores (client-go only records it on Delete,
-// Replace and Bookmark).
+// key cannot be computed. obj's resource version is recorded as the newest
+// seen, as other stores do. Differs from client-go v0.37.2; see
+// COMPATIBILITY.md.
 func (c *ExpirationCache) Add(obj interface{}) error {
 	key, err := c.key(obj)
 	if err != nil {

@@ -31,10 +31,8 @@ type FakeExpirationPolicy struct {
 
 // IsExpired reports whether obj's key is outside NeverExpire. A nil
 // RetrieveKeyFunc uses the key the entry was stored under; an entry whose
-// key cannot be computed is expired.
-//
-// Difference from client-go: a nil RetrieveKeyFunc does not panic, and a
-// key error expires the entry instead of testing the empty key.
+// key cannot be computed is expired. Differs from client-go v0.37.2; see
+// COMPATIBILITY.md.
 func (p *FakeExpirationPolicy) IsExpired(obj *TimestampedEntry) bool {
 	if obj == nil {
 		return true
@@ -53,10 +51,9 @@ func (p *FakeExpirationPolicy) IsExpired(obj *TimestampedEntry) bool {
 // NewFakeExpirationStore returns an ExpirationCache for tests: it stamps
 // entries with cacheClock, expires them by expirationPolicy, and sends the
 // key of every expired entry it removes on deletedKeys (unless nil; the send
-// blocks until received, so use a buffered channel or a reader).
-//
-// Difference from client-go: with a nil deletedKeys, expired entries are
-// still removed (client-go's fake silently keeps them).
+// blocks until received, so use a buffered channel or a reader). With a nil
+// deletedKeys, expired entries are removed all the same. Differs from
+// client-go v0.37.2; see COMPATIBILITY.md.
 func NewFakeExpirationStore(keyFunc KeyFunc, deletedKeys chan<- string, expirationPolicy ExpirationPolicy, cacheClock clock.Clock) Store {
 	if cacheClock == nil {
 		cacheClock = clock.RealClock{}

@@ -71,11 +71,9 @@ type Heap struct {
 }
 
 // NewHeap returns an empty Heap that keys objects with keyFn and orders
-// them with lessFn.
-//
-// Difference from client-go: a nil lessFn does not panic on the second Add;
-// the heap then treats all objects as equal and Pop returns them in no
-// particular order.
+// them with lessFn. With a nil lessFn the heap treats all objects as equal
+// and Pop returns them in no particular order. Differs from client-go
+// v0.37.2; see COMPATIBILITY.md.
 func NewHeap(keyFn KeyFunc, lessFn LessFunc) *Heap {
 	if lessFn == nil {
 		lessFn = func(interface{}, interface{}) bool { return false }
@@ -149,11 +147,10 @@ func (h *Heap) Add(obj interface{}) error {
 	return nil
 }
 
-// BulkAdd adds every object of list as Add does, under one lock.
-//
-// Difference from client-go: the keys are computed first, so when one object
-// cannot be keyed BulkAdd returns its KeyError and adds nothing (client-go
-// adds the objects before it).
+// BulkAdd adds every object of list as Add does, under one lock. The keys
+// are computed first: when one object cannot be keyed, BulkAdd returns its
+// KeyError and adds nothing. Differs from client-go v0.37.2; see
+// COMPATIBILITY.md.
 func (h *Heap) BulkAdd(list []interface{}) error {
 	keys := make([]string, len(list))
 	for i, obj := range list {

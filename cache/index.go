@@ -128,10 +128,8 @@ func TypedIndexersToIndexers[T any](indexers TypedIndexers[T]) Indexers {
 }
 
 // TypedIndexerFuncToIndexerFunc converts a typed index function to an
-// IndexFunc.
-//
-// Difference from client-go: an object that is not a T yields an error
-// instead of a panic.
+// IndexFunc, which returns an error for an object that is not a T.
+// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func TypedIndexerFuncToIndexerFunc[T any](indexer TypedIndexFunc[T]) IndexFunc {
 	return func(obj any) ([]string, error) {
 		t, ok := obj.(T)

@@ -76,11 +76,8 @@ var globalInformerMetricsProvider informerMetricsProviderSlot
 // SetInformerMetricsProvider installs the provider used by informers,
 // queues and stores built afterwards without an explicit provider. Only the
 // first call has an effect; later calls, and a nil provider, are ignored.
-// It is safe to call concurrently with building informers.
-//
-// Difference from client-go: a nil provider is ignored instead of being
-// installed (which would make every later informer panic), and reading the
-// provider does not race with setting it.
+// It is safe to call concurrently with building informers. Differs from
+// client-go v0.37.2; see COMPATIBILITY.md.
 func SetInformerMetricsProvider(metricsProvider InformerMetricsProvider) {
 	globalInformerMetricsProvider.set(metricsProvider)
 }

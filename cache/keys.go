@@ -77,10 +77,9 @@ type DeletedFinalStateUnknown struct {
 }
 
 // DeletionHandlingMetaNamespaceKeyFunc is MetaNamespaceKeyFunc extended to
-// tombstones: for a DeletedFinalStateUnknown it returns the tombstone's Key.
-//
-// Difference from client-go: a non-nil *DeletedFinalStateUnknown is accepted
-// as well as the value form (client-go returns an error for the pointer).
+// tombstones: for a DeletedFinalStateUnknown, or a non-nil pointer to one, it
+// returns the tombstone's Key. Differs from client-go v0.37.2; see
+// COMPATIBILITY.md.
 func DeletionHandlingMetaNamespaceKeyFunc(obj interface{}) (string, error) {
 	switch d := obj.(type) {
 	case DeletedFinalStateUnknown:

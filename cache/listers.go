@@ -19,10 +19,8 @@ type AppendFunc func(interface{})
 // selector. A nil selector, like labels.Everything(), selects every object
 // without reading labels; a selector matching nothing returns at once.
 // With a selector that reads labels, an object without metadata stops the
-// listing with an error.
-//
-// Difference from client-go: a nil store or appendFn is an error instead of
-// a panic.
+// listing with an error. A nil store or appendFn is an error.
+// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func ListAll(store Store, selector labels.Selector, appendFn AppendFunc) error {
 	if store == nil || appendFn == nil {
 		return listerNilArgument("ListAll", store == nil)
@@ -70,10 +68,9 @@ func listerAppendMatching(items []interface{}, selector labels.Selector, appendF
 // whose labels match selector; metav1.NamespaceAll lists every namespace, as
 // ListAll does. A nil selector selects everything. It reads the namespace
 // from the NamespaceIndex index when the indexer has one, and otherwise
-// scans all objects (logging that it does so at verbosity 4).
-//
-// Difference from client-go: a nil indexer or appendFn is an error instead
-// of a panic.
+// scans all objects (logging that it does so at verbosity 4). A nil indexer
+// or appendFn is an error. Differs from client-go v0.37.2; see
+// COMPATIBILITY.md.
 func ListAllByNamespace(indexer Indexer, namespace string, selector labels.Selector, appendFn AppendFunc) error {
 	if indexer == nil || appendFn == nil {
 		return listerNilArgument("ListAllByNamespace", indexer == nil)
@@ -135,11 +132,9 @@ type GenericNamespaceLister interface {
 
 // NewGenericLister returns a GenericLister over indexer for resource, which
 // names the resource in NotFound errors. The indexer's objects must be
-// runtime.Objects keyed by MetaNamespaceKeyFunc.
-//
-// Difference from client-go: stored values that are not runtime.Objects are
-// reported as errors instead of causing a panic, and ByNamespace("") finds
-// cluster-scoped objects (client-go looks them up under "/name").
+// runtime.Objects keyed by MetaNamespaceKeyFunc; a stored value that is not
+// one is reported as an error. ByNamespace("") finds cluster-scoped objects.
+// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewGenericLister(indexer Indexer, resource schema.GroupResource) GenericLister {
 	return &genericLister{indexer: indexer, resource: resource}
 }

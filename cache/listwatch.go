@@ -214,10 +214,8 @@ type ListWatch struct {
 	WatchFuncWithContext WatchFuncWithContext
 
 	// DisableChunking asks the Reflector not to page the lists it makes
-	// through this ListWatch.
-	//
-	// Difference from client-go: client-go declares this field but nothing
-	// reads it; kinformer's Reflector honours it.
+	// through this ListWatch; kinformer's Reflector honours it.
+	// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 	DisableChunking bool
 }
 
@@ -235,10 +233,8 @@ var (
 
 // List lists the resource through ListFunc, or ListWithContextFunc with a
 // background context when ListFunc is nil. The ListWatch does not page: the
-// Reflector does.
-//
-// Difference from client-go: when neither function is set List returns an
-// error instead of panicking.
+// Reflector does. When neither function is set it returns an error.
+// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 //
 // Deprecated: use ListWithContext instead.
 func (lw *ListWatch) List(options metav1.ListOptions) (runtime.Object, error) {
@@ -253,10 +249,8 @@ func (lw *ListWatch) List(options metav1.ListOptions) (runtime.Object, error) {
 
 // ListWithContext lists the resource through ListWithContextFunc, or ListFunc
 // (which cannot see ctx) when ListWithContextFunc is nil. The ListWatch does
-// not page: the Reflector does.
-//
-// Difference from client-go: when neither function is set ListWithContext
-// returns an error instead of panicking.
+// not page: the Reflector does. When neither function is set it returns an
+// error. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (lw *ListWatch) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
 	switch {
 	case lw.ListWithContextFunc != nil:
@@ -268,10 +262,8 @@ func (lw *ListWatch) ListWithContext(ctx context.Context, options metav1.ListOpt
 }
 
 // Watch starts a watch through WatchFunc, or WatchFuncWithContext with a
-// background context when WatchFunc is nil.
-//
-// Difference from client-go: when neither function is set Watch returns an
-// error instead of panicking.
+// background context when WatchFunc is nil. When neither function is set it
+// returns an error. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 //
 // Deprecated: use WatchWithContext instead.
 func (lw *ListWatch) Watch(options metav1.ListOptions) (watch.Interface, error) {
@@ -285,10 +277,9 @@ func (lw *ListWatch) Watch(options metav1.ListOptions) (watch.Interface, error) 
 }
 
 // WatchWithContext starts a watch through WatchFuncWithContext, or WatchFunc
-// (which cannot see ctx) when WatchFuncWithContext is nil.
-//
-// Difference from client-go: when neither function is set WatchWithContext
-// returns an error instead of panicking.
+// (which cannot see ctx) when WatchFuncWithContext is nil. When neither
+// function is set it returns an error. Differs from client-go v0.37.2; see
+// COMPATIBILITY.md.
 func (lw *ListWatch) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
 	switch {
 	case lw.WatchFuncWithContext != nil:

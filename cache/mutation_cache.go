@@ -81,12 +81,10 @@ type MutationCacheOptions struct {
 // cached mutation is dropped rather than risk returning an older object.
 // logger receives the cache's diagnostics.
 //
-// Difference from client-go (see COMPATIBILITY.md): non-integer resource
-// versions do not panic; a negative MaxCacheSize means the default instead
-// of a panic, and a negative TTL the default instead of being used as given;
-// with IncludeAdds a mutation the store does not hold keeps being returned
-// on every read until it expires or the store catches up (client-go drops
-// it on its first read).
+// A MaxCacheSize or TTL of zero or less means the default (100 entries, 5
+// minutes). With IncludeAdds, a mutation the store does not hold is returned
+// on every read until it expires or the store catches up. Differs from
+// client-go v0.37.2; see COMPATIBILITY.md.
 func NewIntegerResourceVersionMutationCacheWithOptions(logger klog.Logger, backingCache Store, options MutationCacheOptions) MutationCache {
 	return newMutationCache(logger, backingCache, options, nil)
 }

@@ -35,14 +35,13 @@ type MutationDetector interface {
 
 // NewCacheMutationDetector returns the MutationDetector for the cache named
 // name. Unless the KUBE_CACHE_MUTATION_DETECTOR environment variable is true
-// (read at each call), it returns a detector that does nothing. The real
+// (read at each call, so a test may set it with t.Setenv), it returns a
+// detector that does nothing. The real
 // detector compares every second, keeps objects for at least two minutes
 // (so its memory grows with the event rate) and, on finding a mutated
 // object, logs the difference and panics: enabling it asks for a hard
 // failure, since results computed from a corrupted cache cannot be trusted.
-//
-// Difference from client-go: the variable is read when the detector is
-// created, not once at process start, so a test may set it with t.Setenv.
+// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewCacheMutationDetector(name string) MutationDetector {
 	enabled, _ := strconv.ParseBool(os.Getenv(mutationDetectorEnv))
 	if !enabled {

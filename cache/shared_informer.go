@@ -52,23 +52,25 @@ import (
 // in list order. SharedIndexInformerOptions.RelistPageByPage applies
 // relists page by page instead.
 //
-// Differences from client-go: a handler that panics does not crash the
-// process (client-go re-raises the panic by default, utilruntime.ReallyCrash).
-// The panic is recovered and reported as client-go reports it before
-// re-raising (utilruntime.PanicHandlers, by default the error "Observed a
-// panic" with the panic value and the stack, naming the line that panicked),
-// followed by an info line naming the handler; it is counted, the
-// notification is skipped, and the informer and every handler, the
-// panicking one included, go on. A relist keeps the cached object for every
-// listed object whose resourceVersion and UID are the cached one's (except
-// on the first list after resuming from a snapshot or after the server said
-// a version is too large), and drops the
-// decoded duplicate as soon as it is read, so that only the objects that
-// changed are held twice while a relist runs; as a consequence the
-// transform (SetTransform) does not run again on such an object, and the
-// update handlers get for it carries the same object as old and new
-// (client-go passes the cached and the freshly decoded copy). With
-// UseDeltaFIFO, relists hold and pass the listed objects as client-go does.
+// Panics: a handler that panics does not crash the process. The panic is
+// recovered and reported through utilruntime.PanicHandlers (by default the
+// error "Observed a panic" with the panic value and the stack, naming the
+// line that panicked), followed by an info line naming the handler; it is
+// counted, the notification is skipped, and the informer and every handler,
+// the panicking one included, go on.
+//
+// Unchanged objects: a relist keeps the cached object for every listed
+// object whose resourceVersion and UID are the cached one's (except on the
+// first list after resuming from a snapshot or after the server said a
+// version is too large), and drops the decoded duplicate as soon as it is
+// read, so that only the objects that changed are held twice while a relist
+// runs. The transform (SetTransform) does not run again on such an object,
+// and the update handlers get for it carries the same object as old and
+// new. With UseDeltaFIFO, relists hold and pass the listed objects as
+// decoded.
+//
+// Panics and unchanged objects differ from client-go v0.37.2; see
+// COMPATIBILITY.md.
 //
 // All methods are safe for concurrent use.
 type SharedInformer interface {
@@ -122,11 +124,10 @@ type SharedInformer interface {
 	// SetWatchErrorHandler sets the function called whenever a list or
 	// watch fails (the informer then backs off and retries). The last call
 	// wins; after Run it returns an error. The handler should return
-	// quickly.
-	//
-	// Difference from client-go: the handler is called for every failure,
-	// including watches refused by the connection or ended by 410 Gone,
-	// which client-go only logs at V(4) (see WatchErrorHandlerWithContext).
+	// quickly. The handler is called for every list and watch failure,
+	// including watches refused by the connection or ended by 410 Gone
+	// (see WatchErrorHandlerWithContext). Differs from client-go v0.37.2;
+	// see COMPATIBILITY.md.
 	SetWatchErrorHandler(handler WatchErrorHandler) error
 
 	// SetWatchErrorHandlerWithContext is SetWatchErrorHandler for a handler

@@ -23,16 +23,13 @@ func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEv
 	return s.AddEventHandlerWithOptions(handler, HandlerOptions{ResyncPeriod: &resyncPeriod})
 }
 
-// AddEventHandlerWithOptions implements SharedInformer.
-//
-// Differences from client-go: a nil handler is rejected with an error
-// instead of failing later. A handler that panics is not allowed to crash
-// the process (client-go re-raises through utilruntime.HandleCrash by
-// default): the panic is recovered, reported through utilruntime.PanicHandlers
-// as client-go does ("Observed a panic") and then logged with the handler's
-// name, counted, the notification is skipped, and the informer and the other
-// handlers go on. An initial-list add whose handler panicked still counts as
-// processed, so the registration can sync.
+// AddEventHandlerWithOptions implements SharedInformer. A nil handler is an
+// error. A handler that panics does not crash the process: the panic is
+// recovered, reported through utilruntime.PanicHandlers ("Observed a panic")
+// and then logged with the handler's name, counted, the notification is
+// skipped, and the informer and the other handlers go on. An initial-list
+// add whose handler panicked still counts as processed, so the registration
+// can sync. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error) {
 	if handler == nil {
 		return nil, errors.New("event handler must not be nil")
@@ -142,9 +139,8 @@ func determineResyncPeriod(logger klog.Logger, desired, check time.Duration) tim
 // notification is being delivered to it and none will be. It returns at once
 // when the informer never ran. It must not be called from the handler's own
 // methods (that would wait forever), and it fails for registrations not
-// created by this package.
-//
-// Difference from client-go: a nil informer is an error instead of a panic.
+// created by this package. A nil informer is an error. Differs from
+// client-go v0.37.2; see COMPATIBILITY.md.
 func ShutDownEventHandler(informer SharedInformer, handle ResourceEventHandlerRegistration) error {
 	if informer == nil {
 		return errors.New("cannot shut down an event handler of a nil informer")

@@ -43,11 +43,11 @@ type Store interface {
 	// Bookmark. It is empty while the client-go AtomicFIFO feature gate is
 	// disabled.
 	//
-	// Difference from client-go: the cache of an informer built by this
-	// package keeps it as a watermark instead: every change at or below it
-	// has been applied; objects written do not move it, and it moves
-	// backwards only when a complete list sets it to the list's version
-	// (see SharedInformer and COMPATIBILITY.md).
+	// The cache of an informer built by this package keeps it as a
+	// watermark instead: every change at or below it has been applied;
+	// objects written do not move it, and it moves backwards only when a
+	// complete list sets it to the list's version (see SharedInformer).
+	// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 	LastStoreSyncResourceVersion() string
 
 	// Bookmark records rv as the newest resource version seen, without
@@ -162,10 +162,8 @@ func ObjectToName(obj interface{}) (ObjectName, error) {
 }
 
 // MetaObjectToName returns the structured name of the object with the given
-// metadata.
-//
-// Difference from client-go: a nil obj (or typed nil pointer) yields the
-// zero ObjectName instead of a panic.
+// metadata. A nil obj (or typed nil pointer) yields the zero ObjectName.
+// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func MetaObjectToName(obj metav1.Object) ObjectName {
 	if obj == nil || storeIsNilPointer(obj) {
 		return ObjectName{}
@@ -199,11 +197,9 @@ type StoreOption = func(*cache)
 // Replace and the add/update operations of Transaction through transformer
 // before keeping it; the key is computed from the object as given. A
 // transform error fails that operation and leaves the store unchanged for
-// that object.
-//
-// Difference from client-go: Transaction applies the transform too (client-go
-// skips it there, so the same object would be stored differently depending
-// on the path it took).
+// that object. Transaction applies the transform as Add, Update and Replace
+// do, so an object is stored in one form whatever the path it took.
+// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func WithTransformer(transformer TransformFunc) StoreOption {
 	return func(c *cache) {
 		c.transformer = transformer

@@ -121,13 +121,11 @@ func WithThreadSafeStoreMetrics(identifier InformerNameAndResource, metricsProvi
 }
 
 // NewThreadSafeStore returns an empty ThreadSafeStore (also a
-// ThreadSafeStoreWithTransaction) maintaining the given indices.
-//
-// Difference from client-go: indices is accepted for compatibility but its
-// contents are ignored, since the store starts empty and builds its indices
-// itself (client-go would adopt pre-filled entries that name keys the store
-// does not hold). The indexers map is copied, so later changes by the caller
-// do not affect the store.
+// ThreadSafeStoreWithTransaction) maintaining the given indices. The
+// content of indices is ignored: the store starts empty and builds its
+// indices itself. The indexers map is copied, so later changes by the caller
+// do not affect the store. Differs from client-go v0.37.2; see
+// COMPATIBILITY.md.
 func NewThreadSafeStore(indexers Indexers, indices Indices, opts ...ThreadSafeStoreOption) ThreadSafeStore {
 	m := &threadSafeMap{}
 	for _, opt := range opts {
@@ -259,10 +257,9 @@ func (m *threadSafeMap) ByIndex(indexName, indexedValue string) ([]interface{}, 
 	return m.engine.ByIndex(indexName, indexedValue)
 }
 
-// GetIndexers returns a copy of the index functions by name.
-//
-// Difference from client-go: the result is a copy taken under the lock, so
-// it does not race with AddIndexers.
+// GetIndexers returns a copy of the index functions by name, taken under the
+// lock, so it does not race with AddIndexers. Differs from client-go
+// v0.37.2; see COMPATIBILITY.md.
 func (m *threadSafeMap) GetIndexers() Indexers {
 	return store.IndexersAs[Indexers](m.engine)
 }

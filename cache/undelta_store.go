@@ -11,11 +11,7 @@ import "sync"
 // taken after that change. Calls are serialised and made in the order of the
 // changes, so the last call always carries the final content. PushFunc runs
 // while the UndeltaStore holds its lock: it may read the store but must not
-// write to it.
-//
-// Difference from client-go: client-go takes the snapshot and calls PushFunc
-// outside any lock, so concurrent changes can push an older snapshot after a
-// newer one, leaving the receiver with stale content.
+// write to it. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 type UndeltaStore struct {
 	Store
 	PushFunc func([]interface{})

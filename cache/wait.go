@@ -62,9 +62,8 @@ func WaitForNamedCacheSyncWithContext(ctx context.Context, cacheSyncs ...Informe
 // once (even with a closed stopCh); while waiting, checks become less
 // frequent, from 5ms up to every 100ms.
 //
-// Difference from client-go: client-go polls every 100ms from the start;
-// the shorter first intervals make waiting end sooner. To wait without any
-// polling, use WaitFor with DoneCheckers.
+// To wait without any polling, use WaitFor with DoneCheckers.
+// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func WaitForCacheSync(stopCh <-chan struct{}, cacheSyncs ...InformerSynced) bool {
 	allSynced := func() bool {
 		for _, synced := range cacheSyncs {

@@ -109,13 +109,13 @@ func WithSyncOptions(options cache.SyncOptions) SharedInformerOption {
 // namespaces. defaultResync is the resync period of every informer (zero
 // disables resync) unless WithCustomResyncConfig says otherwise.
 //
-// Difference from client-go: when client is a *kubernetes.Clientset, the
-// informers of built-in types list and watch through their group's REST
-// client asking for protobuf (JSON allowed), whatever content type the
-// clientset was configured with, and decode the media type the server answers
-// in; a clientset configured for JSON thus syncs several times faster. Fake
-// clientsets and other kubernetes.Interface implementations (wrappers of a
-// clientset included) are used through their typed clients, as in client-go.
+// When client is a *kubernetes.Clientset, the informers of built-in types
+// list and watch through their group's REST client asking for protobuf (JSON
+// allowed), whatever content type the clientset was configured with, and
+// decode the media type the server answers in. Fake clientsets and other
+// kubernetes.Interface implementations (wrappers of a clientset included)
+// are used through their typed clients. Differs from client-go v0.37.2; see
+// COMPATIBILITY.md.
 func NewSharedInformerFactory(client kubernetes.Interface, defaultResync time.Duration) SharedInformerFactory {
 	return NewSharedInformerFactoryWithOptions(client, defaultResync)
 }
@@ -184,16 +184,17 @@ func (f *sharedInformerFactory) WaitForCacheSync(stopCh <-chan struct{}) map[ref
 // WaitForCacheSyncWithContext waits for the started informers to sync or ctx
 // to end; see SharedInformerFactory.
 //
-// Difference from client-go: when an informer did not sync, the result's Err
-// is not only context.Cause(ctx) but an errors.Join of it and one
-// *cache.InformerSyncError per unsynced informer, which names the informer's
+// When an informer did not sync, the result's Err is an errors.Join of
+// context.Cause(ctx) and one *cache.InformerSyncError per unsynced
+// informer, which names the informer's
 // type and resource and wraps its Reflector's last error (a 403 naming the
 // resource and verb, a 404, a refused connection, a 429...), so that
 // errors.Is(err, context.DeadlineExceeded) and apierrors.IsForbidden(err)
 // both work on it and on AsError(). With WithSyncOptions(cache.SyncOptions{
 // FailFast: true}) waiting also ends early, with cache.ErrPermanentSyncFailure
 // in place of the context's cause, once an informer fails with an error
-// retrying will not cure.
+// retrying will not cure. Differs from client-go v0.37.2; see
+// COMPATIBILITY.md.
 func (f *sharedInformerFactory) WaitForCacheSyncWithContext(ctx context.Context) cache.SyncResult {
 	synced, err := f.engine.WaitForCacheSync(ctx, f.options.SyncOptions)
 	return cache.SyncResult{Synced: synced, Err: err}

@@ -45,11 +45,9 @@ func NewNamespaced[T runtime.Object](parent ResourceIndexer[T], namespace string
 // List returns the objects whose labels match selector, in no particular
 // order, restricted to the namespace if the ResourceIndexer has one. It uses
 // the indexer's cache.NamespaceIndex when present and scans all objects
-// otherwise. The result is nil when nothing matches.
-//
-// Difference from client-go: a nil selector selects everything instead of
-// panicking, and an object of another type than T in the indexer yields an
-// error instead of a panic.
+// otherwise. The result is nil when nothing matches. A nil selector selects
+// everything; an object of another type than T in the indexer is an error.
+// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (l ResourceIndexer[T]) List(selector labels.Selector) (ret []T, err error) {
 	if l.indexer == nil {
 		return nil, l.noIndexer()
@@ -96,9 +94,8 @@ func (l ResourceIndexer[T]) candidates() ([]interface{}, bool) {
 // Get returns the object called name (in the ResourceIndexer's namespace, if
 // it has one). It returns a NotFound error (apierrors.IsNotFound) naming the
 // resource when there is no such object, and the indexer's error if it fails.
-//
-// Difference from client-go: an object of another type than T under that key
-// yields an error instead of a panic.
+// An object of another type than T under that key is an error. Differs from
+// client-go v0.37.2; see COMPATIBILITY.md.
 func (l ResourceIndexer[T]) Get(name string) (T, error) {
 	var zero T
 	if l.indexer == nil {

@@ -63,10 +63,9 @@ func (z *Lazy[T]) Notify() {
 // Get returns the cached value, calling Evaluate first if there is none or if
 // Notify was called since it was computed. Callers that ask concurrently for
 // the same stale value wait for a single Evaluate call and share its result.
-// Errors are returned but not cached, so the next Get evaluates again.
-//
-// Difference from client-go: a nil Evaluate makes Get return an error instead
-// of panicking.
+// Errors are returned but not cached, so the next Get evaluates again. A nil
+// Evaluate makes Get return an error. Differs from client-go v0.37.2; see
+// COMPATIBILITY.md.
 func (z *Lazy[T]) Get() (T, error) {
 	g := z.current.Load()
 	if g == nil {

@@ -156,12 +156,10 @@ func (t *SingleFileTracker) Start() {
 	t.outstanding.Add(1)
 }
 
-// Finished records that one started item has been processed.
-//
-// Difference from client-go: a Finished call without a matching Start is a
-// logic error of the caller; client-go panics on it, this implementation
-// ignores the unmatched call (the counter never drops below zero), so the
-// tracker stays correct for all paired calls and the process keeps running.
+// Finished records that one started item has been processed. A call
+// without a matching Start is a logic error of the caller; it is ignored
+// (the counter never drops below zero), so the tracker stays correct for
+// all paired calls. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (t *SingleFileTracker) Finished() {
 	for {
 		n := t.outstanding.Load()

@@ -142,11 +142,9 @@ func (f *FakeControllerSource) DeleteDropWatch(lastValue runtime.Object) {
 // Change applies the event e (ADDED, MODIFIED or DELETED) to the stored
 // objects, giving e.Object the next resource version, records it for later
 // watches and sends it to current watchers with probability
-// watchProbability (1 always, 0 never).
-//
-// Difference from client-go: an object without metadata is reported through
-// utilruntime.HandleError and ignored instead of panicking, and Change does
-// nothing after Shutdown.
+// watchProbability (1 always, 0 never). An object without metadata is
+// reported through utilruntime.HandleError and ignored; after Shutdown,
+// Change does nothing. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (f *FakeControllerSource) Change(e watch.Event, watchProbability float64) {
 	f.lock.Lock()
 	defer f.lock.Unlock()
@@ -265,9 +263,7 @@ func (f *FakeControllerSource) Watch(options metav1.ListOptions) (watch.Interfac
 
 // Shutdown closes all watches, waiting until queued events are delivered.
 // Afterwards List and Watch return an error and changes are ignored.
-//
-// Difference from client-go: client-go leaves the source locked, so any
-// later call blocks forever.
+// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (f *FakeControllerSource) Shutdown() {
 	f.lock.Lock()
 	defer f.lock.Unlock()

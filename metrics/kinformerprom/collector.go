@@ -22,10 +22,8 @@
 //     last resource version per Reflector) and
 //     cache.SetInformerMetricsProvider (queue length, processing latency and
 //     store resource version of informers named with cache.NewInformerName).
-//
-// Difference from client-go: client-go v0.37 accepts a reflector metrics
-// provider but never records anything through it; kinformer's Reflectors do
-// record every metric of cache.MetricsProvider.
+//     kinformer's Reflectors record every metric of cache.MetricsProvider
+//     (differs from client-go v0.37.2; see COMPATIBILITY.md).
 //
 // The package is named kinformerprom so that it does not shadow client_golang's
 // prometheus package in the files that use both.

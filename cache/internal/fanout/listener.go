@@ -255,7 +255,7 @@ func (l *Listener) deliver(batch []Notification, from int) (next int) {
 			// panic" with the panic value and the stack), naming the line
 			// that panicked: from a PanicHandler's log call, one frame up
 			// is this function, two is the runtime's panic, three is the
-			// function that panicked. Unlike client-go, never re-raise.
+			// function that panicked. Never re-raise (see COMPATIBILITY.md).
 			ctx := klog.NewContext(context.Background(), l.logger.WithCallDepth(3))
 			for _, handle := range utilruntime.PanicHandlers {
 				handle(ctx, r)

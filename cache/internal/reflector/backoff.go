@@ -23,11 +23,8 @@ func (e *Engine) WatchTimeoutSeconds() *int64 {
 // BackoffDelay returns how long to wait before retrying after err: the next
 // step of the backoff, or the server's Retry-After when that is longer, but
 // no longer than maxRetryAfter (a longer one is counted). A wait that
-// honours a Retry-After is recorded in the Stats.
-//
-// Difference from client-go: client-go's Reflector ignores Retry-After (only
-// the REST client's own retries honour it, uncapped).
-// It is safe for concurrent use.
+// honours a Retry-After is recorded in the Stats. It is safe for concurrent
+// use. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (e *Engine) BackoffDelay(err error) time.Duration {
 	d := e.backoff.next()
 	seconds, ok := apierrors.SuggestsClientDelay(err)
@@ -60,12 +57,10 @@ func (e *Engine) Sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // backoff is the Reflector's retry delay: a wait.Backoff that starts
-// over after resetAfter without a failure. It is safe for concurrent use.
-//
-// Difference from client-go: client-go's delay (wait.Backoff.DelayWithReset)
-// starts over every resetAfter counted from when it last started over, even
-// while failures continue; kinformer's counts from the end of the last
+// over after resetAfter without a failure, counted from the end of the last
 // delay, so a server that stays unreachable keeps being retried at the cap.
+// It is safe for concurrent use. Differs from client-go v0.37.2; see
+// COMPATIBILITY.md.
 type backoff struct {
 	mu         sync.Mutex
 	initial    wait.Backoff

@@ -112,11 +112,9 @@ func (e *Engine) badEvent(k BadData, err error, msg string, keysAndValues ...int
 // the event and goes on reading the watch, as client-go does.
 //
 // The report names the event by its type, the object's Go type and, when it has
-// metadata, its namespace/name. Difference from client-go, which logs the whole event
-// (object included, a Secret's data too) for an unknown event type and an object
-// without metadata, and takes a bookmark without a resourceVersion silently: kinformer
-// keeps client-go's messages, reports such a bookmark too, and never logs the object's
-// content.
+// metadata, its namespace/name, in client-go's messages; it never carries the object's
+// content (a Secret's data). A bookmark without a resourceVersion is reported too.
+// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (e *Engine) acceptEvent(event watch.Event) (metav1.Object, *BadEvent) {
 	obj := event.Object
 	if isNilObject(obj) {

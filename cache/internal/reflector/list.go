@@ -21,11 +21,9 @@ import (
 // unpaged request at the original resourceVersion. It returns the list,
 // still to be ended at its resourceVersion, the number of objects handed
 // over, that resourceVersion and whether the answer came in more than one
-// page. Errors of the store are *SinkError.
-//
-// Difference from client-go: should the answer to the restarted request
-// still come in pages (a ListWatch that sets a limit itself), they are
-// followed rather than the rest of the list silently dropped.
+// page. Errors of the store are *SinkError. Should the answer to the restarted
+// request still come in pages (a ListWatch that sets a limit itself), they are
+// followed too. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (e *Engine) listPages(ctx context.Context, source ListSource, options metav1.ListOptions, pageSize int64) (ListSink, int, string, bool, time.Time, error) {
 	if options.Limit == 0 {
 		options.Limit = pageSize
@@ -123,10 +121,7 @@ func (e *Engine) appendListPage(ctx context.Context, items []interface{}, obj kr
 // snapshot, so that after a watch from rv ended with 410 (the server's watch cache no
 // longer reaches back to rv while etcd still serves a list at rv) the Reflector would
 // store that old snapshot, watch from rv again, get 410 again, and stay stale until etcd
-// compacts rv (minutes).
-//
-// Difference from client-go: client-go relists in pages (WatchListPageSize set, or a
-// server that paged the first list) at exactly the last resourceVersion.
+// compacts rv (minutes). Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func reflectorListOptions(rv string, pageSize int64) metav1.ListOptions {
 	opts := metav1.ListOptions{ResourceVersion: rv}
 	if pageSize > 0 && rv != "" && rv != "0" {

@@ -25,8 +25,7 @@ type ReplicaSetNamespaceListerExpansion interface{}
 
 // GetPodReplicaSets implements ReplicaSetListerExpansion. A ReplicaSet with an invalid, missing or empty
 // selector selects no pod.
-//
-// Difference from client-go: a nil pod returns an error instead of panicking.
+// A nil pod is an error. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (s *replicaSetLister) GetPodReplicaSets(pod *corev1.Pod) ([]*appsv1.ReplicaSet, error) {
 	if pod == nil {
 		return nil, podselect.ErrNilObject

@@ -30,8 +30,7 @@ type DaemonSetNamespaceListerExpansion interface{}
 
 // GetPodDaemonSets implements DaemonSetListerExpansion. A DaemonSet with an
 // invalid, missing or empty selector selects no pod.
-//
-// Difference from client-go: a nil pod returns an error instead of panicking.
+// A nil pod is an error. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (s *daemonSetLister) GetPodDaemonSets(pod *corev1.Pod) ([]*appsv1beta2.DaemonSet, error) {
 	if pod == nil {
 		return nil, podselect.ErrNilObject
@@ -54,10 +53,9 @@ func (s *daemonSetLister) GetPodDaemonSets(pod *corev1.Pod) ([]*appsv1beta2.Daem
 
 // GetHistoryDaemonSets implements DaemonSetListerExpansion. A DaemonSet with
 // an invalid, missing or empty selector selects nothing.
-//
-// Difference from client-go: a nil ControllerRevision returns an error instead of panicking,
-// and only objects in its own namespace are considered even when that
-// namespace is empty (client-go then searches every namespace).
+// A nil ControllerRevision is an error. Only objects in the revision's own
+// namespace are considered, even when that namespace is empty. Differs from
+// client-go v0.37.2; see COMPATIBILITY.md.
 func (s *daemonSetLister) GetHistoryDaemonSets(history *appsv1beta2.ControllerRevision) ([]*appsv1beta2.DaemonSet, error) {
 	if history == nil {
 		return nil, podselect.ErrNilObject

@@ -25,8 +25,7 @@ type StatefulSetNamespaceListerExpansion interface{}
 
 // GetPodStatefulSets implements StatefulSetListerExpansion. A StatefulSet with an invalid, missing or empty
 // selector selects no pod.
-//
-// Difference from client-go: a nil pod returns an error instead of panicking.
+// A nil pod is an error. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (s *statefulSetLister) GetPodStatefulSets(pod *corev1.Pod) ([]*appsv1beta2.StatefulSet, error) {
 	if pod == nil {
 		return nil, podselect.ErrNilObject

@@ -25,10 +25,9 @@ type JobNamespaceListerExpansion interface{}
 
 // GetPodJobs implements JobListerExpansion. A Job with an invalid or missing selector selects
 // no pod; an empty selector selects every pod.
-//
-// Difference from client-go: a nil pod returns an error instead of panicking,
-// and only objects in its own namespace are considered even when that
-// namespace is empty (client-go then searches every namespace).
+// A nil pod is an error. Only objects in the pod's own namespace are
+// considered, even when that namespace is empty. Differs from client-go
+// v0.37.2; see COMPATIBILITY.md.
 func (s *jobLister) GetPodJobs(pod *corev1.Pod) ([]batchv1.Job, error) {
 	if pod == nil {
 		return nil, podselect.ErrNilObject

@@ -25,10 +25,9 @@ type PodDisruptionBudgetNamespaceListerExpansion interface{}
 // GetPodPodDisruptionBudgets implements PodDisruptionBudgetListerExpansion. A PodDisruptionBudget with an invalid or missing
 // selector selects no pod; an empty selector selects every pod (unlike
 // policy/v1beta1).
-//
-// Difference from client-go: a nil pod returns an error instead of panicking,
-// and only objects in its own namespace are considered even when that
-// namespace is empty (client-go then searches every namespace).
+// A nil pod is an error. Only objects in the pod's own namespace are
+// considered, even when that namespace is empty. Differs from client-go
+// v0.37.2; see COMPATIBILITY.md.
 func (s *podDisruptionBudgetLister) GetPodPodDisruptionBudgets(pod *corev1.Pod) ([]*policyv1.PodDisruptionBudget, error) {
 	if pod == nil {
 		return nil, podselect.ErrNilObject

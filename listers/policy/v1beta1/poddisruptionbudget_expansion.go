@@ -24,10 +24,9 @@ type PodDisruptionBudgetNamespaceListerExpansion interface{}
 
 // GetPodPodDisruptionBudgets implements PodDisruptionBudgetListerExpansion. A PodDisruptionBudget with an invalid, missing or
 // empty selector selects no pod.
-//
-// Difference from client-go: a nil pod returns an error instead of panicking,
-// and only objects in its own namespace are considered even when that
-// namespace is empty (client-go then searches every namespace).
+// A nil pod is an error. Only objects in the pod's own namespace are
+// considered, even when that namespace is empty. Differs from client-go
+// v0.37.2; see COMPATIBILITY.md.
 func (s *podDisruptionBudgetLister) GetPodPodDisruptionBudgets(pod *corev1.Pod) ([]*policyv1beta1.PodDisruptionBudget, error) {
 	if pod == nil {
 		return nil, podselect.ErrNilObject
