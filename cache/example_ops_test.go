@@ -17,7 +17,7 @@ import (
 	"github.com/kinformer/kinformer/informers"
 )
 
-// The README's read-your-writes: after a write, wait until the informer's
+// docs/operability.md's read-your-writes: after a write, wait until the informer's
 // cache has caught up with the write's resourceVersion, then read it from
 // the lister. (client-go's fake clientset does not assign resource
 // versions; a reactor numbers the writes here as a real server does.)

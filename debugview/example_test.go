@@ -16,7 +16,7 @@ import (
 	"github.com/kinformer/kinformer/informers"
 )
 
-// The README's debug view: serve every informer's state of a factory as
+// docs/operability.md's debug view: serve every informer's state of a factory as
 // JSON (here asked once through httptest instead of a listening server).
 func ExampleNewHandler() {
 	client := fake.NewClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-1"}})

@@ -20,7 +20,7 @@ import (
 	"github.com/kinformer/kinformer/informers"
 )
 
-// The README's warm restart: a factory with a snapshot directory writes
+// docs/operability.md's warm restart: a factory with a snapshot directory writes
 // each informer's cache when it stops and resumes from it, without a LIST,
 // when it starts again.
 func ExampleWithSnapshotDir() {
@@ -63,7 +63,7 @@ func ExampleWithSnapshotDir() {
 	// cached 1 pod(s), LIST requests so far: 1
 }
 
-// The README's "Secrets stay off disk": without a key the Secrets informer
+// docs/operability.md's "Secrets stay off disk": without a key the Secrets informer
 // writes no snapshot; with a 32-byte key (read from a mounted Secret or a
 // key management service in a real program) it writes an encrypted one.
 func ExampleWithSnapshotEncryptionKey() {
@@ -99,7 +99,7 @@ func ExampleWithSnapshotEncryptionKey() {
 	// snapshots skipped: 0, files: 1
 }
 
-// The README's watch liveness: every informer of the factory restarts a
+// docs/operability.md's watch liveness: every informer of the factory restarts a
 // watch that, after a periodic bookmark, delivered no event and no bookmark
 // for 3 minutes.
 func ExampleWithWatchIdleTimeout() {
@@ -116,7 +116,7 @@ func ExampleWithWatchIdleTimeout() {
 	// <nil>
 }
 
-// The README's release of one informer: the pod informer stops and is
+// docs/operability.md's release of one informer: the pod informer stops and is
 // forgotten while the config map informer keeps running.
 func ExampleInformerReleaser() {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // fake for the example
@@ -135,7 +135,7 @@ func ExampleInformerReleaser() {
 	// true <nil> true false
 }
 
-// The README's sync diagnostics: with FailFast, waiting ends at once on a
+// docs/operability.md's sync diagnostics: with FailFast, waiting ends at once on a
 // 403, and the error says which informer failed and why.
 func ExampleWithSyncOptions() {
 	client := fake.NewSimpleClientset() //nolint:staticcheck // fake for the example

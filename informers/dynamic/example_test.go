@@ -13,7 +13,7 @@ import (
 	dynamicinformer "github.com/kinformer/kinformer/informers/dynamic"
 )
 
-// The README's warm restart of a dynamic factory: the options constructor
+// docs/operability.md's warm restart of a dynamic factory: the options constructor
 // (a kinformer extension) takes a snapshot directory, next to the namespace
 // and list options the filtered constructor takes as arguments. The snapshot
 // is tied to the cluster by the UID of its kube-system namespace, which the

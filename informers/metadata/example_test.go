@@ -12,7 +12,7 @@ import (
 	metadatainformer "github.com/kinformer/kinformer/informers/metadata"
 )
 
-// The README's warm restart of a metadata factory: WithSnapshotDir (a
+// docs/operability.md's warm restart of a metadata factory: WithSnapshotDir (a
 // kinformer extension) makes its informers resume from
 // "<resource>.<version>[.<group>].metadata.snap" without a LIST.
 func ExampleWithSnapshotDir() {

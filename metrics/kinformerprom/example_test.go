@@ -14,7 +14,7 @@ import (
 	"github.com/kinformer/kinformer/metrics/kinformerprom"
 )
 
-// The README's metrics: one call registers every informer of a factory;
+// docs/operability.md's metrics: one call registers every informer of a factory;
 // the values are read at scrape time (here a Gather on a private registry
 // instead of prometheus.DefaultRegisterer and an HTTP scrape).
 func ExampleRegister() {
