@@ -43,7 +43,7 @@ type errorRun struct {
 // error. A maxRetryDuration of zero or less never allows a retry.
 //
 // A nil isRetryable treats no error as retryable, and a nil clock means the
-// real clock (client-go would panic on either).
+// real clock. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewRetryWithDeadline(maxRetryDuration, minResetPeriod time.Duration, isRetryable func(error) bool, clock clock.Clock) RetryWithDeadline {
 	run := &errorRun{
 		maxDuration: maxRetryDuration,
