@@ -35,9 +35,8 @@ type Indexer interface {
 	GetIndexers() Indexers
 	// AddIndexers adds index functions and indexes the objects already
 	// stored with them. It fails, changing nothing, when a name is already
-	// in use, a function is nil (difference from client-go, which accepts
-	// it and panics on the next write) or a new function fails on a stored
-	// object.
+	// in use, a function is nil or a new function fails on a stored object.
+	// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 	AddIndexers(newIndexers Indexers) error
 }
 

@@ -29,8 +29,8 @@ import (
 // left out of that index only (every other index lists it); a Replace
 // applies the whole list. Since the write methods here return no error, the
 // failure is reported through k8s.io/apimachinery/pkg/util/runtime.HandleError.
-// Use an Indexer from NewIndexer to get such errors returned. (client-go
-// panics instead.)
+// Use an Indexer from NewIndexer to get such errors returned. Differs from
+// client-go v0.37.2; see COMPATIBILITY.md.
 type ThreadSafeStore interface {
 	// Add stores obj under key, replacing any object already there.
 	Add(key string, obj interface{})
@@ -77,7 +77,8 @@ type ThreadSafeStore interface {
 
 	// AddIndexers adds index functions, indexing the objects already stored.
 	// It fails, changing nothing, when a name is already in use, a function
-	// is nil or a new index function fails on a stored object.
+	// is nil or a new index function fails on a stored object. Differs from
+	// client-go v0.37.2; see COMPATIBILITY.md.
 	AddIndexers(newIndexers Indexers) error
 	// Resync does nothing and returns nil. Deprecated: it has no meaning
 	// for this store.
