@@ -11,9 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
-
-	"github.com/kinformer/kinformer/cache/internal/diag"
 )
 
 // Config configures a low-level Controller (see New). The embedded Queue and
@@ -77,23 +74,13 @@ type Config struct {
 }
 
 // controllerInternals is what a shared informer gives the controller it
-// builds besides the public Config; New leaves all of it at its zero value.
+// builds besides the public Config; New leaves it at its zero value.
 type controllerInternals struct {
-	// clock drives the Reflector's timers; nil means the real clock.
-	clock clock.Clock
-	// stats, when not nil, are the diagnostics counters the Reflector
-	// updates (the informer's, see GetInformerStatus); otherwise the
-	// Reflector has its own.
-	stats *diag.Stats
-	// resume, when set, gives the Reflector a state to start from instead
-	// of its first list (the informer's snapshot, snapshot.go).
-	resume func(context.Context) (*reflectorResume, error)
-	// admission and admissionPriority are the informer's list admission
-	// (SharedIndexInformerOptions.ListAdmission).
-	admission         listAdmitter
-	admissionPriority int
-	// maxRetryAfter is SharedIndexInformerOptions.MaxRetryAfter.
-	maxRetryAfter time.Duration
+	// reflector, when not nil, is the configuration of the controller's
+	// Reflector, already resolved by the informer (informerConfig.resolve);
+	// the Reflector's settings in Config are then not used. nil: the
+	// Reflector is configured from Config (Config.reflectorConfig).
+	reflector *reflectorConfig
 }
 
 // ShouldResyncFunc reports whether a resync should happen now. A shared
@@ -181,26 +168,14 @@ func (c *controller) RunWithContext(ctx context.Context) {
 		return
 	}
 	c.ran = true
-	handler := c.config.WatchErrorHandlerWithContext
-	if h := c.config.WatchErrorHandler; h != nil {
-		handler = func(_ context.Context, r *Reflector, err error) { h(r, err) }
+	var cfg reflectorConfig
+	if c.internals.reflector != nil {
+		cfg = *c.internals.reflector
+		cfg.logger = &logger
+	} else {
+		cfg = c.config.reflectorConfig(&logger)
 	}
-	r := newReflector(c.config.ListerWatcher, c.config.ObjectType, c.config.Queue, reflectorConfig{
-		logger:            &logger,
-		typeDescription:   c.config.ObjectDescription,
-		resyncPeriod:      c.config.FullResyncPeriod,
-		shouldResync:      c.config.ShouldResync,
-		minWatchTimeout:   c.config.MinWatchTimeout,
-		clock:             c.internals.clock,
-		watchListPageSize: c.config.WatchListPageSize,
-		watchIdleTimeout:  c.config.WatchIdleTimeout,
-		watchErrorHandler: handler,
-		resume:            c.internals.resume,
-		stats:             c.internals.stats,
-		admission:         c.internals.admission,
-		admissionPriority: c.internals.admissionPriority,
-		maxRetryAfter:     c.internals.maxRetryAfter,
-	})
+	r := newReflector(c.config.ListerWatcher, c.config.ObjectType, c.config.Queue, cfg)
 	c.reflector = r
 	c.mu.Unlock()
 

@@ -169,7 +169,7 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 				Identifier:   (*InformerName)(nil).WithResource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}),
 			})
 			var metrics recordingHandlerMetrics
-			require.NoError(t, SetHandlerMetricsProvider(informer, &metrics))
+			require.NoError(t, ConfigureInformer(informer, func(o *SharedIndexInformerOptions) { o.HandlerMetricsProvider = &metrics }))
 			rec := &infRecorder{}
 			_, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
@@ -272,7 +272,7 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 }
 
 // TestHandlerMetricsProviderOption: SharedIndexInformerOptions.HandlerMetricsProvider
-// times the handlers from the start, as SetHandlerMetricsProvider does.
+// times the handlers from the start, as ConfigureInformer does later.
 func TestHandlerMetricsProviderOption(t *testing.T) {
 	srv := newInfServer()
 	srv.createSilently("a")

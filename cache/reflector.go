@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"fmt"
-	"math"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -378,36 +377,9 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store R
 // newReflector builds a Reflector from its whole configuration.
 func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorStore, cfg reflectorConfig) *Reflector {
 	clk := clockOrReal(cfg.clock)
-
-	minWatch := reflectorMinWatchTimeout
-	if cfg.minWatchTimeout > minWatch {
-		minWatch = cfg.minWatchTimeout
-	}
-
-	backoff := wait.Backoff{
-		Duration: reflectorBackoffInitial,
-		Cap:      reflectorBackoffCap,
-		Steps:    int(math.Ceil(float64(reflectorBackoffCap) / float64(reflectorBackoffInitial))),
-		Factor:   reflectorBackoffFactor,
-		Jitter:   reflectorBackoffJitter,
-	}
-	if cfg.backoff != nil {
-		backoff = *cfg.backoff
-	}
-	initialEventsTimeout := cfg.initialEventsTimeout
-	switch {
-	case initialEventsTimeout == 0:
-		initialEventsTimeout = reflectorInitialEventsTimeout
-	case initialEventsTimeout < 0:
-		initialEventsTimeout = 0
-	}
 	stats := cfg.stats
 	if stats == nil {
 		stats = diag.NewStats()
-	}
-	maxRetryAfter := cfg.maxRetryAfter
-	if maxRetryAfter == 0 {
-		maxRetryAfter = listadmission.DefaultMaxRetryAfter
 	}
 
 	r := &Reflector{
@@ -422,7 +394,7 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 		stats:           stats,
 
 		watchErrorHandler:    cfg.watchErrorHandler,
-		initialEventsTimeout: initialEventsTimeout,
+		initialEventsTimeout: cfg.initialEventsTimeout,
 		watchIdleTimeout:     cfg.watchIdleTimeout,
 
 		WatchListPageSize:             cfg.watchListPageSize,
@@ -462,12 +434,12 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 		Logger:            r.logger,
 		HasLogger:         r.hasLogger,
 		ResyncPeriod:      cfg.resyncPeriod,
-		MinWatchTimeout:   minWatch,
-		MaxWatchTimeout:   2 * minWatch,
+		MinWatchTimeout:   cfg.minWatchTimeout,
+		MaxWatchTimeout:   2 * cfg.minWatchTimeout,
 		Clock:             clk,
-		Backoff:           backoff,
+		Backoff:           cfg.backoff,
 		BackoffReset:      reflectorBackoffReset,
-		MaxRetryAfter:     maxRetryAfter,
+		MaxRetryAfter:     cfg.maxRetryAfter,
 		DisableChunking:   listWatchDisablesChunking(lw),
 		Resume:            engineResume(cfg.resume),
 		Admission:         admission,

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -9,12 +10,15 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kinformer/kinformer/cache/internal/diag"
+	"github.com/kinformer/kinformer/listadmission"
 )
 
-// reflectorConfig is everything a Reflector is built from. It is assembled
-// once, from ReflectorOptions (NewReflectorWithOptions) or by the controller
-// from its Config, and handed to newReflector; nothing writes into a Reflector
-// after that except through its exported fields, which client-go's users set
+// reflectorConfig is everything a Reflector is built from, as effective
+// values: each public way to build one resolves its own options into it in
+// one step (ReflectorOptions.config, Config.reflectorConfig,
+// informerConfig.resolve), applying the defaults and mapping "off" to zero,
+// and newReflector takes it as it is. Nothing writes into a Reflector after
+// that except through its exported fields, which client-go's users set
 // before Run.
 type reflectorConfig struct {
 	// name and typeDescription, when empty, are derived as
@@ -27,23 +31,23 @@ type reflectorConfig struct {
 	resyncPeriod time.Duration
 	// shouldResync is Reflector.ShouldResync's initial value.
 	shouldResync func() bool
-	// minWatchTimeout below the floor of 5 minutes means the floor.
+	// minWatchTimeout is the shortest timeout a watch request asks for;
+	// each asks for one in [minWatchTimeout, 2*minWatchTimeout).
 	minWatchTimeout time.Duration
 	// clock nil means the real clock.
 	clock clock.Clock
-	// backoff nil means client-go's default backoff.
-	backoff *wait.Backoff
+	// backoff is the delay between retries.
+	backoff wait.Backoff
 
 	// watchListPageSize is Reflector.WatchListPageSize's initial value.
 	watchListPageSize int64
 	// maxInternalErrorRetryDuration is
 	// Reflector.MaxInternalErrorRetryDuration's initial value.
 	maxInternalErrorRetryDuration time.Duration
-	// watchIdleTimeout is ReflectorOptions.WatchIdleTimeout.
+	// watchIdleTimeout is the watch liveness deadline; zero: none.
 	watchIdleTimeout time.Duration
-	// initialEventsTimeout bounds the silence of a streaming list before its
-	// end bookmark; zero means the default (reflectorInitialEventsTimeout),
-	// negative means no bound (as client-go).
+	// initialEventsTimeout bounds the silence of a streaming list before
+	// its end bookmark; zero: no bound (as client-go).
 	initialEventsTimeout time.Duration
 
 	// watchErrorHandler, when not nil, replaces DefaultWatchErrorHandler
@@ -57,28 +61,82 @@ type reflectorConfig struct {
 	// admissionPriority orders it among them (list_admission.go).
 	admission         listAdmitter
 	admissionPriority int
-	// maxRetryAfter is the longest Retry-After honoured; zero means
-	// listadmission.DefaultMaxRetryAfter, negative no maximum.
+	// maxRetryAfter is the longest Retry-After honoured; zero: no maximum.
 	maxRetryAfter time.Duration
 	// stats, when not nil, are the diagnostics counters to update (a shared
 	// informer's); otherwise the Reflector has its own.
 	stats *diag.Stats
 }
 
-// config returns the reflectorConfig of options.
+// config is ReflectorOptions' defaulting step: it returns the
+// reflectorConfig the options mean.
 func (options ReflectorOptions) config() reflectorConfig {
-	return reflectorConfig{
-		name:             options.Name,
-		typeDescription:  options.TypeDescription,
-		logger:           options.Logger,
-		resyncPeriod:     options.ResyncPeriod,
-		minWatchTimeout:  options.MinWatchTimeout,
-		clock:            options.Clock,
-		backoff:          options.Backoff,
-		watchIdleTimeout: options.WatchIdleTimeout,
-
-		admission:         options.ListAdmission,
-		admissionPriority: options.ListAdmissionPriority,
-		maxRetryAfter:     options.MaxRetryAfter,
+	backoff := defaultReflectorBackoff()
+	if options.Backoff != nil {
+		backoff = *options.Backoff
 	}
+	return reflectorConfig{
+		name:                 options.Name,
+		typeDescription:      options.TypeDescription,
+		logger:               options.Logger,
+		resyncPeriod:         options.ResyncPeriod,
+		minWatchTimeout:      atLeastMinWatchTimeout(options.MinWatchTimeout),
+		clock:                options.Clock,
+		backoff:              backoff,
+		watchIdleTimeout:     max(options.WatchIdleTimeout, 0),
+		initialEventsTimeout: reflectorInitialEventsTimeout,
+
+		admission:         listAdmitterOf(options.ListAdmission),
+		admissionPriority: options.ListAdmissionPriority,
+		maxRetryAfter:     defaultedOrOff(options.MaxRetryAfter, listadmission.DefaultMaxRetryAfter),
+	}
+}
+
+// reflectorConfig is Config's defaulting step: it returns the
+// reflectorConfig of the Reflector of a controller built by New, logging
+// through logger.
+func (c *Config) reflectorConfig(logger *klog.Logger) reflectorConfig {
+	handler := c.WatchErrorHandlerWithContext
+	if h := c.WatchErrorHandler; h != nil {
+		handler = func(_ context.Context, r *Reflector, err error) { h(r, err) }
+	}
+	return reflectorConfig{
+		logger:               logger,
+		typeDescription:      c.ObjectDescription,
+		resyncPeriod:         c.FullResyncPeriod,
+		shouldResync:         c.ShouldResync,
+		minWatchTimeout:      atLeastMinWatchTimeout(c.MinWatchTimeout),
+		backoff:              defaultReflectorBackoff(),
+		watchListPageSize:    c.WatchListPageSize,
+		watchIdleTimeout:     max(c.WatchIdleTimeout, 0),
+		initialEventsTimeout: reflectorInitialEventsTimeout,
+		watchErrorHandler:    handler,
+		maxRetryAfter:        listadmission.DefaultMaxRetryAfter,
+	}
+}
+
+// atLeastMinWatchTimeout raises d to the floor of watch timeouts.
+func atLeastMinWatchTimeout(d time.Duration) time.Duration {
+	return max(d, reflectorMinWatchTimeout)
+}
+
+// defaultReflectorBackoff returns client-go's backoff between a Reflector's
+// retries.
+func defaultReflectorBackoff() wait.Backoff {
+	return wait.Backoff{
+		Duration: reflectorBackoffInitial,
+		Cap:      reflectorBackoffCap,
+		Steps:    int(math.Ceil(float64(reflectorBackoffCap) / float64(reflectorBackoffInitial))),
+		Factor:   reflectorBackoffFactor,
+		Jitter:   reflectorBackoffJitter,
+	}
+}
+
+// listAdmitterOf returns a as a listAdmitter; nil for a nil a (no
+// admission).
+func listAdmitterOf(a *listadmission.Admission) listAdmitter {
+	if a == nil {
+		return nil
+	}
+	return a
 }

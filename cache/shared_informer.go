@@ -225,7 +225,7 @@ func NewSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, defa
 // informer runs and fails loudly when a handler or lister user modifies a
 // cached object in place. It costs memory and time; it is meant for tests.
 func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.Object, options SharedIndexInformerOptions) SharedIndexInformer {
-	return newSharedIndexInformer(lw, exampleObject, options.config())
+	return newSharedIndexInformer(lw, exampleObject, newInformerConfig(options))
 }
 
 // newSharedIndexInformer returns an informer for the objects of lw, of the
@@ -235,19 +235,20 @@ func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, conf
 	realClock := clock.RealClock{}
 	s := &sharedIndexInformer{
 		config:                config,
-		processor:             newHandlerProcessor(realClock, config.handlerMetrics),
+		processor:             newHandlerProcessor(realClock, config.HandlerMetricsProvider),
+		handlerMetrics:        config.HandlerMetricsProvider,
 		synced:                make(chan struct{}),
 		listerWatcher:         lw,
 		objectType:            exampleObject,
-		resyncCheckPeriod:     config.resyncPeriod,
+		resyncCheckPeriod:     config.ResyncPeriod,
 		clock:                 realClock,
 		cacheMutationDetector: NewCacheMutationDetector(fmt.Sprintf("%T", exampleObject)),
 	}
 	// The cache's watermark releases the callers of WaitForResourceVersion
 	// and counts the confirmations it reached whenever it moves: by a watch
 	// change applied, a Replace or a Bookmark.
-	s.indexer = NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, config.indexers,
-		WithStoreMetrics(config.identifier, config.metricsProvider),
+	s.indexer = NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, config.Indexers,
+		WithStoreMetrics(config.Identifier, config.InformerMetricsProvider),
 		withResourceVersionWatermark(func() {
 			s.stats.Freshness().WatermarkMoved()
 			s.rvWaiters.Notify(s.watermark)
@@ -291,8 +292,11 @@ type sharedIndexInformer struct {
 
 	// startedLock guards the fields below it, and config until Run: it
 	// is read-only from then on.
-	startedLock       sync.Mutex
-	config            informerConfig
+	startedLock sync.Mutex
+	config      informerConfig
+	// handlerMetrics is the provider timing the handlers now (the
+	// construction's HandlerMetricsProvider, then ConfigureInformer's).
+	handlerMetrics    HandlerMetricsProvider
 	started, stopped  bool
 	controller        *controller
 	queue             Queue
@@ -395,40 +399,26 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		return
 	}
 	config := s.config
-	transform := s.checkedTransform(config.transform, config.transformCheck)
-	queue := newInformerQueue(logger, informerQueueConfig{
-		objectType:      s.objectType,
-		store:           s.indexer,
-		transform:       transform,
-		identifier:      config.identifier,
-		metricsProvider: config.metricsProvider,
-		useDeltaFIFO:    config.useDeltaFIFO,
-		pageByPage:      config.relistPageByPage,
-	})
+	settings := config.resolve(s.objectType, s.checkedTransform(config.transform, config.TransformCheck))
+	settings.queue.store = s.indexer
+	queue := newInformerQueue(logger, settings.queue)
 	if _, off := s.cacheMutationDetector.(noopMutationDetector); !off {
 		s.batch.detector = s.cacheMutationDetector
 	}
-	s.applier = newInformerApplier(logger, queue, s.indexer, &s.batch, transform)
-	var resume func(context.Context) (*reflectorResume, error)
-	if config.snapshotFile != "" {
-		resume = s.loadSnapshot
+	s.applier = newInformerApplier(logger, queue, s.indexer, &s.batch, settings.queue.transform)
+	settings.reflector.clock, settings.reflector.stats = s.clock, s.stats
+	settings.reflector.shouldResync = s.processor.ShouldResync
+	settings.reflector.resyncPeriod = s.resyncCheckPeriod
+	if config.SnapshotFile != "" {
+		settings.reflector.resume = s.loadSnapshot
 	}
 	ctrl := newController(Config{
-		Queue:                        queue,
-		ListerWatcher:                s.listerWatcher,
-		ObjectType:                   s.objectType,
-		ObjectDescription:            config.objectDescription,
-		FullResyncPeriod:             s.resyncCheckPeriod,
-		ShouldResync:                 s.processor.ShouldResync,
-		Process:                      s.handleDeltas,
-		ProcessBatch:                 s.handleBatch,
-		WatchErrorHandlerWithContext: config.watchErrorHandler,
-		WatchIdleTimeout:             effectiveWatchIdleTimeout(config.watchIdleTimeout),
-	}, controllerInternals{
-		clock: s.clock, stats: s.stats, resume: resume,
-		admission: config.listAdmission, admissionPriority: config.listAdmissionPriority,
-		maxRetryAfter: config.maxRetryAfter,
-	})
+		Queue:         queue,
+		ListerWatcher: s.listerWatcher,
+		ObjectType:    s.objectType,
+		Process:       s.handleDeltas,
+		ProcessBatch:  s.handleBatch,
+	}, controllerInternals{reflector: &settings.reflector})
 	s.controller = ctrl
 	s.queue = queue
 	s.started = true
@@ -444,7 +434,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		wg.Go(func() { s.cacheMutationDetector.Run(processorCtx.Done()) })
 	}
 	wg.Go(func() { s.processor.Run(processorCtx) })
-	if interval := effectiveStalenessProbeInterval(config.stalenessProbeInterval); interval > 0 {
+	if interval := settings.probeInterval; interval > 0 {
 		if probeTimers == nil {
 			probeTimers = clock.RealClock{}
 		}

@@ -45,7 +45,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	if options.Logger != nil {
 		logger = *options.Logger
 	}
-	resyncPeriod := s.config.resyncPeriod
+	resyncPeriod := s.config.ResyncPeriod
 	if options.ResyncPeriod != nil {
 		resyncPeriod = *options.ResyncPeriod
 	}

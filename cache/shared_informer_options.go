@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kinformer/kinformer/listadmission"
 )
@@ -195,7 +198,7 @@ type SharedIndexInformerOptions struct {
 
 	// HandlerMetricsProvider, when not nil, times every notification the
 	// informer's handlers handle, into the histograms it returns (see
-	// HandlerMetricsProvider). nil times nothing. SetHandlerMetricsProvider
+	// HandlerMetricsProvider). nil times nothing. ConfigureInformer
 	// replaces it at any time, also while the informer runs. kinformer
 	// extension.
 	HandlerMetricsProvider HandlerMetricsProvider
@@ -240,94 +243,84 @@ type SharedIndexInformerOptions struct {
 	MaxRetryAfter time.Duration
 }
 
-// informerConfig is the configuration of a sharedIndexInformer: assembled
-// once from SharedIndexInformerOptions (see its config method) and given to
-// newSharedIndexInformer. Until Run, the informer's Set methods and the
-// one entry point for kinformer options (ConfigureInformer) change
-// the informer's copy, under its startedLock and through configure; Run
-// hands it on to the queue (informerQueueConfig), the controller (Config,
-// controllerInternals) and through it the Reflector (reflectorConfig), and it
-// does not change afterwards.
+// informerConfig is the configuration of a sharedIndexInformer as its user
+// gave it: the options it was built with, which ConfigureInformer changes
+// before Run, and what SetTransform and the SetWatchErrorHandler methods
+// set. Its fields keep the zero meanings SharedIndexInformerOptions
+// documents; RunWithContext resolves them, once, into the effective
+// settings of the queue, the controller and the Reflector (resolve), and
+// nothing below that step sees an unresolved value. It is guarded by the
+// informer's startedLock until Run and read-only from then on.
 type informerConfig struct {
-	// objectDescription is SharedIndexInformerOptions.ObjectDescription.
-	objectDescription string
-	// resyncPeriod is SharedIndexInformerOptions.ResyncPeriod: the default
-	// resync period of handlers and the initial resync check period.
-	resyncPeriod time.Duration
-	// indexers are the cache's initial indices.
-	indexers Indexers
-	// identifier and metricsProvider are SharedIndexInformerOptions'
-	// Identifier and InformerMetricsProvider.
-	identifier      InformerNameAndResource
-	metricsProvider InformerMetricsProvider
-	// useDeltaFIFO is SharedIndexInformerOptions.UseDeltaFIFO.
-	useDeltaFIFO bool
-	// relistPageByPage is SharedIndexInformerOptions.RelistPageByPage
-
-	relistPageByPage bool
-	// watchIdleTimeout is SharedIndexInformerOptions.WatchIdleTimeout
-	// zero means the default, negative none.
-	watchIdleTimeout time.Duration
-	// snapshotFile and snapshotScope are SharedIndexInformerOptions'
-	// SnapshotFile and SnapshotScope.
-	snapshotFile  string
-	snapshotScope string
-	// snapshotCluster is SharedIndexInformerOptions.SnapshotCluster.
-	snapshotCluster func(ctx context.Context) (string, error)
-	// snapshotProjection is SharedIndexInformerOptions.SnapshotProjection.
-	snapshotProjection string
-	// snapshotProtection is SharedIndexInformerOptions.SnapshotProtection
-
-	snapshotProtection SnapshotProtection
+	SharedIndexInformerOptions
 	// transform is set by SetTransform.
 	transform TransformFunc
-	// transformCheck is SharedIndexInformerOptions.TransformCheck.
-	transformCheck func(obj interface{}) error
 	// watchErrorHandler is set by SetWatchErrorHandler and
 	// SetWatchErrorHandlerWithContext.
 	watchErrorHandler WatchErrorHandlerWithContext
-	// handlerMetrics is SharedIndexInformerOptions.HandlerMetricsProvider,
-	// the processor's provider at construction (SetHandlerMetricsProvider
-	// changes the processor's, not this one).
-	handlerMetrics HandlerMetricsProvider
-	// stalenessProbeInterval is
-	// SharedIndexInformerOptions.StalenessProbeInterval
-	// zero means the default, negative none.
-	stalenessProbeInterval time.Duration
-	// listAdmission and listAdmissionPriority are
-	// SharedIndexInformerOptions' ListAdmission and ListAdmissionPriority
-
-	listAdmission         *listadmission.Admission
-	listAdmissionPriority int
-	// maxRetryAfter is SharedIndexInformerOptions.MaxRetryAfter
-	// zero means the default, negative none.
-	maxRetryAfter time.Duration
 }
 
-// config returns the informerConfig of options.
-func (options SharedIndexInformerOptions) config() informerConfig {
-	return informerConfig{
-		objectDescription:  options.ObjectDescription,
-		resyncPeriod:       options.ResyncPeriod,
-		indexers:           options.Indexers,
-		identifier:         options.Identifier,
-		metricsProvider:    options.InformerMetricsProvider,
-		useDeltaFIFO:       options.UseDeltaFIFO,
-		relistPageByPage:   options.RelistPageByPage,
-		watchIdleTimeout:   options.WatchIdleTimeout,
-		snapshotFile:       options.SnapshotFile,
-		snapshotScope:      options.SnapshotScope,
-		snapshotCluster:    options.SnapshotCluster,
-		snapshotProtection: options.SnapshotProtection.clone(),
-		snapshotProjection: options.SnapshotProjection,
-		transformCheck:     options.TransformCheck,
-		handlerMetrics:     options.HandlerMetricsProvider,
+// newInformerConfig returns the configuration of an informer built with
+// options, keeping its own copy of what the caller could change later (the
+// snapshot key).
+func newInformerConfig(options SharedIndexInformerOptions) informerConfig {
+	options.SnapshotProtection = options.SnapshotProtection.clone()
+	return informerConfig{SharedIndexInformerOptions: options}
+}
 
-		stalenessProbeInterval: options.StalenessProbeInterval,
-		listAdmission:          options.ListAdmission,
-		listAdmissionPriority:  options.ListAdmissionPriority,
-		maxRetryAfter:          options.MaxRetryAfter,
+// informerSettings are the effective settings of one run of an informer,
+// resolved from its informerConfig by resolve: every default applied, every
+// "off" a zero.
+type informerSettings struct {
+	// queue builds the informer's queue.
+	queue informerQueueConfig
+	// reflector builds the controller's Reflector.
+	reflector reflectorConfig
+	// probeInterval is the staleness probe's interval; zero: no probe.
+	probeInterval time.Duration
+}
+
+// resolve is the one defaulting step of an informer's options: it maps
+// every option's documented zero and negative meanings to the effective
+// value (a default, or zero for "off"). transform is the transform the
+// queue applies (the configured one, checked by TransformCheck).
+func (c informerConfig) resolve(objectType runtime.Object, transform TransformFunc) informerSettings {
+	return informerSettings{
+		queue: informerQueueConfig{
+			objectType:      objectType,
+			transform:       transform,
+			identifier:      c.Identifier,
+			metricsProvider: c.InformerMetricsProvider,
+			useDeltaFIFO:    c.UseDeltaFIFO,
+			pageByPage:      c.RelistPageByPage,
+		},
+		reflector: reflectorConfig{
+			typeDescription:      c.ObjectDescription,
+			resyncPeriod:         c.ResyncPeriod,
+			minWatchTimeout:      reflectorMinWatchTimeout,
+			backoff:              defaultReflectorBackoff(),
+			watchIdleTimeout:     defaultedOrOff(c.WatchIdleTimeout, DefaultWatchIdleTimeout),
+			initialEventsTimeout: reflectorInitialEventsTimeout,
+			watchErrorHandler:    c.watchErrorHandler,
+			admission:            listAdmitterOf(c.ListAdmission),
+			admissionPriority:    c.ListAdmissionPriority,
+			maxRetryAfter:        defaultedOrOff(c.MaxRetryAfter, listadmission.DefaultMaxRetryAfter),
+		},
+		probeInterval: defaultedOrOff(c.StalenessProbeInterval, DefaultStalenessProbeInterval),
 	}
+}
+
+// defaultedOrOff is the meaning of a duration option whose zero value is a
+// default and whose negative values turn it off: def for zero, zero (off)
+// for a negative d, d otherwise.
+func defaultedOrOff(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // errInformerStarted is what changing the configuration of an informer
@@ -366,19 +359,22 @@ func (s *sharedIndexInformer) SetTransform(handler TransformFunc) error {
 // ConfigureInformer is the one way to give kinformer's options to an informer
 // built without them: by client-go's constructors (NewSharedInformer,
 // NewSharedIndexInformer), which the generated typed informers use, or by a
-// library that calls them. Before the informer runs, change is called with
-// the informer's kinformer options, the fields of SharedIndexInformerOptions
-// that client-go's struct does not have (ResyncPeriod, Indexers,
-// ObjectDescription, Identifier and InformerMetricsProvider are zero on the
-// way in), and what it leaves there becomes the informer's configuration,
-// with the meaning each field documents. change runs under the informer's
-// lock and must not call the informer. kinformer extension, not in
-// client-go.
+// library that calls them. change is called with the informer's kinformer
+// options, the fields of SharedIndexInformerOptions that client-go's struct
+// does not have (ResyncPeriod, Indexers, ObjectDescription, Identifier and
+// InformerMetricsProvider are zero on the way in), and what it leaves there
+// becomes the informer's configuration, with the meaning each field
+// documents. Before the informer runs, every kinformer field may change;
+// once it has started, only HandlerMetricsProvider may (it takes effect at
+// once, for the handlers registered before and after). change runs under
+// the informer's lock and must not call the informer. kinformer extension,
+// not in client-go.
 //
 // It returns an error, and changes nothing, for a nil informer or change, an
-// informer not built by this package, one that has started, a change that
-// sets one of client-go's fields (they are fixed at construction), and a
-// SnapshotProtection key that is not SnapshotKeySize bytes long.
+// informer not built by this package, a change that sets one of client-go's
+// fields (they are fixed at construction), a SnapshotProtection key that is
+// not SnapshotKeySize bytes long, and a change to any field but
+// HandlerMetricsProvider once the informer has started.
 func ConfigureInformer(informer SharedInformer, change func(options *SharedIndexInformerOptions)) error {
 	if change == nil {
 		return errors.New("cannot configure an informer with a nil change")
@@ -390,53 +386,99 @@ func ConfigureInformer(informer SharedInformer, change func(options *SharedIndex
 	if s == nil {
 		return fmt.Errorf("cannot configure an informer of type %T: it is not built by kinformer's cache package", informer)
 	}
-	var refused error
-	err := s.configure(func(c *informerConfig) {
-		options := c.kinformerOptions()
-		change(&options)
-		if refused = checkKinformerOnly(options); refused != nil {
-			return
-		}
-		if options.SnapshotProtection.Key != nil {
-			if refused = checkSnapshotKey(options.SnapshotProtection.Key); refused != nil {
-				return
-			}
-		}
-		next := options.config()
-		next.objectDescription, next.resyncPeriod, next.indexers = c.objectDescription, c.resyncPeriod, c.indexers
-		next.identifier, next.metricsProvider = c.identifier, c.metricsProvider
-		next.transform, next.watchErrorHandler = c.transform, c.watchErrorHandler
-		*c = next
-		s.processor.SetHandlerLatency(handlerLatencyOf(next.handlerMetrics))
-	})
-	if err == nil {
-		err = refused
-	}
-	if err != nil {
+	if err := s.configureOptions(change); err != nil {
 		return fmt.Errorf("cannot configure the informer: %w", err)
 	}
 	return nil
 }
 
-// kinformerOptions returns the kinformer fields of the configuration as
-// SharedIndexInformerOptions, client-go's fields left zero.
-func (c informerConfig) kinformerOptions() SharedIndexInformerOptions {
-	return SharedIndexInformerOptions{
-		UseDeltaFIFO:           c.useDeltaFIFO,
-		RelistPageByPage:       c.relistPageByPage,
-		WatchIdleTimeout:       c.watchIdleTimeout,
-		SnapshotFile:           c.snapshotFile,
-		SnapshotScope:          c.snapshotScope,
-		SnapshotCluster:        c.snapshotCluster,
-		SnapshotProtection:     c.snapshotProtection.clone(),
-		SnapshotProjection:     c.snapshotProjection,
-		TransformCheck:         c.transformCheck,
-		HandlerMetricsProvider: c.handlerMetrics,
-		StalenessProbeInterval: c.stalenessProbeInterval,
-		ListAdmission:          c.listAdmission,
-		ListAdmissionPriority:  c.listAdmissionPriority,
-		MaxRetryAfter:          c.maxRetryAfter,
+// configureOptions is ConfigureInformer for an informer of this package.
+func (s *sharedIndexInformer) configureOptions(change func(options *SharedIndexInformerOptions)) error {
+	s.startedLock.Lock()
+	defer s.startedLock.Unlock()
+	current := s.config.SharedIndexInformerOptions
+	current.HandlerMetricsProvider = s.handlerMetrics
+	before := kinformerFields(current)
+	options := kinformerFields(current)
+	options.SnapshotProtection = options.SnapshotProtection.clone()
+	change(&options)
+	options.SnapshotProtection = options.SnapshotProtection.clone()
+	if err := checkKinformerOnly(options); err != nil {
+		return err
 	}
+	if options.SnapshotProtection.Key != nil {
+		if err := checkSnapshotKey(options.SnapshotProtection.Key); err != nil {
+			return err
+		}
+	}
+	if s.started {
+		// The configuration is read without the lock once the informer
+		// runs: only the handler timing, which the processor holds, may
+		// change.
+		changed := options
+		changed.HandlerMetricsProvider = before.HandlerMetricsProvider
+		if !sameOptions(before, changed) {
+			return fmt.Errorf("%w: only HandlerMetricsProvider can change", errInformerStarted)
+		}
+	} else {
+		options.ResyncPeriod, options.Indexers = current.ResyncPeriod, current.Indexers
+		options.ObjectDescription, options.Identifier = current.ObjectDescription, current.Identifier
+		options.InformerMetricsProvider = current.InformerMetricsProvider
+		s.config.SharedIndexInformerOptions = options
+	}
+	s.handlerMetrics = options.HandlerMetricsProvider
+	s.processor.SetHandlerLatency(handlerLatencyOf(options.HandlerMetricsProvider))
+	return nil
+}
+
+// kinformerFields returns options with client-go's fields zeroed.
+func kinformerFields(options SharedIndexInformerOptions) SharedIndexInformerOptions {
+	options.ResyncPeriod, options.Indexers, options.ObjectDescription = 0, nil, ""
+	options.Identifier, options.InformerMetricsProvider = InformerNameAndResource{}, nil
+	return options
+}
+
+// sameOptions reports whether a and b hold the same settings: functions
+// and pointers are compared by identity, the snapshot key by its bytes.
+// It walks the struct's fields, so that a field added later is compared
+// without a change here.
+func sameOptions(a, b SharedIndexInformerOptions) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	for i := range va.NumField() {
+		fa, fb := va.Field(i), vb.Field(i)
+		switch fa.Kind() {
+		case reflect.Func, reflect.Pointer, reflect.Map:
+			if fa.Pointer() != fb.Pointer() {
+				return false
+			}
+		case reflect.Interface:
+			if fa.IsNil() != fb.IsNil() || (!fa.IsNil() && !sameInterface(fa, fb)) {
+				return false
+			}
+		default:
+			if !reflect.DeepEqual(fa.Interface(), fb.Interface()) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameInterface compares two non-nil interface values: by identity when
+// their dynamic values are pointers, by equality when they are comparable.
+func sameInterface(a, b reflect.Value) bool {
+	ea, eb := a.Elem(), b.Elem()
+	if ea.Type() != eb.Type() {
+		return false
+	}
+	switch ea.Kind() {
+	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Chan, reflect.UnsafePointer, reflect.Slice:
+		return ea.Pointer() == eb.Pointer()
+	}
+	if ea.Comparable() {
+		return ea.Equal(eb)
+	}
+	return false
 }
 
 // checkKinformerOnly returns an error naming the first of client-go's fields
@@ -458,21 +500,4 @@ func checkKinformerOnly(options SharedIndexInformerOptions) error {
 		return nil
 	}
 	return fmt.Errorf("%s is fixed when the informer is built", set)
-}
-
-// SetHandlerMetricsProvider makes informer time every notification its
-// handlers (registered now or later) handle, into the histograms provider
-// returns; a nil provider stops the timing. A later call replaces the
-// provider for handlers registered afterwards and for those registered
-// before. Without a provider, handlers are not timed at all (no clock
-// reads). SharedIndexInformerOptions.HandlerMetricsProvider sets the first
-// provider at construction. It fails for informers not built by this
-// package. Safe for concurrent use, also while the informer runs.
-func SetHandlerMetricsProvider(informer SharedInformer, provider HandlerMetricsProvider) error {
-	s := sharedOf(informer)
-	if s == nil {
-		return fmt.Errorf("cannot time the handlers of an informer of type %T: only informers of this package support it", informer)
-	}
-	s.processor.SetHandlerLatency(handlerLatencyOf(provider))
-	return nil
 }

@@ -25,9 +25,9 @@ import (
 func (s *sharedIndexInformer) loadSnapshot(ctx context.Context) (*reflectorResume, error) {
 	codec, err := snapshot.CodecFor(s.objectType)
 	if err != nil {
-		return nil, &SnapshotError{Path: s.config.snapshotFile, Op: "load", Err: err}
+		return nil, &SnapshotError{Path: s.config.SnapshotFile, Op: "load", Err: err}
 	}
-	protection := s.config.snapshotProtection
+	protection := s.config.SnapshotProtection
 	if protection.Key == nil && snapshot.Sensitive(s.objectType, protection.Sensitive) {
 		s.removeSensitiveSnapshot(ctx)
 		return nil, nil
@@ -38,7 +38,7 @@ func (s *sharedIndexInformer) loadSnapshot(ctx context.Context) (*reflectorResum
 	}
 	objects, rv, err := s.snapshotFile(scope, codec).Read()
 	if errors.Is(err, os.ErrNotExist) {
-		klog.FromContext(ctx).V(2).Info("No informer snapshot yet; listing", "path", s.config.snapshotFile)
+		klog.FromContext(ctx).V(2).Info("No informer snapshot yet; listing", "path", s.config.SnapshotFile)
 		return nil, nil
 	}
 	if err != nil {
@@ -46,7 +46,7 @@ func (s *sharedIndexInformer) loadSnapshot(ctx context.Context) (*reflectorResum
 			// Sensitive objects in clear: not kept until the next stop.
 			s.removeSensitiveSnapshot(ctx)
 		}
-		return nil, &SnapshotError{Path: s.config.snapshotFile, Op: "load", Err: err}
+		return nil, &SnapshotError{Path: s.config.SnapshotFile, Op: "load", Err: err}
 	}
 	return &reflectorResume{objects: objects, resourceVersion: rv}, nil
 }
@@ -55,31 +55,31 @@ func (s *sharedIndexInformer) loadSnapshot(ctx context.Context) (*reflectorResum
 // configured, once the informer has stopped. Only a synced cache with a
 // resource version is written; failures are logged.
 func (s *sharedIndexInformer) saveSnapshot(ctx context.Context) {
-	if s.config.snapshotFile == "" || !s.HasSynced() {
+	if s.config.SnapshotFile == "" || !s.HasSynced() {
 		return
 	}
 	rv := storeResourceVersion(s.indexer)
 	if rv == "" {
 		return
 	}
-	protection := s.config.snapshotProtection
+	protection := s.config.SnapshotProtection
 	if protection.Key == nil && snapshot.Sensitive(s.objectType, protection.Sensitive) {
 		s.stats.CountSnapshotSkipped()
 		klog.FromContext(ctx).Info("Informer snapshot not written: the informer's objects are sensitive and no snapshot encryption key is set (SnapshotProtection)",
-			"path", s.config.snapshotFile, "type", fmt.Sprintf("%T", s.objectType))
+			"path", s.config.SnapshotFile, "type", fmt.Sprintf("%T", s.objectType))
 		return
 	}
 	if !s.cacheSettled() {
 		s.stats.CountSnapshotSkipped()
 		klog.FromContext(ctx).Info("Informer snapshot not written: the cache was stopped in the middle of applying a relist or queued changes piece by piece, so it holds no single state at its resourceVersion; the snapshot file keeps its previous content",
-			"path", s.config.snapshotFile, "type", fmt.Sprintf("%T", s.objectType), "resourceVersion", rv)
+			"path", s.config.SnapshotFile, "type", fmt.Sprintf("%T", s.objectType), "resourceVersion", rv)
 		return
 	}
 	scope, known := s.snapshotScopeOfRun()
 	if !known {
 		s.stats.CountSnapshotSkipped()
 		klog.FromContext(ctx).Info("Informer snapshot not written: the identity of the cluster could not be read (SnapshotCluster)",
-			"path", s.config.snapshotFile, "type", fmt.Sprintf("%T", s.objectType))
+			"path", s.config.SnapshotFile, "type", fmt.Sprintf("%T", s.objectType))
 		return
 	}
 	codec, err := snapshot.CodecFor(s.objectType)
@@ -87,21 +87,21 @@ func (s *sharedIndexInformer) saveSnapshot(ctx context.Context) {
 		err = s.snapshotFile(scope, codec).Write(storeObjectsByKey(s.indexer), rv)
 	}
 	if err != nil {
-		utilruntime.HandleErrorWithContext(ctx, &SnapshotError{Path: s.config.snapshotFile, Op: "save", Err: err}, "Informer snapshot not written", "type", fmt.Sprintf("%T", s.objectType))
+		utilruntime.HandleErrorWithContext(ctx, &SnapshotError{Path: s.config.SnapshotFile, Op: "save", Err: err}, "Informer snapshot not written", "type", fmt.Sprintf("%T", s.objectType))
 		return
 	}
-	klog.FromContext(ctx).V(2).Info("Informer snapshot written", "path", s.config.snapshotFile, "resourceVersion", rv)
+	klog.FromContext(ctx).V(2).Info("Informer snapshot written", "path", s.config.SnapshotFile, "resourceVersion", rv)
 }
 
 // snapshotFile is the informer's snapshot file under scope, its objects
 // encoded with codec.
 func (s *sharedIndexInformer) snapshotFile(scope string, codec snapshot.Codec) snapshot.File {
 	return snapshot.File{
-		Path:     s.config.snapshotFile,
-		Identity: snapshot.Identity(s.objectType, s.config.objectDescription),
-		Tie:      snapshot.Tie{Scope: scope, Projection: s.config.snapshotProjection},
+		Path:     s.config.SnapshotFile,
+		Identity: snapshot.Identity(s.objectType, s.config.ObjectDescription),
+		Tie:      snapshot.Tie{Scope: scope, Projection: s.config.SnapshotProjection},
 		Codec:    codec,
-		Key:      s.config.snapshotProtection.Key,
+		Key:      s.config.SnapshotProtection.Key,
 		Describe: snapshotObjectName,
 	}
 }
@@ -136,9 +136,9 @@ func snapshotObjectName(obj interface{}) string {
 // read: the run then neither reads nor writes a snapshot. It records the
 // outcome for saveSnapshot.
 func (s *sharedIndexInformer) resolveSnapshotScope(ctx context.Context) (scope string, known bool) {
-	scope = s.config.snapshotScope
-	if s.config.snapshotCluster != nil {
-		id, err := s.config.snapshotCluster(ctx)
+	scope = s.config.SnapshotScope
+	if s.config.SnapshotCluster != nil {
+		id, err := s.config.SnapshotCluster(ctx)
 		if err == nil && id == "" {
 			err = errors.New("the cluster identity is empty")
 		}
@@ -146,7 +146,7 @@ func (s *sharedIndexInformer) resolveSnapshotScope(ctx context.Context) (scope s
 			// Not the error text: it may name the server and the
 			// account; the reason is enough to act on.
 			klog.FromContext(ctx).Info("Informer snapshot not used: the identity of the cluster could not be read; listing",
-				"path", s.config.snapshotFile, "type", fmt.Sprintf("%T", s.objectType), "reason", snapshotClusterReason(err))
+				"path", s.config.SnapshotFile, "type", fmt.Sprintf("%T", s.objectType), "reason", snapshotClusterReason(err))
 			s.snapshotRun.Store(&snapshotRunScope{})
 			return "", false
 		}
@@ -166,7 +166,7 @@ func (s *sharedIndexInformer) snapshotScopeOfRun() (string, bool) {
 	if run := s.snapshotRun.Load(); run != nil {
 		return run.scope, run.known
 	}
-	return s.config.snapshotScope, s.config.snapshotCluster == nil
+	return s.config.SnapshotScope, s.config.SnapshotCluster == nil
 }
 
 // snapshotClusterReason is what the log says of a failure to read the
@@ -190,7 +190,7 @@ type snapshotRunScope struct {
 // which refuses it. Such a file was left by an older version or another
 // configuration, in plain text.
 func (s *sharedIndexInformer) removeSensitiveSnapshot(ctx context.Context) {
-	path := s.config.snapshotFile
+	path := s.config.SnapshotFile
 	if _, err := os.Lstat(path); err != nil {
 		return
 	}
@@ -215,7 +215,7 @@ func (s *sharedIndexInformer) removeSensitiveSnapshot(ctx context.Context) {
 // states. The caller holds blockDeltas; only snapshotting informers track
 // it.
 func (s *sharedIndexInformer) noteRelistPiecesLocked(deltas []Delta) {
-	if s.config.snapshotFile == "" {
+	if s.config.SnapshotFile == "" {
 		return
 	}
 	for _, d := range deltas {

@@ -173,9 +173,9 @@ func GetInformerStatus(informer SharedInformer) (InformerStatus, bool) {
 func (s *sharedIndexInformer) status() InformerStatus {
 	st := InformerStatus{
 		Type:                    fmt.Sprintf("%T", s.objectType),
-		Description:             s.config.objectDescription,
-		Name:                    s.config.identifier.Name(),
-		Resource:                s.config.identifier.GroupVersionResource(),
+		Description:             s.config.ObjectDescription,
+		Name:                    s.config.Identifier.Name(),
+		Resource:                s.config.Identifier.GroupVersionResource(),
 		Synced:                  s.HasSynced(),
 		LastSyncResourceVersion: s.LastSyncResourceVersion(),
 		StoreSize:               storeSize(s.indexer),
@@ -202,7 +202,7 @@ func (s *sharedIndexInformer) status() InformerStatus {
 
 	s.startedLock.Lock()
 	st.Started, st.Stopped = s.started, s.stopped
-	admission := s.config.listAdmission
+	admission := s.config.ListAdmission
 	queue := s.queue
 	ctrl := s.controller
 	s.startedLock.Unlock()

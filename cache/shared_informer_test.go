@@ -520,7 +520,7 @@ func TestSharedInformerPerHandlerResync(t *testing.T) {
 			informer := infNewInformer(t, srv, q.useDeltaFIFO, time.Second)
 			fakeClock := newTimerRecordingClock()
 			informer.clock = fakeClock
-			informer.processor = newHandlerProcessor(fakeClock, informer.config.handlerMetrics)
+			informer.processor = newHandlerProcessor(fakeClock, informer.handlerMetrics)
 			fast, slow, none := &infRecorder{}, &infRecorder{}, &infRecorder{}
 			_, err := informer.AddEventHandlerWithResyncPeriod(fast, time.Second)
 			require.NoError(t, err)

@@ -257,12 +257,12 @@ func TestConfigureInformerRejectsABadSnapshotKeyAndCopiesAGoodOne(t *testing.T) 
 	err := ConfigureInformer(informer, protect(SnapshotProtection{Key: []byte("short")}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "has 5 bytes; it must have 32")
-	assert.Nil(t, sharedOf(informer).config.snapshotProtection.Key, "a refused configuration changes nothing")
+	assert.Nil(t, sharedOf(informer).config.SnapshotProtection.Key, "a refused configuration changes nothing")
 
 	key := testSnapshotKey(9)
 	require.NoError(t, ConfigureInformer(informer, protect(SnapshotProtection{Key: key})))
 	key[0] ^= 0xff
-	got := sharedOf(informer).config.snapshotProtection.Key
+	got := sharedOf(informer).config.SnapshotProtection.Key
 	assert.Equal(t, testSnapshotKey(9), got, "the key was copied")
 }
 

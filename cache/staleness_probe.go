@@ -80,7 +80,7 @@ func (s *sharedIndexInformer) probeStaleness(ctx context.Context, lw ListerWatch
 	}
 	if err != nil {
 		f.CountProbeFailure()
-		klog.FromContext(ctx).V(2).Info("Staleness probe failed", "type", s.config.objectDescription, "objectType", s.objectType, "err", err)
+		klog.FromContext(ctx).V(2).Info("Staleness probe failed", "type", s.config.ObjectDescription, "objectType", s.objectType, "err", err)
 		return
 	}
 	f.Confirm(rv, at)

@@ -239,7 +239,7 @@ func TestInformerStalenessProbeOff(t *testing.T) {
 	require.ErrorContains(t, ConfigureInformer(informer, probeEverySecond), "already started")
 	fresh := NewSharedIndexInformer(lw, &v1.Pod{}, 0, Indexers{})
 	require.NoError(t, ConfigureInformer(fresh, probeEverySecond))
-	assert.Equal(t, time.Second, fresh.(*sharedIndexInformer).config.stalenessProbeInterval)
+	assert.Equal(t, time.Second, fresh.(*sharedIndexInformer).config.StalenessProbeInterval)
 }
 
 // pagedStalenessLW answers the first LIST in two pages at resourceVersion

@@ -184,11 +184,11 @@ func newInformerSyncError(informer SharedInformer) *InformerSyncError {
 		return &InformerSyncError{Type: t, Resource: t}
 	}
 	e := &InformerSyncError{Type: fmt.Sprintf("%T", s.objectType), Err: s.stats.CurrentError()}
-	switch gvr := s.config.identifier.GroupVersionResource(); {
+	switch gvr := s.config.Identifier.GroupVersionResource(); {
 	case !gvr.Empty():
 		e.Resource = resourceString(gvr)
-	case s.config.objectDescription != "":
-		e.Resource = s.config.objectDescription
+	case s.config.ObjectDescription != "":
+		e.Resource = s.config.ObjectDescription
 	default:
 		e.Resource = e.Type
 	}

@@ -54,7 +54,7 @@ func WithListAdmissionPriority(priority int, examples ...runtime.Object) SharedI
 // and adds. kinformer extension, not in client-go.
 func WithRelistPageByPage() SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.options.RelistPageByPage = true
+		f.options.Informer.RelistPageByPage = true
 		return f
 	}
 }
@@ -69,7 +69,7 @@ func WithRelistPageByPage() SharedInformerOption {
 // not in client-go.
 func WithWatchIdleTimeout(d time.Duration) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.options.WatchIdleTimeout = d
+		f.options.Informer.WatchIdleTimeout = d
 		return f
 	}
 }
@@ -84,7 +84,7 @@ func WithWatchIdleTimeout(d time.Duration) SharedInformerOption {
 // extension, not in client-go.
 func WithStalenessProbeInterval(d time.Duration) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.options.StalenessProbeInterval = d
+		f.options.Informer.StalenessProbeInterval = d
 		return f
 	}
 }
@@ -98,7 +98,7 @@ func WithStalenessProbeInterval(d time.Duration) SharedInformerOption {
 // in client-go.
 func WithMaxRetryAfter(d time.Duration) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
-		f.options.MaxRetryAfter = d
+		f.options.Informer.MaxRetryAfter = d
 		return f
 	}
 }

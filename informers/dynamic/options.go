@@ -103,7 +103,7 @@ func WithListAdmissionPriority(priority int, resources ...schema.GroupVersionRes
 // informers.WithRelistPageByPage for what it costs). kinformer extension,
 // not in client-go.
 func WithRelistPageByPage() DynamicSharedInformerOption {
-	return option(func(o *gvrfactory.Options) { o.RelistPageByPage = true })
+	return option(func(o *gvrfactory.Options) { o.Informer.RelistPageByPage = true })
 }
 
 // WithWatchIdleTimeout sets the watch liveness deadline of every informer the
@@ -111,7 +111,7 @@ func WithRelistPageByPage() DynamicSharedInformerOption {
 // Zero keeps the default (cache.DefaultWatchIdleTimeout), a negative value
 // turns liveness off. kinformer extension, not in client-go.
 func WithWatchIdleTimeout(d time.Duration) DynamicSharedInformerOption {
-	return option(func(o *gvrfactory.Options) { o.WatchIdleTimeout = d })
+	return option(func(o *gvrfactory.Options) { o.Informer.WatchIdleTimeout = d })
 }
 
 // WithStalenessProbeInterval sets how long every informer the factory
@@ -121,7 +121,7 @@ func WithWatchIdleTimeout(d time.Duration) DynamicSharedInformerOption {
 // default (cache.DefaultStalenessProbeInterval), a negative value turns
 // probing off. kinformer extension, not in client-go.
 func WithStalenessProbeInterval(d time.Duration) DynamicSharedInformerOption {
-	return option(func(o *gvrfactory.Options) { o.StalenessProbeInterval = d })
+	return option(func(o *gvrfactory.Options) { o.Informer.StalenessProbeInterval = d })
 }
 
 // WithMaxRetryAfter sets the longest Retry-After the Reflector of every
@@ -132,7 +132,7 @@ func WithStalenessProbeInterval(d time.Duration) DynamicSharedInformerOption {
 // maximum (listadmission.Options.MaxRetryAfter). kinformer extension, not
 // in client-go.
 func WithMaxRetryAfter(d time.Duration) DynamicSharedInformerOption {
-	return option(func(o *gvrfactory.Options) { o.MaxRetryAfter = d })
+	return option(func(o *gvrfactory.Options) { o.Informer.MaxRetryAfter = d })
 }
 
 // WithSnapshotDir makes every informer the factory builds warm-restartable

@@ -101,7 +101,7 @@ func WithListAdmissionPriority(priority int, resources ...schema.GroupVersionRes
 // informers.WithRelistPageByPage for what it costs). kinformer extension,
 // not in client-go.
 func WithRelistPageByPage() SharedInformerOption {
-	return option(func(o *gvrfactory.Options) { o.RelistPageByPage = true })
+	return option(func(o *gvrfactory.Options) { o.Informer.RelistPageByPage = true })
 }
 
 // WithWatchIdleTimeout sets the watch liveness deadline of every informer the
@@ -109,7 +109,7 @@ func WithRelistPageByPage() SharedInformerOption {
 // Zero keeps the default (cache.DefaultWatchIdleTimeout), a negative value
 // turns liveness off. kinformer extension, not in client-go.
 func WithWatchIdleTimeout(d time.Duration) SharedInformerOption {
-	return option(func(o *gvrfactory.Options) { o.WatchIdleTimeout = d })
+	return option(func(o *gvrfactory.Options) { o.Informer.WatchIdleTimeout = d })
 }
 
 // WithStalenessProbeInterval sets how long every informer the factory
@@ -119,7 +119,7 @@ func WithWatchIdleTimeout(d time.Duration) SharedInformerOption {
 // default (cache.DefaultStalenessProbeInterval), a negative value turns
 // probing off. kinformer extension, not in client-go.
 func WithStalenessProbeInterval(d time.Duration) SharedInformerOption {
-	return option(func(o *gvrfactory.Options) { o.StalenessProbeInterval = d })
+	return option(func(o *gvrfactory.Options) { o.Informer.StalenessProbeInterval = d })
 }
 
 // WithMaxRetryAfter sets the longest Retry-After the Reflector of every
@@ -130,7 +130,7 @@ func WithStalenessProbeInterval(d time.Duration) SharedInformerOption {
 // maximum (listadmission.Options.MaxRetryAfter). kinformer extension, not
 // in client-go.
 func WithMaxRetryAfter(d time.Duration) SharedInformerOption {
-	return option(func(o *gvrfactory.Options) { o.MaxRetryAfter = d })
+	return option(func(o *gvrfactory.Options) { o.Informer.MaxRetryAfter = d })
 }
 
 // WithSnapshotDir makes every informer the factory builds warm-restartable

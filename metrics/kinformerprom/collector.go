@@ -321,7 +321,8 @@ func (c *Collector) informers() []sourceInformer {
 				continue
 			}
 			// Cannot fail: GetInformerStatus accepted it.
-			_ = cache.SetHandlerMetricsProvider(informer, handlerLatency{vec: c.latency, labels: labelValues(st, factory)})
+			latency := handlerLatency{vec: c.latency, labels: labelValues(st, factory)}
+			_ = cache.ConfigureInformer(informer, func(o *cache.SharedIndexInformerOptions) { o.HandlerMetricsProvider = latency })
 		}
 	}
 	return out

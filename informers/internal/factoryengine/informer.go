@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,8 +34,8 @@ type Snapshots[K comparable] struct {
 }
 
 // InformerOptions returns base with what o says about key's informer: its
-// list admission and priority, relist mode, watch idle timeout, staleness
-// probe interval and maximum Retry-After, and, when o has a snapshot
+// list admission and priority, the settings of o.Informer that are not
+// zero, and, when o has a snapshot
 // directory and snapshots is not nil, its snapshot file (snapshots.FileName
 // in the directory), scope (cache.SnapshotScopeFor of o's namespace and
 // tweak, then snapshots.Server), cluster and protection (sensitive when
@@ -49,10 +50,7 @@ func (o *Options[K]) InformerOptions(base cache.SharedIndexInformerOptions, key 
 	if o.ListAdmission != nil {
 		options.ListAdmissionPriority = o.ListAdmissionPriorities[key]
 	}
-	options.RelistPageByPage = o.RelistPageByPage
-	options.WatchIdleTimeout = o.WatchIdleTimeout
-	options.StalenessProbeInterval = o.StalenessProbeInterval
-	options.MaxRetryAfter = o.MaxRetryAfter
+	overlay(&options, o.Informer)
 	if o.SnapshotDir == "" || snapshots == nil {
 		return options
 	}
@@ -102,31 +100,12 @@ func Configure(informer cache.SharedIndexInformer, transform cache.TransformFunc
 		_ = informer.SetTransform(transform)
 	}
 	apply := func(withSnapshot bool) error {
-		return cache.ConfigureInformer(informer, func(o *cache.SharedIndexInformerOptions) {
-			if options.ListAdmission != nil {
-				o.ListAdmission = options.ListAdmission
-				if options.ListAdmissionPriority != 0 {
-					o.ListAdmissionPriority = options.ListAdmissionPriority
-				}
-			}
-			if options.WatchIdleTimeout != 0 {
-				o.WatchIdleTimeout = options.WatchIdleTimeout
-			}
-			if options.StalenessProbeInterval != 0 {
-				o.StalenessProbeInterval = options.StalenessProbeInterval
-			}
-			if options.MaxRetryAfter != 0 {
-				o.MaxRetryAfter = options.MaxRetryAfter
-			}
-			if options.RelistPageByPage {
-				o.RelistPageByPage = true
-			}
-			if withSnapshot && options.SnapshotFile != "" {
-				o.SnapshotFile = options.SnapshotFile
-				o.SnapshotScope = options.SnapshotScope
-				o.SnapshotProtection = options.SnapshotProtection
-			}
-		})
+		settings := options
+		if !withSnapshot {
+			settings.SnapshotFile, settings.SnapshotScope = "", ""
+			settings.SnapshotCluster, settings.SnapshotProtection = nil, cache.SnapshotProtection{}
+		}
+		return cache.ConfigureInformer(informer, func(o *cache.SharedIndexInformerOptions) { overlay(o, settings) })
 	}
 	if err := apply(true); err != nil {
 		utilruntime.HandleError(err)
@@ -134,6 +113,18 @@ func Configure(informer cache.SharedIndexInformer, transform cache.TransformFunc
 			if err := apply(false); err != nil {
 				utilruntime.HandleError(err)
 			}
+		}
+	}
+}
+
+// overlay sets every field of dst that is not zero in src to src's value,
+// leaving the others as they are. It walks the fields, so that a field
+// added to cache.SharedIndexInformerOptions needs no change here.
+func overlay(dst *cache.SharedIndexInformerOptions, src cache.SharedIndexInformerOptions) {
+	to, from := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src)
+	for i := range from.NumField() {
+		if field := from.Field(i); !field.IsZero() {
+			to.Field(i).Set(field)
 		}
 	}
 }

@@ -42,21 +42,14 @@ type Options[K comparable] struct {
 	// (WithSyncOptions); the zero value waits for all of them.
 	SyncOptions cache.SyncOptions
 
-	// RelistPageByPage applies relists page by page (WithRelistPageByPage;
-	// cache.SharedIndexInformerOptions.RelistPageByPage).
-	RelistPageByPage bool
-	// WatchIdleTimeout is the informers' watch liveness deadline
-	// (WithWatchIdleTimeout); zero keeps cache.DefaultWatchIdleTimeout,
-	// negative turns it off.
-	WatchIdleTimeout time.Duration
-	// StalenessProbeInterval is how long an informer goes without a
-	// confirmation before it probes (WithStalenessProbeInterval); zero
-	// keeps cache.DefaultStalenessProbeInterval, negative turns it off.
-	StalenessProbeInterval time.Duration
-	// MaxRetryAfter is the longest Retry-After honoured
-	// (WithMaxRetryAfter); zero keeps listadmission.DefaultMaxRetryAfter,
-	// negative sets no maximum.
-	MaxRetryAfter time.Duration
+	// Informer holds the kinformer settings every informer of the factory
+	// gets, each set by one With... option over the field of the same name
+	// (WithRelistPageByPage, WithWatchIdleTimeout,
+	// WithStalenessProbeInterval, WithMaxRetryAfter): a field left zero
+	// keeps the informer's own setting, whose zero meaning
+	// cache.SharedIndexInformerOptions documents and cache resolves. The
+	// per-key and per-factory settings below are not set here.
+	Informer cache.SharedIndexInformerOptions
 
 	// SnapshotDir is the directory of the informers' snapshot files
 	// (WithSnapshotDir); "" means none.

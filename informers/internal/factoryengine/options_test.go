@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/listadmission"
@@ -50,7 +52,7 @@ func TestInformerOptionsCarryTheFactorysSettings(t *testing.T) {
 	a := listadmission.New(listadmission.Options{})
 	o := Options[string]{
 		ListAdmission: a, ListAdmissionSet: true,
-		RelistPageByPage: true, WatchIdleTimeout: time.Second, StalenessProbeInterval: 2 * time.Second, MaxRetryAfter: 3 * time.Second,
+		Informer: cache.SharedIndexInformerOptions{RelistPageByPage: true, WatchIdleTimeout: time.Second, StalenessProbeInterval: 2 * time.Second, MaxRetryAfter: 3 * time.Second},
 		SnapshotDir: "d", CustomResync: map[string]time.Duration{"pods": time.Hour},
 	}
 	o.Prioritize(5, "pods")
@@ -93,4 +95,24 @@ func TestInformerOptionsCarryTheFactorysSettings(t *testing.T) {
 			assert.Equal(t, tc.resync, o.ResyncPeriod(tc.key, time.Minute))
 		})
 	}
+}
+
+// TestConfigureOverlaysOnlyTheSettingsGiven: Configure gives a built
+// informer every setting that is not zero, and leaves the informer's own
+// (here a projection's snapshot tie, set at construction) where the
+// factory says nothing; a field added to cache.SharedIndexInformerOptions
+// is carried without a change to Configure.
+func TestConfigureOverlaysOnlyTheSettingsGiven(t *testing.T) {
+	informer := cache.NewSharedIndexInformerWithOptions(&cache.ListWatch{}, &v1.Pod{}, cache.SharedIndexInformerOptions{SnapshotProjection: "p1"})
+	admission := listadmission.New(listadmission.Options{})
+	Configure(informer, nil, cache.SharedIndexInformerOptions{
+		UseDeltaFIFO: true, WatchIdleTimeout: -1, MaxRetryAfter: time.Second,
+		ListAdmission: admission, ListAdmissionPriority: 3,
+	})
+	var got cache.SharedIndexInformerOptions
+	require.NoError(t, cache.ConfigureInformer(informer, func(o *cache.SharedIndexInformerOptions) { got = *o }))
+	assert.Equal(t, cache.SharedIndexInformerOptions{
+		UseDeltaFIFO: true, WatchIdleTimeout: -1, MaxRetryAfter: time.Second,
+		ListAdmission: admission, ListAdmissionPriority: 3, SnapshotProjection: "p1",
+	}, got)
 }

@@ -18,7 +18,7 @@ import (
 // (the fake client sends no bookmarks).
 func TestStalenessProbeInterval(t *testing.T) {
 	client, _ := newFakeClient(newObject(widgetsGVR, "Widget", "ns", "a", nil))
-	factory := newFactory(client, func(o *Options) { o.StalenessProbeInterval = 20 * time.Millisecond })
+	factory := newFactory(client, func(o *Options) { o.Informer.StalenessProbeInterval = 20 * time.Millisecond })
 	informer := factory.ForResource(widgetsGVR).Informer()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer factory.Shutdown()
