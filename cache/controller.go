@@ -31,10 +31,9 @@ type Config struct {
 	// handles batches of popped deltas (each key at most once per batch);
 	// single items still go to Process, so both must do the same thing. It
 	// should return a *TransactionError when only part of a batch was
-	// applied.
-	//
-	// Difference from client-go: no feature gate is consulted; batching is
-	// used whenever both conditions hold.
+	// applied. Batching is used whenever both conditions hold, whatever
+	// the feature gates say. Differs from client-go v0.37.2; see
+	// COMPATIBILITY.md.
 	ProcessBatch ProcessBatchFunc
 
 	// ObjectType is an example of the objects the controller handles.
@@ -149,12 +148,10 @@ func (c *controller) Run(stopCh <-chan struct{}) {
 	c.RunWithContext(wait.ContextForChannel(stopCh))
 }
 
-// RunWithContext implements Controller.
-//
-// Difference from client-go: a panic raised by Process (for example in an
-// event handler of NewInformerWithOptions) still propagates out of
-// RunWithContext, but only after the Reflector goroutine has been stopped, so
-// nothing is left running.
+// RunWithContext implements Controller. A panic raised by Process (for
+// example in an event handler of NewInformerWithOptions) propagates out of
+// RunWithContext once the Reflector goroutine has stopped, so nothing is left
+// running. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (c *controller) RunWithContext(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	if err := c.configError(); err != nil {

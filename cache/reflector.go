@@ -118,63 +118,34 @@ type ResourceVersionUpdater interface {
 // runs. Name, TypeDescription and LastSyncResourceVersion are safe to call at
 // any time from any goroutine.
 //
-// Differences from client-go:
-//   - A watch error handler set by the informer sees every list and watch
-//     failure (see WatchErrorHandlerWithContext).
-//   - An event the Reflector cannot store (an object of the wrong type or
-//     kind, a Table, an object without metadata, no object, an unknown event
-//     type, a bookmark without a resourceVersion) is logged through
-//     utilruntime.HandleErrorWithContext, with client-go's message where
-//     client-go has one, dropped, and the watch goes on, as in client-go;
-//     kinformer also counts it (InformerStatus.BadData). Differences: the
-//     log line names the event by its type, the object's Go type and its
-//     namespace/name, never with the object itself (client-go logs the
-//     whole event, a Secret's data included, for an unknown event type and
-//     an object without metadata; a bookmark without a resourceVersion it
-//     does not log at all); an
-//     event with a nil pointer is skipped where client-go panics, and
-//     neither an unknown event type nor a bookmark without a resourceVersion
-//     moves LastSyncResourceVersion (client-go moves it to the event's, ""
-//     for such a bookmark). A frame the client cannot decode arrives, as in
-//     client-go, as an ERROR event (500, cause ClientWatchDecoding) that ends
-//     the watch, and the Reflector relists after its backoff; kinformer also
-//     counts it as bad data unless it reports a broken connection (an HTTP/2
-//     stream reset). An event whose object has no resourceVersion is stored
-//     but does not move LastSyncResourceVersion back to "".
-//   - The LIST runs on the caller's goroutine with the caller's context, so
-//     no goroutine outlives a stopped ListAndWatch; stopping is prompt when
-//     the ListerWatcher honours its context.
-//   - Backoff waits (including Run's and the streaming list's) use the
-//     injected clock and end when the context ends; a Retry-After sent with
-//     a 429 (or a server timeout) is honoured when longer than the backoff,
-//     up to ReflectorOptions.MaxRetryAfter (listadmission.DefaultMaxRetryAfter,
-//     60 s, by default; client-go's Reflector ignores it, but its REST
-//     client sleeps the whole of it before each of its own retries, see
-//     listadmission.DefaultMaxRetryAfter);
-//     the backoff starts over after two minutes without a failure (see
-//     ReflectorOptions.Backoff).
-//   - Metrics are recorded through SetReflectorMetricsProvider's provider.
-//   - ListWatch.DisableChunking is honoured.
-//   - A Reflector without a name that is started where no caller outside this
-//     package is on the stack (a bare goroutine) is named after its type,
-//     "reflector *v1.Pod", instead of client-go's "????".
-//   - A streaming list that stays silent does not block the Reflector
-//     (client-go issues kubernetes/kubernetes#140890 and #135895): when it
-//     receives no event at all for 10 seconds before the bookmark annotated
-//     "k8s.io/initial-events-end" arrived, the Reflector drops what the
-//     stream delivered and falls back to a paged LIST followed by a WATCH
-//     for that cycle, as it does after a stream that fails. client-go waits
-//     without end on a silent stream, only logging "event bookmark expired"
-//     every 10 seconds, so its informer never syncs against such a server
-//     (an aggregated API server, a proxy, a mock, or client-go's fake
-//     clientset behind a plain ListWatch without
-//     ToListWatcherWithWatchListSemantics). Events that keep arriving, as
-//     in a large initial list, keep the stream going.
-//   - With ReflectorOptions.WatchIdleTimeout (off for a Reflector built
-//     here, on by default in shared informers), a watch that went silent
-//     after a periodic bookmark is reopened from the last resourceVersion.
-//     Watch requests, streaming lists included, ask the server for
-//     client-go's timeouts either way.
+// What it guarantees besides client-go's contract:
+//   - An event it cannot store (no object or a nil pointer, an object of the
+//     wrong type or kind, a Table, no object metadata, an unknown event type,
+//     a bookmark without a resourceVersion) is logged without the object's
+//     data (its event type, Go type and namespace/name only), counted
+//     (InformerStatus.BadData) and dropped; the watch goes on, and such an
+//     event does not move LastSyncResourceVersion. A frame the client cannot
+//     decode ends the watch (an ERROR event) and is counted as bad data
+//     unless it reports a broken connection. An event whose object has no
+//     resourceVersion is stored without moving LastSyncResourceVersion.
+//   - LIST runs on the caller's goroutine with its context: nothing outlives
+//     a stopped ListAndWatch.
+//   - Backoff waits run on the injected clock and end with the context; a
+//     Retry-After longer than the backoff is honoured up to
+//     ReflectorOptions.MaxRetryAfter; the backoff starts over after two
+//     minutes without a failure.
+//   - A streaming list that receives nothing for 10 seconds before its
+//     "k8s.io/initial-events-end" bookmark is dropped, and the cycle falls
+//     back to a paged LIST and a WATCH; events that keep arriving keep the
+//     stream going.
+//   - With ReflectorOptions.WatchIdleTimeout, a watch that went silent after
+//     a periodic bookmark is reopened from the last resourceVersion.
+//   - Lists and watches are recorded through SetReflectorMetricsProvider's
+//     provider, ListWatch.DisableChunking is honoured, and a Reflector
+//     without a name started from a bare goroutine is named after its type
+//     ("reflector *v1.Pod").
+//
+// Differs from client-go v0.37.2 in each of these; see COMPATIBILITY.md.
 //
 // Streaming lists otherwise behave as in client-go: a stream the server
 // closes before its end bookmark (after an event, or after a second) is
@@ -364,10 +335,9 @@ func NewNamedReflector(name string, lw ListerWatcher, expectedType interface{}, 
 // k8s.io/client-go/features is enabled (the default; set
 // KUBE_FEATURE_WatchListClient=false to disable it) and lw does not report
 // IsWatchListSemanticsUnSupported() == true (see
-// ToListWatcherWithWatchListSemantics). Difference from client-go: a
-// streaming list that goes silent before its initial-events-end bookmark
-// falls back to LIST for that cycle instead of blocking the Reflector (see
-// Reflector).
+// ToListWatcherWithWatchListSemantics). A streaming list that goes silent
+// before its initial-events-end bookmark falls back to LIST for that cycle
+// (see Reflector). Differs from client-go v0.37.2; see COMPATIBILITY.md.
 //
 // A nil lw or store does not panic: ListAndWatch then returns an error.
 func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store ReflectorStore, options ReflectorOptions) *Reflector {
@@ -596,9 +566,9 @@ func (r *Reflector) ListAndWatch(stopCh <-chan struct{}) error {
 //
 // A streaming list that fails makes this cycle fall back to a paged LIST, as
 // in client-go; a stream the server closes before its initial-events-end
-// bookmark is opened again. Difference from client-go: a stream that stays
-// silent before that bookmark also falls back, instead of waiting for ever
-// (see Reflector).
+// bookmark is opened again; a stream that stays silent before that bookmark
+// also falls back (see Reflector). Differs from client-go v0.37.2; see
+// COMPATIBILITY.md.
 func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return nil

@@ -66,12 +66,11 @@ var reflectorMetricsProvider reflectorMetricsProviderHolder
 // from then on. Only the first call has an effect; later calls are ignored.
 // Without a call, Reflectors record nothing. Safe for concurrent use.
 //
-// Difference from client-go: client-go v0.37 keeps the provider but never
-// records anything through it; kinformer's Reflector records lists, list
-// duration, items per list, watches, short watches, watch duration, items per
-// watch and the last resource version. A Reflector picks the provider up when
-// it first lists and watches, so a provider set after construction but before
-// Run still takes effect.
+// Reflectors record lists, list duration, items per list, watches, short
+// watches, watch duration, items per watch and the last resource version. A
+// Reflector picks the provider up when it first lists and watches, so a
+// provider set after construction but before Run still takes effect.
+// Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func SetReflectorMetricsProvider(metricsProvider MetricsProvider) {
 	reflectorMetricsProvider.once.Do(func() {
 		reflectorMetricsProvider.mu.Lock()

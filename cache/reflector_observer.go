@@ -55,27 +55,26 @@ type WatchErrorHandler func(r *Reflector, err error)
 // quickly; anything expensive belongs on another goroutine.
 //
 // A handler set on an informer (SetWatchErrorHandler /
-// SetWatchErrorHandlerWithContext) reaches its Reflector. Difference from
-// client-go: such a handler is called for every failure, including those the
-// Reflector handles by itself without ending its cycle (a watch that
-// cannot be opened because the connection is refused or the server answers
-// 429, a watch that ends with 410 Gone / Expired, an internal error that is
-// retried, a very short watch, a streaming list retried after a refused
-// connection or a 429), which client-go only logs at V(2)/V(4). A handler
-// therefore sees why an informer is not current. As in client-go, a handler
-// never hears of a streaming list that falls back to LIST (the server cannot
-// stream lists, the stream failed or stayed silent): the LIST's own failure,
-// if any, is what it gets. DefaultWatchErrorHandler (used when no handler is
-// set) only receives the errors that end a ListAndWatch, as in client-go.
+// SetWatchErrorHandlerWithContext) reaches its Reflector, and is called for
+// every failure, including those the Reflector handles by itself without
+// ending its cycle (a watch that cannot be opened because the connection is
+// refused or the server answers 429, a watch that ends with 410 Gone /
+// Expired, an internal error that is retried, a very short watch, a
+// streaming list retried after a refused connection or a 429): a handler
+// sees why an informer is not current. As in client-go, a handler never
+// hears of a streaming list that falls back to LIST (the server cannot
+// stream lists, the stream failed or stayed silent): the LIST's own
+// failure, if any, is what it gets. DefaultWatchErrorHandler (used when no
+// handler is set) only receives the errors that end a ListAndWatch, as in
+// client-go. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 type WatchErrorHandlerWithContext func(ctx context.Context, r *Reflector, err error)
 
 // DefaultWatchErrorHandler logs err the way client-go does: an expired or
 // gone resource version at V(4), io.EOF (a normal close) not at all,
 // io.ErrUnexpectedEOF at V(1), anything else as an error through
 // utilruntime.HandleErrorWithContext. It accepts a nil Reflector.
-//
-// Difference from client-go: io.EOF and io.ErrUnexpectedEOF are also
-// recognised when wrapped.
+// io.EOF and io.ErrUnexpectedEOF are recognised when wrapped too. Differs
+// from client-go v0.37.2; see COMPATIBILITY.md.
 func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
 	name, description := "", ""
 	if r != nil {

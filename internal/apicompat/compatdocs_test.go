@@ -14,14 +14,10 @@ import (
 // client-go" paragraph; each is to state its contract and point to COMPATIBILITY.md like the
 // others, then leave this list.
 var pendingOldCompatLabels = map[string]bool{
-	"cache/controller.go":         true,
 	"cache/delta_fifo.go":         true,
 	"cache/delta_fifo_list.go":    true,
 	"cache/fifo.go":               true,
 	"cache/process_deltas.go":     true,
-	"cache/reflector.go":          true,
-	"cache/reflector_metrics.go":  true,
-	"cache/reflector_observer.go": true,
 	"cache/the_real_fifo.go":      true,
 	"cache/the_real_fifo_list.go": true,
 }
