@@ -415,6 +415,7 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 		Admission:         admission,
 		AdmissionPriority: cfg.admissionPriority,
 		Stats:             reflectorStats{stats: stats},
+		Arrivals:          stats,
 		Report: func(ctx context.Context, err error) {
 			r.reportWatchFailure(ctx, publicReflectorError(err))
 		},

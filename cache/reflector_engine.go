@@ -129,9 +129,6 @@ func (s reflectorStats) RelistAfter(err error) {
 	s.stats.SetNextList(relistReasonAfterWatch(publicReflectorError(err)))
 }
 
-// EventReceived implements reflector.Stats.
-func (s reflectorStats) EventReceived(now time.Time) { s.stats.EventReceived(now) }
-
 // Confirmed implements reflector.Stats.
 func (s reflectorStats) Confirmed(resourceVersion string, at time.Time) {
 	s.stats.Freshness().Confirm(resourceVersion, at)

@@ -202,11 +202,11 @@ func (d *driver) perform(a *Action, now time.Time, in *Input) bool {
 	return false
 }
 
-// eventApplied does ActEventApplied: the observer records the event's
-// arrival at now; rv, when not empty, is published and told to a
-// VersionUpdater store.
+// eventApplied does ActEventApplied: the event's arrival at now is
+// recorded; rv, when not empty, is published and told to a VersionUpdater
+// store.
 func (d *driver) eventApplied(rv string, now time.Time) {
-	d.e.observeEvent(now)
+	d.e.arrivals.EventReceived(now)
 	if rv != "" {
 		d.e.setLastSyncResourceVersion(rv)
 		if d.updater != nil {

@@ -76,8 +76,10 @@ type Options struct {
 	Admission         Admission
 	AdmissionPriority int
 
-	// Stats receives the diagnostics; it must be set.
-	Stats Stats
+	// Stats receives the diagnostics and Arrivals the events' arrival
+	// times; both must be set.
+	Stats    Stats
+	Arrivals Arrivals
 	// Report, when not nil, hears of every failure the Reflector handles
 	// by itself within a cycle (NoteReport).
 	Report func(ctx context.Context, err error)
@@ -148,8 +150,10 @@ type Engine struct {
 	admission         Admission
 	admissionPriority int
 
-	stats  Stats
-	report func(ctx context.Context, err error)
+	stats Stats
+	// arrivals records each event's arrival (Options.Arrivals).
+	arrivals Arrivals
+	report   func(ctx context.Context, err error)
 
 	// state is the core's state; cycle and metrics are the running
 	// cycle's. Only the goroutine of the running cycle uses them.
@@ -189,6 +193,7 @@ func New(opts Options) *Engine {
 		admission:         opts.Admission,
 		admissionPriority: opts.AdmissionPriority,
 		stats:             opts.Stats,
+		arrivals:          opts.Arrivals,
 		report:            opts.Report,
 		state:             NewState(opts.Resume != nil),
 	}

@@ -50,12 +50,6 @@ func (e *Engine) observe(ctx context.Context, a *Action, now time.Time) {
 	}
 }
 
-// observeEvent records the arrival of an event the store took (see
-// ActEventApplied).
-func (e *Engine) observeEvent(now time.Time) {
-	e.stats.EventReceived(now)
-}
-
 // logNote logs the line of a note.
 func (e *Engine) logNote(ctx context.Context, a *Action) {
 	logger := e.loggerFor(ctx).WithCallDepth(2)

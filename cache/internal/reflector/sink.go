@@ -108,8 +108,16 @@ type AdmissionSlot interface {
 	Context(ctx context.Context) context.Context
 }
 
-// Stats receives the Reflector's diagnostics. Its methods are called from
-// the cycle's goroutine (EventReceived once per event) and must be cheap.
+// Arrivals records when the events of a watch arrive. EventReceived is
+// called from the cycle's goroutine once per event and must be cheap; the
+// informer's diagnostics implement it directly.
+type Arrivals interface {
+	// EventReceived: a watch event or bookmark reached the store at now.
+	EventReceived(now time.Time)
+}
+
+// Stats receives the Reflector's other diagnostics. Its methods are called
+// from the cycle's goroutine and must be cheap.
 type Stats interface {
 	// ListStarting: a list (LIST or streaming list) starts.
 	ListStarting()
@@ -121,8 +129,6 @@ type Stats interface {
 	NextList(reason ListReason)
 	// RelistAfter: the next list follows a watch that ended with err.
 	RelistAfter(err error)
-	// EventReceived: a watch event or bookmark reached the store at now.
-	EventReceived(now time.Time)
 	// Confirmed: the server confirmed at "at" that it sent everything up
 	// to resourceVersion (a complete list, a bookmark).
 	Confirmed(resourceVersion string, at time.Time)
