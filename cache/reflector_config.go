@@ -58,7 +58,7 @@ type reflectorConfig struct {
 	resume func(context.Context) (*reflectorResume, error)
 	// admission, when not nil, limits the Reflector's lists and streaming
 	// lists together with those of the other Reflectors sharing it;
-	// admissionPriority orders it among them (list_admission.go).
+	// admissionPriority orders it among them (listAdmitter, reflector_engine.go).
 	admission         listAdmitter
 	admissionPriority int
 	// maxRetryAfter is the longest Retry-After honoured; zero: no maximum.

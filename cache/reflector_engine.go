@@ -6,6 +6,7 @@ import (
 
 	"github.com/kinformer/kinformer/cache/internal/diag"
 	"github.com/kinformer/kinformer/cache/internal/reflector"
+	"github.com/kinformer/kinformer/listadmission"
 )
 
 // The boundary between the Reflector and its engine (internal/reflector):
@@ -66,7 +67,7 @@ func (s engineListSink) End(ctx context.Context, resourceVersion string) (int, e
 	return s.sink.end(ctx, resourceVersion)
 }
 
-// reflectorAdmission is a list admission (listAdmitter, list_admission.go)
+// reflectorAdmission is a list admission (listAdmitter, below)
 // as the engine's reflector.Admission.
 type reflectorAdmission struct {
 	admission listAdmitter
@@ -153,4 +154,37 @@ func engineResume(load func(context.Context) (*reflectorResume, error)) func(con
 		}
 		return &reflector.Snapshot{ResourceVersion: resume.resourceVersion, Objects: resume.objects}, nil
 	}
+}
+
+// badDataCount returns how many times the Reflector received bad data of kind k. It is
+// safe for concurrent use; tests and the metrics wiring read it.
+func (r *Reflector) badDataCount(k reflector.BadData) uint64 {
+	return r.engine.BadDataCount(k)
+}
+
+// badDataTotal returns how many times the Reflector received bad data of any kind. It is
+// safe for concurrent use.
+func (r *Reflector) badDataTotal() uint64 {
+	return r.engine.BadDataTotal()
+}
+
+// listAdmitter is the list admission a Reflector asks before each LIST or
+// streaming list (package listadmission): Acquire waits for a slot of the
+// given priority, ThrottledBy reports a list's failure (only a 429 counts)
+// with the slot of that list. A *listadmission.Admission is one, a nil one
+// included, which admits every list at once.
+type listAdmitter interface {
+	Acquire(ctx context.Context, priority int) (*admissionSlot, error)
+	ThrottledBy(err error, slot *admissionSlot)
+}
+
+// admissionSlot is a list's slot of its admission; a nil one holds nothing,
+// and its Release does nothing.
+type admissionSlot = listadmission.Slot
+
+// withAdmissionSlot returns ctx carrying slot (ctx itself when slot is nil),
+// so that a transport wrapped by the slot's admission knows the requests of
+// the list it admits.
+func withAdmissionSlot(ctx context.Context, slot *admissionSlot) context.Context {
+	return listadmission.ContextWithSlot(ctx, slot)
 }

@@ -18,18 +18,6 @@ import (
 // probes.
 const DefaultStalenessProbeInterval = 2 * time.Minute
 
-// effectiveStalenessProbeInterval maps the option's value to the interval
-// used: zero is the default, negative is none (returned as 0).
-func effectiveStalenessProbeInterval(d time.Duration) time.Duration {
-	switch {
-	case d == 0:
-		return DefaultStalenessProbeInterval
-	case d < 0:
-		return 0
-	}
-	return d
-}
-
 // errProbeNoResourceVersion is a probe answer without a resourceVersion.
 var errProbeNoResourceVersion = errors.New("the list has no resourceVersion")
 
