@@ -379,7 +379,7 @@ func TestBadInputThroughTheInformer(t *testing.T) {
 				// The DeltaFIFO rejects the watched bad value itself when
 				// queueing; the RealFIFO queues it and the informer drops it
 				// when applying. Both drop the listed one when applying.
-				assert.Equal(t, int64(2), informer.applier.rejected.Load())
+				assert.Equal(t, int64(2), informer.applier.Rejected())
 			}
 		})
 	}

@@ -413,8 +413,8 @@ func newInformer(store Store, options InformerOptions) Controller {
 		ObjectType:       options.ObjectType,
 		FullResyncPeriod: options.ResyncPeriod,
 		MinWatchTimeout:  options.MinWatchTimeout,
-		Process:          applier.process,
-		ProcessBatch:     applier.processBatch,
+		Process:          applier.Process,
+		ProcessBatch:     applier.ProcessBatch,
 	})
 }
 

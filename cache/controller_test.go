@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kinformer/kinformer/cache/internal/apply"
 )
 
 // infNoMeta has no object metadata, so no key can be computed for it.
@@ -105,9 +107,9 @@ func TestDeltaApplierProcessSemantics(t *testing.T) {
 				a := newDeltaApplier(infTestLogger(t), store, rec)
 				var err error
 				if batch {
-					err = a.processBatch(tc.deltas, tc.inInitial)
+					err = a.ProcessBatch(tc.deltas, tc.inInitial)
 				} else {
-					err = a.process(Deltas(tc.deltas), tc.inInitial)
+					err = a.Process(Deltas(tc.deltas), tc.inInitial)
 				}
 				require.NoError(t, err)
 				if tc.name == "sync all updates every cached object" {
@@ -116,7 +118,7 @@ func TestDeltaApplierProcessSemantics(t *testing.T) {
 					assert.Equal(t, tc.wantEvents, rec.get())
 				}
 				assert.Equal(t, tc.wantStore, infStoreContents(store))
-				assert.Equal(t, tc.wantReject, a.rejected.Load())
+				assert.Equal(t, tc.wantReject, a.Rejected())
 			})
 		}
 	}
@@ -125,12 +127,12 @@ func TestDeltaApplierProcessSemantics(t *testing.T) {
 func TestDeltaApplierBookmarkAndBadInfo(t *testing.T) {
 	store := NewStore(DeletionHandlingMetaNamespaceKeyFunc)
 	a := newDeltaApplier(infTestLogger(t), store, &infRecorder{})
-	require.NoError(t, a.process(Deltas{{Bookmark, BookmarkInfo{ResourceVersion: "42"}}}, false))
+	require.NoError(t, a.Process(Deltas{{Bookmark, BookmarkInfo{ResourceVersion: "42"}}}, false))
 	assert.Equal(t, "42", store.LastStoreSyncResourceVersion())
-	require.Error(t, a.process(Deltas{{ReplacedAll, "nope"}}, false))
-	require.Error(t, a.process(Deltas{{SyncAll, 1}}, false))
-	require.Error(t, a.process(Deltas{{Bookmark, 1}}, false))
-	require.Error(t, a.process("not deltas", false))
+	require.Error(t, a.Process(Deltas{{ReplacedAll, "nope"}}, false))
+	require.Error(t, a.Process(Deltas{{SyncAll, 1}}, false))
+	require.Error(t, a.Process(Deltas{{Bookmark, 1}}, false))
+	require.Error(t, a.Process("not deltas", false))
 }
 
 func TestNewInformerWithOptions(t *testing.T) {
@@ -381,7 +383,7 @@ func TestInformerAppliesAPoppedBatchInOneTransaction(t *testing.T) {
 		rec := &infRecorder{}
 		a := newDeltaApplier(infTestLogger(t), store, rec)
 		f := fill(t)
-		require.NoError(t, f.PopBatch(a.processBatch, a.process))
+		require.NoError(t, f.PopBatch(a.ProcessBatch, a.Process))
 		assert.Equal(t, [][]TransactionType{{TransactionTypeUpdate, TransactionTypeAdd, TransactionTypeAdd, TransactionTypeDelete}}, store.transactions)
 		assert.Zero(t, store.singleWrites, "no write outside the transaction: %v", store.singleWriteMethods)
 		assert.Equal(t, wantEvents, rec.get())
@@ -402,7 +404,7 @@ func TestInformerAppliesAPoppedBatchInOneTransaction(t *testing.T) {
 		rec := &infRecorder{}
 		a := newDeltaApplier(infTestLogger(t), store, rec)
 		f := fill(t)
-		require.NoError(t, f.PopBatch(a.processBatch, a.process))
+		require.NoError(t, f.PopBatch(a.ProcessBatch, a.Process))
 		assert.Equal(t, []float64{5}, gauge.get()[before:], "one store write for the whole batch")
 		assert.Equal(t, wantEvents, rec.get())
 		assert.Equal(t, []string{"ns/a@2", "ns/b@3", "ns/c@4"}, infStoreContents(store))
@@ -420,17 +422,18 @@ func TestDeltaApplierReusesQueueKeys(t *testing.T) {
 		require.NoError(t, store.Add(a1))
 		kf.calls.Store(0)
 		rec := &infRecorder{}
-		a := newDeltaApplier(infTestLogger(t), store, rec)
-		a.keysOf = func(ds []Delta) []string {
+		cfg := deltaApplierConfig(infTestLogger(t), store, rec)
+		cfg.KeysOf = func(ds []Delta) []string {
 			if len(ds) == len(deltas) {
 				return keys
 			}
 			return nil
 		}
+		a := apply.New(cfg)
 		if batch {
-			require.NoError(t, a.processBatch(deltas, false))
+			require.NoError(t, a.ProcessBatch(deltas, false))
 		} else {
-			require.NoError(t, a.process(Deltas(deltas), false))
+			require.NoError(t, a.Process(Deltas(deltas), false))
 		}
 		assert.Equal(t, want, rec.get())
 		assert.Equal(t, []string{"ns/b@1"}, infStoreContents(store))
@@ -445,14 +448,14 @@ func TestReplaceAllComputesEachKeyOnce(t *testing.T) {
 	a := newDeltaApplier(infTestLogger(t), store, rec)
 
 	list := []interface{}{infPod("a", "1"), infPod("b", "1"), infPod("c", "1")}
-	require.NoError(t, a.process(Deltas{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "1", Objects: list}}}, true))
+	require.NoError(t, a.Process(Deltas{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "1", Objects: list}}}, true))
 	assert.Equal(t, int64(3), kf.calls.Load(), "one key computation per listed object")
 	assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@1 initial=true", "add ns/c@1 initial=true"}, rec.get())
 	assert.Equal(t, "1", store.LastStoreSyncResourceVersion())
 
 	kf.calls.Store(0)
 	relist := []interface{}{infPod("c", "2"), infPod("d", "2")}
-	require.NoError(t, a.process(Deltas{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "2", Objects: relist}}}, false))
+	require.NoError(t, a.Process(Deltas{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "2", Objects: relist}}}, false))
 	assert.Equal(t, int64(2), kf.calls.Load())
 	assert.Equal(t, []string{
 		"delete tombstone(ns/a@1)", "delete tombstone(ns/b@1)",

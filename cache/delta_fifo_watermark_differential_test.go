@@ -38,7 +38,7 @@ func ourDeltaFIFOSide(t *testing.T) deltaFIFOSide {
 		resync:  func() { require.NoError(t, queue.Resync()) },
 		pop: func() ([]string, string) {
 			before := len(rec.get())
-			_, err := queue.Pop(applier.process)
+			_, err := queue.Pop(applier.Process)
 			require.NoError(t, err)
 			return rec.get()[before:], store.LastStoreSyncResourceVersion()
 		},

@@ -617,7 +617,7 @@ func TestPageByPageStreamedRelistDeletesRemovedKeys(t *testing.T) {
 			if n == 0 {
 				return
 			}
-			require.NoError(t, f.PopBatch(a.processBatch, a.process))
+			require.NoError(t, f.PopBatch(a.ProcessBatch, a.Process))
 		}
 	}
 	drain()

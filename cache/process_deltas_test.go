@@ -26,16 +26,16 @@ func TestInformerQueueHandsListKeysToTheApplier(t *testing.T) {
 	var info ReplacedAllInfo
 	rec := &infRecorder{}
 	applier := newInformerApplier(klog.Background(), queue, store, rec, nil)
-	require.NoError(t, queue.PopBatch(applier.processBatch, func(obj interface{}, initial bool) error {
+	require.NoError(t, queue.PopBatch(applier.ProcessBatch, func(obj interface{}, initial bool) error {
 		info = obj.(Deltas)[0].Object.(ReplacedAllInfo)
 		// The keys the queue computed, with a key changed so that the
 		// test sees which one the store uses.
 		info.keys[2] = "ns/b-as-the-queue-keyed-it"
-		return applier.process(Deltas{{Type: ReplacedAll, Object: info}}, initial)
+		return applier.Process(Deltas{{Type: ReplacedAll, Object: info}}, initial)
 	}))
 	assert.Equal(t, []string{"ns/a", "", "ns/b-as-the-queue-keyed-it"}, info.keys)
 	assert.ElementsMatch(t, []string{"ns/a", "ns/b-as-the-queue-keyed-it"}, store.ListKeys(), "the store took the queue's keys")
-	assert.Equal(t, int64(1), applier.rejected.Load(), "the object without a key was keyed by the store, and rejected")
+	assert.Equal(t, int64(1), applier.Rejected(), "the object without a key was keyed by the store, and rejected")
 
 	// A queue built by a caller keeps no keys.
 	plain := NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, KeyFunction: MetaNamespaceKeyFunc})
@@ -48,7 +48,7 @@ func TestInformerQueueHandsListKeysToTheApplier(t *testing.T) {
 	// With a transform between queue and store the applier keys objects itself.
 	store2 := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark(nil))
 	applier2 := newInformerApplier(klog.Background(), queue, store2, rec, func(obj interface{}) (interface{}, error) { return obj, nil })
-	require.NoError(t, applier2.process(Deltas{{Type: ReplacedAll, Object: info}}, true))
+	require.NoError(t, applier2.Process(Deltas{{Type: ReplacedAll, Object: info}}, true))
 	assert.ElementsMatch(t, []string{"ns/a", "ns/b"}, store2.ListKeys())
 }
 
@@ -97,7 +97,7 @@ func TestInformerAppliesAListWhoseObjectAUserIndexFunctionFailsOn(t *testing.T) 
 			byNS, err := indexer.IndexKeys(NamespaceIndex, "ns")
 			require.NoError(t, err)
 			assert.Equal(t, []string{"ns/a", "ns/b", "ns/bad"}, byNS)
-			assert.Equal(t, int64(1), informer.applier.unindexed.Load())
+			assert.Equal(t, int64(1), informer.applier.Unindexed())
 
 			// A relist that finds a gone: the relist is applied, bad kept.
 			srv.removeSilently("a") // 4
@@ -108,14 +108,14 @@ func TestInformerAppliesAListWhoseObjectAUserIndexFunctionFailsOn(t *testing.T) 
 			assert.Equal(t, "4", informer.LastSyncResourceVersion())
 			got = rec.waitN(t, 4)
 			assert.Contains(t, got[3:], "delete tombstone(ns/a@1)")
-			assert.Equal(t, int64(2), informer.applier.unindexed.Load())
+			assert.Equal(t, int64(2), informer.applier.Unindexed())
 
 			// A watch event for the bad object stores it too.
 			srv.update("bad") // 5
 			require.Eventually(t, func() bool {
 				return assert.ObjectsAreEqual([]string{"ns/b@3", "ns/bad@5"}, infStoreContents(informer.GetStore()))
 			}, infTimeout, time.Millisecond, "the update is applied")
-			assert.Equal(t, int64(3), informer.applier.unindexed.Load())
+			assert.Equal(t, int64(3), informer.applier.Unindexed())
 		})
 	}
 }

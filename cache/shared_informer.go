@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/kinformer/kinformer/cache/internal/apply"
 	"github.com/kinformer/kinformer/cache/internal/diag"
 	"github.com/kinformer/kinformer/cache/internal/fanout"
 )
@@ -306,8 +307,8 @@ type sharedIndexInformer struct {
 	// and while a late handler is given the cache contents, so that such a
 	// handler neither misses nor duplicates a change.
 	blockDeltas sync.Mutex
-	applier     *deltaApplier
-	batch       notificationBatch
+	applier     *apply.Applier[Delta]
+	notes       apply.Notes
 	// relistUnsettled, guarded by blockDeltas, is true while the cache
 	// holds pieces of a relist applied piece by piece (Replaced deltas, the
 	// deletions a relist derived) that a complete list has not settled yet
@@ -403,9 +404,9 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 	settings.queue.store = s.indexer
 	queue := newInformerQueue(logger, settings.queue)
 	if _, off := s.cacheMutationDetector.(noopMutationDetector); !off {
-		s.batch.detector = s.cacheMutationDetector
+		s.notes.Detector = s.cacheMutationDetector
 	}
-	s.applier = newInformerApplier(logger, queue, s.indexer, &s.batch, settings.queue.transform)
+	s.applier = newInformerApplier(logger, queue, s.indexer, &s.notes, settings.queue.transform)
 	settings.reflector.clock, settings.reflector.stats = s.clock, s.stats
 	settings.reflector.shouldResync = s.processor.ShouldResync
 	settings.reflector.resyncPeriod = s.resyncCheckPeriod
@@ -430,7 +431,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 	// controller has returned, and keeps the caller's values (logger).
 	processorCtx, stopProcessor := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	if s.batch.detector != nil {
+	if s.notes.Detector != nil {
 		wg.Go(func() { s.cacheMutationDetector.Run(processorCtx.Done()) })
 	}
 	wg.Go(func() { s.processor.Run(processorCtx) })

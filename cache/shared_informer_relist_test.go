@@ -300,7 +300,7 @@ func TestDeltaFIFOResourceVersionNeverAheadOfContent(t *testing.T) {
 	watermark := func() string { return storeResourceVersion(store) }
 	pop := func() {
 		t.Helper()
-		_, err := queue.Pop(applier.process)
+		_, err := queue.Pop(applier.Process)
 		require.NoError(t, err)
 		waiters.Notify(watermark)
 	}

@@ -1,0 +1,759 @@
+package apply
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"k8s.io/klog/v2"
+
+	"github.com/kinformer/kinformer/cache/internal/fanout"
+	"github.com/kinformer/kinformer/cache/internal/store"
+)
+
+// Kind is what a delta does, read from it by Ops.Split.
+type Kind uint8
+
+// The kinds of deltas, as client-go's delta types.
+const (
+	// Unknown is a delta of a type the applier does not know; applying it
+	// fails.
+	Unknown Kind = iota
+	// Added stores an object.
+	Added
+	// Updated stores an object.
+	Updated
+	// Deleted removes an object's key.
+	Deleted
+	// Replaced stores an object of a list applied piece by piece.
+	Replaced
+	// Sync stores an object again (a resync of a queue that holds them).
+	Sync
+	// ReplacedAll makes a whole list the content of the store.
+	ReplacedAll
+	// SyncAll reports every cached object as updated.
+	SyncAll
+	// Bookmark records a resourceVersion.
+	Bookmark
+)
+
+// Ops is what the applier knows of the caller's delta type D. Every
+// function is required. Split is called for every delta applied and must
+// not allocate; the others are called once per delta of their kind or on
+// error paths.
+type Ops[D any] struct {
+	// Split returns d's kind and the object it carries.
+	Split func(d D) (Kind, any)
+	// Type returns d's type as users name it, for errors and logs.
+	Type func(d D) string
+	// Deltas returns the deltas of what a queue's Pop handed out; false
+	// when obj is not a slice of deltas.
+	Deltas func(obj any) ([]D, bool)
+	// List reads the object of a ReplacedAll delta (the caller's
+	// ReplacedAllInfo): the listed objects, the keys the queue computed
+	// for them (nil, or one per object, "" where it has none), and the
+	// list's resourceVersion; false when obj is not one.
+	List func(obj any) (objects []any, keys []string, rv string, ok bool)
+	// IsSyncAll reports whether obj is the object of a SyncAll delta (the
+	// caller's SyncAllInfo).
+	IsSyncAll func(obj any) bool
+	// Bookmark reads the object of a Bookmark delta (the caller's
+	// BookmarkInfo): its resourceVersion, and whether it ends a list
+	// applied piece by piece; false when obj is not one.
+	Bookmark func(obj any) (rv string, listEnd bool, ok bool)
+	// IsTombstone reports whether obj stands for a deleted object whose
+	// final state is unknown (the caller's DeletedFinalStateUnknown).
+	IsTombstone func(obj any) bool
+	// Tombstone wraps the last cached state of a key that a list no
+	// longer has as such a placeholder.
+	Tombstone func(key string, obj any) any
+}
+
+// Store is any store the applier writes to: the methods of client-go's
+// cache.Store it calls, so that such a store is passed as it is.
+type Store interface {
+	Get(obj any) (item any, exists bool, err error)
+	GetByKey(key string) (item any, exists bool, err error)
+	Add(obj any) error
+	Update(obj any) error
+	Delete(obj any) error
+	List() []any
+	ListKeys() []string
+	Replace(list []any, resourceVersion string) error
+	Bookmark(rv string)
+}
+
+// Cache is the direct path into a store of the cache package
+// (cache.NewStore, cache.NewIndexer): its engine, key function and
+// transform, and the moves of its watermark. With it the applier writes to
+// the engine itself, computes no key the queue already computed, and
+// learns from the write whether it was an add or an update.
+type Cache struct {
+	// Map is the store's engine.
+	Map *store.Map
+	// Key computes an object's key with the store's key function.
+	Key func(obj any) (string, error)
+	// Transform, when not nil, is the store's transform, applied to every
+	// object stored (not to deleted ones) after its key is computed.
+	Transform func(obj any) (any, error)
+	// Watermark is set when the store is an informer's cache, whose
+	// resourceVersion is a watermark moved by the applier.
+	Watermark bool
+	// AdvanceResourceVersion moves the watermark forward to rv.
+	AdvanceResourceVersion func(rv string)
+	// ResetResourceVersion sets the watermark to the version of a complete
+	// list, even a lower one.
+	ResetResourceVersion func(rv string)
+	// ReplaceKeyed makes objs, under keys, the whole content of the store
+	// at rv (the store's Replace with keys computed).
+	ReplaceKeyed func(keys []string, objs []any, rv string) error
+}
+
+// Transactor is a store of the caller's that applies a batch of writes in
+// one transaction (client-go's TransactionStore). Transact applies writes
+// (each one's Op and Object; the Key is not set) in order and returns nil
+// when all of them succeeded; else the positions of those applied, in
+// ascending order, the number of errors (one per failed write and one per
+// applied write whose object an index left out) and an error reporting
+// them.
+type Transactor interface {
+	Transact(writes []store.Write) (applied []int, errs int, err error)
+}
+
+// Config is what an Applier is built from. Ops, Store and Handler are
+// required.
+type Config[D any] struct {
+	// Logger receives the errors of objects the store did not take.
+	Logger klog.Logger
+	// Ops reads the deltas.
+	Ops Ops[D]
+	// Store is the store written to.
+	Store Store
+	// Cache, when not nil, is the direct path into Store, a store of the
+	// cache package; Store is then written through it.
+	Cache *Cache
+	// Transactor, when not nil (and Cache is nil), applies batches to
+	// Store in one transaction; without either, a batch is applied delta
+	// by delta.
+	Transactor Transactor
+	// Key computes the key of a listed object for a Store without Cache
+	// (DeletionHandlingMetaNamespaceKeyFunc in client-go).
+	Key func(obj any) (string, error)
+	// Handler is told of every applied change, in order.
+	Handler fanout.Handler
+	// KeysOf, when not nil, returns the keys the queue already computed
+	// for a popped slice of deltas (nil when it has none); they are used
+	// instead of being computed again. Set it only when the queue's keys
+	// are the store's (same key function, no transform in between).
+	KeysOf func([]D) []string
+	// QueueWatermark, when not nil, returns the resourceVersion up to
+	// which every change the queue received has been popped, including
+	// the pop being applied, and whether it completes a list (the cache
+	// then takes it even when lower): a queue that pops per key and not in
+	// watch order. When nil, deltas come in watch order, and the newest
+	// watch change among them is the watermark.
+	QueueWatermark func() (rv string, listed bool)
+}
+
+// Applier applies popped deltas to a store and tells a handler what
+// changed, in order. See the package documentation for the rules. An
+// Applier is used by one goroutine at a time; Rejected and Unindexed may
+// be read concurrently.
+type Applier[D any] struct {
+	logger  klog.Logger
+	ops     Ops[D]
+	store   Store
+	cache   *Cache
+	tx      Transactor
+	key     func(obj any) (string, error)
+	handler fanout.Handler
+	keysOf  func([]D) []string
+	queueWM func() (rv string, listed bool)
+
+	rejected  atomic.Int64
+	unindexed atomic.Int64
+
+	// derivedDeletes counts the deletions lists derived since Applied was
+	// last called; listNotApplied is set when the store refused a whole
+	// list, so that Applied does not count it.
+	derivedDeletes uint64
+	listNotApplied bool
+
+	// Scratch space reused between batches, cleared after use.
+	writes  []store.Write
+	pos     []int
+	olds    []any
+	existed []bool
+	// observe is a.observeWrite, bound once.
+	observe func(i int, prev any, existed bool)
+}
+
+// New returns an Applier for cfg.
+func New[D any](cfg Config[D]) *Applier[D] {
+	a := &Applier[D]{
+		logger:  cfg.Logger,
+		ops:     cfg.Ops,
+		store:   cfg.Store,
+		cache:   cfg.Cache,
+		tx:      cfg.Transactor,
+		key:     cfg.Key,
+		handler: cfg.Handler,
+		keysOf:  cfg.KeysOf,
+		queueWM: cfg.QueueWatermark,
+	}
+	a.observe = a.observeWrite
+	return a
+}
+
+// Rejected returns how many objects the store did not take.
+func (a *Applier[D]) Rejected() int64 { return a.rejected.Load() }
+
+// Unindexed returns how many objects were stored outside an index whose
+// function failed on them.
+func (a *Applier[D]) Unindexed() int64 { return a.unindexed.Load() }
+
+// Process applies what a queue's Pop handed out (deltas, oldest first);
+// it is the Pop callback of a queue of deltas.
+func (a *Applier[D]) Process(obj any, isInInitialList bool) error {
+	deltas, ok := a.ops.Deltas(obj)
+	if !ok {
+		return fmt.Errorf("process expects Deltas, got %T", obj)
+	}
+	return a.apply(deltas, isInInitialList)
+}
+
+// ProcessBatch applies a popped batch (each key at most once): its adds,
+// updates and deletes in one store transaction when the store has them,
+// its other deltas (ReplacedAll, SyncAll, Bookmark) on their own, all in
+// order; then the handler is told of every applied change in batch
+// order. It returns the error of a delta it could not read, without
+// applying the rest.
+func (a *Applier[D]) ProcessBatch(deltas []D, isInInitialList bool) error {
+	if a.cache == nil && a.tx == nil {
+		return a.apply(deltas, isInInitialList)
+	}
+	keys := a.poppedKeys(deltas)
+	keysIn := func(from, to int) []string {
+		if keys == nil {
+			return nil
+		}
+		return keys[from:to]
+	}
+	start := 0
+	for i, d := range deltas {
+		switch kind, _ := a.ops.Split(d); kind {
+		case Added, Updated, Replaced, Sync, Deleted:
+			continue
+		}
+		a.commit(deltas[start:i], keysIn(start, i), isInInitialList)
+		if err := a.applyOne(d, "", isInInitialList); err != nil {
+			a.advanceWatermark(deltas[:i])
+			return err
+		}
+		start = i + 1
+	}
+	a.commit(deltas[start:], keysIn(start, len(deltas)), isInInitialList)
+	a.advanceWatermark(deltas)
+	return nil
+}
+
+// Applied returns how many deltas a pop of deltas applied to the cache: a
+// whole list (ReplacedAll) counts its objects and the deletions it
+// derived, any other delta one. It resets the count of derived deletions;
+// call it once after each pop.
+func (a *Applier[D]) Applied(deltas []D) uint64 {
+	n := a.derivedDeletes
+	a.derivedDeletes = 0
+	for _, d := range deltas {
+		kind, obj := a.ops.Split(d)
+		if kind == ReplacedAll {
+			if objects, _, _, ok := a.ops.List(obj); ok && !a.listNotApplied {
+				n += uint64(len(objects))
+			}
+			a.listNotApplied = false
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// poppedKeys returns the queue's keys for deltas, or nil.
+func (a *Applier[D]) poppedKeys(deltas []D) []string {
+	if a.keysOf == nil {
+		return nil
+	}
+	keys := a.keysOf(deltas)
+	if len(keys) != len(deltas) {
+		return nil
+	}
+	return keys
+}
+
+// apply applies deltas one by one, oldest first.
+func (a *Applier[D]) apply(deltas []D, isInInitialList bool) error {
+	var errs []error
+	keys := a.poppedKeys(deltas)
+	for i, d := range deltas {
+		key := ""
+		if keys != nil {
+			key = keys[i]
+		}
+		if err := a.applyOne(d, key, isInInitialList); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	a.advanceWatermark(deltas)
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return fmt.Errorf("%d deltas failed: %v", len(errs), errs)
+}
+
+// advanceWatermark moves the watermark of an informer's cache once deltas,
+// just popped, are applied: to the queue's watermark when it keeps one,
+// else to the resourceVersion of the newest watch change (Added, Updated
+// or Deleted of an object, not of a tombstone) among deltas. Objects of a
+// list (Replaced) or a resync (Sync) do not move it: a list moves it once
+// complete.
+func (a *Applier[D]) advanceWatermark(deltas []D) {
+	c := a.cache
+	if c == nil || !c.Watermark {
+		return
+	}
+	if a.queueWM != nil {
+		if rv, listed := a.queueWM(); listed {
+			c.ResetResourceVersion(rv)
+		} else {
+			c.AdvanceResourceVersion(rv)
+		}
+		return
+	}
+	for i := len(deltas) - 1; i >= 0; i-- {
+		switch kind, obj := a.ops.Split(deltas[i]); kind {
+		case Added, Updated, Deleted:
+			if a.ops.IsTombstone(obj) {
+				continue
+			}
+			if meta, err := store.ObjectMeta(obj); err == nil && meta.GetResourceVersion() != "" {
+				c.AdvanceResourceVersion(meta.GetResourceVersion())
+				return
+			}
+		}
+	}
+}
+
+// unindexedObjects logs and counts n objects stored outside an index
+// whose function failed on them (err says which).
+func (a *Applier[D]) unindexedObjects(n int, err error) {
+	a.unindexed.Add(int64(n))
+	a.logger.Error(err, "Objects stored in the informer's cache outside the indices that failed on them", "objects", n)
+}
+
+// reject logs and counts an object the store did not take.
+func (a *Applier[D]) reject(err error, what string, obj any) {
+	a.rejected.Add(1)
+	a.logger.Error(err, "Object could not be applied to the informer's cache and is skipped", "operation", what, "objectType", fmt.Sprintf("%T", obj))
+}
+
+// put stores obj in the package's own store under key ("" when unknown)
+// and returns what the key held before.
+func (a *Applier[D]) put(key string, obj any) (prev any, existed bool, err error) {
+	c := a.cache
+	if key == "" {
+		if key, err = c.Key(obj); err != nil {
+			return nil, false, err
+		}
+	}
+	if c.Transform != nil {
+		if obj, err = c.Transform(obj); err != nil {
+			return nil, false, transformError(key, err)
+		}
+	}
+	return c.Map.Put(key, obj)
+}
+
+// transformError is the error of a store's transform failing on the
+// object with key.
+func transformError(key string, err error) error {
+	return fmt.Errorf("transforming object with key %q: %w", key, err)
+}
+
+// applyOne applies one delta. key is the object's key when the caller
+// knows it, else "".
+func (a *Applier[D]) applyOne(d D, key string, isInInitialList bool) error {
+	kind, obj := a.ops.Split(d)
+	switch kind {
+	case Added, Updated, Replaced, Sync:
+		if a.cache != nil {
+			old, exists, err := a.put(key, obj)
+			switch {
+			case err != nil && !store.IsIndexError(err):
+				// No key, or the store's transform failed: not stored.
+				a.reject(err, a.ops.Type(d), obj)
+				return nil
+			case err != nil:
+				// Stored all the same, outside the failing indices.
+				a.unindexedObjects(1, err)
+			}
+			if exists {
+				a.handler.OnUpdate(old, obj)
+			} else {
+				a.handler.OnAdd(obj, isInInitialList)
+			}
+			return nil
+		}
+		old, exists, err := a.store.Get(obj)
+		if err != nil {
+			a.reject(err, a.ops.Type(d), obj)
+			return nil
+		}
+		if exists {
+			if err := a.store.Update(obj); err != nil {
+				a.reject(err, a.ops.Type(d), obj)
+				return nil
+			}
+			a.handler.OnUpdate(old, obj)
+			return nil
+		}
+		if err := a.store.Add(obj); err != nil {
+			a.reject(err, a.ops.Type(d), obj)
+			return nil
+		}
+		a.handler.OnAdd(obj, isInInitialList)
+	case Deleted:
+		switch {
+		case a.cache != nil:
+			if key == "" {
+				var err error
+				if key, err = a.cache.Key(obj); err != nil {
+					a.reject(err, a.ops.Type(d), obj)
+					return nil
+				}
+			}
+			a.cache.Map.Delete(key, obj)
+		default:
+			if err := a.store.Delete(obj); err != nil {
+				a.reject(err, a.ops.Type(d), obj)
+				return nil
+			}
+		}
+		a.handler.OnDelete(obj)
+	case ReplacedAll:
+		objects, keys, rv, ok := a.ops.List(obj)
+		if !ok {
+			return fmt.Errorf("%s delta carries %T instead of ReplacedAllInfo", a.ops.Type(d), obj)
+		}
+		a.replaceAll(objects, keys, rv, a.ops.Type(d), isInInitialList)
+	case SyncAll:
+		if !a.ops.IsSyncAll(obj) {
+			return fmt.Errorf("%s delta carries %T instead of SyncAllInfo", a.ops.Type(d), obj)
+		}
+		for _, cached := range a.store.List() {
+			a.handler.OnUpdate(cached, cached)
+		}
+	case Bookmark:
+		rv, listEnd, ok := a.ops.Bookmark(obj)
+		if !ok {
+			return fmt.Errorf("%s delta carries %T instead of BookmarkInfo", a.ops.Type(d), obj)
+		}
+		if a.cache != nil && listEnd {
+			a.cache.ResetResourceVersion(rv)
+		} else {
+			a.store.Bookmark(rv)
+		}
+	default:
+		return fmt.Errorf("unknown delta type %q", a.ops.Type(d))
+	}
+	return nil
+}
+
+// vanishedKey is a cached key a list no longer has, with its last state.
+type vanishedKey struct {
+	key string
+	obj any
+}
+
+// replaceAll applies a whole list atomically: the store is swapped in one
+// step and only then is the handler told what changed: a tombstone delete
+// for every key that vanished, in key order, then an add or update for
+// every listed object, in list order. Each key is computed once: the
+// queue's (queueKeys) when it has them and KeysOf is set, else with the
+// store's key function.
+func (a *Applier[D]) replaceAll(objects []any, queueKeys []string, rv, what string, isInInitialList bool) {
+	type change struct {
+		obj     any
+		old     any
+		existed bool
+	}
+	c := a.cache
+	keyOf := a.key
+	if c != nil {
+		keyOf = c.Key
+	}
+	// Vanished keys are looked for only when something was cached (never
+	// on the initial list).
+	cachedKeys := a.store.ListKeys()
+	var listed map[string]struct{}
+	if len(cachedKeys) > 0 {
+		listed = make(map[string]struct{}, len(objects))
+	}
+	var keys []string
+	if c != nil {
+		keys = make([]string, 0, len(objects))
+	}
+	changes := make([]change, 0, len(objects))
+	all := objects
+	filtered := false
+	if a.keysOf == nil || len(queueKeys) != len(all) {
+		queueKeys = nil
+	}
+	for i, obj := range all {
+		var key string
+		var err error
+		if queueKeys != nil && queueKeys[i] != "" {
+			key = queueKeys[i]
+		} else {
+			key, err = keyOf(obj)
+		}
+		if err != nil {
+			a.reject(err, what, obj)
+			if !filtered {
+				// First bad object: go on with a copy that leaves it out.
+				objects = slices.Clone(all[:i])
+				filtered = true
+			}
+			continue
+		}
+		if filtered {
+			objects = append(objects, obj)
+		}
+		if c != nil {
+			keys = append(keys, key)
+		}
+		if listed == nil {
+			changes = append(changes, change{obj: obj})
+			continue
+		}
+		listed[key] = struct{}{}
+		old, exists, err := a.store.GetByKey(key)
+		changes = append(changes, change{obj: obj, old: old, existed: err == nil && exists})
+	}
+
+	var vanished []vanishedKey
+	for _, key := range cachedKeys {
+		if _, ok := listed[key]; ok {
+			continue
+		}
+		old, exists, err := a.store.GetByKey(key)
+		if err != nil || !exists {
+			old = nil
+		}
+		vanished = append(vanished, vanishedKey{key: key, obj: old})
+	}
+	listed = nil
+	slices.SortFunc(vanished, func(x, y vanishedKey) int { return strings.Compare(x.key, y.key) })
+
+	var err error
+	if c != nil {
+		err = c.ReplaceKeyed(keys, objects, rv)
+	} else {
+		err = a.store.Replace(objects, rv)
+	}
+	var failures *store.IndexFailures
+	switch {
+	case errors.As(err, &failures):
+		// The whole list is applied; some objects are outside an index.
+		a.unindexedObjects(failures.Total(), err)
+	case err != nil:
+		// Only a store of the caller's, or a transform of the store's own,
+		// fails a whole list.
+		a.rejected.Add(1)
+		a.listNotApplied = true
+		a.logger.Error(err, "Relist could not be applied to the informer's cache", "resourceVersion", rv, "objects", len(objects))
+		return
+	}
+	a.derivedDeletes += uint64(len(vanished))
+	for _, v := range vanished {
+		a.handler.OnDelete(a.ops.Tombstone(v.key, v.obj))
+	}
+	for _, c := range changes {
+		if c.existed {
+			a.handler.OnUpdate(c.old, c.obj)
+		} else {
+			a.handler.OnAdd(c.obj, isInInitialList)
+		}
+	}
+}
+
+// commit applies deltas, all adds, updates and deletes, in one
+// transaction, then tells the handler of the applied ones. keys are the
+// deltas' keys when the queue knows them, else nil.
+func (a *Applier[D]) commit(deltas []D, keys []string, isInInitialList bool) {
+	if len(deltas) == 0 {
+		return
+	}
+	if a.cache != nil {
+		a.commitOwn(deltas, keys, isInInitialList)
+		return
+	}
+	a.commitForeign(deltas, isInInitialList)
+}
+
+// observeWrite records, for the write at position i of a transaction of
+// the own store, what its key held before.
+func (a *Applier[D]) observeWrite(i int, prev any, existed bool) {
+	a.olds[i] = prev
+	a.existed[i] = existed
+}
+
+// commitOwn is commit for the package's own store: the writes go to its
+// engine in one Transaction, which reports what each key held before, so
+// that no Get (and no key computation, when keys are known) is needed.
+func (a *Applier[D]) commitOwn(deltas []D, keys []string, isInInitialList bool) {
+	c := a.cache
+	n := len(deltas)
+	writes := slices.Grow(a.writes[:0], n)
+	pos := slices.Grow(a.pos[:0], n)
+	a.olds = slices.Grow(a.olds[:0], n)[:n]
+	a.existed = slices.Grow(a.existed[:0], n)[:n]
+	defer func() {
+		clear(writes)
+		clear(a.olds)
+		a.writes, a.pos, a.olds, a.existed = writes[:0], pos[:0], a.olds[:0], a.existed[:0]
+	}()
+	var errs []error
+	for i, d := range deltas {
+		kind, obj := a.ops.Split(d)
+		op := store.OpUpdate
+		if kind == Deleted {
+			op = store.OpDelete
+		}
+		var key string
+		var err error
+		if keys != nil {
+			key = keys[i]
+		} else {
+			key, err = c.Key(obj)
+		}
+		if err == nil && op == store.OpUpdate && c.Transform != nil {
+			if obj, err = c.Transform(obj); err != nil {
+				err = transformError(key, err)
+			}
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		writes = append(writes, store.Write{Op: op, Key: key, Object: obj})
+		pos = append(pos, i)
+	}
+	failures := c.Map.Transaction(writes, a.observe)
+	failed := len(errs)
+	for _, f := range failures {
+		errs = append(errs, f.Err)
+		if !f.Applied {
+			failed++
+		}
+	}
+	if failed > 0 {
+		a.rejected.Add(int64(failed))
+		a.logger.Error(errors.Join(errs...), "Some objects could not be applied to the informer's cache and are skipped", "failed", failed, "batch", n)
+	}
+	if unindexed := len(errs) - failed; unindexed > 0 {
+		a.unindexedObjects(unindexed, errors.Join(errs...))
+	}
+	next := 0
+	for j := range writes {
+		if next < len(failures) && failures[next].Pos == j {
+			applied := failures[next].Applied
+			next++
+			if !applied {
+				continue
+			}
+		}
+		w := &writes[j]
+		obj := w.Object
+		if c.Transform != nil {
+			// The handler is given the object as popped.
+			_, obj = a.ops.Split(deltas[pos[j]])
+		}
+		switch {
+		case w.Op == store.OpDelete:
+			a.handler.OnDelete(obj)
+		case a.existed[j]:
+			a.handler.OnUpdate(a.olds[j], obj)
+		default:
+			a.handler.OnAdd(obj, isInInitialList)
+		}
+	}
+}
+
+// commitForeign is commit for a Transactor: each stored object's previous
+// state is read first (to tell an add from an update), then the writes go
+// in one transaction.
+func (a *Applier[D]) commitForeign(deltas []D, isInInitialList bool) {
+	writes, olds := a.writes[:0], a.olds[:0]
+	defer func() {
+		clear(writes)
+		clear(olds)
+		a.writes, a.olds = writes[:0], olds[:0]
+	}()
+	for _, d := range deltas {
+		kind, obj := a.ops.Split(d)
+		if kind == Deleted {
+			writes = append(writes, store.Write{Op: store.OpDelete, Object: obj})
+			olds = append(olds, nil)
+			continue
+		}
+		old, exists, err := a.store.Get(obj)
+		if err != nil {
+			a.reject(err, a.ops.Type(d), obj)
+			continue
+		}
+		if exists {
+			writes = append(writes, store.Write{Op: store.OpUpdate, Object: obj})
+			olds = append(olds, old)
+		} else {
+			writes = append(writes, store.Write{Op: store.OpAdd, Object: obj})
+			olds = append(olds, nil)
+		}
+	}
+	applied, errs, err := a.tx.Transact(writes)
+	if err == nil {
+		for i := range writes {
+			a.notify(&writes[i], olds[i], isInInitialList)
+		}
+		return
+	}
+	failed := len(writes) - len(applied)
+	if failed > 0 {
+		a.rejected.Add(int64(failed))
+		a.logger.Error(err, "Some objects could not be applied to the informer's cache and are skipped", "failed", failed, "batch", len(writes))
+	}
+	if unindexed := errs - failed; unindexed > 0 {
+		a.unindexedObjects(unindexed, err)
+	}
+	for _, i := range applied {
+		if i >= 0 && i < len(writes) {
+			a.notify(&writes[i], olds[i], isInInitialList)
+		}
+	}
+}
+
+// notify tells the handler of an applied write of commitForeign.
+func (a *Applier[D]) notify(w *store.Write, old any, isInInitialList bool) {
+	switch w.Op {
+	case store.OpAdd:
+		a.handler.OnAdd(w.Object, isInInitialList)
+	case store.OpUpdate:
+		a.handler.OnUpdate(old, w.Object)
+	case store.OpDelete:
+		a.handler.OnDelete(w.Object)
+	}
+}
