@@ -21,9 +21,11 @@
 // objects are any, keys are strings, an index function is func(any) ([]string, error), a
 // source of lists and watches is any value with client-go's List and Watch methods. This
 // package adapts at the boundary: a public type holds its engine in an unexported field and
-// converts on the way in and out (a public Delta becomes the engine's change record and back,
-// an engine's key error becomes a KeyError). Where a public interface already has an engine
-// interface's method set (ListerWatcher), the value is passed through as it is. No engine type
+// converts on the way in and out (an engine's key error becomes a KeyError); an engine that
+// handles a public type in bulk is generic over it and reads it through a small value of
+// functions, so that nothing is copied per item (the applier reads each Delta so). Where a
+// public interface already has an engine interface's method set (ListerWatcher, and the
+// Store the applier writes to), the value is passed through as it is. No engine type
 // is re-exported through an alias: the API check treats an alias as a different declaration,
 // and users would meet internal names in their error messages and godoc.
 //
@@ -33,8 +35,10 @@
 //	reflector, queue, store, fanout, diag, snapshot: import no other engine
 //
 // The Reflector writes into a sink interface it declares; the queue reconciles against a
-// key lister interface it declares; the applier is the one engine that knows two others. This
-// package wires them together.
+// key lister interface it declares; the applier is the one engine that knows two others: it
+// writes to a store engine and collects fanout notifications. It is generic over the delta
+// type and reads each Delta through a small value of functions (delta_apply.go), so a Delta is
+// not converted on its way through. This package wires them together.
 //
 // # The data path
 //
@@ -83,19 +87,24 @@
 //	     │                 Relists page by page, for both: pagewise_relist.go
 //	     ▼
 //	processLoop            controller.go pops a batch of deltas and calls the informer's
-//	     │                 handleDeltas or handleBatch (shared_informer_process.go)
+//	     │                 handleDeltas or handleBatch (shared_informer_process.go), which
+//	     │                 hold the informer's blockDeltas while the batch is applied and
+//	     │                 handed on
 //	     ▼
-//	  indexer              the informer's deltaApplier (process_deltas.go) applies the batch to
-//	     │                 the Indexer in one transaction: store.go over the store engine,
-//	     │                 cache/internal/store (indices, watermark, replace, transactions;
-//	     │                 thread_safe_store.go adapts it to ThreadSafeStore), key → object
-//	     │                 plus named indices. Listers read it (listers.go) and never talk to
-//	     │                 the server. The applier reports every change to the informer's
-//	     │                 notificationBatch (shared_informer_process.go)
+//	  apply                the informer's applier, the apply engine (internal/apply/applier.go,
+//	     │                 built in delta_apply.go, which tells it how to read a Delta), applies
+//	     │                 the batch to the Indexer in one transaction, written straight to the
+//	     │                 store engine (internal/store/transaction.go), and reports every
+//	     │                 change to the informer's Notes (internal/apply/notes.go)
 //	     ▼
-//	 processor             internal/fanout/processor.go: the informer flushes the batch to its
-//	     │                 fanout.Processor (built in handler_fanout.go), which hands it to
-//	     │                 every listener
+//	  indexer              the Indexer: store.go over the store engine, cache/internal/store
+//	     │                 (indices, watermark, replace, transactions; thread_safe_store.go
+//	     │                 adapts it to ThreadSafeStore), key → object plus named indices.
+//	     │                 Listers read it (listers.go) and never talk to the server
+//	     ▼
+//	 processor             internal/fanout/processor.go: Notes.Flush hands the batch to the
+//	     │                 informer's fanout.Processor (built in handler_fanout.go), which
+//	     │                 hands it to every listener
 //	     ▼
 //	 listener              internal/fanout/listener.go: one per registered handler (its
 //	     │                 registration, handler_fanout.go), each with its own unbounded buffer
@@ -122,10 +131,12 @@
 //     and records the event's arrival in the informer's stats (reflector_engine.go).
 //  4. controller.go, processLoop: RealFIFO.PopBatch (the_real_fifo_pop.go) hands the delta to
 //     the informer's handleBatch (shared_informer_process.go).
-//  5. process_deltas.go, processBatch: the deltaApplier applies it to the indexer in one
-//     transaction (store.go over cache/internal/store, transaction.go) and reports the update to
-//     the informer's notificationBatch (shared_informer_process.go).
-//  6. shared_informer_process.go, flushLocked: the batch goes to Processor.Distribute
+//  5. internal/apply/applier.go, ProcessBatch: the applier reads the delta (splitDelta,
+//     delta_apply.go), takes the key the queue computed (RealFIFO.poppedKeys), writes it to the
+//     store engine in one transaction (internal/store/transaction.go), reports the update to
+//     the informer's Notes (internal/apply/notes.go) and moves the watermark
+//     (advanceResourceVersion, store.go).
+//  6. internal/apply/notes.go, Flush: the batch goes to Processor.Distribute
 //     (internal/fanout/processor.go).
 //  7. internal/fanout/listener.go: Enqueue buffers it for each listener; the listener's
 //     goroutine (run, deliver, handle) calls the handler's OnUpdate (event_handler.go).
