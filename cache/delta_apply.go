@@ -114,14 +114,10 @@ func newInformerApplier(logger klog.Logger, queue Queue, s Store, handler Resour
 
 // applyPath returns the apply engine's direct path into c.
 func (c *cache) applyPath() *apply.Cache {
-	var transform func(any) (any, error)
-	if c.transformer != nil {
-		transform = c.transformer
-	}
 	return &apply.Cache{
 		Map:                    c.engine,
 		Key:                    c.key,
-		Transform:              transform,
+		Transform:              c.transformer,
 		Watermark:              c.watermark,
 		AdvanceResourceVersion: c.advanceResourceVersion,
 		ResetResourceVersion:   c.resetResourceVersion,
