@@ -136,8 +136,8 @@
 //     store engine in one transaction (internal/store/transaction.go), reports the update to
 //     the informer's Notes (internal/apply/notes.go) and moves the watermark
 //     (advanceResourceVersion, store.go).
-//  6. internal/apply/notes.go, Flush: the batch goes to Processor.Distribute
-//     (internal/fanout/processor.go).
+//  6. internal/apply/notes.go, Flush (called by handleBatch once the batch is applied): the
+//     notes go to Processor.Distribute (internal/fanout/processor.go).
 //  7. internal/fanout/listener.go: Enqueue buffers it for each listener; the listener's
 //     goroutine (run, deliver, handle) calls the handler's OnUpdate (event_handler.go).
 //

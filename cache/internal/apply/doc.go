@@ -66,8 +66,7 @@
 //     update whose old and new resourceVersions are equal is a resync
 //     note, for the handlers due for a resync only.
 //
-// Where this differs from client-go's processDeltas, COMPATIBILITY.md has
-// the rows.
+// Differs from client-go v0.37.2 (processDeltas); see COMPATIBILITY.md.
 //
 // # Concurrency
 //
