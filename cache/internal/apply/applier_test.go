@@ -160,7 +160,7 @@ type testSetup struct {
 	cfg  Config[testDelta]
 }
 
-func newTestSetup(t *testing.T, indexers map[string]store.IndexFunc) *testSetup {
+func newTestSetup(t testing.TB, indexers map[string]store.IndexFunc) *testSetup {
 	t.Helper()
 	s := &testSetup{
 		m:    store.New(store.Config{Indexers: indexers, Watermark: true}),
