@@ -17,7 +17,6 @@ var pendingOldCompatLabels = map[string]bool{
 	"cache/delta_fifo.go":         true,
 	"cache/delta_fifo_list.go":    true,
 	"cache/fifo.go":               true,
-	"cache/process_deltas.go":     true,
 	"cache/the_real_fifo.go":      true,
 	"cache/the_real_fifo_list.go": true,
 }
