@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	restfake "k8s.io/client-go/rest/fake"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 type rfCtxKey struct{}
@@ -163,8 +165,8 @@ func TestToListWatcherWithWatchListSemantics(t *testing.T) {
 		want   bool
 	}{
 		{"fake clientset", fake.NewSimpleClientset(), true}, //nolint:staticcheck // cheap fake, see TestReflectorWithFakeClientset
-		{"client that supports it", rfNewScript(false), false},
-		{"client that says it does not", rfNewScript(true), true},
+		{"client that supports it", fakeapi.New(), false},
+		{"client that says it does not", fakeapi.New().WithoutWatchList(), true},
 		{"client without the method", struct{}{}, false},
 		{"nil client", nil, false},
 	}

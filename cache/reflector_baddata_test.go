@@ -17,6 +17,8 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/kinformer/kinformer/cache/internal/reflector"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // rlDecodingError is the ERROR event client-go's watch decoder makes when a frame cannot
@@ -65,9 +67,9 @@ func TestReflectorSkipsUnusableWatchEvents(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(true).
-				list(rfListStep{obj: rfPodList("5", "", rfPod("kept", "3"))}).
-				watch(rfWatchStep{events: []watch.Event{tc.good("first", "10"), tc.bad, tc.good("last", "20")}, hold: true})
+			s := fakeapi.New().WithoutWatchList().
+				ListAnswers(fakeapi.ListAnswer{Object: rfPodList("5", "", rfPod("kept", "3"))}).
+				WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{tc.good("first", "10"), tc.bad, tc.good("last", "20")}, Hold: true})
 			rec := rfNewRecorder()
 			r := NewReflectorWithOptions(s, tc.expected, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
 			var errs rfErrors
@@ -78,8 +80,8 @@ func TestReflectorSkipsUnusableWatchEvents(t *testing.T) {
 
 			assert.Equal(t, []string{"replace [ns/kept@3] 5", "add ns/first@10", "rv 10", "add ns/last@20", "rv 20"}, rec.opsSnapshot())
 			assert.Equal(t, []string{"ns/first@10", "ns/kept@3", "ns/last@20"}, rec.content())
-			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5")}, s.watchOptions(), "one watch, read to its end")
-			assert.Len(t, s.listOptions(), 1, "no relist")
+			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5")}, watchOptionsWithoutTimeout(s), "one watch, read to its end")
+			assert.Len(t, s.ListOptions(), 1, "no relist")
 			for k := reflector.BadData(0); k < reflector.BadDataKinds; k++ {
 				want := uint64(0)
 				if k == tc.kind {
@@ -108,11 +110,11 @@ func TestReflectorDecodingErrorEndsTheWatch(t *testing.T) {
 		{name: "undecodable frame", msg: "invalid character '\\x00' looking for beginning of value", badData: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(true).
-				list(rfListStep{obj: rfPodList("5", "")}, rfListStep{obj: rfPodList("12", "", rfPod("a", "10"), rfPod("b", "12"))}).
-				watch(
-					rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "10")), rlDecodingError(tc.msg)}},
-					rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("c", "13"))}},
+			s := fakeapi.New().WithoutWatchList().
+				ListAnswers(fakeapi.ListAnswer{Object: rfPodList("5", "")}, fakeapi.ListAnswer{Object: rfPodList("12", "", rfPod("a", "10"), rfPod("b", "12"))}).
+				WatchAnswers(
+					fakeapi.WatchAnswer{Events: []watch.Event{rfEv(watch.Added, rfPod("a", "10")), rlDecodingError(tc.msg)}},
+					fakeapi.WatchAnswer{Events: []watch.Event{rfEv(watch.Added, rfPod("c", "13"))}},
 				)
 			rec := rfNewRecorder()
 			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
@@ -120,8 +122,8 @@ func TestReflectorDecodingErrorEndsTheWatch(t *testing.T) {
 			r.watchErrorHandler = errs.handler
 			rfRunUntilExhausted(t, r, s)
 			assert.Equal(t, []string{"replace [] 5", "add ns/a@10", "rv 10", "replace [ns/a@10 ns/b@12] 12", "add ns/c@13", "rv 13"}, rec.opsSnapshot())
-			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("12"), rfWatchOpts("13")}, s.watchOptions())
-			assert.Equal(t, []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "10"}}, s.listOptions()[:2], "a relist from the last resourceVersion")
+			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("12"), rfWatchOpts("13")}, watchOptionsWithoutTimeout(s))
+			assert.Equal(t, []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "10"}}, s.ListOptions()[:2], "a relist from the last resourceVersion")
 			assert.Equal(t, tc.badData, r.badDataCount(reflector.BadDataUndecodable))
 			assert.Equal(t, tc.badData, r.badDataTotal())
 			assert.Equal(t, []string{"internal"}, rfErrKinds(errs.snapshot()))
@@ -134,13 +136,13 @@ func TestReflectorDecodingErrorEndsTheWatch(t *testing.T) {
 // on to its end bookmark; the store is replaced once, with the good objects.
 func TestReflectorStreamingListSkipsUnusableEvents(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
-	s := rfNewScript(false).watch(
-		rfWatchStep{events: []watch.Event{
+	s := fakeapi.New().WatchAnswers(
+		fakeapi.WatchAnswer{Events: []watch.Event{
 			rfEv(watch.Added, rfPod("first", "10")),
 			rfEv(watch.Added, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", ResourceVersion: "11"}}),
 			rfEv(watch.Added, rfPod("last", "12")),
 			rfEndBookmark("12"),
-		}, hold: true},
+		}, Hold: true},
 	)
 	rec := rfNewRecorder()
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
@@ -150,8 +152,8 @@ func TestReflectorStreamingListSkipsUnusableEvents(t *testing.T) {
 	rfRequireEventually(t, func() bool { return len(rec.opsSnapshot()) > 0 }, "no replace")
 	stop()
 	assert.Equal(t, []string{"replace [ns/first@10 ns/last@12] 12"}, rec.opsWithout("rv", "bookmark"))
-	assert.Empty(t, s.listOptions(), "no fallback to LIST")
-	assert.Equal(t, []metav1.ListOptions{rfStreamOpts("")}, s.watchOptions(), "one stream")
+	assert.Empty(t, s.ListOptions(), "no fallback to LIST")
+	assert.Equal(t, []metav1.ListOptions{rfStreamOpts("")}, watchOptionsWithoutTimeout(s), "one stream")
 	assert.Equal(t, uint64(1), r.badDataCount(reflector.BadDataWrongType))
 	assert.Empty(t, errs.snapshot())
 }
@@ -159,9 +161,9 @@ func TestReflectorStreamingListSkipsUnusableEvents(t *testing.T) {
 // TestReflectorSkippedEventLoggedWithName captures the log line of a skipped
 // event: client-go's message, naming the Reflector.
 func TestReflectorSkippedEventLoggedWithName(t *testing.T) {
-	s := rfNewScript(true).
-		list(rfListStep{obj: rfPodList("5", "")}).
-		watch(rfWatchStep{events: []watch.Event{{Type: watch.Added}}})
+	s := fakeapi.New().WithoutWatchList().
+		ListAnswers(fakeapi.ListAnswer{Object: rfPodList("5", "")}).
+		WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{{Type: watch.Added}}})
 	rec := rfNewRecorder()
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-named-reflector", Backoff: rfTinyBackoff(), Logger: &logger})
@@ -184,18 +186,18 @@ func TestReflectorSkippedEventLoggedWithName(t *testing.T) {
 // is never replaced with part of the list.
 func TestReflectorExpiredContinueFollowsPagesOfTheFallbackList(t *testing.T) {
 	expired := apierrors.NewResourceExpired("continue token expired")
-	s := rfNewScript(true).
-		list(
-			rfListStep{obj: rfPodList("10", "c1", rfPod("a", "1"))},
-			rfListStep{err: expired},
-			rfListStep{obj: rfPodList("11", "c2", rfPod("a", "1"), rfPod("b", "2"))},
-			rfListStep{obj: rfPodList("11", "", rfPod("c", "11"))},
+	s := fakeapi.New().WithoutWatchList().
+		ListAnswers(
+			fakeapi.ListAnswer{Object: rfPodList("10", "c1", rfPod("a", "1"))},
+			fakeapi.ListAnswer{Err: expired},
+			fakeapi.ListAnswer{Object: rfPodList("11", "c2", rfPod("a", "1"), rfPod("b", "2"))},
+			fakeapi.ListAnswer{Object: rfPodList("11", "", rfPod("c", "11"))},
 		)
 	rec := rfNewRecorder()
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
 	rfRunUntilExhausted(t, r, s)
 	assert.Equal(t, "replace [ns/a@1 ns/b@2 ns/c@11] 11", rec.opsSnapshot()[0])
-	opts := s.listOptions()
+	opts := s.ListOptions()
 	require.GreaterOrEqual(t, len(opts), 4)
 	assert.Equal(t, []metav1.ListOptions{
 		{ResourceVersion: "0", Limit: 500},
@@ -233,9 +235,9 @@ func TestReflectorSkippedEventLogsNoObjectContent(t *testing.T) {
 			[]string{`Unable to understand watch event`, `eventType="ADDED"`, `objectType="*v1.Status"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(true).
-				list(rfListStep{obj: &v1.SecretList{ListMeta: metav1.ListMeta{ResourceVersion: "5"}}}).
-				watch(rfWatchStep{events: []watch.Event{tc.event}})
+			s := fakeapi.New().WithoutWatchList().
+				ListAnswers(fakeapi.ListAnswer{Object: &v1.SecretList{ListMeta: metav1.ListMeta{ResourceVersion: "5"}}}).
+				WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{tc.event}})
 			logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
 			r := NewReflectorWithOptions(s, tc.expected, rfNewRecorder(), ReflectorOptions{Name: "rl-secret-reflector", Backoff: rfTinyBackoff(), Logger: &logger})
 			rfRunUntilExhausted(t, r, s)

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	clientcache "k8s.io/client-go/tools/cache"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // rfNopStore is a ReflectorStore that does nothing.
@@ -38,10 +40,10 @@ func (b *rfBenchLW) List(metav1.ListOptions) (runtime.Object, error) {
 func (b *rfBenchLW) Watch(metav1.ListOptions) (watch.Interface, error) {
 	if b.served {
 		b.cancel()
-		return rfNewWatcher(nil, false), nil
+		return fakeapi.NewWatch(nil, true), nil
 	}
 	b.served = true
-	return rfNewWatcher(b.events, true), nil
+	return fakeapi.NewWatch(b.events, false), nil
 }
 
 func rfBenchEvents(n int) []watch.Event {

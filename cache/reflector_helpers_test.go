@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kinformer/kinformer/cache/internal/reflector"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // rfWait is how long tests wait for a condition before failing.
@@ -52,177 +54,24 @@ func rfEv(t watch.EventType, obj runtime.Object) watch.Event {
 	return watch.Event{Type: t, Object: obj}
 }
 
-// rfWatcher is a watch.Interface over a buffered channel, so a script can
-// pre-fill it without a goroutine.
-type rfWatcher struct {
-	ch        chan watch.Event
-	closeOnce sync.Once
-	stopOnce  sync.Once
-	stopped   chan struct{}
-}
-
-func rfNewWatcher(events []watch.Event, closeAfter bool) *rfWatcher {
-	w := &rfWatcher{ch: make(chan watch.Event, len(events)+100), stopped: make(chan struct{})}
-	for _, e := range events {
-		w.ch <- e
-	}
-	if closeAfter {
-		w.close()
-	}
-	return w
-}
-
-func (w *rfWatcher) ResultChan() <-chan watch.Event { return w.ch }
-func (w *rfWatcher) Stop()                          { w.stopOnce.Do(func() { close(w.stopped) }) }
-func (w *rfWatcher) close()                         { w.closeOnce.Do(func() { close(w.ch) }) }
-func (w *rfWatcher) push(e watch.Event)             { w.ch <- e }
-func (w *rfWatcher) isStopped() bool {
-	select {
-	case <-w.stopped:
-		return true
-	default:
-		return false
-	}
-}
-
-// rfListStep is one scripted answer to a List call.
-type rfListStep struct {
-	obj runtime.Object
-	err error
-}
-
-// rfWatchStep is one scripted answer to a Watch call: an error, or a watch
-// that delivers events and then closes (hold false) or stays open.
-type rfWatchStep struct {
-	err    error
-	events []watch.Event
-	hold   bool
-}
-
-// rfScriptLW is a scripted ListerWatcher. Calls beyond the script signal
-// exhausted (once) and then block (Watch returns an open, empty watch; List
-// returns an error), so a test knows every scripted step was consumed.
-type rfScriptLW struct {
-	mu          sync.Mutex
-	lists       []rfListStep
-	watches     []rfWatchStep
-	listOpts    []metav1.ListOptions
-	watchOpts   []metav1.ListOptions
-	watchers    []*rfWatcher
-	noWatchList bool
-
-	exhaustedOnce sync.Once
-	exhausted     chan struct{}
-	// onList / onWatch, when set, run at the start of each call.
-	onList  func(metav1.ListOptions)
-	onWatch func(metav1.ListOptions)
-}
-
-func rfNewScript(noWatchList bool) *rfScriptLW {
-	return &rfScriptLW{noWatchList: noWatchList, exhausted: make(chan struct{})}
-}
-
-func (s *rfScriptLW) list(l ...rfListStep) *rfScriptLW {
-	s.lists = append(s.lists, l...)
-	return s
-}
-
-func (s *rfScriptLW) watch(w ...rfWatchStep) *rfScriptLW {
-	s.watches = append(s.watches, w...)
-	return s
-}
-
-func (s *rfScriptLW) IsWatchListSemanticsUnSupported() bool { return s.noWatchList }
-
-func (s *rfScriptLW) signalExhausted() { s.exhaustedOnce.Do(func() { close(s.exhausted) }) }
-
-func (s *rfScriptLW) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
-	if s.onList != nil {
-		s.onList(options)
-	}
-	s.mu.Lock()
-	s.listOpts = append(s.listOpts, options)
-	if len(s.lists) == 0 {
-		s.mu.Unlock()
-		s.signalExhausted()
-		return nil, errors.New("rfScriptLW: list script exhausted")
-	}
-	step := s.lists[0]
-	s.lists = s.lists[1:]
-	s.mu.Unlock()
-	return step.obj, step.err
-}
-
-func (s *rfScriptLW) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-	if s.onWatch != nil {
-		s.onWatch(options)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.watchOpts = append(s.watchOpts, options)
-	if len(s.watches) == 0 {
-		s.signalExhausted()
-		w := rfNewWatcher(nil, false)
-		s.watchers = append(s.watchers, w)
-		return w, nil
-	}
-	step := s.watches[0]
-	s.watches = s.watches[1:]
-	if step.err != nil {
-		return nil, step.err
-	}
-	w := rfNewWatcher(step.events, !step.hold)
-	s.watchers = append(s.watchers, w)
-	return w, nil
-}
-
-func (s *rfScriptLW) List(options metav1.ListOptions) (runtime.Object, error) {
-	return s.ListWithContext(context.Background(), options)
-}
-
-func (s *rfScriptLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
-	return s.WatchWithContext(context.Background(), options)
-}
-
-func (s *rfScriptLW) listOptions() []metav1.ListOptions {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]metav1.ListOptions(nil), s.listOpts...)
-}
-
-func (s *rfScriptLW) watchOptions() []metav1.ListOptions {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]metav1.ListOptions, len(s.watchOpts))
-	for i, o := range s.watchOpts {
-		o.TimeoutSeconds = nil // random; checked separately
-		out[i] = o
+// watchOptionsWithoutTimeout returns the options of api's Watch calls with
+// TimeoutSeconds cleared: the Reflector draws it at random, and the tests
+// that check it do so separately.
+func watchOptionsWithoutTimeout(api *fakeapi.API) []metav1.ListOptions {
+	out := api.WatchOptions()
+	for i := range out {
+		out[i].TimeoutSeconds = nil
 	}
 	return out
 }
 
-func (s *rfScriptLW) watcher(i int) *rfWatcher {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if i < len(s.watchers) {
-		return s.watchers[i]
-	}
-	return nil
-}
-
-func (s *rfScriptLW) watcherCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.watchers)
-}
-
 // rfWaitExhausted waits until the script is used up.
-func rfWaitExhausted(t *testing.T, s *rfScriptLW) {
+func rfWaitExhausted(t *testing.T, s *fakeapi.API) {
 	t.Helper()
 	select {
-	case <-s.exhausted:
+	case <-s.Exhausted():
 	case <-time.After(rfWait):
-		t.Fatalf("script not consumed; lists=%d watches=%d", len(s.listOptions()), len(s.watchOptions()))
+		t.Fatalf("script not consumed; lists=%d watches=%d", len(s.ListOptions()), len(watchOptionsWithoutTimeout(s)))
 	}
 }
 
@@ -399,7 +248,7 @@ func (e *rfErrors) snapshot() []error {
 
 // rfRunUntilExhausted runs r.RunWithContext until the script is used up,
 // then stops it and waits for it to return.
-func rfRunUntilExhausted(t *testing.T, r *Reflector, s *rfScriptLW) {
+func rfRunUntilExhausted(t *testing.T, r *Reflector, s *fakeapi.API) {
 	t.Helper()
 	stop := rfStartRun(t, r)
 	rfWaitExhausted(t, s)
@@ -437,7 +286,7 @@ func rfErrKind(err error) string {
 func rfErrKinds(errs []error) []string {
 	var out []string
 	for _, err := range errs {
-		if strings.Contains(err.Error(), "script exhausted") {
+		if errors.Is(err, fakeapi.ErrScriptExhausted) || strings.Contains(err.Error(), fakeapi.ErrScriptExhausted.Error()) {
 			continue
 		}
 		out = append(out, rfErrKind(err))

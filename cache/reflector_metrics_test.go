@@ -15,6 +15,8 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kinformer/kinformer/cache/internal/reflector"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // rfMetric records what a metric was given.
@@ -110,11 +112,11 @@ func TestReflectorRecordsMetrics(t *testing.T) {
 	p := rfInstallMetrics(t)
 	name := fmt.Sprintf("rf-metrics-%d", rfMetricsRuns.Add(1)) // unique under -count
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	s := rfNewScript(true).
-		list(rfListStep{err: errors.New("down")}, rfListStep{obj: rfPodList("10", "", rfPod("a", "1"), rfPod("b", "2"))}).
-		watch(rfWatchStep{}, rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("c", "11")), rfEv(watch.Modified, rfPod("c", "12"))}}).
-		list(rfListStep{obj: rfPodList("10", "", rfPod("a", "1"))})
-	s.onList = func(_ metav1.ListOptions) { clk.Step(2 * time.Second) }
+	s := fakeapi.New().WithoutWatchList().
+		ListAnswers(fakeapi.ListAnswer{Err: errors.New("down")}, fakeapi.ListAnswer{Object: rfPodList("10", "", rfPod("a", "1"), rfPod("b", "2"))}).
+		WatchAnswers(fakeapi.WatchAnswer{}, fakeapi.WatchAnswer{Events: []watch.Event{rfEv(watch.Added, rfPod("c", "11")), rfEv(watch.Modified, rfPod("c", "12"))}}).
+		ListAnswers(fakeapi.ListAnswer{Object: rfPodList("10", "", rfPod("a", "1"))})
+	s.OnList(func(_ metav1.ListOptions) { clk.Step(2 * time.Second) })
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: name, Clock: clk, Backoff: rfTinyBackoff()})
 	// Move the fake clock past Run's backoff waits (the only timers here).
 	stepperDone := make(chan struct{})

@@ -27,6 +27,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 func rfStatus(code int32, reason metav1.StatusReason) *metav1.Status {
@@ -45,8 +47,8 @@ func TestReflectorScenarios(t *testing.T) {
 	expired := apierrors.NewResourceExpired("too old resource version: 1 (5)")
 	cases := []struct {
 		name        string
-		lists       []rfListStep
-		watches     []rfWatchStep
+		lists       []fakeapi.ListAnswer
+		watches     []fakeapi.WatchAnswer
 		maxInternal time.Duration
 		wantLists   []metav1.ListOptions
 		wantWatch   []metav1.ListOptions
@@ -55,11 +57,11 @@ func TestReflectorScenarios(t *testing.T) {
 	}{
 		{
 			name: "paged list, events, bookmark, closed watch resumes without relist",
-			lists: []rfListStep{
-				{obj: rfPodList("10", "c1", rfPod("p1", "1"), rfPod("p2", "2"))},
-				{obj: rfPodList("10", "", rfPod("p3", "3"))},
+			lists: []fakeapi.ListAnswer{
+				{Object: rfPodList("10", "c1", rfPod("p1", "1"), rfPod("p2", "2"))},
+				{Object: rfPodList("10", "", rfPod("p3", "3"))},
 			},
-			watches: []rfWatchStep{{events: []watch.Event{
+			watches: []fakeapi.WatchAnswer{{Events: []watch.Event{
 				rfEv(watch.Added, rfPod("p4", "11")),
 				rfEv(watch.Modified, rfPod("p1", "12")),
 				rfEv(watch.Deleted, rfPod("p2", "13")),
@@ -80,17 +82,17 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name:      "server ignores the limit",
-			lists:     []rfListStep{{obj: rfPodList("5", "", rfPod("a", "1"), rfPod("b", "2"), rfPod("c", "3"))}},
+			lists:     []fakeapi.ListAnswer{{Object: rfPodList("5", "", rfPod("a", "1"), rfPod("b", "2"), rfPod("c", "3"))}},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}},
 			wantWatch: []metav1.ListOptions{{ResourceVersion: "5", AllowWatchBookmarks: true}},
 			wantOps:   []string{"replace [ns/a@1 ns/b@2 ns/c@3] 5"},
 		},
 		{
 			name: "expired continue token falls back to one full list at the same resource version",
-			lists: []rfListStep{
-				{obj: rfPodList("10", "c1", rfPod("a", "1"))},
-				{err: expired},
-				{obj: rfPodList("11", "", rfPod("a", "1"), rfPod("b", "11"))},
+			lists: []fakeapi.ListAnswer{
+				{Object: rfPodList("10", "c1", rfPod("a", "1"))},
+				{Err: expired},
+				{Object: rfPodList("11", "", rfPod("a", "1"), rfPod("b", "11"))},
 			},
 			wantLists: []metav1.ListOptions{
 				{ResourceVersion: "0", Limit: 500},
@@ -102,12 +104,12 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name: "410 in the watch relists at the last resource version, unpaged",
-			lists: []rfListStep{
-				{obj: rfPodList("10", "", rfPod("p1", "1"))},
-				{obj: rfPodList("20", "", rfPod("p1", "15"), rfPod("p2", "16"))},
+			lists: []fakeapi.ListAnswer{
+				{Object: rfPodList("10", "", rfPod("p1", "1"))},
+				{Object: rfPodList("20", "", rfPod("p1", "15"), rfPod("p2", "16"))},
 			},
-			watches: []rfWatchStep{
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p2", "11")), rfEv(watch.Error, &expired.ErrStatus)}},
+			watches: []fakeapi.WatchAnswer{
+				{Events: []watch.Event{rfEv(watch.Added, rfPod("p2", "11")), rfEv(watch.Error, &expired.ErrStatus)}},
 			},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "11"}},
 			wantWatch: []metav1.ListOptions{
@@ -119,12 +121,12 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name: "expired relist retries at once with the latest data",
-			lists: []rfListStep{
-				{obj: rfPodList("10", "", rfPod("p1", "1"))},
-				{err: expired},
-				{obj: rfPodList("30", "", rfPod("p9", "29"))},
+			lists: []fakeapi.ListAnswer{
+				{Object: rfPodList("10", "", rfPod("p1", "1"))},
+				{Err: expired},
+				{Object: rfPodList("30", "", rfPod("p9", "29"))},
 			},
-			watches: []rfWatchStep{{events: []watch.Event{rfEv(watch.Error, &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonGone})}}},
+			watches: []fakeapi.WatchAnswer{{Events: []watch.Event{rfEv(watch.Error, &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonGone})}}},
 			wantLists: []metav1.ListOptions{
 				{ResourceVersion: "0", Limit: 500},
 				{ResourceVersion: "10"},
@@ -139,12 +141,12 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name: "too large resource version on relist retries with the latest data",
-			lists: []rfListStep{
-				{obj: rfPodList("20", "")},
-				{err: rfTooLargeErr()},
-				{obj: rfPodList("30", "")},
+			lists: []fakeapi.ListAnswer{
+				{Object: rfPodList("20", "")},
+				{Err: rfTooLargeErr()},
+				{Object: rfPodList("30", "")},
 			},
-			watches:   []rfWatchStep{{events: []watch.Event{rfEv(watch.Error, &expired.ErrStatus)}}},
+			watches:   []fakeapi.WatchAnswer{{Events: []watch.Event{rfEv(watch.Error, &expired.ErrStatus)}}},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "20"}, {ResourceVersion: ""}},
 			wantWatch: []metav1.ListOptions{
 				{ResourceVersion: "20", AllowWatchBookmarks: true},
@@ -155,11 +157,11 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name: "very short watch is an error and relists",
-			lists: []rfListStep{
-				{obj: rfPodList("10", "", rfPod("p1", "1"))},
-				{obj: rfPodList("10", "", rfPod("p1", "1"))},
+			lists: []fakeapi.ListAnswer{
+				{Object: rfPodList("10", "", rfPod("p1", "1"))},
+				{Object: rfPodList("10", "", rfPod("p1", "1"))},
 			},
-			watches:   []rfWatchStep{{}},
+			watches:   []fakeapi.WatchAnswer{{}},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "10"}},
 			wantWatch: []metav1.ListOptions{
 				{ResourceVersion: "10", AllowWatchBookmarks: true},
@@ -170,11 +172,11 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name:  "refused connection and 429 on watch open back off and retry without relist",
-			lists: []rfListStep{{obj: rfPodList("10", "")}},
-			watches: []rfWatchStep{
-				{err: syscall.ECONNREFUSED},
-				{err: apierrors.NewTooManyRequests("slow down", 0)},
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "11"))}},
+			lists: []fakeapi.ListAnswer{{Object: rfPodList("10", "")}},
+			watches: []fakeapi.WatchAnswer{
+				{Err: syscall.ECONNREFUSED},
+				{Err: apierrors.NewTooManyRequests("slow down", 0)},
+				{Events: []watch.Event{rfEv(watch.Added, rfPod("p1", "11"))}},
 			},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}},
 			wantWatch: []metav1.ListOptions{
@@ -188,9 +190,9 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name:  "429 error event resumes the watch after a backoff",
-			lists: []rfListStep{{obj: rfPodList("10", "")}},
-			watches: []rfWatchStep{
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "11")), rfEv(watch.Error, rfStatus(http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests))}},
+			lists: []fakeapi.ListAnswer{{Object: rfPodList("10", "")}},
+			watches: []fakeapi.WatchAnswer{
+				{Events: []watch.Event{rfEv(watch.Added, rfPod("p1", "11")), rfEv(watch.Error, rfStatus(http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests))}},
 			},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}},
 			wantWatch: []metav1.ListOptions{
@@ -202,12 +204,12 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name: "internal error event relists when retries are off",
-			lists: []rfListStep{
-				{obj: rfPodList("10", "")},
-				{obj: rfPodList("12", "")},
+			lists: []fakeapi.ListAnswer{
+				{Object: rfPodList("10", "")},
+				{Object: rfPodList("12", "")},
 			},
-			watches: []rfWatchStep{
-				{events: []watch.Event{rfEv(watch.Error, rfStatus(http.StatusInternalServerError, metav1.StatusReasonInternalError))}},
+			watches: []fakeapi.WatchAnswer{
+				{Events: []watch.Event{rfEv(watch.Error, rfStatus(http.StatusInternalServerError, metav1.StatusReasonInternalError))}},
 			},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "10"}},
 			wantWatch: []metav1.ListOptions{
@@ -220,9 +222,9 @@ func TestReflectorScenarios(t *testing.T) {
 		{
 			name:        "internal error event reopens the watch while retries are allowed",
 			maxInternal: time.Minute,
-			lists:       []rfListStep{{obj: rfPodList("10", "")}},
-			watches: []rfWatchStep{
-				{events: []watch.Event{rfEv(watch.Error, rfStatus(http.StatusInternalServerError, metav1.StatusReasonInternalError))}},
+			lists:       []fakeapi.ListAnswer{{Object: rfPodList("10", "")}},
+			watches: []fakeapi.WatchAnswer{
+				{Events: []watch.Event{rfEv(watch.Error, rfStatus(http.StatusInternalServerError, metav1.StatusReasonInternalError))}},
 			},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}},
 			wantWatch: []metav1.ListOptions{
@@ -234,9 +236,9 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name: "list failure is returned and retried",
-			lists: []rfListStep{
-				{err: errors.New("boom")},
-				{obj: rfPodList("7", "", rfPod("a", "7"))},
+			lists: []fakeapi.ListAnswer{
+				{Err: errors.New("boom")},
+				{Object: rfPodList("7", "", rfPod("a", "7"))},
 			},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "0", Limit: 500}},
 			wantWatch: []metav1.ListOptions{{ResourceVersion: "7", AllowWatchBookmarks: true}},
@@ -245,9 +247,9 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name:  "non-retriable watch open error is returned and relists",
-			lists: []rfListStep{{obj: rfPodList("7", "")}, {obj: rfPodList("8", "")}},
-			watches: []rfWatchStep{
-				{err: errors.New("forbidden")},
+			lists: []fakeapi.ListAnswer{{Object: rfPodList("7", "")}, {Object: rfPodList("8", "")}},
+			watches: []fakeapi.WatchAnswer{
+				{Err: errors.New("forbidden")},
 			},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "7"}},
 			wantWatch: []metav1.ListOptions{
@@ -260,7 +262,7 @@ func TestReflectorScenarios(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(true).list(tc.lists...).watch(tc.watches...)
+			s := fakeapi.New().WithoutWatchList().ListAnswers(tc.lists...).WatchAnswers(tc.watches...)
 			rec := rfNewRecorder()
 			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
 			r.MaxInternalErrorRetryDuration = tc.maxInternal
@@ -269,13 +271,13 @@ func TestReflectorScenarios(t *testing.T) {
 
 			rfRunUntilExhausted(t, r, s)
 
-			gotLists := s.listOptions()
+			gotLists := s.ListOptions()
 			// Calls after the script (exhaustion) are not part of the scenario.
 			if len(gotLists) > len(tc.wantLists) {
 				gotLists = gotLists[:len(tc.wantLists)]
 			}
 			assert.Equal(t, tc.wantLists, gotLists, "list requests")
-			assert.Equal(t, tc.wantWatch, s.watchOptions(), "watch requests")
+			assert.Equal(t, tc.wantWatch, watchOptionsWithoutTimeout(s), "watch requests")
 			assert.Equal(t, tc.wantOps, rec.opsSnapshot(), "store operations")
 			assert.Equal(t, tc.wantErrs, rfErrKinds(errs.snapshot()), "reported errors")
 		})
@@ -298,9 +300,9 @@ func rfUnstructuredPod(name, rv string) *unstructured.Unstructured {
 func TestReflectorWatchErrorEventWithoutStatus(t *testing.T) {
 	var nilStatus *metav1.Status
 	for _, obj := range []runtime.Object{nil, nilStatus, rfPod("x", "1")} {
-		s := rfNewScript(true).
-			list(rfListStep{obj: rfPodList("5", "")}, rfListStep{obj: rfPodList("6", "")}).
-			watch(rfWatchStep{events: []watch.Event{{Type: watch.Error, Object: obj}}})
+		s := fakeapi.New().WithoutWatchList().
+			ListAnswers(fakeapi.ListAnswer{Object: rfPodList("5", "")}, fakeapi.ListAnswer{Object: rfPodList("6", "")}).
+			WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{{Type: watch.Error, Object: obj}}})
 		rec := rfNewRecorder()
 		r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
 		var errs rfErrors
@@ -314,14 +316,14 @@ func TestReflectorWatchErrorEventWithoutStatus(t *testing.T) {
 // TestReflectorEmptyResourceVersionKeepsLastSync checks that objects without
 // a resourceVersion are stored without moving the resource version back.
 func TestReflectorEmptyResourceVersionKeepsLastSync(t *testing.T) {
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("5", "")}).
-		watch(rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "7")), rfEv(watch.Modified, rfPod("a", ""))}})
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: rfPodList("5", "")}).
+		WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{rfEv(watch.Added, rfPod("a", "7")), rfEv(watch.Modified, rfPod("a", ""))}})
 	rec := rfNewRecorder()
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf"})
 	rfRunUntilExhausted(t, r, s)
 	assert.Equal(t, []string{"replace [] 5", "add ns/a@7", "rv 7", "update ns/a@"}, rec.opsSnapshot())
 	assert.Equal(t, "7", r.LastSyncResourceVersion())
-	assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("7")}, s.watchOptions())
+	assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("7")}, watchOptionsWithoutTimeout(s))
 }
 
 // TestReflectorResourceVersionPropagation checks when watch events move the
@@ -358,7 +360,7 @@ func TestReflectorResourceVersionPropagation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(true).list(rfListStep{obj: rfPodList(tc.listRV, "")}).watch(rfWatchStep{events: tc.events})
+			s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: rfPodList(tc.listRV, "")}).WatchAnswers(fakeapi.WatchAnswer{Events: tc.events})
 			rec := rfNewRecorder()
 			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf"})
 			rfRunUntilExhausted(t, r, s)
@@ -371,8 +373,8 @@ func TestReflectorResourceVersionPropagation(t *testing.T) {
 // TestReflectorOptionalStoreInterfaces checks that a store without the
 // optional interfaces gets only the basic operations.
 func TestReflectorOptionalStoreInterfaces(t *testing.T) {
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).
-		watch(rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "2")), rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "3"}})}})
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: rfPodList("1", "")}).
+		WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{rfEv(watch.Added, rfPod("a", "2")), rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "3"}})}})
 	rec := rfNewRecorder()
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rfPlainStore{rec}, ReflectorOptions{Name: "rf"})
 	rfRunUntilExhausted(t, r, s)
@@ -383,8 +385,8 @@ func TestReflectorOptionalStoreInterfaces(t *testing.T) {
 // TestReflectorStoreErrorsDoNotStopTheWatch checks that store failures are
 // logged and the watch goes on.
 func TestReflectorStoreErrorsDoNotStopTheWatch(t *testing.T) {
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).
-		watch(rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "2")), rfEv(watch.Modified, rfPod("a", "3")), rfEv(watch.Deleted, rfPod("a", "4")), rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "5"}}), rfEv(watch.Added, rfPod("b", "6"))}})
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: rfPodList("1", "")}).
+		WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{rfEv(watch.Added, rfPod("a", "2")), rfEv(watch.Modified, rfPod("a", "3")), rfEv(watch.Deleted, rfPod("a", "4")), rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "5"}}), rfEv(watch.Added, rfPod("b", "6"))}})
 	rec := rfNewRecorder()
 	for _, verb := range []string{"add", "update", "delete", "bookmark"} {
 		rec.fail(verb, errors.New(verb+" failed"))
@@ -401,21 +403,21 @@ func TestReflectorListFailures(t *testing.T) {
 	tableList.SetKind("Table")
 	cases := []struct {
 		name    string
-		lists   []rfListStep
+		lists   []fakeapi.ListAnswer
 		replace error
 		wantErr string
 	}{
-		{"error", []rfListStep{{err: errors.New("boom")}}, nil, "failed to list *v1.Pod: boom"},
-		{"nil list", []rfListStep{{obj: nil}}, nil, "failed to list *v1.Pod: the list call returned no object"},
-		{"typed nil list", []rfListStep{{obj: nilList}}, nil, "failed to list *v1.Pod: the list call returned no object"},
-		{"not a list", []rfListStep{{obj: rfPod("a", "1")}}, nil, "failed to list *v1.Pod: unable to understand list result of type *v1.Pod"},
-		{"table", []rfListStep{{obj: tableList}}, nil, "failed to list *v1.Pod: unsupported list gvk: meta.k8s.io/v1, Kind=Table"},
-		{"page error", []rfListStep{{obj: rfPodList("1", "c")}, {err: errors.New("page")}}, nil, "failed to list *v1.Pod: page"},
-		{"replace error", []rfListStep{{obj: rfPodList("1", "")}}, errors.New("nope"), "unable to sync list result: nope"},
+		{"error", []fakeapi.ListAnswer{{Err: errors.New("boom")}}, nil, "failed to list *v1.Pod: boom"},
+		{"nil list", []fakeapi.ListAnswer{{Object: nil}}, nil, "failed to list *v1.Pod: the list call returned no object"},
+		{"typed nil list", []fakeapi.ListAnswer{{Object: nilList}}, nil, "failed to list *v1.Pod: the list call returned no object"},
+		{"not a list", []fakeapi.ListAnswer{{Object: rfPod("a", "1")}}, nil, "failed to list *v1.Pod: unable to understand list result of type *v1.Pod"},
+		{"table", []fakeapi.ListAnswer{{Object: tableList}}, nil, "failed to list *v1.Pod: unsupported list gvk: meta.k8s.io/v1, Kind=Table"},
+		{"page error", []fakeapi.ListAnswer{{Object: rfPodList("1", "c")}, {Err: errors.New("page")}}, nil, "failed to list *v1.Pod: page"},
+		{"replace error", []fakeapi.ListAnswer{{Object: rfPodList("1", "")}}, errors.New("nope"), "unable to sync list result: nope"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(true).list(tc.lists...)
+			s := fakeapi.New().WithoutWatchList().ListAnswers(tc.lists...)
 			rec := rfNewRecorder()
 			if tc.replace != nil {
 				rec.fail("replace", tc.replace)
@@ -424,7 +426,7 @@ func TestReflectorListFailures(t *testing.T) {
 			err := r.ListAndWatchWithContext(context.Background())
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.wantErr)
-			assert.Empty(t, s.watchOptions(), "no watch after a failed list")
+			assert.Empty(t, watchOptionsWithoutTimeout(s), "no watch after a failed list")
 			assert.Equal(t, "", r.LastSyncResourceVersion())
 		})
 	}
@@ -433,7 +435,7 @@ func TestReflectorListFailures(t *testing.T) {
 func TestReflectorNilDependencies(t *testing.T) {
 	r := NewReflector(nil, &v1.Pod{}, rfNewRecorder(), 0)
 	assert.Error(t, r.ListAndWatchWithContext(context.Background()))
-	r = NewReflector(rfNewScript(true), &v1.Pod{}, nil, 0)
+	r = NewReflector(fakeapi.New().WithoutWatchList(), &v1.Pod{}, nil, 0)
 	assert.Error(t, r.ListAndWatchWithContext(context.Background()))
 	r = NewReflector(&ListWatch{}, &v1.Pod{}, rfNewRecorder(), 0)
 	r.useWatchList = false
@@ -446,7 +448,7 @@ func TestReflectorNilDependencies(t *testing.T) {
 // ListWatch.DisableChunking is found on a ListWatch, also when wrapped by
 // ToListWatcherWithWatchListSemantics, and on nothing else.
 func TestListWatchDisablesChunkingSeesThroughTheWatchListWrapper(t *testing.T) {
-	s := rfNewScript(true)
+	s := fakeapi.New().WithoutWatchList()
 	off := &ListWatch{ListWithContextFunc: s.ListWithContext, WatchFuncWithContext: s.WatchWithContext, DisableChunking: true}
 	on := &ListWatch{ListWithContextFunc: s.ListWithContext, WatchFuncWithContext: s.WatchWithContext}
 	assert.True(t, listWatchDisablesChunking(off))
@@ -460,17 +462,17 @@ func TestListWatchDisablesChunkingSeesThroughTheWatchListWrapper(t *testing.T) {
 // (resourceVersion 0) answered in pages keeps later relists paged.
 func TestReflectorPaginatedFirstListIsRemembered(t *testing.T) {
 	expired := apierrors.NewResourceExpired("gone")
-	s := rfNewScript(true).
-		list(rfListStep{obj: rfPodList("10", "c1", rfPod("a", "1"))}, rfListStep{obj: rfPodList("10", "", rfPod("b", "2"))}).
-		watch(rfWatchStep{events: []watch.Event{rfEv(watch.Error, &expired.ErrStatus)}}).
-		list(rfListStep{obj: rfPodList("12", "", rfPod("a", "1"))})
+	s := fakeapi.New().WithoutWatchList().
+		ListAnswers(fakeapi.ListAnswer{Object: rfPodList("10", "c1", rfPod("a", "1"))}, fakeapi.ListAnswer{Object: rfPodList("10", "", rfPod("b", "2"))}).
+		WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{rfEv(watch.Error, &expired.ErrStatus)}}).
+		ListAnswers(fakeapi.ListAnswer{Object: rfPodList("12", "", rfPod("a", "1"))})
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
 	rfRunUntilExhausted(t, r, s)
 	assert.Equal(t, []metav1.ListOptions{
 		{ResourceVersion: "0", Limit: 500},
 		{Continue: "c1", Limit: 500},
 		{ResourceVersion: "10", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, Limit: 500}, // paged relist: not an exact snapshot (reflectorListOptions)
-	}, s.listOptions()[:3])
+	}, s.ListOptions()[:3])
 }
 
 func TestNewReflectorDefaults(t *testing.T) {
@@ -493,7 +495,7 @@ func TestNewReflectorDefaults(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")})
+			s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: rfPodList("1", "")})
 			r := NewReflectorWithOptions(s, tc.expected, rfNewRecorder(), tc.options)
 			assert.Equal(t, tc.wantDesc, r.TypeDescription())
 			assert.Equal(t, tc.wantGVK, r.expectedGVK)
@@ -505,9 +507,7 @@ func TestNewReflectorDefaults(t *testing.T) {
 				assert.Less(t, got, 2*tc.wantMinSec)
 			}
 			rfRunUntilExhausted(t, r, s)
-			s.mu.Lock()
-			timeout := s.watchOpts[0].TimeoutSeconds
-			s.mu.Unlock()
+			timeout := s.WatchOptions()[0].TimeoutSeconds
 			require.NotNil(t, timeout)
 			assert.GreaterOrEqual(t, *timeout, tc.wantMinSec)
 			assert.Less(t, *timeout, 2*tc.wantMinSec)
@@ -516,7 +516,7 @@ func TestNewReflectorDefaults(t *testing.T) {
 }
 
 func TestReflectorConstructors(t *testing.T) {
-	s := rfNewScript(true)
+	s := fakeapi.New().WithoutWatchList()
 	r := NewNamedReflector("named", s, &v1.Pod{}, rfNewRecorder(), time.Minute)
 	assert.Equal(t, "named", r.Name())
 	assert.Equal(t, time.Minute, r.resyncPeriod)
@@ -559,7 +559,7 @@ func TestDefaultWatchErrorHandler(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			logger, logs := rfBufferedLogger(t)
 			ctx := klog.NewContext(context.Background(), logger)
-			r := NewNamedReflector("rf-handler", rfNewScript(true), &v1.Pod{}, rfNewRecorder(), 0)
+			r := NewNamedReflector("rf-handler", fakeapi.New().WithoutWatchList(), &v1.Pod{}, rfNewRecorder(), 0)
 			DefaultWatchErrorHandler(ctx, r, tc.err)
 			if tc.want == "" {
 				assert.Empty(t, logs())
@@ -576,7 +576,7 @@ func TestDefaultWatchErrorHandler(t *testing.T) {
 // Run passes the errors of ListAndWatch to DefaultWatchErrorHandler.
 func TestReflectorRunUsesDefaultWatchErrorHandler(t *testing.T) {
 	logger, logs := rfBufferedLogger(t)
-	s := rfNewScript(true).list(rfListStep{err: errors.New("list boom")}, rfListStep{obj: rfPodList("1", "")})
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Err: errors.New("list boom")}, fakeapi.ListAnswer{Object: rfPodList("1", "")})
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 	done := make(chan struct{})
@@ -594,7 +594,7 @@ func TestReflectorRunUsesDefaultWatchErrorHandler(t *testing.T) {
 // TestReflectorLoggerOption checks that ReflectorOptions.Logger is used.
 func TestReflectorLoggerOption(t *testing.T) {
 	logger, logs := rfBufferedLogger(t)
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")})
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: rfPodList("1", "")})
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf-logged", Logger: &logger})
 	rfRunUntilExhausted(t, r, s)
 	assert.Contains(t, logs(), "Caches populated")
@@ -688,7 +688,7 @@ func TestReflectorWithFakeControllerSource(t *testing.T) {
 func TestReflectorMisbehavingWatcher(t *testing.T) {
 	for _, streaming := range []bool{false, true} {
 		clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, streaming)
-		w := rfNewWatcher(nil, false)
+		w := fakeapi.NewWatch(nil, true)
 		calls := 0
 		lw := &ListWatch{
 			ListFunc: func(metav1.ListOptions) (runtime.Object, error) { return rfPodList("1", ""), nil },
@@ -705,7 +705,7 @@ func TestReflectorMisbehavingWatcher(t *testing.T) {
 		r.watchErrorHandler = errs.handler
 		err := r.ListAndWatchWithContext(context.Background())
 		require.Error(t, err, "streaming=%v", streaming)
-		assert.True(t, w.isStopped(), "streaming=%v", streaming)
+		assert.True(t, w.IsStopped(), "streaming=%v", streaming)
 		if streaming {
 			// The stream failed ("both"), LIST was used (no report, as in
 			// client-go), then the plain watch returned neither a watch nor

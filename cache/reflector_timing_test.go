@@ -21,11 +21,13 @@ import (
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 func TestReflectorBackoffDefaults(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	r := NewReflectorWithOptions(rfNewScript(true), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Clock: clk})
+	r := NewReflectorWithOptions(fakeapi.New().WithoutWatchList(), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Clock: clk})
 	// Consecutive failures (each right after the previous delay) double
 	// the base delay from 0.8s up to the 30s cap; jitter 1.0 draws each
 	// delay from [base, 2*base).
@@ -54,7 +56,7 @@ func TestReflectorBackoffDefaults(t *testing.T) {
 
 func TestReflectorBackoffCustom(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	r := NewReflectorWithOptions(rfNewScript(true), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+	r := NewReflectorWithOptions(fakeapi.New().WithoutWatchList(), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
 		Clock:   clk,
 		Backoff: &wait.Backoff{Duration: 10 * time.Millisecond, Factor: 2, Steps: 100, Cap: 100 * time.Millisecond},
 	})
@@ -68,7 +70,7 @@ func TestReflectorBackoffCustom(t *testing.T) {
 
 func TestReflectorBackoffHonoursRetryAfter(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	r := NewReflectorWithOptions(rfNewScript(true), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+	r := NewReflectorWithOptions(fakeapi.New().WithoutWatchList(), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
 		Clock:   clk,
 		Backoff: &wait.Backoff{Duration: time.Second, Factor: 1, Steps: 10},
 	})
@@ -82,7 +84,7 @@ func TestReflectorBackoffHonoursRetryAfter(t *testing.T) {
 // failed list is retried only once the backoff delay has passed.
 func TestReflectorRunBacksOffBetweenCycles(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	s := rfNewScript(true).list(rfListStep{err: errors.New("down")}, rfListStep{err: errors.New("down")}, rfListStep{obj: rfPodList("3", "")})
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Err: errors.New("down")}, fakeapi.ListAnswer{Err: errors.New("down")}, fakeapi.ListAnswer{Object: rfPodList("3", "")})
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
 		Name:    "rf",
 		Clock:   clk,
@@ -92,15 +94,15 @@ func TestReflectorRunBacksOffBetweenCycles(t *testing.T) {
 	r.watchErrorHandler = errs.handler
 	stop := rfStartRun(t, r)
 
-	rfRequireEventually(t, func() bool { return len(s.listOptions()) == 1 && clk.HasWaiters() }, "first list")
+	rfRequireEventually(t, func() bool { return len(s.ListOptions()) == 1 && clk.HasWaiters() }, "first list")
 	clk.Step(999 * time.Millisecond)
-	assert.Never(t, func() bool { return len(s.listOptions()) > 1 }, 50*time.Millisecond, time.Millisecond, "retried before the backoff")
+	assert.Never(t, func() bool { return len(s.ListOptions()) > 1 }, 50*time.Millisecond, time.Millisecond, "retried before the backoff")
 	clk.Step(time.Millisecond)
-	rfRequireEventually(t, func() bool { return len(s.listOptions()) == 2 && clk.HasWaiters() }, "second list")
+	rfRequireEventually(t, func() bool { return len(s.ListOptions()) == 2 && clk.HasWaiters() }, "second list")
 	clk.Step(1999 * time.Millisecond)
-	assert.Never(t, func() bool { return len(s.listOptions()) > 2 }, 50*time.Millisecond, time.Millisecond, "retried before the doubled backoff")
+	assert.Never(t, func() bool { return len(s.ListOptions()) > 2 }, 50*time.Millisecond, time.Millisecond, "retried before the doubled backoff")
 	clk.Step(time.Millisecond)
-	rfRequireEventually(t, func() bool { return len(s.watchOptions()) == 1 }, "watch after the third list")
+	rfRequireEventually(t, func() bool { return len(watchOptionsWithoutTimeout(s)) == 1 }, "watch after the third list")
 	stop()
 	assert.Equal(t, []string{"other: failed to list *v1.Pod: down", "other: failed to list *v1.Pod: down"}, rfErrKinds(errs.snapshot()))
 }
@@ -109,19 +111,19 @@ func TestReflectorRunBacksOffBetweenCycles(t *testing.T) {
 // reopened only after the backoff.
 func TestReflectorWatchRetryWaitsForBackoff(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("3", "")}).watch(rfWatchStep{err: syscall.ECONNREFUSED})
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: rfPodList("3", "")}).WatchAnswers(fakeapi.WatchAnswer{Err: syscall.ECONNREFUSED})
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
 		Name:    "rf",
 		Clock:   clk,
 		Backoff: &wait.Backoff{Duration: time.Second, Factor: 1, Steps: 10},
 	})
 	stop := rfStartRun(t, r)
-	rfRequireEventually(t, func() bool { return len(s.watchOptions()) == 1 && clk.HasWaiters() }, "first watch")
-	assert.Never(t, func() bool { return len(s.watchOptions()) > 1 }, 50*time.Millisecond, time.Millisecond)
+	rfRequireEventually(t, func() bool { return len(watchOptionsWithoutTimeout(s)) == 1 && clk.HasWaiters() }, "first watch")
+	assert.Never(t, func() bool { return len(watchOptionsWithoutTimeout(s)) > 1 }, 50*time.Millisecond, time.Millisecond)
 	clk.Step(time.Second)
-	rfRequireEventually(t, func() bool { return len(s.watchOptions()) == 2 }, "second watch")
+	rfRequireEventually(t, func() bool { return len(watchOptionsWithoutTimeout(s)) == 2 }, "second watch")
 	stop()
-	assert.Len(t, s.listOptions(), 1, "no relist")
+	assert.Len(t, s.ListOptions(), 1, "no relist")
 }
 
 // rfBlockingLW blocks every call until its context ends.
@@ -163,23 +165,23 @@ func TestReflectorStopsPromptly(t *testing.T) {
 		assert.Empty(t, errs.snapshot(), "a stop is not a failure")
 	})
 	t.Run("during the watch", func(t *testing.T) {
-		s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
+		s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: rfPodList("1", "")}).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
 		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", ResyncPeriod: time.Hour})
 		stop := rfStartRun(t, r)
-		rfRequireEventually(t, func() bool { return s.watcherCount() == 1 }, "watch")
+		rfRequireEventually(t, func() bool { return len(s.Watches()) == 1 }, "watch")
 		stop()
-		assert.True(t, s.watcher(0).isStopped())
+		assert.True(t, s.NthWatch(0).IsStopped())
 	})
 	t.Run("during a backoff", func(t *testing.T) {
 		clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-		s := rfNewScript(true).list(rfListStep{err: errors.New("down")})
+		s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Err: errors.New("down")})
 		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Clock: clk})
 		stop := rfStartRun(t, r)
 		rfRequireEventually(t, func() bool { return clk.HasWaiters() }, "backoff")
 		stop()
 	})
 	t.Run("Run with a stop channel", func(t *testing.T) {
-		s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
+		s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: rfPodList("1", "")}).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
 		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
 		stopCh := make(chan struct{})
 		done := make(chan struct{})
@@ -187,7 +189,7 @@ func TestReflectorStopsPromptly(t *testing.T) {
 			defer close(done)
 			r.Run(stopCh)
 		}()
-		rfRequireEventually(t, func() bool { return s.watcherCount() == 1 }, "watch")
+		rfRequireEventually(t, func() bool { return len(s.Watches()) == 1 }, "watch")
 		close(stopCh)
 		select {
 		case <-done:
@@ -196,12 +198,12 @@ func TestReflectorStopsPromptly(t *testing.T) {
 		}
 	})
 	t.Run("ListAndWatch with a stop channel", func(t *testing.T) {
-		s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
+		s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: rfPodList("1", "")}).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
 		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
 		stopCh := make(chan struct{})
 		done := make(chan error, 1)
 		go func() { done <- r.ListAndWatch(stopCh) }()
-		rfRequireEventually(t, func() bool { return s.watcherCount() == 1 }, "watch")
+		rfRequireEventually(t, func() bool { return len(s.Watches()) == 1 }, "watch")
 		close(stopCh)
 		select {
 		case err := <-done:
@@ -211,20 +213,20 @@ func TestReflectorStopsPromptly(t *testing.T) {
 		}
 	})
 	t.Run("already cancelled", func(t *testing.T) {
-		s := rfNewScript(true)
+		s := fakeapi.New().WithoutWatchList()
 		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		assert.NoError(t, r.ListAndWatchWithContext(ctx))
 		r.RunWithContext(ctx)
-		assert.Empty(t, s.listOptions())
+		assert.Empty(t, s.ListOptions())
 	})
 }
 
 // TestReflectorResync drives the resync timer with a fake clock.
 func TestReflectorResync(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: rfPodList("1", "")}).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
 	rec := rfNewRecorder()
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Clock: clk, ResyncPeriod: time.Minute})
 	var allow atomic.Bool
@@ -234,7 +236,7 @@ func TestReflectorResync(t *testing.T) {
 		return allow.Load()
 	}
 	stop := rfStartRun(t, r)
-	rfRequireEventually(t, func() bool { return s.watcherCount() == 1 && clk.HasWaiters() }, "watching")
+	rfRequireEventually(t, func() bool { return len(s.Watches()) == 1 && clk.HasWaiters() }, "watching")
 
 	clk.Step(time.Minute)
 	rfRequireEventually(t, func() bool { return asked.Load() == 1 && clk.HasWaiters() }, "first resync tick")
@@ -251,7 +253,7 @@ func TestReflectorResync(t *testing.T) {
 // the watch and leads to a relist.
 func TestReflectorResyncFailureEndsTheWatch(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: rfPodList("1", "")}).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
 	rec := rfNewRecorder()
 	rec.fail("resync", errors.New("resync failed"))
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Clock: clk, ResyncPeriod: time.Minute})
@@ -259,7 +261,7 @@ func TestReflectorResyncFailureEndsTheWatch(t *testing.T) {
 	r.watchErrorHandler = errs.handler
 	done := make(chan error, 1)
 	go func() { done <- r.ListAndWatchWithContext(context.Background()) }()
-	rfRequireEventually(t, func() bool { return s.watcherCount() == 1 && clk.HasWaiters() }, "watching")
+	rfRequireEventually(t, func() bool { return len(s.Watches()) == 1 && clk.HasWaiters() }, "watching")
 	clk.Step(time.Minute)
 	select {
 	case err := <-done:
@@ -267,7 +269,7 @@ func TestReflectorResyncFailureEndsTheWatch(t *testing.T) {
 	case <-time.After(rfWait):
 		t.Fatal("ListAndWatch did not end")
 	}
-	assert.True(t, s.watcher(0).isStopped())
+	assert.True(t, s.NthWatch(0).IsStopped())
 	assert.Equal(t, []string{"other: resync failed"}, rfErrKinds(errs.snapshot()))
 }
 
@@ -275,12 +277,12 @@ func TestReflectorResyncFailureEndsTheWatch(t *testing.T) {
 // always, and that no timer runs without a period.
 func TestReflectorResyncNilShouldResync(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: rfPodList("1", "")}).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
 	rec := rfNewRecorder()
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Clock: clk, ResyncPeriod: time.Second})
 	stop := rfStartRun(t, r)
 	for i := 1; i <= 3; i++ {
-		rfRequireEventually(t, func() bool { return s.watcherCount() == 1 && clk.HasWaiters() }, "waiting")
+		rfRequireEventually(t, func() bool { return len(s.Watches()) == 1 && clk.HasWaiters() }, "waiting")
 		clk.Step(time.Second)
 		n := i
 		rfRequireEventually(t, func() bool { return len(rec.opsSnapshot()) == n+1 }, "resync %d", i)
@@ -288,10 +290,10 @@ func TestReflectorResyncNilShouldResync(t *testing.T) {
 	stop()
 
 	clk2 := testingclock.NewFakeClock(time.Unix(1000, 0))
-	s2 := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
+	s2 := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: rfPodList("1", "")}).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
 	r2 := NewReflectorWithOptions(s2, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Clock: clk2})
 	stop2 := rfStartRun(t, r2)
-	rfRequireEventually(t, func() bool { return s2.watcherCount() == 1 }, "watching")
+	rfRequireEventually(t, func() bool { return len(s2.Watches()) == 1 }, "watching")
 	assert.False(t, clk2.HasWaiters(), "no resync timer without a period")
 	stop2()
 }
@@ -300,16 +302,16 @@ func TestReflectorResyncNilShouldResync(t *testing.T) {
 func TestReflectorVeryShortWatchUsesTheClock(t *testing.T) {
 	for _, elapsed := range []time.Duration{0, 999 * time.Millisecond, time.Second} {
 		clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-		s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
+		s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: rfPodList("1", "")}).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
 		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Clock: clk})
 		var errs rfErrors
 		r.watchErrorHandler = errs.handler
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- r.ListAndWatchWithContext(ctx) }()
-		rfRequireEventually(t, func() bool { return s.watcherCount() == 1 }, "watching")
+		rfRequireEventually(t, func() bool { return len(s.Watches()) == 1 }, "watching")
 		clk.Step(elapsed)
-		s.watcher(0).close()
+		s.NthWatch(0).Close()
 		if elapsed >= time.Second {
 			// A normal close: the watch is reopened from the same version.
 			rfWaitExhausted(t, s)
@@ -326,7 +328,7 @@ func TestReflectorVeryShortWatchUsesTheClock(t *testing.T) {
 			continue
 		}
 		assert.Empty(t, errs.snapshot())
-		assert.Equal(t, []metav1.ListOptions{rfWatchOpts("1"), rfWatchOpts("1")}, s.watchOptions())
+		assert.Equal(t, []metav1.ListOptions{rfWatchOpts("1"), rfWatchOpts("1")}, watchOptionsWithoutTimeout(s))
 	}
 }
 
@@ -353,9 +355,9 @@ func (l *rsResettingLW) WatchWithContext(context.Context, metav1.ListOptions) (w
 	l.watches = append(l.watches, l.clk.Now())
 	l.mu.Unlock()
 	if l.clean {
-		return rfNewWatcher(nil, true), nil
+		return fakeapi.NewWatch(nil, false), nil
 	}
-	return rfNewWatcher([]watch.Event{rlDecodingError("stream error: stream ID 3; INTERNAL_ERROR; received from peer")}, true), nil
+	return fakeapi.NewWatch([]watch.Event{rlDecodingError("stream error: stream ID 3; INTERNAL_ERROR; received from peer")}, false), nil
 }
 
 func (l *rsResettingLW) List(o metav1.ListOptions) (runtime.Object, error) {
@@ -440,11 +442,11 @@ func TestReflectorResetStreamsObeyBackoff(t *testing.T) {
 // failure backs off from the initial delay again (1s, not 4s).
 func TestReflectorBackoffResetsAfterAHealthyPeriod(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("10", "")}).watch(
-		rfWatchStep{err: syscall.ECONNREFUSED},
-		rfWatchStep{err: syscall.ECONNREFUSED},
-		rfWatchStep{hold: true, events: []watch.Event{rfEv(watch.Added, rfPod("a", "11"))}},
-		rfWatchStep{hold: true},
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: rfPodList("10", "")}).WatchAnswers(
+		fakeapi.WatchAnswer{Err: syscall.ECONNREFUSED},
+		fakeapi.WatchAnswer{Err: syscall.ECONNREFUSED},
+		fakeapi.WatchAnswer{Hold: true, Events: []watch.Event{rfEv(watch.Added, rfPod("a", "11"))}},
+		fakeapi.WatchAnswer{Hold: true},
 	)
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
 		Name:    "backoff-reset",
@@ -457,11 +459,11 @@ func TestReflectorBackoffResetsAfterAHealthyPeriod(t *testing.T) {
 	// waitsFor checks that the next watch is opened exactly after d.
 	waitsFor := func(d time.Duration, watches int) {
 		t.Helper()
-		rfRequireEventually(t, func() bool { return len(s.watchOptions()) == watches-1 && clk.HasWaiters() }, "watch %d pending", watches)
+		rfRequireEventually(t, func() bool { return len(watchOptionsWithoutTimeout(s)) == watches-1 && clk.HasWaiters() }, "watch %d pending", watches)
 		clk.Step(d - time.Millisecond)
-		assert.Never(t, func() bool { return len(s.watchOptions()) >= watches }, 50*time.Millisecond, time.Millisecond, "watch %d opened before %v", watches, d)
+		assert.Never(t, func() bool { return len(watchOptionsWithoutTimeout(s)) >= watches }, 50*time.Millisecond, time.Millisecond, "watch %d opened before %v", watches, d)
 		clk.Step(time.Millisecond)
-		rfRequireEventually(t, func() bool { return len(s.watchOptions()) == watches }, "watch %d after %v", watches, d)
+		rfRequireEventually(t, func() bool { return len(watchOptionsWithoutTimeout(s)) == watches }, "watch %d after %v", watches, d)
 	}
 	waitsFor(time.Second, 2)
 	waitsFor(2*time.Second, 3)
@@ -469,12 +471,11 @@ func TestReflectorBackoffResetsAfterAHealthyPeriod(t *testing.T) {
 	// Healthy for three minutes, then the watch ends with a 429.
 	rfRequireEventually(t, func() bool { return r.LastSyncResourceVersion() == "11" }, "event applied")
 	clk.Step(3 * time.Minute)
-	s.mu.Lock()
-	w := s.watchers[len(s.watchers)-1]
-	s.mu.Unlock()
-	w.push(rfEv(watch.Error, rfStatus(429, metav1.StatusReasonTooManyRequests)))
+	watches := s.Watches()
+	w := watches[len(watches)-1]
+	w.Send(rfEv(watch.Error, rfStatus(429, metav1.StatusReasonTooManyRequests)))
 	waitsFor(time.Second, 4)
-	assert.Len(t, s.listOptions(), 1, "no relist")
+	assert.Len(t, s.ListOptions(), 1, "no relist")
 }
 
 // TestReflectorCapsRetryAfterAtSixtySecondsByDefault: the Reflector waits a
@@ -483,7 +484,7 @@ func TestReflectorBackoffResetsAfterAHealthyPeriod(t *testing.T) {
 // informer for a year.
 func TestReflectorCapsRetryAfterAtSixtySecondsByDefault(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	r := NewReflectorWithOptions(rfNewScript(true), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+	r := NewReflectorWithOptions(fakeapi.New().WithoutWatchList(), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
 		Clock:   clk,
 		Backoff: &wait.Backoff{Duration: time.Second, Factor: 1, Steps: 10},
 	})
@@ -498,7 +499,7 @@ func TestReflectorCapsRetryAfterAtSixtySecondsByDefault(t *testing.T) {
 func TestReflectorMaxRetryAfterSetsTheCap(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
 	newR := func(max time.Duration) *Reflector {
-		return NewReflectorWithOptions(rfNewScript(true), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+		return NewReflectorWithOptions(fakeapi.New().WithoutWatchList(), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
 			Clock:         clk,
 			Backoff:       &wait.Backoff{Duration: time.Second, Factor: 1, Steps: 10},
 			MaxRetryAfter: max,

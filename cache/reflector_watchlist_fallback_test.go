@@ -30,6 +30,8 @@ import (
 
 	"github.com/kinformer/kinformer/cache/internal/diag"
 	"github.com/kinformer/kinformer/cache/internal/reflector"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // The tests of this file cover what a Reflector does with a streaming list
@@ -215,8 +217,8 @@ func TestWatchListFallbackScripted(t *testing.T) {
 	tooMany := &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusTooManyRequests, Reason: metav1.StatusReasonTooManyRequests}
 	cases := []struct {
 		name         string
-		lists        []rfListStep
-		watches      []rfWatchStep
+		lists        []fakeapi.ListAnswer
+		watches      []fakeapi.WatchAnswer
 		wantLists    []metav1.ListOptions
 		wantWatch    []metav1.ListOptions
 		wantOps      []string
@@ -225,10 +227,10 @@ func TestWatchListFallbackScripted(t *testing.T) {
 	}{
 		{
 			name: "closed before the bookmark: the stream is opened again, and the relist after a 410 streams",
-			watches: []rfWatchStep{
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1"))}},
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Added, rfPod("p2", "10")), rfEndBookmark("10"), rfEv(watch.Added, rfPod("p3", "11")), rfEv(watch.Error, &expired.ErrStatus)}},
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p3", "20")), rfEndBookmark("20"), rfEv(watch.Added, rfPod("p4", "21"))}},
+			watches: []fakeapi.WatchAnswer{
+				{Events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1"))}},
+				{Events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Added, rfPod("p2", "10")), rfEndBookmark("10"), rfEv(watch.Added, rfPod("p3", "11")), rfEv(watch.Error, &expired.ErrStatus)}},
+				{Events: []watch.Event{rfEv(watch.Added, rfPod("p3", "20")), rfEndBookmark("20"), rfEv(watch.Added, rfPod("p4", "21"))}},
 			},
 			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfStreamOpts(""), rfStreamOpts("11"), rfWatchOpts("21")},
 			wantOps:   []string{"replace [ns/p1@1 ns/p2@10] 10", "add ns/p3@11", "rv 11", "replace [ns/p3@20] 20", "add ns/p4@21", "rv 21"},
@@ -236,12 +238,12 @@ func TestWatchListFallbackScripted(t *testing.T) {
 		},
 		{
 			name: "an error event before the bookmark: LIST, and a stream again after a 410",
-			watches: []rfWatchStep{
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Error, internal)}},
-				{events: []watch.Event{rfEv(watch.Error, &expired.ErrStatus)}},
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p3", "20")), rfEndBookmark("20"), rfEv(watch.Added, rfPod("p4", "21"))}},
+			watches: []fakeapi.WatchAnswer{
+				{Events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Error, internal)}},
+				{Events: []watch.Event{rfEv(watch.Error, &expired.ErrStatus)}},
+				{Events: []watch.Event{rfEv(watch.Added, rfPod("p3", "20")), rfEndBookmark("20"), rfEv(watch.Added, rfPod("p4", "21"))}},
 			},
-			lists:        []rfListStep{{obj: rfPodList("10", "", rfPod("p2", "10"))}},
+			lists:        []fakeapi.ListAnswer{{Object: rfPodList("10", "", rfPod("p2", "10"))}},
 			wantLists:    []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}},
 			wantWatch:    []metav1.ListOptions{rfStreamOpts(""), rfWatchOpts("10"), rfStreamOpts("10"), rfWatchOpts("21")},
 			wantOps:      []string{"replace [ns/p2@10] 10", "replace [ns/p3@20] 20", "add ns/p4@21", "rv 21"},
@@ -250,9 +252,9 @@ func TestWatchListFallbackScripted(t *testing.T) {
 		},
 		{
 			name: "a 429 error event before the bookmark is retried as before",
-			watches: []rfWatchStep{
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Error, tooMany)}},
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEndBookmark("2"), rfEv(watch.Added, rfPod("p2", "3"))}},
+			watches: []fakeapi.WatchAnswer{
+				{Events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Error, tooMany)}},
+				{Events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEndBookmark("2"), rfEv(watch.Added, rfPod("p2", "3"))}},
 			},
 			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfStreamOpts(""), rfWatchOpts("3")},
 			wantOps:   []string{"replace [ns/p1@1] 2", "add ns/p2@3", "rv 3"},
@@ -260,13 +262,13 @@ func TestWatchListFallbackScripted(t *testing.T) {
 		},
 		{
 			name: "after a completed streaming list, one that fails falls back for that cycle only",
-			watches: []rfWatchStep{
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEndBookmark("2"), rfEv(watch.Error, &expired.ErrStatus)}},
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "3")), rfEv(watch.Error, internal)}},
-				{events: []watch.Event{rfEv(watch.Error, &expired.ErrStatus)}},
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "11")), rfEndBookmark("12"), rfEv(watch.Added, rfPod("p2", "13"))}},
+			watches: []fakeapi.WatchAnswer{
+				{Events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEndBookmark("2"), rfEv(watch.Error, &expired.ErrStatus)}},
+				{Events: []watch.Event{rfEv(watch.Added, rfPod("p1", "3")), rfEv(watch.Error, internal)}},
+				{Events: []watch.Event{rfEv(watch.Error, &expired.ErrStatus)}},
+				{Events: []watch.Event{rfEv(watch.Added, rfPod("p1", "11")), rfEndBookmark("12"), rfEv(watch.Added, rfPod("p2", "13"))}},
 			},
-			lists:     []rfListStep{{obj: rfPodList("10", "", rfPod("p1", "10"))}},
+			lists:     []fakeapi.ListAnswer{{Object: rfPodList("10", "", rfPod("p1", "10"))}},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "2"}},
 			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfStreamOpts("2"), rfWatchOpts("10"), rfStreamOpts("10"), rfWatchOpts("13")},
 			wantOps: []string{
@@ -280,7 +282,7 @@ func TestWatchListFallbackScripted(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(false).list(tc.lists...).watch(tc.watches...)
+			s := fakeapi.New().ListAnswers(tc.lists...).WatchAnswers(tc.watches...)
 			rec := rfNewRecorder()
 			logger, logs := wlBufferedLogger(t)
 			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff(), Logger: &logger})
@@ -289,12 +291,12 @@ func TestWatchListFallbackScripted(t *testing.T) {
 
 			rfRunUntilExhausted(t, r, s)
 
-			gotLists := s.listOptions()
+			gotLists := s.ListOptions()
 			if len(gotLists) > len(tc.wantLists) {
 				gotLists = gotLists[:len(tc.wantLists)]
 			}
 			assert.Equal(t, tc.wantLists, gotLists, "list requests")
-			assert.Equal(t, tc.wantWatch, s.watchOptions(), "watch requests")
+			assert.Equal(t, tc.wantWatch, watchOptionsWithoutTimeout(s), "watch requests")
 			assert.Equal(t, tc.wantOps, rec.opsSnapshot(), "store operations")
 			assert.Equal(t, tc.wantErrs, rfErrKinds(errs.snapshot()), "reported errors")
 			assert.Equal(t, tc.wantFallback, strings.Count(logs(), wlFallbackLog), "fallbacks to LIST logged")
