@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // infNoMeta has no object metadata, so no key can be computed for it.
@@ -136,12 +138,12 @@ func TestDeltaApplierBookmarkAndBadInfo(t *testing.T) {
 func TestNewInformerWithOptions(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
-			t.Cleanup(srv.stopWatches)
-			srv.create("a")
+			srv := fakeapi.NewServer(false)
+			t.Cleanup(srv.StopWatches)
+			srv.Create("a")
 			rec := &infRecorder{}
 			store, ctrl := NewInformerWithOptions(InformerOptions{
-				ListerWatcher: srv.lw(),
+				ListerWatcher: srv,
 				ObjectType:    &v1.Pod{},
 				Handler:       rec,
 				Indexers:      Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
@@ -153,8 +155,8 @@ func TestNewInformerWithOptions(t *testing.T) {
 			infRunController(t, ctrl)
 			infWaitSynced(t, ctrl.HasSyncedChecker())
 			assert.True(t, ctrl.HasSynced())
-			srv.update("a")
-			srv.remove("a")
+			srv.Update("a")
+			srv.Delete("a")
 			got := rec.waitN(t, 3)
 			assert.Equal(t, []string{"add ns/a@1 initial=true", "update ns/a@1 -> ns/a@2", "delete ns/a@3"}, got)
 			assert.Empty(t, store.List())
@@ -190,11 +192,11 @@ func TestDeprecatedInformerConstructors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newInfServer()
-			t.Cleanup(srv.stopWatches)
-			srv.create("a")
+			srv := fakeapi.NewServer(false)
+			t.Cleanup(srv.StopWatches)
+			srv.Create("a")
 			rec := &infRecorder{}
-			store, ctrl := tc.build(srv.lw(), rec)
+			store, ctrl := tc.build(srv, rec)
 			if tc.indexer {
 				idx := store.(Indexer)
 				objs, err := idx.ByIndex(NamespaceIndex, "ns")
@@ -212,11 +214,11 @@ func TestDeprecatedInformerConstructors(t *testing.T) {
 }
 
 func TestControllerPanicPropagatesAfterCleanup(t *testing.T) {
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
-	srv.create("a")
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
+	srv.Create("a")
 	_, ctrl := NewInformerWithOptions(InformerOptions{
-		ListerWatcher: srv.lw(),
+		ListerWatcher: srv,
 		ObjectType:    &v1.Pod{},
 		Handler:       ResourceEventHandlerFuncs{AddFunc: func(interface{}) { panic("handler boom") }},
 	})
@@ -246,9 +248,9 @@ func TestControllerBadConfigAndRunTwice(t *testing.T) {
 	}
 	assert.False(t, IsDone(New(nil).HasSyncedChecker()))
 
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
-	_, ctrl := NewInformerWithOptions(InformerOptions{ListerWatcher: srv.lw(), ObjectType: &v1.Pod{}})
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
+	_, ctrl := NewInformerWithOptions(InformerOptions{ListerWatcher: srv, ObjectType: &v1.Pod{}})
 	infRunController(t, ctrl)
 	infWaitSynced(t, ctrl.HasSyncedChecker())
 	done := make(chan struct{})
@@ -262,8 +264,8 @@ func TestControllerBadConfigAndRunTwice(t *testing.T) {
 
 func TestControllerWatchErrorHandlers(t *testing.T) {
 	for _, withContext := range []bool{false, true} {
-		srv := newInfServer()
-		srv.listErr = errors.New("no list for you")
+		srv := fakeapi.NewServer(false)
+		srv.FailLists(errors.New("no list for you"))
 		errs := make(chan error, 100)
 		report := func(err error) {
 			select {
@@ -273,7 +275,7 @@ func TestControllerWatchErrorHandlers(t *testing.T) {
 		}
 		cfg := &Config{
 			Queue:         NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true}),
-			ListerWatcher: srv.lw(),
+			ListerWatcher: srv,
 			ObjectType:    &v1.Pod{},
 			Process:       func(interface{}, bool) error { return nil },
 		}

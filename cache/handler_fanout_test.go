@@ -10,6 +10,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kinformer/kinformer/cache/internal/fanout"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // TestHandlerSyncsWhileStayingBusy checks that a registration syncs as soon
@@ -20,8 +22,8 @@ import (
 func TestHandlerSyncsWhileStayingBusy(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
-			srv.create("a")
+			srv := fakeapi.NewServer(false)
+			srv.Create("a")
 			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
 			releaseInitial, releaseLater := make(chan struct{}), make(chan struct{})
 			busy := ResourceEventHandlerDetailedFuncs{AddFunc: func(obj interface{}, initial bool) {
@@ -42,7 +44,7 @@ func TestHandlerSyncsWhileStayingBusy(t *testing.T) {
 			t.Cleanup(func() { close(releaseLater) })
 
 			infWaitSynced(t, informer.HasSyncedChecker())
-			srv.create("b")
+			srv.Create("b")
 			rec.waitN(t, 2)
 			// busy finishes its initial add while "b" is already queued for
 			// it, and then blocks on "b".

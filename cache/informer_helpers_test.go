@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -26,6 +24,8 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // infTimeout bounds every wait in the informer tests.
@@ -112,150 +112,49 @@ func infStoreContents(s interface{ List() []interface{} }) []string {
 	return out
 }
 
-// infServer is a minimal in-memory API server for pods: a resource
-// version counter, an event history for watch resumption, and the
-// ability to expire watches (410) and to change objects without watch
-// events, to force relists that find differences.
-type infServer struct {
-	mu        sync.Mutex
-	rv        int
-	pods      map[string]*v1.Pod
-	history   []watch.Event
-	compacted int // watches from an RV below this get 410
-	watchers  []*infWatcher
-	lists     int
-	watches   int
-	listErr   error
-	watchOpen chan struct{}
-}
+// infServer is a fakeapi.Server under the method names that
+// pagewise_relist_test.go and process_deltas_test.go call (pagewise's pagedLW
+// pages the server's lists itself); every other test uses *fakeapi.Server
+// directly.
+type infServer struct{ *fakeapi.Server }
 
-func newInfServer() *infServer {
-	return &infServer{pods: map[string]*v1.Pod{}, watchOpen: make(chan struct{}, 1000)}
-}
+func newInfServer() *infServer { return &infServer{fakeapi.NewServer(false)} }
 
-func (s *infServer) nextRV() string {
-	s.rv++
-	return strconv.Itoa(s.rv)
-}
+func (s *infServer) create(name string)         { s.Create(name) }
+func (s *infServer) update(name string)         { s.Update(name) }
+func (s *infServer) createSilently(name string) { s.CreateMissed(name) }
+func (s *infServer) updateSilently(name string) { s.UpdateMissed(name) }
+func (s *infServer) removeSilently(name string) { s.DeleteMissed(name) }
+func (s *infServer) expire()                    { s.Expire() }
+func (s *infServer) stopWatches()               { s.StopWatches() }
 
-func (s *infServer) emitLocked(t watch.EventType, pod *v1.Pod) {
-	ev := watch.Event{Type: t, Object: pod}
-	s.history = append(s.history, ev)
-	for _, w := range s.watchers {
-		w.send(watch.Event{Type: t, Object: pod.DeepCopy()})
-	}
-}
-
-// create, update and remove change a pod and send a watch event.
-func (s *infServer) create(name string) { s.put(name, watch.Added, true) }
-func (s *infServer) update(name string) { s.put(name, watch.Modified, true) }
-func (s *infServer) remove(name string) { s.del(name, true) }
-
-// createSilently etc. change a pod without a watch event, as if the
-// watch missed it.
-func (s *infServer) createSilently(name string) { s.put(name, watch.Added, false) }
-func (s *infServer) updateSilently(name string) { s.put(name, watch.Modified, false) }
-func (s *infServer) removeSilently(name string) { s.del(name, false) }
-
-func (s *infServer) put(name string, t watch.EventType, emit bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	pod := infPod(name, s.nextRV())
-	s.pods[name] = pod
-	if emit {
-		s.emitLocked(t, pod)
-	} else {
-		s.compacted = s.rv
-	}
-}
-
-func (s *infServer) del(name string, emit bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	pod := s.pods[name].DeepCopy()
-	delete(s.pods, name)
-	pod.ResourceVersion = s.nextRV()
-	if emit {
-		s.emitLocked(watch.Deleted, pod)
-	} else {
-		s.compacted = s.rv
-	}
-}
-
-// expire ends all watches with 410 Gone and makes resumption impossible,
-// so the informer relists.
-func (s *infServer) expire() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// Watches from an older resource version fail from now on; a relist
-	// gets the current one, from which watching works.
-	s.compacted = s.rv
-	for _, w := range s.watchers {
-		w.send(watch.Event{Type: watch.Error, Object: &apierrors.NewResourceExpired("too old resource version").ErrStatus})
-		w.finish()
-	}
-	s.watchers = nil
-}
-
+// list answers an unpaged LIST whatever the options ask for: the caller
+// (pagedLW) cuts the pages.
 func (s *infServer) list(options metav1.ListOptions) (runtime.Object, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.lists++
-	if s.listErr != nil {
-		return nil, s.listErr
-	}
-	names := make([]string, 0, len(s.pods))
-	for name := range s.pods {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	list := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(s.rv)}}
-	for _, name := range names {
-		list.Items = append(list.Items, *s.pods[name].DeepCopy())
-	}
-	return list, nil
+	options.Limit, options.Continue = 0, ""
+	return s.List(options)
 }
 
 func (s *infServer) watch(options metav1.ListOptions) (watch.Interface, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.watches++
-	from, err := strconv.Atoi(options.ResourceVersion)
-	if err != nil {
-		from = s.rv
-	}
-	if from < s.compacted {
-		return nil, apierrors.NewResourceExpired("too old resource version")
-	}
-	w := newInfWatcher()
-	for _, ev := range s.history {
-		rv, _ := strconv.Atoi(ev.Object.(*v1.Pod).ResourceVersion)
-		if rv > from {
-			w.send(watch.Event{Type: ev.Type, Object: ev.Object.(*v1.Pod).DeepCopy()})
+	return s.Watch(options)
+}
+
+// lw returns the server as the ListerWatcher of an informer.
+func (s *infServer) lw() ListerWatcher { return s.Server }
+
+// requestCounts returns how many LIST requests (first pages) and WATCH
+// requests srv was asked, failed ones included.
+func requestCounts(srv *fakeapi.Server) (lists, watches int) {
+	for _, r := range srv.Requests() {
+		switch {
+		case strings.HasPrefix(r, "list page "):
+		case strings.HasPrefix(r, "list"):
+			lists++
+		case strings.HasPrefix(r, "watch"):
+			watches++
 		}
 	}
-	s.watchers = append(s.watchers, w)
-	select {
-	case s.watchOpen <- struct{}{}:
-	default:
-	}
-	return w, nil
-}
-
-// stopWatches ends all open watches (used at the end of tests).
-func (s *infServer) stopWatches() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, w := range s.watchers {
-		w.Stop()
-	}
-	s.watchers = nil
-}
-
-func (s *infServer) counts() (lists, watches int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lists, s.watches
+	return lists, watches
 }
 
 // infPlainLW is a ListWatch that declares it does not support streaming
@@ -265,11 +164,6 @@ type infPlainLW struct {
 }
 
 func (infPlainLW) IsWatchListSemanticsUnSupported() bool { return true }
-
-// lw returns a ListerWatcher of this package serving s.
-func (s *infServer) lw() ListerWatcher {
-	return infPlainLW{&ListWatch{ListFunc: s.list, WatchFunc: s.watch}}
-}
 
 // infGVR is the pods resource.
 var infGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
@@ -282,79 +176,6 @@ var infQueueKinds = []struct {
 	{"RealFIFO", false},
 	{"DeltaFIFO", true},
 }
-
-// infWatcher is a watch.Interface with an unbounded buffer: send never
-// blocks; a pump goroutine feeds the result channel until Stop (or, after
-// finish, until the buffer is drained).
-type infWatcher struct {
-	mu        sync.Mutex
-	queue     []watch.Event
-	finishing bool
-	wake      chan struct{}
-	result    chan watch.Event
-	done      chan struct{}
-	stopOnce  sync.Once
-}
-
-func newInfWatcher() *infWatcher {
-	w := &infWatcher{wake: make(chan struct{}, 1), result: make(chan watch.Event, 100), done: make(chan struct{})}
-	go w.pump()
-	return w
-}
-
-func (w *infWatcher) pump() {
-	defer close(w.result)
-	for {
-		w.mu.Lock()
-		batch := w.queue
-		w.queue = nil
-		finishing := w.finishing
-		w.mu.Unlock()
-		for _, ev := range batch {
-			select {
-			case w.result <- ev:
-			case <-w.done:
-				return
-			}
-		}
-		if len(batch) == 0 && finishing {
-			return
-		}
-		if len(batch) > 0 {
-			continue
-		}
-		select {
-		case <-w.wake:
-		case <-w.done:
-			return
-		}
-	}
-}
-
-func (w *infWatcher) send(ev watch.Event) {
-	w.mu.Lock()
-	w.queue = append(w.queue, ev)
-	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
-
-// finish closes the result channel once everything sent was delivered.
-func (w *infWatcher) finish() {
-	w.mu.Lock()
-	w.finishing = true
-	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (w *infWatcher) Stop() { w.stopOnce.Do(func() { close(w.done) }) }
-
-func (w *infWatcher) ResultChan() <-chan watch.Event { return w.result }
 
 // infSyncBuffer is a bytes.Buffer safe for concurrent writers.
 type infSyncBuffer struct {
@@ -436,10 +257,10 @@ func (c *timerRecordingClock) timersCreated(d time.Duration) int {
 // expire watches must wait for the informer's watch first: before it is
 // open, such a change is not missed by a watch but found by the failed
 // resumption's relist, which is a different scenario.
-func waitForNextWatch(t testing.TB, srv *infServer) {
+func waitForNextWatch(t testing.TB, srv interface{ WatchOpened() <-chan struct{} }) {
 	t.Helper()
 	select {
-	case <-srv.watchOpen:
+	case <-srv.WatchOpened():
 	case <-time.After(infTimeout):
 		t.Fatal("no watch was opened")
 	}
@@ -461,9 +282,9 @@ func (k *countingKeyFunc) fn(obj interface{}) (string, error) {
 // snapshotInformer builds an informer over srv with opts
 // (SnapshotFile set by the caller), a recorder and a collector of the watch
 // error handler's errors.
-func snapshotInformer(t *testing.T, srv *infServer, opts SharedIndexInformerOptions) (*sharedIndexInformer, *infRecorder, func() []error) {
+func snapshotInformer(t *testing.T, srv *fakeapi.Server, opts SharedIndexInformerOptions) (*sharedIndexInformer, *infRecorder, func() []error) {
 	t.Helper()
-	informer := NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, opts).(*sharedIndexInformer)
+	informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, opts).(*sharedIndexInformer)
 	rec := &infRecorder{}
 	_, err := informer.AddEventHandler(rec)
 	require.NoError(t, err)

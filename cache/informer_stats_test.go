@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // scriptedLW answers LISTs from lists and WATCHes with the fake watchers of
@@ -274,11 +276,11 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 // TestHandlerMetricsProviderOption: SharedIndexInformerOptions.HandlerMetricsProvider
 // times the handlers from the start, as SetHandlerMetricsProvider does.
 func TestHandlerMetricsProviderOption(t *testing.T) {
-	srv := newInfServer()
-	srv.createSilently("a")
-	srv.createSilently("b")
+	srv := fakeapi.NewServer(false)
+	srv.CreateMissed("a")
+	srv.CreateMissed("b")
 	var metrics recordingHandlerMetrics
-	informer := NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, SharedIndexInformerOptions{HandlerMetricsProvider: &metrics})
+	informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, SharedIndexInformerOptions{HandlerMetricsProvider: &metrics})
 	rec := &infRecorder{}
 	_, err := informer.AddEventHandler(rec)
 	require.NoError(t, err)

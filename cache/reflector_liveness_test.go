@@ -16,6 +16,8 @@ import (
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // The tests of this file cover the watch liveness deadline
@@ -317,33 +319,22 @@ func TestReflectorWatchIdleTimeoutOffByDefault(t *testing.T) {
 	assert.Empty(t, lv.errs.snapshot())
 }
 
-// silenceWatches detaches srv's open watches without closing them: they stay
-// open and silent, as a watch behind a black-holed connection does, while
-// later changes still go to the history new watches replay.
-func silenceWatches(srv *infServer) []*infWatcher {
-	srv.mu.Lock()
-	defer srv.mu.Unlock()
-	silent := srv.watchers
-	srv.watchers = nil
-	return silent
-}
-
 // rvRecordingLW serves srv and records the resourceVersion of every watch
 // request.
 type rvRecordingLW struct {
-	srv *infServer
+	srv *fakeapi.Server
 	mu  sync.Mutex
 	rvs []string
 }
 
 func (l *rvRecordingLW) lw() ListerWatcher {
 	return infPlainLW{&ListWatch{
-		ListFunc: l.srv.list,
+		ListFunc: l.srv.List,
 		WatchFunc: func(options metav1.ListOptions) (watch.Interface, error) {
 			l.mu.Lock()
 			l.rvs = append(l.rvs, options.ResourceVersion)
 			l.mu.Unlock()
-			return l.srv.watch(options)
+			return l.srv.Watch(options)
 		},
 	}}
 }
@@ -354,23 +345,14 @@ func (l *rvRecordingLW) watchRVs() []string {
 	return append([]string(nil), l.rvs...)
 }
 
-func waitWatchOpen(t *testing.T, srv *infServer) {
-	t.Helper()
-	select {
-	case <-srv.watchOpen:
-	case <-time.After(infTimeout):
-		t.Fatal("no watch was opened")
-	}
-}
-
 // TestWatchIdleTimeoutLosesNoChange: changes made while a watch is black-holed
 // after its periodic bookmark reach the store through the watch reopened
 // from the last resourceVersion, without a relist.
 func TestWatchIdleTimeoutLosesNoChange(t *testing.T) {
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
-	srv.create("a") // 1
-	srv.create("b") // 2
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
+	srv.Create("a") // 1
+	srv.Create("b") // 2
 	rec := &rvRecordingLW{srv: srv}
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
 	store := NewStore(MetaNamespaceKeyFunc)
@@ -382,31 +364,29 @@ func TestWatchIdleTimeoutLosesNoChange(t *testing.T) {
 	go func() { defer close(done); r.RunWithContext(ctx) }()
 	defer func() { cancel(); <-done }()
 
-	waitWatchOpen(t, srv)
-	srv.update("a") // 3
-	srv.mu.Lock()
-	srv.rv++ // 4: another resource was written
-	srv.mu.Unlock()
-	sendBookmark(srv)
+	waitForNextWatch(t, srv)
+	srv.Update("a")       // 3
+	srv.AdvanceVersion(1) // 4: another resource was written
+	srv.SendBookmark()
 	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "4" }, infTimeout, time.Millisecond)
 	require.Eventually(t, clk.HasWaiters, infTimeout, time.Millisecond, "the periodic bookmark started no deadline")
 
 	// The connection goes silent; changes happen meanwhile.
-	silent := silenceWatches(srv)
-	srv.update("b") // 5
-	srv.remove("a") // 6
+	silent := srv.BlackHoleWatches()
+	srv.Update("b") // 5
+	srv.Delete("a") // 6
 	clk.Step(10 * time.Second)
-	waitWatchOpen(t, srv)
-	for _, w := range silent {
+	waitForNextWatch(t, srv)
+	for _, stopped := range silent {
 		select {
-		case <-w.done:
+		case <-stopped:
 		case <-time.After(infTimeout):
 			t.Fatal("the silent watch was not stopped")
 		}
 	}
 	assert.Equal(t, []string{"2", "4"}, rec.watchRVs(), "reopened from the last resourceVersion")
 	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "6" }, infTimeout, time.Millisecond)
-	lists, _ := srv.counts()
+	lists, _ := requestCounts(srv)
 	assert.Equal(t, 1, lists, "no relist")
 	assert.Equal(t, []string{"ns/b@5"}, infStoreContents(store), "the changes made while silent were not lost")
 	got := errs.snapshot()

@@ -10,6 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	clientcache "k8s.io/client-go/tools/cache"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // infCountingHandler counts updates and closes done when it has seen want.
@@ -39,10 +41,10 @@ const infBenchPods = 1000
 // infBenchEvents pushes b.N MODIFIED events (round-robin over
 // infBenchPods pods) through a scripted watch into an informer with
 // `handlers` handlers and measures until every handler saw every event.
-func infBenchEvents(b *testing.B, handlers int, build func(srv *infServer, hs []*infCountingHandler) infBenchInformer) {
-	srv := newInfServer()
+func infBenchEvents(b *testing.B, handlers int, build func(srv *fakeapi.Server, hs []*infCountingHandler) infBenchInformer) {
+	srv := fakeapi.NewServer(false)
 	for i := range infBenchPods {
-		srv.create("pod-" + strconv.Itoa(i))
+		srv.Create("pod-" + strconv.Itoa(i))
 	}
 	// Pre-build the events so that the measurement covers the informer only.
 	events := make([]watch.Event, b.N)
@@ -60,30 +62,21 @@ func infBenchEvents(b *testing.B, handlers int, build func(srv *infServer, hs []
 	wg.Go(func() { informer.RunWithContext(ctx) })
 	defer func() {
 		cancel()
-		srv.stopWatches()
+		srv.StopWatches()
 		wg.Wait()
 	}()
 	deadline := time.Now().Add(infTimeout)
-	for !informer.HasSynced() || len(srv.watchOpen) == 0 {
+	for !informer.HasSynced() || len(srv.WatchOpened()) == 0 {
 		if time.Now().After(deadline) {
 			b.Fatal("informer did not sync")
 		}
 		time.Sleep(time.Millisecond)
 	}
-	srv.mu.Lock()
-	w := srv.watchers[len(srv.watchers)-1]
-	srv.mu.Unlock()
 
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
-	w.mu.Lock()
-	w.queue = append(w.queue, events...)
-	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
+	srv.SendToWatches(events...)
 	for _, h := range hs {
 		select {
 		case <-h.done:
@@ -96,8 +89,8 @@ func infBenchEvents(b *testing.B, handlers int, build func(srv *infServer, hs []
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
 }
 
-func infBenchOurs(srv *infServer, hs []*infCountingHandler) infBenchInformer {
-	informer := NewSharedIndexInformer(srv.lw(), &v1.Pod{}, 0, Indexers{})
+func infBenchOurs(srv *fakeapi.Server, hs []*infCountingHandler) infBenchInformer {
+	informer := NewSharedIndexInformer(srv, &v1.Pod{}, 0, Indexers{})
 	for _, h := range hs {
 		if _, err := informer.AddEventHandler(h); err != nil {
 			panic(err)
@@ -113,8 +106,8 @@ type infClientGoLW struct {
 
 func (infClientGoLW) IsWatchListSemanticsUnSupported() bool { return true }
 
-func infBenchClientGo(srv *infServer, hs []*infCountingHandler) infBenchInformer {
-	lw := infClientGoLW{&clientcache.ListWatch{ListFunc: srv.list, WatchFunc: srv.watch}}
+func infBenchClientGo(srv *fakeapi.Server, hs []*infCountingHandler) infBenchInformer {
+	lw := infClientGoLW{&clientcache.ListWatch{ListFunc: srv.List, WatchFunc: srv.Watch}}
 	informer := clientcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, clientcache.Indexers{})
 	for _, h := range hs {
 		if _, err := informer.AddEventHandler(h); err != nil {

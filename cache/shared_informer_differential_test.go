@@ -15,6 +15,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientcache "k8s.io/client-go/tools/cache"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // infDiffSubject is one implementation under differential test.
@@ -25,8 +27,8 @@ type infDiffSubject struct {
 	list       func() []interface{}
 }
 
-func infOurSubject(srv *infServer, useDeltaFIFO bool) infDiffSubject {
-	informer := NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, SharedIndexInformerOptions{UseDeltaFIFO: useDeltaFIFO})
+func infOurSubject(srv *fakeapi.Server, useDeltaFIFO bool) infDiffSubject {
+	informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, SharedIndexInformerOptions{UseDeltaFIFO: useDeltaFIFO})
 	return infDiffSubject{
 		addHandler: func(h *infRecorder) (func() bool, error) {
 			reg, err := informer.AddEventHandler(h)
@@ -41,8 +43,8 @@ func infOurSubject(srv *infServer, useDeltaFIFO bool) infDiffSubject {
 	}
 }
 
-func infClientGoSubject(srv *infServer) infDiffSubject {
-	lw := infClientGoLW{&clientcache.ListWatch{ListFunc: srv.list, WatchFunc: srv.watch}}
+func infClientGoSubject(srv *fakeapi.Server) infDiffSubject {
+	lw := infClientGoLW{&clientcache.ListWatch{ListFunc: srv.List, WatchFunc: srv.Watch}}
 	informer := clientcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, clientcache.Indexers{})
 	return infDiffSubject{
 		addHandler: func(h *infRecorder) (func() bool, error) {
@@ -67,12 +69,12 @@ type infDiffResult struct {
 // infRunDiffScenario runs the scripted scenario: initial list, watch
 // events, a 410-forced relist that finds vanished and changed objects, a
 // handler added after sync, and one more event.
-func infRunDiffScenario(t *testing.T, build func(srv *infServer) infDiffSubject) infDiffResult {
-	srv := newInfServer()
-	defer srv.stopWatches()
-	srv.create("a")
-	srv.create("b")
-	srv.create("c")
+func infRunDiffScenario(t *testing.T, build func(srv *fakeapi.Server) infDiffSubject) infDiffResult {
+	srv := fakeapi.NewServer(false)
+	defer srv.StopWatches()
+	srv.Create("a")
+	srv.Create("b")
+	srv.Create("c")
 	subject := build(srv)
 	early := &infRecorder{}
 	earlySynced, err := subject.addHandler(early)
@@ -88,15 +90,15 @@ func infRunDiffScenario(t *testing.T, build func(srv *infServer) infDiffSubject)
 	require.Eventually(t, func() bool { return subject.hasSynced() && earlySynced() }, infTimeout, time.Millisecond)
 	early.waitN(t, 3)
 
-	srv.create("d")
-	srv.update("a")
-	srv.remove("c")
+	srv.Create("d")
+	srv.Update("a")
+	srv.Delete("c")
 	early.waitN(t, 6)
 
-	srv.removeSilently("b")
-	srv.updateSilently("d")
-	srv.createSilently("e")
-	srv.expire()
+	srv.DeleteMissed("b")
+	srv.UpdateMissed("d")
+	srv.CreateMissed("e")
+	srv.Expire()
 	// Relist: b vanished; a unchanged; d changed; e new.
 	early.waitN(t, 10)
 
@@ -104,7 +106,7 @@ func infRunDiffScenario(t *testing.T, build func(srv *infServer) infDiffSubject)
 	lateSynced, err := subject.addHandler(late)
 	require.NoError(t, err)
 	require.Eventually(t, lateSynced, infTimeout, time.Millisecond)
-	srv.create("f")
+	srv.Create("f")
 	early.waitN(t, 11)
 	late.waitN(t, 4)
 
@@ -137,12 +139,12 @@ func TestSharedInformerMatchesClientGo(t *testing.T) {
 	}, want.early)
 	require.Equal(t, []string{"ns/a@5", "ns/d@8", "ns/e@9", "ns/f@10"}, want.store)
 
-	got := infRunDiffScenario(t, func(srv *infServer) infDiffSubject { return infOurSubject(srv, false) })
+	got := infRunDiffScenario(t, func(srv *fakeapi.Server) infDiffSubject { return infOurSubject(srv, false) })
 	assert.Equal(t, want, got, "kinformer (RealFIFO) differs from client-go")
 
 	// The DeltaFIFO orders a relist differently (deletions last), as
 	// client-go's own DeltaFIFO informer does; everything else matches.
-	gotDelta := infRunDiffScenario(t, func(srv *infServer) infDiffSubject { return infOurSubject(srv, true) })
+	gotDelta := infRunDiffScenario(t, func(srv *fakeapi.Server) infDiffSubject { return infOurSubject(srv, true) })
 	assert.Equal(t, want.late, gotDelta.late)
 	assert.Equal(t, want.store, gotDelta.store)
 	assert.Equal(t, infPerObject(want.early), infPerObject(gotDelta.early))
@@ -184,20 +186,20 @@ func TestHandlerPanicLogLineMatchesClientGo(t *testing.T) {
 	defer func() { utilruntime.ReallyCrash = reallyCrash }()
 
 	run := func(t *testing.T, value any, clientGo bool) string {
-		srv := newInfServer()
-		defer srv.stopWatches()
-		srv.create("a")
+		srv := fakeapi.NewServer(false)
+		defer srv.StopWatches()
+		srv.Create("a")
 		var buf infSyncBuffer
 		logger := infBufferLogger(&buf)
 		h := infPanicOnAdd{value: value}
 		var informerRun func(context.Context)
 		if clientGo {
-			informer := clientcache.NewSharedIndexInformer(infClientGoLW{&clientcache.ListWatch{ListFunc: srv.list, WatchFunc: srv.watch}}, &v1.Pod{}, 0, clientcache.Indexers{})
+			informer := clientcache.NewSharedIndexInformer(infClientGoLW{&clientcache.ListWatch{ListFunc: srv.List, WatchFunc: srv.Watch}}, &v1.Pod{}, 0, clientcache.Indexers{})
 			_, err := informer.AddEventHandlerWithOptions(h, clientcache.HandlerOptions{Logger: &logger})
 			require.NoError(t, err)
 			informerRun = informer.RunWithContext
 		} else {
-			informer := NewSharedIndexInformer(srv.lw(), &v1.Pod{}, 0, Indexers{})
+			informer := NewSharedIndexInformer(srv, &v1.Pod{}, 0, Indexers{})
 			_, err := informer.AddEventHandlerWithOptions(h, HandlerOptions{Logger: &logger})
 			require.NoError(t, err)
 			informerRun = informer.RunWithContext

@@ -10,13 +10,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kinformer/kinformer/listadmission"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // foreignSharedInformer is a SharedInformer not built by this package.
 type foreignSharedInformer struct{ SharedInformer }
 
 func TestConfigureInformerSetsKinformerOptionsBeforeRun(t *testing.T) {
-	informer := NewSharedIndexInformer(newInfServer().lw(), &v1.Pod{}, time.Minute, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+	informer := NewSharedIndexInformer(fakeapi.NewServer(false), &v1.Pod{}, time.Minute, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
 	admission := listadmission.New(listadmission.Options{})
 	require.NoError(t, ConfigureInformer(informer, func(o *SharedIndexInformerOptions) {
 		o.SnapshotProjection = "proj-1"
@@ -57,7 +59,7 @@ func TestConfigureInformerRefusesWhatItCannotApply(t *testing.T) {
 	noop := func(*SharedIndexInformerOptions) {}
 	assert.ErrorContains(t, ConfigureInformer(nil, noop), "nil informer")
 	assert.ErrorContains(t, ConfigureInformer(&foreignSharedInformer{}, noop), "not built by kinformer")
-	informer := NewSharedIndexInformer(newInfServer().lw(), &v1.Pod{}, 0, Indexers{})
+	informer := NewSharedIndexInformer(fakeapi.NewServer(false), &v1.Pod{}, 0, Indexers{})
 	assert.ErrorContains(t, ConfigureInformer(informer, nil), "nil change")
 
 	name, err := NewInformerName("configure-test")
@@ -81,9 +83,9 @@ func TestConfigureInformerRefusesWhatItCannotApply(t *testing.T) {
 		})
 	}
 
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
-	started := NewSharedIndexInformer(srv.lw(), &v1.Pod{}, 0, Indexers{})
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
+	started := NewSharedIndexInformer(srv, &v1.Pod{}, 0, Indexers{})
 	infRunInformer(t, started)
 	infWaitSynced(t, started.HasSyncedChecker())
 	assert.ErrorContains(t, ConfigureInformer(started, noop), "already started")

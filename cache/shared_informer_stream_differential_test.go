@@ -18,18 +18,23 @@ import (
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	clientcache "k8s.io/client-go/tools/cache"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // streamingListServer serves pods a@1 and b@2 at resource version 5, by LIST
 // and, when streaming is true, by streaming list (sendInitialEvents). When
 // streaming is false it rejects streaming requests as an old server would.
-// It logs the kind of every request.
+// It logs the kind of every request. It is not a fakeapi.Server: a server
+// refusing streams here must not say so through
+// IsWatchListSemanticsUnSupported (fakeapi.Server does), so that both
+// informers try a stream and fall back to LIST.
 type streamingListServer struct {
 	streaming bool
 
 	mu       sync.Mutex
 	requests []string
-	watchers []*infWatcher
+	watchers []*fakeapi.Watch
 	opened   chan struct{}
 }
 
@@ -52,12 +57,12 @@ func (s *streamingListServer) Watch(options metav1.ListOptions) (watch.Interface
 		s.requests = append(s.requests, "stream refused")
 		return nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "sendInitialEvents", nil)
 	}
-	w := newInfWatcher()
+	w := fakeapi.NewWatch(nil, true)
 	if stream {
 		s.requests = append(s.requests, "stream")
-		w.send(watch.Event{Type: watch.Added, Object: infPod("a", "1")})
-		w.send(watch.Event{Type: watch.Added, Object: infPod("b", "2")})
-		w.send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{
+		w.Send(watch.Event{Type: watch.Added, Object: infPod("a", "1")})
+		w.Send(watch.Event{Type: watch.Added, Object: infPod("b", "2")})
+		w.Send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{
 			ResourceVersion: "5",
 			Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
 		}}})
@@ -84,7 +89,7 @@ func (s *streamingListServer) send(ev watch.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range s.watchers {
-		w.send(ev)
+		w.Send(ev)
 	}
 }
 

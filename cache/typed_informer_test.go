@@ -8,12 +8,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 func TestTypedSharedIndexInformer(t *testing.T) {
-	srv := newInfServer()
-	srv.create("a")
-	srv.create("b")
+	srv := fakeapi.NewServer(false)
+	srv.Create("a")
+	srv.Create("b")
 	informer := infNewInformer(t, srv, false, 0)
 	typed := NewTypedSharedIndexInformer[*v1.Pod](informer)
 
@@ -46,10 +48,10 @@ func TestTypedSharedIndexInformer(t *testing.T) {
 	infRunInformer(t, informer)
 	infWaitSynced(t, reg.HasSyncedChecker())
 	waitForNextWatch(t, srv)
-	srv.update("a")
-	srv.remove("b")
-	srv.removeSilently("a")
-	srv.expire()
+	srv.Update("a")
+	srv.Delete("b")
+	srv.DeleteMissed("a")
+	srv.Expire()
 	require.Eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -59,7 +61,7 @@ func TestTypedSharedIndexInformer(t *testing.T) {
 	assert.Equal(t, []string{"add ns/a@1", "add ns/b@2", "update ns/a@1 -> ns/a@3", "delete ns/b unknown=false", "delete ns/a unknown=true"}, got)
 	mu.Unlock()
 
-	srv.create("c")
+	srv.Create("c")
 	indexer := typed.GetTypedIndexer()
 	require.Eventually(t, func() bool {
 		pods, err := indexer.ByTypedIndex("byName", "c")
