@@ -45,7 +45,7 @@ func TestCoalescingHandlerInInformerDeliversLatestState(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
 			srv.Create("b")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			all := &infRecorder{}
 			gated := &gatedRecorder{gateName: "a", blocked: make(chan struct{}), release: make(chan struct{})}
 			defer func() {
@@ -126,7 +126,7 @@ func TestCoalescingHandlerInInformerDeliversLatestState(t *testing.T) {
 // TestHandlerBufferPolicyInvalidIsRejected: an unknown policy is refused.
 func TestHandlerBufferPolicyInvalidIsRejected(t *testing.T) {
 	srv := fakeapi.NewServer(false)
-	informer := infNewInformer(t, srv, false, 0)
+	informer := newPodInformer(t, srv, false, 0)
 	_, err := informer.AddEventHandlerWithOptions(&infRecorder{}, HandlerOptions{BufferPolicy: HandlerBufferPolicy(7)})
 	require.ErrorContains(t, err, "unknown HandlerBufferPolicy 7")
 }

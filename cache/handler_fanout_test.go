@@ -24,7 +24,7 @@ func TestHandlerSyncsWhileStayingBusy(t *testing.T) {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			releaseInitial, releaseLater := make(chan struct{}), make(chan struct{})
 			busy := ResourceEventHandlerDetailedFuncs{AddFunc: func(obj interface{}, initial bool) {
 				if initial {
@@ -64,10 +64,10 @@ func TestHandlerProcessorCoalescesByTheInformersKeys(t *testing.T) {
 	l, err := p.NewListener(fanout.ListenerConfig{Logger: klog.Background(), Handler: rec, Name: "rec", Buffer: fanout.BufferCoalesceByKey})
 	require.NoError(t, err)
 	l.Enqueue([]fanout.Notification{
-		{Kind: fanout.Update, OldObj: infPod("d", "1"), NewObj: infPod("d", "2")},
-		{Kind: fanout.Delete, OldObj: DeletedFinalStateUnknown{Key: "ns/d", Obj: infPod("d", "2")}},
+		{Kind: fanout.Update, OldObj: newPod("d", "1"), NewObj: newPod("d", "2")},
+		{Kind: fanout.Delete, OldObj: DeletedFinalStateUnknown{Key: "ns/d", Obj: newPod("d", "2")}},
 		{Kind: fanout.Delete, OldObj: DeletedFinalStateUnknown{Key: "ns/g"}},
-		{Kind: fanout.Delete, OldObj: infPod("g", "4")},
+		{Kind: fanout.Delete, OldObj: newPod("g", "4")},
 	}, true)
 	p.Add(l)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -159,8 +159,8 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 			w1, w2 := watch.NewFake(), watch.NewFake()
 			lw := &scriptedLW{
 				lists: []func() (runtime.Object, error){
-					podListFunc("10", infPod("a", "5"), infPod("b", "6")),
-					podListFunc("20", infPod("a", "12"), infPod("c", "11")),
+					podListFunc("10", newPod("a", "5"), newPod("b", "6")),
+					podListFunc("20", newPod("a", "12"), newPod("c", "11")),
 				},
 				watches: []*watch.FakeWatcher{w1, w2},
 				opened:  make(chan int, 10),
@@ -200,9 +200,9 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 
 			// Watch 1: an add (blocks the blocking handler) and an update,
 			// a bookmark, then a normal close: the watch is restarted.
-			w1.Add(infPod("c", "11"))
-			w1.Modify(infPod("a", "12"))
-			w1.Action(watch.Bookmark, infPod("", "13"))
+			w1.Add(newPod("c", "11"))
+			w1.Modify(newPod("a", "12"))
+			w1.Action(watch.Bookmark, newPod("", "13"))
 			select {
 			case <-blocking.entered:
 			case <-time.After(infTimeout):

@@ -54,7 +54,7 @@ func TestSharedInformerMutationDetectorWiring(t *testing.T) {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			_, isNoop := informer.cacheMutationDetector.(noopMutationDetector)
 			require.True(t, isNoop, "disabled without the environment variable")
 			detector := &recordingMutationDetector{}
@@ -85,7 +85,7 @@ func TestSharedInformerMutationDetectorWiring(t *testing.T) {
 
 	t.Run("environment", func(t *testing.T) {
 		t.Setenv(mutationDetectorEnv, "true")
-		informer := infNewInformer(t, fakeapi.NewServer(false), false, 0)
+		informer := newPodInformer(t, fakeapi.NewServer(false), false, 0)
 		_, isReal := informer.cacheMutationDetector.(*mutationDetector)
 		assert.True(t, isReal)
 	})
@@ -97,9 +97,9 @@ func TestSharedInformerMutationDetectorWiring(t *testing.T) {
 func TestSharedInformerMutationDetectorFindsMutation(t *testing.T) {
 	srv := fakeapi.NewServer(false)
 	srv.Create("a")
-	informer := infNewInformer(t, srv, false, 0)
+	informer := newPodInformer(t, srv, false, 0)
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	failures := &stFailures{}
+	failures := &failureLog{}
 	informer.cacheMutationDetector = newMutationDetector("*v1.Pod", clk, time.Second, time.Minute, failures.fail)
 	allowed, mutated := make(chan struct{}), make(chan struct{})
 	_, err := informer.AddEventHandler(ResourceEventHandlerFuncs{AddFunc: func(obj interface{}) {

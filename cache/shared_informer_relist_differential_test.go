@@ -75,7 +75,7 @@ func relistStart(t *testing.T, subject relistSubject, rec *infRecorder, resync t
 	t.Helper()
 	synced, err := subject.addHandler(rec, resync)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(infKlogContext(t))
+	ctx, cancel := context.WithCancel(klogContext(t))
 	var wg sync.WaitGroup
 	wg.Go(func() { subject.run(ctx) })
 	t.Cleanup(func() {
@@ -123,13 +123,13 @@ func runHeldRelist(t *testing.T, build func(lw *heldPageLW) relistSubject, heldE
 	lw.waitHeld(t)
 	var obs heldRelistObservation
 	obs.heldEvents = rec.waitN(t, 5+heldEvents)[5:]
-	obs.heldStore = infStoreContents(infListFunc(subject.list))
+	obs.heldStore = infStoreContents(listFunc(subject.list))
 	obs.heldRV = subject.storeRV()
 
 	lw.releaseHeld()
 	require.Eventually(t, func() bool { return subject.storeRV() == "9" }, infTimeout, time.Millisecond)
 	obs.events = rec.waitN(t, 11)[5:]
-	obs.store = infStoreContents(infListFunc(subject.list))
+	obs.store = infStoreContents(listFunc(subject.list))
 	obs.storeRV = subject.storeRV()
 	return obs
 }
@@ -200,7 +200,7 @@ func TestRelistWithHeldBackPageMatchesClientGo(t *testing.T) {
 		"delete tombstone(ns/b@2)",
 		"delete tombstone(ns/e@5)",
 	}, paged.events, "page by page: the deletions come last, in key order")
-	assert.Equal(t, infPerObject(want.events), infPerObject(paged.events))
+	assert.Equal(t, perObject(want.events), perObject(paged.events))
 	assert.Equal(t, want.store, paged.store)
 	assert.Equal(t, want.storeRV, paged.storeRV)
 }

@@ -25,7 +25,7 @@ import (
 	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
-// heldPageLW serves an infServer's pods in pages (see pagedLW) and can
+// heldPageLW serves a fakeapi.Server's pods in pages (see pagedLW) and can
 // hold back a LIST request: once hold is armed, the first request it
 // selects signals held and waits for release (or for its context to end,
 // which is then its answer).
@@ -312,14 +312,14 @@ func TestDeltaFIFOResourceVersionNeverAheadOfContent(t *testing.T) {
 		return waiters.Wait(ctx, rv, watermark) == nil
 	}
 
-	require.NoError(t, queue.Replace([]interface{}{infPod("a", "1"), infPod("b", "2")}, "2"))
+	require.NoError(t, queue.Replace([]interface{}{newPod("a", "1"), newPod("b", "2")}, "2"))
 	pop()
 	pop()
 	require.Equal(t, "2", storeResourceVersion(store))
 
-	require.NoError(t, queue.Update(infPod("a", "5")))
-	require.NoError(t, queue.Update(infPod("b", "6")))
-	require.NoError(t, queue.Update(infPod("a", "7")))
+	require.NoError(t, queue.Update(newPod("a", "5")))
+	require.NoError(t, queue.Update(newPod("b", "6")))
+	require.NoError(t, queue.Update(newPod("a", "7")))
 	pop() // a@5 and a@7
 	assert.Equal(t, []string{"ns/a@7", "ns/b@2"}, infStoreContents(store))
 	assert.Equal(t, "5", storeResourceVersion(store), "b@6 is still queued")
@@ -344,7 +344,7 @@ func TestDeltaFIFOResourceVersionNeverAheadOfContent(t *testing.T) {
 // is the cached one's, the cached object itself, and runs the transform
 // only on the objects that changed or are new.
 func TestRealFIFORelistKeepsUnchangedCachedObjects(t *testing.T) {
-	a1, b1 := infPod("a", "1"), infPod("b", "1")
+	a1, b1 := newPod("a", "1"), newPod("b", "1")
 	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark(nil))
 	require.NoError(t, store.Replace([]interface{}{a1, b1}, "1"))
 	var transformed []string
@@ -357,7 +357,7 @@ func TestRealFIFORelistKeepsUnchangedCachedObjects(t *testing.T) {
 		},
 	}).(*RealFIFO)
 
-	listedA, listedB, listedC := infPod("a", "1"), infPod("b", "2"), infPod("c", "1")
+	listedA, listedB, listedC := newPod("a", "1"), newPod("b", "2"), newPod("c", "1")
 	require.NoError(t, f.Replace([]interface{}{listedA, listedB, listedC}, "3"))
 	assert.Equal(t, []string{"ns/b@2", "ns/c@1"}, transformed, "the transform runs on changed and new objects only")
 	_, err := f.Pop(func(obj interface{}, _ bool) error {
@@ -371,9 +371,9 @@ func TestRealFIFORelistKeepsUnchangedCachedObjects(t *testing.T) {
 	require.NoError(t, err)
 
 	// Objects without a resourceVersion are never taken as unchanged.
-	noRV := infPod("a", "")
+	noRV := newPod("a", "")
 	require.NoError(t, store.Update(noRV))
-	listedNoRV := infPod("a", "")
+	listedNoRV := newPod("a", "")
 	require.NoError(t, f.Replace([]interface{}{listedNoRV}, "4"))
 	_, err = f.Pop(func(obj interface{}, _ bool) error {
 		assert.Same(t, listedNoRV, obj.(Deltas)[0].Object.(ReplacedAllInfo).Objects[0])
@@ -545,7 +545,7 @@ func TestCompleteListResetsTheWatermarkAfterABogusVersion(t *testing.T) {
 			require.Equal(t, "2", informer.GetStore().LastStoreSyncResourceVersion())
 
 			// The bogus event reaches the open watch only.
-			srv.SendToWatches(watch.Event{Type: watch.Modified, Object: infPod("a", bogus)})
+			srv.SendToWatches(watch.Event{Type: watch.Modified, Object: newPod("a", bogus)})
 			require.Eventually(t, func() bool {
 				return informer.GetStore().LastStoreSyncResourceVersion() == bogus
 			}, infTimeout, time.Millisecond, "the bogus event is applied")

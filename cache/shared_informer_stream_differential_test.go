@@ -46,7 +46,7 @@ func (s *streamingListServer) List(metav1.ListOptions) (kruntime.Object, error) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, "list")
-	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "5"}, Items: []v1.Pod{*infPod("a", "1"), *infPod("b", "2")}}, nil
+	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "5"}, Items: []v1.Pod{*newPod("a", "1"), *newPod("b", "2")}}, nil
 }
 
 func (s *streamingListServer) Watch(options metav1.ListOptions) (watch.Interface, error) {
@@ -60,8 +60,8 @@ func (s *streamingListServer) Watch(options metav1.ListOptions) (watch.Interface
 	w := fakeapi.NewWatch(nil, true)
 	if stream {
 		s.requests = append(s.requests, "stream")
-		w.Send(watch.Event{Type: watch.Added, Object: infPod("a", "1")})
-		w.Send(watch.Event{Type: watch.Added, Object: infPod("b", "2")})
+		w.Send(watch.Event{Type: watch.Added, Object: newPod("a", "1")})
+		w.Send(watch.Event{Type: watch.Added, Object: newPod("b", "2")})
 		w.Send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{
 			ResourceVersion: "5",
 			Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
@@ -120,7 +120,7 @@ func runStreamingListScenario(t *testing.T, s *streamingListServer, newInformer 
 	add, run, hasSynced, list := newInformer(s)
 	rec := &infRecorder{}
 	require.NoError(t, add(rec))
-	ctx, cancel := context.WithCancel(infKlogContext(t))
+	ctx, cancel := context.WithCancel(klogContext(t))
 	done := make(chan struct{})
 	go func() { defer close(done); run(ctx) }()
 	defer func() { cancel(); <-done }()
@@ -128,13 +128,13 @@ func runStreamingListScenario(t *testing.T, s *streamingListServer, newInformer 
 	require.Eventually(t, hasSynced, infTimeout, eventuallyTick)
 	// The watch (the stream itself, or the one after the LIST) is open.
 	s.waitOpened(t)
-	s.send(watch.Event{Type: watch.Modified, Object: infPod("a", "6")})
-	s.send(watch.Event{Type: watch.Added, Object: infPod("c", "7")})
+	s.send(watch.Event{Type: watch.Modified, Object: newPod("a", "6")})
+	s.send(watch.Event{Type: watch.Added, Object: newPod("c", "7")})
 	events := rec.waitN(t, 4)
 	// client-go's streaming list collects the initial objects in a map:
 	// their order is not defined.
 	sort.Strings(events[:2])
-	return streamingListResult{events: events, store: infStoreContents(infListFunc(list)), requests: s.log()}
+	return streamingListResult{events: events, store: infStoreContents(listFunc(list)), requests: s.log()}
 }
 
 // TestSharedInformerStreamingListMatchesClientGo runs a shared informer on a

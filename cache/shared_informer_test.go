@@ -45,7 +45,7 @@ func infRunInformer(t *testing.T, informer SharedInformer) {
 	})
 }
 
-func infNewInformer(t *testing.T, srv *fakeapi.Server, useDeltaFIFO bool, resync time.Duration) *sharedIndexInformer {
+func newPodInformer(t *testing.T, srv *fakeapi.Server, useDeltaFIFO bool, resync time.Duration) *sharedIndexInformer {
 	t.Helper()
 	t.Cleanup(srv.StopWatches)
 	return NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, SharedIndexInformerOptions{
@@ -68,7 +68,7 @@ func TestSharedInformerWatchEventSequence(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
 			srv.Create("b")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			rec := &infRecorder{}
 			reg, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
@@ -93,7 +93,7 @@ func TestSharedInformerWatchEventSequence(t *testing.T) {
 			if q.useDeltaFIFO {
 				// The DeltaFIFO pops per key, so only the order per object
 				// is fixed.
-				assert.Equal(t, infPerObject(want), infPerObject(got))
+				assert.Equal(t, perObject(want), perObject(got))
 			} else {
 				assert.Equal(t, want, got)
 			}
@@ -136,7 +136,7 @@ func TestSharedInformerRelist(t *testing.T) {
 			srv.Create("a")
 			srv.Create("b")
 			srv.Create("c")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			rec := &infRecorder{}
 			reg, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
@@ -163,7 +163,7 @@ func TestSharedInformerLateHandler(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
 			srv.Create("b")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			infRunInformer(t, informer)
 			infWaitSynced(t, informer.HasSyncedChecker())
 
@@ -185,7 +185,7 @@ func TestSharedInformerLateHandler(t *testing.T) {
 
 func TestSharedInformerHandlerBeforeSyncOnEmptyList(t *testing.T) {
 	srv := fakeapi.NewServer(false)
-	informer := infNewInformer(t, srv, false, 0)
+	informer := newPodInformer(t, srv, false, 0)
 	reg, err := informer.AddEventHandler(&infRecorder{})
 	require.NoError(t, err)
 	infRunInformer(t, informer)
@@ -194,7 +194,7 @@ func TestSharedInformerHandlerBeforeSyncOnEmptyList(t *testing.T) {
 
 func TestSharedInformerRemoveEventHandler(t *testing.T) {
 	srv := fakeapi.NewServer(false)
-	informer := infNewInformer(t, srv, false, 0)
+	informer := newPodInformer(t, srv, false, 0)
 	kept, removed := &infRecorder{}, &infRecorder{}
 	_, err := informer.AddEventHandler(kept)
 	require.NoError(t, err)
@@ -214,21 +214,21 @@ func TestSharedInformerRemoveEventHandler(t *testing.T) {
 
 	// Idempotent, and harmless for registrations of another informer.
 	require.NoError(t, informer.RemoveEventHandler(regRemoved))
-	other := infNewInformer(t, fakeapi.NewServer(false), false, 0)
+	other := newPodInformer(t, fakeapi.NewServer(false), false, 0)
 	require.NoError(t, other.RemoveEventHandler(regRemoved))
 	// A foreign registration type is an error.
-	require.Error(t, informer.RemoveEventHandler(infForeignRegistration{}))
-	require.Error(t, ShutDownEventHandler(informer, infForeignRegistration{}))
+	require.Error(t, informer.RemoveEventHandler(foreignRegistration{}))
+	require.Error(t, ShutDownEventHandler(informer, foreignRegistration{}))
 }
 
-type infForeignRegistration struct{}
+type foreignRegistration struct{}
 
-func (infForeignRegistration) HasSynced() bool               { return false }
-func (infForeignRegistration) HasSyncedChecker() DoneChecker { return nil }
+func (foreignRegistration) HasSynced() bool               { return false }
+func (foreignRegistration) HasSyncedChecker() DoneChecker { return nil }
 
 func TestShutDownEventHandlerWaitsForRunningHandler(t *testing.T) {
 	srv := fakeapi.NewServer(false)
-	informer := infNewInformer(t, srv, false, 0)
+	informer := newPodInformer(t, srv, false, 0)
 	started, release := make(chan struct{}), make(chan struct{})
 	var finished bool
 	reg, err := informer.AddEventHandler(ResourceEventHandlerFuncs{AddFunc: func(interface{}) {
@@ -260,13 +260,13 @@ func TestShutDownEventHandlerWaitsForRunningHandler(t *testing.T) {
 
 func TestShutDownEventHandlerLifecycles(t *testing.T) {
 	t.Run("never started", func(t *testing.T) {
-		informer := infNewInformer(t, fakeapi.NewServer(false), false, 0)
+		informer := newPodInformer(t, fakeapi.NewServer(false), false, 0)
 		reg, err := informer.AddEventHandler(&infRecorder{})
 		require.NoError(t, err)
 		require.NoError(t, ShutDownEventHandler(informer, reg))
 	})
 	t.Run("after informer stopped", func(t *testing.T) {
-		informer := infNewInformer(t, fakeapi.NewServer(false), false, 0)
+		informer := newPodInformer(t, fakeapi.NewServer(false), false, 0)
 		reg, err := informer.AddEventHandler(&infRecorder{})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -284,10 +284,10 @@ func TestSharedInformerHandlerPanic(t *testing.T) {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
-			var buf infSyncBuffer
-			logger := infBufferLogger(&buf)
-			panicky := &infPanicky{}
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
+			var buf syncBuffer
+			logger := bufferLogger(&buf)
+			panicky := &panickingHandler{}
 			reg, err := informer.AddEventHandlerWithOptions(panicky, HandlerOptions{Logger: &logger})
 			require.NoError(t, err)
 			other := &infRecorder{}
@@ -303,19 +303,19 @@ func TestSharedInformerHandlerPanic(t *testing.T) {
 			assert.Equal(t, []string{"add ns/b@2 initial=false", "update ns/a@1 -> ns/a@3"}, panicky.get())
 			assert.Equal(t, int64(1), informer.processor.Panics())
 			assert.Contains(t, buf.String(), `"Observed a panic" panic="first add fails"`)
-			assert.Contains(t, buf.String(), "cache.infPanicky")
+			assert.Contains(t, buf.String(), "cache.panickingHandler")
 			assert.False(t, informer.IsStopped())
 		})
 	}
 }
 
-// infPanicky panics on its first notification and records the others.
-type infPanicky struct {
+// panickingHandler panics on its first notification and records the others.
+type panickingHandler struct {
 	infRecorder
 	calls int
 }
 
-func (p *infPanicky) OnAdd(obj interface{}, initial bool) {
+func (p *panickingHandler) OnAdd(obj interface{}, initial bool) {
 	p.calls++
 	if p.calls == 1 {
 		panic("first add fails")
@@ -324,7 +324,7 @@ func (p *infPanicky) OnAdd(obj interface{}, initial bool) {
 }
 
 func TestSharedInformerNilHandler(t *testing.T) {
-	informer := infNewInformer(t, fakeapi.NewServer(false), false, 0)
+	informer := newPodInformer(t, fakeapi.NewServer(false), false, 0)
 	_, err := informer.AddEventHandler(nil)
 	require.Error(t, err)
 	typed := NewTypedSharedIndexInformer[*v1.Pod](informer)
@@ -337,7 +337,7 @@ func TestSharedInformerTransform(t *testing.T) {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			var mu sync.Mutex
 			calls := map[string]int{}
 			require.NoError(t, informer.SetTransform(func(obj interface{}) (interface{}, error) {
@@ -395,7 +395,7 @@ func TestSharedInformerTransform(t *testing.T) {
 func TestSharedInformerWatchErrorHandler(t *testing.T) {
 	srv := fakeapi.NewServer(false)
 	srv.FailLists(errors.New("list refused"))
-	informer := infNewInformer(t, srv, false, 0)
+	informer := newPodInformer(t, srv, false, 0)
 	errs := make(chan error, 100)
 	require.NoError(t, informer.SetWatchErrorHandler(func(r *Reflector, err error) {
 		select {
@@ -416,7 +416,7 @@ func TestSharedInformerWatchErrorHandler(t *testing.T) {
 func TestSharedInformerStop(t *testing.T) {
 	srv := fakeapi.NewServer(false)
 	srv.Create("a")
-	informer := infNewInformer(t, srv, false, 0)
+	informer := newPodInformer(t, srv, false, 0)
 	regs := make([]ResourceEventHandlerRegistration, 3)
 	for i := range regs {
 		var err error
@@ -455,7 +455,7 @@ func TestSharedInformerStop(t *testing.T) {
 }
 
 func TestSharedInformerRunTwice(t *testing.T) {
-	informer := infNewInformer(t, fakeapi.NewServer(false), false, 0)
+	informer := newPodInformer(t, fakeapi.NewServer(false), false, 0)
 	infRunInformer(t, informer)
 	infWaitSynced(t, informer.HasSyncedChecker())
 	returned := make(chan struct{})
@@ -470,7 +470,7 @@ func TestSharedInformerRunTwice(t *testing.T) {
 func TestSharedInformerAddIndexersBeforeAndDuringRun(t *testing.T) {
 	srv := fakeapi.NewServer(false)
 	srv.Create("a")
-	informer := infNewInformer(t, srv, false, 0)
+	informer := newPodInformer(t, srv, false, 0)
 	require.NoError(t, informer.AddIndexers(Indexers{"byName": func(obj interface{}) ([]string, error) {
 		return []string{obj.(*v1.Pod).Name}, nil
 	}}))
@@ -499,7 +499,7 @@ func TestSharedInformerResyncPeriodsComputed(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			informer := infNewInformer(t, fakeapi.NewServer(false), false, tc.informer)
+			informer := newPodInformer(t, fakeapi.NewServer(false), false, tc.informer)
 			if tc.afterStart {
 				informer.startedLock.Lock()
 				informer.started = true
@@ -519,7 +519,7 @@ func TestSharedInformerPerHandlerResync(t *testing.T) {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, time.Second)
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, time.Second)
 			fakeClock := newTimerRecordingClock()
 			informer.clock = fakeClock
 			informer.processor = newHandlerProcessor(fakeClock, informer.config.handlerMetrics)
@@ -561,7 +561,7 @@ func TestSharedInformerBlockedHandlerBlocksNothingElse(t *testing.T) {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			release := make(chan struct{})
 			blockedCalls := 0
 			blocked := ResourceEventHandlerFuncs{
@@ -588,7 +588,7 @@ func TestSharedInformerBlockedHandlerBlocksNothingElse(t *testing.T) {
 
 			got := rec.waitN(t, len(want))
 			if q.useDeltaFIFO {
-				assert.Equal(t, infPerObject(want), infPerObject(got))
+				assert.Equal(t, perObject(want), perObject(got))
 			} else {
 				assert.Equal(t, want, got)
 			}
@@ -618,7 +618,7 @@ func TestRemoveEventHandlerFreesTheListener(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
-			informer := infNewInformer(t, srv, false, 0)
+			informer := newPodInformer(t, srv, false, 0)
 			kept := &infRecorder{}
 			_, err := informer.AddEventHandler(kept)
 			require.NoError(t, err)
@@ -655,7 +655,7 @@ func TestSharedInformerShutdownStopsEveryGoroutine(t *testing.T) {
 			ignore := goleak.IgnoreCurrent()
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, time.Second)
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, time.Second)
 			early := &infRecorder{}
 			_, err := informer.AddEventHandlerWithResyncPeriod(early, 2*time.Second)
 			require.NoError(t, err)

@@ -52,7 +52,7 @@ func (lw *stalenessLW) List(options metav1.ListOptions) (runtime.Object, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: []v1.Pod{*infPod("a", "3")}}, nil
+	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: []v1.Pod{*newPod("a", "3")}}, nil
 }
 
 func (lw *stalenessLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
@@ -167,7 +167,7 @@ func TestInformerStalenessConfirmations(t *testing.T) {
 
 	// An event is no confirmation: 30 s later the cache is 30 s stale.
 	clk.Step(30 * time.Second)
-	w.Send(watch.Event{Type: watch.Added, Object: infPod("b", "11")})
+	w.Send(watch.Event{Type: watch.Added, Object: newPod("b", "11")})
 	require.NoError(t, informer.WaitForResourceVersion(context.Background(), "11"))
 	st = informer.status()
 	assert.Equal(t, "10", st.ConfirmedResourceVersion)
@@ -205,7 +205,7 @@ func TestInformerStalenessConfirmations(t *testing.T) {
 	// The event that brings the cache past 15 makes the probe count, at
 	// the time of its answer.
 	clk.Step(5 * time.Second)
-	w.Send(watch.Event{Type: watch.Modified, Object: infPod("b", "16")})
+	w.Send(watch.Event{Type: watch.Modified, Object: newPod("b", "16")})
 	st = stalenessStatus(t, informer, "15")
 	assert.Equal(t, t0.Add(100*time.Second), st.Confirmed)
 	assert.Equal(t, 5*time.Second, st.Staleness(clk.Now()))
@@ -254,10 +254,10 @@ type pagedStalenessLW struct {
 
 func (lw *pagedStalenessLW) List(options metav1.ListOptions) (runtime.Object, error) {
 	if options.Continue == "" {
-		return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "20", Continue: "page-2"}, Items: []v1.Pod{*infPod("a", "3")}}, nil
+		return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "20", Continue: "page-2"}, Items: []v1.Pod{*newPod("a", "3")}}, nil
 	}
 	lw.clk.Step(5 * time.Second)
-	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "20"}, Items: []v1.Pod{*infPod("b", "4")}}, nil
+	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "20"}, Items: []v1.Pod{*newPod("b", "4")}}, nil
 }
 
 func (lw *pagedStalenessLW) Watch(metav1.ListOptions) (watch.Interface, error) {
@@ -320,7 +320,7 @@ func TestInformerStalenessStreamingListConfirmsAtEndBookmark(t *testing.T) {
 		t.Fatal("no streaming list")
 	}
 	require.True(t, ptrTrue((<-lw.opts).SendInitialEvents), "a streaming list")
-	w.Send(watch.Event{Type: watch.Added, Object: infPod("a", "3")})
+	w.Send(watch.Event{Type: watch.Added, Object: newPod("a", "3")})
 	clk.Step(2 * time.Second)
 	w.Send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{
 		ResourceVersion: "10", Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}})

@@ -16,7 +16,7 @@ func TestTypedSharedIndexInformer(t *testing.T) {
 	srv := fakeapi.NewServer(false)
 	srv.Create("a")
 	srv.Create("b")
-	informer := infNewInformer(t, srv, false, 0)
+	informer := newPodInformer(t, srv, false, 0)
 	typed := NewTypedSharedIndexInformer[*v1.Pod](informer)
 
 	var mu sync.Mutex
@@ -35,7 +35,7 @@ func TestTypedSharedIndexInformer(t *testing.T) {
 		DeleteFunc: func(d DeletedObject[*v1.Pod]) {
 			mu.Lock()
 			defer mu.Unlock()
-			got = append(got, "delete "+d.GetKey()+" unknown="+infBoolString(d.FinalStateUnknown != nil))
+			got = append(got, "delete "+d.GetKey()+" unknown="+boolString(d.FinalStateUnknown != nil))
 		},
 	}, HandlerOptions{})
 	require.NoError(t, err)
@@ -67,7 +67,7 @@ func TestTypedSharedIndexInformer(t *testing.T) {
 		pods, err := indexer.ByTypedIndex("byName", "c")
 		return err == nil && len(pods) == 1 && pods[0].Name == "c"
 	}, infTimeout, time.Millisecond)
-	pods, err := indexer.TypedIndex(NamespaceIndex, infPod("x", ""))
+	pods, err := indexer.TypedIndex(NamespaceIndex, newPod("x", ""))
 	require.NoError(t, err)
 	assert.Len(t, pods, 1)
 	require.NoError(t, indexer.AddTypedIndexers(TypedIndexers[*v1.Pod]{"other": func(p *v1.Pod) ([]string, error) { return nil, nil }}))
@@ -75,7 +75,7 @@ func TestTypedSharedIndexInformer(t *testing.T) {
 	require.Error(t, err)
 }
 
-func infBoolString(b bool) string {
+func boolString(b bool) string {
 	if b {
 		return "true"
 	}
@@ -94,7 +94,7 @@ func TestTypedHandlerWrongTypeIsSkipped(t *testing.T) {
 	}
 	assert.NotPanics(t, func() {
 		h.OnAdd(&v1.Node{}, false)
-		h.OnUpdate(&v1.Node{}, infPod("a", "1"))
+		h.OnUpdate(&v1.Node{}, newPod("a", "1"))
 		h.OnDelete(&v1.Node{})
 		h.OnDelete(DeletedFinalStateUnknown{Key: "x", Obj: &v1.Node{}})
 	})
@@ -104,7 +104,7 @@ func TestTypedHandlerWrongTypeIsSkipped(t *testing.T) {
 
 	idx := &typedIndexer[*v1.Pod]{Indexer: NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})}
 	require.NoError(t, idx.Add(&v1.Node{}))
-	require.NoError(t, idx.Add(infPod("a", "1")))
+	require.NoError(t, idx.Add(newPod("a", "1")))
 	_, err := idx.ByTypedIndex(NamespaceIndex, "")
 	require.Error(t, err)
 }

@@ -51,7 +51,7 @@ func TestWaitForResourceVersionEventsAndBookmarks(t *testing.T) {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a") // rv 1
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			ctx := context.Background()
 
 			// Before the informer runs, the wait blocks.
@@ -106,7 +106,7 @@ func TestWaitForResourceVersionEventsAndBookmarks(t *testing.T) {
 func TestWaitForResourceVersionErrors(t *testing.T) {
 	srv := fakeapi.NewServer(false)
 	srv.Create("a")
-	informer := infNewInformer(t, srv, false, 0)
+	informer := newPodInformer(t, srv, false, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -146,9 +146,9 @@ func TestWaitForResourceVersionErrors(t *testing.T) {
 // with: the wait says so instead of blocking. The typed wrapper reaches the
 // informer inside it.
 func TestWaitForResourceVersionIncomparableServer(t *testing.T) {
-	lw := infPlainLW{&ListWatch{
+	lw := noWatchListLW{&ListWatch{
 		ListFunc: func(metav1.ListOptions) (runtime.Object, error) {
-			return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "opaque-7"}, Items: []v1.Pod{*infPod("a", "opaque-7")}}, nil
+			return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "opaque-7"}, Items: []v1.Pod{*newPod("a", "opaque-7")}}, nil
 		},
 		WatchFunc: func(metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
 	}}
