@@ -3,7 +3,7 @@ package cache
 import (
 	"context"
 	"fmt"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -319,30 +319,16 @@ func TestReflectorWatchIdleTimeoutOffByDefault(t *testing.T) {
 	assert.Empty(t, lv.errs.snapshot())
 }
 
-// rvRecordingLW serves srv and records the resourceVersion of every watch
-// request.
-type rvRecordingLW struct {
-	srv *fakeapi.Server
-	mu  sync.Mutex
-	rvs []string
-}
-
-func (l *rvRecordingLW) lw() ListerWatcher {
-	return noWatchListLW{&ListWatch{
-		ListFunc: l.srv.List,
-		WatchFunc: func(options metav1.ListOptions) (watch.Interface, error) {
-			l.mu.Lock()
-			l.rvs = append(l.rvs, options.ResourceVersion)
-			l.mu.Unlock()
-			return l.srv.Watch(options)
-		},
-	}}
-}
-
-func (l *rvRecordingLW) watchRVs() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.rvs...)
+// watchRVs returns the resourceVersion of every watch request srv was
+// asked, in order, failed ones included.
+func watchRVs(srv *fakeapi.Server) []string {
+	var out []string
+	for _, r := range srv.Requests() {
+		if rv, ok := strings.CutPrefix(r, "watch from "); ok {
+			out = append(out, strings.TrimSuffix(rv, " failed"))
+		}
+	}
+	return out
 }
 
 // TestWatchIdleTimeoutLosesNoChange: changes made while a watch is black-holed
@@ -353,11 +339,10 @@ func TestWatchIdleTimeoutLosesNoChange(t *testing.T) {
 	t.Cleanup(srv.StopWatches)
 	srv.Create("a") // 1
 	srv.Create("b") // 2
-	rec := &rvRecordingLW{srv: srv}
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
 	store := NewStore(MetaNamespaceKeyFunc)
 	var errs watchErrors
-	r := NewReflectorWithOptions(rec.lw(), &v1.Pod{}, store, ReflectorOptions{Clock: clk, WatchIdleTimeout: 10 * time.Second})
+	r := NewReflectorWithOptions(srv, &v1.Pod{}, store, ReflectorOptions{Clock: clk, WatchIdleTimeout: 10 * time.Second})
 	r.watchErrorHandler = errs.handler
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -384,7 +369,7 @@ func TestWatchIdleTimeoutLosesNoChange(t *testing.T) {
 			t.Fatal("the silent watch was not stopped")
 		}
 	}
-	assert.Equal(t, []string{"2", "4"}, rec.watchRVs(), "reopened from the last resourceVersion")
+	assert.Equal(t, []string{"2", "4"}, watchRVs(srv), "reopened from the last resourceVersion")
 	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "6" }, infTimeout, time.Millisecond)
 	lists, _ := requestCounts(srv)
 	assert.Equal(t, 1, lists, "no relist")
