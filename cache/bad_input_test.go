@@ -280,7 +280,7 @@ type badEventListWatch struct {
 func (lw *badEventListWatch) List(metav1.ListOptions) (runtime.Object, error) {
 	return &v1.PodList{
 		ListMeta: metav1.ListMeta{ResourceVersion: "2"},
-		Items:    []v1.Pod{*infPod("a", "1"), *infPod("b", "2"), *infPod("bad-list", "2")},
+		Items:    []v1.Pod{*newPod("a", "1"), *newPod("b", "2"), *newPod("bad-list", "2")},
 	}, nil
 }
 
@@ -324,13 +324,13 @@ func TestBadInputThroughTheInformer(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			lw := &badEventListWatch{events: []watch.Event{
-				{Type: watch.Added, Object: infPod("c", "3")},
+				{Type: watch.Added, Object: newPod("c", "3")},
 				{Type: watch.Added, Object: nil},
 				{Type: watch.Added, Object: nilPod},
 				{Type: watch.Modified, Object: &metav1.Status{}},
-				{Type: watch.Added, Object: infPod("bad-watch", "4")},
+				{Type: watch.Added, Object: newPod("bad-watch", "4")},
 				{Type: watch.Deleted, Object: nilPod},
-				{Type: watch.Modified, Object: infPod("a", "5")},
+				{Type: watch.Modified, Object: newPod("a", "5")},
 			}}
 			informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{
 				Indexers:     Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
@@ -369,7 +369,7 @@ func TestBadInputThroughTheInformer(t *testing.T) {
 				"update ns/a@1 -> ns/a@5",
 			}
 			if q.useDeltaFIFO {
-				assert.Equal(t, infPerObject(want), infPerObject(got))
+				assert.Equal(t, perObject(want), perObject(got))
 			} else {
 				assert.Equal(t, want, got)
 			}

@@ -13,13 +13,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kinformer/kinformer/cache/internal/apply"
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
-// infNoMeta has no object metadata, so no key can be computed for it.
-type infNoMeta struct{ Name string }
+// noMeta has no object metadata, so no key can be computed for it.
+type noMeta struct{ Name string }
 
 func TestDeltaApplierProcessSemantics(t *testing.T) {
-	a1, a2, b1 := infPod("a", "1"), infPod("a", "2"), infPod("b", "1")
+	a1, a2, b1 := newPod("a", "1"), newPod("a", "2"), newPod("b", "1")
 	cases := []struct {
 		name       string
 		initial    []interface{}
@@ -65,7 +66,7 @@ func TestDeltaApplierProcessSemantics(t *testing.T) {
 		},
 		{
 			name:       "bad object is rejected, the rest applied",
-			deltas:     []Delta{{Added, &infNoMeta{Name: "x"}}, {Added, a1}},
+			deltas:     []Delta{{Added, &noMeta{Name: "x"}}, {Added, a1}},
 			wantEvents: []string{"add ns/a@1 initial=false"},
 			wantStore:  []string{"ns/a@1"},
 			wantReject: 1,
@@ -79,9 +80,9 @@ func TestDeltaApplierProcessSemantics(t *testing.T) {
 		},
 		{
 			name:    "replaced all",
-			initial: []interface{}{a1, b1, infPod("c", "1")},
+			initial: []interface{}{a1, b1, newPod("c", "1")},
 			deltas: []Delta{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "9", Objects: []interface{}{
-				infPod("d", "3"), a2, &infNoMeta{},
+				newPod("d", "3"), a2, &noMeta{},
 			}}}},
 			inInitial: true,
 			wantEvents: []string{
@@ -138,12 +139,12 @@ func TestDeltaApplierBookmarkAndBadInfo(t *testing.T) {
 func TestNewInformerWithOptions(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
-			t.Cleanup(srv.stopWatches)
-			srv.create("a")
+			srv := fakeapi.NewServer(false)
+			t.Cleanup(srv.StopWatches)
+			srv.Create("a")
 			rec := &infRecorder{}
 			store, ctrl := NewInformerWithOptions(InformerOptions{
-				ListerWatcher: srv.lw(),
+				ListerWatcher: srv,
 				ObjectType:    &v1.Pod{},
 				Handler:       rec,
 				Indexers:      Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
@@ -152,11 +153,11 @@ func TestNewInformerWithOptions(t *testing.T) {
 			_, isIndexer := store.(Indexer)
 			assert.True(t, isIndexer)
 			assert.Equal(t, "", ctrl.LastSyncResourceVersion())
-			infRunController(t, ctrl)
+			runController(t, ctrl)
 			infWaitSynced(t, ctrl.HasSyncedChecker())
 			assert.True(t, ctrl.HasSynced())
-			srv.update("a")
-			srv.remove("a")
+			srv.Update("a")
+			srv.Delete("a")
 			got := rec.waitN(t, 3)
 			assert.Equal(t, []string{"add ns/a@1 initial=true", "update ns/a@1 -> ns/a@2", "delete ns/a@3"}, got)
 			assert.Empty(t, store.List())
@@ -192,18 +193,18 @@ func TestDeprecatedInformerConstructors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newInfServer()
-			t.Cleanup(srv.stopWatches)
-			srv.create("a")
+			srv := fakeapi.NewServer(false)
+			t.Cleanup(srv.StopWatches)
+			srv.Create("a")
 			rec := &infRecorder{}
-			store, ctrl := tc.build(srv.lw(), rec)
+			store, ctrl := tc.build(srv, rec)
 			if tc.indexer {
 				idx := store.(Indexer)
 				objs, err := idx.ByIndex(NamespaceIndex, "ns")
 				require.NoError(t, err)
 				assert.Empty(t, objs)
 			}
-			infRunController(t, ctrl)
+			runController(t, ctrl)
 			rec.waitN(t, 1)
 			obj, exists, err := store.GetByKey("ns/a")
 			require.NoError(t, err)
@@ -214,15 +215,15 @@ func TestDeprecatedInformerConstructors(t *testing.T) {
 }
 
 func TestControllerPanicPropagatesAfterCleanup(t *testing.T) {
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
-	srv.create("a")
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
+	srv.Create("a")
 	_, ctrl := NewInformerWithOptions(InformerOptions{
-		ListerWatcher: srv.lw(),
+		ListerWatcher: srv,
 		ObjectType:    &v1.Pod{},
 		Handler:       ResourceEventHandlerFuncs{AddFunc: func(interface{}) { panic("handler boom") }},
 	})
-	ctx := infKlogContext(t)
+	ctx := klogContext(t)
 	recovered := make(chan interface{}, 1)
 	go func() {
 		defer func() { recovered <- recover() }()
@@ -238,7 +239,7 @@ func TestControllerPanicPropagatesAfterCleanup(t *testing.T) {
 }
 
 func TestControllerBadConfigAndRunTwice(t *testing.T) {
-	ctx, cancel := context.WithCancel(infKlogContext(t))
+	ctx, cancel := context.WithCancel(klogContext(t))
 	defer cancel()
 	for _, cfg := range []*Config{nil, {}, {Queue: NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true})}} {
 		c := New(cfg)
@@ -248,10 +249,10 @@ func TestControllerBadConfigAndRunTwice(t *testing.T) {
 	}
 	assert.False(t, IsDone(New(nil).HasSyncedChecker()))
 
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
-	_, ctrl := NewInformerWithOptions(InformerOptions{ListerWatcher: srv.lw(), ObjectType: &v1.Pod{}})
-	infRunController(t, ctrl)
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
+	_, ctrl := NewInformerWithOptions(InformerOptions{ListerWatcher: srv, ObjectType: &v1.Pod{}})
+	runController(t, ctrl)
 	infWaitSynced(t, ctrl.HasSyncedChecker())
 	done := make(chan struct{})
 	go func() { defer close(done); ctrl.Run(make(chan struct{})) }()
@@ -264,8 +265,8 @@ func TestControllerBadConfigAndRunTwice(t *testing.T) {
 
 func TestControllerWatchErrorHandlers(t *testing.T) {
 	for _, withContext := range []bool{false, true} {
-		srv := newInfServer()
-		srv.listErr = errors.New("no list for you")
+		srv := fakeapi.NewServer(false)
+		srv.FailLists(errors.New("no list for you"))
 		errs := make(chan error, 100)
 		report := func(err error) {
 			select {
@@ -275,7 +276,7 @@ func TestControllerWatchErrorHandlers(t *testing.T) {
 		}
 		cfg := &Config{
 			Queue:         NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true}),
-			ListerWatcher: srv.lw(),
+			ListerWatcher: srv,
 			ObjectType:    &v1.Pod{},
 			Process:       func(interface{}, bool) error { return nil },
 		}
@@ -285,7 +286,7 @@ func TestControllerWatchErrorHandlers(t *testing.T) {
 			cfg.WatchErrorHandler = func(_ *Reflector, err error) { report(err) }
 		}
 		ctrl := New(cfg)
-		ctx, cancel := context.WithCancel(infKlogContext(t))
+		ctx, cancel := context.WithCancel(klogContext(t))
 		done := make(chan struct{})
 		go func() { defer close(done); ctrl.RunWithContext(ctx) }()
 		select {
@@ -299,9 +300,9 @@ func TestControllerWatchErrorHandlers(t *testing.T) {
 	}
 }
 
-func infRunController(t *testing.T, ctrl Controller) {
+func runController(t *testing.T, ctrl Controller) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(infKlogContext(t))
+	ctx, cancel := context.WithCancel(klogContext(t))
 	done := make(chan struct{})
 	go func() { defer close(done); ctrl.RunWithContext(ctx) }()
 	t.Cleanup(func() {
@@ -363,10 +364,10 @@ func (s *transactionCountingStore) Transaction(txns ...Transaction) *Transaction
 func TestInformerAppliesAPoppedBatchInOneTransaction(t *testing.T) {
 	fill := func(t *testing.T) *RealFIFO {
 		f := NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, EmitDeltaTypeBookmark: true})
-		require.NoError(t, f.Add(infPod("a", "2")))
-		require.NoError(t, f.Add(infPod("b", "3")))
-		require.NoError(t, f.Update(infPod("c", "4")))
-		require.NoError(t, f.Delete(infPod("z", "5")))
+		require.NoError(t, f.Add(newPod("a", "2")))
+		require.NoError(t, f.Add(newPod("b", "3")))
+		require.NoError(t, f.Update(newPod("c", "4")))
+		require.NoError(t, f.Delete(newPod("z", "5")))
 		return f
 	}
 	wantEvents := []string{
@@ -378,8 +379,8 @@ func TestInformerAppliesAPoppedBatchInOneTransaction(t *testing.T) {
 
 	t.Run("foreign transaction store", func(t *testing.T) {
 		store := &transactionCountingStore{Indexer: NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{})}
-		require.NoError(t, store.Indexer.Add(infPod("a", "1")))
-		require.NoError(t, store.Indexer.Add(infPod("z", "1")))
+		require.NoError(t, store.Indexer.Add(newPod("a", "1")))
+		require.NoError(t, store.Indexer.Add(newPod("z", "1")))
 		rec := &infRecorder{}
 		a := newDeltaApplier(infTestLogger(t), store, rec)
 		f := fill(t)
@@ -394,11 +395,11 @@ func TestInformerAppliesAPoppedBatchInOneTransaction(t *testing.T) {
 		name, err := NewInformerName("batch-transaction")
 		require.NoError(t, err)
 		defer name.Release()
-		metrics := stNewMetricsProvider()
+		metrics := newStoreMetricsProvider()
 		store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{},
 			WithStoreMetrics(name.WithResource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}), metrics))
-		require.NoError(t, store.Add(infPod("a", "1")))
-		require.NoError(t, store.Add(infPod("z", "1")))
+		require.NoError(t, store.Add(newPod("a", "1")))
+		require.NoError(t, store.Add(newPod("z", "1")))
 		gauge := metrics.rv["batch-transaction"]
 		before := len(gauge.get())
 		rec := &infRecorder{}
@@ -412,7 +413,7 @@ func TestInformerAppliesAPoppedBatchInOneTransaction(t *testing.T) {
 }
 
 func TestDeltaApplierReusesQueueKeys(t *testing.T) {
-	a1, a2, b1 := infPod("a", "1"), infPod("a", "2"), infPod("b", "1")
+	a1, a2, b1 := newPod("a", "1"), newPod("a", "2"), newPod("b", "1")
 	deltas := []Delta{{Updated, a2}, {Added, b1}, {Deleted, a2}}
 	keys := []string{"ns/a", "ns/b", "ns/a"}
 	want := []string{"update ns/a@1 -> ns/a@2", "add ns/b@1 initial=false", "delete ns/a@2"}
@@ -447,14 +448,14 @@ func TestReplaceAllComputesEachKeyOnce(t *testing.T) {
 	rec := &infRecorder{}
 	a := newDeltaApplier(infTestLogger(t), store, rec)
 
-	list := []interface{}{infPod("a", "1"), infPod("b", "1"), infPod("c", "1")}
+	list := []interface{}{newPod("a", "1"), newPod("b", "1"), newPod("c", "1")}
 	require.NoError(t, a.Process(Deltas{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "1", Objects: list}}}, true))
 	assert.Equal(t, int64(3), kf.calls.Load(), "one key computation per listed object")
 	assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@1 initial=true", "add ns/c@1 initial=true"}, rec.get())
 	assert.Equal(t, "1", store.LastStoreSyncResourceVersion())
 
 	kf.calls.Store(0)
-	relist := []interface{}{infPod("c", "2"), infPod("d", "2")}
+	relist := []interface{}{newPod("c", "2"), newPod("d", "2")}
 	require.NoError(t, a.Process(Deltas{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "2", Objects: relist}}}, false))
 	assert.Equal(t, int64(2), kf.calls.Load())
 	assert.Equal(t, []string{

@@ -6,15 +6,15 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// stDone is a DoneChecker over a channel.
-type stDone struct{ ch chan struct{} }
+// doneChannel is a DoneChecker over a channel.
+type doneChannel struct{ ch chan struct{} }
 
-func (d stDone) Name() string          { return "st-done" }
-func (d stDone) Done() <-chan struct{} { return d.ch }
+func (d doneChannel) Name() string          { return "st-done" }
+func (d doneChannel) Done() <-chan struct{} { return d.ch }
 
 func TestIsDone(t *testing.T) {
-	open := stDone{ch: make(chan struct{})}
-	closed := stDone{ch: make(chan struct{})}
+	open := doneChannel{ch: make(chan struct{})}
+	closed := doneChannel{ch: make(chan struct{})}
 	close(closed.ch)
 	cases := []struct {
 		name    string
@@ -23,7 +23,7 @@ func TestIsDone(t *testing.T) {
 	}{
 		{"open", open, false},
 		{"closed", closed, true},
-		{"nil channel", stDone{}, false},
+		{"nil channel", doneChannel{}, false},
 		{"nil checker", nil, false},
 	}
 	for _, tc := range cases {

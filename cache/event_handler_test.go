@@ -7,11 +7,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-type infNamedHandler struct{}
+type namedHandler struct{}
 
-func (infNamedHandler) OnAdd(interface{}, bool)           {}
-func (infNamedHandler) OnUpdate(interface{}, interface{}) {}
-func (infNamedHandler) OnDelete(interface{})              {}
+func (namedHandler) OnAdd(interface{}, bool)           {}
+func (namedHandler) OnUpdate(interface{}, interface{}) {}
+func (namedHandler) OnDelete(interface{})              {}
 
 func TestResourceEventHandlerFuncsSkipNil(t *testing.T) {
 	var got []string
@@ -25,7 +25,7 @@ func TestResourceEventHandlerFuncsSkipNil(t *testing.T) {
 		UpdateFunc: full.UpdateFunc,
 		DeleteFunc: full.DeleteFunc,
 	}
-	p := infPod("a", "1")
+	p := newPod("a", "1")
 	for _, h := range []ResourceEventHandler{full, detailed, ResourceEventHandlerFuncs{}, ResourceEventHandlerDetailedFuncs{}} {
 		h.OnAdd(p, true)
 		h.OnUpdate(p, p)
@@ -38,7 +38,7 @@ func TestResourceEventHandlerFuncsSkipNil(t *testing.T) {
 }
 
 func TestFilteringResourceEventHandlerTransitions(t *testing.T) {
-	pass, fail := infPod("pass", "1"), infPod("fail", "1")
+	pass, fail := newPod("pass", "1"), newPod("fail", "1")
 	filter := func(obj interface{}) bool {
 		if tomb, ok := obj.(DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
@@ -83,7 +83,7 @@ func TestFilteringResourceEventHandlerTransitions(t *testing.T) {
 }
 
 func TestTypedFilteringResourceEventHandlerTransitions(t *testing.T) {
-	pass, fail := infPod("pass", "1"), infPod("fail", "1")
+	pass, fail := newPod("pass", "1"), newPod("fail", "1")
 	var got []string
 	inner := TypedResourceEventHandlerDetailedFuncs[*v1.Pod]{
 		AddFunc:    func(p *v1.Pod, initial bool) { got = append(got, "add "+infDescribe(p)) },
@@ -116,7 +116,7 @@ func TestDeletedObjectAccessors(t *testing.T) {
 		wantName      ObjectName
 		wantNamespace string
 	}{
-		{"object", DeletedObject[*v1.Pod]{OptionalObj: infPod("a", "1")}, "ns/a", ObjectName{Namespace: "ns", Name: "a"}, "ns"},
+		{"object", DeletedObject[*v1.Pod]{OptionalObj: newPod("a", "1")}, "ns/a", ObjectName{Namespace: "ns", Name: "a"}, "ns"},
 		{"cluster scoped", DeletedObject[*v1.Pod]{OptionalObj: &v1.Pod{}}, "", ObjectName{}, ""},
 		{"nothing", DeletedObject[*v1.Pod]{}, "", ObjectName{}, ""},
 		{"tombstone", DeletedObject[*v1.Pod]{FinalStateUnknown: &DeletedFinalStateUnknown{Key: "x/y/z"}}, "x/y/z", ObjectName{Namespace: "x", Name: "y/z"}, "x"},
@@ -147,10 +147,10 @@ func TestNameForHandler(t *testing.T) {
 		{"add", ResourceEventHandlerFuncs{AddFunc: func(interface{}) {}}, "github.com/kinformer/kinformer/cache.TestNameForHandler"},
 		{"pointer to funcs", &ResourceEventHandlerFuncs{AddFunc: func(interface{}) {}}, "github.com/kinformer/kinformer/cache.TestNameForHandler"},
 		{"detailed", ResourceEventHandlerDetailedFuncs{DeleteFunc: func(interface{}) {}}, "github.com/kinformer/kinformer/cache.TestNameForHandler"},
-		{"struct", infNamedHandler{}, "github.com/kinformer/kinformer/cache.infNamedHandler"},
-		{"pointer to struct", &infNamedHandler{}, "github.com/kinformer/kinformer/cache.infNamedHandler"},
+		{"struct", namedHandler{}, "github.com/kinformer/kinformer/cache.namedHandler"},
+		{"pointer to struct", &namedHandler{}, "github.com/kinformer/kinformer/cache.namedHandler"},
 		{"nil", nil, "<nil>"},
-		{"nil pointer", (*infNamedHandler)(nil), "*cache.infNamedHandler"},
+		{"nil pointer", (*namedHandler)(nil), "*cache.namedHandler"},
 		{"typed funcs", &typedResourceEventHandler[*v1.Pod]{handler: TypedResourceEventHandlerFuncs[*v1.Pod]{AddFunc: func(*v1.Pod) {}}},
 			"github.com/kinformer/kinformer/cache.TestNameForHandler"},
 	}

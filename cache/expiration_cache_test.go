@@ -11,8 +11,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// stTTLStore returns an ExpirationCache with a TTLPolicy on a fake clock.
-func stTTLStore(ttl time.Duration) (*ExpirationCache, *clocktesting.FakeClock) {
+// ttlStore returns an ExpirationCache with a TTLPolicy on a fake clock.
+func ttlStore(ttl time.Duration) (*ExpirationCache, *clocktesting.FakeClock) {
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
 	return &ExpirationCache{
 		cacheStorage:     NewThreadSafeStore(Indexers{}, Indices{}),
@@ -23,7 +23,7 @@ func stTTLStore(ttl time.Duration) (*ExpirationCache, *clocktesting.FakeClock) {
 }
 
 func TestExpirationCacheTTL(t *testing.T) {
-	a, b := stPod("ns", "a", "1"), stPod("ns", "b", "2")
+	a, b := newPodIn("ns", "a", "1"), newPodIn("ns", "b", "2")
 	cases := []struct {
 		name     string
 		ttl      time.Duration
@@ -64,12 +64,12 @@ func TestExpirationCacheTTL(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, clk := stTTLStore(tc.ttl)
+			c, clk := ttlStore(tc.ttl)
 			tc.steps(c, clk)
 			keys := c.ListKeys()
 			sort.Strings(keys)
 			assert.Equal(t, tc.wantKeys, keys)
-			assert.Equal(t, tc.wantKeys, stKeysOf(c.List()))
+			assert.Equal(t, tc.wantKeys, keysOfObjects(c.List()))
 			for _, k := range []string{"ns/a", "ns/b"} {
 				obj, ok, err := c.GetByKey(k)
 				require.NoError(t, err)
@@ -79,7 +79,7 @@ func TestExpirationCacheTTL(t *testing.T) {
 				}
 				assert.Equal(t, want, ok, k)
 				if ok {
-					assert.Equal(t, k, stMustKey(obj), "timestamps are stripped")
+					assert.Equal(t, k, mustKey(obj), "timestamps are stripped")
 				}
 			}
 			// Expired entries are gone from the storage, not just hidden.
@@ -89,7 +89,7 @@ func TestExpirationCacheTTL(t *testing.T) {
 }
 
 func TestExpirationCacheErrorsAndVersions(t *testing.T) {
-	c, _ := stTTLStore(time.Minute)
+	c, _ := ttlStore(time.Minute)
 	var ke KeyError
 	assert.ErrorAs(t, c.Add("x"), &ke)
 	assert.ErrorAs(t, c.Delete("x"), &ke)
@@ -98,15 +98,15 @@ func TestExpirationCacheErrorsAndVersions(t *testing.T) {
 	assert.ErrorAs(t, c.Replace([]interface{}{"x"}, "1"), &ke)
 	assert.NoError(t, c.Resync())
 
-	require.NoError(t, c.Add(stPod("ns", "a", "4")))
+	require.NoError(t, c.Add(newPodIn("ns", "a", "4")))
 	assert.Equal(t, "4", c.LastStoreSyncResourceVersion())
 	c.Bookmark("5")
 	assert.Equal(t, "5", c.LastStoreSyncResourceVersion())
 	require.NoError(t, c.Replace(nil, "6"))
 	assert.Equal(t, "6", c.LastStoreSyncResourceVersion())
-	require.NoError(t, c.Delete(stPod("ns", "a", "7")))
+	require.NoError(t, c.Delete(newPodIn("ns", "a", "7")))
 	assert.Equal(t, "7", c.LastStoreSyncResourceVersion())
-	obj, ok, err := c.Get(stPod("ns", "a", ""))
+	obj, ok, err := c.Get(newPodIn("ns", "a", ""))
 	require.NoError(t, err)
 	assert.False(t, ok)
 	assert.Nil(t, obj)
@@ -131,7 +131,7 @@ func TestTTLPolicy(t *testing.T) {
 	}
 	assert.False(t, (&TTLPolicy{TTL: time.Hour}).IsExpired(&TimestampedEntry{Timestamp: time.Now()}), "nil clock uses real time")
 	s := NewTTLStore(MetaNamespaceKeyFunc, time.Hour)
-	require.NoError(t, s.Add(stPod("ns", "a", "1")))
+	require.NoError(t, s.Add(newPodIn("ns", "a", "1")))
 	assert.Len(t, s.List(), 1)
 }
 
@@ -145,9 +145,9 @@ func TestFakeExpirationStore(t *testing.T) {
 		},
 	}
 	s := NewFakeExpirationStore(MetaNamespaceKeyFunc, deleted, policy, clk)
-	require.NoError(t, s.Add(stPod("ns", "keep", "1")))
-	require.NoError(t, s.Add(stPod("ns", "drop", "1")))
-	assert.Equal(t, []string{"ns/keep"}, stKeysOf(s.List()))
+	require.NoError(t, s.Add(newPodIn("ns", "keep", "1")))
+	require.NoError(t, s.Add(newPodIn("ns", "drop", "1")))
+	assert.Equal(t, []string{"ns/keep"}, keysOfObjects(s.List()))
 	select {
 	case k := <-deleted:
 		assert.Equal(t, "ns/drop", k)
@@ -155,15 +155,15 @@ func TestFakeExpirationStore(t *testing.T) {
 		t.Fatal("expired key not reported")
 	}
 	// Explicit deletes are not reported as expiries.
-	require.NoError(t, s.Delete(stPod("ns", "keep", "2")))
+	require.NoError(t, s.Delete(newPodIn("ns", "keep", "2")))
 	assert.Empty(t, s.List())
 	assert.Len(t, deleted, 0)
 
 	t.Run("nil channel and nil key func", func(t *testing.T) {
 		s := NewFakeExpirationStore(MetaNamespaceKeyFunc, nil, &FakeExpirationPolicy{NeverExpire: sets.New("ns/keep")}, nil)
-		require.NoError(t, s.Add(stPod("ns", "keep", "1")))
-		require.NoError(t, s.Add(stPod("ns", "drop", "1")))
-		assert.Equal(t, []string{"ns/keep"}, stKeysOf(s.List()))
+		require.NoError(t, s.Add(newPodIn("ns", "keep", "1")))
+		require.NoError(t, s.Add(newPodIn("ns", "drop", "1")))
+		assert.Equal(t, []string{"ns/keep"}, keysOfObjects(s.List()))
 		assert.Equal(t, []string{"ns/keep"}, s.ListKeys(), "expired entries are removed even without a channel")
 	})
 	t.Run("key error expires", func(t *testing.T) {

@@ -9,12 +9,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// fzLabelIndex indexes pods by their app label; the value l3 is left out of
+// labelIndex indexes pods by their app label; the value l3 is left out of
 // the index, so that objects without an index value are covered.
-func fzLabelIndex(obj interface{}) ([]string, error) {
+func labelIndex(obj interface{}) ([]string, error) {
 	p, ok := obj.(*v1.Pod)
 	if !ok {
-		return nil, fmt.Errorf("fzLabelIndex: %T is not a pod", obj)
+		return nil, fmt.Errorf("labelIndex: %T is not a pod", obj)
 	}
 	if v := p.Labels["app"]; v != "" && v != "l3" {
 		return []string{v}, nil
@@ -22,8 +22,8 @@ func fzLabelIndex(obj interface{}) ([]string, error) {
 	return nil, nil
 }
 
-// fzSorted returns the strings sorted, with nil and empty alike.
-func fzSorted(s []string) string {
+// sortedString returns the strings sorted, with nil and empty alike.
+func sortedString(s []string) string {
 	c := append([]string(nil), s...)
 	sort.Strings(c)
 	return fmt.Sprint(c)
@@ -42,7 +42,7 @@ func FuzzIndexerOps(f *testing.F) {
 		if len(data) > 300 {
 			return
 		}
-		indexers := Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "app": fzLabelIndex}
+		indexers := Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "app": labelIndex}
 		idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
 		tss := NewThreadSafeStore(indexers, Indices{})
 		model := map[string]*v1.Pod{}
@@ -56,9 +56,9 @@ func FuzzIndexerOps(f *testing.F) {
 		var trace []string
 		for i := 0; i < len(data); i++ {
 			b := data[i]
-			k := int(b>>3) % len(fzKeys)
+			k := int(b>>3) % len(fuzzKeys)
 			rv++
-			p := fzPod(k, rv, (b>>5)&3)
+			p := fuzzPod(k, rv, (b>>5)&3)
 			key := keyOf(p)
 			var err1, err2 error
 			switch b % 4 {
@@ -84,9 +84,9 @@ func FuzzIndexerOps(f *testing.F) {
 				var list []interface{}
 				items := map[string]interface{}{}
 				model = map[string]*v1.Pod{}
-				for j := range fzKeys {
+				for j := range fuzzKeys {
 					if mask&(1<<j) != 0 {
-						q := fzPod(j, rv, (mask>>(4+j%2*2))&3)
+						q := fuzzPod(j, rv, (mask>>(4+j%2*2))&3)
 						list = append(list, q)
 						items[keyOf(q)] = q
 						model[keyOf(q)] = q
@@ -105,7 +105,7 @@ func FuzzIndexerOps(f *testing.F) {
 			for key, p := range model {
 				wantKeys = append(wantKeys, key)
 				wantByNS[p.Namespace] = append(wantByNS[p.Namespace], key)
-				if vals, _ := fzLabelIndex(p); len(vals) == 1 {
+				if vals, _ := labelIndex(p); len(vals) == 1 {
 					wantByApp[vals[0]] = append(wantByApp[vals[0]], key)
 				}
 			}
@@ -121,22 +121,22 @@ func FuzzIndexerOps(f *testing.F) {
 				{"Indexer", idx.ListKeys(), idx.List(), idx.GetByKey, idx.ByIndex, idx.IndexKeys, idx.ListIndexFuncValues},
 				{"ThreadSafeStore", tss.ListKeys(), tss.List(), func(k string) (interface{}, bool, error) { o, ok := tss.Get(k); return o, ok, nil }, tss.ByIndex, tss.IndexKeys, tss.ListIndexFuncValues},
 			} {
-				if fzSorted(s.keys) != fzSorted(wantKeys) {
+				if sortedString(s.keys) != sortedString(wantKeys) {
 					t.Fatalf("%s after %v: keys %v; want %v", s.name, trace, s.keys, wantKeys)
 				}
 				var wantList []interface{}
 				for _, p := range model {
 					wantList = append(wantList, p)
 				}
-				if fmt.Sprint(fzStoreState(s.list)) != fmt.Sprint(fzStoreState(wantList)) {
-					t.Fatalf("%s after %v: list %v; want %v", s.name, trace, fzStoreState(s.list), fzStoreState(wantList))
+				if fmt.Sprint(storeState(s.list)) != fmt.Sprint(storeState(wantList)) {
+					t.Fatalf("%s after %v: list %v; want %v", s.name, trace, storeState(s.list), storeState(wantList))
 				}
-				for j := range fzKeys {
-					key := keyOf(fzPod(j, 0, 0))
+				for j := range fuzzKeys {
+					key := keyOf(fuzzPod(j, 0, 0))
 					obj, ok, err := s.get(key)
 					want, wok := model[key]
-					if err != nil || ok != wok || (ok && fzObjSum(obj) != fzObjSum(want)) {
-						t.Fatalf("%s after %v: get %q = %v, %v, %v; want %v, %v", s.name, trace, key, fzObjSum(obj), ok, err, fzObjSum(want), wok)
+					if err != nil || ok != wok || (ok && objSum(obj) != objSum(want)) {
+						t.Fatalf("%s after %v: get %q = %v, %v, %v; want %v, %v", s.name, trace, key, objSum(obj), ok, err, objSum(want), wok)
 					}
 				}
 				for _, ix := range []struct {
@@ -151,7 +151,7 @@ func FuzzIndexerOps(f *testing.F) {
 					for v := range ix.want {
 						wantVals = append(wantVals, v)
 					}
-					if got := s.lv(ix.name); fzSorted(got) != fzSorted(wantVals) {
+					if got := s.lv(ix.name); sortedString(got) != sortedString(wantVals) {
 						t.Fatalf("%s after %v: ListIndexFuncValues(%s) = %q; want %q", s.name, trace, ix.name, got, wantVals)
 					}
 					for _, v := range ix.vals {
@@ -163,11 +163,11 @@ func FuzzIndexerOps(f *testing.F) {
 						for _, o := range objs {
 							got = append(got, keyOf(o.(*v1.Pod)))
 						}
-						if fzSorted(got) != fzSorted(ix.want[v]) {
+						if sortedString(got) != sortedString(ix.want[v]) {
 							t.Fatalf("%s after %v: ByIndex(%s, %q) = %v; want %v", s.name, trace, ix.name, v, got, ix.want[v])
 						}
 						keys, err := s.ik(ix.name, v)
-						if err != nil || fzSorted(keys) != fzSorted(ix.want[v]) {
+						if err != nil || sortedString(keys) != sortedString(ix.want[v]) {
 							t.Fatalf("%s after %v: IndexKeys(%s, %q) = %v, %v; want %v", s.name, trace, ix.name, v, keys, err, ix.want[v])
 						}
 					}

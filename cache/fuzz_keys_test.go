@@ -9,10 +9,10 @@ import (
 	clientcache "k8s.io/client-go/tools/cache"
 )
 
-// fzModelSplit is the model of SplitMetaNamespaceKey (client-go's contract):
+// modelSplit is the model of SplitMetaNamespaceKey (client-go's contract):
 // a key is "name" or "namespace/name", either part possibly empty; a key with
 // more than one "/" is malformed.
-func fzModelSplit(key string) (ns, name string, ok bool) {
+func modelSplit(key string) (ns, name string, ok bool) {
 	switch strings.Count(key, "/") {
 	case 0:
 		return "", key, true
@@ -24,7 +24,7 @@ func fzModelSplit(key string) (ns, name string, ok bool) {
 	}
 }
 
-// FuzzKeyFunctions checks the key functions against fzModelSplit on arbitrary
+// FuzzKeyFunctions checks the key functions against modelSplit on arbitrary
 // namespace, name and key strings: MetaNamespaceKeyFunc and ObjectName.String
 // agree, well-formed keys round-trip through SplitMetaNamespaceKey and
 // ParseObjectName, malformed keys give errors (never panics), and every key
@@ -83,7 +83,7 @@ func FuzzKeyFunctions(f *testing.F) {
 
 		// Arbitrary keys.
 		for _, k := range []string{key, want} {
-			mns, mname, ok := fzModelSplit(k)
+			mns, mname, ok := modelSplit(k)
 			gns, gname, err := SplitMetaNamespaceKey(k)
 			if ok != (err == nil) || gns != mns || gname != mname {
 				t.Fatalf("SplitMetaNamespaceKey(%q) = %q, %q, %v; model %q, %q, ok=%v", k, gns, gname, err, mns, mname, ok)

@@ -14,23 +14,23 @@ import (
 	clientcache "k8s.io/client-go/tools/cache"
 )
 
-// fzKeys is the small key alphabet the operation fuzzers work on.
-var fzKeys = [4][2]string{{"a", "x"}, {"a", "y"}, {"b", "x"}, {"", "c"}}
+// fuzzKeys is the small key alphabet the operation fuzzers work on.
+var fuzzKeys = [4][2]string{{"a", "x"}, {"a", "y"}, {"b", "x"}, {"", "c"}}
 
-// fzPod returns the pod for key index k at resourceVersion rv, labelled with
+// fuzzPod returns the pod for key index k at resourceVersion rv, labelled with
 // app=<label>.
-func fzPod(k int, rv int, label byte) *v1.Pod {
+func fuzzPod(k int, rv int, label byte) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{
-		Namespace:       fzKeys[k][0],
-		Name:            fzKeys[k][1],
+		Namespace:       fuzzKeys[k][0],
+		Name:            fuzzKeys[k][1],
 		ResourceVersion: strconv.Itoa(rv),
 		Labels:          map[string]string{"app": "l" + strconv.Itoa(int(label))},
 	}}
 }
 
-// fzSide is one queue under test (ours or client-go's) with the indexer its
+// fuzzQueueSide is one queue under test (ours or client-go's) with the indexer its
 // pops are applied to, as the controller does.
-type fzSide struct {
+type fuzzQueueSide struct {
 	add, update, del func(obj interface{}) error
 	replace          func(list []interface{}, rv string) error
 	resync           func() error
@@ -41,8 +41,8 @@ type fzSide struct {
 	indexerState     func() []string
 }
 
-// fzObjSum describes an object popped from either package's queue.
-func fzObjSum(obj interface{}) string {
+// objSum describes an object popped from either package's queue.
+func objSum(obj interface{}) string {
 	switch o := obj.(type) {
 	case nil:
 		return "nil"
@@ -52,13 +52,13 @@ func fzObjSum(obj interface{}) string {
 		}
 		return o.Namespace + "/" + o.Name + "@" + o.ResourceVersion
 	case DeletedFinalStateUnknown:
-		return "DFSU(" + o.Key + "," + fzObjSum(o.Obj) + ")"
+		return "DFSU(" + o.Key + "," + objSum(o.Obj) + ")"
 	case clientcache.DeletedFinalStateUnknown:
-		return "DFSU(" + o.Key + "," + fzObjSum(o.Obj) + ")"
+		return "DFSU(" + o.Key + "," + objSum(o.Obj) + ")"
 	case ReplacedAllInfo:
-		return "RA(" + o.ResourceVersion + fzListSum(o.Objects) + ")"
+		return "RA(" + o.ResourceVersion + listSum(o.Objects) + ")"
 	case clientcache.ReplacedAllInfo:
-		return "RA(" + o.ResourceVersion + fzListSum(o.Objects) + ")"
+		return "RA(" + o.ResourceVersion + listSum(o.Objects) + ")"
 	case SyncAllInfo, clientcache.SyncAllInfo:
 		return "SA"
 	default:
@@ -66,26 +66,26 @@ func fzObjSum(obj interface{}) string {
 	}
 }
 
-func fzListSum(objs []interface{}) string {
+func listSum(objs []interface{}) string {
 	var b strings.Builder
 	for _, o := range objs {
-		b.WriteString(";" + fzObjSum(o))
+		b.WriteString(";" + objSum(o))
 	}
 	return b.String()
 }
 
-// fzStoreState lists a store's contents as sorted key@rv strings.
-func fzStoreState(list []interface{}) []string {
+// storeState lists a store's contents as sorted key@rv strings.
+func storeState(list []interface{}) []string {
 	out := make([]string, 0, len(list))
 	for _, o := range list {
-		out = append(out, fzObjSum(o))
+		out = append(out, objSum(o))
 	}
 	sort.Strings(out)
 	return out
 }
 
-// fzApply applies one popped delta to a store, as the controller does.
-func fzApply(store interface {
+// fuzzApply applies one popped delta to a store, as the controller does.
+func fuzzApply(store interface {
 	Add(interface{}) error
 	Update(interface{}) error
 	Delete(interface{}) error
@@ -112,7 +112,7 @@ func fzApply(store interface {
 	}
 }
 
-func fzOursSide(kind int) *fzSide {
+func oursSide(kind int) *fuzzQueueSide {
 	idx := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{})
 	process := func(obj interface{}, initial bool) (string, error) {
 		ds, ok := obj.(Deltas)
@@ -122,14 +122,14 @@ func fzOursSide(kind int) *fzSide {
 		var b strings.Builder
 		fmt.Fprintf(&b, "init=%v", initial)
 		for _, d := range ds {
-			b.WriteString(" " + string(d.Type) + ":" + fzObjSum(d.Object))
-			fzApply(idx, string(d.Type), d.Object)
+			b.WriteString(" " + string(d.Type) + ":" + objSum(d.Object))
+			fuzzApply(idx, string(d.Type), d.Object)
 		}
 		return b.String(), nil
 	}
-	s := &fzSide{
+	s := &fuzzQueueSide{
 		knownKeys:    idx.ListKeys,
-		indexerState: func() []string { return fzStoreState(idx.List()) },
+		indexerState: func() []string { return storeState(idx.List()) },
 	}
 	popWith := func(popper func(PopProcessFunc) (interface{}, error)) func() (string, error) {
 		return func() (string, error) {
@@ -176,7 +176,7 @@ func fzOursSide(kind int) *fzSide {
 	return s
 }
 
-func fzClientGoSide(kind int) *fzSide {
+func clientGoSide(kind int) *fuzzQueueSide {
 	idx := clientcache.NewIndexer(clientcache.DeletionHandlingMetaNamespaceKeyFunc, clientcache.Indexers{})
 	process := func(obj interface{}, initial bool) (string, error) {
 		ds, ok := obj.(clientcache.Deltas)
@@ -186,14 +186,14 @@ func fzClientGoSide(kind int) *fzSide {
 		var b strings.Builder
 		fmt.Fprintf(&b, "init=%v", initial)
 		for _, d := range ds {
-			b.WriteString(" " + string(d.Type) + ":" + fzObjSum(d.Object))
-			fzApply(idx, string(d.Type), d.Object)
+			b.WriteString(" " + string(d.Type) + ":" + objSum(d.Object))
+			fuzzApply(idx, string(d.Type), d.Object)
 		}
 		return b.String(), nil
 	}
-	s := &fzSide{
+	s := &fuzzQueueSide{
 		knownKeys:    idx.ListKeys,
-		indexerState: func() []string { return fzStoreState(idx.List()) },
+		indexerState: func() []string { return storeState(idx.List()) },
 	}
 	var popper func(clientcache.PopProcessFunc) (interface{}, error)
 	if kind == 0 {
@@ -258,7 +258,7 @@ func FuzzQueueOps(f *testing.F) {
 			return
 		}
 		for kind, name := range []string{"DeltaFIFO", "RealFIFO", "RealFIFO/AtomicEvents"} {
-			ours, theirs := fzOursSide(kind), fzClientGoSide(kind)
+			ours, theirs := oursSide(kind), clientGoSide(kind)
 			rv := 0
 			var trace []string
 			fail := func(format string, args ...interface{}) {
@@ -282,20 +282,20 @@ func FuzzQueueOps(f *testing.F) {
 			}
 			for i := 0; i < len(data); i++ {
 				b := data[i]
-				k := int(b>>3) % len(fzKeys)
+				k := int(b>>3) % len(fuzzKeys)
 				rv++
 				switch b % 8 {
 				case 0, 7:
 					trace = append(trace, fmt.Sprintf("add %d@%d", k, rv))
-					p := fzPod(k, rv, b>>5)
+					p := fuzzPod(k, rv, b>>5)
 					both("add", func() error { return ours.add(p) }, func() error { return theirs.add(p) })
 				case 1:
 					trace = append(trace, fmt.Sprintf("update %d@%d", k, rv))
-					p := fzPod(k, rv, b>>5)
+					p := fuzzPod(k, rv, b>>5)
 					both("update", func() error { return ours.update(p) }, func() error { return theirs.update(p) })
 				case 2:
 					trace = append(trace, fmt.Sprintf("delete %d@%d", k, rv))
-					p := fzPod(k, rv, b>>5)
+					p := fuzzPod(k, rv, b>>5)
 					both("delete", func() error { return ours.del(p) }, func() error { return theirs.del(p) })
 				case 3:
 					var mask byte
@@ -306,12 +306,12 @@ func FuzzQueueOps(f *testing.F) {
 					// At most one key left out, so the deletion order is defined.
 					var list []interface{}
 					left := false
-					for j := range fzKeys {
+					for j := range fuzzKeys {
 						if mask&(1<<j) == 0 && !left {
 							left = true
 							continue
 						}
-						list = append(list, fzPod(j, rv, mask>>4))
+						list = append(list, fuzzPod(j, rv, mask>>4))
 					}
 					trace = append(trace, fmt.Sprintf("replace %d keys @%d", len(list), rv))
 					srv := strconv.Itoa(rv)

@@ -16,18 +16,18 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// fzStreamWatch is a watch whose events are all queued and whose channel is
+// streamWatch is a watch whose events are all queued and whose channel is
 // already closed: the stream ends after the last event.
-type fzStreamWatch struct{ ch chan watch.Event }
+type streamWatch struct{ ch chan watch.Event }
 
-func (w *fzStreamWatch) Stop()                          {}
-func (w *fzStreamWatch) ResultChan() <-chan watch.Event { return w.ch }
+func (w *streamWatch) Stop()                          {}
+func (w *streamWatch) ResultChan() <-chan watch.Event { return w.ch }
 
-// fzReflectorLW lists first the initial list, then always the final list;
+// reflectorLW lists first the initial list, then always the final list;
 // its first watch plays the fuzzed events, its second answers 410 Gone so
 // the Reflector relists, and later watches stay open and silent until
 // stopped.
-type fzReflectorLW struct {
+type reflectorLW struct {
 	mu          sync.Mutex
 	lists       int
 	watches     int
@@ -37,9 +37,9 @@ type fzReflectorLW struct {
 	openWatches []*watch.FakeWatcher
 }
 
-func (l *fzReflectorLW) IsWatchListSemanticsUnSupported() bool { return true }
+func (l *reflectorLW) IsWatchListSemanticsUnSupported() bool { return true }
 
-func (l *fzReflectorLW) List(metav1.ListOptions) (runtime.Object, error) {
+func (l *reflectorLW) List(metav1.ListOptions) (runtime.Object, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lists++
@@ -49,7 +49,7 @@ func (l *fzReflectorLW) List(metav1.ListOptions) (runtime.Object, error) {
 	return l.final.DeepCopy(), nil
 }
 
-func (l *fzReflectorLW) Watch(metav1.ListOptions) (watch.Interface, error) {
+func (l *reflectorLW) Watch(metav1.ListOptions) (watch.Interface, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.watches++
@@ -60,7 +60,7 @@ func (l *fzReflectorLW) Watch(metav1.ListOptions) (watch.Interface, error) {
 			ch <- e
 		}
 		close(ch)
-		return &fzStreamWatch{ch: ch}, nil
+		return &streamWatch{ch: ch}, nil
 	case 2:
 		return nil, apierrors.NewResourceExpired("fuzz: too old resource version")
 	default:
@@ -70,34 +70,34 @@ func (l *fzReflectorLW) Watch(metav1.ListOptions) (watch.Interface, error) {
 	}
 }
 
-func (l *fzReflectorLW) listCalls() int {
+func (l *reflectorLW) listCalls() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.lists
 }
 
-// fzPodOnlyStore is a Store that records any object other than a *v1.Pod
+// podOnlyStore is a Store that records any object other than a *v1.Pod
 // handed to it, and signals changed after every write, so that a test waits
 // for the store's state without polling it.
-type fzPodOnlyStore struct {
+type podOnlyStore struct {
 	Store
 	mu      sync.Mutex
 	bad     []string
 	changed chan struct{} // buffered, capacity 1
 }
 
-func newFzPodOnlyStore() *fzPodOnlyStore {
-	return &fzPodOnlyStore{Store: NewStore(MetaNamespaceKeyFunc), changed: make(chan struct{}, 1)}
+func newFzPodOnlyStore() *podOnlyStore {
+	return &podOnlyStore{Store: NewStore(MetaNamespaceKeyFunc), changed: make(chan struct{}, 1)}
 }
 
-func (s *fzPodOnlyStore) signal() {
+func (s *podOnlyStore) signal() {
 	select {
 	case s.changed <- struct{}{}:
 	default:
 	}
 }
 
-func (s *fzPodOnlyStore) check(op string, obj interface{}) {
+func (s *podOnlyStore) check(op string, obj interface{}) {
 	if _, ok := obj.(*v1.Pod); !ok {
 		s.mu.Lock()
 		s.bad = append(s.bad, fmt.Sprintf("%s(%T)", op, obj))
@@ -105,24 +105,24 @@ func (s *fzPodOnlyStore) check(op string, obj interface{}) {
 	}
 }
 
-func (s *fzPodOnlyStore) Add(obj interface{}) error {
+func (s *podOnlyStore) Add(obj interface{}) error {
 	defer s.signal()
 	s.check("Add", obj)
 	return s.Store.Add(obj)
 }
 
-func (s *fzPodOnlyStore) Update(obj interface{}) error {
+func (s *podOnlyStore) Update(obj interface{}) error {
 	defer s.signal()
 	s.check("Update", obj)
 	return s.Store.Update(obj)
 }
 
-func (s *fzPodOnlyStore) Delete(obj interface{}) error {
+func (s *podOnlyStore) Delete(obj interface{}) error {
 	defer s.signal()
 	return s.Store.Delete(obj)
 }
 
-func (s *fzPodOnlyStore) Replace(list []interface{}, rv string) error {
+func (s *podOnlyStore) Replace(list []interface{}, rv string) error {
 	defer s.signal()
 	for _, obj := range list {
 		s.check("Replace", obj)
@@ -130,33 +130,33 @@ func (s *fzPodOnlyStore) Replace(list []interface{}, rv string) error {
 	return s.Store.Replace(list, rv)
 }
 
-func (s *fzPodOnlyStore) badCalls() []string {
+func (s *podOnlyStore) badCalls() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.bad...)
 }
 
-// fzDecodeEvents turns fuzz bytes into watch events: valid pods, pods without
+// decodeEvents turns fuzz bytes into watch events: valid pods, pods without
 // resourceVersion, nil objects, objects of the wrong type, bookmarks with and
 // without resourceVersion, and error events with 410, 500 or no status.
-func fzDecodeEvents(data []byte) []watch.Event {
+func decodeEvents(data []byte) []watch.Event {
 	types := [...]watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Bookmark, watch.Error}
 	var out []watch.Event
 	rv := 100
 	for _, b := range data {
 		rv++
 		typ := types[int(b)%len(types)]
-		k := int(b>>6) % len(fzKeys)
+		k := int(b>>6) % len(fuzzKeys)
 		var obj runtime.Object
 		switch (b >> 3) % 8 {
 		case 0, 1, 2:
-			obj = fzPod(k, rv, b>>5)
+			obj = fuzzPod(k, rv, b>>5)
 		case 3:
 			obj = nil
 		case 4:
-			obj = &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: fzKeys[k][0], Name: fzKeys[k][1], ResourceVersion: fmt.Sprint(rv)}}
+			obj = &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: fuzzKeys[k][0], Name: fuzzKeys[k][1], ResourceVersion: fmt.Sprint(rv)}}
 		case 5:
-			p := fzPod(k, rv, 0)
+			p := fuzzPod(k, rv, 0)
 			p.ResourceVersion = ""
 			obj = p
 		case 6:
@@ -197,18 +197,18 @@ func FuzzReflectorWatchStream(f *testing.F) {
 		initial := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "100"}}
 		final := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "9999"}}
 		var want []string
-		for j := range fzKeys {
+		for j := range fuzzKeys {
 			if initialMask&(1<<j) != 0 {
-				initial.Items = append(initial.Items, *fzPod(j, 50+j, 0))
+				initial.Items = append(initial.Items, *fuzzPod(j, 50+j, 0))
 			}
 			if initialMask&(0x10<<j) == 0 {
-				p := fzPod(j, 5000+j, 1)
+				p := fuzzPod(j, 5000+j, 1)
 				final.Items = append(final.Items, *p)
-				want = append(want, fzObjSum(p))
+				want = append(want, objSum(p))
 			}
 		}
 		sort.Strings(want)
-		lw := &fzReflectorLW{initial: initial, final: final, events: fzDecodeEvents(data)}
+		lw := &reflectorLW{initial: initial, final: final, events: decodeEvents(data)}
 		store := newFzPodOnlyStore()
 		r := NewReflectorWithOptions(lw, &v1.Pod{}, store, ReflectorOptions{
 			Name:    "fuzz-reflector",
@@ -233,18 +233,18 @@ func FuzzReflectorWatchStream(f *testing.F) {
 		deadline := time.NewTimer(10 * time.Second)
 		defer deadline.Stop()
 		for {
-			got := fzStoreState(store.List())
+			got := storeState(store.List())
 			if lw.listCalls() >= 2 && fmt.Sprint(got) == fmt.Sprint(want) {
 				break
 			}
 			select {
 			case <-deadline.C:
-				t.Fatalf("store %v after %d lists; want the final list %v (events %v)", got, lw.listCalls(), want, fzEventsSum(lw.events))
+				t.Fatalf("store %v after %d lists; want the final list %v (events %v)", got, lw.listCalls(), want, eventsSum(lw.events))
 			case <-store.changed:
 			}
 		}
 		if bad := store.badCalls(); len(bad) > 0 {
-			t.Fatalf("store got objects that are not *v1.Pod: %v (events %v)", bad, fzEventsSum(lw.events))
+			t.Fatalf("store got objects that are not *v1.Pod: %v (events %v)", bad, eventsSum(lw.events))
 		}
 		for _, obj := range store.List() {
 			if _, ok := obj.(*v1.Pod); !ok {
@@ -254,11 +254,11 @@ func FuzzReflectorWatchStream(f *testing.F) {
 	})
 }
 
-// fzEventsSum describes watch events compactly for failure messages.
-func fzEventsSum(events []watch.Event) []string {
+// eventsSum describes watch events compactly for failure messages.
+func eventsSum(events []watch.Event) []string {
 	out := make([]string, 0, len(events))
 	for _, e := range events {
-		out = append(out, string(e.Type)+":"+fzObjSum(e.Object))
+		out = append(out, string(e.Type)+":"+objSum(e.Object))
 	}
 	return out
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // gatedRecorder is an infRecorder whose first update of gateName blocks
@@ -40,10 +42,10 @@ func (r *gatedRecorder) OnUpdate(oldObj, newObj interface{}) {
 func TestCoalescingHandlerInInformerDeliversLatestState(t *testing.T) {
 	for _, q := range infQueueKinds[:1] {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
-			srv.create("a")
-			srv.create("b")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			srv := fakeapi.NewServer(false)
+			srv.Create("a")
+			srv.Create("b")
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			all := &infRecorder{}
 			gated := &gatedRecorder{gateName: "a", blocked: make(chan struct{}), release: make(chan struct{})}
 			defer func() {
@@ -60,23 +62,23 @@ func TestCoalescingHandlerInInformerDeliversLatestState(t *testing.T) {
 			infRunInformer(t, informer)
 			infWaitSynced(t, informer.HasSyncedChecker(), allReg.HasSyncedChecker(), gatedReg.HasSyncedChecker())
 
-			srv.update("a") // a@3: blocks the gated handler
+			srv.Update("a") // a@3: blocks the gated handler
 			select {
 			case <-gated.blocked:
 			case <-time.After(infTimeout):
 				t.Fatal("the gated handler was not called")
 			}
-			srv.update("b") // b@4
-			srv.create("c") // c@5
-			srv.update("a") // a@6
-			srv.update("c") // c@7
-			srv.update("b") // b@8
-			srv.remove("c") // c@9
-			srv.create("d") // d@10
-			srv.update("a") // a@11
-			srv.remove("b") // b@12
-			srv.create("b") // b@13
-			srv.update("b") // b@14
+			srv.Update("b") // b@4
+			srv.Create("c") // c@5
+			srv.Update("a") // a@6
+			srv.Update("c") // c@7
+			srv.Update("b") // b@8
+			srv.Delete("c") // c@9
+			srv.Create("d") // d@10
+			srv.Update("a") // a@11
+			srv.Delete("b") // b@12
+			srv.Create("b") // b@13
+			srv.Update("b") // b@14
 			want := []string{
 				"add ns/a@1 initial=true",
 				"add ns/b@2 initial=true",
@@ -123,8 +125,8 @@ func TestCoalescingHandlerInInformerDeliversLatestState(t *testing.T) {
 
 // TestHandlerBufferPolicyInvalidIsRejected: an unknown policy is refused.
 func TestHandlerBufferPolicyInvalidIsRejected(t *testing.T) {
-	srv := newInfServer()
-	informer := infNewInformer(t, srv, false, 0)
+	srv := fakeapi.NewServer(false)
+	informer := newPodInformer(t, srv, false, 0)
 	_, err := informer.AddEventHandlerWithOptions(&infRecorder{}, HandlerOptions{BufferPolicy: HandlerBufferPolicy(7)})
 	require.ErrorContains(t, err, "unknown HandlerBufferPolicy 7")
 }

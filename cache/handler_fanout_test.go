@@ -10,6 +10,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kinformer/kinformer/cache/internal/fanout"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // TestHandlerSyncsWhileStayingBusy checks that a registration syncs as soon
@@ -20,9 +22,9 @@ import (
 func TestHandlerSyncsWhileStayingBusy(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
-			srv.create("a")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			srv := fakeapi.NewServer(false)
+			srv.Create("a")
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			releaseInitial, releaseLater := make(chan struct{}), make(chan struct{})
 			busy := ResourceEventHandlerDetailedFuncs{AddFunc: func(obj interface{}, initial bool) {
 				if initial {
@@ -42,7 +44,7 @@ func TestHandlerSyncsWhileStayingBusy(t *testing.T) {
 			t.Cleanup(func() { close(releaseLater) })
 
 			infWaitSynced(t, informer.HasSyncedChecker())
-			srv.create("b")
+			srv.Create("b")
 			rec.waitN(t, 2)
 			// busy finishes its initial add while "b" is already queued for
 			// it, and then blocks on "b".
@@ -62,10 +64,10 @@ func TestHandlerProcessorCoalescesByTheInformersKeys(t *testing.T) {
 	l, err := p.NewListener(fanout.ListenerConfig{Logger: klog.Background(), Handler: rec, Name: "rec", Buffer: fanout.BufferCoalesceByKey})
 	require.NoError(t, err)
 	l.Enqueue([]fanout.Notification{
-		{Kind: fanout.Update, OldObj: infPod("d", "1"), NewObj: infPod("d", "2")},
-		{Kind: fanout.Delete, OldObj: DeletedFinalStateUnknown{Key: "ns/d", Obj: infPod("d", "2")}},
+		{Kind: fanout.Update, OldObj: newPod("d", "1"), NewObj: newPod("d", "2")},
+		{Kind: fanout.Delete, OldObj: DeletedFinalStateUnknown{Key: "ns/d", Obj: newPod("d", "2")}},
 		{Kind: fanout.Delete, OldObj: DeletedFinalStateUnknown{Key: "ns/g"}},
-		{Kind: fanout.Delete, OldObj: infPod("g", "4")},
+		{Kind: fanout.Delete, OldObj: newPod("g", "4")},
 	}, true)
 	p.Add(l)
 	ctx, cancel := context.WithCancel(context.Background())

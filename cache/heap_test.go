@@ -12,31 +12,31 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// stHeapItem is a keyed integer for heap tests.
-type stHeapItem struct {
+// heapItem is a keyed integer for heap tests.
+type heapItem struct {
 	name string
 	val  int
 }
 
-func stHeapKey(obj interface{}) (string, error) {
-	it, ok := obj.(stHeapItem)
+func heapKey(obj interface{}) (string, error) {
+	it, ok := obj.(heapItem)
 	if !ok {
 		return "", errors.New("not a heap item")
 	}
 	return it.name, nil
 }
 
-func stHeapLess(a, b interface{}) bool { return a.(stHeapItem).val < b.(stHeapItem).val }
+func heapLess(a, b interface{}) bool { return a.(heapItem).val < b.(heapItem).val }
 
-func stNewHeap() *Heap { return NewHeap(stHeapKey, stHeapLess) }
+func newHeap() *Heap { return NewHeap(heapKey, heapLess) }
 
-func stPopAll(t *testing.T, h *Heap) []stHeapItem {
+func popAllItems(t *testing.T, h *Heap) []heapItem {
 	t.Helper()
-	var out []stHeapItem
+	var out []heapItem
 	for len(h.ListKeys()) > 0 {
 		obj, err := h.Pop()
 		require.NoError(t, err)
-		out = append(out, obj.(stHeapItem))
+		out = append(out, obj.(heapItem))
 	}
 	return out
 }
@@ -44,30 +44,30 @@ func stPopAll(t *testing.T, h *Heap) []stHeapItem {
 func TestHeapOperations(t *testing.T) {
 	type step struct {
 		op  string // add, addIfNotPresent, update, delete, bulk
-		its []stHeapItem
+		its []heapItem
 		err bool
 	}
 	cases := []struct {
 		name  string
 		steps []step
-		want  []stHeapItem
+		want  []heapItem
 	}{
-		{name: "orders by less", steps: []step{{op: "add", its: []stHeapItem{{"a", 5}, {"b", 1}, {"c", 3}}}},
-			want: []stHeapItem{{"b", 1}, {"c", 3}, {"a", 5}}},
-		{name: "add replaces and reorders", steps: []step{{op: "add", its: []stHeapItem{{"a", 5}, {"b", 1}}}, {op: "add", its: []stHeapItem{{"a", 0}}}},
-			want: []stHeapItem{{"a", 0}, {"b", 1}}},
-		{name: "update moves down", steps: []step{{op: "add", its: []stHeapItem{{"a", 1}, {"b", 2}, {"c", 3}}}, {op: "update", its: []stHeapItem{{"a", 9}}}},
-			want: []stHeapItem{{"b", 2}, {"c", 3}, {"a", 9}}},
-		{name: "add if not present keeps existing", steps: []step{{op: "add", its: []stHeapItem{{"a", 5}}}, {op: "addIfNotPresent", its: []stHeapItem{{"a", 0}, {"b", 1}}}},
-			want: []stHeapItem{{"b", 1}, {"a", 5}}},
-		{name: "delete", steps: []step{{op: "add", its: []stHeapItem{{"a", 1}, {"b", 2}, {"c", 3}}}, {op: "delete", its: []stHeapItem{{"a", 0}}}, {op: "delete", its: []stHeapItem{{"zz", 0}}, err: true}},
-			want: []stHeapItem{{"b", 2}, {"c", 3}}},
-		{name: "bulk add", steps: []step{{op: "add", its: []stHeapItem{{"a", 4}}}, {op: "bulk", its: []stHeapItem{{"b", 2}, {"a", 1}, {"c", 3}}}},
-			want: []stHeapItem{{"a", 1}, {"b", 2}, {"c", 3}}},
+		{name: "orders by less", steps: []step{{op: "add", its: []heapItem{{"a", 5}, {"b", 1}, {"c", 3}}}},
+			want: []heapItem{{"b", 1}, {"c", 3}, {"a", 5}}},
+		{name: "add replaces and reorders", steps: []step{{op: "add", its: []heapItem{{"a", 5}, {"b", 1}}}, {op: "add", its: []heapItem{{"a", 0}}}},
+			want: []heapItem{{"a", 0}, {"b", 1}}},
+		{name: "update moves down", steps: []step{{op: "add", its: []heapItem{{"a", 1}, {"b", 2}, {"c", 3}}}, {op: "update", its: []heapItem{{"a", 9}}}},
+			want: []heapItem{{"b", 2}, {"c", 3}, {"a", 9}}},
+		{name: "add if not present keeps existing", steps: []step{{op: "add", its: []heapItem{{"a", 5}}}, {op: "addIfNotPresent", its: []heapItem{{"a", 0}, {"b", 1}}}},
+			want: []heapItem{{"b", 1}, {"a", 5}}},
+		{name: "delete", steps: []step{{op: "add", its: []heapItem{{"a", 1}, {"b", 2}, {"c", 3}}}, {op: "delete", its: []heapItem{{"a", 0}}}, {op: "delete", its: []heapItem{{"zz", 0}}, err: true}},
+			want: []heapItem{{"b", 2}, {"c", 3}}},
+		{name: "bulk add", steps: []step{{op: "add", its: []heapItem{{"a", 4}}}, {op: "bulk", its: []heapItem{{"b", 2}, {"a", 1}, {"c", 3}}}},
+			want: []heapItem{{"a", 1}, {"b", 2}, {"c", 3}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := stNewHeap()
+			h := newHeap()
 			for _, s := range tc.steps {
 				var errs []error
 				switch s.op {
@@ -112,41 +112,41 @@ func TestHeapOperations(t *testing.T) {
 				require.True(t, ok)
 				assert.Equal(t, it, got)
 			}
-			assert.Equal(t, tc.want, stPopAll(t, h))
+			assert.Equal(t, tc.want, popAllItems(t, h))
 		})
 	}
 }
 
 func TestHeapKeyErrors(t *testing.T) {
-	h := stNewHeap()
-	require.NoError(t, h.Add(stHeapItem{"a", 1}))
+	h := newHeap()
+	require.NoError(t, h.Add(heapItem{"a", 1}))
 	var ke KeyError
 	assert.ErrorAs(t, h.Add("bad"), &ke)
 	assert.ErrorAs(t, h.AddIfNotPresent("bad"), &ke)
 	assert.ErrorAs(t, h.Delete("bad"), &ke)
 	_, _, err := h.Get("bad")
 	assert.ErrorAs(t, err, &ke)
-	assert.ErrorAs(t, h.BulkAdd([]interface{}{stHeapItem{"b", 0}, "bad"}), &ke)
+	assert.ErrorAs(t, h.BulkAdd([]interface{}{heapItem{"b", 0}, "bad"}), &ke)
 	assert.Equal(t, []string{"a"}, h.ListKeys(), "BulkAdd adds nothing when a key fails")
-	obj, ok, err := h.Get(stHeapItem{"a", 99})
+	obj, ok, err := h.Get(heapItem{"a", 99})
 	require.NoError(t, err)
 	require.True(t, ok)
-	assert.Equal(t, stHeapItem{"a", 1}, obj)
+	assert.Equal(t, heapItem{"a", 1}, obj)
 }
 
 func TestHeapRandomizedOrder(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
-	h := stNewHeap()
+	h := newHeap()
 	model := map[string]int{}
 	for i := 0; i < 500; i++ {
 		name := strconv.Itoa(r.Intn(60))
 		switch r.Intn(4) {
 		case 0, 1:
 			v := r.Intn(1000)
-			require.NoError(t, h.Add(stHeapItem{name, v}))
+			require.NoError(t, h.Add(heapItem{name, v}))
 			model[name] = v
 		case 2:
-			err := h.Delete(stHeapItem{name, 0})
+			err := h.Delete(heapItem{name, 0})
 			_, had := model[name]
 			assert.Equal(t, had, err == nil)
 			delete(model, name)
@@ -156,7 +156,7 @@ func TestHeapRandomizedOrder(t *testing.T) {
 			}
 			obj, err := h.Pop()
 			require.NoError(t, err)
-			it := obj.(stHeapItem)
+			it := obj.(heapItem)
 			for _, v := range model {
 				require.LessOrEqual(t, it.val, v)
 			}
@@ -165,7 +165,7 @@ func TestHeapRandomizedOrder(t *testing.T) {
 		}
 	}
 	prev := -1
-	for _, it := range stPopAll(t, h) {
+	for _, it := range popAllItems(t, h) {
 		require.GreaterOrEqual(t, it.val, prev)
 		prev = it.val
 		delete(model, it.name)
@@ -174,7 +174,7 @@ func TestHeapRandomizedOrder(t *testing.T) {
 }
 
 func TestHeapPopBlocksUntilAddOrClose(t *testing.T) {
-	h := stNewHeap()
+	h := newHeap()
 	got := make(chan interface{}, 1)
 	go func() {
 		obj, err := h.Pop()
@@ -189,10 +189,10 @@ func TestHeapPopBlocksUntilAddOrClose(t *testing.T) {
 		t.Fatalf("Pop returned %v before anything was added", v)
 	default:
 	}
-	require.NoError(t, h.Add(stHeapItem{"a", 1}))
+	require.NoError(t, h.Add(heapItem{"a", 1}))
 	select {
 	case v := <-got:
-		assert.Equal(t, stHeapItem{"a", 1}, v)
+		assert.Equal(t, heapItem{"a", 1}, v)
 	case <-time.After(5 * time.Second):
 		t.Fatal("Pop did not return after Add")
 	}
@@ -210,32 +210,32 @@ func TestHeapPopBlocksUntilAddOrClose(t *testing.T) {
 		t.Fatal("Pop did not return after Close")
 	}
 	assert.True(t, h.IsClosed())
-	assert.Error(t, h.Add(stHeapItem{"b", 1}))
-	assert.Error(t, h.AddIfNotPresent(stHeapItem{"b", 1}))
-	assert.Error(t, h.BulkAdd([]interface{}{stHeapItem{"b", 1}}))
+	assert.Error(t, h.Add(heapItem{"b", 1}))
+	assert.Error(t, h.AddIfNotPresent(heapItem{"b", 1}))
+	assert.Error(t, h.BulkAdd([]interface{}{heapItem{"b", 1}}))
 }
 
 func TestHeapClosedStillDrains(t *testing.T) {
-	h := stNewHeap()
-	require.NoError(t, h.Add(stHeapItem{"a", 1}))
+	h := newHeap()
+	require.NoError(t, h.Add(heapItem{"a", 1}))
 	h.Close()
 	obj, err := h.Pop()
 	require.NoError(t, err)
-	assert.Equal(t, stHeapItem{"a", 1}, obj)
+	assert.Equal(t, heapItem{"a", 1}, obj)
 	_, err = h.Pop()
 	assert.Error(t, err)
 }
 
 func TestHeapNilLessFuncDoesNotPanic(t *testing.T) {
-	h := NewHeap(func(obj interface{}) (string, error) { return obj.(stHeapItem).name, nil }, nil)
+	h := NewHeap(func(obj interface{}) (string, error) { return obj.(heapItem).name, nil }, nil)
 	for i, name := range []string{"a", "b", "c"} {
-		require.NoError(t, h.Add(stHeapItem{name: name, val: i}))
+		require.NoError(t, h.Add(heapItem{name: name, val: i}))
 	}
 	var got []string
 	for i := 0; i < 3; i++ {
 		obj, err := h.Pop()
 		require.NoError(t, err)
-		got = append(got, obj.(stHeapItem).name)
+		got = append(got, obj.(heapItem).name)
 	}
 	require.ElementsMatch(t, []string{"a", "b", "c"}, got)
 }

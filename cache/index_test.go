@@ -26,7 +26,7 @@ func TestIndexFuncToKeyFuncAdapter(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			key, err := IndexFuncToKeyFuncAdapter(tc.fn)(stPod("ns", "a", ""))
+			key, err := IndexFuncToKeyFuncAdapter(tc.fn)(newPodIn("ns", "a", ""))
 			if tc.key == "" {
 				require.Error(t, err)
 				if tc.wantErr != nil {
@@ -37,7 +37,7 @@ func TestIndexFuncToKeyFuncAdapter(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.key, key)
 			if tc.fn != nil {
-				cgKey, cgErr := clientcache.IndexFuncToKeyFuncAdapter(clientcache.IndexFunc(tc.fn))(stPod("ns", "a", ""))
+				cgKey, cgErr := clientcache.IndexFuncToKeyFuncAdapter(clientcache.IndexFunc(tc.fn))(newPodIn("ns", "a", ""))
 				require.NoError(t, cgErr)
 				assert.Equal(t, cgKey, key)
 			}
@@ -46,7 +46,7 @@ func TestIndexFuncToKeyFuncAdapter(t *testing.T) {
 }
 
 func TestMetaNamespaceIndexFunc(t *testing.T) {
-	for _, tc := range stKeyCases() {
+	for _, tc := range keyCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := MetaNamespaceIndexFunc(tc.obj)
 			if _, explicit := tc.obj.(ExplicitKey); explicit || tc.wantErr {
@@ -68,7 +68,7 @@ func TestTypedIndexers(t *testing.T) {
 	byNode := func(p *v1.Pod) ([]string, error) { return []string{p.Spec.NodeName}, nil }
 	untyped := TypedIndexersToIndexers(TypedIndexers[*v1.Pod]{"node": byNode})
 	require.Len(t, untyped, 1)
-	p := stPod("ns", "a", "")
+	p := newPodIn("ns", "a", "")
 	p.Spec.NodeName = "n1"
 	vals, err := untyped["node"](p)
 	require.NoError(t, err)

@@ -17,7 +17,7 @@ func TestInformerMetricsProviderSlot(t *testing.T) {
 	_, isNoop = slot.get().(noopInformerMetricsProvider)
 	assert.True(t, isNoop, "nil is ignored")
 
-	first, second := stNewMetricsProvider(), stNewMetricsProvider()
+	first, second := newStoreMetricsProvider(), newStoreMetricsProvider()
 	slot.set(first)
 	slot.set(second)
 	assert.Same(t, first, slot.get(), "first call wins")
@@ -39,14 +39,14 @@ func TestFIFOAndStoreMetricsRespectReservation(t *testing.T) {
 	defer name.Release()
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
-	p := stNewMetricsProvider()
+	p := newStoreMetricsProvider()
 	m := newFIFOMetrics(name.WithResource(gvr), p)
 	m.numberOfQueuedItem.Set(3)
 	m.processingLatency.Observe(0.5)
 	assert.Equal(t, []float64{3}, p.queued["st-fifo-metrics"].get())
 	assert.Equal(t, []float64{0.5}, p.latency["st-fifo-metrics"].get())
 
-	unreserved := stNewMetricsProvider()
+	unreserved := newStoreMetricsProvider()
 	m = newFIFOMetrics(name.WithResource(gvr), unreserved) // duplicate: not reserved
 	m.numberOfQueuedItem.Set(3)
 	m.processingLatency.Observe(1)

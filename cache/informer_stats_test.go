@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -10,69 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
-
-// scriptedLW answers LISTs from lists and WATCHes with the fake watchers of
-// watches, in order; once a script is exhausted, LISTs fail and WATCHes get
-// a watcher that stays open until the test ends.
-type scriptedLW struct {
-	mu      sync.Mutex
-	lists   []func() (runtime.Object, error)
-	watches []*watch.FakeWatcher
-	idle    []*watch.FakeWatcher
-	opened  chan int // receives the index of every watch opened
-}
-
-func (s *scriptedLW) List(metav1.ListOptions) (runtime.Object, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.lists) == 0 {
-		return nil, errors.New("scriptedLW: no more lists")
-	}
-	next := s.lists[0]
-	s.lists = s.lists[1:]
-	return next()
-}
-
-func (s *scriptedLW) Watch(metav1.ListOptions) (watch.Interface, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.watches) == 0 {
-		w := watch.NewFake()
-		s.idle = append(s.idle, w)
-		s.opened <- -1
-		return w, nil
-	}
-	w := s.watches[0]
-	s.watches = s.watches[1:]
-	s.opened <- len(s.watches)
-	return w, nil
-}
-
-// IsWatchListSemanticsUnSupported makes the Reflector use LIST.
-func (s *scriptedLW) IsWatchListSemanticsUnSupported() bool { return true }
-
-func (s *scriptedLW) stopIdle() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, w := range s.idle {
-		w.Stop()
-	}
-}
-
-func podListFunc(rv string, pods ...*v1.Pod) func() (runtime.Object, error) {
-	return func() (runtime.Object, error) {
-		list := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
-		for _, p := range pods {
-			list.Items = append(list.Items, *p)
-		}
-		return list, nil
-	}
-}
 
 // panickyHandler panics on the add of the pod called name.
 type panickyHandler struct {
@@ -154,16 +94,22 @@ func (m *recordingHandlerMetrics) get(name string) *recordingHistogram {
 func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			w1, w2 := watch.NewFake(), watch.NewFake()
-			lw := &scriptedLW{
-				lists: []func() (runtime.Object, error){
-					podListFunc("10", infPod("a", "5"), infPod("b", "6")),
-					podListFunc("20", infPod("a", "12"), infPod("c", "11")),
-				},
-				watches: []*watch.FakeWatcher{w1, w2},
-				opened:  make(chan int, 10),
+			lw := fakeapi.New().WithoutWatchList().
+				ListAnswers(
+					fakeapi.ListAnswer{Object: newPodList("10", "", newPod("a", "5"), newPod("b", "6"))},
+					fakeapi.ListAnswer{Object: newPodList("20", "", newPod("a", "12"), newPod("c", "11"))},
+				).
+				WatchAnswers(fakeapi.WatchAnswer{Hold: true}, fakeapi.WatchAnswer{Hold: true})
+			t.Cleanup(func() {
+				for _, w := range lw.Watches() {
+					w.Close()
+				}
+			})
+			// nthWatch waits for the i-th watch the informer opens.
+			nthWatch := func(i int) *fakeapi.Watch {
+				requireEventually(t, func() bool { return lw.NthWatch(i) != nil }, "watch %d not opened", i)
+				return lw.NthWatch(i)
 			}
-			t.Cleanup(lw.stopIdle)
 			informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{
 				UseDeltaFIFO: q.useDeltaFIFO,
 				Identifier:   (*InformerName)(nil).WithResource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}),
@@ -194,13 +140,13 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 				}
 			})
 			infWaitSynced(t, informer.HasSyncedChecker())
-			require.Equal(t, 1, <-lw.opened)
+			w1 := nthWatch(0)
 
 			// Watch 1: an add (blocks the blocking handler) and an update,
 			// a bookmark, then a normal close: the watch is restarted.
-			w1.Add(infPod("c", "11"))
-			w1.Modify(infPod("a", "12"))
-			w1.Action(watch.Bookmark, infPod("", "13"))
+			w1.Send(fakeapi.Added(newPod("c", "11")))
+			w1.Send(fakeapi.Modified(newPod("a", "12")))
+			w1.Send(fakeapi.Bookmark(newPod("", "13")))
 			select {
 			case <-blocking.entered:
 			case <-time.After(infTimeout):
@@ -212,12 +158,12 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 			require.Len(t, mid.Handlers, 3)
 			// The blocking handler is in its add of c with the update of a behind it.
 			assert.Equal(t, 2, mid.Handlers[2].Pending)
-			w1.Stop()
-			require.Equal(t, 0, <-lw.opened)
+			w1.Close()
+			w2 := nthWatch(1)
 
 			// Watch 2: 410 Expired: the informer relists (b is gone).
-			w2.Error(&apierrors.NewResourceExpired("too old resource version: 13 (15)").ErrStatus)
-			require.Equal(t, -1, <-lw.opened)
+			w2.Send(fakeapi.Error(apierrors.NewResourceExpired("too old resource version: 13 (15)").ErrStatus))
+			nthWatch(2) // beyond the script: open and idle
 			require.Eventually(t, func() bool {
 				return informer.LastSyncResourceVersion() == "20" && len(informer.GetStore().List()) == 2
 			}, infTimeout, 5*time.Millisecond)
@@ -274,11 +220,11 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 // TestHandlerMetricsProviderOption: SharedIndexInformerOptions.HandlerMetricsProvider
 // times the handlers from the start, as ConfigureInformer does later.
 func TestHandlerMetricsProviderOption(t *testing.T) {
-	srv := newInfServer()
-	srv.createSilently("a")
-	srv.createSilently("b")
+	srv := fakeapi.NewServer(false)
+	srv.CreateMissed("a")
+	srv.CreateMissed("b")
 	var metrics recordingHandlerMetrics
-	informer := NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, SharedIndexInformerOptions{HandlerMetricsProvider: &metrics})
+	informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, SharedIndexInformerOptions{HandlerMetricsProvider: &metrics})
 	rec := &infRecorder{}
 	_, err := informer.AddEventHandler(rec)
 	require.NoError(t, err)

@@ -12,31 +12,18 @@ import (
 	clientcache "k8s.io/client-go/tools/cache"
 )
 
-// stPod returns a pod with the given namespace, name, resource version and
-// labels (given as key, value pairs).
-func stPod(ns, name, rv string, labelKV ...string) *v1.Pod {
-	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv}}
-	if len(labelKV) > 0 {
-		p.Labels = map[string]string{}
-		for i := 0; i+1 < len(labelKV); i += 2 {
-			p.Labels[labelKV[i]] = labelKV[i+1]
-		}
-	}
-	return p
-}
+// metaAccessorOnly implements only metav1.ObjectMetaAccessor.
+type metaAccessorOnly struct{ m *metav1.ObjectMeta }
 
-// stMetaAccessorOnly implements only metav1.ObjectMetaAccessor.
-type stMetaAccessorOnly struct{ m *metav1.ObjectMeta }
-
-func (s stMetaAccessorOnly) GetObjectMeta() metav1.Object {
+func (s metaAccessorOnly) GetObjectMeta() metav1.Object {
 	if s.m == nil {
 		return nil
 	}
 	return s.m
 }
 
-// stKeyCase is an input to the key functions.
-type stKeyCase struct {
+// keyCase is an input to the key functions.
+type keyCase struct {
 	name string
 	obj  interface{}
 	// key is the expected key; wantErr expects an error instead.
@@ -47,20 +34,20 @@ type stKeyCase struct {
 	cg string
 }
 
-func stKeyCases() []stKeyCase {
+func keyCases() []keyCase {
 	var nilPod *v1.Pod
 	u := &unstructured.Unstructured{}
 	u.SetNamespace("uns")
 	u.SetName("u")
-	return []stKeyCase{
-		{name: "namespaced", obj: stPod("ns", "a", ""), key: "ns/a"},
+	return []keyCase{
+		{name: "namespaced", obj: newPodIn("ns", "a", ""), key: "ns/a"},
 		{name: "cluster-scoped", obj: &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, key: "n1"},
 		{name: "explicit key", obj: ExplicitKey("x/y"), key: "x/y"},
 		{name: "unstructured", obj: u, key: "uns/u"},
 		{name: "empty unstructured", obj: &unstructured.Unstructured{}, key: ""},
 		{name: "object meta", obj: &metav1.ObjectMeta{Namespace: "n", Name: "m"}, key: "n/m"},
-		{name: "meta accessor", obj: stMetaAccessorOnly{m: &metav1.ObjectMeta{Name: "m"}}, key: "m"},
-		{name: "meta accessor nil meta", obj: stMetaAccessorOnly{}, wantErr: true},
+		{name: "meta accessor", obj: metaAccessorOnly{m: &metav1.ObjectMeta{Name: "m"}}, key: "m"},
+		{name: "meta accessor nil meta", obj: metaAccessorOnly{}, wantErr: true},
 		{name: "nil", obj: nil, wantErr: true},
 		{name: "typed nil pointer", obj: nilPod, wantErr: true, cg: "panic"},
 		{name: "string", obj: "ns/a", wantErr: true},
@@ -70,8 +57,8 @@ func stKeyCases() []stKeyCase {
 	}
 }
 
-// stCallNoPanic calls fn and reports whether it panicked.
-func stCallNoPanic(fn func() (string, error)) (key string, err error, panicked bool) {
+// callNoPanic calls fn and reports whether it panicked.
+func callNoPanic(fn func() (string, error)) (key string, err error, panicked bool) {
 	defer func() {
 		if recover() != nil {
 			panicked = true
@@ -82,7 +69,7 @@ func stCallNoPanic(fn func() (string, error)) (key string, err error, panicked b
 }
 
 func TestMetaNamespaceKeyFunc(t *testing.T) {
-	for _, tc := range stKeyCases() {
+	for _, tc := range keyCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			key, err := MetaNamespaceKeyFunc(tc.obj)
 			on, onErr := ObjectToName(tc.obj)
@@ -91,7 +78,7 @@ func TestMetaNamespaceKeyFunc(t *testing.T) {
 			if k, ok := cgObj.(ExplicitKey); ok {
 				cgObj = clientcache.ExplicitKey(k)
 			}
-			cgKey, cgErr, cgPanic := stCallNoPanic(func() (string, error) { return clientcache.MetaNamespaceKeyFunc(cgObj) })
+			cgKey, cgErr, cgPanic := callNoPanic(func() (string, error) { return clientcache.MetaNamespaceKeyFunc(cgObj) })
 			if tc.wantErr {
 				require.Error(t, err)
 				require.Error(t, derr)
@@ -132,12 +119,12 @@ func TestDeletionHandlingKeyFuncs(t *testing.T) {
 		wantErr bool
 		nameErr bool
 	}{
-		{name: "tombstone value", obj: DeletedFinalStateUnknown{Key: "ns/a", Obj: stPod("ns", "a", "")}, key: "ns/a"},
+		{name: "tombstone value", obj: DeletedFinalStateUnknown{Key: "ns/a", Obj: newPodIn("ns", "a", "")}, key: "ns/a"},
 		{name: "tombstone without object", obj: DeletedFinalStateUnknown{Key: "n"}, key: "n"},
 		{name: "tombstone pointer", obj: &DeletedFinalStateUnknown{Key: "ns/b"}, key: "ns/b"},
 		{name: "nil tombstone pointer", obj: nilTomb, wantErr: true, nameErr: true},
 		{name: "tombstone with malformed key", obj: DeletedFinalStateUnknown{Key: "a/b/c"}, key: "a/b/c", nameErr: true},
-		{name: "plain object", obj: stPod("ns", "c", ""), key: "ns/c"},
+		{name: "plain object", obj: newPodIn("ns", "c", ""), key: "ns/c"},
 		{name: "not an object", obj: 42, wantErr: true, nameErr: true},
 	}
 	for _, tc := range cases {
@@ -163,7 +150,7 @@ func TestDeletionHandlingKeyFuncs(t *testing.T) {
 func TestKeyErrorWrapsCause(t *testing.T) {
 	cause := errors.New("boom")
 	s := NewStore(func(interface{}) (string, error) { return "", cause })
-	obj := stPod("ns", "a", "")
+	obj := newPodIn("ns", "a", "")
 	for name, op := range map[string]func() error{
 		"Add":     func() error { return s.Add(obj) },
 		"Update":  func() error { return s.Update(obj) },

@@ -17,27 +17,27 @@ import (
 	clientcache "k8s.io/client-go/tools/cache"
 )
 
-// stListerFixture returns pods spread over namespaces plus a node.
-func stListerFixture() []interface{} {
+// listerFixture returns pods spread over namespaces plus a node.
+func listerFixture() []interface{} {
 	return []interface{}{
-		stPod("ns1", "a", "1", "app", "web"),
-		stPod("ns1", "b", "2", "app", "db"),
-		stPod("ns2", "c", "3", "app", "web"),
-		stPod("ns2", "d", "4"),
+		newPodIn("ns1", "a", "1", "app", "web"),
+		newPodIn("ns1", "b", "2", "app", "db"),
+		newPodIn("ns2", "c", "3", "app", "web"),
+		newPodIn("ns2", "d", "4"),
 		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"app": "web"}}},
 	}
 }
 
-func stKeysOf(objs []interface{}) []string {
+func keysOfObjects(objs []interface{}) []string {
 	out := []string{}
 	for _, o := range objs {
-		out = append(out, stMustKey(o))
+		out = append(out, mustKey(o))
 	}
 	sort.Strings(out)
 	return out
 }
 
-func stMustSelector(t *testing.T, s string) labels.Selector {
+func mustSelector(t *testing.T, s string) labels.Selector {
 	sel, err := labels.Parse(s)
 	require.NoError(t, err)
 	return sel
@@ -53,9 +53,9 @@ func TestListAllAndByNamespace(t *testing.T) {
 		{name: "everything", namespace: metav1.NamespaceAll, selector: labels.Everything(), want: []string{"n1", "ns1/a", "ns1/b", "ns2/c", "ns2/d"}},
 		{name: "nil selector", namespace: metav1.NamespaceAll, selector: nil, want: []string{"n1", "ns1/a", "ns1/b", "ns2/c", "ns2/d"}},
 		{name: "nothing", namespace: metav1.NamespaceAll, selector: labels.Nothing(), want: []string{}},
-		{name: "label", namespace: metav1.NamespaceAll, selector: stMustSelector(t, "app=web"), want: []string{"n1", "ns1/a", "ns2/c"}},
+		{name: "label", namespace: metav1.NamespaceAll, selector: mustSelector(t, "app=web"), want: []string{"n1", "ns1/a", "ns2/c"}},
 		{name: "namespace", namespace: "ns1", selector: labels.Everything(), want: []string{"ns1/a", "ns1/b"}},
-		{name: "namespace and label", namespace: "ns2", selector: stMustSelector(t, "app=web"), want: []string{"ns2/c"}},
+		{name: "namespace and label", namespace: "ns2", selector: mustSelector(t, "app=web"), want: []string{"ns2/c"}},
 		{name: "namespace nothing", namespace: "ns2", selector: labels.Nothing(), want: []string{}},
 		{name: "empty namespace", namespace: "ns9", selector: labels.Everything(), want: []string{}},
 	}
@@ -69,15 +69,15 @@ func TestListAllAndByNamespace(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
-				require.NoError(t, idx.Replace(stListerFixture(), "1"))
+				require.NoError(t, idx.Replace(listerFixture(), "1"))
 				var got []interface{}
 				err := ListAllByNamespace(idx, tc.namespace, tc.selector, func(o interface{}) { got = append(got, o) })
 				require.NoError(t, err)
-				assert.Equal(t, tc.want, stKeysOf(got))
+				assert.Equal(t, tc.want, keysOfObjects(got))
 				if tc.namespace == metav1.NamespaceAll {
 					got = nil
 					require.NoError(t, ListAll(idx, tc.selector, func(o interface{}) { got = append(got, o) }))
-					assert.Equal(t, tc.want, stKeysOf(got))
+					assert.Equal(t, tc.want, keysOfObjects(got))
 				}
 
 				// Differential: client-go's helpers over client-go's indexer.
@@ -89,34 +89,34 @@ func TestListAllAndByNamespace(t *testing.T) {
 					cgIndexers[clientcache.NamespaceIndex] = clientcache.MetaNamespaceIndexFunc
 				}
 				cg := clientcache.NewIndexer(clientcache.MetaNamespaceKeyFunc, cgIndexers)
-				require.NoError(t, cg.Replace(stListerFixture(), "1"))
+				require.NoError(t, cg.Replace(listerFixture(), "1"))
 				var cgGot []interface{}
 				require.NoError(t, clientcache.ListAllByNamespace(cg, tc.namespace, tc.selector, func(o interface{}) { cgGot = append(cgGot, o) }))
-				assert.Equal(t, stKeysOf(cgGot), stKeysOf(got))
+				assert.Equal(t, keysOfObjects(cgGot), keysOfObjects(got))
 			})
 		}
 	}
 }
 
-// stListerCountingIndexer wraps an Indexer and counts ByIndex and List calls.
-type stListerCountingIndexer struct {
+// listerCountingIndexer wraps an Indexer and counts ByIndex and List calls.
+type listerCountingIndexer struct {
 	Indexer
 	byIndex, list int
 }
 
-func (c *stListerCountingIndexer) ByIndex(name, value string) ([]interface{}, error) {
+func (c *listerCountingIndexer) ByIndex(name, value string) ([]interface{}, error) {
 	c.byIndex++
 	return c.Indexer.ByIndex(name, value)
 }
 
-func (c *stListerCountingIndexer) List() []interface{} {
+func (c *listerCountingIndexer) List() []interface{} {
 	c.list++
 	return c.Indexer.List()
 }
 
 func TestListAllByNamespaceUsesIndex(t *testing.T) {
-	idx := &stListerCountingIndexer{Indexer: NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})}
-	require.NoError(t, idx.Replace(stListerFixture(), "1"))
+	idx := &listerCountingIndexer{Indexer: NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})}
+	require.NoError(t, idx.Replace(listerFixture(), "1"))
 	n := 0
 	require.NoError(t, ListAllByNamespace(idx, "ns1", labels.Everything(), func(interface{}) { n++ }))
 	assert.Equal(t, 2, n)
@@ -130,7 +130,7 @@ func TestListAllErrors(t *testing.T) {
 	n := 0
 	assert.NoError(t, ListAll(s, labels.Everything(), func(interface{}) { n++ }), "labels are not read when selecting everything")
 	assert.Equal(t, 1, n)
-	assert.Error(t, ListAll(s, stMustSelector(t, "a=b"), func(interface{}) {}))
+	assert.Error(t, ListAll(s, mustSelector(t, "a=b"), func(interface{}) {}))
 
 	idx := NewIndexer(func(obj interface{}) (string, error) { return "k", nil }, Indexers{})
 	require.NoError(t, idx.Add("no metadata"))
@@ -140,20 +140,20 @@ func TestListAllErrors(t *testing.T) {
 func TestGenericLister(t *testing.T) {
 	gr := schema.GroupResource{Group: "", Resource: "pods"}
 	idx := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
-	require.NoError(t, idx.Replace(stListerFixture(), "1"))
+	require.NoError(t, idx.Replace(listerFixture(), "1"))
 	lister := NewGenericLister(idx, gr)
 
 	keysOfObjs := func(objs []runtime.Object) []string {
 		out := []string{}
 		for _, o := range objs {
-			out = append(out, stMustKey(o))
+			out = append(out, mustKey(o))
 		}
 		sort.Strings(out)
 		return out
 	}
 
 	t.Run("list", func(t *testing.T) {
-		got, err := lister.List(stMustSelector(t, "app=web"))
+		got, err := lister.List(mustSelector(t, "app=web"))
 		require.NoError(t, err)
 		assert.Equal(t, []string{"n1", "ns1/a", "ns2/c"}, keysOfObjs(got))
 		got, err = lister.ByNamespace("ns1").List(labels.Everything())
@@ -189,7 +189,7 @@ func TestGenericLister(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tc.want, stMustKey(obj))
+			assert.Equal(t, tc.want, mustKey(obj))
 		})
 	}
 
@@ -204,9 +204,9 @@ func TestGenericLister(t *testing.T) {
 	})
 }
 
-// stNamedObjects returns n objects named obj-<i>, in namespaces ns<i%50>,
+// namedObjects returns n objects named obj-<i>, in namespaces ns<i%50>,
 // with a resourceVersion: the shape of client-go's TestListAll store.
-func stNamedObjects(n int) []interface{} {
+func namedObjects(n int) []interface{} {
 	out := make([]interface{}, n)
 	for i := range out {
 		out[i] = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
@@ -217,10 +217,10 @@ func stNamedObjects(n int) []interface{} {
 	return out
 }
 
-// stNameKey keys an object by its name alone, without allocating (as
+// nameKey keys an object by its name alone, without allocating (as
 // client-go's TestListAll does), so that what a store allocates per write
 // is its own.
-func stNameKey(obj interface{}) (string, error) {
+func nameKey(obj interface{}) (string, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return "", err
@@ -248,8 +248,8 @@ func TestListAllLargeStore(t *testing.T) {
 		{"no match", 0, map[string]string{"nomatch": "true"}, labels.SelectorFromSet(labels.Set{"match": "true"}), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := NewStore(stNameKey)
-			for i, o := range stNamedObjects(objects) {
+			s := NewStore(nameKey)
+			for i, o := range namedObjects(objects) {
 				if i < tc.matching {
 					o.(*metav1.PartialObjectMetadata).Labels = tc.labels
 				}

@@ -19,26 +19,28 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	restfake "k8s.io/client-go/rest/fake"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
-type rfCtxKey struct{}
+type ctxKey struct{}
 
-// rfCalls records which function of a ListWatch ran and with which context.
-type rfCalls struct {
+// listWatchCalls records which function of a ListWatch ran and with which context.
+type listWatchCalls struct {
 	mu    sync.Mutex
 	calls []string
 }
 
-func (c *rfCalls) add(name string, ctx context.Context) {
+func (c *listWatchCalls) add(name string, ctx context.Context) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if ctx != nil && ctx.Value(rfCtxKey{}) != nil {
+	if ctx != nil && ctx.Value(ctxKey{}) != nil {
 		name += "+ctx"
 	}
 	c.calls = append(c.calls, name)
 }
 
-func rfListWatch(c *rfCalls, plainList, ctxList, plainWatch, ctxWatch bool) *ListWatch {
+func newCountingListWatch(c *listWatchCalls, plainList, ctxList, plainWatch, ctxWatch bool) *ListWatch {
 	lw := &ListWatch{}
 	if plainList {
 		lw.ListFunc = func(metav1.ListOptions) (runtime.Object, error) { c.add("ListFunc", nil); return &v1.PodList{}, nil }
@@ -65,7 +67,7 @@ func rfListWatch(c *rfCalls, plainList, ctxList, plainWatch, ctxWatch bool) *Lis
 }
 
 func TestListWatchDispatch(t *testing.T) {
-	ctx := context.WithValue(context.Background(), rfCtxKey{}, true)
+	ctx := context.WithValue(context.Background(), ctxKey{}, true)
 	cases := []struct {
 		name        string
 		plain, wctx bool
@@ -77,8 +79,8 @@ func TestListWatchDispatch(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var c rfCalls
-			lw := rfListWatch(&c, tc.plain, tc.wctx, tc.plain, tc.wctx)
+			var c listWatchCalls
+			lw := newCountingListWatch(&c, tc.plain, tc.wctx, tc.plain, tc.wctx)
 			_, err := lw.List(metav1.ListOptions{})
 			require.NoError(t, err)
 			_, err = lw.ListWithContext(ctx, metav1.ListOptions{})
@@ -104,28 +106,28 @@ func TestListWatchWithoutFunctions(t *testing.T) {
 	assert.ErrorIs(t, err, errListWatchNoWatch)
 }
 
-// rfPlainLW implements only the context-free interfaces.
-type rfPlainLW struct {
-	c           *rfCalls
+// listWatchMethodsOnly implements only the context-free interfaces.
+type listWatchMethodsOnly struct {
+	c           *listWatchCalls
 	noWatchList bool
 }
 
-func (p rfPlainLW) List(metav1.ListOptions) (runtime.Object, error) {
+func (p listWatchMethodsOnly) List(metav1.ListOptions) (runtime.Object, error) {
 	p.c.add("List", nil)
 	return &v1.PodList{}, nil
 }
 
-func (p rfPlainLW) Watch(metav1.ListOptions) (watch.Interface, error) {
+func (p listWatchMethodsOnly) Watch(metav1.ListOptions) (watch.Interface, error) {
 	p.c.add("Watch", nil)
 	return watch.NewEmptyWatch(), nil
 }
 
-func (p rfPlainLW) IsWatchListSemanticsUnSupported() bool { return p.noWatchList }
+func (p listWatchMethodsOnly) IsWatchListSemanticsUnSupported() bool { return p.noWatchList }
 
 func TestToWithContextAdapters(t *testing.T) {
 	ctx := context.Background()
-	var c rfCalls
-	plain := rfPlainLW{c: &c, noWatchList: true}
+	var c listWatchCalls
+	plain := listWatchMethodsOnly{c: &c, noWatchList: true}
 
 	l := ToListerWithContext(plain)
 	_, err := l.ListWithContext(ctx, metav1.ListOptions{})
@@ -155,16 +157,16 @@ func TestToWithContextAdapters(t *testing.T) {
 }
 
 func TestToListWatcherWithWatchListSemantics(t *testing.T) {
-	var c rfCalls
-	base := rfListWatch(&c, false, true, false, true)
+	var c listWatchCalls
+	base := newCountingListWatch(&c, false, true, false, true)
 	cases := []struct {
 		name   string
 		client any
 		want   bool
 	}{
 		{"fake clientset", fake.NewSimpleClientset(), true}, //nolint:staticcheck // cheap fake, see TestReflectorWithFakeClientset
-		{"client that supports it", rfNewScript(false), false},
-		{"client that says it does not", rfNewScript(true), true},
+		{"client that supports it", fakeapi.New(), false},
+		{"client that says it does not", fakeapi.New().WithoutWatchList(), true},
 		{"client without the method", struct{}{}, false},
 		{"nil client", nil, false},
 	}
@@ -182,14 +184,14 @@ func TestToListWatcherWithWatchListSemantics(t *testing.T) {
 	}
 }
 
-// rfRESTServer answers a fake REST client: lists with a PodList, watches
+// restServer answers a fake REST client: lists with a PodList, watches
 // with one ADDED event; it records the requests.
-type rfRESTServer struct {
+type restServer struct {
 	mu   sync.Mutex
 	reqs []*url.URL
 }
 
-func (s *rfRESTServer) client(t *testing.T) *restfake.RESTClient {
+func (s *restServer) client(t *testing.T) *restfake.RESTClient {
 	codec := scheme.Codecs.LegacyCodec(v1.SchemeGroupVersion)
 	return &restfake.RESTClient{
 		NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
@@ -200,19 +202,19 @@ func (s *rfRESTServer) client(t *testing.T) *restfake.RESTClient {
 			s.mu.Unlock()
 			header := http.Header{"Content-Type": []string{runtime.ContentTypeJSON}}
 			if req.URL.Query().Get("watch") == "true" {
-				pod, err := runtime.Encode(codec, rfPod("w", "9"))
+				pod, err := runtime.Encode(codec, newPod("w", "9"))
 				require.NoError(t, err)
 				body := []byte(`{"type":"ADDED","object":` + string(pod) + "}\n")
 				return &http.Response{StatusCode: http.StatusOK, Header: header, Body: io.NopCloser(bytes.NewReader(body))}, nil
 			}
-			list, err := runtime.Encode(codec, rfPodList("8", "", rfPod("a", "7")))
+			list, err := runtime.Encode(codec, newPodList("8", "", newPod("a", "7")))
 			require.NoError(t, err)
 			return &http.Response{StatusCode: http.StatusOK, Header: header, Body: io.NopCloser(bytes.NewReader(list))}, nil
 		}),
 	}
 }
 
-func (s *rfRESTServer) requests() []*url.URL {
+func (s *restServer) requests() []*url.URL {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]*url.URL(nil), s.reqs...)
@@ -266,7 +268,7 @@ func TestNewListWatchFromClient(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var srv rfRESTServer
+			var srv restServer
 			lw := tc.build(srv.client(t))
 			require.NotNil(t, lw.ListFunc)
 			require.NotNil(t, lw.WatchFunc)

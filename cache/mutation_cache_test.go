@@ -8,21 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	clientcache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// stUIDPod is stPod with a UID.
-func stUIDPod(name, rv, uid string, labelKV ...string) *v1.Pod {
-	p := stPod("ns", name, rv, labelKV...)
-	p.UID = types.UID(uid)
-	return p
-}
-
-// stMutationStep drives a MutationCache and its backing indexer.
-type stMutationStep struct {
+// mutationStep drives a MutationCache and its backing indexer.
+type mutationStep struct {
 	store    []*v1.Pod // objects written to the backing store (Update)
 	unstore  []*v1.Pod // objects deleted from the backing store
 	mutation []*v1.Pod
@@ -39,53 +31,53 @@ func TestMutationCacheGetByKey(t *testing.T) {
 	cases := []struct {
 		name        string
 		includeAdds bool
-		steps       []stMutationStep
+		steps       []mutationStep
 		// clientGo marks scenarios where client-go behaves the same.
 		clientGo bool
 	}{
-		{name: "newer mutation wins", clientGo: true, steps: []stMutationStep{
-			{store: []*v1.Pod{stUIDPod("a", "5", "u1")}, want: "5"},
-			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}, want: "7"},
-			{store: []*v1.Pod{stUIDPod("a", "7", "u1")}, want: "7"},
-			{store: []*v1.Pod{stUIDPod("a", "8", "u1")}, want: "8"},
+		{name: "newer mutation wins", clientGo: true, steps: []mutationStep{
+			{store: []*v1.Pod{newPodWithUID("a", "5", "u1")}, want: "5"},
+			{mutation: []*v1.Pod{newPodWithUID("a", "7", "u1")}, want: "7"},
+			{store: []*v1.Pod{newPodWithUID("a", "7", "u1")}, want: "7"},
+			{store: []*v1.Pod{newPodWithUID("a", "8", "u1")}, want: "8"},
 		}},
-		{name: "older mutation ignored", clientGo: true, steps: []stMutationStep{
-			{store: []*v1.Pod{stUIDPod("a", "5", "u1")}},
-			{mutation: []*v1.Pod{stUIDPod("a", "4", "u1")}, want: "5"},
+		{name: "older mutation ignored", clientGo: true, steps: []mutationStep{
+			{store: []*v1.Pod{newPodWithUID("a", "5", "u1")}},
+			{mutation: []*v1.Pod{newPodWithUID("a", "4", "u1")}, want: "5"},
 		}},
-		{name: "mutation expires", clientGo: true, steps: []stMutationStep{
-			{store: []*v1.Pod{stUIDPod("a", "5", "u1")}},
-			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}, want: "7"},
+		{name: "mutation expires", clientGo: true, steps: []mutationStep{
+			{store: []*v1.Pod{newPodWithUID("a", "5", "u1")}},
+			{mutation: []*v1.Pod{newPodWithUID("a", "7", "u1")}, want: "7"},
 			{advance: 2 * time.Minute, want: "5"},
 		}},
-		{name: "missing from store without include adds", clientGo: true, steps: []stMutationStep{
-			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}, missing: true},
+		{name: "missing from store without include adds", clientGo: true, steps: []mutationStep{
+			{mutation: []*v1.Pod{newPodWithUID("a", "7", "u1")}, missing: true},
 		}},
-		{name: "include adds returns created object on every read", includeAdds: true, steps: []stMutationStep{
-			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}, want: "7"},
+		{name: "include adds returns created object on every read", includeAdds: true, steps: []mutationStep{
+			{mutation: []*v1.Pod{newPodWithUID("a", "7", "u1")}, want: "7"},
 			{want: "7"},
 			{want: "7"},
 		}},
-		{name: "delete leaves tombstone blocking stale mutation", includeAdds: true, clientGo: true, steps: []stMutationStep{
-			{store: []*v1.Pod{stUIDPod("a", "5", "u1")}},
-			{mutation: []*v1.Pod{stUIDPod("a", "6", "u1")}, want: "6"},
-			{unstore: []*v1.Pod{stUIDPod("a", "8", "u1")}, onDelete: []*v1.Pod{stUIDPod("a", "8", "u1")}, missing: true},
-			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}, missing: true},
-			{mutation: []*v1.Pod{stUIDPod("a", "9", "u1")}, missing: true}, // same UID: still deleted
-			{mutation: []*v1.Pod{stUIDPod("a", "10", "u2")}, want: "10"},   // re-created
+		{name: "delete leaves tombstone blocking stale mutation", includeAdds: true, clientGo: true, steps: []mutationStep{
+			{store: []*v1.Pod{newPodWithUID("a", "5", "u1")}},
+			{mutation: []*v1.Pod{newPodWithUID("a", "6", "u1")}, want: "6"},
+			{unstore: []*v1.Pod{newPodWithUID("a", "8", "u1")}, onDelete: []*v1.Pod{newPodWithUID("a", "8", "u1")}, missing: true},
+			{mutation: []*v1.Pod{newPodWithUID("a", "7", "u1")}, missing: true},
+			{mutation: []*v1.Pod{newPodWithUID("a", "9", "u1")}, missing: true}, // same UID: still deleted
+			{mutation: []*v1.Pod{newPodWithUID("a", "10", "u2")}, want: "10"},   // re-created
 		}},
-		{name: "on add drops caught up mutation", includeAdds: true, clientGo: true, steps: []stMutationStep{
-			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}},
-			{onAdd: []*v1.Pod{stUIDPod("a", "7", "u1")}, missing: true},
+		{name: "on add drops caught up mutation", includeAdds: true, clientGo: true, steps: []mutationStep{
+			{mutation: []*v1.Pod{newPodWithUID("a", "7", "u1")}},
+			{onAdd: []*v1.Pod{newPodWithUID("a", "7", "u1")}, missing: true},
 		}},
-		{name: "on add keeps newer mutation", includeAdds: true, steps: []stMutationStep{
-			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}},
-			{onAdd: []*v1.Pod{stUIDPod("a", "6", "u1")}, want: "7"},
+		{name: "on add keeps newer mutation", includeAdds: true, steps: []mutationStep{
+			{mutation: []*v1.Pod{newPodWithUID("a", "7", "u1")}},
+			{onAdd: []*v1.Pod{newPodWithUID("a", "6", "u1")}, want: "7"},
 		}},
-		{name: "non integer versions prefer the store", steps: []stMutationStep{
-			{store: []*v1.Pod{stUIDPod("a", "abc", "u1")}, want: "abc"},
-			{mutation: []*v1.Pod{stUIDPod("a", "7", "u1")}, want: "abc"},
-			{mutation: []*v1.Pod{stUIDPod("a", "xyz", "u1")}, want: "abc"},
+		{name: "non integer versions prefer the store", steps: []mutationStep{
+			{store: []*v1.Pod{newPodWithUID("a", "abc", "u1")}, want: "abc"},
+			{mutation: []*v1.Pod{newPodWithUID("a", "7", "u1")}, want: "abc"},
+			{mutation: []*v1.Pod{newPodWithUID("a", "xyz", "u1")}, want: "abc"},
 		}},
 	}
 	for _, tc := range cases {
@@ -136,12 +128,12 @@ func TestMutationCacheMatchesClientGo(t *testing.T) {
 		pod  *v1.Pod
 	}
 	scenarios := [][]op{
-		{{"store", stUIDPod("a", "5", "u1")}, {"mutation", stUIDPod("a", "7", "u1")}, {"store", stUIDPod("a", "8", "u1")}},
-		{{"store", stUIDPod("a", "5", "u1")}, {"mutation", stUIDPod("a", "4", "u1")}},
-		{{"store", stUIDPod("a", "5", "u1")}, {"mutation", stUIDPod("a", "6", "u1")}, {"unstore", stUIDPod("a", "8", "u1")},
-			{"onDelete", stUIDPod("a", "8", "u1")}, {"mutation", stUIDPod("a", "7", "u1")}, {"mutation", stUIDPod("a", "10", "u2")}},
-		{{"mutation", stUIDPod("a", "7", "u1")}, {"onAdd", stUIDPod("a", "7", "u1")}},
-		{{"store", stUIDPod("a", "5", "u1")}, {"mutation", stUIDPod("a", "9", "u1")}, {"onAdd", stUIDPod("a", "6", "u1")}},
+		{{"store", newPodWithUID("a", "5", "u1")}, {"mutation", newPodWithUID("a", "7", "u1")}, {"store", newPodWithUID("a", "8", "u1")}},
+		{{"store", newPodWithUID("a", "5", "u1")}, {"mutation", newPodWithUID("a", "4", "u1")}},
+		{{"store", newPodWithUID("a", "5", "u1")}, {"mutation", newPodWithUID("a", "6", "u1")}, {"unstore", newPodWithUID("a", "8", "u1")},
+			{"onDelete", newPodWithUID("a", "8", "u1")}, {"mutation", newPodWithUID("a", "7", "u1")}, {"mutation", newPodWithUID("a", "10", "u2")}},
+		{{"mutation", newPodWithUID("a", "7", "u1")}, {"onAdd", newPodWithUID("a", "7", "u1")}},
+		{{"store", newPodWithUID("a", "5", "u1")}, {"mutation", newPodWithUID("a", "9", "u1")}, {"onAdd", newPodWithUID("a", "6", "u1")}},
 	}
 	for si, sc := range scenarios {
 		ours := NewIndexer(MetaNamespaceKeyFunc, Indexers{})
@@ -179,7 +171,7 @@ func TestMutationCacheMatchesClientGo(t *testing.T) {
 }
 
 func TestMutationCacheByIndex(t *testing.T) {
-	indexers := Indexers{"app": stAppIndex}
+	indexers := Indexers{"app": appIndex}
 	cases := []struct {
 		name        string
 		includeAdds bool
@@ -191,23 +183,23 @@ func TestMutationCacheByIndex(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			backing := NewIndexer(MetaNamespaceKeyFunc, indexers)
-			require.NoError(t, backing.Add(stUIDPod("a", "1", "ua", "app", "web")))
-			require.NoError(t, backing.Add(stUIDPod("b", "2", "ub", "app", "web")))
-			require.NoError(t, backing.Add(stUIDPod("c", "3", "uc", "app", "db")))
-			require.NoError(t, backing.Add(stUIDPod("moved", "4", "um", "app", "db")))
+			require.NoError(t, backing.Add(newPodWithUID("a", "1", "ua", "app", "web")))
+			require.NoError(t, backing.Add(newPodWithUID("b", "2", "ub", "app", "web")))
+			require.NoError(t, backing.Add(newPodWithUID("c", "3", "uc", "app", "db")))
+			require.NoError(t, backing.Add(newPodWithUID("moved", "4", "um", "app", "db")))
 			mc := NewIntegerResourceVersionMutationCacheWithOptions(klog.Background(), backing, MutationCacheOptions{
 				Indexer: backing, IncludeAdds: tc.includeAdds, MaxCacheSize: -1, TTL: -1,
 			})
-			mc.Mutation(stUIDPod("a", "7", "ua", "app", "web"))
-			mc.Mutation(stUIDPod("new", "9", "un", "app", "web"))
-			mc.Mutation(stUIDPod("other", "10", "uo", "app", "db"))
-			mc.Mutation(stUIDPod("moved", "12", "um", "app", "web"))
-			mc.Mutation(stUIDPod("c", "2", "uc", "app", "web")) // older than the store's
+			mc.Mutation(newPodWithUID("a", "7", "ua", "app", "web"))
+			mc.Mutation(newPodWithUID("new", "9", "un", "app", "web"))
+			mc.Mutation(newPodWithUID("other", "10", "uo", "app", "db"))
+			mc.Mutation(newPodWithUID("moved", "12", "um", "app", "web"))
+			mc.Mutation(newPodWithUID("c", "2", "uc", "app", "web")) // older than the store's
 			objs, err := mc.ByIndex("app", "web")
 			require.NoError(t, err)
 			got := map[string]string{}
 			for _, o := range objs {
-				got[stMustKey(o)] = o.(*v1.Pod).ResourceVersion
+				got[mustKey(o)] = o.(*v1.Pod).ResourceVersion
 			}
 			assert.Equal(t, tc.want, got)
 

@@ -10,19 +10,19 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// stFailures records mutation detector failures.
-type stFailures struct {
+// failureLog records mutation detector failures.
+type failureLog struct {
 	mu   sync.Mutex
 	msgs []string
 }
 
-func (f *stFailures) fail(msg string) {
+func (f *failureLog) fail(msg string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.msgs = append(f.msgs, msg)
 }
 
-func (f *stFailures) count() int {
+func (f *failureLog) count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.msgs)
@@ -43,14 +43,14 @@ func TestNewCacheMutationDetectorFollowsEnv(t *testing.T) {
 	}
 	// The disabled detector does nothing, and Run returns at once.
 	d := noopMutationDetector{}
-	d.AddObject(stPod("ns", "a", "1"))
+	d.AddObject(newPodIn("ns", "a", "1"))
 	stop := make(chan struct{})
 	close(stop)
 	d.Run(stop)
 }
 
 func TestMutationDetectorCompare(t *testing.T) {
-	var nilPod = stPod("", "", "")
+	var nilPod = newPodIn("", "", "")
 	nilPod = nil
 	cases := []struct {
 		name   string
@@ -58,15 +58,15 @@ func TestMutationDetectorCompare(t *testing.T) {
 		mutate func(objs []interface{})
 		fails  int
 	}{
-		{name: "untouched", add: []interface{}{stPod("ns", "a", "1")}, fails: 0},
-		{name: "mutated", add: []interface{}{stPod("ns", "a", "1")}, mutate: func(objs []interface{}) {
+		{name: "untouched", add: []interface{}{newPodIn("ns", "a", "1")}, fails: 0},
+		{name: "mutated", add: []interface{}{newPodIn("ns", "a", "1")}, mutate: func(objs []interface{}) {
 			objs[0].(interface{ SetLabels(map[string]string) }).SetLabels(map[string]string{"x": "y"})
 		}, fails: 1},
 		{name: "ignored values", add: []interface{}{"str", DeletedFinalStateUnknown{Key: "k"}, &DeletedFinalStateUnknown{}, nilPod, nil}, fails: 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &stFailures{}
+			f := &failureLog{}
 			d := newMutationDetector("st", clocktesting.NewFakeClock(time.Unix(0, 0)), time.Second, time.Minute, f.fail)
 			for _, o := range tc.add {
 				d.AddObject(o)
@@ -82,7 +82,7 @@ func TestMutationDetectorCompare(t *testing.T) {
 
 func TestMutationDetectorPanicsByDefault(t *testing.T) {
 	d := newMutationDetector("st", clocktesting.NewFakeClock(time.Unix(0, 0)), time.Second, time.Minute, nil)
-	p := stPod("ns", "a", "1")
+	p := newPodIn("ns", "a", "1")
 	d.AddObject(p)
 	p.Name = "changed"
 	assert.PanicsWithValue(t, "cache st modified: 1 cached object(s) were mutated in place", d.compare)
@@ -90,9 +90,9 @@ func TestMutationDetectorPanicsByDefault(t *testing.T) {
 
 func TestMutationDetectorRunRotatesAndStops(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
-	f := &stFailures{}
+	f := &failureLog{}
 	d := newMutationDetector("st", clk, time.Second, time.Minute, f.fail)
-	p := stPod("ns", "a", "1")
+	p := newPodIn("ns", "a", "1")
 	d.AddObject(p)
 
 	stop := make(chan struct{})

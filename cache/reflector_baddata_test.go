@@ -17,11 +17,13 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/kinformer/kinformer/cache/internal/reflector"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
-// rlDecodingError is the ERROR event client-go's watch decoder makes when a frame cannot
+// decodingErrorEvent is the ERROR event client-go's watch decoder makes when a frame cannot
 // be decoded, with the decoder's message.
-func rlDecodingError(msg string) watch.Event {
+func decodingErrorEvent(msg string) watch.Event {
 	obj := apierrors.NewClientErrorReporter(500, "GET", "ClientWatchDecoding").
 		AsObject(fmt.Errorf("unable to decode an event from the watch stream: %s", msg))
 	return watch.Event{Type: watch.Error, Object: obj}
@@ -40,10 +42,10 @@ func TestReflectorSkipsUnusableWatchEvents(t *testing.T) {
 	table.SetKind("Table")
 	table.SetName("t")
 	table.SetResourceVersion("13")
-	wrongKind := rfUnstructuredPod("svc", "14")
+	wrongKind := unstructuredPod("svc", "14")
 	wrongKind.SetKind("Service")
-	typedGood := func(name, rv string) watch.Event { return rfEv(watch.Added, rfPod(name, rv)) }
-	unstructuredGood := func(name, rv string) watch.Event { return rfEv(watch.Added, rfUnstructuredPod(name, rv)) }
+	typedGood := func(name, rv string) watch.Event { return newEvent(watch.Added, newPod(name, rv)) }
+	unstructuredGood := func(name, rv string) watch.Event { return newEvent(watch.Added, unstructuredPod(name, rv)) }
 
 	cases := []struct {
 		name     string
@@ -52,34 +54,34 @@ func TestReflectorSkipsUnusableWatchEvents(t *testing.T) {
 		bad      watch.Event
 		kind     reflector.BadData
 	}{
-		{"wrong type", &v1.Pod{}, typedGood, rfEv(watch.Added, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc", ResourceVersion: "11"}}), reflector.BadDataWrongType},
+		{"wrong type", &v1.Pod{}, typedGood, newEvent(watch.Added, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc", ResourceVersion: "11"}}), reflector.BadDataWrongType},
 		{"no object", &v1.Pod{}, typedGood, watch.Event{Type: watch.Modified}, reflector.BadDataNoObject},
-		{"nil pointer", &v1.Pod{}, typedGood, rfEv(watch.Deleted, nilPod), reflector.BadDataNoObject},
-		{"bookmark without resourceVersion", &v1.Pod{}, typedGood, rfEv(watch.Bookmark, &v1.Pod{}), reflector.BadDataBookmarkWithoutRV},
-		{"unknown event type", &v1.Pod{}, typedGood, rfEv(watch.EventType("SURPRISE"), rfPod("s", "12")), reflector.BadDataUnknownEventType},
-		{"table", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, table), reflector.BadDataWrongGVK},
-		{"wrong kind", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, wrongKind), reflector.BadDataWrongGVK},
-		{"typed object for an unstructured reflector", rfUnstructuredPod("", ""), unstructuredGood, rfEv(watch.Added, rfPod("typed", "15")), reflector.BadDataWrongType},
-		{"no object metadata", nil, typedGood, rfEv(watch.Added, &metav1.Status{}), reflector.BadDataNoMetadata},
-		{"table without an expected type", nil, typedGood, rfEv(watch.Added, table), reflector.BadDataTable},
+		{"nil pointer", &v1.Pod{}, typedGood, newEvent(watch.Deleted, nilPod), reflector.BadDataNoObject},
+		{"bookmark without resourceVersion", &v1.Pod{}, typedGood, newEvent(watch.Bookmark, &v1.Pod{}), reflector.BadDataBookmarkWithoutRV},
+		{"unknown event type", &v1.Pod{}, typedGood, newEvent(watch.EventType("SURPRISE"), newPod("s", "12")), reflector.BadDataUnknownEventType},
+		{"table", unstructuredPod("", ""), unstructuredGood, newEvent(watch.Added, table), reflector.BadDataWrongGVK},
+		{"wrong kind", unstructuredPod("", ""), unstructuredGood, newEvent(watch.Added, wrongKind), reflector.BadDataWrongGVK},
+		{"typed object for an unstructured reflector", unstructuredPod("", ""), unstructuredGood, newEvent(watch.Added, newPod("typed", "15")), reflector.BadDataWrongType},
+		{"no object metadata", nil, typedGood, newEvent(watch.Added, &metav1.Status{}), reflector.BadDataNoMetadata},
+		{"table without an expected type", nil, typedGood, newEvent(watch.Added, table), reflector.BadDataTable},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(true).
-				list(rfListStep{obj: rfPodList("5", "", rfPod("kept", "3"))}).
-				watch(rfWatchStep{events: []watch.Event{tc.good("first", "10"), tc.bad, tc.good("last", "20")}, hold: true})
-			rec := rfNewRecorder()
-			r := NewReflectorWithOptions(s, tc.expected, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
-			var errs rfErrors
+			s := fakeapi.New().WithoutWatchList().
+				ListAnswers(fakeapi.ListAnswer{Object: newPodList("5", "", newPod("kept", "3"))}).
+				WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{tc.good("first", "10"), tc.bad, tc.good("last", "20")}, Hold: true})
+			rec := newStoreRecorder()
+			r := NewReflectorWithOptions(s, tc.expected, rec, ReflectorOptions{Name: "rl-reflector", Backoff: tinyBackoff()})
+			var errs watchErrors
 			r.watchErrorHandler = errs.handler
-			stop := rfStartRun(t, r)
-			rfRequireEventually(t, func() bool { return r.LastSyncResourceVersion() == "20" }, "the event after the bad one was not applied")
+			stop := startRun(t, r)
+			requireEventually(t, func() bool { return r.LastSyncResourceVersion() == "20" }, "the event after the bad one was not applied")
 			stop()
 
 			assert.Equal(t, []string{"replace [ns/kept@3] 5", "add ns/first@10", "rv 10", "add ns/last@20", "rv 20"}, rec.opsSnapshot())
 			assert.Equal(t, []string{"ns/first@10", "ns/kept@3", "ns/last@20"}, rec.content())
-			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5")}, s.watchOptions(), "one watch, read to its end")
-			assert.Len(t, s.listOptions(), 1, "no relist")
+			assert.Equal(t, []metav1.ListOptions{watchOptionsFrom("5")}, watchOptionsWithoutTimeout(s), "one watch, read to its end")
+			assert.Len(t, s.ListOptions(), 1, "no relist")
 			for k := reflector.BadData(0); k < reflector.BadDataKinds; k++ {
 				want := uint64(0)
 				if k == tc.kind {
@@ -108,23 +110,23 @@ func TestReflectorDecodingErrorEndsTheWatch(t *testing.T) {
 		{name: "undecodable frame", msg: "invalid character '\\x00' looking for beginning of value", badData: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(true).
-				list(rfListStep{obj: rfPodList("5", "")}, rfListStep{obj: rfPodList("12", "", rfPod("a", "10"), rfPod("b", "12"))}).
-				watch(
-					rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "10")), rlDecodingError(tc.msg)}},
-					rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("c", "13"))}},
+			s := fakeapi.New().WithoutWatchList().
+				ListAnswers(fakeapi.ListAnswer{Object: newPodList("5", "")}, fakeapi.ListAnswer{Object: newPodList("12", "", newPod("a", "10"), newPod("b", "12"))}).
+				WatchAnswers(
+					fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("a", "10")), decodingErrorEvent(tc.msg)}},
+					fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("c", "13"))}},
 				)
-			rec := rfNewRecorder()
-			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
-			var errs rfErrors
+			rec := newStoreRecorder()
+			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: tinyBackoff()})
+			var errs watchErrors
 			r.watchErrorHandler = errs.handler
-			rfRunUntilExhausted(t, r, s)
+			runUntilExhausted(t, r, s)
 			assert.Equal(t, []string{"replace [] 5", "add ns/a@10", "rv 10", "replace [ns/a@10 ns/b@12] 12", "add ns/c@13", "rv 13"}, rec.opsSnapshot())
-			assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("12"), rfWatchOpts("13")}, s.watchOptions())
-			assert.Equal(t, []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "10"}}, s.listOptions()[:2], "a relist from the last resourceVersion")
+			assert.Equal(t, []metav1.ListOptions{watchOptionsFrom("5"), watchOptionsFrom("12"), watchOptionsFrom("13")}, watchOptionsWithoutTimeout(s))
+			assert.Equal(t, []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "10"}}, s.ListOptions()[:2], "a relist from the last resourceVersion")
 			assert.Equal(t, tc.badData, r.badDataCount(reflector.BadDataUndecodable))
 			assert.Equal(t, tc.badData, r.badDataTotal())
-			assert.Equal(t, []string{"internal"}, rfErrKinds(errs.snapshot()))
+			assert.Equal(t, []string{"internal"}, errorKinds(errs.snapshot()))
 		})
 	}
 }
@@ -134,24 +136,24 @@ func TestReflectorDecodingErrorEndsTheWatch(t *testing.T) {
 // on to its end bookmark; the store is replaced once, with the good objects.
 func TestReflectorStreamingListSkipsUnusableEvents(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
-	s := rfNewScript(false).watch(
-		rfWatchStep{events: []watch.Event{
-			rfEv(watch.Added, rfPod("first", "10")),
-			rfEv(watch.Added, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", ResourceVersion: "11"}}),
-			rfEv(watch.Added, rfPod("last", "12")),
-			rfEndBookmark("12"),
-		}, hold: true},
+	s := fakeapi.New().WatchAnswers(
+		fakeapi.WatchAnswer{Events: []watch.Event{
+			newEvent(watch.Added, newPod("first", "10")),
+			newEvent(watch.Added, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", ResourceVersion: "11"}}),
+			newEvent(watch.Added, newPod("last", "12")),
+			endOfInitialEvents("12"),
+		}, Hold: true},
 	)
-	rec := rfNewRecorder()
-	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
-	var errs rfErrors
+	rec := newStoreRecorder()
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: tinyBackoff()})
+	var errs watchErrors
 	r.watchErrorHandler = errs.handler
-	stop := rfStartRun(t, r)
-	rfRequireEventually(t, func() bool { return len(rec.opsSnapshot()) > 0 }, "no replace")
+	stop := startRun(t, r)
+	requireEventually(t, func() bool { return len(rec.opsSnapshot()) > 0 }, "no replace")
 	stop()
 	assert.Equal(t, []string{"replace [ns/first@10 ns/last@12] 12"}, rec.opsWithout("rv", "bookmark"))
-	assert.Empty(t, s.listOptions(), "no fallback to LIST")
-	assert.Equal(t, []metav1.ListOptions{rfStreamOpts("")}, s.watchOptions(), "one stream")
+	assert.Empty(t, s.ListOptions(), "no fallback to LIST")
+	assert.Equal(t, []metav1.ListOptions{streamOptionsFrom("")}, watchOptionsWithoutTimeout(s), "one stream")
 	assert.Equal(t, uint64(1), r.badDataCount(reflector.BadDataWrongType))
 	assert.Empty(t, errs.snapshot())
 }
@@ -159,13 +161,13 @@ func TestReflectorStreamingListSkipsUnusableEvents(t *testing.T) {
 // TestReflectorSkippedEventLoggedWithName captures the log line of a skipped
 // event: client-go's message, naming the Reflector.
 func TestReflectorSkippedEventLoggedWithName(t *testing.T) {
-	s := rfNewScript(true).
-		list(rfListStep{obj: rfPodList("5", "")}).
-		watch(rfWatchStep{events: []watch.Event{{Type: watch.Added}}})
-	rec := rfNewRecorder()
+	s := fakeapi.New().WithoutWatchList().
+		ListAnswers(fakeapi.ListAnswer{Object: newPodList("5", "")}).
+		WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{{Type: watch.Added}}})
+	rec := newStoreRecorder()
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
-	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-named-reflector", Backoff: rfTinyBackoff(), Logger: &logger})
-	rfRunUntilExhausted(t, r, s)
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-named-reflector", Backoff: tinyBackoff(), Logger: &logger})
+	runUntilExhausted(t, r, s)
 	var line string
 	out := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
 	for _, l := range strings.Split(out, "\n") {
@@ -184,18 +186,18 @@ func TestReflectorSkippedEventLoggedWithName(t *testing.T) {
 // is never replaced with part of the list.
 func TestReflectorExpiredContinueFollowsPagesOfTheFallbackList(t *testing.T) {
 	expired := apierrors.NewResourceExpired("continue token expired")
-	s := rfNewScript(true).
-		list(
-			rfListStep{obj: rfPodList("10", "c1", rfPod("a", "1"))},
-			rfListStep{err: expired},
-			rfListStep{obj: rfPodList("11", "c2", rfPod("a", "1"), rfPod("b", "2"))},
-			rfListStep{obj: rfPodList("11", "", rfPod("c", "11"))},
+	s := fakeapi.New().WithoutWatchList().
+		ListAnswers(
+			fakeapi.ListAnswer{Object: newPodList("10", "c1", newPod("a", "1"))},
+			fakeapi.ListAnswer{Err: expired},
+			fakeapi.ListAnswer{Object: newPodList("11", "c2", newPod("a", "1"), newPod("b", "2"))},
+			fakeapi.ListAnswer{Object: newPodList("11", "", newPod("c", "11"))},
 		)
-	rec := rfNewRecorder()
-	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: rfTinyBackoff()})
-	rfRunUntilExhausted(t, r, s)
+	rec := newStoreRecorder()
+	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rl-reflector", Backoff: tinyBackoff()})
+	runUntilExhausted(t, r, s)
 	assert.Equal(t, "replace [ns/a@1 ns/b@2 ns/c@11] 11", rec.opsSnapshot()[0])
-	opts := s.listOptions()
+	opts := s.ListOptions()
 	require.GreaterOrEqual(t, len(opts), 4)
 	assert.Equal(t, []metav1.ListOptions{
 		{ResourceVersion: "0", Limit: 500},
@@ -225,20 +227,20 @@ func TestReflectorSkippedEventLogsNoObjectContent(t *testing.T) {
 		event    watch.Event
 		want     []string
 	}{
-		{"unknown event type", &v1.Secret{}, rfEv(watch.EventType("SURPRISE"), secret("12")),
+		{"unknown event type", &v1.Secret{}, newEvent(watch.EventType("SURPRISE"), secret("12")),
 			[]string{`Unknown watch event`, `eventType="SURPRISE"`, `object="ns/creds"`, `objectType="*v1.Secret"`}},
-		{"bookmark without a resourceVersion", &v1.Secret{}, rfEv(watch.Bookmark, secret("")),
+		{"bookmark without a resourceVersion", &v1.Secret{}, newEvent(watch.Bookmark, secret("")),
 			[]string{`Unable to understand watch event`, `eventType="BOOKMARK"`, `object="ns/creds"`, `objectType="*v1.Secret"`}},
-		{"object without metadata", nil, rfEv(watch.Added, &metav1.Status{Message: secretText}),
+		{"object without metadata", nil, newEvent(watch.Added, &metav1.Status{Message: secretText}),
 			[]string{`Unable to understand watch event`, `eventType="ADDED"`, `objectType="*v1.Status"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(true).
-				list(rfListStep{obj: &v1.SecretList{ListMeta: metav1.ListMeta{ResourceVersion: "5"}}}).
-				watch(rfWatchStep{events: []watch.Event{tc.event}})
+			s := fakeapi.New().WithoutWatchList().
+				ListAnswers(fakeapi.ListAnswer{Object: &v1.SecretList{ListMeta: metav1.ListMeta{ResourceVersion: "5"}}}).
+				WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{tc.event}})
 			logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
-			r := NewReflectorWithOptions(s, tc.expected, rfNewRecorder(), ReflectorOptions{Name: "rl-secret-reflector", Backoff: rfTinyBackoff(), Logger: &logger})
-			rfRunUntilExhausted(t, r, s)
+			r := NewReflectorWithOptions(s, tc.expected, newStoreRecorder(), ReflectorOptions{Name: "rl-secret-reflector", Backoff: tinyBackoff(), Logger: &logger})
+			runUntilExhausted(t, r, s)
 			out := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
 			assert.NotContains(t, out, secretText, "the object's content was logged")
 			var line string

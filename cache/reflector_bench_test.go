@@ -10,44 +10,46 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	clientcache "k8s.io/client-go/tools/cache"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
-// rfNopStore is a ReflectorStore that does nothing.
-type rfNopStore struct{}
+// nopStore is a ReflectorStore that does nothing.
+type nopStore struct{}
 
-func (rfNopStore) Add(interface{}) error               { return nil }
-func (rfNopStore) Update(interface{}) error            { return nil }
-func (rfNopStore) Delete(interface{}) error            { return nil }
-func (rfNopStore) Replace([]interface{}, string) error { return nil }
-func (rfNopStore) Resync() error                       { return nil }
+func (nopStore) Add(interface{}) error               { return nil }
+func (nopStore) Update(interface{}) error            { return nil }
+func (nopStore) Delete(interface{}) error            { return nil }
+func (nopStore) Replace([]interface{}, string) error { return nil }
+func (nopStore) Resync() error                       { return nil }
 
-// rfBenchLW lists nothing and serves one watch with n MODIFIED events, then
+// benchLW lists nothing and serves one watch with n MODIFIED events, then
 // cancels the run.
-type rfBenchLW struct {
+type benchLW struct {
 	events []watch.Event
 	cancel context.CancelFunc
 	served bool
 }
 
-func (b *rfBenchLW) IsWatchListSemanticsUnSupported() bool { return true }
+func (b *benchLW) IsWatchListSemanticsUnSupported() bool { return true }
 
-func (b *rfBenchLW) List(metav1.ListOptions) (runtime.Object, error) {
+func (b *benchLW) List(metav1.ListOptions) (runtime.Object, error) {
 	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}, nil
 }
 
-func (b *rfBenchLW) Watch(metav1.ListOptions) (watch.Interface, error) {
+func (b *benchLW) Watch(metav1.ListOptions) (watch.Interface, error) {
 	if b.served {
 		b.cancel()
-		return rfNewWatcher(nil, false), nil
+		return fakeapi.NewWatch(nil, true), nil
 	}
 	b.served = true
-	return rfNewWatcher(b.events, true), nil
+	return fakeapi.NewWatch(b.events, false), nil
 }
 
-func rfBenchEvents(n int) []watch.Event {
+func benchReflectorEvents(n int) []watch.Event {
 	events := make([]watch.Event, n)
 	for i := range events {
-		events[i] = rfEv(watch.Modified, rfPod("p"+strconv.Itoa(i%100), strconv.Itoa(i+2)))
+		events[i] = newEvent(watch.Modified, newPod("p"+strconv.Itoa(i%100), strconv.Itoa(i+2)))
 	}
 	return events
 }
@@ -56,18 +58,18 @@ func rfBenchEvents(n int) []watch.Event {
 // loop (no-op store), for kinformer and client-go.
 func BenchmarkReflectorWatchEvents(b *testing.B) {
 	const n = 10000
-	events := rfBenchEvents(n)
+	events := benchReflectorEvents(n)
 	for _, impl := range []string{"kinformer", "client-go"} {
 		b.Run(impl, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				ctx, cancel := context.WithCancel(context.Background())
-				lw := &rfBenchLW{events: events, cancel: cancel}
+				lw := &benchLW{events: events, cancel: cancel}
 				if impl == "kinformer" {
-					r := NewReflectorWithOptions(lw, &v1.Pod{}, rfNopStore{}, ReflectorOptions{Name: "bench"})
+					r := NewReflectorWithOptions(lw, &v1.Pod{}, nopStore{}, ReflectorOptions{Name: "bench"})
 					_ = r.ListAndWatchWithContext(ctx)
 				} else {
-					r := clientcache.NewReflectorWithOptions(lw, &v1.Pod{}, rfNopStore{}, clientcache.ReflectorOptions{Name: "bench"})
+					r := clientcache.NewReflectorWithOptions(lw, &v1.Pod{}, nopStore{}, clientcache.ReflectorOptions{Name: "bench"})
 					_ = r.ListAndWatchWithContext(ctx)
 				}
 				cancel()

@@ -16,20 +16,22 @@ import (
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	clientcache "k8s.io/client-go/tools/cache"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
-// rfDiffScenario is a scripted server; script builds a fresh copy of it
+// reflectorDiffScenario is a scripted server; script builds a fresh copy of it
 // for each reflector.
-type rfDiffScenario struct {
+type reflectorDiffScenario struct {
 	name        string
 	watchList   bool
 	pageSize    int64
 	maxInternal time.Duration
-	script      func() *rfScriptLW
+	script      func() *fakeapi.API
 }
 
-// rfDiffResult is what one reflector did with a scenario.
-type rfDiffResult struct {
+// reflectorDiffResult is what one reflector did with a scenario.
+type reflectorDiffResult struct {
 	lists   []metav1.ListOptions
 	watches []metav1.ListOptions
 	ops     []string
@@ -37,13 +39,15 @@ type rfDiffResult struct {
 	lastRV  string
 }
 
-// rfDiffRun runs a reflector built by start on a fresh script until the
+// runReflectorDiff runs a reflector built by start on a fresh script until the
 // script is used up.
-func rfDiffRun(t *testing.T, sc rfDiffScenario, start func(s *rfScriptLW, rec *rfRecorder) (run func(ctx context.Context), lastRV func() string)) rfDiffResult {
+func runReflectorDiff(t *testing.T, sc reflectorDiffScenario, start func(s *fakeapi.API, rec *storeRecorder) (run func(ctx context.Context), lastRV func() string)) reflectorDiffResult {
 	t.Helper()
 	s := sc.script()
-	s.noWatchList = !sc.watchList
-	rec := rfNewRecorder()
+	if !sc.watchList {
+		s.WithoutWatchList()
+	}
+	rec := newStoreRecorder()
 	rec.sortReplace = true // client-go's streaming list replaces in map order
 	run, lastRV := start(s, rec)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -53,17 +57,17 @@ func rfDiffRun(t *testing.T, sc rfDiffScenario, start func(s *rfScriptLW, rec *r
 		run(ctx)
 	}()
 	select {
-	case <-s.exhausted:
-	case <-time.After(rfWait):
+	case <-s.Exhausted():
+	case <-time.After(conditionTimeout):
 		t.Errorf("script not consumed")
 	}
 	cancel()
 	<-done
-	res := rfDiffResult{watches: s.watchOptions(), ops: rec.opsSnapshot(), content: rec.content(), lastRV: lastRV()}
+	res := reflectorDiffResult{watches: watchOptionsWithoutTimeout(s), ops: rec.opsSnapshot(), content: rec.content(), lastRV: lastRV()}
 	// List calls after the script ran out differ in number (retries).
-	for _, o := range s.listOptions() {
+	for _, o := range s.ListOptions() {
 		res.lists = append(res.lists, o)
-		if len(res.lists) == len(sc.script().lists) {
+		if len(res.lists) == sc.script().PendingListAnswers() {
 			break
 		}
 	}
@@ -77,180 +81,180 @@ func TestReflectorMatchesClientGo(t *testing.T) {
 	expired := apierrors.NewResourceExpired("too old resource version: 1 (5)")
 	internal := &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Reason: metav1.StatusReasonInternalError}
 	bookmark := func(rv string) watch.Event {
-		return rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}})
+		return newEvent(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}})
 	}
-	scenarios := []rfDiffScenario{
+	scenarios := []reflectorDiffScenario{
 		{
 			name: "paged list, events, bookmark, resume",
-			script: func() *rfScriptLW {
-				return rfNewScript(true).
-					list(rfListStep{obj: rfPodList("10", "c1", rfPod("p1", "1"), rfPod("p2", "2"))}, rfListStep{obj: rfPodList("10", "", rfPod("p3", "3"))}).
-					watch(rfWatchStep{events: []watch.Event{
-						rfEv(watch.Added, rfPod("p4", "11")), rfEv(watch.Modified, rfPod("p1", "12")),
-						rfEv(watch.Deleted, rfPod("p2", "13")), bookmark("14"),
-					}}, rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p5", "15"))}})
+			script: func() *fakeapi.API {
+				return fakeapi.New().
+					ListAnswers(fakeapi.ListAnswer{Object: newPodList("10", "c1", newPod("p1", "1"), newPod("p2", "2"))}, fakeapi.ListAnswer{Object: newPodList("10", "", newPod("p3", "3"))}).
+					WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{
+						newEvent(watch.Added, newPod("p4", "11")), newEvent(watch.Modified, newPod("p1", "12")),
+						newEvent(watch.Deleted, newPod("p2", "13")), bookmark("14"),
+					}}, fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p5", "15"))}})
 			},
 		},
 		{
 			name:     "WatchListPageSize and an expired continue token",
 			pageSize: 2,
-			script: func() *rfScriptLW {
-				return rfNewScript(true).
-					list(rfListStep{obj: rfPodList("10", "c1", rfPod("a", "1"), rfPod("b", "2"))}, rfListStep{err: expired},
-						rfListStep{obj: rfPodList("11", "", rfPod("a", "1"), rfPod("b", "2"), rfPod("c", "11"))}).
-					watch(rfWatchStep{events: []watch.Event{rfEv(watch.Deleted, rfPod("a", "12"))}})
+			script: func() *fakeapi.API {
+				return fakeapi.New().
+					ListAnswers(fakeapi.ListAnswer{Object: newPodList("10", "c1", newPod("a", "1"), newPod("b", "2"))}, fakeapi.ListAnswer{Err: expired},
+						fakeapi.ListAnswer{Object: newPodList("11", "", newPod("a", "1"), newPod("b", "2"), newPod("c", "11"))}).
+					WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Deleted, newPod("a", "12"))}})
 			},
 		},
 		{
 			name: "410 relists at the last version, expired relist asks for the latest",
-			script: func() *rfScriptLW {
-				return rfNewScript(true).
-					list(rfListStep{obj: rfPodList("10", "", rfPod("p1", "1"))}).
-					watch(rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p2", "11")), rfEv(watch.Error, &expired.ErrStatus)}}).
-					list(rfListStep{err: expired}, rfListStep{obj: rfPodList("20", "", rfPod("p2", "19"))}).
-					watch(rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p3", "21"))}})
+			script: func() *fakeapi.API {
+				return fakeapi.New().
+					ListAnswers(fakeapi.ListAnswer{Object: newPodList("10", "", newPod("p1", "1"))}).
+					WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p2", "11")), newEvent(watch.Error, &expired.ErrStatus)}}).
+					ListAnswers(fakeapi.ListAnswer{Err: expired}, fakeapi.ListAnswer{Object: newPodList("20", "", newPod("p2", "19"))}).
+					WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p3", "21"))}})
 			},
 		},
 		{
 			name: "very short watch relists",
-			script: func() *rfScriptLW {
-				return rfNewScript(true).
-					list(rfListStep{obj: rfPodList("10", "", rfPod("p1", "1"))}, rfListStep{obj: rfPodList("12", "", rfPod("p1", "12"))}).
-					watch(rfWatchStep{}, rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p2", "13"))}})
+			script: func() *fakeapi.API {
+				return fakeapi.New().
+					ListAnswers(fakeapi.ListAnswer{Object: newPodList("10", "", newPod("p1", "1"))}, fakeapi.ListAnswer{Object: newPodList("12", "", newPod("p1", "12"))}).
+					WatchAnswers(fakeapi.WatchAnswer{}, fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p2", "13"))}})
 			},
 		},
 		{
 			name: "refused and 429 watches back off without relist",
-			script: func() *rfScriptLW {
-				return rfNewScript(true).
-					list(rfListStep{obj: rfPodList("10", "")}).
-					watch(rfWatchStep{err: syscall.ECONNREFUSED}, rfWatchStep{err: apierrors.NewTooManyRequests("busy", 0)},
-						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "11")),
-							rfEv(watch.Error, &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusTooManyRequests, Reason: metav1.StatusReasonTooManyRequests})}},
-						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p2", "12"))}})
+			script: func() *fakeapi.API {
+				return fakeapi.New().
+					ListAnswers(fakeapi.ListAnswer{Object: newPodList("10", "")}).
+					WatchAnswers(fakeapi.WatchAnswer{Err: syscall.ECONNREFUSED}, fakeapi.WatchAnswer{Err: apierrors.NewTooManyRequests("busy", 0)},
+						fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "11")),
+							newEvent(watch.Error, &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusTooManyRequests, Reason: metav1.StatusReasonTooManyRequests})}},
+						fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p2", "12"))}})
 			},
 		},
 		{
 			name: "events with objects of the wrong type are skipped, the watch goes on",
-			script: func() *rfScriptLW {
-				return rfNewScript(true).
-					list(rfListStep{obj: rfPodList("10", "", rfPod("p1", "1"))}).
-					watch(rfWatchStep{events: []watch.Event{
-						rfEv(watch.Added, rfPod("p2", "11")),
-						rfEv(watch.Added, &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc", ResourceVersion: "12"}}),
-						rfEv(watch.Modified, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm", ResourceVersion: "13"}}),
-						rfEv(watch.Modified, rfPod("p1", "14")),
-					}}, rfWatchStep{events: []watch.Event{rfEv(watch.Deleted, rfPod("p2", "15"))}})
+			script: func() *fakeapi.API {
+				return fakeapi.New().
+					ListAnswers(fakeapi.ListAnswer{Object: newPodList("10", "", newPod("p1", "1"))}).
+					WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{
+						newEvent(watch.Added, newPod("p2", "11")),
+						newEvent(watch.Added, &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc", ResourceVersion: "12"}}),
+						newEvent(watch.Modified, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm", ResourceVersion: "13"}}),
+						newEvent(watch.Modified, newPod("p1", "14")),
+					}}, fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Deleted, newPod("p2", "15"))}})
 			},
 		},
 		{
 			name: "synthetic ADDED events from resource version 0",
-			script: func() *rfScriptLW {
-				return rfNewScript(true).
-					list(rfListStep{obj: rfPodList("0", "")}).
-					watch(rfWatchStep{events: []watch.Event{
-						rfEv(watch.Added, rfPod("b", "7")), rfEv(watch.Added, rfPod("a", "5")),
-						rfEv(watch.Modified, rfPod("a", "8")), rfEv(watch.Added, rfPod("c", "9")),
+			script: func() *fakeapi.API {
+				return fakeapi.New().
+					ListAnswers(fakeapi.ListAnswer{Object: newPodList("0", "")}).
+					WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{
+						newEvent(watch.Added, newPod("b", "7")), newEvent(watch.Added, newPod("a", "5")),
+						newEvent(watch.Modified, newPod("a", "8")), newEvent(watch.Added, newPod("c", "9")),
 					}})
 			},
 		},
 		{
 			name:        "internal errors are retried within MaxInternalErrorRetryDuration",
 			maxInternal: time.Minute,
-			script: func() *rfScriptLW {
-				return rfNewScript(true).
-					list(rfListStep{obj: rfPodList("10", "")}).
-					watch(rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "11")), rfEv(watch.Error, internal)}},
-						rfWatchStep{events: []watch.Event{rfEv(watch.Error, internal)}},
-						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p2", "12"))}})
+			script: func() *fakeapi.API {
+				return fakeapi.New().
+					ListAnswers(fakeapi.ListAnswer{Object: newPodList("10", "")}).
+					WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "11")), newEvent(watch.Error, internal)}},
+						fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Error, internal)}},
+						fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p2", "12"))}})
 			},
 		},
 		{
 			name: "internal error relists without retries",
-			script: func() *rfScriptLW {
-				return rfNewScript(true).
-					list(rfListStep{obj: rfPodList("10", "")}, rfListStep{obj: rfPodList("11", "", rfPod("p1", "11"))}).
-					watch(rfWatchStep{events: []watch.Event{rfEv(watch.Error, internal)}})
+			script: func() *fakeapi.API {
+				return fakeapi.New().
+					ListAnswers(fakeapi.ListAnswer{Object: newPodList("10", "")}, fakeapi.ListAnswer{Object: newPodList("11", "", newPod("p1", "11"))}).
+					WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Error, internal)}})
 			},
 		},
 		{
 			name: "a stream reset reported as a decoding error ends the watch; relist",
-			script: func() *rfScriptLW {
-				return rfNewScript(true).
-					list(rfListStep{obj: rfPodList("10", "", rfPod("p1", "1"))}, rfListStep{obj: rfPodList("12", "", rfPod("p1", "1"), rfPod("p2", "11"))}).
-					watch(rfWatchStep{events: []watch.Event{
-						rfEv(watch.Added, rfPod("p2", "11")),
-						rlDecodingError("stream error: stream ID 3; INTERNAL_ERROR; received from peer"),
-					}}, rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p3", "13"))}})
+			script: func() *fakeapi.API {
+				return fakeapi.New().
+					ListAnswers(fakeapi.ListAnswer{Object: newPodList("10", "", newPod("p1", "1"))}, fakeapi.ListAnswer{Object: newPodList("12", "", newPod("p1", "1"), newPod("p2", "11"))}).
+					WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{
+						newEvent(watch.Added, newPod("p2", "11")),
+						decodingErrorEvent("stream error: stream ID 3; INTERNAL_ERROR; received from peer"),
+					}}, fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p3", "13"))}})
 			},
 		},
 		{
 			name: "an undecodable frame ends the watch; relist",
-			script: func() *rfScriptLW {
-				return rfNewScript(true).
-					list(rfListStep{obj: rfPodList("10", "", rfPod("p1", "1"))}, rfListStep{obj: rfPodList("12", "", rfPod("p1", "12"))}).
-					watch(rfWatchStep{events: []watch.Event{
-						rlDecodingError("invalid character '\\x00' looking for beginning of value"),
-					}}, rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p3", "13"))}})
+			script: func() *fakeapi.API {
+				return fakeapi.New().
+					ListAnswers(fakeapi.ListAnswer{Object: newPodList("10", "", newPod("p1", "1"))}, fakeapi.ListAnswer{Object: newPodList("12", "", newPod("p1", "12"))}).
+					WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{
+						decodingErrorEvent("invalid character '\\x00' looking for beginning of value"),
+					}}, fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p3", "13"))}})
 			},
 		},
 		{
 			name:      "streaming list with updates during the stream, then the same watch",
 			watchList: true,
-			script: func() *rfScriptLW {
-				return rfNewScript(false).
-					watch(rfWatchStep{events: []watch.Event{
-						rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Added, rfPod("p2", "2")),
-						rfEv(watch.Modified, rfPod("p1", "3")), rfEv(watch.Added, rfPod("p3", "4")),
-						rfEv(watch.Deleted, rfPod("p3", "5")), rfEndBookmark("5"),
-						rfEv(watch.Added, rfPod("p4", "6")), bookmark("7"),
+			script: func() *fakeapi.API {
+				return fakeapi.New().
+					WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{
+						newEvent(watch.Added, newPod("p1", "1")), newEvent(watch.Added, newPod("p2", "2")),
+						newEvent(watch.Modified, newPod("p1", "3")), newEvent(watch.Added, newPod("p3", "4")),
+						newEvent(watch.Deleted, newPod("p3", "5")), endOfInitialEvents("5"),
+						newEvent(watch.Added, newPod("p4", "6")), bookmark("7"),
 					}})
 			},
 		},
 		{
 			name:      "streaming list falls back to LIST",
 			watchList: true,
-			script: func() *rfScriptLW {
-				return rfNewScript(false).
-					watch(rfWatchStep{err: errors.New("no streaming")}, rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p2", "2"))}}).
-					list(rfListStep{obj: rfPodList("1", "", rfPod("p1", "1"))})
+			script: func() *fakeapi.API {
+				return fakeapi.New().
+					WatchAnswers(fakeapi.WatchAnswer{Err: errors.New("no streaming")}, fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p2", "2"))}}).
+					ListAnswers(fakeapi.ListAnswer{Object: newPodList("1", "", newPod("p1", "1"))})
 			},
 		},
 		{
 			name:      "a streaming list closed before its end bookmark is opened again at once",
 			watchList: true,
-			script: func() *rfScriptLW {
-				return rfNewScript(false).
-					watch(
-						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1"))}},
-						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Added, rfPod("p2", "2"))}},
-						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Added, rfPod("p2", "2")), rfEndBookmark("3"), rfEv(watch.Added, rfPod("p3", "4"))}},
+			script: func() *fakeapi.API {
+				return fakeapi.New().
+					WatchAnswers(
+						fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "1"))}},
+						fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "1")), newEvent(watch.Added, newPod("p2", "2"))}},
+						fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "1")), newEvent(watch.Added, newPod("p2", "2")), endOfInitialEvents("3"), newEvent(watch.Added, newPod("p3", "4"))}},
 					)
 			},
 		},
 		{
 			name:      "after a fallback to LIST the next cycle streams again",
 			watchList: true,
-			script: func() *rfScriptLW {
-				return rfNewScript(false).
-					watch(
-						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Error, internal)}},
-						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p2", "11")), rfEv(watch.Error, &expired.ErrStatus)}},
-						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "12")), rfEndBookmark("13"), rfEv(watch.Added, rfPod("p3", "14"))}},
+			script: func() *fakeapi.API {
+				return fakeapi.New().
+					WatchAnswers(
+						fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "1")), newEvent(watch.Error, internal)}},
+						fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p2", "11")), newEvent(watch.Error, &expired.ErrStatus)}},
+						fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "12")), endOfInitialEvents("13"), newEvent(watch.Added, newPod("p3", "14"))}},
 					).
-					list(rfListStep{obj: rfPodList("10", "", rfPod("p1", "10"))})
+					ListAnswers(fakeapi.ListAnswer{Object: newPodList("10", "", newPod("p1", "10"))})
 			},
 		},
 		{
 			name:      "streaming list backs off on 429 and streams the latest after 410",
 			watchList: true,
-			script: func() *rfScriptLW {
-				return rfNewScript(false).
-					watch(
-						rfWatchStep{err: apierrors.NewTooManyRequests("busy", 0)},
-						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEndBookmark("5"), rfEv(watch.Error, &expired.ErrStatus)}},
-						rfWatchStep{err: expired},
-						rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "8")), rfEndBookmark("9"), rfEv(watch.Added, rfPod("p2", "10"))}},
+			script: func() *fakeapi.API {
+				return fakeapi.New().
+					WatchAnswers(
+						fakeapi.WatchAnswer{Err: apierrors.NewTooManyRequests("busy", 0)},
+						fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "1")), endOfInitialEvents("5"), newEvent(watch.Error, &expired.ErrStatus)}},
+						fakeapi.WatchAnswer{Err: expired},
+						fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "8")), endOfInitialEvents("9"), newEvent(watch.Added, newPod("p2", "10"))}},
 					)
 			},
 		},
@@ -259,14 +263,14 @@ func TestReflectorMatchesClientGo(t *testing.T) {
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, sc.watchList)
-			ours := rfDiffRun(t, sc, func(s *rfScriptLW, rec *rfRecorder) (func(context.Context), func() string) {
-				r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
+			ours := runReflectorDiff(t, sc, func(s *fakeapi.API, rec *storeRecorder) (func(context.Context), func() string) {
+				r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Backoff: tinyBackoff()})
 				r.WatchListPageSize = sc.pageSize
 				r.MaxInternalErrorRetryDuration = sc.maxInternal
 				return r.RunWithContext, r.LastSyncResourceVersion
 			})
-			theirs := rfDiffRun(t, sc, func(s *rfScriptLW, rec *rfRecorder) (func(context.Context), func() string) {
-				r := clientcache.NewReflectorWithOptions(s, &v1.Pod{}, rec, clientcache.ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
+			theirs := runReflectorDiff(t, sc, func(s *fakeapi.API, rec *storeRecorder) (func(context.Context), func() string) {
+				r := clientcache.NewReflectorWithOptions(s, &v1.Pod{}, rec, clientcache.ReflectorOptions{Name: "rf", Backoff: tinyBackoff()})
 				r.WatchListPageSize = sc.pageSize
 				r.MaxInternalErrorRetryDuration = sc.maxInternal
 				return r.RunWithContext, r.LastSyncResourceVersion

@@ -3,7 +3,7 @@ package cache
 import (
 	"context"
 	"fmt"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +16,8 @@ import (
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // The tests of this file cover the watch liveness deadline
@@ -23,14 +25,14 @@ import (
 // bookmark, never on a streaming list, and without effect on the timeouts
 // watch requests ask for.
 
-// lvPeriodicBookmark is a bookmark a server sends on an open watch from time
+// periodicBookmark is a bookmark a server sends on an open watch from time
 // to time: not the one that ends a streaming list's initial events.
-func lvPeriodicBookmark(rv string) watch.Event {
+func periodicBookmark(rv string) watch.Event {
 	return watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}}}
 }
 
-// lvModes are the two ways a Reflector gets its initial state.
-var lvModes = []struct {
+// livenessModes are the two ways a Reflector gets its initial state.
+var livenessModes = []struct {
 	name      string
 	streaming bool
 }{
@@ -38,72 +40,72 @@ var lvModes = []struct {
 	{"streaming list", true},
 }
 
-// lvRun is a Reflector on a fake clock over a wlLW whose LIST answers pod p1
+// livenessRun is a Reflector on a fake clock over a watchListLW whose LIST answers pod p1
 // at resourceVersion 10.
-type lvRun struct {
+type livenessRun struct {
 	r    *Reflector
-	lw   *wlLW
+	lw   *watchListLW
 	clk  *clocktesting.FakeClock
-	rec  *rfRecorder
-	errs *rfErrors
+	rec  *storeRecorder
+	errs *watchErrors
 }
 
-// lvStart starts a Reflector with the given liveness deadline (0: off) that
+// startLivenessRun starts a Reflector with the given liveness deadline (0: off) that
 // gets its initial state by a streaming list or a LIST, and brings it to
 // resourceVersion 10 with pod p1. Either way the watch it then continues
 // with is lw.watcher(0): the stream, or the watch after the LIST.
-func lvStart(t *testing.T, streaming bool, deadline time.Duration) *lvRun {
+func startLivenessRun(t *testing.T, streaming bool, deadline time.Duration) *livenessRun {
 	t.Helper()
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, streaming)
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
-	lv := &lvRun{
-		lw:   &wlLW{clk: clk, list: rfPodList("10", "", rfPod("p1", "10"))},
+	lv := &livenessRun{
+		lw:   &watchListLW{clk: clk, list: newPodList("10", "", newPod("p1", "10"))},
 		clk:  clk,
-		rec:  rfNewRecorder(),
-		errs: &rfErrors{},
+		rec:  newStoreRecorder(),
+		errs: &watchErrors{},
 	}
-	logger, _ := wlBufferedLogger(t)
+	logger, _ := bufferedLogger(t)
 	lv.r = NewReflectorWithOptions(lv.lw, &v1.Pod{}, lv.rec, ReflectorOptions{Name: "rf", Clock: clk, Logger: &logger, WatchIdleTimeout: deadline})
 	require.Equal(t, streaming, lv.r.useWatchList)
 	lv.r.watchErrorHandler = lv.errs.handler
-	rfStartRun(t, lv.r)
-	rfRequireEventually(t, func() bool { return lv.lw.watcher(0) != nil }, "no watch request")
+	startRun(t, lv.r)
+	requireEventually(t, func() bool { return lv.lw.watcher(0) != nil }, "no watch request")
 	if streaming {
 		w := lv.lw.watcher(0)
-		w.push(t, rfEv(watch.Added, rfPod("p1", "10")))
-		w.push(t, rfEndBookmark("10"))
+		w.push(t, newEvent(watch.Added, newPod("p1", "10")))
+		w.push(t, endOfInitialEvents("10"))
 	}
 	lv.waitRV(t, "10")
 	return lv
 }
 
-func (lv *lvRun) waitRV(t *testing.T, rv string) {
+func (lv *livenessRun) waitRV(t *testing.T, rv string) {
 	t.Helper()
-	rfRequireEventually(t, func() bool { return lv.r.LastSyncResourceVersion() == rv }, "resourceVersion %s not reached (at %q)", rv, lv.r.LastSyncResourceVersion())
+	requireEventually(t, func() bool { return lv.r.LastSyncResourceVersion() == rv }, "resourceVersion %s not reached (at %q)", rv, lv.r.LastSyncResourceVersion())
 }
 
 // lists is the number of LIST requests.
-func (lv *lvRun) lists() int {
+func (lv *livenessRun) lists() int {
 	lists, _ := lv.lw.lists()
 	return len(lists)
 }
 
-// lvFirstWatch is what the first watch request of a mode asks for.
-func lvFirstWatch(streaming bool) metav1.ListOptions {
+// firstLivenessWatch is what the first watch request of a mode asks for.
+func firstLivenessWatch(streaming bool) metav1.ListOptions {
 	if streaming {
-		return rfStreamOpts("")
+		return streamOptionsFrom("")
 	}
-	return rfWatchOpts("10")
+	return watchOptionsFrom("10")
 }
 
 // TestWatchRequestsAskClientGoWatchTimeouts: whatever the liveness deadline,
 // every watch request, a streaming list's included, asks the server for a
 // timeout in [5 min, 10 min), as client-go's Reflector does.
 func TestWatchRequestsAskClientGoWatchTimeouts(t *testing.T) {
-	for _, mode := range lvModes {
+	for _, mode := range livenessModes {
 		for _, deadline := range []time.Duration{0, 5 * time.Second, DefaultWatchIdleTimeout} {
 			t.Run(fmt.Sprintf("%s, deadline %v", mode.name, deadline), func(t *testing.T) {
-				lv := lvStart(t, mode.streaming, deadline)
+				lv := startLivenessRun(t, mode.streaming, deadline)
 				for i := 0; i < 200; i++ {
 					got := *lv.r.watchTimeoutSeconds()
 					require.GreaterOrEqual(t, got, int64(300))
@@ -111,11 +113,11 @@ func TestWatchRequestsAskClientGoWatchTimeouts(t *testing.T) {
 				}
 				// The server closes the watch; it is reopened.
 				w := lv.lw.watcher(0)
-				w.push(t, rfEv(watch.Modified, rfPod("p1", "11")))
+				w.push(t, newEvent(watch.Modified, newPod("p1", "11")))
 				w.close()
-				rfRequireEventually(t, func() bool { return lv.lw.watcher(1) != nil }, "the closed watch was not reopened")
+				requireEventually(t, func() bool { return lv.lw.watcher(1) != nil }, "the closed watch was not reopened")
 
-				assert.Equal(t, []metav1.ListOptions{lvFirstWatch(mode.streaming), rfWatchOpts("11")}, lv.lw.watches())
+				assert.Equal(t, []metav1.ListOptions{firstLivenessWatch(mode.streaming), watchOptionsFrom("11")}, lv.lw.watches())
 				lv.lw.mu.Lock()
 				timeouts := append([]int64(nil), lv.lw.timeouts...)
 				lv.lw.mu.Unlock()
@@ -134,17 +136,17 @@ func TestWatchRequestsAskClientGoWatchTimeouts(t *testing.T) {
 // lasts (a quiet resource, a server that sends no bookmarks): no deadline
 // runs, and after a day of silence the same watch still delivers.
 func TestWatchWithoutPeriodicBookmarkIsNeverCutForSilence(t *testing.T) {
-	for _, mode := range lvModes {
+	for _, mode := range livenessModes {
 		t.Run(mode.name, func(t *testing.T) {
-			lv := lvStart(t, mode.streaming, 30*time.Second)
+			lv := startLivenessRun(t, mode.streaming, 30*time.Second)
 			w := lv.lw.watcher(0)
-			w.push(t, rfEv(watch.Added, rfPod("p2", "11")))
-			w.push(t, rfEv(watch.Modified, rfPod("p2", "12"))) // taken: the event before it was handled
+			w.push(t, newEvent(watch.Added, newPod("p2", "11")))
+			w.push(t, newEvent(watch.Modified, newPod("p2", "12"))) // taken: the event before it was handled
 			lv.waitRV(t, "12")
 			assert.False(t, lv.clk.HasWaiters(), "no deadline runs before a periodic bookmark")
 
 			lv.clk.Step(24 * time.Hour)
-			w.push(t, rfEv(watch.Modified, rfPod("p2", "13")))
+			w.push(t, newEvent(watch.Modified, newPod("p2", "13")))
 			lv.waitRV(t, "13")
 			assert.False(t, w.isStopped())
 			assert.Len(t, lv.lw.watches(), 1, "the watch was not reopened")
@@ -158,16 +160,16 @@ func TestWatchWithoutPeriodicBookmarkIsNeverCutForSilence(t *testing.T) {
 // ends a streaming list's initial events is no sign that the server sends
 // periodic bookmarks; the watch it leaves open is not cut for silence.
 func TestInitialEventsEndBookmarkDoesNotArmWatchIdleTimeout(t *testing.T) {
-	lv := lvStart(t, true, 30*time.Second)
+	lv := startLivenessRun(t, true, 30*time.Second)
 	w := lv.lw.watcher(0)
-	w.push(t, rfEv(watch.Added, rfPod("p2", "11"))) // taken: the end bookmark was handled
+	w.push(t, newEvent(watch.Added, newPod("p2", "11"))) // taken: the end bookmark was handled
 	lv.waitRV(t, "11")
 	assert.False(t, lv.clk.HasWaiters(), "the end bookmark started no deadline")
 	lv.clk.Step(24 * time.Hour)
-	w.push(t, rfEv(watch.Modified, rfPod("p2", "12")))
+	w.push(t, newEvent(watch.Modified, newPod("p2", "12")))
 	lv.waitRV(t, "12")
 	assert.False(t, w.isStopped())
-	assert.Equal(t, []metav1.ListOptions{rfStreamOpts("")}, lv.lw.watches())
+	assert.Equal(t, []metav1.ListOptions{streamOptionsFrom("")}, lv.lw.watches())
 	assert.Empty(t, lv.errs.snapshot())
 }
 
@@ -178,21 +180,21 @@ func TestInitialEventsEndBookmarkDoesNotArmWatchIdleTimeout(t *testing.T) {
 // sooner.
 func TestWatchIdleAfterPeriodicBookmarkReopensFromLastRV(t *testing.T) {
 	const deadline = 30 * time.Second
-	for _, mode := range lvModes {
+	for _, mode := range livenessModes {
 		t.Run(mode.name, func(t *testing.T) {
-			lv := lvStart(t, mode.streaming, deadline)
+			lv := startLivenessRun(t, mode.streaming, deadline)
 			w := lv.lw.watcher(0)
-			w.push(t, rfEv(watch.Added, rfPod("p2", "11")))
-			w.push(t, lvPeriodicBookmark("12"))
-			rfRequireEventually(t, lv.clk.HasWaiters, "the periodic bookmark started no deadline")
+			w.push(t, newEvent(watch.Added, newPod("p2", "11")))
+			w.push(t, periodicBookmark("12"))
+			requireEventually(t, lv.clk.HasWaiters, "the periodic bookmark started no deadline")
 			lv.waitRV(t, "12")
 
 			lv.clk.Step(deadline - time.Second)
 			assert.True(t, lv.clk.HasWaiters(), "the deadline has not passed yet")
 			lv.clk.Step(time.Second)
-			rfRequireEventually(t, func() bool { return lv.lw.watcher(1) != nil }, "the silent watch was not reopened")
+			requireEventually(t, func() bool { return lv.lw.watcher(1) != nil }, "the silent watch was not reopened")
 			assert.True(t, w.isStopped(), "the silent watch is stopped")
-			assert.Equal(t, []metav1.ListOptions{lvFirstWatch(mode.streaming), rfWatchOpts("12")}, lv.lw.watches())
+			assert.Equal(t, []metav1.ListOptions{firstLivenessWatch(mode.streaming), watchOptionsFrom("12")}, lv.lw.watches())
 			assert.Equal(t, map[bool]int{false: 1, true: 0}[mode.streaming], lv.lists(), "no relist")
 
 			errs := lv.errs.snapshot()
@@ -203,9 +205,9 @@ func TestWatchIdleAfterPeriodicBookmarkReopensFromLastRV(t *testing.T) {
 
 			// The reopened watch carries on, and has no deadline until its
 			// own first periodic bookmark.
-			lv.lw.watcher(1).push(t, rfEv(watch.Modified, rfPod("p2", "13")))
+			lv.lw.watcher(1).push(t, newEvent(watch.Modified, newPod("p2", "13")))
 			lv.waitRV(t, "13")
-			lv.lw.watcher(1).push(t, rfEv(watch.Modified, rfPod("p2", "14")))
+			lv.lw.watcher(1).push(t, newEvent(watch.Modified, newPod("p2", "14")))
 			assert.False(t, lv.clk.HasWaiters())
 			lv.waitRV(t, "14")
 			assert.Equal(t, []string{"ns/p1@10", "ns/p2@14"}, lv.rec.content())
@@ -219,10 +221,10 @@ func TestWatchIdleAfterPeriodicBookmarkReopensFromLastRV(t *testing.T) {
 // cuts the watch.
 func TestEventsAfterPeriodicBookmarkPushWatchIdleDeadlineOut(t *testing.T) {
 	const deadline = 30 * time.Second
-	lv := lvStart(t, false, deadline)
+	lv := startLivenessRun(t, false, deadline)
 	w := lv.lw.watcher(0)
-	w.push(t, lvPeriodicBookmark("11"))
-	rfRequireEventually(t, lv.clk.HasWaiters, "the periodic bookmark started no deadline")
+	w.push(t, periodicBookmark("11"))
+	requireEventually(t, lv.clk.HasWaiters, "the periodic bookmark started no deadline")
 	lv.waitRV(t, "11")
 
 	// stepPast steps the clock over the timer the Reflector waits on, and
@@ -230,17 +232,17 @@ func TestEventsAfterPeriodicBookmarkPushWatchIdleDeadlineOut(t *testing.T) {
 	stepPast := func(d time.Duration) {
 		t.Helper()
 		lv.clk.Step(d)
-		rfRequireEventually(t, lv.clk.HasWaiters, "the watch was cut, or its deadline not set again")
+		requireEventually(t, lv.clk.HasWaiters, "the watch was cut, or its deadline not set again")
 	}
 
 	// Each push is followed by a wait for its resourceVersion, so that the
 	// Reflector has noted the time of the event before the clock moves.
 	lv.clk.Step(20 * time.Second)
-	w.push(t, rfEv(watch.Added, rfPod("p2", "12")))
+	w.push(t, newEvent(watch.Added, newPod("p2", "12")))
 	lv.waitRV(t, "12")
 	stepPast(20 * time.Second) // 40s after the bookmark, 20s after the event
 	lv.clk.Step(9 * time.Second)
-	w.push(t, lvPeriodicBookmark("13"))
+	w.push(t, periodicBookmark("13"))
 	lv.waitRV(t, "13")
 	stepPast(time.Second) // 30s after the event, 1s after the second bookmark
 	lv.clk.Step(deadline - 2*time.Second)
@@ -249,8 +251,8 @@ func TestEventsAfterPeriodicBookmarkPushWatchIdleDeadlineOut(t *testing.T) {
 	assert.Empty(t, lv.errs.snapshot())
 
 	lv.clk.Step(time.Second) // 30s after the second bookmark
-	rfRequireEventually(t, func() bool { return lv.lw.watcher(1) != nil }, "the silent watch was not reopened")
-	assert.Equal(t, []metav1.ListOptions{rfWatchOpts("10"), rfWatchOpts("13")}, lv.lw.watches())
+	requireEventually(t, func() bool { return lv.lw.watcher(1) != nil }, "the silent watch was not reopened")
+	assert.Equal(t, []metav1.ListOptions{watchOptionsFrom("10"), watchOptionsFrom("13")}, lv.lw.watches())
 	errs := lv.errs.snapshot()
 	require.Len(t, errs, 1)
 	assert.Equal(t, &WatchIdleTimeoutError{Name: "rf", Timeout: deadline, ResourceVersion: "13"}, errs[0])
@@ -265,32 +267,32 @@ func TestStreamingListLongerThanWatchIdleTimeoutIsNotCut(t *testing.T) {
 		t.Run(deadline.String(), func(t *testing.T) {
 			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
 			clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
-			lw := &wlLW{clk: clk, list: rfPodList("99", "")}
-			rec := rfNewRecorder()
-			logger, _ := wlBufferedLogger(t)
+			lw := &watchListLW{clk: clk, list: newPodList("99", "")}
+			rec := newStoreRecorder()
+			logger, _ := bufferedLogger(t)
 			r := NewReflectorWithOptions(lw, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Clock: clk, Logger: &logger, WatchIdleTimeout: deadline})
-			var errs rfErrors
+			var errs watchErrors
 			r.watchErrorHandler = errs.handler
-			rfStartRun(t, r)
-			rfRequireEventually(t, func() bool { return lw.watcher(0) != nil }, "no stream")
+			startRun(t, r)
+			requireEventually(t, func() bool { return lw.watcher(0) != nil }, "no stream")
 			stream := lw.watcher(0)
 
 			// 20 objects 9s apart: 3 minutes, longer than either deadline.
 			const n = 20
 			var want []string
 			for i := 1; i <= n; i++ {
-				stream.push(t, rfEv(watch.Added, rfPod(fmt.Sprintf("p%02d", i), fmt.Sprint(i))))
+				stream.push(t, newEvent(watch.Added, newPod(fmt.Sprintf("p%02d", i), fmt.Sprint(i))))
 				want = append(want, fmt.Sprintf("ns/p%02d@%d", i, i))
 				if i == n/2 {
-					stream.push(t, lvPeriodicBookmark(fmt.Sprint(i)))
+					stream.push(t, periodicBookmark(fmt.Sprint(i)))
 				}
 				clk.Step(9 * time.Second)
 			}
-			stream.push(t, rfEndBookmark(fmt.Sprint(n)))
-			rfRequireEventually(t, func() bool { return r.LastSyncResourceVersion() == fmt.Sprint(n) }, "the stream did not complete")
+			stream.push(t, endOfInitialEvents(fmt.Sprint(n)))
+			requireEventually(t, func() bool { return r.LastSyncResourceVersion() == fmt.Sprint(n) }, "the stream did not complete")
 
 			assert.False(t, stream.isStopped())
-			assert.Equal(t, []metav1.ListOptions{rfStreamOpts("")}, lw.watches(), "one watch request")
+			assert.Equal(t, []metav1.ListOptions{streamOptionsFrom("")}, lw.watches(), "one watch request")
 			lists, _ := lw.lists()
 			assert.Empty(t, lists, "no fallback to LIST")
 			assert.Equal(t, want, rec.content())
@@ -303,110 +305,73 @@ func TestStreamingListLongerThanWatchIdleTimeoutIsNotCut(t *testing.T) {
 // option (unlike a shared informer) has no deadline, even after periodic
 // bookmarks, as client-go's.
 func TestReflectorWatchIdleTimeoutOffByDefault(t *testing.T) {
-	lv := lvStart(t, false, 0)
+	lv := startLivenessRun(t, false, 0)
 	w := lv.lw.watcher(0)
-	w.push(t, lvPeriodicBookmark("11"))
-	w.push(t, rfEv(watch.Added, rfPod("p2", "12"))) // taken: the bookmark was handled
+	w.push(t, periodicBookmark("11"))
+	w.push(t, newEvent(watch.Added, newPod("p2", "12"))) // taken: the bookmark was handled
 	lv.waitRV(t, "12")
 	assert.False(t, lv.clk.HasWaiters(), "no deadline")
 	lv.clk.Step(24 * time.Hour)
-	w.push(t, rfEv(watch.Modified, rfPod("p2", "13")))
+	w.push(t, newEvent(watch.Modified, newPod("p2", "13")))
 	lv.waitRV(t, "13")
 	assert.False(t, w.isStopped())
 	assert.Len(t, lv.lw.watches(), 1)
 	assert.Empty(t, lv.errs.snapshot())
 }
 
-// silenceWatches detaches srv's open watches without closing them: they stay
-// open and silent, as a watch behind a black-holed connection does, while
-// later changes still go to the history new watches replay.
-func silenceWatches(srv *infServer) []*infWatcher {
-	srv.mu.Lock()
-	defer srv.mu.Unlock()
-	silent := srv.watchers
-	srv.watchers = nil
-	return silent
-}
-
-// rvRecordingLW serves srv and records the resourceVersion of every watch
-// request.
-type rvRecordingLW struct {
-	srv *infServer
-	mu  sync.Mutex
-	rvs []string
-}
-
-func (l *rvRecordingLW) lw() ListerWatcher {
-	return infPlainLW{&ListWatch{
-		ListFunc: l.srv.list,
-		WatchFunc: func(options metav1.ListOptions) (watch.Interface, error) {
-			l.mu.Lock()
-			l.rvs = append(l.rvs, options.ResourceVersion)
-			l.mu.Unlock()
-			return l.srv.watch(options)
-		},
-	}}
-}
-
-func (l *rvRecordingLW) watchRVs() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.rvs...)
-}
-
-func waitWatchOpen(t *testing.T, srv *infServer) {
-	t.Helper()
-	select {
-	case <-srv.watchOpen:
-	case <-time.After(infTimeout):
-		t.Fatal("no watch was opened")
+// watchRVs returns the resourceVersion of every watch request srv was
+// asked, in order, failed ones included.
+func watchRVs(srv *fakeapi.Server) []string {
+	var out []string
+	for _, r := range srv.Requests() {
+		if rv, ok := strings.CutPrefix(r, "watch from "); ok {
+			out = append(out, strings.TrimSuffix(rv, " failed"))
+		}
 	}
+	return out
 }
 
 // TestWatchIdleTimeoutLosesNoChange: changes made while a watch is black-holed
 // after its periodic bookmark reach the store through the watch reopened
 // from the last resourceVersion, without a relist.
 func TestWatchIdleTimeoutLosesNoChange(t *testing.T) {
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
-	srv.create("a") // 1
-	srv.create("b") // 2
-	rec := &rvRecordingLW{srv: srv}
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
+	srv.Create("a") // 1
+	srv.Create("b") // 2
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
 	store := NewStore(MetaNamespaceKeyFunc)
-	var errs rfErrors
-	r := NewReflectorWithOptions(rec.lw(), &v1.Pod{}, store, ReflectorOptions{Clock: clk, WatchIdleTimeout: 10 * time.Second})
+	var errs watchErrors
+	r := NewReflectorWithOptions(srv, &v1.Pod{}, store, ReflectorOptions{Clock: clk, WatchIdleTimeout: 10 * time.Second})
 	r.watchErrorHandler = errs.handler
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); r.RunWithContext(ctx) }()
 	defer func() { cancel(); <-done }()
 
-	waitWatchOpen(t, srv)
-	srv.update("a") // 3
-	srv.mu.Lock()
-	srv.rv++ // 4: another resource was written
-	srv.mu.Unlock()
-	sendBookmark(srv)
+	waitForNextWatch(t, srv)
+	srv.Update("a")       // 3
+	srv.AdvanceVersion(1) // 4: another resource was written
+	srv.SendBookmark()
 	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "4" }, infTimeout, time.Millisecond)
 	require.Eventually(t, clk.HasWaiters, infTimeout, time.Millisecond, "the periodic bookmark started no deadline")
 
 	// The connection goes silent; changes happen meanwhile.
-	silent := silenceWatches(srv)
-	srv.update("b") // 5
-	srv.remove("a") // 6
+	silent := srv.BlackHoleWatches()
+	srv.Update("b") // 5
+	srv.Delete("a") // 6
 	clk.Step(10 * time.Second)
-	waitWatchOpen(t, srv)
-	for _, w := range silent {
+	waitForNextWatch(t, srv)
+	for _, stopped := range silent {
 		select {
-		case <-w.done:
+		case <-stopped:
 		case <-time.After(infTimeout):
 			t.Fatal("the silent watch was not stopped")
 		}
 	}
-	assert.Equal(t, []string{"2", "4"}, rec.watchRVs(), "reopened from the last resourceVersion")
+	assert.Equal(t, []string{"2", "4"}, watchRVs(srv), "reopened from the last resourceVersion")
 	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "6" }, infTimeout, time.Millisecond)
-	lists, _ := srv.counts()
+	lists, _ := requestCounts(srv)
 	assert.Equal(t, 1, lists, "no relist")
 	assert.Equal(t, []string{"ns/b@5"}, infStoreContents(store), "the changes made while silent were not lost")
 	got := errs.snapshot()
@@ -430,7 +395,7 @@ func TestSharedInformerWatchIdleTimeoutOption(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			lw := infPlainLW{&ListWatch{
+			lw := noWatchListLW{&ListWatch{
 				ListFunc:  func(metav1.ListOptions) (runtime.Object, error) { return &v1.PodList{}, nil },
 				WatchFunc: func(metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
 			}}

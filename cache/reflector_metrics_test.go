@@ -15,107 +15,111 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kinformer/kinformer/cache/internal/reflector"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
-// rfMetric records what a metric was given.
-type rfMetric struct {
+// reflectorMetric records what a metric was given.
+type reflectorMetric struct {
 	mu     sync.Mutex
 	incs   int
 	values []float64
 }
 
-func (m *rfMetric) Inc() {
+func (m *reflectorMetric) Inc() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.incs++
 }
 
-func (m *rfMetric) Observe(v float64) {
+func (m *reflectorMetric) Observe(v float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.values = append(m.values, v)
 }
 
-func (m *rfMetric) Set(v float64) { m.Observe(v) }
+func (m *reflectorMetric) Set(v float64) { m.Observe(v) }
 
-func (m *rfMetric) snapshot() (int, []float64) {
+func (m *reflectorMetric) snapshot() (int, []float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.incs, append([]float64(nil), m.values...)
 }
 
-// rfMetricsProvider hands out rfMetrics per reflector name and metric.
-type rfMetricsProvider struct {
+// recordingMetricsProvider hands out reflectorMetrics per reflector name and metric.
+type recordingMetricsProvider struct {
 	mu      sync.Mutex
-	metrics map[string]*rfMetric
+	metrics map[string]*reflectorMetric
 }
 
-func (p *rfMetricsProvider) get(name, metric string) *rfMetric {
+func (p *recordingMetricsProvider) get(name, metric string) *reflectorMetric {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	key := name + "/" + metric
 	if p.metrics[key] == nil {
-		p.metrics[key] = &rfMetric{}
+		p.metrics[key] = &reflectorMetric{}
 	}
 	return p.metrics[key]
 }
 
-func (p *rfMetricsProvider) NewListsMetric(name string) CounterMetric { return p.get(name, "lists") }
-func (p *rfMetricsProvider) NewListDurationMetric(name string) SummaryMetric {
+func (p *recordingMetricsProvider) NewListsMetric(name string) CounterMetric {
+	return p.get(name, "lists")
+}
+func (p *recordingMetricsProvider) NewListDurationMetric(name string) SummaryMetric {
 	return p.get(name, "listDuration")
 }
-func (p *rfMetricsProvider) NewItemsInListMetric(name string) SummaryMetric {
+func (p *recordingMetricsProvider) NewItemsInListMetric(name string) SummaryMetric {
 	return p.get(name, "itemsInList")
 }
-func (p *rfMetricsProvider) NewWatchesMetric(name string) CounterMetric {
+func (p *recordingMetricsProvider) NewWatchesMetric(name string) CounterMetric {
 	return p.get(name, "watches")
 }
-func (p *rfMetricsProvider) NewShortWatchesMetric(name string) CounterMetric {
+func (p *recordingMetricsProvider) NewShortWatchesMetric(name string) CounterMetric {
 	return p.get(name, "shortWatches")
 }
-func (p *rfMetricsProvider) NewWatchDurationMetric(name string) SummaryMetric {
+func (p *recordingMetricsProvider) NewWatchDurationMetric(name string) SummaryMetric {
 	return p.get(name, "watchDuration")
 }
-func (p *rfMetricsProvider) NewItemsInWatchMetric(name string) SummaryMetric {
+func (p *recordingMetricsProvider) NewItemsInWatchMetric(name string) SummaryMetric {
 	return p.get(name, "itemsInWatch")
 }
-func (p *rfMetricsProvider) NewLastResourceVersionMetric(name string) GaugeMetric {
+func (p *recordingMetricsProvider) NewLastResourceVersionMetric(name string) GaugeMetric {
 	return p.get(name, "lastRV")
 }
 
-// rfInstalledMetrics is the provider installed by the first call of
-// rfInstallMetrics; SetReflectorMetricsProvider only honours one call per
+// installedReflectorMetrics is the provider installed by the first call of
+// installReflectorMetrics; SetReflectorMetricsProvider only honours one call per
 // process.
 var (
-	rfMetricsRuns      atomic.Int32
-	rfInstallOnce      sync.Once
-	rfInstalledMetrics = &rfMetricsProvider{metrics: map[string]*rfMetric{}}
+	reflectorMetricsRuns        atomic.Int32
+	installReflectorMetricsOnce sync.Once
+	installedReflectorMetrics   = &recordingMetricsProvider{metrics: map[string]*reflectorMetric{}}
 )
 
-func rfInstallMetrics(t *testing.T) *rfMetricsProvider {
-	rfInstallOnce.Do(func() { SetReflectorMetricsProvider(rfInstalledMetrics) })
-	if currentReflectorMetricsProvider() != MetricsProvider(rfInstalledMetrics) {
+func installReflectorMetrics(t *testing.T) *recordingMetricsProvider {
+	installReflectorMetricsOnce.Do(func() { SetReflectorMetricsProvider(installedReflectorMetrics) })
+	if currentReflectorMetricsProvider() != MetricsProvider(installedReflectorMetrics) {
 		t.Skip("another reflector metrics provider was installed first")
 	}
-	return rfInstalledMetrics
+	return installedReflectorMetrics
 }
 
 func TestSetReflectorMetricsProviderFirstCallWins(t *testing.T) {
-	p := rfInstallMetrics(t)
-	SetReflectorMetricsProvider(&rfMetricsProvider{metrics: map[string]*rfMetric{}})
+	p := installReflectorMetrics(t)
+	SetReflectorMetricsProvider(&recordingMetricsProvider{metrics: map[string]*reflectorMetric{}})
 	assert.Same(t, p, currentReflectorMetricsProvider())
 }
 
 func TestReflectorRecordsMetrics(t *testing.T) {
-	p := rfInstallMetrics(t)
-	name := fmt.Sprintf("rf-metrics-%d", rfMetricsRuns.Add(1)) // unique under -count
+	p := installReflectorMetrics(t)
+	name := fmt.Sprintf("rf-metrics-%d", reflectorMetricsRuns.Add(1)) // unique under -count
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	s := rfNewScript(true).
-		list(rfListStep{err: errors.New("down")}, rfListStep{obj: rfPodList("10", "", rfPod("a", "1"), rfPod("b", "2"))}).
-		watch(rfWatchStep{}, rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("c", "11")), rfEv(watch.Modified, rfPod("c", "12"))}}).
-		list(rfListStep{obj: rfPodList("10", "", rfPod("a", "1"))})
-	s.onList = func(_ metav1.ListOptions) { clk.Step(2 * time.Second) }
-	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: name, Clock: clk, Backoff: rfTinyBackoff()})
+	s := fakeapi.New().WithoutWatchList().
+		ListAnswers(fakeapi.ListAnswer{Err: errors.New("down")}, fakeapi.ListAnswer{Object: newPodList("10", "", newPod("a", "1"), newPod("b", "2"))}).
+		WatchAnswers(fakeapi.WatchAnswer{}, fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("c", "11")), newEvent(watch.Modified, newPod("c", "12"))}}).
+		ListAnswers(fakeapi.ListAnswer{Object: newPodList("10", "", newPod("a", "1"))})
+	s.OnList(func(_ metav1.ListOptions) { clk.Step(2 * time.Second) })
+	r := NewReflectorWithOptions(s, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: name, Clock: clk, Backoff: tinyBackoff()})
 	// Move the fake clock past Run's backoff waits (the only timers here).
 	stepperDone := make(chan struct{})
 	stepperStopped := make(chan struct{})
@@ -132,7 +136,7 @@ func TestReflectorRecordsMetrics(t *testing.T) {
 			}
 		}
 	}()
-	rfRunUntilExhausted(t, r, s)
+	runUntilExhausted(t, r, s)
 	close(stepperDone)
 	<-stepperStopped
 
@@ -180,7 +184,7 @@ func TestReflectorMetricsNilProvider(t *testing.T) {
 	}
 	for _, leftOut := range []string{"", "lists", "listDuration", "itemsInList", "watches", "shortWatches", "watchDuration", "itemsInWatch", "lastRV"} {
 		t.Run("without "+leftOut, func(t *testing.T) {
-			p := &rfPartialMetricsProvider{rfMetricsProvider: rfMetricsProvider{metrics: map[string]*rfMetric{}}, leftOut: leftOut}
+			p := &partialReflectorMetricsProvider{recordingMetricsProvider: recordingMetricsProvider{metrics: map[string]*reflectorMetric{}}, leftOut: leftOut}
 			m := newReflectorMetrics(p, "r")
 			assert.NotPanics(t, func() { record(m) })
 			for metric, w := range want {
@@ -195,7 +199,7 @@ func TestReflectorMetricsNilProvider(t *testing.T) {
 		})
 	}
 
-	for name, p := range map[string]MetricsProvider{"nil provider": nil, "every metric left out": rfNilMetricsProvider{}} {
+	for name, p := range map[string]MetricsProvider{"nil provider": nil, "every metric left out": nilReflectorMetricsProvider{}} {
 		m := newReflectorMetrics(p, "r")
 		assert.Equal(t, &reflector.Metrics{}, m, name)
 		assert.NotPanics(t, func() { record(m) }, name)
@@ -204,62 +208,62 @@ func TestReflectorMetricsNilProvider(t *testing.T) {
 	assert.NotPanics(t, func() { record(nilMetrics) }, "nil *reflector.Metrics")
 }
 
-// rfPartialMetricsProvider hands out rfMetrics as rfMetricsProvider does,
+// partialReflectorMetricsProvider hands out reflectorMetrics as recordingMetricsProvider does,
 // except nil for the metric leftOut.
-type rfPartialMetricsProvider struct {
-	rfMetricsProvider
+type partialReflectorMetricsProvider struct {
+	recordingMetricsProvider
 	leftOut string
 }
 
-func (p *rfPartialMetricsProvider) counter(name, metric string) CounterMetric {
+func (p *partialReflectorMetricsProvider) counter(name, metric string) CounterMetric {
 	if metric == p.leftOut {
 		return nil
 	}
 	return p.get(name, metric)
 }
 
-func (p *rfPartialMetricsProvider) summary(name, metric string) SummaryMetric {
+func (p *partialReflectorMetricsProvider) summary(name, metric string) SummaryMetric {
 	if metric == p.leftOut {
 		return nil
 	}
 	return p.get(name, metric)
 }
 
-func (p *rfPartialMetricsProvider) NewListsMetric(name string) CounterMetric {
+func (p *partialReflectorMetricsProvider) NewListsMetric(name string) CounterMetric {
 	return p.counter(name, "lists")
 }
-func (p *rfPartialMetricsProvider) NewListDurationMetric(name string) SummaryMetric {
+func (p *partialReflectorMetricsProvider) NewListDurationMetric(name string) SummaryMetric {
 	return p.summary(name, "listDuration")
 }
-func (p *rfPartialMetricsProvider) NewItemsInListMetric(name string) SummaryMetric {
+func (p *partialReflectorMetricsProvider) NewItemsInListMetric(name string) SummaryMetric {
 	return p.summary(name, "itemsInList")
 }
-func (p *rfPartialMetricsProvider) NewWatchesMetric(name string) CounterMetric {
+func (p *partialReflectorMetricsProvider) NewWatchesMetric(name string) CounterMetric {
 	return p.counter(name, "watches")
 }
-func (p *rfPartialMetricsProvider) NewShortWatchesMetric(name string) CounterMetric {
+func (p *partialReflectorMetricsProvider) NewShortWatchesMetric(name string) CounterMetric {
 	return p.counter(name, "shortWatches")
 }
-func (p *rfPartialMetricsProvider) NewWatchDurationMetric(name string) SummaryMetric {
+func (p *partialReflectorMetricsProvider) NewWatchDurationMetric(name string) SummaryMetric {
 	return p.summary(name, "watchDuration")
 }
-func (p *rfPartialMetricsProvider) NewItemsInWatchMetric(name string) SummaryMetric {
+func (p *partialReflectorMetricsProvider) NewItemsInWatchMetric(name string) SummaryMetric {
 	return p.summary(name, "itemsInWatch")
 }
-func (p *rfPartialMetricsProvider) NewLastResourceVersionMetric(name string) GaugeMetric {
+func (p *partialReflectorMetricsProvider) NewLastResourceVersionMetric(name string) GaugeMetric {
 	if p.leftOut == "lastRV" {
 		return nil
 	}
 	return p.get(name, "lastRV")
 }
 
-type rfNilMetricsProvider struct{}
+type nilReflectorMetricsProvider struct{}
 
-func (rfNilMetricsProvider) NewListsMetric(string) CounterMetric             { return nil }
-func (rfNilMetricsProvider) NewListDurationMetric(string) SummaryMetric      { return nil }
-func (rfNilMetricsProvider) NewItemsInListMetric(string) SummaryMetric       { return nil }
-func (rfNilMetricsProvider) NewWatchesMetric(string) CounterMetric           { return nil }
-func (rfNilMetricsProvider) NewShortWatchesMetric(string) CounterMetric      { return nil }
-func (rfNilMetricsProvider) NewWatchDurationMetric(string) SummaryMetric     { return nil }
-func (rfNilMetricsProvider) NewItemsInWatchMetric(string) SummaryMetric      { return nil }
-func (rfNilMetricsProvider) NewLastResourceVersionMetric(string) GaugeMetric { return nil }
+func (nilReflectorMetricsProvider) NewListsMetric(string) CounterMetric             { return nil }
+func (nilReflectorMetricsProvider) NewListDurationMetric(string) SummaryMetric      { return nil }
+func (nilReflectorMetricsProvider) NewItemsInListMetric(string) SummaryMetric       { return nil }
+func (nilReflectorMetricsProvider) NewWatchesMetric(string) CounterMetric           { return nil }
+func (nilReflectorMetricsProvider) NewShortWatchesMetric(string) CounterMetric      { return nil }
+func (nilReflectorMetricsProvider) NewWatchDurationMetric(string) SummaryMetric     { return nil }
+func (nilReflectorMetricsProvider) NewItemsInWatchMetric(string) SummaryMetric      { return nil }
+func (nilReflectorMetricsProvider) NewLastResourceVersionMetric(string) GaugeMetric { return nil }

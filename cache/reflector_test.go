@@ -27,13 +27,15 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
-func rfStatus(code int32, reason metav1.StatusReason) *metav1.Status {
+func statusError(code int32, reason metav1.StatusReason) *metav1.Status {
 	return &metav1.Status{Status: metav1.StatusFailure, Code: code, Reason: reason, Message: string(reason)}
 }
 
-func rfTooLargeErr() error {
+func tooLargeErr() error {
 	err := apierrors.NewTimeoutError("too large resource version", 1)
 	err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge}}
 	return err
@@ -45,8 +47,8 @@ func TestReflectorScenarios(t *testing.T) {
 	expired := apierrors.NewResourceExpired("too old resource version: 1 (5)")
 	cases := []struct {
 		name        string
-		lists       []rfListStep
-		watches     []rfWatchStep
+		lists       []fakeapi.ListAnswer
+		watches     []fakeapi.WatchAnswer
 		maxInternal time.Duration
 		wantLists   []metav1.ListOptions
 		wantWatch   []metav1.ListOptions
@@ -55,15 +57,15 @@ func TestReflectorScenarios(t *testing.T) {
 	}{
 		{
 			name: "paged list, events, bookmark, closed watch resumes without relist",
-			lists: []rfListStep{
-				{obj: rfPodList("10", "c1", rfPod("p1", "1"), rfPod("p2", "2"))},
-				{obj: rfPodList("10", "", rfPod("p3", "3"))},
+			lists: []fakeapi.ListAnswer{
+				{Object: newPodList("10", "c1", newPod("p1", "1"), newPod("p2", "2"))},
+				{Object: newPodList("10", "", newPod("p3", "3"))},
 			},
-			watches: []rfWatchStep{{events: []watch.Event{
-				rfEv(watch.Added, rfPod("p4", "11")),
-				rfEv(watch.Modified, rfPod("p1", "12")),
-				rfEv(watch.Deleted, rfPod("p2", "13")),
-				rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "14"}}),
+			watches: []fakeapi.WatchAnswer{{Events: []watch.Event{
+				newEvent(watch.Added, newPod("p4", "11")),
+				newEvent(watch.Modified, newPod("p1", "12")),
+				newEvent(watch.Deleted, newPod("p2", "13")),
+				newEvent(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "14"}}),
 			}}},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {Continue: "c1", Limit: 500}},
 			wantWatch: []metav1.ListOptions{
@@ -80,17 +82,17 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name:      "server ignores the limit",
-			lists:     []rfListStep{{obj: rfPodList("5", "", rfPod("a", "1"), rfPod("b", "2"), rfPod("c", "3"))}},
+			lists:     []fakeapi.ListAnswer{{Object: newPodList("5", "", newPod("a", "1"), newPod("b", "2"), newPod("c", "3"))}},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}},
 			wantWatch: []metav1.ListOptions{{ResourceVersion: "5", AllowWatchBookmarks: true}},
 			wantOps:   []string{"replace [ns/a@1 ns/b@2 ns/c@3] 5"},
 		},
 		{
 			name: "expired continue token falls back to one full list at the same resource version",
-			lists: []rfListStep{
-				{obj: rfPodList("10", "c1", rfPod("a", "1"))},
-				{err: expired},
-				{obj: rfPodList("11", "", rfPod("a", "1"), rfPod("b", "11"))},
+			lists: []fakeapi.ListAnswer{
+				{Object: newPodList("10", "c1", newPod("a", "1"))},
+				{Err: expired},
+				{Object: newPodList("11", "", newPod("a", "1"), newPod("b", "11"))},
 			},
 			wantLists: []metav1.ListOptions{
 				{ResourceVersion: "0", Limit: 500},
@@ -102,12 +104,12 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name: "410 in the watch relists at the last resource version, unpaged",
-			lists: []rfListStep{
-				{obj: rfPodList("10", "", rfPod("p1", "1"))},
-				{obj: rfPodList("20", "", rfPod("p1", "15"), rfPod("p2", "16"))},
+			lists: []fakeapi.ListAnswer{
+				{Object: newPodList("10", "", newPod("p1", "1"))},
+				{Object: newPodList("20", "", newPod("p1", "15"), newPod("p2", "16"))},
 			},
-			watches: []rfWatchStep{
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p2", "11")), rfEv(watch.Error, &expired.ErrStatus)}},
+			watches: []fakeapi.WatchAnswer{
+				{Events: []watch.Event{newEvent(watch.Added, newPod("p2", "11")), newEvent(watch.Error, &expired.ErrStatus)}},
 			},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "11"}},
 			wantWatch: []metav1.ListOptions{
@@ -119,12 +121,12 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name: "expired relist retries at once with the latest data",
-			lists: []rfListStep{
-				{obj: rfPodList("10", "", rfPod("p1", "1"))},
-				{err: expired},
-				{obj: rfPodList("30", "", rfPod("p9", "29"))},
+			lists: []fakeapi.ListAnswer{
+				{Object: newPodList("10", "", newPod("p1", "1"))},
+				{Err: expired},
+				{Object: newPodList("30", "", newPod("p9", "29"))},
 			},
-			watches: []rfWatchStep{{events: []watch.Event{rfEv(watch.Error, &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonGone})}}},
+			watches: []fakeapi.WatchAnswer{{Events: []watch.Event{newEvent(watch.Error, &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonGone})}}},
 			wantLists: []metav1.ListOptions{
 				{ResourceVersion: "0", Limit: 500},
 				{ResourceVersion: "10"},
@@ -139,12 +141,12 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name: "too large resource version on relist retries with the latest data",
-			lists: []rfListStep{
-				{obj: rfPodList("20", "")},
-				{err: rfTooLargeErr()},
-				{obj: rfPodList("30", "")},
+			lists: []fakeapi.ListAnswer{
+				{Object: newPodList("20", "")},
+				{Err: tooLargeErr()},
+				{Object: newPodList("30", "")},
 			},
-			watches:   []rfWatchStep{{events: []watch.Event{rfEv(watch.Error, &expired.ErrStatus)}}},
+			watches:   []fakeapi.WatchAnswer{{Events: []watch.Event{newEvent(watch.Error, &expired.ErrStatus)}}},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "20"}, {ResourceVersion: ""}},
 			wantWatch: []metav1.ListOptions{
 				{ResourceVersion: "20", AllowWatchBookmarks: true},
@@ -155,11 +157,11 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name: "very short watch is an error and relists",
-			lists: []rfListStep{
-				{obj: rfPodList("10", "", rfPod("p1", "1"))},
-				{obj: rfPodList("10", "", rfPod("p1", "1"))},
+			lists: []fakeapi.ListAnswer{
+				{Object: newPodList("10", "", newPod("p1", "1"))},
+				{Object: newPodList("10", "", newPod("p1", "1"))},
 			},
-			watches:   []rfWatchStep{{}},
+			watches:   []fakeapi.WatchAnswer{{}},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "10"}},
 			wantWatch: []metav1.ListOptions{
 				{ResourceVersion: "10", AllowWatchBookmarks: true},
@@ -170,11 +172,11 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name:  "refused connection and 429 on watch open back off and retry without relist",
-			lists: []rfListStep{{obj: rfPodList("10", "")}},
-			watches: []rfWatchStep{
-				{err: syscall.ECONNREFUSED},
-				{err: apierrors.NewTooManyRequests("slow down", 0)},
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "11"))}},
+			lists: []fakeapi.ListAnswer{{Object: newPodList("10", "")}},
+			watches: []fakeapi.WatchAnswer{
+				{Err: syscall.ECONNREFUSED},
+				{Err: apierrors.NewTooManyRequests("slow down", 0)},
+				{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "11"))}},
 			},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}},
 			wantWatch: []metav1.ListOptions{
@@ -188,9 +190,9 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name:  "429 error event resumes the watch after a backoff",
-			lists: []rfListStep{{obj: rfPodList("10", "")}},
-			watches: []rfWatchStep{
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "11")), rfEv(watch.Error, rfStatus(http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests))}},
+			lists: []fakeapi.ListAnswer{{Object: newPodList("10", "")}},
+			watches: []fakeapi.WatchAnswer{
+				{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "11")), newEvent(watch.Error, statusError(http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests))}},
 			},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}},
 			wantWatch: []metav1.ListOptions{
@@ -202,12 +204,12 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name: "internal error event relists when retries are off",
-			lists: []rfListStep{
-				{obj: rfPodList("10", "")},
-				{obj: rfPodList("12", "")},
+			lists: []fakeapi.ListAnswer{
+				{Object: newPodList("10", "")},
+				{Object: newPodList("12", "")},
 			},
-			watches: []rfWatchStep{
-				{events: []watch.Event{rfEv(watch.Error, rfStatus(http.StatusInternalServerError, metav1.StatusReasonInternalError))}},
+			watches: []fakeapi.WatchAnswer{
+				{Events: []watch.Event{newEvent(watch.Error, statusError(http.StatusInternalServerError, metav1.StatusReasonInternalError))}},
 			},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "10"}},
 			wantWatch: []metav1.ListOptions{
@@ -220,9 +222,9 @@ func TestReflectorScenarios(t *testing.T) {
 		{
 			name:        "internal error event reopens the watch while retries are allowed",
 			maxInternal: time.Minute,
-			lists:       []rfListStep{{obj: rfPodList("10", "")}},
-			watches: []rfWatchStep{
-				{events: []watch.Event{rfEv(watch.Error, rfStatus(http.StatusInternalServerError, metav1.StatusReasonInternalError))}},
+			lists:       []fakeapi.ListAnswer{{Object: newPodList("10", "")}},
+			watches: []fakeapi.WatchAnswer{
+				{Events: []watch.Event{newEvent(watch.Error, statusError(http.StatusInternalServerError, metav1.StatusReasonInternalError))}},
 			},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}},
 			wantWatch: []metav1.ListOptions{
@@ -234,9 +236,9 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name: "list failure is returned and retried",
-			lists: []rfListStep{
-				{err: errors.New("boom")},
-				{obj: rfPodList("7", "", rfPod("a", "7"))},
+			lists: []fakeapi.ListAnswer{
+				{Err: errors.New("boom")},
+				{Object: newPodList("7", "", newPod("a", "7"))},
 			},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "0", Limit: 500}},
 			wantWatch: []metav1.ListOptions{{ResourceVersion: "7", AllowWatchBookmarks: true}},
@@ -245,9 +247,9 @@ func TestReflectorScenarios(t *testing.T) {
 		},
 		{
 			name:  "non-retriable watch open error is returned and relists",
-			lists: []rfListStep{{obj: rfPodList("7", "")}, {obj: rfPodList("8", "")}},
-			watches: []rfWatchStep{
-				{err: errors.New("forbidden")},
+			lists: []fakeapi.ListAnswer{{Object: newPodList("7", "")}, {Object: newPodList("8", "")}},
+			watches: []fakeapi.WatchAnswer{
+				{Err: errors.New("forbidden")},
 			},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}, {ResourceVersion: "7"}},
 			wantWatch: []metav1.ListOptions{
@@ -260,30 +262,30 @@ func TestReflectorScenarios(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(true).list(tc.lists...).watch(tc.watches...)
-			rec := rfNewRecorder()
-			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
+			s := fakeapi.New().WithoutWatchList().ListAnswers(tc.lists...).WatchAnswers(tc.watches...)
+			rec := newStoreRecorder()
+			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Backoff: tinyBackoff()})
 			r.MaxInternalErrorRetryDuration = tc.maxInternal
-			var errs rfErrors
+			var errs watchErrors
 			r.watchErrorHandler = errs.handler
 
-			rfRunUntilExhausted(t, r, s)
+			runUntilExhausted(t, r, s)
 
-			gotLists := s.listOptions()
+			gotLists := s.ListOptions()
 			// Calls after the script (exhaustion) are not part of the scenario.
 			if len(gotLists) > len(tc.wantLists) {
 				gotLists = gotLists[:len(tc.wantLists)]
 			}
 			assert.Equal(t, tc.wantLists, gotLists, "list requests")
-			assert.Equal(t, tc.wantWatch, s.watchOptions(), "watch requests")
+			assert.Equal(t, tc.wantWatch, watchOptionsWithoutTimeout(s), "watch requests")
 			assert.Equal(t, tc.wantOps, rec.opsSnapshot(), "store operations")
-			assert.Equal(t, tc.wantErrs, rfErrKinds(errs.snapshot()), "reported errors")
+			assert.Equal(t, tc.wantErrs, errorKinds(errs.snapshot()), "reported errors")
 		})
 	}
 }
 
-// rfUnstructuredPod returns an unstructured v1 Pod.
-func rfUnstructuredPod(name, rv string) *unstructured.Unstructured {
+// unstructuredPod returns an unstructured v1 Pod.
+func unstructuredPod(name, rv string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion("v1")
 	u.SetKind("Pod")
@@ -297,15 +299,15 @@ func rfUnstructuredPod(name, rv string) *unstructured.Unstructured {
 // usable object.
 func TestReflectorWatchErrorEventWithoutStatus(t *testing.T) {
 	var nilStatus *metav1.Status
-	for _, obj := range []runtime.Object{nil, nilStatus, rfPod("x", "1")} {
-		s := rfNewScript(true).
-			list(rfListStep{obj: rfPodList("5", "")}, rfListStep{obj: rfPodList("6", "")}).
-			watch(rfWatchStep{events: []watch.Event{{Type: watch.Error, Object: obj}}})
-		rec := rfNewRecorder()
-		r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
-		var errs rfErrors
+	for _, obj := range []runtime.Object{nil, nilStatus, newPod("x", "1")} {
+		s := fakeapi.New().WithoutWatchList().
+			ListAnswers(fakeapi.ListAnswer{Object: newPodList("5", "")}, fakeapi.ListAnswer{Object: newPodList("6", "")}).
+			WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{{Type: watch.Error, Object: obj}}})
+		rec := newStoreRecorder()
+		r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Backoff: tinyBackoff()})
+		var errs watchErrors
 		r.watchErrorHandler = errs.handler
-		rfRunUntilExhausted(t, r, s)
+		runUntilExhausted(t, r, s)
 		assert.Equal(t, []string{"replace [] 5", "replace [] 6"}, rec.opsSnapshot(), "an error event relists")
 		require.Len(t, errs.snapshot(), 1)
 	}
@@ -314,14 +316,14 @@ func TestReflectorWatchErrorEventWithoutStatus(t *testing.T) {
 // TestReflectorEmptyResourceVersionKeepsLastSync checks that objects without
 // a resourceVersion are stored without moving the resource version back.
 func TestReflectorEmptyResourceVersionKeepsLastSync(t *testing.T) {
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("5", "")}).
-		watch(rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "7")), rfEv(watch.Modified, rfPod("a", ""))}})
-	rec := rfNewRecorder()
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: newPodList("5", "")}).
+		WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("a", "7")), newEvent(watch.Modified, newPod("a", ""))}})
+	rec := newStoreRecorder()
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf"})
-	rfRunUntilExhausted(t, r, s)
+	runUntilExhausted(t, r, s)
 	assert.Equal(t, []string{"replace [] 5", "add ns/a@7", "rv 7", "update ns/a@"}, rec.opsSnapshot())
 	assert.Equal(t, "7", r.LastSyncResourceVersion())
-	assert.Equal(t, []metav1.ListOptions{rfWatchOpts("5"), rfWatchOpts("7")}, s.watchOptions())
+	assert.Equal(t, []metav1.ListOptions{watchOptionsFrom("5"), watchOptionsFrom("7")}, watchOptionsWithoutTimeout(s))
 }
 
 // TestReflectorResourceVersionPropagation checks when watch events move the
@@ -337,31 +339,31 @@ func TestReflectorResourceVersionPropagation(t *testing.T) {
 		{
 			name:    "from a list resource version every event counts",
 			listRV:  "10",
-			events:  []watch.Event{rfEv(watch.Added, rfPod("a", "10")), rfEv(watch.Modified, rfPod("a", "20")), rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "30"}}), rfEv(watch.Deleted, rfPod("a", "40"))},
+			events:  []watch.Event{newEvent(watch.Added, newPod("a", "10")), newEvent(watch.Modified, newPod("a", "20")), newEvent(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "30"}}), newEvent(watch.Deleted, newPod("a", "40"))},
 			wantOps: []string{"replace [] 10", "add ns/a@10", "rv 10", "update ns/a@20", "rv 20", "bookmark 30", "rv 30", "delete ns/a@40", "rv 40"},
 			wantRV:  "40",
 		},
 		{
 			name:    "from an empty list resource version synthetic ADDED events do not count",
 			listRV:  "",
-			events:  []watch.Event{rfEv(watch.Added, rfPod("a", "12")), rfEv(watch.Added, rfPod("b", "11")), rfEv(watch.Modified, rfPod("a", "13")), rfEv(watch.Added, rfPod("c", "14"))},
+			events:  []watch.Event{newEvent(watch.Added, newPod("a", "12")), newEvent(watch.Added, newPod("b", "11")), newEvent(watch.Modified, newPod("a", "13")), newEvent(watch.Added, newPod("c", "14"))},
 			wantOps: []string{"replace [] ", "add ns/a@12", "add ns/b@11", "update ns/a@13", "rv 13", "add ns/c@14", "rv 14"},
 			wantRV:  "14",
 		},
 		{
 			name:    "from resource version 0 synthetic ADDED events do not count",
 			listRV:  "0",
-			events:  []watch.Event{rfEv(watch.Added, rfPod("a", "12")), rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "15"}})},
+			events:  []watch.Event{newEvent(watch.Added, newPod("a", "12")), newEvent(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "15"}})},
 			wantOps: []string{"replace [] 0", "add ns/a@12", "bookmark 15", "rv 15"},
 			wantRV:  "15",
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(true).list(rfListStep{obj: rfPodList(tc.listRV, "")}).watch(rfWatchStep{events: tc.events})
-			rec := rfNewRecorder()
+			s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: newPodList(tc.listRV, "")}).WatchAnswers(fakeapi.WatchAnswer{Events: tc.events})
+			rec := newStoreRecorder()
 			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf"})
-			rfRunUntilExhausted(t, r, s)
+			runUntilExhausted(t, r, s)
 			assert.Equal(t, tc.wantOps, rec.opsSnapshot())
 			assert.Equal(t, tc.wantRV, r.LastSyncResourceVersion())
 		})
@@ -371,11 +373,11 @@ func TestReflectorResourceVersionPropagation(t *testing.T) {
 // TestReflectorOptionalStoreInterfaces checks that a store without the
 // optional interfaces gets only the basic operations.
 func TestReflectorOptionalStoreInterfaces(t *testing.T) {
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).
-		watch(rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "2")), rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "3"}})}})
-	rec := rfNewRecorder()
-	r := NewReflectorWithOptions(s, &v1.Pod{}, rfPlainStore{rec}, ReflectorOptions{Name: "rf"})
-	rfRunUntilExhausted(t, r, s)
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: newPodList("1", "")}).
+		WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("a", "2")), newEvent(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "3"}})}})
+	rec := newStoreRecorder()
+	r := NewReflectorWithOptions(s, &v1.Pod{}, plainStore{rec}, ReflectorOptions{Name: "rf"})
+	runUntilExhausted(t, r, s)
 	assert.Equal(t, []string{"replace [] 1", "add ns/a@2"}, rec.opsSnapshot())
 	assert.Equal(t, "3", r.LastSyncResourceVersion())
 }
@@ -383,14 +385,14 @@ func TestReflectorOptionalStoreInterfaces(t *testing.T) {
 // TestReflectorStoreErrorsDoNotStopTheWatch checks that store failures are
 // logged and the watch goes on.
 func TestReflectorStoreErrorsDoNotStopTheWatch(t *testing.T) {
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).
-		watch(rfWatchStep{events: []watch.Event{rfEv(watch.Added, rfPod("a", "2")), rfEv(watch.Modified, rfPod("a", "3")), rfEv(watch.Deleted, rfPod("a", "4")), rfEv(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "5"}}), rfEv(watch.Added, rfPod("b", "6"))}})
-	rec := rfNewRecorder()
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: newPodList("1", "")}).
+		WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Added, newPod("a", "2")), newEvent(watch.Modified, newPod("a", "3")), newEvent(watch.Deleted, newPod("a", "4")), newEvent(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "5"}}), newEvent(watch.Added, newPod("b", "6"))}})
+	rec := newStoreRecorder()
 	for _, verb := range []string{"add", "update", "delete", "bookmark"} {
 		rec.fail(verb, errors.New(verb+" failed"))
 	}
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf"})
-	rfRunUntilExhausted(t, r, s)
+	runUntilExhausted(t, r, s)
 	assert.Equal(t, []string{"replace [] 1", "add ns/a@2", "rv 2", "update ns/a@3", "rv 3", "delete ns/a@4", "rv 4", "bookmark 5", "rv 5", "add ns/b@6", "rv 6"}, rec.opsSnapshot())
 }
 
@@ -401,22 +403,22 @@ func TestReflectorListFailures(t *testing.T) {
 	tableList.SetKind("Table")
 	cases := []struct {
 		name    string
-		lists   []rfListStep
+		lists   []fakeapi.ListAnswer
 		replace error
 		wantErr string
 	}{
-		{"error", []rfListStep{{err: errors.New("boom")}}, nil, "failed to list *v1.Pod: boom"},
-		{"nil list", []rfListStep{{obj: nil}}, nil, "failed to list *v1.Pod: the list call returned no object"},
-		{"typed nil list", []rfListStep{{obj: nilList}}, nil, "failed to list *v1.Pod: the list call returned no object"},
-		{"not a list", []rfListStep{{obj: rfPod("a", "1")}}, nil, "failed to list *v1.Pod: unable to understand list result of type *v1.Pod"},
-		{"table", []rfListStep{{obj: tableList}}, nil, "failed to list *v1.Pod: unsupported list gvk: meta.k8s.io/v1, Kind=Table"},
-		{"page error", []rfListStep{{obj: rfPodList("1", "c")}, {err: errors.New("page")}}, nil, "failed to list *v1.Pod: page"},
-		{"replace error", []rfListStep{{obj: rfPodList("1", "")}}, errors.New("nope"), "unable to sync list result: nope"},
+		{"error", []fakeapi.ListAnswer{{Err: errors.New("boom")}}, nil, "failed to list *v1.Pod: boom"},
+		{"nil list", []fakeapi.ListAnswer{{Object: nil}}, nil, "failed to list *v1.Pod: the list call returned no object"},
+		{"typed nil list", []fakeapi.ListAnswer{{Object: nilList}}, nil, "failed to list *v1.Pod: the list call returned no object"},
+		{"not a list", []fakeapi.ListAnswer{{Object: newPod("a", "1")}}, nil, "failed to list *v1.Pod: unable to understand list result of type *v1.Pod"},
+		{"table", []fakeapi.ListAnswer{{Object: tableList}}, nil, "failed to list *v1.Pod: unsupported list gvk: meta.k8s.io/v1, Kind=Table"},
+		{"page error", []fakeapi.ListAnswer{{Object: newPodList("1", "c")}, {Err: errors.New("page")}}, nil, "failed to list *v1.Pod: page"},
+		{"replace error", []fakeapi.ListAnswer{{Object: newPodList("1", "")}}, errors.New("nope"), "unable to sync list result: nope"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(true).list(tc.lists...)
-			rec := rfNewRecorder()
+			s := fakeapi.New().WithoutWatchList().ListAnswers(tc.lists...)
+			rec := newStoreRecorder()
 			if tc.replace != nil {
 				rec.fail("replace", tc.replace)
 			}
@@ -424,18 +426,18 @@ func TestReflectorListFailures(t *testing.T) {
 			err := r.ListAndWatchWithContext(context.Background())
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.wantErr)
-			assert.Empty(t, s.watchOptions(), "no watch after a failed list")
+			assert.Empty(t, watchOptionsWithoutTimeout(s), "no watch after a failed list")
 			assert.Equal(t, "", r.LastSyncResourceVersion())
 		})
 	}
 }
 
 func TestReflectorNilDependencies(t *testing.T) {
-	r := NewReflector(nil, &v1.Pod{}, rfNewRecorder(), 0)
+	r := NewReflector(nil, &v1.Pod{}, newStoreRecorder(), 0)
 	assert.Error(t, r.ListAndWatchWithContext(context.Background()))
-	r = NewReflector(rfNewScript(true), &v1.Pod{}, nil, 0)
+	r = NewReflector(fakeapi.New().WithoutWatchList(), &v1.Pod{}, nil, 0)
 	assert.Error(t, r.ListAndWatchWithContext(context.Background()))
-	r = NewReflector(&ListWatch{}, &v1.Pod{}, rfNewRecorder(), 0)
+	r = NewReflector(&ListWatch{}, &v1.Pod{}, newStoreRecorder(), 0)
 	r.useWatchList = false
 	err := r.ListAndWatchWithContext(context.Background())
 	require.Error(t, err)
@@ -446,7 +448,7 @@ func TestReflectorNilDependencies(t *testing.T) {
 // ListWatch.DisableChunking is found on a ListWatch, also when wrapped by
 // ToListWatcherWithWatchListSemantics, and on nothing else.
 func TestListWatchDisablesChunkingSeesThroughTheWatchListWrapper(t *testing.T) {
-	s := rfNewScript(true)
+	s := fakeapi.New().WithoutWatchList()
 	off := &ListWatch{ListWithContextFunc: s.ListWithContext, WatchFuncWithContext: s.WatchWithContext, DisableChunking: true}
 	on := &ListWatch{ListWithContextFunc: s.ListWithContext, WatchFuncWithContext: s.WatchWithContext}
 	assert.True(t, listWatchDisablesChunking(off))
@@ -460,17 +462,17 @@ func TestListWatchDisablesChunkingSeesThroughTheWatchListWrapper(t *testing.T) {
 // (resourceVersion 0) answered in pages keeps later relists paged.
 func TestReflectorPaginatedFirstListIsRemembered(t *testing.T) {
 	expired := apierrors.NewResourceExpired("gone")
-	s := rfNewScript(true).
-		list(rfListStep{obj: rfPodList("10", "c1", rfPod("a", "1"))}, rfListStep{obj: rfPodList("10", "", rfPod("b", "2"))}).
-		watch(rfWatchStep{events: []watch.Event{rfEv(watch.Error, &expired.ErrStatus)}}).
-		list(rfListStep{obj: rfPodList("12", "", rfPod("a", "1"))})
-	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
-	rfRunUntilExhausted(t, r, s)
+	s := fakeapi.New().WithoutWatchList().
+		ListAnswers(fakeapi.ListAnswer{Object: newPodList("10", "c1", newPod("a", "1"))}, fakeapi.ListAnswer{Object: newPodList("10", "", newPod("b", "2"))}).
+		WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{newEvent(watch.Error, &expired.ErrStatus)}}).
+		ListAnswers(fakeapi.ListAnswer{Object: newPodList("12", "", newPod("a", "1"))})
+	r := NewReflectorWithOptions(s, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "rf", Backoff: tinyBackoff()})
+	runUntilExhausted(t, r, s)
 	assert.Equal(t, []metav1.ListOptions{
 		{ResourceVersion: "0", Limit: 500},
 		{Continue: "c1", Limit: 500},
 		{ResourceVersion: "10", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, Limit: 500}, // paged relist: not an exact snapshot (reflectorListOptions)
-	}, s.listOptions()[:3])
+	}, s.ListOptions()[:3])
 }
 
 func TestNewReflectorDefaults(t *testing.T) {
@@ -485,7 +487,7 @@ func TestNewReflectorDefaults(t *testing.T) {
 	}{
 		{name: "nil type", expected: nil, wantDesc: "<unspecified>", wantMinSec: 300},
 		{name: "typed", expected: &v1.Pod{}, wantDesc: "*v1.Pod", wantMinSec: 300},
-		{name: "unstructured with gvk", expected: rfUnstructuredPod("", ""), wantDesc: "/v1, Kind=Pod", wantGVK: &schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, wantMinSec: 300},
+		{name: "unstructured with gvk", expected: unstructuredPod("", ""), wantDesc: "/v1, Kind=Pod", wantGVK: &schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, wantMinSec: 300},
 		{name: "unstructured without gvk", expected: unstructuredNoGVK, wantDesc: "*unstructured.Unstructured", wantMinSec: 300},
 		{name: "explicit description", expected: &v1.Pod{}, options: ReflectorOptions{TypeDescription: "pods"}, wantDesc: "pods", wantMinSec: 300},
 		{name: "small watch timeout not honoured", expected: &v1.Pod{}, options: ReflectorOptions{MinWatchTimeout: time.Second}, wantDesc: "*v1.Pod", wantMinSec: 300},
@@ -493,8 +495,8 @@ func TestNewReflectorDefaults(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")})
-			r := NewReflectorWithOptions(s, tc.expected, rfNewRecorder(), tc.options)
+			s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: newPodList("1", "")})
+			r := NewReflectorWithOptions(s, tc.expected, newStoreRecorder(), tc.options)
 			assert.Equal(t, tc.wantDesc, r.TypeDescription())
 			assert.Equal(t, tc.wantGVK, r.expectedGVK)
 			assert.NotEmpty(t, r.Name())
@@ -504,10 +506,8 @@ func TestNewReflectorDefaults(t *testing.T) {
 				assert.GreaterOrEqual(t, got, tc.wantMinSec)
 				assert.Less(t, got, 2*tc.wantMinSec)
 			}
-			rfRunUntilExhausted(t, r, s)
-			s.mu.Lock()
-			timeout := s.watchOpts[0].TimeoutSeconds
-			s.mu.Unlock()
+			runUntilExhausted(t, r, s)
+			timeout := s.WatchOptions()[0].TimeoutSeconds
 			require.NotNil(t, timeout)
 			assert.GreaterOrEqual(t, *timeout, tc.wantMinSec)
 			assert.Less(t, *timeout, 2*tc.wantMinSec)
@@ -516,12 +516,12 @@ func TestNewReflectorDefaults(t *testing.T) {
 }
 
 func TestReflectorConstructors(t *testing.T) {
-	s := rfNewScript(true)
-	r := NewNamedReflector("named", s, &v1.Pod{}, rfNewRecorder(), time.Minute)
+	s := fakeapi.New().WithoutWatchList()
+	r := NewNamedReflector("named", s, &v1.Pod{}, newStoreRecorder(), time.Minute)
 	assert.Equal(t, "named", r.Name())
 	assert.Equal(t, time.Minute, r.resyncPeriod)
 
-	r = NewReflector(s, &v1.Pod{}, rfNewRecorder(), 2*time.Minute)
+	r = NewReflector(s, &v1.Pod{}, newStoreRecorder(), 2*time.Minute)
 	assert.NotEmpty(t, r.Name())
 	assert.Equal(t, 2*time.Minute, r.resyncPeriod)
 	assert.Nil(t, r.watchErrorHandler, "the default handler is DefaultWatchErrorHandler")
@@ -530,13 +530,13 @@ func TestReflectorConstructors(t *testing.T) {
 	require.NotNil(t, indexer)
 	assert.Same(t, indexer, r.store.(Indexer))
 	assert.Equal(t, 3*time.Minute, r.resyncPeriod)
-	require.NoError(t, indexer.Add(rfPod("a", "1")))
+	require.NoError(t, indexer.Add(newPod("a", "1")))
 	byNS, err := indexer.ByIndex(NamespaceIndex, "ns")
 	require.NoError(t, err)
 	assert.Len(t, byNS, 1)
 }
 
-func rfBufferedLogger(t *testing.T) (klog.Logger, func() string) {
+func verboseBufferedLogger(t *testing.T) (klog.Logger, func() string) {
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true), ktesting.Verbosity(10)))
 	buffer := logger.GetSink().(ktesting.Underlier).GetBuffer()
 	return logger, buffer.String
@@ -557,9 +557,9 @@ func TestDefaultWatchErrorHandler(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			logger, logs := rfBufferedLogger(t)
+			logger, logs := verboseBufferedLogger(t)
 			ctx := klog.NewContext(context.Background(), logger)
-			r := NewNamedReflector("rf-handler", rfNewScript(true), &v1.Pod{}, rfNewRecorder(), 0)
+			r := NewNamedReflector("rf-handler", fakeapi.New().WithoutWatchList(), &v1.Pod{}, newStoreRecorder(), 0)
 			DefaultWatchErrorHandler(ctx, r, tc.err)
 			if tc.want == "" {
 				assert.Empty(t, logs())
@@ -575,16 +575,16 @@ func TestDefaultWatchErrorHandler(t *testing.T) {
 // TestReflectorRunUsesDefaultWatchErrorHandler checks that without a handler
 // Run passes the errors of ListAndWatch to DefaultWatchErrorHandler.
 func TestReflectorRunUsesDefaultWatchErrorHandler(t *testing.T) {
-	logger, logs := rfBufferedLogger(t)
-	s := rfNewScript(true).list(rfListStep{err: errors.New("list boom")}, rfListStep{obj: rfPodList("1", "")})
-	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff()})
+	logger, logs := verboseBufferedLogger(t)
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Err: errors.New("list boom")}, fakeapi.ListAnswer{Object: newPodList("1", "")})
+	r := NewReflectorWithOptions(s, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "rf", Backoff: tinyBackoff()})
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		r.RunWithContext(ctx)
 	}()
-	rfWaitExhausted(t, s)
+	waitExhausted(t, s)
 	cancel()
 	<-done
 	assert.Contains(t, logs(), "Failed to watch")
@@ -593,10 +593,10 @@ func TestReflectorRunUsesDefaultWatchErrorHandler(t *testing.T) {
 
 // TestReflectorLoggerOption checks that ReflectorOptions.Logger is used.
 func TestReflectorLoggerOption(t *testing.T) {
-	logger, logs := rfBufferedLogger(t)
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")})
-	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf-logged", Logger: &logger})
-	rfRunUntilExhausted(t, r, s)
+	logger, logs := verboseBufferedLogger(t)
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: newPodList("1", "")})
+	r := NewReflectorWithOptions(s, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "rf-logged", Logger: &logger})
+	runUntilExhausted(t, r, s)
 	assert.Contains(t, logs(), "Caches populated")
 	assert.Contains(t, logs(), "rf-logged")
 }
@@ -608,7 +608,7 @@ func TestReflectorWithFakeClientset(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
 	// NewSimpleClientset has the same list/watch tracker as NewClientset
 	// without its costly (seconds under -race) managed-fields setup.
-	client := fake.NewSimpleClientset(rfPod("a", ""), rfPod("b", "")) //nolint:staticcheck // see above
+	client := fake.NewSimpleClientset(newPod("a", ""), newPod("b", "")) //nolint:staticcheck // see above
 	pods := client.CoreV1().Pods(metav1.NamespaceAll)
 	lw := ToListWatcherWithWatchListSemantics(&ListWatch{
 		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
@@ -620,7 +620,7 @@ func TestReflectorWithFakeClientset(t *testing.T) {
 	}, client)
 	indexer, r := NewNamespaceKeyedIndexerAndReflector(lw, &v1.Pod{}, 0)
 	assert.False(t, r.useWatchList)
-	stop := rfStartRun(t, r)
+	stop := startRun(t, r)
 
 	names := func() []string {
 		var out []string
@@ -630,18 +630,18 @@ func TestReflectorWithFakeClientset(t *testing.T) {
 		sort.Strings(out)
 		return out
 	}
-	rfRequireEventually(t, func() bool { return reflect.DeepEqual(names(), []string{"ns/a", "ns/b"}) }, "initial list")
+	requireEventually(t, func() bool { return reflect.DeepEqual(names(), []string{"ns/a", "ns/b"}) }, "initial list")
 
 	ctx := context.Background()
-	_, err := client.CoreV1().Pods("ns").Create(ctx, rfPod("c", ""), metav1.CreateOptions{})
+	_, err := client.CoreV1().Pods("ns").Create(ctx, newPod("c", ""), metav1.CreateOptions{})
 	require.NoError(t, err)
-	updated := rfPod("a", "")
+	updated := newPod("a", "")
 	updated.Labels = map[string]string{"x": "y"}
 	_, err = client.CoreV1().Pods("ns").Update(ctx, updated, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	require.NoError(t, client.CoreV1().Pods("ns").Delete(ctx, "b", metav1.DeleteOptions{}))
 
-	rfRequireEventually(t, func() bool {
+	requireEventually(t, func() bool {
 		obj, ok, _ := indexer.GetByKey("ns/a")
 		return reflect.DeepEqual(names(), []string{"ns/a", "ns/c"}) && ok && obj.(*v1.Pod).Labels["x"] == "y"
 	}, "watch events applied: %v", names())
@@ -656,31 +656,31 @@ func TestReflectorWithFakeClientset(t *testing.T) {
 func TestReflectorWithFakeControllerSource(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
 	src := fcache.NewFakeControllerSource()
-	src.Add(rfPod("a", ""))
+	src.Add(newPod("a", ""))
 	store := NewStore(MetaNamespaceKeyFunc)
-	r := NewReflectorWithOptions(src, &v1.Pod{}, store, ReflectorOptions{Name: "fcs", Backoff: rfTinyBackoff()})
-	var errs rfErrors
+	r := NewReflectorWithOptions(src, &v1.Pod{}, store, ReflectorOptions{Name: "fcs", Backoff: tinyBackoff()})
+	var errs watchErrors
 	r.watchErrorHandler = errs.handler
-	stop := rfStartRun(t, r)
+	stop := startRun(t, r)
 	keys := func() []string {
 		k := store.ListKeys()
 		sort.Strings(k)
 		return k
 	}
-	rfRequireEventually(t, func() bool { return reflect.DeepEqual(keys(), []string{"ns/a"}) }, "initial list")
+	requireEventually(t, func() bool { return reflect.DeepEqual(keys(), []string{"ns/a"}) }, "initial list")
 
-	src.Add(rfPod("b", ""))
-	src.Delete(rfPod("a", ""))
-	rfRequireEventually(t, func() bool { return reflect.DeepEqual(keys(), []string{"ns/b"}) && r.LastSyncResourceVersion() == "3" }, "watch: %v", keys())
+	src.Add(newPod("b", ""))
+	src.Delete(newPod("a", ""))
+	requireEventually(t, func() bool { return reflect.DeepEqual(keys(), []string{"ns/b"}) && r.LastSyncResourceVersion() == "3" }, "watch: %v", keys())
 
-	src.AddDropWatch(rfPod("c", ""))
+	src.AddDropWatch(newPod("c", ""))
 	src.ResetWatch()
-	rfRequireEventually(t, func() bool { return reflect.DeepEqual(keys(), []string{"ns/b", "ns/c"}) }, "relist: %v", keys())
+	requireEventually(t, func() bool { return reflect.DeepEqual(keys(), []string{"ns/b", "ns/c"}) }, "relist: %v", keys())
 	stop()
 	src.Shutdown()
 	// The streaming list is refused (strconv.Atoi of the empty
 	// resourceVersion) and LIST is used, without a report, as in client-go.
-	assert.Equal(t, []string{"expired"}, rfErrKinds(errs.snapshot()))
+	assert.Equal(t, []string{"expired"}, errorKinds(errs.snapshot()))
 }
 
 // TestReflectorMisbehavingWatcher checks a Watcher that returns both a watch
@@ -688,10 +688,10 @@ func TestReflectorWithFakeControllerSource(t *testing.T) {
 func TestReflectorMisbehavingWatcher(t *testing.T) {
 	for _, streaming := range []bool{false, true} {
 		clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, streaming)
-		w := rfNewWatcher(nil, false)
+		w := fakeapi.NewWatch(nil, true)
 		calls := 0
 		lw := &ListWatch{
-			ListFunc: func(metav1.ListOptions) (runtime.Object, error) { return rfPodList("1", ""), nil },
+			ListFunc: func(metav1.ListOptions) (runtime.Object, error) { return newPodList("1", ""), nil },
 			WatchFunc: func(metav1.ListOptions) (watch.Interface, error) {
 				calls++
 				if calls == 1 {
@@ -700,12 +700,12 @@ func TestReflectorMisbehavingWatcher(t *testing.T) {
 				return nil, nil
 			},
 		}
-		r := NewReflectorWithOptions(lw, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
-		var errs rfErrors
+		r := NewReflectorWithOptions(lw, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "rf"})
+		var errs watchErrors
 		r.watchErrorHandler = errs.handler
 		err := r.ListAndWatchWithContext(context.Background())
 		require.Error(t, err, "streaming=%v", streaming)
-		assert.True(t, w.isStopped(), "streaming=%v", streaming)
+		assert.True(t, w.IsStopped(), "streaming=%v", streaming)
 		if streaming {
 			// The stream failed ("both"), LIST was used (no report, as in
 			// client-go), then the plain watch returned neither a watch nor
@@ -728,10 +728,10 @@ func TestReflectorDefaultName(t *testing.T) {
 
 	// Built from a goroutine whose only frames are this package's and the runtime's: the type names it.
 	got := make(chan string)
-	go rfBuildReflectorFromBareGoroutine(got)
+	go buildReflectorFromBareGoroutine(got)
 	require.Equal(t, "reflector *v1.Pod", <-got)
 }
 
-func rfBuildReflectorFromBareGoroutine(name chan<- string) {
+func buildReflectorFromBareGoroutine(name chan<- string) {
 	name <- NewReflector(&ListWatch{}, &v1.Pod{}, NewStore(MetaNamespaceKeyFunc), 0).Name()
 }

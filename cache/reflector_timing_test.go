@@ -21,11 +21,13 @@ import (
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 func TestReflectorBackoffDefaults(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	r := NewReflectorWithOptions(rfNewScript(true), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Clock: clk})
+	r := NewReflectorWithOptions(fakeapi.New().WithoutWatchList(), &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Clock: clk})
 	// Consecutive failures (each right after the previous delay) double
 	// the base delay from 0.8s up to the 30s cap; jitter 1.0 draws each
 	// delay from [base, 2*base).
@@ -54,7 +56,7 @@ func TestReflectorBackoffDefaults(t *testing.T) {
 
 func TestReflectorBackoffCustom(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	r := NewReflectorWithOptions(rfNewScript(true), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+	r := NewReflectorWithOptions(fakeapi.New().WithoutWatchList(), &v1.Pod{}, newStoreRecorder(), ReflectorOptions{
 		Clock:   clk,
 		Backoff: &wait.Backoff{Duration: 10 * time.Millisecond, Factor: 2, Steps: 100, Cap: 100 * time.Millisecond},
 	})
@@ -68,7 +70,7 @@ func TestReflectorBackoffCustom(t *testing.T) {
 
 func TestReflectorBackoffHonoursRetryAfter(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	r := NewReflectorWithOptions(rfNewScript(true), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+	r := NewReflectorWithOptions(fakeapi.New().WithoutWatchList(), &v1.Pod{}, newStoreRecorder(), ReflectorOptions{
 		Clock:   clk,
 		Backoff: &wait.Backoff{Duration: time.Second, Factor: 1, Steps: 10},
 	})
@@ -82,70 +84,70 @@ func TestReflectorBackoffHonoursRetryAfter(t *testing.T) {
 // failed list is retried only once the backoff delay has passed.
 func TestReflectorRunBacksOffBetweenCycles(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	s := rfNewScript(true).list(rfListStep{err: errors.New("down")}, rfListStep{err: errors.New("down")}, rfListStep{obj: rfPodList("3", "")})
-	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Err: errors.New("down")}, fakeapi.ListAnswer{Err: errors.New("down")}, fakeapi.ListAnswer{Object: newPodList("3", "")})
+	r := NewReflectorWithOptions(s, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{
 		Name:    "rf",
 		Clock:   clk,
 		Backoff: &wait.Backoff{Duration: time.Second, Factor: 2, Steps: 10},
 	})
-	var errs rfErrors
+	var errs watchErrors
 	r.watchErrorHandler = errs.handler
-	stop := rfStartRun(t, r)
+	stop := startRun(t, r)
 
-	rfRequireEventually(t, func() bool { return len(s.listOptions()) == 1 && clk.HasWaiters() }, "first list")
+	requireEventually(t, func() bool { return len(s.ListOptions()) == 1 && clk.HasWaiters() }, "first list")
 	clk.Step(999 * time.Millisecond)
-	assert.Never(t, func() bool { return len(s.listOptions()) > 1 }, 50*time.Millisecond, time.Millisecond, "retried before the backoff")
+	assert.Never(t, func() bool { return len(s.ListOptions()) > 1 }, 50*time.Millisecond, time.Millisecond, "retried before the backoff")
 	clk.Step(time.Millisecond)
-	rfRequireEventually(t, func() bool { return len(s.listOptions()) == 2 && clk.HasWaiters() }, "second list")
+	requireEventually(t, func() bool { return len(s.ListOptions()) == 2 && clk.HasWaiters() }, "second list")
 	clk.Step(1999 * time.Millisecond)
-	assert.Never(t, func() bool { return len(s.listOptions()) > 2 }, 50*time.Millisecond, time.Millisecond, "retried before the doubled backoff")
+	assert.Never(t, func() bool { return len(s.ListOptions()) > 2 }, 50*time.Millisecond, time.Millisecond, "retried before the doubled backoff")
 	clk.Step(time.Millisecond)
-	rfRequireEventually(t, func() bool { return len(s.watchOptions()) == 1 }, "watch after the third list")
+	requireEventually(t, func() bool { return len(watchOptionsWithoutTimeout(s)) == 1 }, "watch after the third list")
 	stop()
-	assert.Equal(t, []string{"other: failed to list *v1.Pod: down", "other: failed to list *v1.Pod: down"}, rfErrKinds(errs.snapshot()))
+	assert.Equal(t, []string{"other: failed to list *v1.Pod: down", "other: failed to list *v1.Pod: down"}, errorKinds(errs.snapshot()))
 }
 
 // TestReflectorWatchRetryWaitsForBackoff checks that a refused watch is
 // reopened only after the backoff.
 func TestReflectorWatchRetryWaitsForBackoff(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("3", "")}).watch(rfWatchStep{err: syscall.ECONNREFUSED})
-	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: newPodList("3", "")}).WatchAnswers(fakeapi.WatchAnswer{Err: syscall.ECONNREFUSED})
+	r := NewReflectorWithOptions(s, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{
 		Name:    "rf",
 		Clock:   clk,
 		Backoff: &wait.Backoff{Duration: time.Second, Factor: 1, Steps: 10},
 	})
-	stop := rfStartRun(t, r)
-	rfRequireEventually(t, func() bool { return len(s.watchOptions()) == 1 && clk.HasWaiters() }, "first watch")
-	assert.Never(t, func() bool { return len(s.watchOptions()) > 1 }, 50*time.Millisecond, time.Millisecond)
+	stop := startRun(t, r)
+	requireEventually(t, func() bool { return len(watchOptionsWithoutTimeout(s)) == 1 && clk.HasWaiters() }, "first watch")
+	assert.Never(t, func() bool { return len(watchOptionsWithoutTimeout(s)) > 1 }, 50*time.Millisecond, time.Millisecond)
 	clk.Step(time.Second)
-	rfRequireEventually(t, func() bool { return len(s.watchOptions()) == 2 }, "second watch")
+	requireEventually(t, func() bool { return len(watchOptionsWithoutTimeout(s)) == 2 }, "second watch")
 	stop()
-	assert.Len(t, s.listOptions(), 1, "no relist")
+	assert.Len(t, s.ListOptions(), 1, "no relist")
 }
 
-// rfBlockingLW blocks every call until its context ends.
-type rfBlockingLW struct {
+// blockingLW blocks every call until its context ends.
+type blockingLW struct {
 	entered chan struct{}
 }
 
-func (b *rfBlockingLW) ListWithContext(ctx context.Context, _ metav1.ListOptions) (runtime.Object, error) {
+func (b *blockingLW) ListWithContext(ctx context.Context, _ metav1.ListOptions) (runtime.Object, error) {
 	b.entered <- struct{}{}
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
 
-func (b *rfBlockingLW) WatchWithContext(ctx context.Context, _ metav1.ListOptions) (watch.Interface, error) {
+func (b *blockingLW) WatchWithContext(ctx context.Context, _ metav1.ListOptions) (watch.Interface, error) {
 	b.entered <- struct{}{}
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
 
-func (b *rfBlockingLW) List(options metav1.ListOptions) (runtime.Object, error) {
+func (b *blockingLW) List(options metav1.ListOptions) (runtime.Object, error) {
 	return nil, errors.New("not used")
 }
 
-func (b *rfBlockingLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
+func (b *blockingLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
 	return nil, errors.New("not used")
 }
 
@@ -153,79 +155,79 @@ func (b *rfBlockingLW) Watch(options metav1.ListOptions) (watch.Interface, error
 // checks it returns (goleak in TestMain checks that nothing is left).
 func TestReflectorStopsPromptly(t *testing.T) {
 	t.Run("during the list", func(t *testing.T) {
-		lw := &rfBlockingLW{entered: make(chan struct{}, 10)}
-		r := NewReflectorWithOptions(lw, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
-		var errs rfErrors
+		lw := &blockingLW{entered: make(chan struct{}, 10)}
+		r := NewReflectorWithOptions(lw, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "rf"})
+		var errs watchErrors
 		r.watchErrorHandler = errs.handler
-		stop := rfStartRun(t, r)
+		stop := startRun(t, r)
 		<-lw.entered
 		stop()
 		assert.Empty(t, errs.snapshot(), "a stop is not a failure")
 	})
 	t.Run("during the watch", func(t *testing.T) {
-		s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
-		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", ResyncPeriod: time.Hour})
-		stop := rfStartRun(t, r)
-		rfRequireEventually(t, func() bool { return s.watcherCount() == 1 }, "watch")
+		s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: newPodList("1", "")}).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
+		r := NewReflectorWithOptions(s, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "rf", ResyncPeriod: time.Hour})
+		stop := startRun(t, r)
+		requireEventually(t, func() bool { return len(s.Watches()) == 1 }, "watch")
 		stop()
-		assert.True(t, s.watcher(0).isStopped())
+		assert.True(t, s.NthWatch(0).IsStopped())
 	})
 	t.Run("during a backoff", func(t *testing.T) {
 		clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-		s := rfNewScript(true).list(rfListStep{err: errors.New("down")})
-		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Clock: clk})
-		stop := rfStartRun(t, r)
-		rfRequireEventually(t, func() bool { return clk.HasWaiters() }, "backoff")
+		s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Err: errors.New("down")})
+		r := NewReflectorWithOptions(s, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "rf", Clock: clk})
+		stop := startRun(t, r)
+		requireEventually(t, func() bool { return clk.HasWaiters() }, "backoff")
 		stop()
 	})
 	t.Run("Run with a stop channel", func(t *testing.T) {
-		s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
-		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
+		s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: newPodList("1", "")}).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
+		r := NewReflectorWithOptions(s, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "rf"})
 		stopCh := make(chan struct{})
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			r.Run(stopCh)
 		}()
-		rfRequireEventually(t, func() bool { return s.watcherCount() == 1 }, "watch")
+		requireEventually(t, func() bool { return len(s.Watches()) == 1 }, "watch")
 		close(stopCh)
 		select {
 		case <-done:
-		case <-time.After(rfWait):
+		case <-time.After(conditionTimeout):
 			t.Fatal("Run did not return")
 		}
 	})
 	t.Run("ListAndWatch with a stop channel", func(t *testing.T) {
-		s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
-		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
+		s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: newPodList("1", "")}).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
+		r := NewReflectorWithOptions(s, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "rf"})
 		stopCh := make(chan struct{})
 		done := make(chan error, 1)
 		go func() { done <- r.ListAndWatch(stopCh) }()
-		rfRequireEventually(t, func() bool { return s.watcherCount() == 1 }, "watch")
+		requireEventually(t, func() bool { return len(s.Watches()) == 1 }, "watch")
 		close(stopCh)
 		select {
 		case err := <-done:
 			assert.NoError(t, err)
-		case <-time.After(rfWait):
+		case <-time.After(conditionTimeout):
 			t.Fatal("ListAndWatch did not return")
 		}
 	})
 	t.Run("already cancelled", func(t *testing.T) {
-		s := rfNewScript(true)
-		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf"})
+		s := fakeapi.New().WithoutWatchList()
+		r := NewReflectorWithOptions(s, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "rf"})
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		assert.NoError(t, r.ListAndWatchWithContext(ctx))
 		r.RunWithContext(ctx)
-		assert.Empty(t, s.listOptions())
+		assert.Empty(t, s.ListOptions())
 	})
 }
 
 // TestReflectorResync drives the resync timer with a fake clock.
 func TestReflectorResync(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
-	rec := rfNewRecorder()
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: newPodList("1", "")}).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
+	rec := newStoreRecorder()
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Clock: clk, ResyncPeriod: time.Minute})
 	var allow atomic.Bool
 	var asked atomic.Int32
@@ -233,16 +235,16 @@ func TestReflectorResync(t *testing.T) {
 		asked.Add(1)
 		return allow.Load()
 	}
-	stop := rfStartRun(t, r)
-	rfRequireEventually(t, func() bool { return s.watcherCount() == 1 && clk.HasWaiters() }, "watching")
+	stop := startRun(t, r)
+	requireEventually(t, func() bool { return len(s.Watches()) == 1 && clk.HasWaiters() }, "watching")
 
 	clk.Step(time.Minute)
-	rfRequireEventually(t, func() bool { return asked.Load() == 1 && clk.HasWaiters() }, "first resync tick")
+	requireEventually(t, func() bool { return asked.Load() == 1 && clk.HasWaiters() }, "first resync tick")
 	assert.NotContains(t, rec.opsSnapshot(), "resync", "ShouldResync said no")
 
 	allow.Store(true)
 	clk.Step(time.Minute)
-	rfRequireEventually(t, func() bool { return asked.Load() == 2 && clk.HasWaiters() }, "second resync tick")
+	requireEventually(t, func() bool { return asked.Load() == 2 && clk.HasWaiters() }, "second resync tick")
 	assert.Equal(t, []string{"replace [] 1", "resync"}, rec.opsSnapshot())
 	stop()
 }
@@ -251,47 +253,47 @@ func TestReflectorResync(t *testing.T) {
 // the watch and leads to a relist.
 func TestReflectorResyncFailureEndsTheWatch(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
-	rec := rfNewRecorder()
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: newPodList("1", "")}).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
+	rec := newStoreRecorder()
 	rec.fail("resync", errors.New("resync failed"))
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Clock: clk, ResyncPeriod: time.Minute})
-	var errs rfErrors
+	var errs watchErrors
 	r.watchErrorHandler = errs.handler
 	done := make(chan error, 1)
 	go func() { done <- r.ListAndWatchWithContext(context.Background()) }()
-	rfRequireEventually(t, func() bool { return s.watcherCount() == 1 && clk.HasWaiters() }, "watching")
+	requireEventually(t, func() bool { return len(s.Watches()) == 1 && clk.HasWaiters() }, "watching")
 	clk.Step(time.Minute)
 	select {
 	case err := <-done:
 		assert.NoError(t, err)
-	case <-time.After(rfWait):
+	case <-time.After(conditionTimeout):
 		t.Fatal("ListAndWatch did not end")
 	}
-	assert.True(t, s.watcher(0).isStopped())
-	assert.Equal(t, []string{"other: resync failed"}, rfErrKinds(errs.snapshot()))
+	assert.True(t, s.NthWatch(0).IsStopped())
+	assert.Equal(t, []string{"other: resync failed"}, errorKinds(errs.snapshot()))
 }
 
 // TestReflectorResyncNilShouldResync checks that a nil ShouldResync means
 // always, and that no timer runs without a period.
 func TestReflectorResyncNilShouldResync(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
-	rec := rfNewRecorder()
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: newPodList("1", "")}).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
+	rec := newStoreRecorder()
 	r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Clock: clk, ResyncPeriod: time.Second})
-	stop := rfStartRun(t, r)
+	stop := startRun(t, r)
 	for i := 1; i <= 3; i++ {
-		rfRequireEventually(t, func() bool { return s.watcherCount() == 1 && clk.HasWaiters() }, "waiting")
+		requireEventually(t, func() bool { return len(s.Watches()) == 1 && clk.HasWaiters() }, "waiting")
 		clk.Step(time.Second)
 		n := i
-		rfRequireEventually(t, func() bool { return len(rec.opsSnapshot()) == n+1 }, "resync %d", i)
+		requireEventually(t, func() bool { return len(rec.opsSnapshot()) == n+1 }, "resync %d", i)
 	}
 	stop()
 
 	clk2 := testingclock.NewFakeClock(time.Unix(1000, 0))
-	s2 := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
-	r2 := NewReflectorWithOptions(s2, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Clock: clk2})
-	stop2 := rfStartRun(t, r2)
-	rfRequireEventually(t, func() bool { return s2.watcherCount() == 1 }, "watching")
+	s2 := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: newPodList("1", "")}).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
+	r2 := NewReflectorWithOptions(s2, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "rf", Clock: clk2})
+	stop2 := startRun(t, r2)
+	requireEventually(t, func() bool { return len(s2.Watches()) == 1 }, "watching")
 	assert.False(t, clk2.HasWaiters(), "no resync timer without a period")
 	stop2()
 }
@@ -300,25 +302,25 @@ func TestReflectorResyncNilShouldResync(t *testing.T) {
 func TestReflectorVeryShortWatchUsesTheClock(t *testing.T) {
 	for _, elapsed := range []time.Duration{0, 999 * time.Millisecond, time.Second} {
 		clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-		s := rfNewScript(true).list(rfListStep{obj: rfPodList("1", "")}).watch(rfWatchStep{hold: true})
-		r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Clock: clk})
-		var errs rfErrors
+		s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: newPodList("1", "")}).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
+		r := NewReflectorWithOptions(s, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "rf", Clock: clk})
+		var errs watchErrors
 		r.watchErrorHandler = errs.handler
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- r.ListAndWatchWithContext(ctx) }()
-		rfRequireEventually(t, func() bool { return s.watcherCount() == 1 }, "watching")
+		requireEventually(t, func() bool { return len(s.Watches()) == 1 }, "watching")
 		clk.Step(elapsed)
-		s.watcher(0).close()
+		s.NthWatch(0).Close()
 		if elapsed >= time.Second {
 			// A normal close: the watch is reopened from the same version.
-			rfWaitExhausted(t, s)
+			waitExhausted(t, s)
 			cancel()
 		}
 		require.NoError(t, <-done)
 		cancel()
 		if elapsed < time.Second {
-			assert.Equal(t, []string{"short"}, rfErrKinds(errs.snapshot()), "after %v", elapsed)
+			assert.Equal(t, []string{"short"}, errorKinds(errs.snapshot()), "after %v", elapsed)
 			var short *VeryShortWatchError
 			require.ErrorAs(t, errs.snapshot()[0], &short)
 			assert.Equal(t, "rf", short.Name)
@@ -326,15 +328,15 @@ func TestReflectorVeryShortWatchUsesTheClock(t *testing.T) {
 			continue
 		}
 		assert.Empty(t, errs.snapshot())
-		assert.Equal(t, []metav1.ListOptions{rfWatchOpts("1"), rfWatchOpts("1")}, s.watchOptions())
+		assert.Equal(t, []metav1.ListOptions{watchOptionsFrom("1"), watchOptionsFrom("1")}, watchOptionsWithoutTimeout(s))
 	}
 }
 
-// rsResettingLW is a server whose every watch is reset as soon as it opens:
+// resettingStreamLW is a server whose every watch is reset as soon as it opens:
 // the stream ends with the ERROR event client-go's decoder makes for an
 // HTTP/2 stream reset, or (clean) just closes, as after a GOAWAY. Lists
 // succeed. It records the fake time of every watch request.
-type rsResettingLW struct {
+type resettingStreamLW struct {
 	clk   *testingclock.FakeClock
 	clean bool
 
@@ -343,32 +345,32 @@ type rsResettingLW struct {
 	watches []time.Time
 }
 
-func (l *rsResettingLW) ListWithContext(context.Context, metav1.ListOptions) (runtime.Object, error) {
+func (l *resettingStreamLW) ListWithContext(context.Context, metav1.ListOptions) (runtime.Object, error) {
 	l.lists.Add(1)
-	return rfPodList("10", "", rfPod("a", "10")), nil
+	return newPodList("10", "", newPod("a", "10")), nil
 }
 
-func (l *rsResettingLW) WatchWithContext(context.Context, metav1.ListOptions) (watch.Interface, error) {
+func (l *resettingStreamLW) WatchWithContext(context.Context, metav1.ListOptions) (watch.Interface, error) {
 	l.mu.Lock()
 	l.watches = append(l.watches, l.clk.Now())
 	l.mu.Unlock()
 	if l.clean {
-		return rfNewWatcher(nil, true), nil
+		return fakeapi.NewWatch(nil, false), nil
 	}
-	return rfNewWatcher([]watch.Event{rlDecodingError("stream error: stream ID 3; INTERNAL_ERROR; received from peer")}, true), nil
+	return fakeapi.NewWatch([]watch.Event{decodingErrorEvent("stream error: stream ID 3; INTERNAL_ERROR; received from peer")}, false), nil
 }
 
-func (l *rsResettingLW) List(o metav1.ListOptions) (runtime.Object, error) {
+func (l *resettingStreamLW) List(o metav1.ListOptions) (runtime.Object, error) {
 	return l.ListWithContext(context.Background(), o)
 }
 
-func (l *rsResettingLW) Watch(o metav1.ListOptions) (watch.Interface, error) {
+func (l *resettingStreamLW) Watch(o metav1.ListOptions) (watch.Interface, error) {
 	return l.WatchWithContext(context.Background(), o)
 }
 
-func (l *rsResettingLW) IsWatchListSemanticsUnSupported() bool { return true }
+func (l *resettingStreamLW) IsWatchListSemanticsUnSupported() bool { return true }
 
-func (l *rsResettingLW) watchTimes() []time.Time {
+func (l *resettingStreamLW) watchTimes() []time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]time.Time(nil), l.watches...)
@@ -393,22 +395,22 @@ func TestReflectorResetStreamsObeyBackoff(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Unix(1000, 0)
 			clk := testingclock.NewFakeClock(start)
-			lw := &rsResettingLW{clk: clk, clean: tc.clean}
-			r := NewReflectorWithOptions(lw, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+			lw := &resettingStreamLW{clk: clk, clean: tc.clean}
+			r := NewReflectorWithOptions(lw, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{
 				Name:    "rf",
 				Clock:   clk,
 				Backoff: &wait.Backoff{Duration: time.Second, Factor: 2, Steps: 10, Cap: time.Minute},
 			})
-			var errs rfErrors
+			var errs watchErrors
 			r.watchErrorHandler = errs.handler
-			stop := rfStartRun(t, r)
+			stop := startRun(t, r)
 
 			const steps = 5
 			delay := time.Second
 			for i := 1; i <= steps; i++ {
 				// The Reflector is waiting out its backoff, or loops without
 				// one (then the watches pile up on a clock that stands still).
-				rfRequireEventually(t, func() bool { return clk.HasWaiters() || len(lw.watchTimes()) > 100 }, "cycle %d", i)
+				requireEventually(t, func() bool { return clk.HasWaiters() || len(lw.watchTimes()) > 100 }, "cycle %d", i)
 				require.Equal(t, i, len(lw.watchTimes()), "watch requests before backoff step %d", i)
 				clk.Step(delay)
 				delay *= 2
@@ -424,7 +426,7 @@ func TestReflectorResetStreamsObeyBackoff(t *testing.T) {
 			got := lw.watchTimes()
 			assert.Equal(t, want, got[:steps], "watch requests at 0, 1, 3, 7, 15 s")
 			assert.Equal(t, int32(len(got)), lw.lists.Load(), "a relist before every watch")
-			kinds := rfErrKinds(errs.snapshot())
+			kinds := errorKinds(errs.snapshot())
 			require.NotEmpty(t, kinds)
 			for _, k := range kinds {
 				assert.Equal(t, tc.wantErr, k)
@@ -440,41 +442,40 @@ func TestReflectorResetStreamsObeyBackoff(t *testing.T) {
 // failure backs off from the initial delay again (1s, not 4s).
 func TestReflectorBackoffResetsAfterAHealthyPeriod(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	s := rfNewScript(true).list(rfListStep{obj: rfPodList("10", "")}).watch(
-		rfWatchStep{err: syscall.ECONNREFUSED},
-		rfWatchStep{err: syscall.ECONNREFUSED},
-		rfWatchStep{hold: true, events: []watch.Event{rfEv(watch.Added, rfPod("a", "11"))}},
-		rfWatchStep{hold: true},
+	s := fakeapi.New().WithoutWatchList().ListAnswers(fakeapi.ListAnswer{Object: newPodList("10", "")}).WatchAnswers(
+		fakeapi.WatchAnswer{Err: syscall.ECONNREFUSED},
+		fakeapi.WatchAnswer{Err: syscall.ECONNREFUSED},
+		fakeapi.WatchAnswer{Hold: true, Events: []watch.Event{newEvent(watch.Added, newPod("a", "11"))}},
+		fakeapi.WatchAnswer{Hold: true},
 	)
-	r := NewReflectorWithOptions(s, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+	r := NewReflectorWithOptions(s, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{
 		Name:    "backoff-reset",
 		Clock:   clk,
 		Backoff: &wait.Backoff{Duration: time.Second, Factor: 2, Steps: 10, Cap: time.Minute},
 	})
-	stop := rfStartRun(t, r)
+	stop := startRun(t, r)
 	defer stop()
 
 	// waitsFor checks that the next watch is opened exactly after d.
 	waitsFor := func(d time.Duration, watches int) {
 		t.Helper()
-		rfRequireEventually(t, func() bool { return len(s.watchOptions()) == watches-1 && clk.HasWaiters() }, "watch %d pending", watches)
+		requireEventually(t, func() bool { return len(watchOptionsWithoutTimeout(s)) == watches-1 && clk.HasWaiters() }, "watch %d pending", watches)
 		clk.Step(d - time.Millisecond)
-		assert.Never(t, func() bool { return len(s.watchOptions()) >= watches }, 50*time.Millisecond, time.Millisecond, "watch %d opened before %v", watches, d)
+		assert.Never(t, func() bool { return len(watchOptionsWithoutTimeout(s)) >= watches }, 50*time.Millisecond, time.Millisecond, "watch %d opened before %v", watches, d)
 		clk.Step(time.Millisecond)
-		rfRequireEventually(t, func() bool { return len(s.watchOptions()) == watches }, "watch %d after %v", watches, d)
+		requireEventually(t, func() bool { return len(watchOptionsWithoutTimeout(s)) == watches }, "watch %d after %v", watches, d)
 	}
 	waitsFor(time.Second, 2)
 	waitsFor(2*time.Second, 3)
 
 	// Healthy for three minutes, then the watch ends with a 429.
-	rfRequireEventually(t, func() bool { return r.LastSyncResourceVersion() == "11" }, "event applied")
+	requireEventually(t, func() bool { return r.LastSyncResourceVersion() == "11" }, "event applied")
 	clk.Step(3 * time.Minute)
-	s.mu.Lock()
-	w := s.watchers[len(s.watchers)-1]
-	s.mu.Unlock()
-	w.push(rfEv(watch.Error, rfStatus(429, metav1.StatusReasonTooManyRequests)))
+	watches := s.Watches()
+	w := watches[len(watches)-1]
+	w.Send(newEvent(watch.Error, statusError(429, metav1.StatusReasonTooManyRequests)))
 	waitsFor(time.Second, 4)
-	assert.Len(t, s.listOptions(), 1, "no relist")
+	assert.Len(t, s.ListOptions(), 1, "no relist")
 }
 
 // TestReflectorCapsRetryAfterAtSixtySecondsByDefault: the Reflector waits a
@@ -483,7 +484,7 @@ func TestReflectorBackoffResetsAfterAHealthyPeriod(t *testing.T) {
 // informer for a year.
 func TestReflectorCapsRetryAfterAtSixtySecondsByDefault(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	r := NewReflectorWithOptions(rfNewScript(true), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+	r := NewReflectorWithOptions(fakeapi.New().WithoutWatchList(), &v1.Pod{}, newStoreRecorder(), ReflectorOptions{
 		Clock:   clk,
 		Backoff: &wait.Backoff{Duration: time.Second, Factor: 1, Steps: 10},
 	})
@@ -498,7 +499,7 @@ func TestReflectorCapsRetryAfterAtSixtySecondsByDefault(t *testing.T) {
 func TestReflectorMaxRetryAfterSetsTheCap(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
 	newR := func(max time.Duration) *Reflector {
-		return NewReflectorWithOptions(rfNewScript(true), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{
+		return NewReflectorWithOptions(fakeapi.New().WithoutWatchList(), &v1.Pod{}, newStoreRecorder(), ReflectorOptions{
 			Clock:         clk,
 			Backoff:       &wait.Backoff{Duration: time.Second, Factor: 1, Steps: 10},
 			MaxRetryAfter: max,

@@ -30,6 +30,8 @@ import (
 
 	"github.com/kinformer/kinformer/cache/internal/diag"
 	"github.com/kinformer/kinformer/cache/internal/reflector"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // The tests of this file cover what a Reflector does with a streaming list
@@ -38,24 +40,24 @@ import (
 // (kubernetes/kubernetes#140890, #135895), never tells the watch error
 // handler, and streams again on the next cycle.
 
-// wlFallbackLog is the V(4) message logged when a streaming list falls back
+// fallbackLog is the V(4) message logged when a streaming list falls back
 // to LIST.
-const wlFallbackLog = "Data couldn't be fetched in watchlist mode. Falling back to regular list."
+const fallbackLog = "Data couldn't be fetched in watchlist mode. Falling back to regular list."
 
-// wlBufferedLogger returns a logger whose output can be read back.
-func wlBufferedLogger(t *testing.T) (klog.Logger, func() string) {
+// bufferedLogger returns a logger whose output can be read back.
+func bufferedLogger(t *testing.T) (klog.Logger, func() string) {
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
 	buffer := logger.GetSink().(ktesting.Underlier).GetBuffer()
 	return logger, buffer.String
 }
 
-// wlStepUntil advances clk a second at a time until done. It steps only
+// stepUntil advances clk a second at a time until done. It steps only
 // while the clock has a waiter (the stream's idle timer, the only one), so
 // the Reflector has handled a timer that fired (re-armed it, or cut the
 // stream) before the clock moves on.
-func wlStepUntil(t *testing.T, clk *testingclock.FakeClock, done func() bool, msg string) {
+func stepUntil(t *testing.T, clk *testingclock.FakeClock, done func() bool, msg string) {
 	t.Helper()
-	rfRequireEventually(t, func() bool {
+	requireEventually(t, func() bool {
 		if done() {
 			return true
 		}
@@ -66,9 +68,9 @@ func wlStepUntil(t *testing.T, clk *testingclock.FakeClock, done func() bool, ms
 	}, "%s", msg)
 }
 
-// wlPodLW is a plain ListWatch (no ToListWatcherWithWatchListSemantics)
+// podLW is a plain ListWatch (no ToListWatcherWithWatchListSemantics)
 // over the pods of a fake clientset, as users write it.
-func wlPodLW(client *fake.Clientset) *ListWatch {
+func podLW(client *fake.Clientset) *ListWatch {
 	return &ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().Pods("").List(ctx, o)
@@ -79,10 +81,10 @@ func wlPodLW(client *fake.Clientset) *ListWatch {
 	}
 }
 
-// wlPodActions describes the list and watch calls made on the fake
+// podActions describes the list and watch calls made on the fake
 // clientset's pods: "list", "watch" or "stream" (a watch asking for initial
 // events).
-func wlPodActions(client *fake.Clientset) []string {
+func podActions(client *fake.Clientset) []string {
 	var out []string
 	for _, a := range client.Actions() {
 		switch act := a.(type) {
@@ -109,20 +111,20 @@ func TestWatchListFallbackFakeClientset(t *testing.T) {
 
 	t.Run("with ToListWatcherWithWatchListSemantics it lists at once", func(t *testing.T) {
 		client := fake.NewClientset(pod("a"))
-		r := NewReflectorWithOptions(ToListWatcherWithWatchListSemantics(wlPodLW(client), client), &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "wl"})
+		r := NewReflectorWithOptions(ToListWatcherWithWatchListSemantics(podLW(client), client), &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "wl"})
 		require.False(t, r.useWatchList)
-		var errs rfErrors
+		var errs watchErrors
 		r.watchErrorHandler = errs.handler
-		stop := rfStartRun(t, r)
-		rfRequireEventually(t, func() bool { return len(wlPodActions(client)) == 2 }, "no list and watch")
+		stop := startRun(t, r)
+		requireEventually(t, func() bool { return len(podActions(client)) == 2 }, "no list and watch")
 		stop()
-		assert.Equal(t, []string{"list", "watch"}, wlPodActions(client))
+		assert.Equal(t, []string{"list", "watch"}, podActions(client))
 		assert.Empty(t, errs.snapshot())
 	})
 
 	t.Run("client-go's reflector waits for ever", func(t *testing.T) {
 		client := fake.NewClientset(pod("a"), pod("b"))
-		ours := wlPodLW(client)
+		ours := podLW(client)
 		lw := &clientcache.ListWatch{
 			ListWithContextFunc:  clientcache.ListWithContextFunc(ours.ListWithContextFunc),
 			WatchFuncWithContext: clientcache.WatchFuncWithContext(ours.WatchFuncWithContext),
@@ -130,7 +132,7 @@ func TestWatchListFallbackFakeClientset(t *testing.T) {
 		store := clientcache.NewStore(clientcache.MetaNamespaceKeyFunc)
 		clk := testingclock.NewFakeClock(time.Now())
 		r := clientcache.NewReflectorWithOptions(lw, &v1.Pod{}, store, clientcache.ReflectorOptions{Name: "wl", Clock: clk})
-		logger, logs := wlBufferedLogger(t)
+		logger, logs := bufferedLogger(t)
 		ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 		done := make(chan struct{})
 		go func() {
@@ -139,22 +141,22 @@ func TestWatchListFallbackFakeClientset(t *testing.T) {
 		}()
 		defer func() { cancel(); <-done }()
 
-		rfRequireEventually(t, clk.HasWaiters, "the stream's ticker is not running")
+		requireEventually(t, clk.HasWaiters, "the stream's ticker is not running")
 		for i := 1; i <= 3; i++ {
 			clk.Step(reflector.InitialEventsWarnInterval)
-			rfRequireEventually(t, func() bool { return strings.Count(logs(), "event bookmark expired") >= i }, "warning %d not logged", i)
+			requireEventually(t, func() bool { return strings.Count(logs(), "event bookmark expired") >= i }, "warning %d not logged", i)
 		}
-		assert.Equal(t, []string{"stream"}, wlPodActions(client), "30s later it still waits on the first stream")
+		assert.Equal(t, []string{"stream"}, podActions(client), "30s later it still waits on the first stream")
 		assert.Empty(t, store.List())
 		assert.Empty(t, r.LastSyncResourceVersion())
 	})
 
 	t.Run("kinformer's informer falls back to LIST, syncs and sees a create", func(t *testing.T) {
 		client := fake.NewClientset(pod("a"), pod("b"))
-		informer := NewSharedIndexInformer(wlPodLW(client), &v1.Pod{}, 0, Indexers{})
+		informer := NewSharedIndexInformer(podLW(client), &v1.Pod{}, 0, Indexers{})
 		clk := testingclock.NewFakeClock(time.Now())
 		informer.(*sharedIndexInformer).clock = clk // reaches the Reflector
-		var errs rfErrors
+		var errs watchErrors
 		require.NoError(t, informer.SetWatchErrorHandlerWithContext(errs.handler))
 		added := make(chan string, 10)
 		_, err := informer.AddEventHandler(ResourceEventHandlerDetailedFuncs{
@@ -171,28 +173,28 @@ func TestWatchListFallbackFakeClientset(t *testing.T) {
 		}()
 		defer func() { cancel(); <-done }()
 
-		wlStepUntil(t, clk, informer.HasSynced, "the informer did not sync")
+		stepUntil(t, clk, informer.HasSynced, "the informer did not sync")
 		assert.ElementsMatch(t, []string{"ns/a", "ns/b"}, informer.GetStore().ListKeys())
 		var initial []string
 		for len(initial) < 2 {
 			select {
 			case got := <-added:
 				initial = append(initial, got)
-			case <-time.After(rfWait):
+			case <-time.After(conditionTimeout):
 				t.Fatalf("no add for the initial list; got %v", initial)
 			}
 		}
 		assert.ElementsMatch(t, []string{"a initial=true", "b initial=true"}, initial)
 
 		// The fake clientset only delivers creates to watches already open.
-		rfRequireEventually(t, func() bool { return len(wlPodActions(client)) == 3 }, "no watch after the LIST")
-		assert.Equal(t, []string{"stream", "list", "watch"}, wlPodActions(client))
+		requireEventually(t, func() bool { return len(podActions(client)) == 3 }, "no watch after the LIST")
+		assert.Equal(t, []string{"stream", "list", "watch"}, podActions(client))
 		_, err = client.CoreV1().Pods("ns").Create(ctx, pod("c"), metav1.CreateOptions{})
 		require.NoError(t, err)
 		select {
 		case got := <-added:
 			assert.Equal(t, "c initial=false", got)
-		case <-time.After(rfWait):
+		case <-time.After(conditionTimeout):
 			t.Fatal("the create was not seen")
 		}
 
@@ -215,8 +217,8 @@ func TestWatchListFallbackScripted(t *testing.T) {
 	tooMany := &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusTooManyRequests, Reason: metav1.StatusReasonTooManyRequests}
 	cases := []struct {
 		name         string
-		lists        []rfListStep
-		watches      []rfWatchStep
+		lists        []fakeapi.ListAnswer
+		watches      []fakeapi.WatchAnswer
 		wantLists    []metav1.ListOptions
 		wantWatch    []metav1.ListOptions
 		wantOps      []string
@@ -225,50 +227,50 @@ func TestWatchListFallbackScripted(t *testing.T) {
 	}{
 		{
 			name: "closed before the bookmark: the stream is opened again, and the relist after a 410 streams",
-			watches: []rfWatchStep{
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1"))}},
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Added, rfPod("p2", "10")), rfEndBookmark("10"), rfEv(watch.Added, rfPod("p3", "11")), rfEv(watch.Error, &expired.ErrStatus)}},
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p3", "20")), rfEndBookmark("20"), rfEv(watch.Added, rfPod("p4", "21"))}},
+			watches: []fakeapi.WatchAnswer{
+				{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "1"))}},
+				{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "1")), newEvent(watch.Added, newPod("p2", "10")), endOfInitialEvents("10"), newEvent(watch.Added, newPod("p3", "11")), newEvent(watch.Error, &expired.ErrStatus)}},
+				{Events: []watch.Event{newEvent(watch.Added, newPod("p3", "20")), endOfInitialEvents("20"), newEvent(watch.Added, newPod("p4", "21"))}},
 			},
-			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfStreamOpts(""), rfStreamOpts("11"), rfWatchOpts("21")},
+			wantWatch: []metav1.ListOptions{streamOptionsFrom(""), streamOptionsFrom(""), streamOptionsFrom("11"), watchOptionsFrom("21")},
 			wantOps:   []string{"replace [ns/p1@1 ns/p2@10] 10", "add ns/p3@11", "rv 11", "replace [ns/p3@20] 20", "add ns/p4@21", "rv 21"},
 			wantErrs:  []string{"expired"},
 		},
 		{
 			name: "an error event before the bookmark: LIST, and a stream again after a 410",
-			watches: []rfWatchStep{
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Error, internal)}},
-				{events: []watch.Event{rfEv(watch.Error, &expired.ErrStatus)}},
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p3", "20")), rfEndBookmark("20"), rfEv(watch.Added, rfPod("p4", "21"))}},
+			watches: []fakeapi.WatchAnswer{
+				{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "1")), newEvent(watch.Error, internal)}},
+				{Events: []watch.Event{newEvent(watch.Error, &expired.ErrStatus)}},
+				{Events: []watch.Event{newEvent(watch.Added, newPod("p3", "20")), endOfInitialEvents("20"), newEvent(watch.Added, newPod("p4", "21"))}},
 			},
-			lists:        []rfListStep{{obj: rfPodList("10", "", rfPod("p2", "10"))}},
+			lists:        []fakeapi.ListAnswer{{Object: newPodList("10", "", newPod("p2", "10"))}},
 			wantLists:    []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}},
-			wantWatch:    []metav1.ListOptions{rfStreamOpts(""), rfWatchOpts("10"), rfStreamOpts("10"), rfWatchOpts("21")},
+			wantWatch:    []metav1.ListOptions{streamOptionsFrom(""), watchOptionsFrom("10"), streamOptionsFrom("10"), watchOptionsFrom("21")},
 			wantOps:      []string{"replace [ns/p2@10] 10", "replace [ns/p3@20] 20", "add ns/p4@21", "rv 21"},
 			wantErrs:     []string{"expired"},
 			wantFallback: 1,
 		},
 		{
 			name: "a 429 error event before the bookmark is retried as before",
-			watches: []rfWatchStep{
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEv(watch.Error, tooMany)}},
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEndBookmark("2"), rfEv(watch.Added, rfPod("p2", "3"))}},
+			watches: []fakeapi.WatchAnswer{
+				{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "1")), newEvent(watch.Error, tooMany)}},
+				{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "1")), endOfInitialEvents("2"), newEvent(watch.Added, newPod("p2", "3"))}},
 			},
-			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfStreamOpts(""), rfWatchOpts("3")},
+			wantWatch: []metav1.ListOptions{streamOptionsFrom(""), streamOptionsFrom(""), watchOptionsFrom("3")},
 			wantOps:   []string{"replace [ns/p1@1] 2", "add ns/p2@3", "rv 3"},
 			wantErrs:  []string{"toomany"},
 		},
 		{
 			name: "after a completed streaming list, one that fails falls back for that cycle only",
-			watches: []rfWatchStep{
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "1")), rfEndBookmark("2"), rfEv(watch.Error, &expired.ErrStatus)}},
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "3")), rfEv(watch.Error, internal)}},
-				{events: []watch.Event{rfEv(watch.Error, &expired.ErrStatus)}},
-				{events: []watch.Event{rfEv(watch.Added, rfPod("p1", "11")), rfEndBookmark("12"), rfEv(watch.Added, rfPod("p2", "13"))}},
+			watches: []fakeapi.WatchAnswer{
+				{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "1")), endOfInitialEvents("2"), newEvent(watch.Error, &expired.ErrStatus)}},
+				{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "3")), newEvent(watch.Error, internal)}},
+				{Events: []watch.Event{newEvent(watch.Error, &expired.ErrStatus)}},
+				{Events: []watch.Event{newEvent(watch.Added, newPod("p1", "11")), endOfInitialEvents("12"), newEvent(watch.Added, newPod("p2", "13"))}},
 			},
-			lists:     []rfListStep{{obj: rfPodList("10", "", rfPod("p1", "10"))}},
+			lists:     []fakeapi.ListAnswer{{Object: newPodList("10", "", newPod("p1", "10"))}},
 			wantLists: []metav1.ListOptions{{ResourceVersion: "2"}},
-			wantWatch: []metav1.ListOptions{rfStreamOpts(""), rfStreamOpts("2"), rfWatchOpts("10"), rfStreamOpts("10"), rfWatchOpts("13")},
+			wantWatch: []metav1.ListOptions{streamOptionsFrom(""), streamOptionsFrom("2"), watchOptionsFrom("10"), streamOptionsFrom("10"), watchOptionsFrom("13")},
 			wantOps: []string{
 				"replace [ns/p1@1] 2",
 				"replace [ns/p1@10] 10",
@@ -280,49 +282,49 @@ func TestWatchListFallbackScripted(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := rfNewScript(false).list(tc.lists...).watch(tc.watches...)
-			rec := rfNewRecorder()
-			logger, logs := wlBufferedLogger(t)
-			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Backoff: rfTinyBackoff(), Logger: &logger})
-			var errs rfErrors
+			s := fakeapi.New().ListAnswers(tc.lists...).WatchAnswers(tc.watches...)
+			rec := newStoreRecorder()
+			logger, logs := bufferedLogger(t)
+			r := NewReflectorWithOptions(s, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Backoff: tinyBackoff(), Logger: &logger})
+			var errs watchErrors
 			r.watchErrorHandler = errs.handler
 
-			rfRunUntilExhausted(t, r, s)
+			runUntilExhausted(t, r, s)
 
-			gotLists := s.listOptions()
+			gotLists := s.ListOptions()
 			if len(gotLists) > len(tc.wantLists) {
 				gotLists = gotLists[:len(tc.wantLists)]
 			}
 			assert.Equal(t, tc.wantLists, gotLists, "list requests")
-			assert.Equal(t, tc.wantWatch, s.watchOptions(), "watch requests")
+			assert.Equal(t, tc.wantWatch, watchOptionsWithoutTimeout(s), "watch requests")
 			assert.Equal(t, tc.wantOps, rec.opsSnapshot(), "store operations")
-			assert.Equal(t, tc.wantErrs, rfErrKinds(errs.snapshot()), "reported errors")
-			assert.Equal(t, tc.wantFallback, strings.Count(logs(), wlFallbackLog), "fallbacks to LIST logged")
+			assert.Equal(t, tc.wantErrs, errorKinds(errs.snapshot()), "reported errors")
+			assert.Equal(t, tc.wantFallback, strings.Count(logs(), fallbackLog), "fallbacks to LIST logged")
 			assert.Equal(t, uint64(tc.wantFallback), r.stats.Lists(diag.ReasonStreamFallback), "fallbacks to LIST counted")
 		})
 	}
 }
 
-// wlWatcher is a watch over an unbuffered channel: a push returns once the
+// watchListWatcher is a watch over an unbuffered channel: a push returns once the
 // Reflector has taken the event.
-type wlWatcher struct {
+type watchListWatcher struct {
 	ch        chan watch.Event
 	stopOnce  sync.Once
 	closeOnce sync.Once
 	stopped   chan struct{}
 }
 
-func wlNewWatcher() *wlWatcher {
-	return &wlWatcher{ch: make(chan watch.Event), stopped: make(chan struct{})}
+func newWatchListWatcher() *watchListWatcher {
+	return &watchListWatcher{ch: make(chan watch.Event), stopped: make(chan struct{})}
 }
 
-func (w *wlWatcher) ResultChan() <-chan watch.Event { return w.ch }
-func (w *wlWatcher) Stop()                          { w.stopOnce.Do(func() { close(w.stopped) }) }
+func (w *watchListWatcher) ResultChan() <-chan watch.Event { return w.ch }
+func (w *watchListWatcher) Stop()                          { w.stopOnce.Do(func() { close(w.stopped) }) }
 
 // close ends the result channel, as a server closing the watch.
-func (w *wlWatcher) close() { w.closeOnce.Do(func() { close(w.ch) }) }
+func (w *watchListWatcher) close() { w.closeOnce.Do(func() { close(w.ch) }) }
 
-func (w *wlWatcher) isStopped() bool {
+func (w *watchListWatcher) isStopped() bool {
 	select {
 	case <-w.stopped:
 		return true
@@ -332,20 +334,20 @@ func (w *wlWatcher) isStopped() bool {
 }
 
 // push hands e to the Reflector, failing the test when it does not take it.
-func (w *wlWatcher) push(t *testing.T, e watch.Event) {
+func (w *watchListWatcher) push(t *testing.T, e watch.Event) {
 	t.Helper()
 	select {
 	case w.ch <- e:
 	case <-w.stopped:
-		t.Fatalf("the watch was stopped before %s %s", e.Type, rfDescribe(e.Object))
-	case <-time.After(rfWait):
-		t.Fatalf("the Reflector did not take %s %s", e.Type, rfDescribe(e.Object))
+		t.Fatalf("the watch was stopped before %s %s", e.Type, describeObject(e.Object))
+	case <-time.After(conditionTimeout):
+		t.Fatalf("the Reflector did not take %s %s", e.Type, describeObject(e.Object))
 	}
 }
 
-// wlLW answers every List with one list and every Watch with a new
-// wlWatcher; it records the fake time of each List call.
-type wlLW struct {
+// watchListLW answers every List with one list and every Watch with a new
+// watchListWatcher; it records the fake time of each List call.
+type watchListLW struct {
 	clk  *testingclock.FakeClock
 	list runtime.Object
 
@@ -355,10 +357,10 @@ type wlLW struct {
 	watchOpts []metav1.ListOptions
 	// timeouts are the watch requests' TimeoutSeconds (0 when unset).
 	timeouts []int64
-	watchers []*wlWatcher
+	watchers []*watchListWatcher
 }
 
-func (l *wlLW) ListWithContext(_ context.Context, o metav1.ListOptions) (runtime.Object, error) {
+func (l *watchListLW) ListWithContext(_ context.Context, o metav1.ListOptions) (runtime.Object, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.listTimes = append(l.listTimes, l.clk.Now())
@@ -366,7 +368,7 @@ func (l *wlLW) ListWithContext(_ context.Context, o metav1.ListOptions) (runtime
 	return l.list.DeepCopyObject(), nil
 }
 
-func (l *wlLW) WatchWithContext(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
+func (l *watchListLW) WatchWithContext(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var timeout int64
@@ -376,20 +378,20 @@ func (l *wlLW) WatchWithContext(_ context.Context, o metav1.ListOptions) (watch.
 	l.timeouts = append(l.timeouts, timeout)
 	o.TimeoutSeconds = nil
 	l.watchOpts = append(l.watchOpts, o)
-	w := wlNewWatcher()
+	w := newWatchListWatcher()
 	l.watchers = append(l.watchers, w)
 	return w, nil
 }
 
-func (l *wlLW) List(o metav1.ListOptions) (runtime.Object, error) {
+func (l *watchListLW) List(o metav1.ListOptions) (runtime.Object, error) {
 	return l.ListWithContext(context.Background(), o)
 }
 
-func (l *wlLW) Watch(o metav1.ListOptions) (watch.Interface, error) {
+func (l *watchListLW) Watch(o metav1.ListOptions) (watch.Interface, error) {
 	return l.WatchWithContext(context.Background(), o)
 }
 
-func (l *wlLW) watcher(i int) *wlWatcher {
+func (l *watchListLW) watcher(i int) *watchListWatcher {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if i < len(l.watchers) {
@@ -398,33 +400,33 @@ func (l *wlLW) watcher(i int) *wlWatcher {
 	return nil
 }
 
-func (l *wlLW) lists() ([]metav1.ListOptions, []time.Time) {
+func (l *watchListLW) lists() ([]metav1.ListOptions, []time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]metav1.ListOptions(nil), l.listOpts...), append([]time.Time(nil), l.listTimes...)
 }
 
-func (l *wlLW) watches() []metav1.ListOptions {
+func (l *watchListLW) watches() []metav1.ListOptions {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]metav1.ListOptions(nil), l.watchOpts...)
 }
 
-// wlStartStream starts a Reflector on a fake clock over a wlLW and waits
+// startStream starts a Reflector on a fake clock over a watchListLW and waits
 // until its stream is open with the idle timer running.
-func wlStartStream(t *testing.T, list runtime.Object) (*Reflector, *wlLW, *testingclock.FakeClock, *rfRecorder, *rfErrors, func() string) {
+func startStream(t *testing.T, list runtime.Object) (*Reflector, *watchListLW, *testingclock.FakeClock, *storeRecorder, *watchErrors, func() string) {
 	t.Helper()
 	clk := testingclock.NewFakeClock(time.Now())
-	lw := &wlLW{clk: clk, list: list}
-	rec := rfNewRecorder()
-	logger, logs := wlBufferedLogger(t)
+	lw := &watchListLW{clk: clk, list: list}
+	rec := newStoreRecorder()
+	logger, logs := bufferedLogger(t)
 	r := NewReflectorWithOptions(lw, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Clock: clk, Logger: &logger})
 	require.True(t, r.useWatchList)
 	require.Equal(t, reflectorInitialEventsTimeout, r.initialEventsTimeout)
-	errs := &rfErrors{}
+	errs := &watchErrors{}
 	r.watchErrorHandler = errs.handler
-	rfStartRun(t, r)
-	rfRequireEventually(t, func() bool { return lw.watcher(0) != nil && clk.HasWaiters() }, "stream not open")
+	startRun(t, r)
+	requireEventually(t, func() bool { return lw.watcher(0) != nil && clk.HasWaiters() }, "stream not open")
 	return r, lw, clk, rec, errs, logs
 }
 
@@ -433,17 +435,17 @@ func wlStartStream(t *testing.T, list runtime.Object) (*Reflector, *wlLW, *testi
 // LIST's content replaces the store, the streamed objects are dropped.
 func TestWatchListFallbackSilentStream(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
-	r, lw, clk, rec, errs, logs := wlStartStream(t, rfPodList("10", "", rfPod("p3", "10")))
+	r, lw, clk, rec, errs, logs := startStream(t, newPodList("10", "", newPod("p3", "10")))
 	start := clk.Now()
 	stream := lw.watcher(0)
-	stream.push(t, rfEv(watch.Added, rfPod("p1", "1")))
-	stream.push(t, rfEv(watch.Added, rfPod("p2", "2")))
+	stream.push(t, newEvent(watch.Added, newPod("p1", "1")))
+	stream.push(t, newEvent(watch.Added, newPod("p2", "2")))
 
-	wlStepUntil(t, clk, func() bool {
+	stepUntil(t, clk, func() bool {
 		lists, _ := lw.lists()
 		return len(lists) > 0
 	}, "no fallback to LIST")
-	rfRequireEventually(t, func() bool { return len(lw.watches()) == 2 }, "no watch after the LIST")
+	requireEventually(t, func() bool { return len(lw.watches()) == 2 }, "no watch after the LIST")
 
 	lists, times := lw.lists()
 	assert.Equal(t, []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}}, lists)
@@ -451,33 +453,33 @@ func TestWatchListFallbackSilentStream(t *testing.T) {
 	// error below says exactly when the stream was cut.
 	assert.GreaterOrEqual(t, times[0].Sub(start), reflectorInitialEventsTimeout, "the stream is not cut before 10s of silence")
 	assert.True(t, stream.isStopped(), "the silent stream is stopped")
-	assert.Equal(t, []metav1.ListOptions{rfStreamOpts(""), rfWatchOpts("10")}, lw.watches())
+	assert.Equal(t, []metav1.ListOptions{streamOptionsFrom(""), watchOptionsFrom("10")}, lw.watches())
 	assert.Equal(t, []string{"replace [ns/p3@10] 10"}, rec.opsSnapshot(), "the streamed objects are not merged")
 	assert.Equal(t, []string{"ns/p3@10"}, rec.content())
 	assert.Equal(t, "10", r.LastSyncResourceVersion())
 
 	assert.Empty(t, errs.snapshot(), "the fallback to LIST is no failure")
 	assert.Contains(t, logs(), "reflector rf: streaming list stayed silent for 10s after 2 event(s) without the initial-events-end bookmark; falling back to LIST")
-	assert.Equal(t, 1, strings.Count(logs(), wlFallbackLog))
+	assert.Equal(t, 1, strings.Count(logs(), fallbackLog))
 
 	// The watch after the LIST is an ordinary one: no bound applies.
 	w := lw.watcher(1)
 	clk.Step(time.Hour)
-	w.push(t, rfEv(watch.Added, rfPod("p4", "11")))
-	rfRequireEventually(t, func() bool { return r.LastSyncResourceVersion() == "11" }, "watch event not applied")
+	w.push(t, newEvent(watch.Added, newPod("p4", "11")))
+	requireEventually(t, func() bool { return r.LastSyncResourceVersion() == "11" }, "watch event not applied")
 	assert.False(t, w.isStopped())
 
 	// After a 410 the next cycle tries a streaming list again.
-	w.push(t, rfEv(watch.Error, &apierrors.NewResourceExpired("too old").ErrStatus))
-	wlStepUntil(t, clk, func() bool { return len(lw.watches()) == 3 }, "no new stream after the 410")
-	assert.Equal(t, rfStreamOpts("11"), lw.watches()[2])
+	w.push(t, newEvent(watch.Error, &apierrors.NewResourceExpired("too old").ErrStatus))
+	stepUntil(t, clk, func() bool { return len(lw.watches()) == 3 }, "no new stream after the 410")
+	assert.Equal(t, streamOptionsFrom("11"), lw.watches()[2])
 }
 
 // TestWatchListFallbackSlowStream: a stream whose events keep coming, each
 // within the bound of the previous one, is not cut however long it takes.
 func TestWatchListFallbackSlowStream(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
-	r, lw, clk, rec, errs, logs := wlStartStream(t, rfPodList("99", ""))
+	r, lw, clk, rec, errs, logs := startStream(t, newPodList("99", ""))
 	stream := lw.watcher(0)
 	const n = 6
 	gap := reflectorInitialEventsTimeout * 6 / 10
@@ -486,15 +488,15 @@ func TestWatchListFallbackSlowStream(t *testing.T) {
 		name := fmt.Sprintf("p%d", i)
 		// A push returns once the Reflector took the event, so the clock
 		// never moves more than gap past the last event it saw.
-		stream.push(t, rfEv(watch.Added, rfPod(name, fmt.Sprint(i+1))))
+		stream.push(t, newEvent(watch.Added, newPod(name, fmt.Sprint(i+1))))
 		clk.Step(gap)
 		want = append(want, fmt.Sprintf("ns/%s@%d", name, i+1))
 	}
-	stream.push(t, rfEndBookmark("7"))
+	stream.push(t, endOfInitialEvents("7"))
 	// The Reflector publishes a list's resourceVersion before it hands the
 	// list to the store (so that a caller told of the sync reads the
 	// version the cache holds): wait for the store's Replace too.
-	rfRequireEventually(t, func() bool {
+	requireEventually(t, func() bool {
 		return r.LastSyncResourceVersion() == "7" && len(rec.opsSnapshot()) > 0
 	}, "stream not completed")
 
@@ -503,12 +505,12 @@ func TestWatchListFallbackSlowStream(t *testing.T) {
 	assert.Empty(t, lists, "no LIST")
 	assert.Empty(t, errs.snapshot())
 	assert.False(t, stream.isStopped(), "the stream goes on as the watch")
-	assert.Zero(t, strings.Count(logs(), wlFallbackLog))
+	assert.Zero(t, strings.Count(logs(), fallbackLog))
 
 	// It goes on as the watch: later events are applied, without a bound.
 	clk.Step(time.Hour)
-	stream.push(t, rfEv(watch.Modified, rfPod("p0", "8")))
-	rfRequireEventually(t, func() bool { return r.LastSyncResourceVersion() == "8" }, "watch event not applied")
+	stream.push(t, newEvent(watch.Modified, newPod("p0", "8")))
+	requireEventually(t, func() bool { return r.LastSyncResourceVersion() == "8" }, "watch event not applied")
 	got := rec.content()
 	sort.Strings(got)
 	assert.Contains(t, got, "ns/p0@8")
@@ -557,7 +559,7 @@ func TestWatchErrorHandlerNeverSeesStreamingListErrors(t *testing.T) {
 		select {
 		case err := <-errCh:
 			return err.Error(), ours
-		case <-time.After(rfWait):
+		case <-time.After(conditionTimeout):
 			t.Fatal("the watch error handler was not called")
 		}
 		return "", nil
@@ -588,25 +590,25 @@ func TestStreamingListClosedAtItsTimeout(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := testingclock.NewFakeClock(time.Now())
-			lw := &wlLW{clk: clk, list: rfPodList("10", "", rfPod("p1", "10"))}
-			logger, _ := wlBufferedLogger(t)
-			r := NewReflectorWithOptions(lw, &v1.Pod{}, rfNewRecorder(), ReflectorOptions{Name: "rf", Clock: clk, Logger: &logger, WatchIdleTimeout: tc.liveness})
-			var errs rfErrors
+			lw := &watchListLW{clk: clk, list: newPodList("10", "", newPod("p1", "10"))}
+			logger, _ := bufferedLogger(t)
+			r := NewReflectorWithOptions(lw, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "rf", Clock: clk, Logger: &logger, WatchIdleTimeout: tc.liveness})
+			var errs watchErrors
 			r.watchErrorHandler = errs.handler
-			rfStartRun(t, r)
-			rfRequireEventually(t, func() bool { return lw.watcher(0) != nil && clk.HasWaiters() }, "stream not open")
+			startRun(t, r)
+			requireEventually(t, func() bool { return lw.watcher(0) != nil && clk.HasWaiters() }, "stream not open")
 
 			// Events keep coming, each within the silence bound, for 27s
 			// (longer than the liveness deadline), then the server closes
 			// the stream.
 			stream := lw.watcher(0)
 			for i := 0; i < 3; i++ {
-				stream.push(t, rfEv(watch.Added, rfPod(fmt.Sprintf("s%d", i), fmt.Sprint(i+1))))
+				stream.push(t, newEvent(watch.Added, newPod(fmt.Sprintf("s%d", i), fmt.Sprint(i+1))))
 				clk.Step(9 * time.Second)
 			}
 			stream.close()
-			rfRequireEventually(t, func() bool { return len(lw.watches()) == 2 }, "no second watch request")
-			assert.Equal(t, []metav1.ListOptions{rfStreamOpts(""), rfStreamOpts("")}, lw.watches())
+			requireEventually(t, func() bool { return len(lw.watches()) == 2 }, "no second watch request")
+			assert.Equal(t, []metav1.ListOptions{streamOptionsFrom(""), streamOptionsFrom("")}, lw.watches())
 			lw.mu.Lock()
 			timeouts := append([]int64(nil), lw.timeouts...)
 			lw.mu.Unlock()

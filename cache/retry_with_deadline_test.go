@@ -9,10 +9,10 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 )
 
-var rfRetryable = errors.New("retryable")
+var errRetryable = errors.New("retryable")
 
 func TestRetryWithDeadline(t *testing.T) {
-	isRetryable := func(err error) bool { return errors.Is(err, rfRetryable) }
+	isRetryable := func(err error) bool { return errors.Is(err, errRetryable) }
 	type step struct {
 		advance time.Duration
 		err     error // nil: no After call
@@ -27,7 +27,7 @@ func TestRetryWithDeadline(t *testing.T) {
 		{
 			name:  "disabled",
 			max:   0,
-			steps: []step{{err: rfRetryable, want: false}, {advance: time.Second, err: rfRetryable, want: false}},
+			steps: []step{{err: errRetryable, want: false}, {advance: time.Second, err: errRetryable, want: false}},
 		},
 		{
 			name:  "no error yet",
@@ -38,20 +38,20 @@ func TestRetryWithDeadline(t *testing.T) {
 			name: "retries within the deadline, then stops",
 			max:  30 * time.Second,
 			steps: []step{
-				{err: rfRetryable, want: true},
-				{advance: 20 * time.Second, err: rfRetryable, want: true},
-				{advance: 10 * time.Second, err: rfRetryable, want: true},
-				{advance: time.Second, err: rfRetryable, want: false},
+				{err: errRetryable, want: true},
+				{advance: 20 * time.Second, err: errRetryable, want: true},
+				{advance: 10 * time.Second, err: errRetryable, want: true},
+				{advance: time.Second, err: errRetryable, want: false},
 			},
 		},
 		{
 			name: "a quiet period starts a new run",
 			max:  30 * time.Second,
 			steps: []step{
-				{err: rfRetryable, want: true},
-				{advance: 20 * time.Second, err: rfRetryable, want: true},
-				{advance: time.Minute, err: rfRetryable, want: true},
-				{advance: 25 * time.Second, err: rfRetryable, want: true},
+				{err: errRetryable, want: true},
+				{advance: 20 * time.Second, err: errRetryable, want: true},
+				{advance: time.Minute, err: errRetryable, want: true},
+				{advance: 25 * time.Second, err: errRetryable, want: true},
 			},
 		},
 		{
@@ -60,16 +60,16 @@ func TestRetryWithDeadline(t *testing.T) {
 			steps: []step{
 				{err: errors.New("other"), want: false},
 				{after: true, want: false},
-				{err: rfRetryable, want: true},
+				{err: errRetryable, want: true},
 			},
 		},
 		{
 			name: "after giving up a new run starts",
 			max:  10 * time.Second,
 			steps: []step{
-				{err: rfRetryable, want: true},
+				{err: errRetryable, want: true},
 				{advance: 11 * time.Second, want: false},
-				{err: rfRetryable, want: true},
+				{err: errRetryable, want: true},
 			},
 		},
 	}
@@ -90,6 +90,6 @@ func TestRetryWithDeadline(t *testing.T) {
 
 func TestRetryWithDeadlineNilArguments(t *testing.T) {
 	r := NewRetryWithDeadline(time.Minute, time.Minute, nil, nil)
-	r.After(rfRetryable)
+	r.After(errRetryable)
 	assert.False(t, r.ShouldRetry(), "a nil predicate retries nothing")
 }

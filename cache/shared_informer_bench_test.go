@@ -10,49 +10,51 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	clientcache "k8s.io/client-go/tools/cache"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
-// infCountingHandler counts updates and closes done when it has seen want.
-type infCountingHandler struct {
+// countingHandler counts updates and closes done when it has seen want.
+type countingHandler struct {
 	want int
 	seen int
 	done chan struct{}
 }
 
-func (h *infCountingHandler) OnAdd(interface{}, bool) {}
-func (h *infCountingHandler) OnDelete(interface{})    {}
-func (h *infCountingHandler) OnUpdate(_, _ interface{}) {
+func (h *countingHandler) OnAdd(interface{}, bool) {}
+func (h *countingHandler) OnDelete(interface{})    {}
+func (h *countingHandler) OnUpdate(_, _ interface{}) {
 	h.seen++
 	if h.seen == h.want {
 		close(h.done)
 	}
 }
 
-// infBenchInformer is what the benchmark needs from either implementation.
-type infBenchInformer interface {
+// benchInformer is what the benchmark needs from either implementation.
+type benchInformer interface {
 	RunWithContext(ctx context.Context)
 	HasSynced() bool
 }
 
-const infBenchPods = 1000
+const benchPodCount = 1000
 
-// infBenchEvents pushes b.N MODIFIED events (round-robin over
-// infBenchPods pods) through a scripted watch into an informer with
+// benchInformerEvents pushes b.N MODIFIED events (round-robin over
+// benchPodCount pods) through a scripted watch into an informer with
 // `handlers` handlers and measures until every handler saw every event.
-func infBenchEvents(b *testing.B, handlers int, build func(srv *infServer, hs []*infCountingHandler) infBenchInformer) {
-	srv := newInfServer()
-	for i := range infBenchPods {
-		srv.create("pod-" + strconv.Itoa(i))
+func benchInformerEvents(b *testing.B, handlers int, build func(srv *fakeapi.Server, hs []*countingHandler) benchInformer) {
+	srv := fakeapi.NewServer(false)
+	for i := range benchPodCount {
+		srv.Create("pod-" + strconv.Itoa(i))
 	}
 	// Pre-build the events so that the measurement covers the informer only.
 	events := make([]watch.Event, b.N)
 	for i := range events {
-		pod := infPod("pod-"+strconv.Itoa(i%infBenchPods), strconv.Itoa(infBenchPods+1+i))
+		pod := newPod("pod-"+strconv.Itoa(i%benchPodCount), strconv.Itoa(benchPodCount+1+i))
 		events[i] = watch.Event{Type: watch.Modified, Object: pod}
 	}
-	hs := make([]*infCountingHandler, handlers)
+	hs := make([]*countingHandler, handlers)
 	for i := range hs {
-		hs[i] = &infCountingHandler{want: b.N, done: make(chan struct{})}
+		hs[i] = &countingHandler{want: b.N, done: make(chan struct{})}
 	}
 	informer := build(srv, hs)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -60,30 +62,21 @@ func infBenchEvents(b *testing.B, handlers int, build func(srv *infServer, hs []
 	wg.Go(func() { informer.RunWithContext(ctx) })
 	defer func() {
 		cancel()
-		srv.stopWatches()
+		srv.StopWatches()
 		wg.Wait()
 	}()
 	deadline := time.Now().Add(infTimeout)
-	for !informer.HasSynced() || len(srv.watchOpen) == 0 {
+	for !informer.HasSynced() || len(srv.WatchOpened()) == 0 {
 		if time.Now().After(deadline) {
 			b.Fatal("informer did not sync")
 		}
 		time.Sleep(time.Millisecond)
 	}
-	srv.mu.Lock()
-	w := srv.watchers[len(srv.watchers)-1]
-	srv.mu.Unlock()
 
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
-	w.mu.Lock()
-	w.queue = append(w.queue, events...)
-	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
+	srv.SendToWatches(events...)
 	for _, h := range hs {
 		select {
 		case <-h.done:
@@ -96,8 +89,8 @@ func infBenchEvents(b *testing.B, handlers int, build func(srv *infServer, hs []
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
 }
 
-func infBenchOurs(srv *infServer, hs []*infCountingHandler) infBenchInformer {
-	informer := NewSharedIndexInformer(srv.lw(), &v1.Pod{}, 0, Indexers{})
+func benchOurs(srv *fakeapi.Server, hs []*countingHandler) benchInformer {
+	informer := NewSharedIndexInformer(srv, &v1.Pod{}, 0, Indexers{})
 	for _, h := range hs {
 		if _, err := informer.AddEventHandler(h); err != nil {
 			panic(err)
@@ -106,15 +99,15 @@ func infBenchOurs(srv *infServer, hs []*infCountingHandler) infBenchInformer {
 	return informer
 }
 
-// infClientGoLW is client-go's ListWatch declaring no streaming-list support.
-type infClientGoLW struct {
+// clientGoLW is client-go's ListWatch declaring no streaming-list support.
+type clientGoLW struct {
 	*clientcache.ListWatch
 }
 
-func (infClientGoLW) IsWatchListSemanticsUnSupported() bool { return true }
+func (clientGoLW) IsWatchListSemanticsUnSupported() bool { return true }
 
-func infBenchClientGo(srv *infServer, hs []*infCountingHandler) infBenchInformer {
-	lw := infClientGoLW{&clientcache.ListWatch{ListFunc: srv.list, WatchFunc: srv.watch}}
+func benchClientGo(srv *fakeapi.Server, hs []*countingHandler) benchInformer {
+	lw := clientGoLW{&clientcache.ListWatch{ListFunc: srv.List, WatchFunc: srv.Watch}}
 	informer := clientcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, clientcache.Indexers{})
 	for _, h := range hs {
 		if _, err := informer.AddEventHandler(h); err != nil {
@@ -125,11 +118,11 @@ func infBenchClientGo(srv *infServer, hs []*infCountingHandler) infBenchInformer
 }
 
 func BenchmarkInformerEvents_1Handler(b *testing.B) {
-	b.Run("kinformer", func(b *testing.B) { infBenchEvents(b, 1, infBenchOurs) })
-	b.Run("client-go", func(b *testing.B) { infBenchEvents(b, 1, infBenchClientGo) })
+	b.Run("kinformer", func(b *testing.B) { benchInformerEvents(b, 1, benchOurs) })
+	b.Run("client-go", func(b *testing.B) { benchInformerEvents(b, 1, benchClientGo) })
 }
 
 func BenchmarkInformerEvents_10Handlers(b *testing.B) {
-	b.Run("kinformer", func(b *testing.B) { infBenchEvents(b, 10, infBenchOurs) })
-	b.Run("client-go", func(b *testing.B) { infBenchEvents(b, 10, infBenchClientGo) })
+	b.Run("kinformer", func(b *testing.B) { benchInformerEvents(b, 10, benchOurs) })
+	b.Run("client-go", func(b *testing.B) { benchInformerEvents(b, 10, benchClientGo) })
 }

@@ -15,19 +15,21 @@ import (
 	v1 "k8s.io/api/core/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientcache "k8s.io/client-go/tools/cache"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
-// infDiffSubject is one implementation under differential test.
-type infDiffSubject struct {
+// informerDiffSubject is one implementation under differential test.
+type informerDiffSubject struct {
 	addHandler func(h *infRecorder) (hasSynced func() bool, err error)
 	run        func(ctx context.Context)
 	hasSynced  func() bool
 	list       func() []interface{}
 }
 
-func infOurSubject(srv *infServer, useDeltaFIFO bool) infDiffSubject {
-	informer := NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, SharedIndexInformerOptions{UseDeltaFIFO: useDeltaFIFO})
-	return infDiffSubject{
+func ourInformerSubject(srv *fakeapi.Server, useDeltaFIFO bool) informerDiffSubject {
+	informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, SharedIndexInformerOptions{UseDeltaFIFO: useDeltaFIFO})
+	return informerDiffSubject{
 		addHandler: func(h *infRecorder) (func() bool, error) {
 			reg, err := informer.AddEventHandler(h)
 			if err != nil {
@@ -41,10 +43,10 @@ func infOurSubject(srv *infServer, useDeltaFIFO bool) infDiffSubject {
 	}
 }
 
-func infClientGoSubject(srv *infServer) infDiffSubject {
-	lw := infClientGoLW{&clientcache.ListWatch{ListFunc: srv.list, WatchFunc: srv.watch}}
+func clientGoInformerSubject(srv *fakeapi.Server) informerDiffSubject {
+	lw := clientGoLW{&clientcache.ListWatch{ListFunc: srv.List, WatchFunc: srv.Watch}}
 	informer := clientcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, clientcache.Indexers{})
-	return infDiffSubject{
+	return informerDiffSubject{
 		addHandler: func(h *infRecorder) (func() bool, error) {
 			reg, err := informer.AddEventHandler(h)
 			if err != nil {
@@ -58,27 +60,27 @@ func infClientGoSubject(srv *infServer) infDiffSubject {
 	}
 }
 
-// infDiffResult is what the scenario observed.
-type infDiffResult struct {
+// informerDiffResult is what the scenario observed.
+type informerDiffResult struct {
 	early, late []string
 	store       []string
 }
 
-// infRunDiffScenario runs the scripted scenario: initial list, watch
+// runInformerDiffScenario runs the scripted scenario: initial list, watch
 // events, a 410-forced relist that finds vanished and changed objects, a
 // handler added after sync, and one more event.
-func infRunDiffScenario(t *testing.T, build func(srv *infServer) infDiffSubject) infDiffResult {
-	srv := newInfServer()
-	defer srv.stopWatches()
-	srv.create("a")
-	srv.create("b")
-	srv.create("c")
+func runInformerDiffScenario(t *testing.T, build func(srv *fakeapi.Server) informerDiffSubject) informerDiffResult {
+	srv := fakeapi.NewServer(false)
+	defer srv.StopWatches()
+	srv.Create("a")
+	srv.Create("b")
+	srv.Create("c")
 	subject := build(srv)
 	early := &infRecorder{}
 	earlySynced, err := subject.addHandler(early)
 	require.NoError(t, err)
 
-	ctx, cancel := context.WithCancel(infKlogContext(t))
+	ctx, cancel := context.WithCancel(klogContext(t))
 	var wg sync.WaitGroup
 	wg.Go(func() { subject.run(ctx) })
 	defer func() {
@@ -88,15 +90,15 @@ func infRunDiffScenario(t *testing.T, build func(srv *infServer) infDiffSubject)
 	require.Eventually(t, func() bool { return subject.hasSynced() && earlySynced() }, infTimeout, time.Millisecond)
 	early.waitN(t, 3)
 
-	srv.create("d")
-	srv.update("a")
-	srv.remove("c")
+	srv.Create("d")
+	srv.Update("a")
+	srv.Delete("c")
 	early.waitN(t, 6)
 
-	srv.removeSilently("b")
-	srv.updateSilently("d")
-	srv.createSilently("e")
-	srv.expire()
+	srv.DeleteMissed("b")
+	srv.UpdateMissed("d")
+	srv.CreateMissed("e")
+	srv.Expire()
 	// Relist: b vanished; a unchanged; d changed; e new.
 	early.waitN(t, 10)
 
@@ -104,23 +106,23 @@ func infRunDiffScenario(t *testing.T, build func(srv *infServer) infDiffSubject)
 	lateSynced, err := subject.addHandler(late)
 	require.NoError(t, err)
 	require.Eventually(t, lateSynced, infTimeout, time.Millisecond)
-	srv.create("f")
+	srv.Create("f")
 	early.waitN(t, 11)
 	late.waitN(t, 4)
 
 	lateEvents := late.get()
 	// The replay of the cache to a late handler has no defined order.
 	sort.Strings(lateEvents[:3])
-	return infDiffResult{early: early.get(), late: lateEvents, store: infStoreContents(infListFunc(subject.list))}
+	return informerDiffResult{early: early.get(), late: lateEvents, store: infStoreContents(listFunc(subject.list))}
 }
 
-// infListFunc adapts a List function to infStoreContents.
-type infListFunc func() []interface{}
+// listFunc adapts a List function to infStoreContents.
+type listFunc func() []interface{}
 
-func (f infListFunc) List() []interface{} { return f() }
+func (f listFunc) List() []interface{} { return f() }
 
 func TestSharedInformerMatchesClientGo(t *testing.T) {
-	want := infRunDiffScenario(t, infClientGoSubject)
+	want := runInformerDiffScenario(t, clientGoInformerSubject)
 	// Sanity: the scenario does what it claims on client-go.
 	require.Equal(t, []string{
 		"add ns/a@1 initial=true",
@@ -137,28 +139,28 @@ func TestSharedInformerMatchesClientGo(t *testing.T) {
 	}, want.early)
 	require.Equal(t, []string{"ns/a@5", "ns/d@8", "ns/e@9", "ns/f@10"}, want.store)
 
-	got := infRunDiffScenario(t, func(srv *infServer) infDiffSubject { return infOurSubject(srv, false) })
+	got := runInformerDiffScenario(t, func(srv *fakeapi.Server) informerDiffSubject { return ourInformerSubject(srv, false) })
 	assert.Equal(t, want, got, "kinformer (RealFIFO) differs from client-go")
 
 	// The DeltaFIFO orders a relist differently (deletions last), as
 	// client-go's own DeltaFIFO informer does; everything else matches.
-	gotDelta := infRunDiffScenario(t, func(srv *infServer) infDiffSubject { return infOurSubject(srv, true) })
+	gotDelta := runInformerDiffScenario(t, func(srv *fakeapi.Server) informerDiffSubject { return ourInformerSubject(srv, true) })
 	assert.Equal(t, want.late, gotDelta.late)
 	assert.Equal(t, want.store, gotDelta.store)
-	assert.Equal(t, infPerObject(want.early), infPerObject(gotDelta.early))
+	assert.Equal(t, perObject(want.early), perObject(gotDelta.early))
 }
 
-// infPanicOnAdd panics with value on every add.
-type infPanicOnAdd struct{ value any }
+// panicOnAdd panics with value on every add.
+type panicOnAdd struct{ value any }
 
-func (h infPanicOnAdd) OnAdd(interface{}, bool)   { panic(h.value) }
-func (h infPanicOnAdd) OnUpdate(_, _ interface{}) {}
-func (h infPanicOnAdd) OnDelete(interface{})      {}
+func (h panicOnAdd) OnAdd(interface{}, bool)   { panic(h.value) }
+func (h panicOnAdd) OnUpdate(_, _ interface{}) {}
+func (h panicOnAdd) OnDelete(interface{})      {}
 
-// infPanicLine returns the first line of the "Observed a panic" entry in
+// panicLine returns the first line of the "Observed a panic" entry in
 // a text log, without its time stamp and thread id: the severity letter, the
 // caller's file:line, the message and the keys up to the stack trace.
-func infPanicLine(log string) string {
+func panicLine(log string) string {
 	for _, line := range strings.Split(log, "\n") {
 		if !strings.Contains(line, `"Observed a panic"`) {
 			continue
@@ -184,20 +186,20 @@ func TestHandlerPanicLogLineMatchesClientGo(t *testing.T) {
 	defer func() { utilruntime.ReallyCrash = reallyCrash }()
 
 	run := func(t *testing.T, value any, clientGo bool) string {
-		srv := newInfServer()
-		defer srv.stopWatches()
-		srv.create("a")
-		var buf infSyncBuffer
-		logger := infBufferLogger(&buf)
-		h := infPanicOnAdd{value: value}
+		srv := fakeapi.NewServer(false)
+		defer srv.StopWatches()
+		srv.Create("a")
+		var buf syncBuffer
+		logger := bufferLogger(&buf)
+		h := panicOnAdd{value: value}
 		var informerRun func(context.Context)
 		if clientGo {
-			informer := clientcache.NewSharedIndexInformer(infClientGoLW{&clientcache.ListWatch{ListFunc: srv.list, WatchFunc: srv.watch}}, &v1.Pod{}, 0, clientcache.Indexers{})
+			informer := clientcache.NewSharedIndexInformer(clientGoLW{&clientcache.ListWatch{ListFunc: srv.List, WatchFunc: srv.Watch}}, &v1.Pod{}, 0, clientcache.Indexers{})
 			_, err := informer.AddEventHandlerWithOptions(h, clientcache.HandlerOptions{Logger: &logger})
 			require.NoError(t, err)
 			informerRun = informer.RunWithContext
 		} else {
-			informer := NewSharedIndexInformer(srv.lw(), &v1.Pod{}, 0, Indexers{})
+			informer := NewSharedIndexInformer(srv, &v1.Pod{}, 0, Indexers{})
 			_, err := informer.AddEventHandlerWithOptions(h, HandlerOptions{Logger: &logger})
 			require.NoError(t, err)
 			informerRun = informer.RunWithContext
@@ -206,10 +208,10 @@ func TestHandlerPanicLogLineMatchesClientGo(t *testing.T) {
 		var wg sync.WaitGroup
 		wg.Go(func() { informerRun(ctx) })
 		defer func() { cancel(); wg.Wait() }()
-		if !assert.Eventually(t, func() bool { return infPanicLine(buf.String()) != "" }, infTimeout, time.Millisecond, "no \"Observed a panic\" line (client-go: %v)", clientGo) {
+		if !assert.Eventually(t, func() bool { return panicLine(buf.String()) != "" }, infTimeout, time.Millisecond, "no \"Observed a panic\" line (client-go: %v)", clientGo) {
 			t.Logf("log: %s", buf.String())
 		}
-		return infPanicLine(buf.String())
+		return panicLine(buf.String())
 	}
 	for _, value := range []any{"first add fails", errors.New("boom")} {
 		t.Run(fmt.Sprintf("%T", value), func(t *testing.T) {

@@ -109,9 +109,9 @@ type fakeClientsetResult struct {
 // created, updated and deleted, one handler removed midway, one added late,
 // then the informer stopped.
 func runFakeClientsetScenario(t *testing.T, build func(cs *fake.Clientset) (fakeClientsetInformer, <-chan struct{})) fakeClientsetResult {
-	ctx, cancel := context.WithCancel(infKlogContext(t))
+	ctx, cancel := context.WithCancel(klogContext(t))
 	defer cancel()
-	cs := fake.NewClientset(infPod("a", "1"), infPod("b", "2"))
+	cs := fake.NewClientset(newPod("a", "1"), newPod("b", "2"))
 	subject, opened := build(cs)
 	res := fakeClientsetResult{errs: map[string]bool{}}
 
@@ -134,9 +134,9 @@ func runFakeClientsetScenario(t *testing.T, build func(cs *fake.Clientset) (fake
 	}
 
 	pods := cs.CoreV1().Pods("ns")
-	_, err = pods.Create(ctx, infPod("c", "3"), metav1.CreateOptions{})
+	_, err = pods.Create(ctx, newPod("c", "3"), metav1.CreateOptions{})
 	require.NoError(t, err)
-	_, err = pods.Update(ctx, infPod("a", "4"), metav1.UpdateOptions{})
+	_, err = pods.Update(ctx, newPod("a", "4"), metav1.UpdateOptions{})
 	require.NoError(t, err)
 	require.NoError(t, pods.Delete(ctx, "b", metav1.DeleteOptions{}))
 	early.waitN(t, 5)
@@ -146,9 +146,9 @@ func runFakeClientsetScenario(t *testing.T, build func(cs *fake.Clientset) (fake
 	res.errs["remove it again"] = subject.remove(removedReg) != nil
 	res.errs["remove nil registration"] = subject.remove(nil) != nil
 
-	_, err = pods.Create(ctx, infPod("d", "5"), metav1.CreateOptions{})
+	_, err = pods.Create(ctx, newPod("d", "5"), metav1.CreateOptions{})
 	require.NoError(t, err)
-	_, err = pods.Update(ctx, infPod("c", "6"), metav1.UpdateOptions{})
+	_, err = pods.Update(ctx, newPod("c", "6"), metav1.UpdateOptions{})
 	require.NoError(t, err)
 	early.waitN(t, 7)
 
@@ -157,7 +157,7 @@ func runFakeClientsetScenario(t *testing.T, build func(cs *fake.Clientset) (fake
 	require.NoError(t, err)
 	require.Eventually(t, lateReg.HasSynced, infTimeout, eventuallyTick)
 	require.NoError(t, pods.Delete(ctx, "a", metav1.DeleteOptions{}))
-	_, err = pods.Update(ctx, infPod("d", "7"), metav1.UpdateOptions{})
+	_, err = pods.Update(ctx, newPod("d", "7"), metav1.UpdateOptions{})
 	require.NoError(t, err)
 	early.waitN(t, 9)
 	late.waitN(t, 5)
@@ -165,10 +165,10 @@ func runFakeClientsetScenario(t *testing.T, build func(cs *fake.Clientset) (fake
 	res.early, res.removed, res.late = early.get(), removed.get(), late.get()
 	// The replay of the cache to a late handler has no defined order.
 	sort.Strings(res.late[:3])
-	res.store = infStoreContents(infListFunc(subject.list))
+	res.store = infStoreContents(listFunc(subject.list))
 	inNS, err := subject.byIndex("ns")
 	require.NoError(t, err)
-	res.byNamespace = infStoreContents(infListFunc(func() []interface{} { return inNS }))
+	res.byNamespace = infStoreContents(listFunc(func() []interface{} { return inNS }))
 
 	stop()
 	<-done
@@ -213,9 +213,9 @@ func TestSharedInformerOnFakeClientsetMatchesClientGo(t *testing.T) {
 			if q.useDeltaFIFO {
 				// The DeltaFIFO pops per key: only the order per object
 				// is fixed.
-				assert.Equal(t, infPerObject(want.early), infPerObject(got.early))
-				assert.Equal(t, infPerObject(want.removed), infPerObject(got.removed))
-				assert.Equal(t, infPerObject(want.late), infPerObject(got.late))
+				assert.Equal(t, perObject(want.early), perObject(got.early))
+				assert.Equal(t, perObject(want.removed), perObject(got.removed))
+				assert.Equal(t, perObject(want.late), perObject(got.late))
 				got.early, got.removed, got.late = want.early, want.removed, want.late
 			}
 			assert.Equal(t, want, got)

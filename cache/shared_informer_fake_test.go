@@ -14,9 +14,9 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 )
 
-// infFakeClientLW returns a ListerWatcher over the fake clientset's pods
+// fakeClientLW returns a ListerWatcher over the fake clientset's pods
 // and a channel that receives a value whenever a watch is opened.
-func infFakeClientLW(cs *fake.Clientset) (ListerWatcher, <-chan struct{}) {
+func fakeClientLW(cs *fake.Clientset) (ListerWatcher, <-chan struct{}) {
 	opened := make(chan struct{}, 100)
 	cs.PrependWatchReactor("pods", func(clienttesting.Action) (bool, watch.Interface, error) {
 		opened <- struct{}{}
@@ -36,10 +36,10 @@ func infFakeClientLW(cs *fake.Clientset) (ListerWatcher, <-chan struct{}) {
 func TestSharedInformerWithFakeClientset(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(infKlogContext(t))
+			ctx, cancel := context.WithCancel(klogContext(t))
 			defer cancel()
-			cs := fake.NewClientset(infPod("a", "1"), infPod("b", "2"))
-			lw, opened := infFakeClientLW(cs)
+			cs := fake.NewClientset(newPod("a", "1"), newPod("b", "2"))
+			lw, opened := fakeClientLW(cs)
 			informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{UseDeltaFIFO: q.useDeltaFIFO})
 			rec := &infRecorder{}
 			reg, err := informer.AddEventHandler(rec)
@@ -49,9 +49,9 @@ func TestSharedInformerWithFakeClientset(t *testing.T) {
 			<-opened
 
 			pods := cs.CoreV1().Pods("ns")
-			_, err = pods.Create(ctx, infPod("c", "3"), metav1.CreateOptions{})
+			_, err = pods.Create(ctx, newPod("c", "3"), metav1.CreateOptions{})
 			require.NoError(t, err)
-			_, err = pods.Update(ctx, infPod("a", "4"), metav1.UpdateOptions{})
+			_, err = pods.Update(ctx, newPod("a", "4"), metav1.UpdateOptions{})
 			require.NoError(t, err)
 			require.NoError(t, pods.Delete(ctx, "b", metav1.DeleteOptions{}))
 
@@ -64,7 +64,7 @@ func TestSharedInformerWithFakeClientset(t *testing.T) {
 				"delete ns/b@2",
 			}
 			if q.useDeltaFIFO {
-				assert.Equal(t, infPerObject(want), infPerObject(got))
+				assert.Equal(t, perObject(want), perObject(got))
 			} else {
 				assert.Equal(t, want, got)
 			}

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // recordingMutationDetector is a MutationDetector that records what it is given
@@ -50,9 +52,9 @@ func (d *recordingMutationDetector) snapshot() (objects []string, running, stopp
 func TestSharedInformerMutationDetectorWiring(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
-			srv.create("a")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			srv := fakeapi.NewServer(false)
+			srv.Create("a")
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			_, isNoop := informer.cacheMutationDetector.(noopMutationDetector)
 			require.True(t, isNoop, "disabled without the environment variable")
 			detector := &recordingMutationDetector{}
@@ -66,9 +68,9 @@ func TestSharedInformerMutationDetectorWiring(t *testing.T) {
 			go func() { defer close(done); informer.RunWithContext(ctx) }()
 			t.Cleanup(func() { cancel(); <-done })
 			infWaitSynced(t, informer.HasSyncedChecker())
-			srv.create("b")
-			srv.update("a")
-			srv.remove("b")
+			srv.Create("b")
+			srv.Update("a")
+			srv.Delete("b")
 			rec.waitN(t, 4)
 			objects, running, _ := detector.snapshot()
 			assert.True(t, running)
@@ -83,7 +85,7 @@ func TestSharedInformerMutationDetectorWiring(t *testing.T) {
 
 	t.Run("environment", func(t *testing.T) {
 		t.Setenv(mutationDetectorEnv, "true")
-		informer := infNewInformer(t, newInfServer(), false, 0)
+		informer := newPodInformer(t, fakeapi.NewServer(false), false, 0)
 		_, isReal := informer.cacheMutationDetector.(*mutationDetector)
 		assert.True(t, isReal)
 	})
@@ -93,11 +95,11 @@ func TestSharedInformerMutationDetectorWiring(t *testing.T) {
 // (with a fake clock and a failure hook instead of its panic) and a handler
 // that modifies a cached object in place.
 func TestSharedInformerMutationDetectorFindsMutation(t *testing.T) {
-	srv := newInfServer()
-	srv.create("a")
-	informer := infNewInformer(t, srv, false, 0)
+	srv := fakeapi.NewServer(false)
+	srv.Create("a")
+	informer := newPodInformer(t, srv, false, 0)
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
-	failures := &stFailures{}
+	failures := &failureLog{}
 	informer.cacheMutationDetector = newMutationDetector("*v1.Pod", clk, time.Second, time.Minute, failures.fail)
 	allowed, mutated := make(chan struct{}), make(chan struct{})
 	_, err := informer.AddEventHandler(ResourceEventHandlerFuncs{AddFunc: func(obj interface{}) {

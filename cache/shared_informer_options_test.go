@@ -19,7 +19,7 @@ import (
 type foreignSharedInformer struct{ SharedInformer }
 
 func TestConfigureInformerSetsKinformerOptionsBeforeRun(t *testing.T) {
-	informer := NewSharedIndexInformer(newInfServer().lw(), &v1.Pod{}, time.Minute, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+	informer := NewSharedIndexInformer(fakeapi.NewServer(false), &v1.Pod{}, time.Minute, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
 	admission := listadmission.New(listadmission.Options{})
 	require.NoError(t, ConfigureInformer(informer, func(o *SharedIndexInformerOptions) {
 		o.SnapshotProjection = "proj-1"
@@ -60,7 +60,7 @@ func TestConfigureInformerRefusesWhatItCannotApply(t *testing.T) {
 	noop := func(*SharedIndexInformerOptions) {}
 	assert.ErrorContains(t, ConfigureInformer(nil, noop), "nil informer")
 	assert.ErrorContains(t, ConfigureInformer(&foreignSharedInformer{}, noop), "not built by kinformer")
-	informer := NewSharedIndexInformer(newInfServer().lw(), &v1.Pod{}, 0, Indexers{})
+	informer := NewSharedIndexInformer(fakeapi.NewServer(false), &v1.Pod{}, 0, Indexers{})
 	assert.ErrorContains(t, ConfigureInformer(informer, nil), "nil change")
 
 	name, err := NewInformerName("configure-test")
@@ -84,9 +84,9 @@ func TestConfigureInformerRefusesWhatItCannotApply(t *testing.T) {
 		})
 	}
 
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
-	started := NewSharedIndexInformer(srv.lw(), &v1.Pod{}, 0, Indexers{})
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
+	started := NewSharedIndexInformer(srv, &v1.Pod{}, 0, Indexers{})
 	infRunInformer(t, started)
 	infWaitSynced(t, started.HasSyncedChecker())
 	assert.ErrorContains(t, ConfigureInformer(started, func(o *SharedIndexInformerOptions) { o.RelistPageByPage = true }), "already started")

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	clientcache "k8s.io/client-go/tools/cache"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // relistSubject is one informer under a differential relist test.
@@ -73,7 +75,7 @@ func relistStart(t *testing.T, subject relistSubject, rec *infRecorder, resync t
 	t.Helper()
 	synced, err := subject.addHandler(rec, resync)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(infKlogContext(t))
+	ctx, cancel := context.WithCancel(klogContext(t))
 	var wg sync.WaitGroup
 	wg.Go(func() { subject.run(ctx) })
 	t.Cleanup(func() {
@@ -105,9 +107,9 @@ type heldRelistObservation struct {
 // the page is held back (it is observed once it has them).
 func runHeldRelist(t *testing.T, build func(lw *heldPageLW) relistSubject, heldEvents int) heldRelistObservation {
 	t.Helper()
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
-	createAtoE(srv)
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
+	createAtoE(&infServer{srv})
 	lw := newHeldPageLW(srv, 2)
 	subject := build(lw)
 	rec := &infRecorder{}
@@ -116,18 +118,18 @@ func runHeldRelist(t *testing.T, build func(lw *heldPageLW) relistSubject, heldE
 	waitForNextWatch(t, srv)
 
 	lw.holdNext(relistContinued)
-	relistSilentChanges(srv)
-	srv.expire()
+	relistSilentChanges(&infServer{srv})
+	srv.Expire()
 	lw.waitHeld(t)
 	var obs heldRelistObservation
 	obs.heldEvents = rec.waitN(t, 5+heldEvents)[5:]
-	obs.heldStore = infStoreContents(infListFunc(subject.list))
+	obs.heldStore = infStoreContents(listFunc(subject.list))
 	obs.heldRV = subject.storeRV()
 
 	lw.releaseHeld()
 	require.Eventually(t, func() bool { return subject.storeRV() == "9" }, infTimeout, time.Millisecond)
 	obs.events = rec.waitN(t, 11)[5:]
-	obs.store = infStoreContents(infListFunc(subject.list))
+	obs.store = infStoreContents(listFunc(subject.list))
 	obs.storeRV = subject.storeRV()
 	return obs
 }
@@ -198,7 +200,7 @@ func TestRelistWithHeldBackPageMatchesClientGo(t *testing.T) {
 		"delete tombstone(ns/b@2)",
 		"delete tombstone(ns/e@5)",
 	}, paged.events, "page by page: the deletions come last, in key order")
-	assert.Equal(t, infPerObject(want.events), infPerObject(paged.events))
+	assert.Equal(t, perObject(want.events), perObject(paged.events))
 	assert.Equal(t, want.store, paged.store)
 	assert.Equal(t, want.storeRV, paged.storeRV)
 }
@@ -210,12 +212,12 @@ func TestRelistWithHeldBackPageMatchesClientGo(t *testing.T) {
 // on kinformer with either queue.
 func TestResyncMatchesClientGo(t *testing.T) {
 	run := func(t *testing.T, subject func(lw ListerWatcher) relistSubject) (fast, none []string) {
-		srv := newInfServer()
-		t.Cleanup(srv.stopWatches)
-		srv.create("a")
-		srv.create("b")
-		srv.create("c")
-		s := subject(srv.lw())
+		srv := fakeapi.NewServer(false)
+		t.Cleanup(srv.StopWatches)
+		srv.Create("a")
+		srv.Create("b")
+		srv.Create("c")
+		s := subject(srv)
 		fastRec, noneRec := &infRecorder{}, &infRecorder{}
 		synced, err := s.addHandler(noneRec, 0)
 		require.NoError(t, err)
@@ -223,7 +225,7 @@ func TestResyncMatchesClientGo(t *testing.T) {
 		require.Eventually(t, synced, infTimeout, time.Millisecond)
 		fast = fastRec.waitN(t, 6)[:6]
 		waitForNextWatch(t, srv)
-		srv.create("d")
+		srv.Create("d")
 		noneRec.waitN(t, 4)
 		sort.Strings(fast[3:])
 		return fast, noneRec.get()
@@ -262,21 +264,19 @@ func TestBookmarkMatchesClientGo(t *testing.T) {
 		afterStoreRV, afterLastSyncRV string
 	}
 	run := func(t *testing.T, subject func(lw ListerWatcher) relistSubject) observation {
-		srv := newInfServer()
-		t.Cleanup(srv.stopWatches)
-		srv.create("a")
-		srv.create("b")
-		s := subject(srv.lw())
+		srv := fakeapi.NewServer(false)
+		t.Cleanup(srv.StopWatches)
+		srv.Create("a")
+		srv.Create("b")
+		s := subject(srv)
 		rec := &infRecorder{}
 		relistStart(t, s, rec, 0)
 		waitForNextWatch(t, srv)
-		srv.mu.Lock()
-		srv.rv = 10
-		srv.mu.Unlock()
-		sendBookmark(srv)
+		srv.AdvanceVersion(8) // 10
+		srv.SendBookmark()
 		require.Eventually(t, func() bool { return s.storeRV() == "10" && s.lastSyncRV() == "10" }, infTimeout, time.Millisecond)
 		obs := observation{events: rec.get(), storeRV: s.storeRV(), lastSyncRV: s.lastSyncRV()}
-		srv.create("c") // 11
+		srv.Create("c") // 11
 		obs.events = rec.waitN(t, 3)
 		require.Eventually(t, func() bool { return s.storeRV() == "11" && s.lastSyncRV() == "11" }, infTimeout, time.Millisecond)
 		obs.afterStoreRV, obs.afterLastSyncRV = s.storeRV(), s.lastSyncRV()

@@ -21,9 +21,11 @@ import (
 
 	"github.com/kinformer/kinformer/cache/internal/diag"
 	"github.com/kinformer/kinformer/cache/internal/snapshot"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
-// heldPageLW serves an infServer's pods in pages (see pagedLW) and can
+// heldPageLW serves a fakeapi.Server's pods in pages (see pagedLW) and can
 // hold back a LIST request: once hold is armed, the first request it
 // selects signals held and waits for release (or for its context to end,
 // which is then its answer).
@@ -36,8 +38,8 @@ type heldPageLW struct {
 	release chan struct{}
 }
 
-func newHeldPageLW(srv *infServer, pageSize int) *heldPageLW {
-	return &heldPageLW{pagedLW: &pagedLW{srv: srv, pageSize: pageSize, alwaysPage: true}}
+func newHeldPageLW(srv *fakeapi.Server, pageSize int) *heldPageLW {
+	return &heldPageLW{pagedLW: &pagedLW{srv: &infServer{srv}, pageSize: pageSize, alwaysPage: true}}
 }
 
 // holdNext arms the hold for the next request hold selects.
@@ -98,9 +100,9 @@ func relistContinued(options metav1.ListOptions) bool { return options.Continue 
 
 // relistInformer starts a RealFIFO informer with opts over lw with a
 // recording handler and waits until it has synced.
-func relistInformer(t *testing.T, srv *infServer, lw ListerWatcher, opts SharedIndexInformerOptions) (*sharedIndexInformer, *infRecorder) {
+func relistInformer(t *testing.T, srv *fakeapi.Server, lw ListerWatcher, opts SharedIndexInformerOptions) (*sharedIndexInformer, *infRecorder) {
 	t.Helper()
-	t.Cleanup(srv.stopWatches)
+	t.Cleanup(srv.StopWatches)
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, opts).(*sharedIndexInformer)
 	rec := &infRecorder{}
 	reg, err := informer.AddEventHandler(rec)
@@ -136,16 +138,16 @@ var relistModes = []struct {
 func TestRelistWhileItsLastPageIsHeldBack(t *testing.T) {
 	for _, mode := range relistModes {
 		t.Run(mode.name, func(t *testing.T) {
-			srv := newInfServer()
-			createAtoE(srv)
+			srv := fakeapi.NewServer(false)
+			createAtoE(&infServer{srv})
 			lw := newHeldPageLW(srv, 2)
 			informer, rec := relistInformer(t, srv, lw, SharedIndexInformerOptions{RelistPageByPage: mode.pageByPage})
 			require.Equal(t, relistInitialAdds, rec.get())
 			waitForNextWatch(t, srv)
 
 			lw.holdNext(relistContinued)
-			relistSilentChanges(srv) // the relist's pages: a, c@7 | d, f@9
-			srv.expire()
+			relistSilentChanges(&infServer{srv}) // the relist's pages: a, c@7 | d, f@9
+			srv.Expire()
 			lw.waitHeld(t)
 
 			if mode.pageByPage {
@@ -194,16 +196,16 @@ func TestWaitForResourceVersionDuringRelist(t *testing.T) {
 	for _, q := range infQueueKinds {
 		for _, mode := range relistModes {
 			t.Run(q.name+"/"+mode.name, func(t *testing.T) {
-				srv := newInfServer()
-				createAtoE(srv)
+				srv := fakeapi.NewServer(false)
+				createAtoE(&infServer{srv})
 				lw := newHeldPageLW(srv, 2)
 				informer, _ := relistInformer(t, srv, lw, SharedIndexInformerOptions{UseDeltaFIFO: q.useDeltaFIFO, RelistPageByPage: mode.pageByPage})
 				waitForNextWatch(t, srv)
 
 				lw.holdNext(relistContinued)
-				srv.updateSilently("d") // 6
-				srv.updateSilently("b") // 7: pages a, b@7 | c, d@6 | e
-				srv.expire()
+				srv.UpdateMissed("d") // 6
+				srv.UpdateMissed("b") // 7: pages a, b@7 | c, d@6 | e
+				srv.Expire()
 				lw.waitHeld(t)
 
 				if mode.pageByPage {
@@ -240,9 +242,9 @@ func TestWaitForResourceVersionDuringRelist(t *testing.T) {
 func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 	for _, mode := range relistModes {
 		t.Run(mode.name, func(t *testing.T) {
-			srv := newInfServer()
-			t.Cleanup(srv.stopWatches)
-			createAtoE(srv)
+			srv := fakeapi.NewServer(false)
+			t.Cleanup(srv.StopWatches)
+			createAtoE(&infServer{srv})
 			path := filepath.Join(t.TempDir(), "pods.snap")
 			lw := newHeldPageLW(srv, 2)
 			opts := SharedIndexInformerOptions{SnapshotFile: path, RelistPageByPage: mode.pageByPage}
@@ -251,9 +253,9 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 			waitForNextWatch(t, srv)
 
 			lw.holdNext(relistContinued)
-			srv.removeSilently("e") // 6
-			srv.updateSilently("b") // 7: pages a, b@7 | c, d
-			srv.expire()
+			srv.DeleteMissed("e") // 6
+			srv.UpdateMissed("b") // 7: pages a, b@7 | c, d
+			srv.Expire()
 			lw.waitHeld(t)
 			want := []string{"ns/a@1", "ns/b@2", "ns/c@3", "ns/d@4", "ns/e@5"}
 			if mode.pageByPage {
@@ -310,14 +312,14 @@ func TestDeltaFIFOResourceVersionNeverAheadOfContent(t *testing.T) {
 		return waiters.Wait(ctx, rv, watermark) == nil
 	}
 
-	require.NoError(t, queue.Replace([]interface{}{infPod("a", "1"), infPod("b", "2")}, "2"))
+	require.NoError(t, queue.Replace([]interface{}{newPod("a", "1"), newPod("b", "2")}, "2"))
 	pop()
 	pop()
 	require.Equal(t, "2", storeResourceVersion(store))
 
-	require.NoError(t, queue.Update(infPod("a", "5")))
-	require.NoError(t, queue.Update(infPod("b", "6")))
-	require.NoError(t, queue.Update(infPod("a", "7")))
+	require.NoError(t, queue.Update(newPod("a", "5")))
+	require.NoError(t, queue.Update(newPod("b", "6")))
+	require.NoError(t, queue.Update(newPod("a", "7")))
 	pop() // a@5 and a@7
 	assert.Equal(t, []string{"ns/a@7", "ns/b@2"}, infStoreContents(store))
 	assert.Equal(t, "5", storeResourceVersion(store), "b@6 is still queued")
@@ -342,7 +344,7 @@ func TestDeltaFIFOResourceVersionNeverAheadOfContent(t *testing.T) {
 // is the cached one's, the cached object itself, and runs the transform
 // only on the objects that changed or are new.
 func TestRealFIFORelistKeepsUnchangedCachedObjects(t *testing.T) {
-	a1, b1 := infPod("a", "1"), infPod("b", "1")
+	a1, b1 := newPod("a", "1"), newPod("b", "1")
 	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark(nil))
 	require.NoError(t, store.Replace([]interface{}{a1, b1}, "1"))
 	var transformed []string
@@ -355,7 +357,7 @@ func TestRealFIFORelistKeepsUnchangedCachedObjects(t *testing.T) {
 		},
 	}).(*RealFIFO)
 
-	listedA, listedB, listedC := infPod("a", "1"), infPod("b", "2"), infPod("c", "1")
+	listedA, listedB, listedC := newPod("a", "1"), newPod("b", "2"), newPod("c", "1")
 	require.NoError(t, f.Replace([]interface{}{listedA, listedB, listedC}, "3"))
 	assert.Equal(t, []string{"ns/b@2", "ns/c@1"}, transformed, "the transform runs on changed and new objects only")
 	_, err := f.Pop(func(obj interface{}, _ bool) error {
@@ -369,9 +371,9 @@ func TestRealFIFORelistKeepsUnchangedCachedObjects(t *testing.T) {
 	require.NoError(t, err)
 
 	// Objects without a resourceVersion are never taken as unchanged.
-	noRV := infPod("a", "")
+	noRV := newPod("a", "")
 	require.NoError(t, store.Update(noRV))
-	listedNoRV := infPod("a", "")
+	listedNoRV := newPod("a", "")
 	require.NoError(t, f.Replace([]interface{}{listedNoRV}, "4"))
 	_, err = f.Pop(func(obj interface{}, _ bool) error {
 		assert.Same(t, listedNoRV, obj.(Deltas)[0].Object.(ReplacedAllInfo).Objects[0])
@@ -451,9 +453,9 @@ func (r *sameObjectRecorder) get() map[string]bool {
 // get the same object as old and new for them, and the transform ran on
 // the changed object only.
 func TestRelistDropsUnchangedDuplicatesAsTheyAreRead(t *testing.T) {
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
-	createAtoE(srv)
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
+	createAtoE(&infServer{srv})
 	lw := &finalizedLW{heldPageLW: newHeldPageLW(srv, 2), collected: map[string]bool{}}
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{}).(*sharedIndexInformer)
 	var mu sync.Mutex
@@ -485,8 +487,8 @@ func TestRelistDropsUnchangedDuplicatesAsTheyAreRead(t *testing.T) {
 	lw.tracking = true
 	lw.mu.Unlock()
 	lw.holdNext(relistContinued)
-	srv.updateSilently("b") // 6: pages a, b@6 | c, d | e
-	srv.expire()
+	srv.UpdateMissed("b") // 6: pages a, b@6 | c, d | e
+	srv.Expire()
 	lw.waitHeld(t)
 	require.Eventually(t, func() bool {
 		runtime.GC()
@@ -534,26 +536,22 @@ func TestCompleteListResetsTheWatermarkAfterABogusVersion(t *testing.T) {
 	}
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
-			srv := newInfServer()
-			srv.create("a") // 1
-			srv.create("b") // 2
+			srv := fakeapi.NewServer(false)
+			srv.Create("a") // 1
+			srv.Create("b") // 2
 			lw := newHeldPageLW(srv, 1)
 			informer, _ := relistInformer(t, srv, lw, mode.opts)
 			waitForNextWatch(t, srv)
 			require.Equal(t, "2", informer.GetStore().LastStoreSyncResourceVersion())
 
 			// The bogus event reaches the open watch only.
-			srv.mu.Lock()
-			for _, w := range srv.watchers {
-				w.send(watch.Event{Type: watch.Modified, Object: infPod("a", bogus)})
-			}
-			srv.mu.Unlock()
+			srv.SendToWatches(watch.Event{Type: watch.Modified, Object: newPod("a", bogus)})
 			require.Eventually(t, func() bool {
 				return informer.GetStore().LastStoreSyncResourceVersion() == bogus
 			}, infTimeout, time.Millisecond, "the bogus event is applied")
 			require.True(t, caughtUpNow(informer, "100"))
 
-			srv.expire()
+			srv.Expire()
 			require.Eventually(t, func() bool {
 				return assert.ObjectsAreEqual([]string{"ns/a@1", "ns/b@2"}, infStoreContents(informer.GetStore()))
 			}, infTimeout, time.Millisecond, "the relist is applied")
@@ -564,7 +562,7 @@ func TestCompleteListResetsTheWatermarkAfterABogusVersion(t *testing.T) {
 			assert.False(t, caughtUpNow(informer, "3"), "a version not seen yet must be waited for")
 
 			waitForNextWatch(t, srv)
-			srv.update("b") // 3
+			srv.Update("b") // 3
 			require.Eventually(t, func() bool {
 				return informer.GetStore().LastStoreSyncResourceVersion() == "3"
 			}, infTimeout, time.Millisecond, "a later event moves the watermark on")
@@ -579,13 +577,12 @@ func TestCompleteListResetsTheWatermarkAfterABogusVersion(t *testing.T) {
 // same key and version (an etcd restore, a cloned cluster) replaces the
 // cached one and reaches update handlers as new.
 func TestRelistKeepsACachedObjectOnlyWhenItIsTheSameObject(t *testing.T) {
-	srv := newInfServer()
-	srv.create("a") // 1
-	srv.create("b") // 2
-	srv.mu.Lock()
-	srv.pods["a"].UID, srv.pods["b"].UID = "uid-a", "uid-b"
-	srv.mu.Unlock()
-	informer, rec := relistInformer(t, srv, srv.lw(), SharedIndexInformerOptions{})
+	srv := fakeapi.NewServer(false)
+	srv.Create("a") // 1
+	srv.Create("b") // 2
+	srv.Edit("a", func(p *v1.Pod) { p.UID = "uid-a" })
+	srv.Edit("b", func(p *v1.Pod) { p.UID = "uid-b" })
+	informer, rec := relistInformer(t, srv, srv, SharedIndexInformerOptions{})
 	// The change below is compacted away only for a watch already open.
 	waitForNextWatch(t, srv)
 	cachedB, _, err := informer.GetStore().GetByKey("ns/b")
@@ -593,12 +590,8 @@ func TestRelistKeepsACachedObjectOnlyWhenItIsTheSameObject(t *testing.T) {
 
 	// a is replaced, behind the watch's back, by another object with the
 	// same name and resourceVersion; b is untouched.
-	srv.mu.Lock()
-	other := infPod("a", "1")
-	other.UID = "uid-a2"
-	srv.pods["a"] = other
-	srv.mu.Unlock()
-	srv.expire()
+	srv.Edit("a", func(p *v1.Pod) { p.UID = "uid-a2" })
+	srv.Expire()
 	require.Eventually(t, func() bool {
 		a, _, _ := informer.GetStore().GetByKey("ns/a")
 		return a != nil && a.(*v1.Pod).UID == "uid-a2"

@@ -22,32 +22,9 @@ import (
 
 	"github.com/kinformer/kinformer/cache/internal/reflector"
 	"github.com/kinformer/kinformer/cache/internal/snapshot"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
-
-// updateUnsent changes a pod and records its watch event in the server's
-// history without sending it to the open watches: a watch opened later
-// from an older resourceVersion replays it, as kube-apiserver's watch
-// cache does.
-func (s *infServer) updateUnsent(name string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	pod := infPod(name, s.nextRV())
-	s.pods[name] = pod
-	s.history = append(s.history, watch.Event{Type: watch.Modified, Object: pod})
-}
-
-// endWatches sends ev (when not nil) on every open watch and closes them.
-func (s *infServer) endWatches(ev *watch.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, w := range s.watchers {
-		if ev != nil {
-			w.send(*ev)
-		}
-		w.finish()
-	}
-	s.watchers = nil
-}
 
 // frozenNowClock is the real clock with a Now that does not move, so that
 // every watch lasts no time at all; its timers are real.
@@ -107,20 +84,20 @@ type relistCause struct {
 	name string
 	// frozenClock: the informer runs on frozenNowClock.
 	frozenClock bool
-	end         func(srv *infServer)
+	end         func(srv *fakeapi.Server)
 }
 
 var relistCauses = []relistCause{
-	{name: "410 Gone", end: func(srv *infServer) { srv.expire() }},
-	{name: "ERROR 500 event", end: func(srv *infServer) {
-		srv.endWatches(&watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(errors.New("etcd leader changed")).ErrStatus})
+	{name: "410 Gone", end: func(srv *fakeapi.Server) { srv.Expire() }},
+	{name: "ERROR 500 event", end: func(srv *fakeapi.Server) {
+		srv.EndWatches(watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(errors.New("etcd leader changed")).ErrStatus})
 	}},
-	{name: "decoding error", end: func(srv *infServer) {
+	{name: "decoding error", end: func(srv *fakeapi.Server) {
 		status := apierrors.NewInternalError(errors.New("unable to decode an event from the watch stream: bad frame")).ErrStatus
 		status.Details.Causes = []metav1.StatusCause{{Type: reflector.ClientWatchDecodingCause, Message: "unable to decode an event from the watch stream: bad frame"}}
-		srv.endWatches(&watch.Event{Type: watch.Error, Object: &status})
+		srv.EndWatches(watch.Event{Type: watch.Error, Object: &status})
 	}},
-	{name: "very short watch", frozenClock: true, end: func(srv *infServer) { srv.endWatches(nil) }},
+	{name: "very short watch", frozenClock: true, end: func(srv *fakeapi.Server) { srv.EndWatches() }},
 }
 
 // nonAtomicRelistModes are the informer configurations whose relists do not
@@ -170,11 +147,11 @@ func TestSnapshotNeverMixesStatesOfANonAtomicRelist(t *testing.T) {
 	for _, mode := range nonAtomicRelistModes {
 		for _, cause := range relistCauses {
 			t.Run(mode.name+"/"+cause.name, func(t *testing.T) {
-				srv := newInfServer()
-				t.Cleanup(srv.stopWatches)
-				createAtoE(srv) // 1..5
+				srv := fakeapi.NewServer(false)
+				t.Cleanup(srv.StopWatches)
+				createAtoE(&infServer{srv}) // 1..5
 				path := filepath.Join(t.TempDir(), "pods.snap")
-				lw := &pagedLW{srv: srv, pageSize: 2, alwaysPage: true}
+				lw := &pagedLW{srv: &infServer{srv}, pageSize: 2, alwaysPage: true}
 				block := newBlockingIndex("ns/c")
 				opts := SharedIndexInformerOptions{
 					SnapshotFile:     path,
@@ -201,8 +178,8 @@ func TestSnapshotNeverMixesStatesOfANonAtomicRelist(t *testing.T) {
 				waitForNextWatch(t, srv)
 
 				block.arm()
-				srv.updateUnsent("a") // 6
-				srv.updateUnsent("a") // 7
+				srv.UpdateUnsent("a") // 6
+				srv.UpdateUnsent("a") // 7
 				cause.end(srv)
 				select {
 				case <-block.blocked:
@@ -221,7 +198,7 @@ func TestSnapshotNeverMixesStatesOfANonAtomicRelist(t *testing.T) {
 				case <-time.After(infTimeout):
 					t.Fatal("informer did not stop")
 				}
-				srv.stopWatches()
+				srv.StopWatches()
 
 				if objects, rv, err := readPodSnapshot(t, path, snapshot.Tie{}); err == nil {
 					for _, obj := range objects {

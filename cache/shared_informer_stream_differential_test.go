@@ -18,18 +18,23 @@ import (
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	clientcache "k8s.io/client-go/tools/cache"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // streamingListServer serves pods a@1 and b@2 at resource version 5, by LIST
 // and, when streaming is true, by streaming list (sendInitialEvents). When
 // streaming is false it rejects streaming requests as an old server would.
-// It logs the kind of every request.
+// It logs the kind of every request. It is not a fakeapi.Server: a server
+// refusing streams here must not say so through
+// IsWatchListSemanticsUnSupported (fakeapi.Server does), so that both
+// informers try a stream and fall back to LIST.
 type streamingListServer struct {
 	streaming bool
 
 	mu       sync.Mutex
 	requests []string
-	watchers []*infWatcher
+	watchers []*fakeapi.Watch
 	opened   chan struct{}
 }
 
@@ -41,7 +46,7 @@ func (s *streamingListServer) List(metav1.ListOptions) (kruntime.Object, error) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, "list")
-	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "5"}, Items: []v1.Pod{*infPod("a", "1"), *infPod("b", "2")}}, nil
+	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "5"}, Items: []v1.Pod{*newPod("a", "1"), *newPod("b", "2")}}, nil
 }
 
 func (s *streamingListServer) Watch(options metav1.ListOptions) (watch.Interface, error) {
@@ -52,12 +57,12 @@ func (s *streamingListServer) Watch(options metav1.ListOptions) (watch.Interface
 		s.requests = append(s.requests, "stream refused")
 		return nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "sendInitialEvents", nil)
 	}
-	w := newInfWatcher()
+	w := fakeapi.NewWatch(nil, true)
 	if stream {
 		s.requests = append(s.requests, "stream")
-		w.send(watch.Event{Type: watch.Added, Object: infPod("a", "1")})
-		w.send(watch.Event{Type: watch.Added, Object: infPod("b", "2")})
-		w.send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{
+		w.Send(watch.Event{Type: watch.Added, Object: newPod("a", "1")})
+		w.Send(watch.Event{Type: watch.Added, Object: newPod("b", "2")})
+		w.Send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{
 			ResourceVersion: "5",
 			Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
 		}}})
@@ -84,7 +89,7 @@ func (s *streamingListServer) send(ev watch.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range s.watchers {
-		w.send(ev)
+		w.Send(ev)
 	}
 }
 
@@ -115,7 +120,7 @@ func runStreamingListScenario(t *testing.T, s *streamingListServer, newInformer 
 	add, run, hasSynced, list := newInformer(s)
 	rec := &infRecorder{}
 	require.NoError(t, add(rec))
-	ctx, cancel := context.WithCancel(infKlogContext(t))
+	ctx, cancel := context.WithCancel(klogContext(t))
 	done := make(chan struct{})
 	go func() { defer close(done); run(ctx) }()
 	defer func() { cancel(); <-done }()
@@ -123,13 +128,13 @@ func runStreamingListScenario(t *testing.T, s *streamingListServer, newInformer 
 	require.Eventually(t, hasSynced, infTimeout, eventuallyTick)
 	// The watch (the stream itself, or the one after the LIST) is open.
 	s.waitOpened(t)
-	s.send(watch.Event{Type: watch.Modified, Object: infPod("a", "6")})
-	s.send(watch.Event{Type: watch.Added, Object: infPod("c", "7")})
+	s.send(watch.Event{Type: watch.Modified, Object: newPod("a", "6")})
+	s.send(watch.Event{Type: watch.Added, Object: newPod("c", "7")})
 	events := rec.waitN(t, 4)
 	// client-go's streaming list collects the initial objects in a map:
 	// their order is not defined.
 	sort.Strings(events[:2])
-	return streamingListResult{events: events, store: infStoreContents(infListFunc(list)), requests: s.log()}
+	return streamingListResult{events: events, store: infStoreContents(listFunc(list)), requests: s.log()}
 }
 
 // TestSharedInformerStreamingListMatchesClientGo runs a shared informer on a

@@ -21,6 +21,8 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // infRunInformer starts informer and registers cleanup that stops it and
@@ -43,10 +45,10 @@ func infRunInformer(t *testing.T, informer SharedInformer) {
 	})
 }
 
-func infNewInformer(t *testing.T, srv *infServer, useDeltaFIFO bool, resync time.Duration) *sharedIndexInformer {
+func newPodInformer(t *testing.T, srv *fakeapi.Server, useDeltaFIFO bool, resync time.Duration) *sharedIndexInformer {
 	t.Helper()
-	t.Cleanup(srv.stopWatches)
-	return NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, SharedIndexInformerOptions{
+	t.Cleanup(srv.StopWatches)
+	return NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, SharedIndexInformerOptions{
 		ResyncPeriod: resync,
 		Indexers:     Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
 		UseDeltaFIFO: useDeltaFIFO,
@@ -63,10 +65,10 @@ func infWaitSynced(t *testing.T, checkers ...DoneChecker) {
 func TestSharedInformerWatchEventSequence(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
-			srv.create("a")
-			srv.create("b")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			srv := fakeapi.NewServer(false)
+			srv.Create("a")
+			srv.Create("b")
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			rec := &infRecorder{}
 			reg, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
@@ -75,10 +77,10 @@ func TestSharedInformerWatchEventSequence(t *testing.T) {
 			infWaitSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
 			assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@2 initial=true"}, rec.get())
 
-			srv.create("c")
-			srv.update("a")
-			srv.remove("b")
-			srv.update("c")
+			srv.Create("c")
+			srv.Update("a")
+			srv.Delete("b")
+			srv.Update("c")
 			got := rec.waitN(t, 6)
 			want := []string{
 				"add ns/a@1 initial=true",
@@ -91,7 +93,7 @@ func TestSharedInformerWatchEventSequence(t *testing.T) {
 			if q.useDeltaFIFO {
 				// The DeltaFIFO pops per key, so only the order per object
 				// is fixed.
-				assert.Equal(t, infPerObject(want), infPerObject(got))
+				assert.Equal(t, perObject(want), perObject(got))
 			} else {
 				assert.Equal(t, want, got)
 			}
@@ -130,11 +132,11 @@ func TestSharedInformerRelist(t *testing.T) {
 	}
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
-			srv.create("a")
-			srv.create("b")
-			srv.create("c")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			srv := fakeapi.NewServer(false)
+			srv.Create("a")
+			srv.Create("b")
+			srv.Create("c")
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			rec := &infRecorder{}
 			reg, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
@@ -142,14 +144,14 @@ func TestSharedInformerRelist(t *testing.T) {
 			infWaitSynced(t, reg.HasSyncedChecker())
 			require.Equal(t, 3, len(rec.get()))
 
-			srv.removeSilently("b")
-			srv.updateSilently("c")
-			srv.createSilently("d")
-			srv.expire()
+			srv.DeleteMissed("b")
+			srv.UpdateMissed("c")
+			srv.CreateMissed("d")
+			srv.Expire()
 			got := rec.waitN(t, 7)
 			assert.Equal(t, expected[q.name], got[3:])
 			assert.Equal(t, []string{"ns/a@1", "ns/c@5", "ns/d@6"}, infStoreContents(informer.GetStore()))
-			lists, _ := srv.counts()
+			lists, _ := requestCounts(srv)
 			assert.Equal(t, 2, lists)
 		})
 	}
@@ -158,10 +160,10 @@ func TestSharedInformerRelist(t *testing.T) {
 func TestSharedInformerLateHandler(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
-			srv.create("a")
-			srv.create("b")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			srv := fakeapi.NewServer(false)
+			srv.Create("a")
+			srv.Create("b")
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			infRunInformer(t, informer)
 			infWaitSynced(t, informer.HasSyncedChecker())
 
@@ -170,7 +172,7 @@ func TestSharedInformerLateHandler(t *testing.T) {
 			reg, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
 			assert.False(t, reg.HasSynced(), "must not be synced before processing its initial list")
-			srv.create("c")
+			srv.Create("c")
 			close(release)
 			infWaitSynced(t, reg.HasSyncedChecker())
 			got := rec.waitN(t, 3)
@@ -182,8 +184,8 @@ func TestSharedInformerLateHandler(t *testing.T) {
 }
 
 func TestSharedInformerHandlerBeforeSyncOnEmptyList(t *testing.T) {
-	srv := newInfServer()
-	informer := infNewInformer(t, srv, false, 0)
+	srv := fakeapi.NewServer(false)
+	informer := newPodInformer(t, srv, false, 0)
 	reg, err := informer.AddEventHandler(&infRecorder{})
 	require.NoError(t, err)
 	infRunInformer(t, informer)
@@ -191,8 +193,8 @@ func TestSharedInformerHandlerBeforeSyncOnEmptyList(t *testing.T) {
 }
 
 func TestSharedInformerRemoveEventHandler(t *testing.T) {
-	srv := newInfServer()
-	informer := infNewInformer(t, srv, false, 0)
+	srv := fakeapi.NewServer(false)
+	informer := newPodInformer(t, srv, false, 0)
 	kept, removed := &infRecorder{}, &infRecorder{}
 	_, err := informer.AddEventHandler(kept)
 	require.NoError(t, err)
@@ -201,32 +203,32 @@ func TestSharedInformerRemoveEventHandler(t *testing.T) {
 	infRunInformer(t, informer)
 	infWaitSynced(t, informer.HasSyncedChecker())
 
-	srv.create("a")
+	srv.Create("a")
 	removed.waitN(t, 1)
 	require.NoError(t, ShutDownEventHandler(informer, regRemoved))
 	assert.False(t, informer.processor.IsRegistered(regRemoved.(*handlerRegistration).listener))
 	assert.Equal(t, 1, informer.processor.ListenerCount())
-	srv.create("b")
+	srv.Create("b")
 	kept.waitN(t, 2)
 	assert.Equal(t, []string{"add ns/a@1 initial=false"}, removed.get(), "no delivery after removal")
 
 	// Idempotent, and harmless for registrations of another informer.
 	require.NoError(t, informer.RemoveEventHandler(regRemoved))
-	other := infNewInformer(t, newInfServer(), false, 0)
+	other := newPodInformer(t, fakeapi.NewServer(false), false, 0)
 	require.NoError(t, other.RemoveEventHandler(regRemoved))
 	// A foreign registration type is an error.
-	require.Error(t, informer.RemoveEventHandler(infForeignRegistration{}))
-	require.Error(t, ShutDownEventHandler(informer, infForeignRegistration{}))
+	require.Error(t, informer.RemoveEventHandler(foreignRegistration{}))
+	require.Error(t, ShutDownEventHandler(informer, foreignRegistration{}))
 }
 
-type infForeignRegistration struct{}
+type foreignRegistration struct{}
 
-func (infForeignRegistration) HasSynced() bool               { return false }
-func (infForeignRegistration) HasSyncedChecker() DoneChecker { return nil }
+func (foreignRegistration) HasSynced() bool               { return false }
+func (foreignRegistration) HasSyncedChecker() DoneChecker { return nil }
 
 func TestShutDownEventHandlerWaitsForRunningHandler(t *testing.T) {
-	srv := newInfServer()
-	informer := infNewInformer(t, srv, false, 0)
+	srv := fakeapi.NewServer(false)
+	informer := newPodInformer(t, srv, false, 0)
 	started, release := make(chan struct{}), make(chan struct{})
 	var finished bool
 	reg, err := informer.AddEventHandler(ResourceEventHandlerFuncs{AddFunc: func(interface{}) {
@@ -236,8 +238,8 @@ func TestShutDownEventHandlerWaitsForRunningHandler(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	infRunInformer(t, informer)
-	srv.create("a")
-	srv.create("b") // queued behind the blocked call, never delivered
+	srv.Create("a")
+	srv.Create("b") // queued behind the blocked call, never delivered
 	<-started
 	shutdown := make(chan error)
 	go func() { shutdown <- ShutDownEventHandler(informer, reg) }()
@@ -258,13 +260,13 @@ func TestShutDownEventHandlerWaitsForRunningHandler(t *testing.T) {
 
 func TestShutDownEventHandlerLifecycles(t *testing.T) {
 	t.Run("never started", func(t *testing.T) {
-		informer := infNewInformer(t, newInfServer(), false, 0)
+		informer := newPodInformer(t, fakeapi.NewServer(false), false, 0)
 		reg, err := informer.AddEventHandler(&infRecorder{})
 		require.NoError(t, err)
 		require.NoError(t, ShutDownEventHandler(informer, reg))
 	})
 	t.Run("after informer stopped", func(t *testing.T) {
-		informer := infNewInformer(t, newInfServer(), false, 0)
+		informer := newPodInformer(t, fakeapi.NewServer(false), false, 0)
 		reg, err := informer.AddEventHandler(&infRecorder{})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -280,12 +282,12 @@ func TestShutDownEventHandlerLifecycles(t *testing.T) {
 func TestSharedInformerHandlerPanic(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
-			srv.create("a")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
-			var buf infSyncBuffer
-			logger := infBufferLogger(&buf)
-			panicky := &infPanicky{}
+			srv := fakeapi.NewServer(false)
+			srv.Create("a")
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
+			var buf syncBuffer
+			logger := bufferLogger(&buf)
+			panicky := &panickingHandler{}
 			reg, err := informer.AddEventHandlerWithOptions(panicky, HandlerOptions{Logger: &logger})
 			require.NoError(t, err)
 			other := &infRecorder{}
@@ -294,26 +296,26 @@ func TestSharedInformerHandlerPanic(t *testing.T) {
 			infRunInformer(t, informer)
 			// The initial add panicked, but counts as processed.
 			infWaitSynced(t, reg.HasSyncedChecker())
-			srv.create("b")
-			srv.update("a")
+			srv.Create("b")
+			srv.Update("a")
 			other.waitN(t, 3)
 			require.Eventually(t, func() bool { return len(panicky.get()) == 2 }, infTimeout, time.Millisecond)
 			assert.Equal(t, []string{"add ns/b@2 initial=false", "update ns/a@1 -> ns/a@3"}, panicky.get())
 			assert.Equal(t, int64(1), informer.processor.Panics())
 			assert.Contains(t, buf.String(), `"Observed a panic" panic="first add fails"`)
-			assert.Contains(t, buf.String(), "cache.infPanicky")
+			assert.Contains(t, buf.String(), "cache.panickingHandler")
 			assert.False(t, informer.IsStopped())
 		})
 	}
 }
 
-// infPanicky panics on its first notification and records the others.
-type infPanicky struct {
+// panickingHandler panics on its first notification and records the others.
+type panickingHandler struct {
 	infRecorder
 	calls int
 }
 
-func (p *infPanicky) OnAdd(obj interface{}, initial bool) {
+func (p *panickingHandler) OnAdd(obj interface{}, initial bool) {
 	p.calls++
 	if p.calls == 1 {
 		panic("first add fails")
@@ -322,7 +324,7 @@ func (p *infPanicky) OnAdd(obj interface{}, initial bool) {
 }
 
 func TestSharedInformerNilHandler(t *testing.T) {
-	informer := infNewInformer(t, newInfServer(), false, 0)
+	informer := newPodInformer(t, fakeapi.NewServer(false), false, 0)
 	_, err := informer.AddEventHandler(nil)
 	require.Error(t, err)
 	typed := NewTypedSharedIndexInformer[*v1.Pod](informer)
@@ -333,9 +335,9 @@ func TestSharedInformerNilHandler(t *testing.T) {
 func TestSharedInformerTransform(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
-			srv.create("a")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			srv := fakeapi.NewServer(false)
+			srv.Create("a")
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			var mu sync.Mutex
 			calls := map[string]int{}
 			require.NoError(t, informer.SetTransform(func(obj interface{}) (interface{}, error) {
@@ -367,8 +369,8 @@ func TestSharedInformerTransform(t *testing.T) {
 			require.NoError(t, err)
 			infRunInformer(t, informer)
 			infWaitSynced(t, informer.HasSyncedChecker())
-			srv.create("b")
-			srv.update("a")
+			srv.Create("b")
+			srv.Update("a")
 			require.Eventually(t, func() bool {
 				seenMu.Lock()
 				defer seenMu.Unlock()
@@ -391,9 +393,9 @@ func TestSharedInformerTransform(t *testing.T) {
 }
 
 func TestSharedInformerWatchErrorHandler(t *testing.T) {
-	srv := newInfServer()
-	srv.listErr = errors.New("list refused")
-	informer := infNewInformer(t, srv, false, 0)
+	srv := fakeapi.NewServer(false)
+	srv.FailLists(errors.New("list refused"))
+	informer := newPodInformer(t, srv, false, 0)
 	errs := make(chan error, 100)
 	require.NoError(t, informer.SetWatchErrorHandler(func(r *Reflector, err error) {
 		select {
@@ -412,9 +414,9 @@ func TestSharedInformerWatchErrorHandler(t *testing.T) {
 }
 
 func TestSharedInformerStop(t *testing.T) {
-	srv := newInfServer()
-	srv.create("a")
-	informer := infNewInformer(t, srv, false, 0)
+	srv := fakeapi.NewServer(false)
+	srv.Create("a")
+	informer := newPodInformer(t, srv, false, 0)
 	regs := make([]ResourceEventHandlerRegistration, 3)
 	for i := range regs {
 		var err error
@@ -453,7 +455,7 @@ func TestSharedInformerStop(t *testing.T) {
 }
 
 func TestSharedInformerRunTwice(t *testing.T) {
-	informer := infNewInformer(t, newInfServer(), false, 0)
+	informer := newPodInformer(t, fakeapi.NewServer(false), false, 0)
 	infRunInformer(t, informer)
 	infWaitSynced(t, informer.HasSyncedChecker())
 	returned := make(chan struct{})
@@ -466,9 +468,9 @@ func TestSharedInformerRunTwice(t *testing.T) {
 }
 
 func TestSharedInformerAddIndexersBeforeAndDuringRun(t *testing.T) {
-	srv := newInfServer()
-	srv.create("a")
-	informer := infNewInformer(t, srv, false, 0)
+	srv := fakeapi.NewServer(false)
+	srv.Create("a")
+	informer := newPodInformer(t, srv, false, 0)
 	require.NoError(t, informer.AddIndexers(Indexers{"byName": func(obj interface{}) ([]string, error) {
 		return []string{obj.(*v1.Pod).Name}, nil
 	}}))
@@ -497,7 +499,7 @@ func TestSharedInformerResyncPeriodsComputed(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			informer := infNewInformer(t, newInfServer(), false, tc.informer)
+			informer := newPodInformer(t, fakeapi.NewServer(false), false, tc.informer)
 			if tc.afterStart {
 				informer.startedLock.Lock()
 				informer.started = true
@@ -515,9 +517,9 @@ func TestSharedInformerResyncPeriodsComputed(t *testing.T) {
 func TestSharedInformerPerHandlerResync(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
-			srv.create("a")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, time.Second)
+			srv := fakeapi.NewServer(false)
+			srv.Create("a")
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, time.Second)
 			fakeClock := newTimerRecordingClock()
 			informer.clock = fakeClock
 			informer.processor = newHandlerProcessor(fakeClock, informer.handlerMetrics)
@@ -539,7 +541,7 @@ func TestSharedInformerPerHandlerResync(t *testing.T) {
 			assert.Equal(t, "update ns/a@1 -> ns/a@1", got[1])
 			// A later watch event reaches all three, which shows the resync
 			// has been fully processed.
-			srv.create("z")
+			srv.Create("z")
 			slow.waitN(t, 2)
 			none.waitN(t, 2)
 			assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/z@2 initial=false"}, slow.get())
@@ -557,9 +559,9 @@ func TestSharedInformerBlockedHandlerBlocksNothingElse(t *testing.T) {
 	const updates = 300
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
-			srv.create("a")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			srv := fakeapi.NewServer(false)
+			srv.Create("a")
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			release := make(chan struct{})
 			blockedCalls := 0
 			blocked := ResourceEventHandlerFuncs{
@@ -578,15 +580,15 @@ func TestSharedInformerBlockedHandlerBlocksNothingElse(t *testing.T) {
 			waitForNextWatch(t, srv)
 			want := []string{"add ns/a@1 initial=true"}
 			for i := 0; i < updates; i++ {
-				srv.update("a")
+				srv.Update("a")
 				want = append(want, fmt.Sprintf("update ns/a@%d -> ns/a@%d", i+1, i+2))
 			}
-			srv.create("b")
+			srv.Create("b")
 			want = append(want, fmt.Sprintf("add ns/b@%d initial=false", updates+2))
 
 			got := rec.waitN(t, len(want))
 			if q.useDeltaFIFO {
-				assert.Equal(t, infPerObject(want), infPerObject(got))
+				assert.Equal(t, perObject(want), perObject(got))
 			} else {
 				assert.Equal(t, want, got)
 			}
@@ -614,9 +616,9 @@ func TestRemoveEventHandlerFreesTheListener(t *testing.T) {
 	}{{"before Run", false}, {"while running", true}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newInfServer()
-			srv.create("a")
-			informer := infNewInformer(t, srv, false, 0)
+			srv := fakeapi.NewServer(false)
+			srv.Create("a")
+			informer := newPodInformer(t, srv, false, 0)
 			kept := &infRecorder{}
 			_, err := informer.AddEventHandler(kept)
 			require.NoError(t, err)
@@ -635,7 +637,7 @@ func TestRemoveEventHandlerFreesTheListener(t *testing.T) {
 			}, infTimeout, 10*time.Millisecond, "the removed listener is still reachable")
 			assert.Equal(t, 1, informer.processor.ListenerCount())
 			if tc.running {
-				srv.create("b")
+				srv.Create("b")
 				kept.waitN(t, 2)
 			}
 		})
@@ -651,9 +653,9 @@ func TestSharedInformerShutdownStopsEveryGoroutine(t *testing.T) {
 		t.Run(q.name, func(t *testing.T) {
 			t.Setenv(mutationDetectorEnv, "true")
 			ignore := goleak.IgnoreCurrent()
-			srv := newInfServer()
-			srv.create("a")
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, time.Second)
+			srv := fakeapi.NewServer(false)
+			srv.Create("a")
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, time.Second)
 			early := &infRecorder{}
 			_, err := informer.AddEventHandlerWithResyncPeriod(early, 2*time.Second)
 			require.NoError(t, err)
@@ -669,9 +671,9 @@ func TestSharedInformerShutdownStopsEveryGoroutine(t *testing.T) {
 			_, err = informer.AddEventHandler(late)
 			require.NoError(t, err)
 			require.NoError(t, informer.RemoveEventHandler(removed))
-			srv.create("b")
-			srv.expire()
-			srv.create("c")
+			srv.Create("b")
+			srv.Expire()
+			srv.Create("c")
 			late.waitN(t, 3)
 
 			cancel()
@@ -689,13 +691,13 @@ func TestSharedInformerShutdownStopsEveryGoroutine(t *testing.T) {
 
 // firstWatchRefusedListWatch serves srv, but its first watch is refused.
 type firstWatchRefusedListWatch struct {
-	srv     *infServer
+	srv     *fakeapi.Server
 	mu      sync.Mutex
 	refused bool
 }
 
 func (lw *firstWatchRefusedListWatch) List(options metav1.ListOptions) (kruntime.Object, error) {
-	return lw.srv.list(options)
+	return lw.srv.List(options)
 }
 
 func (lw *firstWatchRefusedListWatch) Watch(options metav1.ListOptions) (watch.Interface, error) {
@@ -706,7 +708,7 @@ func (lw *firstWatchRefusedListWatch) Watch(options metav1.ListOptions) (watch.I
 	if first {
 		return nil, fmt.Errorf("dial tcp 127.0.0.1:6443: %w", syscall.ECONNREFUSED)
 	}
-	return lw.srv.watch(options)
+	return lw.srv.Watch(options)
 }
 
 func (*firstWatchRefusedListWatch) IsWatchListSemanticsUnSupported() bool { return true }
@@ -717,9 +719,9 @@ func (*firstWatchRefusedListWatch) IsWatchListSemanticsUnSupported() bool { retu
 // informer recovers from both: the refused watch is retried without a
 // relist, the 410 relists.
 func TestSharedInformerWatchErrorHandlerSeesEveryFailure(t *testing.T) {
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
-	srv.create("a")
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
+	srv.Create("a")
 	informer := NewSharedIndexInformer(&firstWatchRefusedListWatch{srv: srv}, &v1.Pod{}, 0, Indexers{}).(*sharedIndexInformer)
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
 	informer.clock = clk
@@ -745,16 +747,16 @@ func TestSharedInformerWatchErrorHandlerSeesEveryFailure(t *testing.T) {
 	require.Eventually(t, func() bool { return errCount() == 1 && clk.HasWaiters() }, infTimeout, eventuallyTick)
 	clk.Step(time.Minute)
 	waitForNextWatch(t, srv)
-	lists, _ := srv.counts()
+	lists, _ := requestCounts(srv)
 	assert.Equal(t, 1, lists, "a refused watch is retried without a relist")
 
 	// The 410: reported, then a relist after the backoff.
-	srv.expire()
+	srv.Expire()
 	require.Eventually(t, func() bool { return errCount() == 2 && clk.HasWaiters() }, infTimeout, eventuallyTick)
-	srv.create("b")
+	srv.Create("b")
 	clk.Step(time.Minute)
 	rec.waitN(t, 2)
-	lists, _ = srv.counts()
+	lists, _ = requestCounts(srv)
 	assert.Equal(t, 2, lists)
 
 	mu.Lock()
@@ -778,11 +780,11 @@ func TestTransformCheckDropsARefusedObjectAlone(t *testing.T) {
 	}
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
-			srv := newInfServer()
-			srv.create("a")   // 1
-			srv.create("bad") // 2
-			srv.create("b")   // 3
-			t.Cleanup(srv.stopWatches)
+			srv := fakeapi.NewServer(false)
+			srv.Create("a")   // 1
+			srv.Create("bad") // 2
+			srv.Create("b")   // 3
+			t.Cleanup(srv.StopWatches)
 			informer := NewSharedIndexInformerWithOptions(newHeldPageLW(srv, 1), &v1.Pod{}, mode.opts).(*sharedIndexInformer)
 			require.NoError(t, informer.SetTransform(func(obj interface{}) (interface{}, error) { return obj, nil }))
 			require.NoError(t, ConfigureInformer(informer, func(o *SharedIndexInformerOptions) {
@@ -805,8 +807,8 @@ func TestTransformCheckDropsARefusedObjectAlone(t *testing.T) {
 			assert.EqualValues(t, 1, status.TransformRefused)
 
 			waitForNextWatch(t, srv)
-			srv.updateSilently("a") // 4
-			srv.expire()
+			srv.UpdateMissed("a") // 4
+			srv.Expire()
 			// Page by page, the store shows a@4 and b@3 as soon as the first page is
 			// applied: the relist is over once the refused object is counted too.
 			require.Eventually(t, func() bool {
@@ -818,8 +820,8 @@ func TestTransformCheckDropsARefusedObjectAlone(t *testing.T) {
 			}, infTimeout, time.Millisecond, "the relist is applied without the refused object")
 
 			waitForNextWatch(t, srv)
-			srv.remove("bad") // 5
-			srv.remove("b")   // 6
+			srv.Delete("bad") // 5
+			srv.Delete("b")   // 6
 			require.Eventually(t, func() bool {
 				return assert.ObjectsAreEqual([]string{"ns/a@4"}, infStoreContents(informer.GetStore()))
 			}, infTimeout, time.Millisecond, "the deletions are applied")

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kinformer/kinformer/cache/internal/snapshot"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // testSnapshotKey returns a key of the right size whose bytes start at b.
@@ -30,14 +32,14 @@ func testSnapshotKey(b byte) []byte {
 // followed (nil when it loaded the snapshot instead).
 func snapshotLoadError(t *testing.T, path string, protection SnapshotProtection) *SnapshotError {
 	t.Helper()
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
-	srv.create("x") // 1
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
+	srv.Create("x") // 1
 	informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path, SnapshotProtection: protection})
 	stop := runInformerUntil(t, informer)
 	rec.waitN(t, 1)
 	stop()
-	lists, _ := srv.counts()
+	lists, _ := requestCounts(srv)
 	got := errs()
 	if lists == 0 {
 		assert.Empty(t, got)
@@ -51,8 +53,8 @@ func snapshotLoadError(t *testing.T, path string, protection SnapshotProtection)
 }
 
 func TestSnapshotSensitiveObjectsStayOffDiskWithoutKey(t *testing.T) {
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "pods.snap")
 	// A plain snapshot left by a run that did not mark them sensitive.
@@ -61,7 +63,7 @@ func TestSnapshotSensitiveObjectsStayOffDiskWithoutKey(t *testing.T) {
 	informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path, SnapshotProtection: SnapshotProtection{Sensitive: true}})
 	stop := runInformerUntil(t, informer)
 	assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@2 initial=true"}, rec.waitN(t, 2))
-	lists, _ := srv.counts()
+	lists, _ := requestCounts(srv)
 	assert.Equal(t, 2, lists, "the plain file was not loaded: the informer listed")
 	_, err := os.Lstat(path)
 	assert.ErrorIs(t, err, os.ErrNotExist, "the plain file of sensitive objects was removed on start")
@@ -89,18 +91,18 @@ func TestIsSensitiveResource(t *testing.T) {
 }
 
 func TestSnapshotEncryptedWarmRestart(t *testing.T) {
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
 	path := filepath.Join(t.TempDir(), "pods.snap")
 	key := testSnapshotKey(1)
 	protection := SnapshotProtection{Sensitive: true, Key: key}
 
-	srv.create("a") // 1
+	srv.Create("a") // 1
 	informer, rec, _ := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path, SnapshotProtection: protection})
 	stop := runInformerUntil(t, informer)
 	rec.waitN(t, 1)
 	stop()
-	srv.stopWatches()
+	srv.StopWatches()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.True(t, snapshot.IsEncrypted(data), "the file is encrypted")
@@ -109,11 +111,11 @@ func TestSnapshotEncryptedWarmRestart(t *testing.T) {
 	require.True(t, ok)
 	assert.Zero(t, st.SnapshotsSkipped)
 
-	srv.create("b") // 2
+	srv.Create("b") // 2
 	informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path, SnapshotProtection: protection})
 	runInformerUntil(t, informer)
 	assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@2 initial=false"}, rec.waitN(t, 2))
-	lists, _ := srv.counts()
+	lists, _ := requestCounts(srv)
 	assert.Equal(t, 1, lists, "the second run resumed from the encrypted file")
 	assert.Empty(t, errs())
 }
@@ -184,8 +186,8 @@ func TestSnapshotFileAndDirectoryAreOwnerOnly(t *testing.T) {
 	if !snapshot.ModesApply {
 		t.Skip("permission bits do not apply on this platform")
 	}
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
 	dir := filepath.Join(t.TempDir(), "state", "snapshots")
 	path := filepath.Join(dir, "pods.snap")
 	firstSnapshotRun(t, srv, path)
@@ -271,15 +273,15 @@ func TestConfigureInformerRejectsABadSnapshotKeyAndCopiesAGoodOne(t *testing.T) 
 // without a key) and deletes it at once, instead of leaving the objects in
 // clear on disk until its next clean stop.
 func TestSnapshotRefusedPlainFileOfSensitiveObjectsIsRemoved(t *testing.T) {
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
 	path := filepath.Join(t.TempDir(), "pods.snap")
 	firstSnapshotRun(t, srv, path)
 
 	informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path, SnapshotProtection: SnapshotProtection{Sensitive: true, Key: testSnapshotKey(1)}})
 	runInformerUntil(t, informer)
 	assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@2 initial=true"}, rec.waitN(t, 2))
-	lists, _ := srv.counts()
+	lists, _ := requestCounts(srv)
 	assert.Equal(t, 2, lists, "the plain file was refused: the informer listed")
 	_, err := os.Lstat(path)
 	assert.ErrorIs(t, err, os.ErrNotExist, "the refused plain file of sensitive objects was removed on start")

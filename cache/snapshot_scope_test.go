@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kinformer/kinformer/cache/internal/snapshot"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // setSnapshotTie ties informer's snapshot to tie (SnapshotScope and
@@ -29,17 +31,17 @@ func setSnapshotTie(t *testing.T, informer SharedIndexInformer, tie snapshot.Tie
 func checkSnapshotTie(t *testing.T, written, read snapshot.Tie, wantError string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "pods.snap")
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
-	srv.create("a") // 1
-	srv.create("b") // 2
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
+	srv.Create("a") // 1
+	srv.Create("b") // 2
 	first, rec, _ := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
 	setSnapshotTie(t, first, written)
 	stopFirst := runInformerUntil(t, first)
 	rec.waitN(t, 2)
-	require.Eventually(t, func() bool { _, watches := srv.counts(); return watches == 1 }, infTimeout, time.Millisecond)
+	require.Eventually(t, func() bool { _, watches := requestCounts(srv); return watches == 1 }, infTimeout, time.Millisecond)
 	stopFirst()
-	srv.stopWatches()
+	srv.StopWatches()
 	_, _, err := readPodSnapshot(t, path, written)
 	require.NoError(t, err, "the first run wrote its snapshot, tied to its scope and projection")
 
@@ -47,7 +49,7 @@ func checkSnapshotTie(t *testing.T, written, read snapshot.Tie, wantError string
 	setSnapshotTie(t, informer, read)
 	stop := runInformerUntil(t, informer)
 	assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@2 initial=true"}, rec.waitN(t, 2))
-	lists, _ := srv.counts()
+	lists, _ := requestCounts(srv)
 	if wantError == "" {
 		assert.Equal(t, 1, lists, "only the first run listed")
 		assert.Empty(t, errs())

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kinformer/kinformer/cache/internal/snapshot"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // runInformerUntil runs informer until it synced and stop is called; stop waits
@@ -44,33 +46,33 @@ func runInformerUntil(t *testing.T, informer SharedInformer) (stop func()) {
 }
 
 // firstSnapshotRun lists a and b (rv 1, 2) into a new snapshot at path.
-func firstSnapshotRun(t *testing.T, srv *infServer, path string) {
+func firstSnapshotRun(t *testing.T, srv *fakeapi.Server, path string) {
 	t.Helper()
-	srv.create("a") // 1
-	srv.create("b") // 2
+	srv.Create("a") // 1
+	srv.Create("b") // 2
 	informer, rec, _ := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
 	stop := runInformerUntil(t, informer)
 	rec.waitN(t, 2)
 	// Stop only once the watch is open, so that every test sees one list
 	// and one watch from the first run.
-	require.Eventually(t, func() bool { _, watches := srv.counts(); return watches == 1 }, infTimeout, time.Millisecond)
+	require.Eventually(t, func() bool { _, watches := requestCounts(srv); return watches == 1 }, infTimeout, time.Millisecond)
 	stop()
-	srv.stopWatches()
+	srv.StopWatches()
 	_, err := os.Stat(path)
 	require.NoError(t, err, "the snapshot was written on stop")
 }
 
 func TestSnapshotResumeWithoutRelist(t *testing.T) {
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
 	path := filepath.Join(t.TempDir(), "pods.snap")
 	firstSnapshotRun(t, srv, path)
 
 	// While down: an update, a delete and a create, all still in the
 	// server's watch history.
-	srv.update("a") // 3
-	srv.remove("b") // 4
-	srv.create("c") // 5
+	srv.Update("a") // 3
+	srv.Delete("b") // 4
+	srv.Create("c") // 5
 
 	informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
 	runInformerUntil(t, informer)
@@ -82,7 +84,7 @@ func TestSnapshotResumeWithoutRelist(t *testing.T) {
 		"delete ns/b@4",
 		"add ns/c@5 initial=false",
 	}, got)
-	lists, watches := srv.counts()
+	lists, watches := requestCounts(srv)
 	assert.Equal(t, 1, lists, "only the first run listed")
 	assert.Equal(t, 2, watches)
 	assert.Equal(t, []string{"ns/a@3", "ns/c@5"}, infStoreContents(informer.GetStore()))
@@ -91,15 +93,15 @@ func TestSnapshotResumeWithoutRelist(t *testing.T) {
 }
 
 func TestSnapshotResumeWith410Reconciles(t *testing.T) {
-	srv := newInfServer()
-	t.Cleanup(srv.stopWatches)
+	srv := fakeapi.NewServer(false)
+	t.Cleanup(srv.StopWatches)
 	path := filepath.Join(t.TempDir(), "pods.snap")
 	firstSnapshotRun(t, srv, path)
 
 	// While down, and compacted away: the watch from rv 2 gets 410.
-	srv.updateSilently("a") // 3
-	srv.removeSilently("b") // 4
-	srv.createSilently("c") // 5
+	srv.UpdateMissed("a") // 3
+	srv.DeleteMissed("b") // 4
+	srv.CreateMissed("c") // 5
 
 	informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
 	runInformerUntil(t, informer)
@@ -113,7 +115,7 @@ func TestSnapshotResumeWith410Reconciles(t *testing.T) {
 		"update ns/a@1 -> ns/a@3",
 		"add ns/c@5 initial=false",
 	}, got, "the relist is reconciled against the loaded cache")
-	lists, _ := srv.counts()
+	lists, _ := requestCounts(srv)
 	assert.Equal(t, 2, lists, "the first run's list and the relist after 410")
 	assert.Equal(t, []string{"ns/a@3", "ns/c@5"}, infStoreContents(informer.GetStore()))
 	for _, err := range errs() {
@@ -124,7 +126,7 @@ func TestSnapshotResumeWith410Reconciles(t *testing.T) {
 
 func TestSnapshotRejectedFiles(t *testing.T) {
 	good := func(t *testing.T, path string) []byte {
-		srv := newInfServer()
+		srv := fakeapi.NewServer(false)
 		firstSnapshotRun(t, srv, path)
 		data, err := os.ReadFile(path)
 		require.NoError(t, err)
@@ -168,13 +170,13 @@ func TestSnapshotRejectedFiles(t *testing.T) {
 			data := good(t, path)
 			require.NoError(t, os.WriteFile(path, tc.mangle(t, path, data), 0o600))
 
-			srv := newInfServer()
-			t.Cleanup(srv.stopWatches)
-			srv.create("x") // 1
+			srv := fakeapi.NewServer(false)
+			t.Cleanup(srv.StopWatches)
+			srv.Create("x") // 1
 			informer, rec, errs := snapshotInformer(t, srv, SharedIndexInformerOptions{SnapshotFile: path})
 			stop := runInformerUntil(t, informer)
 			assert.Equal(t, []string{"add ns/x@1 initial=true"}, rec.waitN(t, 1), "a normal list follows")
-			lists, _ := srv.counts()
+			lists, _ := requestCounts(srv)
 			assert.Equal(t, 1, lists)
 			got := errs()
 			require.NotEmpty(t, got)
@@ -269,22 +271,22 @@ func TestSnapshotLoadDoesNotReapplyTransform(t *testing.T) {
 				return out
 			}
 			path := filepath.Join(t.TempDir(), "pods.snap")
-			srv := newInfServer()
-			t.Cleanup(srv.stopWatches)
-			srv.create("a") // 1
-			srv.create("b") // 2
+			srv := fakeapi.NewServer(false)
+			t.Cleanup(srv.StopWatches)
+			srv.Create("a") // 1
+			srv.Create("b") // 2
 			opts := SharedIndexInformerOptions{SnapshotFile: path, UseDeltaFIFO: q.useDeltaFIFO}
 
 			first, rec, _ := snapshotInformer(t, srv, opts)
 			require.NoError(t, first.SetTransform(transform))
 			stop := runInformerUntil(t, first)
 			rec.waitN(t, 2)
-			require.Eventually(t, func() bool { _, watches := srv.counts(); return watches == 1 }, infTimeout, time.Millisecond)
+			require.Eventually(t, func() bool { _, watches := requestCounts(srv); return watches == 1 }, infTimeout, time.Millisecond)
 			stop()
-			srv.stopWatches()
+			srv.StopWatches()
 			assert.Equal(t, map[string]int{"a@1": 1, "b@2": 1}, callsSoFar())
 
-			srv.update("a") // 3, in the watch history
+			srv.Update("a") // 3, in the watch history
 			second, rec, errs := snapshotInformer(t, srv, opts)
 			require.NoError(t, second.SetTransform(transform))
 			runInformerUntil(t, second)
@@ -294,7 +296,7 @@ func TestSnapshotLoadDoesNotReapplyTransform(t *testing.T) {
 				"ns/b": {"add ns/b@2 initial=true"},
 			}, eventsByObjectKey(rec.waitN(t, 3)))
 			assert.Empty(t, errs())
-			lists, _ := srv.counts()
+			lists, _ := requestCounts(srv)
 			assert.Equal(t, 1, lists, "the second run loaded the snapshot")
 			assert.Equal(t, map[string]int{"a@1": 1, "b@2": 1, "a@3": 1}, callsSoFar(),
 				"the loaded objects were not transformed again; the watched update was, once")

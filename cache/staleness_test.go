@@ -17,22 +17,24 @@ import (
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // stalenessLW is a scripted ListerWatcher for pods: each LIST answers at
 // the resourceVersion set with setListRV and is recorded; each watch is an
-// infWatcher handed to the test.
+// fakeapi.Watch handed to the test.
 type stalenessLW struct {
 	mu      sync.Mutex
 	listRV  string
 	lists   []metav1.ListOptions
 	listErr error
 	listed  chan metav1.ListOptions
-	watches chan *infWatcher
+	watches chan *fakeapi.Watch
 }
 
 func newStalenessLW(rv string) *stalenessLW {
-	return &stalenessLW{listRV: rv, listed: make(chan metav1.ListOptions, 16), watches: make(chan *infWatcher, 16)}
+	return &stalenessLW{listRV: rv, listed: make(chan metav1.ListOptions, 16), watches: make(chan *fakeapi.Watch, 16)}
 }
 
 func (lw *stalenessLW) setListRV(rv string) {
@@ -50,11 +52,11 @@ func (lw *stalenessLW) List(options metav1.ListOptions) (runtime.Object, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: []v1.Pod{*infPod("a", "3")}}, nil
+	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: []v1.Pod{*newPod("a", "3")}}, nil
 }
 
 func (lw *stalenessLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
-	w := newInfWatcher()
+	w := fakeapi.NewWatch(nil, true)
 	lw.watches <- w
 	return w, nil
 }
@@ -151,7 +153,7 @@ func TestInformerStalenessConfirmations(t *testing.T) {
 	infRunInformer(t, informer)
 	infWaitSynced(t, informer.HasSyncedChecker())
 	assert.Equal(t, metav1.ListOptions{ResourceVersion: "0", Limit: 500}, lw.nextList(t))
-	var w *infWatcher
+	var w *fakeapi.Watch
 	select {
 	case w = <-lw.watches:
 	case <-time.After(infTimeout):
@@ -165,7 +167,7 @@ func TestInformerStalenessConfirmations(t *testing.T) {
 
 	// An event is no confirmation: 30 s later the cache is 30 s stale.
 	clk.Step(30 * time.Second)
-	w.send(watch.Event{Type: watch.Added, Object: infPod("b", "11")})
+	w.Send(watch.Event{Type: watch.Added, Object: newPod("b", "11")})
 	require.NoError(t, informer.WaitForResourceVersion(context.Background(), "11"))
 	st = informer.status()
 	assert.Equal(t, "10", st.ConfirmedResourceVersion)
@@ -173,7 +175,7 @@ func TestInformerStalenessConfirmations(t *testing.T) {
 
 	// A bookmark confirms at its arrival.
 	clk.Step(10 * time.Second)
-	w.send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "12"}}})
+	w.Send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "12"}}})
 	st = stalenessStatus(t, informer, "12")
 	assert.Equal(t, t0.Add(40*time.Second), st.Confirmed)
 	assert.Zero(t, st.Staleness(clk.Now()))
@@ -203,7 +205,7 @@ func TestInformerStalenessConfirmations(t *testing.T) {
 	// The event that brings the cache past 15 makes the probe count, at
 	// the time of its answer.
 	clk.Step(5 * time.Second)
-	w.send(watch.Event{Type: watch.Modified, Object: infPod("b", "16")})
+	w.Send(watch.Event{Type: watch.Modified, Object: newPod("b", "16")})
 	st = stalenessStatus(t, informer, "15")
 	assert.Equal(t, t0.Add(100*time.Second), st.Confirmed)
 	assert.Equal(t, 5*time.Second, st.Staleness(clk.Now()))
@@ -247,19 +249,19 @@ func TestInformerStalenessProbeOff(t *testing.T) {
 // watches to the test.
 type pagedStalenessLW struct {
 	clk     *testingclock.FakeClock
-	watches chan *infWatcher
+	watches chan *fakeapi.Watch
 }
 
 func (lw *pagedStalenessLW) List(options metav1.ListOptions) (runtime.Object, error) {
 	if options.Continue == "" {
-		return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "20", Continue: "page-2"}, Items: []v1.Pod{*infPod("a", "3")}}, nil
+		return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "20", Continue: "page-2"}, Items: []v1.Pod{*newPod("a", "3")}}, nil
 	}
 	lw.clk.Step(5 * time.Second)
-	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "20"}, Items: []v1.Pod{*infPod("b", "4")}}, nil
+	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "20"}, Items: []v1.Pod{*newPod("b", "4")}}, nil
 }
 
 func (lw *pagedStalenessLW) Watch(metav1.ListOptions) (watch.Interface, error) {
-	w := newInfWatcher()
+	w := fakeapi.NewWatch(nil, true)
 	lw.watches <- w
 	return w, nil
 }
@@ -272,7 +274,7 @@ func (*pagedStalenessLW) IsWatchListSemanticsUnSupported() bool { return true }
 func TestInformerStalenessPagedListConfirmsAtFirstPage(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	clk := testingclock.NewFakeClock(t0)
-	lw := &pagedStalenessLW{clk: clk, watches: make(chan *infWatcher, 4)}
+	lw := &pagedStalenessLW{clk: clk, watches: make(chan *fakeapi.Watch, 4)}
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{StalenessProbeInterval: -1}).(*sharedIndexInformer)
 	informer.clock = clk
 	infRunInformer(t, informer)
@@ -286,7 +288,7 @@ func TestInformerStalenessPagedListConfirmsAtFirstPage(t *testing.T) {
 // streamStalenessLW serves streaming lists only: each watch is handed to the
 // test, which plays the server.
 type streamStalenessLW struct {
-	watches chan *infWatcher
+	watches chan *fakeapi.Watch
 	opts    chan metav1.ListOptions
 }
 
@@ -295,7 +297,7 @@ func (lw *streamStalenessLW) List(metav1.ListOptions) (runtime.Object, error) {
 }
 
 func (lw *streamStalenessLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
-	w := newInfWatcher()
+	w := fakeapi.NewWatch(nil, true)
 	lw.opts <- options
 	lw.watches <- w
 	return w, nil
@@ -307,20 +309,20 @@ func TestInformerStalenessStreamingListConfirmsAtEndBookmark(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
 	t0 := time.Unix(1000, 0)
 	clk := testingclock.NewFakeClock(t0)
-	lw := &streamStalenessLW{watches: make(chan *infWatcher, 4), opts: make(chan metav1.ListOptions, 4)}
+	lw := &streamStalenessLW{watches: make(chan *fakeapi.Watch, 4), opts: make(chan metav1.ListOptions, 4)}
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{StalenessProbeInterval: -1}).(*sharedIndexInformer)
 	informer.clock = clk
 	infRunInformer(t, informer)
-	var w *infWatcher
+	var w *fakeapi.Watch
 	select {
 	case w = <-lw.watches:
 	case <-time.After(infTimeout):
 		t.Fatal("no streaming list")
 	}
 	require.True(t, ptrTrue((<-lw.opts).SendInitialEvents), "a streaming list")
-	w.send(watch.Event{Type: watch.Added, Object: infPod("a", "3")})
+	w.Send(watch.Event{Type: watch.Added, Object: newPod("a", "3")})
 	clk.Step(2 * time.Second)
-	w.send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{
+	w.Send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{
 		ResourceVersion: "10", Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}})
 	infWaitSynced(t, informer.HasSyncedChecker())
 	st := stalenessStatus(t, informer, "10")

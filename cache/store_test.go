@@ -14,9 +14,9 @@ import (
 )
 
 func TestStoreBasicOperations(t *testing.T) {
-	a1 := stPod("ns", "a", "1")
-	a2 := stPod("ns", "a", "2")
-	b := stPod("", "b", "3")
+	a1 := newPodIn("ns", "a", "1")
+	a2 := newPodIn("ns", "a", "2")
+	b := newPodIn("", "b", "3")
 	for _, mk := range []struct {
 		name string
 		new  func() Store
@@ -31,7 +31,7 @@ func TestStoreBasicOperations(t *testing.T) {
 			require.NoError(t, s.Add(a1))
 			require.NoError(t, s.Add(b))
 			require.NoError(t, s.Update(a2))
-			assert.Equal(t, map[string]interface{}{"ns/a": a2, "b": b}, stContents(t, s))
+			assert.Equal(t, map[string]interface{}{"ns/a": a2, "b": b}, storeContents(t, s))
 
 			obj, ok, err := s.Get(a1)
 			require.NoError(t, err)
@@ -43,11 +43,11 @@ func TestStoreBasicOperations(t *testing.T) {
 			assert.Nil(t, obj)
 
 			require.NoError(t, s.Delete(ExplicitKey("b")))
-			require.NoError(t, s.Delete(stPod("x", "absent", "")))
-			assert.Equal(t, map[string]interface{}{"ns/a": a2}, stContents(t, s))
+			require.NoError(t, s.Delete(newPodIn("x", "absent", "")))
+			assert.Equal(t, map[string]interface{}{"ns/a": a2}, storeContents(t, s))
 
 			require.NoError(t, s.Replace([]interface{}{b}, "10"))
-			assert.Equal(t, map[string]interface{}{"b": b}, stContents(t, s))
+			assert.Equal(t, map[string]interface{}{"b": b}, storeContents(t, s))
 			assert.Equal(t, "10", s.LastStoreSyncResourceVersion())
 			s.Bookmark("11")
 			assert.Equal(t, "11", s.LastStoreSyncResourceVersion())
@@ -67,9 +67,9 @@ func TestStoreTransaction(t *testing.T) {
 		}
 		return DeletionHandlingMetaNamespaceKeyFunc(obj)
 	}
-	a := stPod("ns", "a", "1", "app", "web")
-	b := stPod("ns", "b", "2", "app", "db")
-	aBad := stPod("ns", "a", "3", "bad", "true")
+	a := newPodIn("ns", "a", "1", "app", "web")
+	b := newPodIn("ns", "b", "2", "app", "db")
+	aBad := newPodIn("ns", "a", "3", "bad", "true")
 	type want struct {
 		contents  map[string]interface{}
 		success   []int
@@ -111,14 +111,14 @@ func TestStoreTransaction(t *testing.T) {
 				success:  []int{1, 3, 4},
 				errs:     3,
 				failed:   2,
-				errIs:    []error{keyErr, stErrBadIndex},
+				errIs:    []error{keyErr, errBadIndex},
 				rv:       "3",
 			},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			idx := NewIndexer(keyFunc, Indexers{"name": stFailingIndex})
+			idx := NewIndexer(keyFunc, Indexers{"name": failingIndex})
 			for _, p := range tc.seed {
 				require.NoError(t, idx.Add(p))
 			}
@@ -141,9 +141,9 @@ func TestStoreTransaction(t *testing.T) {
 				}
 				assert.Contains(t, te.Error(), fmt.Sprintf("(%d/%d)", failed, len(tc.txns)))
 			}
-			assert.Equal(t, tc.want.contents, stContents(t, idx))
+			assert.Equal(t, tc.want.contents, storeContents(t, idx))
 			assert.Equal(t, tc.want.rv, idx.LastStoreSyncResourceVersion())
-			stCheckIndexer(t, idx, Indexers{"name": stFailingIndex})
+			checkIndexer(t, idx, Indexers{"name": failingIndex})
 		})
 	}
 }
@@ -154,15 +154,15 @@ func TestTransactionErrorFormatMatchesClientGo(t *testing.T) {
 	assert.Equal(t, theirs.Error(), ours.Error())
 }
 
-// stCountingTransform counts how often it sees each object and labels the
+// countingTransform counts how often it sees each object and labels the
 // object it returns.
-type stCountingTransform struct {
+type countingTransform struct {
 	mu    sync.Mutex
 	calls map[string]int
 	fail  string
 }
 
-func (c *stCountingTransform) fn(obj interface{}) (interface{}, error) {
+func (c *countingTransform) fn(obj interface{}) (interface{}, error) {
 	p := obj.(*v1.Pod)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -189,30 +189,30 @@ func TestStoreWithTransformer(t *testing.T) {
 		wantKeys  []string
 		wantErr   bool
 	}{
-		{name: "add", do: func(s Store) error { return s.Add(stPod("ns", "a", "1")) }, wantCalls: map[string]int{"a": 1}, wantKeys: []string{"ns/a"}},
-		{name: "update", do: func(s Store) error { return s.Update(stPod("ns", "a", "1")) }, wantCalls: map[string]int{"a": 1}, wantKeys: []string{"ns/a"}},
+		{name: "add", do: func(s Store) error { return s.Add(newPodIn("ns", "a", "1")) }, wantCalls: map[string]int{"a": 1}, wantKeys: []string{"ns/a"}},
+		{name: "update", do: func(s Store) error { return s.Update(newPodIn("ns", "a", "1")) }, wantCalls: map[string]int{"a": 1}, wantKeys: []string{"ns/a"}},
 		{name: "replace", do: func(s Store) error {
-			return s.Replace([]interface{}{stPod("ns", "a", "1"), stPod("ns", "b", "1")}, "1")
+			return s.Replace([]interface{}{newPodIn("ns", "a", "1"), newPodIn("ns", "b", "1")}, "1")
 		}, wantCalls: map[string]int{"a": 1, "b": 1}, wantKeys: []string{"ns/a", "ns/b"}},
 		{name: "transaction", do: func(s Store) error {
 			if te := s.(TransactionStore).Transaction(
-				Transaction{stPod("ns", "a", "1"), TransactionTypeAdd},
-				Transaction{stPod("ns", "b", "1"), TransactionTypeUpdate},
-				Transaction{stPod("ns", "c", "1"), TransactionTypeDelete},
+				Transaction{newPodIn("ns", "a", "1"), TransactionTypeAdd},
+				Transaction{newPodIn("ns", "b", "1"), TransactionTypeUpdate},
+				Transaction{newPodIn("ns", "c", "1"), TransactionTypeDelete},
 			); te != nil {
 				return te
 			}
 			return nil
 		}, wantCalls: map[string]int{"a": 1, "b": 1}, wantKeys: []string{"ns/a", "ns/b"}},
-		{name: "delete does not transform", do: func(s Store) error { return s.Delete(stPod("ns", "a", "1")) }, wantCalls: map[string]int{}, wantKeys: []string{}},
-		{name: "error rejects add", do: func(s Store) error { return s.Add(stPod("ns", "bad", "1")) }, wantCalls: map[string]int{"bad": 1}, wantKeys: []string{}, wantErr: true},
+		{name: "delete does not transform", do: func(s Store) error { return s.Delete(newPodIn("ns", "a", "1")) }, wantCalls: map[string]int{}, wantKeys: []string{}},
+		{name: "error rejects add", do: func(s Store) error { return s.Add(newPodIn("ns", "bad", "1")) }, wantCalls: map[string]int{"bad": 1}, wantKeys: []string{}, wantErr: true},
 		{name: "error rejects replace", do: func(s Store) error {
-			return s.Replace([]interface{}{stPod("ns", "a", "1"), stPod("ns", "bad", "1")}, "1")
+			return s.Replace([]interface{}{newPodIn("ns", "a", "1"), newPodIn("ns", "bad", "1")}, "1")
 		}, wantCalls: map[string]int{"a": 1, "bad": 1}, wantKeys: []string{}, wantErr: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := &stCountingTransform{fail: "bad", calls: map[string]int{}}
+			tr := &countingTransform{fail: "bad", calls: map[string]int{}}
 			s := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, WithTransformer(tr.fn))
 			err := tc.do(s)
 			if tc.wantErr {
@@ -229,61 +229,61 @@ func TestStoreWithTransformer(t *testing.T) {
 	}
 }
 
-// stGauge records the values set on it.
-type stGauge struct {
+// storeGauge records the values set on it.
+type storeGauge struct {
 	mu     sync.Mutex
 	values []float64
 }
 
-func (g *stGauge) Set(v float64) {
+func (g *storeGauge) Set(v float64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.values = append(g.values, v)
 }
 
-func (g *stGauge) get() []float64 {
+func (g *storeGauge) get() []float64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return append([]float64(nil), g.values...)
 }
 
-// stHistogram records observations.
-type stHistogram struct{ stGauge }
+// storeHistogram records observations.
+type storeHistogram struct{ storeGauge }
 
-func (h *stHistogram) Observe(v float64) { h.Set(v) }
+func (h *storeHistogram) Observe(v float64) { h.Set(v) }
 
-// stMetricsProvider hands out recording metrics and counts requests.
-type stMetricsProvider struct {
+// storeMetricsProvider hands out recording metrics and counts requests.
+type storeMetricsProvider struct {
 	mu      sync.Mutex
-	rv      map[string]*stGauge
-	queued  map[string]*stGauge
-	latency map[string]*stHistogram
+	rv      map[string]*storeGauge
+	queued  map[string]*storeGauge
+	latency map[string]*storeHistogram
 }
 
-func stNewMetricsProvider() *stMetricsProvider {
-	return &stMetricsProvider{rv: map[string]*stGauge{}, queued: map[string]*stGauge{}, latency: map[string]*stHistogram{}}
+func newStoreMetricsProvider() *storeMetricsProvider {
+	return &storeMetricsProvider{rv: map[string]*storeGauge{}, queued: map[string]*storeGauge{}, latency: map[string]*storeHistogram{}}
 }
 
-func (p *stMetricsProvider) NewQueuedItemMetric(id InformerNameAndResource) GaugeMetric {
+func (p *storeMetricsProvider) NewQueuedItemMetric(id InformerNameAndResource) GaugeMetric {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	g := &stGauge{}
+	g := &storeGauge{}
 	p.queued[id.Name()] = g
 	return g
 }
 
-func (p *stMetricsProvider) NewProcessingLatencyMetric(id InformerNameAndResource) HistogramMetric {
+func (p *storeMetricsProvider) NewProcessingLatencyMetric(id InformerNameAndResource) HistogramMetric {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	h := &stHistogram{}
+	h := &storeHistogram{}
 	p.latency[id.Name()] = h
 	return h
 }
 
-func (p *stMetricsProvider) NewStoreResourceVersionMetric(id InformerNameAndResource) GaugeMetric {
+func (p *storeMetricsProvider) NewStoreResourceVersionMetric(id InformerNameAndResource) GaugeMetric {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	g := &stGauge{}
+	g := &storeGauge{}
 	p.rv[id.Name()] = g
 	return g
 }
@@ -296,57 +296,57 @@ func TestStoreMetrics(t *testing.T) {
 	id := name.WithResource(gvr)
 	require.True(t, id.Reserved())
 
-	p := stNewMetricsProvider()
+	p := newStoreMetricsProvider()
 	s := NewStore(MetaNamespaceKeyFunc, WithStoreMetrics(id, p))
-	require.NoError(t, s.Add(stPod("ns", "a", "5")))
-	require.NoError(t, s.Update(stPod("ns", "a", "1234567890123456789")))
-	require.NoError(t, s.Add(stPod("ns", "b", "not-a-number")))
+	require.NoError(t, s.Add(newPodIn("ns", "a", "5")))
+	require.NoError(t, s.Update(newPodIn("ns", "a", "1234567890123456789")))
+	require.NoError(t, s.Add(newPodIn("ns", "b", "not-a-number")))
 	s.Bookmark("8")
 	require.NoError(t, s.Replace(nil, "9"))
 	assert.Equal(t, []float64{5, 567890123456789, 8, 9}, p.rv["st-store-metrics"].get())
 	// The store still tracks non-numeric versions.
-	require.NoError(t, s.Add(stPod("ns", "b", "abc")))
+	require.NoError(t, s.Add(newPodIn("ns", "b", "abc")))
 	assert.Equal(t, "abc", s.LastStoreSyncResourceVersion())
 
 	t.Run("duplicate identity publishes nothing", func(t *testing.T) {
 		dup := name.WithResource(gvr)
 		require.False(t, dup.Reserved())
-		p2 := stNewMetricsProvider()
+		p2 := newStoreMetricsProvider()
 		s2 := NewStore(MetaNamespaceKeyFunc, WithStoreMetrics(dup, p2))
-		require.NoError(t, s2.Add(stPod("ns", "a", "5")))
+		require.NoError(t, s2.Add(newPodIn("ns", "a", "5")))
 		assert.Empty(t, p2.rv)
 	})
 	t.Run("thread safe store option", func(t *testing.T) {
 		other, err := NewInformerName("st-store-metrics-2")
 		require.NoError(t, err)
 		defer other.Release()
-		p3 := stNewMetricsProvider()
+		p3 := newStoreMetricsProvider()
 		ts := NewThreadSafeStore(Indexers{}, Indices{}, WithThreadSafeStoreMetrics(other.WithResource(gvr), p3))
-		ts.Add("k", stPod("ns", "k", "77"))
+		ts.Add("k", newPodIn("ns", "k", "77"))
 		assert.Equal(t, []float64{77}, p3.rv["st-store-metrics-2"].get())
 	})
 }
 
 func TestStoreNilKeyFuncAndOptions(t *testing.T) {
 	s := NewStore(nil, nil)
-	err := s.Add(stPod("ns", "a", "1"))
+	err := s.Add(newPodIn("ns", "a", "1"))
 	var ke KeyError
 	require.ErrorAs(t, err, &ke)
 	assert.Empty(t, s.List())
 }
 
 func TestStoreTransactionWithPrevious(t *testing.T) {
-	a1, a2 := stPod("ns", "a", "1"), stPod("ns", "a", "2")
-	b1 := stPod("ns", "b", "3")
-	c := NewIndexer(MetaNamespaceKeyFunc, Indexers{"name": stFailingIndex}).(*cache)
+	a1, a2 := newPodIn("ns", "a", "1"), newPodIn("ns", "a", "2")
+	b1 := newPodIn("ns", "b", "3")
+	c := NewIndexer(MetaNamespaceKeyFunc, Indexers{"name": failingIndex}).(*cache)
 	require.NoError(t, c.Add(a1))
 
 	txns := []Transaction{
-		{a2, TransactionTypeAdd},                                   // exists: becomes Update, prev a1
-		{b1, TransactionTypeUpdate},                                // absent: becomes Add, prev nil
-		{b1, TransactionTypeDelete},                                // prev b1
-		{"bad", TransactionTypeAdd},                                // key error
-		{stPod("ns", "x", "4", "bad", "true"), TransactionTypeAdd}, // index error: stored
+		{a2, TransactionTypeAdd},                                      // exists: becomes Update, prev a1
+		{b1, TransactionTypeUpdate},                                   // absent: becomes Add, prev nil
+		{b1, TransactionTypeDelete},                                   // prev b1
+		{"bad", TransactionTypeAdd},                                   // key error
+		{newPodIn("ns", "x", "4", "bad", "true"), TransactionTypeAdd}, // index error: stored
 	}
 	prev := make([]interface{}, len(txns))
 	te := c.transactionWithPrevious(txns, prev)
@@ -360,11 +360,11 @@ func TestStoreTransactionWithPrevious(t *testing.T) {
 	assert.Same(t, a1, prev[0])
 	assert.Nil(t, prev[1])
 	assert.Same(t, b1, prev[2])
-	assert.Equal(t, map[string]interface{}{"ns/a": a2, "ns/x": txns[4].Object}, stContents(t, c))
+	assert.Equal(t, map[string]interface{}{"ns/a": a2, "ns/x": txns[4].Object}, storeContents(t, c))
 
 	assert.NotNil(t, c.transactionWithPrevious(txns, nil), "prev too short")
 
-	old, existed, err := c.updateWithPrevious(stPod("ns", "a", "5"))
+	old, existed, err := c.updateWithPrevious(newPodIn("ns", "a", "5"))
 	require.NoError(t, err)
 	assert.True(t, existed)
 	assert.Same(t, a2, old)
@@ -379,7 +379,7 @@ func TestStoreTransactionWithPrevious(t *testing.T) {
 func TestStoreTransactionUsesGivenKeys(t *testing.T) {
 	kf := &countingKeyFunc{}
 	c := NewIndexer(kf.fn, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}).(*cache)
-	a1, a2, b1 := infPod("a", "1"), infPod("a", "2"), infPod("b", "1")
+	a1, a2, b1 := newPod("a", "1"), newPod("a", "2"), newPod("b", "1")
 	require.NoError(t, c.Add(a1))
 	kf.calls.Store(0)
 

@@ -21,13 +21,13 @@ import (
 // LISTs fail with listErr (none when nil).
 func podInformerWithListError(t *testing.T, listErr error) SharedIndexInformer {
 	t.Helper()
-	cs := fake.NewClientset(infPod("a", "1"))
+	cs := fake.NewClientset(newPod("a", "1"))
 	if listErr != nil {
 		cs.PrependReactor("list", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
 			return true, nil, listErr
 		})
 	}
-	lw, _ := infFakeClientLW(cs)
+	lw, _ := fakeClientLW(cs)
 	return NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{
 		Identifier: (*InformerName)(nil).WithResource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}),
 	})

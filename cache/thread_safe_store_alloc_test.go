@@ -15,7 +15,7 @@ import (
 // path (an informer updating an existing object): nothing for the
 // namespace index, one allocation for the key in front of it.
 func TestThreadSafeStoreAllocations(t *testing.T) {
-	pods := []interface{}{stPod("ns", "a", "1"), stPod("ns", "a", "2")}
+	pods := []interface{}{newPodIn("ns", "a", "1"), newPodIn("ns", "a", "2")}
 	idx := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
 	require.NoError(t, idx.Add(pods[0]))
 	ts := NewThreadSafeStore(Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, Indices{})
@@ -46,8 +46,8 @@ func TestThreadSafeStoreAllocations(t *testing.T) {
 	assert.Zero(t, allocs, "GetByKey")
 }
 
-// stBytesAllocated returns the bytes the heap allocated while fn ran.
-func stBytesAllocated(fn func()) uint64 {
+// bytesAllocated returns the bytes the heap allocated while fn ran.
+func bytesAllocated(fn func()) uint64 {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -64,7 +64,7 @@ func stBytesAllocated(fn func()) uint64 {
 // indexer. What a store keeps per key beyond the object is paid on every
 // write (the map grows by it) and on every List (the map is walked).
 func TestStoreAddBytesAgainstClientGo(t *testing.T) {
-	objs := stNamedObjects(100000)
+	objs := namedObjects(100000)
 	fill := func(add func(obj interface{}) error) func() {
 		return func() {
 			for _, o := range objs {
@@ -74,16 +74,16 @@ func TestStoreAddBytesAgainstClientGo(t *testing.T) {
 			}
 		}
 	}
-	ks := NewStore(stNameKey)
-	cs := clientcache.NewStore(stNameKey)
-	k := stBytesAllocated(fill(ks.Add))
-	c := stBytesAllocated(fill(cs.Add))
+	ks := NewStore(nameKey)
+	cs := clientcache.NewStore(nameKey)
+	k := bytesAllocated(fill(ks.Add))
+	c := bytesAllocated(fill(cs.Add))
 	assert.LessOrEqual(t, float64(k), 1.05*float64(c), "bytes allocated by 100,000 Adds into NewStore: kinformer %d, client-go %d", k, c)
 
-	ki := NewIndexer(stNameKey, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
-	ci := clientcache.NewIndexer(stNameKey, clientcache.Indexers{clientcache.NamespaceIndex: clientcache.MetaNamespaceIndexFunc})
-	k = stBytesAllocated(fill(ki.Add))
-	c = stBytesAllocated(fill(ci.Add))
+	ki := NewIndexer(nameKey, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+	ci := clientcache.NewIndexer(nameKey, clientcache.Indexers{clientcache.NamespaceIndex: clientcache.MetaNamespaceIndexFunc})
+	k = bytesAllocated(fill(ki.Add))
+	c = bytesAllocated(fill(ci.Add))
 	assert.LessOrEqual(t, float64(k), 1.05*float64(c), "bytes allocated by 100,000 Adds into NewIndexer: kinformer %d, client-go %d", k, c)
 }
 
@@ -92,7 +92,7 @@ func TestStoreAddBytesAgainstClientGo(t *testing.T) {
 // client-go's: an Update of an existing key, and a Delete followed by an
 // Add of the same key.
 func TestStoreWriteAllocationsAgainstClientGo(t *testing.T) {
-	objs := stNamedObjects(2)
+	objs := namedObjects(2)
 	type store interface {
 		Add(interface{}) error
 		Update(interface{}) error
@@ -102,9 +102,9 @@ func TestStoreWriteAllocationsAgainstClientGo(t *testing.T) {
 		name string
 		k, c store
 	}{
-		{"NewStore", NewStore(stNameKey), clientcache.NewStore(stNameKey)},
-		{"NewIndexer", NewIndexer(stNameKey, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}),
-			clientcache.NewIndexer(stNameKey, clientcache.Indexers{clientcache.NamespaceIndex: clientcache.MetaNamespaceIndexFunc})},
+		{"NewStore", NewStore(nameKey), clientcache.NewStore(nameKey)},
+		{"NewIndexer", NewIndexer(nameKey, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}),
+			clientcache.NewIndexer(nameKey, clientcache.Indexers{clientcache.NamespaceIndex: clientcache.MetaNamespaceIndexFunc})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			perWrite := func(s store) (update, deleteAdd float64) {

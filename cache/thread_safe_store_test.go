@@ -17,9 +17,9 @@ import (
 	clientcache "k8s.io/client-go/tools/cache"
 )
 
-// stLabelValuesIndex indexes pods by every "key=value" label pair (zero or
+// labelValuesIndex indexes pods by every "key=value" label pair (zero or
 // more values per object).
-func stLabelValuesIndex(obj interface{}) ([]string, error) {
+func labelValuesIndex(obj interface{}) ([]string, error) {
 	p, ok := obj.(*v1.Pod)
 	if !ok {
 		return nil, fmt.Errorf("not a pod: %T", obj)
@@ -32,8 +32,8 @@ func stLabelValuesIndex(obj interface{}) ([]string, error) {
 	return out, nil
 }
 
-// stAppIndex indexes pods by their "app" label (exactly one value).
-func stAppIndex(obj interface{}) ([]string, error) {
+// appIndex indexes pods by their "app" label (exactly one value).
+func appIndex(obj interface{}) ([]string, error) {
 	p, ok := obj.(*v1.Pod)
 	if !ok {
 		return nil, fmt.Errorf("not a pod: %T", obj)
@@ -41,29 +41,29 @@ func stAppIndex(obj interface{}) ([]string, error) {
 	return []string{p.Labels["app"]}, nil
 }
 
-var stErrBadIndex = errors.New("bad object for index")
+var errBadIndex = errors.New("bad object for index")
 
-// stFailingIndex fails on pods labelled bad=true.
-func stFailingIndex(obj interface{}) ([]string, error) {
+// failingIndex fails on pods labelled bad=true.
+func failingIndex(obj interface{}) ([]string, error) {
 	p := obj.(*v1.Pod)
 	if p.Labels["bad"] == "true" {
-		return nil, stErrBadIndex
+		return nil, errBadIndex
 	}
 	return []string{p.Name}, nil
 }
 
-// stIndexView is everything an indexer exposes about its indices, in a
+// indexView is everything an indexer exposes about its indices, in a
 // comparable form.
-type stIndexView map[string]map[string][]string // index -> value -> sorted keys
+type indexView map[string]map[string][]string // index -> value -> sorted keys
 
-// stViewOf reads the indices of idx through its public methods.
-func stViewOf(t *testing.T, idx interface {
+// viewOf reads the indices of idx through its public methods.
+func viewOf(t *testing.T, idx interface {
 	ListIndexFuncValues(string) []string
 	IndexKeys(string, string) ([]string, error)
 	ByIndex(string, string) ([]interface{}, error)
-}, keyOf func(interface{}) string, names []string) stIndexView {
+}, keyOf func(interface{}) string, names []string) indexView {
 	t.Helper()
-	view := stIndexView{}
+	view := indexView{}
 	for _, name := range names {
 		byValue := map[string][]string{}
 		for _, v := range idx.ListIndexFuncValues(name) {
@@ -86,10 +86,10 @@ func stViewOf(t *testing.T, idx interface {
 	return view
 }
 
-// stExpectedView computes the indices from scratch from the stored objects.
-func stExpectedView(t *testing.T, items map[string]interface{}, indexers map[string]IndexFunc) stIndexView {
+// expectedView computes the indices from scratch from the stored objects.
+func expectedView(t *testing.T, items map[string]interface{}, indexers map[string]IndexFunc) indexView {
 	t.Helper()
-	view := stIndexView{}
+	view := indexView{}
 	for name, fn := range indexers {
 		byValue := map[string][]string{}
 		for key, obj := range items {
@@ -112,7 +112,7 @@ func stExpectedView(t *testing.T, items map[string]interface{}, indexers map[str
 	return view
 }
 
-func stMustKey(obj interface{}) string {
+func mustKey(obj interface{}) string {
 	k, err := MetaNamespaceKeyFunc(obj)
 	if err != nil {
 		panic(err)
@@ -120,12 +120,12 @@ func stMustKey(obj interface{}) string {
 	return k
 }
 
-// stContents returns the key -> object map of a store via List/ListKeys/Get.
-func stContents(t *testing.T, s Store) map[string]interface{} {
+// storeContents returns the key -> object map of a store via List/ListKeys/Get.
+func storeContents(t *testing.T, s Store) map[string]interface{} {
 	t.Helper()
 	out := map[string]interface{}{}
 	for _, obj := range s.List() {
-		out[stMustKey(obj)] = obj
+		out[mustKey(obj)] = obj
 	}
 	keys := s.ListKeys()
 	require.Len(t, keys, len(out))
@@ -138,23 +138,23 @@ func stContents(t *testing.T, s Store) map[string]interface{} {
 	return out
 }
 
-// stCheckIndexer asserts that the indices of idx are exactly those computed
+// checkIndexer asserts that the indices of idx are exactly those computed
 // from scratch from its contents.
-func stCheckIndexer(t *testing.T, idx Indexer, indexers Indexers) {
+func checkIndexer(t *testing.T, idx Indexer, indexers Indexers) {
 	t.Helper()
-	items := stContents(t, idx)
+	items := storeContents(t, idx)
 	names := make([]string, 0, len(indexers))
 	for n := range indexers {
 		names = append(names, n)
 	}
-	require.Equal(t, stExpectedView(t, items, indexers), stViewOf(t, idx, stMustKey, names))
+	require.Equal(t, expectedView(t, items, indexers), viewOf(t, idx, mustKey, names))
 }
 
-func stTestIndexers() Indexers {
+func testIndexers() Indexers {
 	return Indexers{
 		NamespaceIndex: MetaNamespaceIndexFunc,
-		"labels":       stLabelValuesIndex,
-		"app":          stAppIndex,
+		"labels":       labelValuesIndex,
+		"app":          appIndex,
 	}
 }
 
@@ -163,11 +163,11 @@ func TestIndexerMaintainsIndices(t *testing.T) {
 		do  string // add, update, delete, replace
 		obj []*v1.Pod
 	}
-	a1 := stPod("ns1", "a", "1", "app", "web", "tier", "fe")
-	a2 := stPod("ns1", "a", "2", "app", "db") // app changes, tier dropped
-	a3 := stPod("ns2", "a", "3", "app", "db") // different key (namespace)
-	b1 := stPod("ns1", "b", "4", "app", "web")
-	c1 := stPod("", "c", "5")
+	a1 := newPodIn("ns1", "a", "1", "app", "web", "tier", "fe")
+	a2 := newPodIn("ns1", "a", "2", "app", "db") // app changes, tier dropped
+	a3 := newPodIn("ns2", "a", "3", "app", "db") // different key (namespace)
+	b1 := newPodIn("ns1", "b", "4", "app", "web")
+	c1 := newPodIn("", "c", "5")
 	cases := []struct {
 		name string
 		ops  []op
@@ -186,7 +186,7 @@ func TestIndexerMaintainsIndices(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			indexers := stTestIndexers()
+			indexers := testIndexers()
 			idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
 			for _, o := range tc.ops {
 				switch o.do {
@@ -208,29 +208,29 @@ func TestIndexerMaintainsIndices(t *testing.T) {
 						}
 					}
 				}
-				stCheckIndexer(t, idx, indexers)
+				checkIndexer(t, idx, indexers)
 			}
 			want := map[string]interface{}{}
 			for _, p := range tc.want {
-				want[stMustKey(p)] = p
+				want[mustKey(p)] = p
 			}
-			assert.Equal(t, want, stContents(t, idx))
+			assert.Equal(t, want, storeContents(t, idx))
 		})
 	}
 }
 
 func TestIndexerIndexQueries(t *testing.T) {
-	idx := NewIndexer(MetaNamespaceKeyFunc, stTestIndexers())
-	a := stPod("ns1", "a", "1", "app", "web", "tier", "fe")
-	b := stPod("ns1", "b", "2", "app", "web")
-	c := stPod("ns2", "c", "3", "app", "db", "tier", "fe")
+	idx := NewIndexer(MetaNamespaceKeyFunc, testIndexers())
+	a := newPodIn("ns1", "a", "1", "app", "web", "tier", "fe")
+	b := newPodIn("ns1", "b", "2", "app", "web")
+	c := newPodIn("ns2", "c", "3", "app", "db", "tier", "fe")
 	for _, p := range []*v1.Pod{a, b, c} {
 		require.NoError(t, idx.Add(p))
 	}
 	keysOf := func(objs []interface{}) []string {
 		out := []string{}
 		for _, o := range objs {
-			out = append(out, stMustKey(o))
+			out = append(out, mustKey(o))
 		}
 		sort.Strings(out)
 		return out
@@ -242,11 +242,11 @@ func TestIndexerIndexQueries(t *testing.T) {
 		want  []string
 		err   bool
 	}{
-		{name: "namespace", index: NamespaceIndex, probe: stPod("ns1", "zz", ""), want: []string{"ns1/a", "ns1/b"}},
-		{name: "namespace none", index: NamespaceIndex, probe: stPod("ns9", "zz", ""), want: []string{}},
-		{name: "single value", index: "app", probe: stPod("x", "y", "", "app", "db"), want: []string{"ns2/c"}},
-		{name: "multi value union deduped", index: "labels", probe: stPod("x", "y", "", "app", "web", "tier", "fe"), want: []string{"ns1/a", "ns1/b", "ns2/c"}},
-		{name: "no values", index: "labels", probe: stPod("x", "y", ""), want: []string{}},
+		{name: "namespace", index: NamespaceIndex, probe: newPodIn("ns1", "zz", ""), want: []string{"ns1/a", "ns1/b"}},
+		{name: "namespace none", index: NamespaceIndex, probe: newPodIn("ns9", "zz", ""), want: []string{}},
+		{name: "single value", index: "app", probe: newPodIn("x", "y", "", "app", "db"), want: []string{"ns2/c"}},
+		{name: "multi value union deduped", index: "labels", probe: newPodIn("x", "y", "", "app", "web", "tier", "fe"), want: []string{"ns1/a", "ns1/b", "ns2/c"}},
+		{name: "no values", index: "labels", probe: newPodIn("x", "y", ""), want: []string{}},
 		{name: "unknown index", index: "nope", probe: a, err: true},
 		{name: "index func error", index: "app", probe: &v1.Node{}, err: true},
 		{name: "namespace of non-object", index: NamespaceIndex, probe: "str", err: true},
@@ -292,24 +292,24 @@ func TestIndexerIndexQueries(t *testing.T) {
 // failed (every other index lists it), the write reports an error naming the
 // index and the key, and a list is never dropped whole because of one object.
 func TestIndexerStoresObjectsAnIndexFunctionFailsOnOutsideThatIndex(t *testing.T) {
-	good := stPod("ns", "a", "1", "app", "x")
-	bad := stPod("ns", "a", "2", "app", "y", "bad", "true")
-	other := stPod("ns", "b", "3", "app", "x")
-	indexers := Indexers{"name": stFailingIndex, "app": stAppIndex, NamespaceIndex: MetaNamespaceIndexFunc}
+	good := newPodIn("ns", "a", "1", "app", "x")
+	bad := newPodIn("ns", "a", "2", "app", "y", "bad", "true")
+	other := newPodIn("ns", "b", "3", "app", "x")
+	indexers := Indexers{"name": failingIndex, "app": appIndex, NamespaceIndex: MetaNamespaceIndexFunc}
 	// view reads every index of idx.
-	view := func(t *testing.T, idx Indexer) stIndexView {
-		return stViewOf(t, idx, stMustKey, []string{"name", "app", NamespaceIndex})
+	view := func(t *testing.T, idx Indexer) indexView {
+		return viewOf(t, idx, mustKey, []string{"name", "app", NamespaceIndex})
 	}
 
 	t.Run("add stores the object outside the failing index", func(t *testing.T) {
 		idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
 		err := idx.Add(bad)
-		require.ErrorIs(t, err, stErrBadIndex)
+		require.ErrorIs(t, err, errBadIndex)
 		assert.ErrorContains(t, err, `"name"`)
 		assert.ErrorContains(t, err, "ns/a")
-		assert.Equal(t, map[string]interface{}{"ns/a": bad}, stContents(t, idx))
+		assert.Equal(t, map[string]interface{}{"ns/a": bad}, storeContents(t, idx))
 		assert.Equal(t, "2", idx.LastStoreSyncResourceVersion())
-		assert.Equal(t, stIndexView{
+		assert.Equal(t, indexView{
 			"name":         {},
 			"app":          {"y": {"ns/a"}},
 			NamespaceIndex: {"ns": {"ns/a"}},
@@ -318,19 +318,19 @@ func TestIndexerStoresObjectsAnIndexFunctionFailsOnOutsideThatIndex(t *testing.T
 	t.Run("update moves the object out of the failing index and back", func(t *testing.T) {
 		idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
 		require.NoError(t, idx.Add(good))
-		require.ErrorIs(t, idx.Update(bad), stErrBadIndex)
+		require.ErrorIs(t, idx.Update(bad), errBadIndex)
 		obj, ok, err := idx.Get(good)
 		require.NoError(t, err)
 		require.True(t, ok)
 		assert.Same(t, bad, obj)
-		assert.Equal(t, stIndexView{
+		assert.Equal(t, indexView{
 			"name":         {},
 			"app":          {"y": {"ns/a"}},
 			NamespaceIndex: {"ns": {"ns/a"}},
 		}, view(t, idx))
-		fixed := stPod("ns", "a", "4", "app", "x")
+		fixed := newPodIn("ns", "a", "4", "app", "x")
 		require.NoError(t, idx.Update(fixed))
-		assert.Equal(t, stIndexView{
+		assert.Equal(t, indexView{
 			"name":         {"a": {"ns/a"}},
 			"app":          {"x": {"ns/a"}},
 			NamespaceIndex: {"ns": {"ns/a"}},
@@ -338,27 +338,27 @@ func TestIndexerStoresObjectsAnIndexFunctionFailsOnOutsideThatIndex(t *testing.T
 	})
 	t.Run("delete never needs the index function", func(t *testing.T) {
 		idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
-		require.ErrorIs(t, idx.Add(bad), stErrBadIndex)
+		require.ErrorIs(t, idx.Add(bad), errBadIndex)
 		require.NoError(t, idx.Delete(good)) // same key
 		assert.Empty(t, idx.List())
-		assert.Equal(t, stIndexView{"name": {}, "app": {}, NamespaceIndex: {}}, view(t, idx))
+		assert.Equal(t, indexView{"name": {}, "app": {}, NamespaceIndex: {}}, view(t, idx))
 	})
 	t.Run("replace applies the whole list", func(t *testing.T) {
 		idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
 		require.NoError(t, idx.Add(good))
 		err := idx.Replace([]interface{}{other, bad}, "7")
-		require.ErrorIs(t, err, stErrBadIndex)
+		require.ErrorIs(t, err, errBadIndex)
 		assert.ErrorContains(t, err, "ns/a")
-		assert.Equal(t, map[string]interface{}{"ns/a": bad, "ns/b": other}, stContents(t, idx))
+		assert.Equal(t, map[string]interface{}{"ns/a": bad, "ns/b": other}, storeContents(t, idx))
 		assert.Equal(t, "7", idx.LastStoreSyncResourceVersion())
-		assert.Equal(t, stIndexView{
+		assert.Equal(t, indexView{
 			"name":         {"b": {"ns/b"}},
 			"app":          {"x": {"ns/b"}, "y": {"ns/a"}},
 			NamespaceIndex: {"ns": {"ns/a", "ns/b"}},
 		}, view(t, idx))
 		// Replacing it by a good object indexes it again.
 		require.NoError(t, idx.Replace([]interface{}{good}, "8"))
-		assert.Equal(t, stIndexView{
+		assert.Equal(t, indexView{
 			"name":         {"a": {"ns/a"}},
 			"app":          {"x": {"ns/a"}},
 			NamespaceIndex: {"ns": {"ns/a"}},
@@ -372,9 +372,9 @@ func TestIndexerStoresObjectsAnIndexFunctionFailsOnOutsideThatIndex(t *testing.T
 		)
 		require.NotNil(t, txErr)
 		assert.Equal(t, []int{0, 1}, txErr.SuccessfulIndices)
-		require.ErrorIs(t, txErr, stErrBadIndex)
-		assert.Equal(t, map[string]interface{}{"ns/a": bad, "ns/b": other}, stContents(t, idx))
-		assert.Equal(t, stIndexView{
+		require.ErrorIs(t, txErr, errBadIndex)
+		assert.Equal(t, map[string]interface{}{"ns/a": bad, "ns/b": other}, storeContents(t, idx))
+		assert.Equal(t, indexView{
 			"name":         {"b": {"ns/b"}},
 			"app":          {"x": {"ns/b"}, "y": {"ns/a"}},
 			NamespaceIndex: {"ns": {"ns/a", "ns/b"}},
@@ -423,9 +423,9 @@ func TestIndexerStoresObjectsAnIndexFunctionFailsOnOutsideThatIndex(t *testing.T
 
 func TestIndexerAddIndexers(t *testing.T) {
 	pods := []*v1.Pod{
-		stPod("ns1", "a", "1", "app", "web"),
-		stPod("ns2", "b", "2", "app", "db", "tier", "be"),
-		stPod("", "c", "3"),
+		newPodIn("ns1", "a", "1", "app", "web"),
+		newPodIn("ns2", "b", "2", "app", "db", "tier", "be"),
+		newPodIn("", "c", "3"),
 	}
 	cases := []struct {
 		name     string
@@ -434,12 +434,12 @@ func TestIndexerAddIndexers(t *testing.T) {
 		wantErr  bool
 		finalSet Indexers
 	}{
-		{name: "to empty indexer set", initial: Indexers{}, add: stTestIndexers(), finalSet: stTestIndexers()},
-		{name: "namespace later", initial: Indexers{"app": stAppIndex}, add: Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "labels": stLabelValuesIndex}, finalSet: stTestIndexers()},
-		{name: "generic later", initial: Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, add: Indexers{"labels": stLabelValuesIndex}, finalSet: Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "labels": stLabelValuesIndex}},
-		{name: "conflict", initial: Indexers{"app": stAppIndex}, add: Indexers{"app": stLabelValuesIndex, "x": stAppIndex}, wantErr: true, finalSet: Indexers{"app": stAppIndex}},
-		{name: "failing function changes nothing", initial: Indexers{"app": stAppIndex}, add: Indexers{"x": stAppIndex, "z": func(interface{}) ([]string, error) { return nil, stErrBadIndex }}, wantErr: true, finalSet: Indexers{"app": stAppIndex}},
-		{name: "nothing", initial: Indexers{"app": stAppIndex}, add: nil, finalSet: Indexers{"app": stAppIndex}},
+		{name: "to empty indexer set", initial: Indexers{}, add: testIndexers(), finalSet: testIndexers()},
+		{name: "namespace later", initial: Indexers{"app": appIndex}, add: Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "labels": labelValuesIndex}, finalSet: testIndexers()},
+		{name: "generic later", initial: Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, add: Indexers{"labels": labelValuesIndex}, finalSet: Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "labels": labelValuesIndex}},
+		{name: "conflict", initial: Indexers{"app": appIndex}, add: Indexers{"app": labelValuesIndex, "x": appIndex}, wantErr: true, finalSet: Indexers{"app": appIndex}},
+		{name: "failing function changes nothing", initial: Indexers{"app": appIndex}, add: Indexers{"x": appIndex, "z": func(interface{}) ([]string, error) { return nil, errBadIndex }}, wantErr: true, finalSet: Indexers{"app": appIndex}},
+		{name: "nothing", initial: Indexers{"app": appIndex}, add: nil, finalSet: Indexers{"app": appIndex}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -463,24 +463,24 @@ func TestIndexerAddIndexers(t *testing.T) {
 				wantNames = append(wantNames, n)
 			}
 			assert.ElementsMatch(t, wantNames, gotNames)
-			stCheckIndexer(t, idx, tc.finalSet)
+			checkIndexer(t, idx, tc.finalSet)
 			// Later writes keep every index right.
-			require.NoError(t, idx.Update(stPod("ns1", "a", "4", "app", "db", "tier", "fe")))
+			require.NoError(t, idx.Update(newPodIn("ns1", "a", "4", "app", "db", "tier", "fe")))
 			require.NoError(t, idx.Delete(pods[1]))
-			require.NoError(t, idx.Add(stPod("ns3", "d", "5", "app", "web")))
-			stCheckIndexer(t, idx, tc.finalSet)
+			require.NoError(t, idx.Add(newPodIn("ns3", "d", "5", "app", "web")))
+			checkIndexer(t, idx, tc.finalSet)
 		})
 	}
 	t.Run("GetIndexers returns a copy", func(t *testing.T) {
-		idx := NewIndexer(MetaNamespaceKeyFunc, Indexers{"app": stAppIndex})
+		idx := NewIndexer(MetaNamespaceKeyFunc, Indexers{"app": appIndex})
 		got := idx.GetIndexers()
-		got["other"] = stAppIndex
+		got["other"] = appIndex
 		assert.Len(t, idx.GetIndexers(), 1)
 	})
 	t.Run("constructor copies indexers", func(t *testing.T) {
-		in := Indexers{"app": stAppIndex}
+		in := Indexers{"app": appIndex}
 		idx := NewIndexer(MetaNamespaceKeyFunc, in)
-		in["late"] = stAppIndex
+		in["late"] = appIndex
 		assert.Len(t, idx.GetIndexers(), 1)
 		_, err := idx.ByIndex("late", "x")
 		assert.Error(t, err)
@@ -488,9 +488,9 @@ func TestIndexerAddIndexers(t *testing.T) {
 }
 
 func TestIndexerMutatedObjectKeepsIndicesConsistent(t *testing.T) {
-	indexers := Indexers{"app": stAppIndex}
+	indexers := Indexers{"app": appIndex}
 	idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
-	p := stPod("ns", "a", "1", "app", "web")
+	p := newPodIn("ns", "a", "1", "app", "web")
 	require.NoError(t, idx.Add(p))
 	// A careless caller mutates the cached object in place.
 	p.Labels["app"] = "db"
@@ -511,18 +511,18 @@ func TestIndexerMutatedNamespaceKeepsNamespaceIndexConsistent(t *testing.T) {
 	}{
 		// The store takes the cached object's namespace at its word, as
 		// client-go does: the key stays where the index holds it.
-		{"update into the mutated namespace", func(idx Indexer) error { return idx.Update(stPod("y", "a", "2")) }, map[string][]string{"x": {"a"}}},
-		{"update into a third namespace", func(idx Indexer) error { return idx.Update(stPod("z", "a", "2")) }, map[string][]string{"z": {"a"}}},
-		{"update into the original namespace", func(idx Indexer) error { return idx.Update(stPod("x", "a", "2")) }, map[string][]string{"x": {"a"}}},
-		{"delete", func(idx Indexer) error { return idx.Delete(stPod("z", "a", "2")) }, map[string][]string{}},
+		{"update into the mutated namespace", func(idx Indexer) error { return idx.Update(newPodIn("y", "a", "2")) }, map[string][]string{"x": {"a"}}},
+		{"update into a third namespace", func(idx Indexer) error { return idx.Update(newPodIn("z", "a", "2")) }, map[string][]string{"z": {"a"}}},
+		{"update into the original namespace", func(idx Indexer) error { return idx.Update(newPodIn("x", "a", "2")) }, map[string][]string{"x": {"a"}}},
+		{"delete", func(idx Indexer) error { return idx.Delete(newPodIn("z", "a", "2")) }, map[string][]string{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, indexers := range []Indexers{
 				{NamespaceIndex: MetaNamespaceIndexFunc},
-				{NamespaceIndex: MetaNamespaceIndexFunc, "app": stAppIndex},
+				{NamespaceIndex: MetaNamespaceIndexFunc, "app": appIndex},
 			} {
-				idx := NewIndexer(stNameKey, indexers) // the key stays when the namespace changes
-				p := stPod("x", "a", "1", "app", "web")
+				idx := NewIndexer(nameKey, indexers) // the key stays when the namespace changes
+				p := newPodIn("x", "a", "1", "app", "web")
 				require.NoError(t, idx.Add(p))
 				p.Namespace = "y" // a careless caller mutates the cached object in place
 				require.NoError(t, tc.then(idx))
@@ -543,7 +543,7 @@ func TestThreadSafeStoreResourceVersion(t *testing.T) {
 		do   func(ts ThreadSafeStoreWithTransaction)
 		want string
 	}
-	p := func(rv string) *v1.Pod { return stPod("ns", "a", rv) }
+	p := func(rv string) *v1.Pod { return newPodIn("ns", "a", rv) }
 	cases := []struct {
 		name  string
 		steps []step
@@ -569,7 +569,7 @@ func TestThreadSafeStoreResourceVersion(t *testing.T) {
 			{func(ts ThreadSafeStoreWithTransaction) {
 				ts.Transaction(
 					ThreadSafeStoreTransaction{Transaction{p("20"), TransactionTypeAdd}, "ns/a"},
-					ThreadSafeStoreTransaction{Transaction{stPod("ns", "b", "21"), TransactionTypeAdd}, "ns/b"},
+					ThreadSafeStoreTransaction{Transaction{newPodIn("ns", "b", "21"), TransactionTypeAdd}, "ns/b"},
 					ThreadSafeStoreTransaction{Transaction{DeletedFinalStateUnknown{Key: "ns/b"}, TransactionTypeDelete}, "ns/b"},
 				)
 			}, "21"},
@@ -591,9 +591,9 @@ func TestThreadSafeStoreResourceVersion(t *testing.T) {
 }
 
 func TestThreadSafeStoreIgnoresPrefilledIndices(t *testing.T) {
-	ts := NewThreadSafeStore(Indexers{"app": stAppIndex}, Indices{"app": index{"web": {"ghost": {}}}})
+	ts := NewThreadSafeStore(Indexers{"app": appIndex}, Indices{"app": index{"web": {"ghost": {}}}})
 	assert.Empty(t, ts.ListIndexFuncValues("app"))
-	ts.Add("ns/a", stPod("ns", "a", "1", "app", "web"))
+	ts.Add("ns/a", newPodIn("ns", "a", "1", "app", "web"))
 	keys, err := ts.IndexKeys("app", "web")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"ns/a"}, keys)
@@ -601,7 +601,7 @@ func TestThreadSafeStoreIgnoresPrefilledIndices(t *testing.T) {
 }
 
 func TestThreadSafeStoreConcurrentUse(t *testing.T) {
-	indexers := stTestIndexers()
+	indexers := testIndexers()
 	idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
 	var wg sync.WaitGroup
 	const writers, perWriter = 4, 200
@@ -610,7 +610,7 @@ func TestThreadSafeStoreConcurrentUse(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			for i := 0; i < perWriter; i++ {
-				p := stPod("ns"+strconv.Itoa(i%3), "p"+strconv.Itoa(i%17), strconv.Itoa(i), "app", strconv.Itoa((i+w)%4))
+				p := newPodIn("ns"+strconv.Itoa(i%3), "p"+strconv.Itoa(i%17), strconv.Itoa(i), "app", strconv.Itoa((i+w)%4))
 				switch i % 4 {
 				case 0, 1:
 					assert.NoError(t, idx.Add(p))
@@ -622,7 +622,7 @@ func TestThreadSafeStoreConcurrentUse(t *testing.T) {
 				if i%50 == 0 {
 					assert.Nil(t, idx.(TransactionStore).Transaction(
 						Transaction{Object: p, Type: TransactionTypeUpdate},
-						Transaction{Object: stPod("ns0", "p1", "x"), Type: TransactionTypeDelete},
+						Transaction{Object: newPodIn("ns0", "p1", "x"), Type: TransactionTypeDelete},
 					))
 				}
 			}
@@ -645,19 +645,19 @@ func TestThreadSafeStoreConcurrentUse(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	stCheckIndexer(t, idx, indexers)
+	checkIndexer(t, idx, indexers)
 }
 
-// stDifferentialOp is one randomly generated operation, applied to both our
+// differentialOp is one randomly generated operation, applied to both our
 // store and client-go's.
-type stDifferentialOp struct {
+type differentialOp struct {
 	kind string // add update delete deleteKey deleteTombstone replace txn bookmark addIndexers
 	pods []*v1.Pod
 	txn  []TransactionType
 	rv   string
 }
 
-func stRandomPod(r *rand.Rand, rv int) *v1.Pod {
+func randomPod(r *rand.Rand, rv int) *v1.Pod {
 	ns := []string{"", "ns1", "ns2"}[r.Intn(3)]
 	name := "p" + strconv.Itoa(r.Intn(8))
 	var labels []string
@@ -667,41 +667,41 @@ func stRandomPod(r *rand.Rand, rv int) *v1.Pod {
 	if r.Intn(2) == 0 {
 		labels = append(labels, "tier", []string{"fe", "be"}[r.Intn(2)])
 	}
-	return stPod(ns, name, strconv.Itoa(rv), labels...)
+	return newPodIn(ns, name, strconv.Itoa(rv), labels...)
 }
 
-func stRandomOps(r *rand.Rand, n int) []stDifferentialOp {
-	ops := make([]stDifferentialOp, 0, n)
+func randomOps(r *rand.Rand, n int) []differentialOp {
+	ops := make([]differentialOp, 0, n)
 	rv := 1
 	next := func() int { rv++; return rv }
 	for i := 0; i < n; i++ {
-		var op stDifferentialOp
+		var op differentialOp
 		switch x := r.Intn(100); {
 		case x < 30:
-			op = stDifferentialOp{kind: "add", pods: []*v1.Pod{stRandomPod(r, next())}}
+			op = differentialOp{kind: "add", pods: []*v1.Pod{randomPod(r, next())}}
 		case x < 50:
-			op = stDifferentialOp{kind: "update", pods: []*v1.Pod{stRandomPod(r, next())}}
+			op = differentialOp{kind: "update", pods: []*v1.Pod{randomPod(r, next())}}
 		case x < 60:
-			op = stDifferentialOp{kind: "delete", pods: []*v1.Pod{stRandomPod(r, next())}}
+			op = differentialOp{kind: "delete", pods: []*v1.Pod{randomPod(r, next())}}
 		case x < 64:
-			op = stDifferentialOp{kind: "deleteKey", pods: []*v1.Pod{stRandomPod(r, next())}}
+			op = differentialOp{kind: "deleteKey", pods: []*v1.Pod{randomPod(r, next())}}
 		case x < 68:
-			op = stDifferentialOp{kind: "deleteTombstone", pods: []*v1.Pod{stRandomPod(r, next())}}
+			op = differentialOp{kind: "deleteTombstone", pods: []*v1.Pod{randomPod(r, next())}}
 		case x < 73:
-			op = stDifferentialOp{kind: "replace", rv: strconv.Itoa(next())}
+			op = differentialOp{kind: "replace", rv: strconv.Itoa(next())}
 			for j := r.Intn(10); j > 0; j-- {
-				op.pods = append(op.pods, stRandomPod(r, next()))
+				op.pods = append(op.pods, randomPod(r, next()))
 			}
 		case x < 93:
-			op = stDifferentialOp{kind: "txn"}
+			op = differentialOp{kind: "txn"}
 			for j := 1 + r.Intn(6); j > 0; j-- {
-				op.pods = append(op.pods, stRandomPod(r, next()))
+				op.pods = append(op.pods, randomPod(r, next()))
 				op.txn = append(op.txn, []TransactionType{TransactionTypeAdd, TransactionTypeUpdate, TransactionTypeDelete}[r.Intn(3)])
 			}
 		case x < 98:
-			op = stDifferentialOp{kind: "bookmark", rv: strconv.Itoa(next())}
+			op = differentialOp{kind: "bookmark", rv: strconv.Itoa(next())}
 		default:
-			op = stDifferentialOp{kind: "addIndexers"}
+			op = differentialOp{kind: "addIndexers"}
 		}
 		ops = append(ops, op)
 	}
@@ -714,15 +714,15 @@ func TestIndexerMatchesClientGo(t *testing.T) {
 			r := rand.New(rand.NewSource(seed))
 			ours := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{
 				NamespaceIndex: MetaNamespaceIndexFunc,
-				"app":          stAppIndex,
+				"app":          appIndex,
 			})
 			theirs := clientcache.NewIndexer(clientcache.DeletionHandlingMetaNamespaceKeyFunc, clientcache.Indexers{
 				clientcache.NamespaceIndex: clientcache.MetaNamespaceIndexFunc,
-				"app":                      stAppIndex,
+				"app":                      appIndex,
 			})
 			names := []string{NamespaceIndex, "app"}
 			addedLate := false
-			for i, op := range stRandomOps(r, 150) {
+			for i, op := range randomOps(r, 150) {
 				var errOurs, errTheirs error
 				switch op.kind {
 				case "add":
@@ -732,10 +732,10 @@ func TestIndexerMatchesClientGo(t *testing.T) {
 				case "delete":
 					errOurs, errTheirs = ours.Delete(op.pods[0]), theirs.Delete(op.pods[0])
 				case "deleteKey":
-					k := stMustKey(op.pods[0])
+					k := mustKey(op.pods[0])
 					errOurs, errTheirs = ours.Delete(ExplicitKey(k)), theirs.Delete(clientcache.ExplicitKey(k))
 				case "deleteTombstone":
-					k := stMustKey(op.pods[0])
+					k := mustKey(op.pods[0])
 					errOurs = ours.Delete(DeletedFinalStateUnknown{Key: k, Obj: op.pods[0]})
 					errTheirs = theirs.Delete(clientcache.DeletedFinalStateUnknown{Key: k, Obj: op.pods[0]})
 				case "replace":
@@ -760,8 +760,8 @@ func TestIndexerMatchesClientGo(t *testing.T) {
 					theirs.Bookmark(op.rv)
 				case "addIndexers":
 					if addedLate {
-						errOurs = ours.AddIndexers(Indexers{"labels": stLabelValuesIndex})
-						errTheirs = theirs.AddIndexers(clientcache.Indexers{"labels": stLabelValuesIndex})
+						errOurs = ours.AddIndexers(Indexers{"labels": labelValuesIndex})
+						errTheirs = theirs.AddIndexers(clientcache.Indexers{"labels": labelValuesIndex})
 						require.Error(t, errOurs)
 						require.Error(t, errTheirs)
 						errOurs, errTheirs = nil, nil
@@ -769,17 +769,17 @@ func TestIndexerMatchesClientGo(t *testing.T) {
 					}
 					addedLate = true
 					names = append(names, "labels")
-					errOurs = ours.AddIndexers(Indexers{"labels": stLabelValuesIndex})
-					errTheirs = theirs.AddIndexers(clientcache.Indexers{"labels": stLabelValuesIndex})
+					errOurs = ours.AddIndexers(Indexers{"labels": labelValuesIndex})
+					errTheirs = theirs.AddIndexers(clientcache.Indexers{"labels": labelValuesIndex})
 				}
 				require.Equal(t, errTheirs == nil, errOurs == nil, "op %d %s: error kinds %v / %v", i, op.kind, errOurs, errTheirs)
 				// Contents.
-				require.Equal(t, stContents(t, theirs), stContents(t, ours), "op %d %s: contents", i, op.kind)
+				require.Equal(t, storeContents(t, theirs), storeContents(t, ours), "op %d %s: contents", i, op.kind)
 				// Indices.
-				require.Equal(t, stViewOf(t, theirs, stMustKey, names), stViewOf(t, ours, stMustKey, names), "op %d %s: indices", i, op.kind)
+				require.Equal(t, viewOf(t, theirs, mustKey, names), viewOf(t, ours, mustKey, names), "op %d %s: indices", i, op.kind)
 				require.Equal(t, theirs.LastStoreSyncResourceVersion(), ours.LastStoreSyncResourceVersion(), "op %d %s: rv", i, op.kind)
 				// Index by probe object.
-				probe := stRandomPod(r, 0)
+				probe := randomPod(r, 0)
 				for _, name := range names {
 					o, err1 := ours.Index(name, probe)
 					c, err2 := theirs.Index(name, probe)
@@ -795,21 +795,21 @@ func TestIndexerMatchesClientGo(t *testing.T) {
 }
 
 func TestIndexerTwoNamespaceIndices(t *testing.T) {
-	indexers := Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "ns-again": MetaNamespaceIndexFunc, "app": stAppIndex}
+	indexers := Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "ns-again": MetaNamespaceIndexFunc, "app": appIndex}
 	idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
-	require.NoError(t, idx.Replace([]interface{}{stPod("ns1", "a", "1", "app", "x"), stPod("ns2", "b", "2", "app", "y")}, "3"))
-	stCheckIndexer(t, idx, indexers)
-	require.NoError(t, idx.Delete(stPod("ns1", "a", "")))
-	require.NoError(t, idx.Add(stPod("ns3", "c", "4")))
-	stCheckIndexer(t, idx, indexers)
+	require.NoError(t, idx.Replace([]interface{}{newPodIn("ns1", "a", "1", "app", "x"), newPodIn("ns2", "b", "2", "app", "y")}, "3"))
+	checkIndexer(t, idx, indexers)
+	require.NoError(t, idx.Delete(newPodIn("ns1", "a", "")))
+	require.NoError(t, idx.Add(newPodIn("ns3", "c", "4")))
+	checkIndexer(t, idx, indexers)
 }
 
 func TestIndexerReplaceConcurrentWithAddIndexers(t *testing.T) {
 	for round := 0; round < 20; round++ {
-		idx := NewIndexer(MetaNamespaceKeyFunc, Indexers{"app": stAppIndex})
+		idx := NewIndexer(MetaNamespaceKeyFunc, Indexers{"app": appIndex})
 		list := make([]interface{}, 0, 200)
 		for i := 0; i < 200; i++ {
-			list = append(list, stPod("ns"+strconv.Itoa(i%5), "p"+strconv.Itoa(i), "1", "app", strconv.Itoa(i%3)))
+			list = append(list, newPodIn("ns"+strconv.Itoa(i%5), "p"+strconv.Itoa(i), "1", "app", strconv.Itoa(i%3)))
 		}
 		var wg sync.WaitGroup
 		wg.Add(2)
@@ -819,10 +819,10 @@ func TestIndexerReplaceConcurrentWithAddIndexers(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			assert.NoError(t, idx.AddIndexers(Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "labels": stLabelValuesIndex}))
+			assert.NoError(t, idx.AddIndexers(Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "labels": labelValuesIndex}))
 		}()
 		wg.Wait()
-		stCheckIndexer(t, idx, Indexers{"app": stAppIndex, NamespaceIndex: MetaNamespaceIndexFunc, "labels": stLabelValuesIndex})
+		checkIndexer(t, idx, Indexers{"app": appIndex, NamespaceIndex: MetaNamespaceIndexFunc, "labels": labelValuesIndex})
 		require.Len(t, idx.ListKeys(), 200)
 	}
 }
@@ -835,11 +835,11 @@ func TestIndexerReplaceConcurrentWithAddIndexers(t *testing.T) {
 func TestWatermarkTakesACompleteListsVersionAndIgnoresBadVersions(t *testing.T) {
 	c := NewIndexer(MetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark(nil)).(*cache)
 	rv := c.LastStoreSyncResourceVersion
-	require.NoError(t, c.Replace([]interface{}{stPod("ns", "a", "3")}, "5"))
+	require.NoError(t, c.Replace([]interface{}{newPodIn("ns", "a", "3")}, "5"))
 	assert.Equal(t, "5", rv())
 	c.advanceResourceVersion("18000000000000000000")
 	assert.Equal(t, "18000000000000000000", rv(), "large jumps are legitimate")
-	require.NoError(t, c.Replace([]interface{}{stPod("ns", "a", "3")}, "7"))
+	require.NoError(t, c.Replace([]interface{}{newPodIn("ns", "a", "3")}, "7"))
 	assert.Equal(t, "7", rv(), "a complete list is the server's truth")
 	for _, bad := range []string{"99999999999999999999", "-1", "abc", "0x10", "1e9"} {
 		c.advanceResourceVersion(bad)
@@ -862,7 +862,7 @@ func TestWatermarkTakesACompleteListsVersionAndIgnoresBadVersions(t *testing.T) 
 	assert.Equal(t, "opaque-8", opaque.LastStoreSyncResourceVersion())
 
 	plain := NewStore(MetaNamespaceKeyFunc)
-	require.NoError(t, plain.Add(stPod("ns", "a", "9")))
+	require.NoError(t, plain.Add(newPodIn("ns", "a", "9")))
 	require.NoError(t, plain.Replace(nil, "3"))
 	assert.Equal(t, "3", plain.LastStoreSyncResourceVersion())
 	plain.Bookmark("2")

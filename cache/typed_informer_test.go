@@ -8,13 +8,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 func TestTypedSharedIndexInformer(t *testing.T) {
-	srv := newInfServer()
-	srv.create("a")
-	srv.create("b")
-	informer := infNewInformer(t, srv, false, 0)
+	srv := fakeapi.NewServer(false)
+	srv.Create("a")
+	srv.Create("b")
+	informer := newPodInformer(t, srv, false, 0)
 	typed := NewTypedSharedIndexInformer[*v1.Pod](informer)
 
 	var mu sync.Mutex
@@ -33,7 +35,7 @@ func TestTypedSharedIndexInformer(t *testing.T) {
 		DeleteFunc: func(d DeletedObject[*v1.Pod]) {
 			mu.Lock()
 			defer mu.Unlock()
-			got = append(got, "delete "+d.GetKey()+" unknown="+infBoolString(d.FinalStateUnknown != nil))
+			got = append(got, "delete "+d.GetKey()+" unknown="+boolString(d.FinalStateUnknown != nil))
 		},
 	}, HandlerOptions{})
 	require.NoError(t, err)
@@ -46,10 +48,10 @@ func TestTypedSharedIndexInformer(t *testing.T) {
 	infRunInformer(t, informer)
 	infWaitSynced(t, reg.HasSyncedChecker())
 	waitForNextWatch(t, srv)
-	srv.update("a")
-	srv.remove("b")
-	srv.removeSilently("a")
-	srv.expire()
+	srv.Update("a")
+	srv.Delete("b")
+	srv.DeleteMissed("a")
+	srv.Expire()
 	require.Eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -59,13 +61,13 @@ func TestTypedSharedIndexInformer(t *testing.T) {
 	assert.Equal(t, []string{"add ns/a@1", "add ns/b@2", "update ns/a@1 -> ns/a@3", "delete ns/b unknown=false", "delete ns/a unknown=true"}, got)
 	mu.Unlock()
 
-	srv.create("c")
+	srv.Create("c")
 	indexer := typed.GetTypedIndexer()
 	require.Eventually(t, func() bool {
 		pods, err := indexer.ByTypedIndex("byName", "c")
 		return err == nil && len(pods) == 1 && pods[0].Name == "c"
 	}, infTimeout, time.Millisecond)
-	pods, err := indexer.TypedIndex(NamespaceIndex, infPod("x", ""))
+	pods, err := indexer.TypedIndex(NamespaceIndex, newPod("x", ""))
 	require.NoError(t, err)
 	assert.Len(t, pods, 1)
 	require.NoError(t, indexer.AddTypedIndexers(TypedIndexers[*v1.Pod]{"other": func(p *v1.Pod) ([]string, error) { return nil, nil }}))
@@ -73,7 +75,7 @@ func TestTypedSharedIndexInformer(t *testing.T) {
 	require.Error(t, err)
 }
 
-func infBoolString(b bool) string {
+func boolString(b bool) string {
 	if b {
 		return "true"
 	}
@@ -92,7 +94,7 @@ func TestTypedHandlerWrongTypeIsSkipped(t *testing.T) {
 	}
 	assert.NotPanics(t, func() {
 		h.OnAdd(&v1.Node{}, false)
-		h.OnUpdate(&v1.Node{}, infPod("a", "1"))
+		h.OnUpdate(&v1.Node{}, newPod("a", "1"))
 		h.OnDelete(&v1.Node{})
 		h.OnDelete(DeletedFinalStateUnknown{Key: "x", Obj: &v1.Node{}})
 	})
@@ -102,7 +104,7 @@ func TestTypedHandlerWrongTypeIsSkipped(t *testing.T) {
 
 	idx := &typedIndexer[*v1.Pod]{Indexer: NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})}
 	require.NoError(t, idx.Add(&v1.Node{}))
-	require.NoError(t, idx.Add(infPod("a", "1")))
+	require.NoError(t, idx.Add(newPod("a", "1")))
 	_, err := idx.ByTypedIndex(NamespaceIndex, "")
 	require.Error(t, err)
 }

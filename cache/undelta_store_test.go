@@ -13,14 +13,14 @@ import (
 func TestUndeltaStorePushesSnapshots(t *testing.T) {
 	var pushes [][]string
 	push := func(objs []interface{}) {
-		keys := stKeysOf(objs)
+		keys := keysOfObjects(objs)
 		pushes = append(pushes, keys)
 	}
 	u := NewUndeltaStore(push, MetaNamespaceKeyFunc)
-	a, b := stPod("ns", "a", "1"), stPod("ns", "b", "2")
+	a, b := newPodIn("ns", "a", "1"), newPodIn("ns", "b", "2")
 	require.NoError(t, u.Add(a))
 	require.NoError(t, u.Add(b))
-	require.NoError(t, u.Update(stPod("ns", "a", "3")))
+	require.NoError(t, u.Update(newPodIn("ns", "a", "3")))
 	require.NoError(t, u.Delete(b))
 	require.NoError(t, u.Replace([]interface{}{b}, "5"))
 	assert.Error(t, u.Add("no key"), "failures push nothing")
@@ -45,7 +45,7 @@ func TestUndeltaStoreLastPushIsFinalState(t *testing.T) {
 	u := NewUndeltaStore(func(objs []interface{}) {
 		mu.Lock()
 		defer mu.Unlock()
-		last = stKeysOf(objs)
+		last = keysOfObjects(objs)
 		pushes++
 	}, MetaNamespaceKeyFunc)
 	var wg sync.WaitGroup
@@ -54,7 +54,7 @@ func TestUndeltaStoreLastPushIsFinalState(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			for i := 0; i < 50; i++ {
-				assert.NoError(t, u.Add(stPod("ns", strconv.Itoa(w)+"-"+strconv.Itoa(i), "1")))
+				assert.NoError(t, u.Add(newPodIn("ns", strconv.Itoa(w)+"-"+strconv.Itoa(i), "1")))
 			}
 		}(w)
 	}
@@ -69,6 +69,6 @@ func TestUndeltaStoreLastPushIsFinalState(t *testing.T) {
 
 func TestUndeltaStoreNilPushFunc(t *testing.T) {
 	u := &UndeltaStore{Store: NewStore(MetaNamespaceKeyFunc)}
-	require.NoError(t, u.Add(stPod("ns", "a", "1")))
+	require.NoError(t, u.Add(newPodIn("ns", "a", "1")))
 	assert.Len(t, u.List(), 1)
 }

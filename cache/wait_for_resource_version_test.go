@@ -14,17 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/watch"
-)
 
-// sendBookmark sends a bookmark at the server's current resource version to
-// every open watch of srv.
-func sendBookmark(srv *infServer) {
-	srv.mu.Lock()
-	defer srv.mu.Unlock()
-	for _, w := range srv.watchers {
-		w.send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.Itoa(srv.rv)}}})
-	}
-}
+	"github.com/kinformer/kinformer/internal/fakeapi"
+)
 
 // waitForRVAsync runs WaitForResourceVersion in a goroutine and returns the
 // channel its result arrives on.
@@ -57,9 +49,9 @@ func waitResult(t *testing.T, res <-chan error) error {
 func TestWaitForResourceVersionEventsAndBookmarks(t *testing.T) {
 	for _, q := range infQueueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
-			srv.create("a") // rv 1
-			informer := infNewInformer(t, srv, q.useDeltaFIFO, 0)
+			srv := fakeapi.NewServer(false)
+			srv.Create("a") // rv 1
+			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
 			ctx := context.Background()
 
 			// Before the informer runs, the wait blocks.
@@ -68,7 +60,7 @@ func TestWaitForResourceVersionEventsAndBookmarks(t *testing.T) {
 
 			infRunInformer(t, informer)
 			require.NoError(t, waitResult(t, early), "the initial list at rv 1 satisfies rv 1")
-			<-srv.watchOpen
+			<-srv.WatchOpened()
 
 			// Already caught up: returns at once.
 			require.NoError(t, WaitForResourceVersion(ctx, informer, "1"))
@@ -77,7 +69,7 @@ func TestWaitForResourceVersionEventsAndBookmarks(t *testing.T) {
 			// the cache, and the lister sees the object.
 			pending := waitForRVAsync(ctx, informer, "2")
 			requireStillWaiting(t, pending)
-			srv.create("b") // rv 2
+			srv.Create("b") // rv 2
 			require.NoError(t, waitResult(t, pending))
 			_, exists, err := informer.GetIndexer().GetByKey("ns/b")
 			require.NoError(t, err)
@@ -86,25 +78,23 @@ func TestWaitForResourceVersionEventsAndBookmarks(t *testing.T) {
 			// A write the informer does not see (another resource): only a
 			// bookmark at or past it ends the wait (an event past it with
 			// the DeltaFIFO, which does not pass bookmarks on).
-			srv.mu.Lock()
-			srv.rv = 10
-			srv.mu.Unlock()
+			srv.AdvanceVersion(8) // 10
 			pending = waitForRVAsync(ctx, informer, "10")
 			requireStillWaiting(t, pending)
-			sendBookmark(srv)
+			srv.SendBookmark()
 			if q.useDeltaFIFO {
 				requireStillWaiting(t, pending)
-				srv.update("b") // rv 11
+				srv.Update("b") // rv 11
 			}
 			require.NoError(t, waitResult(t, pending))
 
 			// Deletions count too.
-			srv.mu.Lock()
-			next := strconv.Itoa(srv.rv + 1)
-			srv.mu.Unlock()
+			current, err := strconv.Atoi(srv.ResourceVersion())
+			require.NoError(t, err)
+			next := strconv.Itoa(current + 1)
 			pending = waitForRVAsync(ctx, informer, next)
 			requireStillWaiting(t, pending)
-			srv.remove("a")
+			srv.Delete("a")
 			require.NoError(t, waitResult(t, pending))
 			_, exists, err = informer.GetIndexer().GetByKey("ns/a")
 			require.NoError(t, err)
@@ -114,9 +104,9 @@ func TestWaitForResourceVersionEventsAndBookmarks(t *testing.T) {
 }
 
 func TestWaitForResourceVersionErrors(t *testing.T) {
-	srv := newInfServer()
-	srv.create("a")
-	informer := infNewInformer(t, srv, false, 0)
+	srv := fakeapi.NewServer(false)
+	srv.Create("a")
+	informer := newPodInformer(t, srv, false, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -149,16 +139,16 @@ func TestWaitForResourceVersionErrors(t *testing.T) {
 	<-done
 	assert.ErrorIs(t, waitResult(t, pending), ErrInformerStopped)
 	assert.ErrorIs(t, WaitForResourceVersion(ctx, informer, "5"), ErrInformerStopped)
-	srv.stopWatches()
+	srv.StopWatches()
 }
 
 // A server whose resource versions are not integers cannot be compared
 // with: the wait says so instead of blocking. The typed wrapper reaches the
 // informer inside it.
 func TestWaitForResourceVersionIncomparableServer(t *testing.T) {
-	lw := infPlainLW{&ListWatch{
+	lw := noWatchListLW{&ListWatch{
 		ListFunc: func(metav1.ListOptions) (runtime.Object, error) {
-			return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "opaque-7"}, Items: []v1.Pod{*infPod("a", "opaque-7")}}, nil
+			return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "opaque-7"}, Items: []v1.Pod{*newPod("a", "opaque-7")}}, nil
 		},
 		WatchFunc: func(metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
 	}}

@@ -19,35 +19,35 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// infChecker is a DoneChecker whose channel the test closes. asked is closed
+// closableChecker is a DoneChecker whose channel the test closes. asked is closed
 // the first time the waiter asks for Done, so a test can act once the wait
 // has begun instead of after a guessed delay.
-type infChecker struct {
+type closableChecker struct {
 	name      string
 	ch        chan struct{}
 	asked     chan struct{}
 	askedOnce sync.Once
 }
 
-func newInfChecker(name string, done bool) *infChecker {
-	c := &infChecker{name: name, ch: make(chan struct{}), asked: make(chan struct{})}
+func newClosableChecker(name string, done bool) *closableChecker {
+	c := &closableChecker{name: name, ch: make(chan struct{}), asked: make(chan struct{})}
 	if done {
 		close(c.ch)
 	}
 	return c
 }
 
-func (c *infChecker) Name() string { return c.name }
-func (c *infChecker) Done() <-chan struct{} {
+func (c *closableChecker) Name() string { return c.name }
+func (c *closableChecker) Done() <-chan struct{} {
 	c.askedOnce.Do(func() { close(c.asked) })
 	return c.ch
 }
 
 func TestWaitFor(t *testing.T) {
 	t.Run("all done already", func(t *testing.T) {
-		var buf infSyncBuffer
-		ctx := klog.NewContext(context.Background(), infBufferLogger(&buf))
-		assert.True(t, WaitFor(ctx, "caches", newInfChecker("x", true), newInfChecker("y", true)))
+		var buf syncBuffer
+		ctx := klog.NewContext(context.Background(), bufferLogger(&buf))
+		assert.True(t, WaitFor(ctx, "caches", newClosableChecker("x", true), newClosableChecker("y", true)))
 		out := buf.String()
 		assert.Contains(t, out, `"Waiting" for="caches"`)
 		assert.Contains(t, out, `"Done waiting" for="caches" instance="x"`)
@@ -58,24 +58,24 @@ func TestWaitFor(t *testing.T) {
 		assert.True(t, WaitFor(context.Background(), ""))
 	})
 	t.Run("completes later", func(t *testing.T) {
-		late := newInfChecker("late", false)
+		late := newClosableChecker("late", false)
 		go func() {
 			<-late.asked
 			close(late.ch)
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), infTimeout)
 		defer cancel()
-		assert.True(t, WaitFor(ctx, "", newInfChecker("now", true), late))
+		assert.True(t, WaitFor(ctx, "", newClosableChecker("now", true), late))
 	})
 	t.Run("canceled", func(t *testing.T) {
-		var buf infSyncBuffer
-		ctx, cancel := context.WithCancelCause(klog.NewContext(context.Background(), infBufferLogger(&buf)))
-		a := newInfChecker("a", false)
+		var buf syncBuffer
+		ctx, cancel := context.WithCancelCause(klog.NewContext(context.Background(), bufferLogger(&buf)))
+		a := newClosableChecker("a", false)
 		go func() {
 			<-a.asked
 			cancel(errors.New("go fish"))
 		}()
-		assert.False(t, WaitFor(ctx, "caches", newInfChecker("b", false), newInfChecker("ok", true), a))
+		assert.False(t, WaitFor(ctx, "caches", newClosableChecker("b", false), newClosableChecker("ok", true), a))
 		out := buf.String()
 		assert.Contains(t, out, `"Done waiting" for="caches" instance="ok"`)
 		assert.Contains(t, out, `"Timed out waiting" for="caches" cause="go fish" instances=["a","b"]`)
@@ -83,8 +83,8 @@ func TestWaitFor(t *testing.T) {
 	t.Run("done checker wins over canceled context", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		assert.True(t, WaitFor(ctx, "", newInfChecker("x", true)))
-		assert.False(t, WaitFor(ctx, "", newInfChecker("y", false)))
+		assert.True(t, WaitFor(ctx, "", newClosableChecker("x", true)))
+		assert.False(t, WaitFor(ctx, "", newClosableChecker("y", false)))
 	})
 }
 
@@ -103,8 +103,8 @@ func TestWaitForCacheSync(t *testing.T) {
 	assert.True(t, WaitForNamedCacheSync("ctrl", make(chan struct{}), func() bool { return true }))
 	assert.False(t, WaitForNamedCacheSync("ctrl", closed, func() bool { return false }))
 
-	var buf infSyncBuffer
-	ctx := klog.NewContext(context.Background(), infBufferLogger(&buf))
+	var buf syncBuffer
+	ctx := klog.NewContext(context.Background(), bufferLogger(&buf))
 	assert.True(t, WaitForNamedCacheSyncWithContext(ctx, func() bool { return true }))
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
@@ -126,10 +126,10 @@ func TestSyncResultAsError(t *testing.T) {
 	assert.ErrorIs(t, err, cause)
 }
 
-// infLogLines renders each entry of a text log as "file:line] message and
+// logLines renders each entry of a text log as "file:line] message and
 // keys", without severity, time stamp and thread id, replacing the caller
 // "file:line" that equals call with "CALLER".
-func infLogLines(log, call string) []string {
+func logLines(log, call string) []string {
 	var out []string
 	for _, line := range strings.Split(strings.TrimSpace(log), "\n") {
 		fields := strings.Fields(line)
@@ -145,8 +145,8 @@ func infLogLines(log, call string) []string {
 	return out
 }
 
-// infCallSite returns "file:line" of the line that calls it.
-func infCallSite() string {
+// callSite returns "file:line" of the line that calls it.
+func callSite() string {
 	_, file, line, _ := runtime.Caller(1)
 	return fmt.Sprintf("%s:%d", filepath.Base(file), line)
 }
@@ -157,10 +157,10 @@ func infCallSite() string {
 // each naming the caller's line, as client-go's do.
 func TestWaitForLoggingMatchesClientGo(t *testing.T) {
 	run := func(t *testing.T, clientGo bool) []string {
-		var buf infSyncBuffer
-		ctx, cancel := context.WithCancelCause(klog.NewContext(context.Background(), infBufferLogger(&buf)))
+		var buf syncBuffer
+		ctx, cancel := context.WithCancelCause(klog.NewContext(context.Background(), bufferLogger(&buf)))
 		defer cancel(nil)
-		already, later, never := newInfChecker("already", true), newInfChecker("later", false), newInfChecker("never", false)
+		already, later, never := newClosableChecker("already", true), newClosableChecker("later", false), newClosableChecker("never", false)
 		logged := func(instance string) func() bool {
 			return func() bool { return strings.Contains(buf.String(), `instance="`+instance+`"`) }
 		}
@@ -176,12 +176,12 @@ func TestWaitForLoggingMatchesClientGo(t *testing.T) {
 		var ok bool
 		var call string
 		if clientGo {
-			ok, call = clientcache.WaitFor(ctx, "caches", already, later, never), infCallSite()
+			ok, call = clientcache.WaitFor(ctx, "caches", already, later, never), callSite()
 		} else {
-			ok, call = WaitFor(ctx, "caches", already, later, never), infCallSite()
+			ok, call = WaitFor(ctx, "caches", already, later, never), callSite()
 		}
 		assert.False(t, ok)
-		return infLogLines(buf.String(), call)
+		return logLines(buf.String(), call)
 	}
 	want := []string{
 		`CALLER] "Waiting" for="caches"`,
@@ -199,8 +199,8 @@ func TestWaitForLoggingMatchesClientGo(t *testing.T) {
 // error logged by "UnhandledError".
 func TestWaitForNamedCacheSyncLoggingMatchesClientGo(t *testing.T) {
 	run := func(clientGo bool) []string {
-		var buf infSyncBuffer
-		ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), infBufferLogger(&buf)))
+		var buf syncBuffer
+		ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), bufferLogger(&buf)))
 		cancel()
 		never := func() bool { return false }
 		if clientGo {

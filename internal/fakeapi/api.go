@@ -195,3 +195,21 @@ func (a *API) Watches() []*Watch {
 	defer a.mu.Unlock()
 	return append([]*Watch(nil), a.handedOut...)
 }
+
+// NthWatch returns the i-th watch handed out (counting from 0), or nil while fewer were handed
+// out, so a test can poll for a watch the code under test has yet to open.
+func (a *API) NthWatch(i int) *Watch {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if i < 0 || i >= len(a.handedOut) {
+		return nil
+	}
+	return a.handedOut[i]
+}
+
+// PendingListAnswers returns how many scripted list answers no List call has taken yet.
+func (a *API) PendingListAnswers() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.lists)
+}

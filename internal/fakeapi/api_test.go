@@ -42,6 +42,7 @@ func TestListCallsTakeTheScriptedAnswersInOrderAndRecordTheirOptions(t *testing.
 	first := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "5", Continue: "page2"}}
 	boom := errors.New("boom")
 	a := New().ListAnswers(ListAnswer{Object: first}, ListAnswer{Err: boom})
+	assert.Equal(t, 2, a.PendingListAnswers())
 
 	got, err := a.List(metav1.ListOptions{Limit: 2})
 	require.NoError(t, err)
@@ -54,6 +55,7 @@ func TestListCallsTakeTheScriptedAnswersInOrderAndRecordTheirOptions(t *testing.
 		t.Fatal("exhausted before a call beyond the script")
 	default:
 	}
+	assert.Zero(t, a.PendingListAnswers())
 	_, err = a.List(metav1.ListOptions{})
 	assert.ErrorIs(t, err, ErrScriptExhausted)
 	select {
@@ -166,4 +168,25 @@ func TestEventHelpersBuildTheServersEvents(t *testing.T) {
 	assert.Equal(t, watch.Event{Type: watch.Bookmark, Object: pod("", "13")}, Bookmark(pod("", "13")))
 	assert.PanicsWithValue(t, "fakeapi.EndOfInitialEvents: *v1.Status has no object metadata: object does not implement the Object interfaces",
 		func() { EndOfInitialEvents(&metav1.Status{}) }, "a test's mistake is reported plainly")
+}
+
+func TestNthWatchAndIsStoppedFollowTheWatchesHandedOut(t *testing.T) {
+	a := New().WatchAnswers(WatchAnswer{Err: errors.New("refused")}, WatchAnswer{Hold: true})
+	assert.Nil(t, a.NthWatch(0), "no watch handed out yet")
+	_, err := a.Watch(metav1.ListOptions{})
+	require.Error(t, err)
+	assert.Nil(t, a.NthWatch(0), "a failed call hands out no watch")
+	w, err := a.Watch(metav1.ListOptions{})
+	require.NoError(t, err)
+	first := a.NthWatch(0)
+	require.NotNil(t, first)
+	assert.Same(t, w, watch.Interface(first))
+	assert.Nil(t, a.NthWatch(1))
+	assert.Nil(t, a.NthWatch(-1))
+
+	assert.False(t, first.IsStopped())
+	first.Close()
+	assert.False(t, first.IsStopped(), "a close by the server is not a stop by the consumer")
+	first.Stop()
+	assert.True(t, first.IsStopped())
 }

@@ -24,8 +24,10 @@ const Namespace = "ns"
 // returns the pods sorted by name at the current version, in pages when the request sets a
 // limit (from a snapshot taken at the first page, as the server's consistent pages are); a
 // WATCH replays the changes after the requested version and then streams new ones, or fails
-// with 410 Gone when that version was compacted away; a streaming list (sendInitialEvents)
-// sends every pod and then the bookmark that ends the initial events. It is a ListerWatcher.
+// with 410 Gone when that version was compacted away (a watch without a version, or from "0"
+// once changes were compacted, starts with the current state as ADDED events); a streaming
+// list (sendInitialEvents) sends every pod and then the bookmark that ends the initial events.
+// It is a ListerWatcher.
 //
 // Build one with NewServer; stop its watches with StopWatches when the test ends (for example
 // with t.Cleanup), so that no watch goroutine outlives the test. Safe for concurrent use.
@@ -109,6 +111,79 @@ func (s *Server) changedLocked(t watch.EventType, pod *v1.Pod, heard bool) {
 	for _, w := range s.streams {
 		w.send(watch.Event{Type: t, Object: pod.DeepCopy()})
 	}
+}
+
+// UpdateUnsent changes a pod as Update does and records its MODIFIED event in the history, but
+// sends it to no open watch: a watch opened later from an older resourceVersion replays it, as
+// kube-apiserver's watch cache does, while the watches open now never hear of it.
+func (s *Server) UpdateUnsent(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rv++
+	pod := Pod(name, strconv.Itoa(s.rv))
+	s.pods[name] = pod
+	s.history = append(s.history, watch.Event{Type: watch.Modified, Object: pod})
+}
+
+// Edit changes a stored pod in place with f, keeping its resourceVersion and sending no event,
+// as an etcd restore or a cloned cluster may present another object under the same name and
+// version. Only a later LIST (or a watch that starts with the current state) shows the change.
+// It panics when the pod does not exist, which is a mistake in the test.
+func (s *Server) Edit(name string, f func(*v1.Pod)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pod, ok := s.pods[name]
+	if !ok {
+		panic(fmt.Sprintf("fakeapi.Server: edit of pod %q, which does not exist", name))
+	}
+	f(pod)
+}
+
+// AdvanceVersion moves the server's resourceVersion on by n, as writes to other resources do:
+// no pod changes and no watch hears of it, until a bookmark carries the new version.
+func (s *Server) AdvanceVersion(n int) {
+	s.mu.Lock()
+	s.rv += n
+	s.mu.Unlock()
+}
+
+// SendToWatches sends events, in order, to every open watch and records them nowhere: the
+// server's state and history do not change, so a later LIST or watch does not see them. Use it
+// for what a server sends but does not store (a bogus event, a burst a benchmark delivers).
+func (s *Server) SendToWatches(events ...watch.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.streams {
+		w.send(events...)
+	}
+}
+
+// EndWatches sends events, in order, to every open watch and then ends it, as CloseWatches does.
+// With an ERROR event it ends watches as a server does on an internal error; with none it is
+// CloseWatches.
+func (s *Server) EndWatches(events ...watch.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.streams {
+		w.send(events...)
+		w.end()
+	}
+	s.streams = nil
+}
+
+// BlackHoleWatches detaches every open watch without ending it: it stays open and hears
+// nothing more, as a watch behind a black-holed connection, while later changes still go to
+// the history that new watches replay. It returns, for each detached watch, a channel that
+// is closed once the consumer stops that watch.
+func (s *Server) BlackHoleWatches() []<-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]<-chan struct{}, 0, len(s.streams))
+	for _, w := range s.streams {
+		out = append(out, w.stopped)
+	}
+	s.streams = nil
+	return out
 }
 
 // Expire ends every open watch with a 410 Gone ERROR event and compacts the history, so that
@@ -293,8 +368,11 @@ func (s *Server) WatchWithContext(_ context.Context, options metav1.ListOptions)
 		}
 		w.send(EndOfInitialEvents(&v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.Itoa(s.rv)}}))
 	} else {
-		if options.ResourceVersion == "" || options.ResourceVersion == "0" {
+		if options.ResourceVersion == "" || (options.ResourceVersion == "0" && s.compacted > 0) {
 			// As the real server: the current state as ADDED events, then the changes.
+			// From "0" with the whole history kept, the server replays the history
+			// instead (below): the state at version 0 was empty, so that answer is
+			// one the real server may give too, and it is the same every run.
 			for _, pod := range s.snapshotLocked().Items {
 				w.send(Added(pod.DeepCopy()))
 			}

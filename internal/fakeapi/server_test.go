@@ -166,3 +166,79 @@ func TestServerInjectedFailuresAnswerUntilCleared(t *testing.T) {
 func TestServerDeleteOfAMissingPodIsATestMistake(t *testing.T) {
 	assert.PanicsWithValue(t, `fakeapi.Server: delete of pod "a", which does not exist`, func() { NewServer(false).Delete("a") })
 }
+
+func TestServerWatchFromZeroReplaysTheWholeHistoryUntilSomethingIsCompacted(t *testing.T) {
+	s := NewServer(false)
+	t.Cleanup(s.StopWatches)
+	s.Create("a")
+	s.Update("a")
+	w, err := s.Watch(metav1.ListOptions{ResourceVersion: "0"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ADDED a@1", "MODIFIED a@2"}, describe(take(t, w, 2)))
+
+	s.UpdateMissed("a")
+	w, err = s.Watch(metav1.ListOptions{ResourceVersion: "0"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ADDED a@3"}, describe(take(t, w, 1)), "the current state, once the history is incomplete")
+}
+
+func TestServerChangesNoWatchOrNotEveryWatchHears(t *testing.T) {
+	s := NewServer(false)
+	t.Cleanup(s.StopWatches)
+	s.Create("a")
+	open, err := s.Watch(metav1.ListOptions{ResourceVersion: "1"})
+	require.NoError(t, err)
+
+	s.UpdateUnsent("a") // 2: history only
+	s.AdvanceVersion(3) // 5: another resource
+	s.Edit("a", func(p *v1.Pod) { p.UID = "other" })
+	s.SendToWatches(Modified(Pod("a", "99")), Modified(Pod("a", "100")))
+	assert.Equal(t, []string{"MODIFIED a@99", "MODIFIED a@100"}, describe(take(t, open, 2)), "only what was sent to the open watches")
+	assert.Equal(t, "5", s.ResourceVersion())
+	l, err := s.List(metav1.ListOptions{})
+	require.NoError(t, err)
+	list := l.(*v1.PodList)
+	assert.Equal(t, []string{"a@2"}, names(list), "events sent to watches change nothing")
+	assert.Equal(t, "5", list.ResourceVersion)
+	assert.Equal(t, "other", string(list.Items[0].UID))
+
+	later, err := s.Watch(metav1.ListOptions{ResourceVersion: "1"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"MODIFIED a@2"}, describe(take(t, later, 1)), "a later watch replays the unsent change")
+	assert.PanicsWithValue(t, `fakeapi.Server: edit of pod "b", which does not exist`, func() { s.Edit("b", func(*v1.Pod) {}) })
+}
+
+func TestServerEndWatchesSendsThenCloses(t *testing.T) {
+	s := NewServer(false)
+	t.Cleanup(s.StopWatches)
+	w, err := s.Watch(metav1.ListOptions{ResourceVersion: "0"})
+	require.NoError(t, err)
+	s.EndWatches(Error(apierrors.NewInternalError(assert.AnError).ErrStatus))
+	assert.Equal(t, []string{"ERROR InternalError"}, describe(received(t, w)))
+}
+
+func TestServerBlackHoledWatchesStayOpenAndHearNothing(t *testing.T) {
+	s := NewServer(false)
+	t.Cleanup(s.StopWatches)
+	w, err := s.Watch(metav1.ListOptions{ResourceVersion: "0"})
+	require.NoError(t, err)
+	stopped := s.BlackHoleWatches()
+	require.Len(t, stopped, 1)
+	s.Create("a")
+	select {
+	case e, ok := <-w.ResultChan():
+		t.Fatalf("a black-holed watch delivered %v (open %v)", e, ok)
+	case <-stopped[0]:
+		t.Fatal("stopped before the consumer stopped it")
+	default:
+	}
+	later, err := s.Watch(metav1.ListOptions{ResourceVersion: "0"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ADDED a@1"}, describe(take(t, later, 1)), "the change went to the history")
+	w.Stop()
+	select {
+	case <-stopped[0]:
+	case <-timeAfterWait():
+		t.Fatal("the consumer's Stop was not reported")
+	}
+}

@@ -38,11 +38,11 @@ func (s *stream) ResultChan() <-chan watch.Event { return s.result }
 // Stop ends the watch from the consumer's side; it may be called any number of times.
 func (s *stream) Stop() { s.stopOnce.Do(func() { close(s.stopped) }) }
 
-// send queues e. It does nothing once the watch is ending.
-func (s *stream) send(e watch.Event) {
+// send queues events. It does nothing once the watch is ending.
+func (s *stream) send(events ...watch.Event) {
 	s.mu.Lock()
 	if !s.ending {
-		s.queue = append(s.queue, e)
+		s.queue = append(s.queue, events...)
 	}
 	s.mu.Unlock()
 	s.poke()

@@ -73,3 +73,13 @@ func (w *Watch) Close() {
 
 // Stopped is closed once the consumer called Stop.
 func (w *Watch) Stopped() <-chan struct{} { return w.stopped }
+
+// IsStopped reports whether the consumer called Stop.
+func (w *Watch) IsStopped() bool {
+	select {
+	case <-w.stopped:
+		return true
+	default:
+		return false
+	}
+}
