@@ -603,11 +603,20 @@ func errorKinds(errs []error) []string {
 // function cancels it and waits for it to return.
 func startRun(t *testing.T, r *Reflector) (stop func()) {
 	t.Helper()
+	return runInBackground(t, r.RunWithContext, "Run")
+}
+
+// runInBackground calls run on its own goroutine with a context that the
+// returned stop function cancels; stop waits until run returns (an error
+// names what did not return after infTimeout). It is called again at the
+// test's cleanup; only the first call does anything.
+func runInBackground(t *testing.T, run func(context.Context), what string) (stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		r.RunWithContext(ctx)
+		run(ctx)
 	}()
 	var once sync.Once
 	stop = func() {
@@ -615,8 +624,8 @@ func startRun(t *testing.T, r *Reflector) (stop func()) {
 			cancel()
 			select {
 			case <-done:
-			case <-time.After(conditionTimeout):
-				t.Error("Run did not return after cancel")
+			case <-time.After(infTimeout):
+				t.Errorf("%s did not return after cancel", what)
 			}
 		})
 	}

@@ -26,22 +26,8 @@ import (
 // for it to return (and so for the snapshot to be written).
 func runInformerUntil(t *testing.T, informer SharedInformer) (stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); informer.RunWithContext(ctx) }()
+	stop = runInBackground(t, informer.RunWithContext, "informer")
 	infWaitSynced(t, informer.HasSyncedChecker())
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case <-done:
-			case <-time.After(infTimeout):
-				t.Error("informer did not stop")
-			}
-		})
-	}
-	t.Cleanup(stop)
 	return stop
 }
 
