@@ -168,7 +168,7 @@ func qDiffOurs(cfg qDiffConfig, store *qKnown) (qDiffQueue, func() bool) {
 	switch cfg.kind {
 	case "delta":
 		f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{KeyFunction: qKey, KnownObjects: known, EmitDeltaTypeReplaced: cfg.emitReplaced, Transformer: tf})
-		nonEmpty := func() bool { f.lock.Lock(); defer f.lock.Unlock(); return f.queue.len() > 0 }
+		nonEmpty := func() bool { return f.q.Len() > 0 }
 		return qDiffQueue{
 			add: f.Add, update: f.Update, del: f.Delete, replace: f.Replace, resync: f.Resync,
 			pop: func(p func(interface{}, bool) error) error {
@@ -182,7 +182,7 @@ func qDiffOurs(cfg qDiffConfig, store *qKnown) (qDiffQueue, func() bool) {
 			KeyFunction: qKey, KnownObjects: known, Transformer: tf,
 			AtomicEvents: cfg.atomic, EmitDeltaTypeBookmark: cfg.bookmarks, UnlockWhileProcessing: cfg.unlock,
 		})
-		nonEmpty := func() bool { f.lock.Lock(); defer f.lock.Unlock(); return f.items.len() > 0 }
+		nonEmpty := func() bool { return f.q.Len() > 0 }
 		return qDiffQueue{
 			add: f.Add, update: f.Update, del: f.Delete, replace: f.Replace, resync: f.Resync, bookmark: f.Bookmark,
 			pop: func(p func(interface{}, bool) error) error {
@@ -546,7 +546,7 @@ func BenchmarkQueuesVsClientGo(b *testing.B) {
 				for _, p := range pods[:burst] {
 					_ = f.Update(p)
 				}
-				for f.items.len() > 0 {
+				for f.q.Len() > 0 {
 					_ = f.PopBatch(noopBatch, noopSingle)
 				}
 			}

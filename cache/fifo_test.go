@@ -366,33 +366,3 @@ func TestFIFO_ConcurrentProducers(t *testing.T) {
 	}
 	wg.Wait()
 }
-
-func TestQueueRing(t *testing.T) {
-	var r queueRing[int]
-	next, want := 0, 0
-	// Interleave pushes and pops so the ring wraps, grows and shrinks.
-	for round := 0; round < 6; round++ {
-		for i := 0; i < 1000*(round%3+1); i++ {
-			r.push(next)
-			next++
-		}
-		require.Equal(t, next-want, r.len())
-		for i := 0; i < r.len(); i++ {
-			require.Equal(t, want+i, *r.at(i))
-		}
-		for i := 0; i < 800*(round%3+1); i++ {
-			require.Equal(t, want, r.popFront())
-			want++
-		}
-	}
-	for r.len() > 0 {
-		require.Equal(t, want, r.popFront())
-		want++
-	}
-	assert.LessOrEqual(t, len(r.buf), queueRingShrinkAbove, "storage shrinks after draining")
-	r.push(1)
-	r.reset()
-	assert.Equal(t, 0, r.len())
-	r.push(7)
-	assert.Equal(t, 7, r.popFront())
-}

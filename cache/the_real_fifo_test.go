@@ -12,7 +12,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/klog/v2"
 )
 
 // qRealFIFO builds a non-atomic RealFIFO keyed by qKey.
@@ -291,7 +290,7 @@ func TestRealFIFO_BadObjectsGiveKeyErrors(t *testing.T) {
 					var ke KeyError
 					assert.True(t, errors.As(fn(bad), &ke), "%s(%#v)", op, bad)
 				}
-				if !f.emitAtomicEvents {
+				if name != "atomic" {
 					var ke KeyError
 					assert.True(t, errors.As(f.Replace([]interface{}{good, bad}, "1"), &ke), "Replace with %#v", bad)
 				}
@@ -315,11 +314,11 @@ func TestRealFIFO_KeyOf(t *testing.T) {
 		{Delta{Object: qMk("E", 1)}, "E"},
 	}
 	for _, tt := range tests {
-		got, err := f.keyOf(tt.obj)
+		got, err := f.q.KeyOf(tt.obj)
 		require.NoError(t, err)
 		assert.Equal(t, tt.want, got)
 	}
-	_, err := f.keyOf(Deltas{})
+	_, err := f.q.KeyOf(Deltas{})
 	assert.ErrorIs(t, err, ErrZeroLengthDeltasObject)
 }
 
@@ -487,7 +486,7 @@ func TestRealFIFO_PopBatchBoundaries(t *testing.T) {
 			} else {
 				f = qRealFIFO(qNewKnown())
 			}
-			f.batchSize = tt.batchSize
+			f.q.SetBatchSize(tt.batchSize)
 			require.NoError(t, f.Replace(tt.initial, "1"))
 			if tt.actions != nil {
 				tt.actions(t, f)
@@ -589,7 +588,7 @@ func TestRealFIFO_UnlockWhileProcessing(t *testing.T) {
 
 	t.Run("a long queue keeps producers out", func(t *testing.T) {
 		f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, UnlockWhileProcessing: true})
-		f.batchSize = 1
+		f.q.SetBatchSize(1)
 		for i := 0; i < 4; i++ {
 			require.NoError(t, f.Add(qMk(fmt.Sprint(i), i)))
 		}
@@ -630,7 +629,7 @@ func TestRealFIFO_OptionsThatClientGoRejects(t *testing.T) {
 	})
 	t.Run("non-atomic ignores UnlockWhileProcessing", func(t *testing.T) {
 		f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, KnownObjects: known, UnlockWhileProcessing: true})
-		assert.False(t, f.unlockWhileProcessing)
+		assert.False(t, f.q.UnlocksWhileProcessing())
 	})
 	t.Run("zero value", func(t *testing.T) {
 		var f RealFIFO
@@ -652,32 +651,9 @@ func TestRealFIFO_OptionsThatClientGoRejects(t *testing.T) {
 	})
 }
 
-func TestReconcileReplacement(t *testing.T) {
-	known := qNewKnown(qMk("a", 1), qMk("b", 1), qMk("q", 1))
-	queued := []Delta{{Updated, qMk("q", 2)}, {Added, qMk("x", 1)}, {Deleted, qMk("y", 1)}, {Updated, qMk("x", 2)}}
-	var deleted []DeletedFinalStateUnknown
-	var replaced []interface{}
-	err := reconcileReplacement(klog.Background(), queued, known, []interface{}{qMk("b", 2), qMk("n", 1)}, qKey,
-		func(d DeletedFinalStateUnknown) error { deleted = append(deleted, d); return nil },
-		func(obj interface{}) error { replaced = append(replaced, obj); return nil })
-	require.NoError(t, err)
-	assert.Equal(t, []DeletedFinalStateUnknown{
-		qTomb("q", qMk("q", 2)), qTomb("x", qMk("x", 2)), qTomb("a", qMk("a", 1)),
-	}, deleted)
-	assert.Equal(t, []interface{}{qMk("b", 2), qMk("n", 1)}, replaced)
-
-	var ke KeyError
-	err = reconcileReplacement(klog.Background(), nil, known, []interface{}{42}, qKey, nil, nil)
-	assert.True(t, errors.As(err, &ke))
-	boom := errors.New("boom")
-	err = reconcileReplacement(klog.Background(), nil, nil, []interface{}{qMk("a", 1)}, qKey, nil,
-		func(interface{}) error { return boom })
-	assert.ErrorIs(t, err, boom)
-}
-
 func TestRealFIFO_ConcurrentProducersBatchConsumer(t *testing.T) {
 	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, UnlockWhileProcessing: true})
-	f.batchSize = 7
+	f.q.SetBatchSize(7)
 	const perProducer = 400
 	var wg sync.WaitGroup
 	for p := 0; p < 3; p++ {
@@ -807,7 +783,7 @@ func TestRealFIFO_PopBatchAllocations(t *testing.T) {
 				for _, o := range objs {
 					_ = f.Update(o)
 				}
-				for f.items.len() > 0 {
+				for f.q.Len() > 0 {
 					_ = f.PopBatch(noopBatch, noopSingle)
 				}
 			}
