@@ -67,12 +67,14 @@ func (changeOps) AsTombstone(obj any) (string, any, bool) {
 func (changeOps) ReplacedAll(rv string, objs []any, keys []string) any {
 	return fmt.Sprintf("all@%s:%d", rv, len(objs))
 }
-func (changeOps) Bookmark(rv string, listEnd bool) any { return fmt.Sprintf("bookmark@%s:%v", rv, listEnd) }
-func (changeOps) SyncAll() any                         { return "sync-all" }
-func (changeOps) DefaultKey(obj any) (string, error)   { return podKey(obj) }
-func (changeOps) KeyError(obj any, err error) error    { return keyError{obj: obj, err: err} }
-func (changeOps) Closed() error                        { return errClosed }
-func (changeOps) Refused(err error) bool               { return errors.Is(err, errRefused) }
+func (changeOps) Bookmark(rv string, listEnd bool) any {
+	return fmt.Sprintf("bookmark@%s:%v", rv, listEnd)
+}
+func (changeOps) SyncAll() any                       { return "sync-all" }
+func (changeOps) DefaultKey(obj any) (string, error) { return podKey(obj) }
+func (changeOps) KeyError(obj any, err error) error  { return keyError{obj: obj, err: err} }
+func (changeOps) Closed() error                      { return errClosed }
+func (changeOps) Refused(err error) bool             { return errors.Is(err, errRefused) }
 func (changeOps) Meta(obj any) (metav1.Object, error) {
 	if _, ok := obj.(*v1.Pod); !ok {
 		return nil, errNoMetadata
