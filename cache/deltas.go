@@ -87,8 +87,10 @@ var deltaTypes = [...]DeltaType{
 	queue.Bookmark:    Bookmark,
 }
 
+// Make implements queue.Ops.
 func (deltaOps) Make(k queue.Kind, obj any) Delta { return Delta{Type: deltaTypes[k], Object: obj} }
 
+// Kind implements queue.Ops.
 func (deltaOps) Kind(d Delta) queue.Kind {
 	switch d.Type {
 	case Added:
@@ -111,10 +113,13 @@ func (deltaOps) Kind(d Delta) queue.Kind {
 	return 0
 }
 
+// Object implements queue.Ops.
 func (deltaOps) Object(d Delta) any { return d.Object }
 
+// Box implements queue.Ops.
 func (deltaOps) Box(ds []Delta) any { return Deltas(ds) }
 
+// Newest implements queue.Ops.
 func (deltaOps) Newest(obj any) (any, bool, error) {
 	d, ok := obj.(Deltas)
 	if !ok {
@@ -126,31 +131,41 @@ func (deltaOps) Newest(obj any) (any, bool, error) {
 	return d[len(d)-1].Object, true, nil
 }
 
+// Tombstone implements queue.Ops.
 func (deltaOps) Tombstone(key string, obj any) any {
 	return DeletedFinalStateUnknown{Key: key, Obj: obj}
 }
 
+// AsTombstone implements queue.Ops.
 func (deltaOps) AsTombstone(obj any) (string, any, bool) {
 	d, ok := obj.(DeletedFinalStateUnknown)
 	return d.Key, d.Obj, ok
 }
 
+// ReplacedAll implements queue.Ops.
 func (deltaOps) ReplacedAll(rv string, objs []any, keys []string) any {
 	return ReplacedAllInfo{ResourceVersion: rv, Objects: objs, keys: keys}
 }
 
+// Bookmark implements queue.Ops.
 func (deltaOps) Bookmark(rv string, listEnd bool) any {
 	return BookmarkInfo{ResourceVersion: rv, listEnd: listEnd}
 }
 
+// SyncAll implements queue.Ops.
 func (deltaOps) SyncAll() any { return SyncAllInfo{} }
 
+// DefaultKey implements queue.Ops.
 func (deltaOps) DefaultKey(obj any) (string, error) { return MetaNamespaceKeyFunc(obj) }
 
+// KeyError implements queue.Ops.
 func (deltaOps) KeyError(obj any, err error) error { return KeyError{Obj: obj, Err: err} }
 
+// Closed implements queue.Ops.
 func (deltaOps) Closed() error { return ErrFIFOClosed }
 
+// Refused implements queue.Ops.
 func (deltaOps) Refused(err error) bool { return isRefusedObject(err) }
 
+// Meta implements queue.Ops.
 func (deltaOps) Meta(obj any) (metav1.Object, error) { return storeMetaAccessor(obj) }
