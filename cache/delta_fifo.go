@@ -233,7 +233,7 @@ func (f *DeltaFIFO) Replace(list []interface{}, resourceVersion string) error {
 
 // beginList implements listTaker (see queue.Keyed.BeginList).
 func (f *DeltaFIFO) beginList(source listSource) listSink {
-	return queueSink{f.q.BeginList(source.engine())}
+	return listSinkOf(f.q.BeginList(source.engine()))
 }
 
 // relistsPageByPage implements listTaker.

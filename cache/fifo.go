@@ -359,7 +359,30 @@ type listSink interface {
 	end(ctx context.Context, resourceVersion string) (int, error)
 }
 
-// queueSink is an engine's queue.Sink as a listSink.
+// gatherSink and pageSink are the engine's sinks (queue.Gather, a list
+// taken whole, and queue.Pages, a relist applied page by page) as
+// listSinks. They are the engine's types under another name, so that a
+// sink is handed out as the same pointer, with no wrapper to allocate.
+type (
+	gatherSink queue.Gather
+	pageSink   queue.Pages
+)
+
+func (s *gatherSink) put(obj interface{}) error         { return (*queue.Gather)(s).Put(obj) }
+func (s *gatherSink) remove(obj interface{}) error      { return (*queue.Gather)(s).Remove(obj) }
+func (s *gatherSink) pageEnd(ctx context.Context) error { return (*queue.Gather)(s).PageEnd(ctx) }
+func (s *gatherSink) end(ctx context.Context, rv string) (int, error) {
+	return (*queue.Gather)(s).End(ctx, rv)
+}
+
+func (s *pageSink) put(obj interface{}) error         { return (*queue.Pages)(s).Put(obj) }
+func (s *pageSink) remove(obj interface{}) error      { return (*queue.Pages)(s).Remove(obj) }
+func (s *pageSink) pageEnd(ctx context.Context) error { return (*queue.Pages)(s).PageEnd(ctx) }
+func (s *pageSink) end(ctx context.Context, rv string) (int, error) {
+	return (*queue.Pages)(s).End(ctx, rv)
+}
+
+// queueSink is any other queue.Sink as a listSink.
 type queueSink struct {
 	sink queue.Sink
 }
@@ -368,6 +391,17 @@ func (s queueSink) put(obj interface{}) error                       { return s.s
 func (s queueSink) remove(obj interface{}) error                    { return s.sink.Remove(obj) }
 func (s queueSink) pageEnd(ctx context.Context) error               { return s.sink.PageEnd(ctx) }
 func (s queueSink) end(ctx context.Context, rv string) (int, error) { return s.sink.End(ctx, rv) }
+
+// listSinkOf returns an engine's sink as a listSink.
+func listSinkOf(s queue.Sink) listSink {
+	switch s := s.(type) {
+	case *queue.Gather:
+		return (*gatherSink)(s)
+	case *queue.Pages:
+		return (*pageSink)(s)
+	}
+	return queueSink{s}
+}
 
 // listTaker is implemented by the stores that take lists through the
 // protocol themselves (RealFIFO, DeltaFIFO). For any other store, the
@@ -428,7 +462,7 @@ func newStoreReplaceSink(store ReflectorStore, source listSource) listSink {
 			g.Prepare = func(_ string, obj interface{}) (interface{}, error) { return transform(obj) }
 		}
 	}
-	return queueSink{g}
+	return (*gatherSink)(g)
 }
 
 // streamKey computes the namespace/name key of a streamed object for a

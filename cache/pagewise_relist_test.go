@@ -16,8 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
-
-	"github.com/kinformer/kinformer/cache/internal/queue"
 )
 
 // pagedLW serves an infServer's pods in pages of pageSize (whatever limit
@@ -579,7 +577,7 @@ func TestRealFIFOPageWaitsUntilPopped(t *testing.T) {
 
 	// The first list, and every list of a queue the informer did not
 	// build, are taken whole.
-	_, whole := pageByPageQueue(store).beginList(listSource{}).(queueSink).sink.(*queue.Gather)
+	_, whole := pageByPageQueue(store).beginList(listSource{}).(*gatherSink)
 	assert.True(t, whole, "first list")
 	assert.False(t, NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true}).relistsPageByPage())
 	assert.False(t, NewDeltaFIFOWithOptions(DeltaFIFOOptions{}).relistsPageByPage())

@@ -285,7 +285,7 @@ func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error
 
 // beginList implements listTaker (see queue.Real.BeginList).
 func (f *RealFIFO) beginList(source listSource) listSink {
-	return queueSink{f.q.BeginList(source.engine())}
+	return listSinkOf(f.q.BeginList(source.engine()))
 }
 
 // relistsPageByPage implements listTaker.

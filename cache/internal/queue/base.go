@@ -154,7 +154,7 @@ func (b *base[D, O]) beginList(l lister, source Source) Sink {
 		return l.whole(source)
 	}
 	var o O
-	return &pages{
+	return &Pages{
 		logger:   b.logger,
 		keyOf:    b.KeyOf,
 		streamed: source.Streamed,

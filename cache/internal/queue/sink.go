@@ -239,10 +239,11 @@ type listedObject struct {
 	obj any
 }
 
-// pages applies a relist page by page: the objects of a page are handed to
+// Pages applies a relist page by page: the objects of a page are handed to
 // the queue at the page's end, and what the list no longer has is deleted at
-// its end. It remembers the keys listed.
-type pages struct {
+// its end. It remembers the keys listed. BeginList returns one for a relist
+// of a queue configured with Lists.PageByPage.
+type Pages struct {
 	logger klog.Logger
 	keyOf  func(obj any) (string, error)
 	// prepare returns what the queue gets for obj (transformed).
@@ -262,7 +263,7 @@ type pages struct {
 }
 
 // Put implements Sink.
-func (p *pages) Put(obj any) error {
+func (p *Pages) Put(obj any) error {
 	key, err := p.keyOf(obj)
 	if err != nil {
 		utilruntime.HandleErrorWithLogger(p.logger, err, "Listed object has no key; skipping it", "objectType", fmt.Sprintf("%T", obj))
@@ -294,7 +295,7 @@ func (p *pages) Put(obj any) error {
 }
 
 // Remove implements Sink.
-func (p *pages) Remove(obj any) error {
+func (p *Pages) Remove(obj any) error {
 	key, err := p.keyOf(obj)
 	if err != nil {
 		return err
@@ -308,7 +309,7 @@ func (p *pages) Remove(obj any) error {
 }
 
 // PageEnd implements Sink.
-func (p *pages) PageEnd(ctx context.Context) error {
+func (p *Pages) PageEnd(ctx context.Context) error {
 	if len(p.page) == 0 {
 		return nil
 	}
@@ -320,7 +321,7 @@ func (p *pages) PageEnd(ctx context.Context) error {
 }
 
 // End implements Sink.
-func (p *pages) End(ctx context.Context, resourceVersion string) (int, error) {
+func (p *Pages) End(ctx context.Context, resourceVersion string) (int, error) {
 	if err := p.PageEnd(ctx); err != nil {
 		return len(p.listed), err
 	}

@@ -16,8 +16,8 @@ type pageRecorder struct {
 	calls []string
 }
 
-func (r *pageRecorder) sink(streamed bool) *pages {
-	return &pages{
+func (r *pageRecorder) sink(streamed bool) *Pages {
+	return &Pages{
 		logger:   klog.Background(),
 		keyOf:    podKey,
 		streamed: streamed,
