@@ -119,16 +119,23 @@ func (deltaOps) Object(d Delta) any { return d.Object }
 // Box implements queue.Ops.
 func (deltaOps) Box(ds []Delta) any { return Deltas(ds) }
 
-// Newest implements queue.Ops.
-func (deltaOps) Newest(obj any) (any, bool, error) {
-	d, ok := obj.(Deltas)
-	if !ok {
-		return nil, false, nil
+// Unwrap implements queue.Ops.
+func (deltaOps) Unwrap(obj any, delta bool) (any, string, bool, error) {
+	switch o := obj.(type) {
+	case Deltas:
+		if len(o) == 0 {
+			return nil, "", false, KeyError{Obj: obj, Err: ErrZeroLengthDeltasObject}
+		}
+		obj = o[len(o)-1].Object
+	case Delta:
+		if delta {
+			obj = o.Object
+		}
 	}
-	if len(d) == 0 {
-		return nil, true, KeyError{Obj: obj, Err: ErrZeroLengthDeltasObject}
+	if d, ok := obj.(DeletedFinalStateUnknown); ok {
+		return obj, d.Key, true, nil
 	}
-	return d[len(d)-1].Object, true, nil
+	return obj, "", false, nil
 }
 
 // Tombstone implements queue.Ops.

@@ -108,7 +108,7 @@ func (b *base[D, O]) Transformer() func(any) (any, error) {
 // for a tombstone its key, otherwise the key function's result; failures are
 // Ops.KeyError.
 func (b *base[D, O]) KeyOf(obj any) (string, error) {
-	return keyOf[D, O](b.keyFunc, obj)
+	return keyOf[D, O](b.keyFunc, obj, false)
 }
 
 // transform applies the transformer, if any, to obj (listed under key).

@@ -49,15 +49,22 @@ func (changeOps) Make(k Kind, obj any) change { return change{kind: k, obj: obj}
 func (changeOps) Kind(d change) Kind          { return d.kind }
 func (changeOps) Object(d change) any         { return d.obj }
 func (changeOps) Box(ds []change) any         { return changes(ds) }
-func (changeOps) Newest(obj any) (any, bool, error) {
-	l, ok := obj.(changes)
-	if !ok {
-		return nil, false, nil
+func (changeOps) Unwrap(obj any, delta bool) (any, string, bool, error) {
+	switch o := obj.(type) {
+	case changes:
+		if len(o) == 0 {
+			return nil, "", false, keyError{obj: obj, err: errEmptyList}
+		}
+		obj = o[len(o)-1].obj
+	case change:
+		if delta {
+			obj = o.obj
+		}
 	}
-	if len(l) == 0 {
-		return nil, true, keyError{obj: obj, err: errEmptyList}
+	if t, ok := obj.(tombstone); ok {
+		return obj, t.key, true, nil
 	}
-	return l[len(l)-1].obj, true, nil
+	return obj, "", false, nil
 }
 func (changeOps) Tombstone(key string, obj any) any { return tombstone{key: key, obj: obj} }
 func (changeOps) AsTombstone(obj any) (string, any, bool) {

@@ -51,10 +51,11 @@ type Ops[D any] interface {
 	// Box returns ds as the value the consumer is handed for a pop of one
 	// key (the caller's list-of-deltas type, boxed).
 	Box(ds []D) any
-	// Newest reports whether obj is a list of deltas (the caller's
-	// accumulator type) and returns its newest delta's object; err is the
-	// key error of an empty list.
-	Newest(obj any) (newest any, isList bool, err error)
+	// Unwrap prepares obj for its key: the newest object of a list of
+	// deltas (err is the key error of an empty list), the object of a single
+	// delta when delta is true, and the key of a tombstone (keyed is true).
+	// Any other obj is returned as it is, for the key function.
+	Unwrap(obj any, delta bool) (inner any, key string, keyed bool, err error)
 	// Tombstone returns the placeholder of a deletion whose final state is
 	// unknown: key, and the last known state (may be nil).
 	Tombstone(key string, obj any) any
@@ -98,28 +99,25 @@ type Histogram interface {
 }
 
 // keyOf computes the key of an object entering or leaving a queue: the
-// newest object of a list of deltas, the key of a tombstone, else keyFunc's
-// (Ops.DefaultKey when nil). Failures are Ops.KeyError.
-func keyOf[D any, O Ops[D]](keyFunc func(any) (string, error), obj any) (string, error) {
+// newest object of a list of deltas (of a single delta too, when delta is
+// true), the key of a tombstone, else keyFunc's (Ops.DefaultKey when nil).
+// Failures are Ops.KeyError. Ops.Unwrap does the unwrapping in one call.
+func keyOf[D any, O Ops[D]](keyFunc func(any) (string, error), obj any, delta bool) (string, error) {
 	var o O
-	if newest, isList, err := o.Newest(obj); isList {
-		if err != nil {
-			return "", err
-		}
-		obj = newest
+	inner, key, keyed, err := o.Unwrap(obj, delta)
+	if err != nil {
+		return "", err
 	}
-	if key, _, ok := o.AsTombstone(obj); ok {
+	if keyed {
 		return key, nil
 	}
-	var key string
-	var err error
 	if keyFunc == nil {
-		key, err = o.DefaultKey(obj)
+		key, err = o.DefaultKey(inner)
 	} else {
-		key, err = keyFunc(obj)
+		key, err = keyFunc(inner)
 	}
 	if err != nil {
-		return "", o.KeyError(obj, err)
+		return "", o.KeyError(inner, err)
 	}
 	return key, nil
 }

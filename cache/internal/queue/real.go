@@ -196,11 +196,7 @@ func (r *Real[D, O]) KeyOf(obj any) (string, error) {
 // keyOf returns the key of obj, of a delta's or a list of deltas' newest
 // object, or of a tombstone.
 func (r *Real[D, O]) keyOf(obj any) (string, error) {
-	if d, ok := obj.(D); ok {
-		var o O
-		obj = o.Object(d)
-	}
-	return keyOf[D, O](r.keyFunc, obj)
+	return keyOf[D, O](r.keyFunc, obj, true)
 }
 
 // pushLocked queues one entry and wakes a consumer.
