@@ -7,9 +7,9 @@ import (
 	"github.com/kinformer/kinformer/cache/internal/store"
 )
 
-// deltaOps tells the apply engine (cache/internal/apply) how to read a
+// deltaReader tells the apply engine (cache/internal/apply) how to read a
 // Delta and the Info objects of the queues.
-func deltaOps() apply.Ops[Delta] {
+func deltaReader() apply.Ops[Delta] {
 	return apply.Ops[Delta]{
 		Split: splitDelta,
 		Type:  func(d Delta) string { return string(d.Type) },
@@ -77,7 +77,7 @@ func newDeltaApplier(logger klog.Logger, s Store, handler ResourceEventHandler) 
 func deltaApplierConfig(logger klog.Logger, s Store, handler ResourceEventHandler) apply.Config[Delta] {
 	cfg := apply.Config[Delta]{
 		Logger:  logger,
-		Ops:     deltaOps(),
+		Ops:     deltaReader(),
 		Store:   s,
 		Key:     DeletionHandlingMetaNamespaceKeyFunc,
 		Handler: handler,

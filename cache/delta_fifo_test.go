@@ -14,30 +14,30 @@ import (
 	"k8s.io/klog/v2"
 )
 
-func qTomb(key string, obj interface{}) DeletedFinalStateUnknown {
+func tombstoneOf(key string, obj interface{}) DeletedFinalStateUnknown {
 	return DeletedFinalStateUnknown{Key: key, Obj: obj}
 }
 
-// qDeltaFIFO builds a DeltaFIFO keyed by qKey.
-func qDeltaFIFO(known KeyListerGetter, emitReplaced bool) *DeltaFIFO {
-	opts := DeltaFIFOOptions{KeyFunction: qKey, EmitDeltaTypeReplaced: emitReplaced}
+// newTestDeltaFIFO builds a DeltaFIFO keyed by fakeObjKey.
+func newTestDeltaFIFO(known KeyListerGetter, emitReplaced bool) *DeltaFIFO {
+	opts := DeltaFIFOOptions{KeyFunction: fakeObjKey, EmitDeltaTypeReplaced: emitReplaced}
 	if known != nil {
 		opts.KnownObjects = known
 	}
 	return NewDeltaFIFOWithOptions(opts)
 }
 
-// qPopDeltas pops one Deltas.
-func qPopDeltas(t *testing.T, q Queue) Deltas {
+// popDeltas pops one Deltas.
+func popDeltas(t *testing.T, q Queue) Deltas {
 	t.Helper()
-	obj, _ := qPopObj(t, q)
+	obj, _ := popOne(t, q)
 	d, ok := obj.(Deltas)
 	require.True(t, ok, "popped %T, want Deltas", obj)
 	return d
 }
 
-// qDrain closes q and pops everything left.
-func qDrain(t *testing.T, q Queue) []Deltas {
+// drainAccumulators closes q and pops everything left.
+func drainAccumulators(t *testing.T, q Queue) []Deltas {
 	t.Helper()
 	q.Close()
 	var out []Deltas
@@ -52,25 +52,25 @@ func qDrain(t *testing.T, q Queue) []Deltas {
 }
 
 func TestDeltaFIFO_AccumulatesPerKeyInFirstEnqueueOrder(t *testing.T) {
-	f := qDeltaFIFO(nil, false)
-	require.NoError(t, f.Add(qMk("foo", 10)))
-	require.NoError(t, f.Add(qMk("bar", 1)))
-	require.NoError(t, f.Update(qMk("foo", 11)))
-	require.NoError(t, f.Update(qMk("foo", 13)))
-	require.NoError(t, f.Add(qMk("zab", 30)))
+	f := newTestDeltaFIFO(nil, false)
+	require.NoError(t, f.Add(newFakeObj("foo", 10)))
+	require.NoError(t, f.Add(newFakeObj("bar", 1)))
+	require.NoError(t, f.Update(newFakeObj("foo", 11)))
+	require.NoError(t, f.Update(newFakeObj("foo", 13)))
+	require.NoError(t, f.Add(newFakeObj("zab", 30)))
 
-	assert.Equal(t, Deltas{{Added, qMk("foo", 10)}, {Updated, qMk("foo", 11)}, {Updated, qMk("foo", 13)}}, qPopDeltas(t, f))
-	require.NoError(t, f.Update(qMk("foo", 14))) // popped keys rejoin at the back
+	assert.Equal(t, Deltas{{Added, newFakeObj("foo", 10)}, {Updated, newFakeObj("foo", 11)}, {Updated, newFakeObj("foo", 13)}}, popDeltas(t, f))
+	require.NoError(t, f.Update(newFakeObj("foo", 14))) // popped keys rejoin at the back
 	assert.Equal(t, []Deltas{
-		{{Added, qMk("bar", 1)}},
-		{{Added, qMk("zab", 30)}},
-		{{Updated, qMk("foo", 14)}},
-	}, qDrain(t, f))
+		{{Added, newFakeObj("bar", 1)}},
+		{{Added, newFakeObj("zab", 30)}},
+		{{Updated, newFakeObj("foo", 14)}},
+	}, drainAccumulators(t, f))
 }
 
 func TestDeltaFIFO_DeletionDedup(t *testing.T) {
-	real1, real2 := qMk("k", 1), qMk("k", 2)
-	tomb1, tomb2 := qTomb("k", qMk("k", 3)), qTomb("k", qMk("k", 4))
+	real1, real2 := newFakeObj("k", 1), newFakeObj("k", 2)
+	tomb1, tomb2 := tombstoneOf("k", newFakeObj("k", 3)), tombstoneOf("k", newFakeObj("k", 4))
 	tests := []struct {
 		name          string
 		first, second interface{}
@@ -83,50 +83,50 @@ func TestDeltaFIFO_DeletionDedup(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := qDeltaFIFO(qNewKnown(qMk("k", 0)), false)
+			f := newTestDeltaFIFO(newKnownStore(newFakeObj("k", 0)), false)
 			require.NoError(t, f.Delete(tt.first))
 			require.NoError(t, f.Delete(tt.second))
-			assert.Equal(t, Deltas{{Deleted, tt.want}}, qPopDeltas(t, f))
+			assert.Equal(t, Deltas{{Deleted, tt.want}}, popDeltas(t, f))
 		})
 	}
 	t.Run("only consecutive deletions collapse", func(t *testing.T) {
-		f := qDeltaFIFO(nil, false)
+		f := newTestDeltaFIFO(nil, false)
 		require.NoError(t, f.Add(real1))
 		require.NoError(t, f.Delete(real1))
 		require.NoError(t, f.Add(real2))
 		require.NoError(t, f.Delete(real2))
 		require.NoError(t, f.Delete(real2))
-		assert.Equal(t, Deltas{{Added, real1}, {Deleted, real1}, {Added, real2}, {Deleted, real2}}, qPopDeltas(t, f))
+		assert.Equal(t, Deltas{{Added, real1}, {Deleted, real1}, {Added, real2}, {Deleted, real2}}, popDeltas(t, f))
 	})
 }
 
 func TestDeltaFIFO_DeleteOfUnknownObjectIsIgnored(t *testing.T) {
-	known := qNewKnown(qMk("known", 5))
+	known := newKnownStore(newFakeObj("known", 5))
 	known.failGet["broken"] = true
 	tests := []struct {
 		name  string
 		known KeyListerGetter
 		setup []interface{}
-		del   qObj
+		del   fakeObj
 		want  []Deltas
 	}{
-		{name: "no known objects, not queued", del: qMk("x", 1)},
-		{name: "no known objects, queued", setup: []interface{}{qMk("x", 1)}, del: qMk("x", 2),
-			want: []Deltas{{{Added, qMk("x", 1)}, {Deleted, qMk("x", 2)}}}},
-		{name: "known objects lack it", known: known, del: qMk("x", 1)},
-		{name: "known objects have it", known: known, del: qMk("known", 6),
-			want: []Deltas{{{Deleted, qMk("known", 6)}}}},
-		{name: "known objects lookup fails", known: known, del: qMk("broken", 1),
-			want: []Deltas{{{Deleted, qMk("broken", 1)}}}},
+		{name: "no known objects, not queued", del: newFakeObj("x", 1)},
+		{name: "no known objects, queued", setup: []interface{}{newFakeObj("x", 1)}, del: newFakeObj("x", 2),
+			want: []Deltas{{{Added, newFakeObj("x", 1)}, {Deleted, newFakeObj("x", 2)}}}},
+		{name: "known objects lack it", known: known, del: newFakeObj("x", 1)},
+		{name: "known objects have it", known: known, del: newFakeObj("known", 6),
+			want: []Deltas{{{Deleted, newFakeObj("known", 6)}}}},
+		{name: "known objects lookup fails", known: known, del: newFakeObj("broken", 1),
+			want: []Deltas{{{Deleted, newFakeObj("broken", 1)}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := qDeltaFIFO(tt.known, false)
+			f := newTestDeltaFIFO(tt.known, false)
 			for _, o := range tt.setup {
 				require.NoError(t, f.Add(o))
 			}
 			require.NoError(t, f.Delete(tt.del))
-			assert.Equal(t, tt.want, qDrain(t, f))
+			assert.Equal(t, tt.want, drainAccumulators(t, f))
 		})
 	}
 }
@@ -134,7 +134,7 @@ func TestDeltaFIFO_DeleteOfUnknownObjectIsIgnored(t *testing.T) {
 func TestDeltaFIFO_Replace(t *testing.T) {
 	tests := []struct {
 		name         string
-		known        []qObj
+		known        []fakeObj
 		noKnown      bool
 		emitReplaced bool
 		before       func(t *testing.T, f *DeltaFIFO)
@@ -143,131 +143,131 @@ func TestDeltaFIFO_Replace(t *testing.T) {
 	}{
 		{
 			name:  "sync deltas for listed, tombstones for known keys missing",
-			known: []qObj{qMk("foo", 5), qMk("bar", 6), qMk("baz", 7)},
-			list:  []interface{}{qMk("foo", 5)},
+			known: []fakeObj{newFakeObj("foo", 5), newFakeObj("bar", 6), newFakeObj("baz", 7)},
+			list:  []interface{}{newFakeObj("foo", 5)},
 			want: []Deltas{
-				{{Sync, qMk("foo", 5)}},
-				{{Deleted, qTomb("bar", qMk("bar", 6))}},
-				{{Deleted, qTomb("baz", qMk("baz", 7))}},
+				{{Sync, newFakeObj("foo", 5)}},
+				{{Deleted, tombstoneOf("bar", newFakeObj("bar", 6))}},
+				{{Deleted, tombstoneOf("baz", newFakeObj("baz", 7))}},
 			},
 		},
 		{
 			name:         "replaced deltas with EmitDeltaTypeReplaced",
-			known:        []qObj{qMk("foo", 5), qMk("bar", 6)},
+			known:        []fakeObj{newFakeObj("foo", 5), newFakeObj("bar", 6)},
 			emitReplaced: true,
-			list:         []interface{}{qMk("foo", 6)},
+			list:         []interface{}{newFakeObj("foo", 6)},
 			want: []Deltas{
-				{{Replaced, qMk("foo", 6)}},
-				{{Deleted, qTomb("bar", qMk("bar", 6))}},
+				{{Replaced, newFakeObj("foo", 6)}},
+				{{Deleted, tombstoneOf("bar", newFakeObj("bar", 6))}},
 			},
 		},
 		{
 			name:  "queued delete is kept, no second deletion",
-			known: []qObj{qMk("foo", 5), qMk("bar", 6), qMk("baz", 7)},
+			known: []fakeObj{newFakeObj("foo", 5), newFakeObj("bar", 6), newFakeObj("baz", 7)},
 			before: func(t *testing.T, f *DeltaFIFO) {
-				require.NoError(t, f.Delete(qMk("baz", 10)))
+				require.NoError(t, f.Delete(newFakeObj("baz", 10)))
 			},
-			list: []interface{}{qMk("foo", 5)},
+			list: []interface{}{newFakeObj("foo", 5)},
 			want: []Deltas{
-				{{Deleted, qMk("baz", 10)}},
-				{{Sync, qMk("foo", 5)}},
-				{{Deleted, qTomb("bar", qMk("bar", 6))}},
+				{{Deleted, newFakeObj("baz", 10)}},
+				{{Sync, newFakeObj("foo", 5)}},
+				{{Deleted, tombstoneOf("bar", newFakeObj("bar", 6))}},
 			},
 		},
 		{
 			name:  "queued add gets a tombstone with the queued object",
-			known: []qObj{qMk("foo", 5), qMk("baz", 7)},
+			known: []fakeObj{newFakeObj("foo", 5), newFakeObj("baz", 7)},
 			before: func(t *testing.T, f *DeltaFIFO) {
-				require.NoError(t, f.Add(qMk("baz", 10)))
+				require.NoError(t, f.Add(newFakeObj("baz", 10)))
 			},
-			list: []interface{}{qMk("foo", 5)},
+			list: []interface{}{newFakeObj("foo", 5)},
 			want: []Deltas{
-				{{Added, qMk("baz", 10)}, {Deleted, qTomb("baz", qMk("baz", 10))}},
-				{{Sync, qMk("foo", 5)}},
+				{{Added, newFakeObj("baz", 10)}, {Deleted, tombstoneOf("baz", newFakeObj("baz", 10))}},
+				{{Sync, newFakeObj("foo", 5)}},
 			},
 		},
 		{
 			name:  "deleted then recreated in queue, then gone from the list",
-			known: []qObj{qMk("foo", 5), qMk("bar", 6), qMk("baz", 7)},
+			known: []fakeObj{newFakeObj("foo", 5), newFakeObj("bar", 6), newFakeObj("baz", 7)},
 			before: func(t *testing.T, f *DeltaFIFO) {
-				require.NoError(t, f.Delete(qMk("bar", 6)))
-				require.NoError(t, f.Add(qMk("bar", 100)))
+				require.NoError(t, f.Delete(newFakeObj("bar", 6)))
+				require.NoError(t, f.Add(newFakeObj("bar", 100)))
 			},
-			list: []interface{}{qMk("foo", 5)},
+			list: []interface{}{newFakeObj("foo", 5)},
 			want: []Deltas{
-				{{Deleted, qMk("bar", 6)}, {Added, qMk("bar", 100)}, {Deleted, qTomb("bar", qMk("bar", 100))}},
-				{{Sync, qMk("foo", 5)}},
-				{{Deleted, qTomb("baz", qMk("baz", 7))}},
+				{{Deleted, newFakeObj("bar", 6)}, {Added, newFakeObj("bar", 100)}, {Deleted, tombstoneOf("bar", newFakeObj("bar", 100))}},
+				{{Sync, newFakeObj("foo", 5)}},
+				{{Deleted, tombstoneOf("baz", newFakeObj("baz", 7))}},
 			},
 		},
 		{
 			name:  "tombstone of a tombstone carries the inner object",
-			known: []qObj{qMk("foo", 5)},
+			known: []fakeObj{newFakeObj("foo", 5)},
 			before: func(t *testing.T, f *DeltaFIFO) {
 				require.NoError(t, f.Replace([]interface{}{}, "1"))
 			},
 			list: []interface{}{},
 			want: []Deltas{
-				{{Deleted, qTomb("foo", qMk("foo", 5))}},
+				{{Deleted, tombstoneOf("foo", newFakeObj("foo", 5))}},
 			},
 		},
 		{
 			name:    "without known objects, only queued keys get tombstones",
 			noKnown: true,
 			before: func(t *testing.T, f *DeltaFIFO) {
-				require.NoError(t, f.Add(qMk("baz", 10)))
-				require.NoError(t, f.Add(qMk("zed", 1)))
-				require.NoError(t, f.Add(qMk("abc", 1)))
+				require.NoError(t, f.Add(newFakeObj("baz", 10)))
+				require.NoError(t, f.Add(newFakeObj("zed", 1)))
+				require.NoError(t, f.Add(newFakeObj("abc", 1)))
 			},
-			list: []interface{}{qMk("foo", 5), qMk("zed", 2)},
+			list: []interface{}{newFakeObj("foo", 5), newFakeObj("zed", 2)},
 			want: []Deltas{
-				{{Added, qMk("baz", 10)}, {Deleted, qTomb("baz", qMk("baz", 10))}},
-				{{Added, qMk("zed", 1)}, {Sync, qMk("zed", 2)}},
-				{{Added, qMk("abc", 1)}, {Deleted, qTomb("abc", qMk("abc", 1))}},
-				{{Sync, qMk("foo", 5)}},
+				{{Added, newFakeObj("baz", 10)}, {Deleted, tombstoneOf("baz", newFakeObj("baz", 10))}},
+				{{Added, newFakeObj("zed", 1)}, {Sync, newFakeObj("zed", 2)}},
+				{{Added, newFakeObj("abc", 1)}, {Deleted, tombstoneOf("abc", newFakeObj("abc", 1))}},
+				{{Sync, newFakeObj("foo", 5)}},
 			},
 		},
 		{
 			name:  "delete queued before replace that re-lists the object (kubernetes#83810)",
-			known: []qObj{qMk("foo", 1)},
+			known: []fakeObj{newFakeObj("foo", 1)},
 			before: func(t *testing.T, f *DeltaFIFO) {
-				require.NoError(t, f.Delete(qMk("foo", 1)))
+				require.NoError(t, f.Delete(newFakeObj("foo", 1)))
 			},
-			list: []interface{}{qMk("foo", 2)},
-			want: []Deltas{{{Deleted, qMk("foo", 1)}, {Sync, qMk("foo", 2)}}},
+			list: []interface{}{newFakeObj("foo", 2)},
+			want: []Deltas{{{Deleted, newFakeObj("foo", 1)}, {Sync, newFakeObj("foo", 2)}}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var known KeyListerGetter
 			if !tt.noKnown {
-				known = qNewKnown(tt.known...)
+				known = newKnownStore(tt.known...)
 			}
-			f := qDeltaFIFO(known, tt.emitReplaced)
+			f := newTestDeltaFIFO(known, tt.emitReplaced)
 			if tt.before != nil {
 				tt.before(t, f)
 			}
 			require.NoError(t, f.Replace(tt.list, "10"))
-			assert.Equal(t, tt.want, qDrain(t, f))
+			assert.Equal(t, tt.want, drainAccumulators(t, f))
 		})
 	}
 }
 
 func TestDeltaFIFO_ReplaceKnownLookupFailures(t *testing.T) {
-	known := qNewKnown(qMk("a", 1), qMk("b", 2))
+	known := newKnownStore(newFakeObj("a", 1), newFakeObj("b", 2))
 	known.failGet["a"] = true
-	f := qDeltaFIFO(known, true)
+	f := newTestDeltaFIFO(known, true)
 	require.NoError(t, f.Replace(nil, "1"))
 	assert.Equal(t, []Deltas{
-		{{Deleted, qTomb("a", nil)}},
-		{{Deleted, qTomb("b", qMk("b", 2))}},
-	}, qDrain(t, f))
+		{{Deleted, tombstoneOf("a", nil)}},
+		{{Deleted, tombstoneOf("b", newFakeObj("b", 2))}},
+	}, drainAccumulators(t, f))
 }
 
-// qInitialProbe pops n items and reports (isInInitialList, HasSynced after).
-func qInitialProbe(t *testing.T, q Queue, n int) (initial []bool, synced []bool) {
+// probeInitialFlags pops n items and reports (isInInitialList, HasSynced after).
+func probeInitialFlags(t *testing.T, q Queue, n int) (initial []bool, synced []bool) {
 	for i := 0; i < n; i++ {
-		_, in := qPopObj(t, q)
+		_, in := popOne(t, q)
 		initial = append(initial, in)
 		synced = append(synced, q.HasSynced())
 	}
@@ -276,14 +276,14 @@ func qInitialProbe(t *testing.T, q Queue, n int) (initial []bool, synced []bool)
 
 func TestDeltaFIFO_HasSyncedAndInitialList(t *testing.T) {
 	t.Run("initial replace with deletions", func(t *testing.T) {
-		f := qDeltaFIFO(qNewKnown(qMk("foo", 5), qMk("bar", 6), qMk("baz", 7)), false)
-		require.NoError(t, f.Replace([]interface{}{qMk("foo", 5)}, "0"))
+		f := newTestDeltaFIFO(newKnownStore(newFakeObj("foo", 5), newFakeObj("bar", 6), newFakeObj("baz", 7)), false)
+		require.NoError(t, f.Replace([]interface{}{newFakeObj("foo", 5)}, "0"))
 		assert.False(t, f.HasSynced())
-		initial, synced := qInitialProbe(t, f, 3)
+		initial, synced := probeInitialFlags(t, f, 3)
 		assert.Equal(t, []bool{true, true, true}, initial)
 		assert.Equal(t, []bool{false, false, true}, synced)
-		require.NoError(t, f.Add(qMk("late", 1)))
-		_, in := qPopObj(t, f)
+		require.NoError(t, f.Add(newFakeObj("late", 1)))
+		_, in := popOne(t, f)
 		assert.False(t, in)
 	})
 	tests := []struct {
@@ -292,30 +292,30 @@ func TestDeltaFIFO_HasSyncedAndInitialList(t *testing.T) {
 		want bool
 	}{
 		{"nothing", func(*testing.T, *DeltaFIFO) {}, false},
-		{"add first", func(t *testing.T, f *DeltaFIFO) { require.NoError(t, f.Add(qMk("a", 1))) }, true},
-		{"update first", func(t *testing.T, f *DeltaFIFO) { require.NoError(t, f.Update(qMk("a", 1))) }, true},
-		{"ignored delete first", func(t *testing.T, f *DeltaFIFO) { require.NoError(t, f.Delete(qMk("a", 1))) }, true},
+		{"add first", func(t *testing.T, f *DeltaFIFO) { require.NoError(t, f.Add(newFakeObj("a", 1))) }, true},
+		{"update first", func(t *testing.T, f *DeltaFIFO) { require.NoError(t, f.Update(newFakeObj("a", 1))) }, true},
+		{"ignored delete first", func(t *testing.T, f *DeltaFIFO) { require.NoError(t, f.Delete(newFakeObj("a", 1))) }, true},
 		{"empty replace", func(t *testing.T, f *DeltaFIFO) { require.NoError(t, f.Replace(nil, "1")) }, true},
 		{"replace unpopped", func(t *testing.T, f *DeltaFIFO) {
-			require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "1"))
+			require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1), newFakeObj("b", 2)}, "1"))
 		}, false},
 		{"replace half popped", func(t *testing.T, f *DeltaFIFO) {
-			require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "1"))
-			qPopObj(t, f)
+			require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1), newFakeObj("b", 2)}, "1"))
+			popOne(t, f)
 		}, false},
 		{"replace popped", func(t *testing.T, f *DeltaFIFO) {
-			require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "1"))
-			qPopObj(t, f)
-			qPopObj(t, f)
+			require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1), newFakeObj("b", 2)}, "1"))
+			popOne(t, f)
+			popOne(t, f)
 		}, true},
 		{"duplicate key in replace is one item", func(t *testing.T, f *DeltaFIFO) {
-			require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("a", 2)}, "1"))
-			qPopObj(t, f)
+			require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1), newFakeObj("a", 2)}, "1"))
+			popOne(t, f)
 		}, true},
 		{"second replace does not reset", func(t *testing.T, f *DeltaFIFO) {
-			require.NoError(t, f.Replace([]interface{}{qMk("a", 1)}, "1"))
-			qPopObj(t, f)
-			require.NoError(t, f.Replace([]interface{}{qMk("b", 1)}, "2"))
+			require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1)}, "1"))
+			popOne(t, f)
+			require.NoError(t, f.Replace([]interface{}{newFakeObj("b", 1)}, "2"))
 		}, true},
 		{"resync does not populate", func(t *testing.T, f *DeltaFIFO) {
 			require.NoError(t, f.Resync())
@@ -323,7 +323,7 @@ func TestDeltaFIFO_HasSyncedAndInitialList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := qDeltaFIFO(nil, false)
+			f := newTestDeltaFIFO(nil, false)
 			tt.ops(t, f)
 			assert.Equal(t, tt.want, f.HasSynced())
 			assert.Equal(t, tt.want, IsDone(f.HasSyncedChecker()))
@@ -334,8 +334,8 @@ func TestDeltaFIFO_HasSyncedAndInitialList(t *testing.T) {
 // Difference from client-go: Done closes only once the last initial item
 // has been processed, so a waiter never runs alongside that processing.
 func TestDeltaFIFO_DoneClosesAfterLastInitialItemIsProcessed(t *testing.T) {
-	f := qDeltaFIFO(nil, false)
-	require.NoError(t, f.Replace([]interface{}{qMk("a", 1)}, "1"))
+	f := newTestDeltaFIFO(nil, false)
+	require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1)}, "1"))
 	done := f.Done()
 	_, err := f.Pop(func(interface{}, bool) error {
 		select {
@@ -355,41 +355,41 @@ func TestDeltaFIFO_DoneClosesAfterLastInitialItemIsProcessed(t *testing.T) {
 
 func TestDeltaFIFO_Resync(t *testing.T) {
 	t.Run("queues known objects that are not queued", func(t *testing.T) {
-		known := qNewKnown(qMk("a", 1), qMk("b", 2), qMk("c", 3))
-		f := qDeltaFIFO(known, false)
-		require.NoError(t, f.Update(qMk("b", 5)))
+		known := newKnownStore(newFakeObj("a", 1), newFakeObj("b", 2), newFakeObj("c", 3))
+		f := newTestDeltaFIFO(known, false)
+		require.NoError(t, f.Update(newFakeObj("b", 5)))
 		require.NoError(t, f.Resync())
 		assert.Equal(t, []Deltas{
-			{{Updated, qMk("b", 5)}},
-			{{Sync, qMk("a", 1)}},
-			{{Sync, qMk("c", 3)}},
-		}, qDrain(t, f))
+			{{Updated, newFakeObj("b", 5)}},
+			{{Sync, newFakeObj("a", 1)}},
+			{{Sync, newFakeObj("c", 3)}},
+		}, drainAccumulators(t, f))
 	})
 	t.Run("queued delete suppresses the sync", func(t *testing.T) {
-		f := qDeltaFIFO(qNewKnown(qMk("foo", 5)), false)
-		require.NoError(t, f.Delete(qMk("foo", 10)))
+		f := newTestDeltaFIFO(newKnownStore(newFakeObj("foo", 5)), false)
+		require.NoError(t, f.Delete(newFakeObj("foo", 10)))
 		require.NoError(t, f.Resync())
-		assert.Equal(t, []Deltas{{{Deleted, qMk("foo", 10)}}}, qDrain(t, f))
+		assert.Equal(t, []Deltas{{{Deleted, newFakeObj("foo", 10)}}}, drainAccumulators(t, f))
 	})
 	t.Run("no known objects", func(t *testing.T) {
-		f := qDeltaFIFO(nil, false)
+		f := newTestDeltaFIFO(nil, false)
 		require.NoError(t, f.Resync())
-		assert.Empty(t, qDrain(t, f))
+		assert.Empty(t, drainAccumulators(t, f))
 	})
 	t.Run("lookup failures are skipped, key errors reported after the rest", func(t *testing.T) {
-		known := qNewKnown(qMk("a", 1), qMk("c", 3))
+		known := newKnownStore(newFakeObj("a", 1), newFakeObj("c", 3))
 		known.failGet["a"] = true
 		known.set("b", 42) // no key
-		f := qDeltaFIFO(known, false)
+		f := newTestDeltaFIFO(known, false)
 		err := f.Resync()
 		var ke KeyError
 		assert.True(t, errors.As(err, &ke), "got %v", err)
-		assert.Equal(t, []Deltas{{{Sync, qMk("c", 3)}}}, qDrain(t, f))
+		assert.Equal(t, []Deltas{{{Sync, newFakeObj("c", 3)}}}, drainAccumulators(t, f))
 	})
 }
 
 func TestDeltaFIFO_CloseUnblocksPop(t *testing.T) {
-	f := qDeltaFIFO(nil, false)
+	f := newTestDeltaFIFO(nil, false)
 	const waiters = 5
 	errs := make(chan error, waiters)
 	for i := 0; i < waiters; i++ {
@@ -411,20 +411,20 @@ func TestDeltaFIFO_CloseUnblocksPop(t *testing.T) {
 }
 
 func TestDeltaFIFO_ProcessErrorIsReturnedAndNotRequeued(t *testing.T) {
-	f := qDeltaFIFO(nil, false)
-	require.NoError(t, f.Add(qMk("a", 1)))
+	f := newTestDeltaFIFO(nil, false)
+	require.NoError(t, f.Add(newFakeObj("a", 1)))
 	boom := errors.New("boom")
 	obj, err := f.Pop(func(interface{}, bool) error { return boom })
 	assert.ErrorIs(t, err, boom)
-	assert.Equal(t, Deltas{{Added, qMk("a", 1)}}, obj)
-	assert.Empty(t, qDrain(t, f))
+	assert.Equal(t, Deltas{{Added, newFakeObj("a", 1)}}, obj)
+	assert.Empty(t, drainAccumulators(t, f))
 }
 
-// qCountingTransform increments xf on qObjs and rejects tombstones.
-func qCountingTransform(t *testing.T) TransformFunc {
+// markTransformed increments xf on fakeObjs and rejects tombstones.
+func markTransformed(t *testing.T) TransformFunc {
 	return func(obj interface{}) (interface{}, error) {
 		switch o := obj.(type) {
-		case qObj:
+		case fakeObj:
 			o.xf++
 			return o, nil
 		default:
@@ -435,44 +435,44 @@ func qCountingTransform(t *testing.T) TransformFunc {
 }
 
 func TestDeltaFIFO_Transformer(t *testing.T) {
-	xf := func(name string, val int) qObj { return qObj{name: name, val: val, xf: 1} }
-	known := qNewKnown(qMk("k", 1)) // known objects were transformed already
+	xf := func(name string, val int) fakeObj { return fakeObj{name: name, val: val, xf: 1} }
+	known := newKnownStore(newFakeObj("k", 1)) // known objects were transformed already
 	f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{
-		KeyFunction: qKey, KnownObjects: known, EmitDeltaTypeReplaced: true, Transformer: qCountingTransform(t),
+		KeyFunction: fakeObjKey, KnownObjects: known, EmitDeltaTypeReplaced: true, Transformer: markTransformed(t),
 	})
 	assert.NotNil(t, f.Transformer())
-	require.NoError(t, f.Add(qMk("a", 1)))
-	require.NoError(t, f.Update(qMk("a", 2)))
-	require.NoError(t, f.Delete(qMk("a", 3)))
-	require.NoError(t, f.Add(qMk("b", 1)))
+	require.NoError(t, f.Add(newFakeObj("a", 1)))
+	require.NoError(t, f.Update(newFakeObj("a", 2)))
+	require.NoError(t, f.Delete(newFakeObj("a", 3)))
+	require.NoError(t, f.Add(newFakeObj("b", 1)))
 	require.NoError(t, f.Resync()) // Sync of k: not transformed
-	require.NoError(t, f.Replace([]interface{}{qMk("c", 1)}, "5"))
+	require.NoError(t, f.Replace([]interface{}{newFakeObj("c", 1)}, "5"))
 	assert.Equal(t, []Deltas{
 		{{Added, xf("a", 1)}, {Updated, xf("a", 2)}, {Deleted, xf("a", 3)}},
-		{{Added, xf("b", 1)}, {Deleted, qTomb("b", xf("b", 1))}},
-		{{Sync, qMk("k", 1)}, {Deleted, qTomb("k", qMk("k", 1))}},
+		{{Added, xf("b", 1)}, {Deleted, tombstoneOf("b", xf("b", 1))}},
+		{{Sync, newFakeObj("k", 1)}, {Deleted, tombstoneOf("k", newFakeObj("k", 1))}},
 		{{Replaced, xf("c", 1)}},
-	}, qDrain(t, f))
+	}, drainAccumulators(t, f))
 }
 
 func TestDeltaFIFO_TransformerErrors(t *testing.T) {
 	boom := errors.New("boom")
 	f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{
-		KeyFunction: qKey,
+		KeyFunction: fakeObjKey,
 		Transformer: func(obj interface{}) (interface{}, error) {
-			if obj.(qObj).val < 0 {
+			if obj.(fakeObj).val < 0 {
 				return nil, boom
 			}
 			return obj, nil
 		},
 	})
-	assert.ErrorIs(t, f.Add(qMk("a", -1)), boom)
-	assert.ErrorIs(t, f.Update(qMk("a", -1)), boom)
-	require.NoError(t, f.Add(qMk("b", 1)))
-	assert.ErrorIs(t, f.Delete(qMk("b", -1)), boom)
+	assert.ErrorIs(t, f.Add(newFakeObj("a", -1)), boom)
+	assert.ErrorIs(t, f.Update(newFakeObj("a", -1)), boom)
+	require.NoError(t, f.Add(newFakeObj("b", 1)))
+	assert.ErrorIs(t, f.Delete(newFakeObj("b", -1)), boom)
 	// Difference from client-go: a failing Replace queues nothing at all.
-	assert.ErrorIs(t, f.Replace([]interface{}{qMk("c", 1), qMk("d", -1)}, "1"), boom)
-	assert.Equal(t, []Deltas{{{Added, qMk("b", 1)}}}, qDrain(t, f))
+	assert.ErrorIs(t, f.Replace([]interface{}{newFakeObj("c", 1), newFakeObj("d", -1)}, "1"), boom)
+	assert.Equal(t, []Deltas{{{Added, newFakeObj("b", 1)}}}, drainAccumulators(t, f))
 }
 
 func TestDeltaFIFO_KeyOf(t *testing.T) {
@@ -485,9 +485,9 @@ func TestDeltaFIFO_KeyOf(t *testing.T) {
 		wantErr error
 	}{
 		{name: "object", obj: pod, want: "ns/p"},
-		{name: "tombstone", obj: qTomb("B", nil), want: "B"},
-		{name: "deltas", obj: Deltas{{Added, qTomb("x", nil)}, {Updated, pod}}, want: "ns/p"},
-		{name: "deltas ending in tombstone", obj: Deltas{{Deleted, qTomb("D", nil)}}, want: "D"},
+		{name: "tombstone", obj: tombstoneOf("B", nil), want: "B"},
+		{name: "deltas", obj: Deltas{{Added, tombstoneOf("x", nil)}, {Updated, pod}}, want: "ns/p"},
+		{name: "deltas ending in tombstone", obj: Deltas{{Deleted, tombstoneOf("D", nil)}}, want: "D"},
 		{name: "explicit key", obj: ExplicitKey("ns/e"), want: "ns/e"},
 		{name: "empty deltas", obj: Deltas{}, wantErr: ErrZeroLengthDeltasObject},
 		{name: "nil", obj: nil},
@@ -512,7 +512,7 @@ func TestDeltaFIFO_KeyOf(t *testing.T) {
 }
 
 func TestDeltaFIFO_BadObjectsGiveKeyErrors(t *testing.T) {
-	f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{KnownObjects: qNewKnown()})
+	f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{KnownObjects: newKnownStore()})
 	good := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
 	for _, bad := range []interface{}{nil, 42, "s", (*v1.Pod)(nil), Deltas{}} {
 		for name, op := range map[string]func(interface{}) error{"Add": f.Add, "Update": f.Update, "Delete": f.Delete} {
@@ -523,7 +523,7 @@ func TestDeltaFIFO_BadObjectsGiveKeyErrors(t *testing.T) {
 		assert.True(t, errors.As(f.Replace([]interface{}{good, bad}, "1"), &ke), "Replace with %#v", bad)
 	}
 	assert.False(t, f.HasSynced(), "failed calls do not count as populating")
-	assert.Empty(t, qDrain(t, f))
+	assert.Empty(t, drainAccumulators(t, f))
 }
 
 func TestDeltaFIFO_ZeroValueAndOptions(t *testing.T) {
@@ -531,7 +531,7 @@ func TestDeltaFIFO_ZeroValueAndOptions(t *testing.T) {
 	assert.Equal(t, "DeltaFIFO", f.Name())
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
 	require.NoError(t, f.Add(pod))
-	assert.Equal(t, Deltas{{Added, pod}}, qPopDeltas(t, &f))
+	assert.Equal(t, Deltas{{Added, pod}}, popDeltas(t, &f))
 
 	logger := klog.Background()
 	g := NewDeltaFIFOWithOptions(DeltaFIFOOptions{Name: "pods", Logger: &logger})
@@ -540,9 +540,9 @@ func TestDeltaFIFO_ZeroValueAndOptions(t *testing.T) {
 	assert.Nil(t, g.Transformer())
 
 	// The deprecated constructor emits Sync on Replace.
-	h := NewDeltaFIFO(qKey, qNewKnown())
-	require.NoError(t, h.Replace([]interface{}{qMk("a", 1)}, "1"))
-	assert.Equal(t, []Deltas{{{Sync, qMk("a", 1)}}}, qDrain(t, h))
+	h := NewDeltaFIFO(fakeObjKey, newKnownStore())
+	require.NoError(t, h.Replace([]interface{}{newFakeObj("a", 1)}, "1"))
+	assert.Equal(t, []Deltas{{{Sync, newFakeObj("a", 1)}}}, drainAccumulators(t, h))
 }
 
 func TestDeltaFIFO_NewestOldest(t *testing.T) {
@@ -555,8 +555,8 @@ func TestDeltaFIFO_NewestOldest(t *testing.T) {
 }
 
 func TestDeltaFIFO_ConcurrentProducersAndConsumer(t *testing.T) {
-	known := qNewKnown()
-	f := qDeltaFIFO(known, true)
+	known := newKnownStore()
+	f := newTestDeltaFIFO(known, true)
 	const perProducer = 300
 	var wg sync.WaitGroup
 	for p := 0; p < 2; p++ {
@@ -564,7 +564,7 @@ func TestDeltaFIFO_ConcurrentProducersAndConsumer(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 1; i <= perProducer; i++ {
-				assert.NoError(t, f.Add(qMk(fmt.Sprintf("p%d-%d", p, i), i)))
+				assert.NoError(t, f.Add(newFakeObj(fmt.Sprintf("p%d-%d", p, i), i)))
 			}
 		}()
 	}
@@ -578,9 +578,9 @@ func TestDeltaFIFO_ConcurrentProducersAndConsumer(t *testing.T) {
 	last := map[byte]int{}
 	seen := 0
 	for seen < 2*perProducer {
-		d := qPopDeltas(t, f)
+		d := popDeltas(t, f)
 		for _, delta := range d {
-			o := delta.Object.(qObj)
+			o := delta.Object.(fakeObj)
 			known.set(o.name, o) // play the consumer updating its store
 			if delta.Type == Added {
 				assert.Greater(t, o.val, last[o.name[1]])

@@ -1,6 +1,12 @@
 package cache
 
-import "errors"
+import (
+	"errors"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kinformer/kinformer/cache/internal/queue"
+)
 
 // DeltaType names the kind of change a Delta records.
 type DeltaType string
@@ -32,16 +38,6 @@ const (
 	Bookmark DeltaType = "Bookmark"
 )
 
-// deltaTypeBatchable reports whether deltas of type t concern one object and
-// may be processed together with deltas of other objects.
-func deltaTypeBatchable(t DeltaType) bool {
-	switch t {
-	case Added, Updated, Deleted, Replaced, Sync:
-		return true
-	}
-	return false
-}
-
 // Delta is one change: its Type, and the object's state after the change (for
 // Deleted, the last state known before the deletion).
 type Delta struct {
@@ -71,3 +67,112 @@ func (d Deltas) Newest() *Delta {
 // ErrZeroLengthDeltasObject is the Err of the KeyError returned when asked for
 // the key of an empty Deltas.
 var ErrZeroLengthDeltasObject = errors.New("0 length Deltas object; can't get key")
+
+// deltaOps is the queue engine's view of Delta (queue.Ops): the queues of
+// this package are the engine's queues instantiated with Delta, so that
+// they hold and pop Deltas as they are.
+type deltaOps struct{}
+
+var _ queue.Ops[Delta] = deltaOps{}
+
+// deltaTypes maps the engine's kinds to DeltaTypes.
+var deltaTypes = [...]DeltaType{
+	queue.Added:       Added,
+	queue.Updated:     Updated,
+	queue.Deleted:     Deleted,
+	queue.Replaced:    Replaced,
+	queue.ReplacedAll: ReplacedAll,
+	queue.Sync:        Sync,
+	queue.SyncAll:     SyncAll,
+	queue.Bookmark:    Bookmark,
+}
+
+// Make implements queue.Ops.
+func (deltaOps) Make(k queue.Kind, obj any) Delta { return Delta{Type: deltaTypes[k], Object: obj} }
+
+// Kind implements queue.Ops.
+func (deltaOps) Kind(d Delta) queue.Kind {
+	switch d.Type {
+	case Added:
+		return queue.Added
+	case Updated:
+		return queue.Updated
+	case Deleted:
+		return queue.Deleted
+	case Replaced:
+		return queue.Replaced
+	case ReplacedAll:
+		return queue.ReplacedAll
+	case Sync:
+		return queue.Sync
+	case SyncAll:
+		return queue.SyncAll
+	case Bookmark:
+		return queue.Bookmark
+	}
+	return 0
+}
+
+// Object implements queue.Ops.
+func (deltaOps) Object(d Delta) any { return d.Object }
+
+// Box implements queue.Ops.
+func (deltaOps) Box(ds []Delta) any { return Deltas(ds) }
+
+// Unwrap implements queue.Ops.
+func (deltaOps) Unwrap(obj any, delta bool) (any, string, bool, error) {
+	switch o := obj.(type) {
+	case Deltas:
+		if len(o) == 0 {
+			return nil, "", false, KeyError{Obj: obj, Err: ErrZeroLengthDeltasObject}
+		}
+		obj = o[len(o)-1].Object
+	case Delta:
+		if delta {
+			obj = o.Object
+		}
+	}
+	if d, ok := obj.(DeletedFinalStateUnknown); ok {
+		return obj, d.Key, true, nil
+	}
+	return obj, "", false, nil
+}
+
+// Tombstone implements queue.Ops.
+func (deltaOps) Tombstone(key string, obj any) any {
+	return DeletedFinalStateUnknown{Key: key, Obj: obj}
+}
+
+// AsTombstone implements queue.Ops.
+func (deltaOps) AsTombstone(obj any) (string, any, bool) {
+	d, ok := obj.(DeletedFinalStateUnknown)
+	return d.Key, d.Obj, ok
+}
+
+// ReplacedAll implements queue.Ops.
+func (deltaOps) ReplacedAll(rv string, objs []any, keys []string) any {
+	return ReplacedAllInfo{ResourceVersion: rv, Objects: objs, keys: keys}
+}
+
+// Bookmark implements queue.Ops.
+func (deltaOps) Bookmark(rv string, listEnd bool) any {
+	return BookmarkInfo{ResourceVersion: rv, listEnd: listEnd}
+}
+
+// SyncAll implements queue.Ops.
+func (deltaOps) SyncAll() any { return SyncAllInfo{} }
+
+// DefaultKey implements queue.Ops.
+func (deltaOps) DefaultKey(obj any) (string, error) { return MetaNamespaceKeyFunc(obj) }
+
+// KeyError implements queue.Ops.
+func (deltaOps) KeyError(obj any, err error) error { return KeyError{Obj: obj, Err: err} }
+
+// Closed implements queue.Ops.
+func (deltaOps) Closed() error { return ErrFIFOClosed }
+
+// Refused implements queue.Ops.
+func (deltaOps) Refused(err error) bool { return isRefusedObject(err) }
+
+// Meta implements queue.Ops.
+func (deltaOps) Meta(obj any) (metav1.Object, error) { return storeMetaAccessor(obj) }

@@ -22,10 +22,10 @@
 // source of lists and watches is any value with client-go's List and Watch methods. This
 // package adapts at the boundary: a public type holds its engine in an unexported field and
 // converts on the way in and out (an engine's key error becomes a KeyError); an engine that
-// handles a public type in bulk is generic over it and reads it through a small value of
-// functions, so that nothing is copied per item (the applier reads each Delta so). Where a
-// public interface already has an engine interface's method set (ListerWatcher, and the
-// Store the applier writes to), the value is passed through as it is. No engine type
+// handles a public type in bulk (the queue, the applier) is generic over it and reads it
+// through a small value of functions, so that nothing is copied per item. Where a public
+// interface already has an engine interface's method set (ListerWatcher, and the Store the
+// applier writes to), the value is passed through as it is. No engine type
 // is re-exported through an alias: the API check treats an alias as a different declaration,
 // and users would meet internal names in their error messages and godoc.
 //
@@ -77,14 +77,16 @@
 //	     │                 (liveness.go); the observer (observer.go) turns the core's notes
 //	     │                 into metrics, counters, log lines and watch error handler calls
 //	     │                 (reflector_observer.go). Every list reaches the queue as one
-//	     │                 sequence through the engine's Lists, a listSink here (list_sink.go)
+//	     │                 sequence through the engine's Lists, a listSink here (fifo.go)
 //	     ▼
-//	  queue                the Deltas (deltas.go) between Reflector and processLoop. RealFIFO, the
+//	  queue                the Deltas (deltas.go) between Reflector and processLoop, held by the
+//	     │                 queue engine (internal/queue), generic over Delta. RealFIFO, the
 //	     │                 default, in watch order, a relist one atomic ReplacedAll:
-//	     │                 the_real_fifo.go, the_real_fifo_list.go (lists and relists),
-//	     │                 the_real_fifo_pop.go (Pop, PopBatch). DeltaFIFO, which coalesces per
-//	     │                 key: delta_fifo.go, delta_fifo_list.go, delta_fifo_watermark.go.
-//	     │                 Relists page by page, for both: pagewise_relist.go
+//	     │                 the_real_fifo.go over queue.Real (real.go; lists and relists in
+//	     │                 real_list.go; Pop, PopBatch in real_pop.go). DeltaFIFO, which
+//	     │                 coalesces per key: delta_fifo.go over queue.Keyed (keyed.go,
+//	     │                 keyed_list.go, watermark.go). The list sinks: internal/queue/sink.go;
+//	     │                 relists page by page, for both: internal/queue/pagewise.go
 //	     ▼
 //	processLoop            controller.go pops a batch of deltas and calls the informer's
 //	     │                 handleDeltas or handleBatch (shared_informer_process.go), which
@@ -123,13 +125,13 @@
 //  1. internal/reflector/driver.go, await: the event comes off the watch's result channel;
 //     acceptEvent (internal/reflector/baddata.go) checks its object.
 //  2. internal/reflector/driver.go, apply: RealFIFO.Update (the_real_fifo.go) queues an
-//     Updated delta.
+//     Updated delta (internal/queue/real.go, Change).
 //  3. internal/reflector/step.go, WatchEvent (Step for the events of an open watch): the core
 //     moves the resourceVersion; the driver's eventApplied publishes it
 //     (Engine.LastSyncResourceVersion), tells a queue that implements
 //     ResourceVersionUpdater (RealFIFO does not: its watermark moves as deltas are applied)
 //     and records the event's arrival in the informer's stats (reflector_engine.go).
-//  4. controller.go, processLoop: RealFIFO.PopBatch (the_real_fifo_pop.go) hands the delta to
+//  4. controller.go, processLoop: RealFIFO.PopBatch (internal/queue/real_pop.go) hands the delta to
 //     the informer's handleBatch (shared_informer_process.go).
 //  5. internal/apply/applier.go, ProcessBatch: the applier reads the delta (splitDelta,
 //     delta_apply.go), takes the key the queue computed (RealFIFO.poppedKeys), writes it to the
@@ -145,7 +147,8 @@
 //
 // Every state that reaches the queue (a LIST, paged or not; a streaming list; a snapshot
 // loaded at start) arrives as one sequence: the start of a list, its objects in order, and its
-// end at a resourceVersion. The queue decides when the state becomes visible. By default, as
+// end at a resourceVersion (the list protocol, internal/queue's doc.go). The queue decides
+// when the state becomes visible. By default, as
 // in client-go v0.37, a relist is atomic: listers see the old state until the complete listed
 // state replaces it in one step, then handlers get a delete (DeletedFinalStateUnknown) for
 // every object that vanished, followed by an update or add for every listed object in list
@@ -153,7 +156,8 @@
 // twice: the cached object is kept (so the transform does not run again on it, and its update
 // carries the same object as old and new). The first list after resuming from a snapshot or
 // after the server said a version is too large keeps no cached object. SharedIndexInformerOptions.RelistPageByPage applies relists
-// page by page instead, trading partial states and late deletions for less memory.
+// page by page instead, trading partial states and late deletions for less memory (what
+// handlers and listers then see: internal/queue's doc.go).
 //
 // The resourceVersion of an informer's cache (LastStoreSyncResourceVersion) is a watermark:
 // every change at or below it has been applied. It moves only after a complete list or once

@@ -1,10 +1,15 @@
 package cache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/kinformer/kinformer/cache/internal/queue"
 )
 
 // PopProcessFunc processes one accumulator popped from a Queue. obj is what the
@@ -96,9 +101,9 @@ type FIFO struct {
 	items map[string]interface{}
 	// queue holds keys in pop order. A key whose object was deleted stays in
 	// queue and is skipped by Pop.
-	queue queueRing[string]
+	queue queue.Ring[string]
 
-	gate    fifoSyncGate
+	gate    queue.SyncGate
 	keyFunc KeyFunc
 	closed  atomic.Bool
 }
@@ -131,7 +136,7 @@ func (f *FIFO) initLocked() {
 	if f.keyFunc == nil {
 		f.keyFunc = MetaNamespaceKeyFunc
 	}
-	f.gate.init()
+	f.gate.Init()
 }
 
 // key computes obj's key, reporting failures as KeyError.
@@ -166,7 +171,7 @@ func (f *FIFO) IsClosed() bool {
 // Replace, or whether every object queued by the first Replace has been popped
 // and processed. It never blocks.
 func (f *FIFO) HasSynced() bool {
-	return f.gate.isDone()
+	return f.gate.IsDone()
 }
 
 // HasSyncedChecker returns f itself: its Done channel closes when HasSynced
@@ -185,7 +190,7 @@ func (f *FIFO) Done() <-chan struct{} {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	f.initLocked()
-	return f.gate.done
+	return f.gate.Done()
 }
 
 // Add queues obj under its key. If the key is already queued, obj replaces
@@ -199,9 +204,9 @@ func (f *FIFO) Add(obj interface{}) error {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	f.initLocked()
-	f.gate.markPopulated()
+	f.gate.MarkPopulated()
 	if _, queued := f.items[id]; !queued {
-		f.queue.push(id)
+		f.queue.Push(id)
 		f.cond.Signal()
 	}
 	f.items[id] = obj
@@ -223,7 +228,7 @@ func (f *FIFO) Delete(obj interface{}) error {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	f.initLocked()
-	f.gate.markPopulated()
+	f.gate.MarkPopulated()
 	delete(f.items, id)
 	return nil
 }
@@ -237,19 +242,19 @@ func (f *FIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	defer f.lock.Unlock()
 	f.initLocked()
 	for {
-		for f.queue.len() == 0 {
+		for f.queue.Len() == 0 {
 			if f.closed.Load() {
 				return nil, ErrFIFOClosed
 			}
 			f.cond.Wait()
 		}
-		initial := !f.gate.isDone()
-		id := f.queue.popFront()
+		initial := !f.gate.IsDone()
+		id := f.queue.PopFront()
 		obj, ok := f.items[id]
 		if !ok {
 			// Deleted while queued. It still counts towards the initial
 			// batch; nothing remains to process for it.
-			f.gate.consumed(1)
+			f.gate.Consumed(1)
 			continue
 		}
 		delete(f.items, id)
@@ -260,7 +265,7 @@ func (f *FIFO) Pop(process PopProcessFunc) (interface{}, error) {
 // processPopped runs process for a popped object, then counts it towards the
 // initial batch (also when process panics).
 func (f *FIFO) processPopped(obj interface{}, initial bool, process PopProcessFunc) error {
-	defer f.gate.consumed(1)
+	defer f.gate.Consumed(1)
 	return process(obj, initial)
 }
 
@@ -286,16 +291,16 @@ func (f *FIFO) Replace(list []interface{}, resourceVersion string) error {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	f.initLocked()
-	f.queue.reset()
+	f.queue.Reset()
 	for i, id := range keys {
 		if _, dup := items[id]; !dup {
-			f.queue.push(id)
+			f.queue.Push(id)
 		}
 		items[id] = list[i]
 	}
 	f.items = items
-	f.gate.firstReplace(len(items))
-	if f.queue.len() > 0 {
+	f.gate.FirstReplace(len(items))
+	if f.queue.Len() > 0 {
 		f.cond.Broadcast()
 	}
 	return nil
@@ -311,14 +316,14 @@ func (f *FIFO) Resync() error {
 	if len(f.items) == 0 {
 		return nil
 	}
-	queued := make(map[string]struct{}, f.queue.len())
-	for i := 0; i < f.queue.len(); i++ {
-		queued[*f.queue.at(i)] = struct{}{}
+	queued := make(map[string]struct{}, f.queue.Len())
+	for i := 0; i < f.queue.Len(); i++ {
+		queued[*f.queue.At(i)] = struct{}{}
 	}
 	added := false
 	for id := range f.items {
 		if _, ok := queued[id]; !ok {
-			f.queue.push(id)
+			f.queue.Push(id)
 			added = true
 		}
 	}
@@ -328,165 +333,200 @@ func (f *FIFO) Resync() error {
 	return nil
 }
 
-// fifoSyncGate tracks the "initial batch popped" condition shared by FIFO,
-// DeltaFIFO and RealFIFO. All methods except isDone need the owner's lock.
-type fifoSyncGate struct {
-	done chan struct{}
-	// synced mirrors "done is closed" for lock-free readers.
-	synced atomic.Bool
-	// populated is set by the first Replace or the first Add/Update/Delete.
-	populated bool
-	// pending counts initial items not yet popped and processed.
-	pending int
+// The list protocol (described in internal/queue's documentation): however
+// a state reaches a Reflector's store, it arrives as one sequence of put and
+// remove, pageEnd after each page, and end. The queues take it themselves
+// (listTaker, on their engine's sinks); any other store gets the list
+// gathered and handed to its Replace (newStoreReplaceSink).
+
+// listSource says where a list comes from (see queue.Source).
+type listSource struct {
+	relist   bool
+	streamed bool
+	loaded   bool
+	fresh    bool
 }
 
-func (g *fifoSyncGate) init() {
-	if g.done == nil {
-		g.done = make(chan struct{})
-	}
+func (s listSource) engine() queue.Source {
+	return queue.Source{Relist: s.relist, Streamed: s.streamed, Loaded: s.loaded, Fresh: s.fresh}
 }
 
-// markPopulated records an Add/Update/Delete: if no Replace came first, the
-// initial batch is empty and the queue is synced now.
-func (g *fifoSyncGate) markPopulated() {
-	if !g.populated {
-		g.populated = true
-		g.check()
-	}
+// listSink takes one list; its methods are those of queue.Sink.
+type listSink interface {
+	put(obj interface{}) error
+	remove(obj interface{}) error
+	pageEnd(ctx context.Context) error
+	end(ctx context.Context, resourceVersion string) (int, error)
 }
 
-// firstReplace records a Replace; only the first one (before any
-// Add/Update/Delete) sets the size of the initial batch.
-func (g *fifoSyncGate) firstReplace(n int) {
-	if !g.populated {
-		g.populated = true
-		g.pending = n
-		g.check()
-	}
-}
-
-// consumed records that n initial items were popped and processed.
-func (g *fifoSyncGate) consumed(n int) {
-	if g.pending > 0 {
-		g.pending -= min(n, g.pending)
-		g.check()
-	}
-}
-
-func (g *fifoSyncGate) check() {
-	if g.populated && g.pending == 0 && !g.synced.Load() {
-		g.synced.Store(true)
-		close(g.done)
-	}
-}
-
-func (g *fifoSyncGate) isDone() bool {
-	return g.synced.Load()
-}
-
-// queueRing is a growable ring buffer used as the FIFOs' queue: push and
-// popFront are O(1) amortized and reuse the same storage between pops, and
-// the storage shrinks again once a burst has drained.
-type queueRing[T any] struct {
-	buf  []T // len(buf) is zero or a power of two
-	head int
-	n    int
-}
-
-const (
-	queueRingMinSize = 16
-	// queueRingShrinkAbove is the capacity above which a mostly empty ring
-	// gives memory back; below it, repeated bursts reuse the same storage.
-	queueRingShrinkAbove = 1024
+// gatherSink and pageSink are the engine's sinks (queue.Gather, a list
+// taken whole, and queue.Pages, a relist applied page by page) as
+// listSinks. They are the engine's types under another name, so that a
+// sink is handed out as the same pointer, with no wrapper to allocate.
+type (
+	gatherSink queue.Gather
+	pageSink   queue.Pages
 )
 
-func (r *queueRing[T]) len() int { return r.n }
+func (s *gatherSink) put(obj interface{}) error         { return (*queue.Gather)(s).Put(obj) }
+func (s *gatherSink) remove(obj interface{}) error      { return (*queue.Gather)(s).Remove(obj) }
+func (s *gatherSink) pageEnd(ctx context.Context) error { return (*queue.Gather)(s).PageEnd(ctx) }
+func (s *gatherSink) end(ctx context.Context, rv string) (int, error) {
+	return (*queue.Gather)(s).End(ctx, rv)
+}
 
-func (r *queueRing[T]) push(v T) {
-	if r.n == len(r.buf) {
-		r.resize(max(queueRingMinSize, 2*len(r.buf)))
+func (s *pageSink) put(obj interface{}) error         { return (*queue.Pages)(s).Put(obj) }
+func (s *pageSink) remove(obj interface{}) error      { return (*queue.Pages)(s).Remove(obj) }
+func (s *pageSink) pageEnd(ctx context.Context) error { return (*queue.Pages)(s).PageEnd(ctx) }
+func (s *pageSink) end(ctx context.Context, rv string) (int, error) {
+	return (*queue.Pages)(s).End(ctx, rv)
+}
+
+// queueSink is any other queue.Sink as a listSink.
+type queueSink struct {
+	sink queue.Sink
+}
+
+func (s queueSink) put(obj interface{}) error                       { return s.sink.Put(obj) }
+func (s queueSink) remove(obj interface{}) error                    { return s.sink.Remove(obj) }
+func (s queueSink) pageEnd(ctx context.Context) error               { return s.sink.PageEnd(ctx) }
+func (s queueSink) end(ctx context.Context, rv string) (int, error) { return s.sink.End(ctx, rv) }
+
+// listSinkOf returns an engine's sink as a listSink.
+func listSinkOf(s queue.Sink) listSink {
+	switch s := s.(type) {
+	case *queue.Gather:
+		return (*gatherSink)(s)
+	case *queue.Pages:
+		return (*pageSink)(s)
 	}
-	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
-	r.n++
+	return queueSink{s}
 }
 
-// at returns a pointer to the i-th element from the front; 0 <= i < len().
-func (r *queueRing[T]) at(i int) *T {
-	return &r.buf[(r.head+i)&(len(r.buf)-1)]
+// listTaker is implemented by the stores that take lists through the
+// protocol themselves (RealFIFO, DeltaFIFO). For any other store, the
+// Reflector gathers the list and hands it to Replace at its end.
+type listTaker interface {
+	// beginList starts a list from source.
+	beginList(source listSource) listSink
+	// relistsPageByPage reports whether relists are applied page by page;
+	// the Reflector then pages relists even where the server could answer
+	// them in one piece.
+	relistsPageByPage() bool
 }
 
-// popFront removes and returns the front element; the ring must not be empty.
-func (r *queueRing[T]) popFront() T {
-	var zero T
-	v := r.buf[r.head]
-	r.buf[r.head] = zero
-	r.head = (r.head + 1) & (len(r.buf) - 1)
-	r.n--
-	if len(r.buf) > queueRingShrinkAbove && r.n <= len(r.buf)/4 {
-		r.resize(len(r.buf) / 2)
-	}
-	return v
+// informerLists is how a queue an informer builds for itself takes lists.
+type informerLists struct {
+	// cached is the informer's cache: the page-by-page relist looks there
+	// for what the list no longer has.
+	cached KeyListerGetter
+	// pageByPage: relists are applied page by page.
+	pageByPage bool
 }
 
-// reset empties the ring, dropping references to its elements.
-func (r *queueRing[T]) reset() {
-	clear(r.buf)
-	r.head, r.n = 0, 0
-	if len(r.buf) > queueRingShrinkAbove {
-		r.buf = nil
-	}
-}
-
-func (r *queueRing[T]) resize(size int) {
-	nb := make([]T, size)
-	if r.n > 0 {
-		if end := r.head + r.n; end <= len(r.buf) {
-			copy(nb, r.buf[r.head:end])
-		} else {
-			k := copy(nb, r.buf[r.head:])
-			copy(nb[k:], r.buf[:r.n-k])
+// engine returns lists as the engine's queue.Lists. The watermark of the
+// cache is moved when it is this package's own store.
+func (l informerLists) engine() queue.Lists {
+	out := queue.Lists{Cached: l.cached, PageByPage: l.pageByPage}
+	if c, ok := l.cached.(ownStore); ok {
+		out.SetWatermark = func(rv string, reset bool) {
+			if reset {
+				c.resetResourceVersion(rv)
+			} else {
+				c.advanceResourceVersion(rv)
+			}
 		}
 	}
-	r.buf, r.head = nb, 0
+	return out
 }
 
-// queueKeyOf computes the key of an object entering or leaving a delta queue:
-// the newest object of a Deltas, the recorded key of a
-// DeletedFinalStateUnknown, else keyFunc's (MetaNamespaceKeyFunc when nil).
-// Failures are KeyErrors.
-func queueKeyOf(keyFunc KeyFunc, obj interface{}) (string, error) {
-	if d, ok := obj.(Deltas); ok {
-		if len(d) == 0 {
-			return "", KeyError{Obj: obj, Err: ErrZeroLengthDeltasObject}
+// newStoreReplaceSink returns the sink of a store that does not take lists
+// through the protocol: the list is gathered and handed to store.Replace
+// at its end. A streamed list into a TransformingStore is held transformed
+// by the store's transformer, whose Replace then transforms it again, as in
+// client-go.
+func newStoreReplaceSink(store ReflectorStore, source listSource) listSink {
+	g := &queue.Gather{
+		Streamed: source.streamed,
+		Prepare:  func(_ string, obj interface{}) (interface{}, error) { return obj, nil },
+		Refused:  isRefusedObject,
+		Finish: func(objs []interface{}, _ []string, rv string) error {
+			return store.Replace(objs, rv)
+		},
+	}
+	if source.streamed {
+		g.KeyOf = streamKey
+		g.StrictKeys = true
+		if ts, ok := store.(TransformingStore); ok && ts.Transformer() != nil && !source.loaded {
+			transform := ts.Transformer()
+			g.Prepare = func(_ string, obj interface{}) (interface{}, error) { return transform(obj) }
 		}
-		obj = d[len(d)-1].Object
 	}
-	if d, ok := obj.(DeletedFinalStateUnknown); ok {
-		return d.Key, nil
-	}
-	if keyFunc == nil {
-		keyFunc = MetaNamespaceKeyFunc
-	}
-	key, err := keyFunc(obj)
-	if err != nil {
-		return "", KeyError{Obj: obj, Err: err}
-	}
-	return key, nil
+	return (*gatherSink)(g)
 }
 
-// queueTransform applies a queue's transformer (if any) to obj. Tombstones
-// pass untouched; a failure is wrapped with the queue's name and the
-// object's key.
-func queueTransform(transformer TransformFunc, queue, key string, obj interface{}) (interface{}, error) {
-	if transformer == nil {
-		return obj, nil
-	}
-	if _, tomb := obj.(DeletedFinalStateUnknown); tomb {
-		return obj, nil
-	}
-	out, err := transformer(obj)
+// streamKey computes the namespace/name key of a streamed object for a
+// store that does not key objects itself.
+func streamKey(obj interface{}) (string, error) {
+	objMeta, err := meta.Accessor(obj)
 	if err != nil {
-		return nil, fmt.Errorf("%s: transforming object %q: %w", queue, key, err)
+		return "", fmt.Errorf("object of type %T has no object metadata: %w", obj, err)
 	}
-	return out, nil
+	if ns := objMeta.GetNamespace(); ns != "" {
+		return ns + "/" + objMeta.GetName(), nil
+	}
+	return objMeta.GetName(), nil
+}
+
+// streamedList is the reflectorEventStore of a streaming list: it hands the
+// streamed objects to the list's sink as they arrive, and ends a page every
+// pageSize objects, so that a store applying relists page by page applies a
+// stream as it arrives. Once the sink failed, every later call returns that
+// error, and so does finish.
+type streamedList struct {
+	ctx  context.Context
+	sink listSink
+	// pageSize is the number of objects after which a page ends.
+	pageSize int
+	inPage   int
+	failed   error
+}
+
+func (s *streamedList) put(obj interface{}) error {
+	if s.failed != nil {
+		return s.failed
+	}
+	if err := s.sink.put(obj); err != nil {
+		s.failed = err
+		return err
+	}
+	s.inPage++
+	if s.inPage < s.pageSize {
+		return nil
+	}
+	s.inPage = 0
+	s.failed = s.sink.pageEnd(s.ctx)
+	return s.failed
+}
+
+// Add implements reflectorEventStore.
+func (s *streamedList) Add(obj interface{}) error { return s.put(obj) }
+
+// Update implements reflectorEventStore.
+func (s *streamedList) Update(obj interface{}) error { return s.put(obj) }
+
+// Delete implements reflectorEventStore.
+func (s *streamedList) Delete(obj interface{}) error {
+	if s.failed != nil {
+		return s.failed
+	}
+	return s.sink.remove(obj)
+}
+
+// finish completes the list at rv.
+func (s *streamedList) finish(rv string) (int, error) {
+	if s.failed != nil {
+		return 0, s.failed
+	}
+	return s.sink.end(s.ctx, rv)
 }

@@ -25,9 +25,9 @@ import (
 // nothing), FIFO.Replace order (client-go's is random), the timing of the
 // Done channel within Pop, and option combinations client-go panics on.
 
-// qDiffQueue is one implementation under test, seen through adapters that
+// fifoDiffQueue is one implementation under test, seen through adapters that
 // describe what was popped as a string.
-type qDiffQueue struct {
+type fifoDiffQueue struct {
 	add, update, del func(obj interface{}) error
 	replace          func(list []interface{}, rv string) error
 	resync           func() error
@@ -38,8 +38,8 @@ type qDiffQueue struct {
 	close            func()
 }
 
-// qDiffConfig describes one queue configuration, built on both sides.
-type qDiffConfig struct {
+// fifoDiffConfig describes one queue configuration, built on both sides.
+type fifoDiffConfig struct {
 	name         string
 	kind         string // "delta", "real", "fifo"
 	known        bool   // pass the consumer's store as KnownObjects
@@ -50,10 +50,10 @@ type qDiffConfig struct {
 	unlock       bool
 }
 
-// qDiffTransform marks objects as transformed; idempotence is not needed
+// fifoDiffTransform marks objects as transformed; idempotence is not needed
 // because each object passes through it once.
-func qDiffTransform(obj interface{}) (interface{}, error) {
-	o, ok := obj.(qObj)
+func fifoDiffTransform(obj interface{}) (interface{}, error) {
+	o, ok := obj.(fakeObj)
 	if !ok {
 		return nil, fmt.Errorf("unexpected %T", obj)
 	}
@@ -61,21 +61,21 @@ func qDiffTransform(obj interface{}) (interface{}, error) {
 	return o, nil
 }
 
-// qNorm describes objects of either package the same way.
-func qNorm(obj interface{}) string {
+// renderObj describes objects of either package the same way.
+func renderObj(obj interface{}) string {
 	switch o := obj.(type) {
 	case nil:
 		return "nil"
-	case qObj:
+	case fakeObj:
 		return fmt.Sprintf("%s=%d/x%d", o.name, o.val, o.xf)
 	case DeletedFinalStateUnknown:
-		return "tomb(" + o.Key + "," + qNorm(o.Obj) + ")"
+		return "tomb(" + o.Key + "," + renderObj(o.Obj) + ")"
 	case clientcache.DeletedFinalStateUnknown:
-		return "tomb(" + o.Key + "," + qNorm(o.Obj) + ")"
+		return "tomb(" + o.Key + "," + renderObj(o.Obj) + ")"
 	case ReplacedAllInfo:
-		return "all(" + o.ResourceVersion + ":" + qNormList(o.Objects) + ")"
+		return "all(" + o.ResourceVersion + ":" + renderObjs(o.Objects) + ")"
 	case clientcache.ReplacedAllInfo:
-		return "all(" + o.ResourceVersion + ":" + qNormList(o.Objects) + ")"
+		return "all(" + o.ResourceVersion + ":" + renderObjs(o.Objects) + ")"
 	case BookmarkInfo:
 		return "bookmark(" + o.ResourceVersion + ")"
 	case clientcache.BookmarkInfo:
@@ -85,13 +85,13 @@ func qNorm(obj interface{}) string {
 	case Deltas:
 		parts := make([]string, len(o))
 		for i, d := range o {
-			parts[i] = string(d.Type) + ":" + qNorm(d.Object)
+			parts[i] = string(d.Type) + ":" + renderObj(d.Object)
 		}
 		return "[" + strings.Join(parts, " ") + "]"
 	case clientcache.Deltas:
 		parts := make([]string, len(o))
 		for i, d := range o {
-			parts[i] = string(d.Type) + ":" + qNorm(d.Object)
+			parts[i] = string(d.Type) + ":" + renderObj(d.Object)
 		}
 		return "[" + strings.Join(parts, " ") + "]"
 	default:
@@ -99,23 +99,23 @@ func qNorm(obj interface{}) string {
 	}
 }
 
-func qNormList(objs []interface{}) string {
+func renderObjs(objs []interface{}) string {
 	parts := make([]string, len(objs))
 	for i, o := range objs {
-		parts[i] = qNorm(o)
+		parts[i] = renderObj(o)
 	}
 	return strings.Join(parts, ",")
 }
 
-// qDiffApply plays the informer: applies one delta to the consumer's store.
-func qDiffApply(store *qKnown, typ string, obj interface{}) {
+// fifoDiffApply plays the informer: applies one delta to the consumer's store.
+func fifoDiffApply(store *knownStore, typ string, obj interface{}) {
 	switch typ {
 	case "Added", "Updated", "Replaced", "Sync":
-		o := obj.(qObj)
+		o := obj.(fakeObj)
 		store.set(o.name, o)
 	case "Deleted":
 		switch o := obj.(type) {
-		case qObj:
+		case fakeObj:
 			store.del(o.name)
 		case DeletedFinalStateUnknown:
 			store.del(o.Key)
@@ -133,33 +133,33 @@ func qDiffApply(store *qKnown, typ string, obj interface{}) {
 		store.mu.Lock()
 		store.objs = map[string]interface{}{}
 		for _, x := range objs {
-			store.objs[x.(qObj).name] = x
+			store.objs[x.(fakeObj).name] = x
 		}
 		store.mu.Unlock()
 	}
 }
 
-// qDiffApplyAny applies a popped accumulator (Deltas of either package, or a
+// fifoDiffApplyAny applies a popped accumulator (Deltas of either package, or a
 // FIFO object) to the store.
-func qDiffApplyAny(store *qKnown, obj interface{}) {
+func fifoDiffApplyAny(store *knownStore, obj interface{}) {
 	switch d := obj.(type) {
 	case Deltas:
 		for _, x := range d {
-			qDiffApply(store, string(x.Type), x.Object)
+			fifoDiffApply(store, string(x.Type), x.Object)
 		}
 	case clientcache.Deltas:
 		for _, x := range d {
-			qDiffApply(store, string(x.Type), x.Object)
+			fifoDiffApply(store, string(x.Type), x.Object)
 		}
-	case qObj:
+	case fakeObj:
 		store.set(d.name, d)
 	}
 }
 
-func qDiffOurs(cfg qDiffConfig, store *qKnown) (qDiffQueue, func() bool) {
+func fifoDiffOurs(cfg fifoDiffConfig, store *knownStore) (fifoDiffQueue, func() bool) {
 	var tf TransformFunc
 	if cfg.transform {
-		tf = qDiffTransform
+		tf = fifoDiffTransform
 	}
 	var known KeyListerGetter
 	if cfg.known {
@@ -167,9 +167,9 @@ func qDiffOurs(cfg qDiffConfig, store *qKnown) (qDiffQueue, func() bool) {
 	}
 	switch cfg.kind {
 	case "delta":
-		f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{KeyFunction: qKey, KnownObjects: known, EmitDeltaTypeReplaced: cfg.emitReplaced, Transformer: tf})
-		nonEmpty := func() bool { f.lock.Lock(); defer f.lock.Unlock(); return f.queue.len() > 0 }
-		return qDiffQueue{
+		f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{KeyFunction: fakeObjKey, KnownObjects: known, EmitDeltaTypeReplaced: cfg.emitReplaced, Transformer: tf})
+		nonEmpty := func() bool { return f.q.Len() > 0 }
+		return fifoDiffQueue{
 			add: f.Add, update: f.Update, del: f.Delete, replace: f.Replace, resync: f.Resync,
 			pop: func(p func(interface{}, bool) error) error {
 				_, err := f.Pop(PopProcessFunc(p))
@@ -179,11 +179,11 @@ func qDiffOurs(cfg qDiffConfig, store *qKnown) (qDiffQueue, func() bool) {
 		}, nonEmpty
 	case "real":
 		f := NewRealFIFOWithOptions(RealFIFOOptions{
-			KeyFunction: qKey, KnownObjects: known, Transformer: tf,
+			KeyFunction: fakeObjKey, KnownObjects: known, Transformer: tf,
 			AtomicEvents: cfg.atomic, EmitDeltaTypeBookmark: cfg.bookmarks, UnlockWhileProcessing: cfg.unlock,
 		})
-		nonEmpty := func() bool { f.lock.Lock(); defer f.lock.Unlock(); return f.items.len() > 0 }
-		return qDiffQueue{
+		nonEmpty := func() bool { return f.q.Len() > 0 }
+		return fifoDiffQueue{
 			add: f.Add, update: f.Update, del: f.Delete, replace: f.Replace, resync: f.Resync, bookmark: f.Bookmark,
 			pop: func(p func(interface{}, bool) error) error {
 				_, err := f.Pop(PopProcessFunc(p))
@@ -192,17 +192,17 @@ func qDiffOurs(cfg qDiffConfig, store *qKnown) (qDiffQueue, func() bool) {
 			popBatch: func(batch func(string, bool) error, single func(interface{}, bool) error) error {
 				return f.PopBatch(func(deltas []Delta, initial bool) error {
 					for _, d := range deltas {
-						qDiffApply(store, string(d.Type), d.Object)
+						fifoDiffApply(store, string(d.Type), d.Object)
 					}
-					return batch(qNorm(Deltas(deltas)), initial)
+					return batch(renderObj(Deltas(deltas)), initial)
 				}, PopProcessFunc(single))
 			},
 			hasSynced: f.HasSynced, close: f.Close,
 		}, nonEmpty
 	default:
-		f := NewFIFO(qKey)
+		f := NewFIFO(fakeObjKey)
 		nonEmpty := func() bool { f.lock.Lock(); defer f.lock.Unlock(); return len(f.items) > 0 }
-		return qDiffQueue{
+		return fifoDiffQueue{
 			add: f.Add, update: f.Update, del: f.Delete, replace: f.Replace, resync: f.Resync,
 			pop: func(p func(interface{}, bool) error) error {
 				_, err := f.Pop(PopProcessFunc(p))
@@ -213,10 +213,10 @@ func qDiffOurs(cfg qDiffConfig, store *qKnown) (qDiffQueue, func() bool) {
 	}
 }
 
-func qDiffClientGo(cfg qDiffConfig, store *qKnown) qDiffQueue {
+func fifoDiffClientGo(cfg fifoDiffConfig, store *knownStore) fifoDiffQueue {
 	var tf clientcache.TransformFunc
 	if cfg.transform {
-		tf = qDiffTransform
+		tf = fifoDiffTransform
 	}
 	var known clientcache.KeyListerGetter
 	if cfg.known {
@@ -224,8 +224,8 @@ func qDiffClientGo(cfg qDiffConfig, store *qKnown) qDiffQueue {
 	}
 	switch cfg.kind {
 	case "delta":
-		f := clientcache.NewDeltaFIFOWithOptions(clientcache.DeltaFIFOOptions{KeyFunction: qKey, KnownObjects: known, EmitDeltaTypeReplaced: cfg.emitReplaced, Transformer: tf})
-		return qDiffQueue{
+		f := clientcache.NewDeltaFIFOWithOptions(clientcache.DeltaFIFOOptions{KeyFunction: fakeObjKey, KnownObjects: known, EmitDeltaTypeReplaced: cfg.emitReplaced, Transformer: tf})
+		return fifoDiffQueue{
 			add: f.Add, update: f.Update, del: f.Delete, replace: f.Replace, resync: f.Resync,
 			pop: func(p func(interface{}, bool) error) error {
 				_, err := f.Pop(clientcache.PopProcessFunc(p))
@@ -235,10 +235,10 @@ func qDiffClientGo(cfg qDiffConfig, store *qKnown) qDiffQueue {
 		}
 	case "real":
 		f := clientcache.NewRealFIFOWithOptions(clientcache.RealFIFOOptions{
-			KeyFunction: qKey, KnownObjects: known, Transformer: tf,
+			KeyFunction: fakeObjKey, KnownObjects: known, Transformer: tf,
 			AtomicEvents: cfg.atomic, EmitDeltaTypeBookmark: cfg.bookmarks, UnlockWhileProcessing: cfg.unlock,
 		})
-		return qDiffQueue{
+		return fifoDiffQueue{
 			add: f.Add, update: f.Update, del: f.Delete, replace: f.Replace, resync: f.Resync, bookmark: f.Bookmark,
 			pop: func(p func(interface{}, bool) error) error {
 				_, err := f.Pop(clientcache.PopProcessFunc(p))
@@ -247,16 +247,16 @@ func qDiffClientGo(cfg qDiffConfig, store *qKnown) qDiffQueue {
 			popBatch: func(batch func(string, bool) error, single func(interface{}, bool) error) error {
 				return f.PopBatch(func(deltas []clientcache.Delta, initial bool) error {
 					for _, d := range deltas {
-						qDiffApply(store, string(d.Type), d.Object)
+						fifoDiffApply(store, string(d.Type), d.Object)
 					}
-					return batch(qNorm(clientcache.Deltas(deltas)), initial)
+					return batch(renderObj(clientcache.Deltas(deltas)), initial)
 				}, clientcache.PopProcessFunc(single))
 			},
 			hasSynced: f.HasSynced, close: f.Close,
 		}
 	default:
-		f := clientcache.NewFIFO(qKey)
-		return qDiffQueue{
+		f := clientcache.NewFIFO(fakeObjKey)
+		return fifoDiffQueue{
 			add: f.Add, update: f.Update, del: f.Delete, replace: f.Replace, resync: f.Resync,
 			pop: func(p func(interface{}, bool) error) error {
 				_, err := f.Pop(clientcache.PopProcessFunc(p))
@@ -267,31 +267,31 @@ func qDiffClientGo(cfg qDiffConfig, store *qKnown) qDiffQueue {
 	}
 }
 
-// qDiffOp is one step of a scenario.
-type qDiffOp struct {
+// fifoDiffOp is one step of a scenario.
+type fifoDiffOp struct {
 	kind string // add update delete replace resync bookmark pop batch
-	obj  qObj
-	list []qObj
+	obj  fakeObj
+	list []fakeObj
 	rv   string
 }
 
-func (op qDiffOp) String() string {
+func (op fifoDiffOp) String() string {
 	switch op.kind {
 	case "replace":
 		names := make([]string, len(op.list))
 		for i, o := range op.list {
-			names[i] = qNorm(o)
+			names[i] = renderObj(o)
 		}
 		return fmt.Sprintf("replace(%s @%s)", strings.Join(names, ","), op.rv)
 	case "add", "update", "delete":
-		return op.kind + "(" + qNorm(op.obj) + ")"
+		return op.kind + "(" + renderObj(op.obj) + ")"
 	case "bookmark":
 		return "bookmark(" + op.rv + ")"
 	}
 	return op.kind
 }
 
-func qDiffErr(err error) string {
+func fifoDiffErr(err error) string {
 	if err == nil {
 		return "ok"
 	}
@@ -301,13 +301,13 @@ func qDiffErr(err error) string {
 	return "error"
 }
 
-// qDiffPopOnce pops once (a batch when allowed and supported), applies what
+// fifoDiffPopOnce pops once (a batch when allowed and supported), applies what
 // it got to the consumer's store and describes it.
-func qDiffPopOnce(q qDiffQueue, store *qKnown, batchAllowed bool) string {
+func fifoDiffPopOnce(q fifoDiffQueue, store *knownStore, batchAllowed bool) string {
 	var desc string
 	single := func(obj interface{}, initial bool) error {
-		qDiffApplyAny(store, obj)
-		desc = fmt.Sprintf("single %s initial=%v", qNorm(obj), initial)
+		fifoDiffApplyAny(store, obj)
+		desc = fmt.Sprintf("single %s initial=%v", renderObj(obj), initial)
 		return nil
 	}
 	// A pop that blocks means the two queues disagree on emptiness; the
@@ -323,48 +323,48 @@ func qDiffPopOnce(q qDiffQueue, store *qKnown, batchAllowed bool) string {
 	} else {
 		err = q.pop(single)
 	}
-	return desc + " -> " + qDiffErr(err)
+	return desc + " -> " + fifoDiffErr(err)
 }
 
-// qDiffStep runs one op; ok is false for ops that were skipped (pops the
+// fifoDiffStep runs one op; ok is false for ops that were skipped (pops the
 // caller decided against, bookmarks on queues without them).
-func qDiffStep(q qDiffQueue, store *qKnown, op qDiffOp, mayPop bool) (line string, ok bool) {
+func fifoDiffStep(q fifoDiffQueue, store *knownStore, op fifoDiffOp, mayPop bool) (line string, ok bool) {
 	var res string
 	switch op.kind {
 	case "add":
-		res = qDiffErr(q.add(op.obj))
+		res = fifoDiffErr(q.add(op.obj))
 	case "update":
-		res = qDiffErr(q.update(op.obj))
+		res = fifoDiffErr(q.update(op.obj))
 	case "delete":
-		res = qDiffErr(q.del(op.obj))
+		res = fifoDiffErr(q.del(op.obj))
 	case "replace":
 		list := make([]interface{}, len(op.list))
 		for j, o := range op.list {
 			list[j] = o
 		}
-		res = qDiffErr(q.replace(list, op.rv))
+		res = fifoDiffErr(q.replace(list, op.rv))
 	case "resync":
-		res = qDiffErr(q.resync())
+		res = fifoDiffErr(q.resync())
 	case "bookmark":
 		if q.bookmark == nil {
 			return "", false
 		}
-		res = qDiffErr(q.bookmark(op.rv))
+		res = fifoDiffErr(q.bookmark(op.rv))
 	case "pop", "batch":
 		if !mayPop {
 			return "", false
 		}
-		res = qDiffPopOnce(q, store, op.kind == "batch")
+		res = fifoDiffPopOnce(q, store, op.kind == "batch")
 	}
 	return fmt.Sprintf("%s: %s synced=%v", op, res, q.hasSynced()), true
 }
 
-// qDiffDrain closes q and pops until it reports closed.
-func qDiffDrain(q qDiffQueue, store *qKnown) []string {
+// fifoDiffDrain closes q and pops until it reports closed.
+func fifoDiffDrain(q fifoDiffQueue, store *knownStore) []string {
 	q.close()
 	var trace []string
 	for i := 0; i < 1000; i++ {
-		res := qDiffPopOnce(q, store, true)
+		res := fifoDiffPopOnce(q, store, true)
 		trace = append(trace, "drain: "+res)
 		if strings.HasSuffix(res, "closed") {
 			break
@@ -373,68 +373,68 @@ func qDiffDrain(q qDiffQueue, store *qKnown) []string {
 	return trace
 }
 
-// qDiffCompare runs ops on both sides and compares the traces. Pops only
+// fifoDiffCompare runs ops on both sides and compares the traces. Pops only
 // run when our queue holds something (else they would block); the same
 // decisions are replayed on client-go's side.
-func qDiffCompare(t *testing.T, cfg qDiffConfig, ops []qDiffOp) {
+func fifoDiffCompare(t *testing.T, cfg fifoDiffConfig, ops []fifoDiffOp) {
 	t.Helper()
-	ourStore, theirStore := qNewKnown(), qNewKnown()
-	ours, nonEmpty := qDiffOurs(cfg, ourStore)
+	ourStore, theirStore := newKnownStore(), newKnownStore()
+	ours, nonEmpty := fifoDiffOurs(cfg, ourStore)
 	mayPop := make([]bool, len(ops))
 	var oursTrace []string
 	for i, op := range ops {
 		if op.kind == "pop" || op.kind == "batch" {
 			mayPop[i] = nonEmpty()
 		}
-		if line, ok := qDiffStep(ours, ourStore, op, mayPop[i]); ok {
+		if line, ok := fifoDiffStep(ours, ourStore, op, mayPop[i]); ok {
 			oursTrace = append(oursTrace, line)
 		}
 	}
-	oursTrace = append(oursTrace, qDiffDrain(ours, ourStore)...)
+	oursTrace = append(oursTrace, fifoDiffDrain(ours, ourStore)...)
 
-	theirs := qDiffClientGo(cfg, theirStore)
+	theirs := fifoDiffClientGo(cfg, theirStore)
 	var theirsTrace []string
 	for i, op := range ops {
-		if line, ok := qDiffStep(theirs, theirStore, op, mayPop[i]); ok {
+		if line, ok := fifoDiffStep(theirs, theirStore, op, mayPop[i]); ok {
 			theirsTrace = append(theirsTrace, line)
 		}
 	}
-	theirsTrace = append(theirsTrace, qDiffDrain(theirs, theirStore)...)
+	theirsTrace = append(theirsTrace, fifoDiffDrain(theirs, theirStore)...)
 	if !assert.Equal(t, theirsTrace, oursTrace, "trace of %s (expected: client-go, actual: ours)", cfg.name) {
 		t.Logf("ops: %v", ops)
 	}
 	assert.Equal(t, theirStore.ListKeys(), ourStore.ListKeys(), "consumer store keys")
 }
 
-// qDiffRandomOps builds a random but valid scenario.
-func qDiffRandomOps(r *rand.Rand, n int, cfg qDiffConfig) []qDiffOp {
+// fifoDiffRandomOps builds a random but valid scenario.
+func fifoDiffRandomOps(r *rand.Rand, n int, cfg fifoDiffConfig) []fifoDiffOp {
 	names := []string{"a", "b", "c", "d", "e", "f"}
 	val := 0
-	next := func(name string) qObj { val++; return qMk(name, val) }
-	var ops []qDiffOp
+	next := func(name string) fakeObj { val++; return newFakeObj(name, val) }
+	var ops []fifoDiffOp
 	if cfg.kind != "fifo" && r.IntN(2) == 0 {
 		// Start like an informer: the initial list comes first.
-		var list []qObj
+		var list []fakeObj
 		for _, nm := range names[:2+r.IntN(len(names)-1)] {
 			list = append(list, next(nm))
 		}
-		ops = append(ops, qDiffOp{kind: "replace", list: list, rv: fmt.Sprint(val)})
+		ops = append(ops, fifoDiffOp{kind: "replace", list: list, rv: fmt.Sprint(val)})
 	}
 	for len(ops) < n {
 		x := r.IntN(100)
 		name := names[r.IntN(len(names))]
 		switch {
 		case x < 18:
-			ops = append(ops, qDiffOp{kind: "add", obj: next(name)})
+			ops = append(ops, fifoDiffOp{kind: "add", obj: next(name)})
 		case x < 36:
-			ops = append(ops, qDiffOp{kind: "update", obj: next(name)})
+			ops = append(ops, fifoDiffOp{kind: "update", obj: next(name)})
 		case x < 50:
-			ops = append(ops, qDiffOp{kind: "delete", obj: next(name)})
+			ops = append(ops, fifoDiffOp{kind: "delete", obj: next(name)})
 		case x < 58:
 			if cfg.kind == "fifo" {
 				continue // client-go's FIFO.Replace order is random
 			}
-			var list []qObj
+			var list []fakeObj
 			for _, nm := range names {
 				if r.IntN(2) == 0 {
 					list = append(list, next(nm))
@@ -443,21 +443,21 @@ func qDiffRandomOps(r *rand.Rand, n int, cfg qDiffConfig) []qDiffOp {
 			if len(list) > 0 && r.IntN(10) == 0 {
 				list = append(list, next(list[0].name)) // a duplicate key
 			}
-			ops = append(ops, qDiffOp{kind: "replace", list: list, rv: fmt.Sprint(val)})
+			ops = append(ops, fifoDiffOp{kind: "replace", list: list, rv: fmt.Sprint(val)})
 		case x < 64:
-			ops = append(ops, qDiffOp{kind: "resync"})
+			ops = append(ops, fifoDiffOp{kind: "resync"})
 		case x < 68:
-			ops = append(ops, qDiffOp{kind: "bookmark", rv: fmt.Sprint(val)})
+			ops = append(ops, fifoDiffOp{kind: "bookmark", rv: fmt.Sprint(val)})
 		case x < 84:
-			ops = append(ops, qDiffOp{kind: "pop"})
+			ops = append(ops, fifoDiffOp{kind: "pop"})
 		default:
-			ops = append(ops, qDiffOp{kind: "batch"})
+			ops = append(ops, fifoDiffOp{kind: "batch"})
 		}
 	}
 	return ops
 }
 
-var qDiffConfigs = []qDiffConfig{
+var fifoDiffConfigs = []fifoDiffConfig{
 	{name: "DeltaFIFO known objects, Replaced, transformer", kind: "delta", known: true, emitReplaced: true, transform: true},
 	{name: "DeltaFIFO known objects, Sync", kind: "delta", known: true},
 	{name: "DeltaFIFO without known objects", kind: "delta", transform: true},
@@ -469,30 +469,30 @@ var qDiffConfigs = []qDiffConfig{
 }
 
 func TestQueueOnScriptedScenariosMatchesClientGo(t *testing.T) {
-	a1, a2, b1, c1 := qMk("a", 1), qMk("a", 2), qMk("b", 1), qMk("c", 1)
+	a1, a2, b1, c1 := newFakeObj("a", 1), newFakeObj("a", 2), newFakeObj("b", 1), newFakeObj("c", 1)
 	scenarios := []struct {
 		name string
-		ops  []qDiffOp
+		ops  []fifoDiffOp
 	}{
-		{"initial list then watch", []qDiffOp{
-			{kind: "replace", list: []qObj{a1, b1}, rv: "1"},
+		{"initial list then watch", []fifoDiffOp{
+			{kind: "replace", list: []fakeObj{a1, b1}, rv: "1"},
 			{kind: "pop"}, {kind: "update", obj: a2}, {kind: "batch"}, {kind: "batch"}, {kind: "delete", obj: b1},
 		}},
-		{"relist drops objects", []qDiffOp{
-			{kind: "replace", list: []qObj{a1, b1, c1}, rv: "1"},
+		{"relist drops objects", []fifoDiffOp{
+			{kind: "replace", list: []fakeObj{a1, b1, c1}, rv: "1"},
 			{kind: "batch"}, {kind: "batch"}, {kind: "batch"},
-			{kind: "update", obj: a2}, {kind: "replace", list: []qObj{c1}, rv: "5"}, {kind: "resync"},
+			{kind: "update", obj: a2}, {kind: "replace", list: []fakeObj{c1}, rv: "5"}, {kind: "resync"},
 		}},
-		{"watch events before the list", []qDiffOp{
-			{kind: "add", obj: a1}, {kind: "bookmark", rv: "3"}, {kind: "replace", list: []qObj{b1}, rv: "4"},
+		{"watch events before the list", []fifoDiffOp{
+			{kind: "add", obj: a1}, {kind: "bookmark", rv: "3"}, {kind: "replace", list: []fakeObj{b1}, rv: "4"},
 			{kind: "delete", obj: a2}, {kind: "delete", obj: a2}, {kind: "pop"},
 		}},
-		{"resync and bookmark before the list", []qDiffOp{
-			{kind: "resync"}, {kind: "bookmark", rv: "1"}, {kind: "replace", list: []qObj{a1, a2}, rv: "2"},
+		{"resync and bookmark before the list", []fifoDiffOp{
+			{kind: "resync"}, {kind: "bookmark", rv: "1"}, {kind: "replace", list: []fakeObj{a1, a2}, rv: "2"},
 			{kind: "pop"}, {kind: "pop"}, {kind: "pop"}, {kind: "resync"},
 		}},
 	}
-	for _, cfg := range qDiffConfigs {
+	for _, cfg := range fifoDiffConfigs {
 		for _, sc := range scenarios {
 			t.Run(cfg.name+"/"+sc.name, func(t *testing.T) {
 				ops := sc.ops
@@ -504,7 +504,7 @@ func TestQueueOnScriptedScenariosMatchesClientGo(t *testing.T) {
 						}
 					}
 				}
-				qDiffCompare(t, cfg, ops)
+				fifoDiffCompare(t, cfg, ops)
 			})
 		}
 	}
@@ -515,12 +515,12 @@ func TestQueueOnRandomOperationsMatchesClientGo(t *testing.T) {
 	if testing.Short() {
 		seeds = 10
 	}
-	for _, cfg := range qDiffConfigs {
+	for _, cfg := range fifoDiffConfigs {
 		t.Run(cfg.name, func(t *testing.T) {
 			for seed := 0; seed < seeds; seed++ {
 				r := rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
-				ops := qDiffRandomOps(r, 50, cfg)
-				ok := t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { qDiffCompare(t, cfg, ops) })
+				ops := fifoDiffRandomOps(r, 50, cfg)
+				ok := t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { fifoDiffCompare(t, cfg, ops) })
 				require.True(t, ok, "stopping at the first failing seed")
 			}
 		})
@@ -541,13 +541,16 @@ func BenchmarkQueuesVsClientGo(b *testing.B) {
 	for _, burst := range []int{1, 100} {
 		b.Run(fmt.Sprintf("RealFIFO/burst%d/kinformer", burst), func(b *testing.B) {
 			f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: MetaNamespaceKeyFunc, AtomicEvents: true})
+			popped := 0
+			countBatch := func(d []Delta, init bool) error { popped += len(d); return noopBatch(d, init) }
+			countSingle := func(obj interface{}, init bool) error { popped++; return noopSingle(obj, init) }
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				for _, p := range pods[:burst] {
 					_ = f.Update(p)
 				}
-				for f.items.len() > 0 {
-					_ = f.PopBatch(noopBatch, noopSingle)
+				for popped = 0; popped < burst; {
+					_ = f.PopBatch(countBatch, countSingle)
 				}
 			}
 		})
@@ -593,18 +596,18 @@ func BenchmarkQueuesVsClientGo(b *testing.B) {
 	}
 }
 
-// qKeepingQueue is a RealFIFO (client-go's or ours) whose PopBatch consumer
+// keepingQueue is a RealFIFO (client-go's or ours) whose PopBatch consumer
 // keeps every slice it is handed; kept renders them all.
-type qKeepingQueue struct {
+type keepingQueue struct {
 	add      func(obj interface{}) error
 	popBatch func() error
 	kept     func() []string
 }
 
-func qKeepingOurs(opts RealFIFOOptions) qKeepingQueue {
+func keepingQueueOurs(opts RealFIFOOptions) keepingQueue {
 	f := NewRealFIFOWithOptions(opts)
 	var kept []interface{}
-	return qKeepingQueue{
+	return keepingQueue{
 		add: f.Add,
 		popBatch: func() error {
 			return f.PopBatch(func(deltas []Delta, _ bool) error {
@@ -618,17 +621,17 @@ func qKeepingOurs(opts RealFIFOOptions) qKeepingQueue {
 		kept: func() []string {
 			out := make([]string, len(kept))
 			for i, k := range kept {
-				out[i] = qNorm(k)
+				out[i] = renderObj(k)
 			}
 			return out
 		},
 	}
 }
 
-func qKeepingClientGo(opts clientcache.RealFIFOOptions) qKeepingQueue {
+func keepingQueueClientGo(opts clientcache.RealFIFOOptions) keepingQueue {
 	f := clientcache.NewRealFIFOWithOptions(opts)
 	var kept []interface{}
-	return qKeepingQueue{
+	return keepingQueue{
 		add: f.Add,
 		popBatch: func() error {
 			return f.PopBatch(func(deltas []clientcache.Delta, _ bool) error {
@@ -642,7 +645,7 @@ func qKeepingClientGo(opts clientcache.RealFIFOOptions) qKeepingQueue {
 		kept: func() []string {
 			out := make([]string, len(kept))
 			for i, k := range kept {
-				out[i] = qNorm(k)
+				out[i] = renderObj(k)
 			}
 			return out
 		},
@@ -654,19 +657,19 @@ func qKeepingClientGo(opts clientcache.RealFIFOOptions) qKeepingQueue {
 // after later pops: they still hold what was popped, on client-go's RealFIFO
 // and on ours (atomic and unlocked while processing, or not).
 func TestRealFIFOPopBatchArgumentsOutliveTheCall(t *testing.T) {
-	script := func(t *testing.T, q qKeepingQueue) []string {
+	script := func(t *testing.T, q keepingQueue) []string {
 		t.Helper()
-		for _, o := range []qObj{qMk("a", 1), qMk("b", 1), qMk("c", 1)} {
+		for _, o := range []fakeObj{newFakeObj("a", 1), newFakeObj("b", 1), newFakeObj("c", 1)} {
 			require.NoError(t, q.add(o))
 		}
 		require.NoError(t, q.popBatch()) // a batch of three
-		require.NoError(t, q.add(qMk("a", 2)))
+		require.NoError(t, q.add(newFakeObj("a", 2)))
 		require.NoError(t, q.popBatch()) // a single
-		for _, o := range []qObj{qMk("d", 1), qMk("e", 1)} {
+		for _, o := range []fakeObj{newFakeObj("d", 1), newFakeObj("e", 1)} {
 			require.NoError(t, q.add(o))
 		}
 		require.NoError(t, q.popBatch()) // a batch of two
-		require.NoError(t, q.add(qMk("f", 1)))
+		require.NoError(t, q.add(newFakeObj("f", 1)))
 		require.NoError(t, q.popBatch()) // another single
 		return q.kept()
 	}
@@ -680,11 +683,11 @@ func TestRealFIFOPopBatchArgumentsOutliveTheCall(t *testing.T) {
 		t.Run(fmt.Sprintf("atomic=%v", atomic), func(t *testing.T) {
 			var cgKnown, known clientcache.KeyListerGetter
 			if !atomic {
-				cgKnown, known = qNewKnown(), qNewKnown()
+				cgKnown, known = newKnownStore(), newKnownStore()
 			}
-			theirs := script(t, qKeepingClientGo(clientcache.RealFIFOOptions{KeyFunction: qKey, KnownObjects: cgKnown, AtomicEvents: atomic, UnlockWhileProcessing: atomic}))
+			theirs := script(t, keepingQueueClientGo(clientcache.RealFIFOOptions{KeyFunction: fakeObjKey, KnownObjects: cgKnown, AtomicEvents: atomic, UnlockWhileProcessing: atomic}))
 			require.Equal(t, want, theirs, "client-go")
-			ours := script(t, qKeepingOurs(RealFIFOOptions{KeyFunction: qKey, KnownObjects: known, AtomicEvents: atomic, UnlockWhileProcessing: atomic}))
+			ours := script(t, keepingQueueOurs(RealFIFOOptions{KeyFunction: fakeObjKey, KnownObjects: known, AtomicEvents: atomic, UnlockWhileProcessing: atomic}))
 			assert.Equal(t, want, ours, "kinformer")
 		})
 	}

@@ -14,44 +14,44 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// qObj is the queue tests' object: keyed by name, compared by value.
-type qObj struct {
+// fakeObj is the queue tests' object: keyed by name, compared by value.
+type fakeObj struct {
 	name string
 	val  int
 	// xf counts how often a test transformer saw the object.
 	xf int
 }
 
-func qMk(name string, val int) qObj { return qObj{name: name, val: val} }
+func newFakeObj(name string, val int) fakeObj { return fakeObj{name: name, val: val} }
 
-var errQNotQObj = errors.New("not a qObj")
+var errNotFakeObj = errors.New("not a fakeObj")
 
-// qKey is the queue tests' key function; anything but a qObj is an error.
-func qKey(obj interface{}) (string, error) {
-	o, ok := obj.(qObj)
+// fakeObjKey is the queue tests' key function; anything but a fakeObj is an error.
+func fakeObjKey(obj interface{}) (string, error) {
+	o, ok := obj.(fakeObj)
 	if !ok {
-		return "", errQNotQObj
+		return "", errNotFakeObj
 	}
 	return o.name, nil
 }
 
-// qKnown is an ordered in-memory KeyListerGetter, playing the consumer's
+// knownStore is an ordered in-memory KeyListerGetter, playing the consumer's
 // store (it satisfies client-go's KeyListerGetter as well as ours).
-type qKnown struct {
+type knownStore struct {
 	mu      sync.Mutex
 	objs    map[string]interface{}
 	failGet map[string]bool
 }
 
-func qNewKnown(objs ...qObj) *qKnown {
-	k := &qKnown{objs: map[string]interface{}{}, failGet: map[string]bool{}}
+func newKnownStore(objs ...fakeObj) *knownStore {
+	k := &knownStore{objs: map[string]interface{}{}, failGet: map[string]bool{}}
 	for _, o := range objs {
 		k.objs[o.name] = o
 	}
 	return k
 }
 
-func (k *qKnown) ListKeys() []string {
+func (k *knownStore) ListKeys() []string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	keys := make([]string, 0, len(k.objs))
@@ -62,7 +62,7 @@ func (k *qKnown) ListKeys() []string {
 	return keys
 }
 
-func (k *qKnown) GetByKey(key string) (interface{}, bool, error) {
+func (k *knownStore) GetByKey(key string) (interface{}, bool, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.failGet[key] {
@@ -72,21 +72,21 @@ func (k *qKnown) GetByKey(key string) (interface{}, bool, error) {
 	return o, ok, nil
 }
 
-func (k *qKnown) set(key string, obj interface{}) {
+func (k *knownStore) set(key string, obj interface{}) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.objs[key] = obj
 }
 
-func (k *qKnown) del(key string) {
+func (k *knownStore) del(key string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	delete(k.objs, key)
 }
 
-// qPopObj pops one item from q, failing the test if Pop fails or blocks
+// popOne pops one item from q, failing the test if Pop fails or blocks
 // for more than a few seconds (the watchdog closes q to unblock it).
-func qPopObj(t *testing.T, q Queue) (interface{}, bool) {
+func popOne(t *testing.T, q Queue) (interface{}, bool) {
 	t.Helper()
 	var got interface{}
 	var initial bool
@@ -101,62 +101,62 @@ func qPopObj(t *testing.T, q Queue) (interface{}, bool) {
 }
 
 func TestFIFO_OrderAndCoalescing(t *testing.T) {
-	f := NewFIFO(qKey)
-	require.NoError(t, f.Add(qMk("foo", 10)))
-	require.NoError(t, f.Add(qMk("bar", 1)))
-	require.NoError(t, f.Update(qMk("foo", 11)))
-	require.NoError(t, f.Add(qMk("zab", 30)))
-	require.NoError(t, f.Add(qMk("foo", 13)))
+	f := NewFIFO(fakeObjKey)
+	require.NoError(t, f.Add(newFakeObj("foo", 10)))
+	require.NoError(t, f.Add(newFakeObj("bar", 1)))
+	require.NoError(t, f.Update(newFakeObj("foo", 11)))
+	require.NoError(t, f.Add(newFakeObj("zab", 30)))
+	require.NoError(t, f.Add(newFakeObj("foo", 13)))
 
-	got, _ := qPopObj(t, f)
-	assert.Equal(t, qMk("foo", 13), got, "foo keeps its place and carries the newest value")
-	require.NoError(t, f.Add(qMk("foo", 14))) // goes to the back now
-	for _, want := range []qObj{qMk("bar", 1), qMk("zab", 30), qMk("foo", 14)} {
-		got, _ := qPopObj(t, f)
+	got, _ := popOne(t, f)
+	assert.Equal(t, newFakeObj("foo", 13), got, "foo keeps its place and carries the newest value")
+	require.NoError(t, f.Add(newFakeObj("foo", 14))) // goes to the back now
+	for _, want := range []fakeObj{newFakeObj("bar", 1), newFakeObj("zab", 30), newFakeObj("foo", 14)} {
+		got, _ := popOne(t, f)
 		assert.Equal(t, want, got)
 	}
 }
 
 func TestFIFO_DeleteDropsQueuedObject(t *testing.T) {
-	f := NewFIFO(qKey)
-	require.NoError(t, f.Add(qMk("a", 1)))
-	require.NoError(t, f.Add(qMk("b", 2)))
-	require.NoError(t, f.Delete(qMk("a", 0)))
-	require.NoError(t, f.Delete(qMk("never-added", 0)))
-	got, _ := qPopObj(t, f)
-	assert.Equal(t, qMk("b", 2), got)
+	f := NewFIFO(fakeObjKey)
+	require.NoError(t, f.Add(newFakeObj("a", 1)))
+	require.NoError(t, f.Add(newFakeObj("b", 2)))
+	require.NoError(t, f.Delete(newFakeObj("a", 0)))
+	require.NoError(t, f.Delete(newFakeObj("never-added", 0)))
+	got, _ := popOne(t, f)
+	assert.Equal(t, newFakeObj("b", 2), got)
 
 	// Deleted then re-added: popped once, with the new value.
-	require.NoError(t, f.Add(qMk("c", 1)))
-	require.NoError(t, f.Delete(qMk("c", 1)))
-	require.NoError(t, f.Add(qMk("c", 2)))
-	got, _ = qPopObj(t, f)
-	assert.Equal(t, qMk("c", 2), got)
+	require.NoError(t, f.Add(newFakeObj("c", 1)))
+	require.NoError(t, f.Delete(newFakeObj("c", 1)))
+	require.NoError(t, f.Add(newFakeObj("c", 2)))
+	got, _ = popOne(t, f)
+	assert.Equal(t, newFakeObj("c", 2), got)
 	f.Close()
 	_, err := f.Pop(func(interface{}, bool) error { t.Fatal("nothing should be processed"); return nil })
 	assert.ErrorIs(t, err, ErrFIFOClosed)
 }
 
 func TestFIFO_ReplaceOrderAndInitialList(t *testing.T) {
-	f := NewFIFO(qKey)
-	require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2), qMk("a", 3), qMk("c", 4)}, "7"))
+	f := NewFIFO(fakeObjKey)
+	require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1), newFakeObj("b", 2), newFakeObj("a", 3), newFakeObj("c", 4)}, "7"))
 	assert.False(t, f.HasSynced())
-	want := []qObj{qMk("a", 3), qMk("b", 2), qMk("c", 4)}
+	want := []fakeObj{newFakeObj("a", 3), newFakeObj("b", 2), newFakeObj("c", 4)}
 	for i, w := range want {
-		got, initial := qPopObj(t, f)
+		got, initial := popOne(t, f)
 		assert.Equal(t, w, got)
 		assert.True(t, initial)
 		assert.Equal(t, i == len(want)-1, f.HasSynced(), "after pop %d", i)
 	}
-	require.NoError(t, f.Add(qMk("d", 5)))
-	_, initial := qPopObj(t, f)
+	require.NoError(t, f.Add(newFakeObj("d", 5)))
+	_, initial := popOne(t, f)
 	assert.False(t, initial)
 
 	// A later Replace drops what was queued.
-	require.NoError(t, f.Add(qMk("x", 1)))
-	require.NoError(t, f.Replace([]interface{}{qMk("y", 1)}, "8"))
-	got, _ := qPopObj(t, f)
-	assert.Equal(t, qMk("y", 1), got)
+	require.NoError(t, f.Add(newFakeObj("x", 1)))
+	require.NoError(t, f.Replace([]interface{}{newFakeObj("y", 1)}, "8"))
+	got, _ := popOne(t, f)
+	assert.Equal(t, newFakeObj("y", 1), got)
 }
 
 func TestFIFO_HasSynced(t *testing.T) {
@@ -167,41 +167,41 @@ func TestFIFO_HasSynced(t *testing.T) {
 	}{
 		{name: "nothing", want: false},
 		{name: "add first", actions: []func(*testing.T, *FIFO){
-			func(t *testing.T, f *FIFO) { require.NoError(t, f.Add(qMk("a", 1))) },
+			func(t *testing.T, f *FIFO) { require.NoError(t, f.Add(newFakeObj("a", 1))) },
 		}, want: true},
 		{name: "delete first", actions: []func(*testing.T, *FIFO){
-			func(t *testing.T, f *FIFO) { require.NoError(t, f.Delete(qMk("a", 1))) },
+			func(t *testing.T, f *FIFO) { require.NoError(t, f.Delete(newFakeObj("a", 1))) },
 		}, want: true},
 		{name: "empty replace", actions: []func(*testing.T, *FIFO){
 			func(t *testing.T, f *FIFO) { require.NoError(t, f.Replace(nil, "1")) },
 		}, want: true},
 		{name: "replace not popped", actions: []func(*testing.T, *FIFO){
 			func(t *testing.T, f *FIFO) {
-				require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "1"))
+				require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1), newFakeObj("b", 2)}, "1"))
 			},
 		}, want: false},
 		{name: "replace half popped", actions: []func(*testing.T, *FIFO){
 			func(t *testing.T, f *FIFO) {
-				require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "1"))
+				require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1), newFakeObj("b", 2)}, "1"))
 			},
-			func(t *testing.T, f *FIFO) { qPopObj(t, f) },
+			func(t *testing.T, f *FIFO) { popOne(t, f) },
 		}, want: false},
 		{name: "replace popped", actions: []func(*testing.T, *FIFO){
 			func(t *testing.T, f *FIFO) {
-				require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "1"))
+				require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1), newFakeObj("b", 2)}, "1"))
 			},
-			func(t *testing.T, f *FIFO) { qPopObj(t, f) },
-			func(t *testing.T, f *FIFO) { qPopObj(t, f) },
+			func(t *testing.T, f *FIFO) { popOne(t, f) },
+			func(t *testing.T, f *FIFO) { popOne(t, f) },
 		}, want: true},
 		{name: "duplicate keys in replace count once", actions: []func(*testing.T, *FIFO){
 			func(t *testing.T, f *FIFO) {
-				require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("a", 2)}, "1"))
+				require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1), newFakeObj("a", 2)}, "1"))
 			},
-			func(t *testing.T, f *FIFO) { qPopObj(t, f) },
+			func(t *testing.T, f *FIFO) { popOne(t, f) },
 		}, want: true},
 		{name: "add before replace makes the initial batch empty", actions: []func(*testing.T, *FIFO){
-			func(t *testing.T, f *FIFO) { require.NoError(t, f.Add(qMk("z", 1))) },
-			func(t *testing.T, f *FIFO) { require.NoError(t, f.Replace([]interface{}{qMk("a", 1)}, "1")) },
+			func(t *testing.T, f *FIFO) { require.NoError(t, f.Add(newFakeObj("z", 1))) },
+			func(t *testing.T, f *FIFO) { require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1)}, "1")) },
 		}, want: true},
 		{
 			// Difference from client-go: the last initial key was deleted
@@ -210,16 +210,16 @@ func TestFIFO_HasSynced(t *testing.T) {
 			name: "deleted initial items still complete the sync",
 			actions: []func(*testing.T, *FIFO){
 				func(t *testing.T, f *FIFO) {
-					require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "1"))
+					require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1), newFakeObj("b", 2)}, "1"))
 				},
-				func(t *testing.T, f *FIFO) { require.NoError(t, f.Delete(qMk("b", 2))) },
-				func(t *testing.T, f *FIFO) { qPopObj(t, f) },
-				func(t *testing.T, f *FIFO) { qFIFOPopUntilBlocked(t, f) },
+				func(t *testing.T, f *FIFO) { require.NoError(t, f.Delete(newFakeObj("b", 2))) },
+				func(t *testing.T, f *FIFO) { popOne(t, f) },
+				func(t *testing.T, f *FIFO) { popFIFOUntilBlocked(t, f) },
 			}, want: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := NewFIFO(qKey)
+			f := NewFIFO(fakeObjKey)
 			for _, a := range tt.actions {
 				a(t, f)
 			}
@@ -229,9 +229,9 @@ func TestFIFO_HasSynced(t *testing.T) {
 	}
 }
 
-// qFIFOPopUntilBlocked runs Pop in a goroutine until it blocks on an empty
+// popFIFOUntilBlocked runs Pop in a goroutine until it blocks on an empty
 // queue (observed via HasSynced turning true), then closes f and waits.
-func qFIFOPopUntilBlocked(t *testing.T, f *FIFO) {
+func popFIFOUntilBlocked(t *testing.T, f *FIFO) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := f.Pop(func(interface{}, bool) error { return nil })
@@ -252,7 +252,7 @@ func qFIFOPopUntilBlocked(t *testing.T, f *FIFO) {
 }
 
 func TestFIFO_CloseUnblocksPop(t *testing.T) {
-	f := NewFIFO(qKey)
+	f := NewFIFO(fakeObjKey)
 	const waiters = 5
 	errs := make(chan error, waiters)
 	for i := 0; i < waiters; i++ {
@@ -274,27 +274,27 @@ func TestFIFO_CloseUnblocksPop(t *testing.T) {
 }
 
 func TestFIFO_ItemsRemainPoppableAfterClose(t *testing.T) {
-	f := NewFIFO(qKey)
-	require.NoError(t, f.Add(qMk("a", 1)))
+	f := NewFIFO(fakeObjKey)
+	require.NoError(t, f.Add(newFakeObj("a", 1)))
 	f.Close()
-	require.NoError(t, f.Add(qMk("b", 2)), "writes are accepted after Close")
+	require.NoError(t, f.Add(newFakeObj("b", 2)), "writes are accepted after Close")
 	obj, err := f.Pop(func(interface{}, bool) error { return nil })
 	require.NoError(t, err)
-	assert.Equal(t, qMk("a", 1), obj)
+	assert.Equal(t, newFakeObj("a", 1), obj)
 	obj, err = f.Pop(func(interface{}, bool) error { return nil })
 	require.NoError(t, err)
-	assert.Equal(t, qMk("b", 2), obj)
+	assert.Equal(t, newFakeObj("b", 2), obj)
 	_, err = f.Pop(func(interface{}, bool) error { return nil })
 	assert.ErrorIs(t, err, ErrFIFOClosed)
 }
 
 func TestFIFO_ProcessErrorIsReturnedAndNotRequeued(t *testing.T) {
-	f := NewFIFO(qKey)
-	require.NoError(t, f.Add(qMk("a", 1)))
+	f := NewFIFO(fakeObjKey)
+	require.NoError(t, f.Add(newFakeObj("a", 1)))
 	boom := errors.New("boom")
 	obj, err := f.Pop(func(interface{}, bool) error { return boom })
 	assert.ErrorIs(t, err, boom)
-	assert.Equal(t, qMk("a", 1), obj)
+	assert.Equal(t, newFakeObj("a", 1), obj)
 	f.Close()
 	_, err = f.Pop(func(interface{}, bool) error { return nil })
 	assert.ErrorIs(t, err, ErrFIFOClosed)
@@ -314,7 +314,7 @@ func TestFIFO_BadObjects(t *testing.T) {
 	}
 	assert.False(t, f.HasSynced(), "failed calls do not count as populating")
 	require.NoError(t, f.Add(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}))
-	got, _ := qPopObj(t, f)
+	got, _ := popOne(t, f)
 	assert.Equal(t, "p", got.(*v1.Pod).Name, "the failed Replace queued nothing")
 }
 
@@ -323,19 +323,19 @@ func TestFIFO_ZeroValueAndNames(t *testing.T) {
 	assert.False(t, f.HasSynced())
 	require.NoError(t, f.Add(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}))
 	assert.True(t, f.HasSynced())
-	got, _ := qPopObj(t, &f)
+	got, _ := popOne(t, &f)
 	assert.Equal(t, "p", got.(*v1.Pod).Name)
 	assert.Equal(t, "FIFO", f.HasSyncedChecker().Name())
 	assert.NoError(t, f.Resync())
 }
 
 func TestFIFO_ResyncQueuesNothingNew(t *testing.T) {
-	f := NewFIFO(qKey)
-	require.NoError(t, f.Add(qMk("a", 1)))
-	require.NoError(t, f.Add(qMk("b", 1)))
+	f := NewFIFO(fakeObjKey)
+	require.NoError(t, f.Add(newFakeObj("a", 1)))
+	require.NoError(t, f.Add(newFakeObj("b", 1)))
 	require.NoError(t, f.Resync())
-	for _, w := range []qObj{qMk("a", 1), qMk("b", 1)} {
-		got, _ := qPopObj(t, f)
+	for _, w := range []fakeObj{newFakeObj("a", 1), newFakeObj("b", 1)} {
+		got, _ := popOne(t, f)
 		assert.Equal(t, w, got)
 	}
 	require.NoError(t, f.Resync())
@@ -345,7 +345,7 @@ func TestFIFO_ResyncQueuesNothingNew(t *testing.T) {
 }
 
 func TestFIFO_ConcurrentProducers(t *testing.T) {
-	f := NewFIFO(qKey)
+	f := NewFIFO(fakeObjKey)
 	const perProducer = 300
 	var wg sync.WaitGroup
 	for p := 0; p < 2; p++ {
@@ -353,46 +353,16 @@ func TestFIFO_ConcurrentProducers(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 1; i <= perProducer; i++ {
-				assert.NoError(t, f.Add(qMk(fmt.Sprintf("p%d-%d", p, i), i)))
+				assert.NoError(t, f.Add(newFakeObj(fmt.Sprintf("p%d-%d", p, i), i)))
 			}
 		}()
 	}
 	last := map[byte]int{}
 	for n := 0; n < 2*perProducer; n++ {
-		got, _ := qPopObj(t, f)
-		o := got.(qObj)
+		got, _ := popOne(t, f)
+		o := got.(fakeObj)
 		assert.Greater(t, o.val, last[o.name[1]], "producer order kept")
 		last[o.name[1]] = o.val
 	}
 	wg.Wait()
-}
-
-func TestQueueRing(t *testing.T) {
-	var r queueRing[int]
-	next, want := 0, 0
-	// Interleave pushes and pops so the ring wraps, grows and shrinks.
-	for round := 0; round < 6; round++ {
-		for i := 0; i < 1000*(round%3+1); i++ {
-			r.push(next)
-			next++
-		}
-		require.Equal(t, next-want, r.len())
-		for i := 0; i < r.len(); i++ {
-			require.Equal(t, want+i, *r.at(i))
-		}
-		for i := 0; i < 800*(round%3+1); i++ {
-			require.Equal(t, want, r.popFront())
-			want++
-		}
-	}
-	for r.len() > 0 {
-		require.Equal(t, want, r.popFront())
-		want++
-	}
-	assert.LessOrEqual(t, len(r.buf), queueRingShrinkAbove, "storage shrinks after draining")
-	r.push(1)
-	r.reset()
-	assert.Equal(t, 0, r.len())
-	r.push(7)
-	assert.Equal(t, 7, r.popFront())
 }

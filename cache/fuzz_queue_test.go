@@ -146,15 +146,7 @@ func oursSide(kind int) *fuzzQueueSide {
 		q := NewDeltaFIFOWithOptions(DeltaFIFOOptions{KnownObjects: idx, EmitDeltaTypeReplaced: true})
 		s.add, s.update, s.del, s.replace, s.resync, s.close = q.Add, q.Update, q.Delete, q.Replace, q.Resync, q.Close
 		s.pop = popWith(q.Pop)
-		s.queuedKeys = func() []string {
-			q.lock.Lock()
-			defer q.lock.Unlock()
-			var keys []string
-			for i := 0; i < q.queue.len(); i++ {
-				keys = append(keys, *q.queue.at(i))
-			}
-			return keys
-		}
+		s.queuedKeys = q.q.QueuedKeys
 		return s
 	}
 	opts := RealFIFOOptions{KeyFunction: MetaNamespaceKeyFunc, KnownObjects: idx}
@@ -164,15 +156,7 @@ func oursSide(kind int) *fuzzQueueSide {
 	q := NewRealFIFOWithOptions(opts)
 	s.add, s.update, s.del, s.replace, s.resync, s.close = q.Add, q.Update, q.Delete, q.Replace, q.Resync, q.Close
 	s.pop = popWith(q.Pop)
-	s.queuedKeys = func() []string {
-		q.lock.Lock()
-		defer q.lock.Unlock()
-		var keys []string
-		for i := 0; i < q.items.len(); i++ {
-			keys = append(keys, q.items.at(i).key)
-		}
-		return keys
-	}
+	s.queuedKeys = q.q.QueuedKeys
 	return s
 }
 

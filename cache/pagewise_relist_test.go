@@ -3,9 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -420,48 +418,41 @@ func TestRelistPageByPageContinueExpired(t *testing.T) {
 	}
 }
 
-// pageRecorder records the pages and the end a pageSink hands over.
-type pageRecorder struct {
+// listCalls records the calls a listSink gets, as "put ns/a@1", "remove
+// ns/a@1", "pageEnd" and "end rv"; end returns the number of objects put.
+type listCalls struct {
 	calls []string
+	puts  int
 }
 
-func (r *pageRecorder) sink(streamed bool) *pageSink {
-	return &pageSink{
-		logger:   klog.Background(),
-		keyOf:    MetaNamespaceKeyFunc,
-		streamed: streamed,
-		prepare:  func(_ string, obj interface{}) (interface{}, error) { return obj, nil },
-		hand: func(_ context.Context, page []listedObject) error {
-			s := "page"
-			for _, o := range page {
-				if o.obj == nil {
-					s += " -" + o.key
-					continue
-				}
-				s += " " + infDescribe(o.obj)
-			}
-			r.calls = append(r.calls, s)
-			return nil
-		},
-		finish: func(_ context.Context, listed map[string]struct{}, rv string) error {
-			keys := make([]string, 0, len(listed))
-			for key := range listed {
-				keys = append(keys, key)
-			}
-			sort.Strings(keys)
-			r.calls = append(r.calls, "end "+rv+" listed "+strings.Join(keys, ","))
-			return nil
-		},
-	}
+func (r *listCalls) put(obj interface{}) error {
+	r.calls = append(r.calls, "put "+infDescribe(obj))
+	r.puts++
+	return nil
 }
 
-// TestStreamedListHandedOverInPages: a streaming list applied page by page
-// hands its events over in pages of arrival order; an update of a key in the
-// pending page replaces it in place, a deletion drops it (and drops it from
-// the listed keys, so that the end deletes it if it was handed over before).
+func (r *listCalls) remove(obj interface{}) error {
+	r.calls = append(r.calls, "remove "+infDescribe(obj))
+	return nil
+}
+
+func (r *listCalls) pageEnd(context.Context) error {
+	r.calls = append(r.calls, "pageEnd")
+	return nil
+}
+
+func (r *listCalls) end(_ context.Context, rv string) (int, error) {
+	r.calls = append(r.calls, "end "+rv)
+	return r.puts, nil
+}
+
+// TestStreamedListHandedOverInPages: a streaming list hands its events to
+// the list's sink as they arrive and ends a page every pageSize objects
+// (deletions do not count). How a sink applying relists page by page takes
+// these calls is internal/queue's TestPagesStreamedList.
 func TestStreamedListHandedOverInPages(t *testing.T) {
-	rec := &pageRecorder{}
-	s := &streamedList{ctx: context.Background(), sink: rec.sink(true), pageSize: 2}
+	rec := &listCalls{}
+	s := &streamedList{ctx: context.Background(), sink: rec, pageSize: 2}
 	require.NoError(t, s.Add(infPod("a", "1")))
 	require.NoError(t, s.Add(infPod("b", "2"))) // page full
 	require.NoError(t, s.Add(infPod("c", "3")))
@@ -469,24 +460,24 @@ func TestStreamedListHandedOverInPages(t *testing.T) {
 	require.NoError(t, s.Delete(infPod("a", "5")))
 	require.NoError(t, s.Add(infPod("d", "6")))
 	require.NoError(t, s.Delete(infPod("d", "7")))
-	require.NoError(t, s.Add(infPod("e", "8")))
+	require.NoError(t, s.Add(infPod("e", "8"))) // page full
 	n, err := s.finish("9")
 	require.NoError(t, err)
-	assert.Equal(t, 3, n)
+	assert.Equal(t, 6, n)
 	assert.Equal(t, []string{
-		"page ns/a@1 ns/b@2",
-		"page ns/c@4",
-		"page -ns/d ns/e@8",
-		"end 9 listed ns/b,ns/c,ns/e",
+		"put ns/a@1", "put ns/b@2", "pageEnd",
+		"put ns/c@3", "put ns/c@4", "pageEnd",
+		"remove ns/a@5", "put ns/d@6", "remove ns/d@7", "put ns/e@8", "pageEnd",
+		"end 9",
 	}, rec.calls)
 
 	// An empty stream still ends a list.
-	rec = &pageRecorder{}
-	s = &streamedList{ctx: context.Background(), sink: rec.sink(true), pageSize: 2}
+	rec = &listCalls{}
+	s = &streamedList{ctx: context.Background(), sink: rec, pageSize: 2}
 	n, err = s.finish("3")
 	require.NoError(t, err)
 	assert.Equal(t, 0, n)
-	assert.Equal(t, []string{"end 3 listed "}, rec.calls)
+	assert.Equal(t, []string{"end 3"}, rec.calls)
 }
 
 // pageByPageQueue returns an informer's RealFIFO applying relists page by
@@ -524,9 +515,7 @@ func TestRealFIFOPageWaitsUntilPopped(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Eventually(t, func() bool {
-		f.lock.Lock()
-		defer f.lock.Unlock()
-		return f.items.len() == 2 && f.drain.waiters == 1
+		return f.q.Len() == 2 && f.q.Waiting() == 1
 	}, infTimeout, time.Millisecond)
 	pop()
 	select {
@@ -560,9 +549,7 @@ func TestRealFIFOPageWaitsUntilPopped(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { done <- sink.pageEnd(ctx) }()
 	require.Eventually(t, func() bool {
-		f.lock.Lock()
-		defer f.lock.Unlock()
-		return f.drain.waiters == 1
+		return f.q.Waiting() == 1
 	}, infTimeout, time.Millisecond)
 	cancel()
 	select {
@@ -578,9 +565,7 @@ func TestRealFIFOPageWaitsUntilPopped(t *testing.T) {
 	require.NoError(t, sink.put(infPod("a", "1")))
 	go func() { done <- sink.pageEnd(context.Background()) }()
 	require.Eventually(t, func() bool {
-		f.lock.Lock()
-		defer f.lock.Unlock()
-		return f.drain.waiters == 1
+		return f.q.Waiting() == 1
 	}, infTimeout, time.Millisecond)
 	f.Close()
 	select {
@@ -611,9 +596,7 @@ func TestPageByPageStreamedRelistDeletesRemovedKeys(t *testing.T) {
 	drain := func() {
 		t.Helper()
 		for {
-			f.lock.Lock()
-			n := f.items.len()
-			f.lock.Unlock()
+			n := f.q.Len()
 			if n == 0 {
 				return
 			}
@@ -629,9 +612,7 @@ func TestPageByPageStreamedRelistDeletesRemovedKeys(t *testing.T) {
 	pageDone := make(chan error, 1)
 	go func() { pageDone <- sink.pageEnd(context.Background()) }()
 	require.Eventually(t, func() bool {
-		f.lock.Lock()
-		defer f.lock.Unlock()
-		return f.items.len() == 3
+		return f.q.Len() == 3
 	}, infTimeout, time.Millisecond)
 	drain()
 	require.NoError(t, <-pageDone)
@@ -647,9 +628,7 @@ func TestPageByPageStreamedRelistDeletesRemovedKeys(t *testing.T) {
 		endDone <- err
 	}()
 	require.Eventually(t, func() bool {
-		f.lock.Lock()
-		defer f.lock.Unlock()
-		return f.items.len() == 2
+		return f.q.Len() == 2
 	}, infTimeout, time.Millisecond)
 	drain()
 	select {

@@ -234,13 +234,9 @@ func storeSize(store Store) int {
 func queueDepth(q Queue) int {
 	switch f := q.(type) {
 	case *RealFIFO:
-		f.lock.Lock()
-		defer f.lock.Unlock()
-		return f.items.len()
+		return f.q.Len()
 	case *DeltaFIFO:
-		f.lock.Lock()
-		defer f.lock.Unlock()
-		return f.queue.len()
+		return f.q.Len()
 	}
 	return 0
 }

@@ -1,11 +1,9 @@
 package cache
 
 import (
-	"sync"
-	"sync/atomic"
-
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
+
+	"github.com/kinformer/kinformer/cache/internal/queue"
 )
 
 // RealFIFOOptions configures NewRealFIFOWithOptions.
@@ -65,9 +63,6 @@ type RealFIFOOptions struct {
 	reusePopBuffers bool
 }
 
-// realFIFODefaultBatchSize bounds how many deltas PopBatch hands over at once.
-const realFIFODefaultBatchSize = 1000
-
 // ReplacedAllInfo is the Object of a ReplacedAll delta.
 type ReplacedAllInfo struct {
 	// ResourceVersion is the resource version given to Replace.
@@ -116,57 +111,7 @@ type SyncAllInfo struct{}
 // queue locked unless UnlockWhileProcessing is in effect; they are meant for a
 // single consumer goroutine.
 type RealFIFO struct {
-	// logger is the queue's logger with its name attached.
-	logger klog.Logger
-	name   string
-
-	lock   sync.Mutex
-	cond   sync.Cond
-	inited bool
-
-	// items holds every queued delta, oldest first, with its key.
-	items queueRing[realFIFOEntry]
-
-	gate   fifoSyncGate
-	closed atomic.Bool
-
-	keyFunc               KeyFunc
-	knownObjects          KeyListerGetter
-	transformer           TransformFunc
-	batchSize             int
-	emitAtomicEvents      bool
-	unlockWhileProcessing bool
-	emitDeltaTypeBookmark bool
-	// reusePopBuffers: see RealFIFOOptions.reusePopBuffers.
-	reusePopBuffers bool
-
-	identifier InformerNameAndResource
-	metrics    realFIFOMetrics
-
-	// lists says how the queue takes lists, when an informer built it for
-	// itself (see newInformerRealFIFO).
-	lists informerLists
-	// drain lets a relist applied page by page wait for the consumer;
-	// processing counts the pops being processed.
-	drain      drainWait
-	processing int
-
-	// Consumer scratch space of an informer's own queue (reusePopBuffers),
-	// reused between pops while no other consumer is using it (consuming).
-	// batchKeys holds the keys of the deltas in batch (or single) while they
-	// are being processed; see poppedKeys.
-	consuming bool
-	batch     []Delta
-	batchKeys []string
-	batchSeen map[string]struct{}
-	single    Deltas
-	singleBox interface{}
-}
-
-// realFIFOEntry is one queued delta and its key ("" for the atomic kinds).
-type realFIFOEntry struct {
-	delta Delta
-	key   string
+	q queue.Real[Delta, deltaOps]
 }
 
 var (
@@ -197,112 +142,57 @@ func NewRealFIFO(keyFunc KeyFunc, knownObjects KeyListerGetter, transformer Tran
 // detect deletions among queued keys only and Resync queue nothing. Each case
 // is logged once.
 func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
-	f := &RealFIFO{
-		name:                  opts.Name,
-		keyFunc:               opts.KeyFunction,
-		knownObjects:          opts.KnownObjects,
-		transformer:           opts.Transformer,
-		emitAtomicEvents:      opts.AtomicEvents,
-		unlockWhileProcessing: opts.UnlockWhileProcessing,
-		emitDeltaTypeBookmark: opts.EmitDeltaTypeBookmark,
-		reusePopBuffers:       opts.reusePopBuffers,
-		identifier:            opts.Identifier,
-	}
-	if n := opts.Identifier.Name(); n != "" {
-		f.name = n
-	}
-	if f.name == "" {
-		f.name = "RealFIFO"
-	}
-	logger := klog.Background()
-	if opts.Logger != nil {
-		logger = *opts.Logger
-	}
-	f.logger = klog.LoggerWithName(logger, f.name)
-
-	if f.emitAtomicEvents {
-		if f.knownObjects != nil {
-			f.logger.Error(nil, "KnownObjects is ignored by a RealFIFO with AtomicEvents")
-			f.knownObjects = nil
-		}
-	} else {
-		if f.unlockWhileProcessing {
-			f.logger.Error(nil, "UnlockWhileProcessing requires AtomicEvents; the queue stays locked while processing")
-			f.unlockWhileProcessing = false
-		}
-		if f.emitDeltaTypeBookmark {
-			f.logger.Error(nil, "EmitDeltaTypeBookmark requires AtomicEvents; bookmarks are not queued")
-			f.emitDeltaTypeBookmark = false
-		}
-		if f.knownObjects == nil {
-			f.logger.Error(nil, "RealFIFO without AtomicEvents has no KnownObjects; Replace only detects deletions of queued keys and Resync does nothing")
-		}
-	}
-	f.metrics = newRealFIFOMetrics(opts.Identifier, opts.MetricsProvider)
-	f.lock.Lock()
-	f.initLocked()
-	f.lock.Unlock()
-	return f
+	return newInformerRealFIFO(opts, informerLists{})
 }
 
 // newInformerRealFIFO returns the RealFIFO an informer builds for itself:
 // configured by opts, taking lists as lists says.
 func newInformerRealFIFO(opts RealFIFOOptions, lists informerLists) *RealFIFO {
-	f := NewRealFIFOWithOptions(opts)
-	f.lists = lists
+	name := opts.Name
+	if n := opts.Identifier.Name(); n != "" {
+		name = n
+	}
+	logger := klog.Background()
+	if opts.Logger != nil {
+		logger = *opts.Logger
+	}
+	cfg := queue.RealConfig{
+		Logger:                logger,
+		Name:                  name,
+		KeyFunc:               opts.KeyFunction,
+		Known:                 opts.KnownObjects,
+		Transform:             opts.Transformer,
+		Atomic:                opts.AtomicEvents,
+		UnlockWhileProcessing: opts.UnlockWhileProcessing,
+		Bookmarks:             opts.EmitDeltaTypeBookmark,
+		ReusePopBuffers:       opts.reusePopBuffers,
+		Resource:              opts.Identifier.GroupVersionResource(),
+		Lists:                 lists.engine(),
+	}
+	if opts.Identifier.Reserved() {
+		m := newFIFOMetrics(opts.Identifier, opts.MetricsProvider)
+		cfg.Queued, cfg.Latency = m.numberOfQueuedItem, m.processingLatency
+	}
+	f := &RealFIFO{}
+	f.q.Configure(cfg)
 	return f
-}
-
-// initLocked makes a zero-value RealFIFO usable. Called with f.lock held.
-func (f *RealFIFO) initLocked() {
-	if f.inited {
-		return
-	}
-	f.inited = true
-	f.cond.L = &f.lock
-	f.drain.cond.L = &f.lock
-	if f.keyFunc == nil {
-		f.keyFunc = MetaNamespaceKeyFunc
-	}
-	if f.batchSize <= 0 {
-		f.batchSize = realFIFODefaultBatchSize
-	}
-	if f.name == "" {
-		f.name = "RealFIFO"
-		f.logger = klog.LoggerWithName(klog.Background(), f.name)
-	}
-	f.gate.init()
 }
 
 // Close marks the queue closed and unblocks every waiting Pop or PopBatch.
 // Deltas still queued remain poppable; writes are still accepted.
 func (f *RealFIFO) Close() {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	f.initLocked()
-	f.closed.Store(true)
-	f.cond.Broadcast()
-	f.drain.signalLocked()
+	f.q.Close()
 }
 
 // IsClosed reports whether Close has been called.
 func (f *RealFIFO) IsClosed() bool {
-	return f.closed.Load()
-}
-
-// keyOf returns the key of obj, of a Delta's or a Deltas' newest object, or a
-// DeletedFinalStateUnknown's Key; failures are KeyErrors.
-func (f *RealFIFO) keyOf(obj interface{}) (string, error) {
-	if d, ok := obj.(Delta); ok {
-		obj = d.Object
-	}
-	return queueKeyOf(f.keyFunc, obj)
+	return f.q.IsClosed()
 }
 
 // Transformer returns the transform function the queue applies to incoming
 // objects (nil when none); it implements TransformingStore.
 func (f *RealFIFO) Transformer() TransformFunc {
-	return f.transformer
+	return f.q.Transformer()
 }
 
 // HasSynced reports whether Add, Update or Delete was called before any
@@ -314,7 +204,7 @@ func (f *RealFIFO) Transformer() TransformFunc {
 // Bookmark or SyncAll) no longer counts as one of the initial items, which
 // made client-go report synced one item early.
 func (f *RealFIFO) HasSynced() bool {
-	return f.gate.isDone()
+	return f.q.Synced()
 }
 
 // HasSyncedChecker returns f itself: its Done channel closes when HasSynced
@@ -326,82 +216,36 @@ func (f *RealFIFO) HasSyncedChecker() DoneChecker {
 // Name returns the queue's name: the Identifier's name, else
 // RealFIFOOptions.Name, else "RealFIFO".
 func (f *RealFIFO) Name() string {
-	if f.name == "" {
-		return "RealFIFO"
-	}
-	return f.name
+	return f.q.Name()
 }
 
 // Done returns a channel that is closed once HasSynced is true.
 func (f *RealFIFO) Done() <-chan struct{} {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	f.initLocked()
-	return f.gate.done
-}
-
-// transform applies the transformer, if any (see queueTransform).
-func (f *RealFIFO) transform(obj interface{}, key string) (interface{}, error) {
-	return queueTransform(f.transformer, f.Name(), key, obj)
-}
-
-// pushLocked queues one entry and wakes a consumer.
-func (f *RealFIFO) pushLocked(e realFIFOEntry) {
-	f.items.push(e)
-	f.cond.Signal()
-	if f.metrics.on {
-		f.metrics.queued.Set(float64(f.items.len()))
-	}
+	return f.q.Done()
 }
 
 // Add queues an Added delta for obj. It returns a KeyError when obj has no
 // key, or the transformer's error (wrapped); nothing is queued then.
 func (f *RealFIFO) Add(obj interface{}) error {
-	return f.queueChange(Added, obj)
+	return f.q.Change(queue.Added, obj)
 }
 
 // Update queues an Updated delta for obj; errors as for Add.
 func (f *RealFIFO) Update(obj interface{}) error {
-	return f.queueChange(Updated, obj)
+	return f.q.Change(queue.Updated, obj)
 }
 
 // Delete queues a Deleted delta for obj (always: RealFIFO does not check
 // whether the object is known); errors as for Add.
 func (f *RealFIFO) Delete(obj interface{}) error {
-	return f.queueChange(Deleted, obj)
-}
-
-func (f *RealFIFO) queueChange(t DeltaType, obj interface{}) error {
-	key, err := f.keyOf(obj)
-	if err != nil {
-		return err
-	}
-	if obj, err = f.transform(obj, key); err != nil {
-		if t != Deleted || !isRefusedObject(err) {
-			return err
-		}
-		// The deletion happened: queue it without the refused object.
-		obj = DeletedFinalStateUnknown{Key: key}
-	}
-	f.lock.Lock()
-	f.initLocked()
-	f.gate.markPopulated()
-	f.pushLocked(realFIFOEntry{delta: Delta{Type: t, Object: obj}, key: key})
-	f.lock.Unlock()
-	return nil
+	return f.q.Change(queue.Deleted, obj)
 }
 
 // Bookmark queues a Bookmark delta carrying resourceVersion when the queue was
 // built with AtomicEvents and EmitDeltaTypeBookmark; otherwise it does
 // nothing. It always returns nil. It implements ReflectorBookmarkStore.
 func (f *RealFIFO) Bookmark(resourceVersion string) error {
-	if !f.emitDeltaTypeBookmark {
-		return nil
-	}
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	f.initLocked()
-	f.pushLocked(realFIFOEntry{delta: Delta{Type: Bookmark, Object: BookmarkInfo{ResourceVersion: resourceVersion}}})
+	f.q.Bookmark(resourceVersion)
 	return nil
 }
 
@@ -415,58 +259,75 @@ func (f *RealFIFO) Bookmark(resourceVersion string) error {
 // Difference from client-go: a KeyError does not stop the resync of the
 // remaining objects, and the returned error is the KeyError itself.
 func (f *RealFIFO) Resync() error {
-	f.lock.Lock()
-	defer f.lock.Unlock()
-	f.initLocked()
-	if f.emitAtomicEvents {
-		f.pushLocked(realFIFOEntry{delta: Delta{Type: SyncAll, Object: SyncAllInfo{}}})
-		return nil
-	}
-	if f.knownObjects == nil {
-		return nil
-	}
-	queued := make(map[string]struct{}, f.items.len())
-	for key := range f.queuedLocked() {
-		queued[key] = struct{}{}
-	}
-	var firstErr error
-	for _, k := range f.knownObjects.ListKeys() {
-		if _, ok := queued[k]; ok {
-			continue
-		}
-		obj, exists, err := f.knownObjects.GetByKey(k)
-		if err != nil {
-			utilruntime.HandleErrorWithLogger(f.logger, err, "Known object lookup failed, not queueing it for sync", "key", k)
-			continue
-		}
-		if !exists {
-			utilruntime.HandleErrorWithLogger(f.logger, nil, "Key listed by known objects has no object, not queueing it for sync", "key", k)
-			continue
-		}
-		key, err := f.keyOf(obj)
-		if err != nil {
-			if firstErr == nil {
-				firstErr = err
-			}
-			continue
-		}
-		f.pushLocked(realFIFOEntry{delta: Delta{Type: Sync, Object: obj}, key: key})
-	}
-	return firstErr
+	return f.q.Resync()
 }
 
-// realFIFOMetrics holds a RealFIFO's metrics; on is false when none are
-// published, and then the queue skips them (and the clock reads) entirely.
-type realFIFOMetrics struct {
-	on      bool
-	queued  GaugeMetric
-	latency HistogramMetric
+// Replace queues a relist. With AtomicEvents it queues one ReplacedAll delta
+// whose ReplacedAllInfo holds the objects of list (transformed; the queue
+// owns them from now on) and resourceVersion. Without it, it first queues a
+// Deleted delta carrying DeletedFinalStateUnknown for every key missing from
+// list that is queued (in order of first appearance, with the newest queued
+// object, unless that newest delta already is a deletion) or known to
+// KnownObjects (in ListKeys order, with the known object), then a Replaced
+// delta for every object of list, in list order.
+//
+// The first Replace before any Add, Update or Delete makes everything then
+// queued the initial batch for HasSynced. It returns a KeyError for an object
+// without key (without AtomicEvents) or a transformer error (wrapped);
+// nothing is queued then.
+//
+// Difference from client-go: a transformer error leaves the queue untouched
+// also without AtomicEvents, where client-go's leaves it half-replaced (see
+// COMPATIBILITY.md).
+func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error {
+	return f.q.Replace(newItems, resourceVersion)
 }
 
-func newRealFIFOMetrics(id InformerNameAndResource, provider InformerMetricsProvider) realFIFOMetrics {
-	if !id.Reserved() {
-		return realFIFOMetrics{}
-	}
-	m := newFIFOMetrics(id, provider)
-	return realFIFOMetrics{on: true, queued: m.numberOfQueuedItem, latency: m.processingLatency}
+// beginList implements listTaker (see queue.Real.BeginList).
+func (f *RealFIFO) beginList(source listSource) listSink {
+	return listSinkOf(f.q.BeginList(source.engine()))
+}
+
+// relistsPageByPage implements listTaker.
+func (f *RealFIFO) relistsPageByPage() bool {
+	return f.q.RelistsPageByPage()
+}
+
+// Pop waits until a delta is queued or the queue is closed, removes the oldest
+// delta and calls process with a fresh Deltas holding just that delta. It
+// returns that Deltas and process's error (the delta is not requeued), or
+// ErrFIFOClosed on a closed, empty queue. process runs with the queue locked
+// unless UnlockWhileProcessing is in effect and fewer than two batches wait.
+func (f *RealFIFO) Pop(process PopProcessFunc) (interface{}, error) {
+	return f.q.Pop(process)
+}
+
+// PopBatch waits until a delta is queued or the queue is closed (then it
+// returns ErrFIFOClosed), and removes the longest run of oldest deltas that
+//
+//   - holds at most the batch size (1000) deltas,
+//   - holds no two deltas of the same key,
+//   - holds only per-object deltas (Added, Updated, Deleted, Replaced, Sync):
+//     a ReplacedAll, SyncAll or Bookmark delta is always popped alone, and
+//   - does not mix deltas of the initial batch with later ones.
+//
+// A run of one delta goes to processSingle as a Deltas of length one; a
+// longer run goes to processBatch. It returns the function's error; popped
+// deltas are not requeued. The functions run with the queue locked unless
+// UnlockWhileProcessing is in effect and fewer than two batches wait.
+//
+// The slice passed to processBatch, and the Deltas passed to processSingle,
+// are new for each call and belong to the caller from then on: the functions
+// may keep them, and the queue never touches them again (as in client-go).
+// The queue a shared informer builds for itself reuses them instead, since it
+// alone consumes it.
+func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProcessFunc) error {
+	return f.q.PopBatch(processBatch, processSingle)
+}
+
+// poppedKeys returns the keys the queue computed for deltas while the
+// PopBatch call in progress processes them (see queue.Real.PoppedKeys), or
+// nil.
+func (f *RealFIFO) poppedKeys(deltas []Delta) []string {
+	return f.q.PoppedKeys(deltas)
 }

@@ -12,198 +12,197 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/klog/v2"
 )
 
-// qRealFIFO builds a non-atomic RealFIFO keyed by qKey.
-func qRealFIFO(known KeyListerGetter) *RealFIFO {
-	return NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, KnownObjects: known})
+// newNonAtomicRealFIFO builds a non-atomic RealFIFO keyed by fakeObjKey.
+func newNonAtomicRealFIFO(known KeyListerGetter) *RealFIFO {
+	return NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, KnownObjects: known})
 }
 
-// qAtomicFIFO builds an atomic RealFIFO keyed by qKey that emits bookmarks.
-func qAtomicFIFO() *RealFIFO {
-	return NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, EmitDeltaTypeBookmark: true})
+// newAtomicRealFIFO builds an atomic RealFIFO keyed by fakeObjKey that emits bookmarks.
+func newAtomicRealFIFO() *RealFIFO {
+	return NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, AtomicEvents: true, EmitDeltaTypeBookmark: true})
 }
 
-// qFlatten drains q and concatenates the popped Deltas.
-func qFlatten(t *testing.T, q Queue) Deltas {
+// drainDeltas drains q and concatenates the popped Deltas.
+func drainDeltas(t *testing.T, q Queue) Deltas {
 	t.Helper()
 	out := Deltas{}
-	for _, d := range qDrain(t, q) {
+	for _, d := range drainAccumulators(t, q) {
 		out = append(out, d...)
 	}
 	return out
 }
 
-// qPoppedBatch is one PopBatch call as seen by the consumer.
-type qPoppedBatch struct {
+// poppedBatch is one PopBatch call as seen by the consumer.
+type poppedBatch struct {
 	single  bool
 	deltas  []Delta
 	initial bool
 }
 
-// qPopBatch calls PopBatch once, copying what the consumer receives.
-func qPopBatch(t *testing.T, f *RealFIFO) (qPoppedBatch, error) {
+// popOneBatch calls PopBatch once, copying what the consumer receives.
+func popOneBatch(t *testing.T, f *RealFIFO) (poppedBatch, error) {
 	t.Helper()
-	var got qPoppedBatch
+	var got poppedBatch
 	watchdog := time.AfterFunc(5*time.Second, f.Close)
 	defer watchdog.Stop()
 	err := f.PopBatch(func(deltas []Delta, initial bool) error {
-		got = qPoppedBatch{deltas: append([]Delta(nil), deltas...), initial: initial}
+		got = poppedBatch{deltas: append([]Delta(nil), deltas...), initial: initial}
 		return nil
 	}, func(obj interface{}, initial bool) error {
 		d := obj.(Deltas)
 		require.Len(t, d, 1)
-		got = qPoppedBatch{single: true, deltas: []Delta{d[0]}, initial: initial}
+		got = poppedBatch{single: true, deltas: []Delta{d[0]}, initial: initial}
 		return nil
 	})
 	return got, err
 }
 
 func TestRealFIFO_DeliversEveryChangeInOrder(t *testing.T) {
-	f := qRealFIFO(qNewKnown())
-	require.NoError(t, f.Add(qMk("foo", 10)))
-	require.NoError(t, f.Add(qMk("bar", 1)))
-	require.NoError(t, f.Update(qMk("foo", 11)))
-	require.NoError(t, f.Delete(qMk("foo", 12)))
-	require.NoError(t, f.Delete(qMk("foo", 12)))  // no dedup
-	require.NoError(t, f.Delete(qMk("never", 1))) // no existence check
-	obj, _ := qPopObj(t, f)
-	assert.Equal(t, Deltas{{Added, qMk("foo", 10)}}, obj)
-	require.NoError(t, f.Add(qMk("foo", 14)))
+	f := newNonAtomicRealFIFO(newKnownStore())
+	require.NoError(t, f.Add(newFakeObj("foo", 10)))
+	require.NoError(t, f.Add(newFakeObj("bar", 1)))
+	require.NoError(t, f.Update(newFakeObj("foo", 11)))
+	require.NoError(t, f.Delete(newFakeObj("foo", 12)))
+	require.NoError(t, f.Delete(newFakeObj("foo", 12)))  // no dedup
+	require.NoError(t, f.Delete(newFakeObj("never", 1))) // no existence check
+	obj, _ := popOne(t, f)
+	assert.Equal(t, Deltas{{Added, newFakeObj("foo", 10)}}, obj)
+	require.NoError(t, f.Add(newFakeObj("foo", 14)))
 	assert.Equal(t, Deltas{
-		{Added, qMk("bar", 1)},
-		{Updated, qMk("foo", 11)},
-		{Deleted, qMk("foo", 12)},
-		{Deleted, qMk("foo", 12)},
-		{Deleted, qMk("never", 1)},
-		{Added, qMk("foo", 14)},
-	}, qFlatten(t, f))
+		{Added, newFakeObj("bar", 1)},
+		{Updated, newFakeObj("foo", 11)},
+		{Deleted, newFakeObj("foo", 12)},
+		{Deleted, newFakeObj("foo", 12)},
+		{Deleted, newFakeObj("never", 1)},
+		{Added, newFakeObj("foo", 14)},
+	}, drainDeltas(t, f))
 }
 
 func TestRealFIFO_ReplaceNonAtomic(t *testing.T) {
 	tests := []struct {
 		name   string
-		known  []qObj
+		known  []fakeObj
 		before func(t *testing.T, f *RealFIFO)
 		list   []interface{}
 		want   Deltas
 	}{
 		{
 			name:  "known keys missing from the list are deleted first",
-			known: []qObj{qMk("foo", 5), qMk("bar", 6), qMk("baz", 7)},
-			list:  []interface{}{qMk("foo", 5)},
+			known: []fakeObj{newFakeObj("foo", 5), newFakeObj("bar", 6), newFakeObj("baz", 7)},
+			list:  []interface{}{newFakeObj("foo", 5)},
 			want: Deltas{
-				{Deleted, qTomb("bar", qMk("bar", 6))},
-				{Deleted, qTomb("baz", qMk("baz", 7))},
-				{Replaced, qMk("foo", 5)},
+				{Deleted, tombstoneOf("bar", newFakeObj("bar", 6))},
+				{Deleted, tombstoneOf("baz", newFakeObj("baz", 7))},
+				{Replaced, newFakeObj("foo", 5)},
 			},
 		},
 		{
 			name: "queued object missing from the list",
 			before: func(t *testing.T, f *RealFIFO) {
-				require.NoError(t, f.Add(qMk("foo", 2)))
+				require.NoError(t, f.Add(newFakeObj("foo", 2)))
 			},
-			want: Deltas{{Added, qMk("foo", 2)}, {Deleted, qTomb("foo", qMk("foo", 2))}},
+			want: Deltas{{Added, newFakeObj("foo", 2)}, {Deleted, tombstoneOf("foo", newFakeObj("foo", 2))}},
 		},
 		{
 			name: "queued deletion is not repeated",
 			before: func(t *testing.T, f *RealFIFO) {
-				require.NoError(t, f.Add(qMk("foo", 2)))
-				require.NoError(t, f.Delete(qMk("foo", 2)))
+				require.NoError(t, f.Add(newFakeObj("foo", 2)))
+				require.NoError(t, f.Delete(newFakeObj("foo", 2)))
 			},
-			want: Deltas{{Added, qMk("foo", 2)}, {Deleted, qMk("foo", 2)}},
+			want: Deltas{{Added, newFakeObj("foo", 2)}, {Deleted, newFakeObj("foo", 2)}},
 		},
 		{
 			name: "tombstone carries the newest queued object",
 			before: func(t *testing.T, f *RealFIFO) {
-				require.NoError(t, f.Add(qMk("foo", 2)))
-				require.NoError(t, f.Delete(qMk("foo", 2)))
-				require.NoError(t, f.Add(qMk("foo", 3)))
+				require.NoError(t, f.Add(newFakeObj("foo", 2)))
+				require.NoError(t, f.Delete(newFakeObj("foo", 2)))
+				require.NoError(t, f.Add(newFakeObj("foo", 3)))
 			},
 			want: Deltas{
-				{Added, qMk("foo", 2)}, {Deleted, qMk("foo", 2)}, {Added, qMk("foo", 3)},
-				{Deleted, qTomb("foo", qMk("foo", 3))},
+				{Added, newFakeObj("foo", 2)}, {Deleted, newFakeObj("foo", 2)}, {Added, newFakeObj("foo", 3)},
+				{Deleted, tombstoneOf("foo", newFakeObj("foo", 3))},
 			},
 		},
 		{
 			name: "repeated replaces delete once",
 			before: func(t *testing.T, f *RealFIFO) {
-				require.NoError(t, f.Add(qMk("foo", 2)))
-				require.NoError(t, f.Replace([]interface{}{qMk("foo", 2)}, "1"))
+				require.NoError(t, f.Add(newFakeObj("foo", 2)))
+				require.NoError(t, f.Replace([]interface{}{newFakeObj("foo", 2)}, "1"))
 				require.NoError(t, f.Replace([]interface{}{}, "2"))
 			},
 			want: Deltas{
-				{Added, qMk("foo", 2)}, {Replaced, qMk("foo", 2)},
-				{Deleted, qTomb("foo", qMk("foo", 2))},
+				{Added, newFakeObj("foo", 2)}, {Replaced, newFakeObj("foo", 2)},
+				{Deleted, tombstoneOf("foo", newFakeObj("foo", 2))},
 			},
 		},
 		{
 			name:  "queued keys before known keys, each in its own order",
-			known: []qObj{qMk("a", 1), qMk("q2", 1), qMk("z", 1)},
+			known: []fakeObj{newFakeObj("a", 1), newFakeObj("q2", 1), newFakeObj("z", 1)},
 			before: func(t *testing.T, f *RealFIFO) {
-				require.NoError(t, f.Update(qMk("q2", 2)))
-				require.NoError(t, f.Update(qMk("q1", 2)))
-				require.NoError(t, f.Update(qMk("q2", 3)))
+				require.NoError(t, f.Update(newFakeObj("q2", 2)))
+				require.NoError(t, f.Update(newFakeObj("q1", 2)))
+				require.NoError(t, f.Update(newFakeObj("q2", 3)))
 			},
-			list: []interface{}{qMk("keep", 1)},
+			list: []interface{}{newFakeObj("keep", 1)},
 			want: Deltas{
-				{Updated, qMk("q2", 2)}, {Updated, qMk("q1", 2)}, {Updated, qMk("q2", 3)},
-				{Deleted, qTomb("q2", qMk("q2", 3))},
-				{Deleted, qTomb("q1", qMk("q1", 2))},
-				{Deleted, qTomb("a", qMk("a", 1))},
-				{Deleted, qTomb("z", qMk("z", 1))},
-				{Replaced, qMk("keep", 1)},
+				{Updated, newFakeObj("q2", 2)}, {Updated, newFakeObj("q1", 2)}, {Updated, newFakeObj("q2", 3)},
+				{Deleted, tombstoneOf("q2", newFakeObj("q2", 3))},
+				{Deleted, tombstoneOf("q1", newFakeObj("q1", 2))},
+				{Deleted, tombstoneOf("a", newFakeObj("a", 1))},
+				{Deleted, tombstoneOf("z", newFakeObj("z", 1))},
+				{Replaced, newFakeObj("keep", 1)},
 			},
 		},
 		{
 			name:  "delete queued before a replace listing the object again",
-			known: []qObj{qMk("foo", 1)},
+			known: []fakeObj{newFakeObj("foo", 1)},
 			before: func(t *testing.T, f *RealFIFO) {
-				require.NoError(t, f.Delete(qMk("foo", 1)))
+				require.NoError(t, f.Delete(newFakeObj("foo", 1)))
 			},
-			list: []interface{}{qMk("foo", 2)},
-			want: Deltas{{Deleted, qMk("foo", 1)}, {Replaced, qMk("foo", 2)}},
+			list: []interface{}{newFakeObj("foo", 2)},
+			want: Deltas{{Deleted, newFakeObj("foo", 1)}, {Replaced, newFakeObj("foo", 2)}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := qRealFIFO(qNewKnown(tt.known...))
+			f := newNonAtomicRealFIFO(newKnownStore(tt.known...))
 			if tt.before != nil {
 				tt.before(t, f)
 			}
 			require.NoError(t, f.Replace(tt.list, "10"))
-			assert.Equal(t, tt.want, qFlatten(t, f))
+			assert.Equal(t, tt.want, drainDeltas(t, f))
 		})
 	}
 }
 
 func TestRealFIFO_ReplaceKnownLookupFailures(t *testing.T) {
-	known := qNewKnown(qMk("a", 1), qMk("b", 2))
+	known := newKnownStore(newFakeObj("a", 1), newFakeObj("b", 2))
 	known.failGet["a"] = true
-	f := qRealFIFO(known)
+	f := newNonAtomicRealFIFO(known)
 	require.NoError(t, f.Replace(nil, "1"))
-	assert.Equal(t, Deltas{{Deleted, qTomb("a", nil)}, {Deleted, qTomb("b", qMk("b", 2))}}, qFlatten(t, f))
+	assert.Equal(t, Deltas{{Deleted, tombstoneOf("a", nil)}, {Deleted, tombstoneOf("b", newFakeObj("b", 2))}}, drainDeltas(t, f))
 }
 
 func TestRealFIFO_ResyncNonAtomic(t *testing.T) {
-	known := qNewKnown(qMk("a", 1), qMk("b", 2), qMk("c", 3), qMk("d", 4))
+	known := newKnownStore(newFakeObj("a", 1), newFakeObj("b", 2), newFakeObj("c", 3), newFakeObj("d", 4))
 	known.failGet["d"] = true
-	f := qRealFIFO(known)
-	require.NoError(t, f.Update(qMk("b", 5)))
+	f := newNonAtomicRealFIFO(known)
+	require.NoError(t, f.Update(newFakeObj("b", 5)))
 	require.NoError(t, f.Resync())
-	assert.Equal(t, Deltas{{Updated, qMk("b", 5)}, {Sync, qMk("a", 1)}, {Sync, qMk("c", 3)}}, qFlatten(t, f))
+	assert.Equal(t, Deltas{{Updated, newFakeObj("b", 5)}, {Sync, newFakeObj("a", 1)}, {Sync, newFakeObj("c", 3)}}, drainDeltas(t, f))
 
 	known.set("x", 42) // no key
-	g := qRealFIFO(known)
+	g := newNonAtomicRealFIFO(known)
 	var ke KeyError
 	assert.True(t, errors.As(g.Resync(), &ke))
-	assert.Equal(t, Deltas{{Sync, qMk("a", 1)}, {Sync, qMk("b", 2)}, {Sync, qMk("c", 3)}}, qFlatten(t, g))
+	assert.Equal(t, Deltas{{Sync, newFakeObj("a", 1)}, {Sync, newFakeObj("b", 2)}, {Sync, newFakeObj("c", 3)}}, drainDeltas(t, g))
 }
 
 func TestRealFIFO_AtomicReplaceResyncBookmark(t *testing.T) {
-	obj := qMk("foo", 2)
-	f := qAtomicFIFO()
+	obj := newFakeObj("foo", 2)
+	f := newAtomicRealFIFO()
 	require.NoError(t, f.Bookmark("5"))
 	require.NoError(t, f.Add(obj))
 	require.NoError(t, f.Replace([]interface{}{obj}, "10"))
@@ -219,69 +218,69 @@ func TestRealFIFO_AtomicReplaceResyncBookmark(t *testing.T) {
 		{SyncAll, SyncAllInfo{}},
 		{Deleted, obj},
 		{Bookmark, BookmarkInfo{ResourceVersion: "30"}},
-	}, qFlatten(t, f))
+	}, drainDeltas(t, f))
 }
 
 func TestRealFIFO_BookmarkNeedsAtomicAndOption(t *testing.T) {
 	for name, f := range map[string]*RealFIFO{
-		"non-atomic":         qRealFIFO(qNewKnown()),
-		"atomic, no option":  NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true}),
-		"option, not atomic": NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, KnownObjects: qNewKnown(), EmitDeltaTypeBookmark: true}),
+		"non-atomic":         newNonAtomicRealFIFO(newKnownStore()),
+		"atomic, no option":  NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, AtomicEvents: true}),
+		"option, not atomic": NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, KnownObjects: newKnownStore(), EmitDeltaTypeBookmark: true}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.NoError(t, f.Bookmark("1"))
-			assert.Empty(t, qFlatten(t, f))
+			assert.Empty(t, drainDeltas(t, f))
 		})
 	}
 }
 
 func TestRealFIFO_AtomicReplaceTransformsOnce(t *testing.T) {
-	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, Transformer: qCountingTransform(t)})
-	require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "3"))
-	require.NoError(t, f.Delete(qTomb("a", qMk("a", 1))))
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, AtomicEvents: true, Transformer: markTransformed(t)})
+	require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1), newFakeObj("b", 2)}, "3"))
+	require.NoError(t, f.Delete(tombstoneOf("a", newFakeObj("a", 1))))
 	assert.Equal(t, Deltas{
 		{ReplacedAll, ReplacedAllInfo{ResourceVersion: "3", Objects: []interface{}{
-			qObj{name: "a", val: 1, xf: 1}, qObj{name: "b", val: 2, xf: 1},
+			fakeObj{name: "a", val: 1, xf: 1}, fakeObj{name: "b", val: 2, xf: 1},
 		}}},
-		{Deleted, qTomb("a", qMk("a", 1))},
-	}, qFlatten(t, f))
+		{Deleted, tombstoneOf("a", newFakeObj("a", 1))},
+	}, drainDeltas(t, f))
 }
 
 func TestRealFIFO_Transformer(t *testing.T) {
-	xf := func(name string, val int) qObj { return qObj{name: name, val: val, xf: 1} }
-	known := qNewKnown(qMk("k", 1))
-	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, KnownObjects: known, Transformer: qCountingTransform(t)})
+	xf := func(name string, val int) fakeObj { return fakeObj{name: name, val: val, xf: 1} }
+	known := newKnownStore(newFakeObj("k", 1))
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, KnownObjects: known, Transformer: markTransformed(t)})
 	assert.NotNil(t, f.Transformer())
-	require.NoError(t, f.Add(qMk("a", 1)))
-	require.NoError(t, f.Update(qMk("a", 2)))
-	require.NoError(t, f.Delete(qMk("a", 3)))
+	require.NoError(t, f.Add(newFakeObj("a", 1)))
+	require.NoError(t, f.Update(newFakeObj("a", 2)))
+	require.NoError(t, f.Delete(newFakeObj("a", 3)))
 	require.NoError(t, f.Resync())
-	require.NoError(t, f.Replace([]interface{}{qMk("c", 1)}, "5"))
+	require.NoError(t, f.Replace([]interface{}{newFakeObj("c", 1)}, "5"))
 	assert.Equal(t, Deltas{
 		{Added, xf("a", 1)}, {Updated, xf("a", 2)}, {Deleted, xf("a", 3)},
-		{Sync, qMk("k", 1)},
-		{Deleted, qTomb("k", qMk("k", 1))},
+		{Sync, newFakeObj("k", 1)},
+		{Deleted, tombstoneOf("k", newFakeObj("k", 1))},
 		{Replaced, xf("c", 1)},
-	}, qFlatten(t, f))
+	}, drainDeltas(t, f))
 
 	boom := errors.New("boom")
-	g := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, KnownObjects: qNewKnown(), Transformer: func(obj interface{}) (interface{}, error) {
-		if obj.(qObj).val < 0 {
+	g := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, KnownObjects: newKnownStore(), Transformer: func(obj interface{}) (interface{}, error) {
+		if obj.(fakeObj).val < 0 {
 			return nil, boom
 		}
 		return obj, nil
 	}})
-	assert.ErrorIs(t, g.Add(qMk("a", -1)), boom)
-	assert.ErrorIs(t, g.Update(qMk("a", -1)), boom)
-	assert.ErrorIs(t, g.Delete(qMk("a", -1)), boom)
-	require.NoError(t, g.Add(qMk("ok", 1)))
-	assert.ErrorIs(t, g.Replace([]interface{}{qMk("b", 1), qMk("c", -1)}, "1"), boom)
-	assert.Equal(t, Deltas{{Added, qMk("ok", 1)}}, qFlatten(t, g))
+	assert.ErrorIs(t, g.Add(newFakeObj("a", -1)), boom)
+	assert.ErrorIs(t, g.Update(newFakeObj("a", -1)), boom)
+	assert.ErrorIs(t, g.Delete(newFakeObj("a", -1)), boom)
+	require.NoError(t, g.Add(newFakeObj("ok", 1)))
+	assert.ErrorIs(t, g.Replace([]interface{}{newFakeObj("b", 1), newFakeObj("c", -1)}, "1"), boom)
+	assert.Equal(t, Deltas{{Added, newFakeObj("ok", 1)}}, drainDeltas(t, g))
 }
 
 func TestRealFIFO_BadObjectsGiveKeyErrors(t *testing.T) {
 	for name, f := range map[string]*RealFIFO{
-		"non-atomic": NewRealFIFOWithOptions(RealFIFOOptions{KnownObjects: qNewKnown()}),
+		"non-atomic": NewRealFIFOWithOptions(RealFIFOOptions{KnownObjects: newKnownStore()}),
 		"atomic":     NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true}),
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -291,53 +290,53 @@ func TestRealFIFO_BadObjectsGiveKeyErrors(t *testing.T) {
 					var ke KeyError
 					assert.True(t, errors.As(fn(bad), &ke), "%s(%#v)", op, bad)
 				}
-				if !f.emitAtomicEvents {
+				if name != "atomic" {
 					var ke KeyError
 					assert.True(t, errors.As(f.Replace([]interface{}{good, bad}, "1"), &ke), "Replace with %#v", bad)
 				}
 			}
 			assert.False(t, f.HasSynced())
-			assert.Empty(t, qFlatten(t, f))
+			assert.Empty(t, drainDeltas(t, f))
 		})
 	}
 }
 
 func TestRealFIFO_KeyOf(t *testing.T) {
-	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true})
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, AtomicEvents: true})
 	tests := []struct {
 		obj  interface{}
 		want string
 	}{
-		{qMk("A", 1), "A"},
-		{qTomb("B", nil), "B"},
-		{Deltas{{Object: qMk("C", 1)}}, "C"},
-		{Deltas{{Object: qTomb("D", nil)}}, "D"},
-		{Delta{Object: qMk("E", 1)}, "E"},
+		{newFakeObj("A", 1), "A"},
+		{tombstoneOf("B", nil), "B"},
+		{Deltas{{Object: newFakeObj("C", 1)}}, "C"},
+		{Deltas{{Object: tombstoneOf("D", nil)}}, "D"},
+		{Delta{Object: newFakeObj("E", 1)}, "E"},
 	}
 	for _, tt := range tests {
-		got, err := f.keyOf(tt.obj)
+		got, err := f.q.KeyOf(tt.obj)
 		require.NoError(t, err)
 		assert.Equal(t, tt.want, got)
 	}
-	_, err := f.keyOf(Deltas{})
+	_, err := f.q.KeyOf(Deltas{})
 	assert.ErrorIs(t, err, ErrZeroLengthDeltasObject)
 }
 
 func TestRealFIFO_HasSyncedAndInitialList(t *testing.T) {
 	t.Run("non-atomic initial replace", func(t *testing.T) {
-		f := qRealFIFO(qNewKnown(qMk("foo", 5), qMk("bar", 6), qMk("baz", 7)))
-		require.NoError(t, f.Replace([]interface{}{qMk("foo", 5)}, "0"))
-		initial, synced := qInitialProbe(t, f, 3)
+		f := newNonAtomicRealFIFO(newKnownStore(newFakeObj("foo", 5), newFakeObj("bar", 6), newFakeObj("baz", 7)))
+		require.NoError(t, f.Replace([]interface{}{newFakeObj("foo", 5)}, "0"))
+		initial, synced := probeInitialFlags(t, f, 3)
 		assert.Equal(t, []bool{true, true, true}, initial)
 		assert.Equal(t, []bool{false, false, true}, synced)
 	})
 	t.Run("atomic initial replace is one item, including what was queued before", func(t *testing.T) {
-		f := qAtomicFIFO()
+		f := newAtomicRealFIFO()
 		require.NoError(t, f.Bookmark("1"))
 		require.NoError(t, f.Resync())
-		require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 1)}, "2"))
-		require.NoError(t, f.Add(qMk("c", 1)))
-		initial, synced := qInitialProbe(t, f, 4)
+		require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1), newFakeObj("b", 1)}, "2"))
+		require.NoError(t, f.Add(newFakeObj("c", 1)))
+		initial, synced := probeInitialFlags(t, f, 4)
 		assert.Equal(t, []bool{true, true, true, false}, initial)
 		assert.Equal(t, []bool{false, false, true, true}, synced)
 	})
@@ -347,29 +346,29 @@ func TestRealFIFO_HasSyncedAndInitialList(t *testing.T) {
 		want bool
 	}{
 		{"nothing", func(*testing.T, *RealFIFO) {}, false},
-		{"add first", func(t *testing.T, f *RealFIFO) { require.NoError(t, f.Add(qMk("a", 1))) }, true},
-		{"delete first", func(t *testing.T, f *RealFIFO) { require.NoError(t, f.Delete(qMk("a", 1))) }, true},
+		{"add first", func(t *testing.T, f *RealFIFO) { require.NoError(t, f.Add(newFakeObj("a", 1))) }, true},
+		{"delete first", func(t *testing.T, f *RealFIFO) { require.NoError(t, f.Delete(newFakeObj("a", 1))) }, true},
 		{"empty replace", func(t *testing.T, f *RealFIFO) { require.NoError(t, f.Replace(nil, "0")) }, true},
 		{"replace unpopped", func(t *testing.T, f *RealFIFO) {
-			require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "0"))
+			require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1), newFakeObj("b", 2)}, "0"))
 		}, false},
 		{"replace half popped", func(t *testing.T, f *RealFIFO) {
-			require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "0"))
-			qPopObj(t, f)
+			require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1), newFakeObj("b", 2)}, "0"))
+			popOne(t, f)
 		}, false},
 		{"replace popped", func(t *testing.T, f *RealFIFO) {
-			require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("b", 2)}, "0"))
-			qPopObj(t, f)
-			qPopObj(t, f)
+			require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1), newFakeObj("b", 2)}, "0"))
+			popOne(t, f)
+			popOne(t, f)
 		}, true},
 		{"duplicate keys are popped separately", func(t *testing.T, f *RealFIFO) {
-			require.NoError(t, f.Replace([]interface{}{qMk("a", 1), qMk("a", 2)}, "0"))
-			qPopObj(t, f)
+			require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1), newFakeObj("a", 2)}, "0"))
+			popOne(t, f)
 		}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := qRealFIFO(qNewKnown())
+			f := newNonAtomicRealFIFO(newKnownStore())
 			tt.ops(t, f)
 			assert.Equal(t, tt.want, f.HasSynced())
 			assert.Equal(t, tt.want, IsDone(f.HasSyncedChecker()))
@@ -378,8 +377,8 @@ func TestRealFIFO_HasSyncedAndInitialList(t *testing.T) {
 }
 
 func TestRealFIFO_DoneClosesAfterProcessing(t *testing.T) {
-	f := qAtomicFIFO()
-	require.NoError(t, f.Replace([]interface{}{qMk("a", 1)}, "1"))
+	f := newAtomicRealFIFO()
+	require.NoError(t, f.Replace([]interface{}{newFakeObj("a", 1)}, "1"))
 	done := f.Done()
 	require.NoError(t, f.PopBatch(func([]Delta, bool) error {
 		t.Error("a ReplacedAll must not be batched")
@@ -398,18 +397,18 @@ func TestRealFIFO_DoneClosesAfterProcessing(t *testing.T) {
 
 func TestRealFIFO_PopBatchBoundaries(t *testing.T) {
 	const unlimited = 1 << 20
-	o1, o2, o3, o4 := qMk("foo1", 5), qMk("foo2", 5), qMk("foo3", 5), qMk("foo4", 5)
+	o1, o2, o3, o4 := newFakeObj("foo1", 5), newFakeObj("foo2", 5), newFakeObj("foo3", 5), newFakeObj("foo4", 5)
 	tests := []struct {
 		name      string
 		atomic    bool
 		initial   []interface{}
 		actions   func(t *testing.T, f *RealFIFO)
 		batchSize int
-		want      []qPoppedBatch
+		want      []poppedBatch
 	}{
 		{
 			name: "unique initial items form one batch", initial: []interface{}{o1, o2, o3}, batchSize: unlimited,
-			want: []qPoppedBatch{{deltas: []Delta{{Replaced, o1}, {Replaced, o2}, {Replaced, o3}}, initial: true}},
+			want: []poppedBatch{{deltas: []Delta{{Replaced, o1}, {Replaced, o2}, {Replaced, o3}}, initial: true}},
 		},
 		{
 			name: "initial and later items are not mixed", initial: []interface{}{o1, o2}, batchSize: unlimited,
@@ -417,7 +416,7 @@ func TestRealFIFO_PopBatchBoundaries(t *testing.T) {
 				require.NoError(t, f.Update(o3))
 				require.NoError(t, f.Update(o4))
 			},
-			want: []qPoppedBatch{
+			want: []poppedBatch{
 				{deltas: []Delta{{Replaced, o1}, {Replaced, o2}}, initial: true},
 				{deltas: []Delta{{Updated, o3}, {Updated, o4}}},
 			},
@@ -431,7 +430,7 @@ func TestRealFIFO_PopBatchBoundaries(t *testing.T) {
 				require.NoError(t, f.Update(o3))
 				require.NoError(t, f.Update(o2))
 			},
-			want: []qPoppedBatch{
+			want: []poppedBatch{
 				{single: true, deltas: []Delta{{Replaced, o1}}, initial: true},
 				{single: true, deltas: []Delta{{Updated, o1}}},
 				{deltas: []Delta{{Updated, o1}, {Updated, o2}, {Updated, o3}}},
@@ -443,7 +442,7 @@ func TestRealFIFO_PopBatchBoundaries(t *testing.T) {
 			actions: func(t *testing.T, f *RealFIFO) {
 				require.NoError(t, f.Update(o4))
 			},
-			want: []qPoppedBatch{
+			want: []poppedBatch{
 				{deltas: []Delta{{Replaced, o1}, {Replaced, o2}}, initial: true},
 				{single: true, deltas: []Delta{{Replaced, o3}}, initial: true},
 				{single: true, deltas: []Delta{{Updated, o4}}},
@@ -459,7 +458,7 @@ func TestRealFIFO_PopBatchBoundaries(t *testing.T) {
 				require.NoError(t, f.Bookmark("9"))
 				require.NoError(t, f.Update(o1))
 			},
-			want: []qPoppedBatch{
+			want: []poppedBatch{
 				{single: true, deltas: []Delta{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "1", Objects: []interface{}{o1}}}}, initial: true},
 				{deltas: []Delta{{Added, o2}, {Deleted, o3}}},
 				{single: true, deltas: []Delta{{SyncAll, SyncAllInfo{}}}},
@@ -473,9 +472,9 @@ func TestRealFIFO_PopBatchBoundaries(t *testing.T) {
 			actions: func(t *testing.T, f *RealFIFO) {
 				require.NoError(t, f.Replace([]interface{}{o3}, "2"))
 			},
-			want: []qPoppedBatch{
+			want: []poppedBatch{
 				{deltas: []Delta{{Replaced, o1}, {Replaced, o2}}, initial: true},
-				{deltas: []Delta{{Deleted, qTomb("foo1", o1)}, {Deleted, qTomb("foo2", o2)}, {Replaced, o3}}},
+				{deltas: []Delta{{Deleted, tombstoneOf("foo1", o1)}, {Deleted, tombstoneOf("foo2", o2)}, {Replaced, o3}}},
 			},
 		},
 	}
@@ -483,19 +482,19 @@ func TestRealFIFO_PopBatchBoundaries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var f *RealFIFO
 			if tt.atomic {
-				f = qAtomicFIFO()
+				f = newAtomicRealFIFO()
 			} else {
-				f = qRealFIFO(qNewKnown())
+				f = newNonAtomicRealFIFO(newKnownStore())
 			}
-			f.batchSize = tt.batchSize
+			f.q.SetBatchSize(tt.batchSize)
 			require.NoError(t, f.Replace(tt.initial, "1"))
 			if tt.actions != nil {
 				tt.actions(t, f)
 			}
 			f.Close()
-			var got []qPoppedBatch
+			var got []poppedBatch
 			for {
-				b, err := qPopBatch(t, f)
+				b, err := popOneBatch(t, f)
 				if errors.Is(err, ErrFIFOClosed) {
 					break
 				}
@@ -510,34 +509,34 @@ func TestRealFIFO_PopBatchBoundaries(t *testing.T) {
 func TestRealFIFO_PopBatchLongRuns(t *testing.T) {
 	// Long runs use a set to find repeated keys; make sure the set is
 	// consulted and reset between batches.
-	f := qRealFIFO(qNewKnown())
+	f := newNonAtomicRealFIFO(newKnownStore())
 	for i := 0; i < 40; i++ {
-		require.NoError(t, f.Add(qMk(fmt.Sprintf("k%02d", i), i)))
+		require.NoError(t, f.Add(newFakeObj(fmt.Sprintf("k%02d", i), i)))
 	}
-	require.NoError(t, f.Add(qMk("k30", 100)))
+	require.NoError(t, f.Add(newFakeObj("k30", 100)))
 	for i := 0; i < 20; i++ {
-		require.NoError(t, f.Add(qMk(fmt.Sprintf("k%02d", i), 200+i)))
+		require.NoError(t, f.Add(newFakeObj(fmt.Sprintf("k%02d", i), 200+i)))
 	}
-	require.NoError(t, f.Add(qMk("k00", 300)))
+	require.NoError(t, f.Add(newFakeObj("k00", 300)))
 	sizes := []int{}
 	for i := 0; i < 3; i++ {
-		b, err := qPopBatch(t, f)
+		b, err := popOneBatch(t, f)
 		require.NoError(t, err)
 		sizes = append(sizes, len(b.deltas))
 	}
 	// 40 unique; then k30 + k00..k19 (21 unique); then k00 alone.
 	assert.Equal(t, []int{40, 21, 1}, sizes)
-	assert.Empty(t, qFlatten(t, f))
+	assert.Empty(t, drainDeltas(t, f))
 }
 
 func TestRealFIFO_PopBatchProcessErrorAndClose(t *testing.T) {
-	f := qRealFIFO(qNewKnown())
+	f := newNonAtomicRealFIFO(newKnownStore())
 	boom := errors.New("boom")
-	require.NoError(t, f.Add(qMk("a", 1)))
-	require.NoError(t, f.Add(qMk("b", 1)))
+	require.NoError(t, f.Add(newFakeObj("a", 1)))
+	require.NoError(t, f.Add(newFakeObj("b", 1)))
 	err := f.PopBatch(func([]Delta, bool) error { return boom }, func(interface{}, bool) error { return nil })
 	assert.ErrorIs(t, err, boom)
-	require.NoError(t, f.Add(qMk("c", 1)))
+	require.NoError(t, f.Add(newFakeObj("c", 1)))
 	err = f.PopBatch(func([]Delta, bool) error { return nil }, func(interface{}, bool) error { return boom })
 	assert.ErrorIs(t, err, boom)
 
@@ -562,21 +561,21 @@ func TestRealFIFO_PopBatchProcessErrorAndClose(t *testing.T) {
 }
 
 func TestRealFIFO_PopReturnsFreshDeltas(t *testing.T) {
-	f := qRealFIFO(qNewKnown())
-	require.NoError(t, f.Add(qMk("a", 1)))
-	require.NoError(t, f.Add(qMk("b", 1)))
-	first, _ := qPopObj(t, f)
-	second, _ := qPopObj(t, f)
-	assert.Equal(t, Deltas{{Added, qMk("a", 1)}}, first)
-	assert.Equal(t, Deltas{{Added, qMk("b", 1)}}, second)
+	f := newNonAtomicRealFIFO(newKnownStore())
+	require.NoError(t, f.Add(newFakeObj("a", 1)))
+	require.NoError(t, f.Add(newFakeObj("b", 1)))
+	first, _ := popOne(t, f)
+	second, _ := popOne(t, f)
+	assert.Equal(t, Deltas{{Added, newFakeObj("a", 1)}}, first)
+	assert.Equal(t, Deltas{{Added, newFakeObj("b", 1)}}, second)
 }
 
 func TestRealFIFO_UnlockWhileProcessing(t *testing.T) {
-	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, UnlockWhileProcessing: true})
-	require.NoError(t, f.Add(qMk("a", 1)))
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, AtomicEvents: true, UnlockWhileProcessing: true})
+	require.NoError(t, f.Add(newFakeObj("a", 1)))
 	added := make(chan error, 1)
 	_, err := f.Pop(func(interface{}, bool) error {
-		go func() { added <- f.Add(qMk("b", 1)) }()
+		go func() { added <- f.Add(newFakeObj("b", 1)) }()
 		select {
 		case err := <-added:
 			return err
@@ -585,17 +584,17 @@ func TestRealFIFO_UnlockWhileProcessing(t *testing.T) {
 		}
 	})
 	require.NoError(t, err)
-	assert.Equal(t, Deltas{{Added, qMk("b", 1)}}, qFlatten(t, f))
+	assert.Equal(t, Deltas{{Added, newFakeObj("b", 1)}}, drainDeltas(t, f))
 
 	t.Run("a long queue keeps producers out", func(t *testing.T) {
-		f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, UnlockWhileProcessing: true})
-		f.batchSize = 1
+		f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, AtomicEvents: true, UnlockWhileProcessing: true})
+		f.q.SetBatchSize(1)
 		for i := 0; i < 4; i++ {
-			require.NoError(t, f.Add(qMk(fmt.Sprint(i), i)))
+			require.NoError(t, f.Add(newFakeObj(fmt.Sprint(i), i)))
 		}
 		added := make(chan error, 1)
 		err := f.PopBatch(func([]Delta, bool) error { return nil }, func(interface{}, bool) error {
-			go func() { added <- f.Add(qMk("late", 1)) }()
+			go func() { added <- f.Add(newFakeObj("late", 1)) }()
 			select {
 			case <-added:
 				return errors.New("producer got in although two batches were waiting")
@@ -610,27 +609,27 @@ func TestRealFIFO_UnlockWhileProcessing(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("producer still blocked after processing")
 		}
-		assert.Len(t, qFlatten(t, f), 4)
+		assert.Len(t, drainDeltas(t, f), 4)
 	})
 }
 
 func TestRealFIFO_OptionsThatClientGoRejects(t *testing.T) {
-	known := qNewKnown(qMk("k", 1))
+	known := newKnownStore(newFakeObj("k", 1))
 	t.Run("atomic ignores known objects", func(t *testing.T) {
-		f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, KnownObjects: known})
+		f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, AtomicEvents: true, KnownObjects: known})
 		require.NoError(t, f.Replace(nil, "1"))
-		assert.Equal(t, Deltas{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "1"}}}, qFlatten(t, f))
+		assert.Equal(t, Deltas{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "1"}}}, drainDeltas(t, f))
 	})
 	t.Run("non-atomic without known objects reconciles against the queue", func(t *testing.T) {
-		f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey})
-		require.NoError(t, f.Add(qMk("a", 1)))
+		f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey})
+		require.NoError(t, f.Add(newFakeObj("a", 1)))
 		require.NoError(t, f.Resync())
 		require.NoError(t, f.Replace(nil, "1"))
-		assert.Equal(t, Deltas{{Added, qMk("a", 1)}, {Deleted, qTomb("a", qMk("a", 1))}}, qFlatten(t, f))
+		assert.Equal(t, Deltas{{Added, newFakeObj("a", 1)}, {Deleted, tombstoneOf("a", newFakeObj("a", 1))}}, drainDeltas(t, f))
 	})
 	t.Run("non-atomic ignores UnlockWhileProcessing", func(t *testing.T) {
-		f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, KnownObjects: known, UnlockWhileProcessing: true})
-		assert.False(t, f.unlockWhileProcessing)
+		f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, KnownObjects: known, UnlockWhileProcessing: true})
+		assert.False(t, f.q.UnlocksWhileProcessing())
 	})
 	t.Run("zero value", func(t *testing.T) {
 		var f RealFIFO
@@ -638,12 +637,12 @@ func TestRealFIFO_OptionsThatClientGoRejects(t *testing.T) {
 		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
 		require.NoError(t, f.Add(pod))
 		require.NoError(t, f.Resync())
-		assert.Equal(t, Deltas{{Added, pod}}, qFlatten(t, &f))
+		assert.Equal(t, Deltas{{Added, pod}}, drainDeltas(t, &f))
 	})
 	t.Run("deprecated constructor", func(t *testing.T) {
-		f := NewRealFIFO(qKey, known, nil)
+		f := NewRealFIFO(fakeObjKey, known, nil)
 		require.NoError(t, f.Replace(nil, "1"))
-		assert.Equal(t, Deltas{{Deleted, qTomb("k", qMk("k", 1))}}, qFlatten(t, f))
+		assert.Equal(t, Deltas{{Deleted, tombstoneOf("k", newFakeObj("k", 1))}}, drainDeltas(t, f))
 		assert.Nil(t, f.Transformer())
 	})
 	t.Run("names", func(t *testing.T) {
@@ -652,32 +651,9 @@ func TestRealFIFO_OptionsThatClientGoRejects(t *testing.T) {
 	})
 }
 
-func TestReconcileReplacement(t *testing.T) {
-	known := qNewKnown(qMk("a", 1), qMk("b", 1), qMk("q", 1))
-	queued := []Delta{{Updated, qMk("q", 2)}, {Added, qMk("x", 1)}, {Deleted, qMk("y", 1)}, {Updated, qMk("x", 2)}}
-	var deleted []DeletedFinalStateUnknown
-	var replaced []interface{}
-	err := reconcileReplacement(klog.Background(), queued, known, []interface{}{qMk("b", 2), qMk("n", 1)}, qKey,
-		func(d DeletedFinalStateUnknown) error { deleted = append(deleted, d); return nil },
-		func(obj interface{}) error { replaced = append(replaced, obj); return nil })
-	require.NoError(t, err)
-	assert.Equal(t, []DeletedFinalStateUnknown{
-		qTomb("q", qMk("q", 2)), qTomb("x", qMk("x", 2)), qTomb("a", qMk("a", 1)),
-	}, deleted)
-	assert.Equal(t, []interface{}{qMk("b", 2), qMk("n", 1)}, replaced)
-
-	var ke KeyError
-	err = reconcileReplacement(klog.Background(), nil, known, []interface{}{42}, qKey, nil, nil)
-	assert.True(t, errors.As(err, &ke))
-	boom := errors.New("boom")
-	err = reconcileReplacement(klog.Background(), nil, nil, []interface{}{qMk("a", 1)}, qKey, nil,
-		func(interface{}) error { return boom })
-	assert.ErrorIs(t, err, boom)
-}
-
 func TestRealFIFO_ConcurrentProducersBatchConsumer(t *testing.T) {
-	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, UnlockWhileProcessing: true})
-	f.batchSize = 7
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, AtomicEvents: true, UnlockWhileProcessing: true})
+	f.q.SetBatchSize(7)
 	const perProducer = 400
 	var wg sync.WaitGroup
 	for p := 0; p < 3; p++ {
@@ -685,20 +661,20 @@ func TestRealFIFO_ConcurrentProducersBatchConsumer(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 1; i <= perProducer; i++ {
-				assert.NoError(t, f.Update(qMk(fmt.Sprintf("p%d-%d", p, i%5), i)))
+				assert.NoError(t, f.Update(newFakeObj(fmt.Sprintf("p%d-%d", p, i%5), i)))
 			}
 		}()
 	}
 	last := map[byte]int{}
 	total := 0
 	check := func(d Delta) {
-		o := d.Object.(qObj)
+		o := d.Object.(fakeObj)
 		assert.Equal(t, last[o.name[1]]+1, o.val, "every change of producer %c, in order", o.name[1])
 		last[o.name[1]] = o.val
 		total++
 	}
 	for total < 3*perProducer {
-		b, err := qPopBatch(t, f)
+		b, err := popOneBatch(t, f)
 		require.NoError(t, err)
 		assert.LessOrEqual(t, len(b.deltas), 7)
 		for _, d := range b.deltas {
@@ -708,25 +684,25 @@ func TestRealFIFO_ConcurrentProducersBatchConsumer(t *testing.T) {
 	wg.Wait()
 }
 
-// qFIFOMetricsProvider records what a RealFIFO publishes.
-type qFIFOMetricsProvider struct {
+// recordingFIFOMetrics records what a RealFIFO publishes.
+type recordingFIFOMetrics struct {
 	mu        sync.Mutex
 	ids       []InformerNameAndResource
 	depths    []float64
 	latencies int
 }
 
-type qGauge struct{ p *qFIFOMetricsProvider }
+type recordingGauge struct{ p *recordingFIFOMetrics }
 
-func (g qGauge) Set(v float64) {
+func (g recordingGauge) Set(v float64) {
 	g.p.mu.Lock()
 	defer g.p.mu.Unlock()
 	g.p.depths = append(g.p.depths, v)
 }
 
-type qHistogram struct{ p *qFIFOMetricsProvider }
+type recordingLatencies struct{ p *recordingFIFOMetrics }
 
-func (h qHistogram) Observe(v float64) {
+func (h recordingLatencies) Observe(v float64) {
 	h.p.mu.Lock()
 	defer h.p.mu.Unlock()
 	if v >= 0 {
@@ -734,19 +710,19 @@ func (h qHistogram) Observe(v float64) {
 	}
 }
 
-func (p *qFIFOMetricsProvider) NewQueuedItemMetric(id InformerNameAndResource) GaugeMetric {
+func (p *recordingFIFOMetrics) NewQueuedItemMetric(id InformerNameAndResource) GaugeMetric {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ids = append(p.ids, id)
-	return qGauge{p}
+	return recordingGauge{p}
 }
 
-func (p *qFIFOMetricsProvider) NewProcessingLatencyMetric(InformerNameAndResource) HistogramMetric {
-	return qHistogram{p}
+func (p *recordingFIFOMetrics) NewProcessingLatencyMetric(InformerNameAndResource) HistogramMetric {
+	return recordingLatencies{p}
 }
 
-func (p *qFIFOMetricsProvider) NewStoreResourceVersionMetric(InformerNameAndResource) GaugeMetric {
-	return qGauge{p}
+func (p *recordingFIFOMetrics) NewStoreResourceVersionMetric(InformerNameAndResource) GaugeMetric {
+	return recordingGauge{p}
 }
 
 func TestRealFIFO_Metrics(t *testing.T) {
@@ -757,15 +733,15 @@ func TestRealFIFO_Metrics(t *testing.T) {
 	id := name.WithResource(gvr)
 	require.True(t, id.Reserved())
 
-	p := &qFIFOMetricsProvider{}
-	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, Identifier: id, MetricsProvider: p})
+	p := &recordingFIFOMetrics{}
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, AtomicEvents: true, Identifier: id, MetricsProvider: p})
 	assert.Equal(t, "queues-metrics-test", f.Name(), "the identifier's name wins")
-	require.NoError(t, f.Add(qMk("a", 1)))
-	require.NoError(t, f.Add(qMk("b", 1)))
-	require.NoError(t, f.Add(qMk("a", 2)))
-	_, err = qPopBatch(t, f) // a, b
+	require.NoError(t, f.Add(newFakeObj("a", 1)))
+	require.NoError(t, f.Add(newFakeObj("b", 1)))
+	require.NoError(t, f.Add(newFakeObj("a", 2)))
+	_, err = popOneBatch(t, f) // a, b
 	require.NoError(t, err)
-	qPopObj(t, f) // a
+	popOne(t, f) // a
 	p.mu.Lock()
 	assert.Equal(t, []float64{1, 2, 3, 1, 0}, p.depths, "queue depth after every push and pop")
 	assert.Equal(t, 2, p.latencies, "one latency per processing call")
@@ -774,10 +750,10 @@ func TestRealFIFO_Metrics(t *testing.T) {
 
 	// A second identity for the same resource is not reserved: nothing is
 	// created or published.
-	q := &qFIFOMetricsProvider{}
-	g := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, Identifier: name.WithResource(gvr), MetricsProvider: q})
-	require.NoError(t, g.Add(qMk("a", 1)))
-	qPopObj(t, g)
+	q := &recordingFIFOMetrics{}
+	g := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, AtomicEvents: true, Identifier: name.WithResource(gvr), MetricsProvider: q})
+	require.NoError(t, g.Add(newFakeObj("a", 1)))
+	popOne(t, g)
 	assert.Empty(t, q.ids)
 	assert.Empty(t, q.depths)
 }
@@ -796,10 +772,10 @@ func TestRealFIFO_PopBatchAllocations(t *testing.T) {
 		{name: "caller's queue", perBatch: 1, perSingle: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, reusePopBuffers: tc.reuse})
+			f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, AtomicEvents: true, reusePopBuffers: tc.reuse})
 			objs := make([]interface{}, 64)
 			for i := range objs {
-				objs[i] = qMk(fmt.Sprintf("k%d", i), i)
+				objs[i] = newFakeObj(fmt.Sprintf("k%d", i), i)
 			}
 			noopBatch := func([]Delta, bool) error { return nil }
 			noopSingle := func(interface{}, bool) error { return nil }
@@ -807,7 +783,7 @@ func TestRealFIFO_PopBatchAllocations(t *testing.T) {
 				for _, o := range objs {
 					_ = f.Update(o)
 				}
-				for f.items.len() > 0 {
+				for f.q.Len() > 0 {
 					_ = f.PopBatch(noopBatch, noopSingle)
 				}
 			}
@@ -827,15 +803,15 @@ func TestRealFIFO_PopBatchAllocations(t *testing.T) {
 // Difference from client-go: a delta popped before the first Replace does not
 // complete the initial batch when the Replace lands while it is processed.
 func TestRealFIFO_ReplaceDuringUnlockedProcessingKeepsInitialCount(t *testing.T) {
-	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: qKey, AtomicEvents: true, UnlockWhileProcessing: true})
+	f := NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: fakeObjKey, AtomicEvents: true, UnlockWhileProcessing: true})
 	require.NoError(t, f.Resync())
 	_, err := f.Pop(func(obj interface{}, initial bool) error {
 		assert.Equal(t, Deltas{{SyncAll, SyncAllInfo{}}}, obj)
-		return f.Replace([]interface{}{qMk("a", 1)}, "1") // the lock is released here
+		return f.Replace([]interface{}{newFakeObj("a", 1)}, "1") // the lock is released here
 	})
 	require.NoError(t, err)
 	assert.False(t, f.HasSynced(), "the ReplacedAll is still queued")
-	_, initial := qPopObj(t, f)
+	_, initial := popOne(t, f)
 	assert.True(t, initial)
 	assert.True(t, f.HasSynced())
 }

@@ -1,19 +1,19 @@
-package cache
+package queue
 
-// deltaFIFOWatermark tracks, for an informer's DeltaFIFO, the resourceVersion
-// up to which every change the queue received has been popped: the
-// informer's cache records it as its watermark once the pop is applied.
-// Keys pop in the order in which they were first queued, not in watch
-// order (a@10, b@11, a@12 pop as a@10+a@12, then b@11), so the version of the
-// newest change popped is not a watermark: with b@11 still queued, the
-// watermark after popping a is 10.
+// watermark tracks, for an informer's Keyed queue, the resourceVersion up to
+// which every change the queue received has been popped: the informer's
+// cache records it as its watermark once the pop is applied. Keys pop in the
+// order in which they were first queued, not in watch order (a@10, b@11,
+// a@12 pop as a@10+a@12, then b@11), so the version of the newest change
+// popped is not a watermark: with b@11 still queued, the watermark after
+// popping a is 10.
 //
 // Each complete list starts a new epoch: a mark of that epoch is the
 // server's truth once popped, and replaces the cache's watermark even when
 // it is lower (after an etcd restore, or a bogus version that pinned it);
 // marks of the same epoch only move it forward. All fields are guarded by
 // the queue's lock.
-type deltaFIFOWatermark struct {
+type watermark struct {
 	// received is the newest change queued: a watch event's object, or the
 	// version of a complete list.
 	received wmMark
@@ -36,23 +36,26 @@ type wmMark struct {
 
 // queued records that d is appended to key's deltas (first is true when
 // key was not queued).
-func (w *deltaFIFOWatermark) queued(key string, d Delta, first bool) {
+func queuedMark[D any, O Ops[D]](w *watermark, o O, key string, d D, first bool) {
 	if first {
 		w.before[key] = w.received
 	}
-	switch d.Type {
+	switch o.Kind(d) {
 	case Added, Updated, Deleted:
-		if _, tomb := d.Object.(DeletedFinalStateUnknown); tomb {
+		obj := o.Object(d)
+		if _, _, tomb := o.AsTombstone(obj); tomb {
 			return
 		}
-		if rv, ok := storeResourceVersionOf(d.Object); ok && rv != "" {
-			w.received.rv = rv
+		if m, err := o.Meta(obj); err == nil {
+			if rv := m.GetResourceVersion(); rv != "" {
+				w.received.rv = rv
+			}
 		}
 	}
 }
 
 // listed records that a list current at rv was queued: a new epoch.
-func (w *deltaFIFOWatermark) listed(rv string) {
+func (w *watermark) listed(rv string) {
 	if rv != "" {
 		w.epoch++
 		w.received = wmMark{rv: rv, epoch: w.epoch}
@@ -61,7 +64,7 @@ func (w *deltaFIFOWatermark) listed(rv string) {
 
 // pop records that key was popped; head is the key now first in the queue
 // ("" when it is empty).
-func (w *deltaFIFOWatermark) pop(key, head string, empty bool) {
+func (w *watermark) pop(key, head string, empty bool) {
 	delete(w.before, key)
 	if empty {
 		w.popped = w.received
@@ -74,7 +77,7 @@ func (w *deltaFIFOWatermark) pop(key, head string, empty bool) {
 // whether it starts a newer list epoch than the cache has seen (the cache
 // must then take it even when it is lower); it records that the cache took
 // that epoch.
-func (w *deltaFIFOWatermark) take(m wmMark) (rv string, reset bool) {
+func (w *watermark) take(m wmMark) (rv string, reset bool) {
 	if m.epoch > w.appliedEpoch {
 		w.appliedEpoch = m.epoch
 		return m.rv, true
@@ -88,31 +91,32 @@ func (w *deltaFIFOWatermark) take(m wmMark) (rv string, reset bool) {
 // the lock while it processes), so the informer's cache has caught up with
 // the list: its watermark becomes the list's version now, as no pop will
 // move it.
-func (f *DeltaFIFO) listedLocked(resourceVersion string) {
-	if f.wm == nil {
+func (k *Keyed[D, O]) listedLocked(resourceVersion string) {
+	if k.wm == nil {
 		return
 	}
-	f.wm.listed(resourceVersion)
-	if f.queue.len() > 0 {
+	k.wm.listed(resourceVersion)
+	if k.queue.Len() > 0 {
 		return
 	}
-	if c, ok := f.lists.cached.(ownStore); ok {
-		if rv, reset := f.wm.take(f.wm.received); reset {
-			c.resetResourceVersion(rv)
-		} else {
-			c.advanceResourceVersion(rv)
-		}
+	if k.lists.SetWatermark != nil {
+		k.lists.SetWatermark(k.wm.take(k.wm.received))
 	}
 }
 
-// poppedWatermark returns the resourceVersion up to which every change the
+// TracksWatermark reports whether the queue was configured with Watermark.
+func (k *Keyed[D, O]) TracksWatermark() bool {
+	return k.wm != nil
+}
+
+// PoppedWatermark returns the resourceVersion up to which every change the
 // queue received is applied once the pop in progress is, and whether the
 // cache must take it even when lower (it completes a list): it is only
-// meaningful inside Pop's process function, and only for a queue built by
-// newInformerDeltaFIFO.
-func (f *DeltaFIFO) poppedWatermark() (rv string, reset bool) {
-	if f.wm == nil {
+// meaningful inside Pop's process function, and only for a queue that
+// tracks its watermark.
+func (k *Keyed[D, O]) PoppedWatermark() (rv string, reset bool) {
+	if k.wm == nil {
 		return "", false
 	}
-	return f.wm.take(f.wm.popped)
+	return k.wm.take(k.wm.popped)
 }
