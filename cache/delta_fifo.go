@@ -158,10 +158,8 @@ func (f *DeltaFIFO) Name() string {
 	return f.q.Name()
 }
 
-// Done returns a channel that is closed once HasSynced is true.
-//
-// Difference from client-go: the channel closes only after the process
-// function of the last initial item has returned, not just before it runs.
+// Done returns a channel that is closed once HasSynced is true: after the
+// process function of the last initial item has returned. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (f *DeltaFIFO) Done() <-chan struct{} {
 	return f.q.Done()
 }
@@ -199,10 +197,8 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 // already queued (a queued change is newer than the known state). It does
 // nothing without KnownObjects. Lookup failures are logged and skipped; a
 // known object without key is skipped and its KeyError returned after the
-// others were queued.
-//
-// Difference from client-go: a KeyError does not stop the resync of the
-// remaining objects.
+// others were queued: a KeyError does not stop the resync of the remaining
+// objects. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (f *DeltaFIFO) Resync() error {
 	return f.q.Resync()
 }
@@ -222,11 +218,7 @@ func (f *DeltaFIFO) Resync() error {
 // initial batch for HasSynced. resourceVersion only serves the watermark of
 // the queue an informer builds for itself. It returns a KeyError for an
 // object without key, or a transformer error (wrapped); in both cases
-// nothing is queued.
-//
-// Difference from client-go: errors leave the queue untouched instead of
-// half-replaced, and the deletions of queued keys come in queue order rather
-// than random map order.
+// nothing is queued. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (f *DeltaFIFO) Replace(list []interface{}, resourceVersion string) error {
 	return f.q.Replace(list, resourceVersion)
 }

@@ -273,10 +273,7 @@ func (f *FIFO) processPopped(obj interface{}, initial bool, process PopProcessFu
 // list order (a key listed twice keeps its first place and its last object).
 // The first Replace before any Add, Update or Delete defines the initial batch
 // that HasSynced waits for. resourceVersion is not used. On a KeyError nothing
-// changes.
-//
-// Difference from client-go: the new queue order is list order rather than
-// random map order (see COMPATIBILITY.md).
+// changes. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (f *FIFO) Replace(list []interface{}, resourceVersion string) error {
 	keys := make([]string, len(list))
 	for i, obj := range list {

@@ -135,12 +135,10 @@ func NewRealFIFO(keyFunc KeyFunc, knownObjects KeyListerGetter, transformer Tran
 }
 
 // NewRealFIFOWithOptions returns an empty RealFIFO configured by opts.
-//
-// Difference from client-go: inconsistent options do not panic. With
-// AtomicEvents, KnownObjects is ignored; without it, UnlockWhileProcessing and
-// EmitDeltaTypeBookmark are ignored, and a nil KnownObjects makes Replace
-// detect deletions among queued keys only and Resync queue nothing. Each case
-// is logged once.
+// Inconsistent options do not panic: with AtomicEvents, KnownObjects is
+// ignored; without it, UnlockWhileProcessing and EmitDeltaTypeBookmark are
+// ignored, and a nil KnownObjects makes Replace detect deletions among queued
+// keys only and Resync queue nothing. Each case is logged once. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 	return newInformerRealFIFO(opts, informerLists{})
 }
@@ -197,12 +195,9 @@ func (f *RealFIFO) Transformer() TransformFunc {
 
 // HasSynced reports whether Add, Update or Delete was called before any
 // Replace, or whether everything queued up to and including the first Replace
-// has been popped and processed. It never blocks.
-//
-// Difference from client-go: with UnlockWhileProcessing, a delta popped
-// before the first Replace but still being processed when it arrives (a
-// Bookmark or SyncAll) no longer counts as one of the initial items, which
-// made client-go report synced one item early.
+// has been popped and processed. It never blocks. With UnlockWhileProcessing,
+// a delta popped before the first Replace but still being processed when it
+// arrives (a Bookmark or SyncAll) is not one of the initial items. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (f *RealFIFO) HasSynced() bool {
 	return f.q.Synced()
 }
@@ -254,10 +249,7 @@ func (f *RealFIFO) Bookmark(resourceVersion string) error {
 // KnownObjects object whose key is not queued (a queued change is newer than
 // the known state); it does nothing without KnownObjects. Lookup failures
 // are logged and skipped; a known object without key is skipped and its
-// KeyError returned after the others were queued.
-//
-// Difference from client-go: a KeyError does not stop the resync of the
-// remaining objects, and the returned error is the KeyError itself.
+// KeyError itself returned after the others were queued. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (f *RealFIFO) Resync() error {
 	return f.q.Resync()
 }
@@ -274,11 +266,7 @@ func (f *RealFIFO) Resync() error {
 // The first Replace before any Add, Update or Delete makes everything then
 // queued the initial batch for HasSynced. It returns a KeyError for an object
 // without key (without AtomicEvents) or a transformer error (wrapped);
-// nothing is queued then.
-//
-// Difference from client-go: a transformer error leaves the queue untouched
-// also without AtomicEvents, where client-go's leaves it half-replaced (see
-// COMPATIBILITY.md).
+// nothing is queued then, with or without AtomicEvents. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error {
 	return f.q.Replace(newItems, resourceVersion)
 }

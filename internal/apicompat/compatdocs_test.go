@@ -10,21 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// pendingOldCompatLabels are the files whose doc comments still carry a "Difference from
-// client-go" paragraph; each is to state its contract and point to COMPATIBILITY.md like the
-// others, then leave this list.
-var pendingOldCompatLabels = map[string]bool{
-	"cache/delta_fifo.go":         true,
-	"cache/delta_fifo_list.go":    true,
-	"cache/fifo.go":               true,
-	"cache/the_real_fifo.go":      true,
-	"cache/the_real_fifo_list.go": true,
-}
-
 // TestDocCommentsPointToCompatibility checks the convention of COMPATIBILITY.md over the whole
 // module: an identifier outside internal packages whose doc comment points there is named
-// there, and no comment carries the old "Difference from client-go" paragraph (outside
-// pendingOldCompatLabels).
+// there, and no comment carries the old "Difference from client-go" paragraph.
 func TestDocCommentsPointToCompatibility(t *testing.T) {
 	root := filepath.Join("..", "..")
 	compat, err := os.ReadFile(filepath.Join(root, "COMPATIBILITY.md"))
@@ -54,9 +42,6 @@ func TestDocCommentsPointToCompatibility(t *testing.T) {
 			rel, err := filepath.Rel(root, file)
 			require.NoError(t, err)
 			rel = filepath.ToSlash(rel)
-			if pendingOldCompatLabels[rel] && strings.Contains(p, "comment uses") {
-				continue
-			}
 			// COMPATIBILITY.md names what users see; an engine under internal/ that
 			// points there is covered by the row of the public identifier it serves.
 			if (strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/")) && strings.Contains(p, "points to COMPATIBILITY.md") {
