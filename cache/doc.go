@@ -46,24 +46,31 @@
 // step, with the files it lives in:
 //
 //	SharedInformerFactory  informers/factory.go builds each type's informer once (InformerFor)
-//	     │                 on the factory engine (informers/internal/factoryengine), whose one
-//	     │                 options value becomes each informer's settings in one function; they
-//	     │                 reach a typed informer before Run through SetTransform and the
-//	     │                 package-level setters (factoryengine.Configure). The dynamic and
-//	     │                 metadata factories (informers/internal/gvrfactory) pass them as
-//	     │                 SharedIndexInformerOptions
+//	     │                 on the factory engine (informers/internal/factoryengine). Its
+//	     │                 options are one value (factoryengine.Options); the settings every
+//	     │                 informer gets are one SharedIndexInformerOptions in it
+//	     │                 (Options.Informer), which each factory package's With... options set
+//	     │                 field by field. A typed informer gets them before Run through
+//	     │                 ConfigureInformer (factoryengine.Configure); the dynamic and metadata
+//	     │                 factories (informers/internal/gvrfactory) build theirs with them
 //	     ▼
 //	SharedIndexInformer    shared_informer.go: NewSharedIndexInformerWithOptions, RunWithContext.
-//	     │                 Configured once: SharedIndexInformerOptions become an informerConfig,
-//	     │                 which the setters may change until Run (shared_informer_options.go);
-//	     │                 handlers are registered in shared_informer_handlers.go; status and
-//	     │                 snapshots in shared_informer_status.go, shared_informer_snapshot.go,
-//	     │                 over the engines cache/internal/diag and cache/internal/snapshot
+//	     │                 It keeps the SharedIndexInformerOptions as given (an informerConfig,
+//	     │                 which ConfigureInformer and the Set methods change until Run;
+//	     │                 shared_informer_options.go). RunWithContext resolves them once
+//	     │                 (informerConfig.resolve: every default applied, every "off" a zero)
+//	     │                 into the queue's settings, the Reflector's reflectorConfig
+//	     │                 (reflector_config.go) and the probe interval; nothing below holds an
+//	     │                 unresolved value. Handlers are registered in
+//	     │                 shared_informer_handlers.go; status and snapshots in
+//	     │                 shared_informer_status.go, shared_informer_snapshot.go, over the
+//	     │                 engines cache/internal/diag and cache/internal/snapshot
 //	     ▼
-//	 controller            controller.go: built at Run from the informerConfig
-//	     │                 (newController(Config, controllerInternals)); builds the queue
-//	     │                 (newInformerQueue) and, from one reflectorConfig (reflector_config.go),
-//	     │                 the Reflector
+//	 controller            controller.go: built at Run with the queue (newInformerQueue) and
+//	     │                 the resolved reflectorConfig (newController(Config,
+//	     │                 controllerInternals)); a controller built by New resolves its Config
+//	     │                 instead (Config.reflectorConfig). It runs the Reflector and the
+//	     │                 process loop
 //	     ▼
 //	 Reflector             reflector.go: the type, its options, Run and ListAndWatch; it holds
 //	     │                 its engine (internal/reflector), built from the store, the
@@ -89,7 +96,7 @@
 //	     │                 relists page by page, for both: internal/queue/pagewise.go
 //	     ▼
 //	processLoop            controller.go pops a batch of deltas and calls the informer's
-//	     │                 handleDeltas or handleBatch (shared_informer_process.go), which
+//	     │                 handleDeltas or handleBatch (delta_apply.go), which
 //	     │                 hold the informer's blockDeltas while the batch is applied and
 //	     │                 handed on
 //	     ▼
@@ -111,7 +118,7 @@
 //	 listener              internal/fanout/listener.go: one per registered handler (its
 //	     │                 registration, handler_fanout.go), each with its own unbounded buffer
 //	     │                 (or a coalescing one, internal/fanout/coalesce.go; the policies in
-//	     │                 handler_buffer.go) and goroutine, its own resync period and its own
+//	     │                 handler_fanout.go) and goroutine, its own resync period and its own
 //	     │                 HasSynced
 //	     ▼
 //	  handler              the ResourceEventHandler (event_handler.go), called one notification
@@ -120,28 +127,35 @@
 // # One watch event, from the Reflector to a handler
 //
 // A MODIFIED event of a pod on an open watch, with the default RealFIFO and a handler added
-// with AddEventHandler, takes these steps, in this order:
+// with AddEventHandler, takes these steps, in this order. Each step names every file whose
+// code runs for the event; the hand-off goes one way, and the calls in brackets return to the
+// step that made them.
 //
-//  1. internal/reflector/driver.go, await: the event comes off the watch's result channel;
-//     acceptEvent (internal/reflector/baddata.go) checks its object.
-//  2. internal/reflector/driver.go, apply: RealFIFO.Update (the_real_fifo.go) queues an
-//     Updated delta (internal/queue/real.go, Change).
-//  3. internal/reflector/step.go, WatchEvent (Step for the events of an open watch): the core
-//     moves the resourceVersion; the driver's eventApplied publishes it
-//     (Engine.LastSyncResourceVersion), tells a queue that implements
-//     ResourceVersionUpdater (RealFIFO does not: its watermark moves as deltas are applied)
-//     and records the event's arrival in the informer's stats (reflector_engine.go).
-//  4. controller.go, processLoop: RealFIFO.PopBatch (internal/queue/real_pop.go) hands the delta to
-//     the informer's handleBatch (shared_informer_process.go).
-//  5. internal/apply/applier.go, ProcessBatch: the applier reads the delta (splitDelta,
-//     delta_apply.go), takes the key the queue computed (RealFIFO.poppedKeys), writes it to the
-//     store engine in one transaction (internal/store/transaction.go), reports the update to
-//     the informer's Notes (internal/apply/notes.go) and moves the watermark
-//     (advanceResourceVersion, store.go).
-//  6. internal/apply/notes.go, Flush (called by handleBatch once the batch is applied): the
-//     notes go to Processor.Distribute (internal/fanout/processor.go).
-//  7. internal/fanout/listener.go: Enqueue buffers it for each listener; the listener's
-//     goroutine (run, deliver, handle) calls the handler's OnUpdate (event_handler.go).
+//  1. internal/reflector/driver.go, await and received: the event comes off the watch's
+//     result channel [the liveness deadline notes it, liveness.go; acceptEvent checks its
+//     object, baddata.go], then apply hands it to the Reflector's store: RealFIFO.Update
+//     (the_real_fifo.go).
+//  2. internal/queue/real.go, Change: the queue engine computes the key and queues an Updated
+//     delta [deltaOps makes the Delta and unwraps the object for its key, deltas.go].
+//  3. internal/reflector/step.go, WatchEvent: back on the driver's goroutine, the core moves
+//     the resourceVersion; the driver's eventApplied publishes it
+//     (Engine.LastSyncResourceVersion) and records the event's arrival in the informer's
+//     diagnostics [internal/diag/stats.go].
+//  4. controller.go, processLoop: RealFIFO.PopBatch (the_real_fifo.go, over
+//     internal/queue/real_pop.go) pops the batch holding the delta and hands it to the
+//     informer's handleBatch (delta_apply.go), which holds blockDeltas while it is applied and
+//     handed on.
+//  5. internal/apply/applier.go, ProcessBatch: the applier reads the delta [splitDelta,
+//     delta_apply.go], takes the key the queue computed [PoppedKeys, internal/queue/real_pop.go],
+//     writes the object to the store engine in one transaction (internal/store/transaction.go,
+//     its indices in internal/store/index.go), reports the update to the informer's Notes
+//     (internal/apply/notes.go) and moves the cache's watermark [advanceResourceVersion,
+//     store.go, over internal/store/resource_version.go].
+//  6. internal/apply/notes.go, Flush: handleBatch hands the notes to Processor.Distribute
+//     (internal/fanout/processor.go).
+//  7. internal/fanout/listener.go: Enqueue buffers the notification for each listener; the
+//     listener's goroutine (run, deliver, handle) calls the handler's OnUpdate
+//     (event_handler.go).
 //
 // # Lists and relists
 //

@@ -14,7 +14,7 @@ import (
 // store, list sinks, list admission, diagnostics and snapshots.
 
 // reflectorLists starts the lists of a Reflector's store: through the
-// store's own list protocol when it has one (listTaker, list_sink.go),
+// store's own list protocol when it has one (listTaker, fifo.go),
 // otherwise gathered and handed to its Replace.
 type reflectorLists struct {
 	store ReflectorStore
