@@ -321,7 +321,7 @@ func (*badEventListWatch) IsWatchListSemanticsUnSupported() bool { return true }
 // registration calls reject nil and foreign registrations with errors.
 func TestBadInputThroughTheInformer(t *testing.T) {
 	var nilPod *v1.Pod
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			lw := &badEventListWatch{events: []watch.Event{
 				{Type: watch.Added, Object: newPod("c", "3")},
@@ -349,7 +349,7 @@ func TestBadInputThroughTheInformer(t *testing.T) {
 				}
 				return obj, nil
 			}))
-			rec := &infRecorder{}
+			rec := &eventRecorder{}
 			reg, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
 
@@ -359,8 +359,8 @@ func TestBadInputThroughTheInformer(t *testing.T) {
 			require.Error(t, ShutDownEventHandler(informer, nil))
 			require.Error(t, ShutDownEventHandler(nil, reg))
 
-			infRunInformer(t, informer)
-			infWaitSynced(t, reg.HasSyncedChecker())
+			runInformer(t, informer)
+			waitUntilSynced(t, reg.HasSyncedChecker())
 			got := rec.waitN(t, 4)
 			want := []string{
 				"add ns/a@1 initial=true",
@@ -373,7 +373,7 @@ func TestBadInputThroughTheInformer(t *testing.T) {
 			} else {
 				assert.Equal(t, want, got)
 			}
-			assert.Equal(t, []string{"ns/a@5", "ns/b@2", "ns/c@3"}, infStoreContents(informer.GetStore()))
+			assert.Equal(t, []string{"ns/a@5", "ns/b@2", "ns/c@3"}, describedStore(informer.GetStore()))
 			assert.False(t, informer.IsStopped())
 			if !q.useDeltaFIFO {
 				// The DeltaFIFO rejects the watched bad value itself when

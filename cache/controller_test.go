@@ -104,8 +104,8 @@ func TestDeltaApplierProcessSemantics(t *testing.T) {
 				for _, obj := range tc.initial {
 					require.NoError(t, store.Add(obj))
 				}
-				rec := &infRecorder{}
-				a := newDeltaApplier(infTestLogger(t), store, rec)
+				rec := &eventRecorder{}
+				a := newDeltaApplier(testLogger(t), store, rec)
 				var err error
 				if batch {
 					err = a.ProcessBatch(tc.deltas, tc.inInitial)
@@ -118,7 +118,7 @@ func TestDeltaApplierProcessSemantics(t *testing.T) {
 				} else {
 					assert.Equal(t, tc.wantEvents, rec.get())
 				}
-				assert.Equal(t, tc.wantStore, infStoreContents(store))
+				assert.Equal(t, tc.wantStore, describedStore(store))
 				assert.Equal(t, tc.wantReject, a.Rejected())
 			})
 		}
@@ -127,7 +127,7 @@ func TestDeltaApplierProcessSemantics(t *testing.T) {
 
 func TestDeltaApplierBookmarkAndBadInfo(t *testing.T) {
 	store := NewStore(DeletionHandlingMetaNamespaceKeyFunc)
-	a := newDeltaApplier(infTestLogger(t), store, &infRecorder{})
+	a := newDeltaApplier(testLogger(t), store, &eventRecorder{})
 	require.NoError(t, a.Process(Deltas{{Bookmark, BookmarkInfo{ResourceVersion: "42"}}}, false))
 	assert.Equal(t, "42", store.LastStoreSyncResourceVersion())
 	require.Error(t, a.Process(Deltas{{ReplacedAll, "nope"}}, false))
@@ -137,12 +137,12 @@ func TestDeltaApplierBookmarkAndBadInfo(t *testing.T) {
 }
 
 func TestNewInformerWithOptions(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			t.Cleanup(srv.StopWatches)
 			srv.Create("a")
-			rec := &infRecorder{}
+			rec := &eventRecorder{}
 			store, ctrl := NewInformerWithOptions(InformerOptions{
 				ListerWatcher: srv,
 				ObjectType:    &v1.Pod{},
@@ -154,14 +154,14 @@ func TestNewInformerWithOptions(t *testing.T) {
 			assert.True(t, isIndexer)
 			assert.Equal(t, "", ctrl.LastSyncResourceVersion())
 			runController(t, ctrl)
-			infWaitSynced(t, ctrl.HasSyncedChecker())
+			waitUntilSynced(t, ctrl.HasSyncedChecker())
 			assert.True(t, ctrl.HasSynced())
 			srv.Update("a")
 			srv.Delete("a")
 			got := rec.waitN(t, 3)
 			assert.Equal(t, []string{"add ns/a@1 initial=true", "update ns/a@1 -> ns/a@2", "delete ns/a@3"}, got)
 			assert.Empty(t, store.List())
-			require.Eventually(t, func() bool { return ctrl.LastSyncResourceVersion() == "3" }, infTimeout, time.Millisecond)
+			require.Eventually(t, func() bool { return ctrl.LastSyncResourceVersion() == "3" }, waitTimeout, time.Millisecond)
 		})
 	}
 }
@@ -196,7 +196,7 @@ func TestDeprecatedInformerConstructors(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			t.Cleanup(srv.StopWatches)
 			srv.Create("a")
-			rec := &infRecorder{}
+			rec := &eventRecorder{}
 			store, ctrl := tc.build(srv, rec)
 			if tc.indexer {
 				idx := store.(Indexer)
@@ -232,7 +232,7 @@ func TestControllerPanicPropagatesAfterCleanup(t *testing.T) {
 	select {
 	case r := <-recovered:
 		assert.Equal(t, "handler boom", r)
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("panic did not propagate")
 	}
 	// goleak in TestMain verifies that the Reflector goroutine has stopped.
@@ -253,12 +253,12 @@ func TestControllerBadConfigAndRunTwice(t *testing.T) {
 	t.Cleanup(srv.StopWatches)
 	_, ctrl := NewInformerWithOptions(InformerOptions{ListerWatcher: srv, ObjectType: &v1.Pod{}})
 	runController(t, ctrl)
-	infWaitSynced(t, ctrl.HasSyncedChecker())
+	waitUntilSynced(t, ctrl.HasSyncedChecker())
 	done := make(chan struct{})
 	go func() { defer close(done); ctrl.Run(make(chan struct{})) }()
 	select {
 	case <-done:
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("second Run did not return")
 	}
 }
@@ -292,7 +292,7 @@ func TestControllerWatchErrorHandlers(t *testing.T) {
 		select {
 		case err := <-errs:
 			assert.ErrorContains(t, err, "no list for you")
-		case <-time.After(infTimeout):
+		case <-time.After(waitTimeout):
 			t.Error("watch error handler not called")
 		}
 		cancel()
@@ -309,7 +309,7 @@ func runController(t *testing.T, ctrl Controller) {
 		cancel()
 		select {
 		case <-done:
-		case <-time.After(infTimeout):
+		case <-time.After(waitTimeout):
 			t.Error("controller did not stop")
 		}
 	})
@@ -381,14 +381,14 @@ func TestInformerAppliesAPoppedBatchInOneTransaction(t *testing.T) {
 		store := &transactionCountingStore{Indexer: NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{})}
 		require.NoError(t, store.Indexer.Add(newPod("a", "1")))
 		require.NoError(t, store.Indexer.Add(newPod("z", "1")))
-		rec := &infRecorder{}
-		a := newDeltaApplier(infTestLogger(t), store, rec)
+		rec := &eventRecorder{}
+		a := newDeltaApplier(testLogger(t), store, rec)
 		f := fill(t)
 		require.NoError(t, f.PopBatch(a.ProcessBatch, a.Process))
 		assert.Equal(t, [][]TransactionType{{TransactionTypeUpdate, TransactionTypeAdd, TransactionTypeAdd, TransactionTypeDelete}}, store.transactions)
 		assert.Zero(t, store.singleWrites, "no write outside the transaction: %v", store.singleWriteMethods)
 		assert.Equal(t, wantEvents, rec.get())
-		assert.Equal(t, []string{"ns/a@2", "ns/b@3", "ns/c@4"}, infStoreContents(store))
+		assert.Equal(t, []string{"ns/a@2", "ns/b@3", "ns/c@4"}, describedStore(store))
 	})
 
 	t.Run("own store", func(t *testing.T) {
@@ -402,13 +402,13 @@ func TestInformerAppliesAPoppedBatchInOneTransaction(t *testing.T) {
 		require.NoError(t, store.Add(newPod("z", "1")))
 		gauge := metrics.rv["batch-transaction"]
 		before := len(gauge.get())
-		rec := &infRecorder{}
-		a := newDeltaApplier(infTestLogger(t), store, rec)
+		rec := &eventRecorder{}
+		a := newDeltaApplier(testLogger(t), store, rec)
 		f := fill(t)
 		require.NoError(t, f.PopBatch(a.ProcessBatch, a.Process))
 		assert.Equal(t, []float64{5}, gauge.get()[before:], "one store write for the whole batch")
 		assert.Equal(t, wantEvents, rec.get())
-		assert.Equal(t, []string{"ns/a@2", "ns/b@3", "ns/c@4"}, infStoreContents(store))
+		assert.Equal(t, []string{"ns/a@2", "ns/b@3", "ns/c@4"}, describedStore(store))
 	})
 }
 
@@ -422,8 +422,8 @@ func TestDeltaApplierReusesQueueKeys(t *testing.T) {
 		store := NewIndexer(kf.fn, Indexers{})
 		require.NoError(t, store.Add(a1))
 		kf.calls.Store(0)
-		rec := &infRecorder{}
-		cfg := deltaApplierConfig(infTestLogger(t), store, rec)
+		rec := &eventRecorder{}
+		cfg := deltaApplierConfig(testLogger(t), store, rec)
 		cfg.KeysOf = func(ds []Delta) []string {
 			if len(ds) == len(deltas) {
 				return keys
@@ -437,7 +437,7 @@ func TestDeltaApplierReusesQueueKeys(t *testing.T) {
 			require.NoError(t, a.Process(Deltas(deltas), false))
 		}
 		assert.Equal(t, want, rec.get())
-		assert.Equal(t, []string{"ns/b@1"}, infStoreContents(store))
+		assert.Equal(t, []string{"ns/b@1"}, describedStore(store))
 		assert.Equal(t, int64(0), kf.calls.Load(), "batch=%v: the queue's keys are reused", batch)
 	}
 }
@@ -445,8 +445,8 @@ func TestDeltaApplierReusesQueueKeys(t *testing.T) {
 func TestReplaceAllComputesEachKeyOnce(t *testing.T) {
 	kf := &countingKeyFunc{}
 	store := NewIndexer(kf.fn, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
-	rec := &infRecorder{}
-	a := newDeltaApplier(infTestLogger(t), store, rec)
+	rec := &eventRecorder{}
+	a := newDeltaApplier(testLogger(t), store, rec)
 
 	list := []interface{}{newPod("a", "1"), newPod("b", "1"), newPod("c", "1")}
 	require.NoError(t, a.Process(Deltas{{ReplacedAll, ReplacedAllInfo{ResourceVersion: "1", Objects: list}}}, true))
@@ -462,7 +462,7 @@ func TestReplaceAllComputesEachKeyOnce(t *testing.T) {
 		"delete tombstone(ns/a@1)", "delete tombstone(ns/b@1)",
 		"update ns/c@1 -> ns/c@2", "add ns/d@2 initial=false",
 	}, rec.get()[3:])
-	assert.Equal(t, []string{"ns/c@2", "ns/d@2"}, infStoreContents(store))
+	assert.Equal(t, []string{"ns/c@2", "ns/d@2"}, describedStore(store))
 	byNS, err := store.IndexKeys(NamespaceIndex, "ns")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"ns/c", "ns/d"}, byNS)

@@ -21,10 +21,10 @@ func TestInformerQueueHandsListKeysToTheApplier(t *testing.T) {
 	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark(nil))
 	queue := newInformerQueue(klog.Background(), informerQueueConfig{objectType: &v1.Pod{}, store: store}).(*RealFIFO)
 	noKey := "not an object"
-	require.NoError(t, queue.Replace([]interface{}{infPod("a", "1"), noKey, infPod("b", "2")}, "3"))
+	require.NoError(t, queue.Replace([]interface{}{newPod("a", "1"), noKey, newPod("b", "2")}, "3"))
 
 	var info ReplacedAllInfo
-	rec := &infRecorder{}
+	rec := &eventRecorder{}
 	applier := newInformerApplier(klog.Background(), queue, store, rec, nil)
 	require.NoError(t, queue.PopBatch(applier.ProcessBatch, func(obj interface{}, initial bool) error {
 		info = obj.(Deltas)[0].Object.(ReplacedAllInfo)
@@ -39,7 +39,7 @@ func TestInformerQueueHandsListKeysToTheApplier(t *testing.T) {
 
 	// A queue built by a caller keeps no keys.
 	plain := NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, KeyFunction: MetaNamespaceKeyFunc})
-	require.NoError(t, plain.Replace([]interface{}{infPod("a", "1")}, "1"))
+	require.NoError(t, plain.Replace([]interface{}{newPod("a", "1")}, "1"))
 	require.NoError(t, plain.PopBatch(func([]Delta, bool) error { return nil }, func(obj interface{}, _ bool) error {
 		assert.Nil(t, obj.(Deltas)[0].Object.(ReplacedAllInfo).keys)
 		return nil
@@ -67,9 +67,9 @@ func TestInformerAppliesAListWhoseObjectAUserIndexFunctionFailsOn(t *testing.T) 
 		}
 		return []string{pod.Name}, nil
 	}
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
+			srv := newUnpagedServer()
 			srv.create("a")   // 1
 			srv.create("bad") // 2
 			srv.create("b")   // 3
@@ -78,16 +78,16 @@ func TestInformerAppliesAListWhoseObjectAUserIndexFunctionFailsOn(t *testing.T) 
 				Indexers:     Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "name": failsOnBad},
 				UseDeltaFIFO: q.useDeltaFIFO,
 			}).(*sharedIndexInformer)
-			rec := &infRecorder{}
+			rec := &eventRecorder{}
 			reg, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
-			infRunInformer(t, informer)
-			infWaitSynced(t, reg.HasSyncedChecker())
+			runInformer(t, informer)
+			waitUntilSynced(t, reg.HasSyncedChecker())
 
 			got := rec.waitN(t, 3)
 			want := []string{"add ns/a@1 initial=true", "add ns/bad@2 initial=true", "add ns/b@3 initial=true"}
 			assert.ElementsMatch(t, want, got)
-			assert.Equal(t, []string{"ns/a@1", "ns/b@3", "ns/bad@2"}, infStoreContents(informer.GetStore()))
+			assert.Equal(t, []string{"ns/a@1", "ns/b@3", "ns/bad@2"}, describedStore(informer.GetStore()))
 			assert.Equal(t, "3", informer.LastSyncResourceVersion())
 			indexer := informer.GetIndexer()
 			byName, err := indexer.IndexKeys("name", "a")
@@ -103,8 +103,8 @@ func TestInformerAppliesAListWhoseObjectAUserIndexFunctionFailsOn(t *testing.T) 
 			srv.removeSilently("a") // 4
 			srv.expire()
 			require.Eventually(t, func() bool {
-				return assert.ObjectsAreEqual([]string{"ns/b@3", "ns/bad@2"}, infStoreContents(informer.GetStore()))
-			}, infTimeout, time.Millisecond, "the relist is applied")
+				return assert.ObjectsAreEqual([]string{"ns/b@3", "ns/bad@2"}, describedStore(informer.GetStore()))
+			}, waitTimeout, time.Millisecond, "the relist is applied")
 			assert.Equal(t, "4", informer.LastSyncResourceVersion())
 			got = rec.waitN(t, 4)
 			assert.Contains(t, got[3:], "delete tombstone(ns/a@1)")
@@ -113,8 +113,8 @@ func TestInformerAppliesAListWhoseObjectAUserIndexFunctionFailsOn(t *testing.T) 
 			// A watch event for the bad object stores it too.
 			srv.update("bad") // 5
 			require.Eventually(t, func() bool {
-				return assert.ObjectsAreEqual([]string{"ns/b@3", "ns/bad@5"}, infStoreContents(informer.GetStore()))
-			}, infTimeout, time.Millisecond, "the update is applied")
+				return assert.ObjectsAreEqual([]string{"ns/b@3", "ns/bad@5"}, describedStore(informer.GetStore()))
+			}, waitTimeout, time.Millisecond, "the update is applied")
 			assert.Equal(t, int64(3), informer.applier.Unindexed())
 		})
 	}

@@ -228,7 +228,7 @@ func TestDeltaFIFO_Replace(t *testing.T) {
 			},
 		},
 		{
-			name:  "delete queued before replace that re-lists the object (kubernetes#83810)",
+			name:  "delete queued before replace that re-lists the object (https://github.com/kubernetes/kubernetes/issues/83810)",
 			known: []fakeObj{newFakeObj("foo", 1)},
 			before: func(t *testing.T, f *DeltaFIFO) {
 				require.NoError(t, f.Delete(newFakeObj("foo", 1)))

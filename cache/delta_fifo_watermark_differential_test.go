@@ -26,10 +26,10 @@ type deltaFIFOSide struct {
 // ourDeltaFIFOSide wires kinformer's DeltaFIFO, consumer and cache as a
 // shared informer with UseDeltaFIFO does.
 func ourDeltaFIFOSide(t *testing.T) deltaFIFOSide {
-	logger := infTestLogger(t)
+	logger := testLogger(t)
 	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark(nil))
 	queue := newInformerQueue(logger, informerQueueConfig{objectType: &v1.Pod{}, store: store, useDeltaFIFO: true})
-	rec := &infRecorder{}
+	rec := &eventRecorder{}
 	applier := newInformerApplier(logger, queue, store, rec, nil)
 	return deltaFIFOSide{
 		replace: func(list []interface{}, rv string) { require.NoError(t, queue.Replace(list, rv)) },
@@ -42,7 +42,7 @@ func ourDeltaFIFOSide(t *testing.T) deltaFIFOSide {
 			require.NoError(t, err)
 			return rec.get()[before:], store.LastStoreSyncResourceVersion()
 		},
-		store: func() []string { return infStoreContents(store) },
+		store: func() []string { return describedStore(store) },
 	}
 }
 
@@ -52,7 +52,7 @@ func ourDeltaFIFOSide(t *testing.T) deltaFIFOSide {
 func clientGoDeltaFIFOSide(t *testing.T) deltaFIFOSide {
 	store := clientcache.NewIndexer(clientcache.DeletionHandlingMetaNamespaceKeyFunc, clientcache.Indexers{})
 	queue := clientcache.NewDeltaFIFOWithOptions(clientcache.DeltaFIFOOptions{KnownObjects: store, EmitDeltaTypeReplaced: true})
-	rec := &infRecorder{}
+	rec := &eventRecorder{}
 	process := func(obj interface{}, isInInitialList bool) error {
 		for _, d := range obj.(clientcache.Deltas) {
 			switch d.Type {
@@ -82,7 +82,7 @@ func clientGoDeltaFIFOSide(t *testing.T) deltaFIFOSide {
 			require.NoError(t, err)
 			return rec.get()[before:], store.LastStoreSyncResourceVersion()
 		},
-		store: func() []string { return infStoreContents(store) },
+		store: func() []string { return describedStore(store) },
 	}
 }
 
@@ -110,14 +110,14 @@ func runDeltaFIFOScript(side deltaFIFOSide) []deltaFIFOStep {
 		step.store = side.store()
 		steps = append(steps, step)
 	}
-	side.replace([]interface{}{infPod("a", "1"), infPod("b", "2"), infPod("c", "3")}, "3")
+	side.replace([]interface{}{newPod("a", "1"), newPod("b", "2"), newPod("c", "3")}, "3")
 	popAll(3)
-	side.update(infPod("a", "4"))
-	side.update(infPod("d", "5"))
-	side.update(infPod("a", "6"))
-	side.delete(infPod("b", "7"))
+	side.update(newPod("a", "4"))
+	side.update(newPod("d", "5"))
+	side.update(newPod("a", "6"))
+	side.delete(newPod("b", "7"))
 	popAll(3) // a (a@4, a@6), d, b
-	side.replace([]interface{}{infPod("a", "6"), infPod("c", "8"), infPod("e", "9")}, "9")
+	side.replace([]interface{}{newPod("a", "6"), newPod("c", "8"), newPod("e", "9")}, "9")
 	popAll(4) // a, c, e, then d's deletion
 	side.resync()
 	popAll(3) // a, c, e

@@ -16,12 +16,12 @@ func (namedHandler) OnDelete(interface{})              {}
 func TestResourceEventHandlerFuncsSkipNil(t *testing.T) {
 	var got []string
 	full := ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { got = append(got, "add "+infDescribe(obj)) },
-		UpdateFunc: func(o, n interface{}) { got = append(got, "update "+infDescribe(n)) },
-		DeleteFunc: func(obj interface{}) { got = append(got, "delete "+infDescribe(obj)) },
+		AddFunc:    func(obj interface{}) { got = append(got, "add "+describeObj(obj)) },
+		UpdateFunc: func(o, n interface{}) { got = append(got, "update "+describeObj(n)) },
+		DeleteFunc: func(obj interface{}) { got = append(got, "delete "+describeObj(obj)) },
 	}
 	detailed := ResourceEventHandlerDetailedFuncs{
-		AddFunc:    func(obj interface{}, initial bool) { got = append(got, "dadd "+infDescribe(obj)) },
+		AddFunc:    func(obj interface{}, initial bool) { got = append(got, "dadd "+describeObj(obj)) },
 		UpdateFunc: full.UpdateFunc,
 		DeleteFunc: full.DeleteFunc,
 	}
@@ -64,13 +64,13 @@ func TestFilteringResourceEventHandlerTransitions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := &infRecorder{}
+			rec := &eventRecorder{}
 			tc.do(FilteringResourceEventHandler{FilterFunc: filter, Handler: rec})
 			assert.Equal(t, tc.want, rec.get())
 		})
 	}
 	t.Run("nil filter accepts, nil handler drops", func(t *testing.T) {
-		rec := &infRecorder{}
+		rec := &eventRecorder{}
 		FilteringResourceEventHandler{Handler: rec}.OnUpdate(fail, fail)
 		assert.Len(t, rec.get(), 1)
 		assert.NotPanics(t, func() {
@@ -86,8 +86,8 @@ func TestTypedFilteringResourceEventHandlerTransitions(t *testing.T) {
 	pass, fail := newPod("pass", "1"), newPod("fail", "1")
 	var got []string
 	inner := TypedResourceEventHandlerDetailedFuncs[*v1.Pod]{
-		AddFunc:    func(p *v1.Pod, initial bool) { got = append(got, "add "+infDescribe(p)) },
-		UpdateFunc: func(o, n *v1.Pod) { got = append(got, "update "+infDescribe(n)) },
+		AddFunc:    func(p *v1.Pod, initial bool) { got = append(got, "add "+describeObj(p)) },
+		UpdateFunc: func(o, n *v1.Pod) { got = append(got, "update "+describeObj(n)) },
 		DeleteFunc: func(d DeletedObject[*v1.Pod]) { got = append(got, "delete "+d.GetKey()) },
 	}
 	h := TypedFilteringResourceEventHandler[*v1.Pod]{

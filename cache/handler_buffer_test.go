@@ -12,10 +12,10 @@ import (
 	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
-// gatedRecorder is an infRecorder whose first update of gateName blocks
+// gatedRecorder is an eventRecorder whose first update of gateName blocks
 // until release is closed.
 type gatedRecorder struct {
-	infRecorder
+	eventRecorder
 	gateName string
 	blocked  chan struct{}
 	release  chan struct{}
@@ -29,7 +29,7 @@ func (r *gatedRecorder) OnUpdate(oldObj, newObj interface{}) {
 			<-r.release
 		})
 	}
-	r.infRecorder.OnUpdate(oldObj, newObj)
+	r.eventRecorder.OnUpdate(oldObj, newObj)
 }
 
 // TestCoalescingHandlerInInformerDeliversLatestState: while a coalescing handler is blocked,
@@ -40,13 +40,13 @@ func (r *gatedRecorder) OnUpdate(oldObj, newObj interface{}) {
 // The buffer does not depend on the queue; the RealFIFO (the default) makes
 // the order in which notifications reach the listeners exact.
 func TestCoalescingHandlerInInformerDeliversLatestState(t *testing.T) {
-	for _, q := range infQueueKinds[:1] {
+	for _, q := range queueKinds[:1] {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
 			srv.Create("b")
 			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
-			all := &infRecorder{}
+			all := &eventRecorder{}
 			gated := &gatedRecorder{gateName: "a", blocked: make(chan struct{}), release: make(chan struct{})}
 			defer func() {
 				select {
@@ -59,13 +59,13 @@ func TestCoalescingHandlerInInformerDeliversLatestState(t *testing.T) {
 			require.NoError(t, err)
 			gatedReg, err := informer.AddEventHandlerWithOptions(gated, HandlerOptions{BufferPolicy: HandlerBufferCoalesceByKey})
 			require.NoError(t, err)
-			infRunInformer(t, informer)
-			infWaitSynced(t, informer.HasSyncedChecker(), allReg.HasSyncedChecker(), gatedReg.HasSyncedChecker())
+			runInformer(t, informer)
+			waitUntilSynced(t, informer.HasSyncedChecker(), allReg.HasSyncedChecker(), gatedReg.HasSyncedChecker())
 
 			srv.Update("a") // a@3: blocks the gated handler
 			select {
 			case <-gated.blocked:
-			case <-time.After(infTimeout):
+			case <-time.After(waitTimeout):
 				t.Fatal("the gated handler was not called")
 			}
 			srv.Update("b") // b@4
@@ -102,7 +102,7 @@ func TestCoalescingHandlerInInformerDeliversLatestState(t *testing.T) {
 			// delivery.
 			reporter, ok := gatedReg.(HandlerBufferReporter)
 			require.True(t, ok)
-			require.Eventually(t, func() bool { return reporter.PendingNotifications() == 5 }, infTimeout, time.Millisecond,
+			require.Eventually(t, func() bool { return reporter.PendingNotifications() == 5 }, waitTimeout, time.Millisecond,
 				"pending %d", reporter.PendingNotifications())
 
 			close(gated.release)
@@ -118,7 +118,7 @@ func TestCoalescingHandlerInInformerDeliversLatestState(t *testing.T) {
 				"update ns/a@3 -> ns/a@11",
 				"add ns/d@10 initial=false",
 			}, got)
-			require.Eventually(t, func() bool { return reporter.PendingNotifications() == 0 }, infTimeout, time.Millisecond)
+			require.Eventually(t, func() bool { return reporter.PendingNotifications() == 0 }, waitTimeout, time.Millisecond)
 		})
 	}
 }
@@ -127,6 +127,6 @@ func TestCoalescingHandlerInInformerDeliversLatestState(t *testing.T) {
 func TestHandlerBufferPolicyInvalidIsRejected(t *testing.T) {
 	srv := fakeapi.NewServer(false)
 	informer := newPodInformer(t, srv, false, 0)
-	_, err := informer.AddEventHandlerWithOptions(&infRecorder{}, HandlerOptions{BufferPolicy: HandlerBufferPolicy(7)})
+	_, err := informer.AddEventHandlerWithOptions(&eventRecorder{}, HandlerOptions{BufferPolicy: HandlerBufferPolicy(7)})
 	require.ErrorContains(t, err, "unknown HandlerBufferPolicy 7")
 }

@@ -20,7 +20,7 @@ import (
 // listener that only learnt of the informer's sync between two batches
 // would never sync.
 func TestHandlerSyncsWhileStayingBusy(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
@@ -37,19 +37,19 @@ func TestHandlerSyncsWhileStayingBusy(t *testing.T) {
 			// for it before it queues it for rec.
 			busyReg, err := informer.AddEventHandler(busy)
 			require.NoError(t, err)
-			rec := &infRecorder{}
+			rec := &eventRecorder{}
 			_, err = informer.AddEventHandler(rec)
 			require.NoError(t, err)
-			infRunInformer(t, informer)
+			runInformer(t, informer)
 			t.Cleanup(func() { close(releaseLater) })
 
-			infWaitSynced(t, informer.HasSyncedChecker())
+			waitUntilSynced(t, informer.HasSyncedChecker())
 			srv.Create("b")
 			rec.waitN(t, 2)
 			// busy finishes its initial add while "b" is already queued for
 			// it, and then blocks on "b".
 			close(releaseInitial)
-			infWaitSynced(t, busyReg.HasSyncedChecker())
+			waitUntilSynced(t, busyReg.HasSyncedChecker())
 		})
 	}
 }
@@ -60,7 +60,7 @@ func TestHandlerSyncsWhileStayingBusy(t *testing.T) {
 // state over a DeletedFinalStateUnknown.
 func TestHandlerProcessorCoalescesByTheInformersKeys(t *testing.T) {
 	p := newHandlerProcessor(clock.RealClock{}, nil)
-	rec := &infRecorder{}
+	rec := &eventRecorder{}
 	l, err := p.NewListener(fanout.ListenerConfig{Logger: klog.Background(), Handler: rec, Name: "rec", Buffer: fanout.BufferCoalesceByKey})
 	require.NoError(t, err)
 	l.Enqueue([]fanout.Notification{

@@ -41,11 +41,6 @@ import (
 // name and resourceVersion, as fakeapi.Server's pods are.
 func newPod(name, rv string) *v1.Pod { return newPodIn("ns", name, rv) }
 
-// infPod is newPod under the name the queue tests of delta_fifo_test.go,
-// the_real_fifo_test.go, pagewise_relist_test.go and the other files not
-// moved yet still call.
-func infPod(name, rv string) *v1.Pod { return newPod(name, rv) }
-
 // newPodIn returns a pod with the given namespace, name, resource version and
 // labels (given as key, value pairs).
 func newPodIn(ns, name, rv string, labelKV ...string) *v1.Pod {
@@ -66,12 +61,12 @@ func newPodWithUID(name, rv, uid string, labelKV ...string) *v1.Pod {
 	return p
 }
 
-// infTimeout bounds every wait in the informer tests.
-const infTimeout = 20 * time.Second
+// waitTimeout bounds every wait in the informer tests.
+const waitTimeout = 20 * time.Second
 
-// infDescribe renders an object for event logs: "ns/name@rv", or
+// describeObj renders an object for event logs: "ns/name@rv", or
 // "tombstone(ns/name@rv)" for a DeletedFinalStateUnknown.
-func infDescribe(obj interface{}) string {
+func describeObj(obj interface{}) string {
 	if tomb, ok := obj.(clientcache.DeletedFinalStateUnknown); ok {
 		obj = DeletedFinalStateUnknown{Key: tomb.Key, Obj: tomb.Obj}
 	}
@@ -79,7 +74,7 @@ func infDescribe(obj interface{}) string {
 		if tomb.Obj == nil {
 			return "tombstone(" + tomb.Key + ")"
 		}
-		return "tombstone(" + infDescribe(tomb.Obj) + ")"
+		return "tombstone(" + describeObj(tomb.Obj) + ")"
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -92,16 +87,16 @@ func infDescribe(obj interface{}) string {
 	return key + "@" + m.GetResourceVersion()
 }
 
-// infRecorder is a ResourceEventHandler that records every notification
+// eventRecorder is a ResourceEventHandler that records every notification
 // as a string.
-type infRecorder struct {
+type eventRecorder struct {
 	mu     sync.Mutex
 	events []string
 	// onEvent, if set, runs inside the handler before recording.
 	onEvent func(kind string, obj interface{})
 }
 
-func (r *infRecorder) record(kind string, obj interface{}, s string) {
+func (r *eventRecorder) record(kind string, obj interface{}, s string) {
 	if r.onEvent != nil {
 		r.onEvent(kind, obj)
 	}
@@ -110,70 +105,70 @@ func (r *infRecorder) record(kind string, obj interface{}, s string) {
 	r.events = append(r.events, s)
 }
 
-func (r *infRecorder) OnAdd(obj interface{}, isInInitialList bool) {
-	r.record("add", obj, fmt.Sprintf("add %s initial=%v", infDescribe(obj), isInInitialList))
+func (r *eventRecorder) OnAdd(obj interface{}, isInInitialList bool) {
+	r.record("add", obj, fmt.Sprintf("add %s initial=%v", describeObj(obj), isInInitialList))
 }
 
-func (r *infRecorder) OnUpdate(oldObj, newObj interface{}) {
-	r.record("update", newObj, fmt.Sprintf("update %s -> %s", infDescribe(oldObj), infDescribe(newObj)))
+func (r *eventRecorder) OnUpdate(oldObj, newObj interface{}) {
+	r.record("update", newObj, fmt.Sprintf("update %s -> %s", describeObj(oldObj), describeObj(newObj)))
 }
 
-func (r *infRecorder) OnDelete(obj interface{}) {
-	r.record("delete", obj, fmt.Sprintf("delete %s", infDescribe(obj)))
+func (r *eventRecorder) OnDelete(obj interface{}) {
+	r.record("delete", obj, fmt.Sprintf("delete %s", describeObj(obj)))
 }
 
-func (r *infRecorder) get() []string {
+func (r *eventRecorder) get() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.events...)
 }
 
 // waitN waits until at least n events were recorded and returns them.
-func (r *infRecorder) waitN(t testing.TB, n int) []string {
+func (r *eventRecorder) waitN(t testing.TB, n int) []string {
 	t.Helper()
-	require.Eventually(t, func() bool { return len(r.get()) >= n }, infTimeout, time.Millisecond, "waiting for %d events, have %v", n, r.get())
+	require.Eventually(t, func() bool { return len(r.get()) >= n }, waitTimeout, time.Millisecond, "waiting for %d events, have %v", n, r.get())
 	return r.get()
 }
 
-// infStoreContents renders the store's objects sorted.
-func infStoreContents(s interface{ List() []interface{} }) []string {
+// describedStore renders the store's objects sorted.
+func describedStore(s interface{ List() []interface{} }) []string {
 	var out []string
 	for _, obj := range s.List() {
-		out = append(out, infDescribe(obj))
+		out = append(out, describeObj(obj))
 	}
 	sort.Strings(out)
 	return out
 }
 
-// infServer is a fakeapi.Server under the method names that
-// pagewise_relist_test.go and process_deltas_test.go call (pagewise's pagedLW
-// pages the server's lists itself); every other test uses *fakeapi.Server
-// directly.
-type infServer struct{ *fakeapi.Server }
+// unpagedServer is a fakeapi.Server whose list ignores the page size asked
+// for, so that pagewise_relist_test.go's pagedLW can cut the pages itself,
+// with short method names for the page-by-page relist scripts; other tests
+// use *fakeapi.Server directly.
+type unpagedServer struct{ *fakeapi.Server }
 
-func newInfServer() *infServer { return &infServer{fakeapi.NewServer(false)} }
+func newUnpagedServer() *unpagedServer { return &unpagedServer{fakeapi.NewServer(false)} }
 
-func (s *infServer) create(name string)         { s.Create(name) }
-func (s *infServer) update(name string)         { s.Update(name) }
-func (s *infServer) createSilently(name string) { s.CreateMissed(name) }
-func (s *infServer) updateSilently(name string) { s.UpdateMissed(name) }
-func (s *infServer) removeSilently(name string) { s.DeleteMissed(name) }
-func (s *infServer) expire()                    { s.Expire() }
-func (s *infServer) stopWatches()               { s.StopWatches() }
+func (s *unpagedServer) create(name string)         { s.Create(name) }
+func (s *unpagedServer) update(name string)         { s.Update(name) }
+func (s *unpagedServer) createSilently(name string) { s.CreateMissed(name) }
+func (s *unpagedServer) updateSilently(name string) { s.UpdateMissed(name) }
+func (s *unpagedServer) removeSilently(name string) { s.DeleteMissed(name) }
+func (s *unpagedServer) expire()                    { s.Expire() }
+func (s *unpagedServer) stopWatches()               { s.StopWatches() }
 
 // list answers an unpaged LIST whatever the options ask for: the caller
 // (pagedLW) cuts the pages.
-func (s *infServer) list(options metav1.ListOptions) (runtime.Object, error) {
+func (s *unpagedServer) list(options metav1.ListOptions) (runtime.Object, error) {
 	options.Limit, options.Continue = 0, ""
 	return s.List(options)
 }
 
-func (s *infServer) watch(options metav1.ListOptions) (watch.Interface, error) {
+func (s *unpagedServer) watch(options metav1.ListOptions) (watch.Interface, error) {
 	return s.Watch(options)
 }
 
 // lw returns the server as the ListerWatcher of an informer.
-func (s *infServer) lw() ListerWatcher { return s.Server }
+func (s *unpagedServer) lw() ListerWatcher { return s.Server }
 
 // requestCounts returns how many LIST requests (first pages) and WATCH
 // requests srv was asked, failed ones included.
@@ -201,8 +196,8 @@ func (noWatchListLW) IsWatchListSemanticsUnSupported() bool { return true }
 // podsGVR is the pods resource.
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
-// infQueueKinds are the queue choices every informer table runs on.
-var infQueueKinds = []struct {
+// queueKinds are the queue choices every informer table runs on.
+var queueKinds = []struct {
 	name         string
 	useDeltaFIFO bool
 }{
@@ -245,8 +240,8 @@ func perObject(events []string) map[string][]string {
 	return out
 }
 
-// infTestLogger returns a logger writing into the test's log.
-func infTestLogger(t *testing.T) klog.Logger {
+// testLogger returns a logger writing into the test's log.
+func testLogger(t *testing.T) klog.Logger {
 	logger, _ := ktesting.NewTestContext(t)
 	return logger
 }
@@ -294,7 +289,7 @@ func waitForNextWatch(t testing.TB, srv interface{ WatchOpened() <-chan struct{}
 	t.Helper()
 	select {
 	case <-srv.WatchOpened():
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("no watch was opened")
 	}
 }
@@ -315,10 +310,10 @@ func (k *countingKeyFunc) fn(obj interface{}) (string, error) {
 // snapshotInformer builds an informer over srv with opts
 // (SnapshotFile set by the caller), a recorder and a collector of the watch
 // error handler's errors.
-func snapshotInformer(t *testing.T, srv *fakeapi.Server, opts SharedIndexInformerOptions) (*sharedIndexInformer, *infRecorder, func() []error) {
+func snapshotInformer(t *testing.T, srv *fakeapi.Server, opts SharedIndexInformerOptions) (*sharedIndexInformer, *eventRecorder, func() []error) {
 	t.Helper()
 	informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, opts).(*sharedIndexInformer)
-	rec := &infRecorder{}
+	rec := &eventRecorder{}
 	_, err := informer.AddEventHandler(rec)
 	require.NoError(t, err)
 	var mu sync.Mutex
@@ -608,7 +603,7 @@ func startRun(t *testing.T, r *Reflector) (stop func()) {
 
 // runInBackground calls run on its own goroutine with a context that the
 // returned stop function cancels; stop waits until run returns (an error
-// names what did not return after infTimeout). It is called again at the
+// names what did not return after waitTimeout). It is called again at the
 // test's cleanup; only the first call does anything.
 func runInBackground(t *testing.T, run func(context.Context), what string) (stop func()) {
 	t.Helper()
@@ -624,7 +619,7 @@ func runInBackground(t *testing.T, run func(context.Context), what string) (stop
 			cancel()
 			select {
 			case <-done:
-			case <-time.After(infTimeout):
+			case <-time.After(waitTimeout):
 				t.Errorf("%s did not return after cancel", what)
 			}
 		})

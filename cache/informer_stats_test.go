@@ -92,7 +92,7 @@ func (m *recordingHandlerMetrics) get(name string) *recordingHistogram {
 // "expired") and a final idle watch, with a panicking and a blocking handler,
 // and checks every counter of GetInformerStatus.
 func TestInformerStatusCountsAScriptedRun(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			lw := fakeapi.New().WithoutWatchList().
 				ListAnswers(
@@ -116,7 +116,7 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 			})
 			var metrics recordingHandlerMetrics
 			require.NoError(t, ConfigureInformer(informer, func(o *SharedIndexInformerOptions) { o.HandlerMetricsProvider = &metrics }))
-			rec := &infRecorder{}
+			rec := &eventRecorder{}
 			_, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
 			_, err = informer.AddEventHandler(panickyHandler{name: "b"})
@@ -131,7 +131,7 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 			assert.Equal(t, 0, before.QueueDepth)
 			assert.Equal(t, map[RelistReason]uint64{RelistInitial: 0, RelistExpired: 0, RelistWatchError: 0, RelistShortWatch: 0, RelistListError: 0, RelistStreamFallback: 0}, before.Lists)
 
-			infRunInformer(t, informer)
+			runInformer(t, informer)
 			t.Cleanup(func() {
 				select {
 				case <-blocking.release:
@@ -139,7 +139,7 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 					close(blocking.release)
 				}
 			})
-			infWaitSynced(t, informer.HasSyncedChecker())
+			waitUntilSynced(t, informer.HasSyncedChecker())
 			w1 := nthWatch(0)
 
 			// Watch 1: an add (blocks the blocking handler) and an update,
@@ -149,7 +149,7 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 			w1.Send(fakeapi.Bookmark(newPod("", "13")))
 			select {
 			case <-blocking.entered:
-			case <-time.After(infTimeout):
+			case <-time.After(waitTimeout):
 				t.Fatal("the blocking handler was not called")
 			}
 			rec.waitN(t, 4) // 2 initial adds, add c, update a
@@ -166,7 +166,7 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 			nthWatch(2) // beyond the script: open and idle
 			require.Eventually(t, func() bool {
 				return informer.LastSyncResourceVersion() == "20" && len(informer.GetStore().List()) == 2
-			}, infTimeout, 5*time.Millisecond)
+			}, waitTimeout, 5*time.Millisecond)
 			close(blocking.release)
 			require.Eventually(t, func() bool {
 				st, _ := GetInformerStatus(informer)
@@ -176,7 +176,7 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 					}
 				}
 				return true
-			}, infTimeout, 5*time.Millisecond)
+			}, waitTimeout, 5*time.Millisecond)
 
 			st, _ := GetInformerStatus(informer)
 			assert.Equal(t, "*v1.Pod", st.Type)
@@ -203,7 +203,7 @@ func TestInformerStatusCountsAScriptedRun(t *testing.T) {
 			assert.Equal(t, int64(1), st.HandlerPanics)
 			names := []string{st.Handlers[0].Name, st.Handlers[1].Name, st.Handlers[2].Name}
 			assert.Equal(t, []string{
-				"github.com/kinformer/kinformer/cache.infRecorder",
+				"github.com/kinformer/kinformer/cache.eventRecorder",
 				"github.com/kinformer/kinformer/cache.panickyHandler",
 				"github.com/kinformer/kinformer/cache.blockingHandler",
 			}, names)
@@ -225,10 +225,10 @@ func TestHandlerMetricsProviderOption(t *testing.T) {
 	srv.CreateMissed("b")
 	var metrics recordingHandlerMetrics
 	informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, SharedIndexInformerOptions{HandlerMetricsProvider: &metrics})
-	rec := &infRecorder{}
+	rec := &eventRecorder{}
 	_, err := informer.AddEventHandler(rec)
 	require.NoError(t, err)
-	infRunInformer(t, informer)
+	runInformer(t, informer)
 	rec.waitN(t, 2)
 	st, ok := GetInformerStatus(informer)
 	require.True(t, ok)
@@ -236,5 +236,5 @@ func TestHandlerMetricsProviderOption(t *testing.T) {
 	require.Eventually(t, func() bool {
 		h := metrics.get(st.Handlers[0].Name)
 		return h != nil && h.count() == 2
-	}, infTimeout, 5*time.Millisecond)
+	}, waitTimeout, 5*time.Millisecond)
 }

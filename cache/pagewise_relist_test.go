@@ -18,13 +18,13 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// pagedLW serves an infServer's pods in pages of pageSize (whatever limit
+// pagedLW serves an unpagedServer's pods in pages of pageSize (whatever limit
 // the client asks for, as a server may), from a snapshot taken at the first
 // page, with continue tokens "<snapshot>:<offset>". before, when set, is
 // called before every LIST request with its number (from 1) and options; an
 // error it returns is the request's answer.
 type pagedLW struct {
-	srv      *infServer
+	srv      *unpagedServer
 	pageSize int
 	// alwaysPage pages unpaged requests too (a ListWatch that sets a limit
 	// itself).
@@ -101,7 +101,7 @@ func (l *pagedLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
 // pageByPageInformer starts an informer (with the given queue) that applies
 // relists page by page over lw, with a recording handler, and waits until
 // it has synced.
-func pageByPageInformer(t *testing.T, srv *infServer, lw ListerWatcher, useDeltaFIFO bool) (*sharedIndexInformer, *infRecorder) {
+func pageByPageInformer(t *testing.T, srv *unpagedServer, lw ListerWatcher, useDeltaFIFO bool) (*sharedIndexInformer, *eventRecorder) {
 	t.Helper()
 	t.Cleanup(srv.stopWatches)
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{
@@ -109,18 +109,18 @@ func pageByPageInformer(t *testing.T, srv *infServer, lw ListerWatcher, useDelta
 		UseDeltaFIFO:     useDeltaFIFO,
 		RelistPageByPage: true,
 	}).(*sharedIndexInformer)
-	rec := &infRecorder{}
+	rec := &eventRecorder{}
 	reg, err := informer.AddEventHandler(rec)
 	require.NoError(t, err)
-	infRunInformer(t, informer)
-	infWaitSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
+	runInformer(t, informer)
+	waitUntilSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
 	return informer, rec
 }
 
 // relistSilentChanges changes the server without watch events, so that only a
 // relist sees it: b (page 1) and e (page 3) vanish, c (page 2) changes, f is
 // new. After the change the list is a, c | d, f in pages of two.
-func relistSilentChanges(srv *infServer) {
+func relistSilentChanges(srv *unpagedServer) {
 	srv.removeSilently("b") // rv 6
 	srv.updateSilently("c") // rv 7
 	srv.removeSilently("e") // rv 8
@@ -136,7 +136,7 @@ var relistInitialAdds = []string{
 	"add ns/e@5 initial=true",
 }
 
-func createAtoE(srv *infServer) {
+func createAtoE(srv *unpagedServer) {
 	for _, name := range []string{"a", "b", "c", "d", "e"} {
 		srv.create(name)
 	}
@@ -147,9 +147,9 @@ func createAtoE(srv *infServer) {
 // Replace, the deletions last, on both queues; the store ends with the new
 // list and the list's resource version.
 func TestRelistPageByPageEvents(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
+			srv := newUnpagedServer()
 			createAtoE(srv)
 			lw := &pagedLW{srv: srv, pageSize: 2}
 			informer, rec := pageByPageInformer(t, srv, lw, q.useDeltaFIFO)
@@ -166,14 +166,14 @@ func TestRelistPageByPageEvents(t *testing.T) {
 				"delete tombstone(ns/b@2)",
 				"delete tombstone(ns/e@5)",
 			}, got[5:])
-			assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, infStoreContents(informer.GetStore()))
+			assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, describedStore(informer.GetStore()))
 			byNS, err := informer.GetIndexer().ByIndex(NamespaceIndex, "ns")
 			require.NoError(t, err)
 			assert.Len(t, byNS, 4)
-			require.Eventually(t, func() bool { return informer.LastSyncResourceVersion() == "9" }, infTimeout, time.Millisecond)
+			require.Eventually(t, func() bool { return informer.LastSyncResourceVersion() == "9" }, waitTimeout, time.Millisecond)
 			// The end of the list records its resource version in the
 			// cache, with either queue.
-			require.Eventually(t, func() bool { return informer.GetIndexer().LastStoreSyncResourceVersion() == "9" }, infTimeout, time.Millisecond)
+			require.Eventually(t, func() bool { return informer.GetIndexer().LastStoreSyncResourceVersion() == "9" }, waitTimeout, time.Millisecond)
 			// Initial list and relist: 3 + 2 pages.
 			assert.Equal(t, 5, pagedLists(lw))
 		})
@@ -186,7 +186,7 @@ func TestRelistPageByPageEvents(t *testing.T) {
 // serve from etcd and which the next watch would reject with 410 again (the
 // soak test caught an informer stuck that way).
 func TestRelistPageByPageAsksNotOlderThan(t *testing.T) {
-	srv := newInfServer()
+	srv := newUnpagedServer()
 	createAtoE(srv)
 	var mu sync.Mutex
 	var options []metav1.ListOptions
@@ -202,7 +202,7 @@ func TestRelistPageByPageAsksNotOlderThan(t *testing.T) {
 	waitForNextWatch(t, srv)
 	srv.expire()
 	rec.waitN(t, 10)
-	require.Eventually(t, func() bool { return pagedLists(lw) == 6 }, infTimeout, time.Millisecond)
+	require.Eventually(t, func() bool { return pagedLists(lw) == 6 }, waitTimeout, time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, []metav1.ListOptions{
@@ -230,9 +230,9 @@ func pagedLists(lw *pagedLW) int {
 // isInInitialList) and the informer and the handler sync. The relist that
 // follows is taken page by page (TestRelistPageByPageEvents).
 func TestRelistPageByPageFirstListIsAppliedWhole(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
+			srv := newUnpagedServer()
 			createAtoE(srv)
 			release := make(chan struct{})
 			held := make(chan struct{})
@@ -245,10 +245,10 @@ func TestRelistPageByPageFirstListIsAppliedWhole(t *testing.T) {
 			}}
 			t.Cleanup(srv.stopWatches)
 			informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{UseDeltaFIFO: q.useDeltaFIFO, RelistPageByPage: true})
-			rec := &infRecorder{}
+			rec := &eventRecorder{}
 			reg, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
-			infRunInformer(t, informer)
+			runInformer(t, informer)
 			defer func() {
 				select {
 				case <-release:
@@ -259,7 +259,7 @@ func TestRelistPageByPageFirstListIsAppliedWhole(t *testing.T) {
 
 			select {
 			case <-held:
-			case <-time.After(infTimeout):
+			case <-time.After(waitTimeout):
 				t.Fatal("the third page was never asked for")
 			}
 			// Two pages were fetched; none of them reached the store.
@@ -269,7 +269,7 @@ func TestRelistPageByPageFirstListIsAppliedWhole(t *testing.T) {
 			assert.False(t, reg.HasSynced())
 
 			close(release)
-			infWaitSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
+			waitUntilSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
 			assert.Equal(t, relistInitialAdds, rec.get())
 			assert.Equal(t, "5", informer.LastSyncResourceVersion())
 			assert.Equal(t, 3, pagedLists(lw))
@@ -282,9 +282,9 @@ func TestRelistPageByPageFirstListIsAppliedWhole(t *testing.T) {
 // not reached, stay); the next list starts over and deletes what it does
 // not list.
 func TestRelistPageByPageFailsMidway(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newInfServer()
+			srv := newUnpagedServer()
 			createAtoE(srv)
 			retry := make(chan struct{})
 			var failing sync.Once
@@ -330,8 +330,8 @@ func TestRelistPageByPageFailsMidway(t *testing.T) {
 				lw.mu.Lock()
 				defer lw.mu.Unlock()
 				return lw.requests >= 6 // 3 initial pages, relist page 1 + failed page 2, the retry
-			}, infTimeout, time.Millisecond)
-			assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@7", "ns/d@4", "ns/e@5"}, infStoreContents(informer.GetStore()))
+			}, waitTimeout, time.Millisecond)
+			assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@7", "ns/d@4", "ns/e@5"}, describedStore(informer.GetStore()))
 			assert.Len(t, rec.get(), 7)
 
 			close(retry)
@@ -347,8 +347,8 @@ func TestRelistPageByPageFailsMidway(t *testing.T) {
 				"delete tombstone(ns/b@2)",
 				"delete tombstone(ns/e@5)",
 			}, got[5:])
-			assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, infStoreContents(informer.GetStore()))
-			require.Eventually(t, func() bool { return informer.LastSyncResourceVersion() == "9" }, infTimeout, time.Millisecond)
+			assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, describedStore(informer.GetStore()))
+			require.Eventually(t, func() bool { return informer.LastSyncResourceVersion() == "9" }, waitTimeout, time.Millisecond)
 		})
 	}
 }
@@ -371,9 +371,9 @@ func TestRelistPageByPageContinueExpired(t *testing.T) {
 		{"unpaged restart", false, 6},
 		{"restart still paged", true, 7},
 	} {
-		for _, q := range infQueueKinds {
+		for _, q := range queueKinds {
 			t.Run(tc.name+"/"+q.name, func(t *testing.T) {
-				srv := newInfServer()
+				srv := newUnpagedServer()
 				createAtoE(srv)
 				lw := &pagedLW{srv: srv, pageSize: 2, alwaysPage: tc.alwaysPage}
 				informer, rec := pageByPageInformer(t, srv, lw, q.useDeltaFIFO)
@@ -407,7 +407,7 @@ func TestRelistPageByPageContinueExpired(t *testing.T) {
 					"delete tombstone(ns/b@2)",
 					"delete tombstone(ns/e@5)",
 				}, got[5:])
-				assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, infStoreContents(informer.GetStore()))
+				assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, describedStore(informer.GetStore()))
 				assert.Equal(t, tc.lists, pagedLists(lw))
 				lw.mu.Lock()
 				// The restart asked for the relist's resource version, unpaged.
@@ -426,13 +426,13 @@ type listCalls struct {
 }
 
 func (r *listCalls) put(obj interface{}) error {
-	r.calls = append(r.calls, "put "+infDescribe(obj))
+	r.calls = append(r.calls, "put "+describeObj(obj))
 	r.puts++
 	return nil
 }
 
 func (r *listCalls) remove(obj interface{}) error {
-	r.calls = append(r.calls, "remove "+infDescribe(obj))
+	r.calls = append(r.calls, "remove "+describeObj(obj))
 	return nil
 }
 
@@ -453,14 +453,14 @@ func (r *listCalls) end(_ context.Context, rv string) (int, error) {
 func TestStreamedListHandedOverInPages(t *testing.T) {
 	rec := &listCalls{}
 	s := &streamedList{ctx: context.Background(), sink: rec, pageSize: 2}
-	require.NoError(t, s.Add(infPod("a", "1")))
-	require.NoError(t, s.Add(infPod("b", "2"))) // page full
-	require.NoError(t, s.Add(infPod("c", "3")))
-	require.NoError(t, s.Update(infPod("c", "4"))) // page full
-	require.NoError(t, s.Delete(infPod("a", "5")))
-	require.NoError(t, s.Add(infPod("d", "6")))
-	require.NoError(t, s.Delete(infPod("d", "7")))
-	require.NoError(t, s.Add(infPod("e", "8"))) // page full
+	require.NoError(t, s.Add(newPod("a", "1")))
+	require.NoError(t, s.Add(newPod("b", "2"))) // page full
+	require.NoError(t, s.Add(newPod("c", "3")))
+	require.NoError(t, s.Update(newPod("c", "4"))) // page full
+	require.NoError(t, s.Delete(newPod("a", "5")))
+	require.NoError(t, s.Add(newPod("d", "6")))
+	require.NoError(t, s.Delete(newPod("d", "7")))
+	require.NoError(t, s.Add(newPod("e", "8"))) // page full
 	n, err := s.finish("9")
 	require.NoError(t, err)
 	assert.Equal(t, 6, n)
@@ -493,19 +493,19 @@ func pageByPageQueue(store Store) *RealFIFO {
 // closed queue ends the waits with their errors.
 func TestRealFIFOPageWaitsUntilPopped(t *testing.T) {
 	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark(nil))
-	require.NoError(t, store.Add(infPod("x", "1")))
+	require.NoError(t, store.Add(newPod("x", "1")))
 	f := pageByPageQueue(store)
 	require.True(t, f.relistsPageByPage())
 	sink := f.beginList(listSource{relist: true})
-	require.NoError(t, sink.put(infPod("a", "2")))
-	require.NoError(t, sink.put(infPod("b", "3")))
+	require.NoError(t, sink.put(newPod("a", "2")))
+	require.NoError(t, sink.put(newPod("b", "3")))
 	done := make(chan error, 1)
 	go func() { done <- sink.pageEnd(context.Background()) }()
 	var popped []string
 	pop := func() {
 		_, err := f.Pop(func(obj interface{}, _ bool) error {
 			d := obj.(Deltas)[0]
-			desc := infDescribe(d.Object)
+			desc := describeObj(d.Object)
 			if b, ok := d.Object.(BookmarkInfo); ok {
 				desc = b.ResourceVersion
 			}
@@ -516,7 +516,7 @@ func TestRealFIFOPageWaitsUntilPopped(t *testing.T) {
 	}
 	require.Eventually(t, func() bool {
 		return f.q.Len() == 2 && f.q.Waiting() == 1
-	}, infTimeout, time.Millisecond)
+	}, waitTimeout, time.Millisecond)
 	pop()
 	select {
 	case err := <-done:
@@ -527,7 +527,7 @@ func TestRealFIFOPageWaitsUntilPopped(t *testing.T) {
 	select {
 	case err := <-done:
 		require.NoError(t, err)
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("the page's end did not return after the page was popped")
 	}
 	n, err := sink.end(context.Background(), "7")
@@ -545,33 +545,33 @@ func TestRealFIFOPageWaitsUntilPopped(t *testing.T) {
 	// A cancelled context ends the wait.
 	f = pageByPageQueue(store)
 	sink = f.beginList(listSource{relist: true})
-	require.NoError(t, sink.put(infPod("a", "1")))
+	require.NoError(t, sink.put(newPod("a", "1")))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { done <- sink.pageEnd(ctx) }()
 	require.Eventually(t, func() bool {
 		return f.q.Waiting() == 1
-	}, infTimeout, time.Millisecond)
+	}, waitTimeout, time.Millisecond)
 	cancel()
 	select {
 	case err := <-done:
 		assert.ErrorIs(t, err, context.Canceled)
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("the page's end did not return after its context ended")
 	}
 
 	// Closing the queue ends the wait.
 	f = pageByPageQueue(store)
 	sink = f.beginList(listSource{relist: true})
-	require.NoError(t, sink.put(infPod("a", "1")))
+	require.NoError(t, sink.put(newPod("a", "1")))
 	go func() { done <- sink.pageEnd(context.Background()) }()
 	require.Eventually(t, func() bool {
 		return f.q.Waiting() == 1
-	}, infTimeout, time.Millisecond)
+	}, waitTimeout, time.Millisecond)
 	f.Close()
 	select {
 	case err := <-done:
 		assert.ErrorIs(t, err, ErrFIFOClosed)
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("the page's end did not return after Close")
 	}
 
@@ -589,10 +589,10 @@ func TestRealFIFOPageWaitsUntilPopped(t *testing.T) {
 // removed and listed again stays, and a cached key never listed is deleted.
 func TestPageByPageStreamedRelistDeletesRemovedKeys(t *testing.T) {
 	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{}, withResourceVersionWatermark(nil))
-	rec := &infRecorder{}
+	rec := &eventRecorder{}
 	f := pageByPageQueue(store)
 	a := newInformerApplier(klog.Background(), f, store, rec, nil)
-	require.NoError(t, f.Replace([]interface{}{infPod("z", "1")}, "1"))
+	require.NoError(t, f.Replace([]interface{}{newPod("z", "1")}, "1"))
 	drain := func() {
 		t.Helper()
 		for {
@@ -606,22 +606,22 @@ func TestPageByPageStreamedRelistDeletesRemovedKeys(t *testing.T) {
 	drain()
 
 	sink := f.beginList(listSource{relist: true, streamed: true})
-	require.NoError(t, sink.put(infPod("a", "2")))
-	require.NoError(t, sink.put(infPod("b", "3")))
-	require.NoError(t, sink.put(infPod("x", "4")))
+	require.NoError(t, sink.put(newPod("a", "2")))
+	require.NoError(t, sink.put(newPod("b", "3")))
+	require.NoError(t, sink.put(newPod("x", "4")))
 	pageDone := make(chan error, 1)
 	go func() { pageDone <- sink.pageEnd(context.Background()) }()
 	require.Eventually(t, func() bool {
 		return f.q.Len() == 3
-	}, infTimeout, time.Millisecond)
+	}, waitTimeout, time.Millisecond)
 	drain()
 	require.NoError(t, <-pageDone)
 	assert.Equal(t, "1", store.LastStoreSyncResourceVersion(), "a page does not move the watermark")
 
-	require.NoError(t, sink.remove(infPod("a", "5")))
-	require.NoError(t, sink.remove(infPod("x", "6")))
-	require.NoError(t, sink.put(infPod("x", "7")))
-	require.NoError(t, sink.put(infPod("c", "8")))
+	require.NoError(t, sink.remove(newPod("a", "5")))
+	require.NoError(t, sink.remove(newPod("x", "6")))
+	require.NoError(t, sink.put(newPod("x", "7")))
+	require.NoError(t, sink.put(newPod("c", "8")))
 	endDone := make(chan error, 1)
 	go func() {
 		_, err := sink.end(context.Background(), "9")
@@ -629,17 +629,17 @@ func TestPageByPageStreamedRelistDeletesRemovedKeys(t *testing.T) {
 	}()
 	require.Eventually(t, func() bool {
 		return f.q.Len() == 2
-	}, infTimeout, time.Millisecond)
+	}, waitTimeout, time.Millisecond)
 	drain()
 	select {
 	case err := <-endDone:
 		require.NoError(t, err)
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("the list's end did not return")
 	}
 	drain()
 
-	assert.Equal(t, []string{"ns/b@3", "ns/c@8", "ns/x@7"}, infStoreContents(store))
+	assert.Equal(t, []string{"ns/b@3", "ns/c@8", "ns/x@7"}, describedStore(store))
 	assert.Equal(t, []string{
 		"add ns/z@1 initial=true",
 		"add ns/a@2 initial=false",

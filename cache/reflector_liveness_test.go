@@ -353,8 +353,8 @@ func TestWatchIdleTimeoutLosesNoChange(t *testing.T) {
 	srv.Update("a")       // 3
 	srv.AdvanceVersion(1) // 4: another resource was written
 	srv.SendBookmark()
-	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "4" }, infTimeout, time.Millisecond)
-	require.Eventually(t, clk.HasWaiters, infTimeout, time.Millisecond, "the periodic bookmark started no deadline")
+	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "4" }, waitTimeout, time.Millisecond)
+	require.Eventually(t, clk.HasWaiters, waitTimeout, time.Millisecond, "the periodic bookmark started no deadline")
 
 	// The connection goes silent; changes happen meanwhile.
 	silent := srv.BlackHoleWatches()
@@ -365,15 +365,15 @@ func TestWatchIdleTimeoutLosesNoChange(t *testing.T) {
 	for _, stopped := range silent {
 		select {
 		case <-stopped:
-		case <-time.After(infTimeout):
+		case <-time.After(waitTimeout):
 			t.Fatal("the silent watch was not stopped")
 		}
 	}
 	assert.Equal(t, []string{"2", "4"}, watchRVs(srv), "reopened from the last resourceVersion")
-	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "6" }, infTimeout, time.Millisecond)
+	require.Eventually(t, func() bool { return r.LastSyncResourceVersion() == "6" }, waitTimeout, time.Millisecond)
 	lists, _ := requestCounts(srv)
 	assert.Equal(t, 1, lists, "no relist")
-	assert.Equal(t, []string{"ns/b@5"}, infStoreContents(store), "the changes made while silent were not lost")
+	assert.Equal(t, []string{"ns/b@5"}, describedStore(store), "the changes made while silent were not lost")
 	got := errs.snapshot()
 	require.Len(t, got, 1)
 	var idle *WatchIdleTimeoutError
@@ -404,8 +404,8 @@ func TestSharedInformerWatchIdleTimeoutOption(t *testing.T) {
 			if tc.set != nil {
 				require.NoError(t, ConfigureInformer(typed, func(o *SharedIndexInformerOptions) { o.WatchIdleTimeout = *tc.set }))
 			}
-			infRunInformer(t, informer)
-			infWaitSynced(t, informer.HasSyncedChecker())
+			runInformer(t, informer)
+			waitUntilSynced(t, informer.HasSyncedChecker())
 			s := informer.(*sharedIndexInformer)
 			s.startedLock.Lock()
 			ctrl := s.controller

@@ -36,9 +36,10 @@ import (
 
 // The tests of this file cover what a Reflector does with a streaming list
 // that does not complete: it opens a stream the server closed again, falls
-// back to LIST for the cycle after an error or a silent stream
-// (kubernetes/kubernetes#140890, #135895), never tells the watch error
-// handler, and streams again on the next cycle.
+// back to LIST for the cycle after an error or a silent stream (client-go
+// waits for ever: https://github.com/kubernetes/kubernetes/issues/140890 and
+// https://github.com/kubernetes/kubernetes/issues/135895), never tells the
+// watch error handler, and streams again on the next cycle.
 
 // fallbackLog is the V(4) message logged when a streaming list falls back
 // to LIST.

@@ -65,7 +65,7 @@ func benchInformerEvents(b *testing.B, handlers int, build func(srv *fakeapi.Ser
 		srv.StopWatches()
 		wg.Wait()
 	}()
-	deadline := time.Now().Add(infTimeout)
+	deadline := time.Now().Add(waitTimeout)
 	for !informer.HasSynced() || len(srv.WatchOpened()) == 0 {
 		if time.Now().After(deadline) {
 			b.Fatal("informer did not sync")

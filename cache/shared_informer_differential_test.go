@@ -21,7 +21,7 @@ import (
 
 // informerDiffSubject is one implementation under differential test.
 type informerDiffSubject struct {
-	addHandler func(h *infRecorder) (hasSynced func() bool, err error)
+	addHandler func(h *eventRecorder) (hasSynced func() bool, err error)
 	run        func(ctx context.Context)
 	hasSynced  func() bool
 	list       func() []interface{}
@@ -30,7 +30,7 @@ type informerDiffSubject struct {
 func ourInformerSubject(srv *fakeapi.Server, useDeltaFIFO bool) informerDiffSubject {
 	informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, SharedIndexInformerOptions{UseDeltaFIFO: useDeltaFIFO})
 	return informerDiffSubject{
-		addHandler: func(h *infRecorder) (func() bool, error) {
+		addHandler: func(h *eventRecorder) (func() bool, error) {
 			reg, err := informer.AddEventHandler(h)
 			if err != nil {
 				return nil, err
@@ -47,7 +47,7 @@ func clientGoInformerSubject(srv *fakeapi.Server) informerDiffSubject {
 	lw := clientGoLW{&clientcache.ListWatch{ListFunc: srv.List, WatchFunc: srv.Watch}}
 	informer := clientcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, clientcache.Indexers{})
 	return informerDiffSubject{
-		addHandler: func(h *infRecorder) (func() bool, error) {
+		addHandler: func(h *eventRecorder) (func() bool, error) {
 			reg, err := informer.AddEventHandler(h)
 			if err != nil {
 				return nil, err
@@ -76,7 +76,7 @@ func runInformerDiffScenario(t *testing.T, build func(srv *fakeapi.Server) infor
 	srv.Create("b")
 	srv.Create("c")
 	subject := build(srv)
-	early := &infRecorder{}
+	early := &eventRecorder{}
 	earlySynced, err := subject.addHandler(early)
 	require.NoError(t, err)
 
@@ -87,7 +87,7 @@ func runInformerDiffScenario(t *testing.T, build func(srv *fakeapi.Server) infor
 		cancel()
 		wg.Wait()
 	}()
-	require.Eventually(t, func() bool { return subject.hasSynced() && earlySynced() }, infTimeout, time.Millisecond)
+	require.Eventually(t, func() bool { return subject.hasSynced() && earlySynced() }, waitTimeout, time.Millisecond)
 	early.waitN(t, 3)
 
 	srv.Create("d")
@@ -102,10 +102,10 @@ func runInformerDiffScenario(t *testing.T, build func(srv *fakeapi.Server) infor
 	// Relist: b vanished; a unchanged; d changed; e new.
 	early.waitN(t, 10)
 
-	late := &infRecorder{}
+	late := &eventRecorder{}
 	lateSynced, err := subject.addHandler(late)
 	require.NoError(t, err)
-	require.Eventually(t, lateSynced, infTimeout, time.Millisecond)
+	require.Eventually(t, lateSynced, waitTimeout, time.Millisecond)
 	srv.Create("f")
 	early.waitN(t, 11)
 	late.waitN(t, 4)
@@ -113,10 +113,10 @@ func runInformerDiffScenario(t *testing.T, build func(srv *fakeapi.Server) infor
 	lateEvents := late.get()
 	// The replay of the cache to a late handler has no defined order.
 	sort.Strings(lateEvents[:3])
-	return informerDiffResult{early: early.get(), late: lateEvents, store: infStoreContents(listFunc(subject.list))}
+	return informerDiffResult{early: early.get(), late: lateEvents, store: describedStore(listFunc(subject.list))}
 }
 
-// listFunc adapts a List function to infStoreContents.
+// listFunc adapts a List function to describedStore.
 type listFunc func() []interface{}
 
 func (f listFunc) List() []interface{} { return f() }
@@ -208,7 +208,7 @@ func TestHandlerPanicLogLineMatchesClientGo(t *testing.T) {
 		var wg sync.WaitGroup
 		wg.Go(func() { informerRun(ctx) })
 		defer func() { cancel(); wg.Wait() }()
-		if !assert.Eventually(t, func() bool { return panicLine(buf.String()) != "" }, infTimeout, time.Millisecond, "no \"Observed a panic\" line (client-go: %v)", clientGo) {
+		if !assert.Eventually(t, func() bool { return panicLine(buf.String()) != "" }, waitTimeout, time.Millisecond, "no \"Observed a panic\" line (client-go: %v)", clientGo) {
 			t.Logf("log: %s", buf.String())
 		}
 		return panicLine(buf.String())

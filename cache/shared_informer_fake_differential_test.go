@@ -115,7 +115,7 @@ func runFakeClientsetScenario(t *testing.T, build func(cs *fake.Clientset) (fake
 	subject, opened := build(cs)
 	res := fakeClientsetResult{errs: map[string]bool{}}
 
-	early, removed := &infRecorder{}, &infRecorder{}
+	early, removed := &eventRecorder{}, &eventRecorder{}
 	earlyReg, err := subject.add(early)
 	require.NoError(t, err)
 	removedReg, err := subject.add(removed)
@@ -125,7 +125,7 @@ func runFakeClientsetScenario(t *testing.T, build func(cs *fake.Clientset) (fake
 	done := make(chan struct{})
 	go func() { defer close(done); subject.run(runCtx) }()
 	defer func() { stop(); <-done }()
-	require.Eventually(t, func() bool { return subject.hasSynced() && earlyReg.HasSynced() && removedReg.HasSynced() }, infTimeout, eventuallyTick)
+	require.Eventually(t, func() bool { return subject.hasSynced() && earlyReg.HasSynced() && removedReg.HasSynced() }, waitTimeout, eventuallyTick)
 	// The fake clientset does not replay events from a resource version:
 	// change nothing before the watch is open.
 	select {
@@ -152,10 +152,10 @@ func runFakeClientsetScenario(t *testing.T, build func(cs *fake.Clientset) (fake
 	require.NoError(t, err)
 	early.waitN(t, 7)
 
-	late := &infRecorder{}
+	late := &eventRecorder{}
 	lateReg, err := subject.add(late)
 	require.NoError(t, err)
-	require.Eventually(t, lateReg.HasSynced, infTimeout, eventuallyTick)
+	require.Eventually(t, lateReg.HasSynced, waitTimeout, eventuallyTick)
 	require.NoError(t, pods.Delete(ctx, "a", metav1.DeleteOptions{}))
 	_, err = pods.Update(ctx, newPod("d", "7"), metav1.UpdateOptions{})
 	require.NoError(t, err)
@@ -165,15 +165,15 @@ func runFakeClientsetScenario(t *testing.T, build func(cs *fake.Clientset) (fake
 	res.early, res.removed, res.late = early.get(), removed.get(), late.get()
 	// The replay of the cache to a late handler has no defined order.
 	sort.Strings(res.late[:3])
-	res.store = infStoreContents(listFunc(subject.list))
+	res.store = describedStore(listFunc(subject.list))
 	inNS, err := subject.byIndex("ns")
 	require.NoError(t, err)
-	res.byNamespace = infStoreContents(listFunc(func() []interface{} { return inNS }))
+	res.byNamespace = describedStore(listFunc(func() []interface{} { return inNS }))
 
 	stop()
 	<-done
 	res.errs["stopped"] = subject.isStopped()
-	_, err = subject.add(&infRecorder{})
+	_, err = subject.add(&eventRecorder{})
 	res.errs["add after stop"] = err != nil
 	return res
 }
@@ -205,7 +205,7 @@ func TestSharedInformerOnFakeClientsetMatchesClientGo(t *testing.T) {
 	}, want.late)
 	require.Equal(t, []string{"ns/c@6", "ns/d@7"}, want.store)
 
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			got := runFakeClientsetScenario(t, func(cs *fake.Clientset) (fakeClientsetInformer, <-chan struct{}) {
 				return ourFakeClientsetInformer(cs, q.useDeltaFIFO)

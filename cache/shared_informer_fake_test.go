@@ -34,18 +34,18 @@ func fakeClientLW(cs *fake.Clientset) (ListerWatcher, <-chan struct{}) {
 }
 
 func TestSharedInformerWithFakeClientset(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(klogContext(t))
 			defer cancel()
 			cs := fake.NewClientset(newPod("a", "1"), newPod("b", "2"))
 			lw, opened := fakeClientLW(cs)
 			informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{UseDeltaFIFO: q.useDeltaFIFO})
-			rec := &infRecorder{}
+			rec := &eventRecorder{}
 			reg, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
-			infRunInformer(t, informer)
-			infWaitSynced(t, reg.HasSyncedChecker())
+			runInformer(t, informer)
+			waitUntilSynced(t, reg.HasSyncedChecker())
 			<-opened
 
 			pods := cs.CoreV1().Pods("ns")
@@ -68,7 +68,7 @@ func TestSharedInformerWithFakeClientset(t *testing.T) {
 			} else {
 				assert.Equal(t, want, got)
 			}
-			assert.Equal(t, []string{"ns/a@4", "ns/c@3"}, infStoreContents(informer.GetStore()))
+			assert.Equal(t, []string{"ns/a@4", "ns/c@3"}, describedStore(informer.GetStore()))
 		})
 	}
 }

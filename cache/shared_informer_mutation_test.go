@@ -26,7 +26,7 @@ type recordingMutationDetector struct {
 func (d *recordingMutationDetector) AddObject(obj interface{}) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.objects = append(d.objects, infDescribe(obj))
+	d.objects = append(d.objects, describeObj(obj))
 }
 
 func (d *recordingMutationDetector) Run(stopCh <-chan struct{}) {
@@ -50,7 +50,7 @@ func (d *recordingMutationDetector) snapshot() (objects []string, running, stopp
 // deletions), that it runs the detector while it runs and stops it on
 // Shutdown, and that KUBE_CACHE_MUTATION_DETECTOR selects the real detector.
 func TestSharedInformerMutationDetectorWiring(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
@@ -59,7 +59,7 @@ func TestSharedInformerMutationDetectorWiring(t *testing.T) {
 			require.True(t, isNoop, "disabled without the environment variable")
 			detector := &recordingMutationDetector{}
 			informer.cacheMutationDetector = detector
-			rec := &infRecorder{}
+			rec := &eventRecorder{}
 			_, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
 
@@ -67,7 +67,7 @@ func TestSharedInformerMutationDetectorWiring(t *testing.T) {
 			done := make(chan struct{})
 			go func() { defer close(done); informer.RunWithContext(ctx) }()
 			t.Cleanup(func() { cancel(); <-done })
-			infWaitSynced(t, informer.HasSyncedChecker())
+			waitUntilSynced(t, informer.HasSyncedChecker())
 			srv.Create("b")
 			srv.Update("a")
 			srv.Delete("b")
@@ -110,7 +110,7 @@ func TestSharedInformerMutationDetectorFindsMutation(t *testing.T) {
 		close(mutated)
 	}})
 	require.NoError(t, err)
-	infRunInformer(t, informer)
+	runInformer(t, informer)
 	t.Cleanup(func() {
 		select {
 		case <-allowed:
@@ -118,14 +118,14 @@ func TestSharedInformerMutationDetectorFindsMutation(t *testing.T) {
 			close(allowed)
 		}
 	})
-	require.Eventually(t, clk.HasWaiters, infTimeout, time.Millisecond)
+	require.Eventually(t, clk.HasWaiters, waitTimeout, time.Millisecond)
 	close(allowed)
 	select {
 	case <-mutated:
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("handler not called")
 	}
 	assert.Equal(t, 0, failures.count())
 	clk.Step(time.Second)
-	require.Eventually(t, func() bool { return failures.count() == 1 }, infTimeout, time.Millisecond)
+	require.Eventually(t, func() bool { return failures.count() == 1 }, waitTimeout, time.Millisecond)
 }

@@ -87,8 +87,8 @@ func TestConfigureInformerRefusesWhatItCannotApply(t *testing.T) {
 	srv := fakeapi.NewServer(false)
 	t.Cleanup(srv.StopWatches)
 	started := NewSharedIndexInformer(srv, &v1.Pod{}, 0, Indexers{})
-	infRunInformer(t, started)
-	infWaitSynced(t, started.HasSyncedChecker())
+	runInformer(t, started)
+	waitUntilSynced(t, started.HasSyncedChecker())
 	assert.ErrorContains(t, ConfigureInformer(started, func(o *SharedIndexInformerOptions) { o.RelistPageByPage = true }), "already started")
 	assert.False(t, sharedOf(started).config.RelistPageByPage, "a refused configuration changes nothing")
 }

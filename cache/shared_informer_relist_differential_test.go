@@ -18,7 +18,7 @@ import (
 
 // relistSubject is one informer under a differential relist test.
 type relistSubject struct {
-	addHandler func(h *infRecorder, resync time.Duration) (hasSynced func() bool, err error)
+	addHandler func(h *eventRecorder, resync time.Duration) (hasSynced func() bool, err error)
 	run        func(ctx context.Context)
 	hasSynced  func() bool
 	list       func() []interface{}
@@ -31,7 +31,7 @@ func relistOurs(opts SharedIndexInformerOptions) func(lw ListerWatcher) relistSu
 	return func(lw ListerWatcher) relistSubject {
 		informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, opts)
 		return relistSubject{
-			addHandler: func(h *infRecorder, resync time.Duration) (func() bool, error) {
+			addHandler: func(h *eventRecorder, resync time.Duration) (func() bool, error) {
 				reg, err := informer.AddEventHandlerWithResyncPeriod(h, resync)
 				if err != nil {
 					return nil, err
@@ -53,7 +53,7 @@ func relistClientGo(resync time.Duration) func(lw clientcache.ListerWatcher) rel
 	return func(lw clientcache.ListerWatcher) relistSubject {
 		informer := clientcache.NewSharedIndexInformer(lw, &v1.Pod{}, resync, clientcache.Indexers{})
 		return relistSubject{
-			addHandler: func(h *infRecorder, resync time.Duration) (func() bool, error) {
+			addHandler: func(h *eventRecorder, resync time.Duration) (func() bool, error) {
 				reg, err := informer.AddEventHandlerWithResyncPeriod(h, resync)
 				if err != nil {
 					return nil, err
@@ -71,7 +71,7 @@ func relistClientGo(resync time.Duration) func(lw clientcache.ListerWatcher) rel
 
 // relistStart registers rec (with the given resync period) on subject,
 // runs it until the test ends and waits until it and rec have synced.
-func relistStart(t *testing.T, subject relistSubject, rec *infRecorder, resync time.Duration) {
+func relistStart(t *testing.T, subject relistSubject, rec *eventRecorder, resync time.Duration) {
 	t.Helper()
 	synced, err := subject.addHandler(rec, resync)
 	require.NoError(t, err)
@@ -82,7 +82,7 @@ func relistStart(t *testing.T, subject relistSubject, rec *infRecorder, resync t
 		cancel()
 		wg.Wait()
 	})
-	require.Eventually(t, func() bool { return subject.hasSynced() && synced() }, infTimeout, time.Millisecond)
+	require.Eventually(t, func() bool { return subject.hasSynced() && synced() }, waitTimeout, time.Millisecond)
 }
 
 // heldRelistObservation is what a subject showed during and after a relist
@@ -109,27 +109,27 @@ func runHeldRelist(t *testing.T, build func(lw *heldPageLW) relistSubject, heldE
 	t.Helper()
 	srv := fakeapi.NewServer(false)
 	t.Cleanup(srv.StopWatches)
-	createAtoE(&infServer{srv})
+	createAtoE(&unpagedServer{srv})
 	lw := newHeldPageLW(srv, 2)
 	subject := build(lw)
-	rec := &infRecorder{}
+	rec := &eventRecorder{}
 	relistStart(t, subject, rec, 0)
 	require.Equal(t, relistInitialAdds, rec.waitN(t, 5))
 	waitForNextWatch(t, srv)
 
 	lw.holdNext(relistContinued)
-	relistSilentChanges(&infServer{srv})
+	relistSilentChanges(&unpagedServer{srv})
 	srv.Expire()
 	lw.waitHeld(t)
 	var obs heldRelistObservation
 	obs.heldEvents = rec.waitN(t, 5+heldEvents)[5:]
-	obs.heldStore = infStoreContents(listFunc(subject.list))
+	obs.heldStore = describedStore(listFunc(subject.list))
 	obs.heldRV = subject.storeRV()
 
 	lw.releaseHeld()
-	require.Eventually(t, func() bool { return subject.storeRV() == "9" }, infTimeout, time.Millisecond)
+	require.Eventually(t, func() bool { return subject.storeRV() == "9" }, waitTimeout, time.Millisecond)
 	obs.events = rec.waitN(t, 11)[5:]
-	obs.store = infStoreContents(listFunc(subject.list))
+	obs.store = describedStore(listFunc(subject.list))
 	obs.storeRV = subject.storeRV()
 	return obs
 }
@@ -218,11 +218,11 @@ func TestResyncMatchesClientGo(t *testing.T) {
 		srv.Create("b")
 		srv.Create("c")
 		s := subject(srv)
-		fastRec, noneRec := &infRecorder{}, &infRecorder{}
+		fastRec, noneRec := &eventRecorder{}, &eventRecorder{}
 		synced, err := s.addHandler(noneRec, 0)
 		require.NoError(t, err)
 		relistStart(t, s, fastRec, time.Second)
-		require.Eventually(t, synced, infTimeout, time.Millisecond)
+		require.Eventually(t, synced, waitTimeout, time.Millisecond)
 		fast = fastRec.waitN(t, 6)[:6]
 		waitForNextWatch(t, srv)
 		srv.Create("d")
@@ -245,7 +245,7 @@ func TestResyncMatchesClientGo(t *testing.T) {
 		"add ns/c@3 initial=true",
 		"add ns/d@4 initial=false",
 	}, wantNone)
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			fast, none := run(t, relistOurs(SharedIndexInformerOptions{ResyncPeriod: time.Second, UseDeltaFIFO: q.useDeltaFIFO}))
 			assert.Equal(t, wantFast, fast)
@@ -269,16 +269,16 @@ func TestBookmarkMatchesClientGo(t *testing.T) {
 		srv.Create("a")
 		srv.Create("b")
 		s := subject(srv)
-		rec := &infRecorder{}
+		rec := &eventRecorder{}
 		relistStart(t, s, rec, 0)
 		waitForNextWatch(t, srv)
 		srv.AdvanceVersion(8) // 10
 		srv.SendBookmark()
-		require.Eventually(t, func() bool { return s.storeRV() == "10" && s.lastSyncRV() == "10" }, infTimeout, time.Millisecond)
+		require.Eventually(t, func() bool { return s.storeRV() == "10" && s.lastSyncRV() == "10" }, waitTimeout, time.Millisecond)
 		obs := observation{events: rec.get(), storeRV: s.storeRV(), lastSyncRV: s.lastSyncRV()}
 		srv.Create("c") // 11
 		obs.events = rec.waitN(t, 3)
-		require.Eventually(t, func() bool { return s.storeRV() == "11" && s.lastSyncRV() == "11" }, infTimeout, time.Millisecond)
+		require.Eventually(t, func() bool { return s.storeRV() == "11" && s.lastSyncRV() == "11" }, waitTimeout, time.Millisecond)
 		obs.afterStoreRV, obs.afterLastSyncRV = s.storeRV(), s.lastSyncRV()
 		return obs
 	}

@@ -39,7 +39,7 @@ type heldPageLW struct {
 }
 
 func newHeldPageLW(srv *fakeapi.Server, pageSize int) *heldPageLW {
-	return &heldPageLW{pagedLW: &pagedLW{srv: &infServer{srv}, pageSize: pageSize, alwaysPage: true}}
+	return &heldPageLW{pagedLW: &pagedLW{srv: &unpagedServer{srv}, pageSize: pageSize, alwaysPage: true}}
 }
 
 // holdNext arms the hold for the next request hold selects.
@@ -59,7 +59,7 @@ func (l *heldPageLW) waitHeld(t *testing.T) {
 	l.mu.Unlock()
 	select {
 	case <-held:
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("no LIST request was held back")
 	}
 }
@@ -100,15 +100,15 @@ func relistContinued(options metav1.ListOptions) bool { return options.Continue 
 
 // relistInformer starts a RealFIFO informer with opts over lw with a
 // recording handler and waits until it has synced.
-func relistInformer(t *testing.T, srv *fakeapi.Server, lw ListerWatcher, opts SharedIndexInformerOptions) (*sharedIndexInformer, *infRecorder) {
+func relistInformer(t *testing.T, srv *fakeapi.Server, lw ListerWatcher, opts SharedIndexInformerOptions) (*sharedIndexInformer, *eventRecorder) {
 	t.Helper()
 	t.Cleanup(srv.StopWatches)
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, opts).(*sharedIndexInformer)
-	rec := &infRecorder{}
+	rec := &eventRecorder{}
 	reg, err := informer.AddEventHandler(rec)
 	require.NoError(t, err)
-	infRunInformer(t, informer)
-	infWaitSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
+	runInformer(t, informer)
+	waitUntilSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
 	return informer, rec
 }
 
@@ -139,23 +139,23 @@ func TestRelistWhileItsLastPageIsHeldBack(t *testing.T) {
 	for _, mode := range relistModes {
 		t.Run(mode.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
-			createAtoE(&infServer{srv})
+			createAtoE(&unpagedServer{srv})
 			lw := newHeldPageLW(srv, 2)
 			informer, rec := relistInformer(t, srv, lw, SharedIndexInformerOptions{RelistPageByPage: mode.pageByPage})
 			require.Equal(t, relistInitialAdds, rec.get())
 			waitForNextWatch(t, srv)
 
 			lw.holdNext(relistContinued)
-			relistSilentChanges(&infServer{srv}) // the relist's pages: a, c@7 | d, f@9
+			relistSilentChanges(&unpagedServer{srv}) // the relist's pages: a, c@7 | d, f@9
 			srv.Expire()
 			lw.waitHeld(t)
 
 			if mode.pageByPage {
 				got := rec.waitN(t, 7)
 				assert.Equal(t, []string{"update ns/a@1 -> ns/a@1", "update ns/c@3 -> ns/c@7"}, got[5:])
-				assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@7", "ns/d@4", "ns/e@5"}, infStoreContents(informer.GetStore()))
+				assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@7", "ns/d@4", "ns/e@5"}, describedStore(informer.GetStore()))
 			} else {
-				assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@3", "ns/d@4", "ns/e@5"}, infStoreContents(informer.GetStore()))
+				assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@3", "ns/d@4", "ns/e@5"}, describedStore(informer.GetStore()))
 				assert.Equal(t, relistInitialAdds, rec.get())
 			}
 			assert.Equal(t, "5", informer.GetStore().LastStoreSyncResourceVersion())
@@ -180,8 +180,8 @@ func TestRelistWhileItsLastPageIsHeldBack(t *testing.T) {
 					"add ns/f@9 initial=false",
 				}, got[7:])
 			}
-			assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, infStoreContents(informer.GetStore()))
-			require.Eventually(t, func() bool { return informer.GetStore().LastStoreSyncResourceVersion() == "9" }, infTimeout, time.Millisecond)
+			assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, describedStore(informer.GetStore()))
+			require.Eventually(t, func() bool { return informer.GetStore().LastStoreSyncResourceVersion() == "9" }, waitTimeout, time.Millisecond)
 		})
 	}
 }
@@ -193,11 +193,11 @@ func TestRelistWhileItsLastPageIsHeldBack(t *testing.T) {
 // and however relists are applied; once it is, WaitForResourceVersion(6)
 // returns and d is at rv 6.
 func TestWaitForResourceVersionDuringRelist(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		for _, mode := range relistModes {
 			t.Run(q.name+"/"+mode.name, func(t *testing.T) {
 				srv := fakeapi.NewServer(false)
-				createAtoE(&infServer{srv})
+				createAtoE(&unpagedServer{srv})
 				lw := newHeldPageLW(srv, 2)
 				informer, _ := relistInformer(t, srv, lw, SharedIndexInformerOptions{UseDeltaFIFO: q.useDeltaFIFO, RelistPageByPage: mode.pageByPage})
 				waitForNextWatch(t, srv)
@@ -211,22 +211,22 @@ func TestWaitForResourceVersionDuringRelist(t *testing.T) {
 				if mode.pageByPage {
 					require.Eventually(t, func() bool {
 						b, _, _ := informer.GetStore().GetByKey("ns/b")
-						return infDescribe(b) == "ns/b@7"
-					}, infTimeout, time.Millisecond, "the first page is applied")
+						return describeObj(b) == "ns/b@7"
+					}, waitTimeout, time.Millisecond, "the first page is applied")
 				}
 				assert.False(t, caughtUpNow(informer, "6"), "the cache claims rv 6 while d is still at rv 4")
 				assert.Equal(t, "5", informer.GetStore().LastStoreSyncResourceVersion())
 				d, _, err := informer.GetStore().GetByKey("ns/d")
 				require.NoError(t, err)
-				assert.Equal(t, "ns/d@4", infDescribe(d))
+				assert.Equal(t, "ns/d@4", describeObj(d))
 
 				lw.releaseHeld()
-				ctx, cancel := context.WithTimeout(context.Background(), infTimeout)
+				ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 				defer cancel()
 				require.NoError(t, WaitForResourceVersion(ctx, informer, "6"))
 				d, _, err = informer.GetStore().GetByKey("ns/d")
 				require.NoError(t, err)
-				assert.Equal(t, "ns/d@6", infDescribe(d))
+				assert.Equal(t, "ns/d@6", describeObj(d))
 				assert.Equal(t, "7", informer.GetStore().LastStoreSyncResourceVersion())
 			})
 		}
@@ -244,7 +244,7 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			t.Cleanup(srv.StopWatches)
-			createAtoE(&infServer{srv})
+			createAtoE(&unpagedServer{srv})
 			path := filepath.Join(t.TempDir(), "pods.snap")
 			lw := newHeldPageLW(srv, 2)
 			opts := SharedIndexInformerOptions{SnapshotFile: path, RelistPageByPage: mode.pageByPage}
@@ -261,8 +261,8 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 			if mode.pageByPage {
 				want = []string{"ns/a@1", "ns/b@7", "ns/c@3", "ns/d@4", "ns/e@5"}
 				require.Eventually(t, func() bool {
-					return assert.ObjectsAreEqual(want, infStoreContents(informer.GetStore()))
-				}, infTimeout, time.Millisecond, "the first page is applied")
+					return assert.ObjectsAreEqual(want, describedStore(informer.GetStore()))
+				}, waitTimeout, time.Millisecond, "the first page is applied")
 			}
 			stop()
 
@@ -274,14 +274,14 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 			} else {
 				require.NoError(t, err)
 				assert.Equal(t, "5", rv, "the snapshot's resourceVersion")
-				assert.Equal(t, want, infStoreContents(objectListOf(objects)))
+				assert.Equal(t, want, describedStore(objectListOf(objects)))
 			}
 
 			restarted := NewSharedIndexInformerWithOptions(lw.pagedLW, &v1.Pod{}, opts)
 			runInformerUntil(t, restarted)
 			require.Eventually(t, func() bool {
-				return assert.ObjectsAreEqual([]string{"ns/a@1", "ns/b@7", "ns/c@3", "ns/d@4"}, infStoreContents(restarted.GetStore()))
-			}, infTimeout, time.Millisecond, "the restarted informer holds %v", infStoreContents(restarted.GetStore()))
+				return assert.ObjectsAreEqual([]string{"ns/a@1", "ns/b@7", "ns/c@3", "ns/d@4"}, describedStore(restarted.GetStore()))
+			}, waitTimeout, time.Millisecond, "the restarted informer holds %v", describedStore(restarted.GetStore()))
 		})
 	}
 }
@@ -293,10 +293,10 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 // rely on) stays at 5 until b is applied too. The queue and the consumer
 // are wired as a shared informer wires them.
 func TestDeltaFIFOResourceVersionNeverAheadOfContent(t *testing.T) {
-	logger := infTestLogger(t)
+	logger := testLogger(t)
 	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, withResourceVersionWatermark(nil))
 	queue := newInformerQueue(logger, informerQueueConfig{objectType: &v1.Pod{}, store: store, useDeltaFIFO: true})
-	rec := &infRecorder{}
+	rec := &eventRecorder{}
 	applier := newInformerApplier(logger, queue, store, rec, nil)
 	var waiters diag.ResourceVersionWaiters
 	watermark := func() string { return storeResourceVersion(store) }
@@ -321,13 +321,13 @@ func TestDeltaFIFOResourceVersionNeverAheadOfContent(t *testing.T) {
 	require.NoError(t, queue.Update(newPod("b", "6")))
 	require.NoError(t, queue.Update(newPod("a", "7")))
 	pop() // a@5 and a@7
-	assert.Equal(t, []string{"ns/a@7", "ns/b@2"}, infStoreContents(store))
+	assert.Equal(t, []string{"ns/a@7", "ns/b@2"}, describedStore(store))
 	assert.Equal(t, "5", storeResourceVersion(store), "b@6 is still queued")
 	assert.False(t, caughtUp("6"), "the cache claims rv 6 while b@6 is still queued")
 	assert.True(t, caughtUp("5"))
 
 	pop() // b@6
-	assert.Equal(t, []string{"ns/a@7", "ns/b@6"}, infStoreContents(store))
+	assert.Equal(t, []string{"ns/a@7", "ns/b@6"}, describedStore(store))
 	assert.Equal(t, "7", storeResourceVersion(store))
 	assert.True(t, caughtUp("7"))
 
@@ -352,7 +352,7 @@ func TestRealFIFORelistKeepsUnchangedCachedObjects(t *testing.T) {
 		objectType: &v1.Pod{},
 		store:      store,
 		transform: func(obj interface{}) (interface{}, error) {
-			transformed = append(transformed, infDescribe(obj))
+			transformed = append(transformed, describeObj(obj))
 			return obj, nil
 		},
 	}).(*RealFIFO)
@@ -406,7 +406,7 @@ func (l *finalizedLW) ListWithContext(ctx context.Context, options metav1.ListOp
 	for i := range pods.Items {
 		pod := pods.Items[i].DeepCopy()
 		if l.tracking {
-			name := infDescribe(pod)
+			name := describeObj(pod)
 			runtime.SetFinalizer(pod, func(*v1.Pod) {
 				l.mu.Lock()
 				defer l.mu.Unlock()
@@ -436,7 +436,7 @@ func (r *sameObjectRecorder) OnDelete(interface{})    {}
 func (r *sameObjectRecorder) OnUpdate(oldObj, newObj interface{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.same[infDescribe(newObj)] = oldObj == newObj
+	r.same[describeObj(newObj)] = oldObj == newObj
 }
 
 func (r *sameObjectRecorder) get() map[string]bool {
@@ -455,7 +455,7 @@ func (r *sameObjectRecorder) get() map[string]bool {
 func TestRelistDropsUnchangedDuplicatesAsTheyAreRead(t *testing.T) {
 	srv := fakeapi.NewServer(false)
 	t.Cleanup(srv.StopWatches)
-	createAtoE(&infServer{srv})
+	createAtoE(&unpagedServer{srv})
 	lw := &finalizedLW{heldPageLW: newHeldPageLW(srv, 2), collected: map[string]bool{}}
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{}).(*sharedIndexInformer)
 	var mu sync.Mutex
@@ -463,21 +463,21 @@ func TestRelistDropsUnchangedDuplicatesAsTheyAreRead(t *testing.T) {
 	require.NoError(t, informer.SetTransform(func(obj interface{}) (interface{}, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		transformed = append(transformed, infDescribe(obj))
+		transformed = append(transformed, describeObj(obj))
 		return obj, nil
 	}))
-	rec := &infRecorder{}
+	rec := &eventRecorder{}
 	same := &sameObjectRecorder{same: map[string]bool{}}
 	_, err := informer.AddEventHandler(rec)
 	require.NoError(t, err)
 	_, err = informer.AddEventHandler(same)
 	require.NoError(t, err)
-	infRunInformer(t, informer)
-	infWaitSynced(t, informer.HasSyncedChecker())
+	runInformer(t, informer)
+	waitUntilSynced(t, informer.HasSyncedChecker())
 	waitForNextWatch(t, srv)
 	before := map[string]interface{}{}
 	for _, obj := range informer.GetStore().List() {
-		before[infDescribe(obj)] = obj
+		before[describeObj(obj)] = obj
 	}
 	mu.Lock()
 	transformed = nil
@@ -493,9 +493,9 @@ func TestRelistDropsUnchangedDuplicatesAsTheyAreRead(t *testing.T) {
 	require.Eventually(t, func() bool {
 		runtime.GC()
 		return lw.isCollected("ns/a@1")
-	}, infTimeout, 10*time.Millisecond, "the listed duplicate of the unchanged a is garbage while the relist goes on")
+	}, waitTimeout, 10*time.Millisecond, "the listed duplicate of the unchanged a is garbage while the relist goes on")
 	assert.False(t, lw.isCollected("ns/b@6"), "the changed b is held until the relist is applied")
-	assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@3", "ns/d@4", "ns/e@5"}, infStoreContents(informer.GetStore()))
+	assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@3", "ns/d@4", "ns/e@5"}, describedStore(informer.GetStore()))
 
 	lw.releaseHeld()
 	rec.waitN(t, 10)
@@ -511,7 +511,7 @@ func TestRelistDropsUnchangedDuplicatesAsTheyAreRead(t *testing.T) {
 		require.NoError(t, err)
 		assert.Same(t, before[name], obj, "%s is the object cached before the relist", name)
 	}
-	require.Eventually(t, func() bool { return len(same.get()) == 5 }, infTimeout, time.Millisecond)
+	require.Eventually(t, func() bool { return len(same.get()) == 5 }, waitTimeout, time.Millisecond)
 	assert.Equal(t, map[string]bool{"ns/a@1": true, "ns/b@6": false, "ns/c@3": true, "ns/d@4": true, "ns/e@5": true}, same.get())
 	mu.Lock()
 	defer mu.Unlock()
@@ -548,16 +548,16 @@ func TestCompleteListResetsTheWatermarkAfterABogusVersion(t *testing.T) {
 			srv.SendToWatches(watch.Event{Type: watch.Modified, Object: newPod("a", bogus)})
 			require.Eventually(t, func() bool {
 				return informer.GetStore().LastStoreSyncResourceVersion() == bogus
-			}, infTimeout, time.Millisecond, "the bogus event is applied")
+			}, waitTimeout, time.Millisecond, "the bogus event is applied")
 			require.True(t, caughtUpNow(informer, "100"))
 
 			srv.Expire()
 			require.Eventually(t, func() bool {
-				return assert.ObjectsAreEqual([]string{"ns/a@1", "ns/b@2"}, infStoreContents(informer.GetStore()))
-			}, infTimeout, time.Millisecond, "the relist is applied")
+				return assert.ObjectsAreEqual([]string{"ns/a@1", "ns/b@2"}, describedStore(informer.GetStore()))
+			}, waitTimeout, time.Millisecond, "the relist is applied")
 			require.Eventually(t, func() bool {
 				return informer.GetStore().LastStoreSyncResourceVersion() == "2"
-			}, infTimeout, time.Millisecond, "the watermark is the list's version")
+			}, waitTimeout, time.Millisecond, "the watermark is the list's version")
 			assert.Equal(t, "2", informer.LastSyncResourceVersion())
 			assert.False(t, caughtUpNow(informer, "3"), "a version not seen yet must be waited for")
 
@@ -565,7 +565,7 @@ func TestCompleteListResetsTheWatermarkAfterABogusVersion(t *testing.T) {
 			srv.Update("b") // 3
 			require.Eventually(t, func() bool {
 				return informer.GetStore().LastStoreSyncResourceVersion() == "3"
-			}, infTimeout, time.Millisecond, "a later event moves the watermark on")
+			}, waitTimeout, time.Millisecond, "a later event moves the watermark on")
 			assert.True(t, caughtUpNow(informer, "3"))
 		})
 	}
@@ -595,7 +595,7 @@ func TestRelistKeepsACachedObjectOnlyWhenItIsTheSameObject(t *testing.T) {
 	require.Eventually(t, func() bool {
 		a, _, _ := informer.GetStore().GetByKey("ns/a")
 		return a != nil && a.(*v1.Pod).UID == "uid-a2"
-	}, infTimeout, time.Millisecond, "the relist stores the other object")
+	}, waitTimeout, time.Millisecond, "the relist stores the other object")
 	b, _, err := informer.GetStore().GetByKey("ns/b")
 	require.NoError(t, err)
 	assert.Same(t, cachedB, b, "the same object in the same state is kept")

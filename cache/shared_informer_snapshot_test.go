@@ -111,7 +111,7 @@ var nonAtomicRelistModes = []struct {
 	{"DeltaFIFO page by page", true, true},
 }
 
-// rvWentBack returns the updates among events (infRecorder's) whose new
+// rvWentBack returns the updates among events (eventRecorder's) whose new
 // object is older than the old one.
 func rvWentBack(t *testing.T, events []string) []string {
 	t.Helper()
@@ -149,9 +149,9 @@ func TestSnapshotNeverMixesStatesOfANonAtomicRelist(t *testing.T) {
 			t.Run(mode.name+"/"+cause.name, func(t *testing.T) {
 				srv := fakeapi.NewServer(false)
 				t.Cleanup(srv.StopWatches)
-				createAtoE(&infServer{srv}) // 1..5
+				createAtoE(&unpagedServer{srv}) // 1..5
 				path := filepath.Join(t.TempDir(), "pods.snap")
-				lw := &pagedLW{srv: &infServer{srv}, pageSize: 2, alwaysPage: true}
+				lw := &pagedLW{srv: &unpagedServer{srv}, pageSize: 2, alwaysPage: true}
 				block := newBlockingIndex("ns/c")
 				opts := SharedIndexInformerOptions{
 					SnapshotFile:     path,
@@ -160,7 +160,7 @@ func TestSnapshotNeverMixesStatesOfANonAtomicRelist(t *testing.T) {
 					Indexers:         Indexers{"block": block.index},
 				}
 				informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, opts).(*sharedIndexInformer)
-				first := &infRecorder{}
+				first := &eventRecorder{}
 				_, err := informer.AddEventHandler(first)
 				require.NoError(t, err)
 				if cause.frozenClock {
@@ -174,7 +174,7 @@ func TestSnapshotNeverMixesStatesOfANonAtomicRelist(t *testing.T) {
 					block.unblock()
 					<-done
 				})
-				infWaitSynced(t, informer.HasSyncedChecker())
+				waitUntilSynced(t, informer.HasSyncedChecker())
 				waitForNextWatch(t, srv)
 
 				block.arm()
@@ -183,19 +183,19 @@ func TestSnapshotNeverMixesStatesOfANonAtomicRelist(t *testing.T) {
 				cause.end(srv)
 				select {
 				case <-block.blocked:
-				case <-time.After(infTimeout):
+				case <-time.After(waitTimeout):
 					t.Fatal("the relist did not reach c")
 				}
 				// The store is locked while c is indexed: the handlers tell
 				// what was applied.
 				require.Eventually(t, func() bool {
 					return slices.Contains(first.get(), "update ns/a@1 -> ns/a@7")
-				}, infTimeout, eventuallyTick, "the relist applied a before c: %v", first.get())
+				}, waitTimeout, eventuallyTick, "the relist applied a before c: %v", first.get())
 				cancel()
 				block.unblock()
 				select {
 				case <-done:
-				case <-time.After(infTimeout):
+				case <-time.After(waitTimeout):
 					t.Fatal("informer did not stop")
 				}
 				srv.StopWatches()
@@ -204,7 +204,7 @@ func TestSnapshotNeverMixesStatesOfANonAtomicRelist(t *testing.T) {
 					for _, obj := range objects {
 						objRV, _ := strconv.Atoi(obj.(*v1.Pod).ResourceVersion)
 						snapRV, _ := strconv.Atoi(rv)
-						assert.LessOrEqual(t, objRV, snapRV, "the snapshot at %s holds %s", rv, infDescribe(obj))
+						assert.LessOrEqual(t, objRV, snapRV, "the snapshot at %s holds %s", rv, describeObj(obj))
 					}
 				} else {
 					require.ErrorIs(t, err, os.ErrNotExist)
@@ -214,9 +214,9 @@ func TestSnapshotNeverMixesStatesOfANonAtomicRelist(t *testing.T) {
 				stop := runInformerUntil(t, restarted)
 				want := []string{"ns/a@7", "ns/b@2", "ns/c@3", "ns/d@4", "ns/e@5"}
 				require.Eventually(t, func() bool {
-					return assert.ObjectsAreEqual(want, infStoreContents(restarted.GetStore())) &&
+					return assert.ObjectsAreEqual(want, describedStore(restarted.GetStore())) &&
 						restarted.GetStore().LastStoreSyncResourceVersion() == "7"
-				}, infTimeout, eventuallyTick, "the restarted informer holds %v", infStoreContents(restarted.GetStore()))
+				}, waitTimeout, eventuallyTick, "the restarted informer holds %v", describedStore(restarted.GetStore()))
 				stop()
 				assert.Empty(t, rvWentBack(t, rec.get()), "handlers heard of objects going back in time: %v", rec.get())
 			})

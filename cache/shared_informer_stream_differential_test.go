@@ -79,7 +79,7 @@ func (s *streamingListServer) waitOpened(t *testing.T) {
 	t.Helper()
 	select {
 	case <-s.opened:
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatalf("no watch opened; requests so far: %v", s.log())
 	}
 }
@@ -118,14 +118,14 @@ type streamingListResult struct {
 func runStreamingListScenario(t *testing.T, s *streamingListServer, newInformer func(s *streamingListServer) (func(ResourceEventHandler) error, func(context.Context), func() bool, func() []interface{})) streamingListResult {
 	defer s.stop()
 	add, run, hasSynced, list := newInformer(s)
-	rec := &infRecorder{}
+	rec := &eventRecorder{}
 	require.NoError(t, add(rec))
 	ctx, cancel := context.WithCancel(klogContext(t))
 	done := make(chan struct{})
 	go func() { defer close(done); run(ctx) }()
 	defer func() { cancel(); <-done }()
 	rec.waitN(t, 2)
-	require.Eventually(t, hasSynced, infTimeout, eventuallyTick)
+	require.Eventually(t, hasSynced, waitTimeout, eventuallyTick)
 	// The watch (the stream itself, or the one after the LIST) is open.
 	s.waitOpened(t)
 	s.send(watch.Event{Type: watch.Modified, Object: newPod("a", "6")})
@@ -134,7 +134,7 @@ func runStreamingListScenario(t *testing.T, s *streamingListServer, newInformer 
 	// client-go's streaming list collects the initial objects in a map:
 	// their order is not defined.
 	sort.Strings(events[:2])
-	return streamingListResult{events: events, store: infStoreContents(listFunc(list)), requests: s.log()}
+	return streamingListResult{events: events, store: describedStore(listFunc(list)), requests: s.log()}
 }
 
 // TestSharedInformerStreamingListMatchesClientGo runs a shared informer on a
@@ -174,7 +174,7 @@ func TestSharedInformerStreamingListMatchesClientGo(t *testing.T) {
 			} else {
 				require.Equal(t, []string{"stream refused", "list", "watch from 5"}, want.requests)
 			}
-			for _, q := range infQueueKinds {
+			for _, q := range queueKinds {
 				t.Run(q.name, func(t *testing.T) {
 					got := runStreamingListScenario(t, newStreamingListServer(streaming), ours(q.useDeltaFIFO))
 					assert.Equal(t, want, got)

@@ -25,9 +25,9 @@ import (
 	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
-// infRunInformer starts informer and registers cleanup that stops it and
+// runInformer starts informer and registers cleanup that stops it and
 // waits for Run to return.
-func infRunInformer(t *testing.T, informer SharedInformer) {
+func runInformer(t *testing.T, informer SharedInformer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -39,7 +39,7 @@ func infRunInformer(t *testing.T, informer SharedInformer) {
 		cancel()
 		select {
 		case <-done:
-		case <-time.After(infTimeout):
+		case <-time.After(waitTimeout):
 			t.Error("informer did not stop")
 		}
 	})
@@ -55,26 +55,26 @@ func newPodInformer(t *testing.T, srv *fakeapi.Server, useDeltaFIFO bool, resync
 	}).(*sharedIndexInformer)
 }
 
-func infWaitSynced(t *testing.T, checkers ...DoneChecker) {
+func waitUntilSynced(t *testing.T, checkers ...DoneChecker) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), infTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	require.True(t, WaitFor(ctx, "", checkers...), "not synced")
 }
 
 func TestSharedInformerWatchEventSequence(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
 			srv.Create("b")
 			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
-			rec := &infRecorder{}
+			rec := &eventRecorder{}
 			reg, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
 			assert.False(t, reg.HasSynced())
-			infRunInformer(t, informer)
-			infWaitSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
+			runInformer(t, informer)
+			waitUntilSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
 			assert.Equal(t, []string{"add ns/a@1 initial=true", "add ns/b@2 initial=true"}, rec.get())
 
 			srv.Create("c")
@@ -97,11 +97,11 @@ func TestSharedInformerWatchEventSequence(t *testing.T) {
 			} else {
 				assert.Equal(t, want, got)
 			}
-			assert.Equal(t, []string{"ns/a@4", "ns/c@6"}, infStoreContents(informer.GetStore()))
+			assert.Equal(t, []string{"ns/a@4", "ns/c@6"}, describedStore(informer.GetStore()))
 			byNS, err := informer.GetIndexer().ByIndex(NamespaceIndex, "ns")
 			require.NoError(t, err)
 			assert.Len(t, byNS, 2)
-			require.Eventually(t, func() bool { return informer.LastSyncResourceVersion() == "6" }, infTimeout, time.Millisecond)
+			require.Eventually(t, func() bool { return informer.LastSyncResourceVersion() == "6" }, waitTimeout, time.Millisecond)
 			assert.Equal(t, "6", informer.GetController().LastSyncResourceVersion())
 		})
 	}
@@ -130,18 +130,18 @@ func TestSharedInformerRelist(t *testing.T) {
 			"delete tombstone(ns/b@2)",
 		},
 	}
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
 			srv.Create("b")
 			srv.Create("c")
 			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
-			rec := &infRecorder{}
+			rec := &eventRecorder{}
 			reg, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
-			infRunInformer(t, informer)
-			infWaitSynced(t, reg.HasSyncedChecker())
+			runInformer(t, informer)
+			waitUntilSynced(t, reg.HasSyncedChecker())
 			require.Equal(t, 3, len(rec.get()))
 
 			srv.DeleteMissed("b")
@@ -150,7 +150,7 @@ func TestSharedInformerRelist(t *testing.T) {
 			srv.Expire()
 			got := rec.waitN(t, 7)
 			assert.Equal(t, expected[q.name], got[3:])
-			assert.Equal(t, []string{"ns/a@1", "ns/c@5", "ns/d@6"}, infStoreContents(informer.GetStore()))
+			assert.Equal(t, []string{"ns/a@1", "ns/c@5", "ns/d@6"}, describedStore(informer.GetStore()))
 			lists, _ := requestCounts(srv)
 			assert.Equal(t, 2, lists)
 		})
@@ -158,23 +158,23 @@ func TestSharedInformerRelist(t *testing.T) {
 }
 
 func TestSharedInformerLateHandler(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
 			srv.Create("b")
 			informer := newPodInformer(t, srv, q.useDeltaFIFO, 0)
-			infRunInformer(t, informer)
-			infWaitSynced(t, informer.HasSyncedChecker())
+			runInformer(t, informer)
+			waitUntilSynced(t, informer.HasSyncedChecker())
 
 			release := make(chan struct{})
-			rec := &infRecorder{onEvent: func(string, interface{}) { <-release }}
+			rec := &eventRecorder{onEvent: func(string, interface{}) { <-release }}
 			reg, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
 			assert.False(t, reg.HasSynced(), "must not be synced before processing its initial list")
 			srv.Create("c")
 			close(release)
-			infWaitSynced(t, reg.HasSyncedChecker())
+			waitUntilSynced(t, reg.HasSyncedChecker())
 			got := rec.waitN(t, 3)
 			assert.ElementsMatch(t, []string{"add ns/a@1 initial=true", "add ns/b@2 initial=true"}, got[:2])
 			assert.Equal(t, "add ns/c@3 initial=false", got[2])
@@ -186,22 +186,22 @@ func TestSharedInformerLateHandler(t *testing.T) {
 func TestSharedInformerHandlerBeforeSyncOnEmptyList(t *testing.T) {
 	srv := fakeapi.NewServer(false)
 	informer := newPodInformer(t, srv, false, 0)
-	reg, err := informer.AddEventHandler(&infRecorder{})
+	reg, err := informer.AddEventHandler(&eventRecorder{})
 	require.NoError(t, err)
-	infRunInformer(t, informer)
-	infWaitSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
+	runInformer(t, informer)
+	waitUntilSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
 }
 
 func TestSharedInformerRemoveEventHandler(t *testing.T) {
 	srv := fakeapi.NewServer(false)
 	informer := newPodInformer(t, srv, false, 0)
-	kept, removed := &infRecorder{}, &infRecorder{}
+	kept, removed := &eventRecorder{}, &eventRecorder{}
 	_, err := informer.AddEventHandler(kept)
 	require.NoError(t, err)
 	regRemoved, err := informer.AddEventHandler(removed)
 	require.NoError(t, err)
-	infRunInformer(t, informer)
-	infWaitSynced(t, informer.HasSyncedChecker())
+	runInformer(t, informer)
+	waitUntilSynced(t, informer.HasSyncedChecker())
 
 	srv.Create("a")
 	removed.waitN(t, 1)
@@ -237,7 +237,7 @@ func TestShutDownEventHandlerWaitsForRunningHandler(t *testing.T) {
 		finished = true
 	}})
 	require.NoError(t, err)
-	infRunInformer(t, informer)
+	runInformer(t, informer)
 	srv.Create("a")
 	srv.Create("b") // queued behind the blocked call, never delivered
 	<-started
@@ -252,7 +252,7 @@ func TestShutDownEventHandlerWaitsForRunningHandler(t *testing.T) {
 	select {
 	case err := <-shutdown:
 		require.NoError(t, err)
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("ShutDownEventHandler did not return")
 	}
 	assert.True(t, finished)
@@ -261,18 +261,18 @@ func TestShutDownEventHandlerWaitsForRunningHandler(t *testing.T) {
 func TestShutDownEventHandlerLifecycles(t *testing.T) {
 	t.Run("never started", func(t *testing.T) {
 		informer := newPodInformer(t, fakeapi.NewServer(false), false, 0)
-		reg, err := informer.AddEventHandler(&infRecorder{})
+		reg, err := informer.AddEventHandler(&eventRecorder{})
 		require.NoError(t, err)
 		require.NoError(t, ShutDownEventHandler(informer, reg))
 	})
 	t.Run("after informer stopped", func(t *testing.T) {
 		informer := newPodInformer(t, fakeapi.NewServer(false), false, 0)
-		reg, err := informer.AddEventHandler(&infRecorder{})
+		reg, err := informer.AddEventHandler(&eventRecorder{})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { defer close(done); informer.RunWithContext(ctx) }()
-		infWaitSynced(t, reg.HasSyncedChecker())
+		waitUntilSynced(t, reg.HasSyncedChecker())
 		cancel()
 		<-done
 		require.NoError(t, ShutDownEventHandler(informer, reg))
@@ -280,7 +280,7 @@ func TestShutDownEventHandlerLifecycles(t *testing.T) {
 }
 
 func TestSharedInformerHandlerPanic(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
@@ -290,16 +290,16 @@ func TestSharedInformerHandlerPanic(t *testing.T) {
 			panicky := &panickingHandler{}
 			reg, err := informer.AddEventHandlerWithOptions(panicky, HandlerOptions{Logger: &logger})
 			require.NoError(t, err)
-			other := &infRecorder{}
+			other := &eventRecorder{}
 			_, err = informer.AddEventHandler(other)
 			require.NoError(t, err)
-			infRunInformer(t, informer)
+			runInformer(t, informer)
 			// The initial add panicked, but counts as processed.
-			infWaitSynced(t, reg.HasSyncedChecker())
+			waitUntilSynced(t, reg.HasSyncedChecker())
 			srv.Create("b")
 			srv.Update("a")
 			other.waitN(t, 3)
-			require.Eventually(t, func() bool { return len(panicky.get()) == 2 }, infTimeout, time.Millisecond)
+			require.Eventually(t, func() bool { return len(panicky.get()) == 2 }, waitTimeout, time.Millisecond)
 			assert.Equal(t, []string{"add ns/b@2 initial=false", "update ns/a@1 -> ns/a@3"}, panicky.get())
 			assert.Equal(t, int64(1), informer.processor.Panics())
 			assert.Contains(t, buf.String(), `"Observed a panic" panic="first add fails"`)
@@ -311,7 +311,7 @@ func TestSharedInformerHandlerPanic(t *testing.T) {
 
 // panickingHandler panics on its first notification and records the others.
 type panickingHandler struct {
-	infRecorder
+	eventRecorder
 	calls int
 }
 
@@ -320,7 +320,7 @@ func (p *panickingHandler) OnAdd(obj interface{}, initial bool) {
 	if p.calls == 1 {
 		panic("first add fails")
 	}
-	p.infRecorder.OnAdd(obj, initial)
+	p.eventRecorder.OnAdd(obj, initial)
 }
 
 func TestSharedInformerNilHandler(t *testing.T) {
@@ -333,7 +333,7 @@ func TestSharedInformerNilHandler(t *testing.T) {
 }
 
 func TestSharedInformerTransform(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
@@ -367,15 +367,15 @@ func TestSharedInformerTransform(t *testing.T) {
 				},
 			})
 			require.NoError(t, err)
-			infRunInformer(t, informer)
-			infWaitSynced(t, informer.HasSyncedChecker())
+			runInformer(t, informer)
+			waitUntilSynced(t, informer.HasSyncedChecker())
 			srv.Create("b")
 			srv.Update("a")
 			require.Eventually(t, func() bool {
 				seenMu.Lock()
 				defer seenMu.Unlock()
 				return len(seen) == 3
-			}, infTimeout, time.Millisecond)
+			}, waitTimeout, time.Millisecond)
 			assert.Equal(t, []string{"yes", "yes", "yes"}, seen)
 			for _, obj := range informer.GetStore().List() {
 				assert.Equal(t, "yes", obj.(*v1.Pod).Labels["transformed"])
@@ -403,11 +403,11 @@ func TestSharedInformerWatchErrorHandler(t *testing.T) {
 		default:
 		}
 	}))
-	infRunInformer(t, informer)
+	runInformer(t, informer)
 	select {
 	case err := <-errs:
 		assert.ErrorContains(t, err, "list refused")
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("watch error handler not called")
 	}
 	assert.False(t, informer.HasSynced())
@@ -420,7 +420,7 @@ func TestSharedInformerStop(t *testing.T) {
 	regs := make([]ResourceEventHandlerRegistration, 3)
 	for i := range regs {
 		var err error
-		regs[i], err = informer.AddEventHandler(&infRecorder{})
+		regs[i], err = informer.AddEventHandler(&eventRecorder{})
 		require.NoError(t, err)
 	}
 	assert.False(t, informer.IsStopped())
@@ -428,14 +428,14 @@ func TestSharedInformerStop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); informer.Run(ctx.Done()) }()
-	infWaitSynced(t, informer.HasSyncedChecker())
-	late, err := informer.AddEventHandler(&infRecorder{})
+	waitUntilSynced(t, informer.HasSyncedChecker())
+	late, err := informer.AddEventHandler(&eventRecorder{})
 	require.NoError(t, err)
 	regs = append(regs, late)
 	cancel()
 	select {
 	case <-done:
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("Run did not return")
 	}
 	assert.True(t, informer.IsStopped())
@@ -446,7 +446,7 @@ func TestSharedInformerStop(t *testing.T) {
 			t.Error("listener still running after the informer stopped")
 		}
 	}
-	_, err = informer.AddEventHandler(&infRecorder{})
+	_, err = informer.AddEventHandler(&eventRecorder{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "was not added to shared informer because it has stopped already")
 	require.Error(t, informer.AddIndexers(Indexers{"x": MetaNamespaceIndexFunc}))
@@ -456,13 +456,13 @@ func TestSharedInformerStop(t *testing.T) {
 
 func TestSharedInformerRunTwice(t *testing.T) {
 	informer := newPodInformer(t, fakeapi.NewServer(false), false, 0)
-	infRunInformer(t, informer)
-	infWaitSynced(t, informer.HasSyncedChecker())
+	runInformer(t, informer)
+	waitUntilSynced(t, informer.HasSyncedChecker())
 	returned := make(chan struct{})
 	go func() { defer close(returned); informer.Run(make(chan struct{})) }()
 	select {
 	case <-returned:
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("second Run did not return at once")
 	}
 }
@@ -474,8 +474,8 @@ func TestSharedInformerAddIndexersBeforeAndDuringRun(t *testing.T) {
 	require.NoError(t, informer.AddIndexers(Indexers{"byName": func(obj interface{}) ([]string, error) {
 		return []string{obj.(*v1.Pod).Name}, nil
 	}}))
-	infRunInformer(t, informer)
-	infWaitSynced(t, informer.HasSyncedChecker())
+	runInformer(t, informer)
+	waitUntilSynced(t, informer.HasSyncedChecker())
 	objs, err := informer.GetIndexer().ByIndex("byName", "a")
 	require.NoError(t, err)
 	assert.Len(t, objs, 1)
@@ -505,7 +505,7 @@ func TestSharedInformerResyncPeriodsComputed(t *testing.T) {
 				informer.started = true
 				informer.startedLock.Unlock()
 			}
-			reg, err := informer.AddEventHandlerWithResyncPeriod(&infRecorder{}, tc.requested)
+			reg, err := informer.AddEventHandlerWithResyncPeriod(&eventRecorder{}, tc.requested)
 			require.NoError(t, err)
 			l := reg.(*handlerRegistration).listener
 			assert.Equal(t, tc.wantEffective, l.ResyncPeriod())
@@ -515,7 +515,7 @@ func TestSharedInformerResyncPeriodsComputed(t *testing.T) {
 }
 
 func TestSharedInformerPerHandlerResync(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
@@ -523,18 +523,18 @@ func TestSharedInformerPerHandlerResync(t *testing.T) {
 			fakeClock := newTimerRecordingClock()
 			informer.clock = fakeClock
 			informer.processor = newHandlerProcessor(fakeClock, informer.handlerMetrics)
-			fast, slow, none := &infRecorder{}, &infRecorder{}, &infRecorder{}
+			fast, slow, none := &eventRecorder{}, &eventRecorder{}, &eventRecorder{}
 			_, err := informer.AddEventHandlerWithResyncPeriod(fast, time.Second)
 			require.NoError(t, err)
 			_, err = informer.AddEventHandlerWithResyncPeriod(slow, 3*time.Second)
 			require.NoError(t, err)
 			_, err = informer.AddEventHandlerWithResyncPeriod(none, 0)
 			require.NoError(t, err)
-			infRunInformer(t, informer)
-			infWaitSynced(t, informer.HasSyncedChecker())
+			runInformer(t, informer)
+			waitUntilSynced(t, informer.HasSyncedChecker())
 			// The Reflector's resync timer (the check period, 1 s) must be
 			// waiting before the step, not merely some timer.
-			require.Eventually(t, func() bool { return fakeClock.timersCreated(time.Second) == 1 }, infTimeout, time.Millisecond)
+			require.Eventually(t, func() bool { return fakeClock.timersCreated(time.Second) == 1 }, waitTimeout, time.Millisecond)
 
 			fakeClock.Step(time.Second)
 			got := fast.waitN(t, 2)
@@ -557,7 +557,7 @@ func TestSharedInformerPerHandlerResync(t *testing.T) {
 // unsynced, its notifications buffered.
 func TestSharedInformerBlockedHandlerBlocksNothingElse(t *testing.T) {
 	const updates = 300
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
@@ -570,13 +570,13 @@ func TestSharedInformerBlockedHandlerBlocksNothingElse(t *testing.T) {
 			}
 			blockedReg, err := informer.AddEventHandler(blocked)
 			require.NoError(t, err)
-			rec := &infRecorder{}
+			rec := &eventRecorder{}
 			_, err = informer.AddEventHandler(rec)
 			require.NoError(t, err)
-			infRunInformer(t, informer)
+			runInformer(t, informer)
 			t.Cleanup(func() { close(release) }) // runs before the informer is stopped
 
-			infWaitSynced(t, informer.HasSyncedChecker())
+			waitUntilSynced(t, informer.HasSyncedChecker())
 			waitForNextWatch(t, srv)
 			want := []string{"add ns/a@1 initial=true"}
 			for i := 0; i < updates; i++ {
@@ -592,12 +592,12 @@ func TestSharedInformerBlockedHandlerBlocksNothingElse(t *testing.T) {
 			} else {
 				assert.Equal(t, want, got)
 			}
-			assert.Equal(t, []string{fmt.Sprintf("ns/a@%d", updates+1), fmt.Sprintf("ns/b@%d", updates+2)}, infStoreContents(informer.GetStore()))
+			assert.Equal(t, []string{fmt.Sprintf("ns/a@%d", updates+1), fmt.Sprintf("ns/b@%d", updates+2)}, describedStore(informer.GetStore()))
 
-			late := &infRecorder{}
+			late := &eventRecorder{}
 			lateReg, err := informer.AddEventHandler(late)
 			require.NoError(t, err)
-			infWaitSynced(t, lateReg.HasSyncedChecker())
+			waitUntilSynced(t, lateReg.HasSyncedChecker())
 			late.waitN(t, 2)
 
 			assert.False(t, blockedReg.HasSynced(), "still in its initial add")
@@ -619,22 +619,22 @@ func TestRemoveEventHandlerFreesTheListener(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
 			informer := newPodInformer(t, srv, false, 0)
-			kept := &infRecorder{}
+			kept := &eventRecorder{}
 			_, err := informer.AddEventHandler(kept)
 			require.NoError(t, err)
-			reg, err := informer.AddEventHandler(&infRecorder{})
+			reg, err := informer.AddEventHandler(&eventRecorder{})
 			require.NoError(t, err)
 			freed := weak.Make(reg.(*handlerRegistration).listener)
 			if tc.running {
-				infRunInformer(t, informer)
-				infWaitSynced(t, reg.HasSyncedChecker())
+				runInformer(t, informer)
+				waitUntilSynced(t, reg.HasSyncedChecker())
 			}
 			require.NoError(t, ShutDownEventHandler(informer, reg))
 			reg = nil
 			require.Eventually(t, func() bool {
 				runtime.GC()
 				return freed.Value() == nil
-			}, infTimeout, 10*time.Millisecond, "the removed listener is still reachable")
+			}, waitTimeout, 10*time.Millisecond, "the removed listener is still reachable")
 			assert.Equal(t, 1, informer.processor.ListenerCount())
 			if tc.running {
 				srv.Create("b")
@@ -649,25 +649,25 @@ func TestRemoveEventHandlerFreesTheListener(t *testing.T) {
 // removed one, a mutation detector, a relist) and checks that, once Run has
 // returned, none of the goroutines it started is left.
 func TestSharedInformerShutdownStopsEveryGoroutine(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			t.Setenv(mutationDetectorEnv, "true")
 			ignore := goleak.IgnoreCurrent()
 			srv := fakeapi.NewServer(false)
 			srv.Create("a")
 			informer := newPodInformer(t, srv, q.useDeltaFIFO, time.Second)
-			early := &infRecorder{}
+			early := &eventRecorder{}
 			_, err := informer.AddEventHandlerWithResyncPeriod(early, 2*time.Second)
 			require.NoError(t, err)
-			removed, err := informer.AddEventHandler(&infRecorder{})
+			removed, err := informer.AddEventHandler(&eventRecorder{})
 			require.NoError(t, err)
 
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() { defer close(done); informer.RunWithContext(ctx) }()
-			infWaitSynced(t, informer.HasSyncedChecker())
+			waitUntilSynced(t, informer.HasSyncedChecker())
 			waitForNextWatch(t, srv)
-			late := &infRecorder{}
+			late := &eventRecorder{}
 			_, err = informer.AddEventHandler(late)
 			require.NoError(t, err)
 			require.NoError(t, informer.RemoveEventHandler(removed))
@@ -679,7 +679,7 @@ func TestSharedInformerShutdownStopsEveryGoroutine(t *testing.T) {
 			cancel()
 			select {
 			case <-done:
-			case <-time.After(infTimeout):
+			case <-time.After(waitTimeout):
 				t.Fatal("Run did not return")
 			}
 			// The Reflector has stopped its watch, so the test server's
@@ -737,14 +737,14 @@ func TestSharedInformerWatchErrorHandlerSeesEveryFailure(t *testing.T) {
 		defer mu.Unlock()
 		return len(errs)
 	}
-	rec := &infRecorder{}
+	rec := &eventRecorder{}
 	_, err := informer.AddEventHandler(rec)
 	require.NoError(t, err)
-	infRunInformer(t, informer)
-	infWaitSynced(t, informer.HasSyncedChecker())
+	runInformer(t, informer)
+	waitUntilSynced(t, informer.HasSyncedChecker())
 
 	// The refused watch: reported, then retried after the backoff.
-	require.Eventually(t, func() bool { return errCount() == 1 && clk.HasWaiters() }, infTimeout, eventuallyTick)
+	require.Eventually(t, func() bool { return errCount() == 1 && clk.HasWaiters() }, waitTimeout, eventuallyTick)
 	clk.Step(time.Minute)
 	waitForNextWatch(t, srv)
 	lists, _ := requestCounts(srv)
@@ -752,7 +752,7 @@ func TestSharedInformerWatchErrorHandlerSeesEveryFailure(t *testing.T) {
 
 	// The 410: reported, then a relist after the backoff.
 	srv.Expire()
-	require.Eventually(t, func() bool { return errCount() == 2 && clk.HasWaiters() }, infTimeout, eventuallyTick)
+	require.Eventually(t, func() bool { return errCount() == 2 && clk.HasWaiters() }, waitTimeout, eventuallyTick)
 	srv.Create("b")
 	clk.Step(time.Minute)
 	rec.waitN(t, 2)
@@ -795,12 +795,12 @@ func TestTransformCheckDropsARefusedObjectAlone(t *testing.T) {
 					return nil
 				}
 			}))
-			rec := &infRecorder{}
+			rec := &eventRecorder{}
 			reg, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
-			infRunInformer(t, informer)
-			infWaitSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
-			assert.Equal(t, []string{"ns/a@1", "ns/b@3"}, infStoreContents(informer.GetStore()))
+			runInformer(t, informer)
+			waitUntilSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
+			assert.Equal(t, []string{"ns/a@1", "ns/b@3"}, describedStore(informer.GetStore()))
 			assert.ElementsMatch(t, []string{"add ns/a@1 initial=true", "add ns/b@3 initial=true"}, rec.waitN(t, 2))
 			status, ok := GetInformerStatus(informer)
 			require.True(t, ok)
@@ -814,22 +814,22 @@ func TestTransformCheckDropsARefusedObjectAlone(t *testing.T) {
 			require.Eventually(t, func() bool {
 				status, _ = GetInformerStatus(informer)
 				return status.TransformRefused == 2
-			}, infTimeout, time.Millisecond, "the relist counts the refused object")
+			}, waitTimeout, time.Millisecond, "the relist counts the refused object")
 			require.Eventually(t, func() bool {
-				return assert.ObjectsAreEqual([]string{"ns/a@4", "ns/b@3"}, infStoreContents(informer.GetStore()))
-			}, infTimeout, time.Millisecond, "the relist is applied without the refused object")
+				return assert.ObjectsAreEqual([]string{"ns/a@4", "ns/b@3"}, describedStore(informer.GetStore()))
+			}, waitTimeout, time.Millisecond, "the relist is applied without the refused object")
 
 			waitForNextWatch(t, srv)
 			srv.Delete("bad") // 5
 			srv.Delete("b")   // 6
 			require.Eventually(t, func() bool {
-				return assert.ObjectsAreEqual([]string{"ns/a@4"}, infStoreContents(informer.GetStore()))
-			}, infTimeout, time.Millisecond, "the deletions are applied")
+				return assert.ObjectsAreEqual([]string{"ns/a@4"}, describedStore(informer.GetStore()))
+			}, waitTimeout, time.Millisecond, "the deletions are applied")
 			// The store changes before the handler hears of it: wait for the
 			// last notification, then check the one before it.
 			require.Eventually(t, func() bool {
 				return slices.Contains(rec.get(), "delete ns/b@6")
-			}, infTimeout, time.Millisecond, "the handler hears of the deletion of b")
+			}, waitTimeout, time.Millisecond, "the handler hears of the deletion of b")
 			if !mode.opts.UseDeltaFIFO {
 				// A DeltaFIFO drops the deletion of an object it never held.
 				assert.Contains(t, rec.get(), "delete tombstone(ns/bad)")

@@ -39,7 +39,7 @@ func checkSnapshotTie(t *testing.T, written, read snapshot.Tie, wantError string
 	setSnapshotTie(t, first, written)
 	stopFirst := runInformerUntil(t, first)
 	rec.waitN(t, 2)
-	require.Eventually(t, func() bool { _, watches := requestCounts(srv); return watches == 1 }, infTimeout, time.Millisecond)
+	require.Eventually(t, func() bool { _, watches := requestCounts(srv); return watches == 1 }, waitTimeout, time.Millisecond)
 	stopFirst()
 	srv.StopWatches()
 	_, _, err := readPodSnapshot(t, path, written)

@@ -27,7 +27,7 @@ import (
 func runInformerUntil(t *testing.T, informer SharedInformer) (stop func()) {
 	t.Helper()
 	stop = runInBackground(t, informer.RunWithContext, "informer")
-	infWaitSynced(t, informer.HasSyncedChecker())
+	waitUntilSynced(t, informer.HasSyncedChecker())
 	return stop
 }
 
@@ -41,7 +41,7 @@ func firstSnapshotRun(t *testing.T, srv *fakeapi.Server, path string) {
 	rec.waitN(t, 2)
 	// Stop only once the watch is open, so that every test sees one list
 	// and one watch from the first run.
-	require.Eventually(t, func() bool { _, watches := requestCounts(srv); return watches == 1 }, infTimeout, time.Millisecond)
+	require.Eventually(t, func() bool { _, watches := requestCounts(srv); return watches == 1 }, waitTimeout, time.Millisecond)
 	stop()
 	srv.StopWatches()
 	_, err := os.Stat(path)
@@ -73,7 +73,7 @@ func TestSnapshotResumeWithoutRelist(t *testing.T) {
 	lists, watches := requestCounts(srv)
 	assert.Equal(t, 1, lists, "only the first run listed")
 	assert.Equal(t, 2, watches)
-	assert.Equal(t, []string{"ns/a@3", "ns/c@5"}, infStoreContents(informer.GetStore()))
+	assert.Equal(t, []string{"ns/a@3", "ns/c@5"}, describedStore(informer.GetStore()))
 	assert.Empty(t, errs())
 	require.NoError(t, WaitForResourceVersion(context.Background(), informer, "5"))
 }
@@ -103,7 +103,7 @@ func TestSnapshotResumeWith410Reconciles(t *testing.T) {
 	}, got, "the relist is reconciled against the loaded cache")
 	lists, _ := requestCounts(srv)
 	assert.Equal(t, 2, lists, "the first run's list and the relist after 410")
-	assert.Equal(t, []string{"ns/a@3", "ns/c@5"}, infStoreContents(informer.GetStore()))
+	assert.Equal(t, []string{"ns/a@3", "ns/c@5"}, describedStore(informer.GetStore()))
 	for _, err := range errs() {
 		var serr *SnapshotError
 		assert.False(t, errors.As(err, &serr), "unexpected snapshot error %v", err)
@@ -177,7 +177,7 @@ func TestSnapshotRejectedFiles(t *testing.T) {
 			objects, rv, err := readPodSnapshot(t, path, snapshot.Tie{})
 			require.NoError(t, err)
 			assert.Equal(t, "1", rv)
-			assert.Equal(t, []string{"ns/x@1"}, infStoreContents(objectListOf(objects)))
+			assert.Equal(t, []string{"ns/x@1"}, describedStore(objectListOf(objects)))
 		})
 	}
 }
@@ -224,7 +224,7 @@ func eventsByObjectKey(events []string) map[string][]string {
 // either queue. The transform here is deliberately not idempotent: it
 // counts its calls in an annotation.
 func TestSnapshotLoadDoesNotReapplyTransform(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			var mu sync.Mutex
 			calls := map[string]int{}
@@ -252,7 +252,7 @@ func TestSnapshotLoadDoesNotReapplyTransform(t *testing.T) {
 			annotations := func(store Store) map[string]string {
 				out := map[string]string{}
 				for _, obj := range store.List() {
-					out[infDescribe(obj)] = obj.(*v1.Pod).Annotations["transformed"]
+					out[describeObj(obj)] = obj.(*v1.Pod).Annotations["transformed"]
 				}
 				return out
 			}
@@ -267,7 +267,7 @@ func TestSnapshotLoadDoesNotReapplyTransform(t *testing.T) {
 			require.NoError(t, first.SetTransform(transform))
 			stop := runInformerUntil(t, first)
 			rec.waitN(t, 2)
-			require.Eventually(t, func() bool { _, watches := requestCounts(srv); return watches == 1 }, infTimeout, time.Millisecond)
+			require.Eventually(t, func() bool { _, watches := requestCounts(srv); return watches == 1 }, waitTimeout, time.Millisecond)
 			stop()
 			srv.StopWatches()
 			assert.Equal(t, map[string]int{"a@1": 1, "b@2": 1}, callsSoFar())

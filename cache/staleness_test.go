@@ -75,7 +75,7 @@ func (lw *stalenessLW) nextList(t *testing.T) metav1.ListOptions {
 	select {
 	case o := <-lw.listed:
 		return o
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("no LIST request")
 	}
 	return metav1.ListOptions{}
@@ -110,7 +110,7 @@ func (c *resetSignalClock) nextReset(t *testing.T) time.Duration {
 	select {
 	case d := <-c.resets:
 		return d
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("the staleness probe did not rearm its timer")
 	}
 	return 0
@@ -124,7 +124,7 @@ func stalenessStatus(t *testing.T, informer *sharedIndexInformer, rv string) Inf
 	require.Eventually(t, func() bool {
 		st = informer.status()
 		return st.ConfirmedResourceVersion == rv
-	}, infTimeout, eventuallyTick, "confirmed resourceVersion: want %q, have %q", rv, st.ConfirmedResourceVersion)
+	}, waitTimeout, eventuallyTick, "confirmed resourceVersion: want %q, have %q", rv, st.ConfirmedResourceVersion)
 	return st
 }
 
@@ -150,13 +150,13 @@ func TestInformerStalenessConfirmations(t *testing.T) {
 	before := informer.status()
 	assert.Zero(t, before.Staleness(t0), "not started")
 
-	infRunInformer(t, informer)
-	infWaitSynced(t, informer.HasSyncedChecker())
+	runInformer(t, informer)
+	waitUntilSynced(t, informer.HasSyncedChecker())
 	assert.Equal(t, metav1.ListOptions{ResourceVersion: "0", Limit: 500}, lw.nextList(t))
 	var w *fakeapi.Watch
 	select {
 	case w = <-lw.watches:
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("no watch")
 	}
 
@@ -180,7 +180,7 @@ func TestInformerStalenessConfirmations(t *testing.T) {
 	assert.Equal(t, t0.Add(40*time.Second), st.Confirmed)
 	assert.Zero(t, st.Staleness(clk.Now()))
 
-	require.Eventually(t, probeClk.HasWaiters, infTimeout, eventuallyTick, "no probe timer")
+	require.Eventually(t, probeClk.HasWaiters, waitTimeout, eventuallyTick, "no probe timer")
 	// The probe timer fires at t0+60s, 20 s after the bookmark: no probe,
 	// it waits the 40 s left of the interval.
 	clk.Step(20 * time.Second)
@@ -233,8 +233,8 @@ func TestInformerStalenessProbeOff(t *testing.T) {
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{StalenessProbeInterval: -1}).(*sharedIndexInformer)
 	probeClk := &resetSignalClock{FakeClock: testingclock.NewFakeClock(time.Unix(1000, 0)), resets: make(chan time.Duration, 16)}
 	informer.probeTimers = probeClk
-	infRunInformer(t, informer)
-	infWaitSynced(t, informer.HasSyncedChecker())
+	runInformer(t, informer)
+	waitUntilSynced(t, informer.HasSyncedChecker())
 	assert.False(t, probeClk.HasWaiters(), "no probe timer")
 
 	probeEverySecond := func(o *SharedIndexInformerOptions) { o.StalenessProbeInterval = time.Second }
@@ -277,8 +277,8 @@ func TestInformerStalenessPagedListConfirmsAtFirstPage(t *testing.T) {
 	lw := &pagedStalenessLW{clk: clk, watches: make(chan *fakeapi.Watch, 4)}
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{StalenessProbeInterval: -1}).(*sharedIndexInformer)
 	informer.clock = clk
-	infRunInformer(t, informer)
-	infWaitSynced(t, informer.HasSyncedChecker())
+	runInformer(t, informer)
+	waitUntilSynced(t, informer.HasSyncedChecker())
 	st := stalenessStatus(t, informer, "20")
 	assert.Equal(t, t0, st.Confirmed)
 	assert.Equal(t, 2, st.StoreSize)
@@ -312,11 +312,11 @@ func TestInformerStalenessStreamingListConfirmsAtEndBookmark(t *testing.T) {
 	lw := &streamStalenessLW{watches: make(chan *fakeapi.Watch, 4), opts: make(chan metav1.ListOptions, 4)}
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{StalenessProbeInterval: -1}).(*sharedIndexInformer)
 	informer.clock = clk
-	infRunInformer(t, informer)
+	runInformer(t, informer)
 	var w *fakeapi.Watch
 	select {
 	case w = <-lw.watches:
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("no streaming list")
 	}
 	require.True(t, ptrTrue((<-lw.opts).SendInitialEvents), "a streaming list")
@@ -324,7 +324,7 @@ func TestInformerStalenessStreamingListConfirmsAtEndBookmark(t *testing.T) {
 	clk.Step(2 * time.Second)
 	w.Send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{
 		ResourceVersion: "10", Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}})
-	infWaitSynced(t, informer.HasSyncedChecker())
+	waitUntilSynced(t, informer.HasSyncedChecker())
 	st := stalenessStatus(t, informer, "10")
 	assert.Equal(t, t0.Add(2*time.Second), st.Confirmed)
 	assert.Equal(t, 1, st.StoreSize)

@@ -394,7 +394,7 @@ func TestStoreTransactionUsesGivenKeys(t *testing.T) {
 	assert.Equal(t, []TransactionType{TransactionTypeUpdate, TransactionTypeAdd, TransactionTypeDelete},
 		[]TransactionType{txns[0].Type, txns[1].Type, txns[2].Type})
 	assert.Equal(t, []interface{}{a1, nil, a2}, prev)
-	assert.Equal(t, []string{"ns/b@1"}, infStoreContents(c))
+	assert.Equal(t, []string{"ns/b@1"}, describedStore(c))
 	byNS, err := c.ByIndex(NamespaceIndex, "ns")
 	require.NoError(t, err)
 	assert.Equal(t, []interface{}{b1}, byNS)
@@ -403,7 +403,7 @@ func TestStoreTransactionUsesGivenKeys(t *testing.T) {
 	txns = []Transaction{{Type: TransactionTypeUpdate, Object: a1}}
 	require.Nil(t, c.transactionWithKeys(txns, []string{"x", "y"}, make([]interface{}, 1)))
 	assert.Equal(t, int64(1), kf.calls.Load())
-	assert.Equal(t, []string{"ns/a@1", "ns/b@1"}, infStoreContents(c))
+	assert.Equal(t, []string{"ns/a@1", "ns/b@1"}, describedStore(c))
 
 	old, existed, err := c.updateKeyedWithPrevious("ns/a", a2)
 	require.NoError(t, err)
@@ -411,5 +411,5 @@ func TestStoreTransactionUsesGivenKeys(t *testing.T) {
 	assert.Same(t, a1, old)
 	c.deleteKeyed("ns/b", b1)
 	assert.Equal(t, int64(1), kf.calls.Load())
-	assert.Equal(t, []string{"ns/a@2"}, infStoreContents(c))
+	assert.Equal(t, []string{"ns/a@2"}, describedStore(c))
 }

@@ -55,10 +55,10 @@ func TestWaitForCacheSyncReportsReflectorErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			informer := podInformerWithListError(t, tc.listErr)
-			infRunInformer(t, informer)
+			runInformer(t, informer)
 			deadline := 700 * time.Millisecond
 			if tc.wantFast {
-				deadline = infTimeout
+				deadline = waitTimeout
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), deadline)
 			defer cancel()
@@ -88,8 +88,8 @@ func TestWaitForCacheSyncReportsReflectorErrors(t *testing.T) {
 
 func TestWaitForCacheSyncResultSucceeds(t *testing.T) {
 	informer := podInformerWithListError(t, nil)
-	infRunInformer(t, informer)
-	ctx, cancel := context.WithTimeout(context.Background(), infTimeout)
+	runInformer(t, informer)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	res := WaitForCacheSyncWithOptions(ctx, SyncOptions{FailFast: true}, informer, nil)
 	assert.NoError(t, res.Err)

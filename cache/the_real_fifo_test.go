@@ -821,7 +821,7 @@ func TestRealFIFOPopHandsOutComputedKeys(t *testing.T) {
 	// carry keys.
 	f := NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, UnlockWhileProcessing: true, EmitDeltaTypeBookmark: true, reusePopBuffers: true})
 	for _, name := range []string{"a", "b", "c"} {
-		require.NoError(t, f.Add(infPod(name, "1")))
+		require.NoError(t, f.Add(newPod(name, "1")))
 	}
 	var gotBatch, gotCopy []string
 	err := f.PopBatch(func(deltas []Delta, _ bool) error {
@@ -836,7 +836,7 @@ func TestRealFIFOPopHandsOutComputedKeys(t *testing.T) {
 	assert.Equal(t, []string{"ns/a", "ns/b", "ns/c"}, gotBatch)
 	assert.Nil(t, gotCopy, "a slice that is not the queue's buffer has no keys")
 
-	require.NoError(t, f.Delete(DeletedFinalStateUnknown{Key: "ns/z", Obj: infPod("z", "1")}))
+	require.NoError(t, f.Delete(DeletedFinalStateUnknown{Key: "ns/z", Obj: newPod("z", "1")}))
 	var gotSingle []string
 	err = f.PopBatch(func([]Delta, bool) error {
 		t.Fatal("expected a single delta")
@@ -854,5 +854,5 @@ func TestRealFIFOPopHandsOutComputedKeys(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
-	assert.Nil(t, f.poppedKeys(Deltas{{Added, infPod("a", "1")}}), "outside a pop there are no keys")
+	assert.Nil(t, f.poppedKeys(Deltas{{Added, newPod("a", "1")}}), "outside a pop there are no keys")
 }

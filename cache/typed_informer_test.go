@@ -25,12 +25,12 @@ func TestTypedSharedIndexInformer(t *testing.T) {
 		AddFunc: func(p *v1.Pod, initial bool) {
 			mu.Lock()
 			defer mu.Unlock()
-			got = append(got, "add "+infDescribe(p))
+			got = append(got, "add "+describeObj(p))
 		},
 		UpdateFunc: func(o, n *v1.Pod) {
 			mu.Lock()
 			defer mu.Unlock()
-			got = append(got, "update "+infDescribe(o)+" -> "+infDescribe(n))
+			got = append(got, "update "+describeObj(o)+" -> "+describeObj(n))
 		},
 		DeleteFunc: func(d DeletedObject[*v1.Pod]) {
 			mu.Lock()
@@ -45,8 +45,8 @@ func TestTypedSharedIndexInformer(t *testing.T) {
 	require.NoError(t, typed.AddTypedIndexers(TypedIndexers[*v1.Pod]{"byName": func(p *v1.Pod) ([]string, error) {
 		return []string{p.Name}, nil
 	}}))
-	infRunInformer(t, informer)
-	infWaitSynced(t, reg.HasSyncedChecker())
+	runInformer(t, informer)
+	waitUntilSynced(t, reg.HasSyncedChecker())
 	waitForNextWatch(t, srv)
 	srv.Update("a")
 	srv.Delete("b")
@@ -56,7 +56,7 @@ func TestTypedSharedIndexInformer(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(got) == 5
-	}, infTimeout, time.Millisecond)
+	}, waitTimeout, time.Millisecond)
 	mu.Lock()
 	assert.Equal(t, []string{"add ns/a@1", "add ns/b@2", "update ns/a@1 -> ns/a@3", "delete ns/b unknown=false", "delete ns/a unknown=true"}, got)
 	mu.Unlock()
@@ -66,7 +66,7 @@ func TestTypedSharedIndexInformer(t *testing.T) {
 	require.Eventually(t, func() bool {
 		pods, err := indexer.ByTypedIndex("byName", "c")
 		return err == nil && len(pods) == 1 && pods[0].Name == "c"
-	}, infTimeout, time.Millisecond)
+	}, waitTimeout, time.Millisecond)
 	pods, err := indexer.TypedIndex(NamespaceIndex, newPod("x", ""))
 	require.NoError(t, err)
 	assert.Len(t, pods, 1)
@@ -90,7 +90,7 @@ func TestTypedHandlerWrongTypeIsSkipped(t *testing.T) {
 			UpdateFunc: func(_, _ *v1.Pod) { calls++ },
 			DeleteFunc: func(DeletedObject[*v1.Pod]) { calls++ },
 		},
-		logger: infTestLogger(t),
+		logger: testLogger(t),
 	}
 	assert.NotPanics(t, func() {
 		h.OnAdd(&v1.Node{}, false)

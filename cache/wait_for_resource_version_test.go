@@ -40,14 +40,14 @@ func waitResult(t *testing.T, res <-chan error) error {
 	select {
 	case err := <-res:
 		return err
-	case <-time.After(infTimeout):
+	case <-time.After(waitTimeout):
 		t.Fatal("wait did not return")
 		return nil
 	}
 }
 
 func TestWaitForResourceVersionEventsAndBookmarks(t *testing.T) {
-	for _, q := range infQueueKinds {
+	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a") // rv 1
@@ -58,7 +58,7 @@ func TestWaitForResourceVersionEventsAndBookmarks(t *testing.T) {
 			early := waitForRVAsync(ctx, informer, "1")
 			requireStillWaiting(t, early)
 
-			infRunInformer(t, informer)
+			runInformer(t, informer)
 			require.NoError(t, waitResult(t, early), "the initial list at rv 1 satisfies rv 1")
 			<-srv.WatchOpened()
 
@@ -154,8 +154,8 @@ func TestWaitForResourceVersionIncomparableServer(t *testing.T) {
 	}}
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{})
 	typed := NewTypedSharedIndexInformer[*v1.Pod](informer)
-	infRunInformer(t, informer)
-	infWaitSynced(t, informer.HasSyncedChecker())
+	runInformer(t, informer)
+	waitUntilSynced(t, informer.HasSyncedChecker())
 	err := WaitForResourceVersion(context.Background(), typed, "3")
 	var invalid resourceversion.InvalidResourceVersion
 	require.Error(t, err)

@@ -63,7 +63,7 @@ func TestWaitFor(t *testing.T) {
 			<-late.asked
 			close(late.ch)
 		}()
-		ctx, cancel := context.WithTimeout(context.Background(), infTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 		defer cancel()
 		assert.True(t, WaitFor(ctx, "", newClosableChecker("now", true), late))
 	})
@@ -167,10 +167,10 @@ func TestWaitForLoggingMatchesClientGo(t *testing.T) {
 		go func() {
 			// One step at a time, so that the lines come in one order.
 			<-later.asked
-			assert.Eventually(t, logged("already"), infTimeout, time.Millisecond)
+			assert.Eventually(t, logged("already"), waitTimeout, time.Millisecond)
 			close(later.ch)
 			<-never.asked
-			assert.Eventually(t, logged("later"), infTimeout, time.Millisecond)
+			assert.Eventually(t, logged("later"), waitTimeout, time.Millisecond)
 			cancel(errors.New("gave up"))
 		}()
 		var ok bool
