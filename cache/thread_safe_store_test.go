@@ -158,134 +158,6 @@ func testIndexers() Indexers {
 	}
 }
 
-func TestIndexerMaintainsIndices(t *testing.T) {
-	type op struct {
-		do  string // add, update, delete, replace
-		obj []*v1.Pod
-	}
-	a1 := newPodIn("ns1", "a", "1", "app", "web", "tier", "fe")
-	a2 := newPodIn("ns1", "a", "2", "app", "db") // app changes, tier dropped
-	a3 := newPodIn("ns2", "a", "3", "app", "db") // different key (namespace)
-	b1 := newPodIn("ns1", "b", "4", "app", "web")
-	c1 := newPodIn("", "c", "5")
-	cases := []struct {
-		name string
-		ops  []op
-		want []*v1.Pod
-	}{
-		{name: "add", ops: []op{{"add", []*v1.Pod{a1, b1, c1}}}, want: []*v1.Pod{a1, b1, c1}},
-		{name: "update changes indexed values", ops: []op{{"add", []*v1.Pod{a1, b1}}, {"update", []*v1.Pod{a2}}}, want: []*v1.Pod{a2, b1}},
-		{name: "update with same values", ops: []op{{"add", []*v1.Pod{a1}}, {"update", []*v1.Pod{a1}}}, want: []*v1.Pod{a1}},
-		{name: "update unknown key adds", ops: []op{{"update", []*v1.Pod{a1}}}, want: []*v1.Pod{a1}},
-		{name: "delete", ops: []op{{"add", []*v1.Pod{a1, b1, a3}}, {"delete", []*v1.Pod{a1}}}, want: []*v1.Pod{b1, a3}},
-		{name: "delete all drops values", ops: []op{{"add", []*v1.Pod{a1, b1}}, {"delete", []*v1.Pod{a1, b1}}}, want: nil},
-		{name: "delete absent", ops: []op{{"add", []*v1.Pod{a1}}, {"delete", []*v1.Pod{b1}}}, want: []*v1.Pod{a1}},
-		{name: "replace rebuilds", ops: []op{{"add", []*v1.Pod{a1, b1}}, {"replace", []*v1.Pod{a3, c1}}}, want: []*v1.Pod{a3, c1}},
-		{name: "replace duplicate key last wins", ops: []op{{"replace", []*v1.Pod{a1, b1, a2}}}, want: []*v1.Pod{a2, b1}},
-		{name: "replace empty", ops: []op{{"add", []*v1.Pod{a1}}, {"replace", nil}}, want: nil},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			indexers := testIndexers()
-			idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
-			for _, o := range tc.ops {
-				switch o.do {
-				case "replace":
-					list := make([]interface{}, 0, len(o.obj))
-					for _, p := range o.obj {
-						list = append(list, p)
-					}
-					require.NoError(t, idx.Replace(list, "99"))
-				default:
-					for _, p := range o.obj {
-						switch o.do {
-						case "add":
-							require.NoError(t, idx.Add(p))
-						case "update":
-							require.NoError(t, idx.Update(p))
-						case "delete":
-							require.NoError(t, idx.Delete(p))
-						}
-					}
-				}
-				checkIndexer(t, idx, indexers)
-			}
-			want := map[string]interface{}{}
-			for _, p := range tc.want {
-				want[mustKey(p)] = p
-			}
-			assert.Equal(t, want, storeContents(t, idx))
-		})
-	}
-}
-
-func TestIndexerIndexQueries(t *testing.T) {
-	idx := NewIndexer(MetaNamespaceKeyFunc, testIndexers())
-	a := newPodIn("ns1", "a", "1", "app", "web", "tier", "fe")
-	b := newPodIn("ns1", "b", "2", "app", "web")
-	c := newPodIn("ns2", "c", "3", "app", "db", "tier", "fe")
-	for _, p := range []*v1.Pod{a, b, c} {
-		require.NoError(t, idx.Add(p))
-	}
-	keysOf := func(objs []interface{}) []string {
-		out := []string{}
-		for _, o := range objs {
-			out = append(out, mustKey(o))
-		}
-		sort.Strings(out)
-		return out
-	}
-	cases := []struct {
-		name  string
-		index string
-		probe interface{}
-		want  []string
-		err   bool
-	}{
-		{name: "namespace", index: NamespaceIndex, probe: newPodIn("ns1", "zz", ""), want: []string{"ns1/a", "ns1/b"}},
-		{name: "namespace none", index: NamespaceIndex, probe: newPodIn("ns9", "zz", ""), want: []string{}},
-		{name: "single value", index: "app", probe: newPodIn("x", "y", "", "app", "db"), want: []string{"ns2/c"}},
-		{name: "multi value union deduped", index: "labels", probe: newPodIn("x", "y", "", "app", "web", "tier", "fe"), want: []string{"ns1/a", "ns1/b", "ns2/c"}},
-		{name: "no values", index: "labels", probe: newPodIn("x", "y", ""), want: []string{}},
-		{name: "unknown index", index: "nope", probe: a, err: true},
-		{name: "index func error", index: "app", probe: &v1.Node{}, err: true},
-		{name: "namespace of non-object", index: NamespaceIndex, probe: "str", err: true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := idx.Index(tc.index, tc.probe)
-			if tc.err {
-				require.Error(t, err)
-				assert.Nil(t, got)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, keysOf(got))
-		})
-	}
-
-	t.Run("unknown index name", func(t *testing.T) {
-		_, err := idx.ByIndex("nope", "x")
-		assert.ErrorContains(t, err, "nope")
-		_, err = idx.IndexKeys("nope", "x")
-		assert.ErrorContains(t, err, "nope")
-		assert.Empty(t, idx.ListIndexFuncValues("nope"))
-	})
-	t.Run("absent value", func(t *testing.T) {
-		objs, err := idx.ByIndex("app", "none")
-		require.NoError(t, err)
-		assert.Empty(t, objs)
-		keys, err := idx.IndexKeys("app", "none")
-		require.NoError(t, err)
-		assert.Empty(t, keys)
-	})
-	t.Run("values", func(t *testing.T) {
-		vals := idx.ListIndexFuncValues("labels")
-		sort.Strings(vals)
-		assert.Equal(t, []string{"app=db", "app=web", "tier=fe"}, vals)
-	})
-}
-
 // TestIndexerStoresObjectsAnIndexFunctionFailsOnOutsideThatIndex checks the
 // one rule for index function failures, for single writes, transactions and
 // replacements alike: the object is stored and left out of the index that
@@ -485,17 +357,6 @@ func TestIndexerAddIndexers(t *testing.T) {
 		_, err := idx.ByIndex("late", "x")
 		assert.Error(t, err)
 	})
-}
-
-func TestIndexerMutatedObjectKeepsIndicesConsistent(t *testing.T) {
-	indexers := Indexers{"app": appIndex}
-	idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
-	p := newPodIn("ns", "a", "1", "app", "web")
-	require.NoError(t, idx.Add(p))
-	// A careless caller mutates the cached object in place.
-	p.Labels["app"] = "db"
-	require.NoError(t, idx.Delete(p))
-	assert.Empty(t, idx.ListIndexFuncValues("app"), "no stale entry for the value the object had when stored")
 }
 
 // TestIndexerMutatedNamespaceKeepsNamespaceIndexConsistent: the namespace
@@ -708,6 +569,11 @@ func randomOps(r *rand.Rand, n int) []differentialOp {
 	return ops
 }
 
+// TestIndexerMatchesClientGo runs random scripts of every Indexer operation
+// on ours and on client-go's and compares contents, indices, errors and
+// resourceVersion after each step. It is the public Indexer's check of index
+// maintenance and index queries; the store engine's own tests
+// (cache/internal/store) check the same cases one by one.
 func TestIndexerMatchesClientGo(t *testing.T) {
 	for seed := int64(1); seed <= 4; seed++ {
 		t.Run("seed"+strconv.FormatInt(seed, 10), func(t *testing.T) {
