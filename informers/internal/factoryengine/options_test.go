@@ -52,7 +52,7 @@ func TestInformerOptionsCarryTheFactorysSettings(t *testing.T) {
 	a := listadmission.New(listadmission.Options{})
 	o := Options[string]{
 		ListAdmission: a, ListAdmissionSet: true,
-		Informer: cache.SharedIndexInformerOptions{RelistPageByPage: true, WatchIdleTimeout: time.Second, StalenessProbeInterval: 2 * time.Second, MaxRetryAfter: 3 * time.Second},
+		Informer:    cache.SharedIndexInformerOptions{RelistPageByPage: true, WatchIdleTimeout: time.Second, StalenessProbeInterval: 2 * time.Second, MaxRetryAfter: 3 * time.Second},
 		SnapshotDir: "d", CustomResync: map[string]time.Duration{"pods": time.Hour},
 	}
 	o.Prioritize(5, "pods")
