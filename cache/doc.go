@@ -146,11 +146,12 @@
 //     informer's handleBatch (delta_apply.go), which holds blockDeltas while it is applied and
 //     handed on.
 //  5. internal/apply/applier.go, ProcessBatch: the applier reads the delta [splitDelta,
-//     delta_apply.go], takes the key the queue computed [PoppedKeys, internal/queue/real_pop.go],
-//     writes the object to the store engine in one transaction (internal/store/transaction.go,
-//     its indices in internal/store/index.go), reports the update to the informer's Notes
-//     (internal/apply/notes.go) and moves the cache's watermark [advanceResourceVersion,
-//     store.go, over internal/store/resource_version.go].
+//     delta_apply.go] and takes the key the queue computed [PoppedKeys,
+//     internal/queue/real_pop.go]; internal/apply/commit.go writes the object to the store
+//     engine in one transaction (internal/store/transaction.go, over store.go and index.go) and
+//     reports the update to the informer's Notes (internal/apply/notes.go); back in
+//     applier.go, the cache's watermark moves [advanceResourceVersion, store.go, over
+//     internal/store/resource_version.go].
 //  6. internal/apply/notes.go, Flush: handleBatch hands the notes to Processor.Distribute
 //     (internal/fanout/processor.go).
 //  7. internal/fanout/listener.go: Enqueue buffers the notification for each listener; the
