@@ -344,21 +344,12 @@ func (r *renderer) anonFields(fl *ast.FieldList) *ast.FieldList {
 // types in the non-test, non-generated files of dir that have no doc comment. A const or var
 // inside a documented group counts as documented.
 func Undocumented(dir string) ([]string, error) {
-	fset := token.NewFileSet()
-	entries, err := os.ReadDir(dir)
+	fset, files, err := parseSources(dir)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments|parser.SkipObjectResolution)
-		if err != nil {
-			return nil, err
-		}
+	for _, f := range files {
 		where := func(p token.Pos) string { return fset.Position(p).String() }
 		for _, decl := range f.Decls {
 			switch d := decl.(type) {
@@ -390,4 +381,27 @@ func Undocumented(dir string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// parseSources parses the non-test Go files of dir, with their comments, in
+// directory order.
+func parseSources(dir string) (*token.FileSet, []*ast.File, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return nil, nil, err
+		}
+		files = append(files, f)
+	}
+	return fset, files, nil
 }

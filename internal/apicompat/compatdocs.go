@@ -2,10 +2,7 @@ package apicompat
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -47,21 +44,12 @@ func CompatNames(compat string) map[string]bool {
 // Generated files are checked for oldCompatLabels only: their generator is what
 // COMPATIBILITY.md names.
 func CompatDocProblems(dir string, names map[string]bool) ([]string, error) {
-	fset := token.NewFileSet()
-	entries, err := os.ReadDir(dir)
+	fset, files, err := parseSources(dir)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments|parser.SkipObjectResolution)
-		if err != nil {
-			return nil, err
-		}
+	for _, f := range files {
 		where := func(p token.Pos) string { return fset.Position(p).String() }
 		for _, cg := range f.Comments {
 			text := cg.Text()
