@@ -80,7 +80,8 @@ type WatchIdleTimeoutError struct {
 	ResourceVersion string
 }
 
-// Error implements error.
+// Error implements error, with the engine's message for the same event.
 func (e *WatchIdleTimeoutError) Error() string {
-	return fmt.Sprintf("reflector %s: watch received no event or bookmark for %v after a periodic bookmark; reopening it from resourceVersion %q", e.Name, e.Timeout, e.ResourceVersion)
+	engine := reflector.IdleTimeoutError{Name: e.Name, Timeout: e.Timeout, ResourceVersion: e.ResourceVersion}
+	return engine.Error()
 }
