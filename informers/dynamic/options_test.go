@@ -1,45 +1,23 @@
 package dynamicinformer_test
 
 import (
-	"context"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/fake"
 
-	"github.com/kinformer/kinformer/cache"
 	dynamicinformer "github.com/kinformer/kinformer/informers/dynamic"
+	"github.com/kinformer/kinformer/informers/internal/factorytest"
 )
 
-// runAndShutdown runs gvr's informer of a factory built with opts until it synced,
-// shuts the factory down (which writes the snapshot) and returns the cached
-// keys and what the watch error handler received.
+// runAndShutdown runs gvr's informer of a factory built with opts until it
+// synced and shuts the factory down (see factorytest.RunAndShutdown).
 func runAndShutdown(t *testing.T, client *fake.FakeDynamicClient, gvr schema.GroupVersionResource, opts ...dynamicinformer.DynamicSharedInformerOption) ([]string, []error) {
 	t.Helper()
-	factory := dynamicinformer.NewDynamicSharedInformerFactoryWithOptions(client, 0, opts...)
-	informer := factory.ForResource(gvr)
-	var mu sync.Mutex
-	var errs []error
-	require.NoError(t, informer.Informer().SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		errs = append(errs, err)
-	}))
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	factory.Start(ctx.Done())
-	require.Equal(t, map[schema.GroupVersionResource]bool{gvr: true}, factory.WaitForCacheSync(ctx.Done()))
-	keys := informer.Informer().GetStore().ListKeys()
-	cancel()
-	factory.Shutdown()
-	mu.Lock()
-	defer mu.Unlock()
-	return keys, errs
+	return factorytest.RunAndShutdown(t, dynamicinformer.NewDynamicSharedInformerFactoryWithOptions(client, 0, opts...), gvr, waitTimeout)
 }
 
 // TestDynamicFactoryOptionsConstructorAppliesOptions: the options constructor without options

@@ -1,19 +1,17 @@
 package metadatainformer_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	metadatafake "k8s.io/client-go/metadata/fake"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers/internal/factorytest"
 	metadatainformer "github.com/kinformer/kinformer/informers/metadata"
 )
 
@@ -28,29 +26,11 @@ func countLists(client *metadatafake.FakeMetadataClient) int {
 	return n
 }
 
-// runAndShutdown runs the pods informer of factory until it synced, shuts the factory
-// down (which writes the snapshot) and returns the cached keys and what the
-// watch error handler received.
+// runAndShutdown runs the pods informer of factory until it synced and shuts
+// the factory down (see factorytest.RunAndShutdown).
 func runAndShutdown(t *testing.T, factory metadatainformer.SharedInformerFactory) ([]string, []error) {
 	t.Helper()
-	informer := factory.ForResource(podsGVR)
-	var mu sync.Mutex
-	var errs []error
-	require.NoError(t, informer.Informer().SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		errs = append(errs, err)
-	}))
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	factory.Start(ctx.Done())
-	require.Equal(t, map[schema.GroupVersionResource]bool{podsGVR: true}, factory.WaitForCacheSync(ctx.Done()))
-	keys := informer.Informer().GetStore().ListKeys()
-	cancel()
-	factory.Shutdown()
-	mu.Lock()
-	defer mu.Unlock()
-	return keys, errs
+	return factorytest.RunAndShutdown(t, factory, podsGVR, waitTimeout)
 }
 
 // TestMetadataFactorySnapshotDirWarmRestarts: WithSnapshotDir makes the metadata factory's

@@ -1,10 +1,8 @@
 package gvrfactory
 
 import (
-	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,32 +13,14 @@ import (
 	"k8s.io/client-go/dynamic/fake"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers/internal/factorytest"
 )
 
-// runAndShutdown runs gvr's informer of a factory built with options until it synced,
-// shuts the factory down (which writes the snapshot) and returns the cached
-// keys and what the watch error handler received.
+// runAndShutdown runs gvr's informer of a factory built with options until
+// it synced and shuts the factory down (see factorytest.RunAndShutdown).
 func runAndShutdown(t *testing.T, client *fake.FakeDynamicClient, gvr schema.GroupVersionResource, options ...func(*Options)) ([]string, []error) {
 	t.Helper()
-	factory := newFactory(client, options...)
-	informer := factory.ForResource(gvr)
-	var mu sync.Mutex
-	var errs []error
-	require.NoError(t, informer.Informer().SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		errs = append(errs, err)
-	}))
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	factory.Start(ctx.Done())
-	require.Equal(t, map[schema.GroupVersionResource]bool{gvr: true}, factory.WaitForCacheSync(ctx.Done()))
-	keys := informer.Informer().GetStore().ListKeys()
-	cancel()
-	factory.Shutdown()
-	mu.Lock()
-	defer mu.Unlock()
-	return keys, errs
+	return factorytest.RunAndShutdown(t, newFactory(client, options...), gvr, waitTimeout)
 }
 
 // TestFactorySnapshotDirWarmRestarts: a snapshot directory makes the
