@@ -268,7 +268,9 @@ func TestBadInputIndexAndListerCalls(t *testing.T) {
 // event whose resourceVersion it asks for, as a server does; a value that is
 // not a pod is served once only (a transient corruption: the Reflector
 // restarts the watch after it and must then get the events behind it). A
-// watch stays open after its last event.
+// watch stays open after its last event. It is written by hand because
+// fakeapi scripts a fixed sequence of watches, and this one must answer
+// however many resumes the Reflector makes.
 type badEventListWatch struct {
 	events []watch.Event
 	// watches counts opened watches.

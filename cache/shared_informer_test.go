@@ -689,7 +689,9 @@ func TestSharedInformerShutdownStopsEveryGoroutine(t *testing.T) {
 	}
 }
 
-// firstWatchRefusedListWatch serves srv, but its first watch is refused.
+// firstWatchRefusedListWatch serves srv, but its first watch is refused
+// (fakeapi.Server.FailWatches fails every watch until it is reset, which a
+// test cannot time against the Reflector's retry).
 type firstWatchRefusedListWatch struct {
 	srv     *fakeapi.Server
 	mu      sync.Mutex
