@@ -33,33 +33,14 @@ func deltaReader() apply.Ops[Delta] {
 			_, ok := obj.(DeletedFinalStateUnknown)
 			return ok
 		},
-		Tombstone: func(key string, obj any) any {
-			return DeletedFinalStateUnknown{Key: key, Obj: obj}
-		},
+		Tombstone: deltaOps{}.Tombstone,
 	}
 }
 
 // splitDelta returns d's kind for the apply engine and its object.
 func splitDelta(d Delta) (apply.Kind, any) {
-	switch d.Type {
-	case Added:
-		return apply.Added, d.Object
-	case Updated:
-		return apply.Updated, d.Object
-	case Deleted:
-		return apply.Deleted, d.Object
-	case Replaced:
-		return apply.Replaced, d.Object
-	case Sync:
-		return apply.Sync, d.Object
-	case ReplacedAll:
-		return apply.ReplacedAll, d.Object
-	case SyncAll:
-		return apply.SyncAll, d.Object
-	case Bookmark:
-		return apply.Bookmark, d.Object
-	}
-	return apply.Unknown, d.Object
+	_, k := engineKinds(d.Type)
+	return k, d.Object
 }
 
 // newDeltaApplier returns the applier of popped deltas into store that

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kinformer/kinformer/cache/internal/apply"
 	"github.com/kinformer/kinformer/cache/internal/queue"
 )
 
@@ -92,25 +93,33 @@ func (deltaOps) Make(k queue.Kind, obj any) Delta { return Delta{Type: deltaType
 
 // Kind implements queue.Ops.
 func (deltaOps) Kind(d Delta) queue.Kind {
-	switch d.Type {
+	k, _ := engineKinds(d.Type)
+	return k
+}
+
+// engineKinds returns what a DeltaType is to the queue engine and to the
+// apply engine, which each declare their own kinds: one switch for both.
+// An unknown type is the queue's zero kind and apply.Unknown.
+func engineKinds(t DeltaType) (queue.Kind, apply.Kind) {
+	switch t {
 	case Added:
-		return queue.Added
+		return queue.Added, apply.Added
 	case Updated:
-		return queue.Updated
+		return queue.Updated, apply.Updated
 	case Deleted:
-		return queue.Deleted
+		return queue.Deleted, apply.Deleted
 	case Replaced:
-		return queue.Replaced
+		return queue.Replaced, apply.Replaced
 	case ReplacedAll:
-		return queue.ReplacedAll
+		return queue.ReplacedAll, apply.ReplacedAll
 	case Sync:
-		return queue.Sync
+		return queue.Sync, apply.Sync
 	case SyncAll:
-		return queue.SyncAll
+		return queue.SyncAll, apply.SyncAll
 	case Bookmark:
-		return queue.Bookmark
+		return queue.Bookmark, apply.Bookmark
 	}
-	return 0
+	return 0, apply.Unknown
 }
 
 // Object implements queue.Ops.
