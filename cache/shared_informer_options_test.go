@@ -103,6 +103,16 @@ func TestConfigureInformerChangesOnlyHandlerTimingOnceStarted(t *testing.T) {
 	srv.Create("a")
 	informer := NewSharedIndexInformer(srv, &v1.Pod{}, 0, Indexers{})
 	names := make(chan string, 10)
+	next := func() string {
+		t.Helper()
+		select {
+		case name := <-names:
+			return name
+		case <-time.After(waitTimeout):
+			t.Fatal("no notification")
+			return ""
+		}
+	}
 	registration, err := informer.AddEventHandler(ResourceEventHandlerFuncs{
 		AddFunc:    func(obj interface{}) { names <- obj.(*v1.Pod).Name },
 		UpdateFunc: func(_, obj interface{}) { names <- obj.(*v1.Pod).Name },
@@ -113,14 +123,14 @@ func TestConfigureInformerChangesOnlyHandlerTimingOnceStarted(t *testing.T) {
 	go func() { defer close(done); informer.RunWithContext(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	require.True(t, WaitForCacheSync(ctx.Done(), registration.HasSynced))
-	assert.Equal(t, "a", <-names)
+	assert.Equal(t, "a", next())
 
 	var metrics recordingHandlerMetrics
 	require.NoError(t, ConfigureInformer(informer, func(o *SharedIndexInformerOptions) {
 		o.HandlerMetricsProvider = &metrics
 	}))
 	srv.Create("b")
-	assert.Equal(t, "b", <-names)
+	assert.Equal(t, "b", next())
 	st, ok := GetInformerStatus(informer)
 	require.True(t, ok)
 	require.Len(t, st.Handlers, 1)
@@ -139,7 +149,7 @@ func TestConfigureInformerChangesOnlyHandlerTimingOnceStarted(t *testing.T) {
 	require.ErrorContains(t, err, "already started: only HandlerMetricsProvider can change")
 	assert.Same(t, &metrics, seen.HandlerMetricsProvider, "change sees the provider set while running")
 	srv.Update("b")
-	assert.Equal(t, "b", <-names)
+	assert.Equal(t, "b", next())
 	require.Eventually(t, func() bool { return metrics.get(handler).count() == 2 }, 30*time.Second, 5*time.Millisecond,
 		"a refused change leaves the provider in place")
 }
