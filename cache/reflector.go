@@ -183,17 +183,6 @@ type Reflector struct {
 
 	// useWatchList selects the streaming list.
 	useWatchList bool
-	// initialEventsTimeout is how long a streaming list may go without
-	// receiving any event while the bookmark that ends its initial events
-	// is pending, measured on clock; it is then stopped and the Reflector
-	// falls back to LIST. Zero or less means no bound. Set before Run
-	// (tests lower it or drive it with a fake clock).
-	initialEventsTimeout time.Duration
-	// watchIdleTimeout, when positive, is how long a watch that has
-	// received a periodic bookmark may go without any event (bookmarks
-	// included) before it is stopped and resumed from the last resource
-	// version (internal/reflector/liveness.go).
-	watchIdleTimeout time.Duration
 
 	// watchErrorHandler, when not nil, replaces DefaultWatchErrorHandler
 	// and is also called for the failures the Reflector handles inside its
@@ -359,13 +348,11 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 		expectedGVK:     getExpectedGVKFromObject(expectedType),
 		store:           store,
 		listerWatcher:   ToListerWatcherWithContext(lw),
-		resyncPeriod:    cfg.resyncPeriod,
+		resyncPeriod:    cfg.engine.ResyncPeriod,
 		clock:           clk,
 		stats:           stats,
 
-		watchErrorHandler:    cfg.watchErrorHandler,
-		initialEventsTimeout: cfg.initialEventsTimeout,
-		watchIdleTimeout:     cfg.watchIdleTimeout,
+		watchErrorHandler: cfg.watchErrorHandler,
 
 		WatchListPageSize:             cfg.watchListPageSize,
 		ShouldResync:                  cfg.shouldResync,
@@ -394,28 +381,23 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 		engineLW = r.listerWatcher
 	}
 	r.engine = reflector.New(reflector.Options{
-		Name:              r.name,
-		TypeDescription:   r.typeDescription,
-		ExpectedType:      r.expectedType,
-		ExpectedGVK:       r.expectedGVK,
-		Store:             store,
-		Lists:             reflectorLists{store: store},
-		ListerWatcher:     engineLW,
-		Logger:            r.logger,
-		HasLogger:         r.hasLogger,
-		ResyncPeriod:      cfg.resyncPeriod,
-		MinWatchTimeout:   cfg.minWatchTimeout,
-		MaxWatchTimeout:   2 * cfg.minWatchTimeout,
-		Clock:             clk,
-		Backoff:           cfg.backoff,
-		BackoffReset:      reflectorBackoffReset,
-		MaxRetryAfter:     cfg.maxRetryAfter,
-		DisableChunking:   listWatchDisablesChunking(lw),
-		Resume:            engineResume(cfg.resume),
-		Admission:         admission,
-		AdmissionPriority: cfg.admissionPriority,
-		Stats:             reflectorStats{stats: stats},
-		Arrivals:          stats,
+		Name:            r.name,
+		TypeDescription: r.typeDescription,
+		ExpectedType:    r.expectedType,
+		ExpectedGVK:     r.expectedGVK,
+		Store:           store,
+		Lists:           reflectorLists{store: store},
+		ListerWatcher:   engineLW,
+		Logger:          r.logger,
+		HasLogger:       r.hasLogger,
+		Settings:        cfg.engine,
+		Clock:           clk,
+		BackoffReset:    reflectorBackoffReset,
+		DisableChunking: listWatchDisablesChunking(lw),
+		Resume:          engineResume(cfg.resume),
+		Admission:       admission,
+		Stats:           reflectorStats{stats: stats},
+		Arrivals:        stats,
 		Report: func(ctx context.Context, err error) {
 			r.reportWatchFailure(ctx, publicReflectorError(err))
 		},
@@ -583,13 +565,11 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 	r.ensureMetrics()
 	r.loggerFor(ctx).V(3).Info("Listing and watching", "type", r.typeDescription, "reflector", r.name)
 	err := r.engine.RunCycle(ctx, reflector.CycleConfig{
-		Streaming:            r.useWatchList,
-		PageSize:             r.WatchListPageSize,
-		MaxInternalRetry:     r.MaxInternalErrorRetryDuration,
-		ShouldResync:         r.ShouldResync,
-		InitialEventsTimeout: r.initialEventsTimeout,
-		WatchIdleTimeout:     r.watchIdleTimeout,
-		Metrics:              r.metrics,
+		Streaming:        r.useWatchList,
+		PageSize:         r.WatchListPageSize,
+		MaxInternalRetry: r.MaxInternalErrorRetryDuration,
+		ShouldResync:     r.ShouldResync,
+		Metrics:          r.metrics,
 	})
 	return publicReflectorError(err)
 }

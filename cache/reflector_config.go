@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kinformer/kinformer/cache/internal/diag"
+	"github.com/kinformer/kinformer/cache/internal/reflector"
 	"github.com/kinformer/kinformer/listadmission"
 )
 
@@ -28,27 +29,20 @@ type reflectorConfig struct {
 	// logger, when not nil, replaces the logger of Run's context.
 	logger *klog.Logger
 
-	resyncPeriod time.Duration
+	// engine are the settings the Reflector's engine keeps for its life
+	// (watch timeouts, backoff, Retry-After bound, liveness deadline,
+	// streaming-list bound, resync period, admission priority).
+	engine reflector.Settings
 	// shouldResync is Reflector.ShouldResync's initial value.
 	shouldResync func() bool
-	// minWatchTimeout is the shortest timeout a watch request asks for;
-	// each asks for one in [minWatchTimeout, 2*minWatchTimeout).
-	minWatchTimeout time.Duration
 	// clock nil means the real clock.
 	clock clock.Clock
-	// backoff is the delay between retries.
-	backoff wait.Backoff
 
 	// watchListPageSize is Reflector.WatchListPageSize's initial value.
 	watchListPageSize int64
 	// maxInternalErrorRetryDuration is
 	// Reflector.MaxInternalErrorRetryDuration's initial value.
 	maxInternalErrorRetryDuration time.Duration
-	// watchIdleTimeout is the watch liveness deadline; zero: none.
-	watchIdleTimeout time.Duration
-	// initialEventsTimeout bounds the silence of a streaming list before
-	// its end bookmark; zero: no bound (as client-go).
-	initialEventsTimeout time.Duration
 
 	// watchErrorHandler, when not nil, replaces DefaultWatchErrorHandler
 	// and also hears of the failures the Reflector handles within a cycle.
@@ -58,11 +52,9 @@ type reflectorConfig struct {
 	resume func(context.Context) (*reflectorResume, error)
 	// admission, when not nil, limits the Reflector's lists and streaming
 	// lists together with those of the other Reflectors sharing it;
-	// admissionPriority orders it among them (listAdmitter, reflector_engine.go).
-	admission         listAdmitter
-	admissionPriority int
-	// maxRetryAfter is the longest Retry-After honoured; zero: no maximum.
-	maxRetryAfter time.Duration
+	// engine.AdmissionPriority orders it among them (listAdmitter,
+	// reflector_engine.go).
+	admission listAdmitter
 	// stats, when not nil, are the diagnostics counters to update (a shared
 	// informer's); otherwise the Reflector has its own.
 	stats *diag.Stats
@@ -76,19 +68,20 @@ func (options ReflectorOptions) config() reflectorConfig {
 		backoff = *options.Backoff
 	}
 	return reflectorConfig{
-		name:                 options.Name,
-		typeDescription:      options.TypeDescription,
-		logger:               options.Logger,
-		resyncPeriod:         options.ResyncPeriod,
-		minWatchTimeout:      atLeastMinWatchTimeout(options.MinWatchTimeout),
-		clock:                options.Clock,
-		backoff:              backoff,
-		watchIdleTimeout:     max(options.WatchIdleTimeout, 0),
-		initialEventsTimeout: reflectorInitialEventsTimeout,
-
-		admission:         listAdmitterOf(options.ListAdmission),
-		admissionPriority: options.ListAdmissionPriority,
-		maxRetryAfter:     defaultedOrOff(options.MaxRetryAfter, listadmission.DefaultMaxRetryAfter),
+		name:            options.Name,
+		typeDescription: options.TypeDescription,
+		logger:          options.Logger,
+		clock:           options.Clock,
+		engine: reflector.Settings{
+			ResyncPeriod:         options.ResyncPeriod,
+			MinWatchTimeout:      atLeastMinWatchTimeout(options.MinWatchTimeout),
+			Backoff:              backoff,
+			MaxRetryAfter:        defaultedOrOff(options.MaxRetryAfter, listadmission.DefaultMaxRetryAfter),
+			WatchIdleTimeout:     max(options.WatchIdleTimeout, 0),
+			InitialEventsTimeout: reflectorInitialEventsTimeout,
+			AdmissionPriority:    options.ListAdmissionPriority,
+		},
+		admission: listAdmitterOf(options.ListAdmission),
 	}
 }
 
@@ -101,17 +94,19 @@ func (c *Config) reflectorConfig(logger *klog.Logger) reflectorConfig {
 		handler = func(_ context.Context, r *Reflector, err error) { h(r, err) }
 	}
 	return reflectorConfig{
-		logger:               logger,
-		typeDescription:      c.ObjectDescription,
-		resyncPeriod:         c.FullResyncPeriod,
-		shouldResync:         c.ShouldResync,
-		minWatchTimeout:      atLeastMinWatchTimeout(c.MinWatchTimeout),
-		backoff:              defaultReflectorBackoff(),
-		watchListPageSize:    c.WatchListPageSize,
-		watchIdleTimeout:     max(c.WatchIdleTimeout, 0),
-		initialEventsTimeout: reflectorInitialEventsTimeout,
-		watchErrorHandler:    handler,
-		maxRetryAfter:        listadmission.DefaultMaxRetryAfter,
+		logger:            logger,
+		typeDescription:   c.ObjectDescription,
+		shouldResync:      c.ShouldResync,
+		watchListPageSize: c.WatchListPageSize,
+		watchErrorHandler: handler,
+		engine: reflector.Settings{
+			ResyncPeriod:         c.FullResyncPeriod,
+			MinWatchTimeout:      atLeastMinWatchTimeout(c.MinWatchTimeout),
+			Backoff:              defaultReflectorBackoff(),
+			MaxRetryAfter:        listadmission.DefaultMaxRetryAfter,
+			WatchIdleTimeout:     max(c.WatchIdleTimeout, 0),
+			InitialEventsTimeout: reflectorInitialEventsTimeout,
+		},
 	}
 }
 

@@ -411,7 +411,7 @@ func TestSharedInformerWatchIdleTimeoutOption(t *testing.T) {
 			ctrl := s.controller
 			s.startedLock.Unlock()
 			ctrl.mu.RLock()
-			got := ctrl.reflector.watchIdleTimeout
+			got := ctrl.reflector.engine.Settings().WatchIdleTimeout
 			ctrl.mu.RUnlock()
 			assert.Equal(t, tc.want, got)
 			assert.ErrorContains(t, ConfigureInformer(informer, func(o *SharedIndexInformerOptions) { o.WatchIdleTimeout = time.Second }), "already started")

@@ -423,7 +423,7 @@ func startStream(t *testing.T, list runtime.Object) (*Reflector, *watchListLW, *
 	logger, logs := bufferedLogger(t)
 	r := NewReflectorWithOptions(lw, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Clock: clk, Logger: &logger})
 	require.True(t, r.useWatchList)
-	require.Equal(t, reflectorInitialEventsTimeout, r.initialEventsTimeout)
+	require.Equal(t, reflectorInitialEventsTimeout, r.engine.Settings().InitialEventsTimeout)
 	errs := &watchErrors{}
 	r.watchErrorHandler = errs.handler
 	startRun(t, r)

@@ -276,8 +276,9 @@ func TestReflectorWatchListWarnsWithoutEndBookmark(t *testing.T) {
 	s := fakeapi.New().WatchAnswers(fakeapi.WatchAnswer{Hold: true})
 	clk := testingclock.NewFakeClock(time.Now())
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
-	r := NewReflectorWithOptions(s, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "rf", Clock: clk, Logger: &logger})
-	r.initialEventsTimeout = 0 // wait for ever, as client-go does
+	cfg := ReflectorOptions{Name: "rf", Clock: clk, Logger: &logger}.config()
+	cfg.engine.InitialEventsTimeout = 0 // wait for ever, as client-go does
+	r := newReflector(s, &v1.Pod{}, newStoreRecorder(), cfg)
 	stop := startRun(t, r)
 	buffer := logger.GetSink().(ktesting.Underlier).GetBuffer()
 	// The ticker is the only waiter while the stream is open.

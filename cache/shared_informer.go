@@ -409,7 +409,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 	s.applier = newInformerApplier(logger, queue, s.indexer, &s.notes, settings.queue.transform)
 	settings.reflector.clock, settings.reflector.stats = s.clock, s.stats
 	settings.reflector.shouldResync = s.processor.ShouldResync
-	settings.reflector.resyncPeriod = s.resyncCheckPeriod
+	settings.reflector.engine.ResyncPeriod = s.resyncCheckPeriod
 	if config.SnapshotFile != "" {
 		settings.reflector.resume = s.loadSnapshot
 	}

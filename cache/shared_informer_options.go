@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kinformer/kinformer/cache/internal/reflector"
 	"github.com/kinformer/kinformer/listadmission"
 )
 
@@ -295,16 +296,18 @@ func (c informerConfig) resolve(objectType runtime.Object, transform TransformFu
 			pageByPage:      c.RelistPageByPage,
 		},
 		reflector: reflectorConfig{
-			typeDescription:      c.ObjectDescription,
-			resyncPeriod:         c.ResyncPeriod,
-			minWatchTimeout:      reflectorMinWatchTimeout,
-			backoff:              defaultReflectorBackoff(),
-			watchIdleTimeout:     defaultedOrOff(c.WatchIdleTimeout, DefaultWatchIdleTimeout),
-			initialEventsTimeout: reflectorInitialEventsTimeout,
-			watchErrorHandler:    c.watchErrorHandler,
-			admission:            listAdmitterOf(c.ListAdmission),
-			admissionPriority:    c.ListAdmissionPriority,
-			maxRetryAfter:        defaultedOrOff(c.MaxRetryAfter, listadmission.DefaultMaxRetryAfter),
+			typeDescription:   c.ObjectDescription,
+			watchErrorHandler: c.watchErrorHandler,
+			admission:         listAdmitterOf(c.ListAdmission),
+			engine: reflector.Settings{
+				ResyncPeriod:         c.ResyncPeriod,
+				MinWatchTimeout:      reflectorMinWatchTimeout,
+				Backoff:              defaultReflectorBackoff(),
+				MaxRetryAfter:        defaultedOrOff(c.MaxRetryAfter, listadmission.DefaultMaxRetryAfter),
+				WatchIdleTimeout:     defaultedOrOff(c.WatchIdleTimeout, DefaultWatchIdleTimeout),
+				InitialEventsTimeout: reflectorInitialEventsTimeout,
+				AdmissionPriority:    c.ListAdmissionPriority,
+			},
 		},
 		probeInterval: defaultedOrOff(c.StalenessProbeInterval, DefaultStalenessProbeInterval),
 	}

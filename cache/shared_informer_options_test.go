@@ -177,14 +177,14 @@ func TestInformerOptionsResolveOnce(t *testing.T) {
 				MaxRetryAfter:          tc.set,
 			})
 			got := config.resolve(&v1.Pod{}, nil)
-			assert.Equal(t, tc.idle, got.reflector.watchIdleTimeout)
+			assert.Equal(t, tc.idle, got.reflector.engine.WatchIdleTimeout)
 			assert.Equal(t, tc.probe, got.probeInterval)
-			assert.Equal(t, tc.retryAfter, got.reflector.maxRetryAfter)
-			assert.Equal(t, reflectorMinWatchTimeout, got.reflector.minWatchTimeout)
-			assert.Equal(t, reflectorInitialEventsTimeout, got.reflector.initialEventsTimeout)
-			assert.Equal(t, defaultReflectorBackoff(), got.reflector.backoff)
+			assert.Equal(t, tc.retryAfter, got.reflector.engine.MaxRetryAfter)
+			assert.Equal(t, reflectorMinWatchTimeout, got.reflector.engine.MinWatchTimeout)
+			assert.Equal(t, reflectorInitialEventsTimeout, got.reflector.engine.InitialEventsTimeout)
+			assert.Equal(t, defaultReflectorBackoff(), got.reflector.engine.Backoff)
 			assert.Equal(t, "pods", got.reflector.typeDescription)
-			assert.Equal(t, time.Minute, got.reflector.resyncPeriod)
+			assert.Equal(t, time.Minute, got.reflector.engine.ResyncPeriod)
 			assert.True(t, got.queue.pageByPage)
 			assert.Nil(t, got.reflector.admission, "no admission without one")
 		})
@@ -196,10 +196,10 @@ func TestInformerOptionsResolveOnce(t *testing.T) {
 // default maximum Retry-After, the watch timeout floor).
 func TestReflectorOptionsResolveOnce(t *testing.T) {
 	got := ReflectorOptions{}.config()
-	assert.Zero(t, got.watchIdleTimeout)
-	assert.Equal(t, listadmission.DefaultMaxRetryAfter, got.maxRetryAfter)
-	assert.Equal(t, reflectorMinWatchTimeout, got.minWatchTimeout)
-	assert.Equal(t, defaultReflectorBackoff(), got.backoff)
+	assert.Zero(t, got.engine.WatchIdleTimeout)
+	assert.Equal(t, listadmission.DefaultMaxRetryAfter, got.engine.MaxRetryAfter)
+	assert.Equal(t, reflectorMinWatchTimeout, got.engine.MinWatchTimeout)
+	assert.Equal(t, defaultReflectorBackoff(), got.engine.Backoff)
 	assert.Nil(t, got.admission)
 
 	backoff := wait.Backoff{Duration: time.Second, Steps: 3}
@@ -211,10 +211,10 @@ func TestReflectorOptionsResolveOnce(t *testing.T) {
 		Backoff:          &backoff,
 		ListAdmission:    admission,
 	}.config()
-	assert.Zero(t, got.watchIdleTimeout)
-	assert.Zero(t, got.maxRetryAfter, "negative: no maximum")
-	assert.Equal(t, time.Hour, got.minWatchTimeout)
-	assert.Equal(t, backoff, got.backoff)
+	assert.Zero(t, got.engine.WatchIdleTimeout)
+	assert.Zero(t, got.engine.MaxRetryAfter, "negative: no maximum")
+	assert.Equal(t, time.Hour, got.engine.MinWatchTimeout)
+	assert.Equal(t, backoff, got.engine.Backoff)
 	assert.Same(t, admission, got.admission.(*listadmission.Admission))
-	assert.Equal(t, reflectorMinWatchTimeout, ReflectorOptions{MinWatchTimeout: time.Minute}.config().minWatchTimeout, "raised to the floor")
+	assert.Equal(t, reflectorMinWatchTimeout, ReflectorOptions{MinWatchTimeout: time.Minute}.config().engine.MinWatchTimeout, "raised to the floor")
 }

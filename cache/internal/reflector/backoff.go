@@ -12,11 +12,11 @@ import (
 )
 
 // WatchTimeoutSeconds draws the timeout of one watch request (a streaming
-// list's included): in [MinWatchTimeout, MaxWatchTimeout), as client-go. It
+// list's included): in [MinWatchTimeout, 2*MinWatchTimeout), as client-go. It
 // is safe for concurrent use.
 func (e *Engine) WatchTimeoutSeconds() *int64 {
-	span := e.maxWatchTimeout.Seconds() - e.minWatchTimeout.Seconds()
-	seconds := int64(e.minWatchTimeout.Seconds() + rand.Float64()*span)
+	floor := e.settings.MinWatchTimeout.Seconds()
+	seconds := int64(floor + rand.Float64()*floor)
 	return &seconds
 }
 
@@ -32,8 +32,8 @@ func (e *Engine) BackoffDelay(err error) time.Duration {
 		return d
 	}
 	retryAfter := time.Duration(seconds) * time.Second
-	if e.maxRetryAfter > 0 && retryAfter > e.maxRetryAfter {
-		retryAfter = e.maxRetryAfter
+	if e.settings.MaxRetryAfter > 0 && retryAfter > e.settings.MaxRetryAfter {
+		retryAfter = e.settings.MaxRetryAfter
 		e.stats.RetryAfterCapped()
 	}
 	if retryAfter > d {

@@ -94,7 +94,7 @@ func (d *driver) admit(in *Input) bool {
 	if d.e.admission == nil {
 		return true
 	}
-	slot, err := d.e.admission.Acquire(d.ctx, d.e.admissionPriority)
+	slot, err := d.e.admission.Acquire(d.ctx, d.e.settings.AdmissionPriority)
 	if err != nil {
 		d.input(in, InStop)
 		return false
@@ -217,7 +217,7 @@ func (d *driver) eventApplied(rv string, now time.Time) {
 
 // armIdle does ActArmIdle: the watch's liveness deadline starts.
 func (d *driver) armIdle() {
-	d.silence = newSilenceTimer(d.e.clock, d.e.cycle.WatchIdleTimeout)
+	d.silence = newSilenceTimer(d.e.clock, d.e.settings.WatchIdleTimeout)
 }
 
 // loadSnapshot loads the state the first cycle starts from.
@@ -295,10 +295,10 @@ func (d *driver) openStream(a *Action, in *Input) {
 	d.w, d.results, d.streaming = w, w.ResultChan(), true
 	d.events, d.finish, d.bookmarks, d.updater = store, finish, nil, nil
 	d.bookmarks, _ = store.(BookmarkStore)
-	if bound := e.cycle.InitialEventsTimeout; bound > 0 {
+	if bound := e.settings.InitialEventsTimeout; bound > 0 {
 		d.silence = newSilenceTimer(e.clock, bound)
 	}
-	if tc, ok := e.clock.(clock.WithTicker); ok && (e.cycle.InitialEventsTimeout <= 0 || e.cycle.InitialEventsTimeout > InitialEventsWarnInterval) {
+	if tc, ok := e.clock.(clock.WithTicker); ok && (e.settings.InitialEventsTimeout <= 0 || e.settings.InitialEventsTimeout > InitialEventsWarnInterval) {
 		d.warn = tc.NewTicker(InitialEventsWarnInterval)
 	}
 	d.input(in, InOpened)
@@ -576,7 +576,7 @@ func (d *driver) apply(event watch.Event, in *Input, objMeta metav1.Object) {
 // startResync starts the resync loop beside the cycle's watches, once.
 func (d *driver) startResync() {
 	e := d.e
-	if e.resyncPeriod <= 0 || d.resyncCancel != nil {
+	if e.settings.ResyncPeriod <= 0 || d.resyncCancel != nil {
 		return
 	}
 	d.resyncErr = make(chan error, 1)
@@ -633,7 +633,7 @@ func (d *driver) cleanup() {
 // allows) until ctx ends or Resync fails; the failure goes to errc, which
 // ends the watch.
 func (e *Engine) resyncLoop(ctx context.Context, shouldResync func() bool, errc chan<- error) {
-	t := e.clock.NewTimer(e.resyncPeriod)
+	t := e.clock.NewTimer(e.settings.ResyncPeriod)
 	defer t.Stop()
 	for {
 		select {
@@ -648,6 +648,6 @@ func (e *Engine) resyncLoop(ctx context.Context, shouldResync func() bool, errc 
 				return
 			}
 		}
-		t.Reset(e.resyncPeriod)
+		t.Reset(e.settings.ResyncPeriod)
 	}
 }

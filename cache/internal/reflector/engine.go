@@ -49,32 +49,22 @@ type Options struct {
 	Logger    klog.Logger
 	HasLogger bool
 
-	// ResyncPeriod is how often the store's Resync is considered (zero:
-	// never).
-	ResyncPeriod time.Duration
-	// MinWatchTimeout and MaxWatchTimeout bound the timeout each watch
-	// request asks for.
-	MinWatchTimeout time.Duration
-	MaxWatchTimeout time.Duration
+	// Settings are the Reflector's fixed settings.
+	Settings
 	// Clock is the source of time; it must be set.
 	Clock clock.Clock
-	// Backoff is the delay between retries; it starts over after
-	// BackoffReset without a failure.
-	Backoff      wait.Backoff
+	// BackoffReset is how long without a failure starts Settings.Backoff
+	// over.
 	BackoffReset time.Duration
-	// MaxRetryAfter is the longest Retry-After honoured; negative or zero:
-	// no maximum.
-	MaxRetryAfter time.Duration
 	// DisableChunking: LIST requests are never paged.
 	DisableChunking bool
 
 	// Resume, when not nil, is called once before the first list; the
 	// snapshot it returns (nil: none) replaces that list.
 	Resume func(context.Context) (*Snapshot, error)
-	// Admission, when not nil, admits the lists; AdmissionPriority orders
-	// this Reflector among those waiting.
-	Admission         Admission
-	AdmissionPriority int
+	// Admission, when not nil, admits the lists; Settings.AdmissionPriority
+	// orders this Reflector among those waiting.
+	Admission Admission
 
 	// Stats receives the diagnostics and Arrivals the events' arrival
 	// times; both must be set.
@@ -83,6 +73,32 @@ type Options struct {
 	// Report, when not nil, hears of every failure the Reflector handles
 	// by itself within a cycle (NoteReport).
 	Report func(ctx context.Context, err error)
+}
+
+// Settings are the settings of a Reflector that stay fixed for its life, as
+// effective values: the package that wraps the engine applies its defaults
+// and maps its "off" values to zero before, in one step, and the engine
+// takes them as they are.
+type Settings struct {
+	// ResyncPeriod is how often the store's Resync is considered (zero:
+	// never).
+	ResyncPeriod time.Duration
+	// MinWatchTimeout is the shortest timeout a watch request asks for;
+	// each asks for one in [MinWatchTimeout, 2*MinWatchTimeout).
+	MinWatchTimeout time.Duration
+	// Backoff is the delay between retries.
+	Backoff wait.Backoff
+	// MaxRetryAfter is the longest Retry-After honoured; zero: no maximum.
+	MaxRetryAfter time.Duration
+	// WatchIdleTimeout is the watch liveness deadline, armed on a watch by
+	// its first periodic bookmark; zero: none.
+	WatchIdleTimeout time.Duration
+	// InitialEventsTimeout bounds the silence of a streaming list before
+	// its end bookmark; zero: no bound.
+	InitialEventsTimeout time.Duration
+	// AdmissionPriority orders this Reflector's lists among those waiting
+	// for the same admission (higher first).
+	AdmissionPriority int
 }
 
 // Snapshot is the state a Reflector's first cycle may start from instead of
@@ -109,11 +125,6 @@ type CycleConfig struct {
 	// ShouldResync, when not nil, is asked every resync period whether to
 	// call the store's Resync.
 	ShouldResync func() bool
-	// InitialEventsTimeout bounds the silence of a streaming list before
-	// its end bookmark (<= 0: no bound).
-	InitialEventsTimeout time.Duration
-	// WatchIdleTimeout is the watch liveness deadline (<= 0: none).
-	WatchIdleTimeout time.Duration
 	// Metrics records the cycle's lists, watches and resourceVersions; nil
 	// records nothing.
 	Metrics *Metrics
@@ -136,19 +147,17 @@ type Engine struct {
 	logger    klog.Logger
 	hasLogger bool
 
-	resyncPeriod    time.Duration
-	minWatchTimeout time.Duration
-	maxWatchTimeout time.Duration
+	// settings are Options.Settings; backoff is built from their
+	// Backoff.
+	settings        Settings
 	clock           clock.Clock
 	backoff         *backoff
-	maxRetryAfter   time.Duration
 	disableChunking bool
 
 	// resume is called once, by the first cycle; only the cycle's
 	// goroutine uses it.
-	resume            func(context.Context) (*Snapshot, error)
-	admission         Admission
-	admissionPriority int
+	resume    func(context.Context) (*Snapshot, error)
+	admission Admission
 
 	stats Stats
 	// arrivals records each event's arrival (Options.Arrivals).
@@ -173,29 +182,25 @@ type Engine struct {
 // New returns the Engine of opts.
 func New(opts Options) *Engine {
 	return &Engine{
-		name:              opts.Name,
-		typeDescription:   opts.TypeDescription,
-		expectedType:      opts.ExpectedType,
-		expectedGVK:       opts.ExpectedGVK,
-		store:             opts.Store,
-		lists:             opts.Lists,
-		lw:                opts.ListerWatcher,
-		logger:            opts.Logger,
-		hasLogger:         opts.HasLogger,
-		resyncPeriod:      opts.ResyncPeriod,
-		minWatchTimeout:   opts.MinWatchTimeout,
-		maxWatchTimeout:   opts.MaxWatchTimeout,
-		clock:             opts.Clock,
-		backoff:           newBackoff(opts.Backoff, opts.BackoffReset, opts.Clock),
-		maxRetryAfter:     opts.MaxRetryAfter,
-		disableChunking:   opts.DisableChunking,
-		resume:            opts.Resume,
-		admission:         opts.Admission,
-		admissionPriority: opts.AdmissionPriority,
-		stats:             opts.Stats,
-		arrivals:          opts.Arrivals,
-		report:            opts.Report,
-		state:             NewState(opts.Resume != nil),
+		name:            opts.Name,
+		typeDescription: opts.TypeDescription,
+		expectedType:    opts.ExpectedType,
+		expectedGVK:     opts.ExpectedGVK,
+		store:           opts.Store,
+		lists:           opts.Lists,
+		lw:              opts.ListerWatcher,
+		logger:          opts.Logger,
+		hasLogger:       opts.HasLogger,
+		settings:        opts.Settings,
+		clock:           opts.Clock,
+		backoff:         newBackoff(opts.Backoff, opts.BackoffReset, opts.Clock),
+		disableChunking: opts.DisableChunking,
+		resume:          opts.Resume,
+		admission:       opts.Admission,
+		stats:           opts.Stats,
+		arrivals:        opts.Arrivals,
+		report:          opts.Report,
+		state:           NewState(opts.Resume != nil),
 	}
 }
 
@@ -237,10 +242,13 @@ func (e *Engine) RunCycle(ctx context.Context, cfg CycleConfig) error {
 		DisableChunking:  e.disableChunking,
 		PageSize:         cfg.PageSize,
 		PageByPage:       e.lists.RelistsPageByPage(),
-		IdleTimeout:      cfg.WatchIdleTimeout,
+		IdleTimeout:      e.settings.WatchIdleTimeout,
 		MaxInternalRetry: cfg.MaxInternalRetry,
 	})
 	d := &driver{e: e, ctx: ctx, actions: make([]Action, 0, 8)}
 	defer d.cleanup()
 	return d.run()
 }
+
+// Settings returns the settings the Engine was built with.
+func (e *Engine) Settings() Settings { return e.settings }
