@@ -80,6 +80,10 @@ type controllerInternals struct {
 	// the Reflector's settings in Config are then not used. nil: the
 	// Reflector is configured from Config (Config.reflectorConfig).
 	reflector *reflectorConfig
+	// pop, when not nil, pops the Queue once into the Process functions,
+	// going around the Queue's methods (informerPop); nil: the Queue's
+	// PopBatch or Pop is called.
+	pop func() error
 }
 
 // ShouldResyncFunc reports whether a resync should happen now. A shared
@@ -229,7 +233,9 @@ func (c *controller) processLoop(ctx context.Context) (panicked bool, value any)
 	process := PopProcessFunc(c.config.Process)
 	for ctx.Err() == nil {
 		var err error
-		if batching {
+		if c.internals.pop != nil {
+			err = c.internals.pop()
+		} else if batching {
 			err = batchQueue.PopBatch(c.config.ProcessBatch, process)
 		} else {
 			_, err = c.config.Queue.Pop(process)

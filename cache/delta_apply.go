@@ -73,10 +73,17 @@ func deltaApplierConfig(logger klog.Logger, s Store, handler ResourceEventHandle
 }
 
 // newInformerApplier returns the applier of an informer whose queue is
-// queue and whose transform is transform (nil when none): it reuses the
-// keys a RealFIFO computed when nothing transforms the objects between the
-// queue and the store, and takes a DeltaFIFO's watermark.
+// queue and whose transform is transform (nil when none), telling handler
+// of every change.
 func newInformerApplier(logger klog.Logger, queue Queue, s Store, handler ResourceEventHandler, transform TransformFunc) *apply.Applier[Delta] {
+	return apply.New(informerApplierConfig(logger, queue, s, handler, transform))
+}
+
+// informerApplierConfig is the engine configuration of newInformerApplier:
+// it reuses the keys a RealFIFO computed when nothing transforms the
+// objects between the queue and the store, and takes a DeltaFIFO's
+// watermark.
+func informerApplierConfig(logger klog.Logger, queue Queue, s Store, handler ResourceEventHandler, transform TransformFunc) apply.Config[Delta] {
 	cfg := deltaApplierConfig(logger, s, handler)
 	switch q := queue.(type) {
 	case *RealFIFO:
@@ -90,7 +97,24 @@ func newInformerApplier(logger klog.Logger, queue Queue, s Store, handler Resour
 			cfg.QueueWatermark = q.poppedWatermark
 		}
 	}
-	return apply.New(cfg)
+	return cfg
+}
+
+// informerPop returns the pop of an informer's processing loop: queue's
+// engine hands each popped batch or item straight to a's Deliver or
+// DeliverItem. It returns nil for a queue of another package, which the
+// controller then pops through the Queue interface.
+func informerPop(queue Queue, a *apply.Applier[Delta]) func() error {
+	switch q := queue.(type) {
+	case *RealFIFO:
+		return func() error { return q.q.PopBatch(a.Deliver, a.DeliverItem) }
+	case *DeltaFIFO:
+		return func() error {
+			_, err := q.q.Pop(a.DeliverItem)
+			return err
+		}
+	}
+	return nil
 }
 
 // applyPath returns the apply engine's direct path into c.
@@ -125,31 +149,25 @@ func (t transactor) Transact(writes []store.Write) (applied []int, errs int, err
 	return txErr.SuccessfulIndices, len(txErr.Errors), txErr
 }
 
-// handleDeltas is the controller's Process function: the popped deltas
-// are applied (the informer's applier, cache/internal/apply), then the
-// notifications they made are handed to the handlers.
-func (s *sharedIndexInformer) handleDeltas(obj interface{}, isInInitialList bool) error {
-	s.blockDeltas.Lock()
-	defer s.blockDeltas.Unlock()
-	err := s.applier.Process(obj, isInInitialList)
-	if d, ok := obj.(Deltas); ok {
-		s.noteRelistPiecesLocked(d)
-		s.stats.CountDeltas(s.applier.Applied(d))
-	} else {
-		s.stats.CountDeltas(s.applier.Applied(nil) + 1)
+// newApplier returns the applier of the running informer s, whose queue is
+// queue and whose transform is transform: its Deliver and DeliverItem
+// apply each popped item under s.blockDeltas, collect the notifications in
+// s.notes and hand them to s.processor.
+func (s *sharedIndexInformer) newApplier(logger klog.Logger, queue Queue, transform TransformFunc) *apply.Applier[Delta] {
+	cfg := informerApplierConfig(logger, queue, s.indexer, &s.notes, transform)
+	cfg.Delivery = &apply.Delivery[Delta]{
+		Lock:   &s.blockDeltas,
+		Notes:  &s.notes,
+		To:     s.processor,
+		Popped: s.popped,
 	}
-	s.notes.Flush(s.processor)
-	return err
+	return apply.New(cfg)
 }
 
-// handleBatch is the controller's ProcessBatch function: handleDeltas for
-// a batch.
-func (s *sharedIndexInformer) handleBatch(deltas []Delta, isInInitialList bool) error {
-	s.blockDeltas.Lock()
-	defer s.blockDeltas.Unlock()
-	err := s.applier.ProcessBatch(deltas, isInInitialList)
+// popped is told, under blockDeltas, of every item the informer's applier
+// applied: its deltas (nil for an item that is not Deltas) and how many
+// reached the cache.
+func (s *sharedIndexInformer) popped(deltas []Delta, applied uint64) {
 	s.noteRelistPiecesLocked(deltas)
-	s.stats.CountDeltas(s.applier.Applied(deltas))
-	s.notes.Flush(s.processor)
-	return err
+	s.stats.CountDeltas(applied)
 }

@@ -167,12 +167,12 @@ func (f *DeltaFIFO) Done() <-chan struct{} {
 // Add queues an Added delta for obj. It returns a KeyError when obj has no
 // key, or the transformer's error (wrapped); nothing is queued then.
 func (f *DeltaFIFO) Add(obj interface{}) error {
-	return f.q.Change(queue.Added, obj)
+	return f.q.Add(obj)
 }
 
 // Update queues an Updated delta for obj; errors as for Add.
 func (f *DeltaFIFO) Update(obj interface{}) error {
-	return f.q.Change(queue.Updated, obj)
+	return f.q.Update(obj)
 }
 
 // Delete queues a Deleted delta for obj, unless the object is unknown: neither

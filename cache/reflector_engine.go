@@ -13,6 +13,25 @@ import (
 // the values the engine's interfaces ask for, built from this package's
 // store, list sinks, list admission, diagnostics and snapshots.
 
+// engineStore returns what the Reflector's engine writes watch events and
+// resyncs to: for a RealFIFO or DeltaFIFO of this package, the queue's own
+// engine (internal/queue), to which their Add, Update, Delete, Resync and
+// Bookmark only forward, so that an event goes from one engine to the other
+// in one call; any other store as it is.
+func engineStore(store ReflectorStore) reflector.Store {
+	switch s := store.(type) {
+	case *RealFIFO:
+		if s != nil {
+			return &s.q
+		}
+	case *DeltaFIFO:
+		if s != nil {
+			return &s.q
+		}
+	}
+	return store
+}
+
 // reflectorLists starts the lists of a Reflector's store: through the
 // store's own list protocol when it has one (listTaker, fifo.go),
 // otherwise gathered and handed to its Replace.

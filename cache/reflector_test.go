@@ -735,3 +735,17 @@ func TestReflectorDefaultName(t *testing.T) {
 func buildReflectorFromBareGoroutine(name chan<- string) {
 	name <- NewReflector(&ListWatch{}, &v1.Pod{}, NewStore(MetaNamespaceKeyFunc), 0).Name()
 }
+
+// TestReflectorWithoutStoreOrListerWatcherFailsWithoutPanic: a Reflector
+// built with a nil store or ListerWatcher, or with a nil queue of this
+// package, is built without panic, and ListAndWatch reports a missing
+// store or ListerWatcher as an error.
+func TestReflectorWithoutStoreOrListerWatcherFailsWithoutPanic(t *testing.T) {
+	ctx := context.Background()
+	err := NewReflector(fakeapi.New(), &v1.Pod{}, nil, 0).ListAndWatchWithContext(ctx)
+	assert.ErrorContains(t, err, "no store")
+	err = NewReflector(nil, &v1.Pod{}, newStoreRecorder(), 0).ListAndWatchWithContext(ctx)
+	assert.ErrorContains(t, err, "no ListerWatcher")
+	assert.NotPanics(t, func() { NewReflector(fakeapi.New(), &v1.Pod{}, (*RealFIFO)(nil), 0) })
+	assert.NotPanics(t, func() { NewReflector(fakeapi.New(), &v1.Pod{}, (*DeltaFIFO)(nil), 0) })
+}

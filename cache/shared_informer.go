@@ -406,7 +406,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 	if _, off := s.cacheMutationDetector.(noopMutationDetector); !off {
 		s.notes.Detector = s.cacheMutationDetector
 	}
-	s.applier = newInformerApplier(logger, queue, s.indexer, &s.notes, settings.queue.transform)
+	s.applier = s.newApplier(logger, queue, settings.queue.transform)
 	settings.reflector.clock, settings.reflector.stats = s.clock, s.stats
 	settings.reflector.shouldResync = s.processor.ShouldResync
 	settings.reflector.engine.ResyncPeriod = s.resyncCheckPeriod
@@ -417,9 +417,9 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		Queue:         queue,
 		ListerWatcher: s.listerWatcher,
 		ObjectType:    s.objectType,
-		Process:       s.handleDeltas,
-		ProcessBatch:  s.handleBatch,
-	}, controllerInternals{reflector: &settings.reflector})
+		Process:       s.applier.DeliverItem,
+		ProcessBatch:  s.applier.Deliver,
+	}, controllerInternals{reflector: &settings.reflector, pop: informerPop(queue, s.applier)})
 	s.controller = ctrl
 	s.queue = queue
 	s.started = true

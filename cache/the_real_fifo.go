@@ -222,26 +222,25 @@ func (f *RealFIFO) Done() <-chan struct{} {
 // Add queues an Added delta for obj. It returns a KeyError when obj has no
 // key, or the transformer's error (wrapped); nothing is queued then.
 func (f *RealFIFO) Add(obj interface{}) error {
-	return f.q.Change(queue.Added, obj)
+	return f.q.Add(obj)
 }
 
 // Update queues an Updated delta for obj; errors as for Add.
 func (f *RealFIFO) Update(obj interface{}) error {
-	return f.q.Change(queue.Updated, obj)
+	return f.q.Update(obj)
 }
 
 // Delete queues a Deleted delta for obj (always: RealFIFO does not check
 // whether the object is known); errors as for Add.
 func (f *RealFIFO) Delete(obj interface{}) error {
-	return f.q.Change(queue.Deleted, obj)
+	return f.q.Delete(obj)
 }
 
 // Bookmark queues a Bookmark delta carrying resourceVersion when the queue was
 // built with AtomicEvents and EmitDeltaTypeBookmark; otherwise it does
 // nothing. It always returns nil. It implements ReflectorBookmarkStore.
 func (f *RealFIFO) Bookmark(resourceVersion string) error {
-	f.q.Bookmark(resourceVersion)
-	return nil
+	return f.q.Bookmark(resourceVersion)
 }
 
 // Resync asks for known objects to be re-delivered. With AtomicEvents it

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"k8s.io/klog/v2"
@@ -152,6 +153,28 @@ type Config[D any] struct {
 	// watch order. When nil, deltas come in watch order, and the newest
 	// watch change among them is the watermark.
 	QueueWatermark func() (rv string, listed bool)
+	// Delivery, when not nil, is where Deliver and DeliverItem hand what
+	// they applied: a shared informer's. Handler must then be
+	// Delivery.Notes.
+	Delivery *Delivery[D]
+}
+
+// Delivery is how a shared informer's Applier hands on what it applied:
+// every popped item is applied and its notifications handed to the
+// handlers in one step under Lock.
+type Delivery[D any] struct {
+	// Lock is held while a popped item is applied and its notifications
+	// handed on; whoever holds it (a handler being added, a snapshot)
+	// sees no item half done.
+	Lock sync.Locker
+	// Notes collects the notifications of the item (the Applier's
+	// Handler); To gets them once it is applied.
+	Notes *Notes
+	To    *fanout.Processor
+	// Popped, when not nil, is told with Lock held of every applied item:
+	// its deltas (nil for an item that is not a list of deltas) and how
+	// many of them reached the cache (Applied).
+	Popped func(deltas []D, applied uint64)
 }
 
 // Applier applies popped deltas to a store and tells a handler what
@@ -168,6 +191,7 @@ type Applier[D any] struct {
 	handler fanout.Handler
 	keysOf  func([]D) []string
 	queueWM func() (rv string, listed bool)
+	deliver *Delivery[D]
 
 	rejected  atomic.Int64
 	unindexed atomic.Int64
@@ -199,6 +223,7 @@ func New[D any](cfg Config[D]) *Applier[D] {
 		handler: cfg.Handler,
 		keysOf:  cfg.KeysOf,
 		queueWM: cfg.QueueWatermark,
+		deliver: cfg.Delivery,
 	}
 	a.observe = a.observeWrite
 	return a
@@ -254,6 +279,44 @@ func (a *Applier[D]) ProcessBatch(deltas []D, isInInitialList bool) error {
 	a.commit(deltas[start:], keysIn(start, len(deltas)), isInInitialList)
 	a.advanceWatermark(deltas)
 	return nil
+}
+
+// Deliver is the batch function of a shared informer's queue (Config.Delivery
+// must be set): with the Delivery's Lock held, it applies deltas
+// (ProcessBatch), tells Popped, and hands the notifications to the
+// handlers' processor.
+func (a *Applier[D]) Deliver(deltas []D, isInInitialList bool) error {
+	d := a.deliver
+	d.Lock.Lock()
+	defer d.Lock.Unlock()
+	err := a.ProcessBatch(deltas, isInInitialList)
+	a.handOn(deltas, a.Applied(deltas))
+	return err
+}
+
+// DeliverItem is Deliver for one item a queue's Pop hands out (Process);
+// an item that is not deltas is refused with Process's error, and Popped
+// is told of no delta.
+func (a *Applier[D]) DeliverItem(obj any, isInInitialList bool) error {
+	d := a.deliver
+	d.Lock.Lock()
+	defer d.Lock.Unlock()
+	err := a.Process(obj, isInInitialList)
+	deltas, _ := a.ops.Deltas(obj)
+	a.handOn(deltas, a.Applied(deltas))
+	return err
+}
+
+// handOn tells the Delivery's Popped of an applied item and hands its
+// notifications to the processor, which copies them.
+func (a *Applier[D]) handOn(deltas []D, applied uint64) {
+	d := a.deliver
+	if d.Popped != nil {
+		d.Popped(deltas, applied)
+	}
+	n := d.Notes
+	d.To.Distribute(n.notes, n.hasResync)
+	n.reset()
 }
 
 // Applied returns how many deltas a pop of deltas applied to the cache: a

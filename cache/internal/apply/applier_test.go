@@ -1,10 +1,13 @@
 package apply
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/kinformer/kinformer/cache/internal/fanout"
 	"github.com/kinformer/kinformer/cache/internal/store"
 )
 
@@ -446,4 +450,72 @@ func TestApplierCommitsToATransactorOfTheCallers(t *testing.T) {
 	assert.Equal(t, []string{"update a@1 -> a@2", "add b@4 initial=false", "delete a@2"}, rec.got)
 	assert.Equal(t, int64(1), a.Rejected())
 	assert.Equal(t, []string{"ns/b"}, m.ListKeys())
+}
+
+// testLock is a sync.Locker that knows whether it is held.
+type testLock struct {
+	mu   sync.Mutex
+	held atomic.Bool
+}
+
+func (l *testLock) Lock()   { l.mu.Lock(); l.held.Store(true) }
+func (l *testLock) Unlock() { l.held.Store(false); l.mu.Unlock() }
+
+// TestApplierDeliversUnderTheLockAndHandsTheNotesOn: Deliver and
+// DeliverItem apply a popped item with the Delivery's lock held, tell
+// Popped (under the lock) of its deltas and how many reached the cache,
+// and hand the notifications to the processor's listeners in order; an
+// item that is not deltas is refused and counts nothing.
+func TestApplierDeliversUnderTheLockAndHandsTheNotesOn(t *testing.T) {
+	a1, a2, b1 := testPod("a", "1"), testPod("a", "2"), testPod("b", "1")
+	s := newTestSetup(t, nil)
+	s.put(t, a1)
+	lock := &testLock{}
+	notes := &Notes{}
+	p := fanout.NewProcessor(fanout.Config{})
+	h := &testListenerHandler{}
+	l, err := p.NewListener(fanout.ListenerConfig{Handler: h, Name: "test", Now: time.Now()})
+	require.NoError(t, err)
+	p.Add(l)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { p.Run(ctx) })
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+
+	type pop struct {
+		deltas  []testDelta
+		applied uint64
+		held    bool
+	}
+	var pops []pop
+	s.cfg.Handler = notes
+	s.cfg.Delivery = &Delivery[testDelta]{
+		Lock:  lock,
+		Notes: notes,
+		To:    p,
+		Popped: func(deltas []testDelta, applied uint64) {
+			pops = append(pops, pop{append([]testDelta(nil), deltas...), applied, lock.held.Load()})
+		},
+	}
+	a := New(s.cfg)
+
+	batch := []testDelta{{Updated, a2}, {Added, b1}}
+	require.NoError(t, a.Deliver(batch, false))
+	require.NoError(t, a.DeliverItem([]testDelta{{Deleted, b1}}, false))
+	require.ErrorContains(t, a.DeliverItem(testSyncAll{}, false), "process expects Deltas")
+
+	assert.False(t, lock.held.Load())
+	assert.Equal(t, []pop{
+		{batch, 2, true},
+		{[]testDelta{{Deleted, b1}}, 1, true},
+		{nil, 0, true},
+	}, pops)
+	assert.Empty(t, notes.notes, "handed on and emptied")
+	assert.Equal(t, []string{"ns/a"}, s.m.ListKeys())
+	want := []string{"update a@1 -> a@2", "add b@1", "delete b@1"}
+	require.Eventually(t, func() bool { return len(h.snapshot()) >= len(want) }, 10*time.Second, time.Millisecond)
+	assert.Equal(t, want, h.snapshot())
 }

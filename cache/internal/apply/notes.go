@@ -13,8 +13,8 @@ type Detector interface {
 }
 
 // Notes collects the notifications of one popped batch for a shared
-// informer's handlers: it is the Handler of the informer's Applier, and
-// Flush hands what it collected to the informer's processor at once. Its
+// informer's handlers: it is the Handler of the informer's Applier, whose
+// Deliver hands what it collected to the informer's processor at once. Its
 // zero value is ready to use; it is used by one goroutine at a time.
 type Notes struct {
 	notes []fanout.Notification
@@ -55,11 +55,10 @@ func (b *Notes) OnDelete(obj any) {
 	b.notes = append(b.notes, fanout.Notification{Kind: fanout.Delete, OldObj: obj})
 }
 
-// Flush hands the collected notes to p (Distribute, which copies them)
-// and empties the collection, dropping its references to objects and,
-// after an unusually large batch, its backing array.
-func (b *Notes) Flush(p *fanout.Processor) {
-	p.Distribute(b.notes, b.hasResync)
+// reset empties the collection once it was handed on, dropping its
+// references to objects and, after an unusually large batch, its backing
+// array.
+func (b *Notes) reset() {
 	if cap(b.notes) > 4096 {
 		b.notes = nil
 	} else {

@@ -73,7 +73,8 @@ func TestNotesCollectAndFlushABatch(t *testing.T) {
 	// The resync note goes only to listeners due for a resync: this one
 	// has no resync period.
 	p.ShouldResync()
-	n.Flush(p)
+	a := &Applier[testDelta]{deliver: &Delivery[testDelta]{Notes: n, To: p}}
+	a.handOn(nil, 0)
 	assert.Empty(t, n.notes)
 	assert.False(t, n.hasResync)
 	want := []string{"add b@1", "update a@1 -> a@2", "delete b@1"}

@@ -125,6 +125,12 @@ func (k *Keyed[D, O]) Change(kind Kind, obj any) error {
 	return nil
 }
 
+// Add queues an Added delta for obj (Change).
+func (k *Keyed[D, O]) Add(obj any) error { return k.Change(Added, obj) }
+
+// Update queues an Updated delta for obj (Change).
+func (k *Keyed[D, O]) Update(obj any) error { return k.Change(Updated, obj) }
+
 // Delete queues a Deleted delta for obj, unless the object is unknown:
 // neither queued nor (when Known is set) present in Known; a Known lookup
 // error counts as present. It returns a key error, or the transform's error

@@ -234,17 +234,28 @@ func (r *Real[D, O]) Change(kind Kind, obj any) error {
 	return nil
 }
 
+// Add queues an Added delta for obj (Change).
+func (r *Real[D, O]) Add(obj any) error { return r.Change(Added, obj) }
+
+// Update queues an Updated delta for obj (Change).
+func (r *Real[D, O]) Update(obj any) error { return r.Change(Updated, obj) }
+
+// Delete queues a Deleted delta for obj (Change).
+func (r *Real[D, O]) Delete(obj any) error { return r.Change(Deleted, obj) }
+
 // Bookmark queues a Bookmark delta at resourceVersion when the queue was
-// configured with Atomic and Bookmarks; otherwise it does nothing.
-func (r *Real[D, O]) Bookmark(resourceVersion string) {
+// configured with Atomic and Bookmarks; otherwise it does nothing. It
+// always returns nil.
+func (r *Real[D, O]) Bookmark(resourceVersion string) error {
 	if !r.bookmarks {
-		return
+		return nil
 	}
 	var o O
 	r.lock.Lock()
 	defer r.lock.Unlock()
 	r.initLocked()
 	r.pushLocked(Bookmark, o.Bookmark(resourceVersion, false), "")
+	return nil
 }
 
 // Resync asks for known objects to be re-delivered: an atomic queue queues
