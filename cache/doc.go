@@ -70,50 +70,55 @@
 //	     │                 the resolved reflectorConfig (newController(Config,
 //	     │                 controllerInternals)); a controller built by New resolves its Config
 //	     │                 instead (Config.reflectorConfig). It runs the Reflector and the
-//	     │                 process loop
+//	     │                 processing loop
 //	     ▼
 //	 Reflector             reflector.go: the type, its options, Run and ListAndWatch; it holds
 //	     │                 its engine (internal/reflector), built from the store, the
-//	     │                 ListerWatcher and the adapters of reflector_engine.go. Every
-//	     │                 decision is one pure function, the core (internal/reflector: core.go,
-//	     │                 its transitions in step.go): from what happened (a list
-//	     │                 returned, an event arrived, a watch closed, a delay ran out) to the
-//	     │                 next state and what to do. The driver (driver.go) does it: LIST
-//	     │                 (list.go) or streaming list and WATCH over the ListerWatcher
-//	     │                 (listwatch.go), backoff (backoff.go), resync, the liveness deadline
-//	     │                 (liveness.go); the observer (observer.go) turns the core's notes
-//	     │                 into metrics, counters, log lines and watch error handler calls
-//	     │                 (reflector_observer.go). Every list reaches the queue as one
-//	     │                 sequence through the engine's Lists, a listSink here (fifo.go)
+//	     │                 ListerWatcher and the adapters of reflector_engine.go; the settings
+//	     │                 fixed for its life are one reflector.Settings, filled by the
+//	     │                 defaulting step. Every decision is one pure function, the core
+//	     │                 (internal/reflector: core.go, its transitions in step.go): from
+//	     │                 what happened (a list returned, an event arrived, a watch closed,
+//	     │                 a delay ran out) to the next state and what to do. The driver
+//	     │                 (driver.go) does it: LIST (list.go) or streaming list and WATCH
+//	     │                 over the ListerWatcher (listwatch.go), backoff (backoff.go),
+//	     │                 resync, the liveness deadline (liveness.go); the observer
+//	     │                 (observer.go) turns the core's notes into metrics, counters, log
+//	     │                 lines and watch error handler calls (reflector_observer.go). Watch
+//	     │                 events go to the store; for a RealFIFO or DeltaFIFO of this package,
+//	     │                 straight to its engine (engineStore). Every list reaches the queue
+//	     │                 as one sequence through the engine's Lists, a listSink here
+//	     │                 (fifo.go)
 //	     ▼
-//	  queue                the Deltas (deltas.go) between Reflector and processLoop, held by the
-//	     │                 queue engine (internal/queue), generic over Delta. RealFIFO, the
-//	     │                 default, in watch order, a relist one atomic ReplacedAll:
+//	  queue                the Deltas (deltas.go) between Reflector and processing loop, held
+//	     │                 by the queue engine (internal/queue), generic over Delta. RealFIFO,
+//	     │                 the default, in watch order, a relist one atomic ReplacedAll:
 //	     │                 the_real_fifo.go over queue.Real (real.go; lists and relists in
 //	     │                 real_list.go; Pop, PopBatch in real_pop.go). DeltaFIFO, which
 //	     │                 coalesces per key: delta_fifo.go over queue.Keyed (keyed.go,
 //	     │                 keyed_list.go, watermark.go). The list sinks: internal/queue/sink.go;
 //	     │                 relists page by page, for both: internal/queue/pagewise.go
 //	     ▼
-//	processLoop            controller.go pops a batch of deltas and calls the informer's
-//	     │                 handleDeltas or handleBatch (delta_apply.go), which
-//	     │                 hold the informer's blockDeltas while the batch is applied and
-//	     │                 handed on
+//	processing loop        controller.go's processLoop pops the queue engine straight into
+//	     │                 the informer's applier (informerPop, delta_apply.go); a controller
+//	     │                 built by New pops its Queue into its Process functions
 //	     ▼
 //	  apply                the informer's applier, the apply engine (internal/apply/applier.go,
-//	     │                 built in delta_apply.go, which tells it how to read a Delta), applies
-//	     │                 the batch to the Indexer in one transaction, written straight to the
-//	     │                 store engine (internal/store/transaction.go), and reports every
-//	     │                 change to the informer's Notes (internal/apply/notes.go)
+//	     │                 built in delta_apply.go, which tells it how to read a Delta). Its
+//	     │                 Deliver holds the informer's blockDeltas while it applies the batch
+//	     │                 to the Indexer in one transaction, written straight to the store
+//	     │                 engine (internal/apply/commit.go, internal/store/transaction.go),
+//	     │                 collects every change as a notification (internal/apply/notes.go)
+//	     │                 and hands them on
 //	     ▼
 //	  indexer              the Indexer: store.go over the store engine, cache/internal/store
 //	     │                 (indices, watermark, replace, transactions; thread_safe_store.go
 //	     │                 adapts it to ThreadSafeStore), key → object plus named indices.
 //	     │                 Listers read it (listers.go) and never talk to the server
 //	     ▼
-//	 processor             internal/fanout/processor.go: Notes.Flush hands the batch to the
-//	     │                 informer's fanout.Processor (built in handler_fanout.go), which
-//	     │                 hands it to every listener
+//	 processor             internal/fanout/processor.go: the applier hands each batch's
+//	     │                 notifications to the informer's fanout.Processor (built in
+//	     │                 handler_fanout.go), which hands them to every listener
 //	     ▼
 //	 listener              internal/fanout/listener.go: one per registered handler (its
 //	     │                 registration, handler_fanout.go), each with its own unbounded buffer
@@ -127,36 +132,37 @@
 // # One watch event, from the Reflector to a handler
 //
 // A MODIFIED event of a pod on an open watch, with the default RealFIFO and a handler added
-// with AddEventHandler, takes these steps, in this order. Each step names every file whose
-// code runs for the event; the hand-off goes one way, and the calls in brackets return to the
-// step that made them.
+// with AddEventHandler, crosses eight files, each entered once and in this order; every file
+// hands the event to the next. The calls in brackets are helpers that return to the file that
+// made them.
 //
-//  1. internal/reflector/driver.go, await and received: the event comes off the watch's
-//     result channel [the liveness deadline notes it, liveness.go; acceptEvent checks its
-//     object, baddata.go], then apply hands it to the Reflector's store: RealFIFO.Update
-//     (the_real_fifo.go).
-//  2. internal/queue/real.go, Change: the queue engine computes the key and queues an Updated
-//     delta [deltaOps makes the Delta and unwraps the object for its key, deltas.go].
-//  3. internal/reflector/step.go, WatchEvent: back on the driver's goroutine, the core moves
-//     the resourceVersion; the driver's eventApplied publishes it
-//     (Engine.LastSyncResourceVersion) and records the event's arrival in the informer's
-//     diagnostics [internal/diag/stats.go].
-//  4. controller.go, processLoop: RealFIFO.PopBatch (the_real_fifo.go, over
-//     internal/queue/real_pop.go) pops the batch holding the delta and hands it to the
-//     informer's handleBatch (delta_apply.go), which holds blockDeltas while it is applied and
-//     handed on.
-//  5. internal/apply/applier.go, ProcessBatch: the applier reads the delta [splitDelta,
-//     delta_apply.go] and takes the key the queue computed [PoppedKeys,
-//     internal/queue/real_pop.go]; internal/apply/commit.go writes the object to the store
-//     engine in one transaction (internal/store/transaction.go, over store.go and index.go) and
-//     reports the update to the informer's Notes (internal/apply/notes.go); back in
-//     applier.go, the cache's watermark moves [advanceResourceVersion, store.go, over
-//     internal/store/resource_version.go].
-//  6. internal/apply/notes.go, Flush: handleBatch hands the notes to Processor.Distribute
-//     (internal/fanout/processor.go).
-//  7. internal/fanout/listener.go: Enqueue buffers the notification for each listener; the
-//     listener's goroutine (run, deliver, handle) calls the handler's OnUpdate
-//     (event_handler.go).
+//  1. internal/reflector/driver.go (received, apply), on the Reflector's goroutine: the event
+//     comes off the watch's result channel [the liveness deadline notes it, liveness.go;
+//     acceptEvent checks its object, baddata.go] and goes to the Reflector's store, which for
+//     an informer is the queue engine itself: queue.Real.Update. [Then the core takes the
+//     event, step.go, and the driver publishes its resourceVersion and records its arrival,
+//     internal/diag/stats.go.]
+//  2. internal/queue/real.go (Update, Change): the queue computes the key [kind.go, with the
+//     queue's key function, MetaNamespaceKeyFunc], makes the Updated Delta [deltaOps,
+//     deltas.go] and pushes it on its ring [ring.go], waking the processing loop.
+//  3. internal/queue/real_pop.go (PopBatch), on the processing loop's goroutine (controller.go's
+//     processLoop runs the pop informerPop built): the run of deltas holding the event goes
+//     to the applier's Deliver.
+//  4. internal/apply/applier.go (Deliver, ProcessBatch): under the informer's blockDeltas, the
+//     applier reads the delta [splitDelta, delta_apply.go] and takes the key the queue
+//     computed [PoppedKeys, real_pop.go], and commits the batch.
+//  5. internal/apply/commit.go (commitOwn): the batch's writes go to the store engine in one
+//     transaction.
+//  6. internal/store/transaction.go (Transaction): the object replaces the cached one and the
+//     indices follow [store.go, index.go]; each write is reported to the commit's observer
+//     [commit.go], which collects the update [Notes.OnUpdate, internal/apply/notes.go]. Back
+//     in Deliver [applier.go], the cache's watermark moves [internal/store/resource_version.go],
+//     the informer counts the batch [Delivery.Popped, delta_apply.go] and the notifications
+//     go to the processor.
+//  7. internal/fanout/processor.go (Distribute): every listener gets the batch.
+//  8. internal/fanout/listener.go (Enqueue, then run, deliver, handle on the listener's
+//     goroutine): the notification is buffered, then the handler's OnUpdate is called
+//     (ResourceEventHandlerFuncs in event_handler.go, or the user's handler).
 //
 // # Lists and relists
 //

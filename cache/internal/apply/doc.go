@@ -62,7 +62,12 @@
 //     move it.
 //   - Applied counts the deltas a pop applied (a list its objects and the
 //     deletions it derived), for the informer's statistics.
-//   - Notes hands a batch to the processor in one Distribute call; an
+//   - Deliver and DeliverItem, a shared informer's pop functions
+//     (Config.Delivery), apply a popped item with the Delivery's lock
+//     held, tell Popped what was applied, and hand the Notes collected for
+//     it to the processor in one Distribute call before the lock is
+//     released: whoever takes the lock (a handler being added, a snapshot)
+//     sees each item either not applied or applied and handed on. An
 //     update whose old and new resourceVersions are equal is a resync
 //     note, for the handlers due for a resync only.
 //
