@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -15,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/kinformer/kinformer/cache/internal/fanout"
 	"github.com/kinformer/kinformer/cache/internal/store"
 )
 
@@ -472,18 +470,7 @@ func TestApplierDeliversUnderTheLockAndHandsTheNotesOn(t *testing.T) {
 	s.put(t, a1)
 	lock := &testLock{}
 	notes := &Notes{}
-	p := fanout.NewProcessor(fanout.Config{})
-	h := &testListenerHandler{}
-	l, err := p.NewListener(fanout.ListenerConfig{Handler: h, Name: "test", Now: time.Now()})
-	require.NoError(t, err)
-	p.Add(l)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { p.Run(ctx) })
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
+	p, h := runTestProcessor(t)
 
 	type pop struct {
 		deltas  []testDelta

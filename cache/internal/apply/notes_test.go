@@ -39,11 +39,30 @@ func (h *testListenerHandler) snapshot() []string {
 	return append([]string(nil), h.got...)
 }
 
-// TestNotesCollectAndFlushABatch: Notes collects a batch (an update
+// runTestProcessor runs a processor with one listener, whose handler it
+// returns, until the test ends.
+func runTestProcessor(t *testing.T) (*fanout.Processor, *testListenerHandler) {
+	t.Helper()
+	p := fanout.NewProcessor(fanout.Config{})
+	h := &testListenerHandler{}
+	l, err := p.NewListener(fanout.ListenerConfig{Handler: h, Name: "test", Now: time.Now()})
+	require.NoError(t, err)
+	p.Add(l)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { p.Run(ctx) })
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+	return p, h
+}
+
+// TestNotesCollectAndHandOnABatch: Notes collects a batch (an update
 // between equal resourceVersions is a resync note; the detector sees every
-// added or updated object), Flush hands it to the processor's listeners
-// and empties the collection.
-func TestNotesCollectAndFlushABatch(t *testing.T) {
+// added or updated object), the applier's handOn gives it to the
+// processor's listeners and empties the collection.
+func TestNotesCollectAndHandOnABatch(t *testing.T) {
 	det := &testDetector{}
 	n := &Notes{Detector: det}
 	a1, a2, b1 := testPod("a", "1"), testPod("a", "2"), testPod("b", "1")
@@ -58,18 +77,7 @@ func TestNotesCollectAndFlushABatch(t *testing.T) {
 	assert.True(t, n.hasResync)
 	assert.Equal(t, []any{b1, a2, a2}, det.objs)
 
-	p := fanout.NewProcessor(fanout.Config{})
-	h := &testListenerHandler{}
-	l, err := p.NewListener(fanout.ListenerConfig{Handler: h, Name: "test", Now: time.Now()})
-	require.NoError(t, err)
-	p.Add(l)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { p.Run(ctx) })
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
+	p, h := runTestProcessor(t)
 	// The resync note goes only to listeners due for a resync: this one
 	// has no resync period.
 	p.ShouldResync()
