@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	clientcache "k8s.io/client-go/tools/cache"
+
+	"github.com/kinformer/kinformer/cache/internal/store/storetest"
 )
 
 // labelValuesIndex indexes pods by every "key=value" label pair (zero or
@@ -52,64 +54,14 @@ func failingIndex(obj interface{}) ([]string, error) {
 	return []string{p.Name}, nil
 }
 
-// indexView is everything an indexer exposes about its indices, in a
-// comparable form.
-type indexView map[string]map[string][]string // index -> value -> sorted keys
+// indexView is what an indexer exposes about its indices
+// (storetest.IndexView).
+type indexView = storetest.IndexView
 
-// viewOf reads the indices of idx through its public methods.
-func viewOf(t *testing.T, idx interface {
-	ListIndexFuncValues(string) []string
-	IndexKeys(string, string) ([]string, error)
-	ByIndex(string, string) ([]interface{}, error)
-}, keyOf func(interface{}) string, names []string) indexView {
+// viewOf reads the indices names of idx (storetest.ViewOf).
+func viewOf(t *testing.T, idx storetest.Indexed, keyOf func(interface{}) string, names []string) indexView {
 	t.Helper()
-	view := indexView{}
-	for _, name := range names {
-		byValue := map[string][]string{}
-		for _, v := range idx.ListIndexFuncValues(name) {
-			keys, err := idx.IndexKeys(name, v)
-			require.NoError(t, err)
-			require.True(t, slices.IsSorted(keys), "IndexKeys sorted")
-			objs, err := idx.ByIndex(name, v)
-			require.NoError(t, err)
-			objKeys := make([]string, 0, len(objs))
-			for _, o := range objs {
-				objKeys = append(objKeys, keyOf(o))
-			}
-			sort.Strings(objKeys)
-			require.Equal(t, keys, objKeys, "ByIndex and IndexKeys agree for %s=%s", name, v)
-			require.NotEmpty(t, keys, "no empty value sets are kept (%s=%s)", name, v)
-			byValue[v] = keys
-		}
-		view[name] = byValue
-	}
-	return view
-}
-
-// expectedView computes the indices from scratch from the stored objects.
-func expectedView(t *testing.T, items map[string]interface{}, indexers map[string]IndexFunc) indexView {
-	t.Helper()
-	view := indexView{}
-	for name, fn := range indexers {
-		byValue := map[string][]string{}
-		for key, obj := range items {
-			vals, err := fn(obj)
-			if err != nil {
-				// Stored outside the index that failed on it.
-				continue
-			}
-			for _, v := range vals {
-				if !slices.Contains(byValue[v], key) {
-					byValue[v] = append(byValue[v], key)
-				}
-			}
-		}
-		for _, keys := range byValue {
-			sort.Strings(keys)
-		}
-		view[name] = byValue
-	}
-	return view
+	return storetest.ViewOf(t, idx, keyOf, names)
 }
 
 func mustKey(obj interface{}) string {
@@ -142,12 +94,7 @@ func storeContents(t *testing.T, s Store) map[string]interface{} {
 // from scratch from its contents.
 func checkIndexer(t *testing.T, idx Indexer, indexers Indexers) {
 	t.Helper()
-	items := storeContents(t, idx)
-	names := make([]string, 0, len(indexers))
-	for n := range indexers {
-		names = append(names, n)
-	}
-	require.Equal(t, expectedView(t, items, indexers), viewOf(t, idx, mustKey, names))
+	storetest.CheckIndices(t, idx, mustKey, storeContents(t, idx), indexers)
 }
 
 func testIndexers() Indexers {

@@ -3,13 +3,14 @@ package store
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kinformer/kinformer/cache/internal/store/storetest"
 )
 
 // testPod returns a pod with the given namespace, name, resource version
@@ -114,60 +115,13 @@ func testIndexers() map[string]IndexFunc {
 	}
 }
 
-// indexView is everything a Map exposes about its indices, in a comparable
-// form: index -> value -> sorted keys.
-type indexView map[string]map[string][]string
+// indexView is what a Map exposes about its indices (storetest.IndexView).
+type indexView = storetest.IndexView
 
-// viewOf reads the indices of m through its methods, checking that they
-// agree with one another.
+// viewOf reads the indices names of m (storetest.ViewOf).
 func viewOf(t *testing.T, m *Map, names []string) indexView {
 	t.Helper()
-	view := indexView{}
-	for _, name := range names {
-		byValue := map[string][]string{}
-		for _, v := range m.ListIndexFuncValues(name) {
-			keys, err := m.IndexKeys(name, v)
-			require.NoError(t, err)
-			require.True(t, slices.IsSorted(keys), "IndexKeys sorted")
-			objs, err := m.ByIndex(name, v)
-			require.NoError(t, err)
-			objKeys := make([]string, 0, len(objs))
-			for _, o := range objs {
-				objKeys = append(objKeys, testKey(o))
-			}
-			sort.Strings(objKeys)
-			require.Equal(t, keys, objKeys, "ByIndex and IndexKeys agree for %s=%s", name, v)
-			require.NotEmpty(t, keys, "no empty value sets are kept (%s=%s)", name, v)
-			byValue[v] = keys
-		}
-		view[name] = byValue
-	}
-	return view
-}
-
-// expectedView computes the indices from scratch from the stored objects.
-func expectedView(items map[string]any, indexers map[string]IndexFunc) indexView {
-	view := indexView{}
-	for name, fn := range indexers {
-		byValue := map[string][]string{}
-		for key, obj := range items {
-			vals, err := fn(obj)
-			if err != nil {
-				// Stored outside the index that failed on it.
-				continue
-			}
-			for _, v := range vals {
-				if !slices.Contains(byValue[v], key) {
-					byValue[v] = append(byValue[v], key)
-				}
-			}
-		}
-		for _, keys := range byValue {
-			sort.Strings(keys)
-		}
-		view[name] = byValue
-	}
-	return view
+	return storetest.ViewOf(t, m, testKey, names)
 }
 
 // contents returns the key -> object map of m via List, ListKeys and Get.
@@ -192,10 +146,5 @@ func contents(t *testing.T, m *Map) map[string]any {
 // from scratch from its contents.
 func checkIndices(t *testing.T, m *Map, indexers map[string]IndexFunc) {
 	t.Helper()
-	items := contents(t, m)
-	names := make([]string, 0, len(indexers))
-	for n := range indexers {
-		names = append(names, n)
-	}
-	require.Equal(t, expectedView(items, indexers), viewOf(t, m, names))
+	storetest.CheckIndices(t, m, testKey, contents(t, m), indexers)
 }
