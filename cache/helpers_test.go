@@ -644,3 +644,11 @@ func requireEventually(t *testing.T, cond func() bool, msg string, args ...inter
 func (r *Reflector) watchTimeoutSeconds() *int64 {
 	return r.engine.WatchTimeoutSeconds()
 }
+
+// openedWatch waits until api has handed out its i-th watch (from 0) and
+// returns it.
+func openedWatch(t *testing.T, api *fakeapi.API, i int) *fakeapi.Watch {
+	t.Helper()
+	requireEventually(t, func() bool { return api.NthWatch(i) != nil }, "watch %d not opened", i)
+	return api.NthWatch(i)
+}
