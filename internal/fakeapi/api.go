@@ -44,7 +44,8 @@ type API struct {
 
 	onList     func(metav1.ListOptions)
 	onWatch    func(metav1.ListOptions)
-	beforeList func(context.Context, metav1.ListOptions) error
+	beforeList  func(context.Context, metav1.ListOptions) error
+	beforeWatch func(context.Context, metav1.ListOptions) error
 }
 
 // New returns an API with an empty script.
@@ -80,6 +81,14 @@ func (a *API) OnList(f func(metav1.ListOptions)) *API {
 func (a *API) BeforeList(f func(ctx context.Context, options metav1.ListOptions) error) *API {
 	a.mu.Lock()
 	a.beforeList = f
+	a.mu.Unlock()
+	return a
+}
+
+// BeforeWatch is BeforeList for Watch calls: a refused call hands out no watch.
+func (a *API) BeforeWatch(f func(ctx context.Context, options metav1.ListOptions) error) *API {
+	a.mu.Lock()
+	a.beforeWatch = f
 	a.mu.Unlock()
 	return a
 }
@@ -154,17 +163,25 @@ func (a *API) ListWithContext(ctx context.Context, options metav1.ListOptions) (
 	return answer.Object, answer.Err
 }
 
-// WatchWithContext is Watch; the context is not used (the code under test stops a watch with
-// its Stop method).
-func (a *API) WatchWithContext(_ context.Context, options metav1.ListOptions) (watch.Interface, error) {
+// WatchWithContext is Watch; the context is passed to the BeforeWatch function (the code under
+// test stops a watch it got with its Stop method).
+func (a *API) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
 	a.mu.Lock()
-	hook := a.onWatch
+	hook, before := a.onWatch, a.beforeWatch
 	a.mu.Unlock()
 	if hook != nil {
 		hook(options)
 	}
+	var refused error
+	if before != nil {
+		refused = before(ctx, options)
+	}
 	a.mu.Lock()
 	a.watchOpts = append(a.watchOpts, options)
+	if refused != nil {
+		a.mu.Unlock()
+		return nil, refused
+	}
 	if len(a.watches) == 0 {
 		w := NewWatch(nil, true)
 		a.handedOut = append(a.handedOut, w)

@@ -11,9 +11,9 @@
 // answer: List fails with ErrScriptExhausted, Watch returns an open watch with no events, so the
 // code under test waits instead of spinning.
 //
-// A BeforeList function sees each List call, with its context, as it is made: it can hold the
-// call (a Gate holds calls until the test releases them, one at a time or all at once) or
-// answer it with an error instead of its scripted answer.
+// A BeforeList (BeforeWatch) function sees each List (Watch) call, with its context, as it is
+// made: it can hold the call (a Gate holds calls until the test releases them, one at a time
+// or all at once) or answer it with an error instead of its scripted answer.
 //
 // Watches stay reachable after they were handed out (Watches, Watch.Send, Watch.Close), so a
 // test can deliver events at the moment it chooses and can check that the code under test

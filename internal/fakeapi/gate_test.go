@@ -219,3 +219,45 @@ func TestPendingCountsEventsTheConsumerHasNotTaken(t *testing.T) {
 	assert.Zero(t, w.Pending(), "both taken")
 	w.Stop()
 }
+
+func TestBeforeWatchHoldsOrRefusesAWatchCall(t *testing.T) {
+	g := NewGate()
+	a := New().WatchAnswers(WatchAnswer{Hold: true}).BeforeWatch(func(ctx context.Context, _ metav1.ListOptions) error { return g.Pass(ctx) })
+	type watchResult struct {
+		w   watch.Interface
+		err error
+	}
+	call := func(ctx context.Context) <-chan watchResult {
+		out := make(chan watchResult, 1)
+		go func() {
+			w, err := a.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: "1"})
+			out <- watchResult{w, err}
+		}()
+		return out
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	first := call(ctx)
+	arrived(t, g)
+	cancel()
+	select {
+	case r := <-first:
+		assert.ErrorIs(t, r.err, context.Canceled)
+		assert.Nil(t, r.w)
+	case <-timeAfterWait():
+		t.Fatal("the held watch call did not return when its context ended")
+	}
+	assert.Nil(t, a.NthWatch(0), "a refused call hands out no watch")
+
+	second := call(context.Background())
+	arrived(t, g)
+	g.Release(nil)
+	select {
+	case r := <-second:
+		require.NoError(t, r.err)
+		assert.Same(t, a.NthWatch(0), r.w, "a released call takes its scripted answer")
+		r.w.Stop()
+	case <-timeAfterWait():
+		t.Fatal("the released watch call did not return")
+	}
+	assert.Len(t, a.WatchOptions(), 2, "refused calls are recorded too")
+}
