@@ -42,8 +42,8 @@ type API struct {
 	exhausted     chan struct{}
 	exhaustedOnce sync.Once
 
-	onList     func(metav1.ListOptions)
-	onWatch    func(metav1.ListOptions)
+	onList      func(metav1.ListOptions)
+	onWatch     func(metav1.ListOptions)
 	beforeList  func(context.Context, metav1.ListOptions) error
 	beforeWatch func(context.Context, metav1.ListOptions) error
 }
