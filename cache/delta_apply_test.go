@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
 // TestInformerQueueHandsListKeysToTheApplier: the RealFIFO an informer
@@ -69,12 +71,12 @@ func TestInformerAppliesAListWhoseObjectAUserIndexFunctionFailsOn(t *testing.T) 
 	}
 	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newUnpagedServer()
-			srv.create("a")   // 1
-			srv.create("bad") // 2
-			srv.create("b")   // 3
-			t.Cleanup(srv.stopWatches)
-			informer := NewSharedIndexInformerWithOptions(srv.lw(), &v1.Pod{}, SharedIndexInformerOptions{
+			srv := fakeapi.NewServer(false)
+			srv.Create("a")   // 1
+			srv.Create("bad") // 2
+			srv.Create("b")   // 3
+			t.Cleanup(srv.StopWatches)
+			informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, SharedIndexInformerOptions{
 				Indexers:     Indexers{NamespaceIndex: MetaNamespaceIndexFunc, "name": failsOnBad},
 				UseDeltaFIFO: q.useDeltaFIFO,
 			}).(*sharedIndexInformer)
@@ -100,8 +102,8 @@ func TestInformerAppliesAListWhoseObjectAUserIndexFunctionFailsOn(t *testing.T) 
 			assert.Equal(t, int64(1), informer.applier.Unindexed())
 
 			// A relist that finds a gone: the relist is applied, bad kept.
-			srv.removeSilently("a") // 4
-			srv.expire()
+			srv.DeleteMissed("a") // 4
+			srv.Expire()
 			require.Eventually(t, func() bool {
 				return assert.ObjectsAreEqual([]string{"ns/b@3", "ns/bad@2"}, describedStore(informer.GetStore()))
 			}, waitTimeout, time.Millisecond, "the relist is applied")
@@ -111,7 +113,7 @@ func TestInformerAppliesAListWhoseObjectAUserIndexFunctionFailsOn(t *testing.T) 
 			assert.Equal(t, int64(2), informer.applier.Unindexed())
 
 			// A watch event for the bad object stores it too.
-			srv.update("bad") // 5
+			srv.Update("bad") // 5
 			require.Eventually(t, func() bool {
 				return assert.ObjectsAreEqual([]string{"ns/b@3", "ns/bad@5"}, describedStore(informer.GetStore()))
 			}, waitTimeout, time.Millisecond, "the update is applied")

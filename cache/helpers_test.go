@@ -140,36 +140,6 @@ func describedStore(s interface{ List() []interface{} }) []string {
 	return out
 }
 
-// unpagedServer is a fakeapi.Server whose list ignores the page size asked
-// for, so that pagewise_relist_test.go's pagedLW can cut the pages itself,
-// with short method names for the page-by-page relist scripts; other tests
-// use *fakeapi.Server directly.
-type unpagedServer struct{ *fakeapi.Server }
-
-func newUnpagedServer() *unpagedServer { return &unpagedServer{fakeapi.NewServer(false)} }
-
-func (s *unpagedServer) create(name string)         { s.Create(name) }
-func (s *unpagedServer) update(name string)         { s.Update(name) }
-func (s *unpagedServer) createSilently(name string) { s.CreateMissed(name) }
-func (s *unpagedServer) updateSilently(name string) { s.UpdateMissed(name) }
-func (s *unpagedServer) removeSilently(name string) { s.DeleteMissed(name) }
-func (s *unpagedServer) expire()                    { s.Expire() }
-func (s *unpagedServer) stopWatches()               { s.StopWatches() }
-
-// list answers an unpaged LIST whatever the options ask for: the caller
-// (pagedLW) cuts the pages.
-func (s *unpagedServer) list(options metav1.ListOptions) (runtime.Object, error) {
-	options.Limit, options.Continue = 0, ""
-	return s.List(options)
-}
-
-func (s *unpagedServer) watch(options metav1.ListOptions) (watch.Interface, error) {
-	return s.Watch(options)
-}
-
-// lw returns the server as the ListerWatcher of an informer.
-func (s *unpagedServer) lw() ListerWatcher { return s.Server }
-
 // requestCounts returns how many LIST requests (first pages) and WATCH
 // requests srv was asked, failed ones included.
 func requestCounts(srv *fakeapi.Server) (lists, watches int) {
@@ -643,4 +613,12 @@ func requireEventually(t *testing.T, cond func() bool, msg string, args ...inter
 // Reflector's watches do.
 func (r *Reflector) watchTimeoutSeconds() *int64 {
 	return r.engine.WatchTimeoutSeconds()
+}
+
+// openedWatch waits until api has handed out its i-th watch (from 0) and
+// returns it.
+func openedWatch(t *testing.T, api *fakeapi.API, i int) *fakeapi.Watch {
+	t.Helper()
+	requireEventually(t, func() bool { return api.NthWatch(i) != nil }, "watch %d not opened", i)
+	return api.NthWatch(i)
 }

@@ -11,11 +11,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/kinformer/kinformer/internal/fakeapi"
 	"github.com/kinformer/kinformer/listadmission"
 )
 
@@ -34,70 +34,39 @@ func admissionUntil(t *testing.T, a *listadmission.Admission, what string, cond 
 	}
 }
 
-// gatedLW is a scripted ListerWatcher for the list admission tests: every
-// request is recorded; LIST pages and streaming lists wait for the test to
-// let them go; plain watches stay open, silent, until stopped.
-type gatedLW struct {
-	name string
-	// pages are the LIST answers, in order; a LIST waits for a value on
-	// release before it answers (the zero value: the next page; an error:
-	// that error instead).
-	pages   []runtime.Object
-	release chan error
-	// stream, when not nil, is the watcher a streaming list request gets.
-	stream *watch.FakeWatcher
-
-	mu       sync.Mutex
-	requests []string
-	next     int
-	called   chan string
+// gatedAPI is the scripted server of the list admission tests: it sends
+// every request it gets, named ("<name> list", "<name> list continue",
+// "<name> watch" or "<name> stream"), to requests; each LIST waits until
+// the test releases it through gate (with an error: that error is the
+// answer instead of the next page) and then answers the next page; its
+// watches and streams stay open, silent until the test sends on them.
+type gatedAPI struct {
+	*fakeapi.API
+	gate *fakeapi.Gate
 }
 
-func newGatedLW(name string, requests chan string, pages ...runtime.Object) *gatedLW {
-	return &gatedLW{name: name, pages: pages, release: make(chan error), called: requests}
-}
-
-func (l *gatedLW) record(what string) {
-	l.mu.Lock()
-	l.requests = append(l.requests, what)
-	l.mu.Unlock()
-	l.called <- l.name + " " + what
-}
-
-func (l *gatedLW) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
-	l.record("list" + map[bool]string{true: " continue", false: ""}[options.Continue != ""])
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case err := <-l.release:
-		if err != nil {
-			return nil, err
+func newGatedAPI(name string, requests chan string, pages ...runtime.Object) *gatedAPI {
+	gate := fakeapi.NewGate()
+	api := fakeapi.New().WatchAnswers(fakeapi.WatchAnswer{Hold: true})
+	for _, page := range pages {
+		api.ListAnswers(fakeapi.ListAnswer{Object: page})
+	}
+	api.BeforeList(func(ctx context.Context, options metav1.ListOptions) error {
+		if options.Continue != "" {
+			requests <- name + " list continue"
+		} else {
+			requests <- name + " list"
 		}
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	page := l.pages[l.next]
-	if l.next < len(l.pages)-1 {
-		l.next++
-	}
-	return page, nil
-}
-
-func (l *gatedLW) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-	if options.SendInitialEvents != nil && *options.SendInitialEvents {
-		l.record("stream")
-		return l.stream, nil
-	}
-	l.record("watch")
-	return watch.NewFake(), nil
-}
-
-func (l *gatedLW) List(options metav1.ListOptions) (runtime.Object, error) {
-	return l.ListWithContext(context.Background(), options)
-}
-
-func (l *gatedLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
-	return l.WatchWithContext(context.Background(), options)
+		return gate.Pass(ctx)
+	})
+	api.OnWatch(func(options metav1.ListOptions) {
+		if options.SendInitialEvents != nil && *options.SendInitialEvents {
+			requests <- name + " stream"
+		} else {
+			requests <- name + " watch"
+		}
+	})
+	return &gatedAPI{API: api, gate: gate}
 }
 
 // admissionPodList is a page of a pod LIST at rv, continued by cont.
@@ -131,7 +100,7 @@ func (r *admissionInformers) stop() {
 	r.wg.Wait()
 }
 
-// expectRequest waits for the next request any gatedLW records.
+// expectRequest waits for the next request any gatedAPI records.
 func expectRequest(t *testing.T, requests chan string, want string) {
 	t.Helper()
 	select {
@@ -172,8 +141,8 @@ func TestInformerHoldsListSlotUntilLastPage(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
 	a := listadmission.New(listadmission.Options{MaxConcurrent: 1})
 	requests := make(chan string, 16)
-	first := newGatedLW("first", requests, admissionPodList("10", "c1", "p1"), admissionPodList("10", "", "p2"))
-	second := newGatedLW("second", requests, admissionPodList("20", "", "q1"))
+	first := newGatedAPI("first", requests, admissionPodList("10", "c1", "p1"), admissionPodList("10", "", "p2"))
+	second := newGatedAPI("second", requests, admissionPodList("20", "", "q1"))
 	r := &admissionInformers{t: t}
 	defer r.stop()
 
@@ -181,20 +150,20 @@ func TestInformerHoldsListSlotUntilLastPage(t *testing.T) {
 	expectRequest(t, requests, "first list")
 	i2, _ := r.run(second, a, 0)
 	admissionUntil(t, a, "the second informer to wait", func(s listadmission.Stats) bool { return s.Waiting == 1 })
-	first.release <- nil
+	first.gate.Release(nil)
 	expectRequest(t, requests, "first list continue")
 	expectNoRequest(t, requests)
 	if s := a.Stats(); s.InFlight != 1 || s.Waiting != 1 {
 		t.Fatalf("between two pages: %+v, want the first list in flight and the second waiting", s)
 	}
-	first.release <- nil
+	first.gate.Release(nil)
 	// The last page arrived: the slot goes to the second informer while
 	// the first goes on to watch.
 	got := []string{<-requests, <-requests}
 	if !(got[0] == "first watch" && got[1] == "second list" || got[0] == "second list" && got[1] == "first watch") {
 		t.Fatalf("requests %q after the first list's last page, want the first's watch and the second's list", got)
 	}
-	second.release <- nil
+	second.gate.Release(nil)
 	expectRequest(t, requests, "second watch")
 	waitSynced(t, i1, i2)
 	if s := a.Stats(); s.InFlight != 0 || s.Waiting != 0 || s.Admitted != 2 || s.PeakInFlight != 1 {
@@ -208,10 +177,8 @@ func TestInformerHoldsStreamSlotUntilEndBookmark(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
 	a := listadmission.New(listadmission.Options{MaxConcurrent: 1})
 	requests := make(chan string, 16)
-	first := newGatedLW("first", requests)
-	first.stream = watch.NewFakeWithChanSize(8, false)
-	second := newGatedLW("second", requests)
-	second.stream = watch.NewFakeWithChanSize(8, false)
+	first := newGatedAPI("first", requests)
+	second := newGatedAPI("second", requests)
 	r := &admissionInformers{t: t}
 	defer r.stop()
 
@@ -219,18 +186,15 @@ func TestInformerHoldsStreamSlotUntilEndBookmark(t *testing.T) {
 	expectRequest(t, requests, "first stream")
 	i2, _ := r.run(second, a, 0)
 	admissionUntil(t, a, "the second informer to wait", func(s listadmission.Stats) bool { return s.Waiting == 1 })
-	first.stream.Add(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p1", ResourceVersion: "5"}})
+	firstStream := openedWatch(t, first.API, 0)
+	firstStream.Send(fakeapi.Added(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p1", ResourceVersion: "5"}}))
 	expectNoRequest(t, requests)
 	if s := a.Stats(); s.InFlight != 1 || s.Waiting != 1 {
 		t.Fatalf("during the first stream: %+v", s)
 	}
-	first.stream.Action(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{
-		ResourceVersion: "6", Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"},
-	}})
+	firstStream.Send(endOfInitialEvents("6"))
 	expectRequest(t, requests, "second stream")
-	second.stream.Action(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{
-		ResourceVersion: "7", Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"},
-	}})
+	openedWatch(t, second.API, 0).Send(endOfInitialEvents("7"))
 	waitSynced(t, i1, i2)
 	admissionUntil(t, a, "both slots back", func(s listadmission.Stats) bool { return s.InFlight == 0 })
 	if s := a.Stats(); s.Waiting != 0 || s.Admitted != 2 || s.PeakInFlight != 1 {
@@ -246,9 +210,9 @@ func TestStoppedInformerReleasesSlotAndPlace(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
 	a := listadmission.New(listadmission.Options{MaxConcurrent: 1})
 	requests := make(chan string, 16)
-	stuck := newGatedLW("stuck", requests, admissionPodList("1", ""))
-	gone := newGatedLW("gone", requests, admissionPodList("1", ""))
-	last := newGatedLW("last", requests, admissionPodList("3", "", "z"))
+	stuck := newGatedAPI("stuck", requests, admissionPodList("1", ""))
+	gone := newGatedAPI("gone", requests, admissionPodList("1", ""))
+	last := newGatedAPI("last", requests, admissionPodList("3", "", "z"))
 	r := &admissionInformers{t: t}
 	defer r.stop()
 
@@ -264,7 +228,7 @@ func TestStoppedInformerReleasesSlotAndPlace(t *testing.T) {
 	expectNoRequest(t, requests)
 	stopStuck()
 	expectRequest(t, requests, "last list")
-	last.release <- nil
+	last.gate.Release(nil)
 	expectRequest(t, requests, "last watch")
 	waitSynced(t, i3)
 	if s := a.Stats(); s.InFlight != 0 || s.Waiting != 0 || s.Admitted != 2 {
@@ -280,13 +244,13 @@ func TestInformerAdmissionFollowsPriority(t *testing.T) {
 	requests := make(chan string, 16)
 	r := &admissionInformers{t: t}
 	defer r.stop()
-	lws := map[string]*gatedLW{}
+	lws := map[string]*gatedAPI{}
 	var all []SharedIndexInformer
 	for i, w := range []struct {
 		name     string
 		priority int
 	}{{"holder", 0}, {"low", -1}, {"plain", 0}, {"high", 7}} {
-		lw := newGatedLW(w.name, requests, admissionPodList(fmt.Sprint(i+1), "", w.name+"-pod"))
+		lw := newGatedAPI(w.name, requests, admissionPodList(fmt.Sprint(i+1), "", w.name+"-pod"))
 		lws[w.name] = lw
 		informer, _ := r.run(lw, a, w.priority)
 		all = append(all, informer)
@@ -298,13 +262,13 @@ func TestInformerAdmissionFollowsPriority(t *testing.T) {
 	}
 	for _, next := range []string{"high", "plain", "low"} {
 		prev := map[string]string{"high": "holder", "plain": "high", "low": "plain"}[next]
-		lws[prev].release <- nil
+		lws[prev].gate.Release(nil)
 		got := []string{<-requests, <-requests}
 		if !(got[0] == prev+" watch" && got[1] == next+" list" || got[1] == prev+" watch" && got[0] == next+" list") {
 			t.Fatalf("after %s listed: %q, want %q and %q", prev, got, prev+" watch", next+" list")
 		}
 	}
-	lws["low"].release <- nil
+	lws["low"].gate.Release(nil)
 	expectRequest(t, requests, "low watch")
 	waitSynced(t, all...)
 }
@@ -316,12 +280,12 @@ func TestInformer429SlowsTheGroup(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
 	a := listadmission.New(listadmission.Options{MaxConcurrent: 2, Jitter: -1})
 	requests := make(chan string, 16)
-	throttled := newGatedLW("throttled", requests, admissionPodList("1", "", "p"))
+	throttled := newGatedAPI("throttled", requests, admissionPodList("1", "", "p"))
 	r := &admissionInformers{t: t}
 	defer r.stop()
 	informer, _ := r.run(throttled, a, 0)
 	expectRequest(t, requests, "throttled list")
-	throttled.release <- apierrors.NewTooManyRequests("slow down", 1)
+	throttled.gate.Release(apierrors.NewTooManyRequests("slow down", 1))
 	admissionUntil(t, a, "the 429 to be reported", func(s listadmission.Stats) bool { return s.Throttled == 1 })
 	if s := a.Stats(); s.CurrentLimit != 1 || !s.PausedUntil.IsZero() {
 		t.Fatalf("after a 429: %+v, want the limit halved and no pause", s)
@@ -330,14 +294,14 @@ func TestInformer429SlowsTheGroup(t *testing.T) {
 	// at one list at a time, the group pauses.
 	expectRequest(t, requests, "throttled list")
 	start := time.Now()
-	throttled.release <- apierrors.NewTooManyRequests("slow down", 1)
+	throttled.gate.Release(apierrors.NewTooManyRequests("slow down", 1))
 	admissionUntil(t, a, "the second 429 to be reported", func(s listadmission.Stats) bool { return s.Throttled == 2 })
 	if s := a.Stats(); s.CurrentLimit != 1 || s.PausedUntil.Before(start.Add(time.Second)) {
 		t.Fatalf("after a 429 with Retry-After 1 at one list at a time: %+v, want a pause of a second", s)
 	}
 	// The informer retries after its backoff and the pause, and syncs.
 	expectRequest(t, requests, "throttled list")
-	throttled.release <- nil
+	throttled.gate.Release(nil)
 	expectRequest(t, requests, "throttled watch")
 	waitSynced(t, informer)
 	if s := a.Stats(); s.CurrentLimit != 2 {

@@ -3,8 +3,9 @@ package cache
 import (
 	"context"
 	"errors"
-	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,98 +14,40 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
-// pagedLW serves an unpagedServer's pods in pages of pageSize (whatever limit
-// the client asks for, as a server may), from a snapshot taken at the first
-// page, with continue tokens "<snapshot>:<offset>". before, when set, is
-// called before every LIST request with its number (from 1) and options; an
-// error it returns is the request's answer.
-type pagedLW struct {
-	srv      *unpagedServer
-	pageSize int
-	// alwaysPage pages unpaged requests too (a ListWatch that sets a limit
-	// itself).
-	alwaysPage bool
-
-	mu        sync.Mutex
-	requests  int
-	snapshots []*v1.PodList
-	before    func(n int, options metav1.ListOptions) error
+// pagedServer returns an empty server that answers LISTs in pages of two,
+// whatever limit the client asks for (as a server may), and, with
+// unpagedToo, unpaged requests too (as a ListWatch that sets a limit
+// itself).
+func pagedServer(unpagedToo bool) *fakeapi.Server {
+	srv := fakeapi.NewServer(false)
+	srv.PageSize(2, unpagedToo)
+	return srv
 }
 
-func (l *pagedLW) IsWatchListSemanticsUnSupported() bool { return true }
-
-func (l *pagedLW) List(options metav1.ListOptions) (runtime.Object, error) {
-	l.mu.Lock()
-	l.requests++
-	n, before := l.requests, l.before
-	l.mu.Unlock()
-	if before != nil {
-		if err := before(n, options); err != nil {
-			return nil, err
+// listRequests returns how many LIST requests (pages) srv answered or
+// refused.
+func listRequests(srv *fakeapi.Server) int {
+	n := 0
+	for _, r := range srv.Requests() {
+		if strings.HasPrefix(r, "list") {
+			n++
 		}
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var snap, offset int
-	if options.Continue == "" {
-		obj, err := l.srv.list(options)
-		if err != nil {
-			return nil, err
-		}
-		l.snapshots = append(l.snapshots, obj.(*v1.PodList))
-		snap = len(l.snapshots) - 1
-	} else {
-		var err error
-		if _, err = parsePageToken(options.Continue, &snap, &offset); err != nil || snap >= len(l.snapshots) {
-			return nil, apierrors.NewBadRequest("bad continue token " + options.Continue)
-		}
-	}
-	full := l.snapshots[snap]
-	page := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: full.ResourceVersion}}
-	end := len(full.Items)
-	if options.Limit != 0 || options.Continue != "" || l.alwaysPage {
-		end = min(offset+l.pageSize, len(full.Items))
-		if end < len(full.Items) {
-			page.Continue = strconv.Itoa(snap) + ":" + strconv.Itoa(end)
-		}
-	}
-	page.Items = append(page.Items, full.Items[offset:end]...)
-	return page, nil
-}
-
-// parsePageToken parses "<snap>:<offset>".
-func parsePageToken(token string, snap, offset *int) (int, error) {
-	for i := 0; i < len(token); i++ {
-		if token[i] != ':' {
-			continue
-		}
-		s, err1 := strconv.Atoi(token[:i])
-		o, err2 := strconv.Atoi(token[i+1:])
-		if err := errors.Join(err1, err2); err != nil {
-			return 0, err
-		}
-		*snap, *offset = s, o
-		return 2, nil
-	}
-	return 0, errors.New("no colon")
-}
-
-func (l *pagedLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
-	return l.srv.watch(options)
+	return n
 }
 
 // pageByPageInformer starts an informer (with the given queue) that applies
-// relists page by page over lw, with a recording handler, and waits until
+// relists page by page over srv, with a recording handler, and waits until
 // it has synced.
-func pageByPageInformer(t *testing.T, srv *unpagedServer, lw ListerWatcher, useDeltaFIFO bool) (*sharedIndexInformer, *eventRecorder) {
+func pageByPageInformer(t *testing.T, srv *fakeapi.Server, useDeltaFIFO bool) (*sharedIndexInformer, *eventRecorder) {
 	t.Helper()
-	t.Cleanup(srv.stopWatches)
-	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{
+	t.Cleanup(srv.StopWatches)
+	informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, SharedIndexInformerOptions{
 		Indexers:         Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
 		UseDeltaFIFO:     useDeltaFIFO,
 		RelistPageByPage: true,
@@ -120,11 +63,11 @@ func pageByPageInformer(t *testing.T, srv *unpagedServer, lw ListerWatcher, useD
 // relistSilentChanges changes the server without watch events, so that only a
 // relist sees it: b (page 1) and e (page 3) vanish, c (page 2) changes, f is
 // new. After the change the list is a, c | d, f in pages of two.
-func relistSilentChanges(srv *unpagedServer) {
-	srv.removeSilently("b") // rv 6
-	srv.updateSilently("c") // rv 7
-	srv.removeSilently("e") // rv 8
-	srv.createSilently("f") // rv 9
+func relistSilentChanges(srv *fakeapi.Server) {
+	srv.DeleteMissed("b") // rv 6
+	srv.UpdateMissed("c") // rv 7
+	srv.DeleteMissed("e") // rv 8
+	srv.CreateMissed("f") // rv 9
 }
 
 // relistInitialAdds are the events of the initial list of a..e.
@@ -136,9 +79,9 @@ var relistInitialAdds = []string{
 	"add ns/e@5 initial=true",
 }
 
-func createAtoE(srv *unpagedServer) {
+func createAtoE(srv *fakeapi.Server) {
 	for _, name := range []string{"a", "b", "c", "d", "e"} {
-		srv.create(name)
+		srv.Create(name)
 	}
 }
 
@@ -149,14 +92,13 @@ func createAtoE(srv *unpagedServer) {
 func TestRelistPageByPageEvents(t *testing.T) {
 	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newUnpagedServer()
+			srv := pagedServer(false)
 			createAtoE(srv)
-			lw := &pagedLW{srv: srv, pageSize: 2}
-			informer, rec := pageByPageInformer(t, srv, lw, q.useDeltaFIFO)
+			informer, rec := pageByPageInformer(t, srv, q.useDeltaFIFO)
 			assert.Equal(t, relistInitialAdds, rec.get())
 
 			relistSilentChanges(srv)
-			srv.expire()
+			srv.Expire()
 			got := rec.waitN(t, 11)
 			assert.Equal(t, []string{
 				"update ns/a@1 -> ns/a@1",
@@ -175,7 +117,7 @@ func TestRelistPageByPageEvents(t *testing.T) {
 			// cache, with either queue.
 			require.Eventually(t, func() bool { return informer.GetIndexer().LastStoreSyncResourceVersion() == "9" }, waitTimeout, time.Millisecond)
 			// Initial list and relist: 3 + 2 pages.
-			assert.Equal(t, 5, pagedLists(lw))
+			assert.Equal(t, 5, listRequests(srv))
 		})
 	}
 }
@@ -186,25 +128,15 @@ func TestRelistPageByPageEvents(t *testing.T) {
 // serve from etcd and which the next watch would reject with 410 again (the
 // soak test caught an informer stuck that way).
 func TestRelistPageByPageAsksNotOlderThan(t *testing.T) {
-	srv := newUnpagedServer()
+	srv := pagedServer(false)
 	createAtoE(srv)
-	var mu sync.Mutex
-	var options []metav1.ListOptions
-	lw := &pagedLW{srv: srv, pageSize: 2, before: func(_ int, o metav1.ListOptions) error {
-		mu.Lock()
-		defer mu.Unlock()
-		options = append(options, o)
-		return nil
-	}}
-	informer, rec := pageByPageInformer(t, srv, lw, false)
+	informer, rec := pageByPageInformer(t, srv, false)
 	// Expire only an open watch: one opened after it would resume from the
 	// current version and never relist.
 	waitForNextWatch(t, srv)
-	srv.expire()
+	srv.Expire()
 	rec.waitN(t, 10)
-	require.Eventually(t, func() bool { return pagedLists(lw) == 6 }, waitTimeout, time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
+	require.Eventually(t, func() bool { return listRequests(srv) == 6 }, waitTimeout, time.Millisecond)
 	assert.Equal(t, []metav1.ListOptions{
 		{ResourceVersion: "0", Limit: 500},
 		{Continue: "0:2", Limit: 500},
@@ -212,15 +144,8 @@ func TestRelistPageByPageAsksNotOlderThan(t *testing.T) {
 		{ResourceVersion: "5", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, Limit: 500},
 		{Continue: "1:2", Limit: 500},
 		{Continue: "1:4", Limit: 500},
-	}, options)
+	}, srv.ListOptions())
 	assert.Equal(t, "5", informer.LastSyncResourceVersion())
-}
-
-// pagedLists returns how many LIST requests lw answered or refused.
-func pagedLists(lw *pagedLW) int {
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	return lw.requests
 }
 
 // TestRelistPageByPageFirstListIsAppliedWhole: the first list, with nothing cached yet,
@@ -232,33 +157,27 @@ func pagedLists(lw *pagedLW) int {
 func TestRelistPageByPageFirstListIsAppliedWhole(t *testing.T) {
 	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newUnpagedServer()
+			srv := pagedServer(false)
 			createAtoE(srv)
-			release := make(chan struct{})
-			held := make(chan struct{})
-			lw := &pagedLW{srv: srv, pageSize: 2, before: func(n int, _ metav1.ListOptions) error {
-				if n == 3 {
-					close(held)
-					<-release
+			// The third LIST request (the last page) is held.
+			held := fakeapi.NewGate()
+			var requests atomic.Int32
+			srv.BeforeList(func(ctx context.Context, _ metav1.ListOptions) error {
+				if requests.Add(1) == 3 {
+					return held.Pass(ctx)
 				}
 				return nil
-			}}
-			t.Cleanup(srv.stopWatches)
-			informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{UseDeltaFIFO: q.useDeltaFIFO, RelistPageByPage: true})
+			})
+			t.Cleanup(srv.StopWatches)
+			informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, SharedIndexInformerOptions{UseDeltaFIFO: q.useDeltaFIFO, RelistPageByPage: true})
 			rec := &eventRecorder{}
 			reg, err := informer.AddEventHandler(rec)
 			require.NoError(t, err)
 			runInformer(t, informer)
-			defer func() {
-				select {
-				case <-release:
-				default:
-					close(release)
-				}
-			}()
+			defer held.Open()
 
 			select {
-			case <-held:
+			case <-held.Arrived():
 			case <-time.After(waitTimeout):
 				t.Fatal("the third page was never asked for")
 			}
@@ -268,11 +187,11 @@ func TestRelistPageByPageFirstListIsAppliedWhole(t *testing.T) {
 			assert.False(t, informer.HasSynced())
 			assert.False(t, reg.HasSynced())
 
-			close(release)
+			held.Open()
 			waitUntilSynced(t, informer.HasSyncedChecker(), reg.HasSyncedChecker())
 			assert.Equal(t, relistInitialAdds, rec.get())
 			assert.Equal(t, "5", informer.LastSyncResourceVersion())
-			assert.Equal(t, 3, pagedLists(lw))
+			assert.Equal(t, 3, listRequests(srv))
 		})
 	}
 }
@@ -284,14 +203,15 @@ func TestRelistPageByPageFirstListIsAppliedWhole(t *testing.T) {
 func TestRelistPageByPageFailsMidway(t *testing.T) {
 	for _, q := range queueKinds {
 		t.Run(q.name, func(t *testing.T) {
-			srv := newUnpagedServer()
+			srv := pagedServer(false)
 			createAtoE(srv)
-			retry := make(chan struct{})
+			informer, rec := pageByPageInformer(t, srv, q.useDeltaFIFO)
+			// The relist's first page passes, its first continued page
+			// fails; the retry's first page is held.
+			retry := fakeapi.NewGate()
 			var failing sync.Once
-			lw := &pagedLW{srv: srv, pageSize: 2}
-			informer, rec := pageByPageInformer(t, srv, lw, q.useDeltaFIFO)
-			lw.mu.Lock()
-			lw.before = func(_ int, options metav1.ListOptions) error {
+			var firstPages atomic.Int32
+			srv.BeforeList(func(ctx context.Context, options metav1.ListOptions) error {
 				if options.Continue != "" {
 					failed := false
 					failing.Do(func() { failed = true })
@@ -300,41 +220,32 @@ func TestRelistPageByPageFailsMidway(t *testing.T) {
 					}
 					return nil
 				}
-				lw.mu.Lock()
-				retried := len(lw.snapshots) == 2 // initial list, failed relist
-				lw.mu.Unlock()
-				if retried {
-					<-retry
+				if firstPages.Add(1) == 2 { // after the failed relist's
+					return retry.Pass(ctx)
 				}
 				return nil
-			}
-			lw.mu.Unlock()
-			defer func() {
-				select {
-				case <-retry:
-				default:
-					close(retry)
-				}
-			}()
+			})
+			defer retry.Open()
 
 			// The relist's first page changes b and c; its second page
 			// fails.
-			srv.removeSilently("b") // rv 6: page 1 is now a, c
-			srv.updateSilently("c") // rv 7
-			srv.removeSilently("e") // rv 8
-			srv.createSilently("f") // rv 9
-			srv.expire()
+			srv.DeleteMissed("b") // rv 6: page 1 is now a, c
+			srv.UpdateMissed("c") // rv 7
+			srv.DeleteMissed("e") // rv 8
+			srv.CreateMissed("f") // rv 9
+			srv.Expire()
 			assert.Equal(t, []string{"update ns/a@1 -> ns/a@1", "update ns/c@3 -> ns/c@7"}, rec.waitN(t, 7)[5:])
-			// The retry waits for us: nothing was deleted, f not added.
-			require.Eventually(t, func() bool {
-				lw.mu.Lock()
-				defer lw.mu.Unlock()
-				return lw.requests >= 6 // 3 initial pages, relist page 1 + failed page 2, the retry
-			}, waitTimeout, time.Millisecond)
+			// The retry waits for us (after 3 initial pages, relist page 1
+			// and the failed page 2): nothing was deleted, f not added.
+			select {
+			case <-retry.Arrived():
+			case <-time.After(waitTimeout):
+				t.Fatal("the relist was not retried")
+			}
 			assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@7", "ns/d@4", "ns/e@5"}, describedStore(informer.GetStore()))
 			assert.Len(t, rec.get(), 7)
 
-			close(retry)
+			retry.Open()
 			got := rec.waitN(t, 13)
 			assert.Equal(t, []string{
 				"update ns/a@1 -> ns/a@1",
@@ -373,16 +284,15 @@ func TestRelistPageByPageContinueExpired(t *testing.T) {
 	} {
 		for _, q := range queueKinds {
 			t.Run(tc.name+"/"+q.name, func(t *testing.T) {
-				srv := newUnpagedServer()
+				srv := pagedServer(tc.alwaysPage)
 				createAtoE(srv)
-				lw := &pagedLW{srv: srv, pageSize: 2, alwaysPage: tc.alwaysPage}
-				informer, rec := pageByPageInformer(t, srv, lw, q.useDeltaFIFO)
+				informer, rec := pageByPageInformer(t, srv, q.useDeltaFIFO)
+				var mu sync.Mutex
 				var restarts []metav1.ListOptions
-				lw.mu.Lock()
 				expired := false
-				lw.before = func(_ int, options metav1.ListOptions) error {
-					lw.mu.Lock()
-					defer lw.mu.Unlock()
+				srv.BeforeList(func(_ context.Context, options metav1.ListOptions) error {
+					mu.Lock()
+					defer mu.Unlock()
 					if options.Continue != "" && !expired {
 						expired = true
 						return apierrors.NewResourceExpired("continue token expired")
@@ -391,11 +301,10 @@ func TestRelistPageByPageContinueExpired(t *testing.T) {
 						restarts = append(restarts, options)
 					}
 					return nil
-				}
-				lw.mu.Unlock()
+				})
 
 				relistSilentChanges(srv)
-				srv.expire()
+				srv.Expire()
 				got := rec.waitN(t, 13)
 				assert.Equal(t, []string{
 					"update ns/a@1 -> ns/a@1",
@@ -408,11 +317,11 @@ func TestRelistPageByPageContinueExpired(t *testing.T) {
 					"delete tombstone(ns/e@5)",
 				}, got[5:])
 				assert.Equal(t, []string{"ns/a@1", "ns/c@7", "ns/d@4", "ns/f@9"}, describedStore(informer.GetStore()))
-				assert.Equal(t, tc.lists, pagedLists(lw))
-				lw.mu.Lock()
+				assert.Equal(t, tc.lists, listRequests(srv))
+				mu.Lock()
 				// The restart asked for the relist's resource version, unpaged.
 				assert.Equal(t, []metav1.ListOptions{{ResourceVersion: "5", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}}, restarts)
-				lw.mu.Unlock()
+				mu.Unlock()
 			})
 		}
 	}

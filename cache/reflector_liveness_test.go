@@ -40,11 +40,11 @@ var livenessModes = []struct {
 	{"streaming list", true},
 }
 
-// livenessRun is a Reflector on a fake clock over a watchListLW whose LIST answers pod p1
+// livenessRun is a Reflector on a fake clock over a streamingAPI whose LIST answers pod p1
 // at resourceVersion 10.
 type livenessRun struct {
 	r    *Reflector
-	lw   *watchListLW
+	lw   *fakeapi.API
 	clk  *clocktesting.FakeClock
 	rec  *storeRecorder
 	errs *watchErrors
@@ -53,13 +53,14 @@ type livenessRun struct {
 // startLivenessRun starts a Reflector with the given liveness deadline (0: off) that
 // gets its initial state by a streaming list or a LIST, and brings it to
 // resourceVersion 10 with pod p1. Either way the watch it then continues
-// with is lw.watcher(0): the stream, or the watch after the LIST.
+// with is lw.NthWatch(0): the stream, or the watch after the LIST.
 func startLivenessRun(t *testing.T, streaming bool, deadline time.Duration) *livenessRun {
 	t.Helper()
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, streaming)
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	lw, _ := streamingAPI(clk, newPodList("10", "", newPod("p1", "10")))
 	lv := &livenessRun{
-		lw:   &watchListLW{clk: clk, list: newPodList("10", "", newPod("p1", "10"))},
+		lw:   lw,
 		clk:  clk,
 		rec:  newStoreRecorder(),
 		errs: &watchErrors{},
@@ -69,11 +70,11 @@ func startLivenessRun(t *testing.T, streaming bool, deadline time.Duration) *liv
 	require.Equal(t, streaming, lv.r.useWatchList)
 	lv.r.watchErrorHandler = lv.errs.handler
 	startRun(t, lv.r)
-	requireEventually(t, func() bool { return lv.lw.watcher(0) != nil }, "no watch request")
+	requireEventually(t, func() bool { return lv.lw.NthWatch(0) != nil }, "no watch request")
 	if streaming {
-		w := lv.lw.watcher(0)
-		w.push(t, newEvent(watch.Added, newPod("p1", "10")))
-		w.push(t, endOfInitialEvents("10"))
+		w := lv.lw.NthWatch(0)
+		push(t, w, newEvent(watch.Added, newPod("p1", "10")))
+		push(t, w, endOfInitialEvents("10"))
 	}
 	lv.waitRV(t, "10")
 	return lv
@@ -86,8 +87,7 @@ func (lv *livenessRun) waitRV(t *testing.T, rv string) {
 
 // lists is the number of LIST requests.
 func (lv *livenessRun) lists() int {
-	lists, _ := lv.lw.lists()
-	return len(lists)
+	return len(lv.lw.ListOptions())
 }
 
 // firstLivenessWatch is what the first watch request of a mode asks for.
@@ -112,15 +112,13 @@ func TestWatchRequestsAskClientGoWatchTimeouts(t *testing.T) {
 					require.Less(t, got, int64(600))
 				}
 				// The server closes the watch; it is reopened.
-				w := lv.lw.watcher(0)
-				w.push(t, newEvent(watch.Modified, newPod("p1", "11")))
-				w.close()
-				requireEventually(t, func() bool { return lv.lw.watcher(1) != nil }, "the closed watch was not reopened")
+				w := lv.lw.NthWatch(0)
+				push(t, w, newEvent(watch.Modified, newPod("p1", "11")))
+				w.Close()
+				requireEventually(t, func() bool { return lv.lw.NthWatch(1) != nil }, "the closed watch was not reopened")
 
-				assert.Equal(t, []metav1.ListOptions{firstLivenessWatch(mode.streaming), watchOptionsFrom("11")}, lv.lw.watches())
-				lv.lw.mu.Lock()
-				timeouts := append([]int64(nil), lv.lw.timeouts...)
-				lv.lw.mu.Unlock()
+				assert.Equal(t, []metav1.ListOptions{firstLivenessWatch(mode.streaming), watchOptionsFrom("11")}, watchOptionsWithoutTimeout(lv.lw))
+				timeouts := watchTimeouts(lv.lw)
 				require.Len(t, timeouts, 2)
 				for _, seconds := range timeouts {
 					assert.GreaterOrEqual(t, seconds, int64(300))
@@ -139,17 +137,17 @@ func TestWatchWithoutPeriodicBookmarkIsNeverCutForSilence(t *testing.T) {
 	for _, mode := range livenessModes {
 		t.Run(mode.name, func(t *testing.T) {
 			lv := startLivenessRun(t, mode.streaming, 30*time.Second)
-			w := lv.lw.watcher(0)
-			w.push(t, newEvent(watch.Added, newPod("p2", "11")))
-			w.push(t, newEvent(watch.Modified, newPod("p2", "12"))) // taken: the event before it was handled
+			w := lv.lw.NthWatch(0)
+			push(t, w, newEvent(watch.Added, newPod("p2", "11")))
+			push(t, w, newEvent(watch.Modified, newPod("p2", "12"))) // taken: the event before it was handled
 			lv.waitRV(t, "12")
 			assert.False(t, lv.clk.HasWaiters(), "no deadline runs before a periodic bookmark")
 
 			lv.clk.Step(24 * time.Hour)
-			w.push(t, newEvent(watch.Modified, newPod("p2", "13")))
+			push(t, w, newEvent(watch.Modified, newPod("p2", "13")))
 			lv.waitRV(t, "13")
-			assert.False(t, w.isStopped())
-			assert.Len(t, lv.lw.watches(), 1, "the watch was not reopened")
+			assert.False(t, w.IsStopped())
+			assert.Len(t, watchOptionsWithoutTimeout(lv.lw), 1, "the watch was not reopened")
 			assert.Equal(t, map[bool]int{false: 1, true: 0}[mode.streaming], lv.lists(), "no relist")
 			assert.Empty(t, lv.errs.snapshot())
 		})
@@ -161,15 +159,15 @@ func TestWatchWithoutPeriodicBookmarkIsNeverCutForSilence(t *testing.T) {
 // periodic bookmarks; the watch it leaves open is not cut for silence.
 func TestInitialEventsEndBookmarkDoesNotArmWatchIdleTimeout(t *testing.T) {
 	lv := startLivenessRun(t, true, 30*time.Second)
-	w := lv.lw.watcher(0)
-	w.push(t, newEvent(watch.Added, newPod("p2", "11"))) // taken: the end bookmark was handled
+	w := lv.lw.NthWatch(0)
+	push(t, w, newEvent(watch.Added, newPod("p2", "11"))) // taken: the end bookmark was handled
 	lv.waitRV(t, "11")
 	assert.False(t, lv.clk.HasWaiters(), "the end bookmark started no deadline")
 	lv.clk.Step(24 * time.Hour)
-	w.push(t, newEvent(watch.Modified, newPod("p2", "12")))
+	push(t, w, newEvent(watch.Modified, newPod("p2", "12")))
 	lv.waitRV(t, "12")
-	assert.False(t, w.isStopped())
-	assert.Equal(t, []metav1.ListOptions{streamOptionsFrom("")}, lv.lw.watches())
+	assert.False(t, w.IsStopped())
+	assert.Equal(t, []metav1.ListOptions{streamOptionsFrom("")}, watchOptionsWithoutTimeout(lv.lw))
 	assert.Empty(t, lv.errs.snapshot())
 }
 
@@ -183,18 +181,18 @@ func TestWatchIdleAfterPeriodicBookmarkReopensFromLastRV(t *testing.T) {
 	for _, mode := range livenessModes {
 		t.Run(mode.name, func(t *testing.T) {
 			lv := startLivenessRun(t, mode.streaming, deadline)
-			w := lv.lw.watcher(0)
-			w.push(t, newEvent(watch.Added, newPod("p2", "11")))
-			w.push(t, periodicBookmark("12"))
+			w := lv.lw.NthWatch(0)
+			push(t, w, newEvent(watch.Added, newPod("p2", "11")))
+			push(t, w, periodicBookmark("12"))
 			requireEventually(t, lv.clk.HasWaiters, "the periodic bookmark started no deadline")
 			lv.waitRV(t, "12")
 
 			lv.clk.Step(deadline - time.Second)
 			assert.True(t, lv.clk.HasWaiters(), "the deadline has not passed yet")
 			lv.clk.Step(time.Second)
-			requireEventually(t, func() bool { return lv.lw.watcher(1) != nil }, "the silent watch was not reopened")
-			assert.True(t, w.isStopped(), "the silent watch is stopped")
-			assert.Equal(t, []metav1.ListOptions{firstLivenessWatch(mode.streaming), watchOptionsFrom("12")}, lv.lw.watches())
+			requireEventually(t, func() bool { return lv.lw.NthWatch(1) != nil }, "the silent watch was not reopened")
+			assert.True(t, w.IsStopped(), "the silent watch is stopped")
+			assert.Equal(t, []metav1.ListOptions{firstLivenessWatch(mode.streaming), watchOptionsFrom("12")}, watchOptionsWithoutTimeout(lv.lw))
 			assert.Equal(t, map[bool]int{false: 1, true: 0}[mode.streaming], lv.lists(), "no relist")
 
 			errs := lv.errs.snapshot()
@@ -205,9 +203,9 @@ func TestWatchIdleAfterPeriodicBookmarkReopensFromLastRV(t *testing.T) {
 
 			// The reopened watch carries on, and has no deadline until its
 			// own first periodic bookmark.
-			lv.lw.watcher(1).push(t, newEvent(watch.Modified, newPod("p2", "13")))
+			push(t, lv.lw.NthWatch(1), newEvent(watch.Modified, newPod("p2", "13")))
 			lv.waitRV(t, "13")
-			lv.lw.watcher(1).push(t, newEvent(watch.Modified, newPod("p2", "14")))
+			push(t, lv.lw.NthWatch(1), newEvent(watch.Modified, newPod("p2", "14")))
 			assert.False(t, lv.clk.HasWaiters())
 			lv.waitRV(t, "14")
 			assert.Equal(t, []string{"ns/p1@10", "ns/p2@14"}, lv.rec.content())
@@ -222,8 +220,8 @@ func TestWatchIdleAfterPeriodicBookmarkReopensFromLastRV(t *testing.T) {
 func TestEventsAfterPeriodicBookmarkPushWatchIdleDeadlineOut(t *testing.T) {
 	const deadline = 30 * time.Second
 	lv := startLivenessRun(t, false, deadline)
-	w := lv.lw.watcher(0)
-	w.push(t, periodicBookmark("11"))
+	w := lv.lw.NthWatch(0)
+	push(t, w, periodicBookmark("11"))
 	requireEventually(t, lv.clk.HasWaiters, "the periodic bookmark started no deadline")
 	lv.waitRV(t, "11")
 
@@ -238,21 +236,21 @@ func TestEventsAfterPeriodicBookmarkPushWatchIdleDeadlineOut(t *testing.T) {
 	// Each push is followed by a wait for its resourceVersion, so that the
 	// Reflector has noted the time of the event before the clock moves.
 	lv.clk.Step(20 * time.Second)
-	w.push(t, newEvent(watch.Added, newPod("p2", "12")))
+	push(t, w, newEvent(watch.Added, newPod("p2", "12")))
 	lv.waitRV(t, "12")
 	stepPast(20 * time.Second) // 40s after the bookmark, 20s after the event
 	lv.clk.Step(9 * time.Second)
-	w.push(t, periodicBookmark("13"))
+	push(t, w, periodicBookmark("13"))
 	lv.waitRV(t, "13")
 	stepPast(time.Second) // 30s after the event, 1s after the second bookmark
 	lv.clk.Step(deadline - 2*time.Second)
-	assert.False(t, w.isStopped())
-	assert.Len(t, lv.lw.watches(), 1)
+	assert.False(t, w.IsStopped())
+	assert.Len(t, watchOptionsWithoutTimeout(lv.lw), 1)
 	assert.Empty(t, lv.errs.snapshot())
 
 	lv.clk.Step(time.Second) // 30s after the second bookmark
-	requireEventually(t, func() bool { return lv.lw.watcher(1) != nil }, "the silent watch was not reopened")
-	assert.Equal(t, []metav1.ListOptions{watchOptionsFrom("10"), watchOptionsFrom("13")}, lv.lw.watches())
+	requireEventually(t, func() bool { return lv.lw.NthWatch(1) != nil }, "the silent watch was not reopened")
+	assert.Equal(t, []metav1.ListOptions{watchOptionsFrom("10"), watchOptionsFrom("13")}, watchOptionsWithoutTimeout(lv.lw))
 	errs := lv.errs.snapshot()
 	require.Len(t, errs, 1)
 	assert.Equal(t, &WatchIdleTimeoutError{Name: "rf", Timeout: deadline, ResourceVersion: "13"}, errs[0])
@@ -267,34 +265,33 @@ func TestStreamingListLongerThanWatchIdleTimeoutIsNotCut(t *testing.T) {
 		t.Run(deadline.String(), func(t *testing.T) {
 			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
 			clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
-			lw := &watchListLW{clk: clk, list: newPodList("99", "")}
+			lw, _ := streamingAPI(clk, newPodList("99", ""))
 			rec := newStoreRecorder()
 			logger, _ := bufferedLogger(t)
 			r := NewReflectorWithOptions(lw, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Clock: clk, Logger: &logger, WatchIdleTimeout: deadline})
 			var errs watchErrors
 			r.watchErrorHandler = errs.handler
 			startRun(t, r)
-			requireEventually(t, func() bool { return lw.watcher(0) != nil }, "no stream")
-			stream := lw.watcher(0)
+			requireEventually(t, func() bool { return lw.NthWatch(0) != nil }, "no stream")
+			stream := lw.NthWatch(0)
 
 			// 20 objects 9s apart: 3 minutes, longer than either deadline.
 			const n = 20
 			var want []string
 			for i := 1; i <= n; i++ {
-				stream.push(t, newEvent(watch.Added, newPod(fmt.Sprintf("p%02d", i), fmt.Sprint(i))))
+				push(t, stream, newEvent(watch.Added, newPod(fmt.Sprintf("p%02d", i), fmt.Sprint(i))))
 				want = append(want, fmt.Sprintf("ns/p%02d@%d", i, i))
 				if i == n/2 {
-					stream.push(t, periodicBookmark(fmt.Sprint(i)))
+					push(t, stream, periodicBookmark(fmt.Sprint(i)))
 				}
 				clk.Step(9 * time.Second)
 			}
-			stream.push(t, endOfInitialEvents(fmt.Sprint(n)))
+			push(t, stream, endOfInitialEvents(fmt.Sprint(n)))
 			requireEventually(t, func() bool { return r.LastSyncResourceVersion() == fmt.Sprint(n) }, "the stream did not complete")
 
-			assert.False(t, stream.isStopped())
-			assert.Equal(t, []metav1.ListOptions{streamOptionsFrom("")}, lw.watches(), "one watch request")
-			lists, _ := lw.lists()
-			assert.Empty(t, lists, "no fallback to LIST")
+			assert.False(t, stream.IsStopped())
+			assert.Equal(t, []metav1.ListOptions{streamOptionsFrom("")}, watchOptionsWithoutTimeout(lw), "one watch request")
+			assert.Empty(t, lw.ListOptions(), "no fallback to LIST")
 			assert.Equal(t, want, rec.content())
 			assert.Empty(t, errs.snapshot())
 		})
@@ -306,16 +303,16 @@ func TestStreamingListLongerThanWatchIdleTimeoutIsNotCut(t *testing.T) {
 // bookmarks, as client-go's.
 func TestReflectorWatchIdleTimeoutOffByDefault(t *testing.T) {
 	lv := startLivenessRun(t, false, 0)
-	w := lv.lw.watcher(0)
-	w.push(t, periodicBookmark("11"))
-	w.push(t, newEvent(watch.Added, newPod("p2", "12"))) // taken: the bookmark was handled
+	w := lv.lw.NthWatch(0)
+	push(t, w, periodicBookmark("11"))
+	push(t, w, newEvent(watch.Added, newPod("p2", "12"))) // taken: the bookmark was handled
 	lv.waitRV(t, "12")
 	assert.False(t, lv.clk.HasWaiters(), "no deadline")
 	lv.clk.Step(24 * time.Hour)
-	w.push(t, newEvent(watch.Modified, newPod("p2", "13")))
+	push(t, w, newEvent(watch.Modified, newPod("p2", "13")))
 	lv.waitRV(t, "13")
-	assert.False(t, w.isStopped())
-	assert.Len(t, lv.lw.watches(), 1)
+	assert.False(t, w.IsStopped())
+	assert.Len(t, watchOptionsWithoutTimeout(lv.lw), 1)
 	assert.Empty(t, lv.errs.snapshot())
 }
 

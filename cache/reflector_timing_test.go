@@ -14,7 +14,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
@@ -126,41 +125,24 @@ func TestReflectorWatchRetryWaitsForBackoff(t *testing.T) {
 	assert.Len(t, s.ListOptions(), 1, "no relist")
 }
 
-// blockingLW blocks every call until its context ends.
-type blockingLW struct {
-	entered chan struct{}
-}
-
-func (b *blockingLW) ListWithContext(ctx context.Context, _ metav1.ListOptions) (runtime.Object, error) {
-	b.entered <- struct{}{}
-	<-ctx.Done()
-	return nil, ctx.Err()
-}
-
-func (b *blockingLW) WatchWithContext(ctx context.Context, _ metav1.ListOptions) (watch.Interface, error) {
-	b.entered <- struct{}{}
-	<-ctx.Done()
-	return nil, ctx.Err()
-}
-
-func (b *blockingLW) List(options metav1.ListOptions) (runtime.Object, error) {
-	return nil, errors.New("not used")
-}
-
-func (b *blockingLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
-	return nil, errors.New("not used")
-}
-
 // TestReflectorStopsPromptly stops Run while it waits in each state and
 // checks it returns (goleak in TestMain checks that nothing is left).
 func TestReflectorStopsPromptly(t *testing.T) {
 	t.Run("during the list", func(t *testing.T) {
-		lw := &blockingLW{entered: make(chan struct{}, 10)}
+		// Every call is held until its context ends: the gate is never
+		// released.
+		held := fakeapi.NewGate()
+		pass := func(ctx context.Context, _ metav1.ListOptions) error { return held.Pass(ctx) }
+		lw := fakeapi.New().BeforeList(pass).BeforeWatch(pass)
 		r := NewReflectorWithOptions(lw, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "rf"})
 		var errs watchErrors
 		r.watchErrorHandler = errs.handler
 		stop := startRun(t, r)
-		<-lw.entered
+		select {
+		case <-held.Arrived():
+		case <-time.After(conditionTimeout):
+			t.Fatal("the Reflector made no request")
+		}
 		stop()
 		assert.Empty(t, errs.snapshot(), "a stop is not a failure")
 	})
@@ -332,48 +314,35 @@ func TestReflectorVeryShortWatchUsesTheClock(t *testing.T) {
 	}
 }
 
-// resettingStreamLW is a server whose every watch is reset as soon as it opens:
-// the stream ends with the ERROR event client-go's decoder makes for an
-// HTTP/2 stream reset, or (clean) just closes, as after a GOAWAY. Lists
-// succeed. It records the fake time of every watch request.
-type resettingStreamLW struct {
-	clk   *testingclock.FakeClock
-	clean bool
-
-	lists   atomic.Int32
-	mu      sync.Mutex
-	watches []time.Time
-}
-
-func (l *resettingStreamLW) ListWithContext(context.Context, metav1.ListOptions) (runtime.Object, error) {
-	l.lists.Add(1)
-	return newPodList("10", "", newPod("a", "10")), nil
-}
-
-func (l *resettingStreamLW) WatchWithContext(context.Context, metav1.ListOptions) (watch.Interface, error) {
-	l.mu.Lock()
-	l.watches = append(l.watches, l.clk.Now())
-	l.mu.Unlock()
-	if l.clean {
-		return fakeapi.NewWatch(nil, false), nil
+// resettingStreamAPI is a server whose every watch is reset as soon as it
+// opens: the stream ends with the ERROR event client-go's decoder makes for
+// an HTTP/2 stream reset, or (clean) just closes, as after a GOAWAY. Lists
+// succeed. Its script holds more cycles than a Reflector that does not back
+// off makes before the test gives up on it. It returns the fake times of
+// the watch requests.
+func resettingStreamAPI(clk *testingclock.FakeClock, clean bool) (*fakeapi.API, func() []time.Time) {
+	const cycles = 128
+	api := fakeapi.New().WithoutWatchList()
+	for range cycles {
+		api.ListAnswers(fakeapi.ListAnswer{Object: newPodList("10", "", newPod("a", "10"))})
+		if clean {
+			api.WatchAnswers(fakeapi.WatchAnswer{})
+		} else {
+			api.WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{decodingErrorEvent("stream error: stream ID 3; INTERNAL_ERROR; received from peer")}})
+		}
 	}
-	return fakeapi.NewWatch([]watch.Event{decodingErrorEvent("stream error: stream ID 3; INTERNAL_ERROR; received from peer")}, false), nil
-}
-
-func (l *resettingStreamLW) List(o metav1.ListOptions) (runtime.Object, error) {
-	return l.ListWithContext(context.Background(), o)
-}
-
-func (l *resettingStreamLW) Watch(o metav1.ListOptions) (watch.Interface, error) {
-	return l.WatchWithContext(context.Background(), o)
-}
-
-func (l *resettingStreamLW) IsWatchListSemanticsUnSupported() bool { return true }
-
-func (l *resettingStreamLW) watchTimes() []time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]time.Time(nil), l.watches...)
+	var mu sync.Mutex
+	var times []time.Time
+	api.OnWatch(func(metav1.ListOptions) {
+		mu.Lock()
+		times = append(times, clk.Now())
+		mu.Unlock()
+	})
+	return api, func() []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]time.Time(nil), times...)
+	}
 }
 
 // TestReflectorResetStreamsObeyBackoff runs a Reflector against a server that
@@ -395,7 +364,7 @@ func TestReflectorResetStreamsObeyBackoff(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Unix(1000, 0)
 			clk := testingclock.NewFakeClock(start)
-			lw := &resettingStreamLW{clk: clk, clean: tc.clean}
+			lw, watchTimes := resettingStreamAPI(clk, tc.clean)
 			r := NewReflectorWithOptions(lw, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{
 				Name:    "rf",
 				Clock:   clk,
@@ -410,8 +379,8 @@ func TestReflectorResetStreamsObeyBackoff(t *testing.T) {
 			for i := 1; i <= steps; i++ {
 				// The Reflector is waiting out its backoff, or loops without
 				// one (then the watches pile up on a clock that stands still).
-				requireEventually(t, func() bool { return clk.HasWaiters() || len(lw.watchTimes()) > 100 }, "cycle %d", i)
-				require.Equal(t, i, len(lw.watchTimes()), "watch requests before backoff step %d", i)
+				requireEventually(t, func() bool { return clk.HasWaiters() || len(watchTimes()) > 100 }, "cycle %d", i)
+				require.Equal(t, i, len(watchTimes()), "watch requests before backoff step %d", i)
 				clk.Step(delay)
 				delay *= 2
 			}
@@ -423,9 +392,9 @@ func TestReflectorResetStreamsObeyBackoff(t *testing.T) {
 				want = append(want, at)
 				at = at.Add(d)
 			}
-			got := lw.watchTimes()
+			got := watchTimes()
 			assert.Equal(t, want, got[:steps], "watch requests at 0, 1, 3, 7, 15 s")
-			assert.Equal(t, int32(len(got)), lw.lists.Load(), "a relist before every watch")
+			assert.Equal(t, len(got), len(lw.ListOptions()), "a relist before every watch")
 			kinds := errorKinds(errs.snapshot())
 			require.NotEmpty(t, kinds)
 			for _, k := range kinds {
@@ -519,7 +488,7 @@ func TestReflectorMaxRetryAfterSetsTheCap(t *testing.T) {
 func TestInformerStatusReportsTheRetryAfterWait(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
 	requests := make(chan string, 16)
-	lw := newGatedLW("throttled", requests, admissionPodList("1", "", "p"))
+	lw := newGatedAPI("throttled", requests, admissionPodList("1", "", "p"))
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{MaxRetryAfter: 2 * time.Second})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
@@ -527,7 +496,7 @@ func TestInformerStatusReportsTheRetryAfterWait(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	expectRequest(t, requests, "throttled list")
 	start := time.Now()
-	lw.release <- apierrors.NewTooManyRequests("slow down", 3600)
+	lw.gate.Release(apierrors.NewTooManyRequests("slow down", 3600))
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		st, _ := GetInformerStatus(informer)
@@ -544,7 +513,7 @@ func TestInformerStatusReportsTheRetryAfterWait(t *testing.T) {
 	}
 	// It retries after the capped wait, not an hour later.
 	expectRequest(t, requests, "throttled list")
-	lw.release <- nil
+	lw.gate.Release(nil)
 	expectRequest(t, requests, "throttled watch")
 	waitSynced(t, informer)
 }

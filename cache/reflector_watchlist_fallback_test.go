@@ -306,119 +306,61 @@ func TestWatchListFallbackScripted(t *testing.T) {
 	}
 }
 
-// watchListWatcher is a watch over an unbuffered channel: a push returns once the
-// Reflector has taken the event.
-type watchListWatcher struct {
-	ch        chan watch.Event
-	stopOnce  sync.Once
-	closeOnce sync.Once
-	stopped   chan struct{}
-}
-
-func newWatchListWatcher() *watchListWatcher {
-	return &watchListWatcher{ch: make(chan watch.Event), stopped: make(chan struct{})}
-}
-
-func (w *watchListWatcher) ResultChan() <-chan watch.Event { return w.ch }
-func (w *watchListWatcher) Stop()                          { w.stopOnce.Do(func() { close(w.stopped) }) }
-
-// close ends the result channel, as a server closing the watch.
-func (w *watchListWatcher) close() { w.closeOnce.Do(func() { close(w.ch) }) }
-
-func (w *watchListWatcher) isStopped() bool {
-	select {
-	case <-w.stopped:
-		return true
-	default:
-		return false
-	}
-}
-
-// push hands e to the Reflector, failing the test when it does not take it.
-func (w *watchListWatcher) push(t *testing.T, e watch.Event) {
+// push sends e on w and waits until the Reflector has taken it, failing the
+// test when the watch is stopped first or the Reflector does not take it.
+func push(t *testing.T, w *fakeapi.Watch, e watch.Event) {
 	t.Helper()
-	select {
-	case w.ch <- e:
-	case <-w.stopped:
+	if !w.Send(e) {
 		t.Fatalf("the watch was stopped before %s %s", e.Type, describeObject(e.Object))
-	case <-time.After(conditionTimeout):
-		t.Fatalf("the Reflector did not take %s %s", e.Type, describeObject(e.Object))
+	}
+	requireEventually(t, func() bool { return w.Pending() == 0 || w.IsStopped() }, "the Reflector did not take %s %s", e.Type, describeObject(e.Object))
+	if w.Pending() > 0 {
+		t.Fatalf("the watch was stopped before %s %s", e.Type, describeObject(e.Object))
 	}
 }
 
-// watchListLW answers every List with one list and every Watch with a new
-// watchListWatcher; it records the fake time of each List call.
-type watchListLW struct {
-	clk  *testingclock.FakeClock
-	list runtime.Object
-
-	mu        sync.Mutex
-	listTimes []time.Time
-	listOpts  []metav1.ListOptions
-	watchOpts []metav1.ListOptions
-	// timeouts are the watch requests' TimeoutSeconds (0 when unset).
-	timeouts []int64
-	watchers []*watchListWatcher
-}
-
-func (l *watchListLW) ListWithContext(_ context.Context, o metav1.ListOptions) (runtime.Object, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.listTimes = append(l.listTimes, l.clk.Now())
-	l.listOpts = append(l.listOpts, o)
-	return l.list.DeepCopyObject(), nil
-}
-
-func (l *watchListLW) WatchWithContext(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var timeout int64
-	if o.TimeoutSeconds != nil {
-		timeout = *o.TimeoutSeconds
+// streamingAPI returns a server for a Reflector that streams lists: its
+// watches stay open (the test plays the server on them), its LIST (only the
+// fallback's) answers list, and the returned function gives the fake time
+// of every List call.
+func streamingAPI(clk *testingclock.FakeClock, list *v1.PodList) (*fakeapi.API, func() []time.Time) {
+	var mu sync.Mutex
+	var times []time.Time
+	api := fakeapi.New().
+		ListAnswers(fakeapi.ListAnswer{Object: list}).
+		WatchAnswers(fakeapi.WatchAnswer{Hold: true}, fakeapi.WatchAnswer{Hold: true}, fakeapi.WatchAnswer{Hold: true}).
+		OnList(func(metav1.ListOptions) {
+			mu.Lock()
+			times = append(times, clk.Now())
+			mu.Unlock()
+		})
+	return api, func() []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]time.Time(nil), times...)
 	}
-	l.timeouts = append(l.timeouts, timeout)
-	o.TimeoutSeconds = nil
-	l.watchOpts = append(l.watchOpts, o)
-	w := newWatchListWatcher()
-	l.watchers = append(l.watchers, w)
-	return w, nil
 }
 
-func (l *watchListLW) List(o metav1.ListOptions) (runtime.Object, error) {
-	return l.ListWithContext(context.Background(), o)
-}
-
-func (l *watchListLW) Watch(o metav1.ListOptions) (watch.Interface, error) {
-	return l.WatchWithContext(context.Background(), o)
-}
-
-func (l *watchListLW) watcher(i int) *watchListWatcher {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if i < len(l.watchers) {
-		return l.watchers[i]
+// watchTimeouts returns the TimeoutSeconds of api's watch requests (0 when
+// unset), in order.
+func watchTimeouts(api *fakeapi.API) []int64 {
+	var out []int64
+	for _, o := range api.WatchOptions() {
+		var seconds int64
+		if o.TimeoutSeconds != nil {
+			seconds = *o.TimeoutSeconds
+		}
+		out = append(out, seconds)
 	}
-	return nil
+	return out
 }
 
-func (l *watchListLW) lists() ([]metav1.ListOptions, []time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]metav1.ListOptions(nil), l.listOpts...), append([]time.Time(nil), l.listTimes...)
-}
-
-func (l *watchListLW) watches() []metav1.ListOptions {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]metav1.ListOptions(nil), l.watchOpts...)
-}
-
-// startStream starts a Reflector on a fake clock over a watchListLW and waits
-// until its stream is open with the idle timer running.
-func startStream(t *testing.T, list runtime.Object) (*Reflector, *watchListLW, *testingclock.FakeClock, *storeRecorder, *watchErrors, func() string) {
+// startStream starts a Reflector on a fake clock over a streamingAPI and
+// waits until its stream is open with the idle timer running.
+func startStream(t *testing.T, list *v1.PodList) (*Reflector, *fakeapi.API, func() []time.Time, *testingclock.FakeClock, *storeRecorder, *watchErrors, func() string) {
 	t.Helper()
 	clk := testingclock.NewFakeClock(time.Now())
-	lw := &watchListLW{clk: clk, list: list}
+	lw, listTimes := streamingAPI(clk, list)
 	rec := newStoreRecorder()
 	logger, logs := bufferedLogger(t)
 	r := NewReflectorWithOptions(lw, &v1.Pod{}, rec, ReflectorOptions{Name: "rf", Clock: clk, Logger: &logger})
@@ -427,8 +369,8 @@ func startStream(t *testing.T, list runtime.Object) (*Reflector, *watchListLW, *
 	errs := &watchErrors{}
 	r.watchErrorHandler = errs.handler
 	startRun(t, r)
-	requireEventually(t, func() bool { return lw.watcher(0) != nil && clk.HasWaiters() }, "stream not open")
-	return r, lw, clk, rec, errs, logs
+	requireEventually(t, func() bool { return lw.NthWatch(0) != nil && clk.HasWaiters() }, "stream not open")
+	return r, lw, listTimes, clk, rec, errs, logs
 }
 
 // TestWatchListFallbackSilentStream: a stream that sends a few initial
@@ -436,25 +378,22 @@ func startStream(t *testing.T, list runtime.Object) (*Reflector, *watchListLW, *
 // LIST's content replaces the store, the streamed objects are dropped.
 func TestWatchListFallbackSilentStream(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
-	r, lw, clk, rec, errs, logs := startStream(t, newPodList("10", "", newPod("p3", "10")))
+	r, lw, listTimes, clk, rec, errs, logs := startStream(t, newPodList("10", "", newPod("p3", "10")))
 	start := clk.Now()
-	stream := lw.watcher(0)
-	stream.push(t, newEvent(watch.Added, newPod("p1", "1")))
-	stream.push(t, newEvent(watch.Added, newPod("p2", "2")))
+	stream := lw.NthWatch(0)
+	push(t, stream, newEvent(watch.Added, newPod("p1", "1")))
+	push(t, stream, newEvent(watch.Added, newPod("p2", "2")))
 
-	stepUntil(t, clk, func() bool {
-		lists, _ := lw.lists()
-		return len(lists) > 0
-	}, "no fallback to LIST")
-	requireEventually(t, func() bool { return len(lw.watches()) == 2 }, "no watch after the LIST")
+	stepUntil(t, clk, func() bool { return len(lw.ListOptions()) > 0 }, "no fallback to LIST")
+	requireEventually(t, func() bool { return len(lw.WatchOptions()) == 2 }, "no watch after the LIST")
 
-	lists, times := lw.lists()
+	lists, times := lw.ListOptions(), listTimes()
 	assert.Equal(t, []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}}, lists)
 	// The test may step once more before the LIST reads the clock; the
 	// error below says exactly when the stream was cut.
 	assert.GreaterOrEqual(t, times[0].Sub(start), reflectorInitialEventsTimeout, "the stream is not cut before 10s of silence")
-	assert.True(t, stream.isStopped(), "the silent stream is stopped")
-	assert.Equal(t, []metav1.ListOptions{streamOptionsFrom(""), watchOptionsFrom("10")}, lw.watches())
+	assert.True(t, stream.IsStopped(), "the silent stream is stopped")
+	assert.Equal(t, []metav1.ListOptions{streamOptionsFrom(""), watchOptionsFrom("10")}, watchOptionsWithoutTimeout(lw))
 	assert.Equal(t, []string{"replace [ns/p3@10] 10"}, rec.opsSnapshot(), "the streamed objects are not merged")
 	assert.Equal(t, []string{"ns/p3@10"}, rec.content())
 	assert.Equal(t, "10", r.LastSyncResourceVersion())
@@ -464,24 +403,24 @@ func TestWatchListFallbackSilentStream(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(logs(), fallbackLog))
 
 	// The watch after the LIST is an ordinary one: no bound applies.
-	w := lw.watcher(1)
+	w := lw.NthWatch(1)
 	clk.Step(time.Hour)
-	w.push(t, newEvent(watch.Added, newPod("p4", "11")))
+	push(t, w, newEvent(watch.Added, newPod("p4", "11")))
 	requireEventually(t, func() bool { return r.LastSyncResourceVersion() == "11" }, "watch event not applied")
-	assert.False(t, w.isStopped())
+	assert.False(t, w.IsStopped())
 
 	// After a 410 the next cycle tries a streaming list again.
-	w.push(t, newEvent(watch.Error, &apierrors.NewResourceExpired("too old").ErrStatus))
-	stepUntil(t, clk, func() bool { return len(lw.watches()) == 3 }, "no new stream after the 410")
-	assert.Equal(t, streamOptionsFrom("11"), lw.watches()[2])
+	push(t, w, newEvent(watch.Error, &apierrors.NewResourceExpired("too old").ErrStatus))
+	stepUntil(t, clk, func() bool { return len(lw.WatchOptions()) == 3 }, "no new stream after the 410")
+	assert.Equal(t, streamOptionsFrom("11"), watchOptionsWithoutTimeout(lw)[2])
 }
 
 // TestWatchListFallbackSlowStream: a stream whose events keep coming, each
 // within the bound of the previous one, is not cut however long it takes.
 func TestWatchListFallbackSlowStream(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
-	r, lw, clk, rec, errs, logs := startStream(t, newPodList("99", ""))
-	stream := lw.watcher(0)
+	r, lw, _, clk, rec, errs, logs := startStream(t, newPodList("99", ""))
+	stream := lw.NthWatch(0)
 	const n = 6
 	gap := reflectorInitialEventsTimeout * 6 / 10
 	var want []string
@@ -489,11 +428,11 @@ func TestWatchListFallbackSlowStream(t *testing.T) {
 		name := fmt.Sprintf("p%d", i)
 		// A push returns once the Reflector took the event, so the clock
 		// never moves more than gap past the last event it saw.
-		stream.push(t, newEvent(watch.Added, newPod(name, fmt.Sprint(i+1))))
+		push(t, stream, newEvent(watch.Added, newPod(name, fmt.Sprint(i+1))))
 		clk.Step(gap)
 		want = append(want, fmt.Sprintf("ns/%s@%d", name, i+1))
 	}
-	stream.push(t, endOfInitialEvents("7"))
+	push(t, stream, endOfInitialEvents("7"))
 	// The Reflector publishes a list's resourceVersion before it hands the
 	// list to the store (so that a caller told of the sync reads the
 	// version the cache holds): wait for the store's Replace too.
@@ -502,15 +441,14 @@ func TestWatchListFallbackSlowStream(t *testing.T) {
 	}, "stream not completed")
 
 	assert.Equal(t, []string{fmt.Sprintf("replace [%s] 7", strings.Join(want, " "))}, rec.opsSnapshot())
-	lists, _ := lw.lists()
-	assert.Empty(t, lists, "no LIST")
+	assert.Empty(t, lw.ListOptions(), "no LIST")
 	assert.Empty(t, errs.snapshot())
-	assert.False(t, stream.isStopped(), "the stream goes on as the watch")
+	assert.False(t, stream.IsStopped(), "the stream goes on as the watch")
 	assert.Zero(t, strings.Count(logs(), fallbackLog))
 
 	// It goes on as the watch: later events are applied, without a bound.
 	clk.Step(time.Hour)
-	stream.push(t, newEvent(watch.Modified, newPod("p0", "8")))
+	push(t, stream, newEvent(watch.Modified, newPod("p0", "8")))
 	requireEventually(t, func() bool { return r.LastSyncResourceVersion() == "8" }, "watch event not applied")
 	got := rec.content()
 	sort.Strings(got)
@@ -591,34 +529,30 @@ func TestStreamingListClosedAtItsTimeout(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := testingclock.NewFakeClock(time.Now())
-			lw := &watchListLW{clk: clk, list: newPodList("10", "", newPod("p1", "10"))}
+			lw, _ := streamingAPI(clk, newPodList("10", "", newPod("p1", "10")))
 			logger, _ := bufferedLogger(t)
 			r := NewReflectorWithOptions(lw, &v1.Pod{}, newStoreRecorder(), ReflectorOptions{Name: "rf", Clock: clk, Logger: &logger, WatchIdleTimeout: tc.liveness})
 			var errs watchErrors
 			r.watchErrorHandler = errs.handler
 			startRun(t, r)
-			requireEventually(t, func() bool { return lw.watcher(0) != nil && clk.HasWaiters() }, "stream not open")
+			requireEventually(t, func() bool { return lw.NthWatch(0) != nil && clk.HasWaiters() }, "stream not open")
 
 			// Events keep coming, each within the silence bound, for 27s
 			// (longer than the liveness deadline), then the server closes
 			// the stream.
-			stream := lw.watcher(0)
+			stream := lw.NthWatch(0)
 			for i := 0; i < 3; i++ {
-				stream.push(t, newEvent(watch.Added, newPod(fmt.Sprintf("s%d", i), fmt.Sprint(i+1))))
+				push(t, stream, newEvent(watch.Added, newPod(fmt.Sprintf("s%d", i), fmt.Sprint(i+1))))
 				clk.Step(9 * time.Second)
 			}
-			stream.close()
-			requireEventually(t, func() bool { return len(lw.watches()) == 2 }, "no second watch request")
-			assert.Equal(t, []metav1.ListOptions{streamOptionsFrom(""), streamOptionsFrom("")}, lw.watches())
-			lw.mu.Lock()
-			timeouts := append([]int64(nil), lw.timeouts...)
-			lw.mu.Unlock()
-			for _, seconds := range timeouts {
+			stream.Close()
+			requireEventually(t, func() bool { return len(lw.WatchOptions()) == 2 }, "no second watch request")
+			assert.Equal(t, []metav1.ListOptions{streamOptionsFrom(""), streamOptionsFrom("")}, watchOptionsWithoutTimeout(lw))
+			for _, seconds := range watchTimeouts(lw) {
 				assert.GreaterOrEqual(t, seconds, int64(300))
 				assert.Less(t, seconds, int64(600))
 			}
-			lists, _ := lw.lists()
-			assert.Empty(t, lists, "no fallback to LIST")
+			assert.Empty(t, lw.ListOptions(), "no fallback to LIST")
 			assert.Empty(t, errs.snapshot(), "no failure is reported")
 		})
 	}

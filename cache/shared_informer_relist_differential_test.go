@@ -105,28 +105,28 @@ type heldRelistObservation struct {
 // relist (pages a, c@7 | d, f@9) whose second page the server holds back.
 // heldEvents is the number of relist notifications the subject gives while
 // the page is held back (it is observed once it has them).
-func runHeldRelist(t *testing.T, build func(lw *heldPageLW) relistSubject, heldEvents int) heldRelistObservation {
+func runHeldRelist(t *testing.T, build func(srv *fakeapi.Server) relistSubject, heldEvents int) heldRelistObservation {
 	t.Helper()
 	srv := fakeapi.NewServer(false)
 	t.Cleanup(srv.StopWatches)
-	createAtoE(&unpagedServer{srv})
-	lw := newHeldPageLW(srv, 2)
-	subject := build(lw)
+	createAtoE(srv)
+	srv.PageSize(2, true)
+	subject := build(srv)
 	rec := &eventRecorder{}
 	relistStart(t, subject, rec, 0)
 	require.Equal(t, relistInitialAdds, rec.waitN(t, 5))
 	waitForNextWatch(t, srv)
 
-	lw.holdNext(relistContinued)
-	relistSilentChanges(&unpagedServer{srv})
+	held := holdNextList(srv, relistContinued)
+	relistSilentChanges(srv)
 	srv.Expire()
-	lw.waitHeld(t)
+	waitHeld(t, held)
 	var obs heldRelistObservation
 	obs.heldEvents = rec.waitN(t, 5+heldEvents)[5:]
 	obs.heldStore = describedStore(listFunc(subject.list))
 	obs.heldRV = subject.storeRV()
 
-	lw.releaseHeld()
+	held.Open()
 	require.Eventually(t, func() bool { return subject.storeRV() == "9" }, waitTimeout, time.Millisecond)
 	obs.events = rec.waitN(t, 11)[5:]
 	obs.store = describedStore(listFunc(subject.list))
@@ -157,7 +157,7 @@ func relistDeletesAsSet(events []string) []string {
 // resourceVersion while pending, the notifications per object and the end
 // state are client-go's.
 func TestRelistWithHeldBackPageMatchesClientGo(t *testing.T) {
-	want := runHeldRelist(t, func(lw *heldPageLW) relistSubject { return relistClientGo(0)(lw) }, 0)
+	want := runHeldRelist(t, func(srv *fakeapi.Server) relistSubject { return relistClientGo(0)(srv) }, 0)
 	// Sanity: the scenario does what it claims on client-go.
 	require.Equal(t, heldRelistObservation{
 		heldStore:  []string{"ns/a@1", "ns/b@2", "ns/c@3", "ns/d@4", "ns/e@5"},
@@ -178,7 +178,7 @@ func TestRelistWithHeldBackPageMatchesClientGo(t *testing.T) {
 		events: relistDeletesAsSet(want.events), store: want.store, storeRV: want.storeRV,
 	})
 
-	got := runHeldRelist(t, func(lw *heldPageLW) relistSubject { return relistOurs(SharedIndexInformerOptions{})(lw) }, 0)
+	got := runHeldRelist(t, func(srv *fakeapi.Server) relistSubject { return relistOurs(SharedIndexInformerOptions{})(srv) }, 0)
 	assert.Equal(t, want.heldStore, got.heldStore)
 	assert.Equal(t, want.heldRV, got.heldRV)
 	assert.Equal(t, want.heldEvents, got.heldEvents)
@@ -186,8 +186,8 @@ func TestRelistWithHeldBackPageMatchesClientGo(t *testing.T) {
 	assert.Equal(t, want.store, got.store)
 	assert.Equal(t, want.storeRV, got.storeRV)
 
-	paged := runHeldRelist(t, func(lw *heldPageLW) relistSubject {
-		return relistOurs(SharedIndexInformerOptions{RelistPageByPage: true})(lw)
+	paged := runHeldRelist(t, func(srv *fakeapi.Server) relistSubject {
+		return relistOurs(SharedIndexInformerOptions{RelistPageByPage: true})(srv)
 	}, 2)
 	assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@7", "ns/d@4", "ns/e@5"}, paged.heldStore, "the first page is applied")
 	assert.Equal(t, want.heldRV, paged.heldRV, "the resourceVersion waits for the end of the relist")

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,85 +26,40 @@ import (
 	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
-// heldPageLW serves a fakeapi.Server's pods in pages (see pagedLW) and can
-// hold back a LIST request: once hold is armed, the first request it
-// selects signals held and waits for release (or for its context to end,
-// which is then its answer).
-type heldPageLW struct {
-	*pagedLW
-
-	mu      sync.Mutex
-	hold    func(options metav1.ListOptions) bool
-	held    chan struct{}
-	release chan struct{}
+// holdNextList makes srv hold the next LIST request that selects picks
+// until the returned gate is opened (or the request's context ends, which
+// is then its answer); the requests before and after it pass.
+func holdNextList(srv *fakeapi.Server, selects func(options metav1.ListOptions) bool) *fakeapi.Gate {
+	gate := fakeapi.NewGate()
+	var taken atomic.Bool
+	srv.BeforeList(func(ctx context.Context, options metav1.ListOptions) error {
+		if selects(options) && taken.CompareAndSwap(false, true) {
+			return gate.Pass(ctx)
+		}
+		return nil
+	})
+	return gate
 }
 
-func newHeldPageLW(srv *fakeapi.Server, pageSize int) *heldPageLW {
-	return &heldPageLW{pagedLW: &pagedLW{srv: &unpagedServer{srv}, pageSize: pageSize, alwaysPage: true}}
-}
-
-// holdNext arms the hold for the next request hold selects.
-func (l *heldPageLW) holdNext(hold func(options metav1.ListOptions) bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.hold = hold
-	l.held = make(chan struct{})
-	l.release = make(chan struct{})
-}
-
-// waitHeld waits until a request is held.
-func (l *heldPageLW) waitHeld(t *testing.T) {
+// waitHeld waits until a request is held at gate.
+func waitHeld(t *testing.T, gate *fakeapi.Gate) {
 	t.Helper()
-	l.mu.Lock()
-	held := l.held
-	l.mu.Unlock()
 	select {
-	case <-held:
+	case <-gate.Arrived():
 	case <-time.After(waitTimeout):
 		t.Fatal("no LIST request was held back")
 	}
 }
 
-// releaseHeld lets the held request go on.
-func (l *heldPageLW) releaseHeld() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	close(l.release)
-}
-
-func (l *heldPageLW) ListWithContext(ctx context.Context, options metav1.ListOptions) (kruntime.Object, error) {
-	l.mu.Lock()
-	hold := l.hold != nil && l.hold(options)
-	var release chan struct{}
-	if hold {
-		l.hold = nil
-		close(l.held)
-		release = l.release
-	}
-	l.mu.Unlock()
-	if hold {
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	return l.pagedLW.List(options)
-}
-
-func (l *heldPageLW) WatchWithContext(_ context.Context, options metav1.ListOptions) (watch.Interface, error) {
-	return l.pagedLW.Watch(options)
-}
-
 // relistContinued selects the requests that continue a paged list.
 func relistContinued(options metav1.ListOptions) bool { return options.Continue != "" }
 
-// relistInformer starts a RealFIFO informer with opts over lw with a
+// relistInformer starts a RealFIFO informer with opts over srv with a
 // recording handler and waits until it has synced.
-func relistInformer(t *testing.T, srv *fakeapi.Server, lw ListerWatcher, opts SharedIndexInformerOptions) (*sharedIndexInformer, *eventRecorder) {
+func relistInformer(t *testing.T, srv *fakeapi.Server, opts SharedIndexInformerOptions) (*sharedIndexInformer, *eventRecorder) {
 	t.Helper()
 	t.Cleanup(srv.StopWatches)
-	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, opts).(*sharedIndexInformer)
+	informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, opts).(*sharedIndexInformer)
 	rec := &eventRecorder{}
 	reg, err := informer.AddEventHandler(rec)
 	require.NoError(t, err)
@@ -139,16 +95,16 @@ func TestRelistWhileItsLastPageIsHeldBack(t *testing.T) {
 	for _, mode := range relistModes {
 		t.Run(mode.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
-			createAtoE(&unpagedServer{srv})
-			lw := newHeldPageLW(srv, 2)
-			informer, rec := relistInformer(t, srv, lw, SharedIndexInformerOptions{RelistPageByPage: mode.pageByPage})
+			createAtoE(srv)
+			srv.PageSize(2, true)
+			informer, rec := relistInformer(t, srv, SharedIndexInformerOptions{RelistPageByPage: mode.pageByPage})
 			require.Equal(t, relistInitialAdds, rec.get())
 			waitForNextWatch(t, srv)
 
-			lw.holdNext(relistContinued)
-			relistSilentChanges(&unpagedServer{srv}) // the relist's pages: a, c@7 | d, f@9
+			held := holdNextList(srv, relistContinued)
+			relistSilentChanges(srv) // the relist's pages: a, c@7 | d, f@9
 			srv.Expire()
-			lw.waitHeld(t)
+			waitHeld(t, held)
 
 			if mode.pageByPage {
 				got := rec.waitN(t, 7)
@@ -160,7 +116,7 @@ func TestRelistWhileItsLastPageIsHeldBack(t *testing.T) {
 			}
 			assert.Equal(t, "5", informer.GetStore().LastStoreSyncResourceVersion())
 
-			lw.releaseHeld()
+			held.Open()
 			got := rec.waitN(t, 11)
 			if mode.pageByPage {
 				assert.Equal(t, []string{
@@ -197,16 +153,16 @@ func TestWaitForResourceVersionDuringRelist(t *testing.T) {
 		for _, mode := range relistModes {
 			t.Run(q.name+"/"+mode.name, func(t *testing.T) {
 				srv := fakeapi.NewServer(false)
-				createAtoE(&unpagedServer{srv})
-				lw := newHeldPageLW(srv, 2)
-				informer, _ := relistInformer(t, srv, lw, SharedIndexInformerOptions{UseDeltaFIFO: q.useDeltaFIFO, RelistPageByPage: mode.pageByPage})
+				createAtoE(srv)
+				srv.PageSize(2, true)
+				informer, _ := relistInformer(t, srv, SharedIndexInformerOptions{UseDeltaFIFO: q.useDeltaFIFO, RelistPageByPage: mode.pageByPage})
 				waitForNextWatch(t, srv)
 
-				lw.holdNext(relistContinued)
+				held := holdNextList(srv, relistContinued)
 				srv.UpdateMissed("d") // 6
 				srv.UpdateMissed("b") // 7: pages a, b@7 | c, d@6 | e
 				srv.Expire()
-				lw.waitHeld(t)
+				waitHeld(t, held)
 
 				if mode.pageByPage {
 					require.Eventually(t, func() bool {
@@ -220,7 +176,7 @@ func TestWaitForResourceVersionDuringRelist(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, "ns/d@4", describeObj(d))
 
-				lw.releaseHeld()
+				held.Open()
 				ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 				defer cancel()
 				require.NoError(t, WaitForResourceVersion(ctx, informer, "6"))
@@ -244,19 +200,19 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			t.Cleanup(srv.StopWatches)
-			createAtoE(&unpagedServer{srv})
+			createAtoE(srv)
 			path := filepath.Join(t.TempDir(), "pods.snap")
-			lw := newHeldPageLW(srv, 2)
+			srv.PageSize(2, true)
 			opts := SharedIndexInformerOptions{SnapshotFile: path, RelistPageByPage: mode.pageByPage}
-			informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, opts)
+			informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, opts)
 			stop := runInformerUntil(t, informer)
 			waitForNextWatch(t, srv)
 
-			lw.holdNext(relistContinued)
+			held := holdNextList(srv, relistContinued)
 			srv.DeleteMissed("e") // 6
 			srv.UpdateMissed("b") // 7: pages a, b@7 | c, d
 			srv.Expire()
-			lw.waitHeld(t)
+			waitHeld(t, held)
 			want := []string{"ns/a@1", "ns/b@2", "ns/c@3", "ns/d@4", "ns/e@5"}
 			if mode.pageByPage {
 				want = []string{"ns/a@1", "ns/b@7", "ns/c@3", "ns/d@4", "ns/e@5"}
@@ -277,7 +233,7 @@ func TestSnapshotDuringRelistKeepsDeletions(t *testing.T) {
 				assert.Equal(t, want, describedStore(objectListOf(objects)))
 			}
 
-			restarted := NewSharedIndexInformerWithOptions(lw.pagedLW, &v1.Pod{}, opts)
+			restarted := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, opts)
 			runInformerUntil(t, restarted)
 			require.Eventually(t, func() bool {
 				return assert.ObjectsAreEqual([]string{"ns/a@1", "ns/b@7", "ns/c@3", "ns/d@4"}, describedStore(restarted.GetStore()))
@@ -382,24 +338,23 @@ func TestRealFIFORelistKeepsUnchangedCachedObjects(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// finalizedLW serves heldPageLW's pages as metav1.List pages of pod
+// listedPods makes a server answer its LISTs as metav1.List pages of pod
 // pointers it allocates, so that the test can see (with finalizers) which
 // of the listed objects become garbage, and when. The pods of the lists
-// made while tracking is on are tracked.
-type finalizedLW struct {
-	*heldPageLW
-
+// answered while tracking is on are tracked.
+type listedPods struct {
 	mu        sync.Mutex
 	tracking  bool
 	collected map[string]bool
 }
 
-func (l *finalizedLW) ListWithContext(ctx context.Context, options metav1.ListOptions) (kruntime.Object, error) {
-	obj, err := l.heldPageLW.ListWithContext(ctx, options)
-	if err != nil {
-		return nil, err
-	}
-	pods := obj.(*v1.PodList)
+func trackListedPods(srv *fakeapi.Server) *listedPods {
+	l := &listedPods{collected: map[string]bool{}}
+	srv.AnswerListsAs(l.answer)
+	return l
+}
+
+func (l *listedPods) answer(pods *v1.PodList) kruntime.Object {
 	out := &metav1.List{ListMeta: pods.ListMeta}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -415,10 +370,16 @@ func (l *finalizedLW) ListWithContext(ctx context.Context, options metav1.ListOp
 		}
 		out.Items = append(out.Items, kruntime.RawExtension{Object: pod})
 	}
-	return out, nil
+	return out
 }
 
-func (l *finalizedLW) isCollected(name string) bool {
+func (l *listedPods) track() {
+	l.mu.Lock()
+	l.tracking = true
+	l.mu.Unlock()
+}
+
+func (l *listedPods) isCollected(name string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.collected[name]
@@ -455,9 +416,10 @@ func (r *sameObjectRecorder) get() map[string]bool {
 func TestRelistDropsUnchangedDuplicatesAsTheyAreRead(t *testing.T) {
 	srv := fakeapi.NewServer(false)
 	t.Cleanup(srv.StopWatches)
-	createAtoE(&unpagedServer{srv})
-	lw := &finalizedLW{heldPageLW: newHeldPageLW(srv, 2), collected: map[string]bool{}}
-	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{}).(*sharedIndexInformer)
+	createAtoE(srv)
+	srv.PageSize(2, true)
+	listed := trackListedPods(srv)
+	informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, SharedIndexInformerOptions{}).(*sharedIndexInformer)
 	var mu sync.Mutex
 	var transformed []string
 	require.NoError(t, informer.SetTransform(func(obj interface{}) (interface{}, error) {
@@ -483,21 +445,19 @@ func TestRelistDropsUnchangedDuplicatesAsTheyAreRead(t *testing.T) {
 	transformed = nil
 	mu.Unlock()
 
-	lw.mu.Lock()
-	lw.tracking = true
-	lw.mu.Unlock()
-	lw.holdNext(relistContinued)
+	listed.track()
+	held := holdNextList(srv, relistContinued)
 	srv.UpdateMissed("b") // 6: pages a, b@6 | c, d | e
 	srv.Expire()
-	lw.waitHeld(t)
+	waitHeld(t, held)
 	require.Eventually(t, func() bool {
 		runtime.GC()
-		return lw.isCollected("ns/a@1")
+		return listed.isCollected("ns/a@1")
 	}, waitTimeout, 10*time.Millisecond, "the listed duplicate of the unchanged a is garbage while the relist goes on")
-	assert.False(t, lw.isCollected("ns/b@6"), "the changed b is held until the relist is applied")
+	assert.False(t, listed.isCollected("ns/b@6"), "the changed b is held until the relist is applied")
 	assert.Equal(t, []string{"ns/a@1", "ns/b@2", "ns/c@3", "ns/d@4", "ns/e@5"}, describedStore(informer.GetStore()))
 
-	lw.releaseHeld()
+	held.Open()
 	rec.waitN(t, 10)
 	assert.Equal(t, []string{
 		"update ns/a@1 -> ns/a@1",
@@ -539,8 +499,8 @@ func TestCompleteListResetsTheWatermarkAfterABogusVersion(t *testing.T) {
 			srv := fakeapi.NewServer(false)
 			srv.Create("a") // 1
 			srv.Create("b") // 2
-			lw := newHeldPageLW(srv, 1)
-			informer, _ := relistInformer(t, srv, lw, mode.opts)
+			srv.PageSize(1, true)
+			informer, _ := relistInformer(t, srv, mode.opts)
 			waitForNextWatch(t, srv)
 			require.Equal(t, "2", informer.GetStore().LastStoreSyncResourceVersion())
 
@@ -582,7 +542,7 @@ func TestRelistKeepsACachedObjectOnlyWhenItIsTheSameObject(t *testing.T) {
 	srv.Create("b") // 2
 	srv.Edit("a", func(p *v1.Pod) { p.UID = "uid-a" })
 	srv.Edit("b", func(p *v1.Pod) { p.UID = "uid-b" })
-	informer, rec := relistInformer(t, srv, srv, SharedIndexInformerOptions{})
+	informer, rec := relistInformer(t, srv, SharedIndexInformerOptions{})
 	// The change below is compacted away only for a watch already open.
 	waitForNextWatch(t, srv)
 	cachedB, _, err := informer.GetStore().GetByKey("ns/b")

@@ -149,9 +149,9 @@ func TestSnapshotNeverMixesStatesOfANonAtomicRelist(t *testing.T) {
 			t.Run(mode.name+"/"+cause.name, func(t *testing.T) {
 				srv := fakeapi.NewServer(false)
 				t.Cleanup(srv.StopWatches)
-				createAtoE(&unpagedServer{srv}) // 1..5
+				createAtoE(srv) // 1..5
+				srv.PageSize(2, true)
 				path := filepath.Join(t.TempDir(), "pods.snap")
-				lw := &pagedLW{srv: &unpagedServer{srv}, pageSize: 2, alwaysPage: true}
 				block := newBlockingIndex("ns/c")
 				opts := SharedIndexInformerOptions{
 					SnapshotFile:     path,
@@ -159,7 +159,7 @@ func TestSnapshotNeverMixesStatesOfANonAtomicRelist(t *testing.T) {
 					RelistPageByPage: mode.pageByPage,
 					Indexers:         Indexers{"block": block.index},
 				}
-				informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, opts).(*sharedIndexInformer)
+				informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, opts).(*sharedIndexInformer)
 				first := &eventRecorder{}
 				_, err := informer.AddEventHandler(first)
 				require.NoError(t, err)

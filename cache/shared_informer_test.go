@@ -787,7 +787,8 @@ func TestTransformCheckDropsARefusedObjectAlone(t *testing.T) {
 			srv.Create("bad") // 2
 			srv.Create("b")   // 3
 			t.Cleanup(srv.StopWatches)
-			informer := NewSharedIndexInformerWithOptions(newHeldPageLW(srv, 1), &v1.Pod{}, mode.opts).(*sharedIndexInformer)
+			srv.PageSize(1, true)
+			informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, mode.opts).(*sharedIndexInformer)
 			require.NoError(t, informer.SetTransform(func(obj interface{}) (interface{}, error) { return obj, nil }))
 			require.NoError(t, ConfigureInformer(informer, func(o *SharedIndexInformerOptions) {
 				o.TransformCheck = func(obj interface{}) error {

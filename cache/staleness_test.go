@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
@@ -21,59 +19,30 @@ import (
 	"github.com/kinformer/kinformer/internal/fakeapi"
 )
 
-// stalenessLW is a scripted ListerWatcher for pods: each LIST answers at
-// the resourceVersion set with setListRV and is recorded; each watch is an
-// fakeapi.Watch handed to the test.
-type stalenessLW struct {
-	mu      sync.Mutex
-	listRV  string
-	lists   []metav1.ListOptions
-	listErr error
-	listed  chan metav1.ListOptions
-	watches chan *fakeapi.Watch
+// stalenessAPI returns the scripted server of the staleness tests: it
+// cannot stream lists, its first LIST answers a@3 at rv (the test scripts
+// the later ones), its watches stay open, and the options of every List
+// call arrive on the returned channel as the call is made.
+func stalenessAPI(rv string) (*fakeapi.API, <-chan metav1.ListOptions) {
+	listed := make(chan metav1.ListOptions, 16)
+	api := fakeapi.New().WithoutWatchList().
+		ListAnswers(stalenessList(rv)).
+		WatchAnswers(fakeapi.WatchAnswer{Hold: true}).
+		OnList(func(o metav1.ListOptions) { listed <- o })
+	return api, listed
 }
 
-func newStalenessLW(rv string) *stalenessLW {
-	return &stalenessLW{listRV: rv, listed: make(chan metav1.ListOptions, 16), watches: make(chan *fakeapi.Watch, 16)}
+// stalenessList is a LIST answer of a@3 at rv.
+func stalenessList(rv string) fakeapi.ListAnswer {
+	return fakeapi.ListAnswer{Object: newPodList(rv, "", newPod("a", "3"))}
 }
 
-func (lw *stalenessLW) setListRV(rv string) {
-	lw.mu.Lock()
-	lw.listRV = rv
-	lw.mu.Unlock()
-}
-
-func (lw *stalenessLW) List(options metav1.ListOptions) (runtime.Object, error) {
-	lw.mu.Lock()
-	lw.lists = append(lw.lists, options)
-	rv, err := lw.listRV, lw.listErr
-	lw.mu.Unlock()
-	lw.listed <- options
-	if err != nil {
-		return nil, err
-	}
-	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: []v1.Pod{*newPod("a", "3")}}, nil
-}
-
-func (lw *stalenessLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
-	w := fakeapi.NewWatch(nil, true)
-	lw.watches <- w
-	return w, nil
-}
-
-func (lw *stalenessLW) IsWatchListSemanticsUnSupported() bool { return true }
-
-func (lw *stalenessLW) listCalls() []metav1.ListOptions {
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	return append([]metav1.ListOptions(nil), lw.lists...)
-}
-
-// nextList returns the next LIST request, failing the test after a while.
-func (lw *stalenessLW) nextList(t *testing.T) metav1.ListOptions {
+// nextList returns the next List call's options, failing the test after a
+// while.
+func nextList(t *testing.T, listed <-chan metav1.ListOptions) metav1.ListOptions {
 	t.Helper()
 	select {
-	case o := <-lw.listed:
+	case o := <-listed:
 		return o
 	case <-time.After(waitTimeout):
 		t.Fatal("no LIST request")
@@ -137,7 +106,7 @@ func stalenessStatus(t *testing.T, informer *sharedIndexInformer, rv string) Inf
 func TestInformerStalenessConfirmations(t *testing.T) {
 	const interval = time.Minute
 	t0 := time.Unix(1000, 0)
-	lw := newStalenessLW("10")
+	lw, listed := stalenessAPI("10")
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{
 		StalenessProbeInterval: interval,
 		WatchIdleTimeout:       -1,
@@ -152,13 +121,8 @@ func TestInformerStalenessConfirmations(t *testing.T) {
 
 	runInformer(t, informer)
 	waitUntilSynced(t, informer.HasSyncedChecker())
-	assert.Equal(t, metav1.ListOptions{ResourceVersion: "0", Limit: 500}, lw.nextList(t))
-	var w *fakeapi.Watch
-	select {
-	case w = <-lw.watches:
-	case <-time.After(waitTimeout):
-		t.Fatal("no watch")
-	}
+	assert.Equal(t, metav1.ListOptions{ResourceVersion: "0", Limit: 500}, nextList(t, listed))
+	w := openedWatch(t, lw, 0)
 
 	// The list confirms 10 at t0.
 	st := stalenessStatus(t, informer, "10")
@@ -186,15 +150,15 @@ func TestInformerStalenessConfirmations(t *testing.T) {
 	clk.Step(20 * time.Second)
 	probeClk.Step(interval)
 	assert.Equal(t, 40*time.Second, probeClk.nextReset(t))
-	assert.Len(t, lw.listCalls(), 1, "no probe within the interval after a confirmation")
+	assert.Len(t, lw.ListOptions(), 1, "no probe within the interval after a confirmation")
 
 	// At t0+100s nothing confirmed the cache for 60 s: the probe lists one
 	// object at "" and gets 15; the cache is at 12, so it does not count
 	// yet.
 	clk.Step(40 * time.Second)
-	lw.setListRV("15")
+	lw.ListAnswers(stalenessList("15"))
 	probeClk.Step(40 * time.Second)
-	assert.Equal(t, metav1.ListOptions{ResourceVersion: "", Limit: 1}, lw.nextList(t))
+	assert.Equal(t, metav1.ListOptions{ResourceVersion: "", Limit: 1}, nextList(t, listed))
 	assert.Equal(t, interval, probeClk.nextReset(t))
 	st = informer.status()
 	assert.Equal(t, uint64(1), st.StalenessProbes)
@@ -211,12 +175,10 @@ func TestInformerStalenessConfirmations(t *testing.T) {
 	assert.Equal(t, 5*time.Second, st.Staleness(clk.Now()))
 
 	// A failing probe is counted, and changes nothing else.
-	lw.mu.Lock()
-	lw.listErr = errors.New("connection refused")
-	lw.mu.Unlock()
+	lw.ListAnswers(fakeapi.ListAnswer{Err: errors.New("connection refused")})
 	clk.Step(interval)
 	probeClk.Step(interval)
-	lw.nextList(t)
+	nextList(t, listed)
 	assert.Equal(t, interval, probeClk.nextReset(t))
 	st = informer.status()
 	assert.Equal(t, uint64(2), st.StalenessProbes)
@@ -229,7 +191,7 @@ func TestInformerStalenessConfirmations(t *testing.T) {
 // probe, and that an informer stopped while probing leaves no goroutine
 // (TestMain checks for leaks).
 func TestInformerStalenessProbeOff(t *testing.T) {
-	lw := newStalenessLW("10")
+	lw, _ := stalenessAPI("10")
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{StalenessProbeInterval: -1}).(*sharedIndexInformer)
 	probeClk := &resetSignalClock{FakeClock: testingclock.NewFakeClock(time.Unix(1000, 0)), resets: make(chan time.Duration, 16)}
 	informer.probeTimers = probeClk
@@ -244,37 +206,25 @@ func TestInformerStalenessProbeOff(t *testing.T) {
 	assert.Equal(t, time.Second, fresh.(*sharedIndexInformer).config.StalenessProbeInterval)
 }
 
-// pagedStalenessLW answers the first LIST in two pages at resourceVersion
-// "20", stepping clk by 5 s before it answers the second, and hands its
-// watches to the test.
-type pagedStalenessLW struct {
-	clk     *testingclock.FakeClock
-	watches chan *fakeapi.Watch
-}
-
-func (lw *pagedStalenessLW) List(options metav1.ListOptions) (runtime.Object, error) {
-	if options.Continue == "" {
-		return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "20", Continue: "page-2"}, Items: []v1.Pod{*newPod("a", "3")}}, nil
-	}
-	lw.clk.Step(5 * time.Second)
-	return &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "20"}, Items: []v1.Pod{*newPod("b", "4")}}, nil
-}
-
-func (lw *pagedStalenessLW) Watch(metav1.ListOptions) (watch.Interface, error) {
-	w := fakeapi.NewWatch(nil, true)
-	lw.watches <- w
-	return w, nil
-}
-
-func (*pagedStalenessLW) IsWatchListSemanticsUnSupported() bool { return true }
-
 // TestInformerStalenessPagedListConfirmsAtFirstPage: a list in pages is the
 // server's state at its resourceVersion when the first page was answered,
 // so that is the time it confirms, not the last page's.
 func TestInformerStalenessPagedListConfirmsAtFirstPage(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	clk := testingclock.NewFakeClock(t0)
-	lw := &pagedStalenessLW{clk: clk, watches: make(chan *fakeapi.Watch, 4)}
+	// The first LIST comes in two pages at resourceVersion 20; the clock
+	// moves on by 5 s before the second page is answered.
+	lw := fakeapi.New().WithoutWatchList().
+		ListAnswers(
+			fakeapi.ListAnswer{Object: newPodList("20", "page-2", newPod("a", "3"))},
+			fakeapi.ListAnswer{Object: newPodList("20", "", newPod("b", "4"))},
+		).
+		WatchAnswers(fakeapi.WatchAnswer{Hold: true}).
+		OnList(func(o metav1.ListOptions) {
+			if o.Continue != "" {
+				clk.Step(5 * time.Second)
+			}
+		})
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{StalenessProbeInterval: -1}).(*sharedIndexInformer)
 	informer.clock = clk
 	runInformer(t, informer)
@@ -285,41 +235,19 @@ func TestInformerStalenessPagedListConfirmsAtFirstPage(t *testing.T) {
 	assert.Equal(t, 5*time.Second, st.Staleness(clk.Now()))
 }
 
-// streamStalenessLW serves streaming lists only: each watch is handed to the
-// test, which plays the server.
-type streamStalenessLW struct {
-	watches chan *fakeapi.Watch
-	opts    chan metav1.ListOptions
-}
-
-func (lw *streamStalenessLW) List(metav1.ListOptions) (runtime.Object, error) {
-	return nil, errors.New("this server only streams")
-}
-
-func (lw *streamStalenessLW) Watch(options metav1.ListOptions) (watch.Interface, error) {
-	w := fakeapi.NewWatch(nil, true)
-	lw.opts <- options
-	lw.watches <- w
-	return w, nil
-}
-
 // TestInformerStalenessStreamingListConfirmsAtEndBookmark: a streaming
 // list confirms its resourceVersion at the arrival of its end bookmark.
 func TestInformerStalenessStreamingListConfirmsAtEndBookmark(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
 	t0 := time.Unix(1000, 0)
 	clk := testingclock.NewFakeClock(t0)
-	lw := &streamStalenessLW{watches: make(chan *fakeapi.Watch, 4), opts: make(chan metav1.ListOptions, 4)}
+	// A server that only streams: no LIST is scripted, so one would fail.
+	lw := fakeapi.New().WatchAnswers(fakeapi.WatchAnswer{Hold: true})
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{StalenessProbeInterval: -1}).(*sharedIndexInformer)
 	informer.clock = clk
 	runInformer(t, informer)
-	var w *fakeapi.Watch
-	select {
-	case w = <-lw.watches:
-	case <-time.After(waitTimeout):
-		t.Fatal("no streaming list")
-	}
-	require.True(t, ptrTrue((<-lw.opts).SendInitialEvents), "a streaming list")
+	w := openedWatch(t, lw, 0)
+	require.True(t, ptrTrue(lw.WatchOptions()[0].SendInitialEvents), "a streaming list")
 	w.Send(watch.Event{Type: watch.Added, Object: newPod("a", "3")})
 	clk.Step(2 * time.Second)
 	w.Send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{

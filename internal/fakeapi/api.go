@@ -42,8 +42,10 @@ type API struct {
 	exhausted     chan struct{}
 	exhaustedOnce sync.Once
 
-	onList  func(metav1.ListOptions)
-	onWatch func(metav1.ListOptions)
+	onList      func(metav1.ListOptions)
+	onWatch     func(metav1.ListOptions)
+	beforeList  func(context.Context, metav1.ListOptions) error
+	beforeWatch func(context.Context, metav1.ListOptions) error
 }
 
 // New returns an API with an empty script.
@@ -67,6 +69,26 @@ func (a *API) WithoutWatchList() *API {
 func (a *API) OnList(f func(metav1.ListOptions)) *API {
 	a.mu.Lock()
 	a.onList = f
+	a.mu.Unlock()
+	return a
+}
+
+// BeforeList sets a function that runs in every List call, after the OnList function, with
+// the call's context and options. It may block, to hold the call until the test lets it go
+// (see Gate); when it returns an error, the call answers that error and takes no scripted
+// answer (its options are recorded all the same). It returns the API, to chain. Set it before
+// the code under test runs.
+func (a *API) BeforeList(f func(ctx context.Context, options metav1.ListOptions) error) *API {
+	a.mu.Lock()
+	a.beforeList = f
+	a.mu.Unlock()
+	return a
+}
+
+// BeforeWatch is BeforeList for Watch calls: a refused call hands out no watch.
+func (a *API) BeforeWatch(f func(ctx context.Context, options metav1.ListOptions) error) *API {
+	a.mu.Lock()
+	a.beforeWatch = f
 	a.mu.Unlock()
 	return a
 }
@@ -112,16 +134,24 @@ func (a *API) Watch(options metav1.ListOptions) (watch.Interface, error) {
 	return a.WatchWithContext(context.Background(), options)
 }
 
-// ListWithContext is List; the context is not used.
-func (a *API) ListWithContext(_ context.Context, options metav1.ListOptions) (runtime.Object, error) {
+// ListWithContext is List; the context is passed to the BeforeList function.
+func (a *API) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
 	a.mu.Lock()
-	hook := a.onList
+	hook, before := a.onList, a.beforeList
 	a.mu.Unlock()
 	if hook != nil {
 		hook(options)
 	}
+	var refused error
+	if before != nil {
+		refused = before(ctx, options)
+	}
 	a.mu.Lock()
 	a.listOpts = append(a.listOpts, options)
+	if refused != nil {
+		a.mu.Unlock()
+		return nil, refused
+	}
 	if len(a.lists) == 0 {
 		a.mu.Unlock()
 		a.markExhausted()
@@ -133,17 +163,25 @@ func (a *API) ListWithContext(_ context.Context, options metav1.ListOptions) (ru
 	return answer.Object, answer.Err
 }
 
-// WatchWithContext is Watch; the context is not used (the code under test stops a watch with
-// its Stop method).
-func (a *API) WatchWithContext(_ context.Context, options metav1.ListOptions) (watch.Interface, error) {
+// WatchWithContext is Watch; the context is passed to the BeforeWatch function (the code under
+// test stops a watch it got with its Stop method).
+func (a *API) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
 	a.mu.Lock()
-	hook := a.onWatch
+	hook, before := a.onWatch, a.beforeWatch
 	a.mu.Unlock()
 	if hook != nil {
 		hook(options)
 	}
+	var refused error
+	if before != nil {
+		refused = before(ctx, options)
+	}
 	a.mu.Lock()
 	a.watchOpts = append(a.watchOpts, options)
+	if refused != nil {
+		a.mu.Unlock()
+		return nil, refused
+	}
 	if len(a.watches) == 0 {
 		w := NewWatch(nil, true)
 		a.handedOut = append(a.handedOut, w)

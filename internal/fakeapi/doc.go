@@ -11,6 +11,10 @@
 // answer: List fails with ErrScriptExhausted, Watch returns an open watch with no events, so the
 // code under test waits instead of spinning.
 //
+// A BeforeList (BeforeWatch) function sees each List (Watch) call, with its context, as it is
+// made: it can hold the call (a Gate holds calls until the test releases them, one at a time
+// or all at once) or answer it with an error instead of its scripted answer.
+//
 // Watches stay reachable after they were handed out (Watches, Watch.Send, Watch.Close), so a
 // test can deliver events at the moment it chooses and can check that the code under test
 // stopped a watch. Everything is safe for concurrent use.
@@ -19,7 +23,9 @@
 // test changes it (Create, Update, Delete, their Missed variants that no watch hears, Expire)
 // and the server answers LIST (sorted, paged from one snapshot), WATCH (replay after the asked
 // version, 410 Gone below the compacted one) and streaming lists as the real one does, and
-// records each request. Use API where the test dictates every answer, Server where it plays a
+// records each request. A test can also cut its pages smaller than asked (PageSize), hold or
+// fail a LIST as it is made (BeforeList, with a Gate) and answer in another list type
+// (AnswerListsAs). Use API where the test dictates every answer, Server where it plays a
 // cluster.
 //
 // The package is for tests only (of cache, its engines and the factories); it imports no

@@ -45,6 +45,12 @@ type Server struct {
 	listErr   error
 	watchErr  error
 	opened    chan struct{}
+
+	listOpts      []metav1.ListOptions
+	beforeList    func(context.Context, metav1.ListOptions) error
+	pageSize      int
+	pageUnpaged   bool
+	answerListsAs func(*v1.PodList) runtime.Object
 }
 
 // NewServer returns an empty server at resourceVersion 0. streaming says whether it serves
@@ -236,6 +242,46 @@ func (s *Server) FailWatches(err error) {
 	s.mu.Unlock()
 }
 
+// BeforeList sets a function that runs at the start of every LIST request (every page), with
+// the request's context and options, before the server answers it. It may block, to hold the
+// request until the test lets it go (see Gate); when it returns an error, the request is
+// answered with that error (and recorded as failed). Nil removes it. It may be set while the
+// code under test runs: a request already past it is not affected.
+func (s *Server) BeforeList(f func(ctx context.Context, options metav1.ListOptions) error) {
+	s.mu.Lock()
+	s.beforeList = f
+	s.mu.Unlock()
+}
+
+// PageSize makes the server answer LISTs in pages of at most n pods, fewer than the request's
+// limit asks for when the limit is larger (as the real server may answer), and, when
+// unpagedToo is set, makes it page requests without a limit too (as a client whose
+// ListerWatcher sets its own limit sees it). A page still never holds more than the limit.
+// n <= 0 restores the default: pages of the limit, none without one.
+func (s *Server) PageSize(n int, unpagedToo bool) {
+	s.mu.Lock()
+	s.pageSize, s.pageUnpaged = n, unpagedToo
+	s.mu.Unlock()
+}
+
+// AnswerListsAs makes the server pass every successful LIST answer (one page, a *v1.PodList
+// of its own) through f and answer with what f returns: another list type (a metav1.List, a
+// table), or the same objects tracked by the test. f runs while the server is locked: it must
+// not call the server. Nil restores the default.
+func (s *Server) AnswerListsAs(f func(*v1.PodList) runtime.Object) {
+	s.mu.Lock()
+	s.answerListsAs = f
+	s.mu.Unlock()
+}
+
+// ListOptions returns the options of every LIST request so far (every page), in order,
+// failed ones included.
+func (s *Server) ListOptions() []metav1.ListOptions {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]metav1.ListOptions(nil), s.listOpts...)
+}
+
 // StopWatches ends every open watch from the server's side and waits for nothing; call it
 // when the test ends.
 func (s *Server) StopWatches() {
@@ -280,17 +326,28 @@ func (s *Server) Watch(options metav1.ListOptions) (watch.Interface, error) {
 	return s.WatchWithContext(context.Background(), options)
 }
 
-// ListWithContext is List; the context is not used.
-func (s *Server) ListWithContext(_ context.Context, options metav1.ListOptions) (runtime.Object, error) {
+// ListWithContext is List; the context is passed to the BeforeList function.
+func (s *Server) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+	s.mu.Lock()
+	before := s.beforeList
+	s.mu.Unlock()
+	var refused error
+	if before != nil {
+		refused = before(ctx, options)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.listOpts = append(s.listOpts, options)
 	request := "list"
 	if options.Continue != "" {
 		request = "list page " + options.Continue
 	}
-	if s.listErr != nil {
+	if refused == nil {
+		refused = s.listErr
+	}
+	if refused != nil {
 		s.requests = append(s.requests, request+" failed")
-		return nil, s.listErr
+		return nil, refused
 	}
 	var snap, offset int
 	if options.Continue == "" {
@@ -307,14 +364,27 @@ func (s *Server) ListWithContext(_ context.Context, options metav1.ListOptions) 
 	full := s.snapshots[snap]
 	page := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: full.ResourceVersion}}
 	end := len(full.Items)
-	if options.Limit > 0 && offset+int(options.Limit) < end {
-		end = offset + int(options.Limit)
+	if size := s.pageSizeLocked(options); size > 0 && offset+size < end {
+		end = offset + size
 		page.Continue = strconv.Itoa(snap) + ":" + strconv.Itoa(end)
 	}
 	for i := offset; i < end; i++ {
 		page.Items = append(page.Items, *full.Items[i].DeepCopy())
 	}
+	if s.answerListsAs != nil {
+		return s.answerListsAs(page), nil
+	}
 	return page, nil
+}
+
+// pageSizeLocked returns how many pods a page answering options holds at most (0: all).
+func (s *Server) pageSizeLocked(options metav1.ListOptions) int {
+	size := int(options.Limit)
+	paged := options.Limit > 0 || options.Continue != ""
+	if s.pageSize > 0 && (paged || s.pageUnpaged) && (size <= 0 || s.pageSize < size) {
+		size = s.pageSize
+	}
+	return size
 }
 
 // snapshotLocked returns the pods sorted by name, at the current version.

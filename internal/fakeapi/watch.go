@@ -71,6 +71,11 @@ func (w *Watch) Close() {
 	})
 }
 
+// Pending returns how many events, scripted or sent, the consumer has not received yet. Once
+// it is 0 after a Send, the consumer has taken that event, as an unbuffered send would have
+// told.
+func (w *Watch) Pending() int { return len(w.ch) }
+
 // Stopped is closed once the consumer called Stop.
 func (w *Watch) Stopped() <-chan struct{} { return w.stopped }
 
