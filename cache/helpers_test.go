@@ -622,3 +622,22 @@ func openedWatch(t *testing.T, api *fakeapi.API, i int) *fakeapi.Watch {
 	requireEventually(t, func() bool { return api.NthWatch(i) != nil }, "watch %d not opened", i)
 	return api.NthWatch(i)
 }
+
+// callTimes returns a hook for fakeapi's OnList or OnWatch that records the
+// time of clk at each call, and a function returning the times recorded so
+// far, in order.
+func callTimes(clk clock.PassiveClock) (hook func(metav1.ListOptions), times func() []time.Time) {
+	var mu sync.Mutex
+	var recorded []time.Time
+	hook = func(metav1.ListOptions) {
+		mu.Lock()
+		recorded = append(recorded, clk.Now())
+		mu.Unlock()
+	}
+	times = func() []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]time.Time(nil), recorded...)
+	}
+	return hook, times
+}

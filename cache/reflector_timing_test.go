@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -331,18 +330,9 @@ func resettingStreamAPI(clk *testingclock.FakeClock, clean bool) (*fakeapi.API, 
 			api.WatchAnswers(fakeapi.WatchAnswer{Events: []watch.Event{decodingErrorEvent("stream error: stream ID 3; INTERNAL_ERROR; received from peer")}})
 		}
 	}
-	var mu sync.Mutex
-	var times []time.Time
-	api.OnWatch(func(metav1.ListOptions) {
-		mu.Lock()
-		times = append(times, clk.Now())
-		mu.Unlock()
-	})
-	return api, func() []time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]time.Time(nil), times...)
-	}
+	hook, times := callTimes(clk)
+	api.OnWatch(hook)
+	return api, times
 }
 
 // TestReflectorResetStreamsObeyBackoff runs a Reflector against a server that

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -324,21 +323,12 @@ func push(t *testing.T, w *fakeapi.Watch, e watch.Event) {
 // fallback's) answers list, and the returned function gives the fake time
 // of every List call.
 func streamingAPI(clk *testingclock.FakeClock, list *v1.PodList) (*fakeapi.API, func() []time.Time) {
-	var mu sync.Mutex
-	var times []time.Time
+	hook, times := callTimes(clk)
 	api := fakeapi.New().
 		ListAnswers(fakeapi.ListAnswer{Object: list}).
 		WatchAnswers(fakeapi.WatchAnswer{Hold: true}, fakeapi.WatchAnswer{Hold: true}, fakeapi.WatchAnswer{Hold: true}).
-		OnList(func(metav1.ListOptions) {
-			mu.Lock()
-			times = append(times, clk.Now())
-			mu.Unlock()
-		})
-	return api, func() []time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]time.Time(nil), times...)
-	}
+		OnList(hook)
+	return api, times
 }
 
 // watchTimeouts returns the TimeoutSeconds of api's watch requests (0 when
