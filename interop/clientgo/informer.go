@@ -46,6 +46,10 @@ var (
 //
 // Nothing runs until Run or RunWithContext is called. Options are applied in
 // order; a nil Option is skipped.
+//
+// The informer is kinformer's: where kinformer's informer differs from
+// client-go's, so does this one, and a nil watch error handler restores the
+// default one. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewSharedIndexInformer(lw toolscache.ListerWatcher, exampleObject runtime.Object, defaultEventHandlerResyncPeriod time.Duration, indexers toolscache.Indexers, opts ...Option) toolscache.SharedIndexInformer {
 	var s settings
 	for _, opt := range opts {
@@ -74,6 +78,9 @@ func NewSharedIndexInformer(lw toolscache.ListerWatcher, exampleObject runtime.O
 // another. Handlers added through the wrapper use
 // cache.HandlerBufferUnbounded, as client-go's; NewSharedIndexInformer with
 // WithHandlerBufferPolicy chooses another policy.
+//
+// The informer is kinformer's, as for NewSharedIndexInformer. Differs from
+// client-go v0.37.2; see COMPATIBILITY.md.
 func Wrap(k cache.SharedIndexInformer) toolscache.SharedIndexInformer {
 	if k == nil {
 		return nil
