@@ -415,3 +415,55 @@ func TestWatchListSemanticsOfTheListerWatcherAreKept(t *testing.T) {
 	require.Equal(t, "list", want.unsupported)
 	assert.Equal(t, want, got)
 }
+
+// TestTypedInformerOverTheWrapperMatchesClientGo: client-go's
+// NewTypedSharedIndexInformer over each informer hands a typed handler the
+// deletion a relist infers as a DeletedObject with its FinalStateUnknown
+// and last known object (client-go's adapter type-asserts the tombstone;
+// kinformer's own tombstone would make it panic), and the typed indexer
+// reads the cache.
+func TestTypedInformerOverTheWrapperMatchesClientGo(t *testing.T) {
+	type typedObservation struct {
+		deleted         string
+		finalStateKnown bool
+		cached          []string
+	}
+	want, got := differential(t, func(t *testing.T, s subject) typedObservation {
+		srv := fakeapi.NewServer(false)
+		t.Cleanup(srv.StopWatches)
+		srv.Create("a")
+		srv.Create("b")
+		// Non-nil indexers: client-go's informer built with nil ones panics
+		// in AddIndexers (kinformer's does not).
+		informer := toolscache.NewTypedSharedIndexInformer[*v1.Pod](s.build(srv, 0, toolscache.Indexers{}))
+		deletions := make(chan toolscache.DeletedObject[*v1.Pod], 10)
+		reg, err := informer.AddTypedEventHandler(toolscache.TypedResourceEventHandlerFuncs[*v1.Pod]{
+			DeleteFunc: func(obj toolscache.DeletedObject[*v1.Pod]) { deletions <- obj },
+		})
+		require.NoError(t, err)
+		require.NoError(t, informer.AddTypedIndexers(toolscache.TypedIndexers[*v1.Pod]{
+			"vowel": func(p *v1.Pod) ([]string, error) { return vowelIndex(p) },
+		}))
+		start(t, informer)
+		waitDone(t, reg.HasSyncedChecker())
+		waitForWatch(t, srv)
+		srv.DeleteMissed("b")
+		srv.Expire()
+		var obs typedObservation
+		select {
+		case d := <-deletions:
+			obs.deleted = describe(d.OptionalObj)
+			obs.finalStateKnown = d.FinalStateUnknown == nil
+		case <-time.After(waitTimeout):
+			t.Fatal("no deletion")
+		}
+		vowels, err := informer.GetTypedIndexer().ByTypedIndex("vowel", "vowel")
+		require.NoError(t, err)
+		for _, p := range vowels {
+			obs.cached = append(obs.cached, describe(p))
+		}
+		return obs
+	})
+	require.Equal(t, typedObservation{deleted: "ns/b@2", cached: []string{"ns/a@1"}}, want)
+	assert.Equal(t, want, got)
+}
