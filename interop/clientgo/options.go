@@ -1,0 +1,107 @@
+package clientgo
+
+import (
+	"time"
+
+	"github.com/kinformer/kinformer/cache"
+)
+
+// Option configures an informer built by NewSharedIndexInformer. Each one
+// sets one field of the kinformer options the informer is built with (or
+// the wrapper's buffer policy), with the meaning that field documents on
+// cache.SharedIndexInformerOptions; the last Option to set a field wins.
+// Only the settings this package can honour for any ListerWatcher have an
+// Option: the package documentation lists those that need kinformer's own
+// wire path or knowledge of the cluster, which have none.
+type Option func(*settings)
+
+// settings is what the Options of one NewSharedIndexInformer call set.
+type settings struct {
+	// informer holds the kinformer options; ResyncPeriod and Indexers are
+	// NewSharedIndexInformer's arguments and no Option sets them.
+	informer cache.SharedIndexInformerOptions
+	// bufferPolicy is the buffer policy of every handler added through
+	// the wrapper.
+	bufferPolicy cache.HandlerBufferPolicy
+}
+
+// WithObjectDescription sets the description of the informer's objects in
+// its Reflector's log messages and in the client-go Reflector handed to
+// watch error handlers (SharedIndexInformerOptions.ObjectDescription; empty:
+// derived from the example object, as in client-go).
+func WithObjectDescription(description string) Option {
+	return func(s *settings) { s.informer.ObjectDescription = description }
+}
+
+// WithIdentifier names the informer for metrics and logs
+// (SharedIndexInformerOptions.Identifier; build one with
+// cache.NewInformerName and its WithResource). Metrics are published only
+// for an identifier that is set and reserved.
+func WithIdentifier(id cache.InformerNameAndResource) Option {
+	return func(s *settings) { s.informer.Identifier = id }
+}
+
+// WithInformerMetricsProvider sets the provider of the informer's queue and
+// store metrics (SharedIndexInformerOptions.InformerMetricsProvider; nil:
+// the global provider).
+func WithInformerMetricsProvider(provider cache.InformerMetricsProvider) Option {
+	return func(s *settings) { s.informer.InformerMetricsProvider = provider }
+}
+
+// WithHandlerMetricsProvider times every notification the informer's
+// handlers handle (SharedIndexInformerOptions.HandlerMetricsProvider; nil
+// times nothing). kinformer extension.
+func WithHandlerMetricsProvider(provider cache.HandlerMetricsProvider) Option {
+	return func(s *settings) { s.informer.HandlerMetricsProvider = provider }
+}
+
+// WithWatchIdleTimeout sets the watch liveness deadline
+// (SharedIndexInformerOptions.WatchIdleTimeout): a watch that has had a
+// periodic bookmark and then stays silent this long is reopened from the
+// last resourceVersion. Zero means cache.DefaultWatchIdleTimeout; negative
+// turns it off (client-go's behaviour). kinformer extension.
+func WithWatchIdleTimeout(timeout time.Duration) Option {
+	return func(s *settings) { s.informer.WatchIdleTimeout = timeout }
+}
+
+// WithStalenessProbeInterval sets how long the synced informer goes without
+// the server confirming a resourceVersion before it asks with a LIST of one
+// object through the ListerWatcher
+// (SharedIndexInformerOptions.StalenessProbeInterval; zero: the default,
+// negative: off). kinformer extension.
+func WithStalenessProbeInterval(interval time.Duration) Option {
+	return func(s *settings) { s.informer.StalenessProbeInterval = interval }
+}
+
+// WithMaxRetryAfter sets the longest Retry-After the informer's Reflector
+// honours before it retries a failed list or watch
+// (SharedIndexInformerOptions.MaxRetryAfter; zero: the default, negative:
+// no maximum). kinformer extension.
+func WithMaxRetryAfter(maximum time.Duration) Option {
+	return func(s *settings) { s.informer.MaxRetryAfter = maximum }
+}
+
+// WithRelistPageByPage applies relists page by page instead of atomically
+// (SharedIndexInformerOptions.RelistPageByPage), trading what listers and
+// handlers see during a relist for memory. Off by default, as in client-go.
+// kinformer extension.
+func WithRelistPageByPage(on bool) Option {
+	return func(s *settings) { s.informer.RelistPageByPage = on }
+}
+
+// WithDeltaFIFO selects kinformer's DeltaFIFO as the informer's queue
+// instead of the default RealFIFO (SharedIndexInformerOptions.UseDeltaFIFO),
+// for code that depends on its per-key coalescing. kinformer extension.
+func WithDeltaFIFO(on bool) Option {
+	return func(s *settings) { s.informer.UseDeltaFIFO = on }
+}
+
+// WithHandlerBufferPolicy sets the buffer policy of every handler added
+// through the returned informer (client-go's HandlerOptions has no field
+// for it): cache.HandlerBufferUnbounded, the default, keeps every
+// notification in order as client-go does; cache.HandlerBufferCoalesceByKey
+// keeps the latest state per object. A policy kinformer does not know makes
+// every AddEventHandler call fail. kinformer extension.
+func WithHandlerBufferPolicy(policy cache.HandlerBufferPolicy) Option {
+	return func(s *settings) { s.bufferPolicy = policy }
+}
