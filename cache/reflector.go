@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"fmt"
+	"path"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -301,7 +302,8 @@ func NewNamespaceKeyedIndexerAndReflector(lw ListerWatcher, expectedType interfa
 }
 
 // NewReflector returns a Reflector named after the file:line of its caller
-// outside this package. See NewReflectorWithOptions.
+// outside this package (and outside the wrapper of package
+// interop/clientgo). See NewReflectorWithOptions.
 func NewReflector(lw ListerWatcher, expectedType interface{}, store ReflectorStore, resyncPeriod time.Duration) *Reflector {
 	return NewReflectorWithOptions(lw, expectedType, store, ReflectorOptions{ResyncPeriod: resyncPeriod})
 }
@@ -418,13 +420,17 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 const reflectorUnknownCallsite = "????"
 
 // reflectorCallsiteName returns the file:line of the closest caller outside
-// this package, as a default Reflector name.
+// this package, as a default Reflector name. The client-go wrapper of
+// package interop/clientgo only forwards Run to this package, so its frames
+// are passed over too: an informer run through it is named after its
+// caller, as one run directly.
 func reflectorCallsiteName() string {
 	_, self, _, ok := runtime.Caller(0)
 	if !ok {
 		return naming.GetNameFromCallsite()
 	}
-	return naming.GetNameFromCallsite(filepath.ToSlash(filepath.Dir(self)) + "/")
+	dir := filepath.ToSlash(filepath.Dir(self))
+	return naming.GetNameFromCallsite(dir+"/", path.Dir(dir)+"/interop/clientgo/informer.go")
 }
 
 // listWatchDisablesChunking reports whether lw is a ListWatch (possibly
