@@ -25,6 +25,15 @@
 // object (ForType), or per kind of unstructured and metadata-only objects
 // (ForGroupVersionKind).
 //
+// The ListerWatcher controller-runtime gives the hook is used as it is,
+// except that stopping one of its watches also drains it until it closes.
+// controller-runtime wraps metadata-only watches in apimachinery's
+// watch.Filter, whose goroutine otherwise stays blocked forever on the last
+// event of a stopped watch (the error of its cancelled request): client-go's
+// Reflector leaves it so now and then when a manager stops or an informer is
+// removed, and kinformer's, which takes a stop before further events, would
+// every time.
+//
 // # What the hook does not cover
 //
 //   - Informers that do not go through controller-runtime's cache: one a

@@ -23,9 +23,17 @@ import (
 // (clientgo.Unwrap, or Unwrap here, gives it back). Nothing runs until
 // controller-runtime runs it.
 //
+// lw is used through a thin wrapper that changes one thing: stopping one of
+// its watches also reads what the watch still delivers until it closes its
+// channel (for at most 10 seconds), so that the goroutine controller-runtime
+// puts between a metadata-only watch and the informer
+// (apimachinery's watch.Filter) cannot stay blocked after the informer
+// stopped. Lists, watches, their context forms and the answer to
+// IsWatchListSemanticsUnSupported are lw's.
+//
 // Safe for concurrent use; it keeps no state between calls.
 func NewInformer(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
-	return clientgo.NewSharedIndexInformer(lw, obj, resync, indexers)
+	return clientgo.NewSharedIndexInformer(drainWatches(lw), obj, resync, indexers)
 }
 
 // NewInformerFunc returns a hook of the type of controller-runtime's
@@ -48,7 +56,7 @@ func NewInformerFunc(opts ...Option) func(toolscache.ListerWatcher, runtime.Obje
 		}
 	}
 	return func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
-		return clientgo.NewSharedIndexInformer(lw, obj, resync, indexers, c.optionsFor(obj)...)
+		return clientgo.NewSharedIndexInformer(drainWatches(lw), obj, resync, indexers, c.optionsFor(obj)...)
 	}
 }
 
