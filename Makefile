@@ -8,6 +8,11 @@ PKGS ?= ./...
 # (the integration tests then skip).
 TESTENV_BUILD := internal/testenv/build.sh
 
+# NESTED_MODULES are modules inside this repository with go.mod files of their own (glue to
+# frameworks the library itself must not depend on). `./...` of the main module stops at them,
+# so test, test-unit and vet run each of them from its folder, with the same environment.
+NESTED_MODULES := interop/controllerruntime
+
 .PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full bench-relist bench-store bench-watch-requests bench-storm soak soak-ceiling fuzz-short
 
 # Every recipe line runs under bash with pipefail, so that a failing command before a pipe
@@ -27,10 +32,15 @@ FUZZTIME ?= 3000x
 FUZZMINIMIZETIME ?= 100x
 
 ## test: gofmt check, go vet, generated code up to date, the whole suite (integration tests
-## included) under the race detector, then a short run of every fuzz target.
+## included) and the nested modules' tests under the race detector, then a short run of every
+## fuzz target.
 test: fmt-check vet gen-verify
 	@bin=$$($(TESTENV_BUILD)) && echo "server binaries: $$bin" && \
-	KINFORMER_TESTENV_BIN=$$bin KINFORMER_REQUIRE_INTEGRATION=1 $(GO) test -race -count=1 -timeout 30m $(PKGS)
+	KINFORMER_TESTENV_BIN=$$bin KINFORMER_REQUIRE_INTEGRATION=1 $(GO) test -race -count=1 -timeout 30m $(PKGS) && \
+	for mod in $(NESTED_MODULES); do \
+		echo "nested module $$mod"; \
+		(cd $$mod && KINFORMER_TESTENV_BIN=$$bin KINFORMER_REQUIRE_INTEGRATION=1 $(GO) test -race -count=1 -timeout 10m ./...) || exit 1; \
+	done
 	@$(MAKE) --no-print-directory alloc-guards
 	@$(MAKE) --no-print-directory fuzz-short
 
@@ -76,6 +86,7 @@ demo-local:
 ## test-unit: the suite without the real API server.
 test-unit: fmt-check vet gen-verify
 	$(GO) test -race -count=1 $(PKGS)
+	@for mod in $(NESTED_MODULES); do echo "nested module $$mod"; (cd $$mod && $(GO) test -race -count=1 ./...) || exit 1; done
 
 ## testenv: build etcd and kube-apiserver for the integration tests and print where they are.
 testenv:
@@ -87,6 +98,7 @@ fmt-check:
 
 vet:
 	$(GO) vet $(PKGS)
+	@for mod in $(NESTED_MODULES); do echo "go vet in $$mod"; (cd $$mod && $(GO) vet ./...) || exit 1; done
 
 ## gen-verify: regenerate informers/ and listers/ into a temporary folder and fail when the
 ## committed files differ (or when the API drifted from client-go's).
