@@ -31,7 +31,9 @@ import (
 // stopped. Lists, watches, their context forms and the answer to
 // IsWatchListSemanticsUnSupported are lw's.
 //
-// Safe for concurrent use; it keeps no state between calls.
+// Safe for concurrent use; it keeps no state between calls. The informers
+// are kinformer's, not client-go's. Differs from client-go v0.37.2; see
+// COMPATIBILITY.md.
 func NewInformer(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
 	return clientgo.NewSharedIndexInformer(drainWatches(lw), obj, resync, indexers)
 }
@@ -47,7 +49,8 @@ func NewInformer(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Du
 //
 // opts are read once, here; the returned function keeps no other state and
 // is safe for concurrent use, as controller-runtime's caches may call it
-// from several goroutines.
+// from several goroutines. The informers are NewInformer's, with the chosen
+// options. Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewInformerFunc(opts ...Option) func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer {
 	var c config
 	for _, opt := range opts {
