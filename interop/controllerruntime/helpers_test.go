@@ -70,7 +70,7 @@ func forEachEngine(t *testing.T, body func(t *testing.T, e engine)) {
 // and health probe servers, leader election, the process-wide uniqueness of
 // controller names, which two subtests would break) turned off, and the
 // engine's NewInformer hook set on top of opts.Cache.
-func newManager(t *testing.T, cfg *rest.Config, e engine, opts manager.Options) manager.Manager {
+func newManager(t testing.TB, cfg *rest.Config, e engine, opts manager.Options) manager.Manager {
 	t.Helper()
 	opts.Metrics = metricsserver.Options{BindAddress: "0"}
 	opts.HealthProbeBindAddress = "0"
@@ -89,7 +89,7 @@ func newManager(t *testing.T, cfg *rest.Config, e engine, opts manager.Options) 
 // startManager runs mgr until the test ends, then stops it and waits for
 // Start to return, failing the test if it returned an error or does not
 // return within waitTimeout. It returns once the manager's cache has synced.
-func startManager(t *testing.T, mgr manager.Manager) (stop func()) {
+func startManager(t testing.TB, mgr manager.Manager) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -119,7 +119,7 @@ func startManager(t *testing.T, mgr manager.Manager) (stop func()) {
 
 // newNamespace creates a fresh namespace for one test. Namespaces are never
 // deleted: without a namespace controller a deleted one stays Terminating.
-func newNamespace(t *testing.T, cs kubernetes.Interface) string {
+func newNamespace(t testing.TB, cs kubernetes.Interface) string {
 	t.Helper()
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
@@ -146,7 +146,7 @@ func newPod(ns, name string, labels map[string]string) *corev1.Pod {
 }
 
 // createPod creates a pod through cs and fails the test on error.
-func createPod(t *testing.T, cs kubernetes.Interface, pod *corev1.Pod) *corev1.Pod {
+func createPod(t testing.TB, cs kubernetes.Interface, pod *corev1.Pod) *corev1.Pod {
 	t.Helper()
 	created, err := cs.CoreV1().Pods(pod.Namespace).Create(context.Background(), pod, metav1.CreateOptions{})
 	if err != nil {

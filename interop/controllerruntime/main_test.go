@@ -74,7 +74,7 @@ func leakOptions() []goleak.Option {
 
 // sharedEnv returns the shared cluster, skipping (or failing) t when there
 // is none.
-func sharedEnv(t *testing.T) *testenv.Env {
+func sharedEnv(t testing.TB) *testenv.Env {
 	t.Helper()
 	if !testenv.Available(t) {
 		return nil
