@@ -2,6 +2,7 @@ package controllerruntime_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -314,5 +315,55 @@ func TestConsistentClientReadsReturnWritesAcrossARelist(t *testing.T) {
 		}
 		expectNotFound(t, c, "Delete after the relist", key, &got)
 		expectListed(t, c, "Delete after the relist", ns, map[string]string{"missed": missed.ResourceVersion})
+	})
+}
+
+// TestConsistentClientReadsAfterRemoveInformerWaitForTheRemovedOne pins a
+// limitation of controller-runtime v0.25.2 that both engines share: the
+// read-your-writes client registers its handler once per kind, on the
+// informer of the time, and never again. After RemoveInformer and a new
+// GetInformer, its handler still listens to the removed informer, so a read
+// after a write waits until its context ends, although the new informer has
+// the write.
+func TestConsistentClientReadsAfterRemoveInformerWaitForTheRemovedOne(t *testing.T) {
+	env := sharedEnv(t)
+	cs := env.Clientset()
+	forEachEngine(t, func(t *testing.T, e engine) {
+		ns := newNamespace(t, cs)
+		mgr := newManager(t, env.Config(), e, manager.Options{
+			Client: client.Options{Cache: &client.CacheOptions{EnableReadYourWritesConsistency: ptr.To(true)}},
+		})
+		startManager(t, mgr)
+		c := mgr.GetClient()
+		ctx := context.Background()
+		key := types.NamespacedName{Namespace: ns, Name: "web"}
+		var got corev1.Pod
+
+		pod := newPod(ns, key.Name, map[string]string{"rev": "0"})
+		if err := c.Create(ctx, pod); err != nil {
+			t.Fatalf("Create: %v", err)
+		}
+		expectRead(t, c, "Create", key, &got, pod.ResourceVersion)
+
+		if err := mgr.GetCache().RemoveInformer(ctx, &corev1.Pod{}); err != nil {
+			t.Fatalf("RemoveInformer: %v", err)
+		}
+		if _, err := mgr.GetCache().GetInformer(ctx, &corev1.Pod{}); err != nil {
+			t.Fatalf("GetInformer after RemoveInformer: %v", err)
+		}
+		pod.Labels["rev"] = "1"
+		if err := c.Update(ctx, pod); err != nil {
+			t.Fatalf("Update: %v", err)
+		}
+		short, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if err := c.Get(short, key, &got); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Get after RemoveInformer and Update: %v (resourceVersion %s), want the wait to end with its context", err, got.ResourceVersion)
+		}
+		// The new informer has the write: a read that does not wait sees it.
+		eventually(t, "the new informer caches the update", func() (bool, string) {
+			err := c.Get(ctx, key, &got, client.DisableReadYourWritesConsistency)
+			return err == nil && got.ResourceVersion == pod.ResourceVersion, fmt.Sprintf("%v %s", err, got.ResourceVersion)
+		})
 	})
 }

@@ -52,6 +52,57 @@
 //     (a panicking handler is recovered, the watch error handler hears of
 //     every failure, a silent watch is reopened, ...).
 //
+// # Read-your-writes consistency
+//
+// controller-runtime's client.CacheOptions.EnableReadYourWritesConsistency
+// works on the hook's informers as on client-go's, with nothing to set: after
+// a write through the manager's client, a cache read of the written key
+// returns the write's resourceVersion or newer, and after a delete
+// NotFound. The module's tests check it on both engines for typed objects
+// (create, update, patch, the status subresource, delete), unstructured
+// apply configurations, metadata-only patches and deletes, and across a
+// relist, and BenchmarkConsistentReadAfterWrite measures the wait.
+//
+// controller-runtime learns what the cache has seen through an event handler
+// it adds to the informer (waiting on the registration's HasSyncedChecker
+// before it trusts it). The handler keeps a single number per kind and
+// representation (typed, unstructured, metadata-only): the highest
+// resourceVersion of any object it has been handed. A read waits until that
+// number reaches the write's resourceVersion. This is correct only while the
+// informer applies changes to its cache in resourceVersion order and tells
+// its handlers after applying them: one watch feeding one cache, as in
+// client-go's informers and kinformer's, whatever the handler buffer policy
+// (HandlerBufferCoalesceByKey may deliver a newer object before an older
+// one, but only after the cache holds both). It does not hold where several
+// watches, each at its own pace, feed one handler:
+//
+//   - controller-runtime's multi-namespace caches (DefaultNamespaces, or a
+//     ByObject's Namespaces, with more than one namespace) run one informer
+//     per namespace and add the handler to each, so the number one namespace
+//     reached can be ahead of another namespace's cache, and a read there
+//     may return a state older than the write (controller-runtime documents
+//     the option as not working with more than one namespace);
+//   - sharded informers (several informers for one kind, each over part of
+//     it, their events merged into one handler) break it the same way.
+//
+// A delete that the API server answers without a resourceVersion (the
+// object left storage at once and the server returned a Status) is waited
+// for through the handler's OnDelete of that object's UID. Under
+// HandlerBufferCoalesceByKey (clientgo.WithHandlerBufferPolicy) an object
+// added and deleted before the handler was handed the add is never
+// delivered at all, so such a delete can be waited for until the read's
+// context ends: keep the default, unbounded, policy for informers the
+// read-your-writes client reads through.
+//
+// Two limits of controller-runtime v0.25.2 hold on both engines: a Create,
+// Update or Patch of an *unstructured.Unstructured is recorded under the
+// typed representation of its kind, so an unstructured cache read after it
+// does not wait (an apply configuration from
+// client.ApplyConfigurationFromUnstructured, and a Delete, are recorded
+// correctly); and the handler is added once per kind, to the informer of
+// the time, so after RemoveInformer a read after a write waits for the
+// removed informer until its context ends.
+//
 // # Reaching kinformer's status
 //
 // controller-runtime's cache.GetInformer returns the informer the hook built;
