@@ -83,7 +83,13 @@ const (
 // and exit code; it fails the test when the program does not exit within limit.
 func exRun(t *testing.T, name string, limit time.Duration, args ...string) (string, string, int) {
 	t.Helper()
-	bin := exBinary(t, name)
+	return exRunBinary(t, exBinary(t, name), limit, args...)
+}
+
+// exRunBinary is exRun for the program at bin.
+func exRunBinary(t *testing.T, bin string, limit time.Duration, args ...string) (string, string, int) {
+	t.Helper()
+	name := filepath.Base(bin)
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -440,5 +446,55 @@ func TestGracefulShutdown(t *testing.T) {
 				t.Errorf("no closing line matching %q\nstdout:\n%s", tc.final, out.String())
 			}
 		})
+	}
+}
+
+// TestCtrlruntimeLocalAPIServer builds examples/ctrlruntime, a controller-runtime program in a
+// Go module of its own (so that kinformer's main module never requires controller-runtime,
+// and `go build ./...` above does not reach it), and runs it against the project's own etcd
+// and kube-apiserver: its manager runs on kinformer's informers, reconciles the pod it
+// creates, sees it deleted and exits. It needs the server binaries, as
+// TestPodwatchLocalAPIServer does.
+func TestCtrlruntimeLocalAPIServer(t *testing.T) {
+	if testenv.BinDir() == "" {
+		if os.Getenv(testenv.RequireEnv) == "1" {
+			t.Fatalf("%s does not name the server binaries and %s=1 forbids skipping", testenv.BinDirEnv, testenv.RequireEnv)
+		}
+		t.Skipf("needs the server binaries: run `make test`, or set %s to the folder internal/testenv/build.sh prints", testenv.BinDirEnv)
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "ctrlruntime")
+	build := exec.Command(gobin, "build", "-o", bin, ".")
+	build.Dir = "ctrlruntime"
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build in examples/ctrlruntime: %v\n%s", err, out)
+	}
+	stdout, stderr, code := exRunBinary(t, bin, localHangGuard, "--local-apiserver")
+	if code != 0 {
+		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	pod := `kinformer-ctrlruntime-example-\w+/demo`
+	for _, re := range []string{
+		`(?m)^cluster: local kube-apiserver at https://127\.0\.0\.1:\d+$`,
+		`(?m)^manager started: the pod informer is kinformer's$`,
+		`(?m)^created pod ` + pod + `$`,
+		`(?m)^reconciled ` + pod + `: annotated$`,
+		`(?m)^reconciled ` + pod + `: up to date$`,
+		`(?m)^deleted pod ` + pod + `$`,
+		`(?m)^reconciled ` + pod + `: gone$`,
+		`(?m)^done: \d+ reconciles of pod ` + pod + `, on kinformer's informers$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(stdout) {
+			t.Errorf("stdout does not match %q\nstdout:\n%s\nstderr:\n%s", re, stdout, stderr)
+		}
+	}
+	// The steps come in this order: the annotation before the delete, the delete before the
+	// pod is gone.
+	order := regexp.MustCompile(`(?s)created pod .*: annotated\n.*: up to date\n.*deleted pod .*: gone\ndone: `)
+	if !order.MatchString(stdout) {
+		t.Errorf("stdout does not give the steps in order\nstdout:\n%s", stdout)
 	}
 }
