@@ -9,9 +9,9 @@ PKGS ?= ./...
 TESTENV_BUILD := internal/testenv/build.sh
 
 # NESTED_MODULES are modules inside this repository with go.mod files of their own (glue to
-# frameworks the library itself must not depend on). `./...` of the main module stops at them,
+# frameworks the library itself must not depend on, and examples that use them). `./...` of the main module stops at them,
 # so test, test-unit and vet run each of them from its folder, with the same environment.
-NESTED_MODULES := interop/controllerruntime
+NESTED_MODULES := interop/controllerruntime examples/ctrlruntime
 
 .PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full bench-relist bench-store bench-watch-requests bench-storm soak soak-ceiling fuzz-short
 
