@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -18,7 +19,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	kcache "github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/internal/testenv"
+	"github.com/kinformer/kinformer/interop/clientgo"
+	"github.com/kinformer/kinformer/interop/controllerruntime"
 )
 
 // The tests of this file use controller-runtime's read-your-writes client
@@ -108,66 +112,77 @@ func podCondition(pod *corev1.Pod, ct corev1.PodConditionType) corev1.ConditionS
 
 func TestConsistentClientReadsReturnEachPodWrite(t *testing.T) {
 	env := sharedEnv(t)
+	// A third engine: kinformer with handlers whose buffers coalesce by key,
+	// which may hand the consistency handler a newer object before an older
+	// one, but only once the cache holds both.
+	coalescing := engine{name: "kinformer-coalescing", newInformer: controllerruntime.NewInformerFunc(
+		controllerruntime.WithInformerOptions(clientgo.WithHandlerBufferPolicy(kcache.HandlerBufferCoalesceByKey)),
+	)}
+	for _, e := range append(slices.Clip(engines), coalescing) {
+		t.Run(e.name, func(t *testing.T) { podWrites(t, env, e) })
+	}
+}
+
+// podWrites is TestConsistentClientReadsReturnEachPodWrite on one engine.
+func podWrites(t *testing.T, env *testenv.Env, e engine) {
 	cs := env.Clientset()
-	forEachEngine(t, func(t *testing.T, e engine) {
-		ns := newNamespace(t, cs)
-		c := newConsistentClient(t, env.Config(), e)
-		ctx := context.Background()
-		key := types.NamespacedName{Namespace: ns, Name: "web"}
-		var got corev1.Pod
+	ns := newNamespace(t, cs)
+	c := newConsistentClient(t, env.Config(), e)
+	ctx := context.Background()
+	key := types.NamespacedName{Namespace: ns, Name: "web"}
+	var got corev1.Pod
 
-		pod := newPod(ns, key.Name, map[string]string{"rev": "0"})
-		if err := c.Create(ctx, pod); err != nil {
-			t.Fatalf("Create: %v", err)
-		}
-		expectRead(t, c, "Create", key, &got, pod.ResourceVersion)
-		expectListed(t, c, "Create", ns, map[string]string{"web": pod.ResourceVersion})
+	pod := newPod(ns, key.Name, map[string]string{"rev": "0"})
+	if err := c.Create(ctx, pod); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	expectRead(t, c, "Create", key, &got, pod.ResourceVersion)
+	expectListed(t, c, "Create", ns, map[string]string{"web": pod.ResourceVersion})
 
-		// A run of updates, each read back before the next: each read must
-		// see its own write, not the one before.
-		for i := 1; i <= 5; i++ {
-			pod.Labels["rev"] = fmt.Sprint(i)
-			if err := c.Update(ctx, pod); err != nil {
-				t.Fatalf("Update %d: %v", i, err)
-			}
-			expectRead(t, c, fmt.Sprintf("Update %d", i), key, &got, pod.ResourceVersion)
-			if got.Labels["rev"] != fmt.Sprint(i) {
-				t.Fatalf("Get right after Update %d: label rev=%s", i, got.Labels["rev"])
-			}
+	// A run of updates, each read back before the next: each read must
+	// see its own write, not the one before.
+	for i := 1; i <= 5; i++ {
+		pod.Labels["rev"] = fmt.Sprint(i)
+		if err := c.Update(ctx, pod); err != nil {
+			t.Fatalf("Update %d: %v", i, err)
 		}
+		expectRead(t, c, fmt.Sprintf("Update %d", i), key, &got, pod.ResourceVersion)
+		if got.Labels["rev"] != fmt.Sprint(i) {
+			t.Fatalf("Get right after Update %d: label rev=%s", i, got.Labels["rev"])
+		}
+	}
 
-		before := pod.DeepCopy()
-		pod.Labels["patched"] = "yes"
-		if err := c.Patch(ctx, pod, client.MergeFrom(before)); err != nil {
-			t.Fatalf("Patch: %v", err)
-		}
-		expectRead(t, c, "Patch", key, &got, pod.ResourceVersion)
+	before := pod.DeepCopy()
+	pod.Labels["patched"] = "yes"
+	if err := c.Patch(ctx, pod, client.MergeFrom(before)); err != nil {
+		t.Fatalf("Patch: %v", err)
+	}
+	expectRead(t, c, "Patch", key, &got, pod.ResourceVersion)
 
-		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{
-			Type: checkedCondition, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
-		})
-		if err := c.Status().Update(ctx, pod); err != nil {
-			t.Fatalf("Status().Update: %v", err)
-		}
-		expectRead(t, c, "Status().Update", key, &got, pod.ResourceVersion)
-		if podCondition(&got, checkedCondition) != corev1.ConditionTrue {
-			t.Fatalf("Get right after Status().Update: conditions %+v", got.Status.Conditions)
-		}
-		expectListed(t, c, "Status().Update", ns, map[string]string{"web": pod.ResourceVersion})
-
-		// A second pod, then a delete: the list must show the new one
-		// and not the deleted one. The pod has no node, so the API
-		// server removes it at once.
-		other := newPod(ns, "db", nil)
-		if err := c.Create(ctx, other); err != nil {
-			t.Fatalf("Create db: %v", err)
-		}
-		if err := c.Delete(ctx, pod); err != nil {
-			t.Fatalf("Delete: %v", err)
-		}
-		expectNotFound(t, c, "Delete", key, &got)
-		expectListed(t, c, "Delete", ns, map[string]string{"db": other.ResourceVersion})
+	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{
+		Type: checkedCondition, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now(),
 	})
+	if err := c.Status().Update(ctx, pod); err != nil {
+		t.Fatalf("Status().Update: %v", err)
+	}
+	expectRead(t, c, "Status().Update", key, &got, pod.ResourceVersion)
+	if podCondition(&got, checkedCondition) != corev1.ConditionTrue {
+		t.Fatalf("Get right after Status().Update: conditions %+v", got.Status.Conditions)
+	}
+	expectListed(t, c, "Status().Update", ns, map[string]string{"web": pod.ResourceVersion})
+
+	// A second pod, then a delete: the list must show the new one
+	// and not the deleted one. The pod has no node, so the API
+	// server removes it at once.
+	other := newPod(ns, "db", nil)
+	if err := c.Create(ctx, other); err != nil {
+		t.Fatalf("Create db: %v", err)
+	}
+	if err := c.Delete(ctx, pod); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	expectNotFound(t, c, "Delete", key, &got)
+	expectListed(t, c, "Delete", ns, map[string]string{"db": other.ResourceVersion})
 }
 
 func TestConsistentClientReadsReturnUnstructuredAndMetadataOnlyWrites(t *testing.T) {
