@@ -58,7 +58,8 @@
 // HandlerOptions has no field for it). There are Options for what the glue can honour over
 // any ListerWatcher: the object description, the metrics identifier and providers, the watch
 // liveness deadline (WatchIdleTimeout), the staleness probe, the longest Retry-After, relists
-// page by page, the DeltaFIFO, and the handlers' buffer policy.
+// page by page, the DeltaFIFO, the handlers' buffer policy and the memory-lean mode
+// (WithMemoryLean, whose intern table the Option value carries).
 //
 // The settings that need kinformer's own wire path or knowledge of the cluster have no Option,
 // so they cannot be offered here: they are set on kinformer's factories (package informers),
@@ -71,9 +72,7 @@
 //     the HTTP transport a rest.Config is wrapped with (package listadmission);
 //   - snapshots (SnapshotFile and the rest): a snapshot file is tied to a scope (namespace and
 //     selectors), a projection and the identity of the cluster, none of which a bare
-//     ListerWatcher tells;
-//   - the memory-lean mode (informers.WithMemoryLean): it is a factory's setting, whose
-//     string intern table the factory owns, not an informer option.
+//     ListerWatcher tells.
 //
 // Sync diagnostics are not an informer option either: cache.WaitForCacheSyncWithOptions and
 // cache.SyncOptions work on the informers Unwrap returns.

@@ -10,6 +10,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/internal/lean"
 )
 
 // The wrapper is a client-go SharedIndexInformer, its Indexer a client-go
@@ -65,7 +66,13 @@ func NewSharedIndexInformer(lw toolscache.ListerWatcher, exampleObject runtime.O
 		source = lw
 	}
 	k := cache.NewSharedIndexInformerWithOptions(source, exampleObject, options)
-	return newInformer(k, s.bufferPolicy)
+	w := newInformer(k, s.bufferPolicy)
+	if s.lean != nil {
+		w.lean = s.lean
+		// The informer has not run: the transform is taken.
+		_ = k.SetTransform(lean.Compose(nil, s.lean))
+	}
+	return w
 }
 
 // Wrap returns k as a client-go SharedIndexInformer: every method of
@@ -109,6 +116,9 @@ type informer struct {
 	k            cache.SharedIndexInformer
 	indexer      *indexer
 	bufferPolicy cache.HandlerBufferPolicy
+	// lean, when not nil, is the memory-lean step that follows every
+	// transform set through the wrapper (WithMemoryLean).
+	lean *lean.Table
 
 	reflectorOnce sync.Once
 	reflector     *toolscache.Reflector
@@ -245,7 +255,11 @@ func (w *informer) SetWatchErrorHandlerWithContext(handler toolscache.WatchError
 // SetTransform). After Run it returns the error client-go's returns
 // ("informer has already started") and changes nothing.
 func (w *informer) SetTransform(handler toolscache.TransformFunc) error {
-	return w.k.SetTransform(cache.TransformFunc(handler))
+	var user cache.TransformFunc
+	if handler != nil {
+		user = cache.TransformFunc(handler)
+	}
+	return w.k.SetTransform(lean.Compose(user, w.lean))
 }
 
 // IsStopped reports whether the informer has stopped.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/internal/lean"
 )
 
 // Option configures an informer built by NewSharedIndexInformer. Each one
@@ -23,6 +24,9 @@ type settings struct {
 	// bufferPolicy is the buffer policy of every handler added through
 	// the wrapper.
 	bufferPolicy cache.HandlerBufferPolicy
+	// lean, when not nil, is the intern table of the memory-lean mode
+	// (WithMemoryLean).
+	lean *lean.Table
 }
 
 // WithObjectDescription sets the description of the informer's objects in
@@ -104,4 +108,20 @@ func WithDeltaFIFO(on bool) Option {
 // every AddEventHandler call fail. kinformer extension.
 func WithHandlerBufferPolicy(policy cache.HandlerBufferPolicy) Option {
 	return func(s *settings) { s.bufferPolicy = policy }
+}
+
+// WithMemoryLean makes the informer keep lean objects, as the factories'
+// informers.WithMemoryLean does: every object drops its managedFields and
+// the strings most objects repeat (label and annotation keys and values,
+// namespaces, owner references) share one copy through a bounded intern
+// table. The step runs after the informer's transform (SetTransform, which
+// controller-runtime's DefaultTransform sets), on what it returns.
+//
+// The table is made when WithMemoryLean is called, and every informer built
+// with the returned Option shares it: pass one Option to every informer of
+// a program (controllerruntime.WithInformerOptions does) for one table, or
+// call WithMemoryLean per informer for a table each. kinformer extension.
+func WithMemoryLean() Option {
+	t := &lean.Table{}
+	return func(s *settings) { s.lean = t }
 }

@@ -7,7 +7,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kinformer/kinformer/cache"
-	"github.com/kinformer/kinformer/informers/internal/lean"
+	"github.com/kinformer/kinformer/internal/lean"
 	"github.com/kinformer/kinformer/listadmission"
 	"github.com/kinformer/kinformer/projection"
 )

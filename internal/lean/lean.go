@@ -1,5 +1,5 @@
 // Package lean holds the memory-lean transform behind the informer factories'
-// WithMemoryLean options: it drops managedFields and makes the strings most
+// WithMemoryLean options and interop/clientgo's: it drops managedFields and makes the strings most
 // objects repeat (label and annotation keys and values, namespaces, owner
 // references) share one copy through a bounded intern table.
 package lean

@@ -1,0 +1,73 @@
+package clientgo
+
+import (
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/kinformer/kinformer/internal/fakeapi"
+)
+
+// TestMemoryLeanRunsAfterTheTransformAndSharesOneTablePerOption: informers
+// built with one WithMemoryLean Option keep their objects without
+// managedFields, after the transform set with SetTransform, and equal label
+// values, the transform's included, share one copy across those informers;
+// an informer built with another WithMemoryLean call has a table of its own,
+// and one without the Option keeps the objects as listed.
+func TestMemoryLeanRunsAfterTheTransformAndSharesOneTablePerOption(t *testing.T) {
+	listed := func(name string) *fakeapi.API {
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{
+			Namespace:       "ns",
+			Name:            name,
+			ResourceVersion: "1",
+			// A copy of its own in every pod, as decoding makes it.
+			Labels:        map[string]string{"app": strings.Clone("frontend")},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+		}}
+		list := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Items: []v1.Pod{*pod}}
+		return fakeapi.New().WithoutWatchList().
+			ListAnswers(fakeapi.ListAnswer{Object: list}).
+			WatchAnswers(fakeapi.WatchAnswer{Hold: true})
+	}
+	// tier adds a label whose value is a copy of its own for every object.
+	tier := func(obj any) (any, error) {
+		pod := obj.(*v1.Pod)
+		pod.Labels["tier"] = strings.Clone("web")
+		return pod, nil
+	}
+	// cached runs informer until it has synced and returns its one pod.
+	cached := func(t *testing.T, informer toolscache.SharedIndexInformer) *v1.Pod {
+		t.Helper()
+		start(t, informer)
+		waitDone(t, informer.HasSyncedChecker())
+		objs := informer.GetStore().List()
+		require.Len(t, objs, 1)
+		return objs[0].(*v1.Pod)
+	}
+	sameData := func(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+
+	shared := WithMemoryLean()
+	a := NewSharedIndexInformer(listed("a"), &v1.Pod{}, 0, nil, shared)
+	require.NoError(t, a.SetTransform(tier))
+	b := NewSharedIndexInformer(listed("b"), &v1.Pod{}, 0, nil, shared)
+	require.NoError(t, b.SetTransform(tier))
+	own := NewSharedIndexInformer(listed("c"), &v1.Pod{}, 0, nil, WithMemoryLean())
+	plain := NewSharedIndexInformer(listed("d"), &v1.Pod{}, 0, nil)
+
+	podA, podB, podC, podD := cached(t, a), cached(t, b), cached(t, own), cached(t, plain)
+	for _, p := range []*v1.Pod{podA, podB, podC} {
+		assert.Nil(t, p.ManagedFields, "%s: managedFields dropped", p.Name)
+	}
+	assert.Equal(t, map[string]string{"app": "frontend", "tier": "web"}, podA.Labels)
+	assert.True(t, sameData(podA.Labels["app"], podB.Labels["app"]), "one table for the informers of one Option")
+	assert.True(t, sameData(podA.Labels["tier"], podB.Labels["tier"]), "the lean step runs on the transform's result")
+	assert.False(t, sameData(podA.Labels["app"], podC.Labels["app"]), "another WithMemoryLean call, another table")
+	assert.Len(t, podD.ManagedFields, 1, "without the Option the object is kept as listed")
+	assert.False(t, sameData(podA.Labels["app"], podD.Labels["app"]))
+}
