@@ -58,8 +58,10 @@
 // HandlerOptions has no field for it). There are Options for what the glue can honour over
 // any ListerWatcher: the object description, the metrics identifier and providers, the watch
 // liveness deadline (WatchIdleTimeout), the staleness probe, the longest Retry-After, relists
-// page by page, the DeltaFIFO, the handlers' buffer policy and the memory-lean mode
-// (WithMemoryLean, whose intern table the Option value carries).
+// page by page, the DeltaFIFO, the handlers' buffer policy, the memory-lean mode
+// (WithMemoryLean, whose intern table the Option value carries) and list admission
+// (WithListAdmission, WithListAdmissionPriority; wrapping the client's transport with the
+// admission's WrapTransport is the caller's, who builds the client).
 //
 // The settings that need kinformer's own wire path or knowledge of the cluster have no Option,
 // so they cannot be offered here: they are set on kinformer's factories (package informers),
@@ -68,8 +70,6 @@
 //
 //   - field projection (informers.WithProjection and the transform check it installs): it
 //     filters objects while they are decoded, on the factory's own transport;
-//   - list admission (ListAdmission, ListAdmissionPriority): its Retry-After handling needs
-//     the HTTP transport a rest.Config is wrapped with (package listadmission);
 //   - snapshots (SnapshotFile and the rest): a snapshot file is tied to a scope (namespace and
 //     selectors), a projection and the identity of the cluster, none of which a bare
 //     ListerWatcher tells.

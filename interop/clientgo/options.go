@@ -5,6 +5,7 @@ import (
 
 	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/internal/lean"
+	"github.com/kinformer/kinformer/listadmission"
 )
 
 // Option configures an informer built by NewSharedIndexInformer. Each one
@@ -124,4 +125,26 @@ func WithHandlerBufferPolicy(policy cache.HandlerBufferPolicy) Option {
 func WithMemoryLean() Option {
 	t := &lean.Table{}
 	return func(s *settings) { s.lean = t }
+}
+
+// WithListAdmission makes the informer admit its initial list and relists
+// through admission (SharedIndexInformerOptions.ListAdmission; see package
+// listadmission): at most admission's limit of the informers sharing it
+// list at once, and a 429 one of them gets slows the others down. Pass one
+// admission to every informer of a program (controllerruntime's
+// WithInformerOptions does) to limit the lists of its whole cache; nil, the
+// default, lists at once, as client-go does. Wrapping the transport of the
+// rest.Config the ListerWatcher's client is built from
+// (config.Wrap(admission.WrapTransport)) lets the whole group pause at the
+// first 429 of any of them. Only when lists are requested changes, not what
+// handlers and the store observe. kinformer extension.
+func WithListAdmission(admission *listadmission.Admission) Option {
+	return func(s *settings) { s.informer.ListAdmission = admission }
+}
+
+// WithListAdmissionPriority orders the informer among those waiting for a
+// slot of its list admission (SharedIndexInformerOptions.ListAdmissionPriority):
+// the highest first; default 0. kinformer extension.
+func WithListAdmissionPriority(priority int) Option {
+	return func(s *settings) { s.informer.ListAdmissionPriority = priority }
 }

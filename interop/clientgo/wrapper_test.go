@@ -16,6 +16,7 @@ import (
 
 	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/internal/fakeapi"
+	"github.com/kinformer/kinformer/listadmission"
 )
 
 // TestWatchErrorHandlerReflectorCarriesKinformersNameAndDescription: the
@@ -149,6 +150,7 @@ func TestOptionsReachTheKinformerInformer(t *testing.T) {
 	t.Cleanup(name.Release)
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 	metrics := staticHandlerMetrics{}
+	admission := listadmission.New(listadmission.Options{})
 
 	read := func(t *testing.T, informer toolscache.SharedIndexInformer) (cache.SharedIndexInformerOptions, cache.InformerStatus) {
 		t.Helper()
@@ -170,6 +172,8 @@ func TestOptionsReachTheKinformerInformer(t *testing.T) {
 		WithMaxRetryAfter(5*time.Second),
 		WithRelistPageByPage(true),
 		WithDeltaFIFO(true),
+		WithListAdmission(admission),
+		WithListAdmissionPriority(2),
 		nil,
 	))
 	assert.Equal(t, cache.SharedIndexInformerOptions{
@@ -179,6 +183,8 @@ func TestOptionsReachTheKinformerInformer(t *testing.T) {
 		MaxRetryAfter:          5 * time.Second,
 		RelistPageByPage:       true,
 		UseDeltaFIFO:           true,
+		ListAdmission:          admission,
+		ListAdmissionPriority:  2,
 	}, options)
 	assert.Equal(t, "pods of ns", status.Description)
 	assert.Equal(t, "interop-clientgo-options-test", status.Name)

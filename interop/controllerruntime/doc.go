@@ -42,11 +42,16 @@
 //     with kinformer's factories, or with clientgo.NewSharedIndexInformer,
 //     to make it kinformer's.
 //   - kinformer's wire path: controller-runtime supplies the ListerWatcher
-//     (its own clients, its own decoding), so field projection, kinformer's
-//     decoder and list admission, which need kinformer's factories and their
+//     (its own clients, its own decoding), so field projection and
+//     kinformer's decoder, which need kinformer's factories and their
 //     transport, do not apply; nor do snapshots (warm restarts), which are tied
 //     to a factory's cluster, scope and projection. Those settings have no
-//     clientgo.Option for this reason (see package interop/clientgo).
+//     clientgo.Option for this reason (see package interop/clientgo). List
+//     admission and the memory-lean mode do apply: pass
+//     clientgo.WithListAdmission and clientgo.WithMemoryLean to
+//     WithInformerOptions for one admission and one intern table over the
+//     whole cache (and wrap the manager's rest.Config with the admission's
+//     WrapTransport for its 429 pause).
 //   - The informers' Reflector runs with kinformer's defaults, which are
 //     client-go's except where kinformer's COMPATIBILITY.md says otherwise
 //     (a panicking handler is recovered, the watch error handler hears of

@@ -1,8 +1,10 @@
 package clientgo
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +14,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/kinformer/kinformer/internal/fakeapi"
+	"github.com/kinformer/kinformer/listadmission"
 )
 
 // TestMemoryLeanRunsAfterTheTransformAndSharesOneTablePerOption: informers
@@ -70,4 +73,40 @@ func TestMemoryLeanRunsAfterTheTransformAndSharesOneTablePerOption(t *testing.T)
 	assert.False(t, sameData(podA.Labels["app"], podC.Labels["app"]), "another WithMemoryLean call, another table")
 	assert.Len(t, podD.ManagedFields, 1, "without the Option the object is kept as listed")
 	assert.False(t, sameData(podA.Labels["app"], podD.Labels["app"]))
+}
+
+// TestListAdmissionHoldsTheSecondInformersListUntilTheFirstCompletes: two
+// informers built with WithListAdmission of one admission that admits one
+// list at a time: while the first informer's LIST is held, the second
+// makes none; once the first completes, the second lists and both sync.
+func TestListAdmissionHoldsTheSecondInformersListUntilTheFirstCompletes(t *testing.T) {
+	admission := listadmission.New(listadmission.Options{MaxConcurrent: 1})
+	gate := fakeapi.NewGate()
+	t.Cleanup(gate.Open)
+	emptyList := func() fakeapi.ListAnswer {
+		return fakeapi.ListAnswer{Object: &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}}
+	}
+	first := fakeapi.New().WithoutWatchList().
+		ListAnswers(emptyList()).WatchAnswers(fakeapi.WatchAnswer{Hold: true}).
+		BeforeList(func(ctx context.Context, _ metav1.ListOptions) error { return gate.Pass(ctx) })
+	second := fakeapi.New().WithoutWatchList().
+		ListAnswers(emptyList()).WatchAnswers(fakeapi.WatchAnswer{Hold: true})
+
+	a := NewSharedIndexInformer(first, &v1.Pod{}, 0, nil, WithListAdmission(admission), WithListAdmissionPriority(1))
+	start(t, a)
+	select {
+	case <-gate.Arrived():
+	case <-time.After(waitTimeout):
+		t.Fatal("the first informer did not list")
+	}
+	b := NewSharedIndexInformer(second, &v1.Pod{}, 0, nil, WithListAdmission(admission))
+	start(t, b)
+	// The second informer waits for the slot the held list has.
+	require.Eventually(t, func() bool { return admission.Stats().Waiting == 1 }, waitTimeout, tick)
+	assert.Empty(t, second.ListOptions(), "no LIST while the first holds the only slot")
+
+	gate.Release(nil)
+	waitDone(t, a.HasSyncedChecker())
+	waitDone(t, b.HasSyncedChecker())
+	assert.Len(t, second.ListOptions(), 1)
 }
