@@ -13,7 +13,7 @@ TESTENV_BUILD := internal/testenv/build.sh
 # so test, test-unit and vet run each of them from its folder, with the same environment.
 NESTED_MODULES := interop/controllerruntime examples/ctrlruntime
 
-.PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full bench-relist bench-store bench-watch-requests bench-storm soak soak-ceiling fuzz-short
+.PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full bench-relist bench-store bench-ctrlrt bench-watch-requests bench-storm soak soak-ceiling fuzz-short
 
 # Every recipe line runs under bash with pipefail, so that a failing command before a pipe
 # (a benchmark piped into the table tool) fails the target.
@@ -122,6 +122,9 @@ BENCH_BLOCKED_PAIRS ?= 10
 BENCH_APISERVER_PAIRS ?= 5
 BENCH_PROJECTION_PAIRS ?= 5
 BENCH_STORE_PAIRS ?= 5
+# BENCH_CTRLRT_PAIRS: the controller-runtime manager group (BenchmarkManagerSync of the nested
+# module interop/controllerruntime, on the real API server).
+BENCH_CTRLRT_PAIRS ?= 10
 # BENCH_QUICK_PAIRS is the -count of every group of `make bench-quick`.
 BENCH_QUICK_PAIRS ?= 3
 # BENCH_TIMEOUT bounds each `go test` invocation.
@@ -129,7 +132,8 @@ BENCH_TIMEOUT ?= 60m
 BENCH_PAIR_VARS = BENCH_SYNC_PAIRS=$(BENCH_SYNC_PAIRS) BENCH_SYNC_LARGE_PAIRS=$(BENCH_SYNC_LARGE_PAIRS) \
 	BENCH_EVENTS_PAIRS=$(BENCH_EVENTS_PAIRS) BENCH_RELIST_PAIRS=$(BENCH_RELIST_PAIRS) BENCH_HTTP_PAIRS=$(BENCH_HTTP_PAIRS) \
 	BENCH_LEAN_PAIRS=$(BENCH_LEAN_PAIRS) BENCH_BLOCKED_PAIRS=$(BENCH_BLOCKED_PAIRS) BENCH_APISERVER_PAIRS=$(BENCH_APISERVER_PAIRS) \
-	BENCH_PROJECTION_PAIRS=$(BENCH_PROJECTION_PAIRS) BENCH_STORE_PAIRS=$(BENCH_STORE_PAIRS)
+	BENCH_PROJECTION_PAIRS=$(BENCH_PROJECTION_PAIRS) BENCH_STORE_PAIRS=$(BENCH_STORE_PAIRS) \
+	BENCH_CTRLRT_PAIRS=$(BENCH_CTRLRT_PAIRS)
 BENCHTABLE = $(GO) run ./internal/bench/cmd/benchtable
 
 # BENCH_START, in a recipe: sets commit (the short commit id, <commit>-dirty when Go files
@@ -137,12 +141,15 @@ BENCHTABLE = $(GO) run ./internal/bench/cmd/benchtable
 BENCH_START = commit=$$(git rev-parse --short HEAD); \
 	if [ -n "$$(git status --porcelain -- '*.go' go.mod go.sum)" ]; then commit=$$commit-dirty; fi; \
 	start=$$(date +%s)
-# BENCH_GROUP, in a recipe: defines the shell function `group ENV REGEX PAIRS`, which appends
-# to $$raw the command line ("# run: ...") and then the output of one `go test` invocation
-# of the benchmarks REGEX matches, ENV set, PAIRS pairs. A failing benchmark fails it
-# (pipefail, -e).
+# BENCH_GROUP, in a recipe: defines the shell function `group ENV REGEX PAIRS [MODULE]`, which
+# appends to $$raw the command line ("# run: ...") and then the output of one `go test`
+# invocation of the benchmarks REGEX matches, ENV set, PAIRS pairs: of ./internal/bench, or,
+# with MODULE (a nested module's folder, such as interop/controllerruntime), of the package at
+# that module's root, run from its folder. A failing benchmark fails it (pipefail, -e).
 BENCH_GROUP = group() { \
-	cmd="$${1:+$$1 }$(GO) test -run '^$$' -bench '$$2' -benchtime 1x -count $$3 -timeout $(BENCH_TIMEOUT) ./internal/bench"; \
+	pkg=./internal/bench; if [ -n "$${4:-}" ]; then pkg=.; fi; \
+	cmd="$${1:+$$1 }$(GO) test -run '^$$' -bench '$$2' -benchtime 1x -count $$3 -timeout $(BENCH_TIMEOUT) $$pkg"; \
+	if [ -n "$${4:-}" ]; then cmd="(cd $$4 && $$cmd)"; fi; \
 	echo "\# run: $$cmd" | tee -a "$$raw"; \
 	eval "$$cmd" 2>&1 | tee -a "$$raw"; \
 	}
@@ -153,9 +160,11 @@ BENCH_END = echo "\# wall time: $$(( $$(date +%s) - start )) s" | tee -a "$$raw"
 ## bench: kinformer against client-go, side by side, at the sizes of the benchmark protocol
 ## (Sync 1,000 to 100,000 pods, Events 1/10/50 handlers, Relist 50,000 pods, HTTP 20,000 pods,
 ## Lean 10,000 pods, BlockedHandler, Projection, Store (NewStore and NewIndexer used directly,
-## 10,000 and 1,000,000 objects), and 10,000 pods on the real kube-apiserver), each group
-## its own `go test` with its BENCH_*_PAIRS pairs (the APIServer group last, so its servers
-## stop with it). Writes the raw output to internal/bench/results/bench-<commit>.txt
+## 10,000 and 1,000,000 objects), 10,000 pods on the real kube-apiserver, and a
+## controller-runtime manager caching 10,000 pods from it on each engine (BenchmarkManagerSync,
+## run from the nested module interop/controllerruntime, which alone may import
+## controller-runtime), each group its own `go test` with its BENCH_*_PAIRS pairs (the groups on
+## the real API server last, each starting its own server and stopping it when it ends). Writes the raw output to internal/bench/results/bench-<commit>.txt
 ## (<commit>-dirty when Go files differ from the commit), the tables and SVG plots to
 ## internal/bench/results/bench-<commit>/, and replaces BENCHMARKS.md's block between
 ## <!-- bench:begin --> and <!-- bench:end -->. Fails on a failing benchmark and on a
@@ -180,6 +189,7 @@ bench:
 	group KINFORMER_BENCH_FULL=1 '^BenchmarkProjection$$' $(BENCH_PROJECTION_PAIRS); \
 	group KINFORMER_BENCH_FULL=1 '^BenchmarkStore$$' $(BENCH_STORE_PAIRS); \
 	group "KINFORMER_BENCH_FULL=1 KINFORMER_TESTENV_BIN=$$bin" '^BenchmarkAPIServer$$' $(BENCH_APISERVER_PAIRS); \
+	group "KINFORMER_TESTENV_BIN=$$bin" '^BenchmarkManagerSync$$' $(BENCH_CTRLRT_PAIRS) interop/controllerruntime; \
 	$(BENCH_END); \
 	$(BENCHTABLE) -full -out internal/bench/results/bench-$$commit -update BENCHMARKS.md "$$raw"
 
@@ -211,6 +221,30 @@ bench-store:
 	group KINFORMER_BENCH_FULL=1 '^BenchmarkStore$$' $(BENCH_STORE_PAIRS); \
 	$(BENCH_END); \
 	$(BENCHTABLE) -machine "$$raw" | tee internal/bench/results/store-$$commit.md
+
+## bench-ctrlrt: only the controller-runtime group of `make bench` (BenchmarkManagerSync of
+## interop/controllerruntime: a manager caching 10,000 pods from the real kube-apiserver,
+## controller-runtime's default engine against kinformer's, BENCH_CTRLRT_PAIRS pairs), then its
+## A/A controls: one group per engine of BENCH_CTRLRT_AA (both sides on that engine, rows named
+## ManagerSync/aa=<engine>/...; empty for none), each its own `go test` and server. Writes the
+## raw output to internal/bench/results/ctrlrt-<commit>.txt (<commit>-dirty when Go files
+## differ from the commit) and its table to internal/bench/results/ctrlrt-<commit>.md; leaves
+## BENCHMARKS.md alone. About 5 minutes on 2 cores.
+BENCH_CTRLRT_AA ?= client-go kinformer
+bench-ctrlrt:
+	@bin=$$($(TESTENV_BUILD)); echo "server binaries: $$bin"; \
+	$(BENCH_START); raw=internal/bench/results/ctrlrt-$$commit.txt; mkdir -p internal/bench/results; \
+	$(BENCHTABLE) -header -commit $$commit -sizes full -command "make bench-ctrlrt BENCH_CTRLRT_PAIRS=$(BENCH_CTRLRT_PAIRS) BENCH_CTRLRT_AA='$(BENCH_CTRLRT_AA)'" | tee "$$raw"; \
+	echo "# what: a controller-runtime manager with a no-op pod controller caching 10,000 bench.NewPod pods from the real kube-apiserver (internal/testenv), its cache on controller-runtime's default engine (c) and on kinformer's controllerruntime.NewInformer (k); ManagerSync/aa=<engine> rows run that engine on both sides (A/A control)" | tee -a "$$raw"; \
+	echo "# how: one pair per op (-benchtime 1x -count N), each side in its own child process, the side run first alternating; sync-ms from manager.New to the pod informer's HasSynced, peaklive-MB the highest /gc/heap/live over that time, retained-MB after two forced GCs once every pod was reconciled, both above the live heap before manager.New" | tee -a "$$raw"; \
+	echo "raw output: $$raw" >&2; \
+	$(BENCH_GROUP); \
+	group "KINFORMER_TESTENV_BIN=$$bin" '^BenchmarkManagerSync$$' $(BENCH_CTRLRT_PAIRS) interop/controllerruntime; \
+	for aa in $(BENCH_CTRLRT_AA); do \
+		group "KINFORMER_TESTENV_BIN=$$bin KINFORMER_CTRLRT_BENCH_AA=$$aa" '^BenchmarkManagerSync$$' $(BENCH_CTRLRT_PAIRS) interop/controllerruntime; \
+	done; \
+	$(BENCH_END); \
+	$(BENCHTABLE) -machine "$$raw" | tee internal/bench/results/ctrlrt-$$commit.md
 
 ## bench-watch-requests: the watch, streaming-list and LIST requests that 20 informers send
 ## the real kube-apiserver over WATCH_DURATION (20m by default), kinformer's factory and

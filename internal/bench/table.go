@@ -191,7 +191,8 @@ type ProtocolBenchmark struct {
 
 // ProtocolBenchmarks returns the benchmarks and figures of a full run of
 // `make bench` (KINFORMER_BENCH_FULL=1 and the real API server), as the
-// benchmark protocol lists them.
+// benchmark protocol lists them; all of internal/bench's, and the
+// controller-runtime manager of the nested module interop/controllerruntime.
 func ProtocolBenchmarks() []ProtocolBenchmark {
 	sync := []string{"sync-ms", "peaklive-MB", "retained-MB", "allocs/pod"}
 	events := []string{"events/s", "allocs/event", "B/event"}
@@ -225,6 +226,10 @@ func ProtocolBenchmarks() []ProtocolBenchmark {
 		{Name: "APIServer/default/pods=10000", Figures: overHTTP},
 		{Name: "APIServer/json/pods=10000", Figures: overHTTP},
 		{Name: "APIServer/projection/pods=10000", Figures: projected},
+		// BenchmarkManagerSync of the nested module interop/controllerruntime:
+		// a controller-runtime manager on its default engine (c) and on
+		// kinformer's (k).
+		{Name: "ManagerSync/pods=10000", Figures: []string{"sync-ms", "peaklive-MB", "retained-MB"}},
 	}
 }
 

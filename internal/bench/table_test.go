@@ -148,6 +148,34 @@ func TestCheckOfAFullRunRequiresEveryProtocolBenchmark(t *testing.T) {
 	}, "\n"))
 }
 
+// The controller-runtime group runs in the nested module, from its own
+// folder; its rows read as any other's, and its A/A control rows (both
+// sides on one engine) are extra rows the protocol does not require.
+func TestManagerSyncRowsFromTheNestedModule(t *testing.T) {
+	out := fullRunOutput("", "") +
+		"pkg: github.com/kinformer/kinformer/interop/controllerruntime\n" +
+		"BenchmarkManagerSync/aa=client-go/pods=10000-2 \t1\t9 ns/op\t400 c-sync-ms\t410 k-sync-ms\n"
+	res, err := ParseBench(strings.NewReader(out))
+	require.NoError(t, err)
+	assert.NoError(t, res.Check(true))
+
+	res, err = ParseBench(strings.NewReader(fullRunOutput("ManagerSync/pods=10000", "")))
+	require.NoError(t, err)
+	assert.EqualError(t, res.Check(true), "BenchmarkManagerSync/pods=10000: missing from the full run")
+
+	res, err = ParseBench(strings.NewReader(
+		"BenchmarkManagerSync/pods=10000-2 \t1\t9 ns/op\t800 c-sync-ms\t600 k-sync-ms\t130 c-retained-MB\t131 k-retained-MB\n" +
+			"BenchmarkManagerSync/pods=10000-2 \t1\t9 ns/op\t1000 c-sync-ms\t700 k-sync-ms\t130 c-retained-MB\t129 k-retained-MB\n"))
+	require.NoError(t, err)
+	rows := res.Rows()
+	require.Len(t, rows, 2)
+	assert.Equal(t, "retained-MB", rows[0].Figure)
+	assert.Equal(t, "level", rows[0].Reading)
+	assert.Equal(t, "sync-ms", rows[1].Figure)
+	assert.Equal(t, "kinformer better", rows[1].Reading)
+	assert.InDelta(t, 0.725, rows[1].Paired.Ratio, 1e-9)
+}
+
 func TestParseBenchReadsTheHeaderLines(t *testing.T) {
 	res, err := ParseBench(strings.NewReader("# commit: abc1234-dirty\n# started: 2026-11-26 20:00:00 UTC\n# run: go test -bench A\nBenchmarkA-2 1 1 ns/op 1 k-x\n# run: go test -bench B\n# wall time: 12 s\n"))
 	require.NoError(t, err)

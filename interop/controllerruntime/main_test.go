@@ -19,11 +19,17 @@ var shared *testenv.Env
 
 // TestMain starts the shared cluster once for the test binary and, when every
 // test passed, fails the binary if a goroutine other than the HTTP clients'
-// idle connections outlived the tests.
+// idle connections outlived the tests. A child process of
+// BenchmarkManagerSync (managerSyncChildEnv set) runs its side instead.
 func TestMain(m *testing.M) {
 	// controller-runtime logs through a process-wide logger; without one it
 	// prints a warning with a stack trace on its first log line.
 	ctrllog.SetLogger(logr.Discard())
+	if spec := os.Getenv(managerSyncChildEnv); spec != "" {
+		// A child process of BenchmarkManagerSync: it runs one side
+		// against the parent's cluster, and nothing else.
+		os.Exit(managerSyncChildMain(spec))
+	}
 	code := func() int {
 		if testenv.BinDir() != "" {
 			env, err := testenv.New(nil, testenv.Options{})
