@@ -24,6 +24,7 @@ import (
 	"github.com/kinformer/kinformer/health"
 	"github.com/kinformer/kinformer/informers"
 	"github.com/kinformer/kinformer/internal/faultproxy"
+	"github.com/kinformer/kinformer/internal/testenv"
 )
 
 // TestStalenessRisesWhileWatchEventsAreHeldBack runs a configmap informer through the
@@ -38,7 +39,7 @@ import (
 func TestStalenessRisesWhileWatchEventsAreHeldBack(t *testing.T) {
 	env := sharedEnv(t)
 	admin := env.Clientset()
-	ns := itNamespace(t, admin)
+	ns := testenv.Namespace(t, admin)
 	var probes atomic.Int64
 	proxy, err := faultproxy.New(env.Config(), faultproxy.Options{
 		OnRequest: func(info faultproxy.RequestInfo, _ *faultproxy.Fault) {
@@ -131,7 +132,7 @@ func TestForbiddenTypeFailsReadiness(t *testing.T) {
 	admin := env.Clientset()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ns := itNamespace(t, admin)
+	ns := testenv.Namespace(t, admin)
 	_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: ns}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	role := &rbacv1.Role{

@@ -2,12 +2,9 @@ package integration
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,24 +21,6 @@ import (
 	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/informers"
 )
-
-// itNamespace creates a fresh namespace for one test. Namespaces are never deleted: without a
-// namespace controller a deleted one stays Terminating forever.
-func itNamespace(t *testing.T, cs kubernetes.Interface) string {
-	t.Helper()
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	name := strings.ToLower(t.Name())
-	name = strings.NewReplacer("/", "-", "_", "-").Replace(name)
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	name = strings.Trim(name, "-") + "-" + hex.EncodeToString(b)
-	_, err := cs.CoreV1().Namespaces().Create(context.Background(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	return name
-}
 
 func itPod(ns, name string, labels map[string]string) *corev1.Pod {
 	return &corev1.Pod{

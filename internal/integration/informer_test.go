@@ -31,7 +31,7 @@ const itSyncPods = 5000
 func TestPodInformerSyncAndEvents(t *testing.T) {
 	env := sharedEnv(t)
 	cs := env.Clientset()
-	ns := itNamespace(t, cs)
+	ns := testenv.Namespace(t, cs)
 	start := time.Now()
 	itCreatePods(t, cs, ns, "base", itSyncPods, map[string]string{"tier": "base"})
 	t.Logf("created %d pods in %v", itSyncPods, time.Since(start).Round(time.Millisecond))
@@ -134,7 +134,7 @@ func TestPodInformerSyncAndEvents(t *testing.T) {
 func itOutage(t *testing.T, env *testenv.Env, compact bool) []error {
 	a := env.APIServer(0)
 	cs := a.Clientset()
-	ns := itNamespace(t, cs)
+	ns := testenv.Namespace(t, cs)
 	itCreatePods(t, cs, ns, "pod", 100, map[string]string{"v": "1"})
 
 	informer := cache.NewSharedIndexInformer(itPodLW(cs, ns), &corev1.Pod{}, 0, cache.Indexers{})
@@ -236,8 +236,8 @@ func TestBookmarksAdvanceIdleInformer(t *testing.T) {
 	env := sharedEnv(t)
 	t.Parallel()
 	cs := env.Clientset()
-	idle := itNamespace(t, cs)
-	busy := itNamespace(t, cs)
+	idle := testenv.Namespace(t, cs)
+	busy := testenv.Namespace(t, cs)
 	itCreatePods(t, cs, idle, "idle", 3, nil)
 
 	informer := cache.NewSharedIndexInformer(itPodLW(cs, idle), &corev1.Pod{}, 0, cache.Indexers{})

@@ -33,26 +33,12 @@ func TestMain(m *testing.M) {
 	if code == 0 {
 		// Idle HTTP/2 connections of the clientsets close on their own schedule; what must not
 		// survive a test is kinformer's own goroutines.
-		if err := goleak.Find(itLeakOptions()...); err != nil {
+		if err := goleak.Find(testenv.LeakOptions()...); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
 			code = 1
 		}
 	}
 	os.Exit(code)
-}
-
-func itLeakOptions() []goleak.Option {
-	return []goleak.Option{
-		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
-		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
-		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*clientConnReadLoop).run"),
-		goleak.IgnoreAnyFunction("net/http.(*http2ClientConn).readLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*http2clientConnReadLoop).run"),
-		goleak.IgnoreAnyFunction("k8s.io/client-go/util/connrotation"),
-		goleak.IgnoreAnyFunction("k8s.io/klog/v2.(*flushDaemon).run"),
-	}
 }
 
 // sharedEnv returns the shared cluster, skipping (or failing) t when there is none.

@@ -46,7 +46,7 @@ func closedPort(t *testing.T) int {
 // refused at the deadline (not a permanent error).
 func TestSyncErrorsFromTheAPIServer(t *testing.T) {
 	env := sharedEnv(t)
-	ns := itNamespace(t, env.Clientset())
+	ns := testenv.Namespace(t, env.Clientset())
 
 	t.Run("forbidden", func(t *testing.T) {
 		cs := kubernetes.NewForConfigOrDie(env.APIServer(0).ConfigForToken(env.Token(itUserNobody)))
@@ -131,8 +131,8 @@ func TestRelistReasonExpiredIsCounted(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{APIServerFlags: []string{"--watch-cache=false"}})
 	a := env.APIServer(0)
 	cs := a.Clientset()
-	watched := itNamespace(t, cs)
-	busy := itNamespace(t, cs)
+	watched := testenv.Namespace(t, cs)
+	busy := testenv.Namespace(t, cs)
 	itCreatePods(t, cs, watched, "pod", 3, nil)
 
 	informer := cache.NewSharedIndexInformer(itPodLW(cs, watched), &corev1.Pod{}, 0, cache.Indexers{})

@@ -31,6 +31,7 @@ import (
 	"github.com/kinformer/kinformer/informers"
 	dynamicinformer "github.com/kinformer/kinformer/informers/dynamic"
 	"github.com/kinformer/kinformer/internal/faultproxy"
+	"github.com/kinformer/kinformer/internal/testenv"
 )
 
 // countingConfig returns a copy of cfg whose requests are counted: LIST
@@ -62,7 +63,7 @@ func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { r
 func TestFreshnessReadYourWrites(t *testing.T) {
 	env := sharedEnv(t)
 	cs := env.Clientset()
-	ns := itNamespace(t, cs)
+	ns := testenv.Namespace(t, cs)
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
 	lister := factory.Core().V1().ConfigMaps().Lister()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -115,7 +116,7 @@ func TestFreshnessReadYourWrites(t *testing.T) {
 func TestWatchLivenessBlackHole(t *testing.T) {
 	env := sharedEnv(t)
 	cs := env.Clientset()
-	ns := itNamespace(t, cs)
+	ns := testenv.Namespace(t, cs)
 	type watchRequest struct {
 		rv, timeoutSeconds string
 		initialEvents      bool
@@ -226,7 +227,7 @@ func TestReleaseInformerAfterCRDDeleted(t *testing.T) {
 	env := sharedEnv(t)
 	cs := env.Clientset()
 	dyn := dynamic.NewForConfigOrDie(env.Config())
-	ns := itNamespace(t, cs)
+	ns := testenv.Namespace(t, cs)
 	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	group := "release" + strconv.FormatInt(time.Now().UnixNano()%1e9, 10) + ".example.com"
 	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}
@@ -291,7 +292,7 @@ func TestReleaseInformerAfterCRDDeleted(t *testing.T) {
 	released, err := factory.(informers.ResourceReleaser).ReleaseResource(ctx, gvr)
 	require.NoError(t, err)
 	assert.True(t, released)
-	require.NoError(t, goleak.Find(append(itLeakOptions(), baseline)...), "the released informer left goroutines behind")
+	require.NoError(t, goleak.Find(append(testenv.LeakOptions(), baseline)...), "the released informer left goroutines behind")
 
 	_, err = cs.CoreV1().Pods(ns).Create(ctx, itPod(ns, "after-release", nil), metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -333,7 +334,7 @@ func TestWarmRestartFigures(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("KINFORMER_WARM_ROUNDS")); err == nil && v > 0 {
 		rounds = v
 	}
-	ns := itNamespace(t, cs)
+	ns := testenv.Namespace(t, cs)
 	itCreatePods(t, cs, ns, "warm", n, nil)
 	dir := t.TempDir()
 

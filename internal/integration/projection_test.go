@@ -17,6 +17,7 @@ import (
 
 	"github.com/kinformer/kinformer/informers"
 	dynamicinformer "github.com/kinformer/kinformer/informers/dynamic"
+	"github.com/kinformer/kinformer/internal/testenv"
 	"github.com/kinformer/kinformer/projection"
 )
 
@@ -29,7 +30,7 @@ import (
 func TestProjectionAgainstTheAPIServer(t *testing.T) {
 	env := sharedEnv(t)
 	admin := env.Clientset()
-	ns := itNamespace(t, admin)
+	ns := testenv.Namespace(t, admin)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{

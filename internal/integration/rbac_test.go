@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/internal/testenv"
 )
 
 const (
@@ -34,7 +35,7 @@ func TestForbiddenInformerReportsAndBacksOff(t *testing.T) {
 	admin := env.Clientset()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ns := itNamespace(t, admin)
+	ns := testenv.Namespace(t, admin)
 	_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: ns}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	role := &rbacv1.Role{

@@ -19,6 +19,7 @@ import (
 	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/informers"
 	dynamicinformer "github.com/kinformer/kinformer/informers/dynamic"
+	"github.com/kinformer/kinformer/internal/testenv"
 )
 
 // TestFactoryInformersForSeveralGroups runs the factory's informers for deployments (apps),
@@ -28,7 +29,7 @@ import (
 func TestFactoryInformersForSeveralGroups(t *testing.T) {
 	env := sharedEnv(t)
 	cs := env.Clientset()
-	ns := itNamespace(t, cs)
+	ns := testenv.Namespace(t, cs)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
@@ -208,7 +209,7 @@ func TestDynamicInformerForCustomResource(t *testing.T) {
 	defer cancel()
 	cs := env.Clientset()
 	dyn := dynamic.NewForConfigOrDie(env.Config())
-	ns := itNamespace(t, cs)
+	ns := testenv.Namespace(t, cs)
 
 	gvr := schema.GroupVersionResource{Group: "it.kinformer.dev", Version: "v1", Resource: "widgets"}
 	require.NoError(t, env.CreateCRD(ctx, gvr, "Widget"))

@@ -122,7 +122,7 @@ func TestWarmRestartAfterCompaction(t *testing.T) {
 	t.Parallel()
 	env := testenv.Start(t, testenv.Options{APIServerFlags: []string{"--watch-cache=false"}})
 	cs := env.Clientset()
-	ns := itNamespace(t, cs)
+	ns := testenv.Namespace(t, cs)
 	const per = 5
 	for _, prefix := range []string{"keep", "upd", "del"} {
 		itCreatePods(t, cs, ns, prefix, per, map[string]string{"v": "1"})

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kinformer/kinformer/informers"
+	"github.com/kinformer/kinformer/internal/testenv"
 )
 
 // mediaRecorder records, per request kind (list, watch, watchlist) of pod requests, the
@@ -90,7 +91,7 @@ func (t mediaRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) 
 func TestFactoryGetsProtobufFromTheAPIServer(t *testing.T) {
 	env := sharedEnv(t)
 	cs := env.Clientset()
-	ns := itNamespace(t, cs)
+	ns := testenv.Namespace(t, cs)
 	itCreatePods(t, cs, ns, "wire", 300, map[string]string{"tier": "wire"})
 
 	for _, mode := range []struct {

@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kinformer/kinformer/internal/testenv"
 )
 
 // BenchmarkConsistentReadAfterWrite measures, on each engine, how long
@@ -32,7 +34,7 @@ func BenchmarkConsistentReadAfterWrite(b *testing.B) {
 	cs := env.Clientset()
 	for _, e := range engines {
 		b.Run(e.name, func(b *testing.B) {
-			ns := newNamespace(b, cs)
+			ns := testenv.Namespace(b, cs)
 			c := newConsistentClient(b, env.Config(), e)
 			ctx := context.Background()
 			key := types.NamespacedName{Namespace: ns, Name: "bench"}

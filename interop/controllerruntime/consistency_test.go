@@ -126,7 +126,7 @@ func TestConsistentClientReadsReturnEachPodWrite(t *testing.T) {
 // podWrites is TestConsistentClientReadsReturnEachPodWrite on one engine.
 func podWrites(t *testing.T, env *testenv.Env, e engine) {
 	cs := env.Clientset()
-	ns := newNamespace(t, cs)
+	ns := testenv.Namespace(t, cs)
 	c := newConsistentClient(t, env.Config(), e)
 	ctx := context.Background()
 	key := types.NamespacedName{Namespace: ns, Name: "web"}
@@ -190,7 +190,7 @@ func TestConsistentClientReadsReturnUnstructuredAndMetadataOnlyWrites(t *testing
 	cs := env.Clientset()
 	configMapKind := corev1.SchemeGroupVersion.WithKind("ConfigMap")
 	forEachEngine(t, func(t *testing.T, e engine) {
-		ns := newNamespace(t, cs)
+		ns := testenv.Namespace(t, cs)
 		c := newConsistentClient(t, env.Config(), e)
 		ctx := context.Background()
 
@@ -287,7 +287,7 @@ func TestConsistentClientReadsReturnWritesAcrossARelist(t *testing.T) {
 	}
 	cs := watched.Clientset()
 	forEachEngine(t, func(t *testing.T, e engine) {
-		ns := newNamespace(t, cs)
+		ns := testenv.Namespace(t, cs)
 		c := newConsistentClient(t, watched.Config(), e)
 		ctx := context.Background()
 		key := types.NamespacedName{Namespace: ns, Name: "web"}
@@ -344,7 +344,7 @@ func TestConsistentClientReadsAfterRemoveInformerWaitForTheRemovedOne(t *testing
 	env := sharedEnv(t)
 	cs := env.Clientset()
 	forEachEngine(t, func(t *testing.T, e engine) {
-		ns := newNamespace(t, cs)
+		ns := testenv.Namespace(t, cs)
 		mgr := newManager(t, env.Config(), e, manager.Options{
 			Client: client.Options{Cache: &client.CacheOptions{EnableReadYourWritesConsistency: ptr.To(true)}},
 		})

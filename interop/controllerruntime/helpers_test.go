@@ -2,11 +2,8 @@ package controllerruntime_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"maps"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -115,26 +112,6 @@ func startManager(t testing.TB, mgr manager.Manager) (stop func()) {
 		t.Fatalf("the manager's cache did not sync within %v", waitTimeout)
 	}
 	return stop
-}
-
-// newNamespace creates a fresh namespace for one test. Namespaces are never
-// deleted: without a namespace controller a deleted one stays Terminating.
-func newNamespace(t testing.TB, cs kubernetes.Interface) string {
-	t.Helper()
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	name := strings.ToLower(t.Name())
-	name = strings.NewReplacer("/", "-", "_", "-").Replace(name)
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	name = strings.Trim(name, "-") + "-" + hex.EncodeToString(b)
-	_, err := cs.CoreV1().Namespaces().Create(context.Background(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("create namespace %s: %v", name, err)
-	}
-	return name
 }
 
 // newPod is a pod that the API server accepts without a ServiceAccount.

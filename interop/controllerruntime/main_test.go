@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 		return m.Run()
 	}()
 	if code == 0 {
-		if err := goleak.Find(append(leakOptions(), ignoreFilteredWatch)...); err != nil {
+		if err := goleak.Find(append(testenv.LeakOptions(), ignoreFilteredWatch)...); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
 			code = 1
 		}
@@ -59,24 +59,6 @@ func TestMain(m *testing.M) {
 // TestManagerStopsWithoutLeavingGoroutines checks kinformer's engine
 // without it.
 var ignoreFilteredWatch = goleak.IgnoreTopFunction("k8s.io/apimachinery/pkg/watch.(*filteredWatch).loop")
-
-// leakOptions ignore the goroutines of idle HTTP connections, which client-go's
-// cached transports keep open on their own schedule, and klog's flush daemon.
-// What must not survive a manager is the informers', controllers' and
-// manager's own goroutines.
-func leakOptions() []goleak.Option {
-	return []goleak.Option{
-		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
-		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
-		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*clientConnReadLoop).run"),
-		goleak.IgnoreAnyFunction("net/http.(*http2ClientConn).readLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*http2clientConnReadLoop).run"),
-		goleak.IgnoreAnyFunction("k8s.io/client-go/util/connrotation"),
-		goleak.IgnoreAnyFunction("k8s.io/klog/v2.(*flushDaemon).run"),
-	}
-}
 
 // sharedEnv returns the shared cluster, skipping (or failing) t when there
 // is none.

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	kcache "github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/internal/testenv"
 	"github.com/kinformer/kinformer/interop/controllerruntime"
 )
 
@@ -53,7 +54,7 @@ func TestReconcilerSeesPodsCreatedUpdatedAndDeleted(t *testing.T) {
 	cs := env.Clientset()
 	forEachEngine(t, func(t *testing.T, e engine) {
 		ctx := context.Background()
-		ns := newNamespace(t, cs)
+		ns := testenv.Namespace(t, cs)
 		mgr := newManager(t, env.Config(), e, manager.Options{})
 		r := newPodController(t, mgr, ns)
 		startManager(t, mgr)
@@ -105,7 +106,7 @@ func TestManagerClientReadsFromTheCache(t *testing.T) {
 	cs := env.Clientset()
 	forEachEngine(t, func(t *testing.T, e engine) {
 		ctx := context.Background()
-		ns := newNamespace(t, cs)
+		ns := testenv.Namespace(t, cs)
 		for _, p := range []struct{ name, app, node string }{{"a", "web", "n1"}, {"b", "web", "n2"}, {"c", "db", "n1"}} {
 			pod := newPod(ns, p.name, map[string]string{"app": p.app})
 			pod.Spec.NodeName = p.node
@@ -177,7 +178,7 @@ func TestByObjectRestrictsPodsAndDefaultTransformStripsManagedFields(t *testing.
 	cs := env.Clientset()
 	forEachEngine(t, func(t *testing.T, e engine) {
 		ctx := context.Background()
-		ns1, ns2 := newNamespace(t, cs), newNamespace(t, cs)
+		ns1, ns2 := testenv.Namespace(t, cs), testenv.Namespace(t, cs)
 		web := createPod(t, cs, newPod(ns1, "web-1", map[string]string{"app": "web"}))
 		createPod(t, cs, newPod(ns1, "db-1", map[string]string{"app": "db"}))
 		createPod(t, cs, newPod(ns2, "web-2", map[string]string{"app": "web"}))
@@ -256,7 +257,7 @@ func TestRemoveInformerStopsItAndGetInformerBuildsAnother(t *testing.T) {
 	cs := env.Clientset()
 	forEachEngine(t, func(t *testing.T, e engine) {
 		ctx := context.Background()
-		ns := newNamespace(t, cs)
+		ns := testenv.Namespace(t, cs)
 		mgr := newManager(t, env.Config(), e, manager.Options{})
 		startManager(t, mgr)
 		informers := mgr.GetCache()
@@ -302,7 +303,7 @@ func TestManagerStopsWithoutLeavingGoroutines(t *testing.T) {
 	cs := env.Clientset()
 	forEachEngine(t, func(t *testing.T, e engine) {
 		ctx := context.Background()
-		ns := newNamespace(t, cs)
+		ns := testenv.Namespace(t, cs)
 		before := goleak.IgnoreCurrent()
 
 		mgr := newManager(t, env.Config(), e, manager.Options{})
@@ -319,7 +320,7 @@ func TestManagerStopsWithoutLeavingGoroutines(t *testing.T) {
 		}
 
 		stop()
-		ignore := append(leakOptions(), before)
+		ignore := append(testenv.LeakOptions(), before)
 		if !e.kinformer() {
 			// client-go's Reflector sometimes leaves controller-runtime's
 			// filter of the metadata-only watch blocked on a send (see

@@ -34,7 +34,7 @@ func TestDeleteWhileTheWatchIsDownReachesTheReconcilerAsDelete(t *testing.T) {
 	cs := watched.Clientset()
 	otherClient := other.Clientset()
 	forEachEngine(t, func(t *testing.T, e engine) {
-		ns := newNamespace(t, cs)
+		ns := testenv.Namespace(t, cs)
 		mgr := newManager(t, watched.Config(), e, manager.Options{})
 		r := newPodController(t, mgr, ns)
 		startManager(t, mgr)

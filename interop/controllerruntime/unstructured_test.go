@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	kcache "github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/internal/testenv"
 	"github.com/kinformer/kinformer/interop/clientgo"
 	"github.com/kinformer/kinformer/interop/controllerruntime"
 )
@@ -41,7 +42,7 @@ func TestUnstructuredAndMetadataOnlyReads(t *testing.T) {
 	for _, e := range withOptions {
 		t.Run(e.name, func(t *testing.T) {
 			ctx := context.Background()
-			ns := newNamespace(t, cs)
+			ns := testenv.Namespace(t, cs)
 			for _, cm := range []struct{ name, app string }{{"settings", "web"}, {"other", "db"}} {
 				created, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
 					ObjectMeta: metav1.ObjectMeta{Name: cm.name, Labels: map[string]string{"app": cm.app}},
