@@ -1,17 +1,10 @@
 package bench
 
 import (
-	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kinformer/kinformer/internal/testenv"
 )
@@ -51,7 +44,7 @@ func sharedAPIServerEnv(b *testing.B, pods int) *testenv.Env {
 		}
 		sharedAPIServer.env = env
 		start := time.Now()
-		sharedAPIServer.err = createPods(env.Clientset(), pods)
+		sharedAPIServer.err = CreatePods(env.Clientset(), apiServerNamespace, pods)
 		sharedAPIServer.pods = pods
 		if sharedAPIServer.err != nil {
 			return
@@ -65,46 +58,6 @@ func sharedAPIServerEnv(b *testing.B, pods int) *testenv.Env {
 		b.Fatalf("the API server holds %d pods, not %d", sharedAPIServer.pods, pods)
 	}
 	return sharedAPIServer.env
-}
-
-// createPods creates pods realistic pods (bench.NewPod, without what the
-// server sets itself) in apiServerNamespace with 32 concurrent writers.
-func createPods(cs kubernetes.Interface, pods int) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: apiServerNamespace}}, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating namespace %s: %w", apiServerNamespace, err)
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, 32)
-	for range 32 {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= pods {
-					return
-				}
-				p := NewPod(i, "")
-				p.Namespace = apiServerNamespace
-				p.UID, p.ResourceVersion, p.ManagedFields, p.CreationTimestamp = "", "", nil, metav1.Time{}
-				p.Status = v1.PodStatus{}
-				for c := range p.Spec.Containers {
-					if pr := p.Spec.Containers[c].ReadinessProbe; pr != nil && pr.HTTPGet != nil {
-						pr.HTTPGet.Port = intstr.FromInt32(8080)
-					}
-				}
-				if _, err := cs.CoreV1().Pods(apiServerNamespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
-					errs <- fmt.Errorf("creating pod %s/%s: %w", p.Namespace, p.Name, err)
-					cancel()
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
 }
 
 // BenchmarkAPIServer is the initial sync of 10,000 pods from a real

@@ -16,9 +16,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -118,7 +115,7 @@ func BenchmarkManagerSync(b *testing.B) {
 	}
 	managerSyncPods.once.Do(func() {
 		start := time.Now()
-		managerSyncPods.err = createBenchPods(env.Clientset(), pods)
+		managerSyncPods.err = bench.CreatePods(env.Clientset(), managerSyncNamespace, pods)
 		if managerSyncPods.err == nil {
 			b.Logf("created %d pods in %v", pods, time.Since(start).Round(time.Millisecond))
 		}
@@ -163,47 +160,6 @@ func BenchmarkManagerSync(b *testing.B) {
 			b.ReportMetric(bench.Median(vs), unit)
 		}
 	})
-}
-
-// createBenchPods creates pods bench.NewPod pods, without what the server
-// sets itself, in managerSyncNamespace with 32 concurrent writers.
-func createBenchPods(cs kubernetes.Interface, pods int) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerSyncNamespace}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating namespace %s: %w", managerSyncNamespace, err)
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, 32)
-	for range 32 {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= pods {
-					return
-				}
-				p := bench.NewPod(i, "")
-				p.Namespace = managerSyncNamespace
-				p.UID, p.ResourceVersion, p.ManagedFields, p.CreationTimestamp = "", "", nil, metav1.Time{}
-				p.Status = corev1.PodStatus{}
-				for c := range p.Spec.Containers {
-					if pr := p.Spec.Containers[c].ReadinessProbe; pr != nil && pr.HTTPGet != nil {
-						pr.HTTPGet.Port = intstr.FromInt32(8080)
-					}
-				}
-				if _, err := cs.CoreV1().Pods(managerSyncNamespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
-					errs <- fmt.Errorf("creating pod %s/%s: %w", p.Namespace, p.Name, err)
-					cancel()
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
 }
 
 // runManagerSyncChild runs spec in a child process and returns its figures.
