@@ -276,14 +276,9 @@ func unstructuredOf(gvk schema.GroupVersionKind) *unstructured.Unstructured {
 // written: the consistency handler hears of them through the relist or the
 // new watch.
 func TestConsistentClientReadsReturnWritesAcrossARelist(t *testing.T) {
-	if !testenv.Available(t) {
+	watched, other, ok := outageCluster(t)
+	if !ok {
 		return
-	}
-	env := testenv.Start(t, testenv.Options{StopGrace: time.Second})
-	watched := env.APIServer(0)
-	other, err := env.AddAPIServer()
-	if err != nil {
-		t.Fatalf("start a second API server: %v", err)
 	}
 	cs := watched.Clientset()
 	forEachEngine(t, func(t *testing.T, e engine) {

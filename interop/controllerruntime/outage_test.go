@@ -20,16 +20,9 @@ import (
 // gone from the list, and the informer must report it deleted with its final
 // state unknown.
 func TestDeleteWhileTheWatchIsDownReachesTheReconcilerAsDelete(t *testing.T) {
-	if !testenv.Available(t) {
+	watched, other, ok := outageCluster(t)
+	if !ok {
 		return
-	}
-	// Its own cluster, as it stops an API server; a short grace, because
-	// kube-apiserver lingers on SIGTERM while watches are open.
-	env := testenv.Start(t, testenv.Options{StopGrace: time.Second})
-	watched := env.APIServer(0)
-	other, err := env.AddAPIServer()
-	if err != nil {
-		t.Fatalf("start a second API server: %v", err)
 	}
 	cs := watched.Clientset()
 	otherClient := other.Clientset()
@@ -60,4 +53,23 @@ func TestDeleteWhileTheWatchIsDownReachesTheReconcilerAsDelete(t *testing.T) {
 			t.Fatalf("the delete event carries %s, want the last known state of %s", deletes[0].Object.GetName(), key)
 		}
 	})
+}
+
+// outageCluster starts a cluster of its own for a test that stops an API
+// server: etcd with two API servers on it, the one the test watches through
+// and another to change the cluster while the first is down. Stopping a
+// server has a short grace, because kube-apiserver lingers on SIGTERM while
+// watches are open. ok is false when the server binaries are missing and the
+// test was skipped.
+func outageCluster(t *testing.T) (watched, other *testenv.APIServer, ok bool) {
+	t.Helper()
+	if !testenv.Available(t) {
+		return nil, nil, false
+	}
+	env := testenv.Start(t, testenv.Options{StopGrace: time.Second})
+	other, err := env.AddAPIServer()
+	if err != nil {
+		t.Fatalf("start a second API server: %v", err)
+	}
+	return env.APIServer(0), other, true
 }
