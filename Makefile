@@ -101,9 +101,11 @@ vet:
 	@for mod in $(NESTED_MODULES); do echo "go vet in $$mod"; (cd $$mod && $(GO) vet ./...) || exit 1; done
 
 ## gen-verify: regenerate informers/ and listers/ into a temporary folder and fail when the
-## committed files differ (or when the API drifted from client-go's).
+## committed files differ (or when the API drifted from client-go's); the same for the
+## generated protobuf decoders of internal/pbdecode.
 gen-verify:
 	$(GO) run ./internal/gen -verify
+	$(GO) run ./internal/gen/pbdecode -verify
 
 ## generate: rewrite the generated informers/ and listers/ trees.
 generate:
