@@ -7,7 +7,11 @@ import "io"
 // b[i:end] exactly as the generated code does: the key and value fields'
 // wire types are not checked, and their values are read up to the end of
 // the enclosing message (b), not of the entry; a missing key is "" and a
-// missing value the value type's zero (an empty, non-nil slice for bytes).
+// missing value the value type's zero (an empty, non-nil slice for bytes; the
+// empty composite literal for a message, which for a message whose Go type is
+// a slice is an empty, non-nil slice). Entries with a message value are read
+// by generated functions (zz_generated.entries.go) with the same loop, a
+// value field that repeats replacing the value read before it.
 
 // entryKey reads the entry's key field, whose tag ends at i.
 func entryKey[K ~string](s *state, b []byte, i int) (K, int, error) {
@@ -75,43 +79,6 @@ func entryBytes[K ~string, V ~[]byte](s *state, b []byte, i, end int) (K, V, err
 			k, i, err = str[K](s, b, i)
 		case 2:
 			v, i, err = byteSlice[V](s, b, i)
-		default:
-			i, err = entrySkip(b, pre, end)
-		}
-		if err != nil {
-			return k, v, err
-		}
-	}
-	return k, v, nil
-}
-
-// entryMessage reads an entry with a message value, decoded by dec into a
-// copy of empty (the value type's empty composite literal: for a message
-// whose Go type is a slice, an empty, non-nil slice); a value field that
-// repeats replaces the value read before it.
-func entryMessage[K ~string, V any](s *state, b []byte, i, end int, empty V, dec func(*state, []byte, *V) error) (K, V, error) {
-	var (
-		k   K
-		v   = empty
-		err error
-	)
-	for i < end {
-		pre := i
-		var x uint64
-		if x, i, err = varint(b, i); err != nil {
-			return k, v, err
-		}
-		switch int32(x >> 3) {
-		case 1:
-			k, i, err = str[K](s, b, i)
-		case 2:
-			var start, stop int
-			if start, stop, err = span(b, i); err != nil {
-				return k, v, err
-			}
-			v = empty
-			err = dec(s, b[start:stop], &v)
-			i = stop
 		default:
 			i, err = entrySkip(b, pre, end)
 		}

@@ -60,6 +60,25 @@ func str[T ~string](s *state, b []byte, i int) (T, int, error) {
 	return T(unsafe.String(&p[0], len(p))), end, nil
 }
 
+// strOf copies the string value v (a field's value bytes) into the object's
+// storage.
+func strOf[T ~string](s *state, v []byte) T {
+	if len(v) == 0 {
+		return ""
+	}
+	p := s.take(v)
+	return T(unsafe.String(&p[0], len(p)))
+}
+
+// bytesOf copies the bytes value v into the object's storage; an empty value
+// is an empty, non-nil slice.
+func bytesOf[T ~[]byte](s *state, v []byte) T {
+	if len(v) == 0 {
+		return T{}
+	}
+	return T(s.take(v))
+}
+
 // byteSlice reads a length-delimited bytes field's value at b[i:] into the
 // object's storage. An empty value is an empty, non-nil slice, as the
 // generated code makes it.

@@ -101,6 +101,15 @@ func tag(b []byte, i int, msg string) (int32, int, int, error) {
 	return num, wt, i, nil
 }
 
+// badTag is the error for a tag tag refuses (an end-group wire type or a
+// field number below 1), for the generated code's inlined tag reads.
+func badTag(msg string, x uint64) error {
+	if x&7 == 4 {
+		return fmt.Errorf("proto: %s: wiretype end group for non-group", msg)
+	}
+	return fmt.Errorf("proto: %s: illegal tag %d (wire type %d)", msg, int32(x>>3), x)
+}
+
 // wrongWireType is the error for a known field sent with another wire type
 // than its own.
 func wrongWireType(wt int, field string) error {

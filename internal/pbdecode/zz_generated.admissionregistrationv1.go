@@ -14,19 +14,29 @@ func decAdmissionregistrationV1ApplyConfiguration(s *state, b []byte, m *admissi
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ApplyConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ApplyConfiguration", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Expression")
 			}
-			if m.Expression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Expression = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -43,26 +53,41 @@ func decAdmissionregistrationV1AuditAnnotation(s *state, b []byte, m *admissionr
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "AuditAnnotation"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("AuditAnnotation", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Key")
 			}
-			if m.Key, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Key = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ValueExpression")
 			}
-			if m.ValueExpression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ValueExpression = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -79,26 +104,41 @@ func decAdmissionregistrationV1ExpressionWarning(s *state, b []byte, m *admissio
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ExpressionWarning"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ExpressionWarning", x)
 		}
 		switch num {
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "FieldRef")
 			}
-			if m.FieldRef, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FieldRef = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Warning")
 			}
-			if m.Warning, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Warning = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -115,19 +155,29 @@ func decAdmissionregistrationV1JSONPatch(s *state, b []byte, m *admissionregistr
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "JSONPatch"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("JSONPatch", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Expression")
 			}
-			if m.Expression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Expression = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -144,26 +194,41 @@ func decAdmissionregistrationV1MatchCondition(s *state, b []byte, m *admissionre
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MatchCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MatchCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Expression")
 			}
-			if m.Expression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Expression = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -180,10 +245,15 @@ func decAdmissionregistrationV1MatchResources(s *state, b []byte, m *admissionre
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MatchResources"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MatchResources", x)
 		}
 		switch num {
 		case 1:
@@ -191,7 +261,9 @@ func decAdmissionregistrationV1MatchResources(s *state, b []byte, m *admissionre
 				return wrongWireType(wt, "NamespaceSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NamespaceSelector == nil {
@@ -206,7 +278,9 @@ func decAdmissionregistrationV1MatchResources(s *state, b []byte, m *admissionre
 				return wrongWireType(wt, "ObjectSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ObjectSelector == nil {
@@ -221,7 +295,9 @@ func decAdmissionregistrationV1MatchResources(s *state, b []byte, m *admissionre
 				return wrongWireType(wt, "ResourceRules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceRules == nil {
@@ -237,7 +313,9 @@ func decAdmissionregistrationV1MatchResources(s *state, b []byte, m *admissionre
 				return wrongWireType(wt, "ExcludeResourceRules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ExcludeResourceRules == nil {
@@ -252,11 +330,15 @@ func decAdmissionregistrationV1MatchResources(s *state, b []byte, m *admissionre
 			if wt != 2 {
 				return wrongWireType(wt, "MatchPolicy")
 			}
-			var v admissionregistrationv1.MatchPolicyType
-			if v, i, err = str[admissionregistrationv1.MatchPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1.MatchPolicyType](s, b[start:end])
 			m.MatchPolicy = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -273,10 +355,15 @@ func decAdmissionregistrationV1MutatingAdmissionPolicy(s *state, b []byte, m *ad
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingAdmissionPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingAdmissionPolicy", x)
 		}
 		switch num {
 		case 1:
@@ -284,7 +371,9 @@ func decAdmissionregistrationV1MutatingAdmissionPolicy(s *state, b []byte, m *ad
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -296,7 +385,9 @@ func decAdmissionregistrationV1MutatingAdmissionPolicy(s *state, b []byte, m *ad
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1MutatingAdmissionPolicySpec(s, b[start:end], &m.Spec); err != nil {
@@ -319,10 +410,15 @@ func decAdmissionregistrationV1MutatingAdmissionPolicyBinding(s *state, b []byte
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingAdmissionPolicyBinding"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingAdmissionPolicyBinding", x)
 		}
 		switch num {
 		case 1:
@@ -330,7 +426,9 @@ func decAdmissionregistrationV1MutatingAdmissionPolicyBinding(s *state, b []byte
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -342,7 +440,9 @@ func decAdmissionregistrationV1MutatingAdmissionPolicyBinding(s *state, b []byte
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1MutatingAdmissionPolicyBindingSpec(s, b[start:end], &m.Spec); err != nil {
@@ -365,10 +465,15 @@ func decAdmissionregistrationV1MutatingAdmissionPolicyBindingList(s *state, b []
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingAdmissionPolicyBindingList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingAdmissionPolicyBindingList", x)
 		}
 		switch num {
 		case 1:
@@ -376,7 +481,9 @@ func decAdmissionregistrationV1MutatingAdmissionPolicyBindingList(s *state, b []
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -388,7 +495,9 @@ func decAdmissionregistrationV1MutatingAdmissionPolicyBindingList(s *state, b []
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -419,25 +528,37 @@ func decAdmissionregistrationV1MutatingAdmissionPolicyBindingSpec(s *state, b []
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingAdmissionPolicyBindingSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingAdmissionPolicyBindingSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "PolicyName")
 			}
-			if m.PolicyName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PolicyName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ParamRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ParamRef == nil {
@@ -452,7 +573,9 @@ func decAdmissionregistrationV1MutatingAdmissionPolicyBindingSpec(s *state, b []
 				return wrongWireType(wt, "MatchResources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchResources == nil {
@@ -478,10 +601,15 @@ func decAdmissionregistrationV1MutatingAdmissionPolicyList(s *state, b []byte, m
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingAdmissionPolicyList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingAdmissionPolicyList", x)
 		}
 		switch num {
 		case 1:
@@ -489,7 +617,9 @@ func decAdmissionregistrationV1MutatingAdmissionPolicyList(s *state, b []byte, m
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -501,7 +631,9 @@ func decAdmissionregistrationV1MutatingAdmissionPolicyList(s *state, b []byte, m
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -532,10 +664,15 @@ func decAdmissionregistrationV1MutatingAdmissionPolicySpec(s *state, b []byte, m
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingAdmissionPolicySpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingAdmissionPolicySpec", x)
 		}
 		switch num {
 		case 1:
@@ -543,7 +680,9 @@ func decAdmissionregistrationV1MutatingAdmissionPolicySpec(s *state, b []byte, m
 				return wrongWireType(wt, "ParamKind")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ParamKind == nil {
@@ -558,7 +697,9 @@ func decAdmissionregistrationV1MutatingAdmissionPolicySpec(s *state, b []byte, m
 				return wrongWireType(wt, "MatchConstraints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchConstraints == nil {
@@ -573,7 +714,9 @@ func decAdmissionregistrationV1MutatingAdmissionPolicySpec(s *state, b []byte, m
 				return wrongWireType(wt, "Variables")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Variables == nil {
@@ -589,7 +732,9 @@ func decAdmissionregistrationV1MutatingAdmissionPolicySpec(s *state, b []byte, m
 				return wrongWireType(wt, "Mutations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Mutations == nil {
@@ -604,17 +749,23 @@ func decAdmissionregistrationV1MutatingAdmissionPolicySpec(s *state, b []byte, m
 			if wt != 2 {
 				return wrongWireType(wt, "FailurePolicy")
 			}
-			var v admissionregistrationv1.FailurePolicyType
-			if v, i, err = str[admissionregistrationv1.FailurePolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1.FailurePolicyType](s, b[start:end])
 			m.FailurePolicy = &v
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "MatchConditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchConditions == nil {
@@ -629,9 +780,14 @@ func decAdmissionregistrationV1MutatingAdmissionPolicySpec(s *state, b []byte, m
 			if wt != 2 {
 				return wrongWireType(wt, "ReinvocationPolicy")
 			}
-			if m.ReinvocationPolicy, i, err = str[admissionregistrationv1.ReinvocationPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ReinvocationPolicy = strOf[admissionregistrationv1.ReinvocationPolicyType](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -648,25 +804,37 @@ func decAdmissionregistrationV1MutatingWebhook(s *state, b []byte, m *admissionr
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingWebhook"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingWebhook", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ClientConfig")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1WebhookClientConfig(s, b[start:end], &m.ClientConfig); err != nil {
@@ -678,7 +846,9 @@ func decAdmissionregistrationV1MutatingWebhook(s *state, b []byte, m *admissionr
 				return wrongWireType(wt, "Rules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Rules == nil {
@@ -693,26 +863,36 @@ func decAdmissionregistrationV1MutatingWebhook(s *state, b []byte, m *admissionr
 			if wt != 2 {
 				return wrongWireType(wt, "FailurePolicy")
 			}
-			var v admissionregistrationv1.FailurePolicyType
-			if v, i, err = str[admissionregistrationv1.FailurePolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1.FailurePolicyType](s, b[start:end])
 			m.FailurePolicy = &v
+			i = end
 		case 9:
 			if wt != 2 {
 				return wrongWireType(wt, "MatchPolicy")
 			}
-			var v admissionregistrationv1.MatchPolicyType
-			if v, i, err = str[admissionregistrationv1.MatchPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1.MatchPolicyType](s, b[start:end])
 			m.MatchPolicy = &v
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "NamespaceSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NamespaceSelector == nil {
@@ -727,7 +907,9 @@ func decAdmissionregistrationV1MutatingWebhook(s *state, b []byte, m *admissionr
 				return wrongWireType(wt, "ObjectSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ObjectSelector == nil {
@@ -741,17 +923,23 @@ func decAdmissionregistrationV1MutatingWebhook(s *state, b []byte, m *admissionr
 			if wt != 2 {
 				return wrongWireType(wt, "SideEffects")
 			}
-			var v admissionregistrationv1.SideEffectClass
-			if v, i, err = str[admissionregistrationv1.SideEffectClass](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1.SideEffectClass](s, b[start:end])
 			m.SideEffects = &v
+			i = end
 		case 7:
 			if wt != 0 {
 				return wrongWireType(wt, "TimeoutSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -760,29 +948,38 @@ func decAdmissionregistrationV1MutatingWebhook(s *state, b []byte, m *admissionr
 			if wt != 2 {
 				return wrongWireType(wt, "AdmissionReviewVersions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AdmissionReviewVersions == nil {
-				m.AdmissionReviewVersions = make([]string, 0, count(b, i, 8)+1)
+				m.AdmissionReviewVersions = make([]string, 0, count(b, end, 8)+1)
 			}
-			m.AdmissionReviewVersions = append(m.AdmissionReviewVersions, v)
+			m.AdmissionReviewVersions = append(m.AdmissionReviewVersions, strOf[string](s, b[start:end]))
+			i = end
 		case 10:
 			if wt != 2 {
 				return wrongWireType(wt, "ReinvocationPolicy")
 			}
-			var v admissionregistrationv1.ReinvocationPolicyType
-			if v, i, err = str[admissionregistrationv1.ReinvocationPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1.ReinvocationPolicyType](s, b[start:end])
 			m.ReinvocationPolicy = &v
+			i = end
 		case 12:
 			if wt != 2 {
 				return wrongWireType(wt, "MatchConditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchConditions == nil {
@@ -809,10 +1006,15 @@ func decAdmissionregistrationV1MutatingWebhookConfiguration(s *state, b []byte, 
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingWebhookConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingWebhookConfiguration", x)
 		}
 		switch num {
 		case 1:
@@ -820,7 +1022,9 @@ func decAdmissionregistrationV1MutatingWebhookConfiguration(s *state, b []byte, 
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -832,7 +1036,9 @@ func decAdmissionregistrationV1MutatingWebhookConfiguration(s *state, b []byte, 
 				return wrongWireType(wt, "Webhooks")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Webhooks == nil {
@@ -859,10 +1065,15 @@ func decAdmissionregistrationV1MutatingWebhookConfigurationList(s *state, b []by
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingWebhookConfigurationList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingWebhookConfigurationList", x)
 		}
 		switch num {
 		case 1:
@@ -870,7 +1081,9 @@ func decAdmissionregistrationV1MutatingWebhookConfigurationList(s *state, b []by
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -882,7 +1095,9 @@ func decAdmissionregistrationV1MutatingWebhookConfigurationList(s *state, b []by
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -913,25 +1128,37 @@ func decAdmissionregistrationV1Mutation(s *state, b []byte, m *admissionregistra
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Mutation"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Mutation", x)
 		}
 		switch num {
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "PatchType")
 			}
-			if m.PatchType, i, err = str[admissionregistrationv1.PatchType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PatchType = strOf[admissionregistrationv1.PatchType](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "ApplyConfiguration")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ApplyConfiguration == nil {
@@ -946,7 +1173,9 @@ func decAdmissionregistrationV1Mutation(s *state, b []byte, m *admissionregistra
 				return wrongWireType(wt, "JSONPatch")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.JSONPatch == nil {
@@ -972,30 +1201,40 @@ func decAdmissionregistrationV1NamedRuleWithOperations(s *state, b []byte, m *ad
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NamedRuleWithOperations"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NamedRuleWithOperations", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceNames")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceNames == nil {
-				m.ResourceNames = make([]string, 0, count(b, i, 1)+1)
+				m.ResourceNames = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.ResourceNames = append(m.ResourceNames, v)
+			m.ResourceNames = append(m.ResourceNames, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "RuleWithOperations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1RuleWithOperations(s, b[start:end], &m.RuleWithOperations); err != nil {
@@ -1018,26 +1257,41 @@ func decAdmissionregistrationV1ParamKind(s *state, b []byte, m *admissionregistr
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ParamKind"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ParamKind", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "APIVersion")
 			}
-			if m.APIVersion, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.APIVersion = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Kind")
 			}
-			if m.Kind, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Kind = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1054,32 +1308,49 @@ func decAdmissionregistrationV1ParamRef(s *state, b []byte, m *admissionregistra
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ParamRef"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ParamRef", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Namespace")
 			}
-			if m.Namespace, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Namespace = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -1093,11 +1364,15 @@ func decAdmissionregistrationV1ParamRef(s *state, b []byte, m *admissionregistra
 			if wt != 2 {
 				return wrongWireType(wt, "ParameterNotFoundAction")
 			}
-			var v admissionregistrationv1.ParameterNotFoundActionType
-			if v, i, err = str[admissionregistrationv1.ParameterNotFoundActionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1.ParameterNotFoundActionType](s, b[start:end])
 			m.ParameterNotFoundAction = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1114,57 +1389,75 @@ func decAdmissionregistrationV1Rule(s *state, b []byte, m *admissionregistration
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Rule"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Rule", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "APIGroups")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.APIGroups == nil {
-				m.APIGroups = make([]string, 0, count(b, i, 1)+1)
+				m.APIGroups = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.APIGroups = append(m.APIGroups, v)
+			m.APIGroups = append(m.APIGroups, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "APIVersions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.APIVersions == nil {
-				m.APIVersions = make([]string, 0, count(b, i, 2)+1)
+				m.APIVersions = make([]string, 0, count(b, end, 2)+1)
 			}
-			m.APIVersions = append(m.APIVersions, v)
+			m.APIVersions = append(m.APIVersions, strOf[string](s, b[start:end]))
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Resources")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Resources == nil {
-				m.Resources = make([]string, 0, count(b, i, 3)+1)
+				m.Resources = make([]string, 0, count(b, end, 3)+1)
 			}
-			m.Resources = append(m.Resources, v)
+			m.Resources = append(m.Resources, strOf[string](s, b[start:end]))
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Scope")
 			}
-			var v admissionregistrationv1.ScopeType
-			if v, i, err = str[admissionregistrationv1.ScopeType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1.ScopeType](s, b[start:end])
 			m.Scope = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1181,30 +1474,40 @@ func decAdmissionregistrationV1RuleWithOperations(s *state, b []byte, m *admissi
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RuleWithOperations"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RuleWithOperations", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Operations")
 			}
-			var v admissionregistrationv1.OperationType
-			if v, i, err = str[admissionregistrationv1.OperationType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Operations == nil {
-				m.Operations = make([]admissionregistrationv1.OperationType, 0, count(b, i, 1)+1)
+				m.Operations = make([]admissionregistrationv1.OperationType, 0, count(b, end, 1)+1)
 			}
-			m.Operations = append(m.Operations, v)
+			m.Operations = append(m.Operations, strOf[admissionregistrationv1.OperationType](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Rule")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1Rule(s, b[start:end], &m.Rule); err != nil {
@@ -1227,41 +1530,62 @@ func decAdmissionregistrationV1ServiceReference(s *state, b []byte, m *admission
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServiceReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServiceReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Namespace")
 			}
-			if m.Namespace, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Namespace = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.Path = &v
+			i = end
 		case 4:
 			if wt != 0 {
 				return wrongWireType(wt, "Port")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1282,10 +1606,15 @@ func decAdmissionregistrationV1TypeChecking(s *state, b []byte, m *admissionregi
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "TypeChecking"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("TypeChecking", x)
 		}
 		switch num {
 		case 1:
@@ -1293,7 +1622,9 @@ func decAdmissionregistrationV1TypeChecking(s *state, b []byte, m *admissionregi
 				return wrongWireType(wt, "ExpressionWarnings")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ExpressionWarnings == nil {
@@ -1320,10 +1651,15 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicy(s *state, b []byte, m *
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingAdmissionPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingAdmissionPolicy", x)
 		}
 		switch num {
 		case 1:
@@ -1331,7 +1667,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicy(s *state, b []byte, m *
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1343,7 +1681,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicy(s *state, b []byte, m *
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1ValidatingAdmissionPolicySpec(s, b[start:end], &m.Spec); err != nil {
@@ -1355,7 +1695,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicy(s *state, b []byte, m *
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1ValidatingAdmissionPolicyStatus(s, b[start:end], &m.Status); err != nil {
@@ -1378,10 +1720,15 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyBinding(s *state, b []by
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingAdmissionPolicyBinding"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingAdmissionPolicyBinding", x)
 		}
 		switch num {
 		case 1:
@@ -1389,7 +1736,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyBinding(s *state, b []by
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1401,7 +1750,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyBinding(s *state, b []by
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1ValidatingAdmissionPolicyBindingSpec(s, b[start:end], &m.Spec); err != nil {
@@ -1424,10 +1775,15 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyBindingList(s *state, b 
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingAdmissionPolicyBindingList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingAdmissionPolicyBindingList", x)
 		}
 		switch num {
 		case 1:
@@ -1435,7 +1791,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyBindingList(s *state, b 
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1447,7 +1805,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyBindingList(s *state, b 
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1478,25 +1838,37 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyBindingSpec(s *state, b 
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingAdmissionPolicyBindingSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingAdmissionPolicyBindingSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "PolicyName")
 			}
-			if m.PolicyName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PolicyName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ParamRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ParamRef == nil {
@@ -1511,7 +1883,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyBindingSpec(s *state, b 
 				return wrongWireType(wt, "MatchResources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchResources == nil {
@@ -1525,14 +1899,17 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyBindingSpec(s *state, b 
 			if wt != 2 {
 				return wrongWireType(wt, "ValidationActions")
 			}
-			var v admissionregistrationv1.ValidationAction
-			if v, i, err = str[admissionregistrationv1.ValidationAction](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ValidationActions == nil {
-				m.ValidationActions = make([]admissionregistrationv1.ValidationAction, 0, count(b, i, 4)+1)
+				m.ValidationActions = make([]admissionregistrationv1.ValidationAction, 0, count(b, end, 4)+1)
 			}
-			m.ValidationActions = append(m.ValidationActions, v)
+			m.ValidationActions = append(m.ValidationActions, strOf[admissionregistrationv1.ValidationAction](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1549,10 +1926,15 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyList(s *state, b []byte,
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingAdmissionPolicyList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingAdmissionPolicyList", x)
 		}
 		switch num {
 		case 1:
@@ -1560,7 +1942,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyList(s *state, b []byte,
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1572,7 +1956,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyList(s *state, b []byte,
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1603,10 +1989,15 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicySpec(s *state, b []byte,
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingAdmissionPolicySpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingAdmissionPolicySpec", x)
 		}
 		switch num {
 		case 1:
@@ -1614,7 +2005,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicySpec(s *state, b []byte,
 				return wrongWireType(wt, "ParamKind")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ParamKind == nil {
@@ -1629,7 +2022,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicySpec(s *state, b []byte,
 				return wrongWireType(wt, "MatchConstraints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchConstraints == nil {
@@ -1644,7 +2039,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicySpec(s *state, b []byte,
 				return wrongWireType(wt, "Validations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Validations == nil {
@@ -1659,17 +2056,23 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicySpec(s *state, b []byte,
 			if wt != 2 {
 				return wrongWireType(wt, "FailurePolicy")
 			}
-			var v admissionregistrationv1.FailurePolicyType
-			if v, i, err = str[admissionregistrationv1.FailurePolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1.FailurePolicyType](s, b[start:end])
 			m.FailurePolicy = &v
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "AuditAnnotations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AuditAnnotations == nil {
@@ -1685,7 +2088,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicySpec(s *state, b []byte,
 				return wrongWireType(wt, "MatchConditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchConditions == nil {
@@ -1701,7 +2106,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicySpec(s *state, b []byte,
 				return wrongWireType(wt, "Variables")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Variables == nil {
@@ -1728,18 +2135,25 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyStatus(s *state, b []byt
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingAdmissionPolicyStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingAdmissionPolicyStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ObservedGeneration = int64(int64(x))
@@ -1748,7 +2162,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyStatus(s *state, b []byt
 				return wrongWireType(wt, "TypeChecking")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.TypeChecking == nil {
@@ -1763,7 +2179,9 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyStatus(s *state, b []byt
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -1790,25 +2208,37 @@ func decAdmissionregistrationV1ValidatingWebhook(s *state, b []byte, m *admissio
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingWebhook"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingWebhook", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ClientConfig")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1WebhookClientConfig(s, b[start:end], &m.ClientConfig); err != nil {
@@ -1820,7 +2250,9 @@ func decAdmissionregistrationV1ValidatingWebhook(s *state, b []byte, m *admissio
 				return wrongWireType(wt, "Rules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Rules == nil {
@@ -1835,26 +2267,36 @@ func decAdmissionregistrationV1ValidatingWebhook(s *state, b []byte, m *admissio
 			if wt != 2 {
 				return wrongWireType(wt, "FailurePolicy")
 			}
-			var v admissionregistrationv1.FailurePolicyType
-			if v, i, err = str[admissionregistrationv1.FailurePolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1.FailurePolicyType](s, b[start:end])
 			m.FailurePolicy = &v
+			i = end
 		case 9:
 			if wt != 2 {
 				return wrongWireType(wt, "MatchPolicy")
 			}
-			var v admissionregistrationv1.MatchPolicyType
-			if v, i, err = str[admissionregistrationv1.MatchPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1.MatchPolicyType](s, b[start:end])
 			m.MatchPolicy = &v
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "NamespaceSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NamespaceSelector == nil {
@@ -1869,7 +2311,9 @@ func decAdmissionregistrationV1ValidatingWebhook(s *state, b []byte, m *admissio
 				return wrongWireType(wt, "ObjectSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ObjectSelector == nil {
@@ -1883,17 +2327,23 @@ func decAdmissionregistrationV1ValidatingWebhook(s *state, b []byte, m *admissio
 			if wt != 2 {
 				return wrongWireType(wt, "SideEffects")
 			}
-			var v admissionregistrationv1.SideEffectClass
-			if v, i, err = str[admissionregistrationv1.SideEffectClass](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1.SideEffectClass](s, b[start:end])
 			m.SideEffects = &v
+			i = end
 		case 7:
 			if wt != 0 {
 				return wrongWireType(wt, "TimeoutSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1902,20 +2352,25 @@ func decAdmissionregistrationV1ValidatingWebhook(s *state, b []byte, m *admissio
 			if wt != 2 {
 				return wrongWireType(wt, "AdmissionReviewVersions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AdmissionReviewVersions == nil {
-				m.AdmissionReviewVersions = make([]string, 0, count(b, i, 8)+1)
+				m.AdmissionReviewVersions = make([]string, 0, count(b, end, 8)+1)
 			}
-			m.AdmissionReviewVersions = append(m.AdmissionReviewVersions, v)
+			m.AdmissionReviewVersions = append(m.AdmissionReviewVersions, strOf[string](s, b[start:end]))
+			i = end
 		case 11:
 			if wt != 2 {
 				return wrongWireType(wt, "MatchConditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchConditions == nil {
@@ -1942,10 +2397,15 @@ func decAdmissionregistrationV1ValidatingWebhookConfiguration(s *state, b []byte
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingWebhookConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingWebhookConfiguration", x)
 		}
 		switch num {
 		case 1:
@@ -1953,7 +2413,9 @@ func decAdmissionregistrationV1ValidatingWebhookConfiguration(s *state, b []byte
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1965,7 +2427,9 @@ func decAdmissionregistrationV1ValidatingWebhookConfiguration(s *state, b []byte
 				return wrongWireType(wt, "Webhooks")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Webhooks == nil {
@@ -1992,10 +2456,15 @@ func decAdmissionregistrationV1ValidatingWebhookConfigurationList(s *state, b []
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingWebhookConfigurationList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingWebhookConfigurationList", x)
 		}
 		switch num {
 		case 1:
@@ -2003,7 +2472,9 @@ func decAdmissionregistrationV1ValidatingWebhookConfigurationList(s *state, b []
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -2015,7 +2486,9 @@ func decAdmissionregistrationV1ValidatingWebhookConfigurationList(s *state, b []
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -2046,42 +2519,66 @@ func decAdmissionregistrationV1Validation(s *state, b []byte, m *admissionregist
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Validation"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Validation", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Expression")
 			}
-			if m.Expression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Expression = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			var v metav1.StatusReason
-			if v, i, err = str[metav1.StatusReason](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[metav1.StatusReason](s, b[start:end])
 			m.Reason = &v
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "MessageExpression")
 			}
-			if m.MessageExpression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.MessageExpression = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -2098,26 +2595,41 @@ func decAdmissionregistrationV1Variable(s *state, b []byte, m *admissionregistra
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Variable"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Variable", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Expression")
 			}
-			if m.Expression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Expression = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -2134,27 +2646,38 @@ func decAdmissionregistrationV1WebhookClientConfig(s *state, b []byte, m *admiss
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "WebhookClientConfig"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("WebhookClientConfig", x)
 		}
 		switch num {
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "URL")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.URL = &v
+			i = end
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Service")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Service == nil {
@@ -2168,9 +2691,14 @@ func decAdmissionregistrationV1WebhookClientConfig(s *state, b []byte, m *admiss
 			if wt != 2 {
 				return wrongWireType(wt, "CABundle")
 			}
-			if m.CABundle, i, err = byteSlice[[]uint8](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.CABundle = bytesOf[[]uint8](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err

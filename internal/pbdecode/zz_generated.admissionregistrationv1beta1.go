@@ -15,19 +15,29 @@ func decAdmissionregistrationV1beta1ApplyConfiguration(s *state, b []byte, m *ad
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ApplyConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ApplyConfiguration", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Expression")
 			}
-			if m.Expression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Expression = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -44,26 +54,41 @@ func decAdmissionregistrationV1beta1AuditAnnotation(s *state, b []byte, m *admis
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "AuditAnnotation"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("AuditAnnotation", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Key")
 			}
-			if m.Key, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Key = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ValueExpression")
 			}
-			if m.ValueExpression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ValueExpression = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -80,26 +105,41 @@ func decAdmissionregistrationV1beta1ExpressionWarning(s *state, b []byte, m *adm
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ExpressionWarning"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ExpressionWarning", x)
 		}
 		switch num {
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "FieldRef")
 			}
-			if m.FieldRef, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FieldRef = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Warning")
 			}
-			if m.Warning, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Warning = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -116,19 +156,29 @@ func decAdmissionregistrationV1beta1JSONPatch(s *state, b []byte, m *admissionre
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "JSONPatch"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("JSONPatch", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Expression")
 			}
-			if m.Expression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Expression = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -145,26 +195,41 @@ func decAdmissionregistrationV1beta1MatchCondition(s *state, b []byte, m *admiss
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MatchCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MatchCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Expression")
 			}
-			if m.Expression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Expression = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -181,10 +246,15 @@ func decAdmissionregistrationV1beta1MatchResources(s *state, b []byte, m *admiss
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MatchResources"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MatchResources", x)
 		}
 		switch num {
 		case 1:
@@ -192,7 +262,9 @@ func decAdmissionregistrationV1beta1MatchResources(s *state, b []byte, m *admiss
 				return wrongWireType(wt, "NamespaceSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NamespaceSelector == nil {
@@ -207,7 +279,9 @@ func decAdmissionregistrationV1beta1MatchResources(s *state, b []byte, m *admiss
 				return wrongWireType(wt, "ObjectSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ObjectSelector == nil {
@@ -222,7 +296,9 @@ func decAdmissionregistrationV1beta1MatchResources(s *state, b []byte, m *admiss
 				return wrongWireType(wt, "ResourceRules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceRules == nil {
@@ -238,7 +314,9 @@ func decAdmissionregistrationV1beta1MatchResources(s *state, b []byte, m *admiss
 				return wrongWireType(wt, "ExcludeResourceRules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ExcludeResourceRules == nil {
@@ -253,11 +331,15 @@ func decAdmissionregistrationV1beta1MatchResources(s *state, b []byte, m *admiss
 			if wt != 2 {
 				return wrongWireType(wt, "MatchPolicy")
 			}
-			var v admissionregistrationv1beta1.MatchPolicyType
-			if v, i, err = str[admissionregistrationv1beta1.MatchPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1beta1.MatchPolicyType](s, b[start:end])
 			m.MatchPolicy = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -274,10 +356,15 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicy(s *state, b []byte, 
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingAdmissionPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingAdmissionPolicy", x)
 		}
 		switch num {
 		case 1:
@@ -285,7 +372,9 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicy(s *state, b []byte, 
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -297,7 +386,9 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicy(s *state, b []byte, 
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1beta1MutatingAdmissionPolicySpec(s, b[start:end], &m.Spec); err != nil {
@@ -320,10 +411,15 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicyBinding(s *state, b [
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingAdmissionPolicyBinding"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingAdmissionPolicyBinding", x)
 		}
 		switch num {
 		case 1:
@@ -331,7 +427,9 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicyBinding(s *state, b [
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -343,7 +441,9 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicyBinding(s *state, b [
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1beta1MutatingAdmissionPolicyBindingSpec(s, b[start:end], &m.Spec); err != nil {
@@ -366,10 +466,15 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicyBindingList(s *state,
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingAdmissionPolicyBindingList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingAdmissionPolicyBindingList", x)
 		}
 		switch num {
 		case 1:
@@ -377,7 +482,9 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicyBindingList(s *state,
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -389,7 +496,9 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicyBindingList(s *state,
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -420,25 +529,37 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicyBindingSpec(s *state,
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingAdmissionPolicyBindingSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingAdmissionPolicyBindingSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "PolicyName")
 			}
-			if m.PolicyName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PolicyName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ParamRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ParamRef == nil {
@@ -453,7 +574,9 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicyBindingSpec(s *state,
 				return wrongWireType(wt, "MatchResources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchResources == nil {
@@ -479,10 +602,15 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicyList(s *state, b []by
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingAdmissionPolicyList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingAdmissionPolicyList", x)
 		}
 		switch num {
 		case 1:
@@ -490,7 +618,9 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicyList(s *state, b []by
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -502,7 +632,9 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicyList(s *state, b []by
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -533,10 +665,15 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicySpec(s *state, b []by
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingAdmissionPolicySpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingAdmissionPolicySpec", x)
 		}
 		switch num {
 		case 1:
@@ -544,7 +681,9 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicySpec(s *state, b []by
 				return wrongWireType(wt, "ParamKind")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ParamKind == nil {
@@ -559,7 +698,9 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicySpec(s *state, b []by
 				return wrongWireType(wt, "MatchConstraints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchConstraints == nil {
@@ -574,7 +715,9 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicySpec(s *state, b []by
 				return wrongWireType(wt, "Variables")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Variables == nil {
@@ -590,7 +733,9 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicySpec(s *state, b []by
 				return wrongWireType(wt, "Mutations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Mutations == nil {
@@ -605,17 +750,23 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicySpec(s *state, b []by
 			if wt != 2 {
 				return wrongWireType(wt, "FailurePolicy")
 			}
-			var v admissionregistrationv1beta1.FailurePolicyType
-			if v, i, err = str[admissionregistrationv1beta1.FailurePolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1beta1.FailurePolicyType](s, b[start:end])
 			m.FailurePolicy = &v
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "MatchConditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchConditions == nil {
@@ -630,9 +781,14 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicySpec(s *state, b []by
 			if wt != 2 {
 				return wrongWireType(wt, "ReinvocationPolicy")
 			}
-			if m.ReinvocationPolicy, i, err = str[admissionregistrationv1.ReinvocationPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ReinvocationPolicy = strOf[admissionregistrationv1.ReinvocationPolicyType](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -649,25 +805,37 @@ func decAdmissionregistrationV1beta1MutatingWebhook(s *state, b []byte, m *admis
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingWebhook"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingWebhook", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ClientConfig")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1beta1WebhookClientConfig(s, b[start:end], &m.ClientConfig); err != nil {
@@ -679,7 +847,9 @@ func decAdmissionregistrationV1beta1MutatingWebhook(s *state, b []byte, m *admis
 				return wrongWireType(wt, "Rules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Rules == nil {
@@ -694,26 +864,36 @@ func decAdmissionregistrationV1beta1MutatingWebhook(s *state, b []byte, m *admis
 			if wt != 2 {
 				return wrongWireType(wt, "FailurePolicy")
 			}
-			var v admissionregistrationv1beta1.FailurePolicyType
-			if v, i, err = str[admissionregistrationv1beta1.FailurePolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1beta1.FailurePolicyType](s, b[start:end])
 			m.FailurePolicy = &v
+			i = end
 		case 9:
 			if wt != 2 {
 				return wrongWireType(wt, "MatchPolicy")
 			}
-			var v admissionregistrationv1beta1.MatchPolicyType
-			if v, i, err = str[admissionregistrationv1beta1.MatchPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1beta1.MatchPolicyType](s, b[start:end])
 			m.MatchPolicy = &v
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "NamespaceSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NamespaceSelector == nil {
@@ -728,7 +908,9 @@ func decAdmissionregistrationV1beta1MutatingWebhook(s *state, b []byte, m *admis
 				return wrongWireType(wt, "ObjectSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ObjectSelector == nil {
@@ -742,17 +924,23 @@ func decAdmissionregistrationV1beta1MutatingWebhook(s *state, b []byte, m *admis
 			if wt != 2 {
 				return wrongWireType(wt, "SideEffects")
 			}
-			var v admissionregistrationv1beta1.SideEffectClass
-			if v, i, err = str[admissionregistrationv1beta1.SideEffectClass](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1beta1.SideEffectClass](s, b[start:end])
 			m.SideEffects = &v
+			i = end
 		case 7:
 			if wt != 0 {
 				return wrongWireType(wt, "TimeoutSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -761,29 +949,38 @@ func decAdmissionregistrationV1beta1MutatingWebhook(s *state, b []byte, m *admis
 			if wt != 2 {
 				return wrongWireType(wt, "AdmissionReviewVersions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AdmissionReviewVersions == nil {
-				m.AdmissionReviewVersions = make([]string, 0, count(b, i, 8)+1)
+				m.AdmissionReviewVersions = make([]string, 0, count(b, end, 8)+1)
 			}
-			m.AdmissionReviewVersions = append(m.AdmissionReviewVersions, v)
+			m.AdmissionReviewVersions = append(m.AdmissionReviewVersions, strOf[string](s, b[start:end]))
+			i = end
 		case 10:
 			if wt != 2 {
 				return wrongWireType(wt, "ReinvocationPolicy")
 			}
-			var v admissionregistrationv1.ReinvocationPolicyType
-			if v, i, err = str[admissionregistrationv1.ReinvocationPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1.ReinvocationPolicyType](s, b[start:end])
 			m.ReinvocationPolicy = &v
+			i = end
 		case 12:
 			if wt != 2 {
 				return wrongWireType(wt, "MatchConditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchConditions == nil {
@@ -810,10 +1007,15 @@ func decAdmissionregistrationV1beta1MutatingWebhookConfiguration(s *state, b []b
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingWebhookConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingWebhookConfiguration", x)
 		}
 		switch num {
 		case 1:
@@ -821,7 +1023,9 @@ func decAdmissionregistrationV1beta1MutatingWebhookConfiguration(s *state, b []b
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -833,7 +1037,9 @@ func decAdmissionregistrationV1beta1MutatingWebhookConfiguration(s *state, b []b
 				return wrongWireType(wt, "Webhooks")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Webhooks == nil {
@@ -860,10 +1066,15 @@ func decAdmissionregistrationV1beta1MutatingWebhookConfigurationList(s *state, b
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "MutatingWebhookConfigurationList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("MutatingWebhookConfigurationList", x)
 		}
 		switch num {
 		case 1:
@@ -871,7 +1082,9 @@ func decAdmissionregistrationV1beta1MutatingWebhookConfigurationList(s *state, b
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -883,7 +1096,9 @@ func decAdmissionregistrationV1beta1MutatingWebhookConfigurationList(s *state, b
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -914,25 +1129,37 @@ func decAdmissionregistrationV1beta1Mutation(s *state, b []byte, m *admissionreg
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Mutation"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Mutation", x)
 		}
 		switch num {
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "PatchType")
 			}
-			if m.PatchType, i, err = str[admissionregistrationv1beta1.PatchType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PatchType = strOf[admissionregistrationv1beta1.PatchType](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "ApplyConfiguration")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ApplyConfiguration == nil {
@@ -947,7 +1174,9 @@ func decAdmissionregistrationV1beta1Mutation(s *state, b []byte, m *admissionreg
 				return wrongWireType(wt, "JSONPatch")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.JSONPatch == nil {
@@ -973,30 +1202,40 @@ func decAdmissionregistrationV1beta1NamedRuleWithOperations(s *state, b []byte, 
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NamedRuleWithOperations"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NamedRuleWithOperations", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceNames")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceNames == nil {
-				m.ResourceNames = make([]string, 0, count(b, i, 1)+1)
+				m.ResourceNames = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.ResourceNames = append(m.ResourceNames, v)
+			m.ResourceNames = append(m.ResourceNames, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "RuleWithOperations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1RuleWithOperations(s, b[start:end], &m.RuleWithOperations); err != nil {
@@ -1019,26 +1258,41 @@ func decAdmissionregistrationV1beta1ParamKind(s *state, b []byte, m *admissionre
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ParamKind"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ParamKind", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "APIVersion")
 			}
-			if m.APIVersion, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.APIVersion = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Kind")
 			}
-			if m.Kind, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Kind = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1055,32 +1309,49 @@ func decAdmissionregistrationV1beta1ParamRef(s *state, b []byte, m *admissionreg
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ParamRef"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ParamRef", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Namespace")
 			}
-			if m.Namespace, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Namespace = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -1094,11 +1365,15 @@ func decAdmissionregistrationV1beta1ParamRef(s *state, b []byte, m *admissionreg
 			if wt != 2 {
 				return wrongWireType(wt, "ParameterNotFoundAction")
 			}
-			var v admissionregistrationv1beta1.ParameterNotFoundActionType
-			if v, i, err = str[admissionregistrationv1beta1.ParameterNotFoundActionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1beta1.ParameterNotFoundActionType](s, b[start:end])
 			m.ParameterNotFoundAction = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1115,41 +1390,62 @@ func decAdmissionregistrationV1beta1ServiceReference(s *state, b []byte, m *admi
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServiceReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServiceReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Namespace")
 			}
-			if m.Namespace, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Namespace = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.Path = &v
+			i = end
 		case 4:
 			if wt != 0 {
 				return wrongWireType(wt, "Port")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1170,10 +1466,15 @@ func decAdmissionregistrationV1beta1TypeChecking(s *state, b []byte, m *admissio
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "TypeChecking"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("TypeChecking", x)
 		}
 		switch num {
 		case 1:
@@ -1181,7 +1482,9 @@ func decAdmissionregistrationV1beta1TypeChecking(s *state, b []byte, m *admissio
 				return wrongWireType(wt, "ExpressionWarnings")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ExpressionWarnings == nil {
@@ -1208,10 +1511,15 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicy(s *state, b []byte
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingAdmissionPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingAdmissionPolicy", x)
 		}
 		switch num {
 		case 1:
@@ -1219,7 +1527,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicy(s *state, b []byte
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1231,7 +1541,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicy(s *state, b []byte
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1beta1ValidatingAdmissionPolicySpec(s, b[start:end], &m.Spec); err != nil {
@@ -1243,7 +1555,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicy(s *state, b []byte
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1beta1ValidatingAdmissionPolicyStatus(s, b[start:end], &m.Status); err != nil {
@@ -1266,10 +1580,15 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyBinding(s *state, b
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingAdmissionPolicyBinding"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingAdmissionPolicyBinding", x)
 		}
 		switch num {
 		case 1:
@@ -1277,7 +1596,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyBinding(s *state, b
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1289,7 +1610,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyBinding(s *state, b
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1beta1ValidatingAdmissionPolicyBindingSpec(s, b[start:end], &m.Spec); err != nil {
@@ -1312,10 +1635,15 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyBindingList(s *stat
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingAdmissionPolicyBindingList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingAdmissionPolicyBindingList", x)
 		}
 		switch num {
 		case 1:
@@ -1323,7 +1651,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyBindingList(s *stat
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1335,7 +1665,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyBindingList(s *stat
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1366,25 +1698,37 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyBindingSpec(s *stat
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingAdmissionPolicyBindingSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingAdmissionPolicyBindingSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "PolicyName")
 			}
-			if m.PolicyName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PolicyName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ParamRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ParamRef == nil {
@@ -1399,7 +1743,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyBindingSpec(s *stat
 				return wrongWireType(wt, "MatchResources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchResources == nil {
@@ -1413,14 +1759,17 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyBindingSpec(s *stat
 			if wt != 2 {
 				return wrongWireType(wt, "ValidationActions")
 			}
-			var v admissionregistrationv1beta1.ValidationAction
-			if v, i, err = str[admissionregistrationv1beta1.ValidationAction](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ValidationActions == nil {
-				m.ValidationActions = make([]admissionregistrationv1beta1.ValidationAction, 0, count(b, i, 4)+1)
+				m.ValidationActions = make([]admissionregistrationv1beta1.ValidationAction, 0, count(b, end, 4)+1)
 			}
-			m.ValidationActions = append(m.ValidationActions, v)
+			m.ValidationActions = append(m.ValidationActions, strOf[admissionregistrationv1beta1.ValidationAction](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1437,10 +1786,15 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyList(s *state, b []
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingAdmissionPolicyList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingAdmissionPolicyList", x)
 		}
 		switch num {
 		case 1:
@@ -1448,7 +1802,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyList(s *state, b []
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1460,7 +1816,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyList(s *state, b []
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1491,10 +1849,15 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicySpec(s *state, b []
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingAdmissionPolicySpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingAdmissionPolicySpec", x)
 		}
 		switch num {
 		case 1:
@@ -1502,7 +1865,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicySpec(s *state, b []
 				return wrongWireType(wt, "ParamKind")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ParamKind == nil {
@@ -1517,7 +1882,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicySpec(s *state, b []
 				return wrongWireType(wt, "MatchConstraints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchConstraints == nil {
@@ -1532,7 +1899,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicySpec(s *state, b []
 				return wrongWireType(wt, "Validations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Validations == nil {
@@ -1547,17 +1916,23 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicySpec(s *state, b []
 			if wt != 2 {
 				return wrongWireType(wt, "FailurePolicy")
 			}
-			var v admissionregistrationv1beta1.FailurePolicyType
-			if v, i, err = str[admissionregistrationv1beta1.FailurePolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1beta1.FailurePolicyType](s, b[start:end])
 			m.FailurePolicy = &v
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "AuditAnnotations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AuditAnnotations == nil {
@@ -1573,7 +1948,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicySpec(s *state, b []
 				return wrongWireType(wt, "MatchConditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchConditions == nil {
@@ -1589,7 +1966,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicySpec(s *state, b []
 				return wrongWireType(wt, "Variables")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Variables == nil {
@@ -1616,18 +1995,25 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyStatus(s *state, b 
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingAdmissionPolicyStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingAdmissionPolicyStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ObservedGeneration = int64(int64(x))
@@ -1636,7 +2022,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyStatus(s *state, b 
 				return wrongWireType(wt, "TypeChecking")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.TypeChecking == nil {
@@ -1651,7 +2039,9 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyStatus(s *state, b 
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -1678,25 +2068,37 @@ func decAdmissionregistrationV1beta1ValidatingWebhook(s *state, b []byte, m *adm
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingWebhook"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingWebhook", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ClientConfig")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAdmissionregistrationV1beta1WebhookClientConfig(s, b[start:end], &m.ClientConfig); err != nil {
@@ -1708,7 +2110,9 @@ func decAdmissionregistrationV1beta1ValidatingWebhook(s *state, b []byte, m *adm
 				return wrongWireType(wt, "Rules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Rules == nil {
@@ -1723,26 +2127,36 @@ func decAdmissionregistrationV1beta1ValidatingWebhook(s *state, b []byte, m *adm
 			if wt != 2 {
 				return wrongWireType(wt, "FailurePolicy")
 			}
-			var v admissionregistrationv1beta1.FailurePolicyType
-			if v, i, err = str[admissionregistrationv1beta1.FailurePolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1beta1.FailurePolicyType](s, b[start:end])
 			m.FailurePolicy = &v
+			i = end
 		case 9:
 			if wt != 2 {
 				return wrongWireType(wt, "MatchPolicy")
 			}
-			var v admissionregistrationv1beta1.MatchPolicyType
-			if v, i, err = str[admissionregistrationv1beta1.MatchPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1beta1.MatchPolicyType](s, b[start:end])
 			m.MatchPolicy = &v
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "NamespaceSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NamespaceSelector == nil {
@@ -1757,7 +2171,9 @@ func decAdmissionregistrationV1beta1ValidatingWebhook(s *state, b []byte, m *adm
 				return wrongWireType(wt, "ObjectSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ObjectSelector == nil {
@@ -1771,17 +2187,23 @@ func decAdmissionregistrationV1beta1ValidatingWebhook(s *state, b []byte, m *adm
 			if wt != 2 {
 				return wrongWireType(wt, "SideEffects")
 			}
-			var v admissionregistrationv1beta1.SideEffectClass
-			if v, i, err = str[admissionregistrationv1beta1.SideEffectClass](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[admissionregistrationv1beta1.SideEffectClass](s, b[start:end])
 			m.SideEffects = &v
+			i = end
 		case 7:
 			if wt != 0 {
 				return wrongWireType(wt, "TimeoutSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1790,20 +2212,25 @@ func decAdmissionregistrationV1beta1ValidatingWebhook(s *state, b []byte, m *adm
 			if wt != 2 {
 				return wrongWireType(wt, "AdmissionReviewVersions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AdmissionReviewVersions == nil {
-				m.AdmissionReviewVersions = make([]string, 0, count(b, i, 8)+1)
+				m.AdmissionReviewVersions = make([]string, 0, count(b, end, 8)+1)
 			}
-			m.AdmissionReviewVersions = append(m.AdmissionReviewVersions, v)
+			m.AdmissionReviewVersions = append(m.AdmissionReviewVersions, strOf[string](s, b[start:end]))
+			i = end
 		case 11:
 			if wt != 2 {
 				return wrongWireType(wt, "MatchConditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchConditions == nil {
@@ -1830,10 +2257,15 @@ func decAdmissionregistrationV1beta1ValidatingWebhookConfiguration(s *state, b [
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingWebhookConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingWebhookConfiguration", x)
 		}
 		switch num {
 		case 1:
@@ -1841,7 +2273,9 @@ func decAdmissionregistrationV1beta1ValidatingWebhookConfiguration(s *state, b [
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1853,7 +2287,9 @@ func decAdmissionregistrationV1beta1ValidatingWebhookConfiguration(s *state, b [
 				return wrongWireType(wt, "Webhooks")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Webhooks == nil {
@@ -1880,10 +2316,15 @@ func decAdmissionregistrationV1beta1ValidatingWebhookConfigurationList(s *state,
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ValidatingWebhookConfigurationList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ValidatingWebhookConfigurationList", x)
 		}
 		switch num {
 		case 1:
@@ -1891,7 +2332,9 @@ func decAdmissionregistrationV1beta1ValidatingWebhookConfigurationList(s *state,
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1903,7 +2346,9 @@ func decAdmissionregistrationV1beta1ValidatingWebhookConfigurationList(s *state,
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1934,42 +2379,66 @@ func decAdmissionregistrationV1beta1Validation(s *state, b []byte, m *admissionr
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Validation"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Validation", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Expression")
 			}
-			if m.Expression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Expression = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			var v metav1.StatusReason
-			if v, i, err = str[metav1.StatusReason](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[metav1.StatusReason](s, b[start:end])
 			m.Reason = &v
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "MessageExpression")
 			}
-			if m.MessageExpression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.MessageExpression = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1986,26 +2455,41 @@ func decAdmissionregistrationV1beta1Variable(s *state, b []byte, m *admissionreg
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Variable"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Variable", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Expression")
 			}
-			if m.Expression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Expression = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -2022,27 +2506,38 @@ func decAdmissionregistrationV1beta1WebhookClientConfig(s *state, b []byte, m *a
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "WebhookClientConfig"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("WebhookClientConfig", x)
 		}
 		switch num {
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "URL")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.URL = &v
+			i = end
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Service")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Service == nil {
@@ -2056,9 +2551,14 @@ func decAdmissionregistrationV1beta1WebhookClientConfig(s *state, b []byte, m *a
 			if wt != 2 {
 				return wrongWireType(wt, "CABundle")
 			}
-			if m.CABundle, i, err = byteSlice[[]uint8](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.CABundle = bytesOf[[]uint8](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err

@@ -13,50 +13,71 @@ func decApiserverinternalV1alpha1ServerStorageVersion(s *state, b []byte, m *api
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServerStorageVersion"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServerStorageVersion", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "APIServerID")
 			}
-			if m.APIServerID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.APIServerID = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "EncodingVersion")
 			}
-			if m.EncodingVersion, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.EncodingVersion = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "DecodableVersions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DecodableVersions == nil {
-				m.DecodableVersions = make([]string, 0, count(b, i, 3)+1)
+				m.DecodableVersions = make([]string, 0, count(b, end, 3)+1)
 			}
-			m.DecodableVersions = append(m.DecodableVersions, v)
+			m.DecodableVersions = append(m.DecodableVersions, strOf[string](s, b[start:end]))
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "ServedVersions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ServedVersions == nil {
-				m.ServedVersions = make([]string, 0, count(b, i, 4)+1)
+				m.ServedVersions = make([]string, 0, count(b, end, 4)+1)
 			}
-			m.ServedVersions = append(m.ServedVersions, v)
+			m.ServedVersions = append(m.ServedVersions, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -73,10 +94,15 @@ func decApiserverinternalV1alpha1StorageVersion(s *state, b []byte, m *apiserver
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StorageVersion"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StorageVersion", x)
 		}
 		switch num {
 		case 1:
@@ -84,7 +110,9 @@ func decApiserverinternalV1alpha1StorageVersion(s *state, b []byte, m *apiserver
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -96,7 +124,9 @@ func decApiserverinternalV1alpha1StorageVersion(s *state, b []byte, m *apiserver
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decApiserverinternalV1alpha1StorageVersionSpec(s, b[start:end], &m.Spec); err != nil {
@@ -108,7 +138,9 @@ func decApiserverinternalV1alpha1StorageVersion(s *state, b []byte, m *apiserver
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decApiserverinternalV1alpha1StorageVersionStatus(s, b[start:end], &m.Status); err != nil {
@@ -131,32 +163,49 @@ func decApiserverinternalV1alpha1StorageVersionCondition(s *state, b []byte, m *
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StorageVersionCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StorageVersionCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[apiserverinternalv1alpha1.StorageVersionConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[apiserverinternalv1alpha1.StorageVersionConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[apiserverinternalv1alpha1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[apiserverinternalv1alpha1.ConditionStatus](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ObservedGeneration = int64(int64(x))
@@ -165,7 +214,9 @@ func decApiserverinternalV1alpha1StorageVersionCondition(s *state, b []byte, m *
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -176,16 +227,26 @@ func decApiserverinternalV1alpha1StorageVersionCondition(s *state, b []byte, m *
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -202,10 +263,15 @@ func decApiserverinternalV1alpha1StorageVersionList(s *state, b []byte, m *apise
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StorageVersionList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StorageVersionList", x)
 		}
 		switch num {
 		case 1:
@@ -213,7 +279,9 @@ func decApiserverinternalV1alpha1StorageVersionList(s *state, b []byte, m *apise
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -225,7 +293,9 @@ func decApiserverinternalV1alpha1StorageVersionList(s *state, b []byte, m *apise
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -273,10 +343,15 @@ func decApiserverinternalV1alpha1StorageVersionStatus(s *state, b []byte, m *api
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StorageVersionStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StorageVersionStatus", x)
 		}
 		switch num {
 		case 1:
@@ -284,7 +359,9 @@ func decApiserverinternalV1alpha1StorageVersionStatus(s *state, b []byte, m *api
 				return wrongWireType(wt, "StorageVersions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.StorageVersions == nil {
@@ -299,17 +376,23 @@ func decApiserverinternalV1alpha1StorageVersionStatus(s *state, b []byte, m *api
 			if wt != 2 {
 				return wrongWireType(wt, "CommonEncodingVersion")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.CommonEncodingVersion = &v
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {

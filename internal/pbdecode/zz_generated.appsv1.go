@@ -16,10 +16,15 @@ func decAppsV1ControllerRevision(s *state, b []byte, m *appsv1.ControllerRevisio
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ControllerRevision"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ControllerRevision", x)
 		}
 		switch num {
 		case 1:
@@ -27,7 +32,9 @@ func decAppsV1ControllerRevision(s *state, b []byte, m *appsv1.ControllerRevisio
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -39,7 +46,9 @@ func decAppsV1ControllerRevision(s *state, b []byte, m *appsv1.ControllerRevisio
 				return wrongWireType(wt, "Data")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decKRuntimeRawExtension(s, b[start:end], &m.Data); err != nil {
@@ -50,8 +59,10 @@ func decAppsV1ControllerRevision(s *state, b []byte, m *appsv1.ControllerRevisio
 			if wt != 0 {
 				return wrongWireType(wt, "Revision")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Revision = int64(int64(x))
@@ -71,10 +82,15 @@ func decAppsV1ControllerRevisionList(s *state, b []byte, m *appsv1.ControllerRev
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ControllerRevisionList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ControllerRevisionList", x)
 		}
 		switch num {
 		case 1:
@@ -82,7 +98,9 @@ func decAppsV1ControllerRevisionList(s *state, b []byte, m *appsv1.ControllerRev
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -94,7 +112,9 @@ func decAppsV1ControllerRevisionList(s *state, b []byte, m *appsv1.ControllerRev
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -125,10 +145,15 @@ func decAppsV1DaemonSet(s *state, b []byte, m *appsv1.DaemonSet) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DaemonSet"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DaemonSet", x)
 		}
 		switch num {
 		case 1:
@@ -136,7 +161,9 @@ func decAppsV1DaemonSet(s *state, b []byte, m *appsv1.DaemonSet) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -148,7 +175,9 @@ func decAppsV1DaemonSet(s *state, b []byte, m *appsv1.DaemonSet) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1DaemonSetSpec(s, b[start:end], &m.Spec); err != nil {
@@ -160,7 +189,9 @@ func decAppsV1DaemonSet(s *state, b []byte, m *appsv1.DaemonSet) error {
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1DaemonSetStatus(s, b[start:end], &m.Status); err != nil {
@@ -183,32 +214,49 @@ func decAppsV1DaemonSetCondition(s *state, b []byte, m *appsv1.DaemonSetConditio
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DaemonSetCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DaemonSetCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[appsv1.DaemonSetConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[appsv1.DaemonSetConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -219,16 +267,26 @@ func decAppsV1DaemonSetCondition(s *state, b []byte, m *appsv1.DaemonSetConditio
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -245,10 +303,15 @@ func decAppsV1DaemonSetList(s *state, b []byte, m *appsv1.DaemonSetList) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DaemonSetList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DaemonSetList", x)
 		}
 		switch num {
 		case 1:
@@ -256,7 +319,9 @@ func decAppsV1DaemonSetList(s *state, b []byte, m *appsv1.DaemonSetList) error {
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -268,7 +333,9 @@ func decAppsV1DaemonSetList(s *state, b []byte, m *appsv1.DaemonSetList) error {
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -299,10 +366,15 @@ func decAppsV1DaemonSetSpec(s *state, b []byte, m *appsv1.DaemonSetSpec) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DaemonSetSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DaemonSetSpec", x)
 		}
 		switch num {
 		case 1:
@@ -310,7 +382,9 @@ func decAppsV1DaemonSetSpec(s *state, b []byte, m *appsv1.DaemonSetSpec) error {
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -325,7 +399,9 @@ func decAppsV1DaemonSetSpec(s *state, b []byte, m *appsv1.DaemonSetSpec) error {
 				return wrongWireType(wt, "Template")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PodTemplateSpec(s, b[start:end], &m.Template); err != nil {
@@ -337,7 +413,9 @@ func decAppsV1DaemonSetSpec(s *state, b []byte, m *appsv1.DaemonSetSpec) error {
 				return wrongWireType(wt, "UpdateStrategy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1DaemonSetUpdateStrategy(s, b[start:end], &m.UpdateStrategy); err != nil {
@@ -348,8 +426,10 @@ func decAppsV1DaemonSetSpec(s *state, b []byte, m *appsv1.DaemonSetSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "MinReadySeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MinReadySeconds = int32(int32(x))
@@ -357,8 +437,10 @@ func decAppsV1DaemonSetSpec(s *state, b []byte, m *appsv1.DaemonSetSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "RevisionHistoryLimit")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -379,18 +461,25 @@ func decAppsV1DaemonSetStatus(s *state, b []byte, m *appsv1.DaemonSetStatus) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DaemonSetStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DaemonSetStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "CurrentNumberScheduled")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.CurrentNumberScheduled = int32(int32(x))
@@ -398,8 +487,10 @@ func decAppsV1DaemonSetStatus(s *state, b []byte, m *appsv1.DaemonSetStatus) err
 			if wt != 0 {
 				return wrongWireType(wt, "NumberMisscheduled")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.NumberMisscheduled = int32(int32(x))
@@ -407,8 +498,10 @@ func decAppsV1DaemonSetStatus(s *state, b []byte, m *appsv1.DaemonSetStatus) err
 			if wt != 0 {
 				return wrongWireType(wt, "DesiredNumberScheduled")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.DesiredNumberScheduled = int32(int32(x))
@@ -416,8 +509,10 @@ func decAppsV1DaemonSetStatus(s *state, b []byte, m *appsv1.DaemonSetStatus) err
 			if wt != 0 {
 				return wrongWireType(wt, "NumberReady")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.NumberReady = int32(int32(x))
@@ -425,8 +520,10 @@ func decAppsV1DaemonSetStatus(s *state, b []byte, m *appsv1.DaemonSetStatus) err
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ObservedGeneration = int64(int64(x))
@@ -434,8 +531,10 @@ func decAppsV1DaemonSetStatus(s *state, b []byte, m *appsv1.DaemonSetStatus) err
 			if wt != 0 {
 				return wrongWireType(wt, "UpdatedNumberScheduled")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.UpdatedNumberScheduled = int32(int32(x))
@@ -443,8 +542,10 @@ func decAppsV1DaemonSetStatus(s *state, b []byte, m *appsv1.DaemonSetStatus) err
 			if wt != 0 {
 				return wrongWireType(wt, "NumberAvailable")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.NumberAvailable = int32(int32(x))
@@ -452,8 +553,10 @@ func decAppsV1DaemonSetStatus(s *state, b []byte, m *appsv1.DaemonSetStatus) err
 			if wt != 0 {
 				return wrongWireType(wt, "NumberUnavailable")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.NumberUnavailable = int32(int32(x))
@@ -461,8 +564,10 @@ func decAppsV1DaemonSetStatus(s *state, b []byte, m *appsv1.DaemonSetStatus) err
 			if wt != 0 {
 				return wrongWireType(wt, "CollisionCount")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -472,7 +577,9 @@ func decAppsV1DaemonSetStatus(s *state, b []byte, m *appsv1.DaemonSetStatus) err
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -499,25 +606,37 @@ func decAppsV1DaemonSetUpdateStrategy(s *state, b []byte, m *appsv1.DaemonSetUpd
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DaemonSetUpdateStrategy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DaemonSetUpdateStrategy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[appsv1.DaemonSetUpdateStrategyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[appsv1.DaemonSetUpdateStrategyType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "RollingUpdate")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RollingUpdate == nil {
@@ -543,10 +662,15 @@ func decAppsV1Deployment(s *state, b []byte, m *appsv1.Deployment) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Deployment"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Deployment", x)
 		}
 		switch num {
 		case 1:
@@ -554,7 +678,9 @@ func decAppsV1Deployment(s *state, b []byte, m *appsv1.Deployment) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -566,7 +692,9 @@ func decAppsV1Deployment(s *state, b []byte, m *appsv1.Deployment) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1DeploymentSpec(s, b[start:end], &m.Spec); err != nil {
@@ -578,7 +706,9 @@ func decAppsV1Deployment(s *state, b []byte, m *appsv1.Deployment) error {
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1DeploymentStatus(s, b[start:end], &m.Status); err != nil {
@@ -601,32 +731,49 @@ func decAppsV1DeploymentCondition(s *state, b []byte, m *appsv1.DeploymentCondit
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[appsv1.DeploymentConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[appsv1.DeploymentConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "LastUpdateTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastUpdateTime); err != nil {
@@ -638,7 +785,9 @@ func decAppsV1DeploymentCondition(s *state, b []byte, m *appsv1.DeploymentCondit
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -649,16 +798,26 @@ func decAppsV1DeploymentCondition(s *state, b []byte, m *appsv1.DeploymentCondit
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -675,10 +834,15 @@ func decAppsV1DeploymentList(s *state, b []byte, m *appsv1.DeploymentList) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentList", x)
 		}
 		switch num {
 		case 1:
@@ -686,7 +850,9 @@ func decAppsV1DeploymentList(s *state, b []byte, m *appsv1.DeploymentList) error
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -698,7 +864,9 @@ func decAppsV1DeploymentList(s *state, b []byte, m *appsv1.DeploymentList) error
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -729,18 +897,25 @@ func decAppsV1DeploymentSpec(s *state, b []byte, m *appsv1.DeploymentSpec) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -750,7 +925,9 @@ func decAppsV1DeploymentSpec(s *state, b []byte, m *appsv1.DeploymentSpec) error
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -765,7 +942,9 @@ func decAppsV1DeploymentSpec(s *state, b []byte, m *appsv1.DeploymentSpec) error
 				return wrongWireType(wt, "Template")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PodTemplateSpec(s, b[start:end], &m.Template); err != nil {
@@ -777,7 +956,9 @@ func decAppsV1DeploymentSpec(s *state, b []byte, m *appsv1.DeploymentSpec) error
 				return wrongWireType(wt, "Strategy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1DeploymentStrategy(s, b[start:end], &m.Strategy); err != nil {
@@ -788,8 +969,10 @@ func decAppsV1DeploymentSpec(s *state, b []byte, m *appsv1.DeploymentSpec) error
 			if wt != 0 {
 				return wrongWireType(wt, "MinReadySeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MinReadySeconds = int32(int32(x))
@@ -797,8 +980,10 @@ func decAppsV1DeploymentSpec(s *state, b []byte, m *appsv1.DeploymentSpec) error
 			if wt != 0 {
 				return wrongWireType(wt, "RevisionHistoryLimit")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -807,8 +992,10 @@ func decAppsV1DeploymentSpec(s *state, b []byte, m *appsv1.DeploymentSpec) error
 			if wt != 0 {
 				return wrongWireType(wt, "Paused")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Paused = bool(x != 0)
@@ -816,8 +1003,10 @@ func decAppsV1DeploymentSpec(s *state, b []byte, m *appsv1.DeploymentSpec) error
 			if wt != 0 {
 				return wrongWireType(wt, "ProgressDeadlineSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -838,18 +1027,25 @@ func decAppsV1DeploymentStatus(s *state, b []byte, m *appsv1.DeploymentStatus) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ObservedGeneration = int64(int64(x))
@@ -857,8 +1053,10 @@ func decAppsV1DeploymentStatus(s *state, b []byte, m *appsv1.DeploymentStatus) e
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Replicas = int32(int32(x))
@@ -866,8 +1064,10 @@ func decAppsV1DeploymentStatus(s *state, b []byte, m *appsv1.DeploymentStatus) e
 			if wt != 0 {
 				return wrongWireType(wt, "UpdatedReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.UpdatedReplicas = int32(int32(x))
@@ -875,8 +1075,10 @@ func decAppsV1DeploymentStatus(s *state, b []byte, m *appsv1.DeploymentStatus) e
 			if wt != 0 {
 				return wrongWireType(wt, "ReadyReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadyReplicas = int32(int32(x))
@@ -884,8 +1086,10 @@ func decAppsV1DeploymentStatus(s *state, b []byte, m *appsv1.DeploymentStatus) e
 			if wt != 0 {
 				return wrongWireType(wt, "AvailableReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.AvailableReplicas = int32(int32(x))
@@ -893,8 +1097,10 @@ func decAppsV1DeploymentStatus(s *state, b []byte, m *appsv1.DeploymentStatus) e
 			if wt != 0 {
 				return wrongWireType(wt, "UnavailableReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.UnavailableReplicas = int32(int32(x))
@@ -902,8 +1108,10 @@ func decAppsV1DeploymentStatus(s *state, b []byte, m *appsv1.DeploymentStatus) e
 			if wt != 0 {
 				return wrongWireType(wt, "TerminatingReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -913,7 +1121,9 @@ func decAppsV1DeploymentStatus(s *state, b []byte, m *appsv1.DeploymentStatus) e
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -928,8 +1138,10 @@ func decAppsV1DeploymentStatus(s *state, b []byte, m *appsv1.DeploymentStatus) e
 			if wt != 0 {
 				return wrongWireType(wt, "CollisionCount")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -950,25 +1162,37 @@ func decAppsV1DeploymentStrategy(s *state, b []byte, m *appsv1.DeploymentStrateg
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentStrategy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentStrategy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[appsv1.DeploymentStrategyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[appsv1.DeploymentStrategyType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "RollingUpdate")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RollingUpdate == nil {
@@ -994,10 +1218,15 @@ func decAppsV1ReplicaSet(s *state, b []byte, m *appsv1.ReplicaSet) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ReplicaSet"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ReplicaSet", x)
 		}
 		switch num {
 		case 1:
@@ -1005,7 +1234,9 @@ func decAppsV1ReplicaSet(s *state, b []byte, m *appsv1.ReplicaSet) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1017,7 +1248,9 @@ func decAppsV1ReplicaSet(s *state, b []byte, m *appsv1.ReplicaSet) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1ReplicaSetSpec(s, b[start:end], &m.Spec); err != nil {
@@ -1029,7 +1262,9 @@ func decAppsV1ReplicaSet(s *state, b []byte, m *appsv1.ReplicaSet) error {
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1ReplicaSetStatus(s, b[start:end], &m.Status); err != nil {
@@ -1052,32 +1287,49 @@ func decAppsV1ReplicaSetCondition(s *state, b []byte, m *appsv1.ReplicaSetCondit
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ReplicaSetCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ReplicaSetCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[appsv1.ReplicaSetConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[appsv1.ReplicaSetConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -1088,16 +1340,26 @@ func decAppsV1ReplicaSetCondition(s *state, b []byte, m *appsv1.ReplicaSetCondit
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1114,10 +1376,15 @@ func decAppsV1ReplicaSetList(s *state, b []byte, m *appsv1.ReplicaSetList) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ReplicaSetList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ReplicaSetList", x)
 		}
 		switch num {
 		case 1:
@@ -1125,7 +1392,9 @@ func decAppsV1ReplicaSetList(s *state, b []byte, m *appsv1.ReplicaSetList) error
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1137,7 +1406,9 @@ func decAppsV1ReplicaSetList(s *state, b []byte, m *appsv1.ReplicaSetList) error
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1168,18 +1439,25 @@ func decAppsV1ReplicaSetSpec(s *state, b []byte, m *appsv1.ReplicaSetSpec) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ReplicaSetSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ReplicaSetSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1188,8 +1466,10 @@ func decAppsV1ReplicaSetSpec(s *state, b []byte, m *appsv1.ReplicaSetSpec) error
 			if wt != 0 {
 				return wrongWireType(wt, "MinReadySeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MinReadySeconds = int32(int32(x))
@@ -1198,7 +1478,9 @@ func decAppsV1ReplicaSetSpec(s *state, b []byte, m *appsv1.ReplicaSetSpec) error
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -1213,7 +1495,9 @@ func decAppsV1ReplicaSetSpec(s *state, b []byte, m *appsv1.ReplicaSetSpec) error
 				return wrongWireType(wt, "Template")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PodTemplateSpec(s, b[start:end], &m.Template); err != nil {
@@ -1236,18 +1520,25 @@ func decAppsV1ReplicaSetStatus(s *state, b []byte, m *appsv1.ReplicaSetStatus) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ReplicaSetStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ReplicaSetStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Replicas = int32(int32(x))
@@ -1255,8 +1546,10 @@ func decAppsV1ReplicaSetStatus(s *state, b []byte, m *appsv1.ReplicaSetStatus) e
 			if wt != 0 {
 				return wrongWireType(wt, "FullyLabeledReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.FullyLabeledReplicas = int32(int32(x))
@@ -1264,8 +1557,10 @@ func decAppsV1ReplicaSetStatus(s *state, b []byte, m *appsv1.ReplicaSetStatus) e
 			if wt != 0 {
 				return wrongWireType(wt, "ReadyReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadyReplicas = int32(int32(x))
@@ -1273,8 +1568,10 @@ func decAppsV1ReplicaSetStatus(s *state, b []byte, m *appsv1.ReplicaSetStatus) e
 			if wt != 0 {
 				return wrongWireType(wt, "AvailableReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.AvailableReplicas = int32(int32(x))
@@ -1282,8 +1579,10 @@ func decAppsV1ReplicaSetStatus(s *state, b []byte, m *appsv1.ReplicaSetStatus) e
 			if wt != 0 {
 				return wrongWireType(wt, "TerminatingReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1292,8 +1591,10 @@ func decAppsV1ReplicaSetStatus(s *state, b []byte, m *appsv1.ReplicaSetStatus) e
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ObservedGeneration = int64(int64(x))
@@ -1302,7 +1603,9 @@ func decAppsV1ReplicaSetStatus(s *state, b []byte, m *appsv1.ReplicaSetStatus) e
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -1329,10 +1632,15 @@ func decAppsV1RollingUpdateDaemonSet(s *state, b []byte, m *appsv1.RollingUpdate
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RollingUpdateDaemonSet"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RollingUpdateDaemonSet", x)
 		}
 		switch num {
 		case 1:
@@ -1340,7 +1648,9 @@ func decAppsV1RollingUpdateDaemonSet(s *state, b []byte, m *appsv1.RollingUpdate
 				return wrongWireType(wt, "MaxUnavailable")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MaxUnavailable == nil {
@@ -1355,7 +1665,9 @@ func decAppsV1RollingUpdateDaemonSet(s *state, b []byte, m *appsv1.RollingUpdate
 				return wrongWireType(wt, "MaxSurge")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MaxSurge == nil {
@@ -1381,10 +1693,15 @@ func decAppsV1RollingUpdateDeployment(s *state, b []byte, m *appsv1.RollingUpdat
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RollingUpdateDeployment"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RollingUpdateDeployment", x)
 		}
 		switch num {
 		case 1:
@@ -1392,7 +1709,9 @@ func decAppsV1RollingUpdateDeployment(s *state, b []byte, m *appsv1.RollingUpdat
 				return wrongWireType(wt, "MaxUnavailable")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MaxUnavailable == nil {
@@ -1407,7 +1726,9 @@ func decAppsV1RollingUpdateDeployment(s *state, b []byte, m *appsv1.RollingUpdat
 				return wrongWireType(wt, "MaxSurge")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MaxSurge == nil {
@@ -1433,18 +1754,25 @@ func decAppsV1RollingUpdateStatefulSetStrategy(s *state, b []byte, m *appsv1.Rol
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RollingUpdateStatefulSetStrategy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RollingUpdateStatefulSetStrategy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Partition")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1454,7 +1782,9 @@ func decAppsV1RollingUpdateStatefulSetStrategy(s *state, b []byte, m *appsv1.Rol
 				return wrongWireType(wt, "MaxUnavailable")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MaxUnavailable == nil {
@@ -1480,10 +1810,15 @@ func decAppsV1StatefulSet(s *state, b []byte, m *appsv1.StatefulSet) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StatefulSet"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StatefulSet", x)
 		}
 		switch num {
 		case 1:
@@ -1491,7 +1826,9 @@ func decAppsV1StatefulSet(s *state, b []byte, m *appsv1.StatefulSet) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1503,7 +1840,9 @@ func decAppsV1StatefulSet(s *state, b []byte, m *appsv1.StatefulSet) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1StatefulSetSpec(s, b[start:end], &m.Spec); err != nil {
@@ -1515,7 +1854,9 @@ func decAppsV1StatefulSet(s *state, b []byte, m *appsv1.StatefulSet) error {
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1StatefulSetStatus(s, b[start:end], &m.Status); err != nil {
@@ -1538,32 +1879,49 @@ func decAppsV1StatefulSetCondition(s *state, b []byte, m *appsv1.StatefulSetCond
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StatefulSetCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StatefulSetCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[appsv1.StatefulSetConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[appsv1.StatefulSetConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -1574,16 +1932,26 @@ func decAppsV1StatefulSetCondition(s *state, b []byte, m *appsv1.StatefulSetCond
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1600,10 +1968,15 @@ func decAppsV1StatefulSetList(s *state, b []byte, m *appsv1.StatefulSetList) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StatefulSetList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StatefulSetList", x)
 		}
 		switch num {
 		case 1:
@@ -1611,7 +1984,9 @@ func decAppsV1StatefulSetList(s *state, b []byte, m *appsv1.StatefulSetList) err
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1623,7 +1998,9 @@ func decAppsV1StatefulSetList(s *state, b []byte, m *appsv1.StatefulSetList) err
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1654,18 +2031,25 @@ func decAppsV1StatefulSetOrdinals(s *state, b []byte, m *appsv1.StatefulSetOrdin
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StatefulSetOrdinals"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StatefulSetOrdinals", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Start")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Start = int32(int32(x))
@@ -1685,26 +2069,41 @@ func decAppsV1StatefulSetPersistentVolumeClaimRetentionPolicy(s *state, b []byte
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StatefulSetPersistentVolumeClaimRetentionPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StatefulSetPersistentVolumeClaimRetentionPolicy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "WhenDeleted")
 			}
-			if m.WhenDeleted, i, err = str[appsv1.PersistentVolumeClaimRetentionPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.WhenDeleted = strOf[appsv1.PersistentVolumeClaimRetentionPolicyType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "WhenScaled")
 			}
-			if m.WhenScaled, i, err = str[appsv1.PersistentVolumeClaimRetentionPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.WhenScaled = strOf[appsv1.PersistentVolumeClaimRetentionPolicyType](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1721,18 +2120,25 @@ func decAppsV1StatefulSetSpec(s *state, b []byte, m *appsv1.StatefulSetSpec) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StatefulSetSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StatefulSetSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1742,7 +2148,9 @@ func decAppsV1StatefulSetSpec(s *state, b []byte, m *appsv1.StatefulSetSpec) err
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -1757,7 +2165,9 @@ func decAppsV1StatefulSetSpec(s *state, b []byte, m *appsv1.StatefulSetSpec) err
 				return wrongWireType(wt, "Template")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PodTemplateSpec(s, b[start:end], &m.Template); err != nil {
@@ -1769,7 +2179,9 @@ func decAppsV1StatefulSetSpec(s *state, b []byte, m *appsv1.StatefulSetSpec) err
 				return wrongWireType(wt, "VolumeClaimTemplates")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VolumeClaimTemplates == nil {
@@ -1784,22 +2196,34 @@ func decAppsV1StatefulSetSpec(s *state, b []byte, m *appsv1.StatefulSetSpec) err
 			if wt != 2 {
 				return wrongWireType(wt, "ServiceName")
 			}
-			if m.ServiceName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ServiceName = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "PodManagementPolicy")
 			}
-			if m.PodManagementPolicy, i, err = str[appsv1.PodManagementPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PodManagementPolicy = strOf[appsv1.PodManagementPolicyType](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "UpdateStrategy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1StatefulSetUpdateStrategy(s, b[start:end], &m.UpdateStrategy); err != nil {
@@ -1810,8 +2234,10 @@ func decAppsV1StatefulSetSpec(s *state, b []byte, m *appsv1.StatefulSetSpec) err
 			if wt != 0 {
 				return wrongWireType(wt, "RevisionHistoryLimit")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1820,8 +2246,10 @@ func decAppsV1StatefulSetSpec(s *state, b []byte, m *appsv1.StatefulSetSpec) err
 			if wt != 0 {
 				return wrongWireType(wt, "MinReadySeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MinReadySeconds = int32(int32(x))
@@ -1830,7 +2258,9 @@ func decAppsV1StatefulSetSpec(s *state, b []byte, m *appsv1.StatefulSetSpec) err
 				return wrongWireType(wt, "PersistentVolumeClaimRetentionPolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PersistentVolumeClaimRetentionPolicy == nil {
@@ -1845,7 +2275,9 @@ func decAppsV1StatefulSetSpec(s *state, b []byte, m *appsv1.StatefulSetSpec) err
 				return wrongWireType(wt, "Ordinals")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ordinals == nil {
@@ -1871,18 +2303,25 @@ func decAppsV1StatefulSetStatus(s *state, b []byte, m *appsv1.StatefulSetStatus)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StatefulSetStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StatefulSetStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ObservedGeneration = int64(int64(x))
@@ -1890,8 +2329,10 @@ func decAppsV1StatefulSetStatus(s *state, b []byte, m *appsv1.StatefulSetStatus)
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Replicas = int32(int32(x))
@@ -1899,8 +2340,10 @@ func decAppsV1StatefulSetStatus(s *state, b []byte, m *appsv1.StatefulSetStatus)
 			if wt != 0 {
 				return wrongWireType(wt, "ReadyReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadyReplicas = int32(int32(x))
@@ -1908,8 +2351,10 @@ func decAppsV1StatefulSetStatus(s *state, b []byte, m *appsv1.StatefulSetStatus)
 			if wt != 0 {
 				return wrongWireType(wt, "CurrentReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.CurrentReplicas = int32(int32(x))
@@ -1917,8 +2362,10 @@ func decAppsV1StatefulSetStatus(s *state, b []byte, m *appsv1.StatefulSetStatus)
 			if wt != 0 {
 				return wrongWireType(wt, "UpdatedReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.UpdatedReplicas = int32(int32(x))
@@ -1926,22 +2373,34 @@ func decAppsV1StatefulSetStatus(s *state, b []byte, m *appsv1.StatefulSetStatus)
 			if wt != 2 {
 				return wrongWireType(wt, "CurrentRevision")
 			}
-			if m.CurrentRevision, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.CurrentRevision = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "UpdateRevision")
 			}
-			if m.UpdateRevision, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.UpdateRevision = strOf[string](s, b[start:end])
+			i = end
 		case 9:
 			if wt != 0 {
 				return wrongWireType(wt, "CollisionCount")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1951,7 +2410,9 @@ func decAppsV1StatefulSetStatus(s *state, b []byte, m *appsv1.StatefulSetStatus)
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -1966,8 +2427,10 @@ func decAppsV1StatefulSetStatus(s *state, b []byte, m *appsv1.StatefulSetStatus)
 			if wt != 0 {
 				return wrongWireType(wt, "AvailableReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.AvailableReplicas = int32(int32(x))
@@ -1987,25 +2450,37 @@ func decAppsV1StatefulSetUpdateStrategy(s *state, b []byte, m *appsv1.StatefulSe
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StatefulSetUpdateStrategy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StatefulSetUpdateStrategy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[appsv1.StatefulSetUpdateStrategyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[appsv1.StatefulSetUpdateStrategyType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "RollingUpdate")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RollingUpdate == nil {

@@ -16,10 +16,15 @@ func decAppsV1beta1ControllerRevision(s *state, b []byte, m *appsv1beta1.Control
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ControllerRevision"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ControllerRevision", x)
 		}
 		switch num {
 		case 1:
@@ -27,7 +32,9 @@ func decAppsV1beta1ControllerRevision(s *state, b []byte, m *appsv1beta1.Control
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -39,7 +46,9 @@ func decAppsV1beta1ControllerRevision(s *state, b []byte, m *appsv1beta1.Control
 				return wrongWireType(wt, "Data")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decKRuntimeRawExtension(s, b[start:end], &m.Data); err != nil {
@@ -50,8 +59,10 @@ func decAppsV1beta1ControllerRevision(s *state, b []byte, m *appsv1beta1.Control
 			if wt != 0 {
 				return wrongWireType(wt, "Revision")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Revision = int64(int64(x))
@@ -71,10 +82,15 @@ func decAppsV1beta1ControllerRevisionList(s *state, b []byte, m *appsv1beta1.Con
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ControllerRevisionList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ControllerRevisionList", x)
 		}
 		switch num {
 		case 1:
@@ -82,7 +98,9 @@ func decAppsV1beta1ControllerRevisionList(s *state, b []byte, m *appsv1beta1.Con
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -94,7 +112,9 @@ func decAppsV1beta1ControllerRevisionList(s *state, b []byte, m *appsv1beta1.Con
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -125,10 +145,15 @@ func decAppsV1beta1Deployment(s *state, b []byte, m *appsv1beta1.Deployment) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Deployment"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Deployment", x)
 		}
 		switch num {
 		case 1:
@@ -136,7 +161,9 @@ func decAppsV1beta1Deployment(s *state, b []byte, m *appsv1beta1.Deployment) err
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -148,7 +175,9 @@ func decAppsV1beta1Deployment(s *state, b []byte, m *appsv1beta1.Deployment) err
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1beta1DeploymentSpec(s, b[start:end], &m.Spec); err != nil {
@@ -160,7 +189,9 @@ func decAppsV1beta1Deployment(s *state, b []byte, m *appsv1beta1.Deployment) err
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1beta1DeploymentStatus(s, b[start:end], &m.Status); err != nil {
@@ -183,32 +214,49 @@ func decAppsV1beta1DeploymentCondition(s *state, b []byte, m *appsv1beta1.Deploy
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[appsv1beta1.DeploymentConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[appsv1beta1.DeploymentConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "LastUpdateTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastUpdateTime); err != nil {
@@ -220,7 +268,9 @@ func decAppsV1beta1DeploymentCondition(s *state, b []byte, m *appsv1beta1.Deploy
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -231,16 +281,26 @@ func decAppsV1beta1DeploymentCondition(s *state, b []byte, m *appsv1beta1.Deploy
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -257,10 +317,15 @@ func decAppsV1beta1DeploymentList(s *state, b []byte, m *appsv1beta1.DeploymentL
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentList", x)
 		}
 		switch num {
 		case 1:
@@ -268,7 +333,9 @@ func decAppsV1beta1DeploymentList(s *state, b []byte, m *appsv1beta1.DeploymentL
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -280,7 +347,9 @@ func decAppsV1beta1DeploymentList(s *state, b []byte, m *appsv1beta1.DeploymentL
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -311,25 +380,37 @@ func decAppsV1beta1DeploymentRollback(s *state, b []byte, m *appsv1beta1.Deploym
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentRollback"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentRollback", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "UpdatedAnnotations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.UpdatedAnnotations == nil {
@@ -347,7 +428,9 @@ func decAppsV1beta1DeploymentRollback(s *state, b []byte, m *appsv1beta1.Deploym
 				return wrongWireType(wt, "RollbackTo")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1beta1RollbackConfig(s, b[start:end], &m.RollbackTo); err != nil {
@@ -370,18 +453,25 @@ func decAppsV1beta1DeploymentSpec(s *state, b []byte, m *appsv1beta1.DeploymentS
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -391,7 +481,9 @@ func decAppsV1beta1DeploymentSpec(s *state, b []byte, m *appsv1beta1.DeploymentS
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -406,7 +498,9 @@ func decAppsV1beta1DeploymentSpec(s *state, b []byte, m *appsv1beta1.DeploymentS
 				return wrongWireType(wt, "Template")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PodTemplateSpec(s, b[start:end], &m.Template); err != nil {
@@ -418,7 +512,9 @@ func decAppsV1beta1DeploymentSpec(s *state, b []byte, m *appsv1beta1.DeploymentS
 				return wrongWireType(wt, "Strategy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1beta1DeploymentStrategy(s, b[start:end], &m.Strategy); err != nil {
@@ -429,8 +525,10 @@ func decAppsV1beta1DeploymentSpec(s *state, b []byte, m *appsv1beta1.DeploymentS
 			if wt != 0 {
 				return wrongWireType(wt, "MinReadySeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MinReadySeconds = int32(int32(x))
@@ -438,8 +536,10 @@ func decAppsV1beta1DeploymentSpec(s *state, b []byte, m *appsv1beta1.DeploymentS
 			if wt != 0 {
 				return wrongWireType(wt, "RevisionHistoryLimit")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -448,8 +548,10 @@ func decAppsV1beta1DeploymentSpec(s *state, b []byte, m *appsv1beta1.DeploymentS
 			if wt != 0 {
 				return wrongWireType(wt, "Paused")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Paused = bool(x != 0)
@@ -458,7 +560,9 @@ func decAppsV1beta1DeploymentSpec(s *state, b []byte, m *appsv1beta1.DeploymentS
 				return wrongWireType(wt, "RollbackTo")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RollbackTo == nil {
@@ -472,8 +576,10 @@ func decAppsV1beta1DeploymentSpec(s *state, b []byte, m *appsv1beta1.DeploymentS
 			if wt != 0 {
 				return wrongWireType(wt, "ProgressDeadlineSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -494,18 +600,25 @@ func decAppsV1beta1DeploymentStatus(s *state, b []byte, m *appsv1beta1.Deploymen
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ObservedGeneration = int64(int64(x))
@@ -513,8 +626,10 @@ func decAppsV1beta1DeploymentStatus(s *state, b []byte, m *appsv1beta1.Deploymen
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Replicas = int32(int32(x))
@@ -522,8 +637,10 @@ func decAppsV1beta1DeploymentStatus(s *state, b []byte, m *appsv1beta1.Deploymen
 			if wt != 0 {
 				return wrongWireType(wt, "UpdatedReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.UpdatedReplicas = int32(int32(x))
@@ -531,8 +648,10 @@ func decAppsV1beta1DeploymentStatus(s *state, b []byte, m *appsv1beta1.Deploymen
 			if wt != 0 {
 				return wrongWireType(wt, "ReadyReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadyReplicas = int32(int32(x))
@@ -540,8 +659,10 @@ func decAppsV1beta1DeploymentStatus(s *state, b []byte, m *appsv1beta1.Deploymen
 			if wt != 0 {
 				return wrongWireType(wt, "AvailableReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.AvailableReplicas = int32(int32(x))
@@ -549,8 +670,10 @@ func decAppsV1beta1DeploymentStatus(s *state, b []byte, m *appsv1beta1.Deploymen
 			if wt != 0 {
 				return wrongWireType(wt, "UnavailableReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.UnavailableReplicas = int32(int32(x))
@@ -558,8 +681,10 @@ func decAppsV1beta1DeploymentStatus(s *state, b []byte, m *appsv1beta1.Deploymen
 			if wt != 0 {
 				return wrongWireType(wt, "TerminatingReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -569,7 +694,9 @@ func decAppsV1beta1DeploymentStatus(s *state, b []byte, m *appsv1beta1.Deploymen
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -584,8 +711,10 @@ func decAppsV1beta1DeploymentStatus(s *state, b []byte, m *appsv1beta1.Deploymen
 			if wt != 0 {
 				return wrongWireType(wt, "CollisionCount")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -606,25 +735,37 @@ func decAppsV1beta1DeploymentStrategy(s *state, b []byte, m *appsv1beta1.Deploym
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentStrategy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentStrategy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[appsv1beta1.DeploymentStrategyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[appsv1beta1.DeploymentStrategyType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "RollingUpdate")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RollingUpdate == nil {
@@ -650,18 +791,25 @@ func decAppsV1beta1RollbackConfig(s *state, b []byte, m *appsv1beta1.RollbackCon
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RollbackConfig"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RollbackConfig", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Revision")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Revision = int64(int64(x))
@@ -681,10 +829,15 @@ func decAppsV1beta1RollingUpdateDeployment(s *state, b []byte, m *appsv1beta1.Ro
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RollingUpdateDeployment"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RollingUpdateDeployment", x)
 		}
 		switch num {
 		case 1:
@@ -692,7 +845,9 @@ func decAppsV1beta1RollingUpdateDeployment(s *state, b []byte, m *appsv1beta1.Ro
 				return wrongWireType(wt, "MaxUnavailable")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MaxUnavailable == nil {
@@ -707,7 +862,9 @@ func decAppsV1beta1RollingUpdateDeployment(s *state, b []byte, m *appsv1beta1.Ro
 				return wrongWireType(wt, "MaxSurge")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MaxSurge == nil {
@@ -733,18 +890,25 @@ func decAppsV1beta1RollingUpdateStatefulSetStrategy(s *state, b []byte, m *appsv
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RollingUpdateStatefulSetStrategy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RollingUpdateStatefulSetStrategy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Partition")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -754,7 +918,9 @@ func decAppsV1beta1RollingUpdateStatefulSetStrategy(s *state, b []byte, m *appsv
 				return wrongWireType(wt, "MaxUnavailable")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MaxUnavailable == nil {
@@ -780,10 +946,15 @@ func decAppsV1beta1Scale(s *state, b []byte, m *appsv1beta1.Scale) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Scale"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Scale", x)
 		}
 		switch num {
 		case 1:
@@ -791,7 +962,9 @@ func decAppsV1beta1Scale(s *state, b []byte, m *appsv1beta1.Scale) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -803,7 +976,9 @@ func decAppsV1beta1Scale(s *state, b []byte, m *appsv1beta1.Scale) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1beta1ScaleSpec(s, b[start:end], &m.Spec); err != nil {
@@ -815,7 +990,9 @@ func decAppsV1beta1Scale(s *state, b []byte, m *appsv1beta1.Scale) error {
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1beta1ScaleStatus(s, b[start:end], &m.Status); err != nil {
@@ -838,18 +1015,25 @@ func decAppsV1beta1ScaleSpec(s *state, b []byte, m *appsv1beta1.ScaleSpec) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ScaleSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ScaleSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Replicas = int32(int32(x))
@@ -869,18 +1053,25 @@ func decAppsV1beta1ScaleStatus(s *state, b []byte, m *appsv1beta1.ScaleStatus) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ScaleStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ScaleStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Replicas = int32(int32(x))
@@ -889,7 +1080,9 @@ func decAppsV1beta1ScaleStatus(s *state, b []byte, m *appsv1beta1.ScaleStatus) e
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -906,9 +1099,14 @@ func decAppsV1beta1ScaleStatus(s *state, b []byte, m *appsv1beta1.ScaleStatus) e
 			if wt != 2 {
 				return wrongWireType(wt, "TargetSelector")
 			}
-			if m.TargetSelector, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.TargetSelector = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -925,10 +1123,15 @@ func decAppsV1beta1StatefulSet(s *state, b []byte, m *appsv1beta1.StatefulSet) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StatefulSet"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StatefulSet", x)
 		}
 		switch num {
 		case 1:
@@ -936,7 +1139,9 @@ func decAppsV1beta1StatefulSet(s *state, b []byte, m *appsv1beta1.StatefulSet) e
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -948,7 +1153,9 @@ func decAppsV1beta1StatefulSet(s *state, b []byte, m *appsv1beta1.StatefulSet) e
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1beta1StatefulSetSpec(s, b[start:end], &m.Spec); err != nil {
@@ -960,7 +1167,9 @@ func decAppsV1beta1StatefulSet(s *state, b []byte, m *appsv1beta1.StatefulSet) e
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1beta1StatefulSetStatus(s, b[start:end], &m.Status); err != nil {
@@ -983,32 +1192,49 @@ func decAppsV1beta1StatefulSetCondition(s *state, b []byte, m *appsv1beta1.State
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StatefulSetCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StatefulSetCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[appsv1beta1.StatefulSetConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[appsv1beta1.StatefulSetConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -1019,16 +1245,26 @@ func decAppsV1beta1StatefulSetCondition(s *state, b []byte, m *appsv1beta1.State
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1045,10 +1281,15 @@ func decAppsV1beta1StatefulSetList(s *state, b []byte, m *appsv1beta1.StatefulSe
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StatefulSetList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StatefulSetList", x)
 		}
 		switch num {
 		case 1:
@@ -1056,7 +1297,9 @@ func decAppsV1beta1StatefulSetList(s *state, b []byte, m *appsv1beta1.StatefulSe
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1068,7 +1311,9 @@ func decAppsV1beta1StatefulSetList(s *state, b []byte, m *appsv1beta1.StatefulSe
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1099,18 +1344,25 @@ func decAppsV1beta1StatefulSetOrdinals(s *state, b []byte, m *appsv1beta1.Statef
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StatefulSetOrdinals"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StatefulSetOrdinals", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Start")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Start = int32(int32(x))
@@ -1130,26 +1382,41 @@ func decAppsV1beta1StatefulSetPersistentVolumeClaimRetentionPolicy(s *state, b [
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StatefulSetPersistentVolumeClaimRetentionPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StatefulSetPersistentVolumeClaimRetentionPolicy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "WhenDeleted")
 			}
-			if m.WhenDeleted, i, err = str[appsv1beta1.PersistentVolumeClaimRetentionPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.WhenDeleted = strOf[appsv1beta1.PersistentVolumeClaimRetentionPolicyType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "WhenScaled")
 			}
-			if m.WhenScaled, i, err = str[appsv1beta1.PersistentVolumeClaimRetentionPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.WhenScaled = strOf[appsv1beta1.PersistentVolumeClaimRetentionPolicyType](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1166,18 +1433,25 @@ func decAppsV1beta1StatefulSetSpec(s *state, b []byte, m *appsv1beta1.StatefulSe
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StatefulSetSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StatefulSetSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1187,7 +1461,9 @@ func decAppsV1beta1StatefulSetSpec(s *state, b []byte, m *appsv1beta1.StatefulSe
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -1202,7 +1478,9 @@ func decAppsV1beta1StatefulSetSpec(s *state, b []byte, m *appsv1beta1.StatefulSe
 				return wrongWireType(wt, "Template")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PodTemplateSpec(s, b[start:end], &m.Template); err != nil {
@@ -1214,7 +1492,9 @@ func decAppsV1beta1StatefulSetSpec(s *state, b []byte, m *appsv1beta1.StatefulSe
 				return wrongWireType(wt, "VolumeClaimTemplates")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VolumeClaimTemplates == nil {
@@ -1229,22 +1509,34 @@ func decAppsV1beta1StatefulSetSpec(s *state, b []byte, m *appsv1beta1.StatefulSe
 			if wt != 2 {
 				return wrongWireType(wt, "ServiceName")
 			}
-			if m.ServiceName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ServiceName = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "PodManagementPolicy")
 			}
-			if m.PodManagementPolicy, i, err = str[appsv1beta1.PodManagementPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PodManagementPolicy = strOf[appsv1beta1.PodManagementPolicyType](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "UpdateStrategy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAppsV1beta1StatefulSetUpdateStrategy(s, b[start:end], &m.UpdateStrategy); err != nil {
@@ -1255,8 +1547,10 @@ func decAppsV1beta1StatefulSetSpec(s *state, b []byte, m *appsv1beta1.StatefulSe
 			if wt != 0 {
 				return wrongWireType(wt, "RevisionHistoryLimit")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1265,8 +1559,10 @@ func decAppsV1beta1StatefulSetSpec(s *state, b []byte, m *appsv1beta1.StatefulSe
 			if wt != 0 {
 				return wrongWireType(wt, "MinReadySeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MinReadySeconds = int32(int32(x))
@@ -1275,7 +1571,9 @@ func decAppsV1beta1StatefulSetSpec(s *state, b []byte, m *appsv1beta1.StatefulSe
 				return wrongWireType(wt, "PersistentVolumeClaimRetentionPolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PersistentVolumeClaimRetentionPolicy == nil {
@@ -1290,7 +1588,9 @@ func decAppsV1beta1StatefulSetSpec(s *state, b []byte, m *appsv1beta1.StatefulSe
 				return wrongWireType(wt, "Ordinals")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ordinals == nil {
@@ -1316,18 +1616,25 @@ func decAppsV1beta1StatefulSetStatus(s *state, b []byte, m *appsv1beta1.Stateful
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StatefulSetStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StatefulSetStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -1336,8 +1643,10 @@ func decAppsV1beta1StatefulSetStatus(s *state, b []byte, m *appsv1beta1.Stateful
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Replicas = int32(int32(x))
@@ -1345,8 +1654,10 @@ func decAppsV1beta1StatefulSetStatus(s *state, b []byte, m *appsv1beta1.Stateful
 			if wt != 0 {
 				return wrongWireType(wt, "ReadyReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadyReplicas = int32(int32(x))
@@ -1354,8 +1665,10 @@ func decAppsV1beta1StatefulSetStatus(s *state, b []byte, m *appsv1beta1.Stateful
 			if wt != 0 {
 				return wrongWireType(wt, "CurrentReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.CurrentReplicas = int32(int32(x))
@@ -1363,8 +1676,10 @@ func decAppsV1beta1StatefulSetStatus(s *state, b []byte, m *appsv1beta1.Stateful
 			if wt != 0 {
 				return wrongWireType(wt, "UpdatedReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.UpdatedReplicas = int32(int32(x))
@@ -1372,22 +1687,34 @@ func decAppsV1beta1StatefulSetStatus(s *state, b []byte, m *appsv1beta1.Stateful
 			if wt != 2 {
 				return wrongWireType(wt, "CurrentRevision")
 			}
-			if m.CurrentRevision, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.CurrentRevision = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "UpdateRevision")
 			}
-			if m.UpdateRevision, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.UpdateRevision = strOf[string](s, b[start:end])
+			i = end
 		case 9:
 			if wt != 0 {
 				return wrongWireType(wt, "CollisionCount")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1397,7 +1724,9 @@ func decAppsV1beta1StatefulSetStatus(s *state, b []byte, m *appsv1beta1.Stateful
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -1412,8 +1741,10 @@ func decAppsV1beta1StatefulSetStatus(s *state, b []byte, m *appsv1beta1.Stateful
 			if wt != 0 {
 				return wrongWireType(wt, "AvailableReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.AvailableReplicas = int32(int32(x))
@@ -1433,25 +1764,37 @@ func decAppsV1beta1StatefulSetUpdateStrategy(s *state, b []byte, m *appsv1beta1.
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StatefulSetUpdateStrategy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StatefulSetUpdateStrategy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[appsv1beta1.StatefulSetUpdateStrategyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[appsv1beta1.StatefulSetUpdateStrategyType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "RollingUpdate")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RollingUpdate == nil {

@@ -13,10 +13,15 @@ func decAuthenticationV1alpha1SelfSubjectReview(s *state, b []byte, m *authentic
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SelfSubjectReview"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SelfSubjectReview", x)
 		}
 		switch num {
 		case 1:
@@ -24,7 +29,9 @@ func decAuthenticationV1alpha1SelfSubjectReview(s *state, b []byte, m *authentic
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -36,7 +43,9 @@ func decAuthenticationV1alpha1SelfSubjectReview(s *state, b []byte, m *authentic
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAuthenticationV1alpha1SelfSubjectReviewStatus(s, b[start:end], &m.Status); err != nil {
@@ -59,10 +68,15 @@ func decAuthenticationV1alpha1SelfSubjectReviewStatus(s *state, b []byte, m *aut
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SelfSubjectReviewStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SelfSubjectReviewStatus", x)
 		}
 		switch num {
 		case 1:
@@ -70,7 +84,9 @@ func decAuthenticationV1alpha1SelfSubjectReviewStatus(s *state, b []byte, m *aut
 				return wrongWireType(wt, "UserInfo")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAuthenticationV1UserInfo(s, b[start:end], &m.UserInfo); err != nil {

@@ -13,24 +13,32 @@ func decAuthenticationV1beta1ExtraValue(s *state, b []byte, m *authenticationv1b
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ExtraValue"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ExtraValue", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Items")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if (*m) == nil {
-				(*m) = make(authenticationv1beta1.ExtraValue, 0, count(b, i, 1)+1)
+				(*m) = make(authenticationv1beta1.ExtraValue, 0, count(b, end, 1)+1)
 			}
-			(*m) = append((*m), v)
+			(*m) = append((*m), strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -47,10 +55,15 @@ func decAuthenticationV1beta1SelfSubjectReview(s *state, b []byte, m *authentica
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SelfSubjectReview"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SelfSubjectReview", x)
 		}
 		switch num {
 		case 1:
@@ -58,7 +71,9 @@ func decAuthenticationV1beta1SelfSubjectReview(s *state, b []byte, m *authentica
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -70,7 +85,9 @@ func decAuthenticationV1beta1SelfSubjectReview(s *state, b []byte, m *authentica
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAuthenticationV1beta1SelfSubjectReviewStatus(s, b[start:end], &m.Status); err != nil {
@@ -93,10 +110,15 @@ func decAuthenticationV1beta1SelfSubjectReviewStatus(s *state, b []byte, m *auth
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SelfSubjectReviewStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SelfSubjectReviewStatus", x)
 		}
 		switch num {
 		case 1:
@@ -104,7 +126,9 @@ func decAuthenticationV1beta1SelfSubjectReviewStatus(s *state, b []byte, m *auth
 				return wrongWireType(wt, "UserInfo")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAuthenticationV1UserInfo(s, b[start:end], &m.UserInfo); err != nil {
@@ -127,10 +151,15 @@ func decAuthenticationV1beta1TokenReview(s *state, b []byte, m *authenticationv1
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "TokenReview"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("TokenReview", x)
 		}
 		switch num {
 		case 1:
@@ -138,7 +167,9 @@ func decAuthenticationV1beta1TokenReview(s *state, b []byte, m *authenticationv1
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -150,7 +181,9 @@ func decAuthenticationV1beta1TokenReview(s *state, b []byte, m *authenticationv1
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAuthenticationV1beta1TokenReviewSpec(s, b[start:end], &m.Spec); err != nil {
@@ -162,7 +195,9 @@ func decAuthenticationV1beta1TokenReview(s *state, b []byte, m *authenticationv1
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAuthenticationV1beta1TokenReviewStatus(s, b[start:end], &m.Status); err != nil {
@@ -185,31 +220,44 @@ func decAuthenticationV1beta1TokenReviewSpec(s *state, b []byte, m *authenticati
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "TokenReviewSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("TokenReviewSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Token")
 			}
-			if m.Token, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Token = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Audiences")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Audiences == nil {
-				m.Audiences = make([]string, 0, count(b, i, 2)+1)
+				m.Audiences = make([]string, 0, count(b, end, 2)+1)
 			}
-			m.Audiences = append(m.Audiences, v)
+			m.Audiences = append(m.Audiences, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -226,18 +274,25 @@ func decAuthenticationV1beta1TokenReviewStatus(s *state, b []byte, m *authentica
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "TokenReviewStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("TokenReviewStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Authenticated")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Authenticated = bool(x != 0)
@@ -246,7 +301,9 @@ func decAuthenticationV1beta1TokenReviewStatus(s *state, b []byte, m *authentica
 				return wrongWireType(wt, "User")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAuthenticationV1beta1UserInfo(s, b[start:end], &m.User); err != nil {
@@ -257,21 +314,29 @@ func decAuthenticationV1beta1TokenReviewStatus(s *state, b []byte, m *authentica
 			if wt != 2 {
 				return wrongWireType(wt, "Audiences")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Audiences == nil {
-				m.Audiences = make([]string, 0, count(b, i, 4)+1)
+				m.Audiences = make([]string, 0, count(b, end, 4)+1)
 			}
-			m.Audiences = append(m.Audiences, v)
+			m.Audiences = append(m.Audiences, strOf[string](s, b[start:end]))
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Error")
 			}
-			if m.Error, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Error = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -288,44 +353,64 @@ func decAuthenticationV1beta1UserInfo(s *state, b []byte, m *authenticationv1bet
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "UserInfo"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("UserInfo", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Username")
 			}
-			if m.Username, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Username = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "UID")
 			}
-			if m.UID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.UID = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Groups")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Groups == nil {
-				m.Groups = make([]string, 0, count(b, i, 3)+1)
+				m.Groups = make([]string, 0, count(b, end, 3)+1)
 			}
-			m.Groups = append(m.Groups, v)
+			m.Groups = append(m.Groups, strOf[string](s, b[start:end]))
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Extra")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Extra == nil {
@@ -333,7 +418,7 @@ func decAuthenticationV1beta1UserInfo(s *state, b []byte, m *authenticationv1bet
 			}
 			var k string
 			var v authenticationv1beta1.ExtraValue
-			if k, v, err = entryMessage[string](s, b, start, end, authenticationv1beta1.ExtraValue{}, decAuthenticationV1beta1ExtraValue); err != nil {
+			if k, v, err = entryDecAuthenticationV1beta1ExtraValue[string](s, b, start, end); err != nil {
 				return err
 			}
 			m.Extra[k] = v

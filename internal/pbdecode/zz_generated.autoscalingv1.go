@@ -14,33 +14,53 @@ func decAutoscalingV1CrossVersionObjectReference(s *state, b []byte, m *autoscal
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CrossVersionObjectReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CrossVersionObjectReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Kind")
 			}
-			if m.Kind, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Kind = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "APIVersion")
 			}
-			if m.APIVersion, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.APIVersion = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -57,10 +77,15 @@ func decAutoscalingV1HorizontalPodAutoscaler(s *state, b []byte, m *autoscalingv
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "HorizontalPodAutoscaler"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("HorizontalPodAutoscaler", x)
 		}
 		switch num {
 		case 1:
@@ -68,7 +93,9 @@ func decAutoscalingV1HorizontalPodAutoscaler(s *state, b []byte, m *autoscalingv
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -80,7 +107,9 @@ func decAutoscalingV1HorizontalPodAutoscaler(s *state, b []byte, m *autoscalingv
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAutoscalingV1HorizontalPodAutoscalerSpec(s, b[start:end], &m.Spec); err != nil {
@@ -92,7 +121,9 @@ func decAutoscalingV1HorizontalPodAutoscaler(s *state, b []byte, m *autoscalingv
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAutoscalingV1HorizontalPodAutoscalerStatus(s, b[start:end], &m.Status); err != nil {
@@ -115,10 +146,15 @@ func decAutoscalingV1HorizontalPodAutoscalerList(s *state, b []byte, m *autoscal
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "HorizontalPodAutoscalerList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("HorizontalPodAutoscalerList", x)
 		}
 		switch num {
 		case 1:
@@ -126,7 +162,9 @@ func decAutoscalingV1HorizontalPodAutoscalerList(s *state, b []byte, m *autoscal
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -138,7 +176,9 @@ func decAutoscalingV1HorizontalPodAutoscalerList(s *state, b []byte, m *autoscal
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -169,10 +209,15 @@ func decAutoscalingV1HorizontalPodAutoscalerSpec(s *state, b []byte, m *autoscal
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "HorizontalPodAutoscalerSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("HorizontalPodAutoscalerSpec", x)
 		}
 		switch num {
 		case 1:
@@ -180,7 +225,9 @@ func decAutoscalingV1HorizontalPodAutoscalerSpec(s *state, b []byte, m *autoscal
 				return wrongWireType(wt, "ScaleTargetRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAutoscalingV1CrossVersionObjectReference(s, b[start:end], &m.ScaleTargetRef); err != nil {
@@ -191,8 +238,10 @@ func decAutoscalingV1HorizontalPodAutoscalerSpec(s *state, b []byte, m *autoscal
 			if wt != 0 {
 				return wrongWireType(wt, "MinReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -201,8 +250,10 @@ func decAutoscalingV1HorizontalPodAutoscalerSpec(s *state, b []byte, m *autoscal
 			if wt != 0 {
 				return wrongWireType(wt, "MaxReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MaxReplicas = int32(int32(x))
@@ -210,8 +261,10 @@ func decAutoscalingV1HorizontalPodAutoscalerSpec(s *state, b []byte, m *autoscal
 			if wt != 0 {
 				return wrongWireType(wt, "TargetCPUUtilizationPercentage")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -232,18 +285,25 @@ func decAutoscalingV1HorizontalPodAutoscalerStatus(s *state, b []byte, m *autosc
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "HorizontalPodAutoscalerStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("HorizontalPodAutoscalerStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -253,7 +313,9 @@ func decAutoscalingV1HorizontalPodAutoscalerStatus(s *state, b []byte, m *autosc
 				return wrongWireType(wt, "LastScaleTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.LastScaleTime == nil {
@@ -267,8 +329,10 @@ func decAutoscalingV1HorizontalPodAutoscalerStatus(s *state, b []byte, m *autosc
 			if wt != 0 {
 				return wrongWireType(wt, "CurrentReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.CurrentReplicas = int32(int32(x))
@@ -276,8 +340,10 @@ func decAutoscalingV1HorizontalPodAutoscalerStatus(s *state, b []byte, m *autosc
 			if wt != 0 {
 				return wrongWireType(wt, "DesiredReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.DesiredReplicas = int32(int32(x))
@@ -285,8 +351,10 @@ func decAutoscalingV1HorizontalPodAutoscalerStatus(s *state, b []byte, m *autosc
 			if wt != 0 {
 				return wrongWireType(wt, "CurrentCPUUtilizationPercentage")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -307,10 +375,15 @@ func decAutoscalingV1Scale(s *state, b []byte, m *autoscalingv1.Scale) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Scale"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Scale", x)
 		}
 		switch num {
 		case 1:
@@ -318,7 +391,9 @@ func decAutoscalingV1Scale(s *state, b []byte, m *autoscalingv1.Scale) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -330,7 +405,9 @@ func decAutoscalingV1Scale(s *state, b []byte, m *autoscalingv1.Scale) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAutoscalingV1ScaleSpec(s, b[start:end], &m.Spec); err != nil {
@@ -342,7 +419,9 @@ func decAutoscalingV1Scale(s *state, b []byte, m *autoscalingv1.Scale) error {
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decAutoscalingV1ScaleStatus(s, b[start:end], &m.Status); err != nil {
@@ -365,18 +444,25 @@ func decAutoscalingV1ScaleSpec(s *state, b []byte, m *autoscalingv1.ScaleSpec) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ScaleSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ScaleSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Replicas = int32(int32(x))
@@ -396,18 +482,25 @@ func decAutoscalingV1ScaleStatus(s *state, b []byte, m *autoscalingv1.ScaleStatu
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ScaleStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ScaleStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Replicas = int32(int32(x))
@@ -415,9 +508,14 @@ func decAutoscalingV1ScaleStatus(s *state, b []byte, m *autoscalingv1.ScaleStatu
 			if wt != 2 {
 				return wrongWireType(wt, "Selector")
 			}
-			if m.Selector, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Selector = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err

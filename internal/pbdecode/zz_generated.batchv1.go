@@ -17,10 +17,15 @@ func decBatchV1CronJob(s *state, b []byte, m *batchv1.CronJob) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CronJob"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CronJob", x)
 		}
 		switch num {
 		case 1:
@@ -28,7 +33,9 @@ func decBatchV1CronJob(s *state, b []byte, m *batchv1.CronJob) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -40,7 +47,9 @@ func decBatchV1CronJob(s *state, b []byte, m *batchv1.CronJob) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decBatchV1CronJobSpec(s, b[start:end], &m.Spec); err != nil {
@@ -52,7 +61,9 @@ func decBatchV1CronJob(s *state, b []byte, m *batchv1.CronJob) error {
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decBatchV1CronJobStatus(s, b[start:end], &m.Status); err != nil {
@@ -75,10 +86,15 @@ func decBatchV1CronJobList(s *state, b []byte, m *batchv1.CronJobList) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CronJobList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CronJobList", x)
 		}
 		switch num {
 		case 1:
@@ -86,7 +102,9 @@ func decBatchV1CronJobList(s *state, b []byte, m *batchv1.CronJobList) error {
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -98,7 +116,9 @@ func decBatchV1CronJobList(s *state, b []byte, m *batchv1.CronJobList) error {
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -129,34 +149,50 @@ func decBatchV1CronJobSpec(s *state, b []byte, m *batchv1.CronJobSpec) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CronJobSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CronJobSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Schedule")
 			}
-			if m.Schedule, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Schedule = strOf[string](s, b[start:end])
+			i = end
 		case 8:
 			if wt != 2 {
 				return wrongWireType(wt, "TimeZone")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.TimeZone = &v
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "StartingDeadlineSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -165,15 +201,22 @@ func decBatchV1CronJobSpec(s *state, b []byte, m *batchv1.CronJobSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "ConcurrencyPolicy")
 			}
-			if m.ConcurrencyPolicy, i, err = str[batchv1.ConcurrencyPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ConcurrencyPolicy = strOf[batchv1.ConcurrencyPolicy](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 0 {
 				return wrongWireType(wt, "Suspend")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -183,7 +226,9 @@ func decBatchV1CronJobSpec(s *state, b []byte, m *batchv1.CronJobSpec) error {
 				return wrongWireType(wt, "JobTemplate")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decBatchV1JobTemplateSpec(s, b[start:end], &m.JobTemplate); err != nil {
@@ -194,8 +239,10 @@ func decBatchV1CronJobSpec(s *state, b []byte, m *batchv1.CronJobSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "SuccessfulJobsHistoryLimit")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -204,8 +251,10 @@ func decBatchV1CronJobSpec(s *state, b []byte, m *batchv1.CronJobSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "FailedJobsHistoryLimit")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -226,10 +275,15 @@ func decBatchV1CronJobStatus(s *state, b []byte, m *batchv1.CronJobStatus) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CronJobStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CronJobStatus", x)
 		}
 		switch num {
 		case 1:
@@ -237,7 +291,9 @@ func decBatchV1CronJobStatus(s *state, b []byte, m *batchv1.CronJobStatus) error
 				return wrongWireType(wt, "Active")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Active == nil {
@@ -253,7 +309,9 @@ func decBatchV1CronJobStatus(s *state, b []byte, m *batchv1.CronJobStatus) error
 				return wrongWireType(wt, "LastScheduleTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.LastScheduleTime == nil {
@@ -268,7 +326,9 @@ func decBatchV1CronJobStatus(s *state, b []byte, m *batchv1.CronJobStatus) error
 				return wrongWireType(wt, "LastSuccessfulTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.LastSuccessfulTime == nil {
@@ -294,10 +354,15 @@ func decBatchV1Job(s *state, b []byte, m *batchv1.Job) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Job"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Job", x)
 		}
 		switch num {
 		case 1:
@@ -305,7 +370,9 @@ func decBatchV1Job(s *state, b []byte, m *batchv1.Job) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -317,7 +384,9 @@ func decBatchV1Job(s *state, b []byte, m *batchv1.Job) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decBatchV1JobSpec(s, b[start:end], &m.Spec); err != nil {
@@ -329,7 +398,9 @@ func decBatchV1Job(s *state, b []byte, m *batchv1.Job) error {
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decBatchV1JobStatus(s, b[start:end], &m.Status); err != nil {
@@ -352,32 +423,49 @@ func decBatchV1JobCondition(s *state, b []byte, m *batchv1.JobCondition) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "JobCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("JobCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[batchv1.JobConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[batchv1.JobConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "LastProbeTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastProbeTime); err != nil {
@@ -389,7 +477,9 @@ func decBatchV1JobCondition(s *state, b []byte, m *batchv1.JobCondition) error {
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -400,16 +490,26 @@ func decBatchV1JobCondition(s *state, b []byte, m *batchv1.JobCondition) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -426,10 +526,15 @@ func decBatchV1JobList(s *state, b []byte, m *batchv1.JobList) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "JobList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("JobList", x)
 		}
 		switch num {
 		case 1:
@@ -437,7 +542,9 @@ func decBatchV1JobList(s *state, b []byte, m *batchv1.JobList) error {
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -449,7 +556,9 @@ func decBatchV1JobList(s *state, b []byte, m *batchv1.JobList) error {
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -480,10 +589,15 @@ func decBatchV1JobSchedulingConfiguration(s *state, b []byte, m *batchv1.JobSche
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "JobSchedulingConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("JobSchedulingConfiguration", x)
 		}
 		switch num {
 		case 1:
@@ -491,7 +605,9 @@ func decBatchV1JobSchedulingConfiguration(s *state, b []byte, m *batchv1.JobSche
 				return wrongWireType(wt, "SchedulingPolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SchedulingPolicy == nil {
@@ -506,7 +622,9 @@ func decBatchV1JobSchedulingConfiguration(s *state, b []byte, m *batchv1.JobSche
 				return wrongWireType(wt, "SchedulingConstraints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SchedulingConstraints == nil {
@@ -521,7 +639,9 @@ func decBatchV1JobSchedulingConfiguration(s *state, b []byte, m *batchv1.JobSche
 				return wrongWireType(wt, "DisruptionMode")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DisruptionMode == nil {
@@ -536,7 +656,9 @@ func decBatchV1JobSchedulingConfiguration(s *state, b []byte, m *batchv1.JobSche
 				return wrongWireType(wt, "ResourceClaims")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceClaims == nil {
@@ -563,18 +685,25 @@ func decBatchV1JobSpec(s *state, b []byte, m *batchv1.JobSpec) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "JobSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("JobSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Parallelism")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -583,8 +712,10 @@ func decBatchV1JobSpec(s *state, b []byte, m *batchv1.JobSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "Completions")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -593,8 +724,10 @@ func decBatchV1JobSpec(s *state, b []byte, m *batchv1.JobSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "ActiveDeadlineSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -604,7 +737,9 @@ func decBatchV1JobSpec(s *state, b []byte, m *batchv1.JobSpec) error {
 				return wrongWireType(wt, "PodFailurePolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PodFailurePolicy == nil {
@@ -619,7 +754,9 @@ func decBatchV1JobSpec(s *state, b []byte, m *batchv1.JobSpec) error {
 				return wrongWireType(wt, "SuccessPolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SuccessPolicy == nil {
@@ -633,8 +770,10 @@ func decBatchV1JobSpec(s *state, b []byte, m *batchv1.JobSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "BackoffLimit")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -643,8 +782,10 @@ func decBatchV1JobSpec(s *state, b []byte, m *batchv1.JobSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "BackoffLimitPerIndex")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -653,8 +794,10 @@ func decBatchV1JobSpec(s *state, b []byte, m *batchv1.JobSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "MaxFailedIndexes")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -664,7 +807,9 @@ func decBatchV1JobSpec(s *state, b []byte, m *batchv1.JobSpec) error {
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -678,8 +823,10 @@ func decBatchV1JobSpec(s *state, b []byte, m *batchv1.JobSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "ManualSelector")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -689,7 +836,9 @@ func decBatchV1JobSpec(s *state, b []byte, m *batchv1.JobSpec) error {
 				return wrongWireType(wt, "Template")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PodTemplateSpec(s, b[start:end], &m.Template); err != nil {
@@ -700,8 +849,10 @@ func decBatchV1JobSpec(s *state, b []byte, m *batchv1.JobSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "TTLSecondsAfterFinished")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -710,17 +861,23 @@ func decBatchV1JobSpec(s *state, b []byte, m *batchv1.JobSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "CompletionMode")
 			}
-			var v batchv1.CompletionMode
-			if v, i, err = str[batchv1.CompletionMode](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[batchv1.CompletionMode](s, b[start:end])
 			m.CompletionMode = &v
+			i = end
 		case 10:
 			if wt != 0 {
 				return wrongWireType(wt, "Suspend")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -729,26 +886,36 @@ func decBatchV1JobSpec(s *state, b []byte, m *batchv1.JobSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "PodReplacementPolicy")
 			}
-			var v batchv1.PodReplacementPolicy
-			if v, i, err = str[batchv1.PodReplacementPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[batchv1.PodReplacementPolicy](s, b[start:end])
 			m.PodReplacementPolicy = &v
+			i = end
 		case 15:
 			if wt != 2 {
 				return wrongWireType(wt, "ManagedBy")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ManagedBy = &v
+			i = end
 		case 17:
 			if wt != 2 {
 				return wrongWireType(wt, "Scheduling")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Scheduling == nil {
@@ -774,10 +941,15 @@ func decBatchV1JobStatus(s *state, b []byte, m *batchv1.JobStatus) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "JobStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("JobStatus", x)
 		}
 		switch num {
 		case 1:
@@ -785,7 +957,9 @@ func decBatchV1JobStatus(s *state, b []byte, m *batchv1.JobStatus) error {
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -801,7 +975,9 @@ func decBatchV1JobStatus(s *state, b []byte, m *batchv1.JobStatus) error {
 				return wrongWireType(wt, "StartTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.StartTime == nil {
@@ -816,7 +992,9 @@ func decBatchV1JobStatus(s *state, b []byte, m *batchv1.JobStatus) error {
 				return wrongWireType(wt, "CompletionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CompletionTime == nil {
@@ -830,8 +1008,10 @@ func decBatchV1JobStatus(s *state, b []byte, m *batchv1.JobStatus) error {
 			if wt != 0 {
 				return wrongWireType(wt, "Active")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Active = int32(int32(x))
@@ -839,8 +1019,10 @@ func decBatchV1JobStatus(s *state, b []byte, m *batchv1.JobStatus) error {
 			if wt != 0 {
 				return wrongWireType(wt, "Succeeded")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Succeeded = int32(int32(x))
@@ -848,8 +1030,10 @@ func decBatchV1JobStatus(s *state, b []byte, m *batchv1.JobStatus) error {
 			if wt != 0 {
 				return wrongWireType(wt, "Failed")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Failed = int32(int32(x))
@@ -857,8 +1041,10 @@ func decBatchV1JobStatus(s *state, b []byte, m *batchv1.JobStatus) error {
 			if wt != 0 {
 				return wrongWireType(wt, "Terminating")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -867,24 +1053,35 @@ func decBatchV1JobStatus(s *state, b []byte, m *batchv1.JobStatus) error {
 			if wt != 2 {
 				return wrongWireType(wt, "CompletedIndexes")
 			}
-			if m.CompletedIndexes, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.CompletedIndexes = strOf[string](s, b[start:end])
+			i = end
 		case 10:
 			if wt != 2 {
 				return wrongWireType(wt, "FailedIndexes")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.FailedIndexes = &v
+			i = end
 		case 8:
 			if wt != 2 {
 				return wrongWireType(wt, "UncountedTerminatedPods")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.UncountedTerminatedPods == nil {
@@ -898,8 +1095,10 @@ func decBatchV1JobStatus(s *state, b []byte, m *batchv1.JobStatus) error {
 			if wt != 0 {
 				return wrongWireType(wt, "Ready")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -920,10 +1119,15 @@ func decBatchV1JobTemplateSpec(s *state, b []byte, m *batchv1.JobTemplateSpec) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "JobTemplateSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("JobTemplateSpec", x)
 		}
 		switch num {
 		case 1:
@@ -931,7 +1135,9 @@ func decBatchV1JobTemplateSpec(s *state, b []byte, m *batchv1.JobTemplateSpec) e
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -943,7 +1149,9 @@ func decBatchV1JobTemplateSpec(s *state, b []byte, m *batchv1.JobTemplateSpec) e
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decBatchV1JobSpec(s, b[start:end], &m.Spec); err != nil {
@@ -966,10 +1174,15 @@ func decBatchV1PodFailurePolicy(s *state, b []byte, m *batchv1.PodFailurePolicy)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodFailurePolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodFailurePolicy", x)
 		}
 		switch num {
 		case 1:
@@ -977,7 +1190,9 @@ func decBatchV1PodFailurePolicy(s *state, b []byte, m *batchv1.PodFailurePolicy)
 				return wrongWireType(wt, "Rules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Rules == nil {
@@ -1004,28 +1219,42 @@ func decBatchV1PodFailurePolicyOnExitCodesRequirement(s *state, b []byte, m *bat
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodFailurePolicyOnExitCodesRequirement"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodFailurePolicyOnExitCodesRequirement", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "ContainerName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ContainerName = &v
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Operator")
 			}
-			if m.Operator, i, err = str[batchv1.PodFailurePolicyOnExitCodesOperator](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Operator = strOf[batchv1.PodFailurePolicyOnExitCodesOperator](s, b[start:end])
+			i = end
 		case 3:
 			if m.Values, i, err = packed(b, i, wt, m.Values, func(x uint64) int32 { return int32(int32(x)) }, "Values"); err != nil {
 				return err
@@ -1046,26 +1275,41 @@ func decBatchV1PodFailurePolicyOnPodConditionsPattern(s *state, b []byte, m *bat
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodFailurePolicyOnPodConditionsPattern"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodFailurePolicyOnPodConditionsPattern", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[corev1.PodConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[corev1.PodConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1082,25 +1326,37 @@ func decBatchV1PodFailurePolicyRule(s *state, b []byte, m *batchv1.PodFailurePol
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodFailurePolicyRule"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodFailurePolicyRule", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Action")
 			}
-			if m.Action, i, err = str[batchv1.PodFailurePolicyAction](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Action = strOf[batchv1.PodFailurePolicyAction](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "OnExitCodes")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.OnExitCodes == nil {
@@ -1115,7 +1371,9 @@ func decBatchV1PodFailurePolicyRule(s *state, b []byte, m *batchv1.PodFailurePol
 				return wrongWireType(wt, "OnPodConditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.OnPodConditions == nil {
@@ -1142,10 +1400,15 @@ func decBatchV1SuccessPolicy(s *state, b []byte, m *batchv1.SuccessPolicy) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SuccessPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SuccessPolicy", x)
 		}
 		switch num {
 		case 1:
@@ -1153,7 +1416,9 @@ func decBatchV1SuccessPolicy(s *state, b []byte, m *batchv1.SuccessPolicy) error
 				return wrongWireType(wt, "Rules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Rules == nil {
@@ -1180,27 +1445,38 @@ func decBatchV1SuccessPolicyRule(s *state, b []byte, m *batchv1.SuccessPolicyRul
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SuccessPolicyRule"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SuccessPolicyRule", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "SucceededIndexes")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.SucceededIndexes = &v
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "SucceededCount")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1221,36 +1497,47 @@ func decBatchV1UncountedTerminatedPods(s *state, b []byte, m *batchv1.UncountedT
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "UncountedTerminatedPods"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("UncountedTerminatedPods", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Succeeded")
 			}
-			var v types.UID
-			if v, i, err = str[types.UID](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Succeeded == nil {
-				m.Succeeded = make([]types.UID, 0, count(b, i, 1)+1)
+				m.Succeeded = make([]types.UID, 0, count(b, end, 1)+1)
 			}
-			m.Succeeded = append(m.Succeeded, v)
+			m.Succeeded = append(m.Succeeded, strOf[types.UID](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Failed")
 			}
-			var v types.UID
-			if v, i, err = str[types.UID](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Failed == nil {
-				m.Failed = make([]types.UID, 0, count(b, i, 2)+1)
+				m.Failed = make([]types.UID, 0, count(b, end, 2)+1)
 			}
-			m.Failed = append(m.Failed, v)
+			m.Failed = append(m.Failed, strOf[types.UID](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err

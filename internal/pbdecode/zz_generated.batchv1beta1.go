@@ -15,10 +15,15 @@ func decBatchV1beta1CronJob(s *state, b []byte, m *batchv1beta1.CronJob) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CronJob"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CronJob", x)
 		}
 		switch num {
 		case 1:
@@ -26,7 +31,9 @@ func decBatchV1beta1CronJob(s *state, b []byte, m *batchv1beta1.CronJob) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -38,7 +45,9 @@ func decBatchV1beta1CronJob(s *state, b []byte, m *batchv1beta1.CronJob) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decBatchV1beta1CronJobSpec(s, b[start:end], &m.Spec); err != nil {
@@ -50,7 +59,9 @@ func decBatchV1beta1CronJob(s *state, b []byte, m *batchv1beta1.CronJob) error {
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decBatchV1beta1CronJobStatus(s, b[start:end], &m.Status); err != nil {
@@ -73,10 +84,15 @@ func decBatchV1beta1CronJobList(s *state, b []byte, m *batchv1beta1.CronJobList)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CronJobList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CronJobList", x)
 		}
 		switch num {
 		case 1:
@@ -84,7 +100,9 @@ func decBatchV1beta1CronJobList(s *state, b []byte, m *batchv1beta1.CronJobList)
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -96,7 +114,9 @@ func decBatchV1beta1CronJobList(s *state, b []byte, m *batchv1beta1.CronJobList)
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -127,34 +147,50 @@ func decBatchV1beta1CronJobSpec(s *state, b []byte, m *batchv1beta1.CronJobSpec)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CronJobSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CronJobSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Schedule")
 			}
-			if m.Schedule, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Schedule = strOf[string](s, b[start:end])
+			i = end
 		case 8:
 			if wt != 2 {
 				return wrongWireType(wt, "TimeZone")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.TimeZone = &v
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "StartingDeadlineSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -163,15 +199,22 @@ func decBatchV1beta1CronJobSpec(s *state, b []byte, m *batchv1beta1.CronJobSpec)
 			if wt != 2 {
 				return wrongWireType(wt, "ConcurrencyPolicy")
 			}
-			if m.ConcurrencyPolicy, i, err = str[batchv1beta1.ConcurrencyPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ConcurrencyPolicy = strOf[batchv1beta1.ConcurrencyPolicy](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 0 {
 				return wrongWireType(wt, "Suspend")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -181,7 +224,9 @@ func decBatchV1beta1CronJobSpec(s *state, b []byte, m *batchv1beta1.CronJobSpec)
 				return wrongWireType(wt, "JobTemplate")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decBatchV1beta1JobTemplateSpec(s, b[start:end], &m.JobTemplate); err != nil {
@@ -192,8 +237,10 @@ func decBatchV1beta1CronJobSpec(s *state, b []byte, m *batchv1beta1.CronJobSpec)
 			if wt != 0 {
 				return wrongWireType(wt, "SuccessfulJobsHistoryLimit")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -202,8 +249,10 @@ func decBatchV1beta1CronJobSpec(s *state, b []byte, m *batchv1beta1.CronJobSpec)
 			if wt != 0 {
 				return wrongWireType(wt, "FailedJobsHistoryLimit")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -224,10 +273,15 @@ func decBatchV1beta1CronJobStatus(s *state, b []byte, m *batchv1beta1.CronJobSta
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CronJobStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CronJobStatus", x)
 		}
 		switch num {
 		case 1:
@@ -235,7 +289,9 @@ func decBatchV1beta1CronJobStatus(s *state, b []byte, m *batchv1beta1.CronJobSta
 				return wrongWireType(wt, "Active")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Active == nil {
@@ -251,7 +307,9 @@ func decBatchV1beta1CronJobStatus(s *state, b []byte, m *batchv1beta1.CronJobSta
 				return wrongWireType(wt, "LastScheduleTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.LastScheduleTime == nil {
@@ -266,7 +324,9 @@ func decBatchV1beta1CronJobStatus(s *state, b []byte, m *batchv1beta1.CronJobSta
 				return wrongWireType(wt, "LastSuccessfulTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.LastSuccessfulTime == nil {
@@ -292,10 +352,15 @@ func decBatchV1beta1JobTemplateSpec(s *state, b []byte, m *batchv1beta1.JobTempl
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "JobTemplateSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("JobTemplateSpec", x)
 		}
 		switch num {
 		case 1:
@@ -303,7 +368,9 @@ func decBatchV1beta1JobTemplateSpec(s *state, b []byte, m *batchv1beta1.JobTempl
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -315,7 +382,9 @@ func decBatchV1beta1JobTemplateSpec(s *state, b []byte, m *batchv1beta1.JobTempl
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decBatchV1JobSpec(s, b[start:end], &m.Spec); err != nil {

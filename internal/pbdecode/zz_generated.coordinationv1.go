@@ -14,10 +14,15 @@ func decCoordinationV1Lease(s *state, b []byte, m *coordinationv1.Lease) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Lease"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Lease", x)
 		}
 		switch num {
 		case 1:
@@ -25,7 +30,9 @@ func decCoordinationV1Lease(s *state, b []byte, m *coordinationv1.Lease) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -37,7 +44,9 @@ func decCoordinationV1Lease(s *state, b []byte, m *coordinationv1.Lease) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoordinationV1LeaseSpec(s, b[start:end], &m.Spec); err != nil {
@@ -60,10 +69,15 @@ func decCoordinationV1LeaseList(s *state, b []byte, m *coordinationv1.LeaseList)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "LeaseList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("LeaseList", x)
 		}
 		switch num {
 		case 1:
@@ -71,7 +85,9 @@ func decCoordinationV1LeaseList(s *state, b []byte, m *coordinationv1.LeaseList)
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -83,7 +99,9 @@ func decCoordinationV1LeaseList(s *state, b []byte, m *coordinationv1.LeaseList)
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -114,27 +132,38 @@ func decCoordinationV1LeaseSpec(s *state, b []byte, m *coordinationv1.LeaseSpec)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "LeaseSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("LeaseSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "HolderIdentity")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.HolderIdentity = &v
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "LeaseDurationSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -144,7 +173,9 @@ func decCoordinationV1LeaseSpec(s *state, b []byte, m *coordinationv1.LeaseSpec)
 				return wrongWireType(wt, "AcquireTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AcquireTime == nil {
@@ -159,7 +190,9 @@ func decCoordinationV1LeaseSpec(s *state, b []byte, m *coordinationv1.LeaseSpec)
 				return wrongWireType(wt, "RenewTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RenewTime == nil {
@@ -173,8 +206,10 @@ func decCoordinationV1LeaseSpec(s *state, b []byte, m *coordinationv1.LeaseSpec)
 			if wt != 0 {
 				return wrongWireType(wt, "LeaseTransitions")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -183,20 +218,28 @@ func decCoordinationV1LeaseSpec(s *state, b []byte, m *coordinationv1.LeaseSpec)
 			if wt != 2 {
 				return wrongWireType(wt, "Strategy")
 			}
-			var v coordinationv1.CoordinatedLeaseStrategy
-			if v, i, err = str[coordinationv1.CoordinatedLeaseStrategy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[coordinationv1.CoordinatedLeaseStrategy](s, b[start:end])
 			m.Strategy = &v
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "PreferredHolder")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.PreferredHolder = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err

@@ -17,32 +17,49 @@ func decCoreV1AWSElasticBlockStoreVolumeSource(s *state, b []byte, m *corev1.AWS
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "AWSElasticBlockStoreVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("AWSElasticBlockStoreVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeID")
 			}
-			if m.VolumeID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.VolumeID = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "Partition")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Partition = int32(int32(x))
@@ -50,8 +67,10 @@ func decCoreV1AWSElasticBlockStoreVolumeSource(s *state, b []byte, m *corev1.AWS
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -71,10 +90,15 @@ func decCoreV1Affinity(s *state, b []byte, m *corev1.Affinity) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Affinity"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Affinity", x)
 		}
 		switch num {
 		case 1:
@@ -82,7 +106,9 @@ func decCoreV1Affinity(s *state, b []byte, m *corev1.Affinity) error {
 				return wrongWireType(wt, "NodeAffinity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeAffinity == nil {
@@ -97,7 +123,9 @@ func decCoreV1Affinity(s *state, b []byte, m *corev1.Affinity) error {
 				return wrongWireType(wt, "PodAffinity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PodAffinity == nil {
@@ -112,7 +140,9 @@ func decCoreV1Affinity(s *state, b []byte, m *corev1.Affinity) error {
 				return wrongWireType(wt, "PodAntiAffinity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PodAntiAffinity == nil {
@@ -138,28 +168,42 @@ func decCoreV1AppArmorProfile(s *state, b []byte, m *corev1.AppArmorProfile) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "AppArmorProfile"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("AppArmorProfile", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[corev1.AppArmorProfileType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[corev1.AppArmorProfileType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "LocalhostProfile")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.LocalhostProfile = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -176,26 +220,41 @@ func decCoreV1AttachedVolume(s *state, b []byte, m *corev1.AttachedVolume) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "AttachedVolume"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("AttachedVolume", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[corev1.UniqueVolumeName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[corev1.UniqueVolumeName](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "DevicePath")
 			}
-			if m.DevicePath, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.DevicePath = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -212,50 +271,75 @@ func decCoreV1AzureDiskVolumeSource(s *state, b []byte, m *corev1.AzureDiskVolum
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "AzureDiskVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("AzureDiskVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "DiskName")
 			}
-			if m.DiskName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.DiskName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "DataDiskURI")
 			}
-			if m.DataDiskURI, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.DataDiskURI = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "CachingMode")
 			}
-			var v corev1.AzureDataDiskCachingMode
-			if v, i, err = str[corev1.AzureDataDiskCachingMode](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.AzureDataDiskCachingMode](s, b[start:end])
 			m.CachingMode = &v
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.FSType = &v
+			i = end
 		case 5:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -264,11 +348,15 @@ func decCoreV1AzureDiskVolumeSource(s *state, b []byte, m *corev1.AzureDiskVolum
 			if wt != 2 {
 				return wrongWireType(wt, "Kind")
 			}
-			var v corev1.AzureDataDiskKind
-			if v, i, err = str[corev1.AzureDataDiskKind](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.AzureDataDiskKind](s, b[start:end])
 			m.Kind = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -285,32 +373,49 @@ func decCoreV1AzureFilePersistentVolumeSource(s *state, b []byte, m *corev1.Azur
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "AzureFilePersistentVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("AzureFilePersistentVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "SecretName")
 			}
-			if m.SecretName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.SecretName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ShareName")
 			}
-			if m.ShareName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ShareName = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -318,11 +423,15 @@ func decCoreV1AzureFilePersistentVolumeSource(s *state, b []byte, m *corev1.Azur
 			if wt != 2 {
 				return wrongWireType(wt, "SecretNamespace")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.SecretNamespace = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -339,32 +448,49 @@ func decCoreV1AzureFileVolumeSource(s *state, b []byte, m *corev1.AzureFileVolum
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "AzureFileVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("AzureFileVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "SecretName")
 			}
-			if m.SecretName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.SecretName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ShareName")
 			}
-			if m.ShareName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ShareName = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -384,10 +510,15 @@ func decCoreV1Binding(s *state, b []byte, m *corev1.Binding) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Binding"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Binding", x)
 		}
 		switch num {
 		case 1:
@@ -395,7 +526,9 @@ func decCoreV1Binding(s *state, b []byte, m *corev1.Binding) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -407,7 +540,9 @@ func decCoreV1Binding(s *state, b []byte, m *corev1.Binding) error {
 				return wrongWireType(wt, "Target")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1ObjectReference(s, b[start:end], &m.Target); err != nil {
@@ -430,32 +565,49 @@ func decCoreV1CSIPersistentVolumeSource(s *state, b []byte, m *corev1.CSIPersist
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CSIPersistentVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CSIPersistentVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Driver")
 			}
-			if m.Driver, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Driver = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeHandle")
 			}
-			if m.VolumeHandle, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.VolumeHandle = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -463,15 +615,22 @@ func decCoreV1CSIPersistentVolumeSource(s *state, b []byte, m *corev1.CSIPersist
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeAttributes")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VolumeAttributes == nil {
@@ -489,7 +648,9 @@ func decCoreV1CSIPersistentVolumeSource(s *state, b []byte, m *corev1.CSIPersist
 				return wrongWireType(wt, "ControllerPublishSecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ControllerPublishSecretRef == nil {
@@ -504,7 +665,9 @@ func decCoreV1CSIPersistentVolumeSource(s *state, b []byte, m *corev1.CSIPersist
 				return wrongWireType(wt, "NodeStageSecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeStageSecretRef == nil {
@@ -519,7 +682,9 @@ func decCoreV1CSIPersistentVolumeSource(s *state, b []byte, m *corev1.CSIPersist
 				return wrongWireType(wt, "NodePublishSecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodePublishSecretRef == nil {
@@ -534,7 +699,9 @@ func decCoreV1CSIPersistentVolumeSource(s *state, b []byte, m *corev1.CSIPersist
 				return wrongWireType(wt, "ControllerExpandSecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ControllerExpandSecretRef == nil {
@@ -549,7 +716,9 @@ func decCoreV1CSIPersistentVolumeSource(s *state, b []byte, m *corev1.CSIPersist
 				return wrongWireType(wt, "NodeExpandSecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeExpandSecretRef == nil {
@@ -575,25 +744,37 @@ func decCoreV1CSIVolumeSource(s *state, b []byte, m *corev1.CSIVolumeSource) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CSIVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CSIVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Driver")
 			}
-			if m.Driver, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Driver = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -602,17 +783,23 @@ func decCoreV1CSIVolumeSource(s *state, b []byte, m *corev1.CSIVolumeSource) err
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.FSType = &v
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeAttributes")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VolumeAttributes == nil {
@@ -630,7 +817,9 @@ func decCoreV1CSIVolumeSource(s *state, b []byte, m *corev1.CSIVolumeSource) err
 				return wrongWireType(wt, "NodePublishSecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodePublishSecretRef == nil {
@@ -656,36 +845,47 @@ func decCoreV1Capabilities(s *state, b []byte, m *corev1.Capabilities) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Capabilities"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Capabilities", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Add")
 			}
-			var v corev1.Capability
-			if v, i, err = str[corev1.Capability](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Add == nil {
-				m.Add = make([]corev1.Capability, 0, count(b, i, 1)+1)
+				m.Add = make([]corev1.Capability, 0, count(b, end, 1)+1)
 			}
-			m.Add = append(m.Add, v)
+			m.Add = append(m.Add, strOf[corev1.Capability](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Drop")
 			}
-			var v corev1.Capability
-			if v, i, err = str[corev1.Capability](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Drop == nil {
-				m.Drop = make([]corev1.Capability, 0, count(b, i, 2)+1)
+				m.Drop = make([]corev1.Capability, 0, count(b, end, 2)+1)
 			}
-			m.Drop = append(m.Drop, v)
+			m.Drop = append(m.Drop, strOf[corev1.Capability](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -702,51 +902,76 @@ func decCoreV1CephFSPersistentVolumeSource(s *state, b []byte, m *corev1.CephFSP
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CephFSPersistentVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CephFSPersistentVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Monitors")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Monitors == nil {
-				m.Monitors = make([]string, 0, count(b, i, 1)+1)
+				m.Monitors = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.Monitors = append(m.Monitors, v)
+			m.Monitors = append(m.Monitors, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "User")
 			}
-			if m.User, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.User = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "SecretFile")
 			}
-			if m.SecretFile, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.SecretFile = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "SecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecretRef == nil {
@@ -760,8 +985,10 @@ func decCoreV1CephFSPersistentVolumeSource(s *state, b []byte, m *corev1.CephFSP
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -781,51 +1008,76 @@ func decCoreV1CephFSVolumeSource(s *state, b []byte, m *corev1.CephFSVolumeSourc
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CephFSVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CephFSVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Monitors")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Monitors == nil {
-				m.Monitors = make([]string, 0, count(b, i, 1)+1)
+				m.Monitors = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.Monitors = append(m.Monitors, v)
+			m.Monitors = append(m.Monitors, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "User")
 			}
-			if m.User, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.User = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "SecretFile")
 			}
-			if m.SecretFile, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.SecretFile = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "SecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecretRef == nil {
@@ -839,8 +1091,10 @@ func decCoreV1CephFSVolumeSource(s *state, b []byte, m *corev1.CephFSVolumeSourc
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -860,32 +1114,49 @@ func decCoreV1CinderPersistentVolumeSource(s *state, b []byte, m *corev1.CinderP
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CinderPersistentVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CinderPersistentVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeID")
 			}
-			if m.VolumeID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.VolumeID = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -894,7 +1165,9 @@ func decCoreV1CinderPersistentVolumeSource(s *state, b []byte, m *corev1.CinderP
 				return wrongWireType(wt, "SecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecretRef == nil {
@@ -920,32 +1193,49 @@ func decCoreV1CinderVolumeSource(s *state, b []byte, m *corev1.CinderVolumeSourc
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CinderVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CinderVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeID")
 			}
-			if m.VolumeID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.VolumeID = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -954,7 +1244,9 @@ func decCoreV1CinderVolumeSource(s *state, b []byte, m *corev1.CinderVolumeSourc
 				return wrongWireType(wt, "SecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecretRef == nil {
@@ -980,18 +1272,25 @@ func decCoreV1ClientIPConfig(s *state, b []byte, m *corev1.ClientIPConfig) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ClientIPConfig"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ClientIPConfig", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "TimeoutSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1012,36 +1311,51 @@ func decCoreV1ClusterTrustBundleProjection(s *state, b []byte, m *corev1.Cluster
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ClusterTrustBundleProjection"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ClusterTrustBundleProjection", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.Name = &v
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "SignerName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.SignerName = &v
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "LabelSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.LabelSelector == nil {
@@ -1055,8 +1369,10 @@ func decCoreV1ClusterTrustBundleProjection(s *state, b []byte, m *corev1.Cluster
 			if wt != 0 {
 				return wrongWireType(wt, "Optional")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -1065,15 +1381,22 @@ func decCoreV1ClusterTrustBundleProjection(s *state, b []byte, m *corev1.Cluster
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 0 {
 				return wrongWireType(wt, "User")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -1094,40 +1417,65 @@ func decCoreV1ComponentCondition(s *state, b []byte, m *corev1.ComponentConditio
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ComponentCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ComponentCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[corev1.ComponentConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[corev1.ComponentConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Error")
 			}
-			if m.Error, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Error = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1144,10 +1492,15 @@ func decCoreV1ComponentStatus(s *state, b []byte, m *corev1.ComponentStatus) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ComponentStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ComponentStatus", x)
 		}
 		switch num {
 		case 1:
@@ -1155,7 +1508,9 @@ func decCoreV1ComponentStatus(s *state, b []byte, m *corev1.ComponentStatus) err
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1167,7 +1522,9 @@ func decCoreV1ComponentStatus(s *state, b []byte, m *corev1.ComponentStatus) err
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -1194,10 +1551,15 @@ func decCoreV1ComponentStatusList(s *state, b []byte, m *corev1.ComponentStatusL
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ComponentStatusList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ComponentStatusList", x)
 		}
 		switch num {
 		case 1:
@@ -1205,7 +1567,9 @@ func decCoreV1ComponentStatusList(s *state, b []byte, m *corev1.ComponentStatusL
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1217,7 +1581,9 @@ func decCoreV1ComponentStatusList(s *state, b []byte, m *corev1.ComponentStatusL
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1248,10 +1614,15 @@ func decCoreV1ConfigMap(s *state, b []byte, m *corev1.ConfigMap) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ConfigMap"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ConfigMap", x)
 		}
 		switch num {
 		case 1:
@@ -1259,7 +1630,9 @@ func decCoreV1ConfigMap(s *state, b []byte, m *corev1.ConfigMap) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1270,8 +1643,10 @@ func decCoreV1ConfigMap(s *state, b []byte, m *corev1.ConfigMap) error {
 			if wt != 0 {
 				return wrongWireType(wt, "Immutable")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -1281,7 +1656,9 @@ func decCoreV1ConfigMap(s *state, b []byte, m *corev1.ConfigMap) error {
 				return wrongWireType(wt, "Data")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Data == nil {
@@ -1299,7 +1676,9 @@ func decCoreV1ConfigMap(s *state, b []byte, m *corev1.ConfigMap) error {
 				return wrongWireType(wt, "BinaryData")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.BinaryData == nil {
@@ -1328,10 +1707,15 @@ func decCoreV1ConfigMapEnvSource(s *state, b []byte, m *corev1.ConfigMapEnvSourc
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ConfigMapEnvSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ConfigMapEnvSource", x)
 		}
 		switch num {
 		case 1:
@@ -1339,7 +1723,9 @@ func decCoreV1ConfigMapEnvSource(s *state, b []byte, m *corev1.ConfigMapEnvSourc
 				return wrongWireType(wt, "LocalObjectReference")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1LocalObjectReference(s, b[start:end], &m.LocalObjectReference); err != nil {
@@ -1350,8 +1736,10 @@ func decCoreV1ConfigMapEnvSource(s *state, b []byte, m *corev1.ConfigMapEnvSourc
 			if wt != 0 {
 				return wrongWireType(wt, "Optional")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -1372,10 +1760,15 @@ func decCoreV1ConfigMapKeySelector(s *state, b []byte, m *corev1.ConfigMapKeySel
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ConfigMapKeySelector"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ConfigMapKeySelector", x)
 		}
 		switch num {
 		case 1:
@@ -1383,7 +1776,9 @@ func decCoreV1ConfigMapKeySelector(s *state, b []byte, m *corev1.ConfigMapKeySel
 				return wrongWireType(wt, "LocalObjectReference")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1LocalObjectReference(s, b[start:end], &m.LocalObjectReference); err != nil {
@@ -1394,15 +1789,22 @@ func decCoreV1ConfigMapKeySelector(s *state, b []byte, m *corev1.ConfigMapKeySel
 			if wt != 2 {
 				return wrongWireType(wt, "Key")
 			}
-			if m.Key, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Key = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "Optional")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -1423,10 +1825,15 @@ func decCoreV1ConfigMapList(s *state, b []byte, m *corev1.ConfigMapList) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ConfigMapList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ConfigMapList", x)
 		}
 		switch num {
 		case 1:
@@ -1434,7 +1841,9 @@ func decCoreV1ConfigMapList(s *state, b []byte, m *corev1.ConfigMapList) error {
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1446,7 +1855,9 @@ func decCoreV1ConfigMapList(s *state, b []byte, m *corev1.ConfigMapList) error {
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1477,47 +1888,77 @@ func decCoreV1ConfigMapNodeConfigSource(s *state, b []byte, m *corev1.ConfigMapN
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ConfigMapNodeConfigSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ConfigMapNodeConfigSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Namespace")
 			}
-			if m.Namespace, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Namespace = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "UID")
 			}
-			if m.UID, i, err = str[types.UID](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.UID = strOf[types.UID](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceVersion")
 			}
-			if m.ResourceVersion, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ResourceVersion = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "KubeletConfigKey")
 			}
-			if m.KubeletConfigKey, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.KubeletConfigKey = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1534,10 +1975,15 @@ func decCoreV1ConfigMapProjection(s *state, b []byte, m *corev1.ConfigMapProject
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ConfigMapProjection"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ConfigMapProjection", x)
 		}
 		switch num {
 		case 1:
@@ -1545,7 +1991,9 @@ func decCoreV1ConfigMapProjection(s *state, b []byte, m *corev1.ConfigMapProject
 				return wrongWireType(wt, "LocalObjectReference")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1LocalObjectReference(s, b[start:end], &m.LocalObjectReference); err != nil {
@@ -1557,7 +2005,9 @@ func decCoreV1ConfigMapProjection(s *state, b []byte, m *corev1.ConfigMapProject
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1572,8 +2022,10 @@ func decCoreV1ConfigMapProjection(s *state, b []byte, m *corev1.ConfigMapProject
 			if wt != 0 {
 				return wrongWireType(wt, "Optional")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -1594,10 +2046,15 @@ func decCoreV1ConfigMapVolumeSource(s *state, b []byte, m *corev1.ConfigMapVolum
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ConfigMapVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ConfigMapVolumeSource", x)
 		}
 		switch num {
 		case 1:
@@ -1605,7 +2062,9 @@ func decCoreV1ConfigMapVolumeSource(s *state, b []byte, m *corev1.ConfigMapVolum
 				return wrongWireType(wt, "LocalObjectReference")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1LocalObjectReference(s, b[start:end], &m.LocalObjectReference); err != nil {
@@ -1617,7 +2076,9 @@ func decCoreV1ConfigMapVolumeSource(s *state, b []byte, m *corev1.ConfigMapVolum
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1632,8 +2093,10 @@ func decCoreV1ConfigMapVolumeSource(s *state, b []byte, m *corev1.ConfigMapVolum
 			if wt != 0 {
 				return wrongWireType(wt, "DefaultMode")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1642,8 +2105,10 @@ func decCoreV1ConfigMapVolumeSource(s *state, b []byte, m *corev1.ConfigMapVolum
 			if wt != 0 {
 				return wrongWireType(wt, "Optional")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -1652,8 +2117,10 @@ func decCoreV1ConfigMapVolumeSource(s *state, b []byte, m *corev1.ConfigMapVolum
 			if wt != 0 {
 				return wrongWireType(wt, "DefaultUser")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -1674,63 +2141,91 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Container"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Container", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Image")
 			}
-			if m.Image, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Image = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Command")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Command == nil {
-				m.Command = make([]string, 0, count(b, i, 3)+1)
+				m.Command = make([]string, 0, count(b, end, 3)+1)
 			}
-			m.Command = append(m.Command, v)
+			m.Command = append(m.Command, strOf[string](s, b[start:end]))
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Args")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Args == nil {
-				m.Args = make([]string, 0, count(b, i, 4)+1)
+				m.Args = make([]string, 0, count(b, end, 4)+1)
 			}
-			m.Args = append(m.Args, v)
+			m.Args = append(m.Args, strOf[string](s, b[start:end]))
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "WorkingDir")
 			}
-			if m.WorkingDir, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.WorkingDir = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "Ports")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ports == nil {
@@ -1746,7 +2241,9 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return wrongWireType(wt, "EnvFrom")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.EnvFrom == nil {
@@ -1762,7 +2259,9 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return wrongWireType(wt, "Env")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Env == nil {
@@ -1778,7 +2277,9 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return wrongWireType(wt, "Resources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1ResourceRequirements(s, b[start:end], &m.Resources); err != nil {
@@ -1790,7 +2291,9 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return wrongWireType(wt, "ResizePolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResizePolicy == nil {
@@ -1805,17 +2308,23 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 			if wt != 2 {
 				return wrongWireType(wt, "RestartPolicy")
 			}
-			var v corev1.ContainerRestartPolicy
-			if v, i, err = str[corev1.ContainerRestartPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.ContainerRestartPolicy](s, b[start:end])
 			m.RestartPolicy = &v
+			i = end
 		case 25:
 			if wt != 2 {
 				return wrongWireType(wt, "RestartPolicyRules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RestartPolicyRules == nil {
@@ -1831,7 +2340,9 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return wrongWireType(wt, "VolumeMounts")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VolumeMounts == nil {
@@ -1847,7 +2358,9 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return wrongWireType(wt, "VolumeDevices")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VolumeDevices == nil {
@@ -1863,7 +2376,9 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return wrongWireType(wt, "LivenessProbe")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.LivenessProbe == nil {
@@ -1878,7 +2393,9 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return wrongWireType(wt, "ReadinessProbe")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ReadinessProbe == nil {
@@ -1893,7 +2410,9 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return wrongWireType(wt, "StartupProbe")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.StartupProbe == nil {
@@ -1908,7 +2427,9 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return wrongWireType(wt, "Lifecycle")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Lifecycle == nil {
@@ -1922,29 +2443,46 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 			if wt != 2 {
 				return wrongWireType(wt, "TerminationMessagePath")
 			}
-			if m.TerminationMessagePath, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.TerminationMessagePath = strOf[string](s, b[start:end])
+			i = end
 		case 20:
 			if wt != 2 {
 				return wrongWireType(wt, "TerminationMessagePolicy")
 			}
-			if m.TerminationMessagePolicy, i, err = str[corev1.TerminationMessagePolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.TerminationMessagePolicy = strOf[corev1.TerminationMessagePolicy](s, b[start:end])
+			i = end
 		case 14:
 			if wt != 2 {
 				return wrongWireType(wt, "ImagePullPolicy")
 			}
-			if m.ImagePullPolicy, i, err = str[corev1.PullPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ImagePullPolicy = strOf[corev1.PullPolicy](s, b[start:end])
+			i = end
 		case 15:
 			if wt != 2 {
 				return wrongWireType(wt, "SecurityContext")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecurityContext == nil {
@@ -1958,8 +2496,10 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 			if wt != 0 {
 				return wrongWireType(wt, "Stdin")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Stdin = bool(x != 0)
@@ -1967,8 +2507,10 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 			if wt != 0 {
 				return wrongWireType(wt, "StdinOnce")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.StdinOnce = bool(x != 0)
@@ -1976,8 +2518,10 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 			if wt != 0 {
 				return wrongWireType(wt, "TTY")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.TTY = bool(x != 0)
@@ -1997,33 +2541,53 @@ func decCoreV1ContainerExtendedResourceRequest(s *state, b []byte, m *corev1.Con
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ContainerExtendedResourceRequest"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ContainerExtendedResourceRequest", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "ContainerName")
 			}
-			if m.ContainerName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ContainerName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceName")
 			}
-			if m.ResourceName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ResourceName = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "RequestName")
 			}
-			if m.RequestName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.RequestName = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -2040,30 +2604,40 @@ func decCoreV1ContainerImage(s *state, b []byte, m *corev1.ContainerImage) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ContainerImage"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ContainerImage", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Names")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Names == nil {
-				m.Names = make([]string, 0, count(b, i, 1)+1)
+				m.Names = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.Names = append(m.Names, v)
+			m.Names = append(m.Names, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "SizeBytes")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.SizeBytes = int64(int64(x))
@@ -2083,25 +2657,37 @@ func decCoreV1ContainerPort(s *state, b []byte, m *corev1.ContainerPort) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ContainerPort"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ContainerPort", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "HostPort")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.HostPort = int32(int32(x))
@@ -2109,8 +2695,10 @@ func decCoreV1ContainerPort(s *state, b []byte, m *corev1.ContainerPort) error {
 			if wt != 0 {
 				return wrongWireType(wt, "ContainerPort")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ContainerPort = int32(int32(x))
@@ -2118,16 +2706,26 @@ func decCoreV1ContainerPort(s *state, b []byte, m *corev1.ContainerPort) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Protocol")
 			}
-			if m.Protocol, i, err = str[corev1.Protocol](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Protocol = strOf[corev1.Protocol](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "HostIP")
 			}
-			if m.HostIP, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.HostIP = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -2144,26 +2742,41 @@ func decCoreV1ContainerResizePolicy(s *state, b []byte, m *corev1.ContainerResiz
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ContainerResizePolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ContainerResizePolicy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceName")
 			}
-			if m.ResourceName, i, err = str[corev1.ResourceName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ResourceName = strOf[corev1.ResourceName](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "RestartPolicy")
 			}
-			if m.RestartPolicy, i, err = str[corev1.ResourceResizeRestartPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.RestartPolicy = strOf[corev1.ResourceResizeRestartPolicy](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -2180,25 +2793,37 @@ func decCoreV1ContainerRestartRule(s *state, b []byte, m *corev1.ContainerRestar
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ContainerRestartRule"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ContainerRestartRule", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Action")
 			}
-			if m.Action, i, err = str[corev1.ContainerRestartRuleAction](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Action = strOf[corev1.ContainerRestartRuleAction](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ExitCodes")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ExitCodes == nil {
@@ -2224,19 +2849,29 @@ func decCoreV1ContainerRestartRuleOnExitCodes(s *state, b []byte, m *corev1.Cont
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ContainerRestartRuleOnExitCodes"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ContainerRestartRuleOnExitCodes", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Operator")
 			}
-			if m.Operator, i, err = str[corev1.ContainerRestartRuleOnExitCodesOperator](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Operator = strOf[corev1.ContainerRestartRuleOnExitCodesOperator](s, b[start:end])
+			i = end
 		case 2:
 			if m.Values, i, err = packed(b, i, wt, m.Values, func(x uint64) int32 { return int32(int32(x)) }, "Values"); err != nil {
 				return err
@@ -2257,10 +2892,15 @@ func decCoreV1ContainerState(s *state, b []byte, m *corev1.ContainerState) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ContainerState"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ContainerState", x)
 		}
 		switch num {
 		case 1:
@@ -2268,7 +2908,9 @@ func decCoreV1ContainerState(s *state, b []byte, m *corev1.ContainerState) error
 				return wrongWireType(wt, "Waiting")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Waiting == nil {
@@ -2283,7 +2925,9 @@ func decCoreV1ContainerState(s *state, b []byte, m *corev1.ContainerState) error
 				return wrongWireType(wt, "Running")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Running == nil {
@@ -2298,7 +2942,9 @@ func decCoreV1ContainerState(s *state, b []byte, m *corev1.ContainerState) error
 				return wrongWireType(wt, "Terminated")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Terminated == nil {
@@ -2324,10 +2970,15 @@ func decCoreV1ContainerStateRunning(s *state, b []byte, m *corev1.ContainerState
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ContainerStateRunning"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ContainerStateRunning", x)
 		}
 		switch num {
 		case 1:
@@ -2335,7 +2986,9 @@ func decCoreV1ContainerStateRunning(s *state, b []byte, m *corev1.ContainerState
 				return wrongWireType(wt, "StartedAt")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.StartedAt); err != nil {
@@ -2358,18 +3011,25 @@ func decCoreV1ContainerStateTerminated(s *state, b []byte, m *corev1.ContainerSt
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ContainerStateTerminated"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ContainerStateTerminated", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "ExitCode")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ExitCode = int32(int32(x))
@@ -2377,8 +3037,10 @@ func decCoreV1ContainerStateTerminated(s *state, b []byte, m *corev1.ContainerSt
 			if wt != 0 {
 				return wrongWireType(wt, "Signal")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Signal = int32(int32(x))
@@ -2386,22 +3048,34 @@ func decCoreV1ContainerStateTerminated(s *state, b []byte, m *corev1.ContainerSt
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "StartedAt")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.StartedAt); err != nil {
@@ -2413,7 +3087,9 @@ func decCoreV1ContainerStateTerminated(s *state, b []byte, m *corev1.ContainerSt
 				return wrongWireType(wt, "FinishedAt")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.FinishedAt); err != nil {
@@ -2424,9 +3100,14 @@ func decCoreV1ContainerStateTerminated(s *state, b []byte, m *corev1.ContainerSt
 			if wt != 2 {
 				return wrongWireType(wt, "ContainerID")
 			}
-			if m.ContainerID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ContainerID = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -2443,26 +3124,41 @@ func decCoreV1ContainerStateWaiting(s *state, b []byte, m *corev1.ContainerState
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ContainerStateWaiting"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ContainerStateWaiting", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -2479,25 +3175,37 @@ func decCoreV1ContainerStatus(s *state, b []byte, m *corev1.ContainerStatus) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ContainerStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ContainerStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "State")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1ContainerState(s, b[start:end], &m.State); err != nil {
@@ -2509,7 +3217,9 @@ func decCoreV1ContainerStatus(s *state, b []byte, m *corev1.ContainerStatus) err
 				return wrongWireType(wt, "LastTerminationState")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1ContainerState(s, b[start:end], &m.LastTerminationState); err != nil {
@@ -2520,8 +3230,10 @@ func decCoreV1ContainerStatus(s *state, b []byte, m *corev1.ContainerStatus) err
 			if wt != 0 {
 				return wrongWireType(wt, "Ready")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Ready = bool(x != 0)
@@ -2529,8 +3241,10 @@ func decCoreV1ContainerStatus(s *state, b []byte, m *corev1.ContainerStatus) err
 			if wt != 0 {
 				return wrongWireType(wt, "RestartCount")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.RestartCount = int32(int32(x))
@@ -2538,29 +3252,46 @@ func decCoreV1ContainerStatus(s *state, b []byte, m *corev1.ContainerStatus) err
 			if wt != 2 {
 				return wrongWireType(wt, "Image")
 			}
-			if m.Image, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Image = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "ImageID")
 			}
-			if m.ImageID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ImageID = strOf[string](s, b[start:end])
+			i = end
 		case 8:
 			if wt != 2 {
 				return wrongWireType(wt, "ContainerID")
 			}
-			if m.ContainerID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ContainerID = strOf[string](s, b[start:end])
+			i = end
 		case 9:
 			if wt != 0 {
 				return wrongWireType(wt, "Started")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -2570,7 +3301,9 @@ func decCoreV1ContainerStatus(s *state, b []byte, m *corev1.ContainerStatus) err
 				return wrongWireType(wt, "AllocatedResources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AllocatedResources == nil {
@@ -2578,7 +3311,7 @@ func decCoreV1ContainerStatus(s *state, b []byte, m *corev1.ContainerStatus) err
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.AllocatedResources[k] = v
@@ -2588,7 +3321,9 @@ func decCoreV1ContainerStatus(s *state, b []byte, m *corev1.ContainerStatus) err
 				return wrongWireType(wt, "Resources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Resources == nil {
@@ -2603,7 +3338,9 @@ func decCoreV1ContainerStatus(s *state, b []byte, m *corev1.ContainerStatus) err
 				return wrongWireType(wt, "VolumeMounts")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VolumeMounts == nil {
@@ -2619,7 +3356,9 @@ func decCoreV1ContainerStatus(s *state, b []byte, m *corev1.ContainerStatus) err
 				return wrongWireType(wt, "User")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.User == nil {
@@ -2634,7 +3373,9 @@ func decCoreV1ContainerStatus(s *state, b []byte, m *corev1.ContainerStatus) err
 				return wrongWireType(wt, "AllocatedResourcesStatus")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AllocatedResourcesStatus == nil {
@@ -2649,11 +3390,15 @@ func decCoreV1ContainerStatus(s *state, b []byte, m *corev1.ContainerStatus) err
 			if wt != 2 {
 				return wrongWireType(wt, "StopSignal")
 			}
-			var v corev1.Signal
-			if v, i, err = str[corev1.Signal](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.Signal](s, b[start:end])
 			m.StopSignal = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -2670,10 +3415,15 @@ func decCoreV1ContainerUser(s *state, b []byte, m *corev1.ContainerUser) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ContainerUser"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ContainerUser", x)
 		}
 		switch num {
 		case 1:
@@ -2681,7 +3431,9 @@ func decCoreV1ContainerUser(s *state, b []byte, m *corev1.ContainerUser) error {
 				return wrongWireType(wt, "Linux")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Linux == nil {
@@ -2707,18 +3459,25 @@ func decCoreV1DaemonEndpoint(s *state, b []byte, m *corev1.DaemonEndpoint) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DaemonEndpoint"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DaemonEndpoint", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Port")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Port = int32(int32(x))
@@ -2738,10 +3497,15 @@ func decCoreV1DownwardAPIProjection(s *state, b []byte, m *corev1.DownwardAPIPro
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DownwardAPIProjection"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DownwardAPIProjection", x)
 		}
 		switch num {
 		case 1:
@@ -2749,7 +3513,9 @@ func decCoreV1DownwardAPIProjection(s *state, b []byte, m *corev1.DownwardAPIPro
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -2776,25 +3542,37 @@ func decCoreV1DownwardAPIVolumeFile(s *state, b []byte, m *corev1.DownwardAPIVol
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DownwardAPIVolumeFile"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DownwardAPIVolumeFile", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "FieldRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.FieldRef == nil {
@@ -2809,7 +3587,9 @@ func decCoreV1DownwardAPIVolumeFile(s *state, b []byte, m *corev1.DownwardAPIVol
 				return wrongWireType(wt, "ResourceFieldRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceFieldRef == nil {
@@ -2823,8 +3603,10 @@ func decCoreV1DownwardAPIVolumeFile(s *state, b []byte, m *corev1.DownwardAPIVol
 			if wt != 0 {
 				return wrongWireType(wt, "Mode")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -2833,8 +3615,10 @@ func decCoreV1DownwardAPIVolumeFile(s *state, b []byte, m *corev1.DownwardAPIVol
 			if wt != 0 {
 				return wrongWireType(wt, "User")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -2855,10 +3639,15 @@ func decCoreV1DownwardAPIVolumeSource(s *state, b []byte, m *corev1.DownwardAPIV
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DownwardAPIVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DownwardAPIVolumeSource", x)
 		}
 		switch num {
 		case 1:
@@ -2866,7 +3655,9 @@ func decCoreV1DownwardAPIVolumeSource(s *state, b []byte, m *corev1.DownwardAPIV
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -2881,8 +3672,10 @@ func decCoreV1DownwardAPIVolumeSource(s *state, b []byte, m *corev1.DownwardAPIV
 			if wt != 0 {
 				return wrongWireType(wt, "DefaultMode")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -2891,8 +3684,10 @@ func decCoreV1DownwardAPIVolumeSource(s *state, b []byte, m *corev1.DownwardAPIV
 			if wt != 0 {
 				return wrongWireType(wt, "DefaultUser")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -2913,25 +3708,37 @@ func decCoreV1EmptyDirVolumeSource(s *state, b []byte, m *corev1.EmptyDirVolumeS
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "EmptyDirVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("EmptyDirVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Medium")
 			}
-			if m.Medium, i, err = str[corev1.StorageMedium](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Medium = strOf[corev1.StorageMedium](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "SizeLimit")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SizeLimit == nil {
@@ -2945,8 +3752,10 @@ func decCoreV1EmptyDirVolumeSource(s *state, b []byte, m *corev1.EmptyDirVolumeS
 			if wt != 0 {
 				return wrongWireType(wt, "Mode")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -2967,41 +3776,62 @@ func decCoreV1EndpointAddress(s *state, b []byte, m *corev1.EndpointAddress) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "EndpointAddress"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("EndpointAddress", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "IP")
 			}
-			if m.IP, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.IP = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Hostname")
 			}
-			if m.Hostname, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Hostname = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "NodeName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.NodeName = &v
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "TargetRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.TargetRef == nil {
@@ -3027,25 +3857,37 @@ func decCoreV1EndpointPort(s *state, b []byte, m *corev1.EndpointPort) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "EndpointPort"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("EndpointPort", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "Port")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Port = int32(int32(x))
@@ -3053,18 +3895,27 @@ func decCoreV1EndpointPort(s *state, b []byte, m *corev1.EndpointPort) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Protocol")
 			}
-			if m.Protocol, i, err = str[corev1.Protocol](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Protocol = strOf[corev1.Protocol](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "AppProtocol")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.AppProtocol = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -3081,10 +3932,15 @@ func decCoreV1EndpointSubset(s *state, b []byte, m *corev1.EndpointSubset) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "EndpointSubset"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("EndpointSubset", x)
 		}
 		switch num {
 		case 1:
@@ -3092,7 +3948,9 @@ func decCoreV1EndpointSubset(s *state, b []byte, m *corev1.EndpointSubset) error
 				return wrongWireType(wt, "Addresses")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Addresses == nil {
@@ -3108,7 +3966,9 @@ func decCoreV1EndpointSubset(s *state, b []byte, m *corev1.EndpointSubset) error
 				return wrongWireType(wt, "NotReadyAddresses")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NotReadyAddresses == nil {
@@ -3124,7 +3984,9 @@ func decCoreV1EndpointSubset(s *state, b []byte, m *corev1.EndpointSubset) error
 				return wrongWireType(wt, "Ports")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ports == nil {
@@ -3151,10 +4013,15 @@ func decCoreV1Endpoints(s *state, b []byte, m *corev1.Endpoints) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Endpoints"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Endpoints", x)
 		}
 		switch num {
 		case 1:
@@ -3162,7 +4029,9 @@ func decCoreV1Endpoints(s *state, b []byte, m *corev1.Endpoints) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -3174,7 +4043,9 @@ func decCoreV1Endpoints(s *state, b []byte, m *corev1.Endpoints) error {
 				return wrongWireType(wt, "Subsets")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Subsets == nil {
@@ -3201,10 +4072,15 @@ func decCoreV1EndpointsList(s *state, b []byte, m *corev1.EndpointsList) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "EndpointsList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("EndpointsList", x)
 		}
 		switch num {
 		case 1:
@@ -3212,7 +4088,9 @@ func decCoreV1EndpointsList(s *state, b []byte, m *corev1.EndpointsList) error {
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -3224,7 +4102,9 @@ func decCoreV1EndpointsList(s *state, b []byte, m *corev1.EndpointsList) error {
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -3255,25 +4135,37 @@ func decCoreV1EnvFromSource(s *state, b []byte, m *corev1.EnvFromSource) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "EnvFromSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("EnvFromSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Prefix")
 			}
-			if m.Prefix, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Prefix = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ConfigMapRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ConfigMapRef == nil {
@@ -3288,7 +4180,9 @@ func decCoreV1EnvFromSource(s *state, b []byte, m *corev1.EnvFromSource) error {
 				return wrongWireType(wt, "SecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecretRef == nil {
@@ -3314,32 +4208,49 @@ func decCoreV1EnvVar(s *state, b []byte, m *corev1.EnvVar) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "EnvVar"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("EnvVar", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Value")
 			}
-			if m.Value, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Value = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "ValueFrom")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ValueFrom == nil {
@@ -3365,10 +4276,15 @@ func decCoreV1EnvVarSource(s *state, b []byte, m *corev1.EnvVarSource) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "EnvVarSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("EnvVarSource", x)
 		}
 		switch num {
 		case 1:
@@ -3376,7 +4292,9 @@ func decCoreV1EnvVarSource(s *state, b []byte, m *corev1.EnvVarSource) error {
 				return wrongWireType(wt, "FieldRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.FieldRef == nil {
@@ -3391,7 +4309,9 @@ func decCoreV1EnvVarSource(s *state, b []byte, m *corev1.EnvVarSource) error {
 				return wrongWireType(wt, "ResourceFieldRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceFieldRef == nil {
@@ -3406,7 +4326,9 @@ func decCoreV1EnvVarSource(s *state, b []byte, m *corev1.EnvVarSource) error {
 				return wrongWireType(wt, "ConfigMapKeyRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ConfigMapKeyRef == nil {
@@ -3421,7 +4343,9 @@ func decCoreV1EnvVarSource(s *state, b []byte, m *corev1.EnvVarSource) error {
 				return wrongWireType(wt, "SecretKeyRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecretKeyRef == nil {
@@ -3436,7 +4360,9 @@ func decCoreV1EnvVarSource(s *state, b []byte, m *corev1.EnvVarSource) error {
 				return wrongWireType(wt, "FileKeyRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.FileKeyRef == nil {
@@ -3462,10 +4388,15 @@ func decCoreV1EphemeralContainer(s *state, b []byte, m *corev1.EphemeralContaine
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "EphemeralContainer"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("EphemeralContainer", x)
 		}
 		switch num {
 		case 1:
@@ -3473,7 +4404,9 @@ func decCoreV1EphemeralContainer(s *state, b []byte, m *corev1.EphemeralContaine
 				return wrongWireType(wt, "EphemeralContainerCommon")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1EphemeralContainerCommon(s, b[start:end], &m.EphemeralContainerCommon); err != nil {
@@ -3484,9 +4417,14 @@ func decCoreV1EphemeralContainer(s *state, b []byte, m *corev1.EphemeralContaine
 			if wt != 2 {
 				return wrongWireType(wt, "TargetContainerName")
 			}
-			if m.TargetContainerName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.TargetContainerName = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -3503,63 +4441,91 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "EphemeralContainerCommon"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("EphemeralContainerCommon", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Image")
 			}
-			if m.Image, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Image = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Command")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Command == nil {
-				m.Command = make([]string, 0, count(b, i, 3)+1)
+				m.Command = make([]string, 0, count(b, end, 3)+1)
 			}
-			m.Command = append(m.Command, v)
+			m.Command = append(m.Command, strOf[string](s, b[start:end]))
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Args")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Args == nil {
-				m.Args = make([]string, 0, count(b, i, 4)+1)
+				m.Args = make([]string, 0, count(b, end, 4)+1)
 			}
-			m.Args = append(m.Args, v)
+			m.Args = append(m.Args, strOf[string](s, b[start:end]))
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "WorkingDir")
 			}
-			if m.WorkingDir, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.WorkingDir = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "Ports")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ports == nil {
@@ -3575,7 +4541,9 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return wrongWireType(wt, "EnvFrom")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.EnvFrom == nil {
@@ -3591,7 +4559,9 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return wrongWireType(wt, "Env")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Env == nil {
@@ -3607,7 +4577,9 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return wrongWireType(wt, "Resources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1ResourceRequirements(s, b[start:end], &m.Resources); err != nil {
@@ -3619,7 +4591,9 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return wrongWireType(wt, "ResizePolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResizePolicy == nil {
@@ -3634,17 +4608,23 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 			if wt != 2 {
 				return wrongWireType(wt, "RestartPolicy")
 			}
-			var v corev1.ContainerRestartPolicy
-			if v, i, err = str[corev1.ContainerRestartPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.ContainerRestartPolicy](s, b[start:end])
 			m.RestartPolicy = &v
+			i = end
 		case 25:
 			if wt != 2 {
 				return wrongWireType(wt, "RestartPolicyRules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RestartPolicyRules == nil {
@@ -3660,7 +4640,9 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return wrongWireType(wt, "VolumeMounts")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VolumeMounts == nil {
@@ -3676,7 +4658,9 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return wrongWireType(wt, "VolumeDevices")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VolumeDevices == nil {
@@ -3692,7 +4676,9 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return wrongWireType(wt, "LivenessProbe")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.LivenessProbe == nil {
@@ -3707,7 +4693,9 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return wrongWireType(wt, "ReadinessProbe")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ReadinessProbe == nil {
@@ -3722,7 +4710,9 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return wrongWireType(wt, "StartupProbe")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.StartupProbe == nil {
@@ -3737,7 +4727,9 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return wrongWireType(wt, "Lifecycle")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Lifecycle == nil {
@@ -3751,29 +4743,46 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 			if wt != 2 {
 				return wrongWireType(wt, "TerminationMessagePath")
 			}
-			if m.TerminationMessagePath, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.TerminationMessagePath = strOf[string](s, b[start:end])
+			i = end
 		case 20:
 			if wt != 2 {
 				return wrongWireType(wt, "TerminationMessagePolicy")
 			}
-			if m.TerminationMessagePolicy, i, err = str[corev1.TerminationMessagePolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.TerminationMessagePolicy = strOf[corev1.TerminationMessagePolicy](s, b[start:end])
+			i = end
 		case 14:
 			if wt != 2 {
 				return wrongWireType(wt, "ImagePullPolicy")
 			}
-			if m.ImagePullPolicy, i, err = str[corev1.PullPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ImagePullPolicy = strOf[corev1.PullPolicy](s, b[start:end])
+			i = end
 		case 15:
 			if wt != 2 {
 				return wrongWireType(wt, "SecurityContext")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecurityContext == nil {
@@ -3787,8 +4796,10 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 			if wt != 0 {
 				return wrongWireType(wt, "Stdin")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Stdin = bool(x != 0)
@@ -3796,8 +4807,10 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 			if wt != 0 {
 				return wrongWireType(wt, "StdinOnce")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.StdinOnce = bool(x != 0)
@@ -3805,8 +4818,10 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 			if wt != 0 {
 				return wrongWireType(wt, "TTY")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.TTY = bool(x != 0)
@@ -3826,10 +4841,15 @@ func decCoreV1EphemeralVolumeSource(s *state, b []byte, m *corev1.EphemeralVolum
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "EphemeralVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("EphemeralVolumeSource", x)
 		}
 		switch num {
 		case 1:
@@ -3837,7 +4857,9 @@ func decCoreV1EphemeralVolumeSource(s *state, b []byte, m *corev1.EphemeralVolum
 				return wrongWireType(wt, "VolumeClaimTemplate")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VolumeClaimTemplate == nil {
@@ -3863,10 +4885,15 @@ func decCoreV1Event(s *state, b []byte, m *corev1.Event) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Event"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Event", x)
 		}
 		switch num {
 		case 1:
@@ -3874,7 +4901,9 @@ func decCoreV1Event(s *state, b []byte, m *corev1.Event) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -3886,7 +4915,9 @@ func decCoreV1Event(s *state, b []byte, m *corev1.Event) error {
 				return wrongWireType(wt, "InvolvedObject")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1ObjectReference(s, b[start:end], &m.InvolvedObject); err != nil {
@@ -3897,22 +4928,34 @@ func decCoreV1Event(s *state, b []byte, m *corev1.Event) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "Source")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1EventSource(s, b[start:end], &m.Source); err != nil {
@@ -3924,7 +4967,9 @@ func decCoreV1Event(s *state, b []byte, m *corev1.Event) error {
 				return wrongWireType(wt, "FirstTimestamp")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.FirstTimestamp); err != nil {
@@ -3936,7 +4981,9 @@ func decCoreV1Event(s *state, b []byte, m *corev1.Event) error {
 				return wrongWireType(wt, "LastTimestamp")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTimestamp); err != nil {
@@ -3947,8 +4994,10 @@ func decCoreV1Event(s *state, b []byte, m *corev1.Event) error {
 			if wt != 0 {
 				return wrongWireType(wt, "Count")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Count = int32(int32(x))
@@ -3956,15 +5005,22 @@ func decCoreV1Event(s *state, b []byte, m *corev1.Event) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[string](s, b[start:end])
+			i = end
 		case 10:
 			if wt != 2 {
 				return wrongWireType(wt, "EventTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeMicroTime(s, b[start:end], &m.EventTime); err != nil {
@@ -3976,7 +5032,9 @@ func decCoreV1Event(s *state, b []byte, m *corev1.Event) error {
 				return wrongWireType(wt, "Series")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Series == nil {
@@ -3990,15 +5048,22 @@ func decCoreV1Event(s *state, b []byte, m *corev1.Event) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Action")
 			}
-			if m.Action, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Action = strOf[string](s, b[start:end])
+			i = end
 		case 13:
 			if wt != 2 {
 				return wrongWireType(wt, "Related")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Related == nil {
@@ -4012,16 +5077,26 @@ func decCoreV1Event(s *state, b []byte, m *corev1.Event) error {
 			if wt != 2 {
 				return wrongWireType(wt, "ReportingController")
 			}
-			if m.ReportingController, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ReportingController = strOf[string](s, b[start:end])
+			i = end
 		case 15:
 			if wt != 2 {
 				return wrongWireType(wt, "ReportingInstance")
 			}
-			if m.ReportingInstance, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ReportingInstance = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -4038,10 +5113,15 @@ func decCoreV1EventList(s *state, b []byte, m *corev1.EventList) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "EventList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("EventList", x)
 		}
 		switch num {
 		case 1:
@@ -4049,7 +5129,9 @@ func decCoreV1EventList(s *state, b []byte, m *corev1.EventList) error {
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -4061,7 +5143,9 @@ func decCoreV1EventList(s *state, b []byte, m *corev1.EventList) error {
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -4092,18 +5176,25 @@ func decCoreV1EventSeries(s *state, b []byte, m *corev1.EventSeries) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "EventSeries"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("EventSeries", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Count")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Count = int32(int32(x))
@@ -4112,7 +5203,9 @@ func decCoreV1EventSeries(s *state, b []byte, m *corev1.EventSeries) error {
 				return wrongWireType(wt, "LastObservedTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeMicroTime(s, b[start:end], &m.LastObservedTime); err != nil {
@@ -4135,26 +5228,41 @@ func decCoreV1EventSource(s *state, b []byte, m *corev1.EventSource) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "EventSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("EventSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Component")
 			}
-			if m.Component, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Component = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Host")
 			}
-			if m.Host, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Host = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -4171,25 +5279,37 @@ func decCoreV1EvictionResponder(s *state, b []byte, m *corev1.EvictionResponder)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "EvictionResponder"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("EvictionResponder", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "Priority")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -4210,24 +5330,32 @@ func decCoreV1ExecAction(s *state, b []byte, m *corev1.ExecAction) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ExecAction"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ExecAction", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Command")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Command == nil {
-				m.Command = make([]string, 0, count(b, i, 1)+1)
+				m.Command = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.Command = append(m.Command, v)
+			m.Command = append(m.Command, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -4244,30 +5372,40 @@ func decCoreV1FCVolumeSource(s *state, b []byte, m *corev1.FCVolumeSource) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "FCVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("FCVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "TargetWWNs")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.TargetWWNs == nil {
-				m.TargetWWNs = make([]string, 0, count(b, i, 1)+1)
+				m.TargetWWNs = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.TargetWWNs = append(m.TargetWWNs, v)
+			m.TargetWWNs = append(m.TargetWWNs, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "Lun")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -4276,15 +5414,22 @@ func decCoreV1FCVolumeSource(s *state, b []byte, m *corev1.FCVolumeSource) error
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -4292,14 +5437,17 @@ func decCoreV1FCVolumeSource(s *state, b []byte, m *corev1.FCVolumeSource) error
 			if wt != 2 {
 				return wrongWireType(wt, "WWIDs")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.WWIDs == nil {
-				m.WWIDs = make([]string, 0, count(b, i, 5)+1)
+				m.WWIDs = make([]string, 0, count(b, end, 5)+1)
 			}
-			m.WWIDs = append(m.WWIDs, v)
+			m.WWIDs = append(m.WWIDs, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -4316,39 +5464,61 @@ func decCoreV1FileKeySelector(s *state, b []byte, m *corev1.FileKeySelector) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "FileKeySelector"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("FileKeySelector", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeName")
 			}
-			if m.VolumeName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.VolumeName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Key")
 			}
-			if m.Key, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Key = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 0 {
 				return wrongWireType(wt, "Optional")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -4369,32 +5539,49 @@ func decCoreV1FlexPersistentVolumeSource(s *state, b []byte, m *corev1.FlexPersi
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "FlexPersistentVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("FlexPersistentVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Driver")
 			}
-			if m.Driver, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Driver = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "SecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecretRef == nil {
@@ -4408,8 +5595,10 @@ func decCoreV1FlexPersistentVolumeSource(s *state, b []byte, m *corev1.FlexPersi
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -4418,7 +5607,9 @@ func decCoreV1FlexPersistentVolumeSource(s *state, b []byte, m *corev1.FlexPersi
 				return wrongWireType(wt, "Options")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Options == nil {
@@ -4447,32 +5638,49 @@ func decCoreV1FlexVolumeSource(s *state, b []byte, m *corev1.FlexVolumeSource) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "FlexVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("FlexVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Driver")
 			}
-			if m.Driver, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Driver = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "SecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecretRef == nil {
@@ -4486,8 +5694,10 @@ func decCoreV1FlexVolumeSource(s *state, b []byte, m *corev1.FlexVolumeSource) e
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -4496,7 +5706,9 @@ func decCoreV1FlexVolumeSource(s *state, b []byte, m *corev1.FlexVolumeSource) e
 				return wrongWireType(wt, "Options")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Options == nil {
@@ -4525,26 +5737,41 @@ func decCoreV1FlockerVolumeSource(s *state, b []byte, m *corev1.FlockerVolumeSou
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "FlockerVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("FlockerVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "DatasetName")
 			}
-			if m.DatasetName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.DatasetName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "DatasetUUID")
 			}
-			if m.DatasetUUID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.DatasetUUID = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -4561,32 +5788,49 @@ func decCoreV1GCEPersistentDiskVolumeSource(s *state, b []byte, m *corev1.GCEPer
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "GCEPersistentDiskVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("GCEPersistentDiskVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "PDName")
 			}
-			if m.PDName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PDName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "Partition")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Partition = int32(int32(x))
@@ -4594,8 +5838,10 @@ func decCoreV1GCEPersistentDiskVolumeSource(s *state, b []byte, m *corev1.GCEPer
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -4615,18 +5861,25 @@ func decCoreV1GRPCAction(s *state, b []byte, m *corev1.GRPCAction) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "GRPCAction"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("GRPCAction", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Port")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Port = int32(int32(x))
@@ -4634,20 +5887,28 @@ func decCoreV1GRPCAction(s *state, b []byte, m *corev1.GRPCAction) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Service")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.Service = &v
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Mode")
 			}
-			var v corev1.GRPCProbeMode
-			if v, i, err = str[corev1.GRPCProbeMode](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.GRPCProbeMode](s, b[start:end])
 			m.Mode = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -4664,33 +5925,53 @@ func decCoreV1GitRepoVolumeSource(s *state, b []byte, m *corev1.GitRepoVolumeSou
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "GitRepoVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("GitRepoVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Repository")
 			}
-			if m.Repository, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Repository = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Revision")
 			}
-			if m.Revision, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Revision = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Directory")
 			}
-			if m.Directory, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Directory = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -4707,32 +5988,49 @@ func decCoreV1GlusterfsPersistentVolumeSource(s *state, b []byte, m *corev1.Glus
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "GlusterfsPersistentVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("GlusterfsPersistentVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "EndpointsName")
 			}
-			if m.EndpointsName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.EndpointsName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -4740,11 +6038,15 @@ func decCoreV1GlusterfsPersistentVolumeSource(s *state, b []byte, m *corev1.Glus
 			if wt != 2 {
 				return wrongWireType(wt, "EndpointsNamespace")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.EndpointsNamespace = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -4761,32 +6063,49 @@ func decCoreV1GlusterfsVolumeSource(s *state, b []byte, m *corev1.GlusterfsVolum
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "GlusterfsVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("GlusterfsVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "EndpointsName")
 			}
-			if m.EndpointsName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.EndpointsName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -4806,25 +6125,37 @@ func decCoreV1HTTPGetAction(s *state, b []byte, m *corev1.HTTPGetAction) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "HTTPGetAction"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("HTTPGetAction", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Port")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decIntstrIntOrString(s, b[start:end], &m.Port); err != nil {
@@ -4835,22 +6166,34 @@ func decCoreV1HTTPGetAction(s *state, b []byte, m *corev1.HTTPGetAction) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Host")
 			}
-			if m.Host, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Host = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Scheme")
 			}
-			if m.Scheme, i, err = str[corev1.URIScheme](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Scheme = strOf[corev1.URIScheme](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "HTTPHeaders")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.HTTPHeaders == nil {
@@ -4865,11 +6208,15 @@ func decCoreV1HTTPGetAction(s *state, b []byte, m *corev1.HTTPGetAction) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Protocol")
 			}
-			var v corev1.HTTPProtocol
-			if v, i, err = str[corev1.HTTPProtocol](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.HTTPProtocol](s, b[start:end])
 			m.Protocol = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -4886,26 +6233,41 @@ func decCoreV1HTTPHeader(s *state, b []byte, m *corev1.HTTPHeader) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "HTTPHeader"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("HTTPHeader", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Value")
 			}
-			if m.Value, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Value = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -4922,31 +6284,44 @@ func decCoreV1HostAlias(s *state, b []byte, m *corev1.HostAlias) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "HostAlias"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("HostAlias", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "IP")
 			}
-			if m.IP, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.IP = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Hostnames")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Hostnames == nil {
-				m.Hostnames = make([]string, 0, count(b, i, 2)+1)
+				m.Hostnames = make([]string, 0, count(b, end, 2)+1)
 			}
-			m.Hostnames = append(m.Hostnames, v)
+			m.Hostnames = append(m.Hostnames, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -4963,19 +6338,29 @@ func decCoreV1HostIP(s *state, b []byte, m *corev1.HostIP) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "HostIP"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("HostIP", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "IP")
 			}
-			if m.IP, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.IP = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -4992,28 +6377,42 @@ func decCoreV1HostPathVolumeSource(s *state, b []byte, m *corev1.HostPathVolumeS
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "HostPathVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("HostPathVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			var v corev1.HostPathType
-			if v, i, err = str[corev1.HostPathType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.HostPathType](s, b[start:end])
 			m.Type = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -5030,32 +6429,49 @@ func decCoreV1ISCSIPersistentVolumeSource(s *state, b []byte, m *corev1.ISCSIPer
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ISCSIPersistentVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ISCSIPersistentVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "TargetPortal")
 			}
-			if m.TargetPortal, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.TargetPortal = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "IQN")
 			}
-			if m.IQN, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.IQN = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "Lun")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Lun = int32(int32(x))
@@ -5063,22 +6479,34 @@ func decCoreV1ISCSIPersistentVolumeSource(s *state, b []byte, m *corev1.ISCSIPer
 			if wt != 2 {
 				return wrongWireType(wt, "ISCSIInterface")
 			}
-			if m.ISCSIInterface, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ISCSIInterface = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -5086,20 +6514,25 @@ func decCoreV1ISCSIPersistentVolumeSource(s *state, b []byte, m *corev1.ISCSIPer
 			if wt != 2 {
 				return wrongWireType(wt, "Portals")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Portals == nil {
-				m.Portals = make([]string, 0, count(b, i, 7)+1)
+				m.Portals = make([]string, 0, count(b, end, 7)+1)
 			}
-			m.Portals = append(m.Portals, v)
+			m.Portals = append(m.Portals, strOf[string](s, b[start:end]))
+			i = end
 		case 8:
 			if wt != 0 {
 				return wrongWireType(wt, "DiscoveryCHAPAuth")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.DiscoveryCHAPAuth = bool(x != 0)
@@ -5107,8 +6540,10 @@ func decCoreV1ISCSIPersistentVolumeSource(s *state, b []byte, m *corev1.ISCSIPer
 			if wt != 0 {
 				return wrongWireType(wt, "SessionCHAPAuth")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.SessionCHAPAuth = bool(x != 0)
@@ -5117,7 +6552,9 @@ func decCoreV1ISCSIPersistentVolumeSource(s *state, b []byte, m *corev1.ISCSIPer
 				return wrongWireType(wt, "SecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecretRef == nil {
@@ -5131,11 +6568,15 @@ func decCoreV1ISCSIPersistentVolumeSource(s *state, b []byte, m *corev1.ISCSIPer
 			if wt != 2 {
 				return wrongWireType(wt, "InitiatorName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.InitiatorName = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -5152,32 +6593,49 @@ func decCoreV1ISCSIVolumeSource(s *state, b []byte, m *corev1.ISCSIVolumeSource)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ISCSIVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ISCSIVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "TargetPortal")
 			}
-			if m.TargetPortal, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.TargetPortal = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "IQN")
 			}
-			if m.IQN, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.IQN = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "Lun")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Lun = int32(int32(x))
@@ -5185,22 +6643,34 @@ func decCoreV1ISCSIVolumeSource(s *state, b []byte, m *corev1.ISCSIVolumeSource)
 			if wt != 2 {
 				return wrongWireType(wt, "ISCSIInterface")
 			}
-			if m.ISCSIInterface, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ISCSIInterface = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -5208,20 +6678,25 @@ func decCoreV1ISCSIVolumeSource(s *state, b []byte, m *corev1.ISCSIVolumeSource)
 			if wt != 2 {
 				return wrongWireType(wt, "Portals")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Portals == nil {
-				m.Portals = make([]string, 0, count(b, i, 7)+1)
+				m.Portals = make([]string, 0, count(b, end, 7)+1)
 			}
-			m.Portals = append(m.Portals, v)
+			m.Portals = append(m.Portals, strOf[string](s, b[start:end]))
+			i = end
 		case 8:
 			if wt != 0 {
 				return wrongWireType(wt, "DiscoveryCHAPAuth")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.DiscoveryCHAPAuth = bool(x != 0)
@@ -5229,8 +6704,10 @@ func decCoreV1ISCSIVolumeSource(s *state, b []byte, m *corev1.ISCSIVolumeSource)
 			if wt != 0 {
 				return wrongWireType(wt, "SessionCHAPAuth")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.SessionCHAPAuth = bool(x != 0)
@@ -5239,7 +6716,9 @@ func decCoreV1ISCSIVolumeSource(s *state, b []byte, m *corev1.ISCSIVolumeSource)
 				return wrongWireType(wt, "SecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecretRef == nil {
@@ -5253,11 +6732,15 @@ func decCoreV1ISCSIVolumeSource(s *state, b []byte, m *corev1.ISCSIVolumeSource)
 			if wt != 2 {
 				return wrongWireType(wt, "InitiatorName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.InitiatorName = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -5274,26 +6757,41 @@ func decCoreV1ImageVolumeSource(s *state, b []byte, m *corev1.ImageVolumeSource)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ImageVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ImageVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Reference")
 			}
-			if m.Reference, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reference = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "PullPolicy")
 			}
-			if m.PullPolicy, i, err = str[corev1.PullPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PullPolicy = strOf[corev1.PullPolicy](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -5310,19 +6808,29 @@ func decCoreV1ImageVolumeStatus(s *state, b []byte, m *corev1.ImageVolumeStatus)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ImageVolumeStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ImageVolumeStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "ImageRef")
 			}
-			if m.ImageRef, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ImageRef = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -5339,32 +6847,49 @@ func decCoreV1KeyToPath(s *state, b []byte, m *corev1.KeyToPath) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "KeyToPath"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("KeyToPath", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Key")
 			}
-			if m.Key, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Key = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "Mode")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -5373,8 +6898,10 @@ func decCoreV1KeyToPath(s *state, b []byte, m *corev1.KeyToPath) error {
 			if wt != 0 {
 				return wrongWireType(wt, "User")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -5395,10 +6922,15 @@ func decCoreV1Lifecycle(s *state, b []byte, m *corev1.Lifecycle) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Lifecycle"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Lifecycle", x)
 		}
 		switch num {
 		case 1:
@@ -5406,7 +6938,9 @@ func decCoreV1Lifecycle(s *state, b []byte, m *corev1.Lifecycle) error {
 				return wrongWireType(wt, "PostStart")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PostStart == nil {
@@ -5421,7 +6955,9 @@ func decCoreV1Lifecycle(s *state, b []byte, m *corev1.Lifecycle) error {
 				return wrongWireType(wt, "PreStop")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PreStop == nil {
@@ -5435,11 +6971,15 @@ func decCoreV1Lifecycle(s *state, b []byte, m *corev1.Lifecycle) error {
 			if wt != 2 {
 				return wrongWireType(wt, "StopSignal")
 			}
-			var v corev1.Signal
-			if v, i, err = str[corev1.Signal](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.Signal](s, b[start:end])
 			m.StopSignal = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -5456,10 +6996,15 @@ func decCoreV1LifecycleHandler(s *state, b []byte, m *corev1.LifecycleHandler) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "LifecycleHandler"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("LifecycleHandler", x)
 		}
 		switch num {
 		case 1:
@@ -5467,7 +7012,9 @@ func decCoreV1LifecycleHandler(s *state, b []byte, m *corev1.LifecycleHandler) e
 				return wrongWireType(wt, "Exec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Exec == nil {
@@ -5482,7 +7029,9 @@ func decCoreV1LifecycleHandler(s *state, b []byte, m *corev1.LifecycleHandler) e
 				return wrongWireType(wt, "HTTPGet")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.HTTPGet == nil {
@@ -5497,7 +7046,9 @@ func decCoreV1LifecycleHandler(s *state, b []byte, m *corev1.LifecycleHandler) e
 				return wrongWireType(wt, "TCPSocket")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.TCPSocket == nil {
@@ -5512,7 +7063,9 @@ func decCoreV1LifecycleHandler(s *state, b []byte, m *corev1.LifecycleHandler) e
 				return wrongWireType(wt, "Sleep")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Sleep == nil {
@@ -5538,10 +7091,15 @@ func decCoreV1LimitRange(s *state, b []byte, m *corev1.LimitRange) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "LimitRange"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("LimitRange", x)
 		}
 		switch num {
 		case 1:
@@ -5549,7 +7107,9 @@ func decCoreV1LimitRange(s *state, b []byte, m *corev1.LimitRange) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -5561,7 +7121,9 @@ func decCoreV1LimitRange(s *state, b []byte, m *corev1.LimitRange) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1LimitRangeSpec(s, b[start:end], &m.Spec); err != nil {
@@ -5584,25 +7146,37 @@ func decCoreV1LimitRangeItem(s *state, b []byte, m *corev1.LimitRangeItem) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "LimitRangeItem"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("LimitRangeItem", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[corev1.LimitType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[corev1.LimitType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Max")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Max == nil {
@@ -5610,7 +7184,7 @@ func decCoreV1LimitRangeItem(s *state, b []byte, m *corev1.LimitRangeItem) error
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Max[k] = v
@@ -5620,7 +7194,9 @@ func decCoreV1LimitRangeItem(s *state, b []byte, m *corev1.LimitRangeItem) error
 				return wrongWireType(wt, "Min")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Min == nil {
@@ -5628,7 +7204,7 @@ func decCoreV1LimitRangeItem(s *state, b []byte, m *corev1.LimitRangeItem) error
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Min[k] = v
@@ -5638,7 +7214,9 @@ func decCoreV1LimitRangeItem(s *state, b []byte, m *corev1.LimitRangeItem) error
 				return wrongWireType(wt, "Default")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Default == nil {
@@ -5646,7 +7224,7 @@ func decCoreV1LimitRangeItem(s *state, b []byte, m *corev1.LimitRangeItem) error
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Default[k] = v
@@ -5656,7 +7234,9 @@ func decCoreV1LimitRangeItem(s *state, b []byte, m *corev1.LimitRangeItem) error
 				return wrongWireType(wt, "DefaultRequest")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DefaultRequest == nil {
@@ -5664,7 +7244,7 @@ func decCoreV1LimitRangeItem(s *state, b []byte, m *corev1.LimitRangeItem) error
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.DefaultRequest[k] = v
@@ -5674,7 +7254,9 @@ func decCoreV1LimitRangeItem(s *state, b []byte, m *corev1.LimitRangeItem) error
 				return wrongWireType(wt, "MaxLimitRequestRatio")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MaxLimitRequestRatio == nil {
@@ -5682,7 +7264,7 @@ func decCoreV1LimitRangeItem(s *state, b []byte, m *corev1.LimitRangeItem) error
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.MaxLimitRequestRatio[k] = v
@@ -5703,10 +7285,15 @@ func decCoreV1LimitRangeList(s *state, b []byte, m *corev1.LimitRangeList) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "LimitRangeList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("LimitRangeList", x)
 		}
 		switch num {
 		case 1:
@@ -5714,7 +7301,9 @@ func decCoreV1LimitRangeList(s *state, b []byte, m *corev1.LimitRangeList) error
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -5726,7 +7315,9 @@ func decCoreV1LimitRangeList(s *state, b []byte, m *corev1.LimitRangeList) error
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -5757,10 +7348,15 @@ func decCoreV1LimitRangeSpec(s *state, b []byte, m *corev1.LimitRangeSpec) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "LimitRangeSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("LimitRangeSpec", x)
 		}
 		switch num {
 		case 1:
@@ -5768,7 +7364,9 @@ func decCoreV1LimitRangeSpec(s *state, b []byte, m *corev1.LimitRangeSpec) error
 				return wrongWireType(wt, "Limits")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Limits == nil {
@@ -5795,18 +7393,25 @@ func decCoreV1LinuxContainerUser(s *state, b []byte, m *corev1.LinuxContainerUse
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "LinuxContainerUser"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("LinuxContainerUser", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "UID")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.UID = int64(int64(x))
@@ -5814,8 +7419,10 @@ func decCoreV1LinuxContainerUser(s *state, b []byte, m *corev1.LinuxContainerUse
 			if wt != 0 {
 				return wrongWireType(wt, "GID")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.GID = int64(int64(x))
@@ -5839,10 +7446,15 @@ func decCoreV1List(s *state, b []byte, m *corev1.List) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "List"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("List", x)
 		}
 		switch num {
 		case 1:
@@ -5850,7 +7462,9 @@ func decCoreV1List(s *state, b []byte, m *corev1.List) error {
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -5862,7 +7476,9 @@ func decCoreV1List(s *state, b []byte, m *corev1.List) error {
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -5893,41 +7509,62 @@ func decCoreV1LoadBalancerIngress(s *state, b []byte, m *corev1.LoadBalancerIngr
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "LoadBalancerIngress"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("LoadBalancerIngress", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "IP")
 			}
-			if m.IP, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.IP = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Hostname")
 			}
-			if m.Hostname, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Hostname = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "IPMode")
 			}
-			var v corev1.LoadBalancerIPMode
-			if v, i, err = str[corev1.LoadBalancerIPMode](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.LoadBalancerIPMode](s, b[start:end])
 			m.IPMode = &v
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Ports")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ports == nil {
@@ -5954,10 +7591,15 @@ func decCoreV1LoadBalancerStatus(s *state, b []byte, m *corev1.LoadBalancerStatu
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "LoadBalancerStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("LoadBalancerStatus", x)
 		}
 		switch num {
 		case 1:
@@ -5965,7 +7607,9 @@ func decCoreV1LoadBalancerStatus(s *state, b []byte, m *corev1.LoadBalancerStatu
 				return wrongWireType(wt, "Ingress")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ingress == nil {
@@ -5992,19 +7636,29 @@ func decCoreV1LocalObjectReference(s *state, b []byte, m *corev1.LocalObjectRefe
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "LocalObjectReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("LocalObjectReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -6021,28 +7675,42 @@ func decCoreV1LocalVolumeSource(s *state, b []byte, m *corev1.LocalVolumeSource)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "LocalVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("LocalVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.FSType = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -6059,26 +7727,41 @@ func decCoreV1ModifyVolumeStatus(s *state, b []byte, m *corev1.ModifyVolumeStatu
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ModifyVolumeStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ModifyVolumeStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "TargetVolumeAttributesClassName")
 			}
-			if m.TargetVolumeAttributesClassName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.TargetVolumeAttributesClassName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.PersistentVolumeClaimModifyVolumeStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.PersistentVolumeClaimModifyVolumeStatus](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -6095,32 +7778,49 @@ func decCoreV1NFSVolumeSource(s *state, b []byte, m *corev1.NFSVolumeSource) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NFSVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NFSVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Server")
 			}
-			if m.Server, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Server = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -6140,10 +7840,15 @@ func decCoreV1Namespace(s *state, b []byte, m *corev1.Namespace) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Namespace"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Namespace", x)
 		}
 		switch num {
 		case 1:
@@ -6151,7 +7856,9 @@ func decCoreV1Namespace(s *state, b []byte, m *corev1.Namespace) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -6163,7 +7870,9 @@ func decCoreV1Namespace(s *state, b []byte, m *corev1.Namespace) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1NamespaceSpec(s, b[start:end], &m.Spec); err != nil {
@@ -6175,7 +7884,9 @@ func decCoreV1Namespace(s *state, b []byte, m *corev1.Namespace) error {
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1NamespaceStatus(s, b[start:end], &m.Status); err != nil {
@@ -6198,32 +7909,49 @@ func decCoreV1NamespaceCondition(s *state, b []byte, m *corev1.NamespaceConditio
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NamespaceCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NamespaceCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[corev1.NamespaceConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[corev1.NamespaceConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -6234,16 +7962,26 @@ func decCoreV1NamespaceCondition(s *state, b []byte, m *corev1.NamespaceConditio
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -6260,10 +7998,15 @@ func decCoreV1NamespaceList(s *state, b []byte, m *corev1.NamespaceList) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NamespaceList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NamespaceList", x)
 		}
 		switch num {
 		case 1:
@@ -6271,7 +8014,9 @@ func decCoreV1NamespaceList(s *state, b []byte, m *corev1.NamespaceList) error {
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -6283,7 +8028,9 @@ func decCoreV1NamespaceList(s *state, b []byte, m *corev1.NamespaceList) error {
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -6314,24 +8061,32 @@ func decCoreV1NamespaceSpec(s *state, b []byte, m *corev1.NamespaceSpec) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NamespaceSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NamespaceSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Finalizers")
 			}
-			var v corev1.FinalizerName
-			if v, i, err = str[corev1.FinalizerName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Finalizers == nil {
-				m.Finalizers = make([]corev1.FinalizerName, 0, count(b, i, 1)+1)
+				m.Finalizers = make([]corev1.FinalizerName, 0, count(b, end, 1)+1)
 			}
-			m.Finalizers = append(m.Finalizers, v)
+			m.Finalizers = append(m.Finalizers, strOf[corev1.FinalizerName](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -6348,25 +8103,37 @@ func decCoreV1NamespaceStatus(s *state, b []byte, m *corev1.NamespaceStatus) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NamespaceStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NamespaceStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Phase")
 			}
-			if m.Phase, i, err = str[corev1.NamespacePhase](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Phase = strOf[corev1.NamespacePhase](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -6393,10 +8160,15 @@ func decCoreV1Node(s *state, b []byte, m *corev1.Node) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Node"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Node", x)
 		}
 		switch num {
 		case 1:
@@ -6404,7 +8176,9 @@ func decCoreV1Node(s *state, b []byte, m *corev1.Node) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -6416,7 +8190,9 @@ func decCoreV1Node(s *state, b []byte, m *corev1.Node) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1NodeSpec(s, b[start:end], &m.Spec); err != nil {
@@ -6428,7 +8204,9 @@ func decCoreV1Node(s *state, b []byte, m *corev1.Node) error {
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1NodeStatus(s, b[start:end], &m.Status); err != nil {
@@ -6451,26 +8229,41 @@ func decCoreV1NodeAddress(s *state, b []byte, m *corev1.NodeAddress) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeAddress"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeAddress", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[corev1.NodeAddressType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[corev1.NodeAddressType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Address")
 			}
-			if m.Address, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Address = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -6487,10 +8280,15 @@ func decCoreV1NodeAffinity(s *state, b []byte, m *corev1.NodeAffinity) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeAffinity"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeAffinity", x)
 		}
 		switch num {
 		case 1:
@@ -6498,7 +8296,9 @@ func decCoreV1NodeAffinity(s *state, b []byte, m *corev1.NodeAffinity) error {
 				return wrongWireType(wt, "RequiredDuringSchedulingIgnoredDuringExecution")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RequiredDuringSchedulingIgnoredDuringExecution == nil {
@@ -6513,7 +8313,9 @@ func decCoreV1NodeAffinity(s *state, b []byte, m *corev1.NodeAffinity) error {
 				return wrongWireType(wt, "PreferredDuringSchedulingIgnoredDuringExecution")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PreferredDuringSchedulingIgnoredDuringExecution == nil {
@@ -6540,25 +8342,37 @@ func decCoreV1NodeAllocatableMappedResources(s *state, b []byte, m *corev1.NodeA
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeAllocatableMappedResources"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeAllocatableMappedResources", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[corev1.ResourceName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[corev1.ResourceName](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Quantity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Quantity == nil {
@@ -6584,25 +8398,37 @@ func decCoreV1NodeAllocatableOverheadResources(s *state, b []byte, m *corev1.Nod
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeAllocatableOverheadResources"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeAllocatableOverheadResources", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[corev1.ResourceName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[corev1.ResourceName](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "PerPod")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PerPod == nil {
@@ -6617,7 +8443,9 @@ func decCoreV1NodeAllocatableOverheadResources(s *state, b []byte, m *corev1.Nod
 				return wrongWireType(wt, "PerContainer")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PerContainer == nil {
@@ -6643,37 +8471,52 @@ func decCoreV1NodeAllocatableResourceClaimStatus(s *state, b []byte, m *corev1.N
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeAllocatableResourceClaimStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeAllocatableResourceClaimStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceClaimName")
 			}
-			if m.ResourceClaimName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ResourceClaimName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Containers")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Containers == nil {
-				m.Containers = make([]string, 0, count(b, i, 2)+1)
+				m.Containers = make([]string, 0, count(b, end, 2)+1)
 			}
-			m.Containers = append(m.Containers, v)
+			m.Containers = append(m.Containers, strOf[string](s, b[start:end]))
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Mapping")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Mapping == nil {
@@ -6689,7 +8532,9 @@ func decCoreV1NodeAllocatableResourceClaimStatus(s *state, b []byte, m *corev1.N
 				return wrongWireType(wt, "Overhead")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Overhead == nil {
@@ -6716,32 +8561,49 @@ func decCoreV1NodeCondition(s *state, b []byte, m *corev1.NodeCondition) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[corev1.NodeConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[corev1.NodeConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "LastHeartbeatTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastHeartbeatTime); err != nil {
@@ -6753,7 +8615,9 @@ func decCoreV1NodeCondition(s *state, b []byte, m *corev1.NodeCondition) error {
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -6764,16 +8628,26 @@ func decCoreV1NodeCondition(s *state, b []byte, m *corev1.NodeCondition) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -6790,10 +8664,15 @@ func decCoreV1NodeConfigSource(s *state, b []byte, m *corev1.NodeConfigSource) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeConfigSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeConfigSource", x)
 		}
 		switch num {
 		case 2:
@@ -6801,7 +8680,9 @@ func decCoreV1NodeConfigSource(s *state, b []byte, m *corev1.NodeConfigSource) e
 				return wrongWireType(wt, "ConfigMap")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ConfigMap == nil {
@@ -6827,10 +8708,15 @@ func decCoreV1NodeConfigStatus(s *state, b []byte, m *corev1.NodeConfigStatus) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeConfigStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeConfigStatus", x)
 		}
 		switch num {
 		case 1:
@@ -6838,7 +8724,9 @@ func decCoreV1NodeConfigStatus(s *state, b []byte, m *corev1.NodeConfigStatus) e
 				return wrongWireType(wt, "Assigned")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Assigned == nil {
@@ -6853,7 +8741,9 @@ func decCoreV1NodeConfigStatus(s *state, b []byte, m *corev1.NodeConfigStatus) e
 				return wrongWireType(wt, "Active")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Active == nil {
@@ -6868,7 +8758,9 @@ func decCoreV1NodeConfigStatus(s *state, b []byte, m *corev1.NodeConfigStatus) e
 				return wrongWireType(wt, "LastKnownGood")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.LastKnownGood == nil {
@@ -6882,9 +8774,14 @@ func decCoreV1NodeConfigStatus(s *state, b []byte, m *corev1.NodeConfigStatus) e
 			if wt != 2 {
 				return wrongWireType(wt, "Error")
 			}
-			if m.Error, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Error = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -6901,10 +8798,15 @@ func decCoreV1NodeDaemonEndpoints(s *state, b []byte, m *corev1.NodeDaemonEndpoi
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeDaemonEndpoints"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeDaemonEndpoints", x)
 		}
 		switch num {
 		case 1:
@@ -6912,7 +8814,9 @@ func decCoreV1NodeDaemonEndpoints(s *state, b []byte, m *corev1.NodeDaemonEndpoi
 				return wrongWireType(wt, "KubeletEndpoint")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1DaemonEndpoint(s, b[start:end], &m.KubeletEndpoint); err != nil {
@@ -6935,18 +8839,25 @@ func decCoreV1NodeFeatures(s *state, b []byte, m *corev1.NodeFeatures) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeFeatures"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeFeatures", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "SupplementalGroupsPolicy")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -6967,10 +8878,15 @@ func decCoreV1NodeList(s *state, b []byte, m *corev1.NodeList) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeList", x)
 		}
 		switch num {
 		case 1:
@@ -6978,7 +8894,9 @@ func decCoreV1NodeList(s *state, b []byte, m *corev1.NodeList) error {
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -6990,7 +8908,9 @@ func decCoreV1NodeList(s *state, b []byte, m *corev1.NodeList) error {
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -7021,24 +8941,32 @@ func decCoreV1NodePodPreemptionPolicy(s *state, b []byte, m *corev1.NodePodPreem
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodePodPreemptionPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodePodPreemptionPolicy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "DisableResizePreemption")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DisableResizePreemption == nil {
-				m.DisableResizePreemption = make([]string, 0, count(b, i, 1)+1)
+				m.DisableResizePreemption = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.DisableResizePreemption = append(m.DisableResizePreemption, v)
+			m.DisableResizePreemption = append(m.DisableResizePreemption, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -7055,19 +8983,29 @@ func decCoreV1NodeProxyOptions(s *state, b []byte, m *corev1.NodeProxyOptions) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeProxyOptions"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeProxyOptions", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -7084,25 +9022,37 @@ func decCoreV1NodeRuntimeHandler(s *state, b []byte, m *corev1.NodeRuntimeHandle
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeRuntimeHandler"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeRuntimeHandler", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Features")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Features == nil {
@@ -7128,18 +9078,25 @@ func decCoreV1NodeRuntimeHandlerFeatures(s *state, b []byte, m *corev1.NodeRunti
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeRuntimeHandlerFeatures"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeRuntimeHandlerFeatures", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "RecursiveReadOnlyMounts")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -7148,8 +9105,10 @@ func decCoreV1NodeRuntimeHandlerFeatures(s *state, b []byte, m *corev1.NodeRunti
 			if wt != 0 {
 				return wrongWireType(wt, "UserNamespaces")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -7170,10 +9129,15 @@ func decCoreV1NodeSelector(s *state, b []byte, m *corev1.NodeSelector) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeSelector"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeSelector", x)
 		}
 		switch num {
 		case 1:
@@ -7181,7 +9145,9 @@ func decCoreV1NodeSelector(s *state, b []byte, m *corev1.NodeSelector) error {
 				return wrongWireType(wt, "NodeSelectorTerms")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeSelectorTerms == nil {
@@ -7208,38 +9174,56 @@ func decCoreV1NodeSelectorRequirement(s *state, b []byte, m *corev1.NodeSelector
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeSelectorRequirement"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeSelectorRequirement", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Key")
 			}
-			if m.Key, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Key = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Operator")
 			}
-			if m.Operator, i, err = str[corev1.NodeSelectorOperator](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Operator = strOf[corev1.NodeSelectorOperator](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Values")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Values == nil {
-				m.Values = make([]string, 0, count(b, i, 3)+1)
+				m.Values = make([]string, 0, count(b, end, 3)+1)
 			}
-			m.Values = append(m.Values, v)
+			m.Values = append(m.Values, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -7256,10 +9240,15 @@ func decCoreV1NodeSelectorTerm(s *state, b []byte, m *corev1.NodeSelectorTerm) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeSelectorTerm"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeSelectorTerm", x)
 		}
 		switch num {
 		case 1:
@@ -7267,7 +9256,9 @@ func decCoreV1NodeSelectorTerm(s *state, b []byte, m *corev1.NodeSelectorTerm) e
 				return wrongWireType(wt, "MatchExpressions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchExpressions == nil {
@@ -7283,7 +9274,9 @@ func decCoreV1NodeSelectorTerm(s *state, b []byte, m *corev1.NodeSelectorTerm) e
 				return wrongWireType(wt, "MatchFields")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchFields == nil {
@@ -7310,44 +9303,64 @@ func decCoreV1NodeSpec(s *state, b []byte, m *corev1.NodeSpec) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "PodCIDR")
 			}
-			if m.PodCIDR, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PodCIDR = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "PodCIDRs")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PodCIDRs == nil {
-				m.PodCIDRs = make([]string, 0, count(b, i, 7)+1)
+				m.PodCIDRs = make([]string, 0, count(b, end, 7)+1)
 			}
-			m.PodCIDRs = append(m.PodCIDRs, v)
+			m.PodCIDRs = append(m.PodCIDRs, strOf[string](s, b[start:end]))
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "ProviderID")
 			}
-			if m.ProviderID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ProviderID = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 0 {
 				return wrongWireType(wt, "Unschedulable")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Unschedulable = bool(x != 0)
@@ -7356,7 +9369,9 @@ func decCoreV1NodeSpec(s *state, b []byte, m *corev1.NodeSpec) error {
 				return wrongWireType(wt, "Taints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Taints == nil {
@@ -7372,7 +9387,9 @@ func decCoreV1NodeSpec(s *state, b []byte, m *corev1.NodeSpec) error {
 				return wrongWireType(wt, "ConfigSource")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ConfigSource == nil {
@@ -7386,15 +9403,22 @@ func decCoreV1NodeSpec(s *state, b []byte, m *corev1.NodeSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "DoNotUseExternalID")
 			}
-			if m.DoNotUseExternalID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.DoNotUseExternalID = strOf[string](s, b[start:end])
+			i = end
 		case 8:
 			if wt != 2 {
 				return wrongWireType(wt, "PodPreemptionPolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PodPreemptionPolicy == nil {
@@ -7420,10 +9444,15 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeStatus", x)
 		}
 		switch num {
 		case 1:
@@ -7431,7 +9460,9 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return wrongWireType(wt, "Capacity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Capacity == nil {
@@ -7439,7 +9470,7 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Capacity[k] = v
@@ -7449,7 +9480,9 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return wrongWireType(wt, "Allocatable")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Allocatable == nil {
@@ -7457,7 +9490,7 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Allocatable[k] = v
@@ -7466,15 +9499,22 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Phase")
 			}
-			if m.Phase, i, err = str[corev1.NodePhase](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Phase = strOf[corev1.NodePhase](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -7490,7 +9530,9 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return wrongWireType(wt, "Addresses")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Addresses == nil {
@@ -7506,7 +9548,9 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return wrongWireType(wt, "DaemonEndpoints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1NodeDaemonEndpoints(s, b[start:end], &m.DaemonEndpoints); err != nil {
@@ -7518,7 +9562,9 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return wrongWireType(wt, "NodeInfo")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1NodeSystemInfo(s, b[start:end], &m.NodeInfo); err != nil {
@@ -7530,7 +9576,9 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return wrongWireType(wt, "Images")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Images == nil {
@@ -7545,20 +9593,25 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 			if wt != 2 {
 				return wrongWireType(wt, "VolumesInUse")
 			}
-			var v corev1.UniqueVolumeName
-			if v, i, err = str[corev1.UniqueVolumeName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VolumesInUse == nil {
-				m.VolumesInUse = make([]corev1.UniqueVolumeName, 0, count(b, i, 9)+1)
+				m.VolumesInUse = make([]corev1.UniqueVolumeName, 0, count(b, end, 9)+1)
 			}
-			m.VolumesInUse = append(m.VolumesInUse, v)
+			m.VolumesInUse = append(m.VolumesInUse, strOf[corev1.UniqueVolumeName](s, b[start:end]))
+			i = end
 		case 10:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumesAttached")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VolumesAttached == nil {
@@ -7574,7 +9627,9 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return wrongWireType(wt, "Config")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Config == nil {
@@ -7589,7 +9644,9 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return wrongWireType(wt, "RuntimeHandlers")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RuntimeHandlers == nil {
@@ -7605,7 +9662,9 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return wrongWireType(wt, "Features")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Features == nil {
@@ -7619,14 +9678,17 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 			if wt != 2 {
 				return wrongWireType(wt, "DeclaredFeatures")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DeclaredFeatures == nil {
-				m.DeclaredFeatures = make([]string, 0, count(b, i, 14)+1)
+				m.DeclaredFeatures = make([]string, 0, count(b, end, 14)+1)
 			}
-			m.DeclaredFeatures = append(m.DeclaredFeatures, v)
+			m.DeclaredFeatures = append(m.DeclaredFeatures, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -7643,18 +9705,25 @@ func decCoreV1NodeSwapStatus(s *state, b []byte, m *corev1.NodeSwapStatus) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeSwapStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeSwapStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Capacity")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -7675,88 +9744,145 @@ func decCoreV1NodeSystemInfo(s *state, b []byte, m *corev1.NodeSystemInfo) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeSystemInfo"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeSystemInfo", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "MachineID")
 			}
-			if m.MachineID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.MachineID = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "SystemUUID")
 			}
-			if m.SystemUUID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.SystemUUID = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "BootID")
 			}
-			if m.BootID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.BootID = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "KernelVersion")
 			}
-			if m.KernelVersion, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.KernelVersion = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "OSImage")
 			}
-			if m.OSImage, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.OSImage = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "ContainerRuntimeVersion")
 			}
-			if m.ContainerRuntimeVersion, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ContainerRuntimeVersion = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "KubeletVersion")
 			}
-			if m.KubeletVersion, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.KubeletVersion = strOf[string](s, b[start:end])
+			i = end
 		case 8:
 			if wt != 2 {
 				return wrongWireType(wt, "KubeProxyVersion")
 			}
-			if m.KubeProxyVersion, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.KubeProxyVersion = strOf[string](s, b[start:end])
+			i = end
 		case 9:
 			if wt != 2 {
 				return wrongWireType(wt, "OperatingSystem")
 			}
-			if m.OperatingSystem, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.OperatingSystem = strOf[string](s, b[start:end])
+			i = end
 		case 10:
 			if wt != 2 {
 				return wrongWireType(wt, "Architecture")
 			}
-			if m.Architecture, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Architecture = strOf[string](s, b[start:end])
+			i = end
 		case 11:
 			if wt != 2 {
 				return wrongWireType(wt, "Swap")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Swap == nil {
@@ -7770,8 +9896,10 @@ func decCoreV1NodeSystemInfo(s *state, b []byte, m *corev1.NodeSystemInfo) error
 			if wt != 0 {
 				return wrongWireType(wt, "RunningInUserNamespace")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -7792,26 +9920,41 @@ func decCoreV1ObjectFieldSelector(s *state, b []byte, m *corev1.ObjectFieldSelec
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ObjectFieldSelector"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ObjectFieldSelector", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "APIVersion")
 			}
-			if m.APIVersion, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.APIVersion = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "FieldPath")
 			}
-			if m.FieldPath, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FieldPath = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -7828,61 +9971,101 @@ func decCoreV1ObjectReference(s *state, b []byte, m *corev1.ObjectReference) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ObjectReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ObjectReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Kind")
 			}
-			if m.Kind, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Kind = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Namespace")
 			}
-			if m.Namespace, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Namespace = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "UID")
 			}
-			if m.UID, i, err = str[types.UID](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.UID = strOf[types.UID](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "APIVersion")
 			}
-			if m.APIVersion, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.APIVersion = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceVersion")
 			}
-			if m.ResourceVersion, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ResourceVersion = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "FieldPath")
 			}
-			if m.FieldPath, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FieldPath = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -7899,10 +10082,15 @@ func decCoreV1PersistentVolume(s *state, b []byte, m *corev1.PersistentVolume) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PersistentVolume"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PersistentVolume", x)
 		}
 		switch num {
 		case 1:
@@ -7910,7 +10098,9 @@ func decCoreV1PersistentVolume(s *state, b []byte, m *corev1.PersistentVolume) e
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -7922,7 +10112,9 @@ func decCoreV1PersistentVolume(s *state, b []byte, m *corev1.PersistentVolume) e
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PersistentVolumeSpec(s, b[start:end], &m.Spec); err != nil {
@@ -7934,7 +10126,9 @@ func decCoreV1PersistentVolume(s *state, b []byte, m *corev1.PersistentVolume) e
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PersistentVolumeStatus(s, b[start:end], &m.Status); err != nil {
@@ -7957,10 +10151,15 @@ func decCoreV1PersistentVolumeClaim(s *state, b []byte, m *corev1.PersistentVolu
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PersistentVolumeClaim"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PersistentVolumeClaim", x)
 		}
 		switch num {
 		case 1:
@@ -7968,7 +10167,9 @@ func decCoreV1PersistentVolumeClaim(s *state, b []byte, m *corev1.PersistentVolu
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -7980,7 +10181,9 @@ func decCoreV1PersistentVolumeClaim(s *state, b []byte, m *corev1.PersistentVolu
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PersistentVolumeClaimSpec(s, b[start:end], &m.Spec); err != nil {
@@ -7992,7 +10195,9 @@ func decCoreV1PersistentVolumeClaim(s *state, b []byte, m *corev1.PersistentVolu
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PersistentVolumeClaimStatus(s, b[start:end], &m.Status); err != nil {
@@ -8015,32 +10220,49 @@ func decCoreV1PersistentVolumeClaimCondition(s *state, b []byte, m *corev1.Persi
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PersistentVolumeClaimCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PersistentVolumeClaimCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[corev1.PersistentVolumeClaimConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[corev1.PersistentVolumeClaimConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "LastProbeTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastProbeTime); err != nil {
@@ -8052,7 +10274,9 @@ func decCoreV1PersistentVolumeClaimCondition(s *state, b []byte, m *corev1.Persi
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -8063,16 +10287,26 @@ func decCoreV1PersistentVolumeClaimCondition(s *state, b []byte, m *corev1.Persi
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -8089,10 +10323,15 @@ func decCoreV1PersistentVolumeClaimList(s *state, b []byte, m *corev1.Persistent
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PersistentVolumeClaimList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PersistentVolumeClaimList", x)
 		}
 		switch num {
 		case 1:
@@ -8100,7 +10339,9 @@ func decCoreV1PersistentVolumeClaimList(s *state, b []byte, m *corev1.Persistent
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -8112,7 +10353,9 @@ func decCoreV1PersistentVolumeClaimList(s *state, b []byte, m *corev1.Persistent
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -8143,30 +10386,40 @@ func decCoreV1PersistentVolumeClaimSpec(s *state, b []byte, m *corev1.Persistent
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PersistentVolumeClaimSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PersistentVolumeClaimSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "AccessModes")
 			}
-			var v corev1.PersistentVolumeAccessMode
-			if v, i, err = str[corev1.PersistentVolumeAccessMode](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AccessModes == nil {
-				m.AccessModes = make([]corev1.PersistentVolumeAccessMode, 0, count(b, i, 1)+1)
+				m.AccessModes = make([]corev1.PersistentVolumeAccessMode, 0, count(b, end, 1)+1)
 			}
-			m.AccessModes = append(m.AccessModes, v)
+			m.AccessModes = append(m.AccessModes, strOf[corev1.PersistentVolumeAccessMode](s, b[start:end]))
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -8181,7 +10434,9 @@ func decCoreV1PersistentVolumeClaimSpec(s *state, b []byte, m *corev1.Persistent
 				return wrongWireType(wt, "Resources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1VolumeResourceRequirements(s, b[start:end], &m.Resources); err != nil {
@@ -8192,33 +10447,48 @@ func decCoreV1PersistentVolumeClaimSpec(s *state, b []byte, m *corev1.Persistent
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeName")
 			}
-			if m.VolumeName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.VolumeName = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "StorageClassName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.StorageClassName = &v
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeMode")
 			}
-			var v corev1.PersistentVolumeMode
-			if v, i, err = str[corev1.PersistentVolumeMode](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.PersistentVolumeMode](s, b[start:end])
 			m.VolumeMode = &v
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "DataSource")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DataSource == nil {
@@ -8233,7 +10503,9 @@ func decCoreV1PersistentVolumeClaimSpec(s *state, b []byte, m *corev1.Persistent
 				return wrongWireType(wt, "DataSourceRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DataSourceRef == nil {
@@ -8247,11 +10519,15 @@ func decCoreV1PersistentVolumeClaimSpec(s *state, b []byte, m *corev1.Persistent
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeAttributesClassName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.VolumeAttributesClassName = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -8268,37 +10544,52 @@ func decCoreV1PersistentVolumeClaimStatus(s *state, b []byte, m *corev1.Persiste
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PersistentVolumeClaimStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PersistentVolumeClaimStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Phase")
 			}
-			if m.Phase, i, err = str[corev1.PersistentVolumeClaimPhase](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Phase = strOf[corev1.PersistentVolumeClaimPhase](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "AccessModes")
 			}
-			var v corev1.PersistentVolumeAccessMode
-			if v, i, err = str[corev1.PersistentVolumeAccessMode](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AccessModes == nil {
-				m.AccessModes = make([]corev1.PersistentVolumeAccessMode, 0, count(b, i, 2)+1)
+				m.AccessModes = make([]corev1.PersistentVolumeAccessMode, 0, count(b, end, 2)+1)
 			}
-			m.AccessModes = append(m.AccessModes, v)
+			m.AccessModes = append(m.AccessModes, strOf[corev1.PersistentVolumeAccessMode](s, b[start:end]))
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Capacity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Capacity == nil {
@@ -8306,7 +10597,7 @@ func decCoreV1PersistentVolumeClaimStatus(s *state, b []byte, m *corev1.Persiste
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Capacity[k] = v
@@ -8316,7 +10607,9 @@ func decCoreV1PersistentVolumeClaimStatus(s *state, b []byte, m *corev1.Persiste
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -8332,7 +10625,9 @@ func decCoreV1PersistentVolumeClaimStatus(s *state, b []byte, m *corev1.Persiste
 				return wrongWireType(wt, "AllocatedResources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AllocatedResources == nil {
@@ -8340,7 +10635,7 @@ func decCoreV1PersistentVolumeClaimStatus(s *state, b []byte, m *corev1.Persiste
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.AllocatedResources[k] = v
@@ -8350,7 +10645,9 @@ func decCoreV1PersistentVolumeClaimStatus(s *state, b []byte, m *corev1.Persiste
 				return wrongWireType(wt, "AllocatedResourceStatuses")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AllocatedResourceStatuses == nil {
@@ -8367,17 +10664,23 @@ func decCoreV1PersistentVolumeClaimStatus(s *state, b []byte, m *corev1.Persiste
 			if wt != 2 {
 				return wrongWireType(wt, "CurrentVolumeAttributesClassName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.CurrentVolumeAttributesClassName = &v
+			i = end
 		case 9:
 			if wt != 2 {
 				return wrongWireType(wt, "ModifyVolumeStatus")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ModifyVolumeStatus == nil {
@@ -8392,7 +10695,9 @@ func decCoreV1PersistentVolumeClaimStatus(s *state, b []byte, m *corev1.Persiste
 				return wrongWireType(wt, "HealthStatus")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.HealthStatus == nil {
@@ -8418,10 +10723,15 @@ func decCoreV1PersistentVolumeClaimTemplate(s *state, b []byte, m *corev1.Persis
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PersistentVolumeClaimTemplate"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PersistentVolumeClaimTemplate", x)
 		}
 		switch num {
 		case 1:
@@ -8429,7 +10739,9 @@ func decCoreV1PersistentVolumeClaimTemplate(s *state, b []byte, m *corev1.Persis
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -8441,7 +10753,9 @@ func decCoreV1PersistentVolumeClaimTemplate(s *state, b []byte, m *corev1.Persis
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PersistentVolumeClaimSpec(s, b[start:end], &m.Spec); err != nil {
@@ -8464,25 +10778,37 @@ func decCoreV1PersistentVolumeClaimVolumeSource(s *state, b []byte, m *corev1.Pe
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PersistentVolumeClaimVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PersistentVolumeClaimVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "ClaimName")
 			}
-			if m.ClaimName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ClaimName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -8502,10 +10828,15 @@ func decCoreV1PersistentVolumeList(s *state, b []byte, m *corev1.PersistentVolum
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PersistentVolumeList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PersistentVolumeList", x)
 		}
 		switch num {
 		case 1:
@@ -8513,7 +10844,9 @@ func decCoreV1PersistentVolumeList(s *state, b []byte, m *corev1.PersistentVolum
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -8525,7 +10858,9 @@ func decCoreV1PersistentVolumeList(s *state, b []byte, m *corev1.PersistentVolum
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -8556,10 +10891,15 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PersistentVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PersistentVolumeSource", x)
 		}
 		switch num {
 		case 1:
@@ -8567,7 +10907,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "GCEPersistentDisk")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.GCEPersistentDisk == nil {
@@ -8582,7 +10924,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "AWSElasticBlockStore")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AWSElasticBlockStore == nil {
@@ -8597,7 +10941,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "HostPath")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.HostPath == nil {
@@ -8612,7 +10958,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "Glusterfs")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Glusterfs == nil {
@@ -8627,7 +10975,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "NFS")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NFS == nil {
@@ -8642,7 +10992,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "RBD")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RBD == nil {
@@ -8657,7 +11009,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "ISCSI")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ISCSI == nil {
@@ -8672,7 +11026,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "Cinder")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Cinder == nil {
@@ -8687,7 +11043,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "CephFS")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CephFS == nil {
@@ -8702,7 +11060,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "FC")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.FC == nil {
@@ -8717,7 +11077,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "Flocker")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Flocker == nil {
@@ -8732,7 +11094,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "FlexVolume")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.FlexVolume == nil {
@@ -8747,7 +11111,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "AzureFile")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AzureFile == nil {
@@ -8762,7 +11128,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "VsphereVolume")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VsphereVolume == nil {
@@ -8777,7 +11145,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "Quobyte")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Quobyte == nil {
@@ -8792,7 +11162,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "AzureDisk")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AzureDisk == nil {
@@ -8807,7 +11179,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "PhotonPersistentDisk")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PhotonPersistentDisk == nil {
@@ -8822,7 +11196,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "PortworxVolume")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PortworxVolume == nil {
@@ -8837,7 +11213,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "ScaleIO")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ScaleIO == nil {
@@ -8852,7 +11230,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "Local")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Local == nil {
@@ -8867,7 +11247,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "StorageOS")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.StorageOS == nil {
@@ -8882,7 +11264,9 @@ func decCoreV1PersistentVolumeSource(s *state, b []byte, m *corev1.PersistentVol
 				return wrongWireType(wt, "CSI")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CSI == nil {
@@ -8908,10 +11292,15 @@ func decCoreV1PersistentVolumeSpec(s *state, b []byte, m *corev1.PersistentVolum
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PersistentVolumeSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PersistentVolumeSpec", x)
 		}
 		switch num {
 		case 1:
@@ -8919,7 +11308,9 @@ func decCoreV1PersistentVolumeSpec(s *state, b []byte, m *corev1.PersistentVolum
 				return wrongWireType(wt, "Capacity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Capacity == nil {
@@ -8927,7 +11318,7 @@ func decCoreV1PersistentVolumeSpec(s *state, b []byte, m *corev1.PersistentVolum
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Capacity[k] = v
@@ -8937,7 +11328,9 @@ func decCoreV1PersistentVolumeSpec(s *state, b []byte, m *corev1.PersistentVolum
 				return wrongWireType(wt, "PersistentVolumeSource")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PersistentVolumeSource(s, b[start:end], &m.PersistentVolumeSource); err != nil {
@@ -8948,20 +11341,25 @@ func decCoreV1PersistentVolumeSpec(s *state, b []byte, m *corev1.PersistentVolum
 			if wt != 2 {
 				return wrongWireType(wt, "AccessModes")
 			}
-			var v corev1.PersistentVolumeAccessMode
-			if v, i, err = str[corev1.PersistentVolumeAccessMode](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AccessModes == nil {
-				m.AccessModes = make([]corev1.PersistentVolumeAccessMode, 0, count(b, i, 3)+1)
+				m.AccessModes = make([]corev1.PersistentVolumeAccessMode, 0, count(b, end, 3)+1)
 			}
-			m.AccessModes = append(m.AccessModes, v)
+			m.AccessModes = append(m.AccessModes, strOf[corev1.PersistentVolumeAccessMode](s, b[start:end]))
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "ClaimRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ClaimRef == nil {
@@ -8975,43 +11373,62 @@ func decCoreV1PersistentVolumeSpec(s *state, b []byte, m *corev1.PersistentVolum
 			if wt != 2 {
 				return wrongWireType(wt, "PersistentVolumeReclaimPolicy")
 			}
-			if m.PersistentVolumeReclaimPolicy, i, err = str[corev1.PersistentVolumeReclaimPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PersistentVolumeReclaimPolicy = strOf[corev1.PersistentVolumeReclaimPolicy](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "StorageClassName")
 			}
-			if m.StorageClassName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.StorageClassName = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "MountOptions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MountOptions == nil {
-				m.MountOptions = make([]string, 0, count(b, i, 7)+1)
+				m.MountOptions = make([]string, 0, count(b, end, 7)+1)
 			}
-			m.MountOptions = append(m.MountOptions, v)
+			m.MountOptions = append(m.MountOptions, strOf[string](s, b[start:end]))
+			i = end
 		case 8:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeMode")
 			}
-			var v corev1.PersistentVolumeMode
-			if v, i, err = str[corev1.PersistentVolumeMode](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.PersistentVolumeMode](s, b[start:end])
 			m.VolumeMode = &v
+			i = end
 		case 9:
 			if wt != 2 {
 				return wrongWireType(wt, "NodeAffinity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeAffinity == nil {
@@ -9025,11 +11442,15 @@ func decCoreV1PersistentVolumeSpec(s *state, b []byte, m *corev1.PersistentVolum
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeAttributesClassName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.VolumeAttributesClassName = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -9046,39 +11467,61 @@ func decCoreV1PersistentVolumeStatus(s *state, b []byte, m *corev1.PersistentVol
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PersistentVolumeStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PersistentVolumeStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Phase")
 			}
-			if m.Phase, i, err = str[corev1.PersistentVolumePhase](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Phase = strOf[corev1.PersistentVolumePhase](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "LastPhaseTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.LastPhaseTransitionTime == nil {
@@ -9104,26 +11547,41 @@ func decCoreV1PhotonPersistentDiskVolumeSource(s *state, b []byte, m *corev1.Pho
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PhotonPersistentDiskVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PhotonPersistentDiskVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "PdID")
 			}
-			if m.PdID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PdID = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -9140,10 +11598,15 @@ func decCoreV1Pod(s *state, b []byte, m *corev1.Pod) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Pod"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Pod", x)
 		}
 		switch num {
 		case 1:
@@ -9151,7 +11614,9 @@ func decCoreV1Pod(s *state, b []byte, m *corev1.Pod) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -9163,7 +11628,9 @@ func decCoreV1Pod(s *state, b []byte, m *corev1.Pod) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PodSpec(s, b[start:end], &m.Spec); err != nil {
@@ -9175,7 +11642,9 @@ func decCoreV1Pod(s *state, b []byte, m *corev1.Pod) error {
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PodStatus(s, b[start:end], &m.Status); err != nil {
@@ -9198,10 +11667,15 @@ func decCoreV1PodAffinity(s *state, b []byte, m *corev1.PodAffinity) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodAffinity"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodAffinity", x)
 		}
 		switch num {
 		case 1:
@@ -9209,7 +11683,9 @@ func decCoreV1PodAffinity(s *state, b []byte, m *corev1.PodAffinity) error {
 				return wrongWireType(wt, "RequiredDuringSchedulingIgnoredDuringExecution")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RequiredDuringSchedulingIgnoredDuringExecution == nil {
@@ -9225,7 +11701,9 @@ func decCoreV1PodAffinity(s *state, b []byte, m *corev1.PodAffinity) error {
 				return wrongWireType(wt, "PreferredDuringSchedulingIgnoredDuringExecution")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PreferredDuringSchedulingIgnoredDuringExecution == nil {
@@ -9252,10 +11730,15 @@ func decCoreV1PodAffinityTerm(s *state, b []byte, m *corev1.PodAffinityTerm) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodAffinityTerm"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodAffinityTerm", x)
 		}
 		switch num {
 		case 1:
@@ -9263,7 +11746,9 @@ func decCoreV1PodAffinityTerm(s *state, b []byte, m *corev1.PodAffinityTerm) err
 				return wrongWireType(wt, "LabelSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.LabelSelector == nil {
@@ -9277,27 +11762,37 @@ func decCoreV1PodAffinityTerm(s *state, b []byte, m *corev1.PodAffinityTerm) err
 			if wt != 2 {
 				return wrongWireType(wt, "Namespaces")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Namespaces == nil {
-				m.Namespaces = make([]string, 0, count(b, i, 2)+1)
+				m.Namespaces = make([]string, 0, count(b, end, 2)+1)
 			}
-			m.Namespaces = append(m.Namespaces, v)
+			m.Namespaces = append(m.Namespaces, strOf[string](s, b[start:end]))
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "TopologyKey")
 			}
-			if m.TopologyKey, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.TopologyKey = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "NamespaceSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NamespaceSelector == nil {
@@ -9311,26 +11806,32 @@ func decCoreV1PodAffinityTerm(s *state, b []byte, m *corev1.PodAffinityTerm) err
 			if wt != 2 {
 				return wrongWireType(wt, "MatchLabelKeys")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchLabelKeys == nil {
-				m.MatchLabelKeys = make([]string, 0, count(b, i, 5)+1)
+				m.MatchLabelKeys = make([]string, 0, count(b, end, 5)+1)
 			}
-			m.MatchLabelKeys = append(m.MatchLabelKeys, v)
+			m.MatchLabelKeys = append(m.MatchLabelKeys, strOf[string](s, b[start:end]))
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "MismatchLabelKeys")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MismatchLabelKeys == nil {
-				m.MismatchLabelKeys = make([]string, 0, count(b, i, 6)+1)
+				m.MismatchLabelKeys = make([]string, 0, count(b, end, 6)+1)
 			}
-			m.MismatchLabelKeys = append(m.MismatchLabelKeys, v)
+			m.MismatchLabelKeys = append(m.MismatchLabelKeys, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -9347,10 +11848,15 @@ func decCoreV1PodAntiAffinity(s *state, b []byte, m *corev1.PodAntiAffinity) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodAntiAffinity"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodAntiAffinity", x)
 		}
 		switch num {
 		case 1:
@@ -9358,7 +11864,9 @@ func decCoreV1PodAntiAffinity(s *state, b []byte, m *corev1.PodAntiAffinity) err
 				return wrongWireType(wt, "RequiredDuringSchedulingIgnoredDuringExecution")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RequiredDuringSchedulingIgnoredDuringExecution == nil {
@@ -9374,7 +11882,9 @@ func decCoreV1PodAntiAffinity(s *state, b []byte, m *corev1.PodAntiAffinity) err
 				return wrongWireType(wt, "PreferredDuringSchedulingIgnoredDuringExecution")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PreferredDuringSchedulingIgnoredDuringExecution == nil {
@@ -9401,18 +11911,25 @@ func decCoreV1PodAttachOptions(s *state, b []byte, m *corev1.PodAttachOptions) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodAttachOptions"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodAttachOptions", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Stdin")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Stdin = bool(x != 0)
@@ -9420,8 +11937,10 @@ func decCoreV1PodAttachOptions(s *state, b []byte, m *corev1.PodAttachOptions) e
 			if wt != 0 {
 				return wrongWireType(wt, "Stdout")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Stdout = bool(x != 0)
@@ -9429,8 +11948,10 @@ func decCoreV1PodAttachOptions(s *state, b []byte, m *corev1.PodAttachOptions) e
 			if wt != 0 {
 				return wrongWireType(wt, "Stderr")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Stderr = bool(x != 0)
@@ -9438,8 +11959,10 @@ func decCoreV1PodAttachOptions(s *state, b []byte, m *corev1.PodAttachOptions) e
 			if wt != 0 {
 				return wrongWireType(wt, "TTY")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.TTY = bool(x != 0)
@@ -9447,9 +11970,14 @@ func decCoreV1PodAttachOptions(s *state, b []byte, m *corev1.PodAttachOptions) e
 			if wt != 2 {
 				return wrongWireType(wt, "Container")
 			}
-			if m.Container, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Container = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -9466,32 +11994,49 @@ func decCoreV1PodCertificateProjection(s *state, b []byte, m *corev1.PodCertific
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodCertificateProjection"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodCertificateProjection", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "SignerName")
 			}
-			if m.SignerName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.SignerName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "KeyType")
 			}
-			if m.KeyType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.KeyType = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "MaxExpirationSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -9500,29 +12045,46 @@ func decCoreV1PodCertificateProjection(s *state, b []byte, m *corev1.PodCertific
 			if wt != 2 {
 				return wrongWireType(wt, "CredentialBundlePath")
 			}
-			if m.CredentialBundlePath, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.CredentialBundlePath = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "KeyPath")
 			}
-			if m.KeyPath, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.KeyPath = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "CertificateChainPath")
 			}
-			if m.CertificateChainPath, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.CertificateChainPath = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "UserAnnotations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.UserAnnotations == nil {
@@ -9539,8 +12101,10 @@ func decCoreV1PodCertificateProjection(s *state, b []byte, m *corev1.PodCertific
 			if wt != 0 {
 				return wrongWireType(wt, "User")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -9561,25 +12125,37 @@ func decCoreV1PodCondition(s *state, b []byte, m *corev1.PodCondition) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[corev1.PodConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[corev1.PodConditionType](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ObservedGeneration = int64(int64(x))
@@ -9587,15 +12163,22 @@ func decCoreV1PodCondition(s *state, b []byte, m *corev1.PodCondition) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "LastProbeTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastProbeTime); err != nil {
@@ -9607,7 +12190,9 @@ func decCoreV1PodCondition(s *state, b []byte, m *corev1.PodCondition) error {
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -9618,16 +12203,26 @@ func decCoreV1PodCondition(s *state, b []byte, m *corev1.PodCondition) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -9644,42 +12239,55 @@ func decCoreV1PodDNSConfig(s *state, b []byte, m *corev1.PodDNSConfig) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodDNSConfig"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodDNSConfig", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Nameservers")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Nameservers == nil {
-				m.Nameservers = make([]string, 0, count(b, i, 1)+1)
+				m.Nameservers = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.Nameservers = append(m.Nameservers, v)
+			m.Nameservers = append(m.Nameservers, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Searches")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Searches == nil {
-				m.Searches = make([]string, 0, count(b, i, 2)+1)
+				m.Searches = make([]string, 0, count(b, end, 2)+1)
 			}
-			m.Searches = append(m.Searches, v)
+			m.Searches = append(m.Searches, strOf[string](s, b[start:end]))
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Options")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Options == nil {
@@ -9706,28 +12314,42 @@ func decCoreV1PodDNSConfigOption(s *state, b []byte, m *corev1.PodDNSConfigOptio
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodDNSConfigOption"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodDNSConfigOption", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Value")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.Value = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -9744,18 +12366,25 @@ func decCoreV1PodExecOptions(s *state, b []byte, m *corev1.PodExecOptions) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodExecOptions"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodExecOptions", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Stdin")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Stdin = bool(x != 0)
@@ -9763,8 +12392,10 @@ func decCoreV1PodExecOptions(s *state, b []byte, m *corev1.PodExecOptions) error
 			if wt != 0 {
 				return wrongWireType(wt, "Stdout")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Stdout = bool(x != 0)
@@ -9772,8 +12403,10 @@ func decCoreV1PodExecOptions(s *state, b []byte, m *corev1.PodExecOptions) error
 			if wt != 0 {
 				return wrongWireType(wt, "Stderr")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Stderr = bool(x != 0)
@@ -9781,8 +12414,10 @@ func decCoreV1PodExecOptions(s *state, b []byte, m *corev1.PodExecOptions) error
 			if wt != 0 {
 				return wrongWireType(wt, "TTY")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.TTY = bool(x != 0)
@@ -9790,21 +12425,29 @@ func decCoreV1PodExecOptions(s *state, b []byte, m *corev1.PodExecOptions) error
 			if wt != 2 {
 				return wrongWireType(wt, "Container")
 			}
-			if m.Container, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Container = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "Command")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Command == nil {
-				m.Command = make([]string, 0, count(b, i, 6)+1)
+				m.Command = make([]string, 0, count(b, end, 6)+1)
 			}
-			m.Command = append(m.Command, v)
+			m.Command = append(m.Command, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -9821,10 +12464,15 @@ func decCoreV1PodExtendedResourceClaimStatus(s *state, b []byte, m *corev1.PodEx
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodExtendedResourceClaimStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodExtendedResourceClaimStatus", x)
 		}
 		switch num {
 		case 1:
@@ -9832,7 +12480,9 @@ func decCoreV1PodExtendedResourceClaimStatus(s *state, b []byte, m *corev1.PodEx
 				return wrongWireType(wt, "RequestMappings")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RequestMappings == nil {
@@ -9847,9 +12497,14 @@ func decCoreV1PodExtendedResourceClaimStatus(s *state, b []byte, m *corev1.PodEx
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceClaimName")
 			}
-			if m.ResourceClaimName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ResourceClaimName = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -9866,19 +12521,29 @@ func decCoreV1PodIP(s *state, b []byte, m *corev1.PodIP) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodIP"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodIP", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "IP")
 			}
-			if m.IP, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.IP = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -9895,10 +12560,15 @@ func decCoreV1PodList(s *state, b []byte, m *corev1.PodList) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodList", x)
 		}
 		switch num {
 		case 1:
@@ -9906,7 +12576,9 @@ func decCoreV1PodList(s *state, b []byte, m *corev1.PodList) error {
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -9918,7 +12590,9 @@ func decCoreV1PodList(s *state, b []byte, m *corev1.PodList) error {
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -9949,25 +12623,37 @@ func decCoreV1PodLogOptions(s *state, b []byte, m *corev1.PodLogOptions) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodLogOptions"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodLogOptions", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Container")
 			}
-			if m.Container, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Container = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "Follow")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Follow = bool(x != 0)
@@ -9975,8 +12661,10 @@ func decCoreV1PodLogOptions(s *state, b []byte, m *corev1.PodLogOptions) error {
 			if wt != 0 {
 				return wrongWireType(wt, "Previous")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Previous = bool(x != 0)
@@ -9984,8 +12672,10 @@ func decCoreV1PodLogOptions(s *state, b []byte, m *corev1.PodLogOptions) error {
 			if wt != 0 {
 				return wrongWireType(wt, "SinceSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -9995,7 +12685,9 @@ func decCoreV1PodLogOptions(s *state, b []byte, m *corev1.PodLogOptions) error {
 				return wrongWireType(wt, "SinceTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SinceTime == nil {
@@ -10009,8 +12701,10 @@ func decCoreV1PodLogOptions(s *state, b []byte, m *corev1.PodLogOptions) error {
 			if wt != 0 {
 				return wrongWireType(wt, "Timestamps")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Timestamps = bool(x != 0)
@@ -10018,8 +12712,10 @@ func decCoreV1PodLogOptions(s *state, b []byte, m *corev1.PodLogOptions) error {
 			if wt != 0 {
 				return wrongWireType(wt, "TailLines")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -10028,8 +12724,10 @@ func decCoreV1PodLogOptions(s *state, b []byte, m *corev1.PodLogOptions) error {
 			if wt != 0 {
 				return wrongWireType(wt, "LimitBytes")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -10038,8 +12736,10 @@ func decCoreV1PodLogOptions(s *state, b []byte, m *corev1.PodLogOptions) error {
 			if wt != 0 {
 				return wrongWireType(wt, "InsecureSkipTLSVerifyBackend")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.InsecureSkipTLSVerifyBackend = bool(x != 0)
@@ -10047,11 +12747,15 @@ func decCoreV1PodLogOptions(s *state, b []byte, m *corev1.PodLogOptions) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Stream")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.Stream = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -10068,19 +12772,29 @@ func decCoreV1PodOS(s *state, b []byte, m *corev1.PodOS) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodOS"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodOS", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[corev1.OSName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[corev1.OSName](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -10097,10 +12811,15 @@ func decCoreV1PodPortForwardOptions(s *state, b []byte, m *corev1.PodPortForward
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodPortForwardOptions"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodPortForwardOptions", x)
 		}
 		switch num {
 		case 1:
@@ -10123,19 +12842,29 @@ func decCoreV1PodProxyOptions(s *state, b []byte, m *corev1.PodProxyOptions) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodProxyOptions"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodProxyOptions", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -10152,19 +12881,29 @@ func decCoreV1PodReadinessGate(s *state, b []byte, m *corev1.PodReadinessGate) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodReadinessGate"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodReadinessGate", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "ConditionType")
 			}
-			if m.ConditionType, i, err = str[corev1.PodConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ConditionType = strOf[corev1.PodConditionType](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -10181,37 +12920,55 @@ func decCoreV1PodResourceClaim(s *state, b []byte, m *corev1.PodResourceClaim) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodResourceClaim"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodResourceClaim", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceClaimName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ResourceClaimName = &v
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceClaimTemplateName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ResourceClaimTemplateName = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -10228,28 +12985,42 @@ func decCoreV1PodResourceClaimStatus(s *state, b []byte, m *corev1.PodResourceCl
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodResourceClaimStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodResourceClaimStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceClaimName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ResourceClaimName = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -10266,19 +13037,29 @@ func decCoreV1PodSchedulingGate(s *state, b []byte, m *corev1.PodSchedulingGate)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodSchedulingGate"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodSchedulingGate", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -10295,21 +13076,30 @@ func decCoreV1PodSchedulingGroup(s *state, b []byte, m *corev1.PodSchedulingGrou
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodSchedulingGroup"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodSchedulingGroup", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "PodGroupName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.PodGroupName = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -10326,10 +13116,15 @@ func decCoreV1PodSecurityContext(s *state, b []byte, m *corev1.PodSecurityContex
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodSecurityContext"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodSecurityContext", x)
 		}
 		switch num {
 		case 1:
@@ -10337,7 +13132,9 @@ func decCoreV1PodSecurityContext(s *state, b []byte, m *corev1.PodSecurityContex
 				return wrongWireType(wt, "SELinuxOptions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SELinuxOptions == nil {
@@ -10352,7 +13149,9 @@ func decCoreV1PodSecurityContext(s *state, b []byte, m *corev1.PodSecurityContex
 				return wrongWireType(wt, "WindowsOptions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.WindowsOptions == nil {
@@ -10366,8 +13165,10 @@ func decCoreV1PodSecurityContext(s *state, b []byte, m *corev1.PodSecurityContex
 			if wt != 0 {
 				return wrongWireType(wt, "RunAsUser")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -10376,8 +13177,10 @@ func decCoreV1PodSecurityContext(s *state, b []byte, m *corev1.PodSecurityContex
 			if wt != 0 {
 				return wrongWireType(wt, "RunAsGroup")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -10386,8 +13189,10 @@ func decCoreV1PodSecurityContext(s *state, b []byte, m *corev1.PodSecurityContex
 			if wt != 0 {
 				return wrongWireType(wt, "RunAsNonRoot")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -10400,17 +13205,23 @@ func decCoreV1PodSecurityContext(s *state, b []byte, m *corev1.PodSecurityContex
 			if wt != 2 {
 				return wrongWireType(wt, "SupplementalGroupsPolicy")
 			}
-			var v corev1.SupplementalGroupsPolicy
-			if v, i, err = str[corev1.SupplementalGroupsPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.SupplementalGroupsPolicy](s, b[start:end])
 			m.SupplementalGroupsPolicy = &v
+			i = end
 		case 5:
 			if wt != 0 {
 				return wrongWireType(wt, "FSGroup")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -10420,7 +13231,9 @@ func decCoreV1PodSecurityContext(s *state, b []byte, m *corev1.PodSecurityContex
 				return wrongWireType(wt, "Sysctls")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Sysctls == nil {
@@ -10435,17 +13248,23 @@ func decCoreV1PodSecurityContext(s *state, b []byte, m *corev1.PodSecurityContex
 			if wt != 2 {
 				return wrongWireType(wt, "FSGroupChangePolicy")
 			}
-			var v corev1.PodFSGroupChangePolicy
-			if v, i, err = str[corev1.PodFSGroupChangePolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.PodFSGroupChangePolicy](s, b[start:end])
 			m.FSGroupChangePolicy = &v
+			i = end
 		case 10:
 			if wt != 2 {
 				return wrongWireType(wt, "SeccompProfile")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SeccompProfile == nil {
@@ -10460,7 +13279,9 @@ func decCoreV1PodSecurityContext(s *state, b []byte, m *corev1.PodSecurityContex
 				return wrongWireType(wt, "AppArmorProfile")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AppArmorProfile == nil {
@@ -10474,11 +13295,15 @@ func decCoreV1PodSecurityContext(s *state, b []byte, m *corev1.PodSecurityContex
 			if wt != 2 {
 				return wrongWireType(wt, "SELinuxChangePolicy")
 			}
-			var v corev1.PodSELinuxChangePolicy
-			if v, i, err = str[corev1.PodSELinuxChangePolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.PodSELinuxChangePolicy](s, b[start:end])
 			m.SELinuxChangePolicy = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -10495,10 +13320,15 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodSpec", x)
 		}
 		switch num {
 		case 1:
@@ -10506,7 +13336,9 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return wrongWireType(wt, "Volumes")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Volumes == nil {
@@ -10522,7 +13354,9 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return wrongWireType(wt, "InitContainers")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.InitContainers == nil {
@@ -10538,7 +13372,9 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return wrongWireType(wt, "Containers")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Containers == nil {
@@ -10554,7 +13390,9 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return wrongWireType(wt, "EphemeralContainers")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.EphemeralContainers == nil {
@@ -10569,15 +13407,22 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "RestartPolicy")
 			}
-			if m.RestartPolicy, i, err = str[corev1.RestartPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.RestartPolicy = strOf[corev1.RestartPolicy](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 0 {
 				return wrongWireType(wt, "TerminationGracePeriodSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -10586,8 +13431,10 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "ActiveDeadlineSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -10596,15 +13443,22 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "DNSPolicy")
 			}
-			if m.DNSPolicy, i, err = str[corev1.DNSPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.DNSPolicy = strOf[corev1.DNSPolicy](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "NodeSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeSelector == nil {
@@ -10621,22 +13475,34 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "ServiceAccountName")
 			}
-			if m.ServiceAccountName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ServiceAccountName = strOf[string](s, b[start:end])
+			i = end
 		case 9:
 			if wt != 2 {
 				return wrongWireType(wt, "DeprecatedServiceAccount")
 			}
-			if m.DeprecatedServiceAccount, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.DeprecatedServiceAccount = strOf[string](s, b[start:end])
+			i = end
 		case 21:
 			if wt != 0 {
 				return wrongWireType(wt, "AutomountServiceAccountToken")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -10645,15 +13511,22 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "NodeName")
 			}
-			if m.NodeName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.NodeName = strOf[string](s, b[start:end])
+			i = end
 		case 11:
 			if wt != 0 {
 				return wrongWireType(wt, "HostNetwork")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.HostNetwork = bool(x != 0)
@@ -10661,8 +13534,10 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "HostPID")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.HostPID = bool(x != 0)
@@ -10670,8 +13545,10 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "HostIPC")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.HostIPC = bool(x != 0)
@@ -10679,8 +13556,10 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "ShareProcessNamespace")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -10690,7 +13569,9 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return wrongWireType(wt, "SecurityContext")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecurityContext == nil {
@@ -10705,7 +13586,9 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return wrongWireType(wt, "ImagePullSecrets")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ImagePullSecrets == nil {
@@ -10720,22 +13603,34 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Hostname")
 			}
-			if m.Hostname, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Hostname = strOf[string](s, b[start:end])
+			i = end
 		case 17:
 			if wt != 2 {
 				return wrongWireType(wt, "Subdomain")
 			}
-			if m.Subdomain, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Subdomain = strOf[string](s, b[start:end])
+			i = end
 		case 18:
 			if wt != 2 {
 				return wrongWireType(wt, "Affinity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Affinity == nil {
@@ -10749,15 +13644,22 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "SchedulerName")
 			}
-			if m.SchedulerName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.SchedulerName = strOf[string](s, b[start:end])
+			i = end
 		case 22:
 			if wt != 2 {
 				return wrongWireType(wt, "Tolerations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Tolerations == nil {
@@ -10773,7 +13675,9 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return wrongWireType(wt, "HostAliases")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.HostAliases == nil {
@@ -10788,15 +13692,22 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "PriorityClassName")
 			}
-			if m.PriorityClassName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PriorityClassName = strOf[string](s, b[start:end])
+			i = end
 		case 25:
 			if wt != 0 {
 				return wrongWireType(wt, "Priority")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -10806,7 +13717,9 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return wrongWireType(wt, "DNSConfig")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DNSConfig == nil {
@@ -10821,7 +13734,9 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return wrongWireType(wt, "ReadinessGates")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ReadinessGates == nil {
@@ -10836,17 +13751,23 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "RuntimeClassName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.RuntimeClassName = &v
+			i = end
 		case 30:
 			if wt != 0 {
 				return wrongWireType(wt, "EnableServiceLinks")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -10855,17 +13776,23 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "PreemptionPolicy")
 			}
-			var v corev1.PreemptionPolicy
-			if v, i, err = str[corev1.PreemptionPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.PreemptionPolicy](s, b[start:end])
 			m.PreemptionPolicy = &v
+			i = end
 		case 32:
 			if wt != 2 {
 				return wrongWireType(wt, "Overhead")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Overhead == nil {
@@ -10873,7 +13800,7 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Overhead[k] = v
@@ -10883,7 +13810,9 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return wrongWireType(wt, "TopologySpreadConstraints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.TopologySpreadConstraints == nil {
@@ -10898,8 +13827,10 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "SetHostnameAsFQDN")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -10909,7 +13840,9 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return wrongWireType(wt, "OS")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.OS == nil {
@@ -10923,8 +13856,10 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "HostUsers")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -10934,7 +13869,9 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return wrongWireType(wt, "SchedulingGates")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SchedulingGates == nil {
@@ -10950,7 +13887,9 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return wrongWireType(wt, "ResourceClaims")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceClaims == nil {
@@ -10966,7 +13905,9 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return wrongWireType(wt, "Resources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Resources == nil {
@@ -10980,17 +13921,23 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "HostnameOverride")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.HostnameOverride = &v
+			i = end
 		case 43:
 			if wt != 2 {
 				return wrongWireType(wt, "SchedulingGroup")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SchedulingGroup == nil {
@@ -11005,7 +13952,9 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return wrongWireType(wt, "EvictionResponders")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.EvictionResponders == nil {
@@ -11032,18 +13981,25 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodStatus", x)
 		}
 		switch num {
 		case 17:
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ObservedGeneration = int64(int64(x))
@@ -11051,15 +14007,22 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Phase")
 			}
-			if m.Phase, i, err = str[corev1.PodPhase](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Phase = strOf[corev1.PodPhase](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -11074,36 +14037,58 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 11:
 			if wt != 2 {
 				return wrongWireType(wt, "NominatedNodeName")
 			}
-			if m.NominatedNodeName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.NominatedNodeName = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "HostIP")
 			}
-			if m.HostIP, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.HostIP = strOf[string](s, b[start:end])
+			i = end
 		case 16:
 			if wt != 2 {
 				return wrongWireType(wt, "HostIPs")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.HostIPs == nil {
@@ -11118,15 +14103,22 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 			if wt != 2 {
 				return wrongWireType(wt, "PodIP")
 			}
-			if m.PodIP, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PodIP = strOf[string](s, b[start:end])
+			i = end
 		case 12:
 			if wt != 2 {
 				return wrongWireType(wt, "PodIPs")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PodIPs == nil {
@@ -11142,7 +14134,9 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return wrongWireType(wt, "StartTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.StartTime == nil {
@@ -11157,7 +14151,9 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return wrongWireType(wt, "InitContainerStatuses")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.InitContainerStatuses == nil {
@@ -11173,7 +14169,9 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return wrongWireType(wt, "ContainerStatuses")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ContainerStatuses == nil {
@@ -11188,15 +14186,22 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 			if wt != 2 {
 				return wrongWireType(wt, "QOSClass")
 			}
-			if m.QOSClass, i, err = str[corev1.PodQOSClass](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.QOSClass = strOf[corev1.PodQOSClass](s, b[start:end])
+			i = end
 		case 13:
 			if wt != 2 {
 				return wrongWireType(wt, "EphemeralContainerStatuses")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.EphemeralContainerStatuses == nil {
@@ -11211,15 +14216,22 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Resize")
 			}
-			if m.Resize, i, err = str[corev1.PodResizeStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Resize = strOf[corev1.PodResizeStatus](s, b[start:end])
+			i = end
 		case 15:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceClaimStatuses")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceClaimStatuses == nil {
@@ -11235,7 +14247,9 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return wrongWireType(wt, "ExtendedResourceClaimStatus")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ExtendedResourceClaimStatus == nil {
@@ -11250,7 +14264,9 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return wrongWireType(wt, "AllocatedResources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AllocatedResources == nil {
@@ -11258,7 +14274,7 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.AllocatedResources[k] = v
@@ -11268,7 +14284,9 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return wrongWireType(wt, "Resources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Resources == nil {
@@ -11283,7 +14301,9 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return wrongWireType(wt, "NodeAllocatableResourceClaimStatuses")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeAllocatableResourceClaimStatuses == nil {
@@ -11299,7 +14319,9 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return wrongWireType(wt, "VolumeHealth")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VolumeHealth == nil {
@@ -11326,10 +14348,15 @@ func decCoreV1PodTemplate(s *state, b []byte, m *corev1.PodTemplate) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodTemplate"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodTemplate", x)
 		}
 		switch num {
 		case 1:
@@ -11337,7 +14364,9 @@ func decCoreV1PodTemplate(s *state, b []byte, m *corev1.PodTemplate) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -11349,7 +14378,9 @@ func decCoreV1PodTemplate(s *state, b []byte, m *corev1.PodTemplate) error {
 				return wrongWireType(wt, "Template")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PodTemplateSpec(s, b[start:end], &m.Template); err != nil {
@@ -11372,10 +14403,15 @@ func decCoreV1PodTemplateList(s *state, b []byte, m *corev1.PodTemplateList) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodTemplateList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodTemplateList", x)
 		}
 		switch num {
 		case 1:
@@ -11383,7 +14419,9 @@ func decCoreV1PodTemplateList(s *state, b []byte, m *corev1.PodTemplateList) err
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -11395,7 +14433,9 @@ func decCoreV1PodTemplateList(s *state, b []byte, m *corev1.PodTemplateList) err
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -11426,10 +14466,15 @@ func decCoreV1PodTemplateSpec(s *state, b []byte, m *corev1.PodTemplateSpec) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodTemplateSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodTemplateSpec", x)
 		}
 		switch num {
 		case 1:
@@ -11437,7 +14482,9 @@ func decCoreV1PodTemplateSpec(s *state, b []byte, m *corev1.PodTemplateSpec) err
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -11449,7 +14496,9 @@ func decCoreV1PodTemplateSpec(s *state, b []byte, m *corev1.PodTemplateSpec) err
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PodSpec(s, b[start:end], &m.Spec); err != nil {
@@ -11472,25 +14521,37 @@ func decCoreV1PodVolumeHealth(s *state, b []byte, m *corev1.PodVolumeHealth) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodVolumeHealth"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodVolumeHealth", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "HealthConditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.HealthConditions == nil {
@@ -11506,7 +14567,9 @@ func decCoreV1PodVolumeHealth(s *state, b []byte, m *corev1.PodVolumeHealth) err
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -11529,18 +14592,25 @@ func decCoreV1PortStatus(s *state, b []byte, m *corev1.PortStatus) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PortStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PortStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Port")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Port = int32(int32(x))
@@ -11548,18 +14618,27 @@ func decCoreV1PortStatus(s *state, b []byte, m *corev1.PortStatus) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Protocol")
 			}
-			if m.Protocol, i, err = str[corev1.Protocol](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Protocol = strOf[corev1.Protocol](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Error")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.Error = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -11576,32 +14655,49 @@ func decCoreV1PortworxVolumeSource(s *state, b []byte, m *corev1.PortworxVolumeS
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PortworxVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PortworxVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeID")
 			}
-			if m.VolumeID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.VolumeID = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -11621,18 +14717,25 @@ func decCoreV1PreferredSchedulingTerm(s *state, b []byte, m *corev1.PreferredSch
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PreferredSchedulingTerm"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PreferredSchedulingTerm", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Weight")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Weight = int32(int32(x))
@@ -11641,7 +14744,9 @@ func decCoreV1PreferredSchedulingTerm(s *state, b []byte, m *corev1.PreferredSch
 				return wrongWireType(wt, "Preference")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1NodeSelectorTerm(s, b[start:end], &m.Preference); err != nil {
@@ -11664,10 +14769,15 @@ func decCoreV1Probe(s *state, b []byte, m *corev1.Probe) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Probe"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Probe", x)
 		}
 		switch num {
 		case 1:
@@ -11675,7 +14785,9 @@ func decCoreV1Probe(s *state, b []byte, m *corev1.Probe) error {
 				return wrongWireType(wt, "ProbeHandler")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1ProbeHandler(s, b[start:end], &m.ProbeHandler); err != nil {
@@ -11686,8 +14798,10 @@ func decCoreV1Probe(s *state, b []byte, m *corev1.Probe) error {
 			if wt != 0 {
 				return wrongWireType(wt, "InitialDelaySeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.InitialDelaySeconds = int32(int32(x))
@@ -11695,8 +14809,10 @@ func decCoreV1Probe(s *state, b []byte, m *corev1.Probe) error {
 			if wt != 0 {
 				return wrongWireType(wt, "TimeoutSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.TimeoutSeconds = int32(int32(x))
@@ -11704,8 +14820,10 @@ func decCoreV1Probe(s *state, b []byte, m *corev1.Probe) error {
 			if wt != 0 {
 				return wrongWireType(wt, "PeriodSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.PeriodSeconds = int32(int32(x))
@@ -11713,8 +14831,10 @@ func decCoreV1Probe(s *state, b []byte, m *corev1.Probe) error {
 			if wt != 0 {
 				return wrongWireType(wt, "SuccessThreshold")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.SuccessThreshold = int32(int32(x))
@@ -11722,8 +14842,10 @@ func decCoreV1Probe(s *state, b []byte, m *corev1.Probe) error {
 			if wt != 0 {
 				return wrongWireType(wt, "FailureThreshold")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.FailureThreshold = int32(int32(x))
@@ -11731,8 +14853,10 @@ func decCoreV1Probe(s *state, b []byte, m *corev1.Probe) error {
 			if wt != 0 {
 				return wrongWireType(wt, "TerminationGracePeriodSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -11753,10 +14877,15 @@ func decCoreV1ProbeHandler(s *state, b []byte, m *corev1.ProbeHandler) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ProbeHandler"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ProbeHandler", x)
 		}
 		switch num {
 		case 1:
@@ -11764,7 +14893,9 @@ func decCoreV1ProbeHandler(s *state, b []byte, m *corev1.ProbeHandler) error {
 				return wrongWireType(wt, "Exec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Exec == nil {
@@ -11779,7 +14910,9 @@ func decCoreV1ProbeHandler(s *state, b []byte, m *corev1.ProbeHandler) error {
 				return wrongWireType(wt, "HTTPGet")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.HTTPGet == nil {
@@ -11794,7 +14927,9 @@ func decCoreV1ProbeHandler(s *state, b []byte, m *corev1.ProbeHandler) error {
 				return wrongWireType(wt, "TCPSocket")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.TCPSocket == nil {
@@ -11809,7 +14944,9 @@ func decCoreV1ProbeHandler(s *state, b []byte, m *corev1.ProbeHandler) error {
 				return wrongWireType(wt, "GRPC")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.GRPC == nil {
@@ -11835,10 +14972,15 @@ func decCoreV1ProjectedVolumeSource(s *state, b []byte, m *corev1.ProjectedVolum
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ProjectedVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ProjectedVolumeSource", x)
 		}
 		switch num {
 		case 1:
@@ -11846,7 +14988,9 @@ func decCoreV1ProjectedVolumeSource(s *state, b []byte, m *corev1.ProjectedVolum
 				return wrongWireType(wt, "Sources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Sources == nil {
@@ -11861,8 +15005,10 @@ func decCoreV1ProjectedVolumeSource(s *state, b []byte, m *corev1.ProjectedVolum
 			if wt != 0 {
 				return wrongWireType(wt, "DefaultMode")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -11871,8 +15017,10 @@ func decCoreV1ProjectedVolumeSource(s *state, b []byte, m *corev1.ProjectedVolum
 			if wt != 0 {
 				return wrongWireType(wt, "DefaultUser")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -11893,32 +15041,49 @@ func decCoreV1QuobyteVolumeSource(s *state, b []byte, m *corev1.QuobyteVolumeSou
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "QuobyteVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("QuobyteVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Registry")
 			}
-			if m.Registry, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Registry = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Volume")
 			}
-			if m.Volume, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Volume = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -11926,23 +15091,38 @@ func decCoreV1QuobyteVolumeSource(s *state, b []byte, m *corev1.QuobyteVolumeSou
 			if wt != 2 {
 				return wrongWireType(wt, "User")
 			}
-			if m.User, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.User = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "Group")
 			}
-			if m.Group, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Group = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "Tenant")
 			}
-			if m.Tenant, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Tenant = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -11959,65 +15139,100 @@ func decCoreV1RBDPersistentVolumeSource(s *state, b []byte, m *corev1.RBDPersist
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RBDPersistentVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RBDPersistentVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "CephMonitors")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CephMonitors == nil {
-				m.CephMonitors = make([]string, 0, count(b, i, 1)+1)
+				m.CephMonitors = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.CephMonitors = append(m.CephMonitors, v)
+			m.CephMonitors = append(m.CephMonitors, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "RBDImage")
 			}
-			if m.RBDImage, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.RBDImage = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "RBDPool")
 			}
-			if m.RBDPool, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.RBDPool = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "RadosUser")
 			}
-			if m.RadosUser, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.RadosUser = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "Keyring")
 			}
-			if m.Keyring, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Keyring = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "SecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecretRef == nil {
@@ -12031,8 +15246,10 @@ func decCoreV1RBDPersistentVolumeSource(s *state, b []byte, m *corev1.RBDPersist
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -12052,65 +15269,100 @@ func decCoreV1RBDVolumeSource(s *state, b []byte, m *corev1.RBDVolumeSource) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RBDVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RBDVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "CephMonitors")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CephMonitors == nil {
-				m.CephMonitors = make([]string, 0, count(b, i, 1)+1)
+				m.CephMonitors = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.CephMonitors = append(m.CephMonitors, v)
+			m.CephMonitors = append(m.CephMonitors, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "RBDImage")
 			}
-			if m.RBDImage, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.RBDImage = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "RBDPool")
 			}
-			if m.RBDPool, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.RBDPool = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "RadosUser")
 			}
-			if m.RadosUser, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.RadosUser = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "Keyring")
 			}
-			if m.Keyring, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Keyring = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "SecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecretRef == nil {
@@ -12124,8 +15376,10 @@ func decCoreV1RBDVolumeSource(s *state, b []byte, m *corev1.RBDVolumeSource) err
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -12145,10 +15399,15 @@ func decCoreV1RangeAllocation(s *state, b []byte, m *corev1.RangeAllocation) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RangeAllocation"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RangeAllocation", x)
 		}
 		switch num {
 		case 1:
@@ -12156,7 +15415,9 @@ func decCoreV1RangeAllocation(s *state, b []byte, m *corev1.RangeAllocation) err
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -12167,16 +15428,26 @@ func decCoreV1RangeAllocation(s *state, b []byte, m *corev1.RangeAllocation) err
 			if wt != 2 {
 				return wrongWireType(wt, "Range")
 			}
-			if m.Range, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Range = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Data")
 			}
-			if m.Data, i, err = byteSlice[[]uint8](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Data = bytesOf[[]uint8](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -12193,10 +15464,15 @@ func decCoreV1ReplicationController(s *state, b []byte, m *corev1.ReplicationCon
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ReplicationController"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ReplicationController", x)
 		}
 		switch num {
 		case 1:
@@ -12204,7 +15480,9 @@ func decCoreV1ReplicationController(s *state, b []byte, m *corev1.ReplicationCon
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -12216,7 +15494,9 @@ func decCoreV1ReplicationController(s *state, b []byte, m *corev1.ReplicationCon
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1ReplicationControllerSpec(s, b[start:end], &m.Spec); err != nil {
@@ -12228,7 +15508,9 @@ func decCoreV1ReplicationController(s *state, b []byte, m *corev1.ReplicationCon
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1ReplicationControllerStatus(s, b[start:end], &m.Status); err != nil {
@@ -12251,32 +15533,49 @@ func decCoreV1ReplicationControllerCondition(s *state, b []byte, m *corev1.Repli
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ReplicationControllerCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ReplicationControllerCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[corev1.ReplicationControllerConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[corev1.ReplicationControllerConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -12287,16 +15586,26 @@ func decCoreV1ReplicationControllerCondition(s *state, b []byte, m *corev1.Repli
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -12313,10 +15622,15 @@ func decCoreV1ReplicationControllerList(s *state, b []byte, m *corev1.Replicatio
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ReplicationControllerList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ReplicationControllerList", x)
 		}
 		switch num {
 		case 1:
@@ -12324,7 +15638,9 @@ func decCoreV1ReplicationControllerList(s *state, b []byte, m *corev1.Replicatio
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -12336,7 +15652,9 @@ func decCoreV1ReplicationControllerList(s *state, b []byte, m *corev1.Replicatio
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -12367,18 +15685,25 @@ func decCoreV1ReplicationControllerSpec(s *state, b []byte, m *corev1.Replicatio
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ReplicationControllerSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ReplicationControllerSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -12387,8 +15712,10 @@ func decCoreV1ReplicationControllerSpec(s *state, b []byte, m *corev1.Replicatio
 			if wt != 0 {
 				return wrongWireType(wt, "MinReadySeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MinReadySeconds = int32(int32(x))
@@ -12397,7 +15724,9 @@ func decCoreV1ReplicationControllerSpec(s *state, b []byte, m *corev1.Replicatio
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -12415,7 +15744,9 @@ func decCoreV1ReplicationControllerSpec(s *state, b []byte, m *corev1.Replicatio
 				return wrongWireType(wt, "Template")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Template == nil {
@@ -12441,18 +15772,25 @@ func decCoreV1ReplicationControllerStatus(s *state, b []byte, m *corev1.Replicat
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ReplicationControllerStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ReplicationControllerStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Replicas = int32(int32(x))
@@ -12460,8 +15798,10 @@ func decCoreV1ReplicationControllerStatus(s *state, b []byte, m *corev1.Replicat
 			if wt != 0 {
 				return wrongWireType(wt, "FullyLabeledReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.FullyLabeledReplicas = int32(int32(x))
@@ -12469,8 +15809,10 @@ func decCoreV1ReplicationControllerStatus(s *state, b []byte, m *corev1.Replicat
 			if wt != 0 {
 				return wrongWireType(wt, "ReadyReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadyReplicas = int32(int32(x))
@@ -12478,8 +15820,10 @@ func decCoreV1ReplicationControllerStatus(s *state, b []byte, m *corev1.Replicat
 			if wt != 0 {
 				return wrongWireType(wt, "AvailableReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.AvailableReplicas = int32(int32(x))
@@ -12487,8 +15831,10 @@ func decCoreV1ReplicationControllerStatus(s *state, b []byte, m *corev1.Replicat
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ObservedGeneration = int64(int64(x))
@@ -12497,7 +15843,9 @@ func decCoreV1ReplicationControllerStatus(s *state, b []byte, m *corev1.Replicat
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -12524,26 +15872,41 @@ func decCoreV1ResourceClaim(s *state, b []byte, m *corev1.ResourceClaim) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaim"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaim", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Request")
 			}
-			if m.Request, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Request = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -12560,32 +15923,49 @@ func decCoreV1ResourceFieldSelector(s *state, b []byte, m *corev1.ResourceFieldS
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceFieldSelector"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceFieldSelector", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "ContainerName")
 			}
-			if m.ContainerName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ContainerName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Resource")
 			}
-			if m.Resource, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Resource = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Divisor")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeQuantity(s, b[start:end], &m.Divisor); err != nil {
@@ -12608,35 +15988,54 @@ func decCoreV1ResourceHealth(s *state, b []byte, m *corev1.ResourceHealth) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceHealth"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceHealth", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceID")
 			}
-			if m.ResourceID, i, err = str[corev1.ResourceID](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ResourceID = strOf[corev1.ResourceID](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Health")
 			}
-			if m.Health, i, err = str[corev1.ResourceHealthStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Health = strOf[corev1.ResourceHealthStatus](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.Message = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -12653,10 +16052,15 @@ func decCoreV1ResourceQuota(s *state, b []byte, m *corev1.ResourceQuota) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceQuota"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceQuota", x)
 		}
 		switch num {
 		case 1:
@@ -12664,7 +16068,9 @@ func decCoreV1ResourceQuota(s *state, b []byte, m *corev1.ResourceQuota) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -12676,7 +16082,9 @@ func decCoreV1ResourceQuota(s *state, b []byte, m *corev1.ResourceQuota) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1ResourceQuotaSpec(s, b[start:end], &m.Spec); err != nil {
@@ -12688,7 +16096,9 @@ func decCoreV1ResourceQuota(s *state, b []byte, m *corev1.ResourceQuota) error {
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1ResourceQuotaStatus(s, b[start:end], &m.Status); err != nil {
@@ -12711,10 +16121,15 @@ func decCoreV1ResourceQuotaList(s *state, b []byte, m *corev1.ResourceQuotaList)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceQuotaList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceQuotaList", x)
 		}
 		switch num {
 		case 1:
@@ -12722,7 +16137,9 @@ func decCoreV1ResourceQuotaList(s *state, b []byte, m *corev1.ResourceQuotaList)
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -12734,7 +16151,9 @@ func decCoreV1ResourceQuotaList(s *state, b []byte, m *corev1.ResourceQuotaList)
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -12765,10 +16184,15 @@ func decCoreV1ResourceQuotaSpec(s *state, b []byte, m *corev1.ResourceQuotaSpec)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceQuotaSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceQuotaSpec", x)
 		}
 		switch num {
 		case 1:
@@ -12776,7 +16200,9 @@ func decCoreV1ResourceQuotaSpec(s *state, b []byte, m *corev1.ResourceQuotaSpec)
 				return wrongWireType(wt, "Hard")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Hard == nil {
@@ -12784,7 +16210,7 @@ func decCoreV1ResourceQuotaSpec(s *state, b []byte, m *corev1.ResourceQuotaSpec)
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Hard[k] = v
@@ -12793,20 +16219,25 @@ func decCoreV1ResourceQuotaSpec(s *state, b []byte, m *corev1.ResourceQuotaSpec)
 			if wt != 2 {
 				return wrongWireType(wt, "Scopes")
 			}
-			var v corev1.ResourceQuotaScope
-			if v, i, err = str[corev1.ResourceQuotaScope](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Scopes == nil {
-				m.Scopes = make([]corev1.ResourceQuotaScope, 0, count(b, i, 2)+1)
+				m.Scopes = make([]corev1.ResourceQuotaScope, 0, count(b, end, 2)+1)
 			}
-			m.Scopes = append(m.Scopes, v)
+			m.Scopes = append(m.Scopes, strOf[corev1.ResourceQuotaScope](s, b[start:end]))
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "ScopeSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ScopeSelector == nil {
@@ -12832,10 +16263,15 @@ func decCoreV1ResourceQuotaStatus(s *state, b []byte, m *corev1.ResourceQuotaSta
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceQuotaStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceQuotaStatus", x)
 		}
 		switch num {
 		case 1:
@@ -12843,7 +16279,9 @@ func decCoreV1ResourceQuotaStatus(s *state, b []byte, m *corev1.ResourceQuotaSta
 				return wrongWireType(wt, "Hard")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Hard == nil {
@@ -12851,7 +16289,7 @@ func decCoreV1ResourceQuotaStatus(s *state, b []byte, m *corev1.ResourceQuotaSta
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Hard[k] = v
@@ -12861,7 +16299,9 @@ func decCoreV1ResourceQuotaStatus(s *state, b []byte, m *corev1.ResourceQuotaSta
 				return wrongWireType(wt, "Used")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Used == nil {
@@ -12869,7 +16309,7 @@ func decCoreV1ResourceQuotaStatus(s *state, b []byte, m *corev1.ResourceQuotaSta
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Used[k] = v
@@ -12890,10 +16330,15 @@ func decCoreV1ResourceRequirements(s *state, b []byte, m *corev1.ResourceRequire
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceRequirements"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceRequirements", x)
 		}
 		switch num {
 		case 1:
@@ -12901,7 +16346,9 @@ func decCoreV1ResourceRequirements(s *state, b []byte, m *corev1.ResourceRequire
 				return wrongWireType(wt, "Limits")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Limits == nil {
@@ -12909,7 +16356,7 @@ func decCoreV1ResourceRequirements(s *state, b []byte, m *corev1.ResourceRequire
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Limits[k] = v
@@ -12919,7 +16366,9 @@ func decCoreV1ResourceRequirements(s *state, b []byte, m *corev1.ResourceRequire
 				return wrongWireType(wt, "Requests")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Requests == nil {
@@ -12927,7 +16376,7 @@ func decCoreV1ResourceRequirements(s *state, b []byte, m *corev1.ResourceRequire
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Requests[k] = v
@@ -12937,7 +16386,9 @@ func decCoreV1ResourceRequirements(s *state, b []byte, m *corev1.ResourceRequire
 				return wrongWireType(wt, "Claims")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Claims == nil {
@@ -12964,25 +16415,37 @@ func decCoreV1ResourceStatus(s *state, b []byte, m *corev1.ResourceStatus) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[corev1.ResourceName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[corev1.ResourceName](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Resources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Resources == nil {
@@ -13009,40 +16472,65 @@ func decCoreV1SELinuxOptions(s *state, b []byte, m *corev1.SELinuxOptions) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SELinuxOptions"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SELinuxOptions", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "User")
 			}
-			if m.User, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.User = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Role")
 			}
-			if m.Role, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Role = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Level")
 			}
-			if m.Level, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Level = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -13059,32 +16547,49 @@ func decCoreV1ScaleIOPersistentVolumeSource(s *state, b []byte, m *corev1.ScaleI
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ScaleIOPersistentVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ScaleIOPersistentVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Gateway")
 			}
-			if m.Gateway, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Gateway = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "System")
 			}
-			if m.System, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.System = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "SecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecretRef == nil {
@@ -13098,8 +16603,10 @@ func decCoreV1ScaleIOPersistentVolumeSource(s *state, b []byte, m *corev1.ScaleI
 			if wt != 0 {
 				return wrongWireType(wt, "SSLEnabled")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.SSLEnabled = bool(x != 0)
@@ -13107,43 +16614,70 @@ func decCoreV1ScaleIOPersistentVolumeSource(s *state, b []byte, m *corev1.ScaleI
 			if wt != 2 {
 				return wrongWireType(wt, "ProtectionDomain")
 			}
-			if m.ProtectionDomain, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ProtectionDomain = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "StoragePool")
 			}
-			if m.StoragePool, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.StoragePool = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "StorageMode")
 			}
-			if m.StorageMode, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.StorageMode = strOf[string](s, b[start:end])
+			i = end
 		case 8:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeName")
 			}
-			if m.VolumeName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.VolumeName = strOf[string](s, b[start:end])
+			i = end
 		case 9:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 10:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -13163,32 +16697,49 @@ func decCoreV1ScaleIOVolumeSource(s *state, b []byte, m *corev1.ScaleIOVolumeSou
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ScaleIOVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ScaleIOVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Gateway")
 			}
-			if m.Gateway, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Gateway = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "System")
 			}
-			if m.System, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.System = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "SecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecretRef == nil {
@@ -13202,8 +16753,10 @@ func decCoreV1ScaleIOVolumeSource(s *state, b []byte, m *corev1.ScaleIOVolumeSou
 			if wt != 0 {
 				return wrongWireType(wt, "SSLEnabled")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.SSLEnabled = bool(x != 0)
@@ -13211,43 +16764,70 @@ func decCoreV1ScaleIOVolumeSource(s *state, b []byte, m *corev1.ScaleIOVolumeSou
 			if wt != 2 {
 				return wrongWireType(wt, "ProtectionDomain")
 			}
-			if m.ProtectionDomain, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ProtectionDomain = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "StoragePool")
 			}
-			if m.StoragePool, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.StoragePool = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "StorageMode")
 			}
-			if m.StorageMode, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.StorageMode = strOf[string](s, b[start:end])
+			i = end
 		case 8:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeName")
 			}
-			if m.VolumeName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.VolumeName = strOf[string](s, b[start:end])
+			i = end
 		case 9:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 10:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -13267,10 +16847,15 @@ func decCoreV1ScopeSelector(s *state, b []byte, m *corev1.ScopeSelector) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ScopeSelector"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ScopeSelector", x)
 		}
 		switch num {
 		case 1:
@@ -13278,7 +16863,9 @@ func decCoreV1ScopeSelector(s *state, b []byte, m *corev1.ScopeSelector) error {
 				return wrongWireType(wt, "MatchExpressions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchExpressions == nil {
@@ -13305,38 +16892,56 @@ func decCoreV1ScopedResourceSelectorRequirement(s *state, b []byte, m *corev1.Sc
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ScopedResourceSelectorRequirement"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ScopedResourceSelectorRequirement", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "ScopeName")
 			}
-			if m.ScopeName, i, err = str[corev1.ResourceQuotaScope](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ScopeName = strOf[corev1.ResourceQuotaScope](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Operator")
 			}
-			if m.Operator, i, err = str[corev1.ScopeSelectorOperator](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Operator = strOf[corev1.ScopeSelectorOperator](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Values")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Values == nil {
-				m.Values = make([]string, 0, count(b, i, 3)+1)
+				m.Values = make([]string, 0, count(b, end, 3)+1)
 			}
-			m.Values = append(m.Values, v)
+			m.Values = append(m.Values, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -13353,28 +16958,42 @@ func decCoreV1SeccompProfile(s *state, b []byte, m *corev1.SeccompProfile) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SeccompProfile"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SeccompProfile", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[corev1.SeccompProfileType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[corev1.SeccompProfileType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "LocalhostProfile")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.LocalhostProfile = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -13391,10 +17010,15 @@ func decCoreV1Secret(s *state, b []byte, m *corev1.Secret) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Secret"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Secret", x)
 		}
 		switch num {
 		case 1:
@@ -13402,7 +17026,9 @@ func decCoreV1Secret(s *state, b []byte, m *corev1.Secret) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -13413,8 +17039,10 @@ func decCoreV1Secret(s *state, b []byte, m *corev1.Secret) error {
 			if wt != 0 {
 				return wrongWireType(wt, "Immutable")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -13424,7 +17052,9 @@ func decCoreV1Secret(s *state, b []byte, m *corev1.Secret) error {
 				return wrongWireType(wt, "Data")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Data == nil {
@@ -13442,7 +17072,9 @@ func decCoreV1Secret(s *state, b []byte, m *corev1.Secret) error {
 				return wrongWireType(wt, "StringData")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.StringData == nil {
@@ -13459,9 +17091,14 @@ func decCoreV1Secret(s *state, b []byte, m *corev1.Secret) error {
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[corev1.SecretType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[corev1.SecretType](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -13478,10 +17115,15 @@ func decCoreV1SecretEnvSource(s *state, b []byte, m *corev1.SecretEnvSource) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SecretEnvSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SecretEnvSource", x)
 		}
 		switch num {
 		case 1:
@@ -13489,7 +17131,9 @@ func decCoreV1SecretEnvSource(s *state, b []byte, m *corev1.SecretEnvSource) err
 				return wrongWireType(wt, "LocalObjectReference")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1LocalObjectReference(s, b[start:end], &m.LocalObjectReference); err != nil {
@@ -13500,8 +17144,10 @@ func decCoreV1SecretEnvSource(s *state, b []byte, m *corev1.SecretEnvSource) err
 			if wt != 0 {
 				return wrongWireType(wt, "Optional")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -13522,10 +17168,15 @@ func decCoreV1SecretKeySelector(s *state, b []byte, m *corev1.SecretKeySelector)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SecretKeySelector"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SecretKeySelector", x)
 		}
 		switch num {
 		case 1:
@@ -13533,7 +17184,9 @@ func decCoreV1SecretKeySelector(s *state, b []byte, m *corev1.SecretKeySelector)
 				return wrongWireType(wt, "LocalObjectReference")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1LocalObjectReference(s, b[start:end], &m.LocalObjectReference); err != nil {
@@ -13544,15 +17197,22 @@ func decCoreV1SecretKeySelector(s *state, b []byte, m *corev1.SecretKeySelector)
 			if wt != 2 {
 				return wrongWireType(wt, "Key")
 			}
-			if m.Key, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Key = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "Optional")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -13573,10 +17233,15 @@ func decCoreV1SecretList(s *state, b []byte, m *corev1.SecretList) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SecretList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SecretList", x)
 		}
 		switch num {
 		case 1:
@@ -13584,7 +17249,9 @@ func decCoreV1SecretList(s *state, b []byte, m *corev1.SecretList) error {
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -13596,7 +17263,9 @@ func decCoreV1SecretList(s *state, b []byte, m *corev1.SecretList) error {
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -13627,10 +17296,15 @@ func decCoreV1SecretProjection(s *state, b []byte, m *corev1.SecretProjection) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SecretProjection"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SecretProjection", x)
 		}
 		switch num {
 		case 1:
@@ -13638,7 +17312,9 @@ func decCoreV1SecretProjection(s *state, b []byte, m *corev1.SecretProjection) e
 				return wrongWireType(wt, "LocalObjectReference")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1LocalObjectReference(s, b[start:end], &m.LocalObjectReference); err != nil {
@@ -13650,7 +17326,9 @@ func decCoreV1SecretProjection(s *state, b []byte, m *corev1.SecretProjection) e
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -13665,8 +17343,10 @@ func decCoreV1SecretProjection(s *state, b []byte, m *corev1.SecretProjection) e
 			if wt != 0 {
 				return wrongWireType(wt, "Optional")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -13687,26 +17367,41 @@ func decCoreV1SecretReference(s *state, b []byte, m *corev1.SecretReference) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SecretReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SecretReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Namespace")
 			}
-			if m.Namespace, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Namespace = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -13723,25 +17418,37 @@ func decCoreV1SecretVolumeSource(s *state, b []byte, m *corev1.SecretVolumeSourc
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SecretVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SecretVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "SecretName")
 			}
-			if m.SecretName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.SecretName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -13756,8 +17463,10 @@ func decCoreV1SecretVolumeSource(s *state, b []byte, m *corev1.SecretVolumeSourc
 			if wt != 0 {
 				return wrongWireType(wt, "DefaultMode")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -13766,8 +17475,10 @@ func decCoreV1SecretVolumeSource(s *state, b []byte, m *corev1.SecretVolumeSourc
 			if wt != 0 {
 				return wrongWireType(wt, "Optional")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -13776,8 +17487,10 @@ func decCoreV1SecretVolumeSource(s *state, b []byte, m *corev1.SecretVolumeSourc
 			if wt != 0 {
 				return wrongWireType(wt, "DefaultUser")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -13798,10 +17511,15 @@ func decCoreV1SecurityContext(s *state, b []byte, m *corev1.SecurityContext) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SecurityContext"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SecurityContext", x)
 		}
 		switch num {
 		case 1:
@@ -13809,7 +17527,9 @@ func decCoreV1SecurityContext(s *state, b []byte, m *corev1.SecurityContext) err
 				return wrongWireType(wt, "Capabilities")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Capabilities == nil {
@@ -13823,8 +17543,10 @@ func decCoreV1SecurityContext(s *state, b []byte, m *corev1.SecurityContext) err
 			if wt != 0 {
 				return wrongWireType(wt, "Privileged")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -13834,7 +17556,9 @@ func decCoreV1SecurityContext(s *state, b []byte, m *corev1.SecurityContext) err
 				return wrongWireType(wt, "SELinuxOptions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SELinuxOptions == nil {
@@ -13849,7 +17573,9 @@ func decCoreV1SecurityContext(s *state, b []byte, m *corev1.SecurityContext) err
 				return wrongWireType(wt, "WindowsOptions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.WindowsOptions == nil {
@@ -13863,8 +17589,10 @@ func decCoreV1SecurityContext(s *state, b []byte, m *corev1.SecurityContext) err
 			if wt != 0 {
 				return wrongWireType(wt, "RunAsUser")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -13873,8 +17601,10 @@ func decCoreV1SecurityContext(s *state, b []byte, m *corev1.SecurityContext) err
 			if wt != 0 {
 				return wrongWireType(wt, "RunAsGroup")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -13883,8 +17613,10 @@ func decCoreV1SecurityContext(s *state, b []byte, m *corev1.SecurityContext) err
 			if wt != 0 {
 				return wrongWireType(wt, "RunAsNonRoot")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -13893,8 +17625,10 @@ func decCoreV1SecurityContext(s *state, b []byte, m *corev1.SecurityContext) err
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnlyRootFilesystem")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -13903,8 +17637,10 @@ func decCoreV1SecurityContext(s *state, b []byte, m *corev1.SecurityContext) err
 			if wt != 0 {
 				return wrongWireType(wt, "AllowPrivilegeEscalation")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -13913,17 +17649,23 @@ func decCoreV1SecurityContext(s *state, b []byte, m *corev1.SecurityContext) err
 			if wt != 2 {
 				return wrongWireType(wt, "ProcMount")
 			}
-			var v corev1.ProcMountType
-			if v, i, err = str[corev1.ProcMountType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.ProcMountType](s, b[start:end])
 			m.ProcMount = &v
+			i = end
 		case 11:
 			if wt != 2 {
 				return wrongWireType(wt, "SeccompProfile")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SeccompProfile == nil {
@@ -13938,7 +17680,9 @@ func decCoreV1SecurityContext(s *state, b []byte, m *corev1.SecurityContext) err
 				return wrongWireType(wt, "AppArmorProfile")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AppArmorProfile == nil {
@@ -13964,10 +17708,15 @@ func decCoreV1SerializedReference(s *state, b []byte, m *corev1.SerializedRefere
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SerializedReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SerializedReference", x)
 		}
 		switch num {
 		case 1:
@@ -13975,7 +17724,9 @@ func decCoreV1SerializedReference(s *state, b []byte, m *corev1.SerializedRefere
 				return wrongWireType(wt, "Reference")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1ObjectReference(s, b[start:end], &m.Reference); err != nil {
@@ -13998,10 +17749,15 @@ func decCoreV1Service(s *state, b []byte, m *corev1.Service) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Service"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Service", x)
 		}
 		switch num {
 		case 1:
@@ -14009,7 +17765,9 @@ func decCoreV1Service(s *state, b []byte, m *corev1.Service) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -14021,7 +17779,9 @@ func decCoreV1Service(s *state, b []byte, m *corev1.Service) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1ServiceSpec(s, b[start:end], &m.Spec); err != nil {
@@ -14033,7 +17793,9 @@ func decCoreV1Service(s *state, b []byte, m *corev1.Service) error {
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1ServiceStatus(s, b[start:end], &m.Status); err != nil {
@@ -14056,10 +17818,15 @@ func decCoreV1ServiceAccount(s *state, b []byte, m *corev1.ServiceAccount) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServiceAccount"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServiceAccount", x)
 		}
 		switch num {
 		case 1:
@@ -14067,7 +17834,9 @@ func decCoreV1ServiceAccount(s *state, b []byte, m *corev1.ServiceAccount) error
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -14079,7 +17848,9 @@ func decCoreV1ServiceAccount(s *state, b []byte, m *corev1.ServiceAccount) error
 				return wrongWireType(wt, "Secrets")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Secrets == nil {
@@ -14095,7 +17866,9 @@ func decCoreV1ServiceAccount(s *state, b []byte, m *corev1.ServiceAccount) error
 				return wrongWireType(wt, "ImagePullSecrets")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ImagePullSecrets == nil {
@@ -14110,8 +17883,10 @@ func decCoreV1ServiceAccount(s *state, b []byte, m *corev1.ServiceAccount) error
 			if wt != 0 {
 				return wrongWireType(wt, "AutomountServiceAccountToken")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -14132,10 +17907,15 @@ func decCoreV1ServiceAccountList(s *state, b []byte, m *corev1.ServiceAccountLis
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServiceAccountList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServiceAccountList", x)
 		}
 		switch num {
 		case 1:
@@ -14143,7 +17923,9 @@ func decCoreV1ServiceAccountList(s *state, b []byte, m *corev1.ServiceAccountLis
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -14155,7 +17937,9 @@ func decCoreV1ServiceAccountList(s *state, b []byte, m *corev1.ServiceAccountLis
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -14186,25 +17970,37 @@ func decCoreV1ServiceAccountTokenProjection(s *state, b []byte, m *corev1.Servic
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServiceAccountTokenProjection"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServiceAccountTokenProjection", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Audience")
 			}
-			if m.Audience, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Audience = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "ExpirationSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -14213,15 +18009,22 @@ func decCoreV1ServiceAccountTokenProjection(s *state, b []byte, m *corev1.Servic
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 0 {
 				return wrongWireType(wt, "User")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -14242,10 +18045,15 @@ func decCoreV1ServiceList(s *state, b []byte, m *corev1.ServiceList) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServiceList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServiceList", x)
 		}
 		switch num {
 		case 1:
@@ -14253,7 +18061,9 @@ func decCoreV1ServiceList(s *state, b []byte, m *corev1.ServiceList) error {
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -14265,7 +18075,9 @@ func decCoreV1ServiceList(s *state, b []byte, m *corev1.ServiceList) error {
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -14296,41 +18108,62 @@ func decCoreV1ServicePort(s *state, b []byte, m *corev1.ServicePort) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServicePort"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServicePort", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Protocol")
 			}
-			if m.Protocol, i, err = str[corev1.Protocol](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Protocol = strOf[corev1.Protocol](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "AppProtocol")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.AppProtocol = &v
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "Port")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Port = int32(int32(x))
@@ -14339,7 +18172,9 @@ func decCoreV1ServicePort(s *state, b []byte, m *corev1.ServicePort) error {
 				return wrongWireType(wt, "TargetPort")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decIntstrIntOrString(s, b[start:end], &m.TargetPort); err != nil {
@@ -14350,8 +18185,10 @@ func decCoreV1ServicePort(s *state, b []byte, m *corev1.ServicePort) error {
 			if wt != 0 {
 				return wrongWireType(wt, "NodePort")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.NodePort = int32(int32(x))
@@ -14371,19 +18208,29 @@ func decCoreV1ServiceProxyOptions(s *state, b []byte, m *corev1.ServiceProxyOpti
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServiceProxyOptions"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServiceProxyOptions", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -14400,10 +18247,15 @@ func decCoreV1ServiceSpec(s *state, b []byte, m *corev1.ServiceSpec) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServiceSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServiceSpec", x)
 		}
 		switch num {
 		case 1:
@@ -14411,7 +18263,9 @@ func decCoreV1ServiceSpec(s *state, b []byte, m *corev1.ServiceSpec) error {
 				return wrongWireType(wt, "Ports")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ports == nil {
@@ -14427,7 +18281,9 @@ func decCoreV1ServiceSpec(s *state, b []byte, m *corev1.ServiceSpec) error {
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -14444,86 +18300,127 @@ func decCoreV1ServiceSpec(s *state, b []byte, m *corev1.ServiceSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "ClusterIP")
 			}
-			if m.ClusterIP, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ClusterIP = strOf[string](s, b[start:end])
+			i = end
 		case 18:
 			if wt != 2 {
 				return wrongWireType(wt, "ClusterIPs")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ClusterIPs == nil {
-				m.ClusterIPs = make([]string, 0, count(b, i, 18)+1)
+				m.ClusterIPs = make([]string, 0, count(b, end, 18)+1)
 			}
-			m.ClusterIPs = append(m.ClusterIPs, v)
+			m.ClusterIPs = append(m.ClusterIPs, strOf[string](s, b[start:end]))
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[corev1.ServiceType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[corev1.ServiceType](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "ExternalIPs")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ExternalIPs == nil {
-				m.ExternalIPs = make([]string, 0, count(b, i, 5)+1)
+				m.ExternalIPs = make([]string, 0, count(b, end, 5)+1)
 			}
-			m.ExternalIPs = append(m.ExternalIPs, v)
+			m.ExternalIPs = append(m.ExternalIPs, strOf[string](s, b[start:end]))
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "SessionAffinity")
 			}
-			if m.SessionAffinity, i, err = str[corev1.ServiceAffinity](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.SessionAffinity = strOf[corev1.ServiceAffinity](s, b[start:end])
+			i = end
 		case 8:
 			if wt != 2 {
 				return wrongWireType(wt, "LoadBalancerIP")
 			}
-			if m.LoadBalancerIP, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.LoadBalancerIP = strOf[string](s, b[start:end])
+			i = end
 		case 9:
 			if wt != 2 {
 				return wrongWireType(wt, "LoadBalancerSourceRanges")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.LoadBalancerSourceRanges == nil {
-				m.LoadBalancerSourceRanges = make([]string, 0, count(b, i, 9)+1)
+				m.LoadBalancerSourceRanges = make([]string, 0, count(b, end, 9)+1)
 			}
-			m.LoadBalancerSourceRanges = append(m.LoadBalancerSourceRanges, v)
+			m.LoadBalancerSourceRanges = append(m.LoadBalancerSourceRanges, strOf[string](s, b[start:end]))
+			i = end
 		case 10:
 			if wt != 2 {
 				return wrongWireType(wt, "ExternalName")
 			}
-			if m.ExternalName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ExternalName = strOf[string](s, b[start:end])
+			i = end
 		case 11:
 			if wt != 2 {
 				return wrongWireType(wt, "ExternalTrafficPolicy")
 			}
-			if m.ExternalTrafficPolicy, i, err = str[corev1.ServiceExternalTrafficPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ExternalTrafficPolicy = strOf[corev1.ServiceExternalTrafficPolicy](s, b[start:end])
+			i = end
 		case 12:
 			if wt != 0 {
 				return wrongWireType(wt, "HealthCheckNodePort")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.HealthCheckNodePort = int32(int32(x))
@@ -14531,8 +18428,10 @@ func decCoreV1ServiceSpec(s *state, b []byte, m *corev1.ServiceSpec) error {
 			if wt != 0 {
 				return wrongWireType(wt, "PublishNotReadyAddresses")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.PublishNotReadyAddresses = bool(x != 0)
@@ -14541,7 +18440,9 @@ func decCoreV1ServiceSpec(s *state, b []byte, m *corev1.ServiceSpec) error {
 				return wrongWireType(wt, "SessionAffinityConfig")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SessionAffinityConfig == nil {
@@ -14555,29 +18456,38 @@ func decCoreV1ServiceSpec(s *state, b []byte, m *corev1.ServiceSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "IPFamilies")
 			}
-			var v corev1.IPFamily
-			if v, i, err = str[corev1.IPFamily](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.IPFamilies == nil {
-				m.IPFamilies = make([]corev1.IPFamily, 0, count(b, i, 19)+1)
+				m.IPFamilies = make([]corev1.IPFamily, 0, count(b, end, 19)+1)
 			}
-			m.IPFamilies = append(m.IPFamilies, v)
+			m.IPFamilies = append(m.IPFamilies, strOf[corev1.IPFamily](s, b[start:end]))
+			i = end
 		case 17:
 			if wt != 2 {
 				return wrongWireType(wt, "IPFamilyPolicy")
 			}
-			var v corev1.IPFamilyPolicy
-			if v, i, err = str[corev1.IPFamilyPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.IPFamilyPolicy](s, b[start:end])
 			m.IPFamilyPolicy = &v
+			i = end
 		case 20:
 			if wt != 0 {
 				return wrongWireType(wt, "AllocateLoadBalancerNodePorts")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -14586,29 +18496,41 @@ func decCoreV1ServiceSpec(s *state, b []byte, m *corev1.ServiceSpec) error {
 			if wt != 2 {
 				return wrongWireType(wt, "LoadBalancerClass")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.LoadBalancerClass = &v
+			i = end
 		case 22:
 			if wt != 2 {
 				return wrongWireType(wt, "InternalTrafficPolicy")
 			}
-			var v corev1.ServiceInternalTrafficPolicy
-			if v, i, err = str[corev1.ServiceInternalTrafficPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.ServiceInternalTrafficPolicy](s, b[start:end])
 			m.InternalTrafficPolicy = &v
+			i = end
 		case 23:
 			if wt != 2 {
 				return wrongWireType(wt, "TrafficDistribution")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.TrafficDistribution = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -14625,10 +18547,15 @@ func decCoreV1ServiceStatus(s *state, b []byte, m *corev1.ServiceStatus) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServiceStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServiceStatus", x)
 		}
 		switch num {
 		case 1:
@@ -14636,7 +18563,9 @@ func decCoreV1ServiceStatus(s *state, b []byte, m *corev1.ServiceStatus) error {
 				return wrongWireType(wt, "LoadBalancer")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1LoadBalancerStatus(s, b[start:end], &m.LoadBalancer); err != nil {
@@ -14648,7 +18577,9 @@ func decCoreV1ServiceStatus(s *state, b []byte, m *corev1.ServiceStatus) error {
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -14675,10 +18606,15 @@ func decCoreV1SessionAffinityConfig(s *state, b []byte, m *corev1.SessionAffinit
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SessionAffinityConfig"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SessionAffinityConfig", x)
 		}
 		switch num {
 		case 1:
@@ -14686,7 +18622,9 @@ func decCoreV1SessionAffinityConfig(s *state, b []byte, m *corev1.SessionAffinit
 				return wrongWireType(wt, "ClientIP")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ClientIP == nil {
@@ -14712,18 +18650,25 @@ func decCoreV1SleepAction(s *state, b []byte, m *corev1.SleepAction) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "SleepAction"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("SleepAction", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Seconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Seconds = int64(int64(x))
@@ -14743,39 +18688,61 @@ func decCoreV1StorageOSPersistentVolumeSource(s *state, b []byte, m *corev1.Stor
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StorageOSPersistentVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StorageOSPersistentVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeName")
 			}
-			if m.VolumeName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.VolumeName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeNamespace")
 			}
-			if m.VolumeNamespace, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.VolumeNamespace = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -14784,7 +18751,9 @@ func decCoreV1StorageOSPersistentVolumeSource(s *state, b []byte, m *corev1.Stor
 				return wrongWireType(wt, "SecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecretRef == nil {
@@ -14810,39 +18779,61 @@ func decCoreV1StorageOSVolumeSource(s *state, b []byte, m *corev1.StorageOSVolum
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StorageOSVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StorageOSVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeName")
 			}
-			if m.VolumeName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.VolumeName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeNamespace")
 			}
-			if m.VolumeNamespace, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.VolumeNamespace = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -14851,7 +18842,9 @@ func decCoreV1StorageOSVolumeSource(s *state, b []byte, m *corev1.StorageOSVolum
 				return wrongWireType(wt, "SecretRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SecretRef == nil {
@@ -14877,26 +18870,41 @@ func decCoreV1Sysctl(s *state, b []byte, m *corev1.Sysctl) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Sysctl"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Sysctl", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Value")
 			}
-			if m.Value, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Value = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -14913,10 +18921,15 @@ func decCoreV1TCPSocketAction(s *state, b []byte, m *corev1.TCPSocketAction) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "TCPSocketAction"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("TCPSocketAction", x)
 		}
 		switch num {
 		case 1:
@@ -14924,7 +18937,9 @@ func decCoreV1TCPSocketAction(s *state, b []byte, m *corev1.TCPSocketAction) err
 				return wrongWireType(wt, "Port")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decIntstrIntOrString(s, b[start:end], &m.Port); err != nil {
@@ -14935,9 +18950,14 @@ func decCoreV1TCPSocketAction(s *state, b []byte, m *corev1.TCPSocketAction) err
 			if wt != 2 {
 				return wrongWireType(wt, "Host")
 			}
-			if m.Host, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Host = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -14954,39 +18974,61 @@ func decCoreV1Taint(s *state, b []byte, m *corev1.Taint) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Taint"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Taint", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Key")
 			}
-			if m.Key, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Key = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Value")
 			}
-			if m.Value, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Value = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Effect")
 			}
-			if m.Effect, i, err = str[corev1.TaintEffect](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Effect = strOf[corev1.TaintEffect](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "TimeAdded")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.TimeAdded == nil {
@@ -15012,46 +19054,73 @@ func decCoreV1Toleration(s *state, b []byte, m *corev1.Toleration) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Toleration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Toleration", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Key")
 			}
-			if m.Key, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Key = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Operator")
 			}
-			if m.Operator, i, err = str[corev1.TolerationOperator](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Operator = strOf[corev1.TolerationOperator](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Value")
 			}
-			if m.Value, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Value = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Effect")
 			}
-			if m.Effect, i, err = str[corev1.TaintEffect](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Effect = strOf[corev1.TaintEffect](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 0 {
 				return wrongWireType(wt, "TolerationSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -15072,31 +19141,44 @@ func decCoreV1TopologySelectorLabelRequirement(s *state, b []byte, m *corev1.Top
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "TopologySelectorLabelRequirement"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("TopologySelectorLabelRequirement", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Key")
 			}
-			if m.Key, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Key = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Values")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Values == nil {
-				m.Values = make([]string, 0, count(b, i, 2)+1)
+				m.Values = make([]string, 0, count(b, end, 2)+1)
 			}
-			m.Values = append(m.Values, v)
+			m.Values = append(m.Values, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -15113,10 +19195,15 @@ func decCoreV1TopologySelectorTerm(s *state, b []byte, m *corev1.TopologySelecto
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "TopologySelectorTerm"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("TopologySelectorTerm", x)
 		}
 		switch num {
 		case 1:
@@ -15124,7 +19211,9 @@ func decCoreV1TopologySelectorTerm(s *state, b []byte, m *corev1.TopologySelecto
 				return wrongWireType(wt, "MatchLabelExpressions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchLabelExpressions == nil {
@@ -15151,18 +19240,25 @@ func decCoreV1TopologySpreadConstraint(s *state, b []byte, m *corev1.TopologySpr
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "TopologySpreadConstraint"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("TopologySpreadConstraint", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "MaxSkew")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MaxSkew = int32(int32(x))
@@ -15170,22 +19266,34 @@ func decCoreV1TopologySpreadConstraint(s *state, b []byte, m *corev1.TopologySpr
 			if wt != 2 {
 				return wrongWireType(wt, "TopologyKey")
 			}
-			if m.TopologyKey, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.TopologyKey = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "WhenUnsatisfiable")
 			}
-			if m.WhenUnsatisfiable, i, err = str[corev1.UnsatisfiableConstraintAction](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.WhenUnsatisfiable = strOf[corev1.UnsatisfiableConstraintAction](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "LabelSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.LabelSelector == nil {
@@ -15199,8 +19307,10 @@ func decCoreV1TopologySpreadConstraint(s *state, b []byte, m *corev1.TopologySpr
 			if wt != 0 {
 				return wrongWireType(wt, "MinDomains")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -15209,32 +19319,43 @@ func decCoreV1TopologySpreadConstraint(s *state, b []byte, m *corev1.TopologySpr
 			if wt != 2 {
 				return wrongWireType(wt, "NodeAffinityPolicy")
 			}
-			var v corev1.NodeInclusionPolicy
-			if v, i, err = str[corev1.NodeInclusionPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.NodeInclusionPolicy](s, b[start:end])
 			m.NodeAffinityPolicy = &v
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "NodeTaintsPolicy")
 			}
-			var v corev1.NodeInclusionPolicy
-			if v, i, err = str[corev1.NodeInclusionPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.NodeInclusionPolicy](s, b[start:end])
 			m.NodeTaintsPolicy = &v
+			i = end
 		case 8:
 			if wt != 2 {
 				return wrongWireType(wt, "MatchLabelKeys")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MatchLabelKeys == nil {
-				m.MatchLabelKeys = make([]string, 0, count(b, i, 8)+1)
+				m.MatchLabelKeys = make([]string, 0, count(b, end, 8)+1)
 			}
-			m.MatchLabelKeys = append(m.MatchLabelKeys, v)
+			m.MatchLabelKeys = append(m.MatchLabelKeys, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -15251,35 +19372,54 @@ func decCoreV1TypedLocalObjectReference(s *state, b []byte, m *corev1.TypedLocal
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "TypedLocalObjectReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("TypedLocalObjectReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "APIGroup")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.APIGroup = &v
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Kind")
 			}
-			if m.Kind, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Kind = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -15296,44 +19436,67 @@ func decCoreV1TypedObjectReference(s *state, b []byte, m *corev1.TypedObjectRefe
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "TypedObjectReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("TypedObjectReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "APIGroup")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.APIGroup = &v
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Kind")
 			}
-			if m.Kind, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Kind = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Namespace")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.Namespace = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -15350,25 +19513,37 @@ func decCoreV1Volume(s *state, b []byte, m *corev1.Volume) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Volume"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Volume", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeSource")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1VolumeSource(s, b[start:end], &m.VolumeSource); err != nil {
@@ -15391,26 +19566,41 @@ func decCoreV1VolumeDevice(s *state, b []byte, m *corev1.VolumeDevice) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "VolumeDevice"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("VolumeDevice", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "DevicePath")
 			}
-			if m.DevicePath, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.DevicePath = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -15427,33 +19617,53 @@ func decCoreV1VolumeHealthCondition(s *state, b []byte, m *corev1.VolumeHealthCo
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "VolumeHealthCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("VolumeHealthCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.VolumeHealthStatusType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.VolumeHealthStatusType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -15470,10 +19680,15 @@ func decCoreV1VolumeHealthStatus(s *state, b []byte, m *corev1.VolumeHealthStatu
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "VolumeHealthStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("VolumeHealthStatus", x)
 		}
 		switch num {
 		case 1:
@@ -15481,7 +19696,9 @@ func decCoreV1VolumeHealthStatus(s *state, b []byte, m *corev1.VolumeHealthStatu
 				return wrongWireType(wt, "HealthConditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.HealthConditions == nil {
@@ -15497,7 +19714,9 @@ func decCoreV1VolumeHealthStatus(s *state, b []byte, m *corev1.VolumeHealthStatu
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -15520,25 +19739,37 @@ func decCoreV1VolumeMount(s *state, b []byte, m *corev1.VolumeMount) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "VolumeMount"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("VolumeMount", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -15546,53 +19777,79 @@ func decCoreV1VolumeMount(s *state, b []byte, m *corev1.VolumeMount) error {
 			if wt != 2 {
 				return wrongWireType(wt, "RecursiveReadOnly")
 			}
-			var v corev1.RecursiveReadOnlyMode
-			if v, i, err = str[corev1.RecursiveReadOnlyMode](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.RecursiveReadOnlyMode](s, b[start:end])
 			m.RecursiveReadOnly = &v
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "MountPath")
 			}
-			if m.MountPath, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.MountPath = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "SubPath")
 			}
-			if m.SubPath, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.SubPath = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "MountPropagation")
 			}
-			var v corev1.MountPropagationMode
-			if v, i, err = str[corev1.MountPropagationMode](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.MountPropagationMode](s, b[start:end])
 			m.MountPropagation = &v
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "SubPathExpr")
 			}
-			if m.SubPathExpr, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.SubPathExpr = strOf[string](s, b[start:end])
+			i = end
 		case 8:
 			if wt != 2 {
 				return wrongWireType(wt, "BindMountOptions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.BindMountOptions == nil {
-				m.BindMountOptions = make([]string, 0, count(b, i, 8)+1)
+				m.BindMountOptions = make([]string, 0, count(b, end, 8)+1)
 			}
-			m.BindMountOptions = append(m.BindMountOptions, v)
+			m.BindMountOptions = append(m.BindMountOptions, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -15609,32 +19866,49 @@ func decCoreV1VolumeMountStatus(s *state, b []byte, m *corev1.VolumeMountStatus)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "VolumeMountStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("VolumeMountStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "MountPath")
 			}
-			if m.MountPath, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.MountPath = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 0 {
 				return wrongWireType(wt, "ReadOnly")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadOnly = bool(x != 0)
@@ -15642,17 +19916,23 @@ func decCoreV1VolumeMountStatus(s *state, b []byte, m *corev1.VolumeMountStatus)
 			if wt != 2 {
 				return wrongWireType(wt, "RecursiveReadOnly")
 			}
-			var v corev1.RecursiveReadOnlyMode
-			if v, i, err = str[corev1.RecursiveReadOnlyMode](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.RecursiveReadOnlyMode](s, b[start:end])
 			m.RecursiveReadOnly = &v
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumeStatus")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VolumeStatus == nil {
@@ -15678,10 +19958,15 @@ func decCoreV1VolumeNodeAffinity(s *state, b []byte, m *corev1.VolumeNodeAffinit
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "VolumeNodeAffinity"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("VolumeNodeAffinity", x)
 		}
 		switch num {
 		case 1:
@@ -15689,7 +19974,9 @@ func decCoreV1VolumeNodeAffinity(s *state, b []byte, m *corev1.VolumeNodeAffinit
 				return wrongWireType(wt, "Required")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Required == nil {
@@ -15715,10 +20002,15 @@ func decCoreV1VolumeProjection(s *state, b []byte, m *corev1.VolumeProjection) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "VolumeProjection"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("VolumeProjection", x)
 		}
 		switch num {
 		case 1:
@@ -15726,7 +20018,9 @@ func decCoreV1VolumeProjection(s *state, b []byte, m *corev1.VolumeProjection) e
 				return wrongWireType(wt, "Secret")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Secret == nil {
@@ -15741,7 +20035,9 @@ func decCoreV1VolumeProjection(s *state, b []byte, m *corev1.VolumeProjection) e
 				return wrongWireType(wt, "DownwardAPI")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DownwardAPI == nil {
@@ -15756,7 +20052,9 @@ func decCoreV1VolumeProjection(s *state, b []byte, m *corev1.VolumeProjection) e
 				return wrongWireType(wt, "ConfigMap")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ConfigMap == nil {
@@ -15771,7 +20069,9 @@ func decCoreV1VolumeProjection(s *state, b []byte, m *corev1.VolumeProjection) e
 				return wrongWireType(wt, "ServiceAccountToken")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ServiceAccountToken == nil {
@@ -15786,7 +20086,9 @@ func decCoreV1VolumeProjection(s *state, b []byte, m *corev1.VolumeProjection) e
 				return wrongWireType(wt, "ClusterTrustBundle")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ClusterTrustBundle == nil {
@@ -15801,7 +20103,9 @@ func decCoreV1VolumeProjection(s *state, b []byte, m *corev1.VolumeProjection) e
 				return wrongWireType(wt, "PodCertificate")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PodCertificate == nil {
@@ -15827,10 +20131,15 @@ func decCoreV1VolumeResourceRequirements(s *state, b []byte, m *corev1.VolumeRes
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "VolumeResourceRequirements"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("VolumeResourceRequirements", x)
 		}
 		switch num {
 		case 1:
@@ -15838,7 +20147,9 @@ func decCoreV1VolumeResourceRequirements(s *state, b []byte, m *corev1.VolumeRes
 				return wrongWireType(wt, "Limits")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Limits == nil {
@@ -15846,7 +20157,7 @@ func decCoreV1VolumeResourceRequirements(s *state, b []byte, m *corev1.VolumeRes
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Limits[k] = v
@@ -15856,7 +20167,9 @@ func decCoreV1VolumeResourceRequirements(s *state, b []byte, m *corev1.VolumeRes
 				return wrongWireType(wt, "Requests")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Requests == nil {
@@ -15864,7 +20177,7 @@ func decCoreV1VolumeResourceRequirements(s *state, b []byte, m *corev1.VolumeRes
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Requests[k] = v
@@ -15885,10 +20198,15 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "VolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("VolumeSource", x)
 		}
 		switch num {
 		case 1:
@@ -15896,7 +20214,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "HostPath")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.HostPath == nil {
@@ -15911,7 +20231,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "EmptyDir")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.EmptyDir == nil {
@@ -15926,7 +20248,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "GCEPersistentDisk")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.GCEPersistentDisk == nil {
@@ -15941,7 +20265,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "AWSElasticBlockStore")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AWSElasticBlockStore == nil {
@@ -15956,7 +20282,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "GitRepo")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.GitRepo == nil {
@@ -15971,7 +20299,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "Secret")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Secret == nil {
@@ -15986,7 +20316,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "NFS")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NFS == nil {
@@ -16001,7 +20333,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "ISCSI")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ISCSI == nil {
@@ -16016,7 +20350,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "Glusterfs")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Glusterfs == nil {
@@ -16031,7 +20367,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "PersistentVolumeClaim")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PersistentVolumeClaim == nil {
@@ -16046,7 +20384,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "RBD")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RBD == nil {
@@ -16061,7 +20401,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "FlexVolume")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.FlexVolume == nil {
@@ -16076,7 +20418,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "Cinder")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Cinder == nil {
@@ -16091,7 +20435,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "CephFS")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CephFS == nil {
@@ -16106,7 +20452,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "Flocker")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Flocker == nil {
@@ -16121,7 +20469,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "DownwardAPI")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DownwardAPI == nil {
@@ -16136,7 +20486,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "FC")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.FC == nil {
@@ -16151,7 +20503,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "AzureFile")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AzureFile == nil {
@@ -16166,7 +20520,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "ConfigMap")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ConfigMap == nil {
@@ -16181,7 +20537,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "VsphereVolume")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VsphereVolume == nil {
@@ -16196,7 +20554,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "Quobyte")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Quobyte == nil {
@@ -16211,7 +20571,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "AzureDisk")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AzureDisk == nil {
@@ -16226,7 +20588,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "PhotonPersistentDisk")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PhotonPersistentDisk == nil {
@@ -16241,7 +20605,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "Projected")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Projected == nil {
@@ -16256,7 +20622,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "PortworxVolume")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PortworxVolume == nil {
@@ -16271,7 +20639,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "ScaleIO")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ScaleIO == nil {
@@ -16286,7 +20656,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "StorageOS")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.StorageOS == nil {
@@ -16301,7 +20673,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "CSI")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CSI == nil {
@@ -16316,7 +20690,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "Ephemeral")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ephemeral == nil {
@@ -16331,7 +20707,9 @@ func decCoreV1VolumeSource(s *state, b []byte, m *corev1.VolumeSource) error {
 				return wrongWireType(wt, "Image")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Image == nil {
@@ -16357,10 +20735,15 @@ func decCoreV1VolumeStatus(s *state, b []byte, m *corev1.VolumeStatus) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "VolumeStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("VolumeStatus", x)
 		}
 		switch num {
 		case 1:
@@ -16368,7 +20751,9 @@ func decCoreV1VolumeStatus(s *state, b []byte, m *corev1.VolumeStatus) error {
 				return wrongWireType(wt, "Image")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Image == nil {
@@ -16394,40 +20779,65 @@ func decCoreV1VsphereVirtualDiskVolumeSource(s *state, b []byte, m *corev1.Vsphe
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "VsphereVirtualDiskVolumeSource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("VsphereVirtualDiskVolumeSource", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "VolumePath")
 			}
-			if m.VolumePath, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.VolumePath = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "FSType")
 			}
-			if m.FSType, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.FSType = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "StoragePolicyName")
 			}
-			if m.StoragePolicyName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.StoragePolicyName = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "StoragePolicyID")
 			}
-			if m.StoragePolicyID, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.StoragePolicyID = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -16444,18 +20854,25 @@ func decCoreV1WeightedPodAffinityTerm(s *state, b []byte, m *corev1.WeightedPodA
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "WeightedPodAffinityTerm"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("WeightedPodAffinityTerm", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Weight")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Weight = int32(int32(x))
@@ -16464,7 +20881,9 @@ func decCoreV1WeightedPodAffinityTerm(s *state, b []byte, m *corev1.WeightedPodA
 				return wrongWireType(wt, "PodAffinityTerm")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PodAffinityTerm(s, b[start:end], &m.PodAffinityTerm); err != nil {
@@ -16487,45 +20906,64 @@ func decCoreV1WindowsSecurityContextOptions(s *state, b []byte, m *corev1.Window
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "WindowsSecurityContextOptions"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("WindowsSecurityContextOptions", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "GMSACredentialSpecName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.GMSACredentialSpecName = &v
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "GMSACredentialSpec")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.GMSACredentialSpec = &v
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "RunAsUserName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.RunAsUserName = &v
+			i = end
 		case 4:
 			if wt != 0 {
 				return wrongWireType(wt, "HostProcess")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)

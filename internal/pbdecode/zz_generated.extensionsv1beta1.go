@@ -16,10 +16,15 @@ func decExtensionsV1beta1DaemonSet(s *state, b []byte, m *extensionsv1beta1.Daem
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DaemonSet"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DaemonSet", x)
 		}
 		switch num {
 		case 1:
@@ -27,7 +32,9 @@ func decExtensionsV1beta1DaemonSet(s *state, b []byte, m *extensionsv1beta1.Daem
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -39,7 +46,9 @@ func decExtensionsV1beta1DaemonSet(s *state, b []byte, m *extensionsv1beta1.Daem
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1DaemonSetSpec(s, b[start:end], &m.Spec); err != nil {
@@ -51,7 +60,9 @@ func decExtensionsV1beta1DaemonSet(s *state, b []byte, m *extensionsv1beta1.Daem
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1DaemonSetStatus(s, b[start:end], &m.Status); err != nil {
@@ -74,32 +85,49 @@ func decExtensionsV1beta1DaemonSetCondition(s *state, b []byte, m *extensionsv1b
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DaemonSetCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DaemonSetCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[extensionsv1beta1.DaemonSetConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[extensionsv1beta1.DaemonSetConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -110,16 +138,26 @@ func decExtensionsV1beta1DaemonSetCondition(s *state, b []byte, m *extensionsv1b
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -136,10 +174,15 @@ func decExtensionsV1beta1DaemonSetList(s *state, b []byte, m *extensionsv1beta1.
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DaemonSetList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DaemonSetList", x)
 		}
 		switch num {
 		case 1:
@@ -147,7 +190,9 @@ func decExtensionsV1beta1DaemonSetList(s *state, b []byte, m *extensionsv1beta1.
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -159,7 +204,9 @@ func decExtensionsV1beta1DaemonSetList(s *state, b []byte, m *extensionsv1beta1.
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -190,10 +237,15 @@ func decExtensionsV1beta1DaemonSetSpec(s *state, b []byte, m *extensionsv1beta1.
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DaemonSetSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DaemonSetSpec", x)
 		}
 		switch num {
 		case 1:
@@ -201,7 +253,9 @@ func decExtensionsV1beta1DaemonSetSpec(s *state, b []byte, m *extensionsv1beta1.
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -216,7 +270,9 @@ func decExtensionsV1beta1DaemonSetSpec(s *state, b []byte, m *extensionsv1beta1.
 				return wrongWireType(wt, "Template")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PodTemplateSpec(s, b[start:end], &m.Template); err != nil {
@@ -228,7 +284,9 @@ func decExtensionsV1beta1DaemonSetSpec(s *state, b []byte, m *extensionsv1beta1.
 				return wrongWireType(wt, "UpdateStrategy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1DaemonSetUpdateStrategy(s, b[start:end], &m.UpdateStrategy); err != nil {
@@ -239,8 +297,10 @@ func decExtensionsV1beta1DaemonSetSpec(s *state, b []byte, m *extensionsv1beta1.
 			if wt != 0 {
 				return wrongWireType(wt, "MinReadySeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MinReadySeconds = int32(int32(x))
@@ -248,8 +308,10 @@ func decExtensionsV1beta1DaemonSetSpec(s *state, b []byte, m *extensionsv1beta1.
 			if wt != 0 {
 				return wrongWireType(wt, "TemplateGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.TemplateGeneration = int64(int64(x))
@@ -257,8 +319,10 @@ func decExtensionsV1beta1DaemonSetSpec(s *state, b []byte, m *extensionsv1beta1.
 			if wt != 0 {
 				return wrongWireType(wt, "RevisionHistoryLimit")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -279,18 +343,25 @@ func decExtensionsV1beta1DaemonSetStatus(s *state, b []byte, m *extensionsv1beta
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DaemonSetStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DaemonSetStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "CurrentNumberScheduled")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.CurrentNumberScheduled = int32(int32(x))
@@ -298,8 +369,10 @@ func decExtensionsV1beta1DaemonSetStatus(s *state, b []byte, m *extensionsv1beta
 			if wt != 0 {
 				return wrongWireType(wt, "NumberMisscheduled")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.NumberMisscheduled = int32(int32(x))
@@ -307,8 +380,10 @@ func decExtensionsV1beta1DaemonSetStatus(s *state, b []byte, m *extensionsv1beta
 			if wt != 0 {
 				return wrongWireType(wt, "DesiredNumberScheduled")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.DesiredNumberScheduled = int32(int32(x))
@@ -316,8 +391,10 @@ func decExtensionsV1beta1DaemonSetStatus(s *state, b []byte, m *extensionsv1beta
 			if wt != 0 {
 				return wrongWireType(wt, "NumberReady")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.NumberReady = int32(int32(x))
@@ -325,8 +402,10 @@ func decExtensionsV1beta1DaemonSetStatus(s *state, b []byte, m *extensionsv1beta
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ObservedGeneration = int64(int64(x))
@@ -334,8 +413,10 @@ func decExtensionsV1beta1DaemonSetStatus(s *state, b []byte, m *extensionsv1beta
 			if wt != 0 {
 				return wrongWireType(wt, "UpdatedNumberScheduled")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.UpdatedNumberScheduled = int32(int32(x))
@@ -343,8 +424,10 @@ func decExtensionsV1beta1DaemonSetStatus(s *state, b []byte, m *extensionsv1beta
 			if wt != 0 {
 				return wrongWireType(wt, "NumberAvailable")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.NumberAvailable = int32(int32(x))
@@ -352,8 +435,10 @@ func decExtensionsV1beta1DaemonSetStatus(s *state, b []byte, m *extensionsv1beta
 			if wt != 0 {
 				return wrongWireType(wt, "NumberUnavailable")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.NumberUnavailable = int32(int32(x))
@@ -361,8 +446,10 @@ func decExtensionsV1beta1DaemonSetStatus(s *state, b []byte, m *extensionsv1beta
 			if wt != 0 {
 				return wrongWireType(wt, "CollisionCount")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -372,7 +459,9 @@ func decExtensionsV1beta1DaemonSetStatus(s *state, b []byte, m *extensionsv1beta
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -399,25 +488,37 @@ func decExtensionsV1beta1DaemonSetUpdateStrategy(s *state, b []byte, m *extensio
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DaemonSetUpdateStrategy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DaemonSetUpdateStrategy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[extensionsv1beta1.DaemonSetUpdateStrategyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[extensionsv1beta1.DaemonSetUpdateStrategyType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "RollingUpdate")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RollingUpdate == nil {
@@ -443,10 +544,15 @@ func decExtensionsV1beta1Deployment(s *state, b []byte, m *extensionsv1beta1.Dep
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Deployment"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Deployment", x)
 		}
 		switch num {
 		case 1:
@@ -454,7 +560,9 @@ func decExtensionsV1beta1Deployment(s *state, b []byte, m *extensionsv1beta1.Dep
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -466,7 +574,9 @@ func decExtensionsV1beta1Deployment(s *state, b []byte, m *extensionsv1beta1.Dep
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1DeploymentSpec(s, b[start:end], &m.Spec); err != nil {
@@ -478,7 +588,9 @@ func decExtensionsV1beta1Deployment(s *state, b []byte, m *extensionsv1beta1.Dep
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1DeploymentStatus(s, b[start:end], &m.Status); err != nil {
@@ -501,32 +613,49 @@ func decExtensionsV1beta1DeploymentCondition(s *state, b []byte, m *extensionsv1
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[extensionsv1beta1.DeploymentConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[extensionsv1beta1.DeploymentConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "LastUpdateTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastUpdateTime); err != nil {
@@ -538,7 +667,9 @@ func decExtensionsV1beta1DeploymentCondition(s *state, b []byte, m *extensionsv1
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -549,16 +680,26 @@ func decExtensionsV1beta1DeploymentCondition(s *state, b []byte, m *extensionsv1
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -575,10 +716,15 @@ func decExtensionsV1beta1DeploymentList(s *state, b []byte, m *extensionsv1beta1
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentList", x)
 		}
 		switch num {
 		case 1:
@@ -586,7 +732,9 @@ func decExtensionsV1beta1DeploymentList(s *state, b []byte, m *extensionsv1beta1
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -598,7 +746,9 @@ func decExtensionsV1beta1DeploymentList(s *state, b []byte, m *extensionsv1beta1
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -629,25 +779,37 @@ func decExtensionsV1beta1DeploymentRollback(s *state, b []byte, m *extensionsv1b
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentRollback"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentRollback", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "UpdatedAnnotations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.UpdatedAnnotations == nil {
@@ -665,7 +827,9 @@ func decExtensionsV1beta1DeploymentRollback(s *state, b []byte, m *extensionsv1b
 				return wrongWireType(wt, "RollbackTo")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1RollbackConfig(s, b[start:end], &m.RollbackTo); err != nil {
@@ -688,18 +852,25 @@ func decExtensionsV1beta1DeploymentSpec(s *state, b []byte, m *extensionsv1beta1
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -709,7 +880,9 @@ func decExtensionsV1beta1DeploymentSpec(s *state, b []byte, m *extensionsv1beta1
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -724,7 +897,9 @@ func decExtensionsV1beta1DeploymentSpec(s *state, b []byte, m *extensionsv1beta1
 				return wrongWireType(wt, "Template")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PodTemplateSpec(s, b[start:end], &m.Template); err != nil {
@@ -736,7 +911,9 @@ func decExtensionsV1beta1DeploymentSpec(s *state, b []byte, m *extensionsv1beta1
 				return wrongWireType(wt, "Strategy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1DeploymentStrategy(s, b[start:end], &m.Strategy); err != nil {
@@ -747,8 +924,10 @@ func decExtensionsV1beta1DeploymentSpec(s *state, b []byte, m *extensionsv1beta1
 			if wt != 0 {
 				return wrongWireType(wt, "MinReadySeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MinReadySeconds = int32(int32(x))
@@ -756,8 +935,10 @@ func decExtensionsV1beta1DeploymentSpec(s *state, b []byte, m *extensionsv1beta1
 			if wt != 0 {
 				return wrongWireType(wt, "RevisionHistoryLimit")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -766,8 +947,10 @@ func decExtensionsV1beta1DeploymentSpec(s *state, b []byte, m *extensionsv1beta1
 			if wt != 0 {
 				return wrongWireType(wt, "Paused")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Paused = bool(x != 0)
@@ -776,7 +959,9 @@ func decExtensionsV1beta1DeploymentSpec(s *state, b []byte, m *extensionsv1beta1
 				return wrongWireType(wt, "RollbackTo")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RollbackTo == nil {
@@ -790,8 +975,10 @@ func decExtensionsV1beta1DeploymentSpec(s *state, b []byte, m *extensionsv1beta1
 			if wt != 0 {
 				return wrongWireType(wt, "ProgressDeadlineSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -812,18 +999,25 @@ func decExtensionsV1beta1DeploymentStatus(s *state, b []byte, m *extensionsv1bet
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ObservedGeneration = int64(int64(x))
@@ -831,8 +1025,10 @@ func decExtensionsV1beta1DeploymentStatus(s *state, b []byte, m *extensionsv1bet
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Replicas = int32(int32(x))
@@ -840,8 +1036,10 @@ func decExtensionsV1beta1DeploymentStatus(s *state, b []byte, m *extensionsv1bet
 			if wt != 0 {
 				return wrongWireType(wt, "UpdatedReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.UpdatedReplicas = int32(int32(x))
@@ -849,8 +1047,10 @@ func decExtensionsV1beta1DeploymentStatus(s *state, b []byte, m *extensionsv1bet
 			if wt != 0 {
 				return wrongWireType(wt, "ReadyReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadyReplicas = int32(int32(x))
@@ -858,8 +1058,10 @@ func decExtensionsV1beta1DeploymentStatus(s *state, b []byte, m *extensionsv1bet
 			if wt != 0 {
 				return wrongWireType(wt, "AvailableReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.AvailableReplicas = int32(int32(x))
@@ -867,8 +1069,10 @@ func decExtensionsV1beta1DeploymentStatus(s *state, b []byte, m *extensionsv1bet
 			if wt != 0 {
 				return wrongWireType(wt, "UnavailableReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.UnavailableReplicas = int32(int32(x))
@@ -876,8 +1080,10 @@ func decExtensionsV1beta1DeploymentStatus(s *state, b []byte, m *extensionsv1bet
 			if wt != 0 {
 				return wrongWireType(wt, "TerminatingReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -887,7 +1093,9 @@ func decExtensionsV1beta1DeploymentStatus(s *state, b []byte, m *extensionsv1bet
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -902,8 +1110,10 @@ func decExtensionsV1beta1DeploymentStatus(s *state, b []byte, m *extensionsv1bet
 			if wt != 0 {
 				return wrongWireType(wt, "CollisionCount")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -924,25 +1134,37 @@ func decExtensionsV1beta1DeploymentStrategy(s *state, b []byte, m *extensionsv1b
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeploymentStrategy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeploymentStrategy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[extensionsv1beta1.DeploymentStrategyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[extensionsv1beta1.DeploymentStrategyType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "RollingUpdate")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RollingUpdate == nil {
@@ -968,34 +1190,50 @@ func decExtensionsV1beta1HTTPIngressPath(s *state, b []byte, m *extensionsv1beta
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "HTTPIngressPath"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("HTTPIngressPath", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "PathType")
 			}
-			var v extensionsv1beta1.PathType
-			if v, i, err = str[extensionsv1beta1.PathType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[extensionsv1beta1.PathType](s, b[start:end])
 			m.PathType = &v
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Backend")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1IngressBackend(s, b[start:end], &m.Backend); err != nil {
@@ -1018,10 +1256,15 @@ func decExtensionsV1beta1HTTPIngressRuleValue(s *state, b []byte, m *extensionsv
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "HTTPIngressRuleValue"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("HTTPIngressRuleValue", x)
 		}
 		switch num {
 		case 1:
@@ -1029,7 +1272,9 @@ func decExtensionsV1beta1HTTPIngressRuleValue(s *state, b []byte, m *extensionsv
 				return wrongWireType(wt, "Paths")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Paths == nil {
@@ -1056,31 +1301,44 @@ func decExtensionsV1beta1IPBlock(s *state, b []byte, m *extensionsv1beta1.IPBloc
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IPBlock"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IPBlock", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "CIDR")
 			}
-			if m.CIDR, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.CIDR = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Except")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Except == nil {
-				m.Except = make([]string, 0, count(b, i, 2)+1)
+				m.Except = make([]string, 0, count(b, end, 2)+1)
 			}
-			m.Except = append(m.Except, v)
+			m.Except = append(m.Except, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1097,10 +1355,15 @@ func decExtensionsV1beta1Ingress(s *state, b []byte, m *extensionsv1beta1.Ingres
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Ingress"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Ingress", x)
 		}
 		switch num {
 		case 1:
@@ -1108,7 +1371,9 @@ func decExtensionsV1beta1Ingress(s *state, b []byte, m *extensionsv1beta1.Ingres
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1120,7 +1385,9 @@ func decExtensionsV1beta1Ingress(s *state, b []byte, m *extensionsv1beta1.Ingres
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1IngressSpec(s, b[start:end], &m.Spec); err != nil {
@@ -1132,7 +1399,9 @@ func decExtensionsV1beta1Ingress(s *state, b []byte, m *extensionsv1beta1.Ingres
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1IngressStatus(s, b[start:end], &m.Status); err != nil {
@@ -1155,25 +1424,37 @@ func decExtensionsV1beta1IngressBackend(s *state, b []byte, m *extensionsv1beta1
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressBackend"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressBackend", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "ServiceName")
 			}
-			if m.ServiceName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ServiceName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ServicePort")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decIntstrIntOrString(s, b[start:end], &m.ServicePort); err != nil {
@@ -1185,7 +1466,9 @@ func decExtensionsV1beta1IngressBackend(s *state, b []byte, m *extensionsv1beta1
 				return wrongWireType(wt, "Resource")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Resource == nil {
@@ -1211,10 +1494,15 @@ func decExtensionsV1beta1IngressList(s *state, b []byte, m *extensionsv1beta1.In
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressList", x)
 		}
 		switch num {
 		case 1:
@@ -1222,7 +1510,9 @@ func decExtensionsV1beta1IngressList(s *state, b []byte, m *extensionsv1beta1.In
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1234,7 +1524,9 @@ func decExtensionsV1beta1IngressList(s *state, b []byte, m *extensionsv1beta1.In
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1265,32 +1557,49 @@ func decExtensionsV1beta1IngressLoadBalancerIngress(s *state, b []byte, m *exten
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressLoadBalancerIngress"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressLoadBalancerIngress", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "IP")
 			}
-			if m.IP, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.IP = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Hostname")
 			}
-			if m.Hostname, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Hostname = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Ports")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ports == nil {
@@ -1317,10 +1626,15 @@ func decExtensionsV1beta1IngressLoadBalancerStatus(s *state, b []byte, m *extens
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressLoadBalancerStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressLoadBalancerStatus", x)
 		}
 		switch num {
 		case 1:
@@ -1328,7 +1642,9 @@ func decExtensionsV1beta1IngressLoadBalancerStatus(s *state, b []byte, m *extens
 				return wrongWireType(wt, "Ingress")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ingress == nil {
@@ -1355,18 +1671,25 @@ func decExtensionsV1beta1IngressPortStatus(s *state, b []byte, m *extensionsv1be
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressPortStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressPortStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Port")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Port = int32(int32(x))
@@ -1374,18 +1697,27 @@ func decExtensionsV1beta1IngressPortStatus(s *state, b []byte, m *extensionsv1be
 			if wt != 2 {
 				return wrongWireType(wt, "Protocol")
 			}
-			if m.Protocol, i, err = str[corev1.Protocol](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Protocol = strOf[corev1.Protocol](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Error")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.Error = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1402,25 +1734,37 @@ func decExtensionsV1beta1IngressRule(s *state, b []byte, m *extensionsv1beta1.In
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressRule"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressRule", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Host")
 			}
-			if m.Host, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Host = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "IngressRuleValue")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1IngressRuleValue(s, b[start:end], &m.IngressRuleValue); err != nil {
@@ -1443,10 +1787,15 @@ func decExtensionsV1beta1IngressRuleValue(s *state, b []byte, m *extensionsv1bet
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressRuleValue"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressRuleValue", x)
 		}
 		switch num {
 		case 1:
@@ -1454,7 +1803,9 @@ func decExtensionsV1beta1IngressRuleValue(s *state, b []byte, m *extensionsv1bet
 				return wrongWireType(wt, "HTTP")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.HTTP == nil {
@@ -1480,27 +1831,38 @@ func decExtensionsV1beta1IngressSpec(s *state, b []byte, m *extensionsv1beta1.In
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressSpec", x)
 		}
 		switch num {
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "IngressClassName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.IngressClassName = &v
+			i = end
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Backend")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Backend == nil {
@@ -1515,7 +1877,9 @@ func decExtensionsV1beta1IngressSpec(s *state, b []byte, m *extensionsv1beta1.In
 				return wrongWireType(wt, "TLS")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.TLS == nil {
@@ -1531,7 +1895,9 @@ func decExtensionsV1beta1IngressSpec(s *state, b []byte, m *extensionsv1beta1.In
 				return wrongWireType(wt, "Rules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Rules == nil {
@@ -1558,10 +1924,15 @@ func decExtensionsV1beta1IngressStatus(s *state, b []byte, m *extensionsv1beta1.
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressStatus", x)
 		}
 		switch num {
 		case 1:
@@ -1569,7 +1940,9 @@ func decExtensionsV1beta1IngressStatus(s *state, b []byte, m *extensionsv1beta1.
 				return wrongWireType(wt, "LoadBalancer")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1IngressLoadBalancerStatus(s, b[start:end], &m.LoadBalancer); err != nil {
@@ -1592,31 +1965,44 @@ func decExtensionsV1beta1IngressTLS(s *state, b []byte, m *extensionsv1beta1.Ing
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressTLS"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressTLS", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Hosts")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Hosts == nil {
-				m.Hosts = make([]string, 0, count(b, i, 1)+1)
+				m.Hosts = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.Hosts = append(m.Hosts, v)
+			m.Hosts = append(m.Hosts, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "SecretName")
 			}
-			if m.SecretName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.SecretName = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1633,10 +2019,15 @@ func decExtensionsV1beta1NetworkPolicy(s *state, b []byte, m *extensionsv1beta1.
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NetworkPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NetworkPolicy", x)
 		}
 		switch num {
 		case 1:
@@ -1644,7 +2035,9 @@ func decExtensionsV1beta1NetworkPolicy(s *state, b []byte, m *extensionsv1beta1.
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1656,7 +2049,9 @@ func decExtensionsV1beta1NetworkPolicy(s *state, b []byte, m *extensionsv1beta1.
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1NetworkPolicySpec(s, b[start:end], &m.Spec); err != nil {
@@ -1679,10 +2074,15 @@ func decExtensionsV1beta1NetworkPolicyEgressRule(s *state, b []byte, m *extensio
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NetworkPolicyEgressRule"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NetworkPolicyEgressRule", x)
 		}
 		switch num {
 		case 1:
@@ -1690,7 +2090,9 @@ func decExtensionsV1beta1NetworkPolicyEgressRule(s *state, b []byte, m *extensio
 				return wrongWireType(wt, "Ports")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ports == nil {
@@ -1706,7 +2108,9 @@ func decExtensionsV1beta1NetworkPolicyEgressRule(s *state, b []byte, m *extensio
 				return wrongWireType(wt, "To")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.To == nil {
@@ -1733,10 +2137,15 @@ func decExtensionsV1beta1NetworkPolicyIngressRule(s *state, b []byte, m *extensi
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NetworkPolicyIngressRule"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NetworkPolicyIngressRule", x)
 		}
 		switch num {
 		case 1:
@@ -1744,7 +2153,9 @@ func decExtensionsV1beta1NetworkPolicyIngressRule(s *state, b []byte, m *extensi
 				return wrongWireType(wt, "Ports")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ports == nil {
@@ -1760,7 +2171,9 @@ func decExtensionsV1beta1NetworkPolicyIngressRule(s *state, b []byte, m *extensi
 				return wrongWireType(wt, "From")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.From == nil {
@@ -1787,10 +2200,15 @@ func decExtensionsV1beta1NetworkPolicyList(s *state, b []byte, m *extensionsv1be
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NetworkPolicyList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NetworkPolicyList", x)
 		}
 		switch num {
 		case 1:
@@ -1798,7 +2216,9 @@ func decExtensionsV1beta1NetworkPolicyList(s *state, b []byte, m *extensionsv1be
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1810,7 +2230,9 @@ func decExtensionsV1beta1NetworkPolicyList(s *state, b []byte, m *extensionsv1be
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1841,10 +2263,15 @@ func decExtensionsV1beta1NetworkPolicyPeer(s *state, b []byte, m *extensionsv1be
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NetworkPolicyPeer"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NetworkPolicyPeer", x)
 		}
 		switch num {
 		case 1:
@@ -1852,7 +2279,9 @@ func decExtensionsV1beta1NetworkPolicyPeer(s *state, b []byte, m *extensionsv1be
 				return wrongWireType(wt, "PodSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PodSelector == nil {
@@ -1867,7 +2296,9 @@ func decExtensionsV1beta1NetworkPolicyPeer(s *state, b []byte, m *extensionsv1be
 				return wrongWireType(wt, "NamespaceSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NamespaceSelector == nil {
@@ -1882,7 +2313,9 @@ func decExtensionsV1beta1NetworkPolicyPeer(s *state, b []byte, m *extensionsv1be
 				return wrongWireType(wt, "IPBlock")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.IPBlock == nil {
@@ -1908,27 +2341,38 @@ func decExtensionsV1beta1NetworkPolicyPort(s *state, b []byte, m *extensionsv1be
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NetworkPolicyPort"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NetworkPolicyPort", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Protocol")
 			}
-			var v corev1.Protocol
-			if v, i, err = str[corev1.Protocol](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.Protocol](s, b[start:end])
 			m.Protocol = &v
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Port")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Port == nil {
@@ -1942,8 +2386,10 @@ func decExtensionsV1beta1NetworkPolicyPort(s *state, b []byte, m *extensionsv1be
 			if wt != 0 {
 				return wrongWireType(wt, "EndPort")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1964,10 +2410,15 @@ func decExtensionsV1beta1NetworkPolicySpec(s *state, b []byte, m *extensionsv1be
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NetworkPolicySpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NetworkPolicySpec", x)
 		}
 		switch num {
 		case 1:
@@ -1975,7 +2426,9 @@ func decExtensionsV1beta1NetworkPolicySpec(s *state, b []byte, m *extensionsv1be
 				return wrongWireType(wt, "PodSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1LabelSelector(s, b[start:end], &m.PodSelector); err != nil {
@@ -1987,7 +2440,9 @@ func decExtensionsV1beta1NetworkPolicySpec(s *state, b []byte, m *extensionsv1be
 				return wrongWireType(wt, "Ingress")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ingress == nil {
@@ -2003,7 +2458,9 @@ func decExtensionsV1beta1NetworkPolicySpec(s *state, b []byte, m *extensionsv1be
 				return wrongWireType(wt, "Egress")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Egress == nil {
@@ -2018,14 +2475,17 @@ func decExtensionsV1beta1NetworkPolicySpec(s *state, b []byte, m *extensionsv1be
 			if wt != 2 {
 				return wrongWireType(wt, "PolicyTypes")
 			}
-			var v extensionsv1beta1.PolicyType
-			if v, i, err = str[extensionsv1beta1.PolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PolicyTypes == nil {
-				m.PolicyTypes = make([]extensionsv1beta1.PolicyType, 0, count(b, i, 4)+1)
+				m.PolicyTypes = make([]extensionsv1beta1.PolicyType, 0, count(b, end, 4)+1)
 			}
-			m.PolicyTypes = append(m.PolicyTypes, v)
+			m.PolicyTypes = append(m.PolicyTypes, strOf[extensionsv1beta1.PolicyType](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -2042,10 +2502,15 @@ func decExtensionsV1beta1ReplicaSet(s *state, b []byte, m *extensionsv1beta1.Rep
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ReplicaSet"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ReplicaSet", x)
 		}
 		switch num {
 		case 1:
@@ -2053,7 +2518,9 @@ func decExtensionsV1beta1ReplicaSet(s *state, b []byte, m *extensionsv1beta1.Rep
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -2065,7 +2532,9 @@ func decExtensionsV1beta1ReplicaSet(s *state, b []byte, m *extensionsv1beta1.Rep
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1ReplicaSetSpec(s, b[start:end], &m.Spec); err != nil {
@@ -2077,7 +2546,9 @@ func decExtensionsV1beta1ReplicaSet(s *state, b []byte, m *extensionsv1beta1.Rep
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1ReplicaSetStatus(s, b[start:end], &m.Status); err != nil {
@@ -2100,32 +2571,49 @@ func decExtensionsV1beta1ReplicaSetCondition(s *state, b []byte, m *extensionsv1
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ReplicaSetCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ReplicaSetCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[extensionsv1beta1.ReplicaSetConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[extensionsv1beta1.ReplicaSetConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[corev1.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[corev1.ConditionStatus](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -2136,16 +2624,26 @@ func decExtensionsV1beta1ReplicaSetCondition(s *state, b []byte, m *extensionsv1
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -2162,10 +2660,15 @@ func decExtensionsV1beta1ReplicaSetList(s *state, b []byte, m *extensionsv1beta1
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ReplicaSetList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ReplicaSetList", x)
 		}
 		switch num {
 		case 1:
@@ -2173,7 +2676,9 @@ func decExtensionsV1beta1ReplicaSetList(s *state, b []byte, m *extensionsv1beta1
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -2185,7 +2690,9 @@ func decExtensionsV1beta1ReplicaSetList(s *state, b []byte, m *extensionsv1beta1
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -2216,18 +2723,25 @@ func decExtensionsV1beta1ReplicaSetSpec(s *state, b []byte, m *extensionsv1beta1
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ReplicaSetSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ReplicaSetSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -2236,8 +2750,10 @@ func decExtensionsV1beta1ReplicaSetSpec(s *state, b []byte, m *extensionsv1beta1
 			if wt != 0 {
 				return wrongWireType(wt, "MinReadySeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MinReadySeconds = int32(int32(x))
@@ -2246,7 +2762,9 @@ func decExtensionsV1beta1ReplicaSetSpec(s *state, b []byte, m *extensionsv1beta1
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -2261,7 +2779,9 @@ func decExtensionsV1beta1ReplicaSetSpec(s *state, b []byte, m *extensionsv1beta1
 				return wrongWireType(wt, "Template")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decCoreV1PodTemplateSpec(s, b[start:end], &m.Template); err != nil {
@@ -2284,18 +2804,25 @@ func decExtensionsV1beta1ReplicaSetStatus(s *state, b []byte, m *extensionsv1bet
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ReplicaSetStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ReplicaSetStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Replicas = int32(int32(x))
@@ -2303,8 +2830,10 @@ func decExtensionsV1beta1ReplicaSetStatus(s *state, b []byte, m *extensionsv1bet
 			if wt != 0 {
 				return wrongWireType(wt, "FullyLabeledReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.FullyLabeledReplicas = int32(int32(x))
@@ -2312,8 +2841,10 @@ func decExtensionsV1beta1ReplicaSetStatus(s *state, b []byte, m *extensionsv1bet
 			if wt != 0 {
 				return wrongWireType(wt, "ReadyReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ReadyReplicas = int32(int32(x))
@@ -2321,8 +2852,10 @@ func decExtensionsV1beta1ReplicaSetStatus(s *state, b []byte, m *extensionsv1bet
 			if wt != 0 {
 				return wrongWireType(wt, "AvailableReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.AvailableReplicas = int32(int32(x))
@@ -2330,8 +2863,10 @@ func decExtensionsV1beta1ReplicaSetStatus(s *state, b []byte, m *extensionsv1bet
 			if wt != 0 {
 				return wrongWireType(wt, "TerminatingReplicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -2340,8 +2875,10 @@ func decExtensionsV1beta1ReplicaSetStatus(s *state, b []byte, m *extensionsv1bet
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ObservedGeneration = int64(int64(x))
@@ -2350,7 +2887,9 @@ func decExtensionsV1beta1ReplicaSetStatus(s *state, b []byte, m *extensionsv1bet
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -2377,18 +2916,25 @@ func decExtensionsV1beta1RollbackConfig(s *state, b []byte, m *extensionsv1beta1
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RollbackConfig"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RollbackConfig", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Revision")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Revision = int64(int64(x))
@@ -2408,10 +2954,15 @@ func decExtensionsV1beta1RollingUpdateDaemonSet(s *state, b []byte, m *extension
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RollingUpdateDaemonSet"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RollingUpdateDaemonSet", x)
 		}
 		switch num {
 		case 1:
@@ -2419,7 +2970,9 @@ func decExtensionsV1beta1RollingUpdateDaemonSet(s *state, b []byte, m *extension
 				return wrongWireType(wt, "MaxUnavailable")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MaxUnavailable == nil {
@@ -2434,7 +2987,9 @@ func decExtensionsV1beta1RollingUpdateDaemonSet(s *state, b []byte, m *extension
 				return wrongWireType(wt, "MaxSurge")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MaxSurge == nil {
@@ -2460,10 +3015,15 @@ func decExtensionsV1beta1RollingUpdateDeployment(s *state, b []byte, m *extensio
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RollingUpdateDeployment"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RollingUpdateDeployment", x)
 		}
 		switch num {
 		case 1:
@@ -2471,7 +3031,9 @@ func decExtensionsV1beta1RollingUpdateDeployment(s *state, b []byte, m *extensio
 				return wrongWireType(wt, "MaxUnavailable")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MaxUnavailable == nil {
@@ -2486,7 +3048,9 @@ func decExtensionsV1beta1RollingUpdateDeployment(s *state, b []byte, m *extensio
 				return wrongWireType(wt, "MaxSurge")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MaxSurge == nil {
@@ -2512,10 +3076,15 @@ func decExtensionsV1beta1Scale(s *state, b []byte, m *extensionsv1beta1.Scale) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Scale"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Scale", x)
 		}
 		switch num {
 		case 1:
@@ -2523,7 +3092,9 @@ func decExtensionsV1beta1Scale(s *state, b []byte, m *extensionsv1beta1.Scale) e
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -2535,7 +3106,9 @@ func decExtensionsV1beta1Scale(s *state, b []byte, m *extensionsv1beta1.Scale) e
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1ScaleSpec(s, b[start:end], &m.Spec); err != nil {
@@ -2547,7 +3120,9 @@ func decExtensionsV1beta1Scale(s *state, b []byte, m *extensionsv1beta1.Scale) e
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decExtensionsV1beta1ScaleStatus(s, b[start:end], &m.Status); err != nil {
@@ -2570,18 +3145,25 @@ func decExtensionsV1beta1ScaleSpec(s *state, b []byte, m *extensionsv1beta1.Scal
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ScaleSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ScaleSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Replicas = int32(int32(x))
@@ -2601,18 +3183,25 @@ func decExtensionsV1beta1ScaleStatus(s *state, b []byte, m *extensionsv1beta1.Sc
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ScaleStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ScaleStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Replicas")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Replicas = int32(int32(x))
@@ -2621,7 +3210,9 @@ func decExtensionsV1beta1ScaleStatus(s *state, b []byte, m *extensionsv1beta1.Sc
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -2638,9 +3229,14 @@ func decExtensionsV1beta1ScaleStatus(s *state, b []byte, m *extensionsv1beta1.Sc
 			if wt != 2 {
 				return wrongWireType(wt, "TargetSelector")
 			}
-			if m.TargetSelector, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.TargetSelector = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err

@@ -13,18 +13,25 @@ func decFlowcontrolV1beta2ExemptPriorityLevelConfiguration(s *state, b []byte, m
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ExemptPriorityLevelConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ExemptPriorityLevelConfiguration", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "NominalConcurrencyShares")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -33,8 +40,10 @@ func decFlowcontrolV1beta2ExemptPriorityLevelConfiguration(s *state, b []byte, m
 			if wt != 0 {
 				return wrongWireType(wt, "LendablePercent")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -55,19 +64,29 @@ func decFlowcontrolV1beta2FlowDistinguisherMethod(s *state, b []byte, m *flowcon
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "FlowDistinguisherMethod"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("FlowDistinguisherMethod", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[flowcontrolv1beta2.FlowDistinguisherMethodType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[flowcontrolv1beta2.FlowDistinguisherMethodType](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -84,10 +103,15 @@ func decFlowcontrolV1beta2FlowSchema(s *state, b []byte, m *flowcontrolv1beta2.F
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "FlowSchema"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("FlowSchema", x)
 		}
 		switch num {
 		case 1:
@@ -95,7 +119,9 @@ func decFlowcontrolV1beta2FlowSchema(s *state, b []byte, m *flowcontrolv1beta2.F
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -107,7 +133,9 @@ func decFlowcontrolV1beta2FlowSchema(s *state, b []byte, m *flowcontrolv1beta2.F
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decFlowcontrolV1beta2FlowSchemaSpec(s, b[start:end], &m.Spec); err != nil {
@@ -119,7 +147,9 @@ func decFlowcontrolV1beta2FlowSchema(s *state, b []byte, m *flowcontrolv1beta2.F
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decFlowcontrolV1beta2FlowSchemaStatus(s, b[start:end], &m.Status); err != nil {
@@ -142,32 +172,49 @@ func decFlowcontrolV1beta2FlowSchemaCondition(s *state, b []byte, m *flowcontrol
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "FlowSchemaCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("FlowSchemaCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[flowcontrolv1beta2.FlowSchemaConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[flowcontrolv1beta2.FlowSchemaConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[flowcontrolv1beta2.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[flowcontrolv1beta2.ConditionStatus](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -178,16 +225,26 @@ func decFlowcontrolV1beta2FlowSchemaCondition(s *state, b []byte, m *flowcontrol
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -204,10 +261,15 @@ func decFlowcontrolV1beta2FlowSchemaList(s *state, b []byte, m *flowcontrolv1bet
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "FlowSchemaList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("FlowSchemaList", x)
 		}
 		switch num {
 		case 1:
@@ -215,7 +277,9 @@ func decFlowcontrolV1beta2FlowSchemaList(s *state, b []byte, m *flowcontrolv1bet
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -227,7 +291,9 @@ func decFlowcontrolV1beta2FlowSchemaList(s *state, b []byte, m *flowcontrolv1bet
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -258,10 +324,15 @@ func decFlowcontrolV1beta2FlowSchemaSpec(s *state, b []byte, m *flowcontrolv1bet
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "FlowSchemaSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("FlowSchemaSpec", x)
 		}
 		switch num {
 		case 1:
@@ -269,7 +340,9 @@ func decFlowcontrolV1beta2FlowSchemaSpec(s *state, b []byte, m *flowcontrolv1bet
 				return wrongWireType(wt, "PriorityLevelConfiguration")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decFlowcontrolV1beta2PriorityLevelConfigurationReference(s, b[start:end], &m.PriorityLevelConfiguration); err != nil {
@@ -280,8 +353,10 @@ func decFlowcontrolV1beta2FlowSchemaSpec(s *state, b []byte, m *flowcontrolv1bet
 			if wt != 0 {
 				return wrongWireType(wt, "MatchingPrecedence")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MatchingPrecedence = int32(int32(x))
@@ -290,7 +365,9 @@ func decFlowcontrolV1beta2FlowSchemaSpec(s *state, b []byte, m *flowcontrolv1bet
 				return wrongWireType(wt, "DistinguisherMethod")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DistinguisherMethod == nil {
@@ -305,7 +382,9 @@ func decFlowcontrolV1beta2FlowSchemaSpec(s *state, b []byte, m *flowcontrolv1bet
 				return wrongWireType(wt, "Rules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Rules == nil {
@@ -332,10 +411,15 @@ func decFlowcontrolV1beta2FlowSchemaStatus(s *state, b []byte, m *flowcontrolv1b
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "FlowSchemaStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("FlowSchemaStatus", x)
 		}
 		switch num {
 		case 1:
@@ -343,7 +427,9 @@ func decFlowcontrolV1beta2FlowSchemaStatus(s *state, b []byte, m *flowcontrolv1b
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -370,19 +456,29 @@ func decFlowcontrolV1beta2GroupSubject(s *state, b []byte, m *flowcontrolv1beta2
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "GroupSubject"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("GroupSubject", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -399,25 +495,37 @@ func decFlowcontrolV1beta2LimitResponse(s *state, b []byte, m *flowcontrolv1beta
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "LimitResponse"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("LimitResponse", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[flowcontrolv1beta2.LimitResponseType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[flowcontrolv1beta2.LimitResponseType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Queuing")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Queuing == nil {
@@ -443,18 +551,25 @@ func decFlowcontrolV1beta2LimitedPriorityLevelConfiguration(s *state, b []byte, 
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "LimitedPriorityLevelConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("LimitedPriorityLevelConfiguration", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "AssuredConcurrencyShares")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.AssuredConcurrencyShares = int32(int32(x))
@@ -463,7 +578,9 @@ func decFlowcontrolV1beta2LimitedPriorityLevelConfiguration(s *state, b []byte, 
 				return wrongWireType(wt, "LimitResponse")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decFlowcontrolV1beta2LimitResponse(s, b[start:end], &m.LimitResponse); err != nil {
@@ -474,8 +591,10 @@ func decFlowcontrolV1beta2LimitedPriorityLevelConfiguration(s *state, b []byte, 
 			if wt != 0 {
 				return wrongWireType(wt, "LendablePercent")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -484,8 +603,10 @@ func decFlowcontrolV1beta2LimitedPriorityLevelConfiguration(s *state, b []byte, 
 			if wt != 0 {
 				return wrongWireType(wt, "BorrowingLimitPercent")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -506,36 +627,47 @@ func decFlowcontrolV1beta2NonResourcePolicyRule(s *state, b []byte, m *flowcontr
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NonResourcePolicyRule"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NonResourcePolicyRule", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Verbs")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Verbs == nil {
-				m.Verbs = make([]string, 0, count(b, i, 1)+1)
+				m.Verbs = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.Verbs = append(m.Verbs, v)
+			m.Verbs = append(m.Verbs, strOf[string](s, b[start:end]))
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "NonResourceURLs")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NonResourceURLs == nil {
-				m.NonResourceURLs = make([]string, 0, count(b, i, 6)+1)
+				m.NonResourceURLs = make([]string, 0, count(b, end, 6)+1)
 			}
-			m.NonResourceURLs = append(m.NonResourceURLs, v)
+			m.NonResourceURLs = append(m.NonResourceURLs, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -552,10 +684,15 @@ func decFlowcontrolV1beta2PolicyRulesWithSubjects(s *state, b []byte, m *flowcon
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PolicyRulesWithSubjects"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PolicyRulesWithSubjects", x)
 		}
 		switch num {
 		case 1:
@@ -563,7 +700,9 @@ func decFlowcontrolV1beta2PolicyRulesWithSubjects(s *state, b []byte, m *flowcon
 				return wrongWireType(wt, "Subjects")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Subjects == nil {
@@ -579,7 +718,9 @@ func decFlowcontrolV1beta2PolicyRulesWithSubjects(s *state, b []byte, m *flowcon
 				return wrongWireType(wt, "ResourceRules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceRules == nil {
@@ -595,7 +736,9 @@ func decFlowcontrolV1beta2PolicyRulesWithSubjects(s *state, b []byte, m *flowcon
 				return wrongWireType(wt, "NonResourceRules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NonResourceRules == nil {
@@ -622,10 +765,15 @@ func decFlowcontrolV1beta2PriorityLevelConfiguration(s *state, b []byte, m *flow
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PriorityLevelConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PriorityLevelConfiguration", x)
 		}
 		switch num {
 		case 1:
@@ -633,7 +781,9 @@ func decFlowcontrolV1beta2PriorityLevelConfiguration(s *state, b []byte, m *flow
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -645,7 +795,9 @@ func decFlowcontrolV1beta2PriorityLevelConfiguration(s *state, b []byte, m *flow
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decFlowcontrolV1beta2PriorityLevelConfigurationSpec(s, b[start:end], &m.Spec); err != nil {
@@ -657,7 +809,9 @@ func decFlowcontrolV1beta2PriorityLevelConfiguration(s *state, b []byte, m *flow
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decFlowcontrolV1beta2PriorityLevelConfigurationStatus(s, b[start:end], &m.Status); err != nil {
@@ -680,32 +834,49 @@ func decFlowcontrolV1beta2PriorityLevelConfigurationCondition(s *state, b []byte
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PriorityLevelConfigurationCondition"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PriorityLevelConfigurationCondition", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[flowcontrolv1beta2.PriorityLevelConfigurationConditionType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[flowcontrolv1beta2.PriorityLevelConfigurationConditionType](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Status")
 			}
-			if m.Status, i, err = str[flowcontrolv1beta2.ConditionStatus](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Status = strOf[flowcontrolv1beta2.ConditionStatus](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "LastTransitionTime")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeTime(s, b[start:end], &m.LastTransitionTime); err != nil {
@@ -716,16 +887,26 @@ func decFlowcontrolV1beta2PriorityLevelConfigurationCondition(s *state, b []byte
 			if wt != 2 {
 				return wrongWireType(wt, "Reason")
 			}
-			if m.Reason, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Reason = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "Message")
 			}
-			if m.Message, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Message = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -742,10 +923,15 @@ func decFlowcontrolV1beta2PriorityLevelConfigurationList(s *state, b []byte, m *
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PriorityLevelConfigurationList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PriorityLevelConfigurationList", x)
 		}
 		switch num {
 		case 1:
@@ -753,7 +939,9 @@ func decFlowcontrolV1beta2PriorityLevelConfigurationList(s *state, b []byte, m *
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -765,7 +953,9 @@ func decFlowcontrolV1beta2PriorityLevelConfigurationList(s *state, b []byte, m *
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -796,19 +986,29 @@ func decFlowcontrolV1beta2PriorityLevelConfigurationReference(s *state, b []byte
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PriorityLevelConfigurationReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PriorityLevelConfigurationReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -825,25 +1025,37 @@ func decFlowcontrolV1beta2PriorityLevelConfigurationSpec(s *state, b []byte, m *
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PriorityLevelConfigurationSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PriorityLevelConfigurationSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Type")
 			}
-			if m.Type, i, err = str[flowcontrolv1beta2.PriorityLevelEnablement](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Type = strOf[flowcontrolv1beta2.PriorityLevelEnablement](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Limited")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Limited == nil {
@@ -858,7 +1070,9 @@ func decFlowcontrolV1beta2PriorityLevelConfigurationSpec(s *state, b []byte, m *
 				return wrongWireType(wt, "Exempt")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Exempt == nil {
@@ -884,10 +1098,15 @@ func decFlowcontrolV1beta2PriorityLevelConfigurationStatus(s *state, b []byte, m
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PriorityLevelConfigurationStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PriorityLevelConfigurationStatus", x)
 		}
 		switch num {
 		case 1:
@@ -895,7 +1114,9 @@ func decFlowcontrolV1beta2PriorityLevelConfigurationStatus(s *state, b []byte, m
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -922,18 +1143,25 @@ func decFlowcontrolV1beta2QueuingConfiguration(s *state, b []byte, m *flowcontro
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "QueuingConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("QueuingConfiguration", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Queues")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Queues = int32(int32(x))
@@ -941,8 +1169,10 @@ func decFlowcontrolV1beta2QueuingConfiguration(s *state, b []byte, m *flowcontro
 			if wt != 0 {
 				return wrongWireType(wt, "HandSize")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.HandSize = int32(int32(x))
@@ -950,8 +1180,10 @@ func decFlowcontrolV1beta2QueuingConfiguration(s *state, b []byte, m *flowcontro
 			if wt != 0 {
 				return wrongWireType(wt, "QueueLengthLimit")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.QueueLengthLimit = int32(int32(x))
@@ -971,54 +1203,70 @@ func decFlowcontrolV1beta2ResourcePolicyRule(s *state, b []byte, m *flowcontrolv
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourcePolicyRule"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourcePolicyRule", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Verbs")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Verbs == nil {
-				m.Verbs = make([]string, 0, count(b, i, 1)+1)
+				m.Verbs = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.Verbs = append(m.Verbs, v)
+			m.Verbs = append(m.Verbs, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "APIGroups")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.APIGroups == nil {
-				m.APIGroups = make([]string, 0, count(b, i, 2)+1)
+				m.APIGroups = make([]string, 0, count(b, end, 2)+1)
 			}
-			m.APIGroups = append(m.APIGroups, v)
+			m.APIGroups = append(m.APIGroups, strOf[string](s, b[start:end]))
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Resources")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Resources == nil {
-				m.Resources = make([]string, 0, count(b, i, 3)+1)
+				m.Resources = make([]string, 0, count(b, end, 3)+1)
 			}
-			m.Resources = append(m.Resources, v)
+			m.Resources = append(m.Resources, strOf[string](s, b[start:end]))
+			i = end
 		case 4:
 			if wt != 0 {
 				return wrongWireType(wt, "ClusterScope")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ClusterScope = bool(x != 0)
@@ -1026,14 +1274,17 @@ func decFlowcontrolV1beta2ResourcePolicyRule(s *state, b []byte, m *flowcontrolv
 			if wt != 2 {
 				return wrongWireType(wt, "Namespaces")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Namespaces == nil {
-				m.Namespaces = make([]string, 0, count(b, i, 5)+1)
+				m.Namespaces = make([]string, 0, count(b, end, 5)+1)
 			}
-			m.Namespaces = append(m.Namespaces, v)
+			m.Namespaces = append(m.Namespaces, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1050,26 +1301,41 @@ func decFlowcontrolV1beta2ServiceAccountSubject(s *state, b []byte, m *flowcontr
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServiceAccountSubject"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServiceAccountSubject", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Namespace")
 			}
-			if m.Namespace, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Namespace = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1086,25 +1352,37 @@ func decFlowcontrolV1beta2Subject(s *state, b []byte, m *flowcontrolv1beta2.Subj
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Subject"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Subject", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Kind")
 			}
-			if m.Kind, i, err = str[flowcontrolv1beta2.SubjectKind](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Kind = strOf[flowcontrolv1beta2.SubjectKind](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "User")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.User == nil {
@@ -1119,7 +1397,9 @@ func decFlowcontrolV1beta2Subject(s *state, b []byte, m *flowcontrolv1beta2.Subj
 				return wrongWireType(wt, "Group")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Group == nil {
@@ -1134,7 +1414,9 @@ func decFlowcontrolV1beta2Subject(s *state, b []byte, m *flowcontrolv1beta2.Subj
 				return wrongWireType(wt, "ServiceAccount")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ServiceAccount == nil {
@@ -1160,19 +1442,29 @@ func decFlowcontrolV1beta2UserSubject(s *state, b []byte, m *flowcontrolv1beta2.
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "UserSubject"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("UserSubject", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err

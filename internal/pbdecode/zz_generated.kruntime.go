@@ -13,19 +13,29 @@ func decKRuntimeRawExtension(s *state, b []byte, m *kruntime.RawExtension) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RawExtension"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RawExtension", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Raw")
 			}
-			if m.Raw, i, err = byteSlice[[]uint8](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Raw = bytesOf[[]uint8](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err

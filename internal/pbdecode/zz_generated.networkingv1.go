@@ -16,34 +16,50 @@ func decNetworkingV1HTTPIngressPath(s *state, b []byte, m *networkingv1.HTTPIngr
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "HTTPIngressPath"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("HTTPIngressPath", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Path")
 			}
-			if m.Path, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Path = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "PathType")
 			}
-			var v networkingv1.PathType
-			if v, i, err = str[networkingv1.PathType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[networkingv1.PathType](s, b[start:end])
 			m.PathType = &v
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Backend")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decNetworkingV1IngressBackend(s, b[start:end], &m.Backend); err != nil {
@@ -66,10 +82,15 @@ func decNetworkingV1HTTPIngressRuleValue(s *state, b []byte, m *networkingv1.HTT
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "HTTPIngressRuleValue"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("HTTPIngressRuleValue", x)
 		}
 		switch num {
 		case 1:
@@ -77,7 +98,9 @@ func decNetworkingV1HTTPIngressRuleValue(s *state, b []byte, m *networkingv1.HTT
 				return wrongWireType(wt, "Paths")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Paths == nil {
@@ -104,10 +127,15 @@ func decNetworkingV1IPAddress(s *state, b []byte, m *networkingv1.IPAddress) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IPAddress"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IPAddress", x)
 		}
 		switch num {
 		case 1:
@@ -115,7 +143,9 @@ func decNetworkingV1IPAddress(s *state, b []byte, m *networkingv1.IPAddress) err
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -127,7 +157,9 @@ func decNetworkingV1IPAddress(s *state, b []byte, m *networkingv1.IPAddress) err
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decNetworkingV1IPAddressSpec(s, b[start:end], &m.Spec); err != nil {
@@ -150,10 +182,15 @@ func decNetworkingV1IPAddressList(s *state, b []byte, m *networkingv1.IPAddressL
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IPAddressList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IPAddressList", x)
 		}
 		switch num {
 		case 1:
@@ -161,7 +198,9 @@ func decNetworkingV1IPAddressList(s *state, b []byte, m *networkingv1.IPAddressL
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -173,7 +212,9 @@ func decNetworkingV1IPAddressList(s *state, b []byte, m *networkingv1.IPAddressL
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -204,10 +245,15 @@ func decNetworkingV1IPAddressSpec(s *state, b []byte, m *networkingv1.IPAddressS
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IPAddressSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IPAddressSpec", x)
 		}
 		switch num {
 		case 1:
@@ -215,7 +261,9 @@ func decNetworkingV1IPAddressSpec(s *state, b []byte, m *networkingv1.IPAddressS
 				return wrongWireType(wt, "ParentRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ParentRef == nil {
@@ -241,31 +289,44 @@ func decNetworkingV1IPBlock(s *state, b []byte, m *networkingv1.IPBlock) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IPBlock"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IPBlock", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "CIDR")
 			}
-			if m.CIDR, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.CIDR = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Except")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Except == nil {
-				m.Except = make([]string, 0, count(b, i, 2)+1)
+				m.Except = make([]string, 0, count(b, end, 2)+1)
 			}
-			m.Except = append(m.Except, v)
+			m.Except = append(m.Except, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -282,10 +343,15 @@ func decNetworkingV1Ingress(s *state, b []byte, m *networkingv1.Ingress) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Ingress"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Ingress", x)
 		}
 		switch num {
 		case 1:
@@ -293,7 +359,9 @@ func decNetworkingV1Ingress(s *state, b []byte, m *networkingv1.Ingress) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -305,7 +373,9 @@ func decNetworkingV1Ingress(s *state, b []byte, m *networkingv1.Ingress) error {
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decNetworkingV1IngressSpec(s, b[start:end], &m.Spec); err != nil {
@@ -317,7 +387,9 @@ func decNetworkingV1Ingress(s *state, b []byte, m *networkingv1.Ingress) error {
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decNetworkingV1IngressStatus(s, b[start:end], &m.Status); err != nil {
@@ -340,10 +412,15 @@ func decNetworkingV1IngressBackend(s *state, b []byte, m *networkingv1.IngressBa
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressBackend"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressBackend", x)
 		}
 		switch num {
 		case 4:
@@ -351,7 +428,9 @@ func decNetworkingV1IngressBackend(s *state, b []byte, m *networkingv1.IngressBa
 				return wrongWireType(wt, "Service")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Service == nil {
@@ -366,7 +445,9 @@ func decNetworkingV1IngressBackend(s *state, b []byte, m *networkingv1.IngressBa
 				return wrongWireType(wt, "Resource")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Resource == nil {
@@ -392,10 +473,15 @@ func decNetworkingV1IngressClass(s *state, b []byte, m *networkingv1.IngressClas
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressClass"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressClass", x)
 		}
 		switch num {
 		case 1:
@@ -403,7 +489,9 @@ func decNetworkingV1IngressClass(s *state, b []byte, m *networkingv1.IngressClas
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -415,7 +503,9 @@ func decNetworkingV1IngressClass(s *state, b []byte, m *networkingv1.IngressClas
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decNetworkingV1IngressClassSpec(s, b[start:end], &m.Spec); err != nil {
@@ -438,10 +528,15 @@ func decNetworkingV1IngressClassList(s *state, b []byte, m *networkingv1.Ingress
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressClassList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressClassList", x)
 		}
 		switch num {
 		case 1:
@@ -449,7 +544,9 @@ func decNetworkingV1IngressClassList(s *state, b []byte, m *networkingv1.Ingress
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -461,7 +558,9 @@ func decNetworkingV1IngressClassList(s *state, b []byte, m *networkingv1.Ingress
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -492,53 +591,80 @@ func decNetworkingV1IngressClassParametersReference(s *state, b []byte, m *netwo
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressClassParametersReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressClassParametersReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "APIGroup")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.APIGroup = &v
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Kind")
 			}
-			if m.Kind, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Kind = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Scope")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.Scope = &v
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "Namespace")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.Namespace = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -555,25 +681,37 @@ func decNetworkingV1IngressClassSpec(s *state, b []byte, m *networkingv1.Ingress
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressClassSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressClassSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Controller")
 			}
-			if m.Controller, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Controller = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Parameters")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Parameters == nil {
@@ -599,10 +737,15 @@ func decNetworkingV1IngressList(s *state, b []byte, m *networkingv1.IngressList)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressList", x)
 		}
 		switch num {
 		case 1:
@@ -610,7 +753,9 @@ func decNetworkingV1IngressList(s *state, b []byte, m *networkingv1.IngressList)
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -622,7 +767,9 @@ func decNetworkingV1IngressList(s *state, b []byte, m *networkingv1.IngressList)
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -653,32 +800,49 @@ func decNetworkingV1IngressLoadBalancerIngress(s *state, b []byte, m *networking
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressLoadBalancerIngress"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressLoadBalancerIngress", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "IP")
 			}
-			if m.IP, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.IP = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Hostname")
 			}
-			if m.Hostname, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Hostname = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Ports")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ports == nil {
@@ -705,10 +869,15 @@ func decNetworkingV1IngressLoadBalancerStatus(s *state, b []byte, m *networkingv
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressLoadBalancerStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressLoadBalancerStatus", x)
 		}
 		switch num {
 		case 1:
@@ -716,7 +885,9 @@ func decNetworkingV1IngressLoadBalancerStatus(s *state, b []byte, m *networkingv
 				return wrongWireType(wt, "Ingress")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ingress == nil {
@@ -743,18 +914,25 @@ func decNetworkingV1IngressPortStatus(s *state, b []byte, m *networkingv1.Ingres
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressPortStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressPortStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "Port")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Port = int32(int32(x))
@@ -762,18 +940,27 @@ func decNetworkingV1IngressPortStatus(s *state, b []byte, m *networkingv1.Ingres
 			if wt != 2 {
 				return wrongWireType(wt, "Protocol")
 			}
-			if m.Protocol, i, err = str[corev1.Protocol](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Protocol = strOf[corev1.Protocol](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Error")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.Error = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -790,25 +977,37 @@ func decNetworkingV1IngressRule(s *state, b []byte, m *networkingv1.IngressRule)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressRule"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressRule", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Host")
 			}
-			if m.Host, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Host = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "IngressRuleValue")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decNetworkingV1IngressRuleValue(s, b[start:end], &m.IngressRuleValue); err != nil {
@@ -831,10 +1030,15 @@ func decNetworkingV1IngressRuleValue(s *state, b []byte, m *networkingv1.Ingress
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressRuleValue"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressRuleValue", x)
 		}
 		switch num {
 		case 1:
@@ -842,7 +1046,9 @@ func decNetworkingV1IngressRuleValue(s *state, b []byte, m *networkingv1.Ingress
 				return wrongWireType(wt, "HTTP")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.HTTP == nil {
@@ -868,25 +1074,37 @@ func decNetworkingV1IngressServiceBackend(s *state, b []byte, m *networkingv1.In
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressServiceBackend"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressServiceBackend", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Port")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decNetworkingV1ServiceBackendPort(s, b[start:end], &m.Port); err != nil {
@@ -909,27 +1127,38 @@ func decNetworkingV1IngressSpec(s *state, b []byte, m *networkingv1.IngressSpec)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressSpec", x)
 		}
 		switch num {
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "IngressClassName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.IngressClassName = &v
+			i = end
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "DefaultBackend")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DefaultBackend == nil {
@@ -944,7 +1173,9 @@ func decNetworkingV1IngressSpec(s *state, b []byte, m *networkingv1.IngressSpec)
 				return wrongWireType(wt, "TLS")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.TLS == nil {
@@ -960,7 +1191,9 @@ func decNetworkingV1IngressSpec(s *state, b []byte, m *networkingv1.IngressSpec)
 				return wrongWireType(wt, "Rules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Rules == nil {
@@ -987,10 +1220,15 @@ func decNetworkingV1IngressStatus(s *state, b []byte, m *networkingv1.IngressSta
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressStatus", x)
 		}
 		switch num {
 		case 1:
@@ -998,7 +1236,9 @@ func decNetworkingV1IngressStatus(s *state, b []byte, m *networkingv1.IngressSta
 				return wrongWireType(wt, "LoadBalancer")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decNetworkingV1IngressLoadBalancerStatus(s, b[start:end], &m.LoadBalancer); err != nil {
@@ -1021,31 +1261,44 @@ func decNetworkingV1IngressTLS(s *state, b []byte, m *networkingv1.IngressTLS) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "IngressTLS"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("IngressTLS", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Hosts")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Hosts == nil {
-				m.Hosts = make([]string, 0, count(b, i, 1)+1)
+				m.Hosts = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.Hosts = append(m.Hosts, v)
+			m.Hosts = append(m.Hosts, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "SecretName")
 			}
-			if m.SecretName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.SecretName = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1062,10 +1315,15 @@ func decNetworkingV1NetworkPolicy(s *state, b []byte, m *networkingv1.NetworkPol
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NetworkPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NetworkPolicy", x)
 		}
 		switch num {
 		case 1:
@@ -1073,7 +1331,9 @@ func decNetworkingV1NetworkPolicy(s *state, b []byte, m *networkingv1.NetworkPol
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1085,7 +1345,9 @@ func decNetworkingV1NetworkPolicy(s *state, b []byte, m *networkingv1.NetworkPol
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decNetworkingV1NetworkPolicySpec(s, b[start:end], &m.Spec); err != nil {
@@ -1108,10 +1370,15 @@ func decNetworkingV1NetworkPolicyEgressRule(s *state, b []byte, m *networkingv1.
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NetworkPolicyEgressRule"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NetworkPolicyEgressRule", x)
 		}
 		switch num {
 		case 1:
@@ -1119,7 +1386,9 @@ func decNetworkingV1NetworkPolicyEgressRule(s *state, b []byte, m *networkingv1.
 				return wrongWireType(wt, "Ports")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ports == nil {
@@ -1135,7 +1404,9 @@ func decNetworkingV1NetworkPolicyEgressRule(s *state, b []byte, m *networkingv1.
 				return wrongWireType(wt, "To")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.To == nil {
@@ -1162,10 +1433,15 @@ func decNetworkingV1NetworkPolicyIngressRule(s *state, b []byte, m *networkingv1
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NetworkPolicyIngressRule"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NetworkPolicyIngressRule", x)
 		}
 		switch num {
 		case 1:
@@ -1173,7 +1449,9 @@ func decNetworkingV1NetworkPolicyIngressRule(s *state, b []byte, m *networkingv1
 				return wrongWireType(wt, "Ports")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ports == nil {
@@ -1189,7 +1467,9 @@ func decNetworkingV1NetworkPolicyIngressRule(s *state, b []byte, m *networkingv1
 				return wrongWireType(wt, "From")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.From == nil {
@@ -1216,10 +1496,15 @@ func decNetworkingV1NetworkPolicyList(s *state, b []byte, m *networkingv1.Networ
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NetworkPolicyList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NetworkPolicyList", x)
 		}
 		switch num {
 		case 1:
@@ -1227,7 +1512,9 @@ func decNetworkingV1NetworkPolicyList(s *state, b []byte, m *networkingv1.Networ
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1239,7 +1526,9 @@ func decNetworkingV1NetworkPolicyList(s *state, b []byte, m *networkingv1.Networ
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1270,10 +1559,15 @@ func decNetworkingV1NetworkPolicyPeer(s *state, b []byte, m *networkingv1.Networ
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NetworkPolicyPeer"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NetworkPolicyPeer", x)
 		}
 		switch num {
 		case 1:
@@ -1281,7 +1575,9 @@ func decNetworkingV1NetworkPolicyPeer(s *state, b []byte, m *networkingv1.Networ
 				return wrongWireType(wt, "PodSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PodSelector == nil {
@@ -1296,7 +1592,9 @@ func decNetworkingV1NetworkPolicyPeer(s *state, b []byte, m *networkingv1.Networ
 				return wrongWireType(wt, "NamespaceSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NamespaceSelector == nil {
@@ -1311,7 +1609,9 @@ func decNetworkingV1NetworkPolicyPeer(s *state, b []byte, m *networkingv1.Networ
 				return wrongWireType(wt, "IPBlock")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.IPBlock == nil {
@@ -1337,27 +1637,38 @@ func decNetworkingV1NetworkPolicyPort(s *state, b []byte, m *networkingv1.Networ
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NetworkPolicyPort"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NetworkPolicyPort", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Protocol")
 			}
-			var v corev1.Protocol
-			if v, i, err = str[corev1.Protocol](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.Protocol](s, b[start:end])
 			m.Protocol = &v
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Port")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Port == nil {
@@ -1371,8 +1682,10 @@ func decNetworkingV1NetworkPolicyPort(s *state, b []byte, m *networkingv1.Networ
 			if wt != 0 {
 				return wrongWireType(wt, "EndPort")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1393,10 +1706,15 @@ func decNetworkingV1NetworkPolicySpec(s *state, b []byte, m *networkingv1.Networ
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NetworkPolicySpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NetworkPolicySpec", x)
 		}
 		switch num {
 		case 1:
@@ -1404,7 +1722,9 @@ func decNetworkingV1NetworkPolicySpec(s *state, b []byte, m *networkingv1.Networ
 				return wrongWireType(wt, "PodSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1LabelSelector(s, b[start:end], &m.PodSelector); err != nil {
@@ -1416,7 +1736,9 @@ func decNetworkingV1NetworkPolicySpec(s *state, b []byte, m *networkingv1.Networ
 				return wrongWireType(wt, "Ingress")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Ingress == nil {
@@ -1432,7 +1754,9 @@ func decNetworkingV1NetworkPolicySpec(s *state, b []byte, m *networkingv1.Networ
 				return wrongWireType(wt, "Egress")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Egress == nil {
@@ -1447,14 +1771,17 @@ func decNetworkingV1NetworkPolicySpec(s *state, b []byte, m *networkingv1.Networ
 			if wt != 2 {
 				return wrongWireType(wt, "PolicyTypes")
 			}
-			var v networkingv1.PolicyType
-			if v, i, err = str[networkingv1.PolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PolicyTypes == nil {
-				m.PolicyTypes = make([]networkingv1.PolicyType, 0, count(b, i, 4)+1)
+				m.PolicyTypes = make([]networkingv1.PolicyType, 0, count(b, end, 4)+1)
 			}
-			m.PolicyTypes = append(m.PolicyTypes, v)
+			m.PolicyTypes = append(m.PolicyTypes, strOf[networkingv1.PolicyType](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1471,40 +1798,65 @@ func decNetworkingV1ParentReference(s *state, b []byte, m *networkingv1.ParentRe
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ParentReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ParentReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Group")
 			}
-			if m.Group, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Group = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Resource")
 			}
-			if m.Resource, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Resource = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Namespace")
 			}
-			if m.Namespace, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Namespace = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1521,25 +1873,37 @@ func decNetworkingV1ServiceBackendPort(s *state, b []byte, m *networkingv1.Servi
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServiceBackendPort"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServiceBackendPort", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "Number")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Number = int32(int32(x))
@@ -1559,10 +1923,15 @@ func decNetworkingV1ServiceCIDR(s *state, b []byte, m *networkingv1.ServiceCIDR)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServiceCIDR"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServiceCIDR", x)
 		}
 		switch num {
 		case 1:
@@ -1570,7 +1939,9 @@ func decNetworkingV1ServiceCIDR(s *state, b []byte, m *networkingv1.ServiceCIDR)
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1582,7 +1953,9 @@ func decNetworkingV1ServiceCIDR(s *state, b []byte, m *networkingv1.ServiceCIDR)
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decNetworkingV1ServiceCIDRSpec(s, b[start:end], &m.Spec); err != nil {
@@ -1594,7 +1967,9 @@ func decNetworkingV1ServiceCIDR(s *state, b []byte, m *networkingv1.ServiceCIDR)
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decNetworkingV1ServiceCIDRStatus(s, b[start:end], &m.Status); err != nil {
@@ -1617,10 +1992,15 @@ func decNetworkingV1ServiceCIDRList(s *state, b []byte, m *networkingv1.ServiceC
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServiceCIDRList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServiceCIDRList", x)
 		}
 		switch num {
 		case 1:
@@ -1628,7 +2008,9 @@ func decNetworkingV1ServiceCIDRList(s *state, b []byte, m *networkingv1.ServiceC
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1640,7 +2022,9 @@ func decNetworkingV1ServiceCIDRList(s *state, b []byte, m *networkingv1.ServiceC
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1671,24 +2055,32 @@ func decNetworkingV1ServiceCIDRSpec(s *state, b []byte, m *networkingv1.ServiceC
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServiceCIDRSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServiceCIDRSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "CIDRs")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CIDRs == nil {
-				m.CIDRs = make([]string, 0, count(b, i, 1)+1)
+				m.CIDRs = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.CIDRs = append(m.CIDRs, v)
+			m.CIDRs = append(m.CIDRs, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1705,10 +2097,15 @@ func decNetworkingV1ServiceCIDRStatus(s *state, b []byte, m *networkingv1.Servic
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ServiceCIDRStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ServiceCIDRStatus", x)
 		}
 		switch num {
 		case 1:
@@ -1716,7 +2113,9 @@ func decNetworkingV1ServiceCIDRStatus(s *state, b []byte, m *networkingv1.Servic
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {

@@ -15,10 +15,15 @@ func decNodeV1alpha1Overhead(s *state, b []byte, m *nodev1alpha1.Overhead) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Overhead"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Overhead", x)
 		}
 		switch num {
 		case 1:
@@ -26,7 +31,9 @@ func decNodeV1alpha1Overhead(s *state, b []byte, m *nodev1alpha1.Overhead) error
 				return wrongWireType(wt, "PodFixed")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PodFixed == nil {
@@ -34,7 +41,7 @@ func decNodeV1alpha1Overhead(s *state, b []byte, m *nodev1alpha1.Overhead) error
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.PodFixed[k] = v
@@ -55,10 +62,15 @@ func decNodeV1alpha1RuntimeClass(s *state, b []byte, m *nodev1alpha1.RuntimeClas
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RuntimeClass"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RuntimeClass", x)
 		}
 		switch num {
 		case 1:
@@ -66,7 +78,9 @@ func decNodeV1alpha1RuntimeClass(s *state, b []byte, m *nodev1alpha1.RuntimeClas
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -78,7 +92,9 @@ func decNodeV1alpha1RuntimeClass(s *state, b []byte, m *nodev1alpha1.RuntimeClas
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decNodeV1alpha1RuntimeClassSpec(s, b[start:end], &m.Spec); err != nil {
@@ -101,10 +117,15 @@ func decNodeV1alpha1RuntimeClassList(s *state, b []byte, m *nodev1alpha1.Runtime
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RuntimeClassList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RuntimeClassList", x)
 		}
 		switch num {
 		case 1:
@@ -112,7 +133,9 @@ func decNodeV1alpha1RuntimeClassList(s *state, b []byte, m *nodev1alpha1.Runtime
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -124,7 +147,9 @@ func decNodeV1alpha1RuntimeClassList(s *state, b []byte, m *nodev1alpha1.Runtime
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -155,25 +180,37 @@ func decNodeV1alpha1RuntimeClassSpec(s *state, b []byte, m *nodev1alpha1.Runtime
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RuntimeClassSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RuntimeClassSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "RuntimeHandler")
 			}
-			if m.RuntimeHandler, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.RuntimeHandler = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Overhead")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Overhead == nil {
@@ -188,7 +225,9 @@ func decNodeV1alpha1RuntimeClassSpec(s *state, b []byte, m *nodev1alpha1.Runtime
 				return wrongWireType(wt, "Scheduling")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Scheduling == nil {
@@ -214,10 +253,15 @@ func decNodeV1alpha1Scheduling(s *state, b []byte, m *nodev1alpha1.Scheduling) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Scheduling"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Scheduling", x)
 		}
 		switch num {
 		case 1:
@@ -225,7 +269,9 @@ func decNodeV1alpha1Scheduling(s *state, b []byte, m *nodev1alpha1.Scheduling) e
 				return wrongWireType(wt, "NodeSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeSelector == nil {
@@ -243,7 +289,9 @@ func decNodeV1alpha1Scheduling(s *state, b []byte, m *nodev1alpha1.Scheduling) e
 				return wrongWireType(wt, "Tolerations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Tolerations == nil {

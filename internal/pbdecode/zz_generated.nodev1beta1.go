@@ -15,10 +15,15 @@ func decNodeV1beta1Overhead(s *state, b []byte, m *nodev1beta1.Overhead) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Overhead"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Overhead", x)
 		}
 		switch num {
 		case 1:
@@ -26,7 +31,9 @@ func decNodeV1beta1Overhead(s *state, b []byte, m *nodev1beta1.Overhead) error {
 				return wrongWireType(wt, "PodFixed")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PodFixed == nil {
@@ -34,7 +41,7 @@ func decNodeV1beta1Overhead(s *state, b []byte, m *nodev1beta1.Overhead) error {
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.PodFixed[k] = v
@@ -55,10 +62,15 @@ func decNodeV1beta1RuntimeClass(s *state, b []byte, m *nodev1beta1.RuntimeClass)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RuntimeClass"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RuntimeClass", x)
 		}
 		switch num {
 		case 1:
@@ -66,7 +78,9 @@ func decNodeV1beta1RuntimeClass(s *state, b []byte, m *nodev1beta1.RuntimeClass)
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -77,15 +91,22 @@ func decNodeV1beta1RuntimeClass(s *state, b []byte, m *nodev1beta1.RuntimeClass)
 			if wt != 2 {
 				return wrongWireType(wt, "Handler")
 			}
-			if m.Handler, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Handler = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Overhead")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Overhead == nil {
@@ -100,7 +121,9 @@ func decNodeV1beta1RuntimeClass(s *state, b []byte, m *nodev1beta1.RuntimeClass)
 				return wrongWireType(wt, "Scheduling")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Scheduling == nil {
@@ -126,10 +149,15 @@ func decNodeV1beta1RuntimeClassList(s *state, b []byte, m *nodev1beta1.RuntimeCl
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RuntimeClassList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RuntimeClassList", x)
 		}
 		switch num {
 		case 1:
@@ -137,7 +165,9 @@ func decNodeV1beta1RuntimeClassList(s *state, b []byte, m *nodev1beta1.RuntimeCl
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -149,7 +179,9 @@ func decNodeV1beta1RuntimeClassList(s *state, b []byte, m *nodev1beta1.RuntimeCl
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -180,10 +212,15 @@ func decNodeV1beta1Scheduling(s *state, b []byte, m *nodev1beta1.Scheduling) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Scheduling"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Scheduling", x)
 		}
 		switch num {
 		case 1:
@@ -191,7 +228,9 @@ func decNodeV1beta1Scheduling(s *state, b []byte, m *nodev1beta1.Scheduling) err
 				return wrongWireType(wt, "NodeSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeSelector == nil {
@@ -209,7 +248,9 @@ func decNodeV1beta1Scheduling(s *state, b []byte, m *nodev1beta1.Scheduling) err
 				return wrongWireType(wt, "Tolerations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Tolerations == nil {

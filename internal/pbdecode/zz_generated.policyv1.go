@@ -15,10 +15,15 @@ func decPolicyV1Eviction(s *state, b []byte, m *policyv1.Eviction) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Eviction"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Eviction", x)
 		}
 		switch num {
 		case 1:
@@ -26,7 +31,9 @@ func decPolicyV1Eviction(s *state, b []byte, m *policyv1.Eviction) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -38,7 +45,9 @@ func decPolicyV1Eviction(s *state, b []byte, m *policyv1.Eviction) error {
 				return wrongWireType(wt, "DeleteOptions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DeleteOptions == nil {
@@ -64,10 +73,15 @@ func decPolicyV1PodDisruptionBudget(s *state, b []byte, m *policyv1.PodDisruptio
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodDisruptionBudget"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodDisruptionBudget", x)
 		}
 		switch num {
 		case 1:
@@ -75,7 +89,9 @@ func decPolicyV1PodDisruptionBudget(s *state, b []byte, m *policyv1.PodDisruptio
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -87,7 +103,9 @@ func decPolicyV1PodDisruptionBudget(s *state, b []byte, m *policyv1.PodDisruptio
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decPolicyV1PodDisruptionBudgetSpec(s, b[start:end], &m.Spec); err != nil {
@@ -99,7 +117,9 @@ func decPolicyV1PodDisruptionBudget(s *state, b []byte, m *policyv1.PodDisruptio
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decPolicyV1PodDisruptionBudgetStatus(s, b[start:end], &m.Status); err != nil {
@@ -122,10 +142,15 @@ func decPolicyV1PodDisruptionBudgetList(s *state, b []byte, m *policyv1.PodDisru
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodDisruptionBudgetList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodDisruptionBudgetList", x)
 		}
 		switch num {
 		case 1:
@@ -133,7 +158,9 @@ func decPolicyV1PodDisruptionBudgetList(s *state, b []byte, m *policyv1.PodDisru
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -145,7 +172,9 @@ func decPolicyV1PodDisruptionBudgetList(s *state, b []byte, m *policyv1.PodDisru
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -176,10 +205,15 @@ func decPolicyV1PodDisruptionBudgetSpec(s *state, b []byte, m *policyv1.PodDisru
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodDisruptionBudgetSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodDisruptionBudgetSpec", x)
 		}
 		switch num {
 		case 1:
@@ -187,7 +221,9 @@ func decPolicyV1PodDisruptionBudgetSpec(s *state, b []byte, m *policyv1.PodDisru
 				return wrongWireType(wt, "MinAvailable")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MinAvailable == nil {
@@ -202,7 +238,9 @@ func decPolicyV1PodDisruptionBudgetSpec(s *state, b []byte, m *policyv1.PodDisru
 				return wrongWireType(wt, "Selector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selector == nil {
@@ -217,7 +255,9 @@ func decPolicyV1PodDisruptionBudgetSpec(s *state, b []byte, m *policyv1.PodDisru
 				return wrongWireType(wt, "MaxUnavailable")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.MaxUnavailable == nil {
@@ -231,11 +271,15 @@ func decPolicyV1PodDisruptionBudgetSpec(s *state, b []byte, m *policyv1.PodDisru
 			if wt != 2 {
 				return wrongWireType(wt, "UnhealthyPodEvictionPolicy")
 			}
-			var v policyv1.UnhealthyPodEvictionPolicyType
-			if v, i, err = str[policyv1.UnhealthyPodEvictionPolicyType](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[policyv1.UnhealthyPodEvictionPolicyType](s, b[start:end])
 			m.UnhealthyPodEvictionPolicy = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -252,18 +296,25 @@ func decPolicyV1PodDisruptionBudgetStatus(s *state, b []byte, m *policyv1.PodDis
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodDisruptionBudgetStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodDisruptionBudgetStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "ObservedGeneration")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ObservedGeneration = int64(int64(x))
@@ -272,7 +323,9 @@ func decPolicyV1PodDisruptionBudgetStatus(s *state, b []byte, m *policyv1.PodDis
 				return wrongWireType(wt, "DisruptedPods")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DisruptedPods == nil {
@@ -280,7 +333,7 @@ func decPolicyV1PodDisruptionBudgetStatus(s *state, b []byte, m *policyv1.PodDis
 			}
 			var k string
 			var v metav1.Time
-			if k, v, err = entryMessage[string](s, b, start, end, metav1.Time{}, decodeTime); err != nil {
+			if k, v, err = entryDecodeTime[string](s, b, start, end); err != nil {
 				return err
 			}
 			m.DisruptedPods[k] = v
@@ -289,8 +342,10 @@ func decPolicyV1PodDisruptionBudgetStatus(s *state, b []byte, m *policyv1.PodDis
 			if wt != 0 {
 				return wrongWireType(wt, "DisruptionsAllowed")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.DisruptionsAllowed = int32(int32(x))
@@ -298,8 +353,10 @@ func decPolicyV1PodDisruptionBudgetStatus(s *state, b []byte, m *policyv1.PodDis
 			if wt != 0 {
 				return wrongWireType(wt, "CurrentHealthy")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.CurrentHealthy = int32(int32(x))
@@ -307,8 +364,10 @@ func decPolicyV1PodDisruptionBudgetStatus(s *state, b []byte, m *policyv1.PodDis
 			if wt != 0 {
 				return wrongWireType(wt, "DesiredHealthy")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.DesiredHealthy = int32(int32(x))
@@ -316,8 +375,10 @@ func decPolicyV1PodDisruptionBudgetStatus(s *state, b []byte, m *policyv1.PodDis
 			if wt != 0 {
 				return wrongWireType(wt, "ExpectedPods")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ExpectedPods = int32(int32(x))
@@ -326,7 +387,9 @@ func decPolicyV1PodDisruptionBudgetStatus(s *state, b []byte, m *policyv1.PodDis
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {

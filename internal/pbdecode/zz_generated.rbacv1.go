@@ -14,10 +14,15 @@ func decRbacV1AggregationRule(s *state, b []byte, m *rbacv1.AggregationRule) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "AggregationRule"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("AggregationRule", x)
 		}
 		switch num {
 		case 1:
@@ -25,7 +30,9 @@ func decRbacV1AggregationRule(s *state, b []byte, m *rbacv1.AggregationRule) err
 				return wrongWireType(wt, "ClusterRoleSelectors")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ClusterRoleSelectors == nil {
@@ -52,10 +59,15 @@ func decRbacV1ClusterRole(s *state, b []byte, m *rbacv1.ClusterRole) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ClusterRole"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ClusterRole", x)
 		}
 		switch num {
 		case 1:
@@ -63,7 +75,9 @@ func decRbacV1ClusterRole(s *state, b []byte, m *rbacv1.ClusterRole) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -75,7 +89,9 @@ func decRbacV1ClusterRole(s *state, b []byte, m *rbacv1.ClusterRole) error {
 				return wrongWireType(wt, "Rules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Rules == nil {
@@ -91,7 +107,9 @@ func decRbacV1ClusterRole(s *state, b []byte, m *rbacv1.ClusterRole) error {
 				return wrongWireType(wt, "AggregationRule")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AggregationRule == nil {
@@ -117,10 +135,15 @@ func decRbacV1ClusterRoleBinding(s *state, b []byte, m *rbacv1.ClusterRoleBindin
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ClusterRoleBinding"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ClusterRoleBinding", x)
 		}
 		switch num {
 		case 1:
@@ -128,7 +151,9 @@ func decRbacV1ClusterRoleBinding(s *state, b []byte, m *rbacv1.ClusterRoleBindin
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -140,7 +165,9 @@ func decRbacV1ClusterRoleBinding(s *state, b []byte, m *rbacv1.ClusterRoleBindin
 				return wrongWireType(wt, "Subjects")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Subjects == nil {
@@ -156,7 +183,9 @@ func decRbacV1ClusterRoleBinding(s *state, b []byte, m *rbacv1.ClusterRoleBindin
 				return wrongWireType(wt, "RoleRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decRbacV1RoleRef(s, b[start:end], &m.RoleRef); err != nil {
@@ -179,10 +208,15 @@ func decRbacV1ClusterRoleBindingList(s *state, b []byte, m *rbacv1.ClusterRoleBi
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ClusterRoleBindingList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ClusterRoleBindingList", x)
 		}
 		switch num {
 		case 1:
@@ -190,7 +224,9 @@ func decRbacV1ClusterRoleBindingList(s *state, b []byte, m *rbacv1.ClusterRoleBi
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -202,7 +238,9 @@ func decRbacV1ClusterRoleBindingList(s *state, b []byte, m *rbacv1.ClusterRoleBi
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -233,10 +271,15 @@ func decRbacV1ClusterRoleList(s *state, b []byte, m *rbacv1.ClusterRoleList) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ClusterRoleList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ClusterRoleList", x)
 		}
 		switch num {
 		case 1:
@@ -244,7 +287,9 @@ func decRbacV1ClusterRoleList(s *state, b []byte, m *rbacv1.ClusterRoleList) err
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -256,7 +301,9 @@ func decRbacV1ClusterRoleList(s *state, b []byte, m *rbacv1.ClusterRoleList) err
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -287,72 +334,92 @@ func decRbacV1PolicyRule(s *state, b []byte, m *rbacv1.PolicyRule) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PolicyRule"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PolicyRule", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Verbs")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Verbs == nil {
-				m.Verbs = make([]string, 0, count(b, i, 1)+1)
+				m.Verbs = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.Verbs = append(m.Verbs, v)
+			m.Verbs = append(m.Verbs, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "APIGroups")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.APIGroups == nil {
-				m.APIGroups = make([]string, 0, count(b, i, 2)+1)
+				m.APIGroups = make([]string, 0, count(b, end, 2)+1)
 			}
-			m.APIGroups = append(m.APIGroups, v)
+			m.APIGroups = append(m.APIGroups, strOf[string](s, b[start:end]))
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Resources")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Resources == nil {
-				m.Resources = make([]string, 0, count(b, i, 3)+1)
+				m.Resources = make([]string, 0, count(b, end, 3)+1)
 			}
-			m.Resources = append(m.Resources, v)
+			m.Resources = append(m.Resources, strOf[string](s, b[start:end]))
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceNames")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceNames == nil {
-				m.ResourceNames = make([]string, 0, count(b, i, 4)+1)
+				m.ResourceNames = make([]string, 0, count(b, end, 4)+1)
 			}
-			m.ResourceNames = append(m.ResourceNames, v)
+			m.ResourceNames = append(m.ResourceNames, strOf[string](s, b[start:end]))
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "NonResourceURLs")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NonResourceURLs == nil {
-				m.NonResourceURLs = make([]string, 0, count(b, i, 5)+1)
+				m.NonResourceURLs = make([]string, 0, count(b, end, 5)+1)
 			}
-			m.NonResourceURLs = append(m.NonResourceURLs, v)
+			m.NonResourceURLs = append(m.NonResourceURLs, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -369,10 +436,15 @@ func decRbacV1Role(s *state, b []byte, m *rbacv1.Role) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Role"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Role", x)
 		}
 		switch num {
 		case 1:
@@ -380,7 +452,9 @@ func decRbacV1Role(s *state, b []byte, m *rbacv1.Role) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -392,7 +466,9 @@ func decRbacV1Role(s *state, b []byte, m *rbacv1.Role) error {
 				return wrongWireType(wt, "Rules")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Rules == nil {
@@ -419,10 +495,15 @@ func decRbacV1RoleBinding(s *state, b []byte, m *rbacv1.RoleBinding) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RoleBinding"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RoleBinding", x)
 		}
 		switch num {
 		case 1:
@@ -430,7 +511,9 @@ func decRbacV1RoleBinding(s *state, b []byte, m *rbacv1.RoleBinding) error {
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -442,7 +525,9 @@ func decRbacV1RoleBinding(s *state, b []byte, m *rbacv1.RoleBinding) error {
 				return wrongWireType(wt, "Subjects")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Subjects == nil {
@@ -458,7 +543,9 @@ func decRbacV1RoleBinding(s *state, b []byte, m *rbacv1.RoleBinding) error {
 				return wrongWireType(wt, "RoleRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decRbacV1RoleRef(s, b[start:end], &m.RoleRef); err != nil {
@@ -481,10 +568,15 @@ func decRbacV1RoleBindingList(s *state, b []byte, m *rbacv1.RoleBindingList) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RoleBindingList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RoleBindingList", x)
 		}
 		switch num {
 		case 1:
@@ -492,7 +584,9 @@ func decRbacV1RoleBindingList(s *state, b []byte, m *rbacv1.RoleBindingList) err
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -504,7 +598,9 @@ func decRbacV1RoleBindingList(s *state, b []byte, m *rbacv1.RoleBindingList) err
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -535,10 +631,15 @@ func decRbacV1RoleList(s *state, b []byte, m *rbacv1.RoleList) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RoleList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RoleList", x)
 		}
 		switch num {
 		case 1:
@@ -546,7 +647,9 @@ func decRbacV1RoleList(s *state, b []byte, m *rbacv1.RoleList) error {
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -558,7 +661,9 @@ func decRbacV1RoleList(s *state, b []byte, m *rbacv1.RoleList) error {
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -589,33 +694,53 @@ func decRbacV1RoleRef(s *state, b []byte, m *rbacv1.RoleRef) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "RoleRef"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("RoleRef", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "APIGroup")
 			}
-			if m.APIGroup, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.APIGroup = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Kind")
 			}
-			if m.Kind, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Kind = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -632,40 +757,65 @@ func decRbacV1Subject(s *state, b []byte, m *rbacv1.Subject) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Subject"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Subject", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Kind")
 			}
-			if m.Kind, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Kind = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "APIGroup")
 			}
-			if m.APIGroup, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.APIGroup = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Namespace")
 			}
-			if m.Namespace, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Namespace = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err

@@ -18,48 +18,74 @@ func decResourceV1AllocatedDeviceStatus(s *state, b []byte, m *resourcev1.Alloca
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "AllocatedDeviceStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("AllocatedDeviceStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Driver")
 			}
-			if m.Driver, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Driver = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Pool")
 			}
-			if m.Pool, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Pool = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Device")
 			}
-			if m.Device, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Device = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "ShareID")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ShareID = &v
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -75,7 +101,9 @@ func decResourceV1AllocatedDeviceStatus(s *state, b []byte, m *resourcev1.Alloca
 				return wrongWireType(wt, "Data")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Data == nil {
@@ -90,7 +118,9 @@ func decResourceV1AllocatedDeviceStatus(s *state, b []byte, m *resourcev1.Alloca
 				return wrongWireType(wt, "NetworkData")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NetworkData == nil {
@@ -116,10 +146,15 @@ func decResourceV1AllocationResult(s *state, b []byte, m *resourcev1.AllocationR
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "AllocationResult"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("AllocationResult", x)
 		}
 		switch num {
 		case 1:
@@ -127,7 +162,9 @@ func decResourceV1AllocationResult(s *state, b []byte, m *resourcev1.AllocationR
 				return wrongWireType(wt, "Devices")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1DeviceAllocationResult(s, b[start:end], &m.Devices); err != nil {
@@ -139,7 +176,9 @@ func decResourceV1AllocationResult(s *state, b []byte, m *resourcev1.AllocationR
 				return wrongWireType(wt, "NodeSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeSelector == nil {
@@ -154,7 +193,9 @@ func decResourceV1AllocationResult(s *state, b []byte, m *resourcev1.AllocationR
 				return wrongWireType(wt, "AllocationTimestamp")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AllocationTimestamp == nil {
@@ -180,19 +221,29 @@ func decResourceV1CELDeviceSelector(s *state, b []byte, m *resourcev1.CELDeviceS
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CELDeviceSelector"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CELDeviceSelector", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Expression")
 			}
-			if m.Expression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Expression = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -209,10 +260,15 @@ func decResourceV1CapacityRequestPolicy(s *state, b []byte, m *resourcev1.Capaci
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CapacityRequestPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CapacityRequestPolicy", x)
 		}
 		switch num {
 		case 1:
@@ -220,7 +276,9 @@ func decResourceV1CapacityRequestPolicy(s *state, b []byte, m *resourcev1.Capaci
 				return wrongWireType(wt, "Default")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Default == nil {
@@ -235,7 +293,9 @@ func decResourceV1CapacityRequestPolicy(s *state, b []byte, m *resourcev1.Capaci
 				return wrongWireType(wt, "ValidValues")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ValidValues == nil {
@@ -251,7 +311,9 @@ func decResourceV1CapacityRequestPolicy(s *state, b []byte, m *resourcev1.Capaci
 				return wrongWireType(wt, "ValidRange")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ValidRange == nil {
@@ -277,10 +339,15 @@ func decResourceV1CapacityRequestPolicyRange(s *state, b []byte, m *resourcev1.C
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CapacityRequestPolicyRange"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CapacityRequestPolicyRange", x)
 		}
 		switch num {
 		case 1:
@@ -288,7 +355,9 @@ func decResourceV1CapacityRequestPolicyRange(s *state, b []byte, m *resourcev1.C
 				return wrongWireType(wt, "Min")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Min == nil {
@@ -303,7 +372,9 @@ func decResourceV1CapacityRequestPolicyRange(s *state, b []byte, m *resourcev1.C
 				return wrongWireType(wt, "Max")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Max == nil {
@@ -318,7 +389,9 @@ func decResourceV1CapacityRequestPolicyRange(s *state, b []byte, m *resourcev1.C
 				return wrongWireType(wt, "Step")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Step == nil {
@@ -344,10 +417,15 @@ func decResourceV1CapacityRequirements(s *state, b []byte, m *resourcev1.Capacit
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CapacityRequirements"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CapacityRequirements", x)
 		}
 		switch num {
 		case 1:
@@ -355,7 +433,9 @@ func decResourceV1CapacityRequirements(s *state, b []byte, m *resourcev1.Capacit
 				return wrongWireType(wt, "Requests")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Requests == nil {
@@ -363,7 +443,7 @@ func decResourceV1CapacityRequirements(s *state, b []byte, m *resourcev1.Capacit
 			}
 			var k resourcev1.QualifiedName
 			var v resource.Quantity
-			if k, v, err = entryMessage[resourcev1.QualifiedName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[resourcev1.QualifiedName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Requests[k] = v
@@ -384,10 +464,15 @@ func decResourceV1Counter(s *state, b []byte, m *resourcev1.Counter) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Counter"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Counter", x)
 		}
 		switch num {
 		case 1:
@@ -395,7 +480,9 @@ func decResourceV1Counter(s *state, b []byte, m *resourcev1.Counter) error {
 				return wrongWireType(wt, "Value")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeQuantity(s, b[start:end], &m.Value); err != nil {
@@ -418,25 +505,37 @@ func decResourceV1CounterSet(s *state, b []byte, m *resourcev1.CounterSet) error
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CounterSet"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CounterSet", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Counters")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Counters == nil {
@@ -444,7 +543,7 @@ func decResourceV1CounterSet(s *state, b []byte, m *resourcev1.CounterSet) error
 			}
 			var k string
 			var v resourcev1.Counter
-			if k, v, err = entryMessage[string](s, b, start, end, resourcev1.Counter{}, decResourceV1Counter); err != nil {
+			if k, v, err = entryDecResourceV1Counter[string](s, b, start, end); err != nil {
 				return err
 			}
 			m.Counters[k] = v
@@ -465,25 +564,37 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Device"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Device", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Attributes")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Attributes == nil {
@@ -491,7 +602,7 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 			}
 			var k resourcev1.QualifiedName
 			var v resourcev1.DeviceAttribute
-			if k, v, err = entryMessage[resourcev1.QualifiedName](s, b, start, end, resourcev1.DeviceAttribute{}, decResourceV1DeviceAttribute); err != nil {
+			if k, v, err = entryDecResourceV1DeviceAttribute[resourcev1.QualifiedName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Attributes[k] = v
@@ -501,7 +612,9 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 				return wrongWireType(wt, "Capacity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Capacity == nil {
@@ -509,7 +622,7 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 			}
 			var k resourcev1.QualifiedName
 			var v resourcev1.DeviceCapacity
-			if k, v, err = entryMessage[resourcev1.QualifiedName](s, b, start, end, resourcev1.DeviceCapacity{}, decResourceV1DeviceCapacity); err != nil {
+			if k, v, err = entryDecResourceV1DeviceCapacity[resourcev1.QualifiedName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Capacity[k] = v
@@ -519,7 +632,9 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 				return wrongWireType(wt, "ConsumesCounters")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ConsumesCounters == nil {
@@ -534,17 +649,23 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 			if wt != 2 {
 				return wrongWireType(wt, "NodeName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.NodeName = &v
+			i = end
 		case 6:
 			if wt != 2 {
 				return wrongWireType(wt, "NodeSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeSelector == nil {
@@ -558,8 +679,10 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 			if wt != 0 {
 				return wrongWireType(wt, "AllNodes")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -569,7 +692,9 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 				return wrongWireType(wt, "Taints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Taints == nil {
@@ -584,8 +709,10 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 			if wt != 0 {
 				return wrongWireType(wt, "BindsToNode")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -594,32 +721,40 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 			if wt != 2 {
 				return wrongWireType(wt, "BindingConditions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.BindingConditions == nil {
-				m.BindingConditions = make([]string, 0, count(b, i, 10)+1)
+				m.BindingConditions = make([]string, 0, count(b, end, 10)+1)
 			}
-			m.BindingConditions = append(m.BindingConditions, v)
+			m.BindingConditions = append(m.BindingConditions, strOf[string](s, b[start:end]))
+			i = end
 		case 11:
 			if wt != 2 {
 				return wrongWireType(wt, "BindingFailureConditions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.BindingFailureConditions == nil {
-				m.BindingFailureConditions = make([]string, 0, count(b, i, 11)+1)
+				m.BindingFailureConditions = make([]string, 0, count(b, end, 11)+1)
 			}
-			m.BindingFailureConditions = append(m.BindingFailureConditions, v)
+			m.BindingFailureConditions = append(m.BindingFailureConditions, strOf[string](s, b[start:end]))
+			i = end
 		case 12:
 			if wt != 0 {
 				return wrongWireType(wt, "AllowMultipleAllocations")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -629,7 +764,9 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 				return wrongWireType(wt, "NodeAllocatableResources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeAllocatableResources == nil {
@@ -637,7 +774,7 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 			}
 			var k corev1.ResourceName
 			var v resourcev1.NodeAllocatableResource
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resourcev1.NodeAllocatableResource{}, decResourceV1NodeAllocatableResource); err != nil {
+			if k, v, err = entryDecResourceV1NodeAllocatableResource[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.NodeAllocatableResources[k] = v
@@ -658,37 +795,52 @@ func decResourceV1DeviceAllocationConfiguration(s *state, b []byte, m *resourcev
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceAllocationConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceAllocationConfiguration", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Source")
 			}
-			if m.Source, i, err = str[resourcev1.AllocationConfigSource](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Source = strOf[resourcev1.AllocationConfigSource](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Requests")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make([]string, 0, count(b, i, 2)+1)
+				m.Requests = make([]string, 0, count(b, end, 2)+1)
 			}
-			m.Requests = append(m.Requests, v)
+			m.Requests = append(m.Requests, strOf[string](s, b[start:end]))
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "DeviceConfiguration")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1DeviceConfiguration(s, b[start:end], &m.DeviceConfiguration); err != nil {
@@ -711,10 +863,15 @@ func decResourceV1DeviceAllocationResult(s *state, b []byte, m *resourcev1.Devic
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceAllocationResult"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceAllocationResult", x)
 		}
 		switch num {
 		case 1:
@@ -722,7 +879,9 @@ func decResourceV1DeviceAllocationResult(s *state, b []byte, m *resourcev1.Devic
 				return wrongWireType(wt, "Results")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Results == nil {
@@ -738,7 +897,9 @@ func decResourceV1DeviceAllocationResult(s *state, b []byte, m *resourcev1.Devic
 				return wrongWireType(wt, "Config")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Config == nil {
@@ -765,18 +926,25 @@ func decResourceV1DeviceAttribute(s *state, b []byte, m *resourcev1.DeviceAttrib
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceAttribute"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceAttribute", x)
 		}
 		switch num {
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "IntValue")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -785,8 +953,10 @@ func decResourceV1DeviceAttribute(s *state, b []byte, m *resourcev1.DeviceAttrib
 			if wt != 0 {
 				return wrongWireType(wt, "BoolValue")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -795,20 +965,28 @@ func decResourceV1DeviceAttribute(s *state, b []byte, m *resourcev1.DeviceAttrib
 			if wt != 2 {
 				return wrongWireType(wt, "StringValue")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.StringValue = &v
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "VersionValue")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.VersionValue = &v
+			i = end
 		case 6:
 			if m.IntValues, i, err = packed(b, i, wt, m.IntValues, func(x uint64) int64 { return int64(int64(x)) }, "IntValues"); err != nil {
 				return err
@@ -821,26 +999,32 @@ func decResourceV1DeviceAttribute(s *state, b []byte, m *resourcev1.DeviceAttrib
 			if wt != 2 {
 				return wrongWireType(wt, "StringValues")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.StringValues == nil {
-				m.StringValues = make([]string, 0, count(b, i, 8)+1)
+				m.StringValues = make([]string, 0, count(b, end, 8)+1)
 			}
-			m.StringValues = append(m.StringValues, v)
+			m.StringValues = append(m.StringValues, strOf[string](s, b[start:end]))
+			i = end
 		case 9:
 			if wt != 2 {
 				return wrongWireType(wt, "VersionValues")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VersionValues == nil {
-				m.VersionValues = make([]string, 0, count(b, i, 9)+1)
+				m.VersionValues = make([]string, 0, count(b, end, 9)+1)
 			}
-			m.VersionValues = append(m.VersionValues, v)
+			m.VersionValues = append(m.VersionValues, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -857,10 +1041,15 @@ func decResourceV1DeviceCapacity(s *state, b []byte, m *resourcev1.DeviceCapacit
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceCapacity"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceCapacity", x)
 		}
 		switch num {
 		case 1:
@@ -868,7 +1057,9 @@ func decResourceV1DeviceCapacity(s *state, b []byte, m *resourcev1.DeviceCapacit
 				return wrongWireType(wt, "Value")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeQuantity(s, b[start:end], &m.Value); err != nil {
@@ -880,7 +1071,9 @@ func decResourceV1DeviceCapacity(s *state, b []byte, m *resourcev1.DeviceCapacit
 				return wrongWireType(wt, "RequestPolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RequestPolicy == nil {
@@ -906,10 +1099,15 @@ func decResourceV1DeviceClaim(s *state, b []byte, m *resourcev1.DeviceClaim) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceClaim"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceClaim", x)
 		}
 		switch num {
 		case 1:
@@ -917,7 +1115,9 @@ func decResourceV1DeviceClaim(s *state, b []byte, m *resourcev1.DeviceClaim) err
 				return wrongWireType(wt, "Requests")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Requests == nil {
@@ -933,7 +1133,9 @@ func decResourceV1DeviceClaim(s *state, b []byte, m *resourcev1.DeviceClaim) err
 				return wrongWireType(wt, "Constraints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Constraints == nil {
@@ -949,7 +1151,9 @@ func decResourceV1DeviceClaim(s *state, b []byte, m *resourcev1.DeviceClaim) err
 				return wrongWireType(wt, "Config")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Config == nil {
@@ -976,30 +1180,40 @@ func decResourceV1DeviceClaimConfiguration(s *state, b []byte, m *resourcev1.Dev
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceClaimConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceClaimConfiguration", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Requests")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make([]string, 0, count(b, i, 1)+1)
+				m.Requests = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.Requests = append(m.Requests, v)
+			m.Requests = append(m.Requests, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "DeviceConfiguration")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1DeviceConfiguration(s, b[start:end], &m.DeviceConfiguration); err != nil {
@@ -1022,10 +1236,15 @@ func decResourceV1DeviceClass(s *state, b []byte, m *resourcev1.DeviceClass) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceClass"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceClass", x)
 		}
 		switch num {
 		case 1:
@@ -1033,7 +1252,9 @@ func decResourceV1DeviceClass(s *state, b []byte, m *resourcev1.DeviceClass) err
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1045,7 +1266,9 @@ func decResourceV1DeviceClass(s *state, b []byte, m *resourcev1.DeviceClass) err
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1DeviceClassSpec(s, b[start:end], &m.Spec); err != nil {
@@ -1068,10 +1291,15 @@ func decResourceV1DeviceClassConfiguration(s *state, b []byte, m *resourcev1.Dev
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceClassConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceClassConfiguration", x)
 		}
 		switch num {
 		case 1:
@@ -1079,7 +1307,9 @@ func decResourceV1DeviceClassConfiguration(s *state, b []byte, m *resourcev1.Dev
 				return wrongWireType(wt, "DeviceConfiguration")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1DeviceConfiguration(s, b[start:end], &m.DeviceConfiguration); err != nil {
@@ -1102,10 +1332,15 @@ func decResourceV1DeviceClassList(s *state, b []byte, m *resourcev1.DeviceClassL
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceClassList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceClassList", x)
 		}
 		switch num {
 		case 1:
@@ -1113,7 +1348,9 @@ func decResourceV1DeviceClassList(s *state, b []byte, m *resourcev1.DeviceClassL
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1125,7 +1362,9 @@ func decResourceV1DeviceClassList(s *state, b []byte, m *resourcev1.DeviceClassL
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1156,10 +1395,15 @@ func decResourceV1DeviceClassSpec(s *state, b []byte, m *resourcev1.DeviceClassS
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceClassSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceClassSpec", x)
 		}
 		switch num {
 		case 1:
@@ -1167,7 +1411,9 @@ func decResourceV1DeviceClassSpec(s *state, b []byte, m *resourcev1.DeviceClassS
 				return wrongWireType(wt, "Selectors")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selectors == nil {
@@ -1183,7 +1429,9 @@ func decResourceV1DeviceClassSpec(s *state, b []byte, m *resourcev1.DeviceClassS
 				return wrongWireType(wt, "Config")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Config == nil {
@@ -1198,11 +1446,15 @@ func decResourceV1DeviceClassSpec(s *state, b []byte, m *resourcev1.DeviceClassS
 			if wt != 2 {
 				return wrongWireType(wt, "ExtendedResourceName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ExtendedResourceName = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1219,10 +1471,15 @@ func decResourceV1DeviceConfiguration(s *state, b []byte, m *resourcev1.DeviceCo
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceConfiguration", x)
 		}
 		switch num {
 		case 1:
@@ -1230,7 +1487,9 @@ func decResourceV1DeviceConfiguration(s *state, b []byte, m *resourcev1.DeviceCo
 				return wrongWireType(wt, "Opaque")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Opaque == nil {
@@ -1256,42 +1515,58 @@ func decResourceV1DeviceConstraint(s *state, b []byte, m *resourcev1.DeviceConst
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceConstraint"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceConstraint", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Requests")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make([]string, 0, count(b, i, 1)+1)
+				m.Requests = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.Requests = append(m.Requests, v)
+			m.Requests = append(m.Requests, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "MatchAttribute")
 			}
-			var v resourcev1.FullyQualifiedName
-			if v, i, err = str[resourcev1.FullyQualifiedName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[resourcev1.FullyQualifiedName](s, b[start:end])
 			m.MatchAttribute = &v
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "DistinctAttribute")
 			}
-			var v resourcev1.FullyQualifiedName
-			if v, i, err = str[resourcev1.FullyQualifiedName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[resourcev1.FullyQualifiedName](s, b[start:end])
 			m.DistinctAttribute = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1308,25 +1583,37 @@ func decResourceV1DeviceCounterConsumption(s *state, b []byte, m *resourcev1.Dev
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceCounterConsumption"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceCounterConsumption", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "CounterSet")
 			}
-			if m.CounterSet, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.CounterSet = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Counters")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Counters == nil {
@@ -1334,7 +1621,7 @@ func decResourceV1DeviceCounterConsumption(s *state, b []byte, m *resourcev1.Dev
 			}
 			var k string
 			var v resourcev1.Counter
-			if k, v, err = entryMessage[string](s, b, start, end, resourcev1.Counter{}, decResourceV1Counter); err != nil {
+			if k, v, err = entryDecResourceV1Counter[string](s, b, start, end); err != nil {
 				return err
 			}
 			m.Counters[k] = v
@@ -1343,14 +1630,17 @@ func decResourceV1DeviceCounterConsumption(s *state, b []byte, m *resourcev1.Dev
 			if wt != 2 {
 				return wrongWireType(wt, "CompatibilityGroups")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CompatibilityGroups == nil {
-				m.CompatibilityGroups = make([]string, 0, count(b, i, 3)+1)
+				m.CompatibilityGroups = make([]string, 0, count(b, end, 3)+1)
 			}
-			m.CompatibilityGroups = append(m.CompatibilityGroups, v)
+			m.CompatibilityGroups = append(m.CompatibilityGroups, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1367,26 +1657,41 @@ func decResourceV1DeviceDerivedAttribute(s *state, b []byte, m *resourcev1.Devic
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceDerivedAttribute"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceDerivedAttribute", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[resourcev1.FullyQualifiedName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[resourcev1.FullyQualifiedName](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Expression")
 			}
-			if m.Expression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Expression = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1403,25 +1708,37 @@ func decResourceV1DeviceRequest(s *state, b []byte, m *resourcev1.DeviceRequest)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceRequest"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceRequest", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Exactly")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Exactly == nil {
@@ -1436,7 +1753,9 @@ func decResourceV1DeviceRequest(s *state, b []byte, m *resourcev1.DeviceRequest)
 				return wrongWireType(wt, "FirstAvailable")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.FirstAvailable == nil {
@@ -1463,46 +1782,73 @@ func decResourceV1DeviceRequestAllocationResult(s *state, b []byte, m *resourcev
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceRequestAllocationResult"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceRequestAllocationResult", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Request")
 			}
-			if m.Request, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Request = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Driver")
 			}
-			if m.Driver, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Driver = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Pool")
 			}
-			if m.Pool, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Pool = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Device")
 			}
-			if m.Device, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Device = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 0 {
 				return wrongWireType(wt, "AdminAccess")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -1512,7 +1858,9 @@ func decResourceV1DeviceRequestAllocationResult(s *state, b []byte, m *resourcev
 				return wrongWireType(wt, "Tolerations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Tolerations == nil {
@@ -1527,41 +1875,53 @@ func decResourceV1DeviceRequestAllocationResult(s *state, b []byte, m *resourcev
 			if wt != 2 {
 				return wrongWireType(wt, "BindingConditions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.BindingConditions == nil {
-				m.BindingConditions = make([]string, 0, count(b, i, 7)+1)
+				m.BindingConditions = make([]string, 0, count(b, end, 7)+1)
 			}
-			m.BindingConditions = append(m.BindingConditions, v)
+			m.BindingConditions = append(m.BindingConditions, strOf[string](s, b[start:end]))
+			i = end
 		case 8:
 			if wt != 2 {
 				return wrongWireType(wt, "BindingFailureConditions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.BindingFailureConditions == nil {
-				m.BindingFailureConditions = make([]string, 0, count(b, i, 8)+1)
+				m.BindingFailureConditions = make([]string, 0, count(b, end, 8)+1)
 			}
-			m.BindingFailureConditions = append(m.BindingFailureConditions, v)
+			m.BindingFailureConditions = append(m.BindingFailureConditions, strOf[string](s, b[start:end]))
+			i = end
 		case 9:
 			if wt != 2 {
 				return wrongWireType(wt, "ShareID")
 			}
-			var v types.UID
-			if v, i, err = str[types.UID](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[types.UID](s, b[start:end])
 			m.ShareID = &v
+			i = end
 		case 10:
 			if wt != 2 {
 				return wrongWireType(wt, "ConsumedCapacity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ConsumedCapacity == nil {
@@ -1569,7 +1929,7 @@ func decResourceV1DeviceRequestAllocationResult(s *state, b []byte, m *resourcev
 			}
 			var k resourcev1.QualifiedName
 			var v resource.Quantity
-			if k, v, err = entryMessage[resourcev1.QualifiedName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[resourcev1.QualifiedName](s, b, start, end); err != nil {
 				return err
 			}
 			m.ConsumedCapacity[k] = v
@@ -1578,14 +1938,17 @@ func decResourceV1DeviceRequestAllocationResult(s *state, b []byte, m *resourcev
 			if wt != 2 {
 				return wrongWireType(wt, "SkipNodeOperations")
 			}
-			var v resourcev1.SkipNodeOperation
-			if v, i, err = str[resourcev1.SkipNodeOperation](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SkipNodeOperations == nil {
-				m.SkipNodeOperations = make([]resourcev1.SkipNodeOperation, 0, count(b, i, 11)+1)
+				m.SkipNodeOperations = make([]resourcev1.SkipNodeOperation, 0, count(b, end, 11)+1)
 			}
-			m.SkipNodeOperations = append(m.SkipNodeOperations, v)
+			m.SkipNodeOperations = append(m.SkipNodeOperations, strOf[resourcev1.SkipNodeOperation](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1602,10 +1965,15 @@ func decResourceV1DeviceSelector(s *state, b []byte, m *resourcev1.DeviceSelecto
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceSelector"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceSelector", x)
 		}
 		switch num {
 		case 1:
@@ -1613,7 +1981,9 @@ func decResourceV1DeviceSelector(s *state, b []byte, m *resourcev1.DeviceSelecto
 				return wrongWireType(wt, "CEL")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CEL == nil {
@@ -1639,32 +2009,49 @@ func decResourceV1DeviceSubRequest(s *state, b []byte, m *resourcev1.DeviceSubRe
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceSubRequest"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceSubRequest", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "DeviceClassName")
 			}
-			if m.DeviceClassName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.DeviceClassName = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Selectors")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selectors == nil {
@@ -1679,15 +2066,22 @@ func decResourceV1DeviceSubRequest(s *state, b []byte, m *resourcev1.DeviceSubRe
 			if wt != 2 {
 				return wrongWireType(wt, "AllocationMode")
 			}
-			if m.AllocationMode, i, err = str[resourcev1.DeviceAllocationMode](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.AllocationMode = strOf[resourcev1.DeviceAllocationMode](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 0 {
 				return wrongWireType(wt, "Count")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Count = int64(int64(x))
@@ -1696,7 +2090,9 @@ func decResourceV1DeviceSubRequest(s *state, b []byte, m *resourcev1.DeviceSubRe
 				return wrongWireType(wt, "Tolerations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Tolerations == nil {
@@ -1712,7 +2108,9 @@ func decResourceV1DeviceSubRequest(s *state, b []byte, m *resourcev1.DeviceSubRe
 				return wrongWireType(wt, "Capacity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Capacity == nil {
@@ -1727,7 +2125,9 @@ func decResourceV1DeviceSubRequest(s *state, b []byte, m *resourcev1.DeviceSubRe
 				return wrongWireType(wt, "DerivedAttributes")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DerivedAttributes == nil {
@@ -1754,39 +2154,61 @@ func decResourceV1DeviceTaint(s *state, b []byte, m *resourcev1.DeviceTaint) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceTaint"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceTaint", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Key")
 			}
-			if m.Key, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Key = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Value")
 			}
-			if m.Value, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Value = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Effect")
 			}
-			if m.Effect, i, err = str[resourcev1.DeviceTaintEffect](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Effect = strOf[resourcev1.DeviceTaintEffect](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "TimeAdded")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.TimeAdded == nil {
@@ -1812,10 +2234,15 @@ func decResourceV1DeviceTaintRule(s *state, b []byte, m *resourcev1.DeviceTaintR
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceTaintRule"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceTaintRule", x)
 		}
 		switch num {
 		case 1:
@@ -1823,7 +2250,9 @@ func decResourceV1DeviceTaintRule(s *state, b []byte, m *resourcev1.DeviceTaintR
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1835,7 +2264,9 @@ func decResourceV1DeviceTaintRule(s *state, b []byte, m *resourcev1.DeviceTaintR
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1DeviceTaintRuleSpec(s, b[start:end], &m.Spec); err != nil {
@@ -1847,7 +2278,9 @@ func decResourceV1DeviceTaintRule(s *state, b []byte, m *resourcev1.DeviceTaintR
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1DeviceTaintRuleStatus(s, b[start:end], &m.Status); err != nil {
@@ -1870,10 +2303,15 @@ func decResourceV1DeviceTaintRuleList(s *state, b []byte, m *resourcev1.DeviceTa
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceTaintRuleList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceTaintRuleList", x)
 		}
 		switch num {
 		case 1:
@@ -1881,7 +2319,9 @@ func decResourceV1DeviceTaintRuleList(s *state, b []byte, m *resourcev1.DeviceTa
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1893,7 +2333,9 @@ func decResourceV1DeviceTaintRuleList(s *state, b []byte, m *resourcev1.DeviceTa
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1924,10 +2366,15 @@ func decResourceV1DeviceTaintRuleSpec(s *state, b []byte, m *resourcev1.DeviceTa
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceTaintRuleSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceTaintRuleSpec", x)
 		}
 		switch num {
 		case 1:
@@ -1935,7 +2382,9 @@ func decResourceV1DeviceTaintRuleSpec(s *state, b []byte, m *resourcev1.DeviceTa
 				return wrongWireType(wt, "DeviceSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DeviceSelector == nil {
@@ -1950,7 +2399,9 @@ func decResourceV1DeviceTaintRuleSpec(s *state, b []byte, m *resourcev1.DeviceTa
 				return wrongWireType(wt, "Taint")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1DeviceTaint(s, b[start:end], &m.Taint); err != nil {
@@ -1973,10 +2424,15 @@ func decResourceV1DeviceTaintRuleStatus(s *state, b []byte, m *resourcev1.Device
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceTaintRuleStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceTaintRuleStatus", x)
 		}
 		switch num {
 		case 1:
@@ -1984,7 +2440,9 @@ func decResourceV1DeviceTaintRuleStatus(s *state, b []byte, m *resourcev1.Device
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -2011,39 +2469,56 @@ func decResourceV1DeviceTaintSelector(s *state, b []byte, m *resourcev1.DeviceTa
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceTaintSelector"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceTaintSelector", x)
 		}
 		switch num {
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Driver")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.Driver = &v
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Pool")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.Pool = &v
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Device")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.Device = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -2060,46 +2535,73 @@ func decResourceV1DeviceToleration(s *state, b []byte, m *resourcev1.DeviceToler
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceToleration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceToleration", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Key")
 			}
-			if m.Key, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Key = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Operator")
 			}
-			if m.Operator, i, err = str[resourcev1.DeviceTolerationOperator](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Operator = strOf[resourcev1.DeviceTolerationOperator](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Value")
 			}
-			if m.Value, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Value = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Effect")
 			}
-			if m.Effect, i, err = str[resourcev1.DeviceTaintEffect](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Effect = strOf[resourcev1.DeviceTaintEffect](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 0 {
 				return wrongWireType(wt, "TolerationSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -2120,25 +2622,37 @@ func decResourceV1ExactDeviceRequest(s *state, b []byte, m *resourcev1.ExactDevi
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ExactDeviceRequest"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ExactDeviceRequest", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "DeviceClassName")
 			}
-			if m.DeviceClassName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.DeviceClassName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Selectors")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selectors == nil {
@@ -2153,15 +2667,22 @@ func decResourceV1ExactDeviceRequest(s *state, b []byte, m *resourcev1.ExactDevi
 			if wt != 2 {
 				return wrongWireType(wt, "AllocationMode")
 			}
-			if m.AllocationMode, i, err = str[resourcev1.DeviceAllocationMode](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.AllocationMode = strOf[resourcev1.DeviceAllocationMode](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 0 {
 				return wrongWireType(wt, "Count")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Count = int64(int64(x))
@@ -2169,8 +2690,10 @@ func decResourceV1ExactDeviceRequest(s *state, b []byte, m *resourcev1.ExactDevi
 			if wt != 0 {
 				return wrongWireType(wt, "AdminAccess")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -2180,7 +2703,9 @@ func decResourceV1ExactDeviceRequest(s *state, b []byte, m *resourcev1.ExactDevi
 				return wrongWireType(wt, "Tolerations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Tolerations == nil {
@@ -2196,7 +2721,9 @@ func decResourceV1ExactDeviceRequest(s *state, b []byte, m *resourcev1.ExactDevi
 				return wrongWireType(wt, "Capacity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Capacity == nil {
@@ -2211,7 +2738,9 @@ func decResourceV1ExactDeviceRequest(s *state, b []byte, m *resourcev1.ExactDevi
 				return wrongWireType(wt, "DerivedAttributes")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DerivedAttributes == nil {
@@ -2238,38 +2767,56 @@ func decResourceV1NetworkDeviceData(s *state, b []byte, m *resourcev1.NetworkDev
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NetworkDeviceData"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NetworkDeviceData", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "InterfaceName")
 			}
-			if m.InterfaceName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.InterfaceName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "IPs")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.IPs == nil {
-				m.IPs = make([]string, 0, count(b, i, 2)+1)
+				m.IPs = make([]string, 0, count(b, end, 2)+1)
 			}
-			m.IPs = append(m.IPs, v)
+			m.IPs = append(m.IPs, strOf[string](s, b[start:end]))
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "HardwareAddress")
 			}
-			if m.HardwareAddress, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.HardwareAddress = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -2286,27 +2833,38 @@ func decResourceV1NodeAllocatableMapping(s *state, b []byte, m *resourcev1.NodeA
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeAllocatableMapping"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeAllocatableMapping", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "CapacityKey")
 			}
-			var v resourcev1.QualifiedName
-			if v, i, err = str[resourcev1.QualifiedName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[resourcev1.QualifiedName](s, b[start:end])
 			m.CapacityKey = &v
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "CapacityMultiplier")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CapacityMultiplier == nil {
@@ -2321,7 +2879,9 @@ func decResourceV1NodeAllocatableMapping(s *state, b []byte, m *resourcev1.NodeA
 				return wrongWireType(wt, "DeviceMultiplier")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DeviceMultiplier == nil {
@@ -2347,10 +2907,15 @@ func decResourceV1NodeAllocatableOverhead(s *state, b []byte, m *resourcev1.Node
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeAllocatableOverhead"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeAllocatableOverhead", x)
 		}
 		switch num {
 		case 1:
@@ -2358,7 +2923,9 @@ func decResourceV1NodeAllocatableOverhead(s *state, b []byte, m *resourcev1.Node
 				return wrongWireType(wt, "PerPod")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PerPod == nil {
@@ -2373,7 +2940,9 @@ func decResourceV1NodeAllocatableOverhead(s *state, b []byte, m *resourcev1.Node
 				return wrongWireType(wt, "PerContainer")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PerContainer == nil {
@@ -2399,10 +2968,15 @@ func decResourceV1NodeAllocatableResource(s *state, b []byte, m *resourcev1.Node
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeAllocatableResource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeAllocatableResource", x)
 		}
 		switch num {
 		case 3:
@@ -2410,7 +2984,9 @@ func decResourceV1NodeAllocatableResource(s *state, b []byte, m *resourcev1.Node
 				return wrongWireType(wt, "Mapping")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Mapping == nil {
@@ -2425,7 +3001,9 @@ func decResourceV1NodeAllocatableResource(s *state, b []byte, m *resourcev1.Node
 				return wrongWireType(wt, "Overhead")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Overhead == nil {
@@ -2451,25 +3029,37 @@ func decResourceV1OpaqueDeviceConfiguration(s *state, b []byte, m *resourcev1.Op
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "OpaqueDeviceConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("OpaqueDeviceConfiguration", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Driver")
 			}
-			if m.Driver, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Driver = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Parameters")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decKRuntimeRawExtension(s, b[start:end], &m.Parameters); err != nil {
@@ -2492,10 +3082,15 @@ func decResourceV1ResourceClaim(s *state, b []byte, m *resourcev1.ResourceClaim)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaim"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaim", x)
 		}
 		switch num {
 		case 1:
@@ -2503,7 +3098,9 @@ func decResourceV1ResourceClaim(s *state, b []byte, m *resourcev1.ResourceClaim)
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -2515,7 +3112,9 @@ func decResourceV1ResourceClaim(s *state, b []byte, m *resourcev1.ResourceClaim)
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1ResourceClaimSpec(s, b[start:end], &m.Spec); err != nil {
@@ -2527,7 +3126,9 @@ func decResourceV1ResourceClaim(s *state, b []byte, m *resourcev1.ResourceClaim)
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1ResourceClaimStatus(s, b[start:end], &m.Status); err != nil {
@@ -2550,40 +3151,65 @@ func decResourceV1ResourceClaimConsumerReference(s *state, b []byte, m *resource
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaimConsumerReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaimConsumerReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "APIGroup")
 			}
-			if m.APIGroup, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.APIGroup = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Resource")
 			}
-			if m.Resource, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Resource = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "UID")
 			}
-			if m.UID, i, err = str[types.UID](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.UID = strOf[types.UID](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -2600,10 +3226,15 @@ func decResourceV1ResourceClaimList(s *state, b []byte, m *resourcev1.ResourceCl
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaimList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaimList", x)
 		}
 		switch num {
 		case 1:
@@ -2611,7 +3242,9 @@ func decResourceV1ResourceClaimList(s *state, b []byte, m *resourcev1.ResourceCl
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -2623,7 +3256,9 @@ func decResourceV1ResourceClaimList(s *state, b []byte, m *resourcev1.ResourceCl
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -2654,10 +3289,15 @@ func decResourceV1ResourceClaimSpec(s *state, b []byte, m *resourcev1.ResourceCl
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaimSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaimSpec", x)
 		}
 		switch num {
 		case 1:
@@ -2665,7 +3305,9 @@ func decResourceV1ResourceClaimSpec(s *state, b []byte, m *resourcev1.ResourceCl
 				return wrongWireType(wt, "Devices")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1DeviceClaim(s, b[start:end], &m.Devices); err != nil {
@@ -2688,10 +3330,15 @@ func decResourceV1ResourceClaimStatus(s *state, b []byte, m *resourcev1.Resource
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaimStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaimStatus", x)
 		}
 		switch num {
 		case 1:
@@ -2699,7 +3346,9 @@ func decResourceV1ResourceClaimStatus(s *state, b []byte, m *resourcev1.Resource
 				return wrongWireType(wt, "Allocation")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Allocation == nil {
@@ -2714,7 +3363,9 @@ func decResourceV1ResourceClaimStatus(s *state, b []byte, m *resourcev1.Resource
 				return wrongWireType(wt, "ReservedFor")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ReservedFor == nil {
@@ -2730,7 +3381,9 @@ func decResourceV1ResourceClaimStatus(s *state, b []byte, m *resourcev1.Resource
 				return wrongWireType(wt, "Devices")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Devices == nil {
@@ -2757,10 +3410,15 @@ func decResourceV1ResourceClaimTemplate(s *state, b []byte, m *resourcev1.Resour
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaimTemplate"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaimTemplate", x)
 		}
 		switch num {
 		case 1:
@@ -2768,7 +3426,9 @@ func decResourceV1ResourceClaimTemplate(s *state, b []byte, m *resourcev1.Resour
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -2780,7 +3440,9 @@ func decResourceV1ResourceClaimTemplate(s *state, b []byte, m *resourcev1.Resour
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1ResourceClaimTemplateSpec(s, b[start:end], &m.Spec); err != nil {
@@ -2803,10 +3465,15 @@ func decResourceV1ResourceClaimTemplateList(s *state, b []byte, m *resourcev1.Re
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaimTemplateList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaimTemplateList", x)
 		}
 		switch num {
 		case 1:
@@ -2814,7 +3481,9 @@ func decResourceV1ResourceClaimTemplateList(s *state, b []byte, m *resourcev1.Re
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -2826,7 +3495,9 @@ func decResourceV1ResourceClaimTemplateList(s *state, b []byte, m *resourcev1.Re
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -2857,10 +3528,15 @@ func decResourceV1ResourceClaimTemplateSpec(s *state, b []byte, m *resourcev1.Re
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaimTemplateSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaimTemplateSpec", x)
 		}
 		switch num {
 		case 1:
@@ -2868,7 +3544,9 @@ func decResourceV1ResourceClaimTemplateSpec(s *state, b []byte, m *resourcev1.Re
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -2880,7 +3558,9 @@ func decResourceV1ResourceClaimTemplateSpec(s *state, b []byte, m *resourcev1.Re
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1ResourceClaimSpec(s, b[start:end], &m.Spec); err != nil {
@@ -2903,25 +3583,37 @@ func decResourceV1ResourcePool(s *state, b []byte, m *resourcev1.ResourcePool) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourcePool"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourcePool", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "Generation")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Generation = int64(int64(x))
@@ -2929,8 +3621,10 @@ func decResourceV1ResourcePool(s *state, b []byte, m *resourcev1.ResourcePool) e
 			if wt != 0 {
 				return wrongWireType(wt, "ResourceSliceCount")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ResourceSliceCount = int64(int64(x))
@@ -2950,10 +3644,15 @@ func decResourceV1ResourceSlice(s *state, b []byte, m *resourcev1.ResourceSlice)
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceSlice"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceSlice", x)
 		}
 		switch num {
 		case 1:
@@ -2961,7 +3660,9 @@ func decResourceV1ResourceSlice(s *state, b []byte, m *resourcev1.ResourceSlice)
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -2973,7 +3674,9 @@ func decResourceV1ResourceSlice(s *state, b []byte, m *resourcev1.ResourceSlice)
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1ResourceSliceSpec(s, b[start:end], &m.Spec); err != nil {
@@ -2996,10 +3699,15 @@ func decResourceV1ResourceSliceList(s *state, b []byte, m *resourcev1.ResourceSl
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceSliceList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceSliceList", x)
 		}
 		switch num {
 		case 1:
@@ -3007,7 +3715,9 @@ func decResourceV1ResourceSliceList(s *state, b []byte, m *resourcev1.ResourceSl
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -3019,7 +3729,9 @@ func decResourceV1ResourceSliceList(s *state, b []byte, m *resourcev1.ResourceSl
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -3050,25 +3762,37 @@ func decResourceV1ResourceSliceSpec(s *state, b []byte, m *resourcev1.ResourceSl
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceSliceSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceSliceSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Driver")
 			}
-			if m.Driver, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Driver = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Pool")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1ResourcePool(s, b[start:end], &m.Pool); err != nil {
@@ -3079,17 +3803,23 @@ func decResourceV1ResourceSliceSpec(s *state, b []byte, m *resourcev1.ResourceSl
 			if wt != 2 {
 				return wrongWireType(wt, "NodeName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.NodeName = &v
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "NodeSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeSelector == nil {
@@ -3103,8 +3833,10 @@ func decResourceV1ResourceSliceSpec(s *state, b []byte, m *resourcev1.ResourceSl
 			if wt != 0 {
 				return wrongWireType(wt, "AllNodes")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -3114,7 +3846,9 @@ func decResourceV1ResourceSliceSpec(s *state, b []byte, m *resourcev1.ResourceSl
 				return wrongWireType(wt, "Devices")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Devices == nil {
@@ -3129,8 +3863,10 @@ func decResourceV1ResourceSliceSpec(s *state, b []byte, m *resourcev1.ResourceSl
 			if wt != 0 {
 				return wrongWireType(wt, "PerDeviceNodeSelection")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -3140,7 +3876,9 @@ func decResourceV1ResourceSliceSpec(s *state, b []byte, m *resourcev1.ResourceSl
 				return wrongWireType(wt, "SharedCounters")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SharedCounters == nil {
@@ -3155,23 +3893,30 @@ func decResourceV1ResourceSliceSpec(s *state, b []byte, m *resourcev1.ResourceSl
 			if wt != 2 {
 				return wrongWireType(wt, "PartitionTypeAttribute")
 			}
-			var v resourcev1.FullyQualifiedName
-			if v, i, err = str[resourcev1.FullyQualifiedName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[resourcev1.FullyQualifiedName](s, b[start:end])
 			m.PartitionTypeAttribute = &v
+			i = end
 		case 10:
 			if wt != 2 {
 				return wrongWireType(wt, "SkipNodeOperations")
 			}
-			var v resourcev1.SkipNodeOperation
-			if v, i, err = str[resourcev1.SkipNodeOperation](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SkipNodeOperations == nil {
-				m.SkipNodeOperations = make([]resourcev1.SkipNodeOperation, 0, count(b, i, 10)+1)
+				m.SkipNodeOperations = make([]resourcev1.SkipNodeOperation, 0, count(b, end, 10)+1)
 			}
-			m.SkipNodeOperations = append(m.SkipNodeOperations, v)
+			m.SkipNodeOperations = append(m.SkipNodeOperations, strOf[resourcev1.SkipNodeOperation](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err

@@ -18,48 +18,74 @@ func decResourceV1beta1AllocatedDeviceStatus(s *state, b []byte, m *resourcev1be
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "AllocatedDeviceStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("AllocatedDeviceStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Driver")
 			}
-			if m.Driver, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Driver = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Pool")
 			}
-			if m.Pool, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Pool = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Device")
 			}
-			if m.Device, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Device = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 2 {
 				return wrongWireType(wt, "ShareID")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ShareID = &v
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -75,7 +101,9 @@ func decResourceV1beta1AllocatedDeviceStatus(s *state, b []byte, m *resourcev1be
 				return wrongWireType(wt, "Data")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Data == nil {
@@ -90,7 +118,9 @@ func decResourceV1beta1AllocatedDeviceStatus(s *state, b []byte, m *resourcev1be
 				return wrongWireType(wt, "NetworkData")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NetworkData == nil {
@@ -116,10 +146,15 @@ func decResourceV1beta1AllocationResult(s *state, b []byte, m *resourcev1beta1.A
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "AllocationResult"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("AllocationResult", x)
 		}
 		switch num {
 		case 1:
@@ -127,7 +162,9 @@ func decResourceV1beta1AllocationResult(s *state, b []byte, m *resourcev1beta1.A
 				return wrongWireType(wt, "Devices")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1beta1DeviceAllocationResult(s, b[start:end], &m.Devices); err != nil {
@@ -139,7 +176,9 @@ func decResourceV1beta1AllocationResult(s *state, b []byte, m *resourcev1beta1.A
 				return wrongWireType(wt, "NodeSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeSelector == nil {
@@ -154,7 +193,9 @@ func decResourceV1beta1AllocationResult(s *state, b []byte, m *resourcev1beta1.A
 				return wrongWireType(wt, "AllocationTimestamp")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.AllocationTimestamp == nil {
@@ -180,10 +221,15 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "BasicDevice"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("BasicDevice", x)
 		}
 		switch num {
 		case 1:
@@ -191,7 +237,9 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 				return wrongWireType(wt, "Attributes")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Attributes == nil {
@@ -199,7 +247,7 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 			}
 			var k resourcev1beta1.QualifiedName
 			var v resourcev1beta1.DeviceAttribute
-			if k, v, err = entryMessage[resourcev1beta1.QualifiedName](s, b, start, end, resourcev1beta1.DeviceAttribute{}, decResourceV1beta1DeviceAttribute); err != nil {
+			if k, v, err = entryDecResourceV1beta1DeviceAttribute[resourcev1beta1.QualifiedName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Attributes[k] = v
@@ -209,7 +257,9 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 				return wrongWireType(wt, "Capacity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Capacity == nil {
@@ -217,7 +267,7 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 			}
 			var k resourcev1beta1.QualifiedName
 			var v resourcev1beta1.DeviceCapacity
-			if k, v, err = entryMessage[resourcev1beta1.QualifiedName](s, b, start, end, resourcev1beta1.DeviceCapacity{}, decResourceV1beta1DeviceCapacity); err != nil {
+			if k, v, err = entryDecResourceV1beta1DeviceCapacity[resourcev1beta1.QualifiedName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Capacity[k] = v
@@ -227,7 +277,9 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 				return wrongWireType(wt, "ConsumesCounters")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ConsumesCounters == nil {
@@ -242,17 +294,23 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 			if wt != 2 {
 				return wrongWireType(wt, "NodeName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.NodeName = &v
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "NodeSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeSelector == nil {
@@ -266,8 +324,10 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 			if wt != 0 {
 				return wrongWireType(wt, "AllNodes")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -277,7 +337,9 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 				return wrongWireType(wt, "Taints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Taints == nil {
@@ -292,8 +354,10 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 			if wt != 0 {
 				return wrongWireType(wt, "BindsToNode")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -302,32 +366,40 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 			if wt != 2 {
 				return wrongWireType(wt, "BindingConditions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.BindingConditions == nil {
-				m.BindingConditions = make([]string, 0, count(b, i, 9)+1)
+				m.BindingConditions = make([]string, 0, count(b, end, 9)+1)
 			}
-			m.BindingConditions = append(m.BindingConditions, v)
+			m.BindingConditions = append(m.BindingConditions, strOf[string](s, b[start:end]))
+			i = end
 		case 10:
 			if wt != 2 {
 				return wrongWireType(wt, "BindingFailureConditions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.BindingFailureConditions == nil {
-				m.BindingFailureConditions = make([]string, 0, count(b, i, 10)+1)
+				m.BindingFailureConditions = make([]string, 0, count(b, end, 10)+1)
 			}
-			m.BindingFailureConditions = append(m.BindingFailureConditions, v)
+			m.BindingFailureConditions = append(m.BindingFailureConditions, strOf[string](s, b[start:end]))
+			i = end
 		case 11:
 			if wt != 0 {
 				return wrongWireType(wt, "AllowMultipleAllocations")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -337,7 +409,9 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 				return wrongWireType(wt, "NodeAllocatableResources")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeAllocatableResources == nil {
@@ -345,7 +419,7 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 			}
 			var k corev1.ResourceName
 			var v resourcev1beta1.NodeAllocatableResource
-			if k, v, err = entryMessage[corev1.ResourceName](s, b, start, end, resourcev1beta1.NodeAllocatableResource{}, decResourceV1beta1NodeAllocatableResource); err != nil {
+			if k, v, err = entryDecResourceV1beta1NodeAllocatableResource[corev1.ResourceName](s, b, start, end); err != nil {
 				return err
 			}
 			m.NodeAllocatableResources[k] = v
@@ -366,19 +440,29 @@ func decResourceV1beta1CELDeviceSelector(s *state, b []byte, m *resourcev1beta1.
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CELDeviceSelector"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CELDeviceSelector", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Expression")
 			}
-			if m.Expression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Expression = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -395,10 +479,15 @@ func decResourceV1beta1CapacityRequestPolicy(s *state, b []byte, m *resourcev1be
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CapacityRequestPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CapacityRequestPolicy", x)
 		}
 		switch num {
 		case 1:
@@ -406,7 +495,9 @@ func decResourceV1beta1CapacityRequestPolicy(s *state, b []byte, m *resourcev1be
 				return wrongWireType(wt, "Default")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Default == nil {
@@ -421,7 +512,9 @@ func decResourceV1beta1CapacityRequestPolicy(s *state, b []byte, m *resourcev1be
 				return wrongWireType(wt, "ValidValues")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ValidValues == nil {
@@ -437,7 +530,9 @@ func decResourceV1beta1CapacityRequestPolicy(s *state, b []byte, m *resourcev1be
 				return wrongWireType(wt, "ValidRange")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ValidRange == nil {
@@ -463,10 +558,15 @@ func decResourceV1beta1CapacityRequestPolicyRange(s *state, b []byte, m *resourc
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CapacityRequestPolicyRange"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CapacityRequestPolicyRange", x)
 		}
 		switch num {
 		case 1:
@@ -474,7 +574,9 @@ func decResourceV1beta1CapacityRequestPolicyRange(s *state, b []byte, m *resourc
 				return wrongWireType(wt, "Min")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Min == nil {
@@ -489,7 +591,9 @@ func decResourceV1beta1CapacityRequestPolicyRange(s *state, b []byte, m *resourc
 				return wrongWireType(wt, "Max")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Max == nil {
@@ -504,7 +608,9 @@ func decResourceV1beta1CapacityRequestPolicyRange(s *state, b []byte, m *resourc
 				return wrongWireType(wt, "Step")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Step == nil {
@@ -530,10 +636,15 @@ func decResourceV1beta1CapacityRequirements(s *state, b []byte, m *resourcev1bet
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CapacityRequirements"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CapacityRequirements", x)
 		}
 		switch num {
 		case 1:
@@ -541,7 +652,9 @@ func decResourceV1beta1CapacityRequirements(s *state, b []byte, m *resourcev1bet
 				return wrongWireType(wt, "Requests")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Requests == nil {
@@ -549,7 +662,7 @@ func decResourceV1beta1CapacityRequirements(s *state, b []byte, m *resourcev1bet
 			}
 			var k resourcev1beta1.QualifiedName
 			var v resource.Quantity
-			if k, v, err = entryMessage[resourcev1beta1.QualifiedName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[resourcev1beta1.QualifiedName](s, b, start, end); err != nil {
 				return err
 			}
 			m.Requests[k] = v
@@ -570,10 +683,15 @@ func decResourceV1beta1Counter(s *state, b []byte, m *resourcev1beta1.Counter) e
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Counter"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Counter", x)
 		}
 		switch num {
 		case 1:
@@ -581,7 +699,9 @@ func decResourceV1beta1Counter(s *state, b []byte, m *resourcev1beta1.Counter) e
 				return wrongWireType(wt, "Value")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeQuantity(s, b[start:end], &m.Value); err != nil {
@@ -604,25 +724,37 @@ func decResourceV1beta1CounterSet(s *state, b []byte, m *resourcev1beta1.Counter
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CounterSet"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CounterSet", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Counters")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Counters == nil {
@@ -630,7 +762,7 @@ func decResourceV1beta1CounterSet(s *state, b []byte, m *resourcev1beta1.Counter
 			}
 			var k string
 			var v resourcev1beta1.Counter
-			if k, v, err = entryMessage[string](s, b, start, end, resourcev1beta1.Counter{}, decResourceV1beta1Counter); err != nil {
+			if k, v, err = entryDecResourceV1beta1Counter[string](s, b, start, end); err != nil {
 				return err
 			}
 			m.Counters[k] = v
@@ -651,25 +783,37 @@ func decResourceV1beta1Device(s *state, b []byte, m *resourcev1beta1.Device) err
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Device"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Device", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Basic")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Basic == nil {
@@ -695,37 +839,52 @@ func decResourceV1beta1DeviceAllocationConfiguration(s *state, b []byte, m *reso
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceAllocationConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceAllocationConfiguration", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Source")
 			}
-			if m.Source, i, err = str[resourcev1beta1.AllocationConfigSource](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Source = strOf[resourcev1beta1.AllocationConfigSource](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Requests")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make([]string, 0, count(b, i, 2)+1)
+				m.Requests = make([]string, 0, count(b, end, 2)+1)
 			}
-			m.Requests = append(m.Requests, v)
+			m.Requests = append(m.Requests, strOf[string](s, b[start:end]))
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "DeviceConfiguration")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1beta1DeviceConfiguration(s, b[start:end], &m.DeviceConfiguration); err != nil {
@@ -748,10 +907,15 @@ func decResourceV1beta1DeviceAllocationResult(s *state, b []byte, m *resourcev1b
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceAllocationResult"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceAllocationResult", x)
 		}
 		switch num {
 		case 1:
@@ -759,7 +923,9 @@ func decResourceV1beta1DeviceAllocationResult(s *state, b []byte, m *resourcev1b
 				return wrongWireType(wt, "Results")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Results == nil {
@@ -775,7 +941,9 @@ func decResourceV1beta1DeviceAllocationResult(s *state, b []byte, m *resourcev1b
 				return wrongWireType(wt, "Config")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Config == nil {
@@ -802,18 +970,25 @@ func decResourceV1beta1DeviceAttribute(s *state, b []byte, m *resourcev1beta1.De
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceAttribute"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceAttribute", x)
 		}
 		switch num {
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "IntValue")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -822,8 +997,10 @@ func decResourceV1beta1DeviceAttribute(s *state, b []byte, m *resourcev1beta1.De
 			if wt != 0 {
 				return wrongWireType(wt, "BoolValue")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -832,20 +1009,28 @@ func decResourceV1beta1DeviceAttribute(s *state, b []byte, m *resourcev1beta1.De
 			if wt != 2 {
 				return wrongWireType(wt, "StringValue")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.StringValue = &v
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "VersionValue")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.VersionValue = &v
+			i = end
 		case 6:
 			if m.IntValues, i, err = packed(b, i, wt, m.IntValues, func(x uint64) int64 { return int64(int64(x)) }, "IntValues"); err != nil {
 				return err
@@ -858,26 +1043,32 @@ func decResourceV1beta1DeviceAttribute(s *state, b []byte, m *resourcev1beta1.De
 			if wt != 2 {
 				return wrongWireType(wt, "StringValues")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.StringValues == nil {
-				m.StringValues = make([]string, 0, count(b, i, 8)+1)
+				m.StringValues = make([]string, 0, count(b, end, 8)+1)
 			}
-			m.StringValues = append(m.StringValues, v)
+			m.StringValues = append(m.StringValues, strOf[string](s, b[start:end]))
+			i = end
 		case 9:
 			if wt != 2 {
 				return wrongWireType(wt, "VersionValues")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.VersionValues == nil {
-				m.VersionValues = make([]string, 0, count(b, i, 9)+1)
+				m.VersionValues = make([]string, 0, count(b, end, 9)+1)
 			}
-			m.VersionValues = append(m.VersionValues, v)
+			m.VersionValues = append(m.VersionValues, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -894,10 +1085,15 @@ func decResourceV1beta1DeviceCapacity(s *state, b []byte, m *resourcev1beta1.Dev
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceCapacity"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceCapacity", x)
 		}
 		switch num {
 		case 1:
@@ -905,7 +1101,9 @@ func decResourceV1beta1DeviceCapacity(s *state, b []byte, m *resourcev1beta1.Dev
 				return wrongWireType(wt, "Value")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decodeQuantity(s, b[start:end], &m.Value); err != nil {
@@ -917,7 +1115,9 @@ func decResourceV1beta1DeviceCapacity(s *state, b []byte, m *resourcev1beta1.Dev
 				return wrongWireType(wt, "RequestPolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.RequestPolicy == nil {
@@ -943,10 +1143,15 @@ func decResourceV1beta1DeviceClaim(s *state, b []byte, m *resourcev1beta1.Device
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceClaim"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceClaim", x)
 		}
 		switch num {
 		case 1:
@@ -954,7 +1159,9 @@ func decResourceV1beta1DeviceClaim(s *state, b []byte, m *resourcev1beta1.Device
 				return wrongWireType(wt, "Requests")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Requests == nil {
@@ -970,7 +1177,9 @@ func decResourceV1beta1DeviceClaim(s *state, b []byte, m *resourcev1beta1.Device
 				return wrongWireType(wt, "Constraints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Constraints == nil {
@@ -986,7 +1195,9 @@ func decResourceV1beta1DeviceClaim(s *state, b []byte, m *resourcev1beta1.Device
 				return wrongWireType(wt, "Config")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Config == nil {
@@ -1013,30 +1224,40 @@ func decResourceV1beta1DeviceClaimConfiguration(s *state, b []byte, m *resourcev
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceClaimConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceClaimConfiguration", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Requests")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make([]string, 0, count(b, i, 1)+1)
+				m.Requests = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.Requests = append(m.Requests, v)
+			m.Requests = append(m.Requests, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "DeviceConfiguration")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1beta1DeviceConfiguration(s, b[start:end], &m.DeviceConfiguration); err != nil {
@@ -1059,10 +1280,15 @@ func decResourceV1beta1DeviceClass(s *state, b []byte, m *resourcev1beta1.Device
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceClass"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceClass", x)
 		}
 		switch num {
 		case 1:
@@ -1070,7 +1296,9 @@ func decResourceV1beta1DeviceClass(s *state, b []byte, m *resourcev1beta1.Device
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1082,7 +1310,9 @@ func decResourceV1beta1DeviceClass(s *state, b []byte, m *resourcev1beta1.Device
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1beta1DeviceClassSpec(s, b[start:end], &m.Spec); err != nil {
@@ -1105,10 +1335,15 @@ func decResourceV1beta1DeviceClassConfiguration(s *state, b []byte, m *resourcev
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceClassConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceClassConfiguration", x)
 		}
 		switch num {
 		case 1:
@@ -1116,7 +1351,9 @@ func decResourceV1beta1DeviceClassConfiguration(s *state, b []byte, m *resourcev
 				return wrongWireType(wt, "DeviceConfiguration")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1beta1DeviceConfiguration(s, b[start:end], &m.DeviceConfiguration); err != nil {
@@ -1139,10 +1376,15 @@ func decResourceV1beta1DeviceClassList(s *state, b []byte, m *resourcev1beta1.De
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceClassList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceClassList", x)
 		}
 		switch num {
 		case 1:
@@ -1150,7 +1392,9 @@ func decResourceV1beta1DeviceClassList(s *state, b []byte, m *resourcev1beta1.De
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1162,7 +1406,9 @@ func decResourceV1beta1DeviceClassList(s *state, b []byte, m *resourcev1beta1.De
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1193,10 +1439,15 @@ func decResourceV1beta1DeviceClassSpec(s *state, b []byte, m *resourcev1beta1.De
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceClassSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceClassSpec", x)
 		}
 		switch num {
 		case 1:
@@ -1204,7 +1455,9 @@ func decResourceV1beta1DeviceClassSpec(s *state, b []byte, m *resourcev1beta1.De
 				return wrongWireType(wt, "Selectors")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selectors == nil {
@@ -1220,7 +1473,9 @@ func decResourceV1beta1DeviceClassSpec(s *state, b []byte, m *resourcev1beta1.De
 				return wrongWireType(wt, "Config")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Config == nil {
@@ -1235,11 +1490,15 @@ func decResourceV1beta1DeviceClassSpec(s *state, b []byte, m *resourcev1beta1.De
 			if wt != 2 {
 				return wrongWireType(wt, "ExtendedResourceName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ExtendedResourceName = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1256,10 +1515,15 @@ func decResourceV1beta1DeviceConfiguration(s *state, b []byte, m *resourcev1beta
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceConfiguration", x)
 		}
 		switch num {
 		case 1:
@@ -1267,7 +1531,9 @@ func decResourceV1beta1DeviceConfiguration(s *state, b []byte, m *resourcev1beta
 				return wrongWireType(wt, "Opaque")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Opaque == nil {
@@ -1293,42 +1559,58 @@ func decResourceV1beta1DeviceConstraint(s *state, b []byte, m *resourcev1beta1.D
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceConstraint"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceConstraint", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Requests")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make([]string, 0, count(b, i, 1)+1)
+				m.Requests = make([]string, 0, count(b, end, 1)+1)
 			}
-			m.Requests = append(m.Requests, v)
+			m.Requests = append(m.Requests, strOf[string](s, b[start:end]))
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "MatchAttribute")
 			}
-			var v resourcev1beta1.FullyQualifiedName
-			if v, i, err = str[resourcev1beta1.FullyQualifiedName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[resourcev1beta1.FullyQualifiedName](s, b[start:end])
 			m.MatchAttribute = &v
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "DistinctAttribute")
 			}
-			var v resourcev1beta1.FullyQualifiedName
-			if v, i, err = str[resourcev1beta1.FullyQualifiedName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[resourcev1beta1.FullyQualifiedName](s, b[start:end])
 			m.DistinctAttribute = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1345,25 +1627,37 @@ func decResourceV1beta1DeviceCounterConsumption(s *state, b []byte, m *resourcev
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceCounterConsumption"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceCounterConsumption", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "CounterSet")
 			}
-			if m.CounterSet, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.CounterSet = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Counters")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Counters == nil {
@@ -1371,7 +1665,7 @@ func decResourceV1beta1DeviceCounterConsumption(s *state, b []byte, m *resourcev
 			}
 			var k string
 			var v resourcev1beta1.Counter
-			if k, v, err = entryMessage[string](s, b, start, end, resourcev1beta1.Counter{}, decResourceV1beta1Counter); err != nil {
+			if k, v, err = entryDecResourceV1beta1Counter[string](s, b, start, end); err != nil {
 				return err
 			}
 			m.Counters[k] = v
@@ -1380,14 +1674,17 @@ func decResourceV1beta1DeviceCounterConsumption(s *state, b []byte, m *resourcev
 			if wt != 2 {
 				return wrongWireType(wt, "CompatibilityGroups")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CompatibilityGroups == nil {
-				m.CompatibilityGroups = make([]string, 0, count(b, i, 3)+1)
+				m.CompatibilityGroups = make([]string, 0, count(b, end, 3)+1)
 			}
-			m.CompatibilityGroups = append(m.CompatibilityGroups, v)
+			m.CompatibilityGroups = append(m.CompatibilityGroups, strOf[string](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1404,26 +1701,41 @@ func decResourceV1beta1DeviceDerivedAttribute(s *state, b []byte, m *resourcev1b
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceDerivedAttribute"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceDerivedAttribute", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[resourcev1beta1.FullyQualifiedName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[resourcev1beta1.FullyQualifiedName](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Expression")
 			}
-			if m.Expression, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Expression = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1440,32 +1752,49 @@ func decResourceV1beta1DeviceRequest(s *state, b []byte, m *resourcev1beta1.Devi
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceRequest"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceRequest", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "DeviceClassName")
 			}
-			if m.DeviceClassName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.DeviceClassName = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Selectors")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selectors == nil {
@@ -1480,15 +1809,22 @@ func decResourceV1beta1DeviceRequest(s *state, b []byte, m *resourcev1beta1.Devi
 			if wt != 2 {
 				return wrongWireType(wt, "AllocationMode")
 			}
-			if m.AllocationMode, i, err = str[resourcev1beta1.DeviceAllocationMode](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.AllocationMode = strOf[resourcev1beta1.DeviceAllocationMode](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 0 {
 				return wrongWireType(wt, "Count")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Count = int64(int64(x))
@@ -1496,8 +1832,10 @@ func decResourceV1beta1DeviceRequest(s *state, b []byte, m *resourcev1beta1.Devi
 			if wt != 0 {
 				return wrongWireType(wt, "AdminAccess")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -1507,7 +1845,9 @@ func decResourceV1beta1DeviceRequest(s *state, b []byte, m *resourcev1beta1.Devi
 				return wrongWireType(wt, "FirstAvailable")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.FirstAvailable == nil {
@@ -1523,7 +1863,9 @@ func decResourceV1beta1DeviceRequest(s *state, b []byte, m *resourcev1beta1.Devi
 				return wrongWireType(wt, "Tolerations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Tolerations == nil {
@@ -1539,7 +1881,9 @@ func decResourceV1beta1DeviceRequest(s *state, b []byte, m *resourcev1beta1.Devi
 				return wrongWireType(wt, "Capacity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Capacity == nil {
@@ -1554,7 +1898,9 @@ func decResourceV1beta1DeviceRequest(s *state, b []byte, m *resourcev1beta1.Devi
 				return wrongWireType(wt, "DerivedAttributes")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DerivedAttributes == nil {
@@ -1581,46 +1927,73 @@ func decResourceV1beta1DeviceRequestAllocationResult(s *state, b []byte, m *reso
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceRequestAllocationResult"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceRequestAllocationResult", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Request")
 			}
-			if m.Request, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Request = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Driver")
 			}
-			if m.Driver, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Driver = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Pool")
 			}
-			if m.Pool, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Pool = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Device")
 			}
-			if m.Device, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Device = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 0 {
 				return wrongWireType(wt, "AdminAccess")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -1630,7 +2003,9 @@ func decResourceV1beta1DeviceRequestAllocationResult(s *state, b []byte, m *reso
 				return wrongWireType(wt, "Tolerations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Tolerations == nil {
@@ -1645,41 +2020,53 @@ func decResourceV1beta1DeviceRequestAllocationResult(s *state, b []byte, m *reso
 			if wt != 2 {
 				return wrongWireType(wt, "BindingConditions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.BindingConditions == nil {
-				m.BindingConditions = make([]string, 0, count(b, i, 7)+1)
+				m.BindingConditions = make([]string, 0, count(b, end, 7)+1)
 			}
-			m.BindingConditions = append(m.BindingConditions, v)
+			m.BindingConditions = append(m.BindingConditions, strOf[string](s, b[start:end]))
+			i = end
 		case 8:
 			if wt != 2 {
 				return wrongWireType(wt, "BindingFailureConditions")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.BindingFailureConditions == nil {
-				m.BindingFailureConditions = make([]string, 0, count(b, i, 8)+1)
+				m.BindingFailureConditions = make([]string, 0, count(b, end, 8)+1)
 			}
-			m.BindingFailureConditions = append(m.BindingFailureConditions, v)
+			m.BindingFailureConditions = append(m.BindingFailureConditions, strOf[string](s, b[start:end]))
+			i = end
 		case 9:
 			if wt != 2 {
 				return wrongWireType(wt, "ShareID")
 			}
-			var v types.UID
-			if v, i, err = str[types.UID](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[types.UID](s, b[start:end])
 			m.ShareID = &v
+			i = end
 		case 10:
 			if wt != 2 {
 				return wrongWireType(wt, "ConsumedCapacity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ConsumedCapacity == nil {
@@ -1687,7 +2074,7 @@ func decResourceV1beta1DeviceRequestAllocationResult(s *state, b []byte, m *reso
 			}
 			var k resourcev1beta1.QualifiedName
 			var v resource.Quantity
-			if k, v, err = entryMessage[resourcev1beta1.QualifiedName](s, b, start, end, resource.Quantity{}, decodeQuantity); err != nil {
+			if k, v, err = entryDecodeQuantity[resourcev1beta1.QualifiedName](s, b, start, end); err != nil {
 				return err
 			}
 			m.ConsumedCapacity[k] = v
@@ -1696,14 +2083,17 @@ func decResourceV1beta1DeviceRequestAllocationResult(s *state, b []byte, m *reso
 			if wt != 2 {
 				return wrongWireType(wt, "SkipNodeOperations")
 			}
-			var v resourcev1beta1.SkipNodeOperation
-			if v, i, err = str[resourcev1beta1.SkipNodeOperation](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SkipNodeOperations == nil {
-				m.SkipNodeOperations = make([]resourcev1beta1.SkipNodeOperation, 0, count(b, i, 11)+1)
+				m.SkipNodeOperations = make([]resourcev1beta1.SkipNodeOperation, 0, count(b, end, 11)+1)
 			}
-			m.SkipNodeOperations = append(m.SkipNodeOperations, v)
+			m.SkipNodeOperations = append(m.SkipNodeOperations, strOf[resourcev1beta1.SkipNodeOperation](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1720,10 +2110,15 @@ func decResourceV1beta1DeviceSelector(s *state, b []byte, m *resourcev1beta1.Dev
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceSelector"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceSelector", x)
 		}
 		switch num {
 		case 1:
@@ -1731,7 +2126,9 @@ func decResourceV1beta1DeviceSelector(s *state, b []byte, m *resourcev1beta1.Dev
 				return wrongWireType(wt, "CEL")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CEL == nil {
@@ -1757,32 +2154,49 @@ func decResourceV1beta1DeviceSubRequest(s *state, b []byte, m *resourcev1beta1.D
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceSubRequest"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceSubRequest", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "DeviceClassName")
 			}
-			if m.DeviceClassName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.DeviceClassName = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Selectors")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Selectors == nil {
@@ -1797,15 +2211,22 @@ func decResourceV1beta1DeviceSubRequest(s *state, b []byte, m *resourcev1beta1.D
 			if wt != 2 {
 				return wrongWireType(wt, "AllocationMode")
 			}
-			if m.AllocationMode, i, err = str[resourcev1beta1.DeviceAllocationMode](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.AllocationMode = strOf[resourcev1beta1.DeviceAllocationMode](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 0 {
 				return wrongWireType(wt, "Count")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Count = int64(int64(x))
@@ -1814,7 +2235,9 @@ func decResourceV1beta1DeviceSubRequest(s *state, b []byte, m *resourcev1beta1.D
 				return wrongWireType(wt, "Tolerations")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Tolerations == nil {
@@ -1830,7 +2253,9 @@ func decResourceV1beta1DeviceSubRequest(s *state, b []byte, m *resourcev1beta1.D
 				return wrongWireType(wt, "Capacity")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Capacity == nil {
@@ -1845,7 +2270,9 @@ func decResourceV1beta1DeviceSubRequest(s *state, b []byte, m *resourcev1beta1.D
 				return wrongWireType(wt, "DerivedAttributes")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DerivedAttributes == nil {
@@ -1872,39 +2299,61 @@ func decResourceV1beta1DeviceTaint(s *state, b []byte, m *resourcev1beta1.Device
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceTaint"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceTaint", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Key")
 			}
-			if m.Key, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Key = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Value")
 			}
-			if m.Value, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Value = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Effect")
 			}
-			if m.Effect, i, err = str[resourcev1beta1.DeviceTaintEffect](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Effect = strOf[resourcev1beta1.DeviceTaintEffect](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "TimeAdded")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.TimeAdded == nil {
@@ -1930,46 +2379,73 @@ func decResourceV1beta1DeviceToleration(s *state, b []byte, m *resourcev1beta1.D
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DeviceToleration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DeviceToleration", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Key")
 			}
-			if m.Key, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Key = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Operator")
 			}
-			if m.Operator, i, err = str[resourcev1beta1.DeviceTolerationOperator](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Operator = strOf[resourcev1beta1.DeviceTolerationOperator](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Value")
 			}
-			if m.Value, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Value = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Effect")
 			}
-			if m.Effect, i, err = str[resourcev1beta1.DeviceTaintEffect](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Effect = strOf[resourcev1beta1.DeviceTaintEffect](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 0 {
 				return wrongWireType(wt, "TolerationSeconds")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int64(int64(x))
@@ -1990,38 +2466,56 @@ func decResourceV1beta1NetworkDeviceData(s *state, b []byte, m *resourcev1beta1.
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NetworkDeviceData"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NetworkDeviceData", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "InterfaceName")
 			}
-			if m.InterfaceName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.InterfaceName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "IPs")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.IPs == nil {
-				m.IPs = make([]string, 0, count(b, i, 2)+1)
+				m.IPs = make([]string, 0, count(b, end, 2)+1)
 			}
-			m.IPs = append(m.IPs, v)
+			m.IPs = append(m.IPs, strOf[string](s, b[start:end]))
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "HardwareAddress")
 			}
-			if m.HardwareAddress, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.HardwareAddress = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -2038,27 +2532,38 @@ func decResourceV1beta1NodeAllocatableMapping(s *state, b []byte, m *resourcev1b
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeAllocatableMapping"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeAllocatableMapping", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "CapacityKey")
 			}
-			var v resourcev1beta1.QualifiedName
-			if v, i, err = str[resourcev1beta1.QualifiedName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[resourcev1beta1.QualifiedName](s, b[start:end])
 			m.CapacityKey = &v
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "CapacityMultiplier")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CapacityMultiplier == nil {
@@ -2073,7 +2578,9 @@ func decResourceV1beta1NodeAllocatableMapping(s *state, b []byte, m *resourcev1b
 				return wrongWireType(wt, "DeviceMultiplier")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DeviceMultiplier == nil {
@@ -2099,10 +2606,15 @@ func decResourceV1beta1NodeAllocatableOverhead(s *state, b []byte, m *resourcev1
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeAllocatableOverhead"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeAllocatableOverhead", x)
 		}
 		switch num {
 		case 1:
@@ -2110,7 +2622,9 @@ func decResourceV1beta1NodeAllocatableOverhead(s *state, b []byte, m *resourcev1
 				return wrongWireType(wt, "PerPod")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PerPod == nil {
@@ -2125,7 +2639,9 @@ func decResourceV1beta1NodeAllocatableOverhead(s *state, b []byte, m *resourcev1
 				return wrongWireType(wt, "PerContainer")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PerContainer == nil {
@@ -2151,10 +2667,15 @@ func decResourceV1beta1NodeAllocatableResource(s *state, b []byte, m *resourcev1
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "NodeAllocatableResource"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("NodeAllocatableResource", x)
 		}
 		switch num {
 		case 3:
@@ -2162,7 +2683,9 @@ func decResourceV1beta1NodeAllocatableResource(s *state, b []byte, m *resourcev1
 				return wrongWireType(wt, "Mapping")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Mapping == nil {
@@ -2177,7 +2700,9 @@ func decResourceV1beta1NodeAllocatableResource(s *state, b []byte, m *resourcev1
 				return wrongWireType(wt, "Overhead")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Overhead == nil {
@@ -2203,25 +2728,37 @@ func decResourceV1beta1OpaqueDeviceConfiguration(s *state, b []byte, m *resource
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "OpaqueDeviceConfiguration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("OpaqueDeviceConfiguration", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Driver")
 			}
-			if m.Driver, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Driver = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Parameters")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decKRuntimeRawExtension(s, b[start:end], &m.Parameters); err != nil {
@@ -2244,10 +2781,15 @@ func decResourceV1beta1ResourceClaim(s *state, b []byte, m *resourcev1beta1.Reso
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaim"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaim", x)
 		}
 		switch num {
 		case 1:
@@ -2255,7 +2797,9 @@ func decResourceV1beta1ResourceClaim(s *state, b []byte, m *resourcev1beta1.Reso
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -2267,7 +2811,9 @@ func decResourceV1beta1ResourceClaim(s *state, b []byte, m *resourcev1beta1.Reso
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1beta1ResourceClaimSpec(s, b[start:end], &m.Spec); err != nil {
@@ -2279,7 +2825,9 @@ func decResourceV1beta1ResourceClaim(s *state, b []byte, m *resourcev1beta1.Reso
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1beta1ResourceClaimStatus(s, b[start:end], &m.Status); err != nil {
@@ -2302,40 +2850,65 @@ func decResourceV1beta1ResourceClaimConsumerReference(s *state, b []byte, m *res
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaimConsumerReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaimConsumerReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "APIGroup")
 			}
-			if m.APIGroup, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.APIGroup = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Resource")
 			}
-			if m.Resource, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Resource = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "UID")
 			}
-			if m.UID, i, err = str[types.UID](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.UID = strOf[types.UID](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -2352,10 +2925,15 @@ func decResourceV1beta1ResourceClaimList(s *state, b []byte, m *resourcev1beta1.
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaimList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaimList", x)
 		}
 		switch num {
 		case 1:
@@ -2363,7 +2941,9 @@ func decResourceV1beta1ResourceClaimList(s *state, b []byte, m *resourcev1beta1.
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -2375,7 +2955,9 @@ func decResourceV1beta1ResourceClaimList(s *state, b []byte, m *resourcev1beta1.
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -2406,10 +2988,15 @@ func decResourceV1beta1ResourceClaimSpec(s *state, b []byte, m *resourcev1beta1.
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaimSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaimSpec", x)
 		}
 		switch num {
 		case 1:
@@ -2417,7 +3004,9 @@ func decResourceV1beta1ResourceClaimSpec(s *state, b []byte, m *resourcev1beta1.
 				return wrongWireType(wt, "Devices")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1beta1DeviceClaim(s, b[start:end], &m.Devices); err != nil {
@@ -2440,10 +3029,15 @@ func decResourceV1beta1ResourceClaimStatus(s *state, b []byte, m *resourcev1beta
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaimStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaimStatus", x)
 		}
 		switch num {
 		case 1:
@@ -2451,7 +3045,9 @@ func decResourceV1beta1ResourceClaimStatus(s *state, b []byte, m *resourcev1beta
 				return wrongWireType(wt, "Allocation")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Allocation == nil {
@@ -2466,7 +3062,9 @@ func decResourceV1beta1ResourceClaimStatus(s *state, b []byte, m *resourcev1beta
 				return wrongWireType(wt, "ReservedFor")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ReservedFor == nil {
@@ -2482,7 +3080,9 @@ func decResourceV1beta1ResourceClaimStatus(s *state, b []byte, m *resourcev1beta
 				return wrongWireType(wt, "Devices")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Devices == nil {
@@ -2509,10 +3109,15 @@ func decResourceV1beta1ResourceClaimTemplate(s *state, b []byte, m *resourcev1be
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaimTemplate"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaimTemplate", x)
 		}
 		switch num {
 		case 1:
@@ -2520,7 +3125,9 @@ func decResourceV1beta1ResourceClaimTemplate(s *state, b []byte, m *resourcev1be
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -2532,7 +3139,9 @@ func decResourceV1beta1ResourceClaimTemplate(s *state, b []byte, m *resourcev1be
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1beta1ResourceClaimTemplateSpec(s, b[start:end], &m.Spec); err != nil {
@@ -2555,10 +3164,15 @@ func decResourceV1beta1ResourceClaimTemplateList(s *state, b []byte, m *resource
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaimTemplateList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaimTemplateList", x)
 		}
 		switch num {
 		case 1:
@@ -2566,7 +3180,9 @@ func decResourceV1beta1ResourceClaimTemplateList(s *state, b []byte, m *resource
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -2578,7 +3194,9 @@ func decResourceV1beta1ResourceClaimTemplateList(s *state, b []byte, m *resource
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -2609,10 +3227,15 @@ func decResourceV1beta1ResourceClaimTemplateSpec(s *state, b []byte, m *resource
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceClaimTemplateSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceClaimTemplateSpec", x)
 		}
 		switch num {
 		case 1:
@@ -2620,7 +3243,9 @@ func decResourceV1beta1ResourceClaimTemplateSpec(s *state, b []byte, m *resource
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -2632,7 +3257,9 @@ func decResourceV1beta1ResourceClaimTemplateSpec(s *state, b []byte, m *resource
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1beta1ResourceClaimSpec(s, b[start:end], &m.Spec); err != nil {
@@ -2655,25 +3282,37 @@ func decResourceV1beta1ResourcePool(s *state, b []byte, m *resourcev1beta1.Resou
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourcePool"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourcePool", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 0 {
 				return wrongWireType(wt, "Generation")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Generation = int64(int64(x))
@@ -2681,8 +3320,10 @@ func decResourceV1beta1ResourcePool(s *state, b []byte, m *resourcev1beta1.Resou
 			if wt != 0 {
 				return wrongWireType(wt, "ResourceSliceCount")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.ResourceSliceCount = int64(int64(x))
@@ -2702,10 +3343,15 @@ func decResourceV1beta1ResourceSlice(s *state, b []byte, m *resourcev1beta1.Reso
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceSlice"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceSlice", x)
 		}
 		switch num {
 		case 1:
@@ -2713,7 +3359,9 @@ func decResourceV1beta1ResourceSlice(s *state, b []byte, m *resourcev1beta1.Reso
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -2725,7 +3373,9 @@ func decResourceV1beta1ResourceSlice(s *state, b []byte, m *resourcev1beta1.Reso
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1beta1ResourceSliceSpec(s, b[start:end], &m.Spec); err != nil {
@@ -2748,10 +3398,15 @@ func decResourceV1beta1ResourceSliceList(s *state, b []byte, m *resourcev1beta1.
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceSliceList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceSliceList", x)
 		}
 		switch num {
 		case 1:
@@ -2759,7 +3414,9 @@ func decResourceV1beta1ResourceSliceList(s *state, b []byte, m *resourcev1beta1.
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -2771,7 +3428,9 @@ func decResourceV1beta1ResourceSliceList(s *state, b []byte, m *resourcev1beta1.
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -2802,25 +3461,37 @@ func decResourceV1beta1ResourceSliceSpec(s *state, b []byte, m *resourcev1beta1.
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "ResourceSliceSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("ResourceSliceSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Driver")
 			}
-			if m.Driver, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Driver = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Pool")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decResourceV1beta1ResourcePool(s, b[start:end], &m.Pool); err != nil {
@@ -2831,15 +3502,22 @@ func decResourceV1beta1ResourceSliceSpec(s *state, b []byte, m *resourcev1beta1.
 			if wt != 2 {
 				return wrongWireType(wt, "NodeName")
 			}
-			if m.NodeName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.NodeName = strOf[string](s, b[start:end])
+			i = end
 		case 4:
 			if wt != 2 {
 				return wrongWireType(wt, "NodeSelector")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.NodeSelector == nil {
@@ -2853,8 +3531,10 @@ func decResourceV1beta1ResourceSliceSpec(s *state, b []byte, m *resourcev1beta1.
 			if wt != 0 {
 				return wrongWireType(wt, "AllNodes")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.AllNodes = bool(x != 0)
@@ -2863,7 +3543,9 @@ func decResourceV1beta1ResourceSliceSpec(s *state, b []byte, m *resourcev1beta1.
 				return wrongWireType(wt, "Devices")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Devices == nil {
@@ -2878,8 +3560,10 @@ func decResourceV1beta1ResourceSliceSpec(s *state, b []byte, m *resourcev1beta1.
 			if wt != 0 {
 				return wrongWireType(wt, "PerDeviceNodeSelection")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := bool(x != 0)
@@ -2889,7 +3573,9 @@ func decResourceV1beta1ResourceSliceSpec(s *state, b []byte, m *resourcev1beta1.
 				return wrongWireType(wt, "SharedCounters")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SharedCounters == nil {
@@ -2904,23 +3590,30 @@ func decResourceV1beta1ResourceSliceSpec(s *state, b []byte, m *resourcev1beta1.
 			if wt != 2 {
 				return wrongWireType(wt, "PartitionTypeAttribute")
 			}
-			var v resourcev1beta1.FullyQualifiedName
-			if v, i, err = str[resourcev1beta1.FullyQualifiedName](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[resourcev1beta1.FullyQualifiedName](s, b[start:end])
 			m.PartitionTypeAttribute = &v
+			i = end
 		case 10:
 			if wt != 2 {
 				return wrongWireType(wt, "SkipNodeOperations")
 			}
-			var v resourcev1beta1.SkipNodeOperation
-			if v, i, err = str[resourcev1beta1.SkipNodeOperation](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SkipNodeOperations == nil {
-				m.SkipNodeOperations = make([]resourcev1beta1.SkipNodeOperation, 0, count(b, i, 10)+1)
+				m.SkipNodeOperations = make([]resourcev1beta1.SkipNodeOperation, 0, count(b, end, 10)+1)
 			}
-			m.SkipNodeOperations = append(m.SkipNodeOperations, v)
+			m.SkipNodeOperations = append(m.SkipNodeOperations, strOf[resourcev1beta1.SkipNodeOperation](s, b[start:end]))
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err

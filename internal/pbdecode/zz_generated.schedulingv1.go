@@ -14,10 +14,15 @@ func decSchedulingV1PriorityClass(s *state, b []byte, m *schedulingv1.PriorityCl
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PriorityClass"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PriorityClass", x)
 		}
 		switch num {
 		case 1:
@@ -25,7 +30,9 @@ func decSchedulingV1PriorityClass(s *state, b []byte, m *schedulingv1.PriorityCl
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -36,8 +43,10 @@ func decSchedulingV1PriorityClass(s *state, b []byte, m *schedulingv1.PriorityCl
 			if wt != 0 {
 				return wrongWireType(wt, "Value")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Value = int32(int32(x))
@@ -45,8 +54,10 @@ func decSchedulingV1PriorityClass(s *state, b []byte, m *schedulingv1.PriorityCl
 			if wt != 0 {
 				return wrongWireType(wt, "GlobalDefault")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.GlobalDefault = bool(x != 0)
@@ -54,18 +65,27 @@ func decSchedulingV1PriorityClass(s *state, b []byte, m *schedulingv1.PriorityCl
 			if wt != 2 {
 				return wrongWireType(wt, "Description")
 			}
-			if m.Description, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Description = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "PreemptionPolicy")
 			}
-			var v corev1.PreemptionPolicy
-			if v, i, err = str[corev1.PreemptionPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.PreemptionPolicy](s, b[start:end])
 			m.PreemptionPolicy = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -82,10 +102,15 @@ func decSchedulingV1PriorityClassList(s *state, b []byte, m *schedulingv1.Priori
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PriorityClassList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PriorityClassList", x)
 		}
 		switch num {
 		case 1:
@@ -93,7 +118,9 @@ func decSchedulingV1PriorityClassList(s *state, b []byte, m *schedulingv1.Priori
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -105,7 +132,9 @@ func decSchedulingV1PriorityClassList(s *state, b []byte, m *schedulingv1.Priori
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {

@@ -82,10 +82,15 @@ func decSchedulingV1alpha3CompositeDisruptionMode(s *state, b []byte, m *schedul
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CompositeDisruptionMode"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CompositeDisruptionMode", x)
 		}
 		switch num {
 		case 1:
@@ -93,7 +98,9 @@ func decSchedulingV1alpha3CompositeDisruptionMode(s *state, b []byte, m *schedul
 				return wrongWireType(wt, "Single")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Single == nil {
@@ -108,7 +115,9 @@ func decSchedulingV1alpha3CompositeDisruptionMode(s *state, b []byte, m *schedul
 				return wrongWireType(wt, "All")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.All == nil {
@@ -134,18 +143,25 @@ func decSchedulingV1alpha3CompositeGangSchedulingPolicy(s *state, b []byte, m *s
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CompositeGangSchedulingPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CompositeGangSchedulingPolicy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "MinGroupCount")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MinGroupCount = int32(int32(x))
@@ -165,10 +181,15 @@ func decSchedulingV1alpha3CompositePodGroup(s *state, b []byte, m *schedulingv1a
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CompositePodGroup"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CompositePodGroup", x)
 		}
 		switch num {
 		case 1:
@@ -176,7 +197,9 @@ func decSchedulingV1alpha3CompositePodGroup(s *state, b []byte, m *schedulingv1a
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -188,7 +211,9 @@ func decSchedulingV1alpha3CompositePodGroup(s *state, b []byte, m *schedulingv1a
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decSchedulingV1alpha3CompositePodGroupSpec(s, b[start:end], &m.Spec); err != nil {
@@ -200,7 +225,9 @@ func decSchedulingV1alpha3CompositePodGroup(s *state, b []byte, m *schedulingv1a
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decSchedulingV1alpha3CompositePodGroupStatus(s, b[start:end], &m.Status); err != nil {
@@ -223,10 +250,15 @@ func decSchedulingV1alpha3CompositePodGroupList(s *state, b []byte, m *schedulin
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CompositePodGroupList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CompositePodGroupList", x)
 		}
 		switch num {
 		case 1:
@@ -234,7 +266,9 @@ func decSchedulingV1alpha3CompositePodGroupList(s *state, b []byte, m *schedulin
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -246,7 +280,9 @@ func decSchedulingV1alpha3CompositePodGroupList(s *state, b []byte, m *schedulin
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -277,10 +313,15 @@ func decSchedulingV1alpha3CompositePodGroupSchedulingConstraints(s *state, b []b
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CompositePodGroupSchedulingConstraints"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CompositePodGroupSchedulingConstraints", x)
 		}
 		switch num {
 		case 1:
@@ -288,7 +329,9 @@ func decSchedulingV1alpha3CompositePodGroupSchedulingConstraints(s *state, b []b
 				return wrongWireType(wt, "Topology")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Topology == nil {
@@ -315,10 +358,15 @@ func decSchedulingV1alpha3CompositePodGroupSchedulingPolicy(s *state, b []byte, 
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CompositePodGroupSchedulingPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CompositePodGroupSchedulingPolicy", x)
 		}
 		switch num {
 		case 1:
@@ -326,7 +374,9 @@ func decSchedulingV1alpha3CompositePodGroupSchedulingPolicy(s *state, b []byte, 
 				return wrongWireType(wt, "Basic")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Basic == nil {
@@ -341,7 +391,9 @@ func decSchedulingV1alpha3CompositePodGroupSchedulingPolicy(s *state, b []byte, 
 				return wrongWireType(wt, "Gang")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Gang == nil {
@@ -367,27 +419,38 @@ func decSchedulingV1alpha3CompositePodGroupSpec(s *state, b []byte, m *schedulin
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CompositePodGroupSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CompositePodGroupSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "ParentCompositePodGroupName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ParentCompositePodGroupName = &v
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "WorkloadRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.WorkloadRef == nil {
@@ -402,7 +465,9 @@ func decSchedulingV1alpha3CompositePodGroupSpec(s *state, b []byte, m *schedulin
 				return wrongWireType(wt, "SchedulingPolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decSchedulingV1alpha3CompositePodGroupSchedulingPolicy(s, b[start:end], &m.SchedulingPolicy); err != nil {
@@ -414,7 +479,9 @@ func decSchedulingV1alpha3CompositePodGroupSpec(s *state, b []byte, m *schedulin
 				return wrongWireType(wt, "SchedulingConstraints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SchedulingConstraints == nil {
@@ -429,7 +496,9 @@ func decSchedulingV1alpha3CompositePodGroupSpec(s *state, b []byte, m *schedulin
 				return wrongWireType(wt, "DisruptionMode")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DisruptionMode == nil {
@@ -443,15 +512,22 @@ func decSchedulingV1alpha3CompositePodGroupSpec(s *state, b []byte, m *schedulin
 			if wt != 2 {
 				return wrongWireType(wt, "PriorityClassName")
 			}
-			if m.PriorityClassName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PriorityClassName = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 0 {
 				return wrongWireType(wt, "Priority")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -460,11 +536,15 @@ func decSchedulingV1alpha3CompositePodGroupSpec(s *state, b []byte, m *schedulin
 			if wt != 2 {
 				return wrongWireType(wt, "PreemptionPolicy")
 			}
-			var v schedulingv1alpha3.PreemptionPolicy
-			if v, i, err = str[schedulingv1alpha3.PreemptionPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[schedulingv1alpha3.PreemptionPolicy](s, b[start:end])
 			m.PreemptionPolicy = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -481,10 +561,15 @@ func decSchedulingV1alpha3CompositePodGroupStatus(s *state, b []byte, m *schedul
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CompositePodGroupStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CompositePodGroupStatus", x)
 		}
 		switch num {
 		case 1:
@@ -492,7 +577,9 @@ func decSchedulingV1alpha3CompositePodGroupStatus(s *state, b []byte, m *schedul
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -519,25 +606,37 @@ func decSchedulingV1alpha3CompositePodGroupTemplate(s *state, b []byte, m *sched
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CompositePodGroupTemplate"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CompositePodGroupTemplate", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "SchedulingPolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decSchedulingV1alpha3CompositePodGroupSchedulingPolicy(s, b[start:end], &m.SchedulingPolicy); err != nil {
@@ -549,7 +648,9 @@ func decSchedulingV1alpha3CompositePodGroupTemplate(s *state, b []byte, m *sched
 				return wrongWireType(wt, "SchedulingConstraints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SchedulingConstraints == nil {
@@ -564,7 +665,9 @@ func decSchedulingV1alpha3CompositePodGroupTemplate(s *state, b []byte, m *sched
 				return wrongWireType(wt, "DisruptionMode")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DisruptionMode == nil {
@@ -578,15 +681,22 @@ func decSchedulingV1alpha3CompositePodGroupTemplate(s *state, b []byte, m *sched
 			if wt != 2 {
 				return wrongWireType(wt, "PriorityClassName")
 			}
-			if m.PriorityClassName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PriorityClassName = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 0 {
 				return wrongWireType(wt, "Priority")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -595,17 +705,23 @@ func decSchedulingV1alpha3CompositePodGroupTemplate(s *state, b []byte, m *sched
 			if wt != 2 {
 				return wrongWireType(wt, "PreemptionPolicy")
 			}
-			var v schedulingv1alpha3.PreemptionPolicy
-			if v, i, err = str[schedulingv1alpha3.PreemptionPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[schedulingv1alpha3.PreemptionPolicy](s, b[start:end])
 			m.PreemptionPolicy = &v
+			i = end
 		case 8:
 			if wt != 2 {
 				return wrongWireType(wt, "PodGroupTemplates")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PodGroupTemplates == nil {
@@ -621,7 +737,9 @@ func decSchedulingV1alpha3CompositePodGroupTemplate(s *state, b []byte, m *sched
 				return wrongWireType(wt, "CompositePodGroupTemplates")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CompositePodGroupTemplates == nil {
@@ -648,10 +766,15 @@ func decSchedulingV1alpha3DisruptionMode(s *state, b []byte, m *schedulingv1alph
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DisruptionMode"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DisruptionMode", x)
 		}
 		switch num {
 		case 1:
@@ -659,7 +782,9 @@ func decSchedulingV1alpha3DisruptionMode(s *state, b []byte, m *schedulingv1alph
 				return wrongWireType(wt, "Single")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Single == nil {
@@ -674,7 +799,9 @@ func decSchedulingV1alpha3DisruptionMode(s *state, b []byte, m *schedulingv1alph
 				return wrongWireType(wt, "All")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.All == nil {
@@ -700,18 +827,25 @@ func decSchedulingV1alpha3GangSchedulingPolicy(s *state, b []byte, m *scheduling
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "GangSchedulingPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("GangSchedulingPolicy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "MinCount")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MinCount = int32(int32(x))
@@ -731,10 +865,15 @@ func decSchedulingV1alpha3PodGroup(s *state, b []byte, m *schedulingv1alpha3.Pod
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroup"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroup", x)
 		}
 		switch num {
 		case 1:
@@ -742,7 +881,9 @@ func decSchedulingV1alpha3PodGroup(s *state, b []byte, m *schedulingv1alpha3.Pod
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -754,7 +895,9 @@ func decSchedulingV1alpha3PodGroup(s *state, b []byte, m *schedulingv1alpha3.Pod
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decSchedulingV1alpha3PodGroupSpec(s, b[start:end], &m.Spec); err != nil {
@@ -766,7 +909,9 @@ func decSchedulingV1alpha3PodGroup(s *state, b []byte, m *schedulingv1alpha3.Pod
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decSchedulingV1alpha3PodGroupStatus(s, b[start:end], &m.Status); err != nil {
@@ -789,10 +934,15 @@ func decSchedulingV1alpha3PodGroupList(s *state, b []byte, m *schedulingv1alpha3
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroupList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroupList", x)
 		}
 		switch num {
 		case 1:
@@ -800,7 +950,9 @@ func decSchedulingV1alpha3PodGroupList(s *state, b []byte, m *schedulingv1alpha3
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -812,7 +964,9 @@ func decSchedulingV1alpha3PodGroupList(s *state, b []byte, m *schedulingv1alpha3
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -843,37 +997,55 @@ func decSchedulingV1alpha3PodGroupResourceClaim(s *state, b []byte, m *schedulin
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroupResourceClaim"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroupResourceClaim", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceClaimName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ResourceClaimName = &v
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceClaimTemplateName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ResourceClaimTemplateName = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -890,28 +1062,42 @@ func decSchedulingV1alpha3PodGroupResourceClaimStatus(s *state, b []byte, m *sch
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroupResourceClaimStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroupResourceClaimStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceClaimName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ResourceClaimName = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -928,10 +1114,15 @@ func decSchedulingV1alpha3PodGroupSchedulingConstraints(s *state, b []byte, m *s
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroupSchedulingConstraints"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroupSchedulingConstraints", x)
 		}
 		switch num {
 		case 1:
@@ -939,7 +1130,9 @@ func decSchedulingV1alpha3PodGroupSchedulingConstraints(s *state, b []byte, m *s
 				return wrongWireType(wt, "Topology")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Topology == nil {
@@ -966,10 +1159,15 @@ func decSchedulingV1alpha3PodGroupSchedulingPolicy(s *state, b []byte, m *schedu
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroupSchedulingPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroupSchedulingPolicy", x)
 		}
 		switch num {
 		case 1:
@@ -977,7 +1175,9 @@ func decSchedulingV1alpha3PodGroupSchedulingPolicy(s *state, b []byte, m *schedu
 				return wrongWireType(wt, "Basic")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Basic == nil {
@@ -992,7 +1192,9 @@ func decSchedulingV1alpha3PodGroupSchedulingPolicy(s *state, b []byte, m *schedu
 				return wrongWireType(wt, "Gang")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Gang == nil {
@@ -1018,27 +1220,38 @@ func decSchedulingV1alpha3PodGroupSpec(s *state, b []byte, m *schedulingv1alpha3
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroupSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroupSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "ParentCompositePodGroupName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ParentCompositePodGroupName = &v
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "WorkloadRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.WorkloadRef == nil {
@@ -1053,7 +1266,9 @@ func decSchedulingV1alpha3PodGroupSpec(s *state, b []byte, m *schedulingv1alpha3
 				return wrongWireType(wt, "SchedulingPolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decSchedulingV1alpha3PodGroupSchedulingPolicy(s, b[start:end], &m.SchedulingPolicy); err != nil {
@@ -1065,7 +1280,9 @@ func decSchedulingV1alpha3PodGroupSpec(s *state, b []byte, m *schedulingv1alpha3
 				return wrongWireType(wt, "SchedulingConstraints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SchedulingConstraints == nil {
@@ -1080,7 +1297,9 @@ func decSchedulingV1alpha3PodGroupSpec(s *state, b []byte, m *schedulingv1alpha3
 				return wrongWireType(wt, "ResourceClaims")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceClaims == nil {
@@ -1096,7 +1315,9 @@ func decSchedulingV1alpha3PodGroupSpec(s *state, b []byte, m *schedulingv1alpha3
 				return wrongWireType(wt, "DisruptionMode")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DisruptionMode == nil {
@@ -1110,15 +1331,22 @@ func decSchedulingV1alpha3PodGroupSpec(s *state, b []byte, m *schedulingv1alpha3
 			if wt != 2 {
 				return wrongWireType(wt, "PriorityClassName")
 			}
-			if m.PriorityClassName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PriorityClassName = strOf[string](s, b[start:end])
+			i = end
 		case 8:
 			if wt != 0 {
 				return wrongWireType(wt, "Priority")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1127,11 +1355,15 @@ func decSchedulingV1alpha3PodGroupSpec(s *state, b []byte, m *schedulingv1alpha3
 			if wt != 2 {
 				return wrongWireType(wt, "PreemptionPolicy")
 			}
-			var v schedulingv1alpha3.PreemptionPolicy
-			if v, i, err = str[schedulingv1alpha3.PreemptionPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[schedulingv1alpha3.PreemptionPolicy](s, b[start:end])
 			m.PreemptionPolicy = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1148,10 +1380,15 @@ func decSchedulingV1alpha3PodGroupStatus(s *state, b []byte, m *schedulingv1alph
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroupStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroupStatus", x)
 		}
 		switch num {
 		case 1:
@@ -1159,7 +1396,9 @@ func decSchedulingV1alpha3PodGroupStatus(s *state, b []byte, m *schedulingv1alph
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -1175,7 +1414,9 @@ func decSchedulingV1alpha3PodGroupStatus(s *state, b []byte, m *schedulingv1alph
 				return wrongWireType(wt, "ResourceClaimStatuses")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceClaimStatuses == nil {
@@ -1202,25 +1443,37 @@ func decSchedulingV1alpha3PodGroupTemplate(s *state, b []byte, m *schedulingv1al
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroupTemplate"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroupTemplate", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "SchedulingPolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decSchedulingV1alpha3PodGroupSchedulingPolicy(s, b[start:end], &m.SchedulingPolicy); err != nil {
@@ -1232,7 +1485,9 @@ func decSchedulingV1alpha3PodGroupTemplate(s *state, b []byte, m *schedulingv1al
 				return wrongWireType(wt, "SchedulingConstraints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SchedulingConstraints == nil {
@@ -1247,7 +1502,9 @@ func decSchedulingV1alpha3PodGroupTemplate(s *state, b []byte, m *schedulingv1al
 				return wrongWireType(wt, "ResourceClaims")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceClaims == nil {
@@ -1263,7 +1520,9 @@ func decSchedulingV1alpha3PodGroupTemplate(s *state, b []byte, m *schedulingv1al
 				return wrongWireType(wt, "DisruptionMode")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DisruptionMode == nil {
@@ -1277,15 +1536,22 @@ func decSchedulingV1alpha3PodGroupTemplate(s *state, b []byte, m *schedulingv1al
 			if wt != 2 {
 				return wrongWireType(wt, "PriorityClassName")
 			}
-			if m.PriorityClassName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PriorityClassName = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 0 {
 				return wrongWireType(wt, "Priority")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1294,11 +1560,15 @@ func decSchedulingV1alpha3PodGroupTemplate(s *state, b []byte, m *schedulingv1al
 			if wt != 2 {
 				return wrongWireType(wt, "PreemptionPolicy")
 			}
-			var v schedulingv1alpha3.PreemptionPolicy
-			if v, i, err = str[schedulingv1alpha3.PreemptionPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[schedulingv1alpha3.PreemptionPolicy](s, b[start:end])
 			m.PreemptionPolicy = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1349,19 +1619,29 @@ func decSchedulingV1alpha3TopologyConstraint(s *state, b []byte, m *schedulingv1
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "TopologyConstraint"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("TopologyConstraint", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Key")
 			}
-			if m.Key, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Key = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1378,33 +1658,53 @@ func decSchedulingV1alpha3TypedLocalObjectReference(s *state, b []byte, m *sched
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "TypedLocalObjectReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("TypedLocalObjectReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "APIGroup")
 			}
-			if m.APIGroup, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.APIGroup = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Kind")
 			}
-			if m.Kind, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Kind = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1421,10 +1721,15 @@ func decSchedulingV1alpha3Workload(s *state, b []byte, m *schedulingv1alpha3.Wor
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Workload"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Workload", x)
 		}
 		switch num {
 		case 1:
@@ -1432,7 +1737,9 @@ func decSchedulingV1alpha3Workload(s *state, b []byte, m *schedulingv1alpha3.Wor
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1444,7 +1751,9 @@ func decSchedulingV1alpha3Workload(s *state, b []byte, m *schedulingv1alpha3.Wor
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decSchedulingV1alpha3WorkloadSpec(s, b[start:end], &m.Spec); err != nil {
@@ -1467,10 +1776,15 @@ func decSchedulingV1alpha3WorkloadList(s *state, b []byte, m *schedulingv1alpha3
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "WorkloadList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("WorkloadList", x)
 		}
 		switch num {
 		case 1:
@@ -1478,7 +1792,9 @@ func decSchedulingV1alpha3WorkloadList(s *state, b []byte, m *schedulingv1alpha3
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1490,7 +1806,9 @@ func decSchedulingV1alpha3WorkloadList(s *state, b []byte, m *schedulingv1alpha3
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1555,10 +1873,15 @@ func decSchedulingV1alpha3WorkloadPodGroupDisruptionMode(s *state, b []byte, m *
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "WorkloadPodGroupDisruptionMode"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("WorkloadPodGroupDisruptionMode", x)
 		}
 		switch num {
 		case 1:
@@ -1566,7 +1889,9 @@ func decSchedulingV1alpha3WorkloadPodGroupDisruptionMode(s *state, b []byte, m *
 				return wrongWireType(wt, "Single")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Single == nil {
@@ -1581,7 +1906,9 @@ func decSchedulingV1alpha3WorkloadPodGroupDisruptionMode(s *state, b []byte, m *
 				return wrongWireType(wt, "All")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.All == nil {
@@ -1607,18 +1934,25 @@ func decSchedulingV1alpha3WorkloadPodGroupGangSchedulingPolicy(s *state, b []byt
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "WorkloadPodGroupGangSchedulingPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("WorkloadPodGroupGangSchedulingPolicy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "MinCount")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1639,37 +1973,55 @@ func decSchedulingV1alpha3WorkloadPodGroupResourceClaim(s *state, b []byte, m *s
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "WorkloadPodGroupResourceClaim"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("WorkloadPodGroupResourceClaim", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceClaimName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ResourceClaimName = &v
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceClaimTemplateName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ResourceClaimTemplateName = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1686,10 +2038,15 @@ func decSchedulingV1alpha3WorkloadPodGroupSchedulingConstraints(s *state, b []by
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "WorkloadPodGroupSchedulingConstraints"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("WorkloadPodGroupSchedulingConstraints", x)
 		}
 		switch num {
 		case 1:
@@ -1697,7 +2054,9 @@ func decSchedulingV1alpha3WorkloadPodGroupSchedulingConstraints(s *state, b []by
 				return wrongWireType(wt, "Topology")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Topology == nil {
@@ -1724,10 +2083,15 @@ func decSchedulingV1alpha3WorkloadPodGroupSchedulingPolicy(s *state, b []byte, m
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "WorkloadPodGroupSchedulingPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("WorkloadPodGroupSchedulingPolicy", x)
 		}
 		switch num {
 		case 1:
@@ -1735,7 +2099,9 @@ func decSchedulingV1alpha3WorkloadPodGroupSchedulingPolicy(s *state, b []byte, m
 				return wrongWireType(wt, "Basic")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Basic == nil {
@@ -1750,7 +2116,9 @@ func decSchedulingV1alpha3WorkloadPodGroupSchedulingPolicy(s *state, b []byte, m
 				return wrongWireType(wt, "Gang")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Gang == nil {
@@ -1793,26 +2161,41 @@ func decSchedulingV1alpha3WorkloadReference(s *state, b []byte, m *schedulingv1a
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "WorkloadReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("WorkloadReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "WorkloadName")
 			}
-			if m.WorkloadName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.WorkloadName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "TemplateName")
 			}
-			if m.TemplateName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.TemplateName = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1829,10 +2212,15 @@ func decSchedulingV1alpha3WorkloadSpec(s *state, b []byte, m *schedulingv1alpha3
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "WorkloadSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("WorkloadSpec", x)
 		}
 		switch num {
 		case 1:
@@ -1840,7 +2228,9 @@ func decSchedulingV1alpha3WorkloadSpec(s *state, b []byte, m *schedulingv1alpha3
 				return wrongWireType(wt, "ControllerRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ControllerRef == nil {
@@ -1855,7 +2245,9 @@ func decSchedulingV1alpha3WorkloadSpec(s *state, b []byte, m *schedulingv1alpha3
 				return wrongWireType(wt, "PodGroupTemplates")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PodGroupTemplates == nil {
@@ -1871,7 +2263,9 @@ func decSchedulingV1alpha3WorkloadSpec(s *state, b []byte, m *schedulingv1alpha3
 				return wrongWireType(wt, "CompositePodGroupTemplates")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CompositePodGroupTemplates == nil {

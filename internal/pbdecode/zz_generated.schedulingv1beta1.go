@@ -83,10 +83,15 @@ func decSchedulingV1beta1CompositeDisruptionMode(s *state, b []byte, m *scheduli
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CompositeDisruptionMode"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CompositeDisruptionMode", x)
 		}
 		switch num {
 		case 1:
@@ -94,7 +99,9 @@ func decSchedulingV1beta1CompositeDisruptionMode(s *state, b []byte, m *scheduli
 				return wrongWireType(wt, "Single")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Single == nil {
@@ -109,7 +116,9 @@ func decSchedulingV1beta1CompositeDisruptionMode(s *state, b []byte, m *scheduli
 				return wrongWireType(wt, "All")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.All == nil {
@@ -135,18 +144,25 @@ func decSchedulingV1beta1CompositeGangSchedulingPolicy(s *state, b []byte, m *sc
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CompositeGangSchedulingPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CompositeGangSchedulingPolicy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "MinGroupCount")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MinGroupCount = int32(int32(x))
@@ -166,10 +182,15 @@ func decSchedulingV1beta1CompositePodGroupSchedulingConstraints(s *state, b []by
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CompositePodGroupSchedulingConstraints"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CompositePodGroupSchedulingConstraints", x)
 		}
 		switch num {
 		case 1:
@@ -177,7 +198,9 @@ func decSchedulingV1beta1CompositePodGroupSchedulingConstraints(s *state, b []by
 				return wrongWireType(wt, "Topology")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Topology == nil {
@@ -204,10 +227,15 @@ func decSchedulingV1beta1CompositePodGroupSchedulingPolicy(s *state, b []byte, m
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CompositePodGroupSchedulingPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CompositePodGroupSchedulingPolicy", x)
 		}
 		switch num {
 		case 1:
@@ -215,7 +243,9 @@ func decSchedulingV1beta1CompositePodGroupSchedulingPolicy(s *state, b []byte, m
 				return wrongWireType(wt, "Basic")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Basic == nil {
@@ -230,7 +260,9 @@ func decSchedulingV1beta1CompositePodGroupSchedulingPolicy(s *state, b []byte, m
 				return wrongWireType(wt, "Gang")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Gang == nil {
@@ -256,25 +288,37 @@ func decSchedulingV1beta1CompositePodGroupTemplate(s *state, b []byte, m *schedu
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "CompositePodGroupTemplate"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("CompositePodGroupTemplate", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "SchedulingPolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decSchedulingV1beta1CompositePodGroupSchedulingPolicy(s, b[start:end], &m.SchedulingPolicy); err != nil {
@@ -286,7 +330,9 @@ func decSchedulingV1beta1CompositePodGroupTemplate(s *state, b []byte, m *schedu
 				return wrongWireType(wt, "SchedulingConstraints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SchedulingConstraints == nil {
@@ -301,7 +347,9 @@ func decSchedulingV1beta1CompositePodGroupTemplate(s *state, b []byte, m *schedu
 				return wrongWireType(wt, "DisruptionMode")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DisruptionMode == nil {
@@ -315,15 +363,22 @@ func decSchedulingV1beta1CompositePodGroupTemplate(s *state, b []byte, m *schedu
 			if wt != 2 {
 				return wrongWireType(wt, "PriorityClassName")
 			}
-			if m.PriorityClassName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PriorityClassName = strOf[string](s, b[start:end])
+			i = end
 		case 6:
 			if wt != 0 {
 				return wrongWireType(wt, "Priority")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -332,17 +387,23 @@ func decSchedulingV1beta1CompositePodGroupTemplate(s *state, b []byte, m *schedu
 			if wt != 2 {
 				return wrongWireType(wt, "PreemptionPolicy")
 			}
-			var v schedulingv1beta1.PreemptionPolicy
-			if v, i, err = str[schedulingv1beta1.PreemptionPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[schedulingv1beta1.PreemptionPolicy](s, b[start:end])
 			m.PreemptionPolicy = &v
+			i = end
 		case 8:
 			if wt != 2 {
 				return wrongWireType(wt, "PodGroupTemplates")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PodGroupTemplates == nil {
@@ -358,7 +419,9 @@ func decSchedulingV1beta1CompositePodGroupTemplate(s *state, b []byte, m *schedu
 				return wrongWireType(wt, "CompositePodGroupTemplates")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CompositePodGroupTemplates == nil {
@@ -385,10 +448,15 @@ func decSchedulingV1beta1DisruptionMode(s *state, b []byte, m *schedulingv1beta1
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "DisruptionMode"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("DisruptionMode", x)
 		}
 		switch num {
 		case 1:
@@ -396,7 +464,9 @@ func decSchedulingV1beta1DisruptionMode(s *state, b []byte, m *schedulingv1beta1
 				return wrongWireType(wt, "Single")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Single == nil {
@@ -411,7 +481,9 @@ func decSchedulingV1beta1DisruptionMode(s *state, b []byte, m *schedulingv1beta1
 				return wrongWireType(wt, "All")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.All == nil {
@@ -437,18 +509,25 @@ func decSchedulingV1beta1GangSchedulingPolicy(s *state, b []byte, m *schedulingv
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "GangSchedulingPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("GangSchedulingPolicy", x)
 		}
 		switch num {
 		case 1:
 			if wt != 0 {
 				return wrongWireType(wt, "MinCount")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.MinCount = int32(int32(x))
@@ -468,10 +547,15 @@ func decSchedulingV1beta1PodGroup(s *state, b []byte, m *schedulingv1beta1.PodGr
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroup"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroup", x)
 		}
 		switch num {
 		case 1:
@@ -479,7 +563,9 @@ func decSchedulingV1beta1PodGroup(s *state, b []byte, m *schedulingv1beta1.PodGr
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -491,7 +577,9 @@ func decSchedulingV1beta1PodGroup(s *state, b []byte, m *schedulingv1beta1.PodGr
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decSchedulingV1beta1PodGroupSpec(s, b[start:end], &m.Spec); err != nil {
@@ -503,7 +591,9 @@ func decSchedulingV1beta1PodGroup(s *state, b []byte, m *schedulingv1beta1.PodGr
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decSchedulingV1beta1PodGroupStatus(s, b[start:end], &m.Status); err != nil {
@@ -526,10 +616,15 @@ func decSchedulingV1beta1PodGroupList(s *state, b []byte, m *schedulingv1beta1.P
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroupList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroupList", x)
 		}
 		switch num {
 		case 1:
@@ -537,7 +632,9 @@ func decSchedulingV1beta1PodGroupList(s *state, b []byte, m *schedulingv1beta1.P
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -549,7 +646,9 @@ func decSchedulingV1beta1PodGroupList(s *state, b []byte, m *schedulingv1beta1.P
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -580,37 +679,55 @@ func decSchedulingV1beta1PodGroupResourceClaim(s *state, b []byte, m *scheduling
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroupResourceClaim"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroupResourceClaim", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceClaimName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ResourceClaimName = &v
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceClaimTemplateName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ResourceClaimTemplateName = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -627,28 +744,42 @@ func decSchedulingV1beta1PodGroupResourceClaimStatus(s *state, b []byte, m *sche
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroupResourceClaimStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroupResourceClaimStatus", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceClaimName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ResourceClaimName = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -665,10 +796,15 @@ func decSchedulingV1beta1PodGroupSchedulingConstraints(s *state, b []byte, m *sc
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroupSchedulingConstraints"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroupSchedulingConstraints", x)
 		}
 		switch num {
 		case 1:
@@ -676,7 +812,9 @@ func decSchedulingV1beta1PodGroupSchedulingConstraints(s *state, b []byte, m *sc
 				return wrongWireType(wt, "Topology")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Topology == nil {
@@ -703,10 +841,15 @@ func decSchedulingV1beta1PodGroupSchedulingPolicy(s *state, b []byte, m *schedul
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroupSchedulingPolicy"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroupSchedulingPolicy", x)
 		}
 		switch num {
 		case 1:
@@ -714,7 +857,9 @@ func decSchedulingV1beta1PodGroupSchedulingPolicy(s *state, b []byte, m *schedul
 				return wrongWireType(wt, "Basic")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Basic == nil {
@@ -729,7 +874,9 @@ func decSchedulingV1beta1PodGroupSchedulingPolicy(s *state, b []byte, m *schedul
 				return wrongWireType(wt, "Gang")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Gang == nil {
@@ -755,27 +902,38 @@ func decSchedulingV1beta1PodGroupSpec(s *state, b []byte, m *schedulingv1beta1.P
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroupSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroupSpec", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "ParentCompositePodGroupName")
 			}
-			var v string
-			if v, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[string](s, b[start:end])
 			m.ParentCompositePodGroupName = &v
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "WorkloadRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.WorkloadRef == nil {
@@ -790,7 +948,9 @@ func decSchedulingV1beta1PodGroupSpec(s *state, b []byte, m *schedulingv1beta1.P
 				return wrongWireType(wt, "SchedulingPolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decSchedulingV1beta1PodGroupSchedulingPolicy(s, b[start:end], &m.SchedulingPolicy); err != nil {
@@ -802,7 +962,9 @@ func decSchedulingV1beta1PodGroupSpec(s *state, b []byte, m *schedulingv1beta1.P
 				return wrongWireType(wt, "SchedulingConstraints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SchedulingConstraints == nil {
@@ -817,7 +979,9 @@ func decSchedulingV1beta1PodGroupSpec(s *state, b []byte, m *schedulingv1beta1.P
 				return wrongWireType(wt, "ResourceClaims")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceClaims == nil {
@@ -833,7 +997,9 @@ func decSchedulingV1beta1PodGroupSpec(s *state, b []byte, m *schedulingv1beta1.P
 				return wrongWireType(wt, "DisruptionMode")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DisruptionMode == nil {
@@ -847,15 +1013,22 @@ func decSchedulingV1beta1PodGroupSpec(s *state, b []byte, m *schedulingv1beta1.P
 			if wt != 2 {
 				return wrongWireType(wt, "PriorityClassName")
 			}
-			if m.PriorityClassName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PriorityClassName = strOf[string](s, b[start:end])
+			i = end
 		case 8:
 			if wt != 0 {
 				return wrongWireType(wt, "Priority")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -864,11 +1037,15 @@ func decSchedulingV1beta1PodGroupSpec(s *state, b []byte, m *schedulingv1beta1.P
 			if wt != 2 {
 				return wrongWireType(wt, "PreemptionPolicy")
 			}
-			var v schedulingv1beta1.PreemptionPolicy
-			if v, i, err = str[schedulingv1beta1.PreemptionPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[schedulingv1beta1.PreemptionPolicy](s, b[start:end])
 			m.PreemptionPolicy = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -885,10 +1062,15 @@ func decSchedulingV1beta1PodGroupStatus(s *state, b []byte, m *schedulingv1beta1
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroupStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroupStatus", x)
 		}
 		switch num {
 		case 1:
@@ -896,7 +1078,9 @@ func decSchedulingV1beta1PodGroupStatus(s *state, b []byte, m *schedulingv1beta1
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -912,7 +1096,9 @@ func decSchedulingV1beta1PodGroupStatus(s *state, b []byte, m *schedulingv1beta1
 				return wrongWireType(wt, "ResourceClaimStatuses")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceClaimStatuses == nil {
@@ -939,25 +1125,37 @@ func decSchedulingV1beta1PodGroupTemplate(s *state, b []byte, m *schedulingv1bet
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PodGroupTemplate"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PodGroupTemplate", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "SchedulingPolicy")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decSchedulingV1beta1PodGroupSchedulingPolicy(s, b[start:end], &m.SchedulingPolicy); err != nil {
@@ -969,7 +1167,9 @@ func decSchedulingV1beta1PodGroupTemplate(s *state, b []byte, m *schedulingv1bet
 				return wrongWireType(wt, "SchedulingConstraints")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.SchedulingConstraints == nil {
@@ -984,7 +1184,9 @@ func decSchedulingV1beta1PodGroupTemplate(s *state, b []byte, m *schedulingv1bet
 				return wrongWireType(wt, "ResourceClaims")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ResourceClaims == nil {
@@ -1000,7 +1202,9 @@ func decSchedulingV1beta1PodGroupTemplate(s *state, b []byte, m *schedulingv1bet
 				return wrongWireType(wt, "DisruptionMode")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.DisruptionMode == nil {
@@ -1014,15 +1218,22 @@ func decSchedulingV1beta1PodGroupTemplate(s *state, b []byte, m *schedulingv1bet
 			if wt != 2 {
 				return wrongWireType(wt, "PriorityClassName")
 			}
-			if m.PriorityClassName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.PriorityClassName = strOf[string](s, b[start:end])
+			i = end
 		case 7:
 			if wt != 0 {
 				return wrongWireType(wt, "Priority")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			v := int32(int32(x))
@@ -1031,11 +1242,15 @@ func decSchedulingV1beta1PodGroupTemplate(s *state, b []byte, m *schedulingv1bet
 			if wt != 2 {
 				return wrongWireType(wt, "PreemptionPolicy")
 			}
-			var v schedulingv1beta1.PreemptionPolicy
-			if v, i, err = str[schedulingv1beta1.PreemptionPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[schedulingv1beta1.PreemptionPolicy](s, b[start:end])
 			m.PreemptionPolicy = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1052,10 +1267,15 @@ func decSchedulingV1beta1PriorityClass(s *state, b []byte, m *schedulingv1beta1.
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PriorityClass"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PriorityClass", x)
 		}
 		switch num {
 		case 1:
@@ -1063,7 +1283,9 @@ func decSchedulingV1beta1PriorityClass(s *state, b []byte, m *schedulingv1beta1.
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1074,8 +1296,10 @@ func decSchedulingV1beta1PriorityClass(s *state, b []byte, m *schedulingv1beta1.
 			if wt != 0 {
 				return wrongWireType(wt, "Value")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.Value = int32(int32(x))
@@ -1083,8 +1307,10 @@ func decSchedulingV1beta1PriorityClass(s *state, b []byte, m *schedulingv1beta1.
 			if wt != 0 {
 				return wrongWireType(wt, "GlobalDefault")
 			}
-			var x uint64
-			if x, i, err = varint(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 {
+				x = uint64(b[i])
+				i++
+			} else if x, i, err = varintSlow(b, i); err != nil {
 				return err
 			}
 			m.GlobalDefault = bool(x != 0)
@@ -1092,18 +1318,27 @@ func decSchedulingV1beta1PriorityClass(s *state, b []byte, m *schedulingv1beta1.
 			if wt != 2 {
 				return wrongWireType(wt, "Description")
 			}
-			if m.Description, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Description = strOf[string](s, b[start:end])
+			i = end
 		case 5:
 			if wt != 2 {
 				return wrongWireType(wt, "PreemptionPolicy")
 			}
-			var v corev1.PreemptionPolicy
-			if v, i, err = str[corev1.PreemptionPolicy](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			v := strOf[corev1.PreemptionPolicy](s, b[start:end])
 			m.PreemptionPolicy = &v
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1120,10 +1355,15 @@ func decSchedulingV1beta1PriorityClassList(s *state, b []byte, m *schedulingv1be
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "PriorityClassList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("PriorityClassList", x)
 		}
 		switch num {
 		case 1:
@@ -1131,7 +1371,9 @@ func decSchedulingV1beta1PriorityClassList(s *state, b []byte, m *schedulingv1be
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1143,7 +1385,9 @@ func decSchedulingV1beta1PriorityClassList(s *state, b []byte, m *schedulingv1be
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1208,19 +1452,29 @@ func decSchedulingV1beta1TopologyConstraint(s *state, b []byte, m *schedulingv1b
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "TopologyConstraint"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("TopologyConstraint", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "Key")
 			}
-			if m.Key, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Key = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1237,33 +1491,53 @@ func decSchedulingV1beta1TypedLocalObjectReference(s *state, b []byte, m *schedu
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "TypedLocalObjectReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("TypedLocalObjectReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "APIGroup")
 			}
-			if m.APIGroup, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.APIGroup = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "Kind")
 			}
-			if m.Kind, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Kind = strOf[string](s, b[start:end])
+			i = end
 		case 3:
 			if wt != 2 {
 				return wrongWireType(wt, "Name")
 			}
-			if m.Name, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.Name = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1280,10 +1554,15 @@ func decSchedulingV1beta1Workload(s *state, b []byte, m *schedulingv1beta1.Workl
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "Workload"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("Workload", x)
 		}
 		switch num {
 		case 1:
@@ -1291,7 +1570,9 @@ func decSchedulingV1beta1Workload(s *state, b []byte, m *schedulingv1beta1.Workl
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -1303,7 +1584,9 @@ func decSchedulingV1beta1Workload(s *state, b []byte, m *schedulingv1beta1.Workl
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decSchedulingV1beta1WorkloadSpec(s, b[start:end], &m.Spec); err != nil {
@@ -1326,10 +1609,15 @@ func decSchedulingV1beta1WorkloadList(s *state, b []byte, m *schedulingv1beta1.W
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "WorkloadList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("WorkloadList", x)
 		}
 		switch num {
 		case 1:
@@ -1337,7 +1625,9 @@ func decSchedulingV1beta1WorkloadList(s *state, b []byte, m *schedulingv1beta1.W
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -1349,7 +1639,9 @@ func decSchedulingV1beta1WorkloadList(s *state, b []byte, m *schedulingv1beta1.W
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -1380,26 +1672,41 @@ func decSchedulingV1beta1WorkloadReference(s *state, b []byte, m *schedulingv1be
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "WorkloadReference"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("WorkloadReference", x)
 		}
 		switch num {
 		case 1:
 			if wt != 2 {
 				return wrongWireType(wt, "WorkloadName")
 			}
-			if m.WorkloadName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.WorkloadName = strOf[string](s, b[start:end])
+			i = end
 		case 2:
 			if wt != 2 {
 				return wrongWireType(wt, "TemplateName")
 			}
-			if m.TemplateName, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.TemplateName = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err
@@ -1416,10 +1723,15 @@ func decSchedulingV1beta1WorkloadSpec(s *state, b []byte, m *schedulingv1beta1.W
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "WorkloadSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("WorkloadSpec", x)
 		}
 		switch num {
 		case 1:
@@ -1427,7 +1739,9 @@ func decSchedulingV1beta1WorkloadSpec(s *state, b []byte, m *schedulingv1beta1.W
 				return wrongWireType(wt, "ControllerRef")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.ControllerRef == nil {
@@ -1442,7 +1756,9 @@ func decSchedulingV1beta1WorkloadSpec(s *state, b []byte, m *schedulingv1beta1.W
 				return wrongWireType(wt, "PodGroupTemplates")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.PodGroupTemplates == nil {
@@ -1458,7 +1774,9 @@ func decSchedulingV1beta1WorkloadSpec(s *state, b []byte, m *schedulingv1beta1.W
 				return wrongWireType(wt, "CompositePodGroupTemplates")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.CompositePodGroupTemplates == nil {

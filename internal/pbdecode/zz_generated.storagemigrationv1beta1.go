@@ -14,10 +14,15 @@ func decStoragemigrationV1beta1StorageVersionMigration(s *state, b []byte, m *st
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StorageVersionMigration"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StorageVersionMigration", x)
 		}
 		switch num {
 		case 1:
@@ -25,7 +30,9 @@ func decStoragemigrationV1beta1StorageVersionMigration(s *state, b []byte, m *st
 				return wrongWireType(wt, "ObjectMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ObjectMeta(s, b[start:end], &m.ObjectMeta); err != nil {
@@ -37,7 +44,9 @@ func decStoragemigrationV1beta1StorageVersionMigration(s *state, b []byte, m *st
 				return wrongWireType(wt, "Spec")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decStoragemigrationV1beta1StorageVersionMigrationSpec(s, b[start:end], &m.Spec); err != nil {
@@ -49,7 +58,9 @@ func decStoragemigrationV1beta1StorageVersionMigration(s *state, b []byte, m *st
 				return wrongWireType(wt, "Status")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decStoragemigrationV1beta1StorageVersionMigrationStatus(s, b[start:end], &m.Status); err != nil {
@@ -72,10 +83,15 @@ func decStoragemigrationV1beta1StorageVersionMigrationList(s *state, b []byte, m
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StorageVersionMigrationList"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StorageVersionMigrationList", x)
 		}
 		switch num {
 		case 1:
@@ -83,7 +99,9 @@ func decStoragemigrationV1beta1StorageVersionMigrationList(s *state, b []byte, m
 				return wrongWireType(wt, "ListMeta")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1ListMeta(s, b[start:end], &m.ListMeta); err != nil {
@@ -95,7 +113,9 @@ func decStoragemigrationV1beta1StorageVersionMigrationList(s *state, b []byte, m
 				return wrongWireType(wt, "Items")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Items == nil {
@@ -126,10 +146,15 @@ func decStoragemigrationV1beta1StorageVersionMigrationSpec(s *state, b []byte, m
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StorageVersionMigrationSpec"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StorageVersionMigrationSpec", x)
 		}
 		switch num {
 		case 1:
@@ -137,7 +162,9 @@ func decStoragemigrationV1beta1StorageVersionMigrationSpec(s *state, b []byte, m
 				return wrongWireType(wt, "Resource")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if err = decMetaV1GroupResource(s, b[start:end], &m.Resource); err != nil {
@@ -160,10 +187,15 @@ func decStoragemigrationV1beta1StorageVersionMigrationStatus(s *state, b []byte,
 	var err error
 	for i := 0; i < len(b); {
 		pre := i
-		var num int32
-		var wt int
-		if num, wt, i, err = tag(b, i, "StorageVersionMigrationStatus"); err != nil {
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else if x, i, err = varintSlow(b, i); err != nil {
 			return err
+		}
+		num, wt := int32(x>>3), int(x&7)
+		if wt == 4 || num <= 0 {
+			return badTag("StorageVersionMigrationStatus", x)
 		}
 		switch num {
 		case 1:
@@ -171,7 +203,9 @@ func decStoragemigrationV1beta1StorageVersionMigrationStatus(s *state, b []byte,
 				return wrongWireType(wt, "Conditions")
 			}
 			var start, end int
-			if start, end, err = span(b, i); err != nil {
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
 			if m.Conditions == nil {
@@ -186,9 +220,14 @@ func decStoragemigrationV1beta1StorageVersionMigrationStatus(s *state, b []byte,
 			if wt != 2 {
 				return wrongWireType(wt, "ResourceVersion")
 			}
-			if m.ResourceVersion, i, err = str[string](s, b, i); err != nil {
+			var start, end int
+			if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) {
+				start, end = i+1, i+1+int(b[i])
+			} else if start, end, err = span(b, i); err != nil {
 				return err
 			}
+			m.ResourceVersion = strOf[string](s, b[start:end])
+			i = end
 		default:
 			if i, err = skip(b, pre, len(b)); err != nil {
 				return err

@@ -236,10 +236,12 @@ type generator struct {
 	protos map[string]*protoMessage
 	types  map[string]reflect.Type // by typeKey, every message type to generate
 	roots  []reflect.Type
+	// entries are the message types used as map values, by typeKey.
+	entries map[string]reflect.Type
 }
 
 func newGenerator(protos map[string]*protoMessage) *generator {
-	return &generator{protos: protos, types: map[string]reflect.Type{}}
+	return &generator{protos: protos, types: map[string]reflect.Type{}, entries: map[string]reflect.Type{}}
 }
 
 func (g *generator) message(t reflect.Type) (*protoMessage, bool) {

@@ -147,7 +147,57 @@ func (g *generator) render() (map[string][]byte, error) {
 		return nil, fmt.Errorf("roots: %w", err)
 	}
 	out["zz_generated.roots.go"] = src
+	if out["zz_generated.entries.go"], err = g.renderEntries(); err != nil {
+		return nil, fmt.Errorf("entries: %w", err)
+	}
 	return out, nil
+}
+
+// entryName is the function reading a map entry whose value is of message
+// type t.
+func entryName(t reflect.Type) string {
+	d := decName(t)
+	return "entry" + strings.ToUpper(d[:1]) + d[1:]
+}
+
+// renderEntries writes one function per message type used as a map value,
+// reading an entry with a direct call to the value's decoder (a call through
+// a function value would move every value to the heap).
+func (g *generator) renderEntries() ([]byte, error) {
+	keys := make([]string, 0, len(g.entries))
+	for k := range g.entries {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	f := newFile()
+	for _, key := range keys {
+		t := g.entries[key]
+		v := f.qual(t)
+		f.p("// %s reads a map entry whose value is a %s (see entries.go).", entryName(t), key)
+		f.p("func %s[K ~string](s *state, b []byte, i, end int) (K, %s, error) {", entryName(t), v)
+		f.p("var (k K; v = %s{}; err error)", v)
+		f.p("for i < end {")
+		f.p("pre := i")
+		f.p("var x uint64")
+		f.p("if x, i, err = varint(b, i); err != nil { return k, v, err }")
+		f.p("switch int32(x >> 3) {")
+		f.p("case 1:")
+		f.p("k, i, err = str[K](s, b, i)")
+		f.p("case 2:")
+		f.p("var start, stop int")
+		f.p("if start, stop, err = span(b, i); err != nil { return k, v, err }")
+		f.p("v = %s{}", v)
+		f.p("err = %s(s, b[start:stop], &v)", decName(t))
+		f.p("i = stop")
+		f.p("default:")
+		f.p("i, err = entrySkip(b, pre, end)")
+		f.p("}")
+		f.p("if err != nil { return k, v, err }")
+		f.p("}")
+		f.p("return k, v, nil")
+		f.p("}\n")
+	}
+	return f.source()
 }
 
 func (f *file) source() ([]byte, error) {
@@ -230,9 +280,10 @@ func (g *generator) renderMessage(f *file, t reflect.Type) error {
 	f.p("var err error")
 	f.p("for i := 0; i < len(b); {")
 	f.p("pre := i")
-	f.p("var num int32")
-	f.p("var wt int")
-	f.p("if num, wt, i, err = tag(b, i, %q); err != nil { return err }", t.Name())
+	f.p("x := uint64(b[i])")
+	f.p("if x < 0x80 { i++ } else if x, i, err = varintSlow(b, i); err != nil { return err }")
+	f.p("num, wt := int32(x>>3), int(x&7)")
+	f.p("if wt == 4 || num <= 0 { return badTag(%q, x) }", t.Name())
 	f.p("switch num {")
 	for _, pf := range msg.fields {
 		gf, err := goField(t, pf)
@@ -256,6 +307,18 @@ func (g *generator) renderMessage(f *file, t reflect.Type) error {
 	f.p("return nil")
 	f.p("}\n")
 	return nil
+}
+
+// spanCode reads the length prefix at b[i:] into start and end, the
+// one-byte case inline.
+func spanCode(f *file) {
+	f.p("var start, end int")
+	f.p("if i < len(b) && b[i] < 0x80 && i+1+int(b[i]) <= len(b) { start, end = i+1, i+1+int(b[i]) } else if start, end, err = span(b, i); err != nil { return err }")
+}
+
+// varintCode reads the varint at b[i:] into x, the one-byte case inline.
+func varintCode(f *file) {
+	f.p("if i < len(b) && b[i] < 0x80 { x = uint64(b[i]); i++ } else if x, i, err = varintSlow(b, i); err != nil { return err }")
 }
 
 func wantWire(f *file, wt int, name string) {
@@ -282,8 +345,7 @@ func (g *generator) renderField(f *file, t reflect.Type, pf protoField, ft refle
 			return fmt.Errorf("map field of Go type %s", ft)
 		}
 		wantWire(f, 2, name)
-		f.p("var start, end int")
-		f.p("if start, end, err = span(b, i); err != nil { return err }")
+		spanCode(f)
 		f.p("if %s == nil { %s = make(%s, count(b, end, %d)+1) }", field, field, f.qual(ft), pf.num)
 		k, v := f.qual(ft.Key()), f.qual(ft.Elem())
 		f.p("var k %s", k)
@@ -303,7 +365,8 @@ func (g *generator) renderField(f *file, t reflect.Type, pf protoField, ft refle
 			if isScalar(pf.typ) {
 				return fmt.Errorf("map value of proto type %s", pf.typ)
 			}
-			f.p("if k, v, err = entryMessage[%s](s, b, start, end, %s{}, %s); err != nil { return err }", k, v, decName(ft.Elem()))
+			g.entries[typeKey(ft.Elem())] = ft.Elem()
+			f.p("if k, v, err = %s[%s](s, b, start, end); err != nil { return err }", entryName(ft.Elem()), k)
 		}
 		f.p("%s[k] = v", field)
 		f.p("i = end")
@@ -317,17 +380,19 @@ func (g *generator) renderField(f *file, t reflect.Type, pf protoField, ft refle
 				return fmt.Errorf("repeated string of Go type %s", ft)
 			}
 			e := f.qual(ft.Elem())
-			f.p("var v %s", e)
-			f.p("if v, i, err = str[%s](s, b, i); err != nil { return err }", e)
-			f.p("if %s == nil { %s = make(%s, 0, count(b, i, %d)+1) }", field, field, f.qual(ft), pf.num)
-			f.p("%s = append(%s, v)", field, field)
+			spanCode(f)
+			f.p("if %s == nil { %s = make(%s, 0, count(b, end, %d)+1) }", field, field, f.qual(ft), pf.num)
+			f.p("%s = append(%s, strOf[%s](s, b[start:end]))", field, field, e)
+			f.p("i = end")
 		case ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.String:
-			e := f.qual(ft.Elem())
-			f.p("var v %s", e)
-			f.p("if v, i, err = str[%s](s, b, i); err != nil { return err }", e)
+			spanCode(f)
+			f.p("v := strOf[%s](s, b[start:end])", f.qual(ft.Elem()))
 			f.p("%s = &v", field)
+			f.p("i = end")
 		case ft.Kind() == reflect.String:
-			f.p("if %s, i, err = str[%s](s, b, i); err != nil { return err }", field, f.qual(ft))
+			spanCode(f)
+			f.p("%s = strOf[%s](s, b[start:end])", field, f.qual(ft))
+			f.p("i = end")
 		default:
 			return fmt.Errorf("string of Go type %s", ft)
 		}
@@ -338,7 +403,9 @@ func (g *generator) renderField(f *file, t reflect.Type, pf protoField, ft refle
 			return fmt.Errorf("bytes of Go type %s", ft)
 		}
 		wantWire(f, 2, name)
-		f.p("if %s, i, err = byteSlice[%s](s, b, i); err != nil { return err }", field, f.qual(ft))
+		spanCode(f)
+		f.p("%s = bytesOf[%s](s, b[start:end])", field, f.qual(ft))
+		f.p("i = end")
 		return nil
 
 	case isScalar(pf.typ): // int32, int64, bool
@@ -352,14 +419,12 @@ func (g *generator) renderField(f *file, t reflect.Type, pf protoField, ft refle
 			f.p("if %s, i, err = packed(b, i, wt, %s, func(x uint64) %s { return %s(%s) }, %q); err != nil { return err }", field, field, e, e, c, name)
 		case ft.Kind() == reflect.Pointer:
 			wantWire(f, 0, name)
-			f.p("var x uint64")
-			f.p("if x, i, err = varint(b, i); err != nil { return err }")
+			varintCode(f)
 			f.p("v := %s(%s)", f.qual(ft.Elem()), c)
 			f.p("%s = &v", field)
 		default:
 			wantWire(f, 0, name)
-			f.p("var x uint64")
-			f.p("if x, i, err = varint(b, i); err != nil { return err }")
+			varintCode(f)
 			f.p("%s = %s(%s)", field, f.qual(ft), c)
 		}
 		return nil
@@ -371,8 +436,7 @@ func (g *generator) renderField(f *file, t reflect.Type, pf protoField, ft refle
 		return fmt.Errorf("message of Go type %s", ft)
 	}
 	wantWire(f, 2, name)
-	f.p("var start, end int")
-	f.p("if start, end, err = span(b, i); err != nil { return err }")
+	spanCode(f)
 	dec := decName(mt)
 	switch {
 	case pf.repeated:
