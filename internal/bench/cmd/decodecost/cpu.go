@@ -19,6 +19,7 @@ import (
 var phaseOrder = []string{
 	"framing and envelope",
 	"field decoding",
+	"first pass (sizing, counting)",
 	"JSON scanning and value building",
 	"Quantity parsing",
 	"Time conversion",
@@ -97,6 +98,14 @@ func phaseOf(frames []string) string {
 			continue
 		}
 		switch {
+		case strings.Contains(f, "pbdecode.(*sizer).size") || strings.HasSuffix(f, "pbdecode.count"):
+			return "first pass (sizing, counting)"
+		case strings.Contains(f, "internal/pbdecode.unknownRaw") || strings.HasSuffix(f, "decodecost.unknownRaw"):
+			return "framing and envelope"
+		case strings.Contains(f, "internal/pbdecode."):
+			return "field decoding"
+		case strings.Contains(f, "internal/unstructuredjson."):
+			return "JSON scanning and value building"
 		case strings.Contains(f, "resource.") && (strings.Contains(f, "Quantity") || strings.Contains(f, "parseQuantity") || strings.Contains(f, "inf.")):
 			return "Quantity parsing"
 		case strings.Contains(f, "v1.(*Time).") || strings.Contains(f, "v1.(*Timestamp).") || strings.HasPrefix(f, "time."):

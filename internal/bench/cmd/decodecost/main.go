@@ -17,7 +17,9 @@
 //
 // The scenarios are a protobuf PodList (what a typed informer's LIST
 // decodes), a stream of protobuf watch events (its WATCH), and a JSON PodList
-// decoded into unstructured objects (a dynamic informer's LIST).
+// decoded into unstructured objects (a dynamic informer's LIST); the LISTs
+// also with kinformer's decoders (internal/pbdecode,
+// internal/unstructuredjson), to show which costs they remove.
 //
 // Usage: go run ./internal/bench/cmd/decodecost [-pods 2000] [-cpu 4s] > report.md
 package main
@@ -42,10 +44,42 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	restwatch "k8s.io/client-go/rest/watch"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kinformer/kinformer/internal/bench"
+	"github.com/kinformer/kinformer/internal/pbdecode"
+	"github.com/kinformer/kinformer/internal/unstructuredjson"
 )
+
+// unknownRaw returns the raw object bytes of a protobuf body (the "k8s\x00"
+// prefix, then a runtime.Unknown whose field 2 is the object), in place.
+func unknownRaw(body []byte) ([]byte, error) {
+	const prefix = "k8s\x00"
+	if !bytes.HasPrefix(body, []byte(prefix)) {
+		return nil, fmt.Errorf("no protobuf prefix")
+	}
+	b := body[len(prefix):]
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+		if num == 2 && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return nil, protowire.ParseError(n)
+			}
+			return v, nil
+		}
+		if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+	}
+	return nil, fmt.Errorf("no raw object in the envelope")
+}
 
 func main() {
 	pods := flag.Int("pods", 2000, "pods per LIST and per watch stream")
@@ -155,11 +189,32 @@ func buildScenarios(pods int) ([]scenario, error) {
 			},
 		},
 		{
+			name:  "protobuf LIST, kinformer's decoder",
+			what:  "the same PodList body: the runtime.Unknown envelope read in place (no copy of its raw bytes), then internal/pbdecode's generated decoder",
+			input: len(pbList), pods: pods,
+			decode: func() (any, error) {
+				raw, err := unknownRaw(pbList)
+				if err != nil {
+					return nil, err
+				}
+				into := &v1.PodList{}
+				return into, pbdecode.Unmarshal(raw, into)
+			},
+		},
+		{
 			name:  "JSON LIST to unstructured",
 			what:  "a PodList body in JSON decoded as the dynamic client does (`unstructured.UnstructuredJSONScheme` into an UnstructuredList)",
 			input: len(jsonList), pods: pods,
 			decode: func() (any, error) {
 				return kruntime.Decode(unstructured.UnstructuredJSONScheme, jsonList)
+			},
+		},
+		{
+			name:  "JSON LIST to unstructured, kinformer's decoder",
+			what:  "the same JSON body decoded by internal/unstructuredjson",
+			input: len(jsonList), pods: pods,
+			decode: func() (any, error) {
+				return kruntime.Decode(unstructuredjson.Scheme, jsonList)
 			},
 		},
 	}, nil
