@@ -113,26 +113,52 @@ type sizer struct {
 func (z *sizer) size(b []byte) int {
 	n := 0
 	for i := 0; i < len(b); {
-		x, next, err := varint(b, i)
-		if err != nil {
-			return n
+		// The tag, its one-byte case inline.
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else {
+			var err error
+			if x, i, err = varintSlow(b, i); err != nil {
+				return n
+			}
 		}
-		if x&7 != 2 {
-			if i = skipValue(b, next, x&7); i < 0 {
+		switch x & 7 {
+		case 0:
+			for i < len(b) && b[i] >= 0x80 {
+				i++
+			}
+			i++
+			continue
+		case 2:
+		default:
+			if i = skipValue(b, i, x&7); i < 0 {
 				return n
 			}
 			continue
 		}
-		start, end, err := span(b, next)
-		if err != nil {
+		// A length-delimited value, its one-byte length inline.
+		var ln int
+		if i < len(b) && b[i] < 0x80 {
+			ln = int(b[i])
+			i++
+		} else {
+			l, next, err := varintSlow(b, i)
+			if err != nil || int(l) < 0 {
+				return n
+			}
+			ln, i = int(l), next
+		}
+		end := i + ln
+		if end > len(b) || end < i {
 			return n
 		}
 		if num := x >> 3; num < uint64(len(z.kinds)) {
 			switch z.kinds[num] {
 			case sizeData:
-				n += end - start
+				n += ln
 			case sizeMsg:
-				n += z.subs[num].size(b[start:end])
+				n += z.subs[num].size(b[i:end])
 			}
 		}
 		i = end

@@ -231,14 +231,36 @@ func skipLen(b []byte) (int, error) {
 func count(b []byte, i int, num int32) int {
 	n := 0
 	for i < len(b) {
-		x, next, err := varint(b, i)
-		if err != nil {
-			return n
+		x := uint64(b[i])
+		if x < 0x80 {
+			i++
+		} else {
+			var err error
+			if x, i, err = varintSlow(b, i); err != nil {
+				return n
+			}
 		}
-		if int32(x>>3) == num && x&7 == 2 {
+		if x&7 != 2 {
+			if i = skipValue(b, i, x&7); i < 0 {
+				return n
+			}
+			continue
+		}
+		if int32(x>>3) == num {
 			n++
 		}
-		if i = skipValue(b, next, x&7); i < 0 {
+		var ln int
+		if i < len(b) && b[i] < 0x80 {
+			ln = int(b[i])
+			i++
+		} else {
+			l, next, err := varintSlow(b, i)
+			if err != nil || int(l) < 0 {
+				return n
+			}
+			ln, i = int(l), next
+		}
+		if i += ln; i > len(b) || i < 0 {
 			return n
 		}
 	}
