@@ -16,8 +16,9 @@ import (
 type ShardKey string
 
 const (
-	// ShardByUID hashes metadata.uid. Objects spread evenly over the hash
-	// space, so equal ranges hold about equal numbers of objects; but an
+	// ShardByUID hashes metadata.uid. The API server makes uids random,
+	// so objects spread evenly over the hash space and equal ranges hold
+	// about equal numbers of objects; but an
 	// owner and the objects it owns (a Deployment, its ReplicaSets, their
 	// Pods) have unrelated uids and land in different shards, so a
 	// controller that reads an owner's children from its cache must watch
@@ -26,9 +27,13 @@ const (
 	// ShardByNamespace hashes metadata.namespace: every object of a
 	// namespace lands in the same shard, keeping owners and children (and
 	// whatever else a namespace groups) together, at the price of uneven
-	// shards when namespaces differ in size. Every cluster-scoped object
-	// has the namespace "", which hashes to one value, so all of them land
-	// in the one range that holds that hash.
+	// shards when namespaces differ in size or are few. Every
+	// cluster-scoped object has the namespace "", which hashes to one
+	// value, so all of them land in the one range that holds that hash.
+	// FNV-1a spreads names that differ only in their last characters
+	// ("ns1", "ns2", ...) poorly over the upper bits that wide ranges
+	// split on, so such namespaces may crowd into few shards; uids, random
+	// UUIDs, do not have this problem.
 	ShardByNamespace ShardKey = shard.KeyNamespace
 )
 
