@@ -65,28 +65,10 @@ func podNames(pods ...*v1.Pod) []string {
 	return names
 }
 
-// errorRecorder records what a watch error handler is told.
-type errorRecorder struct {
-	mu   sync.Mutex
-	errs []error
-}
-
-func (r *errorRecorder) handle(_ context.Context, _ *Reflector, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.errs = append(r.errs, err)
-}
-
-func (r *errorRecorder) get() []error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]error(nil), r.errs...)
-}
-
-// ignored returns the *ShardSelectorIgnoredErrors recorded.
-func (r *errorRecorder) ignored() []*ShardSelectorIgnoredError {
+// shardIgnoredErrors returns the *ShardSelectorIgnoredErrors among errs.
+func shardIgnoredErrors(errs *watchErrors) []*ShardSelectorIgnoredError {
 	var out []*ShardSelectorIgnoredError
-	for _, err := range r.get() {
+	for _, err := range errs.snapshot() {
 		var e *ShardSelectorIgnoredError
 		if errors.As(err, &e) {
 			out = append(out, e)
@@ -95,15 +77,24 @@ func (r *errorRecorder) ignored() []*ShardSelectorIgnoredError {
 	return out
 }
 
+// closeWatchesAtCleanup closes the watches lw handed out when the test ends.
+func closeWatchesAtCleanup(t *testing.T, lw *fakeapi.API) {
+	t.Cleanup(func() {
+		for _, w := range lw.Watches() {
+			w.Close()
+		}
+	})
+}
+
 // shardedInformer builds an informer of lw's pods with shard, recording its
 // handler's events and watch errors, and runs it until the test ends.
-func shardedInformer(t *testing.T, lw ListerWatcher, s Shard) (SharedIndexInformer, *eventRecorder, *errorRecorder) {
+func shardedInformer(t *testing.T, lw ListerWatcher, s Shard) (SharedIndexInformer, *eventRecorder, *watchErrors) {
 	t.Helper()
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{Shard: s})
-	rec, errs := &eventRecorder{}, &errorRecorder{}
+	rec, errs := &eventRecorder{}, &watchErrors{}
 	_, err := informer.AddEventHandler(rec)
 	require.NoError(t, err)
-	require.NoError(t, informer.SetWatchErrorHandlerWithContext(errs.handle))
+	require.NoError(t, informer.SetWatchErrorHandlerWithContext(errs.handler))
 	runInformer(t, informer)
 	requireEventually(t, informer.HasSynced, "informer did not sync")
 	return informer, rec, errs
@@ -202,14 +193,10 @@ func TestShardedInformerOnAServerThatHonoursTheSelector(t *testing.T) {
 	lw := fakeapi.New().WithoutWatchList().
 		ListAnswers(fakeapi.ListAnswer{Object: list}).
 		WatchAnswers(fakeapi.WatchAnswer{Hold: true, Events: []watch.Event{fakeapi.Added(later)}})
-	t.Cleanup(func() {
-		for _, w := range lw.Watches() {
-			w.Close()
-		}
-	})
+	closeWatchesAtCleanup(t, lw)
 	informer, _, errs := shardedInformer(t, lw, lowerHalf)
-	requireEventually(t, func() bool { return informer.LastSyncResourceVersion() == "11" }, "watch event not applied")
-	assert.Equal(t, podNames(append(in, later)...), storeNames(informer.GetStore()))
+	want := podNames(append(in, later)...)
+	requireEventually(t, func() bool { return assert.ObjectsAreEqual(want, storeNames(informer.GetStore())) }, "store %v, want %v", storeNames(informer.GetStore()), want)
 	assert.NotContains(t, storeNames(informer.GetStore()), out[0].Name)
 	for _, o := range lw.ListOptions() {
 		assert.Equal(t, lowerHalfSelector, o.ShardSelector)
@@ -217,7 +204,7 @@ func TestShardedInformerOnAServerThatHonoursTheSelector(t *testing.T) {
 	for _, o := range lw.WatchOptions() {
 		assert.Equal(t, lowerHalfSelector, o.ShardSelector)
 	}
-	assert.Empty(t, errs.ignored())
+	assert.Empty(t, shardIgnoredErrors(errs))
 	st, _ := GetInformerStatus(informer)
 	assert.Zero(t, st.ShardIgnored)
 }
@@ -252,16 +239,12 @@ func TestShardedInformerFiltersAPlainListTheServerDidNotShard(t *testing.T) {
 					WatchAnswers(fakeapi.WatchAnswer{Hold: true, Events: []watch.Event{
 						fakeapi.Added(moreIn), fakeapi.Added(moreOut), fakeapi.Modified(modified), fakeapi.Deleted(deleted),
 					}})
-				t.Cleanup(func() {
-					for _, w := range lw.Watches() {
-						w.Close()
-					}
-				})
+				closeWatchesAtCleanup(t, lw)
 				informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{Shard: lowerHalf, UseDeltaFIFO: q.useDeltaFIFO})
-				rec, errs := &eventRecorder{}, &errorRecorder{}
+				rec, errs := &eventRecorder{}, &watchErrors{}
 				_, err := informer.AddEventHandler(rec)
 				require.NoError(t, err)
-				require.NoError(t, informer.SetWatchErrorHandlerWithContext(errs.handle))
+				require.NoError(t, informer.SetWatchErrorHandlerWithContext(errs.handler))
 				runInformer(t, informer)
 				requireEventually(t, func() bool { return informer.HasSynced() && informer.LastSyncResourceVersion() == "14" }, "watch not applied")
 				requireEventually(t, func() bool { return len(rec.get()) == len(in)+1 }, "handler events: %v", rec.get())
@@ -270,8 +253,8 @@ func TestShardedInformerFiltersAPlainListTheServerDidNotShard(t *testing.T) {
 				for _, e := range rec.get() {
 					assert.True(t, strings.HasPrefix(e, "add ns/in-") || strings.HasPrefix(e, "add ns/more-in"), e)
 				}
-				ignored := errs.ignored()
-				require.Len(t, ignored, 1, "errors: %v", errs.get())
+				ignored := shardIgnoredErrors(errs)
+				require.Len(t, ignored, 1, "errors: %v", errs.snapshot())
 				assert.Equal(t, lowerHalfSelector, ignored[0].Selector)
 				assert.Equal(t, "list", ignored[0].Request)
 				if tc.shardInfo != nil {
@@ -301,11 +284,7 @@ func TestShardedInformerFiltersAStreamingListTheServerDidNotShard(t *testing.T) 
 	}
 	events = append(events, endOfInitialEvents("10"))
 	lw := fakeapi.New().WatchAnswers(fakeapi.WatchAnswer{Hold: true, Events: events})
-	t.Cleanup(func() {
-		for _, w := range lw.Watches() {
-			w.Close()
-		}
-	})
+	closeWatchesAtCleanup(t, lw)
 	informer, rec, errs := shardedInformer(t, lw, lowerHalf)
 	assert.Equal(t, podNames(in...), storeNames(informer.GetStore()))
 	requireEventually(t, func() bool { return len(rec.get()) == len(in) }, "handler events: %v", rec.get())
@@ -313,8 +292,8 @@ func TestShardedInformerFiltersAStreamingListTheServerDidNotShard(t *testing.T) 
 	for _, o := range lw.WatchOptions() {
 		assert.Equal(t, lowerHalfSelector, o.ShardSelector)
 	}
-	ignored := errs.ignored()
-	require.Len(t, ignored, 1, "errors: %v", errs.get())
+	ignored := shardIgnoredErrors(errs)
+	require.Len(t, ignored, 1, "errors: %v", errs.snapshot())
 	assert.Equal(t, "streaming list", ignored[0].Request)
 	st, _ := GetInformerStatus(informer)
 	assert.Equal(t, uint64(1), st.ShardIgnored)
@@ -333,15 +312,11 @@ func TestShardedInformerFiltersAWatchTheServerDidNotShard(t *testing.T) {
 	lw := fakeapi.New().WithoutWatchList().
 		ListAnswers(fakeapi.ListAnswer{Object: list}).
 		WatchAnswers(fakeapi.WatchAnswer{Hold: true, Events: []watch.Event{fakeapi.Added(stray)}})
-	t.Cleanup(func() {
-		for _, w := range lw.Watches() {
-			w.Close()
-		}
-	})
+	closeWatchesAtCleanup(t, lw)
 	informer, rec, errs := shardedInformer(t, lw, lowerHalf)
 	requireEventually(t, func() bool { return informer.LastSyncResourceVersion() == "11" }, "the dropped event's resourceVersion was not reached")
-	requireEventually(t, func() bool { return len(errs.ignored()) == 1 }, "errors: %v", errs.get())
-	assert.Equal(t, "watch", errs.ignored()[0].Request)
+	requireEventually(t, func() bool { return len(shardIgnoredErrors(errs)) == 1 }, "errors: %v", errs.snapshot())
+	assert.Equal(t, "watch", shardIgnoredErrors(errs)[0].Request)
 	assert.Equal(t, podNames(in...), storeNames(informer.GetStore()))
 	requireEventually(t, func() bool { return len(rec.get()) == len(in) }, "handler events: %v", rec.get())
 }
@@ -364,14 +339,14 @@ func TestShardedInformerRelistDropsAnObjectThatLeftTheShard(t *testing.T) {
 		WatchAnswers(
 			fakeapi.WatchAnswer{Events: []watch.Event{fakeapi.Error(metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired})}},
 			fakeapi.WatchAnswer{Hold: true})
-	t.Cleanup(func() {
-		for _, w := range lw.Watches() {
-			w.Close()
-		}
-	})
+	closeWatchesAtCleanup(t, lw)
 	informer, rec, _ := shardedInformer(t, lw, lowerHalf)
-	requireEventually(t, func() bool { return informer.LastSyncResourceVersion() == "20" }, "no relist")
-	assert.Equal(t, []string{in[1].Name}, storeNames(informer.GetStore()))
+	// The resourceVersion is published before the store takes the list:
+	// wait for the store itself.
+	requireEventually(t, func() bool {
+		names := storeNames(informer.GetStore())
+		return len(names) == 1 && names[0] == in[1].Name
+	}, "the relist did not drop %s: %v", in[0].Name, storeNames(informer.GetStore()))
 	events := rec.waitN(t, 3)
 	assert.Contains(t, events, "delete tombstone(ns/"+in[0].Name+"@3)")
 }
@@ -383,16 +358,16 @@ func TestInformerWithAnInvalidShardSendsNothing(t *testing.T) {
 	lw := fakeapi.New().WithoutWatchList()
 	bad := Shard{Key: ShardByUID, Ranges: []ShardRange{{Start: "0x0", End: ShardTop}}}
 	informer := NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, SharedIndexInformerOptions{Shard: bad})
-	errs := &errorRecorder{}
-	require.NoError(t, informer.SetWatchErrorHandlerWithContext(errs.handle))
+	errs := &watchErrors{}
+	require.NoError(t, informer.SetWatchErrorHandlerWithContext(errs.handler))
 	runInformer(t, informer)
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	res := WaitForCacheSyncWithOptions(ctx, SyncOptions{FailFast: true}, informer)
 	require.ErrorIs(t, res.Err, ErrPermanentSyncFailure)
 	assert.ErrorIs(t, res.Err, ErrInvalidShard)
-	require.NotEmpty(t, errs.get())
-	assert.ErrorIs(t, errs.get()[0], ErrInvalidShard)
+	require.NotEmpty(t, errs.snapshot())
+	assert.ErrorIs(t, errs.snapshot()[0], ErrInvalidShard)
 	assert.Empty(t, lw.ListOptions())
 	assert.Empty(t, lw.WatchOptions())
 }
@@ -404,11 +379,7 @@ func TestConfigureInformerSetsAShard(t *testing.T) {
 	lw := fakeapi.New().WithoutWatchList().
 		ListAnswers(fakeapi.ListAnswer{Object: newPodList("10", "", append(in, out...)...)}).
 		WatchAnswers(fakeapi.WatchAnswer{Hold: true})
-	t.Cleanup(func() {
-		for _, w := range lw.Watches() {
-			w.Close()
-		}
-	})
+	closeWatchesAtCleanup(t, lw)
 	informer := NewSharedIndexInformer(lw, &v1.Pod{}, 0, Indexers{})
 	s := Shard{Key: ShardByUID, Ranges: append([]ShardRange(nil), lowerHalf.Ranges...)}
 	require.NoError(t, ConfigureInformer(informer, func(o *SharedIndexInformerOptions) { o.Shard = s }))

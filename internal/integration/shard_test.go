@@ -219,17 +219,7 @@ func TestStaticShards(t *testing.T) {
 			namespaces[i] = testenv.Namespace(t, cs)
 			itCreatePods(t, cs, namespaces[i], "base", max(pods/len(namespaces), 1), nil)
 		}
-		listAll := func(ctx context.Context) ([]metav1.Object, error) {
-			l, err := cs.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return nil, err
-			}
-			out := make([]metav1.Object, 0, len(l.Items))
-			for i := range l.Items {
-				out = append(out, &l.Items[i])
-			}
-			return out, nil
-		}
+		listAll := itListPods(cs, metav1.NamespaceAll)
 		for round, mode := range itShardListModes {
 			t.Run(mode.name, func(t *testing.T) {
 				clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, mode.streaming)
