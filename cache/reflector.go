@@ -190,6 +190,9 @@ type Reflector struct {
 	// cycle (see WatchErrorHandlerWithContext). It comes from the
 	// Reflector's configuration; nil means the default behaviour.
 	watchErrorHandler WatchErrorHandlerWithContext
+	// shardErr, when not nil, fails every cycle before any request: the
+	// shard option is invalid (reflectorConfig.shardErr).
+	shardErr error
 
 	metricsOnce sync.Once
 	metrics     *reflector.Metrics
@@ -355,6 +358,7 @@ func newReflector(lw ListerWatcher, expectedType interface{}, store ReflectorSto
 		stats:           stats,
 
 		watchErrorHandler: cfg.watchErrorHandler,
+		shardErr:          cfg.shardErr,
 
 		WatchListPageSize:             cfg.watchListPageSize,
 		ShouldResync:                  cfg.shouldResync,
@@ -567,6 +571,9 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 	}
 	if r.store == nil {
 		return fmt.Errorf("reflector %s: no store", r.name)
+	}
+	if r.shardErr != nil {
+		return fmt.Errorf("reflector %s: %w", r.name, r.shardErr)
 	}
 	r.ensureMetrics()
 	r.loggerFor(ctx).V(3).Info("Listing and watching", "type", r.typeDescription, "reflector", r.name)

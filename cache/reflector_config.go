@@ -58,6 +58,9 @@ type reflectorConfig struct {
 	// stats, when not nil, are the diagnostics counters to update (a shared
 	// informer's); otherwise the Reflector has its own.
 	stats *diag.Stats
+	// shardErr, when not nil, says why the shard option is invalid: every
+	// cycle fails with it before any request (engine.Shard is nil then).
+	shardErr error
 }
 
 // config is ReflectorOptions' defaulting step: it returns the

@@ -160,6 +160,9 @@ func (s reflectorStats) RetryAfterCapped() { s.stats.CountRetryAfterCapped() }
 // RetryAfterUntil implements reflector.Stats.
 func (s reflectorStats) RetryAfterUntil(until time.Time) { s.stats.RetryAfterWait(until) }
 
+// ShardIgnored implements reflector.Stats.
+func (s reflectorStats) ShardIgnored(now time.Time) { s.stats.CountShardIgnored(now) }
+
 // engineResume is a snapshot loader as the engine's Options.Resume (nil
 // when load is nil).
 func engineResume(load func(context.Context) (*reflectorResume, error)) func(context.Context) (*reflector.Snapshot, error) {

@@ -29,14 +29,17 @@ func isExpiredError(err error) bool {
 // publicReflectorError maps the errors the engine makes to the public types
 // a user's watch error handler and ListAndWatch's caller see: a
 // *VeryShortWatchError for a very short watch, a *WatchIdleTimeoutError for
-// a watch whose liveness deadline passed. Any other error is returned as it
-// is.
+// a watch whose liveness deadline passed, a *ShardSelectorIgnoredError for a
+// server found ignoring the shard selector. Any other error is returned as
+// it is.
 func publicReflectorError(err error) error {
 	switch e := err.(type) {
 	case *reflector.ShortWatchError:
 		return &VeryShortWatchError{Name: e.Name}
 	case *reflector.IdleTimeoutError:
 		return &WatchIdleTimeoutError{Name: e.Name, Timeout: e.Timeout, ResourceVersion: e.ResourceVersion}
+	case *reflector.ShardIgnoredError:
+		return &ShardSelectorIgnoredError{Selector: e.Selector, Request: e.Request, ShardInfo: e.ShardInfo}
 	}
 	return err
 }

@@ -242,6 +242,21 @@ type SharedIndexInformerOptions struct {
 	// (listadmission.Options.MaxRetryAfter). kinformer extension;
 	// ConfigureInformer sets it before Run.
 	MaxRetryAfter time.Duration
+
+	// Shard, when not zero, makes the informer keep one shard of its
+	// resource: its requests carry the shard selector, and it keeps only
+	// the objects whose hash falls in Shard's ranges, whatever the server
+	// sends (see Shard for the keys' trade-offs, how a server that ignores
+	// the selector is detected and reported, and what the degraded mode
+	// costs). Zero (the default): the whole resource, and requests exactly
+	// as client-go's. An invalid Shard (see Shard.Validate) is not
+	// refused here, nor by ConfigureInformer: the informer then sends no
+	// request, and each of its list attempts fails with an error wrapping
+	// ErrInvalidShard, passed to the watch error handler and reported by
+	// WaitForCacheSyncWithOptions (IsPermanentSyncError is true for it).
+	// The ranges are copied. kinformer extension; ConfigureInformer sets it
+	// before Run (informers.WithShard for a factory's informers).
+	Shard Shard
 }
 
 // informerConfig is the configuration of a sharedIndexInformer as its user
@@ -266,6 +281,7 @@ type informerConfig struct {
 // snapshot key).
 func newInformerConfig(options SharedIndexInformerOptions) informerConfig {
 	options.SnapshotProtection = options.SnapshotProtection.clone()
+	options.Shard = options.Shard.clone()
 	return informerConfig{SharedIndexInformerOptions: options}
 }
 
@@ -286,6 +302,7 @@ type informerSettings struct {
 // value (a default, or zero for "off"). transform is the transform the
 // queue applies (the configured one, checked by TransformCheck).
 func (c informerConfig) resolve(objectType runtime.Object, transform TransformFunc) informerSettings {
+	filter, shardErr := c.Shard.filter()
 	return informerSettings{
 		queue: informerQueueConfig{
 			objectType:      objectType,
@@ -299,6 +316,7 @@ func (c informerConfig) resolve(objectType runtime.Object, transform TransformFu
 			typeDescription:   c.ObjectDescription,
 			watchErrorHandler: c.watchErrorHandler,
 			admission:         listAdmitterOf(c.ListAdmission),
+			shardErr:          shardErr,
 			engine: reflector.Settings{
 				ResyncPeriod:         c.ResyncPeriod,
 				MinWatchTimeout:      reflectorMinWatchTimeout,
@@ -307,6 +325,7 @@ func (c informerConfig) resolve(objectType runtime.Object, transform TransformFu
 				WatchIdleTimeout:     defaultedOrOff(c.WatchIdleTimeout, DefaultWatchIdleTimeout),
 				InitialEventsTimeout: reflectorInitialEventsTimeout,
 				AdmissionPriority:    c.ListAdmissionPriority,
+				Shard:                filter,
 			},
 		},
 		probeInterval: defaultedOrOff(c.StalenessProbeInterval, DefaultStalenessProbeInterval),
@@ -404,8 +423,10 @@ func (s *sharedIndexInformer) configureOptions(change func(options *SharedIndexI
 	before := kinformerFields(current)
 	options := kinformerFields(current)
 	options.SnapshotProtection = options.SnapshotProtection.clone()
+	options.Shard = options.Shard.clone()
 	change(&options)
 	options.SnapshotProtection = options.SnapshotProtection.clone()
+	options.Shard = options.Shard.clone()
 	if err := checkKinformerOnly(options); err != nil {
 		return err
 	}

@@ -131,12 +131,12 @@ func snapshotObjectName(obj interface{}) string {
 }
 
 // resolveSnapshotScope returns the scope this run's snapshot is tied to: the
-// informer's SnapshotScope, followed by the cluster's identity when
-// SnapshotCluster is set. known is false when the identity could not be
+// informer's SnapshotScope and shard (shardedSnapshotScope), followed by the
+// cluster's identity when SnapshotCluster is set. known is false when the identity could not be
 // read: the run then neither reads nor writes a snapshot. It records the
 // outcome for saveSnapshot.
 func (s *sharedIndexInformer) resolveSnapshotScope(ctx context.Context) (scope string, known bool) {
-	scope = s.config.SnapshotScope
+	scope = s.shardedSnapshotScope()
 	if s.config.SnapshotCluster != nil {
 		id, err := s.config.SnapshotCluster(ctx)
 		if err == nil && id == "" {
@@ -166,7 +166,22 @@ func (s *sharedIndexInformer) snapshotScopeOfRun() (string, bool) {
 	if run := s.snapshotRun.Load(); run != nil {
 		return run.scope, run.known
 	}
-	return s.config.SnapshotScope, s.config.SnapshotCluster == nil
+	return s.shardedSnapshotScope(), s.config.SnapshotCluster == nil
+}
+
+// shardedSnapshotScope returns the informer's SnapshotScope followed by its
+// shard selector when it has a Shard, so that a snapshot of one shard is
+// never loaded by an informer of another (nor by an unsharded one).
+func (s *sharedIndexInformer) shardedSnapshotScope() string {
+	scope := s.config.SnapshotScope
+	selector, err := s.config.Shard.Selector()
+	if err != nil || selector == "" {
+		return scope
+	}
+	if scope != "" {
+		scope += " "
+	}
+	return scope + "shard=" + strconv.Quote(selector)
 }
 
 // snapshotClusterReason is what the log says of a failure to read the

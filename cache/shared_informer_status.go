@@ -110,6 +110,13 @@ type InformerStatus struct {
 	// object), and StalenessProbeFailures those that failed (logged at
 	// V(2); a probe's failure is not a LastError).
 	StalenessProbes, StalenessProbeFailures uint64
+	// ShardIgnored counts the list-and-watch cycles in which the informer,
+	// which has a Shard, found the API server ignoring its shard selector
+	// (see Shard and ShardSelectorIgnoredError): each of them ran degraded,
+	// the whole collection crossing the wire. ShardIgnoredAt is when the
+	// last of them found it out; zero if none did. kinformer extension.
+	ShardIgnored   uint64
+	ShardIgnoredAt time.Time
 	// HandlerPanics counts the panics recovered from this informer's
 	// handlers, including handlers removed since.
 	HandlerPanics int64
@@ -199,6 +206,7 @@ func (s *sharedIndexInformer) status() InformerStatus {
 		st.Confirmed, st.ConfirmedResourceVersion = c.At, c.ResourceVersion
 	}
 	st.StalenessProbes, st.StalenessProbeFailures = s.stats.Freshness().Probes()
+	st.ShardIgnored, st.ShardIgnoredAt = s.stats.ShardIgnored()
 
 	s.startedLock.Lock()
 	st.Started, st.Stopped = s.started, s.stopped

@@ -51,7 +51,13 @@ func (s *sharedIndexInformer) runStalenessProbe(ctx context.Context, interval ti
 // probeStaleness makes one staleness probe.
 func (s *sharedIndexInformer) probeStaleness(ctx context.Context, lw ListerWatcherWithContext) {
 	f := s.stats.Freshness()
-	obj, err := lw.ListWithContext(ctx, metav1.ListOptions{ResourceVersion: "", Limit: 1})
+	options := metav1.ListOptions{ResourceVersion: "", Limit: 1}
+	if f, err := s.config.Shard.filter(); err == nil && f != nil {
+		// The probe asks for the shard too, as every request of a sharded
+		// informer does; only the list's resourceVersion is read.
+		options.ShardSelector = f.Selector()
+	}
+	obj, err := lw.ListWithContext(ctx, options)
 	at := s.clock.Now()
 	if ctx.Err() != nil {
 		return

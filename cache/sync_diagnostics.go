@@ -37,7 +37,7 @@ var ErrPermanentSyncFailure = errors.New("stopped waiting for caches to sync: an
 // server does not serve the resource: a wrong group/version/resource, or a
 // CustomResourceDefinition that is not installed or not yet established),
 // 405 Method Not Allowed, 406 Not Acceptable, 415 Unsupported Media Type and
-// 422 Invalid. Everything else is taken as transient: 429, 5xx, timeouts, a
+// 422 Invalid, and an invalid Shard option (ErrInvalidShard). Everything else is taken as transient: 429, 5xx, timeouts, a
 // refused or reset connection, 410 Gone (handled by a relist).
 //
 // 401, 403 and 404 can be cured by someone else (rotated credentials, an
@@ -50,7 +50,7 @@ func IsPermanentSyncError(err error) bool {
 	switch {
 	case apierrors.IsBadRequest(err), apierrors.IsUnauthorized(err), apierrors.IsForbidden(err),
 		apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err), apierrors.IsNotAcceptable(err),
-		apierrors.IsUnsupportedMediaType(err), apierrors.IsInvalid(err):
+		apierrors.IsUnsupportedMediaType(err), apierrors.IsInvalid(err), isInvalidShard(err):
 		return true
 	}
 	return false

@@ -3,6 +3,7 @@ package informers
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/listadmission"
 )
 
@@ -99,6 +101,27 @@ func WithStalenessProbeInterval(d time.Duration) SharedInformerOption {
 func WithMaxRetryAfter(d time.Duration) SharedInformerOption {
 	return func(f *sharedInformerFactory) *sharedInformerFactory {
 		f.options.Informer.MaxRetryAfter = d
+		return f
+	}
+}
+
+// WithShard makes every informer the factory builds keep one shard of its
+// resource (see cache.SharedIndexInformerOptions.Shard): every LIST and
+// WATCH request carries the shard selector, and the informers keep only
+// the objects whose hash falls in shard's ranges, whatever the server
+// sends (see cache.Shard for the trade of each key: by uid spreads objects
+// evenly but puts an owner and its children in different shards; by
+// namespace keeps them together but puts every cluster-scoped object in one
+// range; and for the degraded mode of a server that ignores the selector,
+// reported as a *cache.ShardSelectorIgnoredError). The zero cache.Shard
+// keeps the whole resource, as without the option. An invalid shard (see
+// cache.Shard.Validate) makes every informer's lists fail with an error
+// wrapping cache.ErrInvalidShard instead of listing unsharded. The ranges
+// are copied. kinformer extension, not in client-go.
+func WithShard(shard cache.Shard) SharedInformerOption {
+	ranges := slices.Clone(shard.Ranges)
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		f.options.Informer.Shard = cache.Shard{Key: shard.Key, Ranges: slices.Clone(ranges)}
 		return f
 	}
 }

@@ -135,6 +135,27 @@ func WithMaxRetryAfter(d time.Duration) DynamicSharedInformerOption {
 	return option(func(o *gvrfactory.Options) { o.Informer.MaxRetryAfter = d })
 }
 
+// WithShard makes every informer the factory builds keep one shard of its
+// resource (see cache.SharedIndexInformerOptions.Shard and
+// informers.WithShard): every LIST and WATCH request carries the shard
+// selector, and the informers keep only
+// the objects whose hash falls in shard's ranges, whatever the server
+// sends (see cache.Shard for the trade of each key: by uid spreads objects
+// evenly but puts an owner and its children in different shards; by
+// namespace keeps them together but puts every cluster-scoped object in one
+// range; and for the degraded mode of a server that ignores the selector,
+// reported as a *cache.ShardSelectorIgnoredError). The zero cache.Shard
+// keeps the whole resource, as without the option. An invalid shard (see
+// cache.Shard.Validate) makes every informer's lists fail with an error
+// wrapping cache.ErrInvalidShard instead of listing unsharded. The ranges
+// are copied. kinformer extension, not in client-go.
+func WithShard(shard cache.Shard) DynamicSharedInformerOption {
+	ranges := slices.Clone(shard.Ranges)
+	return option(func(o *gvrfactory.Options) {
+		o.Informer.Shard = cache.Shard{Key: shard.Key, Ranges: slices.Clone(ranges)}
+	})
+}
+
 // WithSnapshotDir makes every informer the factory builds warm-restartable
 // (see cache.SharedIndexInformerOptions.SnapshotFile): on stop it writes its
 // cache to a file in dir named after its resource (for example

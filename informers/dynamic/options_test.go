@@ -1,14 +1,18 @@
 package dynamicinformer_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/dynamic/fake"
 
+	"github.com/kinformer/kinformer/cache"
 	dynamicinformer "github.com/kinformer/kinformer/informers/dynamic"
 	"github.com/kinformer/kinformer/informers/internal/factorytest"
 )
@@ -47,4 +51,30 @@ func TestDynamicFactoryOptionsConstructorAppliesOptions(t *testing.T) {
 			assert.Empty(t, errs)
 		})
 	}
+}
+
+// TestWithShardKeepsTheShardOfUnstructuredObjects: the dynamic factory's
+// informers keep exactly the objects of the shard, and the fake client,
+// which ignores the selector as a server without the ShardedListAndWatch
+// gate does, is reported as ignoring it.
+func TestWithShardKeepsTheShardOfUnstructuredObjects(t *testing.T) {
+	shard := cache.Shard{Key: cache.ShardByUID, Ranges: []cache.ShardRange{{Start: "0x0000000000000000", End: "0x8000000000000000"}}}
+	var objs []runtime.Object
+	var want []string
+	for i := range 40 {
+		obj := newObject(widgetsGVR, "Widget", "a", fmt.Sprintf("w%d", i), nil)
+		obj.SetUID(uuid.NewUUID())
+		objs = append(objs, obj)
+		if in, err := shard.Contains(obj); err == nil && in {
+			want = append(want, "a/"+obj.GetName())
+		}
+	}
+	require.NotEmpty(t, want)
+	require.Less(t, len(want), len(objs))
+	client, _ := newFakeClient(objs...)
+	keys, errs := runAndShutdown(t, client, widgetsGVR, dynamicinformer.WithShard(shard))
+	assert.ElementsMatch(t, want, keys)
+	require.Len(t, errs, 1, "%v", errs)
+	var ignored *cache.ShardSelectorIgnoredError
+	assert.ErrorAs(t, errs[0], &ignored)
 }

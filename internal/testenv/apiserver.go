@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,6 +84,9 @@ func (s *APIServer) Start() error {
 		"--disable-admission-plugins=ServiceAccount",
 		"--endpoint-reconciler-type=none",
 		"--profiling=false",
+	}
+	if gates := featureGatesFlag(e.opts.FeatureGates); gates != "" {
+		args = append(args, gates)
 	}
 	args = append(args, e.opts.APIServerFlags...)
 	p, err := e.spawn(s.name, e.opts.APIServerEnv, filepath.Join(e.bins, "kube-apiserver"), args...)
@@ -178,4 +183,21 @@ func httpGet(ctx context.Context, url string) (string, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
+}
+
+// featureGatesFlag returns the --feature-gates flag of gates, in name order, or "" for none.
+func featureGatesFlag(gates map[string]bool) string {
+	if len(gates) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(gates))
+	for name := range gates {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = name + "=" + strconv.FormatBool(gates[name])
+	}
+	return "--feature-gates=" + strings.Join(parts, ",")
 }

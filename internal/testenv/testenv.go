@@ -40,6 +40,12 @@ const (
 	// RequireEnv names the variable that, when "1", turns a missing binary into a failure.
 	RequireEnv = "KINFORMER_REQUIRE_INTEGRATION"
 
+	// ShardedListAndWatchGate is the alpha feature gate of server-side sharded LIST and
+	// WATCH (KEP-5866): ListOptions.ShardSelector and ListMeta.ShardInfo. Off by default;
+	// a test turns it on for a cluster of its own with
+	// Options{FeatureGates: map[string]bool{ShardedListAndWatchGate: true}}.
+	ShardedListAndWatchGate = "ShardedListAndWatch"
+
 	readyTimeout = 90 * time.Second
 	// defaultStopGrace is Options.StopGrace's default.
 	defaultStopGrace = 10 * time.Second
@@ -63,6 +69,11 @@ type Options struct {
 	// watches it: a test that restarts the servers often sets a short grace (the soak test
 	// uses one second) so that a restart costs the server's start-up time only.
 	StopGrace time.Duration
+	// FeatureGates turns kube-apiserver feature gates on (true) or off (false), passed as one
+	// --feature-gates flag in name order. Alpha gates belong to the clusters a test starts
+	// for itself: the shared cluster of a test package keeps the server's defaults, so that
+	// the other tests see what a user's cluster does (see ShardedListAndWatchGate).
+	FeatureGates map[string]bool
 	// APIServerEnv are extra environment variables ("NAME=value") for kube-apiserver, on top
 	// of the test process's environment (for example "GOGC=400": less garbage-collection CPU
 	// per request for more memory).

@@ -68,6 +68,11 @@ type Stats struct {
 	// retryAfterCapped counts the Retry-Afters longer than the maximum.
 	retryAfterUntil  atomic.Int64
 	retryAfterCapped atomic.Uint64
+	// shardIgnored counts the list-and-watch cycles in which the server
+	// was found ignoring the shard selector; shardIgnoredAt is when
+	// (UnixNano) the last of them found it out, 0 before any.
+	shardIgnored   atomic.Uint64
+	shardIgnoredAt atomic.Int64
 	// freshness tracks the confirmations of the cache's resourceVersion
 	// (freshness.go); it tracks nothing unless built by NewStatsFor.
 	freshness Freshness
@@ -177,6 +182,19 @@ func (s *Stats) CountRetryAfterCapped() { s.retryAfterCapped.Add(1) }
 // RetryAfterCapped returns how many Retry-Afters were longer than the
 // maximum.
 func (s *Stats) RetryAfterCapped() uint64 { return s.retryAfterCapped.Load() }
+
+// CountShardIgnored counts a cycle in which the server was found ignoring
+// the shard selector, at now.
+func (s *Stats) CountShardIgnored(now time.Time) {
+	s.shardIgnored.Add(1)
+	s.shardIgnoredAt.Store(now.UnixNano())
+}
+
+// ShardIgnored returns how many cycles found the server ignoring the shard
+// selector, and when the last one did (zero if none).
+func (s *Stats) ShardIgnored() (uint64, time.Time) {
+	return s.shardIgnored.Load(), unixNano(s.shardIgnoredAt.Load())
+}
 
 // RecordError remembers err as the last list or watch failure, at now, and
 // wakes the waiters of ErrorSignal. A nil err is ignored.

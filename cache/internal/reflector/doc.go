@@ -87,10 +87,23 @@
 //     before the store is handed a complete list, and with every event that
 //     moves it; the clock is read once per event.
 //
+// # Shards
+//
+// With Settings.Shard (package cache/internal/shard), every LIST, streaming
+// list and watch request carries the shard selector, and the driver keeps
+// the store to the shard whatever the server sends: a listed object outside
+// it is not handed to the list, an event outside it is not written to the
+// store (its resourceVersion still moves the store, as the change it stands
+// for is none of the shard's). A LIST answer that does not echo the
+// selector in its shardInfo, or any object outside the shard, shows a
+// server that ignored the selector; the driver reports that at most once
+// per cycle (Stats.ShardIgnored and Options.Report with a
+// ShardIgnoredError). Without a shard, requests carry no selector.
+//
 // # Errors
 //
 // The errors the core makes that a user can see (ShortWatchError,
-// IdleTimeoutError) carry the messages of cache's public VeryShortWatchError
+// IdleTimeoutError, and the driver's ShardIgnoredError) carry the messages of cache's public VeryShortWatchError
 // and WatchIdleTimeoutError; cache maps them to those types before a watch
 // error handler or a caller of ListAndWatch sees them. This package never
 // imports cache.

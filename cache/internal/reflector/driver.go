@@ -59,6 +59,10 @@ type driver struct {
 	resyncCancel context.CancelFunc
 	resyncDone   sync.WaitGroup
 
+	// shardReported: the server was found ignoring the shard selector in
+	// this cycle, and that was reported (shard.go).
+	shardReported bool
+
 	// err is what the cycle returns once done.
 	err  error
 	done bool
@@ -255,7 +259,7 @@ func (d *driver) list(a *Action, in *Input) {
 	if !d.admit(in) {
 		return
 	}
-	sink, count, listRV, paged, answered, err := e.listPages(d.slotContext(), ListSource{Relist: a.Relist, Fresh: a.Fresh}, reflectorListOptions(a.RV, a.PageSize), a.PageSize)
+	sink, count, listRV, paged, answered, err := e.listPages(d.slotContext(), ListSource{Relist: a.Relist, Fresh: a.Fresh}, reflectorListOptions(a.RV, a.PageSize), a.PageSize, d.shardListReport())
 	d.releaseSlot(err == nil)
 	if err != nil && d.ctx.Err() != nil {
 		d.input(in, InStop)
@@ -345,9 +349,10 @@ func (d *driver) watchStore() {
 	d.updater, _ = d.e.store.(VersionUpdater)
 }
 
-// openWatch makes a watch request. A Watcher that returns both a watch and
+// openWatch makes a watch request, with the shard selector if any. A Watcher that returns both a watch and
 // an error has its watch stopped; one that returns neither gets an error.
 func (e *Engine) openWatch(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+	e.shardRequest(&options)
 	w, err := e.lw.WatchWithContext(ctx, options)
 	if err == nil && w == nil {
 		err = errors.New("the watch call returned neither a watch nor an error")
@@ -536,7 +541,11 @@ func (d *driver) received(in *Input, event watch.Event, ok bool) {
 		return
 	}
 	*in = Input{Kind: InEvent, Now: now, EventType: event.Type, RV: objMeta.GetResourceVersion()}
-	d.apply(event, in, objMeta)
+	// An event outside the shard still moves the resourceVersion: the
+	// change it stands for is one the shard's cache has nothing to do with.
+	if d.eventInShard(objMeta, event.Type == watch.Bookmark, now) {
+		d.apply(event, in, objMeta)
+	}
 }
 
 // apply writes an accepted event to where the open stream or watch's

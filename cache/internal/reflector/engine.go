@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/kinformer/kinformer/cache/internal/shard"
 )
 
 // ListerWatcher is the source of a Reflector's lists and watches: client-go's
@@ -99,6 +101,13 @@ type Settings struct {
 	// AdmissionPriority orders this Reflector's lists among those waiting
 	// for the same admission (higher first).
 	AdmissionPriority int
+	// Shard, when not nil, is the shard of the hash space the Reflector
+	// keeps: every LIST, streaming list and watch request carries its
+	// selector (ListOptions.ShardSelector), and every listed object and
+	// watch event outside it is dropped before the store, whatever the
+	// server did. A server found ignoring the selector is reported once per
+	// cycle (ShardIgnoredError).
+	Shard *shard.Filter
 }
 
 // Snapshot is the state a Reflector's first cycle may start from instead of

@@ -21,13 +21,17 @@ import (
 // unpaged request at the original resourceVersion. It returns the list,
 // still to be ended at its resourceVersion, the number of objects handed
 // over, that resourceVersion and whether the answer came in more than one
-// page. Errors of the store are *SinkError. Should the answer to the restarted
+// page. With a shard (Settings.Shard), every request carries its selector, the
+// objects outside it are not handed over, and a page whose answer does not
+// echo the selector, or holds such an object, is told to shardIgnored (nil:
+// not told). Errors of the store are *SinkError. Should the answer to the restarted
 // request still come in pages (a ListWatch that sets a limit itself), they are
 // followed too. Differs from client-go v0.37.2; see COMPATIBILITY.md.
-func (e *Engine) listPages(ctx context.Context, source ListSource, options metav1.ListOptions, pageSize int64) (ListSink, int, string, bool, time.Time, error) {
+func (e *Engine) listPages(ctx context.Context, source ListSource, options metav1.ListOptions, pageSize int64, shardIgnored func(*ShardIgnoredError)) (ListSink, int, string, bool, time.Time, error) {
 	if options.Limit == 0 {
 		options.Limit = pageSize
 	}
+	e.shardRequest(&options)
 	wantRV, wantMatch := options.ResourceVersion, options.ResourceVersionMatch
 	sink := e.lists.BeginList(source)
 	count := 0
@@ -55,6 +59,7 @@ func (e *Engine) listPages(ctx context.Context, source ListSource, options metav
 			continue
 		}
 		var next, pageRV string
+		ignored := e.listShardIgnored(obj)
 		page, pageRV, next, err = e.appendListPage(ctx, page[:0], obj)
 		obj = nil // the page's array is garbage once its items are copied out
 		if err != nil {
@@ -67,11 +72,20 @@ func (e *Engine) listPages(ctx context.Context, source ListSource, options metav
 			// The store keeps what it needs of item; a duplicate of what
 			// it holds already is garbage from here on.
 			page[i] = nil
+			if !e.inShard(item) {
+				if ignored == nil {
+					ignored = &ShardIgnoredError{Selector: e.settings.Shard.Selector(), Request: ShardSeenByList}
+				}
+				continue
+			}
 			if err := sink.Put(item); err != nil {
 				clear(page)
 				return nil, count, "", paged, answered, &SinkError{Err: err}
 			}
 			count++
+		}
+		if ignored != nil && shardIgnored != nil {
+			shardIgnored(ignored)
 		}
 		if err := sink.PageEnd(ctx); err != nil {
 			return nil, count, "", paged, answered, &SinkError{Err: err}

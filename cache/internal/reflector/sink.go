@@ -136,4 +136,7 @@ type Stats interface {
 	RetryAfterCapped()
 	// RetryAfterUntil: a wait that honours a Retry-After ends at until.
 	RetryAfterUntil(until time.Time)
+	// ShardIgnored: the server was found ignoring the shard selector at
+	// now (at most once per cycle).
+	ShardIgnored(now time.Time)
 }
