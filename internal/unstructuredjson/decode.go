@@ -142,6 +142,11 @@ func decodeObject(data []byte, u *unstructured.Unstructured) error {
 	if err != nil {
 		return err
 	}
+	return fillObject(v, u)
+}
+
+// fillObject makes v, a decoded document, u's content.
+func fillObject(v any, u *unstructured.Unstructured) error {
 	switch top := v.(type) {
 	case nil:
 		u.Object = nil
@@ -160,6 +165,12 @@ func decodeList(data []byte, list *unstructured.UnstructuredList) error {
 	if err != nil {
 		return err
 	}
+	return fillListTarget(v, list)
+}
+
+// fillListTarget makes v, a decoded document, list's content as
+// decodeList does.
+func fillListTarget(v any, list *unstructured.UnstructuredList) error {
 	switch top := v.(type) {
 	case nil:
 		list.Object = nil
