@@ -308,3 +308,44 @@ func TestVerificationRecordsDifferences(t *testing.T) {
 	stop()
 	require.Nil(t, activeVerification.Load())
 }
+
+// fakeMain is a test binary's *testing.M for RunVerifying: its Run calls
+// run and returns code.
+type fakeMain struct {
+	run  func()
+	code int
+}
+
+func (m fakeMain) Run() int {
+	m.run()
+	return m.code
+}
+
+// TestRunVerifyingFailsOnADifference checks that RunVerifying reports what
+// its run decoded, keeps the run's exit code when nothing differed, and
+// fails the binary when something did.
+func TestRunVerifyingFailsOnADifference(t *testing.T) {
+	apimachinery, generated := clientSerializers()
+	base := protobufInfo(t, apimachinery).Serializer
+	data := encode(t, bench.NewPod(1, "10"), v1.SchemeGroupVersion)
+	decoder, err := runtime.NewClientNegotiator(generated, v1.SchemeGroupVersion).Decoder(runtime.ContentTypeProtobuf, nil)
+	require.NoError(t, err)
+
+	var out bytes.Buffer
+	clean := fakeMain{code: 3, run: func() {
+		_, _, err := decoder.Decode(data, nil, &v1.Pod{})
+		require.NoError(t, err)
+	}}
+	require.Equal(t, 3, RunVerifying(clean, &out))
+	require.Contains(t, out.String(), "1 objects and 0 watch frames")
+	require.Contains(t, out.String(), ": 0 differences")
+	require.Nil(t, activeVerification.Load(), "RunVerifying leaves verification off")
+
+	out.Reset()
+	differing := fakeMain{run: func() {
+		wrong := bench.NewPod(2, "10")
+		activeVerification.Load().checkObject(base, data, nil, &v1.Pod{}, wrong, v1.SchemeGroupVersion.WithKind("Pod"))
+	}}
+	require.Equal(t, 1, RunVerifying(differing, &out))
+	require.Contains(t, out.String(), "decoded differently from apimachinery")
+}

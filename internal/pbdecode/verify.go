@@ -2,6 +2,7 @@ package pbdecode
 
 import (
 	"fmt"
+	"io"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -76,9 +77,9 @@ func (v *Verification) differ(format string, args ...any) {
 	v.differences = append(v.differences, fmt.Sprintf(format, args...))
 }
 
-// apimachineryDecode decodes data with apimachinery's serializer base into a new
-// value of into's type (nil when into is nil), as the serializer would
-// decode into into.
+// apimachineryDecode decodes data with apimachinery's serializer base into
+// a new value of into's type (nil when into is nil), as the serializer
+// would decode into into.
 func apimachineryDecode(base runtime.Decoder, data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	var fresh runtime.Object
 	if into != nil {
@@ -150,4 +151,25 @@ func differingFields(want, got any) []string {
 		fields = append(fields, "unexported fields")
 	}
 	return fields
+}
+
+// RunVerifying runs m (a test binary's *testing.M, or what wraps it) with a
+// Verification active, for the TestMain of packages whose tests read
+// objects from a real API server. It writes to w how many objects and watch
+// frames were checked and every difference, and returns m's exit code, or
+// 1 when a difference was recorded.
+func RunVerifying(m interface{ Run() int }, w io.Writer) int {
+	v, stop := StartVerification()
+	code := m.Run()
+	stop()
+	diffs := v.Differences()
+	fmt.Fprintf(w, "pbdecode: %d objects and %d watch frames decoded by the generated decoders, checked against apimachinery: %d differences\n",
+		v.Decoded(), v.WatchEvents(), len(diffs))
+	for _, d := range diffs {
+		fmt.Fprintf(w, "pbdecode: %s\n", d)
+	}
+	if len(diffs) > 0 && code == 0 {
+		code = 1
+	}
+	return code
 }
