@@ -137,3 +137,45 @@ func TestFactoryDecodesProtobufWithTheGeneratedDecoders(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, corev1.PodFailed, got3.(*corev1.Pod).Status.Phase)
 }
+
+// TestProjectedInformersDecodeAlikeWithEitherDecoder runs two informers
+// with WithProjection over a protobuf server, one also with
+// WithAPIMachineryDecoding: the projected answers are decoded by the
+// generated decoders for the first only, and both stores hold the same
+// projected objects, through the LIST and a watch event.
+func TestProjectedInformersDecodeAlikeWithEitherDecoder(t *testing.T) {
+	srv := newPodServer(t, false, false, "10", fullPod("ns", "a", "5", "1"), fullPod("ns", "b", "6", "1"))
+	v, stop := pbdecode.StartVerification()
+	defer stop()
+
+	start := v.Decoded()
+	project := informers.WithProjection(&corev1.Pod{}, benchProjection)
+	apimachinery, _ := startRecordedPodInformer(t, srv, project, informers.WithAPIMachineryDecoding(&corev1.Pod{}))
+	require.Equal(t, start, v.Decoded(), "the informer with WithAPIMachineryDecoding used the generated decoders")
+	generated, _ := startRecordedPodInformer(t, srv, project)
+	require.Equal(t, start+1, v.Decoded(), "the default informer did not decode its projected LIST with the generated decoders")
+
+	require.Eventually(t, func() bool { return srv.openWatches() == 2 }, serverWaitTimeout, time.Millisecond)
+	require.Equal(t, 2, srv.send(watch.Event{Type: watch.Modified, Object: fullPod("ns", "a", "11", "2")}))
+	require.Eventually(t, func() bool {
+		for _, inf := range []cache.SharedIndexInformer{apimachinery, generated} {
+			if obj, ok, _ := inf.GetStore().GetByKey("ns/a"); !ok || obj.(*corev1.Pod).ResourceVersion != "11" {
+				return false
+			}
+		}
+		return true
+	}, serverWaitTimeout, time.Millisecond)
+	require.Equal(t, start+2, v.Decoded())
+	require.Empty(t, v.Differences())
+
+	for _, key := range []string{"ns/a", "ns/b"} {
+		a, _, err := apimachinery.GetStore().GetByKey(key)
+		require.NoError(t, err)
+		g, _, err := generated.GetStore().GetByKey(key)
+		require.NoError(t, err)
+		require.Truef(t, reflect.DeepEqual(a, g), "%s: the stores hold different objects", key)
+	}
+	b, _, err := generated.GetStore().GetByKey("ns/b")
+	require.NoError(t, err)
+	require.Equal(t, projectedPod(t, fullPod("ns", "b", "6", "1")), b)
+}
