@@ -104,20 +104,7 @@ func (d *objectSerializer) decode(data []byte, defaults *schema.GroupVersionKind
 	}
 	actual := schema.FromAPIVersionAndKind(env.apiVersion, env.kind)
 	copyKindDefaults(&actual, defaults)
-	if into != nil {
-		if _, isUnknown := into.(*runtime.Unknown); isUnknown {
-			return nil, nil, false
-		}
-		types, _, err := d.scheme.ObjectKinds(into)
-		if err != nil {
-			return nil, nil, false
-		}
-		copyKindDefaults(&actual, &types[0])
-		if actual.Version == "" && actual.Group == "" {
-			actual.Group = types[0].Group
-		}
-	}
-	if actual.Kind == "" || actual.Version == "" {
+	if _, isUnknown := into.(*runtime.Unknown); isUnknown || !completeKind(d.scheme, into, &actual) {
 		return nil, nil, false
 	}
 	obj, err := runtime.UseOrCreateObject(d.scheme, d.scheme, actual, into)
@@ -136,6 +123,26 @@ func (d *objectSerializer) decode(data []byte, defaults *schema.GroupVersionKind
 		v.checkObject(d.Serializer, data, defaults, into, obj, actual)
 	}
 	return obj, &actual, true
+}
+
+// completeKind completes actual from the kind of into (when not nil) as
+// apimachinery's protobuf serializers do, and reports whether the result
+// has a kind and a version. It reports false too when into's kind cannot be
+// read (a type the scheme does not know): the wrapped serializer then
+// decodes, as it does such types.
+func completeKind(s *runtime.Scheme, into runtime.Object, actual *schema.GroupVersionKind) bool {
+	if into != nil {
+		types, _, err := s.ObjectKinds(into)
+		if err != nil {
+			return false
+		}
+		copyKindDefaults(actual, &types[0])
+		// The group of into when nothing gave a group or version.
+		if actual.Version == "" && actual.Group == "" {
+			actual.Group = types[0].Group
+		}
+	}
+	return actual.Kind != "" && actual.Version != ""
 }
 
 // copyKindDefaults fills dst's kind, and its group and version together,
@@ -252,15 +259,7 @@ func (d *watchEventSerializer) decode(data []byte, defaults *schema.GroupVersion
 	}
 	actual := &schema.GroupVersionKind{}
 	copyKindDefaults(actual, defaults)
-	types, _, err := d.scheme.ObjectKinds(into)
-	if err != nil {
-		return nil, nil, false
-	}
-	copyKindDefaults(actual, &types[0])
-	if actual.Version == "" && actual.Group == "" {
-		actual.Group = types[0].Group
-	}
-	if actual.Kind == "" || actual.Version == "" {
+	if !completeKind(d.scheme, into, actual) {
 		return nil, nil, false
 	}
 	if obj, err := runtime.UseOrCreateObject(d.scheme, d.scheme, *actual, into); err != nil || obj != into {
