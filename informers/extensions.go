@@ -183,6 +183,32 @@ func WithSensitiveResources(examples ...runtime.Object) SharedInformerOption {
 	}
 }
 
+// WithAPIMachineryDecoding makes the factory's informers for the types of
+// examples (such as &corev1.Pod{}) decode the server's protobuf answers
+// with apimachinery's decoder (each type's generated Unmarshal, behind
+// client-go's protobuf serializer), as client-go's informers do.
+//
+// By default the factory's informers of built-in types decode protobuf with
+// kinformer's generated decoders, which are faster and allocate less, and
+// give objects identical to apimachinery's (deeply equal, nil and empty
+// slices and maps alike), with the same errors: differential tests and
+// fuzzing check every type, and the integration tests check every object
+// they read from a real API server. This option exists to rule kinformer's
+// decoders out when diagnosing a problem; it changes no object listers and
+// handlers see. JSON answers (from servers or proxies that do not speak
+// protobuf) are decoded by apimachinery either way, and so are the answers
+// to informers built over a client that is not a *kubernetes.Clientset
+// (client-go's fake clientsets). The informers of the dynamic and metadata
+// factories decode through the dynamic and metadata clients, never with
+// kinformer's generated decoders, and those factories have no such option.
+// nil examples are ignored. kinformer extension, not in client-go.
+func WithAPIMachineryDecoding(examples ...runtime.Object) SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		f.options.DecodeWithAPIMachinery(typesOf(examples)...)
+		return f
+	}
+}
+
 // typesOf returns the Go types of the non-nil examples, the keys of the
 // factory's informers.
 func typesOf(examples []runtime.Object) []reflect.Type {

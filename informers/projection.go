@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internal/factoryengine"
 	"github.com/kinformer/kinformer/projection"
 )
@@ -45,12 +46,18 @@ func WithProjection(example runtime.Object, p *projection.Projection) SharedInfo
 	}
 }
 
-// ProjectionFor returns the projection WithProjection gave the type of obj,
-// or nil. The generated informers call it when they build the factory's
-// informer for their type.
-func (f *sharedInformerFactory) ProjectionFor(obj runtime.Object) *projection.Projection {
+// TypeOptionsFor returns what the factory's options say of the informer of
+// obj's type: its projection (WithProjection) and its decoder
+// (WithAPIMachineryDecoding). The generated informers call it, through
+// build.TypeOptionsOf, when they build the factory's informer for their
+// type.
+func (f *sharedInformerFactory) TypeOptionsFor(obj runtime.Object) build.TypeOptions {
 	if obj == nil {
-		return nil
+		return build.TypeOptions{}
 	}
-	return f.options.Projections[reflect.TypeOf(obj)].Projection
+	t := reflect.TypeOf(obj)
+	return build.TypeOptions{
+		Projection:           f.options.Projections[t].Projection,
+		APIMachineryDecoding: f.options.APIMachineryDecoding[t],
+	}
 }

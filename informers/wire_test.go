@@ -100,12 +100,13 @@ func (s *podServer) seen() []seenRequest {
 	return append([]seenRequest(nil), s.requests...)
 }
 
-// send delivers ev to every open watch and reports how many there were.
+// send delivers ev to every open watch, each its own copy of the object
+// (encoding sets its kind), and reports how many there were.
 func (s *podServer) send(ev watch.Event) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range s.watchers {
-		w <- ev
+		w <- watch.Event{Type: ev.Type, Object: ev.Object.DeepCopyObject()}
 	}
 	return len(s.watchers)
 }

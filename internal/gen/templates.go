@@ -119,7 +119,6 @@ import (
 	"{{.Module}}/informers/internal/build"
 	"{{.Module}}/informers/internalinterfaces"
 	listers "{{.Module}}/listers/{{.V.Group.Dir}}/{{.V.Dir}}"
-	"{{.Module}}/projection"
 )
 
 // {{.R.Kind}}Informer gives access to the shared informer for {{.R.Plural}}
@@ -201,17 +200,21 @@ func New{{.R.Kind}}InformerWithOptions(client kubernetes.Interface{{.NSParam}}, 
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTyped{{.R.Kind}}InformerWithOptions(client kubernetes.Interface{{.NSParam}}, options internalinterfaces.InformerOptions) {{.R.Kind}}IndexInformer {
-	return newTyped{{.R.Kind}}Informer(client{{.NSArg}}, options, nil)
+	return newTyped{{.R.Kind}}Informer(client{{.NSArg}}, options, build.TypeOptions{})
 }
 
-// newTyped{{.R.Kind}}Informer is NewTyped{{.R.Kind}}InformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTyped{{.R.Kind}}Informer(client kubernetes.Interface{{.NSParam}}, options internalinterfaces.InformerOptions, p *projection.Projection) {{.R.Kind}}IndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: {{printf "%q" .V.Group.Name}}, Version: {{printf "%q" .V.Name}}, Resource: {{printf "%q" .R.Resource}}}, &api.{{.R.Kind}}{}, options, p,
+// newTyped{{.R.Kind}}Informer is NewTyped{{.R.Kind}}InformerWithOptions with
+// what the factory's options say of {{.R.Plural}} (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTyped{{.R.Kind}}Informer(client kubernetes.Interface{{.NSParam}}, options internalinterfaces.InformerOptions, o build.TypeOptions) {{.R.Kind}}IndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: {{printf "%q" .V.Group.Name}}, Version: {{printf "%q" .V.Name}}, Resource: {{printf "%q" .R.Resource}}}, &api.{{.R.Kind}}{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.{{.V.ClientMethod}}().{{.R.Plural}}({{.NSCall}}).List(ctx, opts)
 		},
@@ -244,7 +247,7 @@ func (f *{{.Lower}}Informer) defaultInformer(client kubernetes.Interface, resync
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.{{.R.Kind}}{}))
+	}, build.TypeOptionsOf(f.factory, &api.{{.R.Kind}}{}))
 }
 
 // Informer returns the factory's shared informer for {{.R.Plural}}.

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/kinformer/kinformer/internal/pbdecode"
 	"github.com/kinformer/kinformer/internal/testenv"
 )
 
@@ -28,7 +29,9 @@ func TestMain(m *testing.M) {
 			defer env.Stop()
 			shared = env
 		}
-		return m.Run()
+		// Every object the tests read from the server in protobuf is
+		// decoded by apimachinery too and compared.
+		return pbdecode.RunVerifying(m, os.Stderr)
 	}()
 	if code == 0 {
 		// Idle HTTP/2 connections of the clientsets close on their own schedule; what must not

@@ -23,6 +23,16 @@
 //     slices and maps sized once from a count of their elements, no copy of
 //     the input.
 //
+// NewNegotiatedSerializer (serializer.go) puts the decoders behind a REST
+// client: it wraps client-go's negotiated serializer so that protobuf
+// answers are decoded by Unmarshal where the type is supported, with the
+// objects, group-version-kinds and errors apimachinery's serializer gives,
+// reading the runtime.Unknown envelope and each watch frame's
+// metav1.WatchEvent without copying the object's bytes. StartVerification
+// (verify.go) makes it, for tests, decode every such object with
+// apimachinery too and record any difference; the integration tests
+// against a real API server run with it on.
+//
 // The decoders (zz_generated.*.go) are written by
 // `go run ./internal/gen/pbdecode` from the generated.proto files of
 // k8s.io/api and k8s.io/apimachinery and the Go types of the client-go

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/admissionregistration/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // MutatingWebhookConfigurationInformer gives access to the shared informer for MutatingWebhookConfigurations
@@ -99,17 +98,21 @@ func NewMutatingWebhookConfigurationInformerWithOptions(client kubernetes.Interf
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedMutatingWebhookConfigurationInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) MutatingWebhookConfigurationIndexInformer {
-	return newTypedMutatingWebhookConfigurationInformer(client, options, nil)
+	return newTypedMutatingWebhookConfigurationInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedMutatingWebhookConfigurationInformer is NewTypedMutatingWebhookConfigurationInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedMutatingWebhookConfigurationInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) MutatingWebhookConfigurationIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"}, &api.MutatingWebhookConfiguration{}, options, p,
+// newTypedMutatingWebhookConfigurationInformer is NewTypedMutatingWebhookConfigurationInformerWithOptions with
+// what the factory's options say of MutatingWebhookConfigurations (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedMutatingWebhookConfigurationInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) MutatingWebhookConfigurationIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"}, &api.MutatingWebhookConfiguration{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *mutatingWebhookConfigurationInformer) defaultInformer(client kubernetes
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.MutatingWebhookConfiguration{}))
+	}, build.TypeOptionsOf(f.factory, &api.MutatingWebhookConfiguration{}))
 }
 
 // Informer returns the factory's shared informer for MutatingWebhookConfigurations.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/admissionregistration/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ValidatingAdmissionPolicyBindingInformer gives access to the shared informer for ValidatingAdmissionPolicyBindings
@@ -99,17 +98,21 @@ func NewValidatingAdmissionPolicyBindingInformerWithOptions(client kubernetes.In
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedValidatingAdmissionPolicyBindingInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ValidatingAdmissionPolicyBindingIndexInformer {
-	return newTypedValidatingAdmissionPolicyBindingInformer(client, options, nil)
+	return newTypedValidatingAdmissionPolicyBindingInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedValidatingAdmissionPolicyBindingInformer is NewTypedValidatingAdmissionPolicyBindingInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedValidatingAdmissionPolicyBindingInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ValidatingAdmissionPolicyBindingIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"}, &api.ValidatingAdmissionPolicyBinding{}, options, p,
+// newTypedValidatingAdmissionPolicyBindingInformer is NewTypedValidatingAdmissionPolicyBindingInformerWithOptions with
+// what the factory's options say of ValidatingAdmissionPolicyBindings (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedValidatingAdmissionPolicyBindingInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) ValidatingAdmissionPolicyBindingIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"}, &api.ValidatingAdmissionPolicyBinding{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *validatingAdmissionPolicyBindingInformer) defaultInformer(client kubern
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.ValidatingAdmissionPolicyBinding{}))
+	}, build.TypeOptionsOf(f.factory, &api.ValidatingAdmissionPolicyBinding{}))
 }
 
 // Informer returns the factory's shared informer for ValidatingAdmissionPolicyBindings.

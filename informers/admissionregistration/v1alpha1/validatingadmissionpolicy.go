@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/admissionregistration/v1alpha1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ValidatingAdmissionPolicyInformer gives access to the shared informer for ValidatingAdmissionPolicies
@@ -99,17 +98,21 @@ func NewValidatingAdmissionPolicyInformerWithOptions(client kubernetes.Interface
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedValidatingAdmissionPolicyInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ValidatingAdmissionPolicyIndexInformer {
-	return newTypedValidatingAdmissionPolicyInformer(client, options, nil)
+	return newTypedValidatingAdmissionPolicyInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedValidatingAdmissionPolicyInformer is NewTypedValidatingAdmissionPolicyInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedValidatingAdmissionPolicyInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ValidatingAdmissionPolicyIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Resource: "validatingadmissionpolicies"}, &api.ValidatingAdmissionPolicy{}, options, p,
+// newTypedValidatingAdmissionPolicyInformer is NewTypedValidatingAdmissionPolicyInformerWithOptions with
+// what the factory's options say of ValidatingAdmissionPolicies (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedValidatingAdmissionPolicyInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) ValidatingAdmissionPolicyIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Resource: "validatingadmissionpolicies"}, &api.ValidatingAdmissionPolicy{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AdmissionregistrationV1alpha1().ValidatingAdmissionPolicies().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *validatingAdmissionPolicyInformer) defaultInformer(client kubernetes.In
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.ValidatingAdmissionPolicy{}))
+	}, build.TypeOptionsOf(f.factory, &api.ValidatingAdmissionPolicy{}))
 }
 
 // Informer returns the factory's shared informer for ValidatingAdmissionPolicies.

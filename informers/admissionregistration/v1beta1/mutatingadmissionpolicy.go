@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/admissionregistration/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // MutatingAdmissionPolicyInformer gives access to the shared informer for MutatingAdmissionPolicies
@@ -99,17 +98,21 @@ func NewMutatingAdmissionPolicyInformerWithOptions(client kubernetes.Interface, 
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedMutatingAdmissionPolicyInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) MutatingAdmissionPolicyIndexInformer {
-	return newTypedMutatingAdmissionPolicyInformer(client, options, nil)
+	return newTypedMutatingAdmissionPolicyInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedMutatingAdmissionPolicyInformer is NewTypedMutatingAdmissionPolicyInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedMutatingAdmissionPolicyInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) MutatingAdmissionPolicyIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "mutatingadmissionpolicies"}, &api.MutatingAdmissionPolicy{}, options, p,
+// newTypedMutatingAdmissionPolicyInformer is NewTypedMutatingAdmissionPolicyInformerWithOptions with
+// what the factory's options say of MutatingAdmissionPolicies (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedMutatingAdmissionPolicyInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) MutatingAdmissionPolicyIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "mutatingadmissionpolicies"}, &api.MutatingAdmissionPolicy{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AdmissionregistrationV1beta1().MutatingAdmissionPolicies().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *mutatingAdmissionPolicyInformer) defaultInformer(client kubernetes.Inte
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.MutatingAdmissionPolicy{}))
+	}, build.TypeOptionsOf(f.factory, &api.MutatingAdmissionPolicy{}))
 }
 
 // Informer returns the factory's shared informer for MutatingAdmissionPolicies.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/admissionregistration/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // MutatingAdmissionPolicyBindingInformer gives access to the shared informer for MutatingAdmissionPolicyBindings
@@ -99,17 +98,21 @@ func NewMutatingAdmissionPolicyBindingInformerWithOptions(client kubernetes.Inte
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedMutatingAdmissionPolicyBindingInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) MutatingAdmissionPolicyBindingIndexInformer {
-	return newTypedMutatingAdmissionPolicyBindingInformer(client, options, nil)
+	return newTypedMutatingAdmissionPolicyBindingInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedMutatingAdmissionPolicyBindingInformer is NewTypedMutatingAdmissionPolicyBindingInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedMutatingAdmissionPolicyBindingInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) MutatingAdmissionPolicyBindingIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "mutatingadmissionpolicybindings"}, &api.MutatingAdmissionPolicyBinding{}, options, p,
+// newTypedMutatingAdmissionPolicyBindingInformer is NewTypedMutatingAdmissionPolicyBindingInformerWithOptions with
+// what the factory's options say of MutatingAdmissionPolicyBindings (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedMutatingAdmissionPolicyBindingInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) MutatingAdmissionPolicyBindingIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "mutatingadmissionpolicybindings"}, &api.MutatingAdmissionPolicyBinding{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AdmissionregistrationV1beta1().MutatingAdmissionPolicyBindings().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *mutatingAdmissionPolicyBindingInformer) defaultInformer(client kubernet
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.MutatingAdmissionPolicyBinding{}))
+	}, build.TypeOptionsOf(f.factory, &api.MutatingAdmissionPolicyBinding{}))
 }
 
 // Informer returns the factory's shared informer for MutatingAdmissionPolicyBindings.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/admissionregistration/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ValidatingWebhookConfigurationInformer gives access to the shared informer for ValidatingWebhookConfigurations
@@ -99,17 +98,21 @@ func NewValidatingWebhookConfigurationInformerWithOptions(client kubernetes.Inte
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedValidatingWebhookConfigurationInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ValidatingWebhookConfigurationIndexInformer {
-	return newTypedValidatingWebhookConfigurationInformer(client, options, nil)
+	return newTypedValidatingWebhookConfigurationInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedValidatingWebhookConfigurationInformer is NewTypedValidatingWebhookConfigurationInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedValidatingWebhookConfigurationInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ValidatingWebhookConfigurationIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "validatingwebhookconfigurations"}, &api.ValidatingWebhookConfiguration{}, options, p,
+// newTypedValidatingWebhookConfigurationInformer is NewTypedValidatingWebhookConfigurationInformerWithOptions with
+// what the factory's options say of ValidatingWebhookConfigurations (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedValidatingWebhookConfigurationInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) ValidatingWebhookConfigurationIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "validatingwebhookconfigurations"}, &api.ValidatingWebhookConfiguration{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AdmissionregistrationV1beta1().ValidatingWebhookConfigurations().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *validatingWebhookConfigurationInformer) defaultInformer(client kubernet
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.ValidatingWebhookConfiguration{}))
+	}, build.TypeOptionsOf(f.factory, &api.ValidatingWebhookConfiguration{}))
 }
 
 // Informer returns the factory's shared informer for ValidatingWebhookConfigurations.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/apiserverinternal/v1alpha1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // StorageVersionInformer gives access to the shared informer for StorageVersions
@@ -99,17 +98,21 @@ func NewStorageVersionInformerWithOptions(client kubernetes.Interface, options i
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedStorageVersionInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) StorageVersionIndexInformer {
-	return newTypedStorageVersionInformer(client, options, nil)
+	return newTypedStorageVersionInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedStorageVersionInformer is NewTypedStorageVersionInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedStorageVersionInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) StorageVersionIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "internal.apiserver.k8s.io", Version: "v1alpha1", Resource: "storageversions"}, &api.StorageVersion{}, options, p,
+// newTypedStorageVersionInformer is NewTypedStorageVersionInformerWithOptions with
+// what the factory's options say of StorageVersions (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedStorageVersionInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) StorageVersionIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "internal.apiserver.k8s.io", Version: "v1alpha1", Resource: "storageversions"}, &api.StorageVersion{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.InternalV1alpha1().StorageVersions().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *storageVersionInformer) defaultInformer(client kubernetes.Interface, re
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.StorageVersion{}))
+	}, build.TypeOptionsOf(f.factory, &api.StorageVersion{}))
 }
 
 // Informer returns the factory's shared informer for StorageVersions.

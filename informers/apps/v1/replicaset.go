@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/apps/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ReplicaSetInformer gives access to the shared informer for ReplicaSets
@@ -100,17 +99,21 @@ func NewReplicaSetInformerWithOptions(client kubernetes.Interface, namespace str
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedReplicaSetInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ReplicaSetIndexInformer {
-	return newTypedReplicaSetInformer(client, namespace, options, nil)
+	return newTypedReplicaSetInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedReplicaSetInformer is NewTypedReplicaSetInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedReplicaSetInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) ReplicaSetIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, &api.ReplicaSet{}, options, p,
+// newTypedReplicaSetInformer is NewTypedReplicaSetInformerWithOptions with
+// what the factory's options say of ReplicaSets (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedReplicaSetInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) ReplicaSetIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, &api.ReplicaSet{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AppsV1().ReplicaSets(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *replicaSetInformer) defaultInformer(client kubernetes.Interface, resync
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.ReplicaSet{}))
+	}, build.TypeOptionsOf(f.factory, &api.ReplicaSet{}))
 }
 
 // Informer returns the factory's shared informer for ReplicaSets.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/apps/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ControllerRevisionInformer gives access to the shared informer for ControllerRevisions
@@ -100,17 +99,21 @@ func NewControllerRevisionInformerWithOptions(client kubernetes.Interface, names
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedControllerRevisionInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ControllerRevisionIndexInformer {
-	return newTypedControllerRevisionInformer(client, namespace, options, nil)
+	return newTypedControllerRevisionInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedControllerRevisionInformer is NewTypedControllerRevisionInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedControllerRevisionInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) ControllerRevisionIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1beta1", Resource: "controllerrevisions"}, &api.ControllerRevision{}, options, p,
+// newTypedControllerRevisionInformer is NewTypedControllerRevisionInformerWithOptions with
+// what the factory's options say of ControllerRevisions (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedControllerRevisionInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) ControllerRevisionIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1beta1", Resource: "controllerrevisions"}, &api.ControllerRevision{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AppsV1beta1().ControllerRevisions(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *controllerRevisionInformer) defaultInformer(client kubernetes.Interface
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.ControllerRevision{}))
+	}, build.TypeOptionsOf(f.factory, &api.ControllerRevision{}))
 }
 
 // Informer returns the factory's shared informer for ControllerRevisions.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/apps/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // StatefulSetInformer gives access to the shared informer for StatefulSets
@@ -100,17 +99,21 @@ func NewStatefulSetInformerWithOptions(client kubernetes.Interface, namespace st
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedStatefulSetInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) StatefulSetIndexInformer {
-	return newTypedStatefulSetInformer(client, namespace, options, nil)
+	return newTypedStatefulSetInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedStatefulSetInformer is NewTypedStatefulSetInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedStatefulSetInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) StatefulSetIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1beta1", Resource: "statefulsets"}, &api.StatefulSet{}, options, p,
+// newTypedStatefulSetInformer is NewTypedStatefulSetInformerWithOptions with
+// what the factory's options say of StatefulSets (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedStatefulSetInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) StatefulSetIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1beta1", Resource: "statefulsets"}, &api.StatefulSet{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AppsV1beta1().StatefulSets(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *statefulSetInformer) defaultInformer(client kubernetes.Interface, resyn
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.StatefulSet{}))
+	}, build.TypeOptionsOf(f.factory, &api.StatefulSet{}))
 }
 
 // Informer returns the factory's shared informer for StatefulSets.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/apps/v1beta2"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // DaemonSetInformer gives access to the shared informer for DaemonSets
@@ -100,17 +99,21 @@ func NewDaemonSetInformerWithOptions(client kubernetes.Interface, namespace stri
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedDaemonSetInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) DaemonSetIndexInformer {
-	return newTypedDaemonSetInformer(client, namespace, options, nil)
+	return newTypedDaemonSetInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedDaemonSetInformer is NewTypedDaemonSetInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedDaemonSetInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) DaemonSetIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1beta2", Resource: "daemonsets"}, &api.DaemonSet{}, options, p,
+// newTypedDaemonSetInformer is NewTypedDaemonSetInformerWithOptions with
+// what the factory's options say of DaemonSets (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedDaemonSetInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) DaemonSetIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "apps", Version: "v1beta2", Resource: "daemonsets"}, &api.DaemonSet{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AppsV1beta2().DaemonSets(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *daemonSetInformer) defaultInformer(client kubernetes.Interface, resyncP
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.DaemonSet{}))
+	}, build.TypeOptionsOf(f.factory, &api.DaemonSet{}))
 }
 
 // Informer returns the factory's shared informer for DaemonSets.

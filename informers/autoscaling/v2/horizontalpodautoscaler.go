@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/autoscaling/v2"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // HorizontalPodAutoscalerInformer gives access to the shared informer for HorizontalPodAutoscalers
@@ -100,17 +99,21 @@ func NewHorizontalPodAutoscalerInformerWithOptions(client kubernetes.Interface, 
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedHorizontalPodAutoscalerInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) HorizontalPodAutoscalerIndexInformer {
-	return newTypedHorizontalPodAutoscalerInformer(client, namespace, options, nil)
+	return newTypedHorizontalPodAutoscalerInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedHorizontalPodAutoscalerInformer is NewTypedHorizontalPodAutoscalerInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedHorizontalPodAutoscalerInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) HorizontalPodAutoscalerIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}, &api.HorizontalPodAutoscaler{}, options, p,
+// newTypedHorizontalPodAutoscalerInformer is NewTypedHorizontalPodAutoscalerInformerWithOptions with
+// what the factory's options say of HorizontalPodAutoscalers (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedHorizontalPodAutoscalerInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) HorizontalPodAutoscalerIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}, &api.HorizontalPodAutoscaler{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.AutoscalingV2().HorizontalPodAutoscalers(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *horizontalPodAutoscalerInformer) defaultInformer(client kubernetes.Inte
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.HorizontalPodAutoscaler{}))
+	}, build.TypeOptionsOf(f.factory, &api.HorizontalPodAutoscaler{}))
 }
 
 // Informer returns the factory's shared informer for HorizontalPodAutoscalers.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/batch/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // CronJobInformer gives access to the shared informer for CronJobs
@@ -100,17 +99,21 @@ func NewCronJobInformerWithOptions(client kubernetes.Interface, namespace string
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedCronJobInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) CronJobIndexInformer {
-	return newTypedCronJobInformer(client, namespace, options, nil)
+	return newTypedCronJobInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedCronJobInformer is NewTypedCronJobInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedCronJobInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) CronJobIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}, &api.CronJob{}, options, p,
+// newTypedCronJobInformer is NewTypedCronJobInformerWithOptions with
+// what the factory's options say of CronJobs (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedCronJobInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) CronJobIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}, &api.CronJob{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.BatchV1().CronJobs(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *cronJobInformer) defaultInformer(client kubernetes.Interface, resyncPer
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.CronJob{}))
+	}, build.TypeOptionsOf(f.factory, &api.CronJob{}))
 }
 
 // Informer returns the factory's shared informer for CronJobs.

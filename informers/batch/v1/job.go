@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/batch/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // JobInformer gives access to the shared informer for Jobs
@@ -100,17 +99,21 @@ func NewJobInformerWithOptions(client kubernetes.Interface, namespace string, op
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedJobInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) JobIndexInformer {
-	return newTypedJobInformer(client, namespace, options, nil)
+	return newTypedJobInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedJobInformer is NewTypedJobInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedJobInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) JobIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}, &api.Job{}, options, p,
+// newTypedJobInformer is NewTypedJobInformerWithOptions with
+// what the factory's options say of Jobs (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedJobInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) JobIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}, &api.Job{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.BatchV1().Jobs(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *jobInformer) defaultInformer(client kubernetes.Interface, resyncPeriod 
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.Job{}))
+	}, build.TypeOptionsOf(f.factory, &api.Job{}))
 }
 
 // Informer returns the factory's shared informer for Jobs.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/certificates/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ClusterTrustBundleInformer gives access to the shared informer for ClusterTrustBundles
@@ -99,17 +98,21 @@ func NewClusterTrustBundleInformerWithOptions(client kubernetes.Interface, optio
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedClusterTrustBundleInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ClusterTrustBundleIndexInformer {
-	return newTypedClusterTrustBundleInformer(client, options, nil)
+	return newTypedClusterTrustBundleInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedClusterTrustBundleInformer is NewTypedClusterTrustBundleInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedClusterTrustBundleInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ClusterTrustBundleIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "clustertrustbundles"}, &api.ClusterTrustBundle{}, options, p,
+// newTypedClusterTrustBundleInformer is NewTypedClusterTrustBundleInformerWithOptions with
+// what the factory's options say of ClusterTrustBundles (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedClusterTrustBundleInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) ClusterTrustBundleIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "clustertrustbundles"}, &api.ClusterTrustBundle{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CertificatesV1().ClusterTrustBundles().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *clusterTrustBundleInformer) defaultInformer(client kubernetes.Interface
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.ClusterTrustBundle{}))
+	}, build.TypeOptionsOf(f.factory, &api.ClusterTrustBundle{}))
 }
 
 // Informer returns the factory's shared informer for ClusterTrustBundles.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/certificates/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // PodCertificateRequestInformer gives access to the shared informer for PodCertificateRequests
@@ -100,17 +99,21 @@ func NewPodCertificateRequestInformerWithOptions(client kubernetes.Interface, na
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedPodCertificateRequestInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) PodCertificateRequestIndexInformer {
-	return newTypedPodCertificateRequestInformer(client, namespace, options, nil)
+	return newTypedPodCertificateRequestInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedPodCertificateRequestInformer is NewTypedPodCertificateRequestInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedPodCertificateRequestInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) PodCertificateRequestIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1beta1", Resource: "podcertificaterequests"}, &api.PodCertificateRequest{}, options, p,
+// newTypedPodCertificateRequestInformer is NewTypedPodCertificateRequestInformerWithOptions with
+// what the factory's options say of PodCertificateRequests (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedPodCertificateRequestInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) PodCertificateRequestIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1beta1", Resource: "podcertificaterequests"}, &api.PodCertificateRequest{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CertificatesV1beta1().PodCertificateRequests(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *podCertificateRequestInformer) defaultInformer(client kubernetes.Interf
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.PodCertificateRequest{}))
+	}, build.TypeOptionsOf(f.factory, &api.PodCertificateRequest{}))
 }
 
 // Informer returns the factory's shared informer for PodCertificateRequests.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/coordination/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // LeaseInformer gives access to the shared informer for Leases
@@ -100,17 +99,21 @@ func NewLeaseInformerWithOptions(client kubernetes.Interface, namespace string, 
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedLeaseInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) LeaseIndexInformer {
-	return newTypedLeaseInformer(client, namespace, options, nil)
+	return newTypedLeaseInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedLeaseInformer is NewTypedLeaseInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedLeaseInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) LeaseIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}, &api.Lease{}, options, p,
+// newTypedLeaseInformer is NewTypedLeaseInformerWithOptions with
+// what the factory's options say of Leases (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedLeaseInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) LeaseIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}, &api.Lease{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoordinationV1().Leases(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *leaseInformer) defaultInformer(client kubernetes.Interface, resyncPerio
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.Lease{}))
+	}, build.TypeOptionsOf(f.factory, &api.Lease{}))
 }
 
 // Informer returns the factory's shared informer for Leases.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/coordination/v1alpha2"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // LeaseCandidateInformer gives access to the shared informer for LeaseCandidates
@@ -100,17 +99,21 @@ func NewLeaseCandidateInformerWithOptions(client kubernetes.Interface, namespace
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedLeaseCandidateInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) LeaseCandidateIndexInformer {
-	return newTypedLeaseCandidateInformer(client, namespace, options, nil)
+	return newTypedLeaseCandidateInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedLeaseCandidateInformer is NewTypedLeaseCandidateInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedLeaseCandidateInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) LeaseCandidateIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1alpha2", Resource: "leasecandidates"}, &api.LeaseCandidate{}, options, p,
+// newTypedLeaseCandidateInformer is NewTypedLeaseCandidateInformerWithOptions with
+// what the factory's options say of LeaseCandidates (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedLeaseCandidateInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) LeaseCandidateIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1alpha2", Resource: "leasecandidates"}, &api.LeaseCandidate{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoordinationV1alpha2().LeaseCandidates(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *leaseCandidateInformer) defaultInformer(client kubernetes.Interface, re
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.LeaseCandidate{}))
+	}, build.TypeOptionsOf(f.factory, &api.LeaseCandidate{}))
 }
 
 // Informer returns the factory's shared informer for LeaseCandidates.

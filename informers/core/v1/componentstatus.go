@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ComponentStatusInformer gives access to the shared informer for ComponentStatuses
@@ -99,17 +98,21 @@ func NewComponentStatusInformerWithOptions(client kubernetes.Interface, options 
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedComponentStatusInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ComponentStatusIndexInformer {
-	return newTypedComponentStatusInformer(client, options, nil)
+	return newTypedComponentStatusInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedComponentStatusInformer is NewTypedComponentStatusInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedComponentStatusInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ComponentStatusIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "componentstatuses"}, &api.ComponentStatus{}, options, p,
+// newTypedComponentStatusInformer is NewTypedComponentStatusInformerWithOptions with
+// what the factory's options say of ComponentStatuses (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedComponentStatusInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) ComponentStatusIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "componentstatuses"}, &api.ComponentStatus{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().ComponentStatuses().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *componentStatusInformer) defaultInformer(client kubernetes.Interface, r
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.ComponentStatus{}))
+	}, build.TypeOptionsOf(f.factory, &api.ComponentStatus{}))
 }
 
 // Informer returns the factory's shared informer for ComponentStatuses.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // EndpointsInformer gives access to the shared informer for Endpoints
@@ -100,17 +99,21 @@ func NewEndpointsInformerWithOptions(client kubernetes.Interface, namespace stri
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedEndpointsInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) EndpointsIndexInformer {
-	return newTypedEndpointsInformer(client, namespace, options, nil)
+	return newTypedEndpointsInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedEndpointsInformer is NewTypedEndpointsInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedEndpointsInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) EndpointsIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "endpoints"}, &api.Endpoints{}, options, p,
+// newTypedEndpointsInformer is NewTypedEndpointsInformerWithOptions with
+// what the factory's options say of Endpoints (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedEndpointsInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) EndpointsIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "endpoints"}, &api.Endpoints{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().Endpoints(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *endpointsInformer) defaultInformer(client kubernetes.Interface, resyncP
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.Endpoints{}))
+	}, build.TypeOptionsOf(f.factory, &api.Endpoints{}))
 }
 
 // Informer returns the factory's shared informer for Endpoints.

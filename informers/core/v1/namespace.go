@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // NamespaceInformer gives access to the shared informer for Namespaces
@@ -99,17 +98,21 @@ func NewNamespaceInformerWithOptions(client kubernetes.Interface, options intern
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedNamespaceInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) NamespaceIndexInformer {
-	return newTypedNamespaceInformer(client, options, nil)
+	return newTypedNamespaceInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedNamespaceInformer is NewTypedNamespaceInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedNamespaceInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) NamespaceIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "namespaces"}, &api.Namespace{}, options, p,
+// newTypedNamespaceInformer is NewTypedNamespaceInformerWithOptions with
+// what the factory's options say of Namespaces (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedNamespaceInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) NamespaceIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "namespaces"}, &api.Namespace{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().Namespaces().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *namespaceInformer) defaultInformer(client kubernetes.Interface, resyncP
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.Namespace{}))
+	}, build.TypeOptionsOf(f.factory, &api.Namespace{}))
 }
 
 // Informer returns the factory's shared informer for Namespaces.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // NodeInformer gives access to the shared informer for Nodes
@@ -99,17 +98,21 @@ func NewNodeInformerWithOptions(client kubernetes.Interface, options internalint
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedNodeInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) NodeIndexInformer {
-	return newTypedNodeInformer(client, options, nil)
+	return newTypedNodeInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedNodeInformer is NewTypedNodeInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedNodeInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) NodeIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "nodes"}, &api.Node{}, options, p,
+// newTypedNodeInformer is NewTypedNodeInformerWithOptions with
+// what the factory's options say of Nodes (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedNodeInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) NodeIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "nodes"}, &api.Node{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().Nodes().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *nodeInformer) defaultInformer(client kubernetes.Interface, resyncPeriod
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.Node{}))
+	}, build.TypeOptionsOf(f.factory, &api.Node{}))
 }
 
 // Informer returns the factory's shared informer for Nodes.

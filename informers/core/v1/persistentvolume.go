@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // PersistentVolumeInformer gives access to the shared informer for PersistentVolumes
@@ -99,17 +98,21 @@ func NewPersistentVolumeInformerWithOptions(client kubernetes.Interface, options
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedPersistentVolumeInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) PersistentVolumeIndexInformer {
-	return newTypedPersistentVolumeInformer(client, options, nil)
+	return newTypedPersistentVolumeInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedPersistentVolumeInformer is NewTypedPersistentVolumeInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedPersistentVolumeInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) PersistentVolumeIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "persistentvolumes"}, &api.PersistentVolume{}, options, p,
+// newTypedPersistentVolumeInformer is NewTypedPersistentVolumeInformerWithOptions with
+// what the factory's options say of PersistentVolumes (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedPersistentVolumeInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) PersistentVolumeIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "persistentvolumes"}, &api.PersistentVolume{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().PersistentVolumes().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *persistentVolumeInformer) defaultInformer(client kubernetes.Interface, 
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.PersistentVolume{}))
+	}, build.TypeOptionsOf(f.factory, &api.PersistentVolume{}))
 }
 
 // Informer returns the factory's shared informer for PersistentVolumes.

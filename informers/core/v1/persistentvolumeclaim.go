@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // PersistentVolumeClaimInformer gives access to the shared informer for PersistentVolumeClaims
@@ -100,17 +99,21 @@ func NewPersistentVolumeClaimInformerWithOptions(client kubernetes.Interface, na
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedPersistentVolumeClaimInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) PersistentVolumeClaimIndexInformer {
-	return newTypedPersistentVolumeClaimInformer(client, namespace, options, nil)
+	return newTypedPersistentVolumeClaimInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedPersistentVolumeClaimInformer is NewTypedPersistentVolumeClaimInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedPersistentVolumeClaimInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) PersistentVolumeClaimIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "persistentvolumeclaims"}, &api.PersistentVolumeClaim{}, options, p,
+// newTypedPersistentVolumeClaimInformer is NewTypedPersistentVolumeClaimInformerWithOptions with
+// what the factory's options say of PersistentVolumeClaims (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedPersistentVolumeClaimInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) PersistentVolumeClaimIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "persistentvolumeclaims"}, &api.PersistentVolumeClaim{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().PersistentVolumeClaims(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *persistentVolumeClaimInformer) defaultInformer(client kubernetes.Interf
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.PersistentVolumeClaim{}))
+	}, build.TypeOptionsOf(f.factory, &api.PersistentVolumeClaim{}))
 }
 
 // Informer returns the factory's shared informer for PersistentVolumeClaims.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // PodTemplateInformer gives access to the shared informer for PodTemplates
@@ -100,17 +99,21 @@ func NewPodTemplateInformerWithOptions(client kubernetes.Interface, namespace st
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedPodTemplateInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) PodTemplateIndexInformer {
-	return newTypedPodTemplateInformer(client, namespace, options, nil)
+	return newTypedPodTemplateInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedPodTemplateInformer is NewTypedPodTemplateInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedPodTemplateInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) PodTemplateIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "podtemplates"}, &api.PodTemplate{}, options, p,
+// newTypedPodTemplateInformer is NewTypedPodTemplateInformerWithOptions with
+// what the factory's options say of PodTemplates (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedPodTemplateInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) PodTemplateIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "podtemplates"}, &api.PodTemplate{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().PodTemplates(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *podTemplateInformer) defaultInformer(client kubernetes.Interface, resyn
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.PodTemplate{}))
+	}, build.TypeOptionsOf(f.factory, &api.PodTemplate{}))
 }
 
 // Informer returns the factory's shared informer for PodTemplates.

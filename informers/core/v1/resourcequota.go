@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ResourceQuotaInformer gives access to the shared informer for ResourceQuotas
@@ -100,17 +99,21 @@ func NewResourceQuotaInformerWithOptions(client kubernetes.Interface, namespace 
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedResourceQuotaInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ResourceQuotaIndexInformer {
-	return newTypedResourceQuotaInformer(client, namespace, options, nil)
+	return newTypedResourceQuotaInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedResourceQuotaInformer is NewTypedResourceQuotaInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedResourceQuotaInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) ResourceQuotaIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "resourcequotas"}, &api.ResourceQuota{}, options, p,
+// newTypedResourceQuotaInformer is NewTypedResourceQuotaInformerWithOptions with
+// what the factory's options say of ResourceQuotas (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedResourceQuotaInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) ResourceQuotaIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "resourcequotas"}, &api.ResourceQuota{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().ResourceQuotas(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *resourceQuotaInformer) defaultInformer(client kubernetes.Interface, res
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.ResourceQuota{}))
+	}, build.TypeOptionsOf(f.factory, &api.ResourceQuota{}))
 }
 
 // Informer returns the factory's shared informer for ResourceQuotas.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // SecretInformer gives access to the shared informer for Secrets
@@ -100,17 +99,21 @@ func NewSecretInformerWithOptions(client kubernetes.Interface, namespace string,
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedSecretInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) SecretIndexInformer {
-	return newTypedSecretInformer(client, namespace, options, nil)
+	return newTypedSecretInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedSecretInformer is NewTypedSecretInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedSecretInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) SecretIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "secrets"}, &api.Secret{}, options, p,
+// newTypedSecretInformer is NewTypedSecretInformerWithOptions with
+// what the factory's options say of Secrets (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedSecretInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) SecretIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "secrets"}, &api.Secret{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().Secrets(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *secretInformer) defaultInformer(client kubernetes.Interface, resyncPeri
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.Secret{}))
+	}, build.TypeOptionsOf(f.factory, &api.Secret{}))
 }
 
 // Informer returns the factory's shared informer for Secrets.

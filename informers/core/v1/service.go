@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/core/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ServiceInformer gives access to the shared informer for Services
@@ -100,17 +99,21 @@ func NewServiceInformerWithOptions(client kubernetes.Interface, namespace string
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedServiceInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ServiceIndexInformer {
-	return newTypedServiceInformer(client, namespace, options, nil)
+	return newTypedServiceInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedServiceInformer is NewTypedServiceInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedServiceInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) ServiceIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "services"}, &api.Service{}, options, p,
+// newTypedServiceInformer is NewTypedServiceInformerWithOptions with
+// what the factory's options say of Services (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedServiceInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) ServiceIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "", Version: "v1", Resource: "services"}, &api.Service{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().Services(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *serviceInformer) defaultInformer(client kubernetes.Interface, resyncPer
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.Service{}))
+	}, build.TypeOptionsOf(f.factory, &api.Service{}))
 }
 
 // Informer returns the factory's shared informer for Services.

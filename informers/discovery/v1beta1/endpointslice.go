@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/discovery/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // EndpointSliceInformer gives access to the shared informer for EndpointSlices
@@ -100,17 +99,21 @@ func NewEndpointSliceInformerWithOptions(client kubernetes.Interface, namespace 
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedEndpointSliceInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) EndpointSliceIndexInformer {
-	return newTypedEndpointSliceInformer(client, namespace, options, nil)
+	return newTypedEndpointSliceInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedEndpointSliceInformer is NewTypedEndpointSliceInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedEndpointSliceInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) EndpointSliceIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1beta1", Resource: "endpointslices"}, &api.EndpointSlice{}, options, p,
+// newTypedEndpointSliceInformer is NewTypedEndpointSliceInformerWithOptions with
+// what the factory's options say of EndpointSlices (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedEndpointSliceInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) EndpointSliceIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1beta1", Resource: "endpointslices"}, &api.EndpointSlice{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.DiscoveryV1beta1().EndpointSlices(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *endpointSliceInformer) defaultInformer(client kubernetes.Interface, res
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.EndpointSlice{}))
+	}, build.TypeOptionsOf(f.factory, &api.EndpointSlice{}))
 }
 
 // Informer returns the factory's shared informer for EndpointSlices.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/extensions/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // DeploymentInformer gives access to the shared informer for Deployments
@@ -100,17 +99,21 @@ func NewDeploymentInformerWithOptions(client kubernetes.Interface, namespace str
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedDeploymentInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) DeploymentIndexInformer {
-	return newTypedDeploymentInformer(client, namespace, options, nil)
+	return newTypedDeploymentInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedDeploymentInformer is NewTypedDeploymentInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedDeploymentInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) DeploymentIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "extensions", Version: "v1beta1", Resource: "deployments"}, &api.Deployment{}, options, p,
+// newTypedDeploymentInformer is NewTypedDeploymentInformerWithOptions with
+// what the factory's options say of Deployments (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedDeploymentInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) DeploymentIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "extensions", Version: "v1beta1", Resource: "deployments"}, &api.Deployment{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.ExtensionsV1beta1().Deployments(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *deploymentInformer) defaultInformer(client kubernetes.Interface, resync
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.Deployment{}))
+	}, build.TypeOptionsOf(f.factory, &api.Deployment{}))
 }
 
 // Informer returns the factory's shared informer for Deployments.

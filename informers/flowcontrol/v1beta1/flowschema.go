@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/flowcontrol/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // FlowSchemaInformer gives access to the shared informer for FlowSchemas
@@ -99,17 +98,21 @@ func NewFlowSchemaInformerWithOptions(client kubernetes.Interface, options inter
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedFlowSchemaInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) FlowSchemaIndexInformer {
-	return newTypedFlowSchemaInformer(client, options, nil)
+	return newTypedFlowSchemaInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedFlowSchemaInformer is NewTypedFlowSchemaInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedFlowSchemaInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) FlowSchemaIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta1", Resource: "flowschemas"}, &api.FlowSchema{}, options, p,
+// newTypedFlowSchemaInformer is NewTypedFlowSchemaInformerWithOptions with
+// what the factory's options say of FlowSchemas (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedFlowSchemaInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) FlowSchemaIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta1", Resource: "flowschemas"}, &api.FlowSchema{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.FlowcontrolV1beta1().FlowSchemas().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *flowSchemaInformer) defaultInformer(client kubernetes.Interface, resync
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.FlowSchema{}))
+	}, build.TypeOptionsOf(f.factory, &api.FlowSchema{}))
 }
 
 // Informer returns the factory's shared informer for FlowSchemas.

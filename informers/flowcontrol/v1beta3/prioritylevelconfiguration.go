@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/flowcontrol/v1beta3"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // PriorityLevelConfigurationInformer gives access to the shared informer for PriorityLevelConfigurations
@@ -99,17 +98,21 @@ func NewPriorityLevelConfigurationInformerWithOptions(client kubernetes.Interfac
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedPriorityLevelConfigurationInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) PriorityLevelConfigurationIndexInformer {
-	return newTypedPriorityLevelConfigurationInformer(client, options, nil)
+	return newTypedPriorityLevelConfigurationInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedPriorityLevelConfigurationInformer is NewTypedPriorityLevelConfigurationInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedPriorityLevelConfigurationInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) PriorityLevelConfigurationIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta3", Resource: "prioritylevelconfigurations"}, &api.PriorityLevelConfiguration{}, options, p,
+// newTypedPriorityLevelConfigurationInformer is NewTypedPriorityLevelConfigurationInformerWithOptions with
+// what the factory's options say of PriorityLevelConfigurations (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedPriorityLevelConfigurationInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) PriorityLevelConfigurationIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta3", Resource: "prioritylevelconfigurations"}, &api.PriorityLevelConfiguration{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.FlowcontrolV1beta3().PriorityLevelConfigurations().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *priorityLevelConfigurationInformer) defaultInformer(client kubernetes.I
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.PriorityLevelConfiguration{}))
+	}, build.TypeOptionsOf(f.factory, &api.PriorityLevelConfiguration{}))
 }
 
 // Informer returns the factory's shared informer for PriorityLevelConfigurations.

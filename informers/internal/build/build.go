@@ -6,6 +6,7 @@ package build
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ListFunc lists one resource through the clientset.
@@ -43,45 +43,55 @@ var errNoClient = errors.New("informers: informer was built with a nil client")
 // the reflector reports and retries.
 //
 // When wire is not nil and client is a *kubernetes.Clientset whose group REST
-// client wire reaches is a *rest.RESTClient, LIST and WATCH go through that
-// REST client instead of list and watch, asking for protobuf (AcceptProtobuf)
-// whatever content type the clientset was configured with, and decoding the
-// media type the server answers in. Otherwise (fake clientsets, wrappers of a
-// clientset, a nil REST client) list and watch are used as given.
+// client wire reaches is a *rest.RESTClient, LIST and WATCH go through a REST
+// client derived from that one instead of list and watch, asking for
+// protobuf (AcceptProtobuf) whatever content type the clientset was
+// configured with, and decoding the media type the server answers in:
+// protobuf by the generated decoders of internal/pbdecode, which give the
+// objects apimachinery's decoder gives, or, when o.APIMachineryDecoding, by
+// apimachinery's. Otherwise (fake clientsets, wrappers of a clientset, a
+// nil REST client) list and watch are used as given, and decode as the
+// clientset does.
 //
-// A non-nil proj makes the informer keep only proj's fields: through the
-// REST client, with a transport that projects the answers on the wire
+// A non-nil o.Projection makes the informer keep only its fields: through
+// the REST client, with a transport that projects the answers on the wire
 // (projection.Transport); through list and watch, by projecting each
 // decoded object (projection.Projection.Apply). A projection naming a field
 // example's type does not have makes every LIST and WATCH fail with that
-// error. The informer's snapshots are tied to proj's fingerprint, and the
-// objects its transform leaves without proj's marker are refused
-// (projection.Projection.CheckMarked, cache.SharedIndexInformerOptions.TransformCheck).
-func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionResource, example T, options internalinterfaces.InformerOptions, proj *projection.Projection, list ListFunc, watchFn WatchFunc, wire *Wire) cache.TypedSharedIndexInformer[T] {
+// error. The informer's snapshots are tied to the projection's fingerprint,
+// and the objects its transform leaves without the projection's marker are
+// refused (projection.Projection.CheckMarked,
+// cache.SharedIndexInformerOptions.TransformCheck).
+func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionResource, example T, options internalinterfaces.InformerOptions, o TypeOptions, list ListFunc, watchFn WatchFunc, wire *Wire) cache.TypedSharedIndexInformer[T] {
 	var c any
 	if client != nil {
 		c = client
 	}
-	rc := wire.restClientFor(c)
-	switch p := proj; {
-	case p != nil && rc != nil:
-		prc, err := projectedRESTClient(rc, p, example)
-		if err != nil {
-			list, watchFn = FailingList(err), FailingWatch(err)
-			break
+	proj := o.Projection
+	switch rc := wire.restClientFor(c); {
+	case rc != nil:
+		var wrap func(http.RoundTripper) (http.RoundTripper, error)
+		if proj != nil {
+			wrap = projectedTransport(proj, example)
 		}
-		wc := &wireClient{rc: prc, namespace: wire.Namespace, resource: wire.Resource, newList: wire.NewList}
+		if wrap != nil || !o.APIMachineryDecoding {
+			// Otherwise rc itself decodes with apimachinery's decoder.
+			derived, err := derivedRESTClient(rc, wrap, clientSerializer(o.APIMachineryDecoding))
+			if err != nil {
+				list, watchFn = FailingList(err), FailingWatch(err)
+				break
+			}
+			rc = derived
+		}
+		wc := &wireClient{rc: rc, namespace: wire.Namespace, resource: wire.Resource, newList: wire.NewList}
 		list, watchFn = wc.list, wc.watch
-	case p != nil:
-		if err := p.Check(example); err != nil {
+	case proj != nil:
+		if err := proj.Check(example); err != nil {
 			// The projection names fields the type does not have.
 			list, watchFn = FailingList(err), FailingWatch(err)
 			break
 		}
-		list, watchFn = ProjectingList(list, p), ProjectingWatch(watchFn, p)
-	case rc != nil:
-		wc := &wireClient{rc: rc, namespace: wire.Namespace, resource: wire.Resource, newList: wire.NewList}
-		list, watchFn = wc.list, wc.watch
+		list, watchFn = ProjectingList(list, proj), ProjectingWatch(watchFn, proj)
 	}
 	informer := cache.NewSharedIndexInformerWithOptions(
 		ListerWatcher(c, options.TweakListOptions, list, watchFn),
@@ -94,9 +104,9 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 	)
 	if proj != nil {
 		// The informer is new and not running: these cannot fail.
-		_ = cache.ConfigureInformer(informer, func(o *cache.SharedIndexInformerOptions) {
-			o.SnapshotProjection = proj.Fingerprint()
-			o.TransformCheck = proj.CheckMarked
+		_ = cache.ConfigureInformer(informer, func(opts *cache.SharedIndexInformerOptions) {
+			opts.SnapshotProjection = proj.Fingerprint()
+			opts.TransformCheck = proj.CheckMarked
 		})
 	}
 	return cache.NewTypedSharedIndexInformer[T](informer)

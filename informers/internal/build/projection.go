@@ -9,56 +9,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 
-	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	"github.com/kinformer/kinformer/projection"
 )
 
-// ProjectionOf returns the projection factory keeps for objects of obj's
-// type (informers.WithProjection), or nil when it keeps none or is a
-// factory that does not say. The generated informers call it when they
-// build the factory's informer of their type.
-func ProjectionOf(factory internalinterfaces.SharedInformerFactory, obj runtime.Object) *projection.Projection {
-	if f, ok := factory.(interface {
-		ProjectionFor(obj runtime.Object) *projection.Projection
-	}); ok {
-		return f.ProjectionFor(obj)
-	}
-	return nil
-}
-
-// projectedRESTClient returns a REST client reaching what rc reaches, with
-// rc's rate limiter, whose HTTP client sends requests through rc's and
+// projectedTransport returns the wrapper of a REST client's transport that
 // projects the answers with p (projection.Transport for example's type).
-func projectedRESTClient(rc *rest.RESTClient, p *projection.Projection, example runtime.Object) (*rest.RESTClient, error) {
-	next := http.DefaultTransport
-	var httpClient http.Client
-	if rc.Client != nil {
-		httpClient = *rc.Client
-		if rc.Client.Transport != nil {
-			next = rc.Client.Transport
-		}
+func projectedTransport(p *projection.Projection, example runtime.Object) func(http.RoundTripper) (http.RoundTripper, error) {
+	return func(next http.RoundTripper) (http.RoundTripper, error) {
+		return p.Transport(next, example)
 	}
-	rt, err := p.Transport(next, example)
-	if err != nil {
-		return nil, err
-	}
-	httpClient.Transport = rt
-	// A request without resource or namespace has rc's base URL, its
-	// path ending with rc's versioned API path: that path is the new
-	// client's versioned API path, under the server's root.
-	u := rc.Get().URL()
-	versionedAPIPath := u.Path
-	u.Path, u.RawQuery = "/", ""
-	gv := rc.APIVersion()
-	return rest.NewRESTClient(u, versionedAPIPath, rest.ClientContentConfig{
-		AcceptContentTypes: AcceptProtobuf,
-		ContentType:        runtime.ContentTypeJSON,
-		GroupVersion:       gv,
-		Negotiator:         runtime.NewClientNegotiator(rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion(), gv),
-	}, rc.GetRateLimiter(), &httpClient)
 }
 
 // FailingList and FailingWatch are the list and watch of an informer whose

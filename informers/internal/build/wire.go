@@ -2,6 +2,7 @@ package build
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,6 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+
+	"github.com/kinformer/kinformer/internal/pbdecode"
 )
 
 // AcceptProtobuf is the Accept header the informers of built-in types send on
@@ -56,6 +59,63 @@ func (w *Wire) restClientFor(client any) *rest.RESTClient {
 		return nil
 	}
 	return rc
+}
+
+// clientSerializer returns the negotiated serializer the informers' REST
+// clients decode with: that of client-go's generated clients
+// (rest.CodecFactoryForGeneratedClient(scheme.Scheme,
+// scheme.Codecs).WithoutConversion(), as the clientset's own REST clients
+// have), wrapped, unless apimachineryDecoding, by
+// pbdecode.NewNegotiatedSerializer so that protobuf answers are decoded by
+// the generated decoders, giving the same objects.
+func clientSerializer(apimachineryDecoding bool) runtime.NegotiatedSerializer {
+	ns := rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()
+	if apimachineryDecoding {
+		return ns
+	}
+	return pbdecode.NewNegotiatedSerializer(scheme.Scheme, ns)
+}
+
+// derivedRESTClient returns a REST client reaching what rc reaches (rc's
+// base URL, with the path prefix of a proxy in front of the server if any,
+// and rc's versioned API path), with rc's rate limiter and HTTP client
+// (authentication, TLS and user agent are in its transport), decoding with
+// ns. When wrap is not nil, the HTTP client is a copy of rc's whose
+// transport is wrap of rc's (of http.DefaultTransport when rc's has none).
+// rc's warning handler cannot be read from outside client-go: the new
+// client's requests report warnings to client-go's default handler, as rc's
+// do unless its config set one.
+func derivedRESTClient(rc *rest.RESTClient, wrap func(http.RoundTripper) (http.RoundTripper, error), ns runtime.NegotiatedSerializer) (*rest.RESTClient, error) {
+	httpClient := rc.Client
+	if wrap != nil {
+		next := http.DefaultTransport
+		var copied http.Client
+		if rc.Client != nil {
+			copied = *rc.Client
+			if rc.Client.Transport != nil {
+				next = rc.Client.Transport
+			}
+		}
+		rt, err := wrap(next)
+		if err != nil {
+			return nil, err
+		}
+		copied.Transport = rt
+		httpClient = &copied
+	}
+	// A request without resource or namespace has rc's base URL, its
+	// path ending with rc's versioned API path: that path is the new
+	// client's versioned API path, under the server's root.
+	u := rc.Get().URL()
+	versionedAPIPath := u.Path
+	u.Path, u.RawPath, u.RawQuery = "/", "", ""
+	gv := rc.APIVersion()
+	return rest.NewRESTClient(u, versionedAPIPath, rest.ClientContentConfig{
+		AcceptContentTypes: AcceptProtobuf,
+		ContentType:        runtime.ContentTypeJSON,
+		GroupVersion:       gv,
+		Negotiator:         runtime.NewClientNegotiator(ns, gv),
+	}, rc.GetRateLimiter(), httpClient)
 }
 
 // wireClient lists and watches one resource through a REST client, asking

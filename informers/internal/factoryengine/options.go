@@ -64,6 +64,11 @@ type Options[K comparable] struct {
 	// (WithProjection).
 	Projections map[K]Projection
 
+	// APIMachineryDecoding marks keys whose informers decode protobuf with
+	// apimachinery's decoder instead of kinformer's generated decoders
+	// (the typed factory's WithAPIMachineryDecoding).
+	APIMachineryDecoding map[K]bool
+
 	// ListAdmission admits the informers' lists (WithListAdmission); nil
 	// turns admission off once ListAdmissionSet. Without the option,
 	// Default gives the factory its own.
@@ -117,6 +122,17 @@ func (o *Options[K]) MarkSensitive(keys ...K) {
 			o.Sensitive = map[K]bool{}
 		}
 		o.Sensitive[key] = true
+	}
+}
+
+// DecodeWithAPIMachinery makes keys' informers decode protobuf with
+// apimachinery's decoder.
+func (o *Options[K]) DecodeWithAPIMachinery(keys ...K) {
+	for _, key := range keys {
+		if o.APIMachineryDecoding == nil {
+			o.APIMachineryDecoding = map[K]bool{}
+		}
+		o.APIMachineryDecoding[key] = true
 	}
 }
 

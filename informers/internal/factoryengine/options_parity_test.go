@@ -22,6 +22,10 @@ var factoryPackages = map[string]string{
 // why. Every other With... option of one factory package must exist in the
 // other two.
 var notApplicable = map[string]map[string]string{
+	"WithAPIMachineryDecoding": {
+		"dynamic":  "kinformer's generated decoders decode the typed informers' protobuf; dynamic informers decode through the dynamic client, never with them",
+		"metadata": "kinformer's generated decoders decode the typed informers' protobuf; metadata informers decode through the metadata client, never with them",
+	},
 	"WithCustomResyncConfig": {
 		"dynamic":  "client-go's option of the typed factory, keyed by example objects; the dynamic factory has one resync period",
 		"metadata": "client-go's option of the typed factory, keyed by example objects; the metadata factory has one resync period",

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/lifecycle/v1alpha1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // EvictionInformer gives access to the shared informer for Evictions
@@ -100,17 +99,21 @@ func NewEvictionInformerWithOptions(client kubernetes.Interface, namespace strin
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedEvictionInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) EvictionIndexInformer {
-	return newTypedEvictionInformer(client, namespace, options, nil)
+	return newTypedEvictionInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedEvictionInformer is NewTypedEvictionInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedEvictionInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) EvictionIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "lifecycle.k8s.io", Version: "v1alpha1", Resource: "evictions"}, &api.Eviction{}, options, p,
+// newTypedEvictionInformer is NewTypedEvictionInformerWithOptions with
+// what the factory's options say of Evictions (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedEvictionInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) EvictionIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "lifecycle.k8s.io", Version: "v1alpha1", Resource: "evictions"}, &api.Eviction{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.LifecycleV1alpha1().Evictions(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *evictionInformer) defaultInformer(client kubernetes.Interface, resyncPe
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.Eviction{}))
+	}, build.TypeOptionsOf(f.factory, &api.Eviction{}))
 }
 
 // Informer returns the factory's shared informer for Evictions.

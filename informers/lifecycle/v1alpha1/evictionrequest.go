@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/lifecycle/v1alpha1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // EvictionRequestInformer gives access to the shared informer for EvictionRequests
@@ -100,17 +99,21 @@ func NewEvictionRequestInformerWithOptions(client kubernetes.Interface, namespac
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedEvictionRequestInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) EvictionRequestIndexInformer {
-	return newTypedEvictionRequestInformer(client, namespace, options, nil)
+	return newTypedEvictionRequestInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedEvictionRequestInformer is NewTypedEvictionRequestInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedEvictionRequestInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) EvictionRequestIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "lifecycle.k8s.io", Version: "v1alpha1", Resource: "evictionrequests"}, &api.EvictionRequest{}, options, p,
+// newTypedEvictionRequestInformer is NewTypedEvictionRequestInformerWithOptions with
+// what the factory's options say of EvictionRequests (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedEvictionRequestInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) EvictionRequestIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "lifecycle.k8s.io", Version: "v1alpha1", Resource: "evictionrequests"}, &api.EvictionRequest{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.LifecycleV1alpha1().EvictionRequests(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *evictionRequestInformer) defaultInformer(client kubernetes.Interface, r
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.EvictionRequest{}))
+	}, build.TypeOptionsOf(f.factory, &api.EvictionRequest{}))
 }
 
 // Informer returns the factory's shared informer for EvictionRequests.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/networking/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // IngressInformer gives access to the shared informer for Ingresses
@@ -100,17 +99,21 @@ func NewIngressInformerWithOptions(client kubernetes.Interface, namespace string
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedIngressInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) IngressIndexInformer {
-	return newTypedIngressInformer(client, namespace, options, nil)
+	return newTypedIngressInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedIngressInformer is NewTypedIngressInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedIngressInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) IngressIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}, &api.Ingress{}, options, p,
+// newTypedIngressInformer is NewTypedIngressInformerWithOptions with
+// what the factory's options say of Ingresses (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedIngressInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) IngressIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}, &api.Ingress{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.NetworkingV1().Ingresses(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *ingressInformer) defaultInformer(client kubernetes.Interface, resyncPer
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.Ingress{}))
+	}, build.TypeOptionsOf(f.factory, &api.Ingress{}))
 }
 
 // Informer returns the factory's shared informer for Ingresses.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/networking/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // IngressClassInformer gives access to the shared informer for IngressClasses
@@ -99,17 +98,21 @@ func NewIngressClassInformerWithOptions(client kubernetes.Interface, options int
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedIngressClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) IngressClassIndexInformer {
-	return newTypedIngressClassInformer(client, options, nil)
+	return newTypedIngressClassInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedIngressClassInformer is NewTypedIngressClassInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedIngressClassInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) IngressClassIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1beta1", Resource: "ingressclasses"}, &api.IngressClass{}, options, p,
+// newTypedIngressClassInformer is NewTypedIngressClassInformerWithOptions with
+// what the factory's options say of IngressClasses (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedIngressClassInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) IngressClassIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1beta1", Resource: "ingressclasses"}, &api.IngressClass{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.NetworkingV1beta1().IngressClasses().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *ingressClassInformer) defaultInformer(client kubernetes.Interface, resy
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.IngressClass{}))
+	}, build.TypeOptionsOf(f.factory, &api.IngressClass{}))
 }
 
 // Informer returns the factory's shared informer for IngressClasses.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/networking/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // IPAddressInformer gives access to the shared informer for IPAddresses
@@ -99,17 +98,21 @@ func NewIPAddressInformerWithOptions(client kubernetes.Interface, options intern
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedIPAddressInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) IPAddressIndexInformer {
-	return newTypedIPAddressInformer(client, options, nil)
+	return newTypedIPAddressInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedIPAddressInformer is NewTypedIPAddressInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedIPAddressInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) IPAddressIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1beta1", Resource: "ipaddresses"}, &api.IPAddress{}, options, p,
+// newTypedIPAddressInformer is NewTypedIPAddressInformerWithOptions with
+// what the factory's options say of IPAddresses (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedIPAddressInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) IPAddressIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1beta1", Resource: "ipaddresses"}, &api.IPAddress{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.NetworkingV1beta1().IPAddresses().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *ipAddressInformer) defaultInformer(client kubernetes.Interface, resyncP
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.IPAddress{}))
+	}, build.TypeOptionsOf(f.factory, &api.IPAddress{}))
 }
 
 // Informer returns the factory's shared informer for IPAddresses.

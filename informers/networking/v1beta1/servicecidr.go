@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/networking/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ServiceCIDRInformer gives access to the shared informer for ServiceCIDRs
@@ -99,17 +98,21 @@ func NewServiceCIDRInformerWithOptions(client kubernetes.Interface, options inte
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedServiceCIDRInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ServiceCIDRIndexInformer {
-	return newTypedServiceCIDRInformer(client, options, nil)
+	return newTypedServiceCIDRInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedServiceCIDRInformer is NewTypedServiceCIDRInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedServiceCIDRInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ServiceCIDRIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1beta1", Resource: "servicecidrs"}, &api.ServiceCIDR{}, options, p,
+// newTypedServiceCIDRInformer is NewTypedServiceCIDRInformerWithOptions with
+// what the factory's options say of ServiceCIDRs (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedServiceCIDRInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) ServiceCIDRIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1beta1", Resource: "servicecidrs"}, &api.ServiceCIDR{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.NetworkingV1beta1().ServiceCIDRs().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *serviceCIDRInformer) defaultInformer(client kubernetes.Interface, resyn
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.ServiceCIDR{}))
+	}, build.TypeOptionsOf(f.factory, &api.ServiceCIDR{}))
 }
 
 // Informer returns the factory's shared informer for ServiceCIDRs.

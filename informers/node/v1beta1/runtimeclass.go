@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/node/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // RuntimeClassInformer gives access to the shared informer for RuntimeClasses
@@ -99,17 +98,21 @@ func NewRuntimeClassInformerWithOptions(client kubernetes.Interface, options int
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedRuntimeClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) RuntimeClassIndexInformer {
-	return newTypedRuntimeClassInformer(client, options, nil)
+	return newTypedRuntimeClassInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedRuntimeClassInformer is NewTypedRuntimeClassInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedRuntimeClassInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) RuntimeClassIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1beta1", Resource: "runtimeclasses"}, &api.RuntimeClass{}, options, p,
+// newTypedRuntimeClassInformer is NewTypedRuntimeClassInformerWithOptions with
+// what the factory's options say of RuntimeClasses (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedRuntimeClassInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) RuntimeClassIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1beta1", Resource: "runtimeclasses"}, &api.RuntimeClass{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.NodeV1beta1().RuntimeClasses().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *runtimeClassInformer) defaultInformer(client kubernetes.Interface, resy
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.RuntimeClass{}))
+	}, build.TypeOptionsOf(f.factory, &api.RuntimeClass{}))
 }
 
 // Informer returns the factory's shared informer for RuntimeClasses.

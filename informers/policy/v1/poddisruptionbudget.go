@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/policy/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // PodDisruptionBudgetInformer gives access to the shared informer for PodDisruptionBudgets
@@ -100,17 +99,21 @@ func NewPodDisruptionBudgetInformerWithOptions(client kubernetes.Interface, name
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedPodDisruptionBudgetInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) PodDisruptionBudgetIndexInformer {
-	return newTypedPodDisruptionBudgetInformer(client, namespace, options, nil)
+	return newTypedPodDisruptionBudgetInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedPodDisruptionBudgetInformer is NewTypedPodDisruptionBudgetInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedPodDisruptionBudgetInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) PodDisruptionBudgetIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}, &api.PodDisruptionBudget{}, options, p,
+// newTypedPodDisruptionBudgetInformer is NewTypedPodDisruptionBudgetInformerWithOptions with
+// what the factory's options say of PodDisruptionBudgets (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedPodDisruptionBudgetInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) PodDisruptionBudgetIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}, &api.PodDisruptionBudget{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.PolicyV1().PodDisruptionBudgets(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *podDisruptionBudgetInformer) defaultInformer(client kubernetes.Interfac
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.PodDisruptionBudget{}))
+	}, build.TypeOptionsOf(f.factory, &api.PodDisruptionBudget{}))
 }
 
 // Informer returns the factory's shared informer for PodDisruptionBudgets.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/rbac/v1alpha1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ClusterRoleInformer gives access to the shared informer for ClusterRoles
@@ -99,17 +98,21 @@ func NewClusterRoleInformerWithOptions(client kubernetes.Interface, options inte
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedClusterRoleInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ClusterRoleIndexInformer {
-	return newTypedClusterRoleInformer(client, options, nil)
+	return newTypedClusterRoleInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedClusterRoleInformer is NewTypedClusterRoleInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedClusterRoleInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ClusterRoleIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "clusterroles"}, &api.ClusterRole{}, options, p,
+// newTypedClusterRoleInformer is NewTypedClusterRoleInformerWithOptions with
+// what the factory's options say of ClusterRoles (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedClusterRoleInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) ClusterRoleIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "clusterroles"}, &api.ClusterRole{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.RbacV1alpha1().ClusterRoles().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *clusterRoleInformer) defaultInformer(client kubernetes.Interface, resyn
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.ClusterRole{}))
+	}, build.TypeOptionsOf(f.factory, &api.ClusterRole{}))
 }
 
 // Informer returns the factory's shared informer for ClusterRoles.

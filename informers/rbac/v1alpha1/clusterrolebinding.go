@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/rbac/v1alpha1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ClusterRoleBindingInformer gives access to the shared informer for ClusterRoleBindings
@@ -99,17 +98,21 @@ func NewClusterRoleBindingInformerWithOptions(client kubernetes.Interface, optio
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedClusterRoleBindingInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ClusterRoleBindingIndexInformer {
-	return newTypedClusterRoleBindingInformer(client, options, nil)
+	return newTypedClusterRoleBindingInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedClusterRoleBindingInformer is NewTypedClusterRoleBindingInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedClusterRoleBindingInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ClusterRoleBindingIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "clusterrolebindings"}, &api.ClusterRoleBinding{}, options, p,
+// newTypedClusterRoleBindingInformer is NewTypedClusterRoleBindingInformerWithOptions with
+// what the factory's options say of ClusterRoleBindings (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedClusterRoleBindingInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) ClusterRoleBindingIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "clusterrolebindings"}, &api.ClusterRoleBinding{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.RbacV1alpha1().ClusterRoleBindings().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *clusterRoleBindingInformer) defaultInformer(client kubernetes.Interface
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.ClusterRoleBinding{}))
+	}, build.TypeOptionsOf(f.factory, &api.ClusterRoleBinding{}))
 }
 
 // Informer returns the factory's shared informer for ClusterRoleBindings.

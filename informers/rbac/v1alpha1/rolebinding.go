@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/rbac/v1alpha1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // RoleBindingInformer gives access to the shared informer for RoleBindings
@@ -100,17 +99,21 @@ func NewRoleBindingInformerWithOptions(client kubernetes.Interface, namespace st
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedRoleBindingInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) RoleBindingIndexInformer {
-	return newTypedRoleBindingInformer(client, namespace, options, nil)
+	return newTypedRoleBindingInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedRoleBindingInformer is NewTypedRoleBindingInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedRoleBindingInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) RoleBindingIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "rolebindings"}, &api.RoleBinding{}, options, p,
+// newTypedRoleBindingInformer is NewTypedRoleBindingInformerWithOptions with
+// what the factory's options say of RoleBindings (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedRoleBindingInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) RoleBindingIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Resource: "rolebindings"}, &api.RoleBinding{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.RbacV1alpha1().RoleBindings(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *roleBindingInformer) defaultInformer(client kubernetes.Interface, resyn
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.RoleBinding{}))
+	}, build.TypeOptionsOf(f.factory, &api.RoleBinding{}))
 }
 
 // Informer returns the factory's shared informer for RoleBindings.

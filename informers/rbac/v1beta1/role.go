@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/rbac/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // RoleInformer gives access to the shared informer for Roles
@@ -100,17 +99,21 @@ func NewRoleInformerWithOptions(client kubernetes.Interface, namespace string, o
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedRoleInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) RoleIndexInformer {
-	return newTypedRoleInformer(client, namespace, options, nil)
+	return newTypedRoleInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedRoleInformer is NewTypedRoleInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedRoleInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) RoleIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1beta1", Resource: "roles"}, &api.Role{}, options, p,
+// newTypedRoleInformer is NewTypedRoleInformerWithOptions with
+// what the factory's options say of Roles (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedRoleInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) RoleIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1beta1", Resource: "roles"}, &api.Role{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.RbacV1beta1().Roles(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *roleInformer) defaultInformer(client kubernetes.Interface, resyncPeriod
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.Role{}))
+	}, build.TypeOptionsOf(f.factory, &api.Role{}))
 }
 
 // Informer returns the factory's shared informer for Roles.

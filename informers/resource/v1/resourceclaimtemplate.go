@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/resource/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ResourceClaimTemplateInformer gives access to the shared informer for ResourceClaimTemplates
@@ -100,17 +99,21 @@ func NewResourceClaimTemplateInformerWithOptions(client kubernetes.Interface, na
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedResourceClaimTemplateInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ResourceClaimTemplateIndexInformer {
-	return newTypedResourceClaimTemplateInformer(client, namespace, options, nil)
+	return newTypedResourceClaimTemplateInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedResourceClaimTemplateInformer is NewTypedResourceClaimTemplateInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedResourceClaimTemplateInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) ResourceClaimTemplateIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaimtemplates"}, &api.ResourceClaimTemplate{}, options, p,
+// newTypedResourceClaimTemplateInformer is NewTypedResourceClaimTemplateInformerWithOptions with
+// what the factory's options say of ResourceClaimTemplates (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedResourceClaimTemplateInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) ResourceClaimTemplateIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaimtemplates"}, &api.ResourceClaimTemplate{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.ResourceV1().ResourceClaimTemplates(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *resourceClaimTemplateInformer) defaultInformer(client kubernetes.Interf
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.ResourceClaimTemplate{}))
+	}, build.TypeOptionsOf(f.factory, &api.ResourceClaimTemplate{}))
 }
 
 // Informer returns the factory's shared informer for ResourceClaimTemplates.

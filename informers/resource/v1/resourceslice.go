@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/resource/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ResourceSliceInformer gives access to the shared informer for ResourceSlices
@@ -99,17 +98,21 @@ func NewResourceSliceInformerWithOptions(client kubernetes.Interface, options in
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedResourceSliceInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ResourceSliceIndexInformer {
-	return newTypedResourceSliceInformer(client, options, nil)
+	return newTypedResourceSliceInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedResourceSliceInformer is NewTypedResourceSliceInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedResourceSliceInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ResourceSliceIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceslices"}, &api.ResourceSlice{}, options, p,
+// newTypedResourceSliceInformer is NewTypedResourceSliceInformerWithOptions with
+// what the factory's options say of ResourceSlices (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedResourceSliceInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) ResourceSliceIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceslices"}, &api.ResourceSlice{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.ResourceV1().ResourceSlices().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *resourceSliceInformer) defaultInformer(client kubernetes.Interface, res
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.ResourceSlice{}))
+	}, build.TypeOptionsOf(f.factory, &api.ResourceSlice{}))
 }
 
 // Informer returns the factory's shared informer for ResourceSlices.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/resource/v1alpha3"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // DeviceTaintRuleInformer gives access to the shared informer for DeviceTaintRules
@@ -99,17 +98,21 @@ func NewDeviceTaintRuleInformerWithOptions(client kubernetes.Interface, options 
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedDeviceTaintRuleInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) DeviceTaintRuleIndexInformer {
-	return newTypedDeviceTaintRuleInformer(client, options, nil)
+	return newTypedDeviceTaintRuleInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedDeviceTaintRuleInformer is NewTypedDeviceTaintRuleInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedDeviceTaintRuleInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) DeviceTaintRuleIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1alpha3", Resource: "devicetaintrules"}, &api.DeviceTaintRule{}, options, p,
+// newTypedDeviceTaintRuleInformer is NewTypedDeviceTaintRuleInformerWithOptions with
+// what the factory's options say of DeviceTaintRules (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedDeviceTaintRuleInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) DeviceTaintRuleIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1alpha3", Resource: "devicetaintrules"}, &api.DeviceTaintRule{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.ResourceV1alpha3().DeviceTaintRules().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *deviceTaintRuleInformer) defaultInformer(client kubernetes.Interface, r
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.DeviceTaintRule{}))
+	}, build.TypeOptionsOf(f.factory, &api.DeviceTaintRule{}))
 }
 
 // Informer returns the factory's shared informer for DeviceTaintRules.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/resource/v1alpha3"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ResourcePoolStatusRequestInformer gives access to the shared informer for ResourcePoolStatusRequests
@@ -99,17 +98,21 @@ func NewResourcePoolStatusRequestInformerWithOptions(client kubernetes.Interface
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedResourcePoolStatusRequestInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) ResourcePoolStatusRequestIndexInformer {
-	return newTypedResourcePoolStatusRequestInformer(client, options, nil)
+	return newTypedResourcePoolStatusRequestInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedResourcePoolStatusRequestInformer is NewTypedResourcePoolStatusRequestInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedResourcePoolStatusRequestInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) ResourcePoolStatusRequestIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1alpha3", Resource: "resourcepoolstatusrequests"}, &api.ResourcePoolStatusRequest{}, options, p,
+// newTypedResourcePoolStatusRequestInformer is NewTypedResourcePoolStatusRequestInformerWithOptions with
+// what the factory's options say of ResourcePoolStatusRequests (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedResourcePoolStatusRequestInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) ResourcePoolStatusRequestIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1alpha3", Resource: "resourcepoolstatusrequests"}, &api.ResourcePoolStatusRequest{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.ResourceV1alpha3().ResourcePoolStatusRequests().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *resourcePoolStatusRequestInformer) defaultInformer(client kubernetes.In
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.ResourcePoolStatusRequest{}))
+	}, build.TypeOptionsOf(f.factory, &api.ResourcePoolStatusRequest{}))
 }
 
 // Informer returns the factory's shared informer for ResourcePoolStatusRequests.

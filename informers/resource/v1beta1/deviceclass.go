@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/resource/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // DeviceClassInformer gives access to the shared informer for DeviceClasses
@@ -99,17 +98,21 @@ func NewDeviceClassInformerWithOptions(client kubernetes.Interface, options inte
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedDeviceClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) DeviceClassIndexInformer {
-	return newTypedDeviceClassInformer(client, options, nil)
+	return newTypedDeviceClassInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedDeviceClassInformer is NewTypedDeviceClassInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedDeviceClassInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) DeviceClassIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta1", Resource: "deviceclasses"}, &api.DeviceClass{}, options, p,
+// newTypedDeviceClassInformer is NewTypedDeviceClassInformerWithOptions with
+// what the factory's options say of DeviceClasses (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedDeviceClassInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) DeviceClassIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta1", Resource: "deviceclasses"}, &api.DeviceClass{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.ResourceV1beta1().DeviceClasses().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *deviceClassInformer) defaultInformer(client kubernetes.Interface, resyn
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.DeviceClass{}))
+	}, build.TypeOptionsOf(f.factory, &api.DeviceClass{}))
 }
 
 // Informer returns the factory's shared informer for DeviceClasses.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/resource/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // ResourceClaimInformer gives access to the shared informer for ResourceClaims
@@ -100,17 +99,21 @@ func NewResourceClaimInformerWithOptions(client kubernetes.Interface, namespace 
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedResourceClaimInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) ResourceClaimIndexInformer {
-	return newTypedResourceClaimInformer(client, namespace, options, nil)
+	return newTypedResourceClaimInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedResourceClaimInformer is NewTypedResourceClaimInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedResourceClaimInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) ResourceClaimIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta1", Resource: "resourceclaims"}, &api.ResourceClaim{}, options, p,
+// newTypedResourceClaimInformer is NewTypedResourceClaimInformerWithOptions with
+// what the factory's options say of ResourceClaims (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedResourceClaimInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) ResourceClaimIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1beta1", Resource: "resourceclaims"}, &api.ResourceClaim{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.ResourceV1beta1().ResourceClaims(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *resourceClaimInformer) defaultInformer(client kubernetes.Interface, res
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.ResourceClaim{}))
+	}, build.TypeOptionsOf(f.factory, &api.ResourceClaim{}))
 }
 
 // Informer returns the factory's shared informer for ResourceClaims.

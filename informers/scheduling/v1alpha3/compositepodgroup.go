@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/scheduling/v1alpha3"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // CompositePodGroupInformer gives access to the shared informer for CompositePodGroups
@@ -100,17 +99,21 @@ func NewCompositePodGroupInformerWithOptions(client kubernetes.Interface, namesp
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedCompositePodGroupInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) CompositePodGroupIndexInformer {
-	return newTypedCompositePodGroupInformer(client, namespace, options, nil)
+	return newTypedCompositePodGroupInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedCompositePodGroupInformer is NewTypedCompositePodGroupInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedCompositePodGroupInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) CompositePodGroupIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1alpha3", Resource: "compositepodgroups"}, &api.CompositePodGroup{}, options, p,
+// newTypedCompositePodGroupInformer is NewTypedCompositePodGroupInformerWithOptions with
+// what the factory's options say of CompositePodGroups (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedCompositePodGroupInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) CompositePodGroupIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1alpha3", Resource: "compositepodgroups"}, &api.CompositePodGroup{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.SchedulingV1alpha3().CompositePodGroups(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *compositePodGroupInformer) defaultInformer(client kubernetes.Interface,
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.CompositePodGroup{}))
+	}, build.TypeOptionsOf(f.factory, &api.CompositePodGroup{}))
 }
 
 // Informer returns the factory's shared informer for CompositePodGroups.

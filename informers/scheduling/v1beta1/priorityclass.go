@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/scheduling/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // PriorityClassInformer gives access to the shared informer for PriorityClasses
@@ -99,17 +98,21 @@ func NewPriorityClassInformerWithOptions(client kubernetes.Interface, options in
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedPriorityClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) PriorityClassIndexInformer {
-	return newTypedPriorityClassInformer(client, options, nil)
+	return newTypedPriorityClassInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedPriorityClassInformer is NewTypedPriorityClassInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedPriorityClassInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) PriorityClassIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "priorityclasses"}, &api.PriorityClass{}, options, p,
+// newTypedPriorityClassInformer is NewTypedPriorityClassInformerWithOptions with
+// what the factory's options say of PriorityClasses (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedPriorityClassInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) PriorityClassIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "priorityclasses"}, &api.PriorityClass{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.SchedulingV1beta1().PriorityClasses().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *priorityClassInformer) defaultInformer(client kubernetes.Interface, res
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.PriorityClass{}))
+	}, build.TypeOptionsOf(f.factory, &api.PriorityClass{}))
 }
 
 // Informer returns the factory's shared informer for PriorityClasses.

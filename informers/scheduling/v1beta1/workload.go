@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/scheduling/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // WorkloadInformer gives access to the shared informer for Workloads
@@ -100,17 +99,21 @@ func NewWorkloadInformerWithOptions(client kubernetes.Interface, namespace strin
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedWorkloadInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) WorkloadIndexInformer {
-	return newTypedWorkloadInformer(client, namespace, options, nil)
+	return newTypedWorkloadInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedWorkloadInformer is NewTypedWorkloadInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedWorkloadInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) WorkloadIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "workloads"}, &api.Workload{}, options, p,
+// newTypedWorkloadInformer is NewTypedWorkloadInformerWithOptions with
+// what the factory's options say of Workloads (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedWorkloadInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) WorkloadIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "workloads"}, &api.Workload{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.SchedulingV1beta1().Workloads(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *workloadInformer) defaultInformer(client kubernetes.Interface, resyncPe
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.Workload{}))
+	}, build.TypeOptionsOf(f.factory, &api.Workload{}))
 }
 
 // Informer returns the factory's shared informer for Workloads.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/storage/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // CSIDriverInformer gives access to the shared informer for CSIDrivers
@@ -99,17 +98,21 @@ func NewCSIDriverInformerWithOptions(client kubernetes.Interface, options intern
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedCSIDriverInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) CSIDriverIndexInformer {
-	return newTypedCSIDriverInformer(client, options, nil)
+	return newTypedCSIDriverInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedCSIDriverInformer is NewTypedCSIDriverInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedCSIDriverInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) CSIDriverIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "csidrivers"}, &api.CSIDriver{}, options, p,
+// newTypedCSIDriverInformer is NewTypedCSIDriverInformerWithOptions with
+// what the factory's options say of CSIDrivers (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedCSIDriverInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) CSIDriverIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "csidrivers"}, &api.CSIDriver{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.StorageV1().CSIDrivers().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *csiDriverInformer) defaultInformer(client kubernetes.Interface, resyncP
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.CSIDriver{}))
+	}, build.TypeOptionsOf(f.factory, &api.CSIDriver{}))
 }
 
 // Informer returns the factory's shared informer for CSIDrivers.

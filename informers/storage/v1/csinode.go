@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/storage/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // CSINodeInformer gives access to the shared informer for CSINodes
@@ -99,17 +98,21 @@ func NewCSINodeInformerWithOptions(client kubernetes.Interface, options internal
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedCSINodeInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) CSINodeIndexInformer {
-	return newTypedCSINodeInformer(client, options, nil)
+	return newTypedCSINodeInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedCSINodeInformer is NewTypedCSINodeInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedCSINodeInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) CSINodeIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "csinodes"}, &api.CSINode{}, options, p,
+// newTypedCSINodeInformer is NewTypedCSINodeInformerWithOptions with
+// what the factory's options say of CSINodes (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedCSINodeInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) CSINodeIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "csinodes"}, &api.CSINode{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.StorageV1().CSINodes().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *csiNodeInformer) defaultInformer(client kubernetes.Interface, resyncPer
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.CSINode{}))
+	}, build.TypeOptionsOf(f.factory, &api.CSINode{}))
 }
 
 // Informer returns the factory's shared informer for CSINodes.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/storage/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // VolumeAttachmentInformer gives access to the shared informer for VolumeAttachments
@@ -99,17 +98,21 @@ func NewVolumeAttachmentInformerWithOptions(client kubernetes.Interface, options
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedVolumeAttachmentInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) VolumeAttachmentIndexInformer {
-	return newTypedVolumeAttachmentInformer(client, options, nil)
+	return newTypedVolumeAttachmentInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedVolumeAttachmentInformer is NewTypedVolumeAttachmentInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedVolumeAttachmentInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) VolumeAttachmentIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "volumeattachments"}, &api.VolumeAttachment{}, options, p,
+// newTypedVolumeAttachmentInformer is NewTypedVolumeAttachmentInformerWithOptions with
+// what the factory's options say of VolumeAttachments (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedVolumeAttachmentInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) VolumeAttachmentIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "volumeattachments"}, &api.VolumeAttachment{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.StorageV1().VolumeAttachments().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *volumeAttachmentInformer) defaultInformer(client kubernetes.Interface, 
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.VolumeAttachment{}))
+	}, build.TypeOptionsOf(f.factory, &api.VolumeAttachment{}))
 }
 
 // Informer returns the factory's shared informer for VolumeAttachments.

@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/storage/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // CSIStorageCapacityInformer gives access to the shared informer for CSIStorageCapacities
@@ -100,17 +99,21 @@ func NewCSIStorageCapacityInformerWithOptions(client kubernetes.Interface, names
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedCSIStorageCapacityInformerWithOptions(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions) CSIStorageCapacityIndexInformer {
-	return newTypedCSIStorageCapacityInformer(client, namespace, options, nil)
+	return newTypedCSIStorageCapacityInformer(client, namespace, options, build.TypeOptions{})
 }
 
-// newTypedCSIStorageCapacityInformer is NewTypedCSIStorageCapacityInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedCSIStorageCapacityInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, p *projection.Projection) CSIStorageCapacityIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "csistoragecapacities"}, &api.CSIStorageCapacity{}, options, p,
+// newTypedCSIStorageCapacityInformer is NewTypedCSIStorageCapacityInformerWithOptions with
+// what the factory's options say of CSIStorageCapacities (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedCSIStorageCapacityInformer(client kubernetes.Interface, namespace string, options internalinterfaces.InformerOptions, o build.TypeOptions) CSIStorageCapacityIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "csistoragecapacities"}, &api.CSIStorageCapacity{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.StorageV1beta1().CSIStorageCapacities(namespace).List(ctx, opts)
 		},
@@ -139,7 +142,7 @@ func (f *csiStorageCapacityInformer) defaultInformer(client kubernetes.Interface
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.CSIStorageCapacity{}))
+	}, build.TypeOptionsOf(f.factory, &api.CSIStorageCapacity{}))
 }
 
 // Informer returns the factory's shared informer for CSIStorageCapacities.

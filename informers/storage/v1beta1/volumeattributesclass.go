@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/storage/v1beta1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // VolumeAttributesClassInformer gives access to the shared informer for VolumeAttributesClasses
@@ -99,17 +98,21 @@ func NewVolumeAttributesClassInformerWithOptions(client kubernetes.Interface, op
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedVolumeAttributesClassInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) VolumeAttributesClassIndexInformer {
-	return newTypedVolumeAttributesClassInformer(client, options, nil)
+	return newTypedVolumeAttributesClassInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedVolumeAttributesClassInformer is NewTypedVolumeAttributesClassInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedVolumeAttributesClassInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) VolumeAttributesClassIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "volumeattributesclasses"}, &api.VolumeAttributesClass{}, options, p,
+// newTypedVolumeAttributesClassInformer is NewTypedVolumeAttributesClassInformerWithOptions with
+// what the factory's options say of VolumeAttributesClasses (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedVolumeAttributesClassInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) VolumeAttributesClassIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1beta1", Resource: "volumeattributesclasses"}, &api.VolumeAttributesClass{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.StorageV1beta1().VolumeAttributesClasses().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *volumeAttributesClassInformer) defaultInformer(client kubernetes.Interf
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.VolumeAttributesClass{}))
+	}, build.TypeOptionsOf(f.factory, &api.VolumeAttributesClass{}))
 }
 
 // Informer returns the factory's shared informer for VolumeAttributesClasses.

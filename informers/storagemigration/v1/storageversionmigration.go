@@ -18,7 +18,6 @@ import (
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	listers "github.com/kinformer/kinformer/listers/storagemigration/v1"
-	"github.com/kinformer/kinformer/projection"
 )
 
 // StorageVersionMigrationInformer gives access to the shared informer for StorageVersionMigrations
@@ -99,17 +98,21 @@ func NewStorageVersionMigrationInformerWithOptions(client kubernetes.Interface, 
 // When client is a *kubernetes.Clientset, LIST and WATCH go through the
 // group's REST client and ask for protobuf (JSON allowed) whatever content
 // type the clientset was configured with; the response is decoded in the
-// media type the server answers in. Fake clientsets and other
-// kubernetes.Interface implementations are used through their typed clients.
+// media type the server answers in: protobuf by kinformer's generated
+// decoders, which give the objects apimachinery's decoder gives (the
+// factory's WithAPIMachineryDecoding gives a type apimachinery's back).
+// Fake clientsets and other kubernetes.Interface implementations are used
+// through their typed clients.
 // Differs from client-go v0.37.2; see COMPATIBILITY.md.
 func NewTypedStorageVersionMigrationInformerWithOptions(client kubernetes.Interface, options internalinterfaces.InformerOptions) StorageVersionMigrationIndexInformer {
-	return newTypedStorageVersionMigrationInformer(client, options, nil)
+	return newTypedStorageVersionMigrationInformer(client, options, build.TypeOptions{})
 }
 
-// newTypedStorageVersionMigrationInformer is NewTypedStorageVersionMigrationInformerWithOptions keeping
-// only the fields of projection p (nil: whole objects).
-func newTypedStorageVersionMigrationInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, p *projection.Projection) StorageVersionMigrationIndexInformer {
-	return build.Informer(client, schema.GroupVersionResource{Group: "storagemigration.k8s.io", Version: "v1", Resource: "storageversionmigrations"}, &api.StorageVersionMigration{}, options, p,
+// newTypedStorageVersionMigrationInformer is NewTypedStorageVersionMigrationInformerWithOptions with
+// what the factory's options say of StorageVersionMigrations (the zero value: whole
+// objects, kinformer's protobuf decoders).
+func newTypedStorageVersionMigrationInformer(client kubernetes.Interface, options internalinterfaces.InformerOptions, o build.TypeOptions) StorageVersionMigrationIndexInformer {
+	return build.Informer(client, schema.GroupVersionResource{Group: "storagemigration.k8s.io", Version: "v1", Resource: "storageversionmigrations"}, &api.StorageVersionMigration{}, options, o,
 		func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return client.StoragemigrationV1().StorageVersionMigrations().List(ctx, opts)
 		},
@@ -136,7 +139,7 @@ func (f *storageVersionMigrationInformer) defaultInformer(client kubernetes.Inte
 		Indexers:         cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		InformerName:     f.factory.InformerName(),
 		TweakListOptions: f.tweakListOptions,
-	}, build.ProjectionOf(f.factory, &api.StorageVersionMigration{}))
+	}, build.TypeOptionsOf(f.factory, &api.StorageVersionMigration{}))
 }
 
 // Informer returns the factory's shared informer for StorageVersionMigrations.
