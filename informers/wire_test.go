@@ -57,6 +57,8 @@ type podServer struct {
 	streaming bool
 	pods      []*corev1.Pod
 	rv        string
+	// warning, when set, is sent as a Warning header with every answer.
+	warning string
 
 	mu       sync.Mutex
 	requests []seenRequest
@@ -142,6 +144,9 @@ func (s *podServer) serve(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, seenRequest{method: r.Method, kind: kind, path: r.URL.Path, accept: r.Header.Get("Accept"), served: media, query: r.URL.RawQuery})
 	s.mu.Unlock()
 
+	if s.warning != "" {
+		w.Header().Add("Warning", `299 - "`+s.warning+`"`)
+	}
 	info := s.serializer(media)
 	encoder := scheme.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion)
 	switch kind {
@@ -435,4 +440,49 @@ func TestSnapshotScopeNamesTheServer(t *testing.T) {
 	require.Equal(t, 2, lists(first))
 	require.Empty(t, run(first))
 	assert.Equal(t, 2, lists(first), "resumed without a LIST")
+}
+
+// warningRecorder is a rest.WarningHandler that records the warnings it is
+// given.
+type warningRecorder struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (r *warningRecorder) HandleWarningHeader(code int, agent string, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen = append(r.seen, text)
+}
+
+func (r *warningRecorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.seen)
+}
+
+func TestFactoryReportsWarningsToTheClientsetsHandler(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []informers.SharedInformerOption
+	}{
+		{"generated decoders", nil},
+		{"apimachinery's decoder", []informers.SharedInformerOption{informers.WithAPIMachineryDecoding(&corev1.Pod{})}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newPodServer(t, false, false, "10", servedPod("ns", "a", "5", nil))
+			s.warning = "pods are deprecated here"
+			recorder := &warningRecorder{}
+			cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.srv.URL, WarningHandler: recorder})
+			require.NoError(t, err)
+			runPodInformer(t, cs, tc.opts...)
+			// The LIST's warning, then the WATCH's once it is open.
+			require.Eventually(t, func() bool { return recorder.count() >= 2 && s.openWatches() > 0 }, time.Minute, 10*time.Millisecond)
+			recorder.mu.Lock()
+			defer recorder.mu.Unlock()
+			for _, w := range recorder.seen {
+				require.Equal(t, "pods are deprecated here", w)
+			}
+		})
+	}
 }

@@ -74,6 +74,7 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 		if proj != nil {
 			wrap = projectedTransport(proj, example)
 		}
+		warnings := warningHandlerOf(rc)
 		if wrap != nil || !o.APIMachineryDecoding {
 			// Otherwise rc itself decodes with apimachinery's decoder.
 			derived, err := derivedRESTClient(rc, wrap, clientSerializer(o.APIMachineryDecoding))
@@ -83,7 +84,7 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 			}
 			rc = derived
 		}
-		wc := &wireClient{rc: rc, namespace: wire.Namespace, resource: wire.Resource, newList: wire.NewList}
+		wc := &wireClient{rc: rc, warnings: warnings, namespace: wire.Namespace, resource: wire.Resource, newList: wire.NewList}
 		list, watchFn = wc.list, wc.watch
 	case proj != nil:
 		if err := proj.Check(example); err != nil {

@@ -3,7 +3,9 @@ package build
 import (
 	"context"
 	"net/http"
+	"reflect"
 	"time"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -82,9 +84,8 @@ func clientSerializer(apimachineryDecoding bool) runtime.NegotiatedSerializer {
 // (authentication, TLS and user agent are in its transport), decoding with
 // ns. When wrap is not nil, the HTTP client is a copy of rc's whose
 // transport is wrap of rc's (of http.DefaultTransport when rc's has none).
-// rc's warning handler cannot be read from outside client-go: the new
-// client's requests report warnings to client-go's default handler, as rc's
-// do unless its config set one.
+// The new client has no warning handler of its own: wireClient sets rc's on
+// each request (warningHandlerOf).
 func derivedRESTClient(rc *rest.RESTClient, wrap func(http.RoundTripper) (http.RoundTripper, error), ns runtime.NegotiatedSerializer) (*rest.RESTClient, error) {
 	httpClient := rc.Client
 	if wrap != nil {
@@ -123,10 +124,41 @@ func derivedRESTClient(rc *rest.RESTClient, wrap func(http.RoundTripper) (http.R
 // REST client picks the decoder from the response's Content-Type, for a
 // LIST's body and for a WATCH's stream alike).
 type wireClient struct {
-	rc        *rest.RESTClient
+	rc *rest.RESTClient
+	// warnings is the warning handler of the clientset's REST client (its
+	// config's), set on every request; nil for client-go's default.
+	warnings  rest.WarningHandlerWithContext
 	namespace string
 	resource  string
 	newList   func() runtime.Object
+}
+
+// request starts a GET that reports warnings where the clientset's own
+// requests report them.
+func (c *wireClient) request() *rest.Request {
+	r := c.rc.Get()
+	if c.warnings != nil {
+		r = r.WarningHandlerWithContext(c.warnings)
+	}
+	return r
+}
+
+// warningHandlerOf returns the warning handler rc's requests report to (set
+// by its rest.Config's WarningHandler or WarningHandlerWithContext), or nil
+// when it has none and client-go's default handler applies. client-go keeps
+// it in an unexported field of RESTClient; a client whose layout differs
+// from client-go v0.37.2's (TestWarningHandlerOfReadsTheClientsHandler
+// would fail) gives nil.
+func warningHandlerOf(rc *rest.RESTClient) rest.WarningHandlerWithContext {
+	if rc == nil {
+		return nil
+	}
+	f := reflect.ValueOf(rc).Elem().FieldByName("warningHandler")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[rest.WarningHandlerWithContext]() || !f.CanAddr() {
+		return nil
+	}
+	h, _ := reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Interface().(rest.WarningHandlerWithContext)
+	return h
 }
 
 func requestTimeout(opts *metav1.ListOptions) time.Duration {
@@ -140,7 +172,7 @@ func requestTimeout(opts *metav1.ListOptions) time.Duration {
 // header.
 func (c *wireClient) list(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	list := c.newList()
-	err := c.rc.Get().
+	err := c.request().
 		NamespaceIfScoped(c.namespace, c.namespace != "").
 		Resource(c.resource).
 		VersionedParams(&opts, scheme.ParameterCodec).
@@ -158,7 +190,7 @@ func (c *wireClient) list(ctx context.Context, opts metav1.ListOptions) (runtime
 // included, when opts asks for one), with the protobuf Accept header.
 func (c *wireClient) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	opts.Watch = true
-	return c.rc.Get().
+	return c.request().
 		NamespaceIfScoped(c.namespace, c.namespace != "").
 		Resource(c.resource).
 		VersionedParams(&opts, scheme.ParameterCodec).
