@@ -8,6 +8,7 @@ package dynamicinformer
 
 import (
 	"context"
+	"github.com/kinformer/kinformer/internal/unstructuredjson"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -115,12 +116,34 @@ func clientOf(client dynamic.Interface) gvrfactory.Client {
 			}
 			return clientOf(projecting), nil
 		},
+		Decoding: decodingClientOf,
 	}
 	if client != nil {
 		c.Client = client
 		c.Cluster = gvrfactory.KubeSystemUID(client.Resource(gvrfactory.NamespacesGVR).Get)
 	}
 	return c
+}
+
+// decodingClientOf describes a client of config listing and watching as the
+// dynamic client does, decoding JSON with kinformer's unstructured decoder
+// (unstructuredjson.Client).
+func decodingClientOf(config *rest.Config) (gvrfactory.Client, error) {
+	c, err := unstructuredjson.NewClient(config)
+	if err != nil {
+		return gvrfactory.Client{}, err
+	}
+	return gvrfactory.Client{
+		Client:    c,
+		NewObject: func() runtime.Object { return &unstructured.Unstructured{} },
+		ListAndWatch: func(gvr schema.GroupVersionResource, namespace string) (build.ListFunc, build.WatchFunc) {
+			return func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+					return c.List(ctx, gvr, namespace, opts)
+				}, func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+					return c.Watch(ctx, gvr, namespace, opts)
+				}
+		},
+	}, nil
 }
 
 var _ informers.ResourceReleaser = &dynamicSharedInformerFactory{}

@@ -64,10 +64,15 @@ type Options[K comparable] struct {
 	// (WithProjection).
 	Projections map[K]Projection
 
-	// APIMachineryDecoding marks keys whose informers decode protobuf with
-	// apimachinery's decoder instead of kinformer's generated decoders
-	// (the typed factory's WithAPIMachineryDecoding).
+	// APIMachineryDecoding marks keys whose informers decode with
+	// apimachinery's decoder instead of kinformer's (protobuf with the
+	// generated decoders for the typed factory, JSON with the unstructured
+	// decoder for the dynamic one; WithAPIMachineryDecoding).
 	APIMachineryDecoding map[K]bool
+	// RESTConfig is the config of the client the dynamic factory's informers
+	// list and watch through, decoding with kinformer's unstructured JSON
+	// decoder (its WithRESTConfig); nil: the factory's dynamic client.
+	RESTConfig *rest.Config
 
 	// ListAdmission admits the informers' lists (WithListAdmission); nil
 	// turns admission off once ListAdmissionSet. Without the option,
@@ -125,8 +130,8 @@ func (o *Options[K]) MarkSensitive(keys ...K) {
 	}
 }
 
-// DecodeWithAPIMachinery makes keys' informers decode protobuf with
-// apimachinery's decoder.
+// DecodeWithAPIMachinery makes keys' informers decode with apimachinery's
+// decoder.
 func (o *Options[K]) DecodeWithAPIMachinery(keys ...K) {
 	for _, key := range keys {
 		if o.APIMachineryDecoding == nil {

@@ -23,8 +23,11 @@ var factoryPackages = map[string]string{
 // other two.
 var notApplicable = map[string]map[string]string{
 	"WithAPIMachineryDecoding": {
-		"dynamic":  "kinformer's generated decoders decode the typed informers' protobuf; dynamic informers decode through the dynamic client, never with them",
-		"metadata": "kinformer's generated decoders decode the typed informers' protobuf; metadata informers decode through the metadata client, never with them",
+		"metadata": "kinformer's decoders decode the typed informers' protobuf and the dynamic informers' JSON; metadata informers decode through the metadata client, never with them",
+	},
+	"WithRESTConfig": {
+		"typed":    "the typed factory reaches its clientset's REST clients, so it needs no config to decode with kinformer's decoders",
+		"metadata": "metadata informers decode through the metadata client, never with kinformer's decoders",
 	},
 	"WithCustomResyncConfig": {
 		"dynamic":  "client-go's option of the typed factory, keyed by example objects; the dynamic factory has one resync period",

@@ -38,6 +38,10 @@ type Client struct {
 	// client whose transport projects, for WithProjection); nil when the
 	// factory offers no projection.
 	ForConfig func(config *rest.Config) (Client, error)
+	// Decoding returns the Client of a client built from config that
+	// decodes with kinformer's decoder (for the dynamic factory's
+	// WithRESTConfig); nil when the factory offers none.
+	Decoding func(config *rest.Config) (Client, error)
 	// Cluster reads the identity of the cluster, to tie the snapshot files
 	// to; nil when there is no client.
 	Cluster *ClusterIdentity
@@ -55,6 +59,10 @@ type Factory struct {
 
 	client        Client
 	defaultResync time.Duration
+	// decoding is the client of Options.RESTConfig (client.Decoding), and
+	// decodingErr why it could not be built.
+	decoding    *Client
+	decodingErr error
 	snapshots     factoryengine.Snapshots[schema.GroupVersionResource]
 	engine        *factoryengine.Engine[schema.GroupVersionResource, *Informer]
 }
@@ -76,6 +84,14 @@ func (f *Factory) Init() {
 		Cluster:         f.client.Cluster.get,
 	}
 	f.engine = factoryengine.New(resourceName, (*Informer).Informer)
+	if f.Options.RESTConfig != nil && f.client.Decoding != nil {
+		c, err := f.client.Decoding(f.Options.RESTConfig)
+		if err != nil {
+			f.decodingErr = err
+		} else {
+			f.decoding = &c
+		}
+	}
 }
 
 // resourceName names a resource in errors and orders ListInformers.
@@ -102,6 +118,12 @@ func (f *Factory) build(gvr schema.GroupVersionResource) *Informer {
 			o.SnapshotProjection = proj.Projection.Fingerprint()
 			o.TransformCheck = proj.Projection.CheckMarked
 		})
+	} else if f.Options.RESTConfig != nil && f.client.Decoding != nil && !f.Options.APIMachineryDecoding[gvr] {
+		if f.decodingErr != nil {
+			informer = informerOf(f.client, gvr, tweak, options, build.FailingList(f.decodingErr), build.FailingWatch(f.decodingErr))
+		} else {
+			informer = newInformer(*f.decoding, gvr, namespace, tweak, options)
+		}
 	} else {
 		informer = newInformer(f.client, gvr, namespace, tweak, options)
 	}
