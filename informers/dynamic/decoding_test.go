@@ -72,7 +72,6 @@ func (s *jsonPodServer) seen() []string {
 	return append([]string(nil), s.requests...)
 }
 
-
 // syncedPods runs factory's pod informer until it holds pod b at
 // resourceVersion 11, and returns its objects by name.
 func syncedPods(t *testing.T, factory dynamicinformer.DynamicSharedInformerFactory) map[string]*unstructured.Unstructured {

@@ -63,8 +63,8 @@ type Factory struct {
 	// decodingErr why it could not be built.
 	decoding    *Client
 	decodingErr error
-	snapshots     factoryengine.Snapshots[schema.GroupVersionResource]
-	engine        *factoryengine.Engine[schema.GroupVersionResource, *Informer]
+	snapshots   factoryengine.Snapshots[schema.GroupVersionResource]
+	engine      *factoryengine.Engine[schema.GroupVersionResource, *Informer]
 }
 
 // New returns a Factory over client whose informers resync every
