@@ -7,7 +7,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kinformer/kinformer/internal/bench"
+	"github.com/kinformer/kinformer/internal/pbdecode"
 )
 
 // failureLog records mutation detector failures.
@@ -122,5 +126,41 @@ func TestMutationDetectorRunRotatesAndStops(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run did not stop")
+	}
+}
+
+// decodedPod returns a benchmark pod decoded by kinformer's generated
+// decoder, as the typed informers cache it.
+func decodedPod(t *testing.T) *v1.Pod {
+	t.Helper()
+	b, err := bench.NewPod(7, "5").Marshal()
+	require.NoError(t, err)
+	pod := &v1.Pod{}
+	require.NoError(t, pbdecode.Unmarshal(b, pod))
+	return pod
+}
+
+func TestMutationDetectorSeesMutationsOfObjectsFromTheGeneratedDecoder(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*v1.Pod)
+		fails  int
+	}{
+		{name: "untouched", mutate: func(*v1.Pod) {}, fails: 0},
+		{name: "string field", mutate: func(p *v1.Pod) { p.Spec.NodeName = "elsewhere" }, fails: 1},
+		{name: "map entry", mutate: func(p *v1.Pod) { p.Labels["app"] = "changed" }, fails: 1},
+		{name: "byte in place", mutate: func(p *v1.Pod) { p.ManagedFields[0].FieldsV1.Raw[0] = ' ' }, fails: 1},
+		{name: "slice element", mutate: func(p *v1.Pod) { p.Spec.Containers[1].Env[0].Value = "debug" }, fails: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &failureLog{}
+			d := newMutationDetector("st", clocktesting.NewFakeClock(time.Unix(0, 0)), time.Second, time.Minute, f.fail)
+			pod := decodedPod(t)
+			d.AddObject(pod)
+			tc.mutate(pod)
+			d.compare()
+			assert.Equal(t, tc.fails, f.count())
+		})
 	}
 }
