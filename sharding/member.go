@@ -44,6 +44,7 @@ type Member struct {
 	mismatch []string
 	lastErr  error
 	started  bool
+	ready    chan struct{}
 
 	// observed is owned by the Run goroutine: when each Lease of the
 	// group was seen to change last, on the member's clock.
@@ -81,12 +82,19 @@ func NewMember(cfg Config) (*Member, error) {
 		held:     make([]heldRange, cfg.Ranges),
 		holders:  make([]string, cfg.Ranges),
 		observed: map[string]observation{},
+		ready:    make(chan struct{}),
 	}
 	for i, b := range bounds {
 		m.ranges[i] = Range{Index: i, Bounds: b}
 	}
 	return m, nil
 }
+
+// Ready returns a channel closed once the member completed its first
+// successful round: it then knows the group's live members and holds what
+// it could acquire in that round (ranges others still hold come later, as
+// they release them).
+func (m *Member) Ready() <-chan struct{} { return m.ready }
 
 // Identity returns the member's identity.
 func (m *Member) Identity() string { return m.cfg.Identity }
@@ -259,6 +267,13 @@ func (m *Member) round(ctx context.Context, start time.Time) {
 	err := m.roundCalls(rctx, start)
 	m.mu.Lock()
 	m.lastErr = err
+	if err == nil {
+		select {
+		case <-m.ready:
+		default:
+			close(m.ready)
+		}
+	}
 	m.mu.Unlock()
 	if err != nil && ctx.Err() == nil {
 		logger.Error(err, "Sharding round failed")

@@ -431,7 +431,7 @@ func TestCleanLeaveHandsOverAtOnce(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
 	// Run's first round happens at once; wait for it through its status.
-	require.Eventually(t, func() bool { return len(a.Status().Members) == 1 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return a.Acting(testRanges - 1) }, 10*time.Second, time.Millisecond)
 	assert.Equal(t, testRanges, count(logA.take(), RangeAcquired))
 	assert.Error(t, a.Run(ctx), "a second Run")
 
@@ -462,7 +462,8 @@ func TestRunSuspendsBetweenRounds(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	require.Eventually(t, func() bool { return a.Acting(0) }, 10*time.Second, time.Millisecond)
+	// Wait for the first round to finish: every range acquired.
+	require.Eventually(t, func() bool { return a.Acting(testRanges - 1) }, 10*time.Second, time.Millisecond)
 	s.server.setDown("a", true)
 	// Step the clock round by round until the deadline passed; Run waits on
 	// its timer between steps.
