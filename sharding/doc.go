@@ -29,11 +29,16 @@
 // and a member leaving gives up only its own. A member that sees another
 // member win a range it holds releases it (it stops acting first, then
 // clears the holder); the winner acquires a range only once its Lease is
-// released, missing, or expired. A member is live while its member Lease
-// keeps changing; a Lease is expired once it has not changed for its
-// leaseDurationSeconds, measured on the observer's own clock from the
-// moment it saw the last change (as client-go's leader election does), so
-// clocks need not agree, only run at about the same rate.
+// released, missing, or expired. A Lease is expired once it has not
+// changed for its leaseDurationSeconds, measured on the observer's own
+// clock from the moment it saw the last change (as client-go's leader
+// election does), so clocks need not agree, only run at about the same
+// rate. A member is live while its member Lease is not expired; a member
+// Lease seen for the first time counts from its renewTime when that is
+// earlier (so that a member joining after a crash does not wait a lease
+// duration to count the crashed member gone): that trusts the other
+// member's clock, but liveness only decides the assignment, never who may
+// act on a range, which range Leases decide on the observer's clock.
 //
 // # Acting
 //

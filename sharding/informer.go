@@ -262,12 +262,16 @@ func (s *Informer) lose(r Range) {
 	s.mu.Lock()
 	ri := s.ranges[r.Index]
 	delete(s.ranges, r.Index)
+	if ri != nil {
+		// Under the lock, so that Run, which stops under it, waits for
+		// this goroutine too.
+		s.wg.Add(1)
+	}
 	s.mu.Unlock()
 	if ri == nil {
 		return
 	}
 	ri.cancel()
-	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		<-ri.stopped

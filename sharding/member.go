@@ -40,6 +40,7 @@ type Member struct {
 	mu       sync.Mutex
 	held     []heldRange // index: range
 	holders  []string    // the holder of each range Lease as last listed
+	assigned []string    // the owner of each range by the last assignment
 	live     []string
 	mismatch []string
 	lastErr  error
@@ -81,6 +82,7 @@ func NewMember(cfg Config) (*Member, error) {
 		ranges:   make([]Range, cfg.Ranges),
 		held:     make([]heldRange, cfg.Ranges),
 		holders:  make([]string, cfg.Ranges),
+		assigned: make([]string, cfg.Ranges),
 		observed: map[string]observation{},
 		ready:    make(chan struct{}),
 	}
@@ -160,6 +162,10 @@ type RangeStatus struct {
 	// Holder is the holder of the range's Lease as last listed ("" for
 	// none).
 	Holder string
+	// Assigned is the member that wins the range among Status.Members (""
+	// before the first successful round); it holds the range once the
+	// previous holder released it or its Lease expired.
+	Assigned string
 	// State is the member's own hold on it now.
 	State RangeState
 }
@@ -184,7 +190,7 @@ func (m *Member) Status() Status {
 				state = RangeActing
 			}
 		}
-		st.Ranges[i] = RangeStatus{Range: r, Holder: m.holders[i], State: state}
+		st.Ranges[i] = RangeStatus{Range: r, Holder: m.holders[i], Assigned: m.assigned[i], State: state}
 	}
 	return st
 }
@@ -296,7 +302,17 @@ func (m *Member) roundCalls(ctx context.Context, start time.Time) error {
 		l := &list.Items[i]
 		seen[l.Name] = true
 		if o, ok := m.observed[l.Name]; !ok || o.resourceVersion != l.ResourceVersion {
-			m.observed[l.Name] = observation{resourceVersion: l.ResourceVersion, at: now}
+			at := now
+			if !ok && l.Labels[LabelRole] == roleMember && l.Spec.RenewTime != nil && l.Spec.RenewTime.Time.Before(now) {
+				// A member Lease seen for the first time counts from its
+				// renewTime: a member joining after another crashed does
+				// not wait a lease duration to count it gone. This trusts
+				// the other's clock, which only ever decides the
+				// assignment; who may act on a range is decided by range
+				// Leases, always on this member's own clock.
+				at = l.Spec.RenewTime.Time
+			}
+			m.observed[l.Name] = observation{resourceVersion: l.ResourceVersion, at: at}
 		}
 		switch l.Labels[LabelRole] {
 		case roleMember:
@@ -339,7 +355,7 @@ func (m *Member) roundCalls(ctx context.Context, start time.Time) error {
 	slices.Sort(mismatch)
 	owners := assign.Assign(m.cfg.Group, m.cfg.Ranges, live)
 	m.mu.Lock()
-	m.live, m.mismatch = live, mismatch
+	m.live, m.mismatch, m.assigned = live, mismatch, owners
 	for i, l := range rangeLeases {
 		m.holders[i] = holderOf(l)
 	}
@@ -437,8 +453,12 @@ func (m *Member) reconcile(ctx context.Context, i int, l *coordinationv1.Lease, 
 			m.setHolder(l, start, false)
 			_, err = leases.Create(ctx, l, metav1.CreateOptions{})
 		} else {
+			// The Lease's times are those of the decision (now, after the
+			// list that found it free or expired), so that acquireTime is
+			// never before the moment the previous holder's claim ended on
+			// this member's clock; the deadline counts from start, earlier.
 			l = l.DeepCopy()
-			m.setHolder(l, start, true)
+			m.setHolder(l, now, true)
 			_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
 		}
 		if err != nil {

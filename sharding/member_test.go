@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"slices"
 	"sync"
 	"testing"
@@ -517,4 +518,26 @@ func TestNewMemberRefusesBadConfigs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, m.Ranges(), DefaultRanges)
 	assert.Equal(t, DefaultLeaseDuration, m.cfg.LeaseDuration)
+}
+
+// TestNewcomerCountsFromMemberRenewTime: a member seeing another's member
+// Lease for the first time counts its age from its renewTime, so a Lease a
+// crashed member left long ago does not count as live, and one renewed
+// just now does.
+func TestNewcomerCountsFromMemberRenewTime(t *testing.T) {
+	s := newSim(t)
+	for id, age := range map[string]time.Duration{"gone": 2 * testLease, "alive": testRetry} {
+		l := &coordinationv1.Lease{}
+		l.Name, l.Namespace = memberLeaseName(testGroup, id), testNS
+		l.Labels = map[string]string{LabelGroup: testGroup, LabelRole: roleMember, LabelRanges: "16"}
+		holder, d := id, int32(testLease/time.Second)
+		renew := metav1.NewMicroTime(s.clock.Now().Add(-age))
+		l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds, l.Spec.RenewTime = &holder, &d, &renew
+		s.server.mu.Lock()
+		s.server.store(l)
+		s.server.mu.Unlock()
+	}
+	a := s.add("a")
+	s.round(testRetry)
+	assert.Equal(t, []string{"a", "alive"}, a.Status().Members)
 }
