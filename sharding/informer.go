@@ -86,6 +86,9 @@ type RangeInformerStatus struct {
 //   - LastSyncResourceVersion and the store's LastStoreSyncResourceVersion
 //     are the lowest over the synced ranges, "" while none is: every change
 //     at or below it is in the cache of every synced range.
+//   - A suspended range (the member's renewals fail) keeps its cache and its
+//     handlers go on hearing of its changes, if any arrive: a controller
+//     checks Acting before it acts on an object.
 //   - Snapshots are off (InformerOptions.Range.SnapshotFile must be empty).
 //
 // All methods are safe for concurrent use. kinformer extension.
@@ -93,6 +96,7 @@ type Informer struct {
 	lw      cache.ListerWatcher
 	example runtime.Object
 	opts    InformerOptions
+	shards  []cache.Shard // one per range of the group, in index order
 
 	// mu guards everything below.
 	mu                sync.RWMutex
@@ -147,8 +151,13 @@ func NewInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options I
 	}
 	indexers := cache.Indexers{}
 	maps.Copy(indexers, options.Range.Indexers)
+	ranges := options.Member.Ranges()
+	shards := make([]cache.Shard, len(ranges))
+	for i, r := range ranges {
+		shards[i] = cache.Shard{Key: options.Key, Ranges: []cache.ShardRange{r.Bounds}}
+	}
 	return &Informer{
-		lw: lw, example: exampleObject, opts: options,
+		lw: lw, example: exampleObject, opts: options, shards: shards,
 		ranges:      map[int]*rangeInformer{},
 		indexers:    indexers,
 		synced:      make(chan struct{}),
@@ -193,9 +202,9 @@ func (s *Informer) RunWithContext(ctx context.Context) {
 		defer s.wg.Done()
 		s.waitInitialSync(ctx)
 	}()
-	handler := RangeHandlerFunc(s.onRangeEvent)
-	s.opts.Member.AddRangeHandler(handler)
+	remove := s.opts.Member.AddRangeHandler(RangeHandlerFunc(s.onRangeEvent))
 	<-ctx.Done()
+	remove()
 
 	s.mu.Lock()
 	s.stopped = true
@@ -226,7 +235,7 @@ func (s *Informer) gain(r Range) {
 		return
 	}
 	opts := s.opts.Range
-	opts.Shard = cache.Shard{Key: s.opts.Key, Ranges: []cache.ShardRange{r.Bounds}}
+	opts.Shard = s.shards[r.Index]
 	opts.Indexers = maps.Clone(s.indexers)
 	inf := cache.NewSharedIndexInformerWithOptions(s.lw, s.example, opts)
 	logger := klog.FromContext(s.ctx).WithValues("range", r.Index)
@@ -303,6 +312,23 @@ func (s *Informer) waitInitialSync(ctx context.Context) {
 		}
 	}
 	close(s.synced)
+}
+
+// Acting reports whether the member acts now on the range that holds obj
+// (by the informer's Key): what a controller checks before it acts on an
+// object, since handlers go on hearing of a suspended range's objects. It
+// returns an error for an object without metadata.
+func (s *Informer) Acting(obj interface{}) (bool, error) {
+	for i, sh := range s.shards {
+		in, err := sh.Contains(obj)
+		if err != nil {
+			return false, fmt.Errorf("sharded informer: %w", err)
+		}
+		if in {
+			return s.opts.Member.Acting(i), nil
+		}
+	}
+	return false, nil
 }
 
 // HasSynced reports whether the member completed its first round and every
@@ -446,17 +472,29 @@ type doneChecker struct {
 	done <-chan struct{}
 }
 
-func (d doneChecker) Name() string          { return d.name }
+// Name names what is waited for.
+func (d doneChecker) Name() string { return d.name }
+
+// Done returns the channel closed once it is done.
 func (d doneChecker) Done() <-chan struct{} { return d.done }
 
 // controller is what GetController returns.
 type controller struct{ s *Informer }
 
-func (c controller) RunWithContext(context.Context)      {}
-func (c controller) Run(<-chan struct{})                 {}
-func (c controller) HasSynced() bool                     { return c.s.HasSynced() }
+// RunWithContext does nothing: run the Informer.
+func (c controller) RunWithContext(context.Context) {}
+
+// Run does nothing: run the Informer.
+func (c controller) Run(<-chan struct{}) {}
+
+// HasSynced is Informer.HasSynced.
+func (c controller) HasSynced() bool { return c.s.HasSynced() }
+
+// HasSyncedChecker is Informer.HasSyncedChecker.
 func (c controller) HasSyncedChecker() cache.DoneChecker { return c.s.HasSyncedChecker() }
-func (c controller) LastSyncResourceVersion() string     { return c.s.LastSyncResourceVersion() }
+
+// LastSyncResourceVersion is Informer.LastSyncResourceVersion.
+func (c controller) LastSyncResourceVersion() string { return c.s.LastSyncResourceVersion() }
 
 var (
 	_ cache.SharedIndexInformer = (*Informer)(nil)

@@ -14,14 +14,32 @@ var errReadOnly = errors.New("the store of a sharded informer is read only")
 // unionIndexer is the read-only union of the held ranges' indexers.
 type unionIndexer struct{ s *Informer }
 
-func (u unionIndexer) Add(interface{}) error                { return errReadOnly }
-func (u unionIndexer) Update(interface{}) error             { return errReadOnly }
-func (u unionIndexer) Delete(interface{}) error             { return errReadOnly }
-func (u unionIndexer) Replace([]interface{}, string) error  { return errReadOnly }
-func (u unionIndexer) Resync() error                        { return nil }
-func (u unionIndexer) Bookmark(string)                      {}
-func (u unionIndexer) GetIndexers() cache.Indexers          { return u.indexers() }
+// Add returns errReadOnly: the union is read only.
+func (u unionIndexer) Add(interface{}) error { return errReadOnly }
+
+// Update returns errReadOnly.
+func (u unionIndexer) Update(interface{}) error { return errReadOnly }
+
+// Delete returns errReadOnly.
+func (u unionIndexer) Delete(interface{}) error { return errReadOnly }
+
+// Replace returns errReadOnly.
+func (u unionIndexer) Replace([]interface{}, string) error { return errReadOnly }
+
+// Resync does nothing: each range informer resyncs its own handlers.
+func (u unionIndexer) Resync() error { return nil }
+
+// Bookmark does nothing: each range store keeps its own resourceVersion.
+func (u unionIndexer) Bookmark(string) {}
+
+// GetIndexers returns the indexers every range store has.
+func (u unionIndexer) GetIndexers() cache.Indexers { return u.indexers() }
+
+// AddIndexers is Informer.AddIndexers.
 func (u unionIndexer) AddIndexers(idx cache.Indexers) error { return u.s.AddIndexers(idx) }
+
+// LastStoreSyncResourceVersion returns the lowest watermark of the synced
+// ranges' stores, "" while none is synced.
 func (u unionIndexer) LastStoreSyncResourceVersion() string {
 	return lowest(u.s.held(), func(ri *rangeInformer) string {
 		return ri.informer.GetStore().LastStoreSyncResourceVersion()
@@ -34,6 +52,7 @@ func (u unionIndexer) indexers() cache.Indexers {
 	return maps.Clone(u.s.indexers)
 }
 
+// List returns the objects of every held range.
 func (u unionIndexer) List() []interface{} {
 	var out []interface{}
 	for _, ri := range u.s.held() {
@@ -42,6 +61,7 @@ func (u unionIndexer) List() []interface{} {
 	return out
 }
 
+// ListKeys returns the keys of every held range.
 func (u unionIndexer) ListKeys() []string {
 	var out []string
 	for _, ri := range u.s.held() {
@@ -50,6 +70,7 @@ func (u unionIndexer) ListKeys() []string {
 	return out
 }
 
+// Get returns obj's cached object from the held range that has it.
 func (u unionIndexer) Get(obj interface{}) (interface{}, bool, error) {
 	for _, ri := range u.s.held() {
 		if item, ok, err := ri.informer.GetIndexer().Get(obj); ok || err != nil {
@@ -59,6 +80,7 @@ func (u unionIndexer) Get(obj interface{}) (interface{}, bool, error) {
 	return nil, false, nil
 }
 
+// GetByKey returns key's object from the held range that has it.
 func (u unionIndexer) GetByKey(key string) (interface{}, bool, error) {
 	for _, ri := range u.s.held() {
 		if item, ok, err := ri.informer.GetIndexer().GetByKey(key); ok || err != nil {
@@ -68,18 +90,23 @@ func (u unionIndexer) GetByKey(key string) (interface{}, bool, error) {
 	return nil, false, nil
 }
 
+// Index concatenates the held ranges' answers.
 func (u unionIndexer) Index(indexName string, obj interface{}) ([]interface{}, error) {
 	return gather(u.s.held(), func(idx cache.Indexer) ([]interface{}, error) { return idx.Index(indexName, obj) })
 }
 
+// ByIndex concatenates the held ranges' answers.
 func (u unionIndexer) ByIndex(indexName, indexedValue string) ([]interface{}, error) {
 	return gather(u.s.held(), func(idx cache.Indexer) ([]interface{}, error) { return idx.ByIndex(indexName, indexedValue) })
 }
 
+// IndexKeys concatenates the held ranges' answers.
 func (u unionIndexer) IndexKeys(indexName, indexedValue string) ([]string, error) {
 	return gather(u.s.held(), func(idx cache.Indexer) ([]string, error) { return idx.IndexKeys(indexName, indexedValue) })
 }
 
+// ListIndexFuncValues returns the indexed values of every held range, each
+// once.
 func (u unionIndexer) ListIndexFuncValues(indexName string) []string {
 	seen := map[string]bool{}
 	var out []string

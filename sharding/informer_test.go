@@ -161,6 +161,16 @@ func TestInformerFollowsTheMembersRanges(t *testing.T) {
 		}, 10*time.Second, 5*time.Millisecond)
 	}
 	checkPartition(map[string]*Member{"a": a, "b": b}, map[string]*Informer{"a": ia, "b": ib})
+	for _, obj := range ib.GetStore().List() {
+		acting, err := ia.Acting(obj)
+		require.NoError(t, err)
+		assert.False(t, acting, "a acts on a pod of b")
+		acting, err = ib.Acting(obj)
+		require.NoError(t, err)
+		assert.True(t, acting)
+	}
+	_, err := ia.Acting("not an object")
+	assert.Error(t, err)
 	// a took every range in its first round, alone, then released to b
 	// those b wins: released ranges were lost, never deleted.
 	_, deletes, synced0, lost0 := rec.counts()

@@ -35,7 +35,7 @@ type Member struct {
 	// so that a handler added late gets the current holds and then every
 	// later event, none twice.
 	dispatch sync.Mutex
-	handlers []RangeHandler
+	handlers []*handlerEntry
 
 	mu       sync.Mutex
 	held     []heldRange // index: range
@@ -119,9 +119,10 @@ func (m *Member) Acting(index int) bool {
 
 // AddRangeHandler registers h: it is told RangeAcquired (and then
 // RangeSuspended where that applies) for every range the member holds now,
-// then every later event. It may be called at any time, also from a
-// handler's goroutine other than the member's own.
-func (m *Member) AddRangeHandler(h RangeHandler) {
+// then every later event, until remove is called; after remove returns, h
+// is told nothing more. Both may be called at any time from any goroutine,
+// but not from within a RangeHandler call (they wait for it to return).
+func (m *Member) AddRangeHandler(h RangeHandler) (remove func()) {
 	m.dispatch.Lock()
 	defer m.dispatch.Unlock()
 	m.mu.Lock()
@@ -136,8 +137,18 @@ func (m *Member) AddRangeHandler(h RangeHandler) {
 			h.OnRangeEvent(RangeEvent{Type: RangeSuspended, Range: m.ranges[i]})
 		}
 	}
-	m.handlers = append(m.handlers, h)
+	entry := &handlerEntry{h}
+	m.handlers = append(m.handlers, entry)
+	return func() {
+		m.dispatch.Lock()
+		defer m.dispatch.Unlock()
+		m.handlers = slices.DeleteFunc(m.handlers, func(e *handlerEntry) bool { return e == entry })
+	}
 }
+
+// handlerEntry is one registration of a RangeHandler, comparable whatever
+// the handler's type.
+type handlerEntry struct{ h RangeHandler }
 
 // Status is what a member knows of its group, as of its last round.
 type Status struct {
@@ -594,8 +605,8 @@ func (m *Member) change(i int, h heldRange, event RangeEventType) {
 	if event == "" {
 		return
 	}
-	for _, handler := range m.handlers {
-		handler.OnRangeEvent(RangeEvent{Type: event, Range: m.ranges[i]})
+	for _, entry := range m.handlers {
+		entry.h.OnRangeEvent(RangeEvent{Type: event, Range: m.ranges[i]})
 	}
 }
 

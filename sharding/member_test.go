@@ -541,3 +541,27 @@ func TestNewcomerCountsFromMemberRenewTime(t *testing.T) {
 	s.round(testRetry)
 	assert.Equal(t, []string{"a", "alive"}, a.Status().Members)
 }
+
+// TestRemovedRangeHandlerHearsNothing: a handler removed from a member is
+// told of no later event; one added late first hears the ranges held.
+func TestRemovedRangeHandlerHearsNothing(t *testing.T) {
+	s := newSim(t)
+	a := s.add("a")
+	removed := &eventLog{}
+	remove := a.AddRangeHandler(removed)
+	s.round(testRetry)
+	assert.Equal(t, testRanges, count(removed.take(), RangeAcquired))
+	remove()
+	s.add("b")
+	s.settle(10)
+	assert.Empty(t, removed.take())
+	late := &eventLog{}
+	a.AddRangeHandler(late)
+	held := 0
+	for i := range testRanges {
+		if a.Acting(i) {
+			held++
+		}
+	}
+	assert.Equal(t, held, count(late.take(), RangeAcquired))
+}
