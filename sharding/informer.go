@@ -34,9 +34,14 @@ type InformerOptions struct {
 // RangeSyncHandler is an optional interface of a handler registered with a
 // sharded Informer: besides the changes of objects, it is told when the
 // objects of a range it gained have all been delivered to it, and when the
-// informer dropped a range it lost. Both are called in the handler's
-// sequence, after every notification of the range's objects delivered to
-// it and before any later one of the same range.
+// informer dropped a range it lost. Both calls are made in the handler's
+// sequence (never at the same time as another call of the handler).
+// OnRangeSynced comes once the range's initial list was delivered (changes
+// of the range that arrived after the list may come before it); it is not
+// called for a range lost before that. OnRangeLost comes once the range's
+// informer stopped: no notification of the range's objects follows it
+// until the range is gained again, and a range gained again lists only
+// after its handlers were told of the loss.
 type RangeSyncHandler interface {
 	// OnRangeSynced: the initial list of range r was delivered to the
 	// handler (as adds with isInInitialList true).
@@ -101,6 +106,7 @@ type Informer struct {
 	// mu guards everything below.
 	mu                sync.RWMutex
 	ranges            map[int]*rangeInformer
+	losing            map[int]chan struct{} // closed once a lost range's OnRangeLost calls are made
 	handlers          []*registration
 	indexers          cache.Indexers
 	transform         cache.TransformFunc
@@ -159,6 +165,7 @@ func NewInformer(lw cache.ListerWatcher, exampleObject runtime.Object, options I
 	return &Informer{
 		lw: lw, example: exampleObject, opts: options, shards: shards,
 		ranges:      map[int]*rangeInformer{},
+		losing:      map[int]chan struct{}{},
 		indexers:    indexers,
 		synced:      make(chan struct{}),
 		initialDone: make(chan struct{}),
@@ -255,10 +262,20 @@ func (s *Informer) gain(r Range) {
 		s.addToRange(ri, reg)
 	}
 	s.ranges[r.Index] = ri
+	previous := s.losing[r.Index]
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer close(ri.stopped)
+		if previous != nil {
+			// The range was held before: its handlers hear OnRangeLost of
+			// that time before anything of this one.
+			select {
+			case <-previous:
+			case <-ctx.Done():
+				return
+			}
+		}
 		inf.RunWithContext(klog.NewContext(ctx, logger))
 	}()
 }
@@ -271,10 +288,13 @@ func (s *Informer) lose(r Range) {
 	s.mu.Lock()
 	ri := s.ranges[r.Index]
 	delete(s.ranges, r.Index)
+	var reported chan struct{}
 	if ri != nil {
 		// Under the lock, so that Run, which stops under it, waits for
 		// this goroutine too.
 		s.wg.Add(1)
+		reported = make(chan struct{})
+		s.losing[r.Index] = reported
 	}
 	s.mu.Unlock()
 	if ri == nil {
@@ -283,6 +303,7 @@ func (s *Informer) lose(r Range) {
 	ri.cancel()
 	go func() {
 		defer s.wg.Done()
+		defer close(reported)
 		<-ri.stopped
 		for reg, rr := range ri.regs {
 			<-rr.reported

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -91,10 +92,18 @@ func podClient(t *testing.T, n int) *fake.Clientset {
 }
 
 func podLW(cs *fake.Clientset) cache.ListerWatcher {
+	return countingPodLW(cs, nil)
+}
+
+// countingPodLW is podLW counting its lists in *lists, when not nil.
+func countingPodLW(cs *fake.Clientset, lists *atomic.Int64) cache.ListerWatcher {
 	// The fake clientset does not serve streaming lists: say so, as
 	// client-go's fakes do, so that informers list.
 	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			if lists != nil {
+				lists.Add(1)
+			}
 			return cs.CoreV1().Pods("").List(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
@@ -105,7 +114,12 @@ func podLW(cs *fake.Clientset) cache.ListerWatcher {
 
 // startInformer runs a sharded pod informer over m until the test ends.
 func startInformer(t *testing.T, cs *fake.Clientset, m *Member, h cache.ResourceEventHandler) *Informer {
-	inf, err := NewInformer(podLW(cs), &corev1.Pod{}, InformerOptions{Member: m})
+	return startCountingInformer(t, cs, m, h, nil)
+}
+
+// startCountingInformer is startInformer counting the lists in *lists.
+func startCountingInformer(t *testing.T, cs *fake.Clientset, m *Member, h cache.ResourceEventHandler, lists *atomic.Int64) *Informer {
+	inf, err := NewInformer(countingPodLW(cs, lists), &corev1.Pod{}, InformerOptions{Member: m})
 	require.NoError(t, err)
 	// The fake clientset ignores shard selectors: the informer filters on
 	// its own and says so, which these tests do not need to hear.
@@ -241,4 +255,49 @@ func TestNewInformerRefusesBadOptions(t *testing.T) {
 		_, err := NewInformer(nil, &corev1.Pod{}, o)
 		assert.Error(t, err, name)
 	}
+}
+
+// TestInformerKeepsSuspendedRanges: a member cut off from the Leases (an
+// API server outage for it) suspends its ranges; its informer keeps them
+// and their objects, and once renewals succeed again it acts on them
+// without a single relist, a loss or a delete.
+func TestInformerKeepsSuspendedRanges(t *testing.T) {
+	const pods = 100
+	s := newSim(t)
+	cs := podClient(t, pods)
+	a := s.add("a")
+	rec := &recorder{}
+	var lists atomic.Int64
+	ia := startCountingInformer(t, cs, a, rec, &lists)
+	s.settle(5)
+	require.Eventually(t, func() bool { return ia.HasSynced() && len(ia.GetStore().ListKeys()) == pods }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return slices.Equal(rec.current(), heldIndices(ia)) }, 10*time.Second, 5*time.Millisecond)
+	listed := lists.Load()
+	assert.Equal(t, int64(testRanges), listed)
+
+	s.server.setDown("a", true)
+	for range int(2 * testLease / testRetry) {
+		s.round(testRetry)
+	}
+	st := ia.RangeStatus()
+	require.Len(t, st, testRanges)
+	for _, rs := range st {
+		assert.False(t, rs.Acting, "range %d", rs.Range.Index)
+		assert.True(t, rs.Synced, "range %d", rs.Range.Index)
+	}
+	assert.Len(t, ia.GetStore().ListKeys(), pods)
+	acting, err := ia.Acting(ia.GetStore().List()[0])
+	require.NoError(t, err)
+	assert.False(t, acting)
+
+	s.server.setDown("a", false)
+	s.round(testRetry)
+	for _, rs := range ia.RangeStatus() {
+		assert.True(t, rs.Acting, "range %d", rs.Range.Index)
+	}
+	assert.Len(t, ia.GetStore().ListKeys(), pods)
+	assert.Equal(t, listed, lists.Load(), "no relist")
+	_, deletes, _, lost := rec.counts()
+	assert.Zero(t, deletes)
+	assert.Zero(t, lost)
 }
