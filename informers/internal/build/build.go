@@ -54,9 +54,12 @@ var errNoClient = errors.New("informers: informer was built with a nil client")
 // (projection.Transport); through list and watch, by projecting each
 // decoded object (projection.Projection.Apply). A projection naming a field
 // example's type does not have makes every LIST and WATCH fail with that
-// error. The informer's snapshots are tied to proj's fingerprint, and the
-// objects its transform leaves without proj's marker are refused
-// (projection.Projection.CheckMarked, cache.SharedIndexInformerOptions.TransformCheck).
+// error. The objects share proj's marker map where they hold only the
+// marker (SharingMarker). The informer's snapshots are tied to proj's
+// fingerprint, the objects its transform leaves without proj's marker are
+// refused (projection.Projection.CheckMarked,
+// cache.SharedIndexInformerOptions.TransformCheck), and its transform gets
+// objects of their own (ConfigureProjected).
 func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionResource, example T, options internalinterfaces.InformerOptions, proj *projection.Projection, list ListFunc, watchFn WatchFunc, wire *Wire) cache.TypedSharedIndexInformer[T] {
 	var c any
 	if client != nil {
@@ -71,14 +74,14 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 			break
 		}
 		wc := &wireClient{rc: prc, namespace: wire.Namespace, resource: wire.Resource, newList: wire.NewList}
-		list, watchFn = wc.list, wc.watch
+		list, watchFn = SharingMarker(wc.list, wc.watch, p)
 	case p != nil:
 		if err := p.Check(example); err != nil {
 			// The projection names fields the type does not have.
 			list, watchFn = FailingList(err), FailingWatch(err)
 			break
 		}
-		list, watchFn = ProjectingList(list, p), ProjectingWatch(watchFn, p)
+		list, watchFn = SharingMarker(ProjectingList(list, p), ProjectingWatch(watchFn, p), p)
 	case rc != nil:
 		wc := &wireClient{rc: rc, namespace: wire.Namespace, resource: wire.Resource, newList: wire.NewList}
 		list, watchFn = wc.list, wc.watch
@@ -93,11 +96,7 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 		},
 	)
 	if proj != nil {
-		// The informer is new and not running: these cannot fail.
-		_ = cache.ConfigureInformer(informer, func(o *cache.SharedIndexInformerOptions) {
-			o.SnapshotProjection = proj.Fingerprint()
-			o.TransformCheck = proj.CheckMarked
-		})
+		ConfigureProjected(informer, proj)
 	}
 	return cache.NewTypedSharedIndexInformer[T](informer)
 }
