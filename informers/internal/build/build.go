@@ -58,10 +58,12 @@ var errNoClient = errors.New("informers: informer was built with a nil client")
 // (projection.Transport); through list and watch, by projecting each
 // decoded object (projection.Projection.Apply). A projection naming a field
 // example's type does not have makes every LIST and WATCH fail with that
-// error. The informer's snapshots are tied to the projection's fingerprint,
-// and the objects its transform leaves without the projection's marker are
-// refused (projection.Projection.CheckMarked,
-// cache.SharedIndexInformerOptions.TransformCheck).
+// error. The objects share the projection's marker map where they hold only
+// the marker (SharingMarker). The informer's snapshots are tied to the
+// projection's fingerprint, the objects its transform leaves without the
+// projection's marker are refused (projection.Projection.CheckMarked,
+// cache.SharedIndexInformerOptions.TransformCheck), and its transform gets
+// objects of their own (ConfigureProjected).
 func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionResource, example T, options internalinterfaces.InformerOptions, o TypeOptions, list ListFunc, watchFn WatchFunc, wire *Wire) cache.TypedSharedIndexInformer[T] {
 	var c any
 	if client != nil {
@@ -86,13 +88,16 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 		}
 		wc := &wireClient{rc: rc, warnings: warnings, namespace: wire.Namespace, resource: wire.Resource, newList: wire.NewList}
 		list, watchFn = wc.list, wc.watch
+		if proj != nil {
+			list, watchFn = SharingMarker(list, watchFn, proj)
+		}
 	case proj != nil:
 		if err := proj.Check(example); err != nil {
 			// The projection names fields the type does not have.
 			list, watchFn = FailingList(err), FailingWatch(err)
 			break
 		}
-		list, watchFn = ProjectingList(list, proj), ProjectingWatch(watchFn, proj)
+		list, watchFn = SharingMarker(ProjectingList(list, proj), ProjectingWatch(watchFn, proj), proj)
 	}
 	informer := cache.NewSharedIndexInformerWithOptions(
 		ListerWatcher(c, options.TweakListOptions, list, watchFn),
@@ -104,11 +109,7 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 		},
 	)
 	if proj != nil {
-		// The informer is new and not running: these cannot fail.
-		_ = cache.ConfigureInformer(informer, func(opts *cache.SharedIndexInformerOptions) {
-			opts.SnapshotProjection = proj.Fingerprint()
-			opts.TransformCheck = proj.CheckMarked
-		})
+		ConfigureProjected(informer, proj)
 	}
 	return cache.NewTypedSharedIndexInformer[T](informer)
 }

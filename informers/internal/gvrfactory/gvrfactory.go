@@ -113,11 +113,7 @@ func (f *Factory) build(gvr schema.GroupVersionResource) *Informer {
 	var informer cache.SharedIndexInformer
 	if proj, ok := f.Options.Projections[gvr]; ok {
 		informer = newProjectedInformer(f.client, proj, gvr, namespace, tweak, options)
-		// The informer is new and not running: these cannot fail.
-		_ = cache.ConfigureInformer(informer, func(o *cache.SharedIndexInformerOptions) {
-			o.SnapshotProjection = proj.Projection.Fingerprint()
-			o.TransformCheck = proj.Projection.CheckMarked
-		})
+		build.ConfigureProjected(informer, proj.Projection)
 	} else if f.Options.RESTConfig != nil && f.client.Decoding != nil && !f.Options.APIMachineryDecoding[gvr] {
 		if f.decodingErr != nil {
 			informer = informerOf(f.client, gvr, tweak, options, build.FailingList(f.decodingErr), build.FailingWatch(f.decodingErr))
@@ -192,7 +188,8 @@ func newInformer(client Client, gvr schema.GroupVersionResource, namespace strin
 // newProjectedInformer is newInformer for a resource with a projection:
 // over a client of proj.Config whose transport projects, or over client
 // with each decoded object projected when proj.Config is nil (or the
-// factory has no ForConfig).
+// factory has no ForConfig); either way the objects that hold only the
+// marker share the projection's marker map (build.SharingMarker).
 func newProjectedInformer(client Client, proj factoryengine.Projection, gvr schema.GroupVersionResource, namespace string, tweak func(*metav1.ListOptions), options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
 	if proj.Config != nil && client.ForConfig != nil {
 		config := rest.CopyConfig(proj.Config)
@@ -206,10 +203,13 @@ func newProjectedInformer(client Client, proj factoryengine.Projection, gvr sche
 		if err != nil {
 			return informerOf(client, gvr, tweak, options, build.FailingList(err), build.FailingWatch(err))
 		}
-		return newInformer(projectingClient, gvr, namespace, tweak, options)
+		list, watchFn := projectingClient.ListAndWatch(gvr, namespace)
+		list, watchFn = build.SharingMarker(list, watchFn, proj.Projection)
+		return informerOf(projectingClient, gvr, tweak, options, list, watchFn)
 	}
 	list, watchFn := client.ListAndWatch(gvr, namespace)
-	return informerOf(client, gvr, tweak, options, build.ProjectingList(list, proj.Projection), build.ProjectingWatch(watchFn, proj.Projection))
+	list, watchFn = build.SharingMarker(build.ProjectingList(list, proj.Projection), build.ProjectingWatch(watchFn, proj.Projection), proj.Projection)
+	return informerOf(client, gvr, tweak, options, list, watchFn)
 }
 
 // informerOf returns the informer of gvr listing and watching with list and
