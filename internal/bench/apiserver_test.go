@@ -81,12 +81,13 @@ func BenchmarkAPIServer(b *testing.B) {
 	env := sharedAPIServerEnv(b, pods)
 	cfg := env.Config()
 	for _, tc := range []struct {
-		name, contentType string
-		projection        bool
+		name, contentType        string
+		projection, apimachinery bool
 	}{
-		{"default", "", false},
-		{"json", MediaJSON, false},
-		{"projection/baseline=" + baselineSameFields, "", true},
+		{name: "default"},
+		{name: "default-decoders-off", apimachinery: true},
+		{name: "json", contentType: MediaJSON},
+		{name: "projection/baseline=" + baselineSameFields, projection: true},
 	} {
 		b.Run(tc.name+"/"+paramName("pods", pods), func(b *testing.B) {
 			samples := figureSamples{}
@@ -94,6 +95,7 @@ func BenchmarkAPIServer(b *testing.B) {
 				Scenario: childClientset, Pods: pods, ContentType: tc.contentType,
 				URL: cfg.Host, BearerToken: cfg.BearerToken, CAFile: cfg.CAFile,
 				FloorStreams: true, Projection: tc.projection, Baseline: baselineSameFields,
+				APIMachineryDecoding: tc.apimachinery,
 			}
 			sides := memorySides
 			if tc.projection {

@@ -88,6 +88,12 @@ type childSpec struct {
 	// Dynamic, their dynamic factories' informers (JSON).
 	Projection, Dynamic bool
 	Baseline            string
+	// APIMachineryDecoding builds kinformer's informer with apimachinery's
+	// decoder (the typed factory's WithAPIMachineryDecoding; the dynamic
+	// factory without WithRESTConfig): the rows with kinformer's decoders
+	// off. Without it, a Dynamic row's kinformer side decodes with
+	// kinformer's unstructured decoder (WithRESTConfig).
+	APIMachineryDecoding bool
 	// BaseRV is the resourceVersion of the pod set before a relist;
 	// Changed pods have a newer one after it (relist modes).
 	BaseRV, Changed int

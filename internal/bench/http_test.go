@@ -14,20 +14,30 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	clientdynamicinformer "k8s.io/client-go/dynamic/dynamicinformer"
 	clientinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"github.com/kinformer/kinformer/informers"
+	dynamicinformer "github.com/kinformer/kinformer/informers/dynamic"
 )
 
 // buildClientsetSide builds side's pod informer over cs: kinformer's or
 // client-go's factory pod informer (resync 0), or the floor.
 func buildClientsetSide(s childSpec, cfg *rest.Config, cs kubernetes.Interface, h *countingHandler) (informerUnderTest, error) {
+	if s.Dynamic {
+		return buildDynamicSide(s, cfg, h)
+	}
 	switch engineOf(s.Side) {
 	case SideKinformer:
-		inf := informers.NewSharedInformerFactory(cs, 0).Core().V1().Pods().Informer()
+		var opts []informers.SharedInformerOption
+		if s.APIMachineryDecoding {
+			opts = append(opts, informers.WithAPIMachineryDecoding(&v1.Pod{}))
+		}
+		inf := informers.NewSharedInformerFactoryWithOptions(cs, 0, opts...).Core().V1().Pods().Informer()
 		if _, err := inf.AddEventHandler(h); err != nil {
 			return informerUnderTest{}, err
 		}
@@ -45,6 +55,36 @@ func buildClientsetSide(s childSpec, cfg *rest.Config, cs kubernetes.Interface, 
 		return buildClientsetFloor(cs, h), nil
 	}
 	return informerUnderTest{}, fmt.Errorf("unknown side %q", s.Side)
+}
+
+// buildDynamicSide builds side's dynamic informer of pods over cfg (JSON, as
+// dynamic clients speak): kinformer's decoding with its unstructured decoder
+// (WithRESTConfig) unless s.APIMachineryDecoding, client-go's dynamic
+// informer.
+func buildDynamicSide(s childSpec, cfg *rest.Config, h *countingHandler) (informerUnderTest, error) {
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return informerUnderTest{}, err
+	}
+	switch engineOf(s.Side) {
+	case SideKinformer:
+		var opts []dynamicinformer.DynamicSharedInformerOption
+		if !s.APIMachineryDecoding {
+			opts = append(opts, dynamicinformer.WithRESTConfig(cfg))
+		}
+		i := dynamicinformer.NewDynamicSharedInformerFactoryWithOptions(client, 0, opts...).ForResource(podsGVR).Informer()
+		if _, err := i.AddEventHandler(h); err != nil {
+			return informerUnderTest{}, err
+		}
+		return informerUnderTest{run: i.RunWithContext, synced: i.HasSyncedChecker().Done()}, nil
+	case SideClientGo:
+		i := clientdynamicinformer.NewDynamicSharedInformerFactory(client, 0).ForResource(podsGVR).Informer()
+		if _, err := i.AddEventHandler(h); err != nil {
+			return informerUnderTest{}, err
+		}
+		return informerUnderTest{run: i.RunWithContext, synced: i.HasSyncedChecker().Done()}, nil
+	}
+	return informerUnderTest{}, fmt.Errorf("no side %q for dynamic informers", s.Side)
 }
 
 // buildClientsetFloor lists once through the clientset's REST client asking
@@ -149,15 +189,26 @@ func BenchmarkHTTP(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	for _, tc := range []struct{ name, contentType string }{
-		{"json", MediaJSON},
-		{"default", ""},
+	for _, tc := range []struct {
+		name, contentType     string
+		apimachinery, dynamic bool
+	}{
+		{name: "json", contentType: MediaJSON},
+		{name: "default"},
+		{name: "default-decoders-off", apimachinery: true},
+		{name: "dynamic", dynamic: true},
+		{name: "dynamic-decoders-off", dynamic: true, apimachinery: true},
 	} {
 		b.Run(tc.name+"/"+paramName("pods", pods), func(b *testing.B) {
 			samples := figureSamples{}
-			spec := childSpec{Scenario: childClientset, Pods: pods, URL: srv.URL(), ContentType: tc.contentType}
+			spec := childSpec{Scenario: childClientset, Pods: pods, URL: srv.URL(), ContentType: tc.contentType,
+				APIMachineryDecoding: tc.apimachinery, Dynamic: tc.dynamic}
+			sides := memorySides
+			if tc.dynamic {
+				sides = []string{SideKinformer, SideClientGo}
+			}
 			for range b.N {
-				runPairInChildren(b, spec, memorySides, samples)
+				runPairInChildren(b, spec, sides, samples)
 			}
 			samples.report(b)
 		})

@@ -522,6 +522,16 @@ func Targets() []Target {
 		{Bench: "Relist/", Figure: "peaklive/steady", Value: 1.1},
 		{Bench: "Relist/", Figure: "retained/steady", Value: 1.1},
 		{Bench: "HTTP/json", Figure: "sync-ms", OfRatio: true, Value: 0.33},
+		// kinformer's decoders (issue 26): typed over protobuf, and
+		// unstructured over JSON, against client-go on its defaults.
+		{Bench: "HTTP/default", Figure: "cpu-us/pod", OfRatio: true, Value: 0.6},
+		{Bench: "HTTP/default", Figure: "allocs/pod", OfRatio: true, Value: 0.3},
+		{Bench: "HTTP/default", Figure: "sync-ms", OfRatio: true, Value: 0.7},
+		{Bench: "HTTP/default", Figure: "retained-MB", OfRatio: true, Value: 1},
+		{Bench: "HTTP/default", Figure: "peaklive-MB", OfRatio: true, Value: 0.9},
+		{Bench: "APIServer/default", Figure: "cpu-us/pod", OfRatio: true, Value: 0.6},
+		{Bench: "HTTP/dynamic", Figure: "cpu-us/pod", OfRatio: true, Value: 0.5},
+		{Bench: "HTTP/dynamic", Figure: "retained-MB", OfRatio: true, Value: 0.8},
 		{Bench: "Projection/typed/baseline=same-fields", Figure: "B/pod", OfRatio: true, Value: 0.3},
 		{Bench: "Projection/dynamic/baseline=same-fields", Figure: "B/pod", OfRatio: true, Value: 0.3},
 		{Bench: "Projection/typed/baseline=same-fields", Figure: "peaklive-MB", OfRatio: true, Value: 0.5},
