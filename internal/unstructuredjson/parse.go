@@ -141,6 +141,24 @@ func (p *parser) literal(lit string) error {
 	return nil
 }
 
+// separator reads what follows an element of an array or object (after
+// white space): a comma (false), or end, which closes it (true).
+func (p *parser) separator(end byte, element string) (bool, error) {
+	p.skipSpace()
+	if p.i >= len(p.data) {
+		return false, p.syntaxError("unexpected end of JSON input")
+	}
+	switch p.data[p.i] {
+	case end:
+		p.i++
+		return true, nil
+	case ',':
+		p.i++
+		return false, nil
+	}
+	return false, p.syntaxError("invalid character after " + element)
+}
+
 func (p *parser) object() (any, error) {
 	p.depth++
 	if p.depth > maxDepth {
@@ -185,18 +203,12 @@ func (p *parser) object() (any, error) {
 		}
 		p.keyStack = append(p.keyStack, k)
 		p.stack = append(p.stack, v)
-		p.skipSpace()
-		if p.i >= len(p.data) {
-			return nil, p.syntaxError("unexpected end of JSON input")
+		done, err := p.separator('}', "object key:value pair")
+		if err != nil {
+			return nil, err
 		}
-		c := p.data[p.i]
-		p.i++
-		if c == '}' {
+		if done {
 			break
-		}
-		if c != ',' {
-			p.i--
-			return nil, p.syntaxError("invalid character after object key:value pair")
 		}
 	}
 	n := len(p.stack) - base
@@ -265,18 +277,12 @@ func (p *parser) array() (any, error) {
 			return nil, err
 		}
 		p.stack = append(p.stack, v)
-		p.skipSpace()
-		if p.i >= len(p.data) {
-			return nil, p.syntaxError("unexpected end of JSON input")
+		done, err := p.separator(']', "array element")
+		if err != nil {
+			return nil, err
 		}
-		c := p.data[p.i]
-		p.i++
-		if c == ']' {
+		if done {
 			break
-		}
-		if c != ',' {
-			p.i--
-			return nil, p.syntaxError("invalid character after array element")
 		}
 	}
 	out := make([]any, len(p.stack)-base)
