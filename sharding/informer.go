@@ -533,11 +533,16 @@ func InformerOf(informer cache.SharedInformer) (*Informer, bool) {
 		switch i := informer.(type) {
 		case *Informer:
 			return i, i != nil
-		case interface{ Unwrap() cache.SharedIndexInformer }:
+		case wrapper:
 			informer = i.Unwrap()
 		default:
 			return nil, false
 		}
 	}
 	return nil, false
+}
+
+// wrapper is an informer wrapping another (package cache's typed informer).
+type wrapper interface {
+	Unwrap() cache.SharedIndexInformer
 }
