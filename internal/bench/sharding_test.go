@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -403,4 +404,41 @@ func waitFor(done func() bool, what string) error {
 // unixMillis returns t in milliseconds since the Unix epoch.
 func unixMillis(t time.Time) float64 {
 	return float64(t.UnixMicro()) / 1000
+}
+
+// TestShardedOpFigures: an op's figures are the replicas' means and
+// maxima, the largest share of the pods, and the handoff from the crash of
+// the last replica to the last survivor settling; replicas whose caches do
+// not add up to the pods, or a handoff not measured, fail the op.
+func TestShardedOpFigures(t *testing.T) {
+	two := []childFigures{
+		{"sync-ms": 100, "recv-MB": 2, "peaklive-MB": 10, "retained-MB": 8, "cpu-ms": 50, "pods": 30, "settled-at-ms": 5000},
+		{"sync-ms": 300, "recv-MB": 4, "peaklive-MB": 20, "retained-MB": 16, "cpu-ms": 70, "pods": 70, "crashed-at-ms": 1000},
+	}
+	got, err := shardedOpFigures(two, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{
+		"sync-ms/replica": 200, "sync-ms-max": 300, "recv-MB/replica": 3, "recv-MB-max": 4,
+		"peaklive-MB/replica": 15, "peaklive-MB-max": 20, "retained-MB/replica": 12, "retained-MB-max": 16,
+		"cpu-ms/replica": 60, "cpu-ms-max": 70, "share-max": 0.7, "handoff-ms": 4000,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("figures %v, want %v", got, want)
+	}
+	one, err := shardedOpFigures([]childFigures{{"sync-ms": 1, "pods": 100}}, 100)
+	if err != nil || one["share-max"] != 1 {
+		t.Errorf("one replica: %v, %v", one, err)
+	}
+	if _, ok := one["handoff-ms"]; ok {
+		t.Errorf("one replica has no handoff: %v", one)
+	}
+	if _, err := shardedOpFigures(two, 101); err == nil {
+		t.Error("caches of 100 pods in all accepted for 101")
+	}
+	two[0]["settled-at-ms"] = 0
+	if _, err := shardedOpFigures(two, 100); err == nil {
+		t.Error("a survivor settled before the crash accepted")
+	}
 }
