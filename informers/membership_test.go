@@ -178,3 +178,37 @@ func TestWithMembershipAndWithShardFailToList(t *testing.T) {
 	_, sharded = sharding.InformerOf(plain.Core().V1().Pods().Informer())
 	assert.False(t, sharded, "a nil member turns the option off")
 }
+
+// TestReleaseInformerStopsAShardedInformer: releasing a factory's sharded
+// informer stops it and leaves its lister empty, without an error about
+// its read-only cache; the next request builds a new sharded informer.
+func TestReleaseInformerStopsAShardedInformer(t *testing.T) {
+	client := fake.NewClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: uuid.NewUUID()}})
+	m := factorytest.RunMember(t, factorytest.MemberConfig(client.CoordinationV1(), "a"))
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithMembership(m, cache.ShardByUID))
+	pods := factory.Core().V1().Pods()
+	informer := pods.Informer()
+	require.NoError(t, informer.SetWatchErrorHandlerWithContext(ignoreShardSelector(t)))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	factory.StartWithContext(ctx)
+	require.NoError(t, factory.WaitForCacheSyncWithContext(ctx).Err)
+	lister := pods.Lister()
+	listed, err := lister.List(labels.Everything())
+	require.NoError(t, err)
+	require.Len(t, listed, 1)
+
+	released, err := factory.(informers.InformerReleaser).ReleaseInformer(ctx, &corev1.Pod{})
+	require.NoError(t, err)
+	assert.True(t, released)
+	assert.True(t, informer.IsStopped())
+	listed, err = lister.List(labels.Everything())
+	require.NoError(t, err)
+	assert.Empty(t, listed)
+	first, _ := sharding.InformerOf(informer)
+	next, ok := sharding.InformerOf(factory.Core().V1().Pods().Informer())
+	assert.True(t, ok)
+	assert.NotSame(t, first, next)
+	cancel()
+	factory.Shutdown()
+}
