@@ -121,6 +121,15 @@ func TestWithMembershipSplitsTheTypedFactorysPods(t *testing.T) {
 	require.Eventually(t, func() bool {
 		total, synced := 0, 0
 		for _, r := range replicas {
+			st := r.member.Status()
+			if len(st.Members) != len(replicas) {
+				return false // a member alone at first takes every range
+			}
+			for _, rg := range st.Ranges {
+				if (rg.Assigned == st.Identity) != (rg.State == sharding.RangeActing) {
+					return false // a range not yet handed to its assigned member
+				}
+			}
 			pods, err := r.factory.Core().V1().Pods().Lister().List(labels.Everything())
 			if err != nil {
 				return false
@@ -134,7 +143,7 @@ func TestWithMembershipSplitsTheTypedFactorysPods(t *testing.T) {
 			synced += r.rec.count()
 		}
 		return total == n && synced == len(ranges)
-	}, 20*time.Second, 10*time.Millisecond, "every pod in the lister of the one member acting on its range")
+	}, 20*time.Second, 10*time.Millisecond, "every range acted on by its assigned member, every pod in the lister of the one member acting on its range")
 	for _, r := range replicas {
 		assert.NotEmpty(t, r.pods.RangeStatus(), "member %s holds no range", r.member.Identity())
 	}
