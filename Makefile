@@ -13,7 +13,7 @@ TESTENV_BUILD := internal/testenv/build.sh
 # so test, test-unit and vet run each of them from its folder, with the same environment.
 NESTED_MODULES := interop/controllerruntime examples/ctrlruntime
 
-.PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-quick bench-full bench-relist bench-store bench-ctrlrt bench-watch-requests bench-storm bench-sharding soak soak-ceiling fuzz-short
+.PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-aa bench-quick bench-full bench-relist bench-store bench-ctrlrt bench-watch-requests bench-storm bench-sharding soak soak-ceiling fuzz-short
 
 # Every recipe line runs under bash with pipefail, so that a failing command before a pipe
 # (a benchmark piped into the table tool) fails the target.
@@ -111,19 +111,21 @@ gen-verify:
 generate:
 	$(GO) generate ./...
 
-# The pairs of `make bench`: each group of benchmarks is one `go test -benchtime 1x -count
-# <pairs>` invocation, and each benchmark op measures one pair (kinformer, client-go and the
-# floor, in an order that alternates from op to op), so -count is the number of pairs.
+# The pairs of `make bench` (and of its A/A controls, `make bench-aa`): each group of
+# benchmarks is one `go test -benchtime 1x -count <pairs>` invocation, and each benchmark op
+# measures one pair (kinformer, client-go and the floor, in an order that alternates from op to
+# op), so -count is the number of pairs. The table tool judges a row only with at least 10
+# pairs on the run and on its A/A control (bench.MinPairs), so every group has 10.
 BENCH_SYNC_PAIRS ?= 10
-BENCH_SYNC_LARGE_PAIRS ?= 3
+BENCH_SYNC_LARGE_PAIRS ?= 10
 BENCH_EVENTS_PAIRS ?= 10
-BENCH_RELIST_PAIRS ?= 5
+BENCH_RELIST_PAIRS ?= 10
 BENCH_HTTP_PAIRS ?= 10
 BENCH_LEAN_PAIRS ?= 10
 BENCH_BLOCKED_PAIRS ?= 10
-BENCH_APISERVER_PAIRS ?= 5
-BENCH_PROJECTION_PAIRS ?= 5
-BENCH_STORE_PAIRS ?= 5
+BENCH_APISERVER_PAIRS ?= 10
+BENCH_PROJECTION_PAIRS ?= 10
+BENCH_STORE_PAIRS ?= 10
 # BENCH_CTRLRT_PAIRS: the controller-runtime manager group (BenchmarkManagerSync of the nested
 # module interop/controllerruntime, on the real API server).
 BENCH_CTRLRT_PAIRS ?= 10
@@ -155,6 +157,22 @@ BENCH_GROUP = group() { \
 	echo "\# run: $$cmd" | tee -a "$$raw"; \
 	eval "$$cmd" 2>&1 | tee -a "$$raw"; \
 	}
+# BENCH_GROUPS, in a recipe after BENCH_GROUP: the groups of `make bench`, in order, each
+# with the environment $$aa (empty, or KINFORMER_BENCH_AA=1 for the A/A controls) and, for the
+# controller-runtime group, $$ctrlaa (empty, or KINFORMER_CTRLRT_BENCH_AA=kinformer); $$bin
+# holds the server binaries.
+BENCH_GROUPS = \
+	group "$${aa:+$$aa }KINFORMER_BENCH_FULL=1" '^BenchmarkSync$$/^pods=(1000|10000)$$' $(BENCH_SYNC_PAIRS); \
+	group "$${aa:+$$aa }KINFORMER_BENCH_FULL=1" '^BenchmarkSync$$/^pods=(50000|100000)$$' $(BENCH_SYNC_LARGE_PAIRS); \
+	group "$${aa:+$$aa }KINFORMER_BENCH_FULL=1" '^BenchmarkEvents$$' $(BENCH_EVENTS_PAIRS); \
+	group "$${aa:+$$aa }KINFORMER_BENCH_FULL=1" '^BenchmarkRelist$$' $(BENCH_RELIST_PAIRS); \
+	group "$${aa:+$$aa }KINFORMER_BENCH_FULL=1" '^BenchmarkHTTP$$' $(BENCH_HTTP_PAIRS); \
+	group "$${aa:+$$aa }KINFORMER_BENCH_FULL=1" '^BenchmarkLean$$' $(BENCH_LEAN_PAIRS); \
+	group "$${aa:+$$aa }KINFORMER_BENCH_FULL=1" '^BenchmarkBlockedHandler$$' $(BENCH_BLOCKED_PAIRS); \
+	group "$${aa:+$$aa }KINFORMER_BENCH_FULL=1" '^BenchmarkProjection$$' $(BENCH_PROJECTION_PAIRS); \
+	group "$${aa:+$$aa }KINFORMER_BENCH_FULL=1" '^BenchmarkStore$$' $(BENCH_STORE_PAIRS); \
+	group "$${aa:+$$aa }KINFORMER_BENCH_FULL=1 KINFORMER_TESTENV_BIN=$$bin" '^BenchmarkAPIServer$$' $(BENCH_APISERVER_PAIRS); \
+	group "$${ctrlaa:+$$ctrlaa }KINFORMER_TESTENV_BIN=$$bin" '^BenchmarkManagerSync$$' $(BENCH_CTRLRT_PAIRS) interop/controllerruntime
 # BENCH_END, in a recipe: appends the wall time and the load average to $$raw.
 BENCH_END = echo "\# wall time: $$(( $$(date +%s) - start )) s" | tee -a "$$raw"; \
 	echo "\# load average at end: $$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$$raw"
@@ -165,35 +183,57 @@ BENCH_END = echo "\# wall time: $$(( $$(date +%s) - start )) s" | tee -a "$$raw"
 ## 10,000 and 1,000,000 objects), 10,000 pods on the real kube-apiserver, and a
 ## controller-runtime manager caching 10,000 pods from it on each engine (BenchmarkManagerSync,
 ## run from the nested module interop/controllerruntime, which alone may import
-## controller-runtime), each group its own `go test` with its BENCH_*_PAIRS pairs (the groups on
-## the real API server last, each starting its own server and stopping it when it ends). Writes the raw output to internal/bench/results/bench-<commit>.txt
+## controller-runtime), each group its own `go test` with its BENCH_*_PAIRS pairs, 10 each (the
+## groups on the real API server last, each starting its own server and stopping it when it
+## ends). Writes the raw output to internal/bench/results/bench-<commit>.txt
 ## (<commit>-dirty when Go files differ from the commit), the tables and SVG plots to
 ## internal/bench/results/bench-<commit>/, and replaces BENCHMARKS.md's block between
-## <!-- bench:begin --> and <!-- bench:end -->. Fails on a failing benchmark and on a
-## benchmark of the protocol missing from the output. Meant to fit in 20 minutes on 2 cores;
-## the raw file's last lines record the wall time.
+## <!-- bench:begin --> and <!-- bench:end -->. The readings and targets are judged against the
+## A/A controls of BENCH_AA_RAW (see bench-aa): by default
+## internal/bench/results/bench-aa-<commit>.txt when it exists, else the A/A raw file committed
+## last; without one every row reads "not judged". Fails on a failing benchmark and on a
+## benchmark of the protocol missing from the output. About 30 minutes on 2 idle cores; the raw
+## file's last lines record the wall time.
+BENCH_AA_RAW ?=
 bench:
 	@for marker in '<!-- bench:begin -->' '<!-- bench:end -->'; do \
 		grep -qxF "$$marker" BENCHMARKS.md || { echo "BENCHMARKS.md has no line $$marker: make bench replaces what is between the two marker lines" >&2; exit 1; }; \
 	done; \
 	bin=$$($(TESTENV_BUILD)); echo "server binaries: $$bin"; \
 	$(BENCH_START); raw=internal/bench/results/bench-$$commit.txt; mkdir -p internal/bench/results; \
+	aaraw="$(BENCH_AA_RAW)"; \
+	if [ -z "$$aaraw" ]; then \
+		aaraw=internal/bench/results/bench-aa-$$commit.txt; \
+		[ -f "$$aaraw" ] || aaraw=$$(git log -1 --diff-filter=A --name-only --format= -- 'internal/bench/results/bench-aa-*.txt' | head -n 1); \
+	fi; \
+	if [ -n "$$aaraw" ] && [ ! -f "$$aaraw" ]; then echo "BENCH_AA_RAW=$$aaraw: no such file" >&2; exit 1; fi; \
+	if [ -z "$$aaraw" ]; then echo "no A/A controls (make bench-aa): every row will read \"not judged\"" >&2; fi; \
 	$(BENCHTABLE) -header -commit $$commit -sizes full -command "make bench $(BENCH_PAIR_VARS)" | tee "$$raw"; \
 	echo "raw output: $$raw" >&2; \
 	$(BENCH_GROUP); \
-	group KINFORMER_BENCH_FULL=1 '^BenchmarkSync$$/^pods=(1000|10000)$$' $(BENCH_SYNC_PAIRS); \
-	group KINFORMER_BENCH_FULL=1 '^BenchmarkSync$$/^pods=(50000|100000)$$' $(BENCH_SYNC_LARGE_PAIRS); \
-	group KINFORMER_BENCH_FULL=1 '^BenchmarkEvents$$' $(BENCH_EVENTS_PAIRS); \
-	group KINFORMER_BENCH_FULL=1 '^BenchmarkRelist$$' $(BENCH_RELIST_PAIRS); \
-	group KINFORMER_BENCH_FULL=1 '^BenchmarkHTTP$$' $(BENCH_HTTP_PAIRS); \
-	group KINFORMER_BENCH_FULL=1 '^BenchmarkLean$$' $(BENCH_LEAN_PAIRS); \
-	group KINFORMER_BENCH_FULL=1 '^BenchmarkBlockedHandler$$' $(BENCH_BLOCKED_PAIRS); \
-	group KINFORMER_BENCH_FULL=1 '^BenchmarkProjection$$' $(BENCH_PROJECTION_PAIRS); \
-	group KINFORMER_BENCH_FULL=1 '^BenchmarkStore$$' $(BENCH_STORE_PAIRS); \
-	group "KINFORMER_BENCH_FULL=1 KINFORMER_TESTENV_BIN=$$bin" '^BenchmarkAPIServer$$' $(BENCH_APISERVER_PAIRS); \
-	group "KINFORMER_TESTENV_BIN=$$bin" '^BenchmarkManagerSync$$' $(BENCH_CTRLRT_PAIRS) interop/controllerruntime; \
+	aa=; ctrlaa=; $(BENCH_GROUPS); \
 	$(BENCH_END); \
-	$(BENCHTABLE) -full -out internal/bench/results/bench-$$commit -update BENCHMARKS.md "$$raw"
+	$(BENCHTABLE) -full $${aaraw:+-aa "$$aaraw"} -out internal/bench/results/bench-$$commit -update BENCHMARKS.md "$$raw"
+
+## bench-aa: the A/A controls of `make bench`: the same groups, sizes and pairs, with
+## KINFORMER_BENCH_AA=1 (the client-go side of every scenario runs kinformer, built as the
+## kinformer side is; no floor) and the controller-runtime group with
+## KINFORMER_CTRLRT_BENCH_AA=kinformer, so that each row's per-pair ratios show the run-to-run
+## spread of identical code, which `make bench` judges its readings and targets against. Writes
+## the raw output to internal/bench/results/bench-aa-<commit>.txt (<commit>-dirty when Go files
+## differ from the commit; commit it with the run it controls) and its table to
+## internal/bench/results/bench-aa-<commit>.md; leaves BENCHMARKS.md alone. About 25 minutes on
+## 2 idle cores (no floor side); run it on the same machine as `make bench`, just before it.
+bench-aa:
+	@bin=$$($(TESTENV_BUILD)); echo "server binaries: $$bin"; \
+	$(BENCH_START); raw=internal/bench/results/bench-aa-$$commit.txt; mkdir -p internal/bench/results; \
+	$(BENCHTABLE) -header -commit $$commit -sizes full -command "make bench-aa $(BENCH_PAIR_VARS)" | tee "$$raw"; \
+	echo "# what: A/A controls: every scenario of make bench with kinformer on both sides (KINFORMER_BENCH_AA=1, KINFORMER_CTRLRT_BENCH_AA=kinformer), no floor" | tee -a "$$raw"; \
+	echo "raw output: $$raw" >&2; \
+	$(BENCH_GROUP); \
+	aa=KINFORMER_BENCH_AA=1; ctrlaa=KINFORMER_CTRLRT_BENCH_AA=kinformer; $(BENCH_GROUPS); \
+	$(BENCH_END); \
+	$(BENCHTABLE) -machine "$$raw" | tee internal/bench/results/bench-aa-$$commit.md
 
 ## bench-quick: the same groups at the reduced sizes, without the real API server, with
 ## BENCH_QUICK_PAIRS pairs each (a few minutes). Writes the raw output to
@@ -263,16 +303,20 @@ bench-watch-requests:
 ## bench-storm: the startup storm: 50 informers (20 built-in resources, 30 custom resources)
 ## started at once against a real kube-apiserver with a low --max-requests-inflight whose API
 ## Priority and Fairness rejects (429) what exceeds the informers' share, then the server
-## restarted under them; kinformer (one listadmission.Admission shared by its factories),
-## kinformer with admission off, and client-go, one after the other. Peak LISTs in flight and
-## 429s counted on the wire, time to all synced, kube-apiserver's peak RSS, the load average. Raw
-## output and table: internal/bench/results/storm-<commit>.txt. Run it on an otherwise idle
-## machine.
+## restarted under them; the default configurations first (client-go's factories, kinformer's
+## factories on their defaults), then kinformer's opt-in ones (one listadmission.Admission shared
+## by its factories, admission off), one after the other, STORM_RUNS times (3 by default) with the
+## sides' order rotating from run to run. Peak LISTs in flight and 429s counted on the wire, time
+## to all synced, kube-apiserver's peak RSS, the load average: every storm of every run, then per
+## side and storm the median and range over the runs. Raw output and tables:
+## internal/bench/results/storm-<commit>.txt. About 25 minutes at 3 runs; run it on an otherwise
+## idle machine.
+STORM_RUNS ?= 3
 bench-storm:
 	@bin=$$($(TESTENV_BUILD)) && echo "server binaries: $$bin" && mkdir -p internal/bench/results && \
 	out=internal/bench/results/storm-$$(git rev-parse --short HEAD).txt && \
-	KINFORMER_TESTENV_BIN=$$bin KINFORMER_BENCH_STORM=1 \
-	$(GO) test -run '^$$' -bench '^BenchmarkStartupStorm$$' -benchtime 1x -count 1 -timeout 30m -v ./internal/bench | tee $$out && \
+	KINFORMER_TESTENV_BIN=$$bin KINFORMER_BENCH_STORM=1 KINFORMER_STORM_RUNS=$(STORM_RUNS) \
+	$(GO) test -run '^$$' -bench '^BenchmarkStartupStorm$$' -benchtime 1x -count 1 -timeout 90m -v ./internal/bench | tee $$out && \
 	echo "raw output: $$out"
 
 # BENCH_SHARDING_RUNS is how many groups of replicas `make bench-sharding` runs per number of
@@ -288,7 +332,16 @@ BENCH_SHARDING_RUNS ?= 5
 ## internal/bench/results/sharding-<commit>.txt (<commit>-dirty when Go files differ from the
 ## commit). Run it on an otherwise idle machine.
 bench-sharding:
-	@bin=$$($(TESTENV_BUILD)); echo "server binaries: $$bin"; 	commit=$$(git rev-parse --short HEAD); 	if [ -n "$$(git status --porcelain -- '*.go' go.mod go.sum)" ]; then commit=$$commit-dirty; fi; 	mkdir -p internal/bench/results; out=internal/bench/results/sharding-$$commit.txt; start=$$(date +%s); 	echo "# commit $$commit, started $$(date -u '+%Y-%m-%d %H:%M:%S UTC') on $$(nproc) CPUs, load average $$(cut -d' ' -f1-3 /proc/loadavg)" | tee $$out; 	echo "# command: make bench-sharding BENCH_SHARDING_RUNS=$(BENCH_SHARDING_RUNS)" | tee -a $$out; 	KINFORMER_TESTENV_BIN=$$bin KINFORMER_BENCH_FULL=1 	$(GO) test -run '^$$' -bench '^BenchmarkShardedSync$$' -benchtime 1x -count $(BENCH_SHARDING_RUNS) -timeout 120m ./internal/bench | tee -a $$out; 	echo "# wall time $$(( $$(date +%s) - start )) s (compilation included), load average at the end $$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $$out; 	echo "raw output: $$out"
+	@bin=$$($(TESTENV_BUILD)); echo "server binaries: $$bin"; \
+	commit=$$(git rev-parse --short HEAD); \
+	if [ -n "$$(git status --porcelain -- '*.go' go.mod go.sum)" ]; then commit=$$commit-dirty; fi; \
+	mkdir -p internal/bench/results; out=internal/bench/results/sharding-$$commit.txt; start=$$(date +%s); \
+	echo "# commit $$commit, started $$(date -u '+%Y-%m-%d %H:%M:%S UTC') on $$(nproc) CPUs, load average $$(cut -d' ' -f1-3 /proc/loadavg)" | tee $$out; \
+	echo "# command: make bench-sharding BENCH_SHARDING_RUNS=$(BENCH_SHARDING_RUNS)" | tee -a $$out; \
+	KINFORMER_TESTENV_BIN=$$bin KINFORMER_BENCH_FULL=1 \
+	$(GO) test -run '^$$' -bench '^BenchmarkShardedSync$$' -benchtime 1x -count $(BENCH_SHARDING_RUNS) -timeout 120m ./internal/bench | tee -a $$out; \
+	echo "# wall time $$(( $$(date +%s) - start )) s (compilation included), load average at the end $$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $$out; \
+	echo "raw output: $$out"
 
 ## bench-full: an alias of bench, kept for scripts that call it.
 bench-full: bench

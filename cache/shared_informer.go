@@ -345,18 +345,26 @@ func sharedOf(informer SharedInformer) *sharedIndexInformer {
 	return nil
 }
 
-// checkedTransform returns transform followed by check (SharedIndexInformerOptions.TransformCheck):
-// an object check refuses is counted and the transform fails with a
-// *refusedObjectError wrapping check's error (a list then drops that object
-// alone). It returns transform itself when either is nil.
-func (s *sharedIndexInformer) checkedTransform(transform TransformFunc, check func(obj interface{}) error) TransformFunc {
-	if transform == nil || check == nil {
+// checkedTransform returns transform preceded by prepare
+// (SharedIndexInformerOptions.TransformPrepare) and followed by check
+// (SharedIndexInformerOptions.TransformCheck): an object check refuses is
+// counted and the transform fails with a *refusedObjectError wrapping
+// check's error (a list then drops that object alone). It returns
+// transform itself when transform is nil, or prepare and check both are.
+func (s *sharedIndexInformer) checkedTransform(transform TransformFunc, prepare func(obj interface{}) interface{}, check func(obj interface{}) error) TransformFunc {
+	if transform == nil || (prepare == nil && check == nil) {
 		return transform
 	}
 	return func(obj interface{}) (interface{}, error) {
+		if prepare != nil {
+			obj = prepare(obj)
+		}
 		out, err := transform(obj)
 		if err != nil {
 			return nil, err
+		}
+		if check == nil {
+			return out, nil
 		}
 		if err := check(out); err != nil {
 			s.stats.CountTransformRefused()
@@ -400,7 +408,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		return
 	}
 	config := s.config
-	settings := config.resolve(s.objectType, s.checkedTransform(config.transform, config.TransformCheck))
+	settings := config.resolve(s.objectType, s.checkedTransform(config.transform, config.TransformPrepare, config.TransformCheck))
 	settings.queue.store = s.indexer
 	queue := newInformerQueue(logger, settings.queue)
 	if _, off := s.cacheMutationDetector.(noopMutationDetector); !off {

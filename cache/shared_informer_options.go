@@ -197,6 +197,16 @@ type SharedIndexInformerOptions struct {
 	// at a time. kinformer extension.
 	TransformCheck func(obj interface{}) error
 
+	// TransformPrepare, when not nil, is called on every object before the
+	// transform (SetTransform) sees it, and the transform gets what it
+	// returns; without a transform it is not called. The projected
+	// informers of kinformer's factories use it to give an object whose
+	// annotations are the map its projection shares among objects a map
+	// of its own, since a transform may modify the object it is given
+	// (projection.Projection.UnshareMarker). It is called from the
+	// informer's goroutines, one object at a time. kinformer extension.
+	TransformPrepare func(obj interface{}) interface{}
+
 	// HandlerMetricsProvider, when not nil, times every notification the
 	// informer's handlers handle, into the histograms it returns (see
 	// HandlerMetricsProvider). nil times nothing. ConfigureInformer

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -765,6 +766,50 @@ func TestSharedInformerWatchErrorHandlerSeesEveryFailure(t *testing.T) {
 	defer mu.Unlock()
 	assert.ErrorIs(t, errs[0], syscall.ECONNREFUSED)
 	assert.True(t, apierrors.IsResourceExpired(errs[1]), "want a 410, got %v", errs[1])
+}
+
+// TestTransformPrepareRunsBeforeTheTransformOnly: TransformPrepare sees
+// every object before the transform, which gets what it returns; without a
+// transform it is never called.
+func TestTransformPrepareRunsBeforeTheTransformOnly(t *testing.T) {
+	for _, withTransform := range []bool{true, false} {
+		t.Run(fmt.Sprintf("transform=%v", withTransform), func(t *testing.T) {
+			srv := fakeapi.NewServer(false)
+			srv.Create("a") // 1
+			srv.Create("b") // 2
+			t.Cleanup(srv.StopWatches)
+			informer := NewSharedIndexInformerWithOptions(srv, &v1.Pod{}, SharedIndexInformerOptions{})
+			var prepared atomic.Int64
+			if withTransform {
+				require.NoError(t, informer.SetTransform(func(obj interface{}) (interface{}, error) {
+					pod := obj.(*v1.Pod)
+					if pod.Labels["prepared"] != "yes" {
+						return nil, fmt.Errorf("%s was not prepared", pod.Name)
+					}
+					return pod, nil
+				}))
+			}
+			require.NoError(t, ConfigureInformer(informer, func(o *SharedIndexInformerOptions) {
+				o.TransformPrepare = func(obj interface{}) interface{} {
+					prepared.Add(1)
+					pod := obj.(*v1.Pod).DeepCopy()
+					pod.Labels = map[string]string{"prepared": "yes"}
+					return pod
+				}
+			}))
+			runInformer(t, informer)
+			waitUntilSynced(t, informer.HasSyncedChecker())
+			assert.Equal(t, []string{"ns/a@1", "ns/b@2"}, describedStore(informer.GetStore()))
+			for _, obj := range informer.GetStore().List() {
+				assert.Equal(t, withTransform, obj.(*v1.Pod).Labels["prepared"] == "yes")
+			}
+			if withTransform {
+				assert.EqualValues(t, 2, prepared.Load())
+			} else {
+				assert.Zero(t, prepared.Load())
+			}
+		})
+	}
 }
 
 // TestTransformCheckDropsARefusedObjectAlone: an object the transform check

@@ -389,3 +389,70 @@ func TestWithProjectionRefusesObjectsATransformLeavesUnmarked(t *testing.T) {
 	require.True(t, ok)
 	assert.EqualValues(t, 1, status.TransformRefused, "refusals counted")
 }
+
+// TestWithProjectionSharesTheMarkerMap: the pods a projected informer
+// caches, whose annotations are the marker alone, share one annotations
+// map (listed and watched, protobuf and JSON, and from a fake clientset),
+// and Guard refuses to write them back, as they are or copied. With a
+// transform that adds an annotation in place, every pod gets a map of its
+// own first: the shared map keeps the marker alone.
+func TestWithProjectionSharesTheMarkerMap(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		jsonOnly  bool
+		transform bool
+	}{
+		{"protobuf", false, false},
+		{"json", true, false},
+		{"protobuf with a transform", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newPodServer(t, tc.jsonOnly, false, "6", fullPod("ns", "a", "5", "1"), fullPod("ns", "b", "6", "1"))
+			opts := []informers.SharedInformerOption{informers.WithProjection(&corev1.Pod{}, benchProjection)}
+			if tc.transform {
+				opts = append(opts, informers.WithTransform(func(obj interface{}) (interface{}, error) {
+					if p, ok := obj.(*corev1.Pod); ok {
+						p.Annotations["transformed"] = "yes"
+					}
+					return obj, nil
+				}))
+			}
+			factory := informers.NewSharedInformerFactoryWithOptions(srv.clientset(t, ""), 0, opts...)
+			inf := factory.Core().V1().Pods().Informer()
+			ctx := startSynced(t, factory)
+			require.NoError(t, wait.PollUntilContextTimeout(ctx, time.Millisecond, serverWaitTimeout, true, func(context.Context) (bool, error) {
+				return srv.openWatches() > 0, nil
+			}))
+			require.Equal(t, 1, srv.send(watch.Event{Type: watch.Added, Object: fullPod("ns", "c", "7", "1")}))
+			require.NoError(t, wait.PollUntilContextTimeout(ctx, time.Millisecond, serverWaitTimeout, true, func(context.Context) (bool, error) {
+				return len(inf.GetStore().List()) == 3, nil
+			}))
+			for _, obj := range inf.GetStore().List() {
+				pod := obj.(*corev1.Pod)
+				assert.Equal(t, !tc.transform, benchProjection.SharesMarker(pod), "%s shares the marker map", pod.Name)
+				require.NoError(t, benchProjection.CheckMarked(pod))
+				if tc.transform {
+					assert.Equal(t, map[string]string{projection.MarkerAnnotation: benchProjection.Fingerprint(), "transformed": "yes"}, pod.Annotations)
+				}
+			}
+			probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{projection.MarkerAnnotation: benchProjection.Fingerprint()}}}
+			require.True(t, benchProjection.ShareMarker(probe))
+			assert.Equal(t, map[string]string{projection.MarkerAnnotation: benchProjection.Fingerprint()}, probe.Annotations, "the shared map holds the marker alone")
+
+			guarded, err := kubernetes.NewForConfig(projection.GuardConfig(&rest.Config{Host: srv.srv.URL}))
+			require.NoError(t, err)
+			cached := podsByKey(inf.GetStore())["ns/a"]
+			for _, pod := range []*corev1.Pod{cached, cached.DeepCopy()} {
+				_, err = guarded.CoreV1().Pods("ns").Update(ctx, pod, metav1.UpdateOptions{})
+				require.ErrorIs(t, err, projection.ErrProjectedWrite)
+			}
+			assert.Empty(t, srv.writes(), "a refused write reached the server")
+		})
+	}
+
+	client := fake.NewSimpleClientset(fullPod("ns", "a", "", "1"), fullPod("ns", "b", "", "1")) //nolint:staticcheck // no managed fields needed
+	inf := runPodInformer(t, client, informers.WithProjection(&corev1.Pod{}, benchProjection))
+	for _, obj := range inf.GetStore().List() {
+		assert.True(t, benchProjection.SharesMarker(obj), "a pod of the fake clientset shares the marker map")
+	}
+}

@@ -87,6 +87,11 @@ type Projection struct {
 	paths       []string // normalized: sorted, no duplicates, none under another
 	fingerprint string
 	root        *node
+	// marker and markerJSON are the annotations of every object that
+	// keeps no annotation but the marker, for typed objects and for
+	// unstructured ones: built by New, never modified (see ShareMarker).
+	marker     map[string]string
+	markerJSON map[string]any
 }
 
 // node is one level of a projection's tree: the members of an object (or
@@ -180,10 +185,13 @@ func New(paths ...string) (*Projection, error) {
 	}
 
 	sum := sha256.Sum256([]byte(strings.Join(kept, "\n")))
+	fingerprint := hex.EncodeToString(sum[:8])
 	return &Projection{
 		paths:       kept,
-		fingerprint: hex.EncodeToString(sum[:8]),
+		fingerprint: fingerprint,
 		root:        root,
+		marker:      map[string]string{MarkerAnnotation: fingerprint},
+		markerJSON:  map[string]any{MarkerAnnotation: fingerprint},
 	}, nil
 }
 

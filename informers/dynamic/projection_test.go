@@ -116,6 +116,7 @@ func TestWithProjectionReadsProjectedJSON(t *testing.T) {
 	require.NoError(t, err)
 	got := runWidgetInformer(t, client, dynamicinformer.WithProjection(projWidgetsGVR, widgetProjection, cfg))
 	assert.Equal(t, []any{projectedWidget("a", "5")}, got)
+	assert.True(t, widgetProjection.SharesMarker(got[0]), "the cached widget's annotations are the projection's shared marker map")
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	require.NotEmpty(t, srv.accepts)
@@ -135,4 +136,5 @@ func TestWithProjectionOnFakeDynamicClient(t *testing.T) {
 	u := got[0].(*unstructured.Unstructured)
 	want := projectedWidget("a", u.GetResourceVersion())
 	assert.Equal(t, want, u)
+	assert.True(t, widgetProjection.SharesMarker(u), "the cached widget's annotations are the projection's shared marker map")
 }

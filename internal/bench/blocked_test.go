@@ -102,7 +102,7 @@ func runBlockedOnce(b *testing.B, side string, policy cache.HandlerBufferPolicy,
 	blocked := newBlockingHandler()
 	var run informerUnderTest
 	var backlog func() int
-	switch side {
+	switch engineOf(side) {
 	case SideKinformer:
 		inf := cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 		for _, h := range others {

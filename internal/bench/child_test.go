@@ -84,9 +84,11 @@ type childSpec struct {
 	FloorStreams bool
 	// Projection builds the projection rows' sides (BenchmarkProjection,
 	// BenchmarkAPIServer's projection row): kinformer with
-	// BenchProjection, client-go with a managedFields-stripping
-	// transform; Dynamic, their dynamic factories' informers (JSON).
+	// BenchProjection, client-go with the transform Baseline names
+	// (baselineSameFields when empty, or baselineManagedFieldsOnly);
+	// Dynamic, their dynamic factories' informers (JSON).
 	Projection, Dynamic bool
+	Baseline            string
 	// BaseRV is the resourceVersion of the pod set before a relist;
 	// Changed pods have a newer one after it (relist modes).
 	BaseRV, Changed int

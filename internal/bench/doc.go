@@ -15,11 +15,15 @@
 //     as "k-<figure>", "c-<figure>" and "f-<figure>" (kinformer, client-go,
 //     the floor). Results.Rows and WriteTable give per benchmark and figure
 //     the medians of each side, the median and range (min–max) of the
-//     per-pair ratios kinformer / client-go, a reading ("level" when the
-//     range spans 1, else kinformer better or worse by FigureDirection),
-//     the target of Targets and whether the median ratio meets it, the
-//     floor and kinformer over the floor. Rows of BehaviourDifferences get
-//     no ratio and no reading, and a note instead.
+//     per-pair ratios kinformer / client-go, the A/A spread of the
+//     scenario and figure (Results.AASpreads: the A/A controls of `make
+//     bench-aa`, KINFORMER_BENCH_AA=1, where both sides run kinformer), a
+//     reading (kinformer better or worse by FigureDirection only when the
+//     median ratio lies beyond that spread, else "level"; "not judged"
+//     without a control or with fewer than MinPairs pairs), the target of
+//     Targets judged the same way (TargetVerdict), the floor and
+//     kinformer over the floor. Rows of BehaviourDifferences get no ratio
+//     and no reading, and a note instead.
 //   - Results.Scaling, WriteScalingTables and WritePlot show how cost grows:
 //     Sync by pods (sync-ms, peaklive-MB, retained-MB) and Events by
 //     handlers (events/s), each side's median and range, as Markdown tables

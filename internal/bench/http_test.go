@@ -25,7 +25,7 @@ import (
 // buildClientsetSide builds side's pod informer over cs: kinformer's or
 // client-go's factory pod informer (resync 0), or the floor.
 func buildClientsetSide(s childSpec, cfg *rest.Config, cs kubernetes.Interface, h *countingHandler) (informerUnderTest, error) {
-	switch s.Side {
+	switch engineOf(s.Side) {
 	case SideKinformer:
 		inf := informers.NewSharedInformerFactory(cs, 0).Core().V1().Pods().Informer()
 		if _, err := inf.AddEventHandler(h); err != nil {

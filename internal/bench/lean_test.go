@@ -81,24 +81,25 @@ func leanChild(s childSpec, _ func() error) (any, error) {
 	var synced func() bool
 	var cached func() int
 	metadataOnly := s.Scenario == childLeanMetadata
+	engine := engineOf(s.Side)
 	switch {
-	case s.Side == SideKinformer && !metadataOnly:
+	case engine == SideKinformer && !metadataOnly:
 		inf := informers.NewSharedInformerFactoryWithOptions(nil, 0, informers.WithMemoryLean()).
 			InformerFor(&v1.Pod{}, func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
 				return cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 			})
 		run, synced, cached = inf.RunWithContext, inf.HasSynced, func() int { return len(inf.GetStore().ListKeys()) }
-	case s.Side == SideClientGo && !metadataOnly:
+	case engine == SideClientGo && !metadataOnly:
 		inf := clientinformers.NewSharedInformerFactoryWithOptions(nil, 0, clientinformers.WithTransform(stripManagedFields)).
 			InformerFor(&v1.Pod{}, func(kubernetes.Interface, time.Duration) clientcache.SharedIndexInformer {
 				return clientcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, clientcache.Indexers{clientcache.NamespaceIndex: clientcache.MetaNamespaceIndexFunc})
 			})
 		run, synced, cached = inf.RunWithContext, inf.HasSynced, func() int { return len(inf.GetStore().ListKeys()) }
-	case s.Side == SideKinformer:
+	case engine == SideKinformer:
 		inf := kmetadata.NewSharedInformerFactoryWithOptions(&memoryMetadataClient{lw: lw}, 0, kmetadata.WithMemoryLean()).
 			ForResource(podsGVR).Informer()
 		run, synced, cached = inf.RunWithContext, inf.HasSynced, func() int { return len(inf.GetStore().ListKeys()) }
-	case s.Side == SideClientGo:
+	case engine == SideClientGo:
 		inf := metadatainformer.NewSharedInformerFactoryWithOptions(&memoryMetadataClient{lw: lw}, 0, metadatainformer.WithTransform(stripManagedFields)).
 			ForResource(podsGVR).Informer()
 		run, synced, cached = inf.RunWithContext, inf.HasSynced, func() int { return len(inf.GetStore().ListKeys()) }

@@ -22,14 +22,18 @@ type ReportOptions struct {
 	// Assets is the folder of the tables and plots; empty for the folder of
 	// the Markdown file itself.
 	Assets string
+	// AARaw is the raw results file of the A/A controls (res.AA); empty
+	// without.
+	AARaw string
 }
 
 // WriteReport writes the report of a run from its raw results: the commit,
 // start, wall time, machine and load from the header, the command and the
 // `go test` invocations, the table of all figures (WriteTable), the scaling
 // tables (WriteScalingTables) and a Markdown image link per scaling plot
-// (PlotFileName in opts.Assets). It fails when the header names no commit,
-// or when w fails.
+// (PlotFileName in opts.Assets); it names the A/A controls the readings
+// were judged against (res.AA, opts.AARaw), or says there were none. It
+// fails when the header names no commit, or when w fails.
 func WriteReport(w io.Writer, res *Results, opts ReportOptions) error {
 	h := func(key string) string {
 		if v := res.Header[key]; v != "" {
@@ -44,7 +48,20 @@ func WriteReport(w io.Writer, res *Results, opts ReportOptions) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Commit `%s`, started %s, wall time %s (compilation included).\n", commit, h(HeaderStarted), h(HeaderWall))
 	fmt.Fprintf(&b, "Machine: %s; load average (1/5/15 min) %s at the start, %s at the end.\n", h(HeaderMachine), h(HeaderLoadStart), h(HeaderLoadEnd))
-	fmt.Fprintf(&b, "Raw output: [`%s`](%s).\n\n", opts.Raw, opts.Raw)
+	fmt.Fprintf(&b, "Raw output: [`%s`](%s).\n", opts.Raw, opts.Raw)
+	if res.AA != nil {
+		aa := func(key string) string {
+			if v := res.AA.Header[key]; v != "" {
+				return v
+			}
+			return "unknown"
+		}
+		fmt.Fprintf(&b, "Readings and targets judged against the A/A controls of [`%s`](%s): commit `%s`, started %s, command `%s`.\n",
+			opts.AARaw, opts.AARaw, aa(HeaderCommit), aa(HeaderStarted), aa(HeaderCommand))
+	} else {
+		b.WriteString("No A/A controls: no row is judged.\n")
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "Command: `%s` (sizes: %s), which ran:\n\n```\n", h(HeaderCommand), h(HeaderSizes))
 	for _, run := range res.Runs {
 		b.WriteString(run + "\n")

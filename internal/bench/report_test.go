@@ -29,13 +29,14 @@ func TestWriteReportNamesTheRunAndLinksThePlots(t *testing.T) {
 	require.NoError(t, WriteReport(&out, res, ReportOptions{Raw: "internal/bench/results/bench-abc1234.txt", Assets: "internal/bench/results/bench-abc1234"}))
 	assert.Equal(t, "Commit `abc1234`, started 2026-11-26 20:00:00 UTC, wall time 61 s (compilation included).\n"+
 		"Machine: 2 CPUs, Intel(R) Xeon(R) Processor, go1.26.8 linux/amd64; load average (1/5/15 min) 0.10 0.20 0.30 at the start, 1.00 0.50 0.40 at the end.\n"+
-		"Raw output: [`internal/bench/results/bench-abc1234.txt`](internal/bench/results/bench-abc1234.txt).\n\n"+
+		"Raw output: [`internal/bench/results/bench-abc1234.txt`](internal/bench/results/bench-abc1234.txt).\n"+
+		"No A/A controls: no row is judged.\n\n"+
 		"Command: `make bench` (sizes: full), which ran:\n\n```\n"+
 		"KINFORMER_BENCH_FULL=1 go test -run '^$' -bench '^BenchmarkEvents$' -benchtime 1x -count 2 ./internal/bench\n"+
 		"```\n\nAll figures:\n\n"+
-		"| scenario | figure | kinformer | client-go | ratio k/c | range k/c | reading | target | met | floor | k/floor | pairs | note |\n"+
-		"|---|---|---:|---:|---:|---|---|---|---|---:|---:|---:|---|\n"+
-		"| Events/handlers=1 | events/s | 510000 | 245000 | 2.08× | 2.00–2.17 | kinformer better | ≥ 1.5× | yes | – | – | 2 |  |\n\n"+
+		"| scenario | figure | kinformer | client-go | ratio k/c | range k/c | A/A spread | reading | target | met | floor | k/floor | pairs | note |\n"+
+		"|---|---|---:|---:|---:|---|---|---|---|---|---:|---:|---:|---|\n"+
+		"| Events/handlers=1 | events/s | 510000 | 245000 | 2.08× | 2.00–2.17 | – | not judged | ≥ 1.5× | not judged | – | – | 2 | not judged: no A/A control of this scenario and figure |\n\n"+
 		TableLegend+"\n\nHow cost grows:\n\n"+
 		"Watch events (`Events/handlers=N`) by number of handlers: medians over the pairs, min–max in brackets.\n\n"+
 		"| figure | handlers | kinformer | client-go | floor | ratio k/c | pairs |\n"+

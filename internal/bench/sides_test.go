@@ -45,8 +45,13 @@ const waitTimeout = 3 * time.Minute
 
 // countingHandler counts notifications and signals when a goal is reached. Both
 // implementations' ResourceEventHandler interfaces have the same method set,
-// so one handler type serves all sides.
+// so one handler type serves all sides. With work > 0 every notification
+// first runs workOn(obj, work), a fixed computation over the object.
 type countingHandler struct {
+	work int
+	// sink keeps workOn's results, so that the computation is not
+	// optimised away; only the handler's own goroutine touches it.
+	sink uint64
 	seen atomic.Int64
 	goal atomic.Int64
 	done atomic.Pointer[chan struct{}]
@@ -65,7 +70,10 @@ func (h *countingHandler) arm(n int) <-chan struct{} {
 	return ch
 }
 
-func (h *countingHandler) note() {
+func (h *countingHandler) note(obj interface{}) {
+	if h.work > 0 {
+		h.sink += workOn(obj, h.work)
+	}
 	if h.seen.Add(1) == h.goal.Load() {
 		h.reached.Store(time.Now().UnixNano())
 		close(*h.done.Load())
@@ -80,9 +88,64 @@ func (h *countingHandler) reachedAt() time.Time {
 	return time.Time{}
 }
 
-func (h *countingHandler) OnAdd(interface{}, bool)   { h.note() }
-func (h *countingHandler) OnUpdate(_, _ interface{}) { h.note() }
-func (h *countingHandler) OnDelete(interface{})      { h.note() }
+func (h *countingHandler) OnAdd(obj interface{}, _ bool) { h.note(obj) }
+func (h *countingHandler) OnUpdate(_, obj interface{})   { h.note(obj) }
+func (h *countingHandler) OnDelete(obj interface{})      { h.note(obj) }
+
+// workOn is a handler's stand-in for real work on a notification: rounds
+// rounds of FNV-1a over the pod's namespace, name, resourceVersion, node
+// name and label keys and values (in the map's order, folded so that the
+// order does not matter). It allocates nothing, and returns the hash so
+// that the caller can keep it. Anything but a *v1.Pod costs nothing.
+func workOn(obj interface{}, rounds int) uint64 {
+	p, ok := obj.(*v1.Pod)
+	if !ok {
+		return 0
+	}
+	const offset, prime = 14695981039346656037, 1099511628211
+	fnv := func(h uint64, s string) uint64 {
+		for i := 0; i < len(s); i++ {
+			h = (h ^ uint64(s[i])) * prime
+		}
+		return h
+	}
+	var sum uint64
+	for r := range rounds {
+		h := fnv(fnv(fnv(fnv(offset+uint64(r), p.Namespace), p.Name), p.ResourceVersion), p.Spec.NodeName)
+		for k, v := range p.Labels {
+			h ^= fnv(fnv(offset, k), v)
+		}
+		sum += h
+	}
+	return sum
+}
+
+// calibrateWork returns the rounds of workOn over p that take about
+// target, measured once on this machine (the median of five timings of
+// a thousand calls), and the time one call of that many rounds took.
+// Every side of a benchmark uses the same calibration, so what it costs
+// does not depend on the side.
+func calibrateWork(p *v1.Pod, target time.Duration) (rounds int, perCall time.Duration) {
+	const calls = 1000
+	timeRounds := func(r int) time.Duration {
+		var sink uint64
+		times := make([]float64, 5)
+		for i := range times {
+			start := time.Now()
+			for range calls {
+				sink += workOn(p, r)
+			}
+			times[i] = float64(time.Since(start)) / calls
+		}
+		if sink == 42 {
+			times[0]++ // keep sink alive
+		}
+		return time.Duration(Median(times))
+	}
+	perRound := timeRounds(16) / 16
+	rounds = max(1, int(target/max(perRound, 1)))
+	return rounds, timeRounds(rounds)
+}
 
 // wait waits for ch (from arm) for at most childTimeout.
 func (h *countingHandler) wait(ch <-chan struct{}, what string) error {
@@ -122,7 +185,7 @@ func buildMemorySide(side string, lw *MemoryLW, hs []*countingHandler) (informer
 // with options (their Indexers replaced by the namespace index, which
 // every side keeps); the other sides ignore options.
 func buildMemorySideWith(side string, lw *MemoryLW, hs []*countingHandler, options cache.SharedIndexInformerOptions) (informerUnderTest, error) {
-	switch side {
+	switch engineOf(side) {
 	case SideKinformer:
 		options.Indexers = cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 		inf := cache.NewSharedIndexInformerWithOptions(lw, &v1.Pod{}, options)
@@ -153,18 +216,44 @@ var sideRotation atomic.Int64
 
 // sideOrder returns sides in this op's order: rotated by one from the
 // previous call's (with two sides: alternating). KINFORMER_BENCH_SIDES
-// (e.g. "k" or "kc") restricts them, for profiling one side.
+// (e.g. "k" or "kc") restricts them, for profiling one side. In an A/A run
+// (aaRun) the floor does not run: only the two sides compared do.
 func sideOrder(sides ...string) []string {
 	r := int(sideRotation.Add(1))
 	only := os.Getenv("KINFORMER_BENCH_SIDES")
+	aa := aaRun()
 	var out []string
 	for i := range sides {
 		s := sides[(i+r)%len(sides)]
-		if only == "" || strings.Contains(only, s) {
+		if (only == "" || strings.Contains(only, s)) && !(aa && s == SideFloor) {
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// aaEnv, set to "1", makes every benchmark of the package an A/A control
+// (`make bench-aa`): the client-go side (c) runs kinformer, built exactly
+// as the kinformer side (k) of the same scenario, so that the per-pair
+// ratios k/c measure the run-to-run spread of identical code, which the
+// table tool judges the readings of `make bench` against (Row.AASpread).
+// The floor does not run. Child processes inherit it with the rest of
+// the environment.
+const aaEnv = "KINFORMER_BENCH_AA"
+
+// aaRun reports whether this is an A/A run (aaEnv).
+func aaRun() bool {
+	return os.Getenv(aaEnv) == "1"
+}
+
+// engineOf returns the implementation that side runs: side itself, except
+// in an A/A run, where the client-go side runs kinformer. The builders of
+// every scenario switch on it, and label figures by side.
+func engineOf(side string) string {
+	if side == SideClientGo && aaRun() {
+		return SideKinformer
+	}
+	return side
 }
 
 // floorStore is the least bookkeeping both informers do: a map from

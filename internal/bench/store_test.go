@@ -85,15 +85,16 @@ type storeUnderTest interface {
 // newStoreUnderTest returns side's store of kind and, for an indexer, its
 // ByIndex.
 func newStoreUnderTest(side, kind string) (storeUnderTest, func(index, value string) ([]interface{}, error), error) {
+	engine := engineOf(side)
 	switch {
-	case side == SideKinformer && kind == "store":
+	case engine == SideKinformer && kind == "store":
 		return cache.NewStore(cache.MetaNamespaceKeyFunc), nil, nil
-	case side == SideClientGo && kind == "store":
+	case engine == SideClientGo && kind == "store":
 		return clientcache.NewStore(clientcache.MetaNamespaceKeyFunc), nil, nil
-	case side == SideKinformer && kind == "indexer":
+	case engine == SideKinformer && kind == "indexer":
 		idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 		return idx, idx.ByIndex, nil
-	case side == SideClientGo && kind == "indexer":
+	case engine == SideClientGo && kind == "indexer":
 		idx := clientcache.NewIndexer(clientcache.MetaNamespaceKeyFunc, clientcache.Indexers{clientcache.NamespaceIndex: clientcache.MetaNamespaceIndexFunc})
 		return idx, idx.ByIndex, nil
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"io"
 	"net/http"
 	"os"
@@ -44,7 +46,10 @@ import (
 //     informers' user is put in (default 100; see stormFlowControl);
 //   - KINFORMER_STORM_OBJECTS: objects per custom resource (default 200);
 //   - KINFORMER_STORM_SIDES: the sides to run, comma separated (default all:
-//     kinformer,kinformer-no-admission,client-go), for investigating one;
+//     client-go,kinformer-default,kinformer-shared-admission,kinformer-no-admission),
+//     for investigating one;
+//   - KINFORMER_STORM_RUNS: how many times every side runs (default 3), the
+//     sides' order rotating from run to run;
 //   - KINFORMER_STORM_TRACE=1 prints the shared list admission's state every
 //     half second while the informers relist after the restart.
 const (
@@ -54,6 +59,7 @@ const (
 	stormFlagsEnv   = "KINFORMER_STORM_APISERVER_FLAGS"
 	stormSharesEnv  = "KINFORMER_STORM_SHARES"
 	stormObjectsEnv = "KINFORMER_STORM_OBJECTS"
+	stormRunsEnv    = "KINFORMER_STORM_RUNS"
 	// stormUser is the user the informers act as: not in system:masters,
 	// whose requests API Priority and Fairness never limits.
 	stormUser = "storm"
@@ -218,7 +224,11 @@ func (b *stormBody) Close() error {
 
 // stormPhase is what one storm measured.
 type stormPhase struct {
-	side, phase                       string
+	side, phase string
+	// run is the run (from 1) and position the side's place in that run's
+	// order (from 1).
+	run, position                     int
+	admission                         string
 	informers, synced                 int
 	syncTime                          time.Duration
 	lists, streams, watches, tooMany  int64
@@ -232,22 +242,46 @@ type stormPhase struct {
 // stormSide builds and runs one side's 50 informers.
 type stormSide struct {
 	name string
+	// admission describes the side's list admission, for the tables.
+	admission string
 	// start starts the side's informers through clients configured by
 	// cfg, and returns a wait for their sync and a stop.
 	start func(ctx context.Context, cfg *rest.Config, builtins, crds []schema.GroupVersionResource) (wait func(context.Context) (synced int), stop func(), admission *listadmission.Admission, err error)
 }
 
-// stormSides are kinformer's factories sharing one list admission (whose
-// WrapTransport sees the 429s the REST client retries), kinformer's with
-// admission off, and client-go's.
+// The list admission of kinformer's storm sides (stormSides).
+const (
+	// stormAdmissionDefault: no option, each factory (typed, dynamic) with
+	// its own listadmission.New(listadmission.Options{}), as a user who
+	// changes only the import paths gets.
+	stormAdmissionDefault = iota
+	// stormAdmissionShared: one listadmission.Admission shared by both
+	// factories, its WrapTransport on their clients (opt-in).
+	stormAdmissionShared
+	// stormAdmissionOff: informers.WithListAdmission(nil), every informer
+	// lists at once, as in client-go (opt-in).
+	stormAdmissionOff
+)
+
+// stormSides are, the default configurations first: client-go's factories,
+// kinformer's on their defaults, then kinformer's opt-in configurations:
+// its factories sharing one list admission (whose WrapTransport sees the
+// 429s the REST client retries), and its factories with admission off.
 func stormSides() []stormSide {
-	kin := func(admissionOn bool) func(ctx context.Context, cfg *rest.Config, builtins, crds []schema.GroupVersionResource) (func(context.Context) int, func(), *listadmission.Admission, error) {
+	kin := func(mode int) func(ctx context.Context, cfg *rest.Config, builtins, crds []schema.GroupVersionResource) (func(context.Context) int, func(), *listadmission.Admission, error) {
 		return func(ctx context.Context, cfg *rest.Config, builtins, crds []schema.GroupVersionResource) (func(context.Context) int, func(), *listadmission.Admission, error) {
 			var admission *listadmission.Admission
-			if admissionOn {
+			var typedOpts []informers.SharedInformerOption
+			var dynamicOpts []dynamicinformer.DynamicSharedInformerOption
+			switch mode {
+			case stormAdmissionShared:
 				admission = listadmission.New(listadmission.Options{})
 				cfg = rest.CopyConfig(cfg)
 				cfg.Wrap(admission.WrapTransport)
+				fallthrough
+			case stormAdmissionOff:
+				typedOpts = append(typedOpts, informers.WithListAdmission(admission))
+				dynamicOpts = append(dynamicOpts, dynamicinformer.WithListAdmission(admission))
 			}
 			client, err := kubernetes.NewForConfig(cfg)
 			if err != nil {
@@ -257,8 +291,8 @@ func stormSides() []stormSide {
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			tf := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithListAdmission(admission))
-			df := dynamicinformer.NewDynamicSharedInformerFactoryWithOptions(dyn, 0, dynamicinformer.WithListAdmission(admission))
+			tf := informers.NewSharedInformerFactoryWithOptions(client, 0, typedOpts...)
+			df := dynamicinformer.NewDynamicSharedInformerFactoryWithOptions(dyn, 0, dynamicOpts...)
 			for _, gvr := range builtins {
 				i, err := tf.ForResource(gvr)
 				if err != nil {
@@ -284,43 +318,48 @@ func stormSides() []stormSide {
 		}
 	}
 	return []stormSide{
-		{name: "kinformer", start: kin(true)},
-		{name: "kinformer-no-admission", start: kin(false)},
-		{name: "client-go", start: func(ctx context.Context, cfg *rest.Config, builtins, crds []schema.GroupVersionResource) (func(context.Context) int, func(), *listadmission.Admission, error) {
-			client, err := kubernetes.NewForConfig(cfg)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			dyn, err := clientdynamic.NewForConfig(cfg)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			tf := clientinformers.NewSharedInformerFactory(client, 0)
-			df := clientdynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
-			for _, gvr := range builtins {
-				i, err := tf.ForResource(gvr)
-				if err != nil {
-					return nil, nil, nil, err
-				}
-				i.Informer()
-			}
-			for _, gvr := range crds {
-				df.ForResource(gvr).Informer()
-			}
-			stopCh := make(chan struct{})
-			tf.Start(stopCh)
-			df.Start(stopCh)
-			wait := func(ctx context.Context) int {
-				return countSynced(tf.WaitForCacheSync(ctx.Done())) + countSynced(df.WaitForCacheSync(ctx.Done()))
-			}
-			stop := func() {
-				close(stopCh)
-				tf.Shutdown()
-				df.Shutdown()
-			}
-			return wait, stop, nil, nil
-		}},
+		{name: "client-go", admission: "– (client-go has none)", start: clientGoStormSide},
+		{name: "kinformer-default", admission: "default: one per factory, 10 lists each", start: kin(stormAdmissionDefault)},
+		{name: "kinformer-shared-admission", admission: "opt-in: one shared, 10 lists", start: kin(stormAdmissionShared)},
+		{name: "kinformer-no-admission", admission: "opt-in: off", start: kin(stormAdmissionOff)},
 	}
+}
+
+// clientGoStormSide starts client-go's factories (typed and dynamic) on
+// their defaults.
+func clientGoStormSide(ctx context.Context, cfg *rest.Config, builtins, crds []schema.GroupVersionResource) (func(context.Context) int, func(), *listadmission.Admission, error) {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	dyn, err := clientdynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tf := clientinformers.NewSharedInformerFactory(client, 0)
+	df := clientdynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+	for _, gvr := range builtins {
+		i, err := tf.ForResource(gvr)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		i.Informer()
+	}
+	for _, gvr := range crds {
+		df.ForResource(gvr).Informer()
+	}
+	stopCh := make(chan struct{})
+	tf.Start(stopCh)
+	df.Start(stopCh)
+	wait := func(ctx context.Context) int {
+		return countSynced(tf.WaitForCacheSync(ctx.Done())) + countSynced(df.WaitForCacheSync(ctx.Done()))
+	}
+	stop := func() {
+		close(stopCh)
+		tf.Shutdown()
+		df.Shutdown()
+	}
+	return wait, stop, nil, nil
 }
 
 // BenchmarkStartupStorm starts 50 informers at once (the 20 built-in
@@ -328,14 +367,19 @@ func stormSides() []stormSide {
 // KINFORMER_STORM_OBJECTS objects each, plus 1,000 ConfigMaps of 4 KiB)
 // against a real kube-apiserver whose concurrency is low enough that API
 // Priority and Fairness answers 429, then restarts the server under them
-// so that they all relist at once; kinformer's factories (one shared
-// listadmission.Admission, default settings), kinformer's with admission off, and
-// client-go's, one after the other against the same server. Per side and
-// storm it reports the peak of LIST requests and streaming lists in flight
-// and the 429s, both counted on the wire below client-go's REST client
-// (which retries 429s by itself), the time until all 50 synced (or, after
-// the restart, all relisted), and kube-apiserver's peak RSS (VmHWM of a
-// server restarted fresh before each side's cold start).
+// so that they all relist at once; the sides of stormSides (client-go's
+// factories and kinformer's on their defaults, then kinformer's opt-in
+// configurations: one shared listadmission.Admission, admission off), one
+// after the other against the same server, KINFORMER_STORM_RUNS times (3 by
+// default), the sides' order rotating from run to run. Per side and storm
+// it reports the peak of LIST requests and streaming lists in flight and
+// the 429s, both counted on the wire below client-go's REST client (which
+// retries 429s by itself), the time until all 50 synced (or, after the
+// restart, all relisted, at most stormSyncTimeout), and kube-apiserver's
+// peak RSS (VmHWM of a server restarted fresh before each side's cold
+// start). It prints every row of every run (stormTable) and, per side and
+// storm, the median and range over the runs (stormSummary), and reports
+// the medians as metrics.
 func BenchmarkStartupStorm(b *testing.B) {
 	if os.Getenv(stormEnv) != "1" {
 		b.Skipf("set %s=1 to run the startup storm against a real kube-apiserver", stormEnv)
@@ -364,33 +408,108 @@ func BenchmarkStartupStorm(b *testing.B) {
 	fmt.Printf("storm: kube-apiserver flags %q, priority level of user %q: %d shares, Reject; %d custom resources x %d objects, 1000 ConfigMaps of 4 KiB; client QPS %v burst %d; load average before: %s\n",
 		flags, stormUser, shares, len(crds), objects, cfg.QPS, cfg.Burst, loadAverage())
 
+	runs := envInt(b, stormRunsEnv, 3)
+	var sides []stormSide
+	for _, side := range stormSides() {
+		if want := os.Getenv(stormSidesEnv); want == "" || slices.Contains(strings.Split(want, ","), side.name) {
+			sides = append(sides, side)
+		}
+	}
 	var phases []stormPhase
 	for range b.N {
-		for _, side := range stormSides() {
-			if want := os.Getenv(stormSidesEnv); want != "" && !slices.Contains(strings.Split(want, ","), side.name) {
-				continue
-			}
-			cold, restart, err := stormRun(ctx, server, cfg, side, watchRequestsResources, crds)
-			if err != nil {
-				b.Fatalf("%s: %v", side.name, err)
-			}
-			phases = append(phases, cold, restart)
-			for _, p := range []stormPhase{cold, restart} {
-				prefix := p.side + "-" + strings.Fields(p.phase)[0]
-				b.ReportMetric(float64(p.peakLists), prefix+"-peak-lists")
-				b.ReportMetric(float64(p.tooMany), prefix+"-429s")
-				b.ReportMetric(p.syncTime.Seconds(), prefix+"-sync-s")
-				b.ReportMetric(float64(p.rssPeak)/1024, prefix+"-server-peak-MiB")
+		for run := range runs {
+			for i, side := range stormRunOrder(sides, run) {
+				cold, restart, err := stormRun(ctx, server, cfg, side, run+1, i+1, watchRequestsResources, crds)
+				if err != nil {
+					b.Fatalf("run %d, %s: %v", run+1, side.name, err)
+				}
+				phases = append(phases, cold, restart)
 			}
 		}
 	}
 	fmt.Printf("storm: load average after: %s\n", loadAverage())
 	fmt.Print(stormTable(phases))
+	summary := stormSummarize(phases, sides)
+	fmt.Print(stormSummary(summary))
+	for _, r := range summary {
+		prefix := r.side + "-" + strings.Fields(r.phase)[0]
+		b.ReportMetric(Median(r.peakLists), prefix+"-peak-lists")
+		b.ReportMetric(Median(r.tooMany), prefix+"-429s")
+		b.ReportMetric(Median(r.syncSeconds), prefix+"-sync-s")
+		b.ReportMetric(Median(r.synced), prefix+"-synced")
+		b.ReportMetric(Median(r.rssPeakMiB), prefix+"-server-peak-MiB")
+	}
 }
 
-// stormRun measures one side: a cold start against a freshly restarted
-// server, then a restart of the server under the running informers.
-func stormRun(ctx context.Context, server *testenv.APIServer, cfg *rest.Config, side stormSide, builtins, crds []schema.GroupVersionResource) (cold, restart stormPhase, err error) {
+// stormRunOrder returns the sides in run's order: rotated by run, so that
+// over as many runs as sides every side runs in every position.
+func stormRunOrder(sides []stormSide, run int) []stormSide {
+	out := make([]stormSide, len(sides))
+	for i := range sides {
+		out[i] = sides[(i+run)%len(sides)]
+	}
+	return out
+}
+
+// stormSummaryRow is one side's storm over all runs: each run's figures.
+type stormSummaryRow struct {
+	side, admission, phase string
+	informers              int
+	synced, syncSeconds    []float64
+	peakLists, tooMany     []float64
+	rssPeakMiB             []float64
+}
+
+// stormSummarize groups phases by side (in the order of sides, the
+// default configurations first) and storm (cold start, then server
+// restart).
+func stormSummarize(phases []stormPhase, sides []stormSide) []stormSummaryRow {
+	var out []stormSummaryRow
+	for _, side := range sides {
+		for _, phase := range []string{"cold start", "server restart"} {
+			r := stormSummaryRow{side: side.name, admission: side.admission, phase: phase}
+			for _, p := range phases {
+				if p.side != side.name || p.phase != phase {
+					continue
+				}
+				r.informers = p.informers
+				r.synced = append(r.synced, float64(p.synced))
+				r.syncSeconds = append(r.syncSeconds, p.syncTime.Seconds())
+				r.peakLists = append(r.peakLists, float64(p.peakLists))
+				r.tooMany = append(r.tooMany, float64(p.tooMany))
+				r.rssPeakMiB = append(r.rssPeakMiB, float64(p.rssPeak)/1024)
+			}
+			if len(r.synced) > 0 {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// stormSummary is the Markdown table of rows: per side and storm, the
+// median and the range (min–max) over the runs of each figure.
+func stormSummary(rows []stormSummaryRow) string {
+	var sb strings.Builder
+	sb.WriteString("\nMedians over the runs, range (min–max) in brackets; the default configurations first:\n\n")
+	sb.WriteString("| side | list admission | storm | runs | informers synced | time to all synced (s) | peak LISTs in flight (wire) | 429s (wire) | kube-apiserver peak RSS (MiB) |\n")
+	sb.WriteString("|---|---|---|---:|---|---|---|---|---|\n")
+	mr := func(vs []float64, decimals int) string {
+		f := func(v float64) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
+		return fmt.Sprintf("%s (%s–%s)", f(Median(vs)), f(slices.Min(vs)), f(slices.Max(vs)))
+	}
+	for _, r := range rows {
+		fmt.Fprintf(&sb, "| %s | %s | %s | %d | %s of %d | %s | %s | %s | %s |\n",
+			r.side, r.admission, r.phase, len(r.synced), mr(r.synced, 0), r.informers, mr(r.syncSeconds, 1),
+			mr(r.peakLists, 0), mr(r.tooMany, 0), mr(r.rssPeakMiB, 0))
+	}
+	return sb.String()
+}
+
+// stormRun measures one side, in position of run: a cold start against a
+// freshly restarted server, then a restart of the server under the
+// running informers.
+func stormRun(ctx context.Context, server *testenv.APIServer, cfg *rest.Config, side stormSide, run, position int, builtins, crds []schema.GroupVersionResource) (cold, restart stormPhase, err error) {
 	if err := server.Restart(); err != nil {
 		return cold, restart, err
 	}
@@ -404,7 +523,7 @@ func stormRun(ctx context.Context, server *testenv.APIServer, cfg *rest.Config, 
 	cfg.Wrap(wire.wrap)
 	n := len(builtins) + len(crds)
 
-	cold = stormPhase{side: side.name, phase: "cold start", informers: n, rssBefore: procStatusKB(server.PID(), "VmRSS")}
+	cold = stormPhase{side: side.name, phase: "cold start", run: run, position: position, informers: n, admission: side.admission, rssBefore: procStatusKB(server.PID(), "VmRSS")}
 	start := time.Now()
 	wait, stop, admission, err := side.start(ctx, cfg, builtins, crds)
 	if err != nil {
@@ -422,7 +541,7 @@ func stormRun(ctx context.Context, server *testenv.APIServer, cfg *rest.Config, 
 	// The server restarts under the running informers: every watch ends,
 	// every informer lists again (410 from the new watch cache).
 	wire.reset()
-	restart = stormPhase{side: side.name, phase: "server restart", informers: n}
+	restart = stormPhase{side: side.name, phase: "server restart", run: run, position: position, informers: n, admission: side.admission}
 	before := admission.Stats()
 	start = time.Now()
 	if err := server.Restart(); err != nil {
@@ -514,36 +633,37 @@ func (p *stormPhase) fill(w *stormWire, server *testenv.APIServer, admission *li
 	p.admissionPeak, p.admissionThrottled, p.admissionAdmitted = int64(s.PeakInFlight), int64(s.Throttled), s.Admitted
 }
 
-// stormTable is the Markdown table of the phases.
+// stormTable is the Markdown table of every phase of every run, in the
+// order they ran.
 func stormTable(phases []stormPhase) string {
 	var sb strings.Builder
-	sb.WriteString("\n| side | storm | informers synced | time to all synced | peak LISTs in flight (wire) | 429s (wire) | LIST / streaming-list / watch requests | kube-apiserver RSS before → peak (MiB) | admission: peak, 429s seen |\n")
-	sb.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	sb.WriteString("\nEvery storm of every run, in the order they ran:\n\n")
+	sb.WriteString(stormHeader)
 	for _, p := range phases {
 		sb.WriteString(stormRow(p))
 	}
 	return sb.String()
 }
 
-// stormRow is the table row of p.
+// stormHeader heads the table of stormRow's rows.
+const stormHeader = "| run | side (position) | list admission | storm | informers synced | time to all synced | peak LISTs in flight (wire) | 429s (wire) | LIST / streaming-list / watch requests | kube-apiserver RSS before → peak (MiB) | shared admission: peak, 429s seen |\n" +
+	"|---:|---|---|---|---|---|---|---|---|---|---|\n"
+
+// stormRow is the table row of p. The shared admission's figures are
+// those of the side that holds one (the others' admission, if any, is
+// inside their factories, and not observed).
 func stormRow(p stormPhase) string {
-	var sb strings.Builder
-	{
-		adm := "off"
-		if p.side == "client-go" {
-			adm = "–"
-		} else if p.admissionAdmitted > 0 || p.admissionPeak > 0 {
-			adm = fmt.Sprintf("%d, %d", p.admissionPeak, p.admissionThrottled)
-		}
-		when := p.syncTime.Round(10 * time.Millisecond).String()
-		if p.phase == "server restart" {
-			when += fmt.Sprintf(" (server back after %v)", p.restartTime.Round(10*time.Millisecond))
-		}
-		fmt.Fprintf(&sb, "| %s | %s | %d/%d | %s | %d | %d | %d / %d / %d | %d → %d | %s |\n",
-			p.side, p.phase, p.synced, p.informers, when, p.peakLists, p.tooMany, p.lists, p.streams, p.watches,
-			p.rssBefore/1024, p.rssPeak/1024, adm)
+	adm := "–"
+	if p.admissionAdmitted > 0 || p.admissionPeak > 0 {
+		adm = fmt.Sprintf("%d, %d", p.admissionPeak, p.admissionThrottled)
 	}
-	return sb.String()
+	when := p.syncTime.Round(10 * time.Millisecond).String()
+	if p.phase == "server restart" {
+		when += fmt.Sprintf(" (server back after %v)", p.restartTime.Round(10*time.Millisecond))
+	}
+	return fmt.Sprintf("| %d | %s (%d) | %s | %s | %d/%d | %s | %d | %d | %d / %d / %d | %d → %d | %s |\n",
+		p.run, p.side, p.position, p.admission, p.phase, p.synced, p.informers, when, p.peakLists, p.tooMany, p.lists, p.streams, p.watches,
+		p.rssBefore/1024, p.rssPeak/1024, adm)
 }
 
 // stormPopulate creates what the informers list: the custom resources and
@@ -712,4 +832,44 @@ func envInt(b *testing.B, name string, def int) int {
 		b.Fatalf("%s=%q: not a positive integer", name, raw)
 	}
 	return v
+}
+
+// The storm's runs rotate the sides' order, and its summary has one row
+// per side and storm, the default configurations first, each figure's
+// median and range over the runs; the table of every run keeps every row.
+func TestStormSummaryHasEveryRowWithMediansAndRanges(t *testing.T) {
+	sides := stormSides()
+	names := func(ss []stormSide) []string {
+		var out []string
+		for _, s := range ss {
+			out = append(out, s.name)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"client-go", "kinformer-default", "kinformer-shared-admission", "kinformer-no-admission"}, names(sides), "the default configurations first")
+	assert.Equal(t, []string{"kinformer-default", "kinformer-shared-admission", "kinformer-no-admission", "client-go"}, names(stormRunOrder(sides, 1)))
+
+	var phases []stormPhase
+	for run := 1; run <= 3; run++ {
+		for i, side := range stormRunOrder(sides, run-1) {
+			for _, phase := range []string{"cold start", "server restart"} {
+				phases = append(phases, stormPhase{
+					side: side.name, phase: phase, run: run, position: i + 1, admission: side.admission,
+					informers: 50, synced: 40 + run, syncTime: time.Duration(run*10) * time.Second,
+					peakLists: int64(10 * run), tooMany: int64(run), rssPeak: int64(300+run) * 1024,
+				})
+			}
+		}
+	}
+	rows := stormSummarize(phases, sides)
+	require.Len(t, rows, 8)
+	assert.Equal(t, "client-go", rows[0].side)
+	assert.Equal(t, "cold start", rows[0].phase)
+	assert.Equal(t, "kinformer-no-admission", rows[7].side)
+	assert.Equal(t, "server restart", rows[7].phase)
+	summary := stormSummary(rows)
+	assert.Contains(t, summary, "| kinformer-no-admission | opt-in: off | cold start | 3 | 42 (41–43) of 50 | 20.0 (10.0–30.0) | 20 (10–30) | 2 (1–3) | 302 (301–303) |\n")
+	table := stormTable(phases)
+	assert.Equal(t, 1+24, strings.Count(table, "\n| "), "the header and every storm of every run")
+	assert.Contains(t, table, "| 2 | kinformer-no-admission (3) | opt-in: off | cold start | 42/50 | 20s |")
 }

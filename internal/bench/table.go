@@ -57,6 +57,10 @@ type Results struct {
 	// lines (the commands that produced the output), in order.
 	Header map[string]string
 	Runs   []string
+	// AA holds the A/A controls that Rows judges readings and targets
+	// against (ParseBench of `make bench-aa`'s raw output, see
+	// AASpreads); nil for none.
+	AA *Results
 }
 
 // ParseBench reads `go test -bench` output, as a raw results file of `make
@@ -209,6 +213,8 @@ func ProtocolBenchmarks() []ProtocolBenchmark {
 		{Name: "Events/handlers=1", Figures: events, Floor: true},
 		{Name: "Events/handlers=10", Figures: events, Floor: true},
 		{Name: "Events/handlers=50", Figures: events, Floor: true},
+		{Name: "Events/work=1us/handlers=1", Figures: events, Floor: true},
+		{Name: "Events/work=1us/handlers=10", Figures: events, Floor: true},
 		{Name: "Relist/pods=50000", Figures: []string{"relist-ms", "peaklive-MB", "retained-MB", "steady-MB", "peaklive/steady", "retained/steady"}},
 		{Name: "Relist/pagewise/pods=50000", Figures: []string{"relist-ms", "peaklive-MB", "retained-MB", "steady-MB", "peaklive/steady", "retained/steady"}},
 		{Name: "HTTP/json/pods=20000", Figures: overHTTP},
@@ -217,15 +223,17 @@ func ProtocolBenchmarks() []ProtocolBenchmark {
 		{Name: "Lean/metadata/pods=10000", Figures: []string{"B/pod"}},
 		{Name: "BlockedHandler/buffer=unbounded", Figures: blocked},
 		{Name: "BlockedHandler/buffer=coalesce", Figures: blocked},
-		{Name: "Projection/typed/pods=50000", Figures: projected},
-		{Name: "Projection/dynamic/pods=20000", Figures: projected},
+		{Name: "Projection/typed/baseline=same-fields/pods=50000", Figures: projected},
+		{Name: "Projection/typed/baseline=managedfields-only/pods=50000", Figures: projected},
+		{Name: "Projection/dynamic/baseline=same-fields/pods=20000", Figures: projected},
+		{Name: "Projection/dynamic/baseline=managedfields-only/pods=20000", Figures: projected},
 		{Name: "Store/store/objects=10000", Figures: storeOps},
 		{Name: "Store/store/objects=1000000", Figures: storeOps},
 		{Name: "Store/indexer/objects=10000", Figures: indexerOps},
 		{Name: "Store/indexer/objects=1000000", Figures: indexerOps},
 		{Name: "APIServer/default/pods=10000", Figures: overHTTP},
 		{Name: "APIServer/json/pods=10000", Figures: overHTTP},
-		{Name: "APIServer/projection/pods=10000", Figures: projected},
+		{Name: "APIServer/projection/baseline=same-fields/pods=10000", Figures: projected},
 		// BenchmarkManagerSync of the nested module interop/controllerruntime:
 		// a controller-runtime manager on its default engine (c) and on
 		// kinformer's (k).
@@ -290,15 +298,134 @@ func FigureDirection(figure string) Direction {
 	return NoDirection
 }
 
-// reading returns the reading of a paired figure by its direction.
-func reading(f PairedFigure, d Direction) string {
+// MinPairs is the fewest pairs a row needs, on its own run and on its A/A
+// control alike, to get a reading and a target verdict.
+const MinPairs = 10
+
+// Readings of a row besides "kinformer better", "kinformer worse",
+// "kinformer lower" and "kinformer higher".
+const (
+	// ReadingLevel: the median ratio lies within the A/A spread.
+	ReadingLevel = "level"
+	// ReadingNotJudged: no A/A control, fewer than MinPairs pairs, or no
+	// finite ratio; the row's note says which.
+	ReadingNotJudged = "not judged"
+	// ReadingAAControl: the row is an A/A control itself.
+	ReadingAAControl = "A/A control"
+)
+
+// reading returns the reading of a paired figure by its direction, its
+// median ratio judged against the A/A spread factor s (≥ 1): kinformer
+// lower when the ratio is below 1/s, higher when above s, level between.
+func reading(f PairedFigure, d Direction, s float64) string {
+	lower, higher := "kinformer lower", "kinformer higher"
 	switch d {
 	case HigherIsBetter:
-		return f.Reading("kinformer worse", "kinformer better")
+		lower, higher = "kinformer worse", "kinformer better"
 	case LowerIsBetter:
-		return f.Reading("kinformer better", "kinformer worse")
+		lower, higher = "kinformer better", "kinformer worse"
 	}
-	return f.Reading("kinformer lower", "kinformer higher")
+	switch {
+	case math.IsNaN(f.Ratio) || math.IsNaN(s):
+		return ReadingNotJudged
+	case f.Ratio < 1/s:
+		return lower
+	case f.Ratio > s:
+		return higher
+	}
+	return ReadingLevel
+}
+
+// aaPrefix starts the name element that marks an A/A control row of a
+// benchmark that names its controls ("ManagerSync/aa=kinformer/pods=10000",
+// interop/controllerruntime's KINFORMER_CTRLRT_BENCH_AA).
+const aaPrefix = "aa="
+
+// ScenarioOf returns the scenario a benchmark name measures: the name
+// without its A/A element ("aa=<engine>/"), if any, so that an A/A
+// control and the row it controls share one scenario.
+func ScenarioOf(name string) string {
+	parts := strings.Split(name, "/")
+	kept := parts[:0]
+	for _, p := range parts {
+		if !strings.HasPrefix(p, aaPrefix) {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, "/")
+}
+
+// isAAControl tells whether a benchmark name is an A/A control row (it has
+// an "aa=<engine>" element).
+func isAAControl(name string) bool {
+	return ScenarioOf(name) != name
+}
+
+// AASpread is the run-to-run spread of one figure of one scenario measured
+// on identical code: both sides of every pair of an A/A control run the
+// same implementation (kinformer, `make bench-aa`), so every per-pair
+// ratio r = k/c differs from 1 by noise alone.
+type AASpread struct {
+	// Factor is the largest of max(r, 1/r) over the control's per-pair
+	// ratios (≥ 1; NaN without a finite ratio): a median ratio of the
+	// compared run within [1/Factor, Factor] is what identical code can
+	// show, and reads level.
+	Factor float64
+	// Pairs is the number of the control's pairs.
+	Pairs int
+}
+
+// AASpreads returns the A/A spread of every scenario (ScenarioOf) and
+// figure that has a control: in res.AA (every row) and among res's own
+// rows named as A/A controls. Controls of one scenario and figure from
+// several rows pool their pairs.
+func (res *Results) AASpreads() map[string]map[string]AASpread {
+	out := map[string]map[string]AASpread{}
+	add := func(r *Results, name string) {
+		units := r.Values[name]
+		scenario := ScenarioOf(name)
+		for unit, k := range units {
+			f, ok := strings.CutPrefix(unit, SideKinformer+"-")
+			if !ok {
+				continue
+			}
+			c := units[SideClientGo+"-"+f]
+			n := min(len(k), len(c))
+			if n == 0 {
+				continue
+			}
+			figs := out[scenario]
+			if figs == nil {
+				figs = map[string]AASpread{}
+				out[scenario] = figs
+			}
+			sp, seen := figs[f]
+			if !seen {
+				sp.Factor = 1
+			}
+			for i := range n {
+				r := k[i] / c[i]
+				if r <= 0 || math.IsNaN(r) || math.IsInf(r, 0) {
+					sp.Factor = math.NaN()
+				} else if !math.IsNaN(sp.Factor) {
+					sp.Factor = max(sp.Factor, r, 1/r)
+				}
+			}
+			sp.Pairs += n
+			figs[f] = sp
+		}
+	}
+	if res.AA != nil {
+		for _, name := range res.AA.Names {
+			add(res.AA, name)
+		}
+	}
+	for _, name := range res.Names {
+		if isAAControl(name) {
+			add(res, name)
+		}
+	}
+	return out
 }
 
 // Target is a goal for a figure of the benchmarks whose name starts with
@@ -325,26 +452,65 @@ func (t Target) String() string {
 	return fmt.Sprintf("k %s %g", op, t.Value)
 }
 
-// met reports whether kinformer's median k (and the median ratio k/c)
-// meets t.
-func (t Target) met(k, ratio float64) bool {
+// TargetVerdict is how a row stands against its target, judged on its
+// median against the A/A spread (Target.judge).
+type TargetVerdict string
+
+// The verdicts of a target.
+const (
+	// TargetMet: the median meets the bound even when moved against it by
+	// the A/A spread.
+	TargetMet TargetVerdict = "yes"
+	// TargetMissed: the median misses the bound even when moved towards it
+	// by the A/A spread.
+	TargetMissed TargetVerdict = "no"
+	// TargetWithinSpread: the bound lies within the A/A spread of the
+	// median, so identical code could land on either side of it.
+	TargetWithinSpread TargetVerdict = "within A/A spread"
+	// TargetNotJudged: the row has no A/A control, fewer than MinPairs
+	// pairs (on its run or on its control), or no median.
+	TargetNotJudged TargetVerdict = "not judged"
+)
+
+// judge returns how kinformer's median k (or, for a ratio target, the
+// median ratio k/c) stands against t, given the A/A spread factor s (≥ 1):
+// met when v moved by s against the bound still meets it, missed when v
+// moved by s towards it still misses it, within the spread otherwise.
+func (t Target) judge(k, ratio, s float64) TargetVerdict {
 	v := k
 	if t.OfRatio {
 		v = ratio
 	}
-	if math.IsNaN(v) {
-		return false
+	if math.IsNaN(v) || math.IsNaN(s) {
+		return TargetNotJudged
 	}
+	worst, best := v*s, v/s // for an upper bound
 	if t.AtLeast {
-		return v >= t.Value
+		worst, best = v/s, v*s
 	}
-	return v <= t.Value
+	meets := func(x float64) bool {
+		if t.AtLeast {
+			return x >= t.Value
+		}
+		return x <= t.Value
+	}
+	switch {
+	case meets(worst):
+		return TargetMet
+	case !meets(best):
+		return TargetMissed
+	}
+	return TargetWithinSpread
 }
 
 // Targets returns the issues' goals (mostly ratios kinformer / client-go,
 // same pair). The memory-lean goals (heap per pod ≤ 0.5× client-go's
 // default informer) have no row any more: the Lean rows compare with
-// client-go's best configuration instead.
+// client-go's best configuration instead. The projection goals are judged
+// on the rows with the fair baseline (client-go keeping the same fields,
+// "baseline=same-fields"); the rows against client-go dropping only
+// managedFields have none. The event goals are the counting handlers'
+// (Events/handlers=N, dispatch overhead).
 func Targets() []Target {
 	return []Target{
 		{Bench: "Events/handlers=10", Figure: "events/s", OfRatio: true, AtLeast: true, Value: 2},
@@ -356,10 +522,11 @@ func Targets() []Target {
 		{Bench: "Relist/", Figure: "peaklive/steady", Value: 1.1},
 		{Bench: "Relist/", Figure: "retained/steady", Value: 1.1},
 		{Bench: "HTTP/json", Figure: "sync-ms", OfRatio: true, Value: 0.33},
-		{Bench: "Projection/", Figure: "B/pod", OfRatio: true, Value: 0.3},
-		{Bench: "Projection/typed", Figure: "peaklive-MB", OfRatio: true, Value: 0.5},
-		{Bench: "Projection/typed", Figure: "sync-ms", OfRatio: true, Value: 0.8},
-		{Bench: "APIServer/projection", Figure: "cpu-us/pod", OfRatio: true, Value: 0.6},
+		{Bench: "Projection/typed/baseline=same-fields", Figure: "B/pod", OfRatio: true, Value: 0.3},
+		{Bench: "Projection/dynamic/baseline=same-fields", Figure: "B/pod", OfRatio: true, Value: 0.3},
+		{Bench: "Projection/typed/baseline=same-fields", Figure: "peaklive-MB", OfRatio: true, Value: 0.5},
+		{Bench: "Projection/typed/baseline=same-fields", Figure: "sync-ms", OfRatio: true, Value: 0.8},
+		{Bench: "APIServer/projection/baseline=same-fields", Figure: "cpu-us/pod", OfRatio: true, Value: 0.6},
 		{Bench: "Store/", Figure: "add-ms", OfRatio: true, Value: 1.05},
 		{Bench: "Store/", Figure: "update-ms", OfRatio: true, Value: 1.05},
 		{Bench: "Store/", Figure: "delete-ms", OfRatio: true, Value: 1.05},
@@ -410,21 +577,34 @@ type Row struct {
 	Floor, OverFloor float64
 	// Pairs is the number of pairs (result lines with both sides).
 	Pairs int
-	// Reading is "level", "kinformer better" or "kinformer worse" (for a
-	// figure without a direction "kinformer lower" or "higher"); empty when
-	// there is no ratio.
+	// AA is the A/A spread of the row's scenario and figure (Pairs 0 when
+	// it has no control).
+	AA AASpread
+	// Reading is "kinformer better" or "kinformer worse" (for a figure
+	// without a direction "kinformer lower" or "higher") when the median
+	// ratio lies beyond the A/A spread, ReadingLevel within it,
+	// ReadingNotJudged without a control or with fewer than MinPairs pairs
+	// (on the run or the control), ReadingAAControl on a control row;
+	// empty on a row that is not compared.
 	Reading string
-	// Target is the figure's goal (nil when it has none) and Met whether
-	// the median ratio (or kinformer's median) meets it.
+	// Target is the figure's goal (nil when it has none) and Met how the
+	// row stands against it, judged against the A/A spread as the
+	// reading is (Target.judge).
 	Target *Target
-	Met    bool
-	// Note says why a row is not compared.
+	Met    TargetVerdict
+	// Note says why a row is not compared, or not judged.
 	Note string
 }
 
 // Rows turns results into table rows, one per benchmark and figure reported
 // by kinformer's side, in benchmark order and then by figure name.
+//
+// Readings and targets are judged against the A/A spread of the row's
+// scenario and figure (AASpreads): a row reads kinformer better or worse
+// only when its median ratio lies outside [1/s, s], s the spread factor,
+// and only with at least MinPairs pairs on its run and on its control.
 func (res *Results) Rows() []Row {
+	spreads := res.AASpreads()
 	var rows []Row
 	for _, name := range res.Names {
 		units := res.Values[name]
@@ -436,6 +616,7 @@ func (res *Results) Rows() []Row {
 		}
 		slices.Sort(figures)
 		diff, differs := behaviourDifference(name)
+		control := isAAControl(name)
 		for _, f := range figures {
 			k := units[SideKinformer+"-"+f]
 			c := units[SideClientGo+"-"+f]
@@ -449,14 +630,30 @@ func (res *Results) Rows() []Row {
 				Floor: Median(floor), OverFloor: pairFigure(k, floor).Ratio,
 				Pairs: p.Pairs,
 			}
-			if differs {
+			spread, hasAA := spreads[ScenarioOf(name)][f]
+			if hasAA {
+				r.AA = spread
+			}
+			switch {
+			case differs:
 				r.Paired.Ratio, r.Paired.Min, r.Paired.Max = math.NaN(), math.NaN(), math.NaN()
 				r.Note = diff.Reason
-			} else {
-				r.Reading = reading(r.Paired, FigureDirection(f))
+			case control:
+				r.Reading = ReadingAAControl
+			default:
+				s := math.NaN()
+				switch {
+				case !hasAA:
+					r.Note = "not judged: no A/A control of this scenario and figure"
+				case p.Pairs < MinPairs || spread.Pairs < MinPairs:
+					r.Note = fmt.Sprintf("not judged: %d pairs, %d in the A/A control; %d needed in each", p.Pairs, spread.Pairs, MinPairs)
+				default:
+					s = spread.Factor
+				}
+				r.Reading = reading(r.Paired, FigureDirection(f), s)
 				if t, ok := targetFor(name, f); ok {
 					r.Target = &t
-					r.Met = t.met(p.Kinformer, p.Ratio)
+					r.Met = t.judge(p.Kinformer, p.Ratio, s)
 				}
 			}
 			rows = append(rows, r)
@@ -468,33 +665,38 @@ func (res *Results) Rows() []Row {
 // TableLegend explains the columns of WriteTable's table.
 const TableLegend = `kinformer, client-go, floor: medians over the pairs (one pair per benchmark op, its sides run in an order that alternates from op to op). ` +
 	`ratio k/c: the median of the per-pair ratios kinformer / client-go; range: their min–max. ` +
-	`reading: "level" when the range spans 1.0, else kinformer better or worse by the figure's direction ` +
+	`A/A spread: s − 1 as a percentage, s being the largest max(r, 1/r) over the per-pair ratios r of the scenario's A/A control ` +
+	"(`make bench-aa`: the same scenario with kinformer on both sides, so that r differs from 1 by run-to-run noise alone), with the control's pairs. " +
+	`reading: kinformer better or worse, by the figure's direction, only when the median ratio lies outside [1/s, s], else "level"; ` +
+	`"not judged" without an A/A control or with fewer than 10 pairs on the run or on its control ` +
 	`(higher is better for rates such as events/s and others-events/s, and for others/sent; lower is better for times, heaps, allocations and bytes; ` +
 	`a figure without a direction reads kinformer higher or lower). ` +
-	`met: the target judged on the median ratio (on kinformer's median for a "k ≤" target), not on the range. ` +
+	`met: the target judged the same way, on the median ratio (on kinformer's median for a "k ≤" target): "yes" when it meets the bound even moved against it by s, ` +
+	`"no" when it misses it even moved towards it by s, "within A/A spread" between. ` +
 	`k/floor: the median of the per-pair ratios kinformer / floor. ` +
-	`A row with a note is not compared: its sides do different work by design.`
+	`Events/handlers=N: every handler only counts its notifications (the rows measure dispatch overhead); ` +
+	`Events/work=1us/handlers=N: every handler call also does about 1 µs of computation over the object, the same on every side. ` +
+	`Projection rows: baseline=same-fields is client-go with a transform keeping the fields the projection keeps (the fair baseline, which the targets judge); ` +
+	`baseline=managedfields-only is client-go dropping only managedFields. ` +
+	`A row with a note is not compared (its sides do different work by design) or not judged (the note says why).`
 
 // WriteTable writes rows as one Markdown table, followed by TableLegend:
 // scenario, figure, kinformer, client-go, the median ratio, its range, the
-// reading, the target, whether it is met, the floor, kinformer over the
-// floor, the pairs and a note. It fails only when w does.
+// A/A spread, the reading, the target, the verdict on it, the floor,
+// kinformer over the floor, the pairs and a note. It fails only when w
+// does.
 func WriteTable(w io.Writer, rows []Row) error {
 	var b strings.Builder
-	b.WriteString("| scenario | figure | kinformer | client-go | ratio k/c | range k/c | reading | target | met | floor | k/floor | pairs | note |\n")
-	b.WriteString("|---|---|---:|---:|---:|---|---|---|---|---:|---:|---:|---|\n")
+	b.WriteString("| scenario | figure | kinformer | client-go | ratio k/c | range k/c | A/A spread | reading | target | met | floor | k/floor | pairs | note |\n")
+	b.WriteString("|---|---|---:|---:|---:|---|---|---|---|---|---:|---:|---:|---|\n")
 	for _, r := range rows {
-		target, met := "", ""
+		target := ""
 		if r.Target != nil {
 			target = r.Target.String()
-			met = "no"
-			if r.Met {
-				met = "yes"
-			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n",
 			r.Bench, r.Figure, fmtFigure(r.Paired.Kinformer), fmtFigure(r.Paired.ClientGo), fmtRatio(r.Paired.Ratio), fmtRange(r.Paired),
-			r.Reading, target, met, fmtFigure(r.Floor), fmtRatio(r.OverFloor), r.Pairs, r.Note)
+			fmtAASpread(r.AA), r.Reading, target, r.Met, fmtFigure(r.Floor), fmtRatio(r.OverFloor), r.Pairs, r.Note)
 	}
 	b.WriteString("\n" + TableLegend + "\n")
 	_, err := io.WriteString(w, b.String())
@@ -512,6 +714,18 @@ func fmtFigure(v float64) string {
 	default:
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
+}
+
+// fmtAASpread renders an A/A spread as "±4.2 % (10)": the spread factor
+// less one, in percent, and the control's pairs; "–" without a control.
+func fmtAASpread(a AASpread) string {
+	switch {
+	case a.Pairs == 0:
+		return "–"
+	case math.IsNaN(a.Factor):
+		return fmt.Sprintf("– (%d)", a.Pairs)
+	}
+	return fmt.Sprintf("±%.1f %% (%d)", (a.Factor-1)*100, a.Pairs)
 }
 
 func fmtRatio(v float64) string {

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -43,18 +45,20 @@ func TestWriteTableComparesSidesPairByPair(t *testing.T) {
 	var out strings.Builder
 	require.NoError(t, WriteTable(&out, res.Rows()))
 	coalesce := BehaviourDifferences()[0].Reason
-	// sync-ms: ratios 0.8, 0.6, 1.1 (median 0.8, spans 1: level, and the
-	// ≤ 0.7× target is judged on the median); k/floor 1.6, 2.4, 2.75.
-	// events/s: ratios 2.5 and 1.8. sent-events/s has no direction.
-	assert.Equal(t, `| scenario | figure | kinformer | client-go | ratio k/c | range k/c | reading | target | met | floor | k/floor | pairs | note |
-|---|---|---:|---:|---:|---|---|---|---|---:|---:|---:|---|
-| Sync/pods=1000 | allocs/pod | 3.00 | 6.00 | 0.50× | 0.50–0.50 | kinformer better | ≤ 1× | yes | 2.00 | 1.50× | 3 |  |
-| Sync/pods=1000 | sync-ms | 11.00 | 10.00 | 0.80× | 0.60–1.10 | level | ≤ 0.7× | no | 5.00 | 2.40× | 3 |  |
-| Events/handlers=10 | events/s | 95000 | 45000 | 2.15× | 1.80–2.50 | kinformer better | ≥ 2× | yes | – | – | 2 |  |
-| BlockedHandler/buffer=unbounded | after-release | 100000 | 100000 | 1.000× | 1.000–1.000 | level |  |  | – | – | 2 |  |
-| BlockedHandler/buffer=unbounded | sent-events/s | 10015 | 10000 | 1.002× | 1.001–1.002 | kinformer higher |  |  | – | – | 2 |  |
-| BlockedHandler/buffer=coalesce | after-release | 10001 | 100000 | – | – |  |  |  | – | – | 2 | `+coalesce+` |
-| BlockedHandler/buffer=coalesce | backlog-notes | 10001 | – | – | – |  |  |  | – | – | 2 | `+coalesce+` |
+	// sync-ms: ratios 0.8, 0.6, 1.1 (median 0.8); k/floor 1.6, 2.4, 2.75.
+	// events/s: ratios 2.5 and 1.8. Without an A/A control (and with
+	// fewer than 10 pairs) no row is judged; the rows not compared say
+	// why instead.
+	const noAA = "not judged: no A/A control of this scenario and figure"
+	assert.Equal(t, `| scenario | figure | kinformer | client-go | ratio k/c | range k/c | A/A spread | reading | target | met | floor | k/floor | pairs | note |
+|---|---|---:|---:|---:|---|---|---|---|---|---:|---:|---:|---|
+| Sync/pods=1000 | allocs/pod | 3.00 | 6.00 | 0.50× | 0.50–0.50 | – | not judged | ≤ 1× | not judged | 2.00 | 1.50× | 3 | `+noAA+` |
+| Sync/pods=1000 | sync-ms | 11.00 | 10.00 | 0.80× | 0.60–1.10 | – | not judged | ≤ 0.7× | not judged | 5.00 | 2.40× | 3 | `+noAA+` |
+| Events/handlers=10 | events/s | 95000 | 45000 | 2.15× | 1.80–2.50 | – | not judged | ≥ 2× | not judged | – | – | 2 | `+noAA+` |
+| BlockedHandler/buffer=unbounded | after-release | 100000 | 100000 | 1.000× | 1.000–1.000 | – | not judged |  |  | – | – | 2 | `+noAA+` |
+| BlockedHandler/buffer=unbounded | sent-events/s | 10015 | 10000 | 1.002× | 1.001–1.002 | – | not judged |  |  | – | – | 2 | `+noAA+` |
+| BlockedHandler/buffer=coalesce | after-release | 10001 | 100000 | – | – | – |  |  |  | – | – | 2 | `+coalesce+` |
+| BlockedHandler/buffer=coalesce | backlog-notes | 10001 | – | – | – | – |  |  |  | – | – | 2 | `+coalesce+` |
 
 `+TableLegend+"\n", out.String())
 }
@@ -79,8 +83,9 @@ func TestReadingFollowsTheFigureDirection(t *testing.T) {
 		{"after-release", NoDirection, "kinformer lower"},
 	} {
 		assert.Equal(t, tc.direction, FigureDirection(tc.figure), tc.figure)
-		assert.Equal(t, tc.below, reading(PairedFigure{Ratio: 0.8, Min: 0.7, Max: 0.9}, tc.direction), tc.figure)
-		assert.Equal(t, "level", reading(PairedFigure{Ratio: 0.8, Min: 0.7, Max: 1.0}, tc.direction), tc.figure)
+		assert.Equal(t, tc.below, reading(PairedFigure{Ratio: 0.8, Min: 0.7, Max: 0.9}, tc.direction, 1.2), tc.figure)
+		assert.Equal(t, "level", reading(PairedFigure{Ratio: 0.8, Min: 0.7, Max: 0.9}, tc.direction, 1.3), tc.figure, "within the A/A spread")
+		assert.Equal(t, ReadingNotJudged, reading(PairedFigure{Ratio: 0.8, Min: 0.7, Max: 0.9}, tc.direction, math.NaN()), tc.figure)
 	}
 }
 
@@ -170,9 +175,9 @@ func TestManagerSyncRowsFromTheNestedModule(t *testing.T) {
 	rows := res.Rows()
 	require.Len(t, rows, 2)
 	assert.Equal(t, "retained-MB", rows[0].Figure)
-	assert.Equal(t, "level", rows[0].Reading)
+	assert.Equal(t, ReadingNotJudged, rows[0].Reading, "no A/A control, two pairs")
 	assert.Equal(t, "sync-ms", rows[1].Figure)
-	assert.Equal(t, "kinformer better", rows[1].Reading)
+	assert.Equal(t, ReadingNotJudged, rows[1].Reading)
 	assert.InDelta(t, 0.725, rows[1].Paired.Ratio, 1e-9)
 }
 
@@ -228,4 +233,94 @@ func TestMemoryLWServesPages(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, obj.(*v1.PodList).Items, 1200, "a LIST at resourceVersion 0 is not paged")
 	assert.Equal(t, 4, lw.Lists())
+}
+
+// pairLines returns n result lines of bench, pair i reporting k-<figure>
+// = k(i) and c-<figure> = 100.
+func pairLines(bench, figure string, n int, k func(i int) float64) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "Benchmark%s-2 \t1\t9 ns/op\t100 c-%s\t%g k-%s\n", bench, figure, k(i), figure)
+	}
+	return b.String()
+}
+
+// A row reads better or worse only when its median ratio lies beyond the
+// spread its A/A control shows, with at least MinPairs pairs on both; its
+// target is judged the same way.
+func TestReadingsAndTargetsAreJudgedAgainstTheAASpread(t *testing.T) {
+	// Ratios 0.60 to 0.69 (median 0.645) in every A/B row.
+	ab := func(i int) float64 { return 60 + float64(i) }
+	for _, tc := range []struct {
+		name      string
+		aa        string
+		abPairs   int
+		reading   string
+		met       TargetVerdict
+		spreadPct float64
+		note      string
+	}{
+		// A/A ratios 0.98–1.04: spread max(1/0.98, 1.04) = 1.04 (4.0 %);
+		// 0.645 is beyond it, and 0.645 × 1.04 = 0.671 meets ≤ 0.7.
+		{"beyond a narrow spread", pairLines("Sync/pods=1000", "sync-ms", 10, func(i int) float64 { return []float64{98, 99, 100, 101, 102, 103, 104, 100, 100, 100}[i] }), 10,
+			"kinformer better", TargetMet, 4.0, ""},
+		// A/A ratios up to 1.6: 0.645 is within [1/1.6, 1.6] = [0.625, 1.6],
+		// and the ≤ 0.7 bound lies between 0.645/1.6 and 0.645 × 1.6.
+		{"within a wide spread", pairLines("Sync/pods=1000", "sync-ms", 10, func(i int) float64 { return []float64{160, 90, 100, 100, 100, 100, 100, 100, 100, 100}[i] }), 10,
+			"level", TargetWithinSpread, 60, ""},
+		{"a control of fewer than 10 pairs", pairLines("Sync/pods=1000", "sync-ms", 9, func(int) float64 { return 100 }), 10,
+			ReadingNotJudged, TargetNotJudged, 0, "not judged: 10 pairs, 9 in the A/A control; 10 needed in each"},
+		{"a run of fewer than 10 pairs", pairLines("Sync/pods=1000", "sync-ms", 10, func(int) float64 { return 100 }), 9,
+			ReadingNotJudged, TargetNotJudged, 0, "not judged: 9 pairs, 10 in the A/A control; 10 needed in each"},
+		{"no control", "", 10, ReadingNotJudged, TargetNotJudged, 0, "not judged: no A/A control of this scenario and figure"},
+		{"a control of another scenario", pairLines("Sync/pods=10000", "sync-ms", 10, func(int) float64 { return 100 }), 10,
+			ReadingNotJudged, TargetNotJudged, 0, "not judged: no A/A control of this scenario and figure"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := ParseBench(strings.NewReader(pairLines("Sync/pods=1000", "sync-ms", tc.abPairs, ab)))
+			require.NoError(t, err)
+			if tc.aa != "" {
+				res.AA, err = ParseBench(strings.NewReader(tc.aa))
+				require.NoError(t, err)
+			}
+			rows := res.Rows()
+			require.Len(t, rows, 1)
+			r := rows[0]
+			assert.Equal(t, tc.reading, r.Reading)
+			require.NotNil(t, r.Target)
+			assert.Equal(t, tc.met, r.Met)
+			assert.Equal(t, tc.note, r.Note)
+			if tc.spreadPct > 0 {
+				assert.InDelta(t, tc.spreadPct, (r.AA.Factor-1)*100, 0.01)
+			}
+		})
+	}
+
+	// A ratio above 1/s misses a bound it cannot meet even moved by s.
+	res, err := ParseBench(strings.NewReader(pairLines("Sync/pods=1000", "sync-ms", 10, func(int) float64 { return 90 })))
+	require.NoError(t, err)
+	res.AA, err = ParseBench(strings.NewReader(pairLines("Sync/pods=1000", "sync-ms", 10, func(i int) float64 { return 100 + float64(i%3) })))
+	require.NoError(t, err)
+	r := res.Rows()[0]
+	assert.Equal(t, "kinformer better", r.Reading, "0.9 < 1/1.02")
+	assert.Equal(t, TargetMissed, r.Met, "0.9 / 1.02 > 0.7")
+}
+
+// ScenarioOf maps an A/A control row onto the scenario it controls; such
+// rows in the run's own output (the controller-runtime group's) are
+// controls, read as such.
+func TestAAControlRowsOfTheRunControlTheirScenario(t *testing.T) {
+	assert.Equal(t, "ManagerSync/pods=10000", ScenarioOf("ManagerSync/aa=kinformer/pods=10000"))
+	assert.Equal(t, "Sync/pods=1000", ScenarioOf("Sync/pods=1000"))
+	out := pairLines("ManagerSync/pods=10000", "sync-ms", 10, func(int) float64 { return 80 }) +
+		pairLines("ManagerSync/aa=kinformer/pods=10000", "sync-ms", 5, func(int) float64 { return 105 }) +
+		pairLines("ManagerSync/aa=client-go/pods=10000", "sync-ms", 5, func(int) float64 { return 97 })
+	res, err := ParseBench(strings.NewReader(out))
+	require.NoError(t, err)
+	rows := res.Rows()
+	require.Len(t, rows, 3)
+	assert.Equal(t, "kinformer better", rows[0].Reading, "0.8 beyond the pooled spread 1.05")
+	assert.Equal(t, AASpread{Factor: 1.05, Pairs: 10}, rows[0].AA)
+	assert.Equal(t, ReadingAAControl, rows[1].Reading)
+	assert.Equal(t, ReadingAAControl, rows[2].Reading)
 }

@@ -70,16 +70,10 @@ func document(data []byte) (any, error) {
 }
 
 // firstChunk is the first string storage reserved for an object whose text
-// is n bytes.
+// is n bytes: about the share of an API object's text its string values
+// take (keys are shared), so that most objects need one chunk.
 func firstChunk(n int) int {
-	c := n / 4
-	if c < 64 {
-		c = 64
-	}
-	if c > 4096 {
-		c = 4096
-	}
-	return c
+	return min(max(n*3/10, minChunk), maxChunk)
 }
 
 func (p *parser) top() (any, error) {

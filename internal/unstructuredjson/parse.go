@@ -41,6 +41,8 @@ type parser struct {
 	arena []byte
 	// arenaHint is the size of the next arena chunk to reserve.
 	arenaHint int
+	// used is how many bytes the current object (or list item) took.
+	used int
 
 	keys keyCache
 
@@ -84,10 +86,14 @@ func (p *parser) take(b []byte) string {
 			c = n
 		}
 		p.arena = make([]byte, 0, c)
-		p.arenaHint = min(2*c, maxChunk)
+		// The next chunk: twice this one, but no more than the strings the
+		// rest of the text could still hold (a third of it: keys are
+		// shared, and values come with quotes, keys and punctuation).
+		p.arenaHint = max(min(2*c, maxChunk, (len(p.data)-p.i)/3), minChunk)
 	}
 	start := len(p.arena)
 	p.arena = append(p.arena, b...)
+	p.used += n
 	return unsafe.String(&p.arena[start], n)
 }
 
@@ -206,10 +212,14 @@ func (p *parser) object() (any, error) {
 	return m, nil
 }
 
-// maxChunk bounds the string storage chunks reserved as an object grows.
-const maxChunk = 16384
+// maxChunk bounds the string storage chunks reserved as an object grows,
+// and minChunk is the least reserved.
+const (
+	maxChunk = 16384
+	minChunk = 64
+)
 
-// itemChunk is the first string storage reserved for a list item.
+// itemChunk is the string storage reserved for a list's first item.
 const itemChunk = 512
 
 // items parses the value of a top-level "items" field: each element of an
@@ -239,9 +249,16 @@ func (p *parser) array() (any, error) {
 	}
 	perItem := p.perItem
 	p.perItem = false
+	first := true
 	for {
 		if perItem {
-			p.arena, p.arenaHint = nil, itemChunk
+			// A list's items are alike: each reserves what the one before
+			// it took, and a little more.
+			hint := itemChunk
+			if !first {
+				hint = p.used + p.used/8 + 32
+			}
+			p.arena, p.arenaHint, p.used, first = nil, hint, 0, false
 		}
 		v, err := p.value()
 		if err != nil {

@@ -59,10 +59,12 @@ var errNoClient = errors.New("informers: informer was built with a nil client")
 // (projection.Transport); through list and watch, by projecting each
 // decoded object (projection.Projection.Apply). A projection naming a field
 // example's type does not have makes every LIST and WATCH fail with that
-// error. The informer's snapshots are tied to the projection's fingerprint,
-// and the objects its transform leaves without the projection's marker are
-// refused (projection.Projection.CheckMarked,
-// cache.SharedIndexInformerOptions.TransformCheck).
+// error. The objects share the projection's marker map where they hold only
+// the marker (SharingMarker). The informer's snapshots are tied to the
+// projection's fingerprint, the objects its transform leaves without the
+// projection's marker are refused (projection.Projection.CheckMarked,
+// cache.SharedIndexInformerOptions.TransformCheck), and its transform gets
+// objects of their own (ProjectedOptions).
 //
 // A non-nil o.Membership.Member makes it a *sharding.Informer over the
 // ranges the member holds, each range informer built with o.Settings (see
@@ -91,13 +93,16 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 		}
 		wc := &wireClient{rc: rc, warnings: warnings, namespace: wire.Namespace, resource: wire.Resource, newList: wire.NewList}
 		list, watchFn = wc.list, wc.watch
+		if proj != nil {
+			list, watchFn = SharingMarker(list, watchFn, proj)
+		}
 	case proj != nil:
 		if err := proj.Check(example); err != nil {
 			// The projection names fields the type does not have.
 			list, watchFn = FailingList(err), FailingWatch(err)
 			break
 		}
-		list, watchFn = ProjectingList(list, proj), ProjectingWatch(watchFn, proj)
+		list, watchFn = SharingMarker(ProjectingList(list, proj), ProjectingWatch(watchFn, proj), proj)
 	}
 	settings := factoryengine.Overlay(cache.SharedIndexInformerOptions{
 		ResyncPeriod: options.ResyncPeriod,
@@ -105,8 +110,7 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 		Identifier:   options.InformerName.WithResource(gvr),
 	}, o.Settings)
 	if proj != nil {
-		settings.SnapshotProjection = proj.Fingerprint()
-		settings.TransformCheck = proj.CheckMarked
+		settings = ProjectedOptions(settings, proj)
 	}
 	informer := factoryengine.NewInformer(ListerWatcher(c, options.TweakListOptions, list, watchFn), example, settings, o.Membership)
 	return cache.NewTypedSharedIndexInformer[T](informer)

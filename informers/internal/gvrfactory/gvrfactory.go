@@ -113,8 +113,7 @@ func (f *Factory) build(gvr schema.GroupVersionResource) *Informer {
 	sel := selection{namespace: namespace, tweak: tweak, membership: f.Options.Membership}
 	var informer cache.SharedIndexInformer
 	if proj, ok := f.Options.Projections[gvr]; ok {
-		options.SnapshotProjection = proj.Projection.Fingerprint()
-		options.TransformCheck = proj.Projection.CheckMarked
+		options = build.ProjectedOptions(options, proj.Projection)
 		informer = newProjectedInformer(f.client, proj, gvr, sel, options)
 	} else if f.Options.RESTConfig != nil && f.client.Decoding != nil && !f.Options.APIMachineryDecoding[gvr] {
 		if f.decodingErr != nil {
@@ -199,7 +198,8 @@ func newInformer(client Client, gvr schema.GroupVersionResource, sel selection, 
 // newProjectedInformer is newInformer for a resource with a projection:
 // over a client of proj.Config whose transport projects, or over client
 // with each decoded object projected when proj.Config is nil (or the
-// factory has no ForConfig).
+// factory has no ForConfig); either way the objects that hold only the
+// marker share the projection's marker map (build.SharingMarker).
 func newProjectedInformer(client Client, proj factoryengine.Projection, gvr schema.GroupVersionResource, sel selection, options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
 	if proj.Config != nil && client.ForConfig != nil {
 		config := rest.CopyConfig(proj.Config)
@@ -213,10 +213,13 @@ func newProjectedInformer(client Client, proj factoryengine.Projection, gvr sche
 		if err != nil {
 			return informerOf(client, gvr, sel, options, build.FailingList(err), build.FailingWatch(err))
 		}
-		return newInformer(projectingClient, gvr, sel, options)
+		list, watchFn := projectingClient.ListAndWatch(gvr, sel.namespace)
+		list, watchFn = build.SharingMarker(list, watchFn, proj.Projection)
+		return informerOf(projectingClient, gvr, sel, options, list, watchFn)
 	}
 	list, watchFn := client.ListAndWatch(gvr, sel.namespace)
-	return informerOf(client, gvr, sel, options, build.ProjectingList(list, proj.Projection), build.ProjectingWatch(watchFn, proj.Projection))
+	list, watchFn = build.SharingMarker(build.ProjectingList(list, proj.Projection), build.ProjectingWatch(watchFn, proj.Projection), proj.Projection)
+	return informerOf(client, gvr, sel, options, list, watchFn)
 }
 
 // informerOf returns the informer of gvr listing and watching with list and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,7 +95,7 @@ func TestTableModeReadsStdinAsBefore(t *testing.T) {
 	var stdout, stderr strings.Builder
 	require.NoError(t, run([]string{"-tee"}, strings.NewReader(rawRun), &stdout, &stderr))
 	assert.Equal(t, rawRun, stderr.String())
-	assert.Contains(t, stdout.String(), "| Sync/pods=1000 | sync-ms | 6.00 | 9.00 | 0.65× | 0.50–0.80 | kinformer better | ≤ 0.7× | yes | 2.50 | 2.33× | 2 |  |\n")
+	assert.Contains(t, stdout.String(), "| Sync/pods=1000 | sync-ms | 6.00 | 9.00 | 0.65× | 0.50–0.80 | – | not judged | ≤ 0.7× | not judged | 2.50 | 2.33× | 2 | not judged: no A/A control of this scenario and figure |\n")
 	assert.Contains(t, stdout.String(), "| sync-ms | 10000 | 42.00 (40.00–44.00) | 70.00 (60.00–80.00) | 21.00 (20.00–22.00) | 0.61× | 2 |\n")
 }
 
@@ -108,4 +109,31 @@ func TestHeaderNamesCommitSizesAndCommand(t *testing.T) {
 	assert.Regexp(t, `^# machine: \d+ CPUs, .+, go.+ .+/.+$`, lines[2])
 	assert.Regexp(t, `^# load average at start: \S+ \S+ \S+$`, lines[3])
 	assert.Equal(t, []string{"# sizes: full", "# command: make bench"}, lines[4:])
+}
+
+// tenPairs returns a raw file of commit with ten pairs of
+// Sync/pods=1000's sync-ms, kinformer's at k, client-go's at 100.
+func tenPairs(commit string, k func(i int) int) string {
+	var b strings.Builder
+	b.WriteString("# commit: " + commit + "\n# command: make bench\n")
+	for i := range 10 {
+		fmt.Fprintf(&b, "BenchmarkSync/pods=1000-2 \t1\t9 ns/op\t100 c-sync-ms\t%d k-sync-ms\n", k(i))
+	}
+	return b.String()
+}
+
+func TestAAControlsJudgeTheReadingsAndAreLinked(t *testing.T) {
+	dir := repo(t, "# Benchmarks\n\n<!-- bench:begin -->\nold\n<!-- bench:end -->\n", tenPairs("abc1234", func(int) int { return 60 }))
+	aa := tenPairs("abc1234", func(i int) int { return 98 + i%5 })
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "internal/bench/results/bench-aa-abc1234.txt"), []byte(aa), 0o644))
+	out, err := runIn(t, dir, append([]string{"-aa", "internal/bench/results/bench-aa-abc1234.txt"}, updateArgs...)...)
+	require.NoError(t, err)
+	assert.Contains(t, out, "| Sync/pods=1000 | sync-ms | 60.00 | 100.0 | 0.60× | 0.60–0.60 | ±2.0 % (10) | kinformer better | ≤ 0.7× | yes | – | – | 10 |  |\n")
+	doc, err := os.ReadFile(filepath.Join(dir, "BENCHMARKS.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(doc), "Readings and targets judged against the A/A controls of [`internal/bench/results/bench-aa-abc1234.txt`](internal/bench/results/bench-aa-abc1234.txt): commit `abc1234`")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "internal/bench/results/bench-aa-abc1234.txt"), []byte(aa+"--- FAIL: BenchmarkSync/pods=1000\n"), 0o644))
+	_, err = runIn(t, dir, "-aa", "internal/bench/results/bench-aa-abc1234.txt", "internal/bench/results/bench-abc1234.txt")
+	assert.ErrorContains(t, err, "the A/A controls internal/bench/results/bench-aa-abc1234.txt: the output reports a failure")
 }
