@@ -155,9 +155,8 @@ func (e *Engine[K, V]) ListInformers() []cache.SharedIndexInformer {
 // ctx to end), drops it so that the next Get builds a new one, and empties
 // its cache (a *sharding.Informer empties its own when it stops). It
 // returns false when there is no informer for key, and an error wrapping
-// ctx's cause when ctx ended before the informer stopped (it
-// is dropped all the same and stops in the background; Shutdown still
-// waits for it).
+// ctx's cause when ctx ended before the informer stopped (it is dropped all
+// the same and stops in the background; Shutdown still waits for it).
 func (e *Engine[K, V]) Release(ctx context.Context, key K) (bool, error) {
 	e.mu.Lock()
 	v, ok := e.entries[key]

@@ -95,10 +95,10 @@ func SnapshotScope(namespace string, tweak func(*metav1.ListOptions), server str
 // built). An informer that refuses the settings (not built by package
 // cache, or given a snapshot key of the wrong size) gets the error
 // reported through utilruntime.HandleError; one refused for its snapshot
-// protection is configured without a snapshot file. A *sharding.Informer, or a
-// wrapper of one (WithMembership), gets the transform only: its range informers were given
-// the settings when it was built (see NewInformer), and it cannot be
-// configured afterwards.
+// protection is configured without a snapshot file. A *sharding.Informer,
+// or a wrapper of one (WithMembership), gets the transform only: its range
+// informers were given the settings when it was built (see NewInformer),
+// and it cannot be configured afterwards.
 func Configure(informer cache.SharedIndexInformer, transform cache.TransformFunc, options cache.SharedIndexInformerOptions) {
 	if transform != nil {
 		// The informer is new and not running, so this cannot fail.
