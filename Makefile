@@ -13,7 +13,7 @@ TESTENV_BUILD := internal/testenv/build.sh
 # so test, test-unit and vet run each of them from its folder, with the same environment.
 NESTED_MODULES := interop/controllerruntime examples/ctrlruntime
 
-.PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-aa bench-quick bench-full bench-relist bench-store bench-ctrlrt bench-watch-requests bench-storm soak soak-ceiling fuzz-short
+.PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-aa bench-quick bench-full bench-relist bench-store bench-ctrlrt bench-watch-requests bench-storm bench-sharding soak soak-ceiling fuzz-short
 
 # Every recipe line runs under bash with pipefail, so that a failing command before a pipe
 # (a benchmark piped into the table tool) fails the target.
@@ -317,6 +317,30 @@ bench-storm:
 	out=internal/bench/results/storm-$$(git rev-parse --short HEAD).txt && \
 	KINFORMER_TESTENV_BIN=$$bin KINFORMER_BENCH_STORM=1 KINFORMER_STORM_RUNS=$(STORM_RUNS) \
 	$(GO) test -run '^$$' -bench '^BenchmarkStartupStorm$$' -benchtime 1x -count 1 -timeout 90m -v ./internal/bench | tee $$out && \
+	echo "raw output: $$out"
+
+# BENCH_SHARDING_RUNS is how many groups of replicas `make bench-sharding` runs per number of
+# replicas.
+BENCH_SHARDING_RUNS ?= 5
+
+## bench-sharding: one controller's 20,000 pods split between 1, 2 and 4 replicas by dynamic
+## membership (package sharding: 16 ranges, its default Lease timings) on a real kube-apiserver
+## with the ShardedListAndWatch gate on, each replica a child process of its own
+## (BenchmarkShardedSync): per replica bytes received, heap, CPU and initial sync time, and the
+## handoff time after one replica crashes. BENCH_SHARDING_RUNS groups per number of replicas,
+## one result line each (about 10 minutes with 5). Raw output:
+## internal/bench/results/sharding-<commit>.txt (<commit>-dirty when Go files differ from the
+## commit). Run it on an otherwise idle machine.
+bench-sharding:
+	@bin=$$($(TESTENV_BUILD)); echo "server binaries: $$bin"; \
+	commit=$$(git rev-parse --short HEAD); \
+	if [ -n "$$(git status --porcelain -- '*.go' go.mod go.sum)" ]; then commit=$$commit-dirty; fi; \
+	mkdir -p internal/bench/results; out=internal/bench/results/sharding-$$commit.txt; start=$$(date +%s); \
+	echo "# commit $$commit, started $$(date -u '+%Y-%m-%d %H:%M:%S UTC') on $$(nproc) CPUs, load average $$(cut -d' ' -f1-3 /proc/loadavg)" | tee $$out; \
+	echo "# command: make bench-sharding BENCH_SHARDING_RUNS=$(BENCH_SHARDING_RUNS)" | tee -a $$out; \
+	KINFORMER_TESTENV_BIN=$$bin KINFORMER_BENCH_FULL=1 \
+	$(GO) test -run '^$$' -bench '^BenchmarkShardedSync$$' -benchtime 1x -count $(BENCH_SHARDING_RUNS) -timeout 120m ./internal/bench | tee -a $$out; \
+	echo "# wall time $$(( $$(date +%s) - start )) s (compilation included), load average at the end $$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $$out; \
 	echo "raw output: $$out"
 
 ## bench-full: an alias of bench, kept for scripts that call it.

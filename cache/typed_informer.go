@@ -45,6 +45,13 @@ func (s *typedSharedIndexInformer[T]) shared() *sharedIndexInformer {
 	return sharedOf(s.SharedIndexInformer)
 }
 
+// Unwrap returns the wrapped informer, so that a caller holding a typed
+// informer reaches the one it wraps (sharding.InformerOf finds a sharded
+// informer behind a factory's typed informer this way).
+func (s *typedSharedIndexInformer[T]) Unwrap() SharedIndexInformer {
+	return s.SharedIndexInformer
+}
+
 func (s *typedSharedIndexInformer[T]) AddTypedEventHandler(handler TypedResourceEventHandler[T], options ...HandlerOptions) (ResourceEventHandlerRegistration, error) {
 	if handler == nil {
 		return nil, fmt.Errorf("event handler must not be nil")

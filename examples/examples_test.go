@@ -365,12 +365,7 @@ func TestUnreachableCluster(t *testing.T) {
 // terminating (a graceful delete of a scheduled pod, which no kubelet confirms) and the tenth
 // deletes one for good.
 func TestPodwatchLocalAPIServer(t *testing.T) {
-	if testenv.BinDir() == "" {
-		if os.Getenv(testenv.RequireEnv) == "1" {
-			t.Fatalf("%s does not name the server binaries and %s=1 forbids skipping", testenv.BinDirEnv, testenv.RequireEnv)
-		}
-		t.Skipf("needs the server binaries: run `make test`, or set %s to the folder internal/testenv/build.sh prints", testenv.BinDirEnv)
-	}
+	needServerBinaries(t)
 	stdout, stderr, code := exRun(t, "podwatch", localHangGuard,
 		"--local-apiserver", "--seed", "1", "--pods", "15", "--writes", "40", "--rate", "20", "--summary-every", "2s")
 	if code != 0 {
@@ -389,6 +384,73 @@ func TestPodwatchLocalAPIServer(t *testing.T) {
 	} {
 		if !regexp.MustCompile(re).MatchString(stdout) {
 			t.Errorf("stdout does not match %q\nstdout:\n%s\nstderr:\n%s", re, stdout, stderr)
+		}
+	}
+}
+
+// needServerBinaries skips the test when the server binaries of internal/testenv are not
+// there, and fails it instead when $KINFORMER_REQUIRE_INTEGRATION=1 forbids skipping.
+func needServerBinaries(t *testing.T) {
+	t.Helper()
+	if testenv.BinDir() == "" {
+		if os.Getenv(testenv.RequireEnv) == "1" {
+			t.Fatalf("%s does not name the server binaries and %s=1 forbids skipping", testenv.BinDirEnv, testenv.RequireEnv)
+		}
+		t.Skipf("needs the server binaries: run `make test`, or set %s to the folder internal/testenv/build.sh prints", testenv.BinDirEnv)
+	}
+}
+
+// TestShardedLocalAPIServer runs the sharded example on a local kube-apiserver with the
+// ShardedListAndWatch gate: after each change of the group (start, join, clean leave,
+// crash) it prints the ranges each live replica owns and the pods its cache holds, which
+// together are every pod, with no replica reporting the server ignoring its selector.
+func TestShardedLocalAPIServer(t *testing.T) {
+	needServerBinaries(t)
+	const pods = 60
+	stdout, stderr, code := exRun(t, "sharded", localHangGuard, "--pods", strconv.Itoa(pods), "--replicas", "3")
+	if code != 0 {
+		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, re := range []string{
+		`(?m)^cluster: local kube-apiserver at https://127\.0\.0\.1:\d+, 60 pods in sharded-demo; group "pod-controller" of 16 ranges by object\.metadata\.uid, lease 3s$`,
+		`(?m)^  replica-\d: range \d+ acquired$`,
+		`(?m)^  replica-\d: range \d+ synced$`,
+		`(?m)^  replica-\d: range \d+ dropped from the cache$`,
+		`(?m)^replica-1: crashing$`,
+		`(?m)^handoff after the crash: \S+ \(the Leases expire 3s after their last renewal\)$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(stdout) {
+			t.Errorf("stdout does not match %q\nstdout:\n%s\nstderr:\n%s", re, stdout, stderr)
+		}
+	}
+	if strings.Contains(stdout, "degraded") {
+		t.Errorf("a replica found the server ignoring its shard selector:\n%s", stdout)
+	}
+	// Each steady state: its header, then one line per live replica.
+	steps := regexp.MustCompile(`(?m)^--- (.+): steady after \S+, (\d) replicas\n((?:replica-\d +owns ranges .*\n)+)`).FindAllStringSubmatch(stdout, -1)
+	want := []struct {
+		what     string
+		replicas int
+	}{{"started", 3}, {"replica-3 joined", 4}, {"replica-0 left", 3}, {"replica-1 crashed", 2}}
+	if len(steps) != len(want) {
+		t.Fatalf("%d steady states printed, want %d:\n%s", len(steps), len(want), stdout)
+	}
+	owns := regexp.MustCompile(`(?m)^replica-\d +owns ranges (\S*) +caches (\d+) pods$`)
+	for i, step := range steps {
+		lines := owns.FindAllStringSubmatch(step[3], -1)
+		if step[1] != want[i].what || len(lines) != want[i].replicas {
+			t.Errorf("steady state %d is %q with %d replicas, want %q with %d", i, step[1], len(lines), want[i].what, want[i].replicas)
+		}
+		total, ranges := 0, 0
+		for _, l := range lines {
+			n, _ := strconv.Atoi(l[2])
+			total += n
+			if l[1] != "" {
+				ranges += len(strings.Split(l[1], ","))
+			}
+		}
+		if total != pods || ranges != 16 {
+			t.Errorf("steady state %q: the replicas own %d ranges and cache %d pods, want 16 and %d", step[1], ranges, total, pods)
 		}
 	}
 }

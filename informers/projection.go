@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/informers/internal/build"
 	"github.com/kinformer/kinformer/informers/internal/factoryengine"
 	"github.com/kinformer/kinformer/projection"
@@ -47,17 +48,24 @@ func WithProjection(example runtime.Object, p *projection.Projection) SharedInfo
 }
 
 // TypeOptionsFor returns what the factory's options say of the informer of
-// obj's type: its projection (WithProjection) and its decoder
-// (WithAPIMachineryDecoding). The generated informers call it, through
-// build.TypeOptionsOf, when they build the factory's informer for their
-// type.
+// obj's type: its projection (WithProjection), its decoder
+// (WithAPIMachineryDecoding) and, with WithMembership, the membership and
+// the factory's settings for its range informers. The generated informers
+// call it, through build.TypeOptionsOf, when they build the factory's
+// informer for their type.
 func (f *sharedInformerFactory) TypeOptionsFor(obj runtime.Object) build.TypeOptions {
 	if obj == nil {
 		return build.TypeOptions{}
 	}
 	t := reflect.TypeOf(obj)
-	return build.TypeOptions{
+	o := build.TypeOptions{
 		Projection:           f.options.Projections[t].Projection,
 		APIMachineryDecoding: f.options.APIMachineryDecoding[t],
+		Membership:           f.options.Membership,
 	}
+	if o.Membership.Member != nil {
+		// A sharded informer gets the factory's settings when it is built.
+		o.Settings = f.options.InformerOptions(cache.SharedIndexInformerOptions{}, t, nil)
+	}
+	return o
 }

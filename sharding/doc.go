@@ -77,6 +77,12 @@
 // next start would be loaded for nothing or, worse, for ranges another
 // replica now owns.
 //
+// The three informer factories build Informers over a Member with one
+// option, informers.WithMembership (and the dynamic and metadata
+// factories' WithMembership): every informer of the factory is then one,
+// and InformerOf reaches it behind the typed informer the factory hands
+// out. The factory does not run the Member: run Member.Run beside it.
+//
 // # Cost
 //
 // Every member lists its group's Leases (one LIST with a label selector)

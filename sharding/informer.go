@@ -521,3 +521,28 @@ var (
 	_ cache.SharedIndexInformer = (*Informer)(nil)
 	_ cache.Controller          = controller{}
 )
+
+// InformerOf returns the sharded Informer informer is or wraps: informer
+// itself, or the one behind a wrapper with an Unwrap() cache.SharedIndexInformer
+// method (the typed informers of package cache and of the factories, which
+// informers.WithMembership and the dynamic and metadata factories'
+// WithMembership build over an Informer). It reports false for an informer
+// that is not sharded.
+func InformerOf(informer cache.SharedInformer) (*Informer, bool) {
+	for informer != nil {
+		switch i := informer.(type) {
+		case *Informer:
+			return i, i != nil
+		case wrapper:
+			informer = i.Unwrap()
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// wrapper is an informer wrapping another (package cache's typed informer).
+type wrapper interface {
+	Unwrap() cache.SharedIndexInformer
+}

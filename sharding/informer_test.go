@@ -301,3 +301,32 @@ func TestInformerKeepsSuspendedRanges(t *testing.T) {
 	assert.Zero(t, deletes)
 	assert.Zero(t, lost)
 }
+
+// TestInformerOfFindsTheInformerBehindWrappers: InformerOf returns a
+// sharded Informer given itself or a typed informer wrapping it, and
+// reports false for a plain informer, a typed one wrapping a plain one,
+// and nil.
+func TestInformerOfFindsTheInformerBehindWrappers(t *testing.T) {
+	s := newSim(t)
+	inf, err := NewInformer(podLW(podClient(t, 0)), &corev1.Pod{}, InformerOptions{Member: s.add("a")})
+	require.NoError(t, err)
+	plain := cache.NewSharedIndexInformer(podLW(podClient(t, 0)), &corev1.Pod{}, 0, cache.Indexers{})
+	for _, tc := range []struct {
+		name     string
+		informer cache.SharedInformer
+		want     *Informer
+	}{
+		{"sharded", inf, inf},
+		{"typed sharded", cache.NewTypedSharedIndexInformer[*corev1.Pod](inf), inf},
+		{"plain", plain, nil},
+		{"typed plain", cache.NewTypedSharedIndexInformer[*corev1.Pod](plain), nil},
+		{"nil", nil, nil},
+		{"nil sharded", (*Informer)(nil), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := InformerOf(tc.informer)
+			assert.Equal(t, tc.want != nil, ok)
+			assert.Same(t, tc.want, got)
+		})
+	}
+}

@@ -61,6 +61,7 @@ const (
 	childLeanTyped    = "lean-typed"    // leanChild
 	childLeanMetadata = "lean-metadata" // leanChild
 	childRelistModes  = "relist-modes"  // relistModesChild
+	childSharded      = "sharded"       // shardedChild
 )
 
 // childSpec tells a child process what to run.
@@ -97,6 +98,10 @@ type childSpec struct {
 	// BaseRV is the resourceVersion of the pod set before a relist;
 	// Changed pods have a newer one after it (relist modes).
 	BaseRV, Changed int
+	// Group names the sharding group of the sharded scenario's op, whose
+	// replica Replica of Replicas the child is.
+	Group             string
+	Replica, Replicas int
 }
 
 // childFigures are the figures one side reports, by name without the side
@@ -122,6 +127,8 @@ func childJobFor(scenario string) (childJob, error) {
 		return leanChild, nil
 	case childRelistModes:
 		return relistModesChild, nil
+	case childSharded:
+		return shardedChild, nil
 	}
 	return nil, fmt.Errorf("unknown scenario %q", scenario)
 }

@@ -18,12 +18,14 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(stopAPIServerAfter{m})
 }
 
-// stopAPIServerAfter runs the tests and benchmarks, then stops the API server of
-// scenario 5 (shared by all its runs), before goleak looks for leftovers.
+// stopAPIServerAfter runs the tests and benchmarks, then stops the API servers of
+// scenario 5 and of the sharded scenario (each shared by all its runs), before goleak
+// looks for leftovers.
 type stopAPIServerAfter struct{ m *testing.M }
 
 func (w stopAPIServerAfter) Run() int {
 	code := w.m.Run()
 	stopSharedAPIServer()
+	stopShardedAPIServer()
 	return code
 }

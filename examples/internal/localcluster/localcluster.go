@@ -28,6 +28,12 @@ const modulePath = "github.com/kinformer/kinformer"
 // to progress. The caller must Stop the returned environment; the servers also die with the
 // process. It fails with an error saying what to do when neither source is available.
 func Start(ctx context.Context, progress io.Writer) (*testenv.Env, error) {
+	return StartWithOptions(ctx, progress, testenv.Options{})
+}
+
+// StartWithOptions is Start for servers started with options, for example with an alpha
+// feature gate on (testenv.Options.FeatureGates).
+func StartWithOptions(ctx context.Context, progress io.Writer, options testenv.Options) (*testenv.Env, error) {
 	if testenv.BinDir() == "" {
 		dir, err := build(ctx, progress)
 		if err != nil {
@@ -38,7 +44,7 @@ func Start(ctx context.Context, progress io.Writer) (*testenv.Env, error) {
 			return nil, err
 		}
 	}
-	env, err := testenv.New(nil, testenv.Options{})
+	env, err := testenv.New(nil, options)
 	if err != nil {
 		return nil, fmt.Errorf("start etcd and kube-apiserver: %w", err)
 	}

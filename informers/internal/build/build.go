@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers/internal/factoryengine"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 )
 
@@ -63,7 +64,11 @@ var errNoClient = errors.New("informers: informer was built with a nil client")
 // projection's fingerprint, the objects its transform leaves without the
 // projection's marker are refused (projection.Projection.CheckMarked,
 // cache.SharedIndexInformerOptions.TransformCheck), and its transform gets
-// objects of their own (ConfigureProjected).
+// objects of their own (ProjectedOptions).
+//
+// A non-nil o.Membership.Member makes it a *sharding.Informer over the
+// ranges the member holds, each range informer built with o.Settings (see
+// factoryengine.NewInformer); the zero Membership, a plain informer.
 func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionResource, example T, options internalinterfaces.InformerOptions, o TypeOptions, list ListFunc, watchFn WatchFunc, wire *Wire) cache.TypedSharedIndexInformer[T] {
 	var c any
 	if client != nil {
@@ -99,18 +104,15 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 		}
 		list, watchFn = SharingMarker(ProjectingList(list, proj), ProjectingWatch(watchFn, proj), proj)
 	}
-	informer := cache.NewSharedIndexInformerWithOptions(
-		ListerWatcher(c, options.TweakListOptions, list, watchFn),
-		example,
-		cache.SharedIndexInformerOptions{
-			ResyncPeriod: options.ResyncPeriod,
-			Indexers:     options.Indexers,
-			Identifier:   options.InformerName.WithResource(gvr),
-		},
-	)
+	settings := factoryengine.Overlay(cache.SharedIndexInformerOptions{
+		ResyncPeriod: options.ResyncPeriod,
+		Indexers:     options.Indexers,
+		Identifier:   options.InformerName.WithResource(gvr),
+	}, o.Settings)
 	if proj != nil {
-		ConfigureProjected(informer, proj)
+		settings = ProjectedOptions(settings, proj)
 	}
+	informer := factoryengine.NewInformer(ListerWatcher(c, options.TweakListOptions, list, watchFn), example, settings, o.Membership)
 	return cache.NewTypedSharedIndexInformer[T](informer)
 }
 

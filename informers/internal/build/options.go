@@ -3,6 +3,8 @@ package build
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers/internal/factoryengine"
 	"github.com/kinformer/kinformer/informers/internalinterfaces"
 	"github.com/kinformer/kinformer/projection"
 )
@@ -18,6 +20,16 @@ type TypeOptions struct {
 	// apimachinery's decoder instead of the generated decoders
 	// (informers.WithAPIMachineryDecoding).
 	APIMachineryDecoding bool
+	// Membership, when its Member is not nil, makes the informer a
+	// sharded informer over the ranges the member holds
+	// (informers.WithMembership; see factoryengine.NewInformer).
+	Membership factoryengine.Membership
+	// Settings are the factory's kinformer settings for the informer
+	// (factoryengine.Options.InformerOptions), given at construction to
+	// a sharded informer, which cannot be configured once built; a plain
+	// informer gets them from the factory after it is built, and leaves
+	// this zero.
+	Settings cache.SharedIndexInformerOptions
 }
 
 // typeOptionsFactory is implemented by kinformer's typed factory.

@@ -128,19 +128,18 @@ func SharingMarker(list ListFunc, watchFn WatchFunc, p *projection.Projection) (
 	return sharingList, sharingWatch
 }
 
-// ConfigureProjected sets what an informer whose objects are read with p
-// needs beyond its list and watch: its snapshots are tied to p's
-// fingerprint, the objects its transform leaves without p's marker are
+// ProjectedOptions returns options with what an informer whose objects are
+// read with p needs beyond its list and watch: its snapshots are tied to
+// p's fingerprint, the objects its transform leaves without p's marker are
 // refused (projection.Projection.CheckMarked), and its transform gets
 // objects with annotations of their own (projection.Projection.UnshareMarker,
-// see SharingMarker). informer must be new and not running.
-func ConfigureProjected(informer cache.SharedInformer, p *projection.Projection) {
-	// The informer is new and not running: this cannot fail.
-	_ = cache.ConfigureInformer(informer, func(o *cache.SharedIndexInformerOptions) {
-		o.SnapshotProjection = p.Fingerprint()
-		o.TransformCheck = p.CheckMarked
-		o.TransformPrepare = func(obj interface{}) interface{} { return p.UnshareMarker(obj) }
-	})
+// see SharingMarker). The informer is built with them, so that a sharded
+// informer's range informers get them too.
+func ProjectedOptions(options cache.SharedIndexInformerOptions, p *projection.Projection) cache.SharedIndexInformerOptions {
+	options.SnapshotProjection = p.Fingerprint()
+	options.TransformCheck = p.CheckMarked
+	options.TransformPrepare = func(obj interface{}) interface{} { return p.UnshareMarker(obj) }
+	return options
 }
 
 // mapWatch returns a watch delivering fn of every event of w, in order.

@@ -15,7 +15,10 @@
 //     InformerSettings, the one function deriving from it what a single
 //     informer gets, with Configure applying that to an informer already
 //     built (the typed factory's informers are built by client-go-shaped
-//     constructors that take no kinformer options).
+//     constructors that take no kinformer options); and NewInformer, the
+//     one constructor of an informer over a ListerWatcher, which builds a
+//     sharding.Informer instead when the options hold a Membership (whose
+//     settings must then be given at construction, not by Configure).
 //
 // Invariants kept:
 //
@@ -29,6 +32,6 @@
 //     keeps the meaning its factory option documents (the informers'
 //     defaults), so a factory built without options behaves as client-go's.
 //
-// It imports cache and the informers' internal helpers, never the factory
-// packages (informers, its dynamic and metadata packages) themselves.
+// It imports cache, sharding and the informers' internal helpers, never the
+// factory packages (informers, its dynamic and metadata packages) themselves.
 package factoryengine

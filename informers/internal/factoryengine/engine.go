@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/sharding"
 )
 
 // Engine holds a factory's informers, one per key K (a reflect.Type or a
@@ -152,10 +153,10 @@ func (e *Engine[K, V]) ListInformers() []cache.SharedIndexInformer {
 
 // Release stops the informer of key, waits for its goroutines to return (or
 // ctx to end), drops it so that the next Get builds a new one, and empties
-// its cache. It returns false when there is no informer for key, and an
-// error wrapping ctx's cause when ctx ended before the informer stopped (it
-// is dropped all the same and stops in the background; Shutdown still
-// waits for it).
+// its cache (a *sharding.Informer empties its own when it stops). It
+// returns false when there is no informer for key, and an error wrapping
+// ctx's cause when ctx ended before the informer stopped (it is dropped all
+// the same and stops in the background; Shutdown still waits for it).
 func (e *Engine[K, V]) Release(ctx context.Context, key K) (bool, error) {
 	e.mu.Lock()
 	v, ok := e.entries[key]
@@ -177,6 +178,10 @@ func (e *Engine[K, V]) Release(ctx context.Context, key K) (bool, error) {
 		}
 	}
 	if informer := e.informerOf(v); informer != nil {
+		if _, sharded := sharding.InformerOf(informer); sharded {
+			// Its cache is read only; stopping dropped every range.
+			return true, nil
+		}
 		// Nothing writes to the cache any more; free what it holds.
 		if err := informer.GetIndexer().Replace(nil, ""); err != nil {
 			return true, fmt.Errorf("releasing the informer of %s: emptying its cache: %w", what, err)

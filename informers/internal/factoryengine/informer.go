@@ -11,6 +11,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/sharding"
 )
 
 // Snapshots says how a factory names its informers' snapshot files and
@@ -36,7 +37,8 @@ type Snapshots[K comparable] struct {
 // InformerOptions returns base with what o says about key's informer: its
 // list admission and priority, the settings of o.Informer that are not
 // zero, and, when o has a snapshot
-// directory and snapshots is not nil, its snapshot file (snapshots.FileName
+// directory, snapshots is not nil and o has no Membership (sharded
+// informers take no snapshots), its snapshot file (snapshots.FileName
 // in the directory), scope (cache.SnapshotScopeFor of o's namespace and
 // tweak, then snapshots.Server), cluster and protection (sensitive when
 // snapshots.AlwaysSensitive or o.Sensitive says so, encrypted with
@@ -51,7 +53,7 @@ func (o *Options[K]) InformerOptions(base cache.SharedIndexInformerOptions, key 
 		options.ListAdmissionPriority = o.ListAdmissionPriorities[key]
 	}
 	overlay(&options, o.Informer)
-	if o.SnapshotDir == "" || snapshots == nil {
+	if o.SnapshotDir == "" || snapshots == nil || o.Membership.Member != nil {
 		return options
 	}
 	if o.SnapshotKey != nil && len(o.SnapshotKey) != cache.SnapshotKeySize {
@@ -93,11 +95,17 @@ func SnapshotScope(namespace string, tweak func(*metav1.ListOptions), server str
 // built). An informer that refuses the settings (not built by package
 // cache, or given a snapshot key of the wrong size) gets the error
 // reported through utilruntime.HandleError; one refused for its snapshot
-// protection is configured without a snapshot file.
+// protection is configured without a snapshot file. A *sharding.Informer,
+// or a wrapper of one (WithMembership), gets the transform only: its range
+// informers were given the settings when it was built (see NewInformer),
+// and it cannot be configured afterwards.
 func Configure(informer cache.SharedIndexInformer, transform cache.TransformFunc, options cache.SharedIndexInformerOptions) {
 	if transform != nil {
 		// The informer is new and not running, so this cannot fail.
 		_ = informer.SetTransform(transform)
+	}
+	if _, sharded := sharding.InformerOf(informer); sharded {
+		return
 	}
 	apply := func(withSnapshot bool) error {
 		settings := options
@@ -115,6 +123,14 @@ func Configure(informer cache.SharedIndexInformer, transform cache.TransformFunc
 			}
 		}
 	}
+}
+
+// Overlay returns dst with every field that is not zero in src set to src's
+// value: a factory's settings (InformerOptions) over the options an
+// informer is built with.
+func Overlay(dst, src cache.SharedIndexInformerOptions) cache.SharedIndexInformerOptions {
+	overlay(&dst, src)
+	return dst
 }
 
 // overlay sets every field of dst that is not zero in src to src's value,

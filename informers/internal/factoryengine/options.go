@@ -10,6 +10,7 @@ import (
 	"github.com/kinformer/kinformer/internal/lean"
 	"github.com/kinformer/kinformer/listadmission"
 	"github.com/kinformer/kinformer/projection"
+	"github.com/kinformer/kinformer/sharding"
 )
 
 // Options is the configuration of one factory: every With... option of the
@@ -51,8 +52,15 @@ type Options[K comparable] struct {
 	// per-key and per-factory settings below are not set here.
 	Informer cache.SharedIndexInformerOptions
 
+	// Membership makes every informer the factory builds a sharded
+	// informer over the ranges a member of a group holds (WithMembership);
+	// the zero value: none, each informer keeps its whole resource (or the
+	// static shard of Informer.Shard).
+	Membership Membership
+
 	// SnapshotDir is the directory of the informers' snapshot files
-	// (WithSnapshotDir); "" means none.
+	// (WithSnapshotDir); "" means none. Sharded informers (Membership) get
+	// none.
 	SnapshotDir string
 	// SnapshotKey encrypts the snapshot files (WithSnapshotEncryptionKey);
 	// nil: plain files, and none for sensitive objects.
@@ -86,6 +94,15 @@ type Options[K comparable] struct {
 
 	// lean is the intern table of MemoryLean, made by Default.
 	lean *lean.Table
+}
+
+// Membership is what WithMembership says: the informers keep only the
+// ranges Member holds, hashed by Key (cache.ShardByUID or
+// cache.ShardByNamespace; "" means by uid). A nil Member means no
+// membership.
+type Membership struct {
+	Member *sharding.Member
+	Key    cache.ShardKey
 }
 
 // Projection is what WithProjection says about one key's informer: the

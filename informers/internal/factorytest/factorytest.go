@@ -12,9 +12,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 
 	"github.com/kinformer/kinformer/cache"
 	"github.com/kinformer/kinformer/informers"
+	"github.com/kinformer/kinformer/sharding"
 )
 
 // Factory is what the dynamic and metadata factories have in common.
@@ -49,4 +51,32 @@ func RunAndShutdown(t *testing.T, factory Factory, gvr schema.GroupVersionResour
 	mu.Lock()
 	defer mu.Unlock()
 	return keys, errs
+}
+
+// MemberConfig returns the configuration of a member identity of group
+// "g" in namespace "default" over leases, with 4 ranges and timings short
+// enough for tests (a lease of 1 s, renewed every 50 ms).
+func MemberConfig(leases coordinationv1client.LeasesGetter, identity string) sharding.Config {
+	return sharding.Config{
+		Client: leases, Namespace: "default", Group: "g", Identity: identity, Ranges: 4,
+		LeaseDuration: time.Second, RenewDeadline: 500 * time.Millisecond, RetryPeriod: 50 * time.Millisecond,
+	}
+}
+
+// RunMember returns a member built from cfg, running until the test ends.
+func RunMember(t *testing.T, cfg sharding.Config) *sharding.Member {
+	t.Helper()
+	m, err := sharding.NewMember(cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = m.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return m
 }

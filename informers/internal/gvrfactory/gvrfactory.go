@@ -110,18 +110,19 @@ func (f *Factory) build(gvr schema.GroupVersionResource) *Informer {
 		Indexers:     cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 	}, gvr, &f.snapshots)
 	namespace, tweak := f.Options.Namespace, f.Options.TweakListOptions
+	sel := selection{namespace: namespace, tweak: tweak, membership: f.Options.Membership}
 	var informer cache.SharedIndexInformer
 	if proj, ok := f.Options.Projections[gvr]; ok {
-		informer = newProjectedInformer(f.client, proj, gvr, namespace, tweak, options)
-		build.ConfigureProjected(informer, proj.Projection)
+		options = build.ProjectedOptions(options, proj.Projection)
+		informer = newProjectedInformer(f.client, proj, gvr, sel, options)
 	} else if f.Options.RESTConfig != nil && f.client.Decoding != nil && !f.Options.APIMachineryDecoding[gvr] {
 		if f.decodingErr != nil {
-			informer = informerOf(f.client, gvr, tweak, options, build.FailingList(f.decodingErr), build.FailingWatch(f.decodingErr))
+			informer = informerOf(f.client, gvr, sel, options, build.FailingList(f.decodingErr), build.FailingWatch(f.decodingErr))
 		} else {
-			informer = newInformer(*f.decoding, gvr, namespace, tweak, options)
+			informer = newInformer(*f.decoding, gvr, sel, options)
 		}
 	} else {
-		informer = newInformer(f.client, gvr, namespace, tweak, options)
+		informer = newInformer(f.client, gvr, sel, options)
 	}
 	if transform := f.Options.InformerTransform(); transform != nil {
 		// The informer is new and not running, so this cannot fail.
@@ -176,13 +177,22 @@ var _ informers.ResourceReleaser = &Factory{}
 // restricted to namespace (all if empty), with tweak (may be nil) applied to
 // every request.
 func NewFilteredInformer(client Client, gvr schema.GroupVersionResource, namespace string, resyncPeriod time.Duration, indexers cache.Indexers, tweak func(*metav1.ListOptions)) informers.GenericInformer {
-	return NewInformer(newInformer(client, gvr, namespace, tweak, cache.SharedIndexInformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers}), gvr)
+	return NewInformer(newInformer(client, gvr, selection{namespace: namespace, tweak: tweak}, cache.SharedIndexInformerOptions{ResyncPeriod: resyncPeriod, Indexers: indexers}), gvr)
 }
 
-// newInformer returns the informer of gvr in namespace over client.
-func newInformer(client Client, gvr schema.GroupVersionResource, namespace string, tweak func(*metav1.ListOptions), options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
-	list, watchFn := client.ListAndWatch(gvr, namespace)
-	return informerOf(client, gvr, tweak, options, list, watchFn)
+// selection is what an informer lists and keeps: the objects of namespace
+// (all if empty), with tweak (may be nil) applied to every request, of the
+// ranges membership's member holds (all without one).
+type selection struct {
+	namespace  string
+	tweak      func(*metav1.ListOptions)
+	membership factoryengine.Membership
+}
+
+// newInformer returns the informer of gvr over client selecting sel.
+func newInformer(client Client, gvr schema.GroupVersionResource, sel selection, options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
+	list, watchFn := client.ListAndWatch(gvr, sel.namespace)
+	return informerOf(client, gvr, sel, options, list, watchFn)
 }
 
 // newProjectedInformer is newInformer for a resource with a projection:
@@ -190,7 +200,7 @@ func newInformer(client Client, gvr schema.GroupVersionResource, namespace strin
 // with each decoded object projected when proj.Config is nil (or the
 // factory has no ForConfig); either way the objects that hold only the
 // marker share the projection's marker map (build.SharingMarker).
-func newProjectedInformer(client Client, proj factoryengine.Projection, gvr schema.GroupVersionResource, namespace string, tweak func(*metav1.ListOptions), options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
+func newProjectedInformer(client Client, proj factoryengine.Projection, gvr schema.GroupVersionResource, sel selection, options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
 	if proj.Config != nil && client.ForConfig != nil {
 		config := rest.CopyConfig(proj.Config)
 		config.Wrap(func(rt http.RoundTripper) http.RoundTripper {
@@ -201,21 +211,21 @@ func newProjectedInformer(client Client, proj factoryengine.Projection, gvr sche
 		})
 		projectingClient, err := client.ForConfig(config)
 		if err != nil {
-			return informerOf(client, gvr, tweak, options, build.FailingList(err), build.FailingWatch(err))
+			return informerOf(client, gvr, sel, options, build.FailingList(err), build.FailingWatch(err))
 		}
-		list, watchFn := projectingClient.ListAndWatch(gvr, namespace)
+		list, watchFn := projectingClient.ListAndWatch(gvr, sel.namespace)
 		list, watchFn = build.SharingMarker(list, watchFn, proj.Projection)
-		return informerOf(projectingClient, gvr, tweak, options, list, watchFn)
+		return informerOf(projectingClient, gvr, sel, options, list, watchFn)
 	}
-	list, watchFn := client.ListAndWatch(gvr, namespace)
+	list, watchFn := client.ListAndWatch(gvr, sel.namespace)
 	list, watchFn = build.SharingMarker(build.ProjectingList(list, proj.Projection), build.ProjectingWatch(watchFn, proj.Projection), proj.Projection)
-	return informerOf(client, gvr, tweak, options, list, watchFn)
+	return informerOf(client, gvr, sel, options, list, watchFn)
 }
 
 // informerOf returns the informer of gvr listing and watching with list and
 // watchFn, which reach the server through client: a nil client makes every
 // request fail (build.ListerWatcher) instead of reaching them.
-func informerOf(client Client, gvr schema.GroupVersionResource, tweak func(*metav1.ListOptions), options cache.SharedIndexInformerOptions, list build.ListFunc, watchFn build.WatchFunc) cache.SharedIndexInformer {
-	lw := build.ListerWatcher(client.Client, tweak, list, watchFn)
-	return NewSharedIndexInformer(lw, client.NewObject(), gvr, options)
+func informerOf(client Client, gvr schema.GroupVersionResource, sel selection, options cache.SharedIndexInformerOptions, list build.ListFunc, watchFn build.WatchFunc) cache.SharedIndexInformer {
+	lw := build.ListerWatcher(client.Client, sel.tweak, list, watchFn)
+	return NewSharedIndexInformer(lw, client.NewObject(), gvr, options, sel.membership)
 }

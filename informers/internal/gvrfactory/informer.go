@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kinformer/kinformer/cache"
+	"github.com/kinformer/kinformer/informers/internal/factoryengine"
 )
 
 // Informer is one resource's shared informer with an untyped lister; it
@@ -19,11 +20,13 @@ type Informer struct {
 // lw, configured by options (resync period, indexers, snapshot file and scope),
 // described and identified by gvr (options' ObjectDescription and Identifier
 // are replaced). The identity is unnamed, so it publishes no metrics, but it
-// tells diagnostics (cache.GetInformerStatus) the resource.
-func NewSharedIndexInformer(lw cache.ListerWatcher, exampleObject runtime.Object, gvr schema.GroupVersionResource, options cache.SharedIndexInformerOptions) cache.SharedIndexInformer {
+// tells diagnostics (cache.GetInformerStatus) the resource. A membership
+// with a Member makes it a *sharding.Informer over the ranges the member
+// holds (see factoryengine.NewInformer).
+func NewSharedIndexInformer(lw cache.ListerWatcher, exampleObject runtime.Object, gvr schema.GroupVersionResource, options cache.SharedIndexInformerOptions, membership factoryengine.Membership) cache.SharedIndexInformer {
 	options.ObjectDescription = gvr.String()
 	options.Identifier = (*cache.InformerName)(nil).WithResource(gvr)
-	return cache.NewSharedIndexInformerWithOptions(lw, exampleObject, options)
+	return factoryengine.NewInformer(lw, exampleObject, options, membership)
 }
 
 // NewInformer pairs informer with the resource its lister names in NotFound
