@@ -251,9 +251,9 @@ func report(w io.Writer, s scenario, cpu time.Duration) error {
 			return err
 		}
 	}
-	cpu, wall := processCPU()-cpu0, time.Since(start)
+	used, wall := processCPU()-cpu0, time.Since(start)
 	fmt.Fprintf(w, "Totals per pod: %.1f µs of CPU (process CPU time over %d runs; %.1f µs of wall time), %.0f allocations, %.0f bytes allocated (testing.Benchmark, %d runs of %d pods).\n\n",
-		float64(cpu.Nanoseconds())/float64(cpuRuns*s.pods)/1e3, cpuRuns, float64(wall.Nanoseconds())/float64(cpuRuns*s.pods)/1e3,
+		float64(used.Nanoseconds())/float64(cpuRuns*s.pods)/1e3, cpuRuns, float64(wall.Nanoseconds())/float64(cpuRuns*s.pods)/1e3,
 		float64(res.MemAllocs)/n, float64(res.MemBytes)/n, res.N, s.pods)
 
 	// Allocation sites.
