@@ -13,11 +13,6 @@ import "io"
 // by generated functions (zz_generated.entries.go) with the same loop, a
 // value field that repeats replacing the value read before it.
 
-// entryKey reads the entry's key field, whose tag ends at i.
-func entryKey[K ~string](s *state, b []byte, i int) (K, int, error) {
-	return str[K](s, b, i)
-}
-
 // entrySkip skips an entry's other field, whose tag starts at pre.
 func entrySkip(b []byte, pre, end int) (int, error) {
 	n, err := skipLen(b[pre:])

@@ -1,7 +1,6 @@
 package pbdecode
 
 import (
-	"io"
 	"unsafe"
 )
 
@@ -173,14 +172,8 @@ var noSize = &sizer{}
 // bytes.
 var dataSize = &sizer{kinds: []uint8{1: sizeData, 2: sizeData}}
 
-// keySize is the sizer of a map entry whose value needs no storage.
-var keySize = &sizer{kinds: []uint8{1: sizeData}}
-
 // entrySize returns the sizer of a map entry with a string key and a
 // message value sized by value.
 func entrySize(value *sizer) *sizer {
 	return &sizer{kinds: []uint8{1: sizeData, 2: sizeMsg}, subs: []*sizer{2: value}}
 }
-
-// errEOF is io.ErrUnexpectedEOF, named for the generated code.
-var errEOF = io.ErrUnexpectedEOF

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unsafe"
 )
 
 // The errors a malformed message ends with. io.ErrUnexpectedEOF is returned
@@ -267,21 +268,19 @@ func count(b []byte, i int, num int32) int {
 	return n
 }
 
-// int32Field reads a varint as the generated code reads an int32: its low
-// 32 bits.
-func int32Field(b []byte, i int) (int32, int, error) {
-	x, i, err := varint(b, i)
-	return int32(x), i, err
-}
-
-// int64Field reads a varint as an int64.
-func int64Field(b []byte, i int) (int64, int, error) {
-	x, i, err := varint(b, i)
-	return int64(x), i, err
-}
-
-// boolField reads a varint as a bool: any non-zero value is true.
-func boolField(b []byte, i int) (bool, int, error) {
-	x, i, err := varint(b, i)
-	return x != 0, i, err
+// capHint bounds n, the element count a repeated field or map is
+// preallocated for, so that the preallocation never exceeds four times the
+// message's input bytes: a count of tiny or empty elements (garbage from a
+// server, or a message that fails later) cannot reserve memory out of
+// proportion to what was received. Beyond the bound the slice or map grows
+// as elements come, as the generated code's append does.
+func capHint[E any](n, input int) int {
+	size := int(unsafe.Sizeof(*new(E)))
+	if size == 0 {
+		return n
+	}
+	if most := 4*input/size + 1; n > most {
+		return most
+	}
+	return n
 }

@@ -22,9 +22,6 @@ type keptBlock struct {
 type walker struct {
 	seen map[uintptr]bool
 	kept map[string]*keptBlock
-	// mapsEstimated counts maps, whose size is estimated from Go's map
-	// layout rather than measured.
-	maps int64
 	// lastPath is the path book last booked under.
 	lastPath string
 }
@@ -93,7 +90,6 @@ func (w *walker) value(v reflect.Value, path string) {
 		if v.IsNil() {
 			return
 		}
-		w.maps++
 		objs, size := mapSize(v)
 		if w.seen[v.Pointer()] {
 			return
