@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protowire"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -180,4 +181,26 @@ func TestUnmarshalRefusesUnsupportedTargets(t *testing.T) {
 	require.Error(t, Unmarshal(nil, &struct{}{}))
 	require.Error(t, Unmarshal(nil, (*v1.Pod)(nil)))
 	require.Error(t, Unmarshal(nil, nil))
+}
+
+func TestCapHintBoundsPreallocationByTheInput(t *testing.T) {
+	// 1,000 empty containers are 2,000 bytes of input; a Container is far
+	// larger than 8 bytes, so the hint is cut to what 4x the input holds.
+	n := capHint[v1.Container](1000, 2000)
+	require.Less(t, n, 1000)
+	require.Equal(t, 4*2000/int(reflect.TypeFor[v1.Container]().Size())+1, n)
+	require.Equal(t, 3, capHint[v1.Container](3, 100000), "small counts are kept")
+	require.Equal(t, 7, capHint[struct{}](7, 1), "zero-size elements are not bounded")
+
+	// Decoding many empty containers still gives every one of them.
+	var spec []byte
+	for range 1000 {
+		spec = append(spec, 0x12, 0x00) // field 2 (containers), empty message
+	}
+	pod := append([]byte{0x12}, protowire.AppendVarint(nil, uint64(len(spec)))...) // field 2 (spec)
+	pod = append(pod, spec...)
+	requireSameDecoding(t, reflect.TypeFor[*v1.Pod](), pod)
+	var got v1.Pod
+	require.NoError(t, Unmarshal(pod, &got))
+	require.Len(t, got.Spec.Containers, 1000)
 }

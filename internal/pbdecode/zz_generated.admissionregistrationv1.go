@@ -301,7 +301,7 @@ func decAdmissionregistrationV1MatchResources(s *state, b []byte, m *admissionre
 				return err
 			}
 			if m.ResourceRules == nil {
-				m.ResourceRules = make([]admissionregistrationv1.NamedRuleWithOperations, 0, count(b, end, 3)+1)
+				m.ResourceRules = make([]admissionregistrationv1.NamedRuleWithOperations, 0, capHint[admissionregistrationv1.NamedRuleWithOperations](count(b, end, 3)+1, len(b)))
 			}
 			m.ResourceRules = append(m.ResourceRules, admissionregistrationv1.NamedRuleWithOperations{})
 			if err = decAdmissionregistrationV1NamedRuleWithOperations(s, b[start:end], &m.ResourceRules[len(m.ResourceRules)-1]); err != nil {
@@ -319,7 +319,7 @@ func decAdmissionregistrationV1MatchResources(s *state, b []byte, m *admissionre
 				return err
 			}
 			if m.ExcludeResourceRules == nil {
-				m.ExcludeResourceRules = make([]admissionregistrationv1.NamedRuleWithOperations, 0, count(b, end, 4)+1)
+				m.ExcludeResourceRules = make([]admissionregistrationv1.NamedRuleWithOperations, 0, capHint[admissionregistrationv1.NamedRuleWithOperations](count(b, end, 4)+1, len(b)))
 			}
 			m.ExcludeResourceRules = append(m.ExcludeResourceRules, admissionregistrationv1.NamedRuleWithOperations{})
 			if err = decAdmissionregistrationV1NamedRuleWithOperations(s, b[start:end], &m.ExcludeResourceRules[len(m.ExcludeResourceRules)-1]); err != nil {
@@ -501,7 +501,7 @@ func decAdmissionregistrationV1MutatingAdmissionPolicyBindingList(s *state, b []
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]admissionregistrationv1.MutatingAdmissionPolicyBinding, 0, count(b, end, 2)+1)
+				m.Items = make([]admissionregistrationv1.MutatingAdmissionPolicyBinding, 0, capHint[admissionregistrationv1.MutatingAdmissionPolicyBinding](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, admissionregistrationv1.MutatingAdmissionPolicyBinding{})
 			saved := s.arena
@@ -637,7 +637,7 @@ func decAdmissionregistrationV1MutatingAdmissionPolicyList(s *state, b []byte, m
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]admissionregistrationv1.MutatingAdmissionPolicy, 0, count(b, end, 2)+1)
+				m.Items = make([]admissionregistrationv1.MutatingAdmissionPolicy, 0, capHint[admissionregistrationv1.MutatingAdmissionPolicy](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, admissionregistrationv1.MutatingAdmissionPolicy{})
 			saved := s.arena
@@ -720,7 +720,7 @@ func decAdmissionregistrationV1MutatingAdmissionPolicySpec(s *state, b []byte, m
 				return err
 			}
 			if m.Variables == nil {
-				m.Variables = make([]admissionregistrationv1.Variable, 0, count(b, end, 3)+1)
+				m.Variables = make([]admissionregistrationv1.Variable, 0, capHint[admissionregistrationv1.Variable](count(b, end, 3)+1, len(b)))
 			}
 			m.Variables = append(m.Variables, admissionregistrationv1.Variable{})
 			if err = decAdmissionregistrationV1Variable(s, b[start:end], &m.Variables[len(m.Variables)-1]); err != nil {
@@ -738,7 +738,7 @@ func decAdmissionregistrationV1MutatingAdmissionPolicySpec(s *state, b []byte, m
 				return err
 			}
 			if m.Mutations == nil {
-				m.Mutations = make([]admissionregistrationv1.Mutation, 0, count(b, end, 4)+1)
+				m.Mutations = make([]admissionregistrationv1.Mutation, 0, capHint[admissionregistrationv1.Mutation](count(b, end, 4)+1, len(b)))
 			}
 			m.Mutations = append(m.Mutations, admissionregistrationv1.Mutation{})
 			if err = decAdmissionregistrationV1Mutation(s, b[start:end], &m.Mutations[len(m.Mutations)-1]); err != nil {
@@ -769,7 +769,7 @@ func decAdmissionregistrationV1MutatingAdmissionPolicySpec(s *state, b []byte, m
 				return err
 			}
 			if m.MatchConditions == nil {
-				m.MatchConditions = make([]admissionregistrationv1.MatchCondition, 0, count(b, end, 6)+1)
+				m.MatchConditions = make([]admissionregistrationv1.MatchCondition, 0, capHint[admissionregistrationv1.MatchCondition](count(b, end, 6)+1, len(b)))
 			}
 			m.MatchConditions = append(m.MatchConditions, admissionregistrationv1.MatchCondition{})
 			if err = decAdmissionregistrationV1MatchCondition(s, b[start:end], &m.MatchConditions[len(m.MatchConditions)-1]); err != nil {
@@ -852,7 +852,7 @@ func decAdmissionregistrationV1MutatingWebhook(s *state, b []byte, m *admissionr
 				return err
 			}
 			if m.Rules == nil {
-				m.Rules = make([]admissionregistrationv1.RuleWithOperations, 0, count(b, end, 3)+1)
+				m.Rules = make([]admissionregistrationv1.RuleWithOperations, 0, capHint[admissionregistrationv1.RuleWithOperations](count(b, end, 3)+1, len(b)))
 			}
 			m.Rules = append(m.Rules, admissionregistrationv1.RuleWithOperations{})
 			if err = decAdmissionregistrationV1RuleWithOperations(s, b[start:end], &m.Rules[len(m.Rules)-1]); err != nil {
@@ -955,7 +955,7 @@ func decAdmissionregistrationV1MutatingWebhook(s *state, b []byte, m *admissionr
 				return err
 			}
 			if m.AdmissionReviewVersions == nil {
-				m.AdmissionReviewVersions = make([]string, 0, count(b, end, 8)+1)
+				m.AdmissionReviewVersions = make([]string, 0, capHint[string](count(b, end, 8)+1, len(b)))
 			}
 			m.AdmissionReviewVersions = append(m.AdmissionReviewVersions, strOf[string](s, b[start:end]))
 			i = end
@@ -983,7 +983,7 @@ func decAdmissionregistrationV1MutatingWebhook(s *state, b []byte, m *admissionr
 				return err
 			}
 			if m.MatchConditions == nil {
-				m.MatchConditions = make([]admissionregistrationv1.MatchCondition, 0, count(b, end, 12)+1)
+				m.MatchConditions = make([]admissionregistrationv1.MatchCondition, 0, capHint[admissionregistrationv1.MatchCondition](count(b, end, 12)+1, len(b)))
 			}
 			m.MatchConditions = append(m.MatchConditions, admissionregistrationv1.MatchCondition{})
 			if err = decAdmissionregistrationV1MatchCondition(s, b[start:end], &m.MatchConditions[len(m.MatchConditions)-1]); err != nil {
@@ -1042,7 +1042,7 @@ func decAdmissionregistrationV1MutatingWebhookConfiguration(s *state, b []byte, 
 				return err
 			}
 			if m.Webhooks == nil {
-				m.Webhooks = make([]admissionregistrationv1.MutatingWebhook, 0, count(b, end, 2)+1)
+				m.Webhooks = make([]admissionregistrationv1.MutatingWebhook, 0, capHint[admissionregistrationv1.MutatingWebhook](count(b, end, 2)+1, len(b)))
 			}
 			m.Webhooks = append(m.Webhooks, admissionregistrationv1.MutatingWebhook{})
 			if err = decAdmissionregistrationV1MutatingWebhook(s, b[start:end], &m.Webhooks[len(m.Webhooks)-1]); err != nil {
@@ -1101,7 +1101,7 @@ func decAdmissionregistrationV1MutatingWebhookConfigurationList(s *state, b []by
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]admissionregistrationv1.MutatingWebhookConfiguration, 0, count(b, end, 2)+1)
+				m.Items = make([]admissionregistrationv1.MutatingWebhookConfiguration, 0, capHint[admissionregistrationv1.MutatingWebhookConfiguration](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, admissionregistrationv1.MutatingWebhookConfiguration{})
 			saved := s.arena
@@ -1223,7 +1223,7 @@ func decAdmissionregistrationV1NamedRuleWithOperations(s *state, b []byte, m *ad
 				return err
 			}
 			if m.ResourceNames == nil {
-				m.ResourceNames = make([]string, 0, count(b, end, 1)+1)
+				m.ResourceNames = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.ResourceNames = append(m.ResourceNames, strOf[string](s, b[start:end]))
 			i = end
@@ -1411,7 +1411,7 @@ func decAdmissionregistrationV1Rule(s *state, b []byte, m *admissionregistration
 				return err
 			}
 			if m.APIGroups == nil {
-				m.APIGroups = make([]string, 0, count(b, end, 1)+1)
+				m.APIGroups = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.APIGroups = append(m.APIGroups, strOf[string](s, b[start:end]))
 			i = end
@@ -1426,7 +1426,7 @@ func decAdmissionregistrationV1Rule(s *state, b []byte, m *admissionregistration
 				return err
 			}
 			if m.APIVersions == nil {
-				m.APIVersions = make([]string, 0, count(b, end, 2)+1)
+				m.APIVersions = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.APIVersions = append(m.APIVersions, strOf[string](s, b[start:end]))
 			i = end
@@ -1441,7 +1441,7 @@ func decAdmissionregistrationV1Rule(s *state, b []byte, m *admissionregistration
 				return err
 			}
 			if m.Resources == nil {
-				m.Resources = make([]string, 0, count(b, end, 3)+1)
+				m.Resources = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.Resources = append(m.Resources, strOf[string](s, b[start:end]))
 			i = end
@@ -1496,7 +1496,7 @@ func decAdmissionregistrationV1RuleWithOperations(s *state, b []byte, m *admissi
 				return err
 			}
 			if m.Operations == nil {
-				m.Operations = make([]admissionregistrationv1.OperationType, 0, count(b, end, 1)+1)
+				m.Operations = make([]admissionregistrationv1.OperationType, 0, capHint[admissionregistrationv1.OperationType](count(b, end, 1)+1, len(b)))
 			}
 			m.Operations = append(m.Operations, strOf[admissionregistrationv1.OperationType](s, b[start:end]))
 			i = end
@@ -1628,7 +1628,7 @@ func decAdmissionregistrationV1TypeChecking(s *state, b []byte, m *admissionregi
 				return err
 			}
 			if m.ExpressionWarnings == nil {
-				m.ExpressionWarnings = make([]admissionregistrationv1.ExpressionWarning, 0, count(b, end, 1)+1)
+				m.ExpressionWarnings = make([]admissionregistrationv1.ExpressionWarning, 0, capHint[admissionregistrationv1.ExpressionWarning](count(b, end, 1)+1, len(b)))
 			}
 			m.ExpressionWarnings = append(m.ExpressionWarnings, admissionregistrationv1.ExpressionWarning{})
 			if err = decAdmissionregistrationV1ExpressionWarning(s, b[start:end], &m.ExpressionWarnings[len(m.ExpressionWarnings)-1]); err != nil {
@@ -1811,7 +1811,7 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyBindingList(s *state, b 
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]admissionregistrationv1.ValidatingAdmissionPolicyBinding, 0, count(b, end, 2)+1)
+				m.Items = make([]admissionregistrationv1.ValidatingAdmissionPolicyBinding, 0, capHint[admissionregistrationv1.ValidatingAdmissionPolicyBinding](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, admissionregistrationv1.ValidatingAdmissionPolicyBinding{})
 			saved := s.arena
@@ -1906,7 +1906,7 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyBindingSpec(s *state, b 
 				return err
 			}
 			if m.ValidationActions == nil {
-				m.ValidationActions = make([]admissionregistrationv1.ValidationAction, 0, count(b, end, 4)+1)
+				m.ValidationActions = make([]admissionregistrationv1.ValidationAction, 0, capHint[admissionregistrationv1.ValidationAction](count(b, end, 4)+1, len(b)))
 			}
 			m.ValidationActions = append(m.ValidationActions, strOf[admissionregistrationv1.ValidationAction](s, b[start:end]))
 			i = end
@@ -1962,7 +1962,7 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyList(s *state, b []byte,
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]admissionregistrationv1.ValidatingAdmissionPolicy, 0, count(b, end, 2)+1)
+				m.Items = make([]admissionregistrationv1.ValidatingAdmissionPolicy, 0, capHint[admissionregistrationv1.ValidatingAdmissionPolicy](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, admissionregistrationv1.ValidatingAdmissionPolicy{})
 			saved := s.arena
@@ -2045,7 +2045,7 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicySpec(s *state, b []byte,
 				return err
 			}
 			if m.Validations == nil {
-				m.Validations = make([]admissionregistrationv1.Validation, 0, count(b, end, 3)+1)
+				m.Validations = make([]admissionregistrationv1.Validation, 0, capHint[admissionregistrationv1.Validation](count(b, end, 3)+1, len(b)))
 			}
 			m.Validations = append(m.Validations, admissionregistrationv1.Validation{})
 			if err = decAdmissionregistrationV1Validation(s, b[start:end], &m.Validations[len(m.Validations)-1]); err != nil {
@@ -2076,7 +2076,7 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicySpec(s *state, b []byte,
 				return err
 			}
 			if m.AuditAnnotations == nil {
-				m.AuditAnnotations = make([]admissionregistrationv1.AuditAnnotation, 0, count(b, end, 5)+1)
+				m.AuditAnnotations = make([]admissionregistrationv1.AuditAnnotation, 0, capHint[admissionregistrationv1.AuditAnnotation](count(b, end, 5)+1, len(b)))
 			}
 			m.AuditAnnotations = append(m.AuditAnnotations, admissionregistrationv1.AuditAnnotation{})
 			if err = decAdmissionregistrationV1AuditAnnotation(s, b[start:end], &m.AuditAnnotations[len(m.AuditAnnotations)-1]); err != nil {
@@ -2094,7 +2094,7 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicySpec(s *state, b []byte,
 				return err
 			}
 			if m.MatchConditions == nil {
-				m.MatchConditions = make([]admissionregistrationv1.MatchCondition, 0, count(b, end, 6)+1)
+				m.MatchConditions = make([]admissionregistrationv1.MatchCondition, 0, capHint[admissionregistrationv1.MatchCondition](count(b, end, 6)+1, len(b)))
 			}
 			m.MatchConditions = append(m.MatchConditions, admissionregistrationv1.MatchCondition{})
 			if err = decAdmissionregistrationV1MatchCondition(s, b[start:end], &m.MatchConditions[len(m.MatchConditions)-1]); err != nil {
@@ -2112,7 +2112,7 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicySpec(s *state, b []byte,
 				return err
 			}
 			if m.Variables == nil {
-				m.Variables = make([]admissionregistrationv1.Variable, 0, count(b, end, 7)+1)
+				m.Variables = make([]admissionregistrationv1.Variable, 0, capHint[admissionregistrationv1.Variable](count(b, end, 7)+1, len(b)))
 			}
 			m.Variables = append(m.Variables, admissionregistrationv1.Variable{})
 			if err = decAdmissionregistrationV1Variable(s, b[start:end], &m.Variables[len(m.Variables)-1]); err != nil {
@@ -2185,7 +2185,7 @@ func decAdmissionregistrationV1ValidatingAdmissionPolicyStatus(s *state, b []byt
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 3)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 3)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -2256,7 +2256,7 @@ func decAdmissionregistrationV1ValidatingWebhook(s *state, b []byte, m *admissio
 				return err
 			}
 			if m.Rules == nil {
-				m.Rules = make([]admissionregistrationv1.RuleWithOperations, 0, count(b, end, 3)+1)
+				m.Rules = make([]admissionregistrationv1.RuleWithOperations, 0, capHint[admissionregistrationv1.RuleWithOperations](count(b, end, 3)+1, len(b)))
 			}
 			m.Rules = append(m.Rules, admissionregistrationv1.RuleWithOperations{})
 			if err = decAdmissionregistrationV1RuleWithOperations(s, b[start:end], &m.Rules[len(m.Rules)-1]); err != nil {
@@ -2359,7 +2359,7 @@ func decAdmissionregistrationV1ValidatingWebhook(s *state, b []byte, m *admissio
 				return err
 			}
 			if m.AdmissionReviewVersions == nil {
-				m.AdmissionReviewVersions = make([]string, 0, count(b, end, 8)+1)
+				m.AdmissionReviewVersions = make([]string, 0, capHint[string](count(b, end, 8)+1, len(b)))
 			}
 			m.AdmissionReviewVersions = append(m.AdmissionReviewVersions, strOf[string](s, b[start:end]))
 			i = end
@@ -2374,7 +2374,7 @@ func decAdmissionregistrationV1ValidatingWebhook(s *state, b []byte, m *admissio
 				return err
 			}
 			if m.MatchConditions == nil {
-				m.MatchConditions = make([]admissionregistrationv1.MatchCondition, 0, count(b, end, 11)+1)
+				m.MatchConditions = make([]admissionregistrationv1.MatchCondition, 0, capHint[admissionregistrationv1.MatchCondition](count(b, end, 11)+1, len(b)))
 			}
 			m.MatchConditions = append(m.MatchConditions, admissionregistrationv1.MatchCondition{})
 			if err = decAdmissionregistrationV1MatchCondition(s, b[start:end], &m.MatchConditions[len(m.MatchConditions)-1]); err != nil {
@@ -2433,7 +2433,7 @@ func decAdmissionregistrationV1ValidatingWebhookConfiguration(s *state, b []byte
 				return err
 			}
 			if m.Webhooks == nil {
-				m.Webhooks = make([]admissionregistrationv1.ValidatingWebhook, 0, count(b, end, 2)+1)
+				m.Webhooks = make([]admissionregistrationv1.ValidatingWebhook, 0, capHint[admissionregistrationv1.ValidatingWebhook](count(b, end, 2)+1, len(b)))
 			}
 			m.Webhooks = append(m.Webhooks, admissionregistrationv1.ValidatingWebhook{})
 			if err = decAdmissionregistrationV1ValidatingWebhook(s, b[start:end], &m.Webhooks[len(m.Webhooks)-1]); err != nil {
@@ -2492,7 +2492,7 @@ func decAdmissionregistrationV1ValidatingWebhookConfigurationList(s *state, b []
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]admissionregistrationv1.ValidatingWebhookConfiguration, 0, count(b, end, 2)+1)
+				m.Items = make([]admissionregistrationv1.ValidatingWebhookConfiguration, 0, capHint[admissionregistrationv1.ValidatingWebhookConfiguration](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, admissionregistrationv1.ValidatingWebhookConfiguration{})
 			saved := s.arena

@@ -302,7 +302,7 @@ func decAdmissionregistrationV1alpha1MatchResources(s *state, b []byte, m *admis
 				return err
 			}
 			if m.ResourceRules == nil {
-				m.ResourceRules = make([]admissionregistrationv1alpha1.NamedRuleWithOperations, 0, count(b, end, 3)+1)
+				m.ResourceRules = make([]admissionregistrationv1alpha1.NamedRuleWithOperations, 0, capHint[admissionregistrationv1alpha1.NamedRuleWithOperations](count(b, end, 3)+1, len(b)))
 			}
 			m.ResourceRules = append(m.ResourceRules, admissionregistrationv1alpha1.NamedRuleWithOperations{})
 			if err = decAdmissionregistrationV1alpha1NamedRuleWithOperations(s, b[start:end], &m.ResourceRules[len(m.ResourceRules)-1]); err != nil {
@@ -320,7 +320,7 @@ func decAdmissionregistrationV1alpha1MatchResources(s *state, b []byte, m *admis
 				return err
 			}
 			if m.ExcludeResourceRules == nil {
-				m.ExcludeResourceRules = make([]admissionregistrationv1alpha1.NamedRuleWithOperations, 0, count(b, end, 4)+1)
+				m.ExcludeResourceRules = make([]admissionregistrationv1alpha1.NamedRuleWithOperations, 0, capHint[admissionregistrationv1alpha1.NamedRuleWithOperations](count(b, end, 4)+1, len(b)))
 			}
 			m.ExcludeResourceRules = append(m.ExcludeResourceRules, admissionregistrationv1alpha1.NamedRuleWithOperations{})
 			if err = decAdmissionregistrationV1alpha1NamedRuleWithOperations(s, b[start:end], &m.ExcludeResourceRules[len(m.ExcludeResourceRules)-1]); err != nil {
@@ -502,7 +502,7 @@ func decAdmissionregistrationV1alpha1MutatingAdmissionPolicyBindingList(s *state
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding, 0, count(b, end, 2)+1)
+				m.Items = make([]admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding, 0, capHint[admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding{})
 			saved := s.arena
@@ -638,7 +638,7 @@ func decAdmissionregistrationV1alpha1MutatingAdmissionPolicyList(s *state, b []b
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]admissionregistrationv1alpha1.MutatingAdmissionPolicy, 0, count(b, end, 2)+1)
+				m.Items = make([]admissionregistrationv1alpha1.MutatingAdmissionPolicy, 0, capHint[admissionregistrationv1alpha1.MutatingAdmissionPolicy](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, admissionregistrationv1alpha1.MutatingAdmissionPolicy{})
 			saved := s.arena
@@ -721,7 +721,7 @@ func decAdmissionregistrationV1alpha1MutatingAdmissionPolicySpec(s *state, b []b
 				return err
 			}
 			if m.Variables == nil {
-				m.Variables = make([]admissionregistrationv1alpha1.Variable, 0, count(b, end, 3)+1)
+				m.Variables = make([]admissionregistrationv1alpha1.Variable, 0, capHint[admissionregistrationv1alpha1.Variable](count(b, end, 3)+1, len(b)))
 			}
 			m.Variables = append(m.Variables, admissionregistrationv1alpha1.Variable{})
 			if err = decAdmissionregistrationV1alpha1Variable(s, b[start:end], &m.Variables[len(m.Variables)-1]); err != nil {
@@ -739,7 +739,7 @@ func decAdmissionregistrationV1alpha1MutatingAdmissionPolicySpec(s *state, b []b
 				return err
 			}
 			if m.Mutations == nil {
-				m.Mutations = make([]admissionregistrationv1alpha1.Mutation, 0, count(b, end, 4)+1)
+				m.Mutations = make([]admissionregistrationv1alpha1.Mutation, 0, capHint[admissionregistrationv1alpha1.Mutation](count(b, end, 4)+1, len(b)))
 			}
 			m.Mutations = append(m.Mutations, admissionregistrationv1alpha1.Mutation{})
 			if err = decAdmissionregistrationV1alpha1Mutation(s, b[start:end], &m.Mutations[len(m.Mutations)-1]); err != nil {
@@ -770,7 +770,7 @@ func decAdmissionregistrationV1alpha1MutatingAdmissionPolicySpec(s *state, b []b
 				return err
 			}
 			if m.MatchConditions == nil {
-				m.MatchConditions = make([]admissionregistrationv1alpha1.MatchCondition, 0, count(b, end, 6)+1)
+				m.MatchConditions = make([]admissionregistrationv1alpha1.MatchCondition, 0, capHint[admissionregistrationv1alpha1.MatchCondition](count(b, end, 6)+1, len(b)))
 			}
 			m.MatchConditions = append(m.MatchConditions, admissionregistrationv1alpha1.MatchCondition{})
 			if err = decAdmissionregistrationV1alpha1MatchCondition(s, b[start:end], &m.MatchConditions[len(m.MatchConditions)-1]); err != nil {
@@ -900,7 +900,7 @@ func decAdmissionregistrationV1alpha1NamedRuleWithOperations(s *state, b []byte,
 				return err
 			}
 			if m.ResourceNames == nil {
-				m.ResourceNames = make([]string, 0, count(b, end, 1)+1)
+				m.ResourceNames = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.ResourceNames = append(m.ResourceNames, strOf[string](s, b[start:end]))
 			i = end
@@ -1088,7 +1088,7 @@ func decAdmissionregistrationV1alpha1TypeChecking(s *state, b []byte, m *admissi
 				return err
 			}
 			if m.ExpressionWarnings == nil {
-				m.ExpressionWarnings = make([]admissionregistrationv1alpha1.ExpressionWarning, 0, count(b, end, 1)+1)
+				m.ExpressionWarnings = make([]admissionregistrationv1alpha1.ExpressionWarning, 0, capHint[admissionregistrationv1alpha1.ExpressionWarning](count(b, end, 1)+1, len(b)))
 			}
 			m.ExpressionWarnings = append(m.ExpressionWarnings, admissionregistrationv1alpha1.ExpressionWarning{})
 			if err = decAdmissionregistrationV1alpha1ExpressionWarning(s, b[start:end], &m.ExpressionWarnings[len(m.ExpressionWarnings)-1]); err != nil {
@@ -1271,7 +1271,7 @@ func decAdmissionregistrationV1alpha1ValidatingAdmissionPolicyBindingList(s *sta
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]admissionregistrationv1alpha1.ValidatingAdmissionPolicyBinding, 0, count(b, end, 2)+1)
+				m.Items = make([]admissionregistrationv1alpha1.ValidatingAdmissionPolicyBinding, 0, capHint[admissionregistrationv1alpha1.ValidatingAdmissionPolicyBinding](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, admissionregistrationv1alpha1.ValidatingAdmissionPolicyBinding{})
 			saved := s.arena
@@ -1366,7 +1366,7 @@ func decAdmissionregistrationV1alpha1ValidatingAdmissionPolicyBindingSpec(s *sta
 				return err
 			}
 			if m.ValidationActions == nil {
-				m.ValidationActions = make([]admissionregistrationv1alpha1.ValidationAction, 0, count(b, end, 4)+1)
+				m.ValidationActions = make([]admissionregistrationv1alpha1.ValidationAction, 0, capHint[admissionregistrationv1alpha1.ValidationAction](count(b, end, 4)+1, len(b)))
 			}
 			m.ValidationActions = append(m.ValidationActions, strOf[admissionregistrationv1alpha1.ValidationAction](s, b[start:end]))
 			i = end
@@ -1422,7 +1422,7 @@ func decAdmissionregistrationV1alpha1ValidatingAdmissionPolicyList(s *state, b [
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]admissionregistrationv1alpha1.ValidatingAdmissionPolicy, 0, count(b, end, 2)+1)
+				m.Items = make([]admissionregistrationv1alpha1.ValidatingAdmissionPolicy, 0, capHint[admissionregistrationv1alpha1.ValidatingAdmissionPolicy](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, admissionregistrationv1alpha1.ValidatingAdmissionPolicy{})
 			saved := s.arena
@@ -1505,7 +1505,7 @@ func decAdmissionregistrationV1alpha1ValidatingAdmissionPolicySpec(s *state, b [
 				return err
 			}
 			if m.Validations == nil {
-				m.Validations = make([]admissionregistrationv1alpha1.Validation, 0, count(b, end, 3)+1)
+				m.Validations = make([]admissionregistrationv1alpha1.Validation, 0, capHint[admissionregistrationv1alpha1.Validation](count(b, end, 3)+1, len(b)))
 			}
 			m.Validations = append(m.Validations, admissionregistrationv1alpha1.Validation{})
 			if err = decAdmissionregistrationV1alpha1Validation(s, b[start:end], &m.Validations[len(m.Validations)-1]); err != nil {
@@ -1536,7 +1536,7 @@ func decAdmissionregistrationV1alpha1ValidatingAdmissionPolicySpec(s *state, b [
 				return err
 			}
 			if m.AuditAnnotations == nil {
-				m.AuditAnnotations = make([]admissionregistrationv1alpha1.AuditAnnotation, 0, count(b, end, 5)+1)
+				m.AuditAnnotations = make([]admissionregistrationv1alpha1.AuditAnnotation, 0, capHint[admissionregistrationv1alpha1.AuditAnnotation](count(b, end, 5)+1, len(b)))
 			}
 			m.AuditAnnotations = append(m.AuditAnnotations, admissionregistrationv1alpha1.AuditAnnotation{})
 			if err = decAdmissionregistrationV1alpha1AuditAnnotation(s, b[start:end], &m.AuditAnnotations[len(m.AuditAnnotations)-1]); err != nil {
@@ -1554,7 +1554,7 @@ func decAdmissionregistrationV1alpha1ValidatingAdmissionPolicySpec(s *state, b [
 				return err
 			}
 			if m.MatchConditions == nil {
-				m.MatchConditions = make([]admissionregistrationv1alpha1.MatchCondition, 0, count(b, end, 6)+1)
+				m.MatchConditions = make([]admissionregistrationv1alpha1.MatchCondition, 0, capHint[admissionregistrationv1alpha1.MatchCondition](count(b, end, 6)+1, len(b)))
 			}
 			m.MatchConditions = append(m.MatchConditions, admissionregistrationv1alpha1.MatchCondition{})
 			if err = decAdmissionregistrationV1alpha1MatchCondition(s, b[start:end], &m.MatchConditions[len(m.MatchConditions)-1]); err != nil {
@@ -1572,7 +1572,7 @@ func decAdmissionregistrationV1alpha1ValidatingAdmissionPolicySpec(s *state, b [
 				return err
 			}
 			if m.Variables == nil {
-				m.Variables = make([]admissionregistrationv1alpha1.Variable, 0, count(b, end, 7)+1)
+				m.Variables = make([]admissionregistrationv1alpha1.Variable, 0, capHint[admissionregistrationv1alpha1.Variable](count(b, end, 7)+1, len(b)))
 			}
 			m.Variables = append(m.Variables, admissionregistrationv1alpha1.Variable{})
 			if err = decAdmissionregistrationV1alpha1Variable(s, b[start:end], &m.Variables[len(m.Variables)-1]); err != nil {
@@ -1645,7 +1645,7 @@ func decAdmissionregistrationV1alpha1ValidatingAdmissionPolicyStatus(s *state, b
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 3)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 3)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {

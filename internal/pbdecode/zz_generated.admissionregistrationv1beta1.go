@@ -302,7 +302,7 @@ func decAdmissionregistrationV1beta1MatchResources(s *state, b []byte, m *admiss
 				return err
 			}
 			if m.ResourceRules == nil {
-				m.ResourceRules = make([]admissionregistrationv1beta1.NamedRuleWithOperations, 0, count(b, end, 3)+1)
+				m.ResourceRules = make([]admissionregistrationv1beta1.NamedRuleWithOperations, 0, capHint[admissionregistrationv1beta1.NamedRuleWithOperations](count(b, end, 3)+1, len(b)))
 			}
 			m.ResourceRules = append(m.ResourceRules, admissionregistrationv1beta1.NamedRuleWithOperations{})
 			if err = decAdmissionregistrationV1beta1NamedRuleWithOperations(s, b[start:end], &m.ResourceRules[len(m.ResourceRules)-1]); err != nil {
@@ -320,7 +320,7 @@ func decAdmissionregistrationV1beta1MatchResources(s *state, b []byte, m *admiss
 				return err
 			}
 			if m.ExcludeResourceRules == nil {
-				m.ExcludeResourceRules = make([]admissionregistrationv1beta1.NamedRuleWithOperations, 0, count(b, end, 4)+1)
+				m.ExcludeResourceRules = make([]admissionregistrationv1beta1.NamedRuleWithOperations, 0, capHint[admissionregistrationv1beta1.NamedRuleWithOperations](count(b, end, 4)+1, len(b)))
 			}
 			m.ExcludeResourceRules = append(m.ExcludeResourceRules, admissionregistrationv1beta1.NamedRuleWithOperations{})
 			if err = decAdmissionregistrationV1beta1NamedRuleWithOperations(s, b[start:end], &m.ExcludeResourceRules[len(m.ExcludeResourceRules)-1]); err != nil {
@@ -502,7 +502,7 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicyBindingList(s *state,
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]admissionregistrationv1beta1.MutatingAdmissionPolicyBinding, 0, count(b, end, 2)+1)
+				m.Items = make([]admissionregistrationv1beta1.MutatingAdmissionPolicyBinding, 0, capHint[admissionregistrationv1beta1.MutatingAdmissionPolicyBinding](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, admissionregistrationv1beta1.MutatingAdmissionPolicyBinding{})
 			saved := s.arena
@@ -638,7 +638,7 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicyList(s *state, b []by
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]admissionregistrationv1beta1.MutatingAdmissionPolicy, 0, count(b, end, 2)+1)
+				m.Items = make([]admissionregistrationv1beta1.MutatingAdmissionPolicy, 0, capHint[admissionregistrationv1beta1.MutatingAdmissionPolicy](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, admissionregistrationv1beta1.MutatingAdmissionPolicy{})
 			saved := s.arena
@@ -721,7 +721,7 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicySpec(s *state, b []by
 				return err
 			}
 			if m.Variables == nil {
-				m.Variables = make([]admissionregistrationv1beta1.Variable, 0, count(b, end, 3)+1)
+				m.Variables = make([]admissionregistrationv1beta1.Variable, 0, capHint[admissionregistrationv1beta1.Variable](count(b, end, 3)+1, len(b)))
 			}
 			m.Variables = append(m.Variables, admissionregistrationv1beta1.Variable{})
 			if err = decAdmissionregistrationV1beta1Variable(s, b[start:end], &m.Variables[len(m.Variables)-1]); err != nil {
@@ -739,7 +739,7 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicySpec(s *state, b []by
 				return err
 			}
 			if m.Mutations == nil {
-				m.Mutations = make([]admissionregistrationv1beta1.Mutation, 0, count(b, end, 4)+1)
+				m.Mutations = make([]admissionregistrationv1beta1.Mutation, 0, capHint[admissionregistrationv1beta1.Mutation](count(b, end, 4)+1, len(b)))
 			}
 			m.Mutations = append(m.Mutations, admissionregistrationv1beta1.Mutation{})
 			if err = decAdmissionregistrationV1beta1Mutation(s, b[start:end], &m.Mutations[len(m.Mutations)-1]); err != nil {
@@ -770,7 +770,7 @@ func decAdmissionregistrationV1beta1MutatingAdmissionPolicySpec(s *state, b []by
 				return err
 			}
 			if m.MatchConditions == nil {
-				m.MatchConditions = make([]admissionregistrationv1beta1.MatchCondition, 0, count(b, end, 6)+1)
+				m.MatchConditions = make([]admissionregistrationv1beta1.MatchCondition, 0, capHint[admissionregistrationv1beta1.MatchCondition](count(b, end, 6)+1, len(b)))
 			}
 			m.MatchConditions = append(m.MatchConditions, admissionregistrationv1beta1.MatchCondition{})
 			if err = decAdmissionregistrationV1beta1MatchCondition(s, b[start:end], &m.MatchConditions[len(m.MatchConditions)-1]); err != nil {
@@ -853,7 +853,7 @@ func decAdmissionregistrationV1beta1MutatingWebhook(s *state, b []byte, m *admis
 				return err
 			}
 			if m.Rules == nil {
-				m.Rules = make([]admissionregistrationv1.RuleWithOperations, 0, count(b, end, 3)+1)
+				m.Rules = make([]admissionregistrationv1.RuleWithOperations, 0, capHint[admissionregistrationv1.RuleWithOperations](count(b, end, 3)+1, len(b)))
 			}
 			m.Rules = append(m.Rules, admissionregistrationv1.RuleWithOperations{})
 			if err = decAdmissionregistrationV1RuleWithOperations(s, b[start:end], &m.Rules[len(m.Rules)-1]); err != nil {
@@ -956,7 +956,7 @@ func decAdmissionregistrationV1beta1MutatingWebhook(s *state, b []byte, m *admis
 				return err
 			}
 			if m.AdmissionReviewVersions == nil {
-				m.AdmissionReviewVersions = make([]string, 0, count(b, end, 8)+1)
+				m.AdmissionReviewVersions = make([]string, 0, capHint[string](count(b, end, 8)+1, len(b)))
 			}
 			m.AdmissionReviewVersions = append(m.AdmissionReviewVersions, strOf[string](s, b[start:end]))
 			i = end
@@ -984,7 +984,7 @@ func decAdmissionregistrationV1beta1MutatingWebhook(s *state, b []byte, m *admis
 				return err
 			}
 			if m.MatchConditions == nil {
-				m.MatchConditions = make([]admissionregistrationv1beta1.MatchCondition, 0, count(b, end, 12)+1)
+				m.MatchConditions = make([]admissionregistrationv1beta1.MatchCondition, 0, capHint[admissionregistrationv1beta1.MatchCondition](count(b, end, 12)+1, len(b)))
 			}
 			m.MatchConditions = append(m.MatchConditions, admissionregistrationv1beta1.MatchCondition{})
 			if err = decAdmissionregistrationV1beta1MatchCondition(s, b[start:end], &m.MatchConditions[len(m.MatchConditions)-1]); err != nil {
@@ -1043,7 +1043,7 @@ func decAdmissionregistrationV1beta1MutatingWebhookConfiguration(s *state, b []b
 				return err
 			}
 			if m.Webhooks == nil {
-				m.Webhooks = make([]admissionregistrationv1beta1.MutatingWebhook, 0, count(b, end, 2)+1)
+				m.Webhooks = make([]admissionregistrationv1beta1.MutatingWebhook, 0, capHint[admissionregistrationv1beta1.MutatingWebhook](count(b, end, 2)+1, len(b)))
 			}
 			m.Webhooks = append(m.Webhooks, admissionregistrationv1beta1.MutatingWebhook{})
 			if err = decAdmissionregistrationV1beta1MutatingWebhook(s, b[start:end], &m.Webhooks[len(m.Webhooks)-1]); err != nil {
@@ -1102,7 +1102,7 @@ func decAdmissionregistrationV1beta1MutatingWebhookConfigurationList(s *state, b
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]admissionregistrationv1beta1.MutatingWebhookConfiguration, 0, count(b, end, 2)+1)
+				m.Items = make([]admissionregistrationv1beta1.MutatingWebhookConfiguration, 0, capHint[admissionregistrationv1beta1.MutatingWebhookConfiguration](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, admissionregistrationv1beta1.MutatingWebhookConfiguration{})
 			saved := s.arena
@@ -1224,7 +1224,7 @@ func decAdmissionregistrationV1beta1NamedRuleWithOperations(s *state, b []byte, 
 				return err
 			}
 			if m.ResourceNames == nil {
-				m.ResourceNames = make([]string, 0, count(b, end, 1)+1)
+				m.ResourceNames = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.ResourceNames = append(m.ResourceNames, strOf[string](s, b[start:end]))
 			i = end
@@ -1488,7 +1488,7 @@ func decAdmissionregistrationV1beta1TypeChecking(s *state, b []byte, m *admissio
 				return err
 			}
 			if m.ExpressionWarnings == nil {
-				m.ExpressionWarnings = make([]admissionregistrationv1beta1.ExpressionWarning, 0, count(b, end, 1)+1)
+				m.ExpressionWarnings = make([]admissionregistrationv1beta1.ExpressionWarning, 0, capHint[admissionregistrationv1beta1.ExpressionWarning](count(b, end, 1)+1, len(b)))
 			}
 			m.ExpressionWarnings = append(m.ExpressionWarnings, admissionregistrationv1beta1.ExpressionWarning{})
 			if err = decAdmissionregistrationV1beta1ExpressionWarning(s, b[start:end], &m.ExpressionWarnings[len(m.ExpressionWarnings)-1]); err != nil {
@@ -1671,7 +1671,7 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyBindingList(s *stat
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]admissionregistrationv1beta1.ValidatingAdmissionPolicyBinding, 0, count(b, end, 2)+1)
+				m.Items = make([]admissionregistrationv1beta1.ValidatingAdmissionPolicyBinding, 0, capHint[admissionregistrationv1beta1.ValidatingAdmissionPolicyBinding](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, admissionregistrationv1beta1.ValidatingAdmissionPolicyBinding{})
 			saved := s.arena
@@ -1766,7 +1766,7 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyBindingSpec(s *stat
 				return err
 			}
 			if m.ValidationActions == nil {
-				m.ValidationActions = make([]admissionregistrationv1beta1.ValidationAction, 0, count(b, end, 4)+1)
+				m.ValidationActions = make([]admissionregistrationv1beta1.ValidationAction, 0, capHint[admissionregistrationv1beta1.ValidationAction](count(b, end, 4)+1, len(b)))
 			}
 			m.ValidationActions = append(m.ValidationActions, strOf[admissionregistrationv1beta1.ValidationAction](s, b[start:end]))
 			i = end
@@ -1822,7 +1822,7 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyList(s *state, b []
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]admissionregistrationv1beta1.ValidatingAdmissionPolicy, 0, count(b, end, 2)+1)
+				m.Items = make([]admissionregistrationv1beta1.ValidatingAdmissionPolicy, 0, capHint[admissionregistrationv1beta1.ValidatingAdmissionPolicy](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, admissionregistrationv1beta1.ValidatingAdmissionPolicy{})
 			saved := s.arena
@@ -1905,7 +1905,7 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicySpec(s *state, b []
 				return err
 			}
 			if m.Validations == nil {
-				m.Validations = make([]admissionregistrationv1beta1.Validation, 0, count(b, end, 3)+1)
+				m.Validations = make([]admissionregistrationv1beta1.Validation, 0, capHint[admissionregistrationv1beta1.Validation](count(b, end, 3)+1, len(b)))
 			}
 			m.Validations = append(m.Validations, admissionregistrationv1beta1.Validation{})
 			if err = decAdmissionregistrationV1beta1Validation(s, b[start:end], &m.Validations[len(m.Validations)-1]); err != nil {
@@ -1936,7 +1936,7 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicySpec(s *state, b []
 				return err
 			}
 			if m.AuditAnnotations == nil {
-				m.AuditAnnotations = make([]admissionregistrationv1beta1.AuditAnnotation, 0, count(b, end, 5)+1)
+				m.AuditAnnotations = make([]admissionregistrationv1beta1.AuditAnnotation, 0, capHint[admissionregistrationv1beta1.AuditAnnotation](count(b, end, 5)+1, len(b)))
 			}
 			m.AuditAnnotations = append(m.AuditAnnotations, admissionregistrationv1beta1.AuditAnnotation{})
 			if err = decAdmissionregistrationV1beta1AuditAnnotation(s, b[start:end], &m.AuditAnnotations[len(m.AuditAnnotations)-1]); err != nil {
@@ -1954,7 +1954,7 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicySpec(s *state, b []
 				return err
 			}
 			if m.MatchConditions == nil {
-				m.MatchConditions = make([]admissionregistrationv1beta1.MatchCondition, 0, count(b, end, 6)+1)
+				m.MatchConditions = make([]admissionregistrationv1beta1.MatchCondition, 0, capHint[admissionregistrationv1beta1.MatchCondition](count(b, end, 6)+1, len(b)))
 			}
 			m.MatchConditions = append(m.MatchConditions, admissionregistrationv1beta1.MatchCondition{})
 			if err = decAdmissionregistrationV1beta1MatchCondition(s, b[start:end], &m.MatchConditions[len(m.MatchConditions)-1]); err != nil {
@@ -1972,7 +1972,7 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicySpec(s *state, b []
 				return err
 			}
 			if m.Variables == nil {
-				m.Variables = make([]admissionregistrationv1beta1.Variable, 0, count(b, end, 7)+1)
+				m.Variables = make([]admissionregistrationv1beta1.Variable, 0, capHint[admissionregistrationv1beta1.Variable](count(b, end, 7)+1, len(b)))
 			}
 			m.Variables = append(m.Variables, admissionregistrationv1beta1.Variable{})
 			if err = decAdmissionregistrationV1beta1Variable(s, b[start:end], &m.Variables[len(m.Variables)-1]); err != nil {
@@ -2045,7 +2045,7 @@ func decAdmissionregistrationV1beta1ValidatingAdmissionPolicyStatus(s *state, b 
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 3)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 3)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -2116,7 +2116,7 @@ func decAdmissionregistrationV1beta1ValidatingWebhook(s *state, b []byte, m *adm
 				return err
 			}
 			if m.Rules == nil {
-				m.Rules = make([]admissionregistrationv1.RuleWithOperations, 0, count(b, end, 3)+1)
+				m.Rules = make([]admissionregistrationv1.RuleWithOperations, 0, capHint[admissionregistrationv1.RuleWithOperations](count(b, end, 3)+1, len(b)))
 			}
 			m.Rules = append(m.Rules, admissionregistrationv1.RuleWithOperations{})
 			if err = decAdmissionregistrationV1RuleWithOperations(s, b[start:end], &m.Rules[len(m.Rules)-1]); err != nil {
@@ -2219,7 +2219,7 @@ func decAdmissionregistrationV1beta1ValidatingWebhook(s *state, b []byte, m *adm
 				return err
 			}
 			if m.AdmissionReviewVersions == nil {
-				m.AdmissionReviewVersions = make([]string, 0, count(b, end, 8)+1)
+				m.AdmissionReviewVersions = make([]string, 0, capHint[string](count(b, end, 8)+1, len(b)))
 			}
 			m.AdmissionReviewVersions = append(m.AdmissionReviewVersions, strOf[string](s, b[start:end]))
 			i = end
@@ -2234,7 +2234,7 @@ func decAdmissionregistrationV1beta1ValidatingWebhook(s *state, b []byte, m *adm
 				return err
 			}
 			if m.MatchConditions == nil {
-				m.MatchConditions = make([]admissionregistrationv1beta1.MatchCondition, 0, count(b, end, 11)+1)
+				m.MatchConditions = make([]admissionregistrationv1beta1.MatchCondition, 0, capHint[admissionregistrationv1beta1.MatchCondition](count(b, end, 11)+1, len(b)))
 			}
 			m.MatchConditions = append(m.MatchConditions, admissionregistrationv1beta1.MatchCondition{})
 			if err = decAdmissionregistrationV1beta1MatchCondition(s, b[start:end], &m.MatchConditions[len(m.MatchConditions)-1]); err != nil {
@@ -2293,7 +2293,7 @@ func decAdmissionregistrationV1beta1ValidatingWebhookConfiguration(s *state, b [
 				return err
 			}
 			if m.Webhooks == nil {
-				m.Webhooks = make([]admissionregistrationv1beta1.ValidatingWebhook, 0, count(b, end, 2)+1)
+				m.Webhooks = make([]admissionregistrationv1beta1.ValidatingWebhook, 0, capHint[admissionregistrationv1beta1.ValidatingWebhook](count(b, end, 2)+1, len(b)))
 			}
 			m.Webhooks = append(m.Webhooks, admissionregistrationv1beta1.ValidatingWebhook{})
 			if err = decAdmissionregistrationV1beta1ValidatingWebhook(s, b[start:end], &m.Webhooks[len(m.Webhooks)-1]); err != nil {
@@ -2352,7 +2352,7 @@ func decAdmissionregistrationV1beta1ValidatingWebhookConfigurationList(s *state,
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]admissionregistrationv1beta1.ValidatingWebhookConfiguration, 0, count(b, end, 2)+1)
+				m.Items = make([]admissionregistrationv1beta1.ValidatingWebhookConfiguration, 0, capHint[admissionregistrationv1beta1.ValidatingWebhookConfiguration](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, admissionregistrationv1beta1.ValidatingWebhookConfiguration{})
 			saved := s.arena

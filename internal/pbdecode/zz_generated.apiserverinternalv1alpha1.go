@@ -59,7 +59,7 @@ func decApiserverinternalV1alpha1ServerStorageVersion(s *state, b []byte, m *api
 				return err
 			}
 			if m.DecodableVersions == nil {
-				m.DecodableVersions = make([]string, 0, count(b, end, 3)+1)
+				m.DecodableVersions = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.DecodableVersions = append(m.DecodableVersions, strOf[string](s, b[start:end]))
 			i = end
@@ -74,7 +74,7 @@ func decApiserverinternalV1alpha1ServerStorageVersion(s *state, b []byte, m *api
 				return err
 			}
 			if m.ServedVersions == nil {
-				m.ServedVersions = make([]string, 0, count(b, end, 4)+1)
+				m.ServedVersions = make([]string, 0, capHint[string](count(b, end, 4)+1, len(b)))
 			}
 			m.ServedVersions = append(m.ServedVersions, strOf[string](s, b[start:end]))
 			i = end
@@ -299,7 +299,7 @@ func decApiserverinternalV1alpha1StorageVersionList(s *state, b []byte, m *apise
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]apiserverinternalv1alpha1.StorageVersion, 0, count(b, end, 2)+1)
+				m.Items = make([]apiserverinternalv1alpha1.StorageVersion, 0, capHint[apiserverinternalv1alpha1.StorageVersion](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, apiserverinternalv1alpha1.StorageVersion{})
 			saved := s.arena
@@ -365,7 +365,7 @@ func decApiserverinternalV1alpha1StorageVersionStatus(s *state, b []byte, m *api
 				return err
 			}
 			if m.StorageVersions == nil {
-				m.StorageVersions = make([]apiserverinternalv1alpha1.ServerStorageVersion, 0, count(b, end, 1)+1)
+				m.StorageVersions = make([]apiserverinternalv1alpha1.ServerStorageVersion, 0, capHint[apiserverinternalv1alpha1.ServerStorageVersion](count(b, end, 1)+1, len(b)))
 			}
 			m.StorageVersions = append(m.StorageVersions, apiserverinternalv1alpha1.ServerStorageVersion{})
 			if err = decApiserverinternalV1alpha1ServerStorageVersion(s, b[start:end], &m.StorageVersions[len(m.StorageVersions)-1]); err != nil {
@@ -396,7 +396,7 @@ func decApiserverinternalV1alpha1StorageVersionStatus(s *state, b []byte, m *api
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]apiserverinternalv1alpha1.StorageVersionCondition, 0, count(b, end, 3)+1)
+				m.Conditions = make([]apiserverinternalv1alpha1.StorageVersionCondition, 0, capHint[apiserverinternalv1alpha1.StorageVersionCondition](count(b, end, 3)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, apiserverinternalv1alpha1.StorageVersionCondition{})
 			if err = decApiserverinternalV1alpha1StorageVersionCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {

@@ -118,7 +118,7 @@ func decAppsV1ControllerRevisionList(s *state, b []byte, m *appsv1.ControllerRev
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]appsv1.ControllerRevision, 0, count(b, end, 2)+1)
+				m.Items = make([]appsv1.ControllerRevision, 0, capHint[appsv1.ControllerRevision](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, appsv1.ControllerRevision{})
 			saved := s.arena
@@ -339,7 +339,7 @@ func decAppsV1DaemonSetList(s *state, b []byte, m *appsv1.DaemonSetList) error {
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]appsv1.DaemonSet, 0, count(b, end, 2)+1)
+				m.Items = make([]appsv1.DaemonSet, 0, capHint[appsv1.DaemonSet](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, appsv1.DaemonSet{})
 			saved := s.arena
@@ -583,7 +583,7 @@ func decAppsV1DaemonSetStatus(s *state, b []byte, m *appsv1.DaemonSetStatus) err
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]appsv1.DaemonSetCondition, 0, count(b, end, 10)+1)
+				m.Conditions = make([]appsv1.DaemonSetCondition, 0, capHint[appsv1.DaemonSetCondition](count(b, end, 10)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, appsv1.DaemonSetCondition{})
 			if err = decAppsV1DaemonSetCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -870,7 +870,7 @@ func decAppsV1DeploymentList(s *state, b []byte, m *appsv1.DeploymentList) error
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]appsv1.Deployment, 0, count(b, end, 2)+1)
+				m.Items = make([]appsv1.Deployment, 0, capHint[appsv1.Deployment](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, appsv1.Deployment{})
 			saved := s.arena
@@ -1127,7 +1127,7 @@ func decAppsV1DeploymentStatus(s *state, b []byte, m *appsv1.DeploymentStatus) e
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]appsv1.DeploymentCondition, 0, count(b, end, 6)+1)
+				m.Conditions = make([]appsv1.DeploymentCondition, 0, capHint[appsv1.DeploymentCondition](count(b, end, 6)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, appsv1.DeploymentCondition{})
 			if err = decAppsV1DeploymentCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -1412,7 +1412,7 @@ func decAppsV1ReplicaSetList(s *state, b []byte, m *appsv1.ReplicaSetList) error
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]appsv1.ReplicaSet, 0, count(b, end, 2)+1)
+				m.Items = make([]appsv1.ReplicaSet, 0, capHint[appsv1.ReplicaSet](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, appsv1.ReplicaSet{})
 			saved := s.arena
@@ -1609,7 +1609,7 @@ func decAppsV1ReplicaSetStatus(s *state, b []byte, m *appsv1.ReplicaSetStatus) e
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]appsv1.ReplicaSetCondition, 0, count(b, end, 6)+1)
+				m.Conditions = make([]appsv1.ReplicaSetCondition, 0, capHint[appsv1.ReplicaSetCondition](count(b, end, 6)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, appsv1.ReplicaSetCondition{})
 			if err = decAppsV1ReplicaSetCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -2004,7 +2004,7 @@ func decAppsV1StatefulSetList(s *state, b []byte, m *appsv1.StatefulSetList) err
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]appsv1.StatefulSet, 0, count(b, end, 2)+1)
+				m.Items = make([]appsv1.StatefulSet, 0, capHint[appsv1.StatefulSet](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, appsv1.StatefulSet{})
 			saved := s.arena
@@ -2185,7 +2185,7 @@ func decAppsV1StatefulSetSpec(s *state, b []byte, m *appsv1.StatefulSetSpec) err
 				return err
 			}
 			if m.VolumeClaimTemplates == nil {
-				m.VolumeClaimTemplates = make([]corev1.PersistentVolumeClaim, 0, count(b, end, 4)+1)
+				m.VolumeClaimTemplates = make([]corev1.PersistentVolumeClaim, 0, capHint[corev1.PersistentVolumeClaim](count(b, end, 4)+1, len(b)))
 			}
 			m.VolumeClaimTemplates = append(m.VolumeClaimTemplates, corev1.PersistentVolumeClaim{})
 			if err = decCoreV1PersistentVolumeClaim(s, b[start:end], &m.VolumeClaimTemplates[len(m.VolumeClaimTemplates)-1]); err != nil {
@@ -2416,7 +2416,7 @@ func decAppsV1StatefulSetStatus(s *state, b []byte, m *appsv1.StatefulSetStatus)
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]appsv1.StatefulSetCondition, 0, count(b, end, 10)+1)
+				m.Conditions = make([]appsv1.StatefulSetCondition, 0, capHint[appsv1.StatefulSetCondition](count(b, end, 10)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, appsv1.StatefulSetCondition{})
 			if err = decAppsV1StatefulSetCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {

@@ -118,7 +118,7 @@ func decAppsV1beta1ControllerRevisionList(s *state, b []byte, m *appsv1beta1.Con
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]appsv1beta1.ControllerRevision, 0, count(b, end, 2)+1)
+				m.Items = make([]appsv1beta1.ControllerRevision, 0, capHint[appsv1beta1.ControllerRevision](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, appsv1beta1.ControllerRevision{})
 			saved := s.arena
@@ -353,7 +353,7 @@ func decAppsV1beta1DeploymentList(s *state, b []byte, m *appsv1beta1.DeploymentL
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]appsv1beta1.Deployment, 0, count(b, end, 2)+1)
+				m.Items = make([]appsv1beta1.Deployment, 0, capHint[appsv1beta1.Deployment](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, appsv1beta1.Deployment{})
 			saved := s.arena
@@ -414,7 +414,7 @@ func decAppsV1beta1DeploymentRollback(s *state, b []byte, m *appsv1beta1.Deploym
 				return err
 			}
 			if m.UpdatedAnnotations == nil {
-				m.UpdatedAnnotations = make(map[string]string, count(b, end, 2)+1)
+				m.UpdatedAnnotations = make(map[string]string, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -700,7 +700,7 @@ func decAppsV1beta1DeploymentStatus(s *state, b []byte, m *appsv1beta1.Deploymen
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]appsv1beta1.DeploymentCondition, 0, count(b, end, 6)+1)
+				m.Conditions = make([]appsv1beta1.DeploymentCondition, 0, capHint[appsv1beta1.DeploymentCondition](count(b, end, 6)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, appsv1beta1.DeploymentCondition{})
 			if err = decAppsV1beta1DeploymentCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -1086,7 +1086,7 @@ func decAppsV1beta1ScaleStatus(s *state, b []byte, m *appsv1beta1.ScaleStatus) e
 				return err
 			}
 			if m.Selector == nil {
-				m.Selector = make(map[string]string, count(b, end, 2)+1)
+				m.Selector = make(map[string]string, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -1317,7 +1317,7 @@ func decAppsV1beta1StatefulSetList(s *state, b []byte, m *appsv1beta1.StatefulSe
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]appsv1beta1.StatefulSet, 0, count(b, end, 2)+1)
+				m.Items = make([]appsv1beta1.StatefulSet, 0, capHint[appsv1beta1.StatefulSet](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, appsv1beta1.StatefulSet{})
 			saved := s.arena
@@ -1498,7 +1498,7 @@ func decAppsV1beta1StatefulSetSpec(s *state, b []byte, m *appsv1beta1.StatefulSe
 				return err
 			}
 			if m.VolumeClaimTemplates == nil {
-				m.VolumeClaimTemplates = make([]corev1.PersistentVolumeClaim, 0, count(b, end, 4)+1)
+				m.VolumeClaimTemplates = make([]corev1.PersistentVolumeClaim, 0, capHint[corev1.PersistentVolumeClaim](count(b, end, 4)+1, len(b)))
 			}
 			m.VolumeClaimTemplates = append(m.VolumeClaimTemplates, corev1.PersistentVolumeClaim{})
 			if err = decCoreV1PersistentVolumeClaim(s, b[start:end], &m.VolumeClaimTemplates[len(m.VolumeClaimTemplates)-1]); err != nil {
@@ -1730,7 +1730,7 @@ func decAppsV1beta1StatefulSetStatus(s *state, b []byte, m *appsv1beta1.Stateful
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]appsv1beta1.StatefulSetCondition, 0, count(b, end, 10)+1)
+				m.Conditions = make([]appsv1beta1.StatefulSetCondition, 0, capHint[appsv1beta1.StatefulSetCondition](count(b, end, 10)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, appsv1beta1.StatefulSetCondition{})
 			if err = decAppsV1beta1StatefulSetCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {

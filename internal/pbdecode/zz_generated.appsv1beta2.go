@@ -118,7 +118,7 @@ func decAppsV1beta2ControllerRevisionList(s *state, b []byte, m *appsv1beta2.Con
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]appsv1beta2.ControllerRevision, 0, count(b, end, 2)+1)
+				m.Items = make([]appsv1beta2.ControllerRevision, 0, capHint[appsv1beta2.ControllerRevision](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, appsv1beta2.ControllerRevision{})
 			saved := s.arena
@@ -339,7 +339,7 @@ func decAppsV1beta2DaemonSetList(s *state, b []byte, m *appsv1beta2.DaemonSetLis
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]appsv1beta2.DaemonSet, 0, count(b, end, 2)+1)
+				m.Items = make([]appsv1beta2.DaemonSet, 0, capHint[appsv1beta2.DaemonSet](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, appsv1beta2.DaemonSet{})
 			saved := s.arena
@@ -583,7 +583,7 @@ func decAppsV1beta2DaemonSetStatus(s *state, b []byte, m *appsv1beta2.DaemonSetS
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]appsv1beta2.DaemonSetCondition, 0, count(b, end, 10)+1)
+				m.Conditions = make([]appsv1beta2.DaemonSetCondition, 0, capHint[appsv1beta2.DaemonSetCondition](count(b, end, 10)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, appsv1beta2.DaemonSetCondition{})
 			if err = decAppsV1beta2DaemonSetCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -870,7 +870,7 @@ func decAppsV1beta2DeploymentList(s *state, b []byte, m *appsv1beta2.DeploymentL
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]appsv1beta2.Deployment, 0, count(b, end, 2)+1)
+				m.Items = make([]appsv1beta2.Deployment, 0, capHint[appsv1beta2.Deployment](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, appsv1beta2.Deployment{})
 			saved := s.arena
@@ -1127,7 +1127,7 @@ func decAppsV1beta2DeploymentStatus(s *state, b []byte, m *appsv1beta2.Deploymen
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]appsv1beta2.DeploymentCondition, 0, count(b, end, 6)+1)
+				m.Conditions = make([]appsv1beta2.DeploymentCondition, 0, capHint[appsv1beta2.DeploymentCondition](count(b, end, 6)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, appsv1beta2.DeploymentCondition{})
 			if err = decAppsV1beta2DeploymentCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -1412,7 +1412,7 @@ func decAppsV1beta2ReplicaSetList(s *state, b []byte, m *appsv1beta2.ReplicaSetL
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]appsv1beta2.ReplicaSet, 0, count(b, end, 2)+1)
+				m.Items = make([]appsv1beta2.ReplicaSet, 0, capHint[appsv1beta2.ReplicaSet](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, appsv1beta2.ReplicaSet{})
 			saved := s.arena
@@ -1609,7 +1609,7 @@ func decAppsV1beta2ReplicaSetStatus(s *state, b []byte, m *appsv1beta2.ReplicaSe
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]appsv1beta2.ReplicaSetCondition, 0, count(b, end, 6)+1)
+				m.Conditions = make([]appsv1beta2.ReplicaSetCondition, 0, capHint[appsv1beta2.ReplicaSetCondition](count(b, end, 6)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, appsv1beta2.ReplicaSetCondition{})
 			if err = decAppsV1beta2ReplicaSetCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -1950,7 +1950,7 @@ func decAppsV1beta2ScaleStatus(s *state, b []byte, m *appsv1beta2.ScaleStatus) e
 				return err
 			}
 			if m.Selector == nil {
-				m.Selector = make(map[string]string, count(b, end, 2)+1)
+				m.Selector = make(map[string]string, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -2181,7 +2181,7 @@ func decAppsV1beta2StatefulSetList(s *state, b []byte, m *appsv1beta2.StatefulSe
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]appsv1beta2.StatefulSet, 0, count(b, end, 2)+1)
+				m.Items = make([]appsv1beta2.StatefulSet, 0, capHint[appsv1beta2.StatefulSet](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, appsv1beta2.StatefulSet{})
 			saved := s.arena
@@ -2362,7 +2362,7 @@ func decAppsV1beta2StatefulSetSpec(s *state, b []byte, m *appsv1beta2.StatefulSe
 				return err
 			}
 			if m.VolumeClaimTemplates == nil {
-				m.VolumeClaimTemplates = make([]corev1.PersistentVolumeClaim, 0, count(b, end, 4)+1)
+				m.VolumeClaimTemplates = make([]corev1.PersistentVolumeClaim, 0, capHint[corev1.PersistentVolumeClaim](count(b, end, 4)+1, len(b)))
 			}
 			m.VolumeClaimTemplates = append(m.VolumeClaimTemplates, corev1.PersistentVolumeClaim{})
 			if err = decCoreV1PersistentVolumeClaim(s, b[start:end], &m.VolumeClaimTemplates[len(m.VolumeClaimTemplates)-1]); err != nil {
@@ -2593,7 +2593,7 @@ func decAppsV1beta2StatefulSetStatus(s *state, b []byte, m *appsv1beta2.Stateful
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]appsv1beta2.StatefulSetCondition, 0, count(b, end, 10)+1)
+				m.Conditions = make([]appsv1beta2.StatefulSetCondition, 0, capHint[appsv1beta2.StatefulSetCondition](count(b, end, 10)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, appsv1beta2.StatefulSetCondition{})
 			if err = decAppsV1beta2StatefulSetCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {

@@ -36,7 +36,7 @@ func decAuthenticationV1AttestationValue(s *state, b []byte, m *authenticationv1
 				return err
 			}
 			if (*m) == nil {
-				(*m) = make(authenticationv1.AttestationValue, 0, count(b, end, 1)+1)
+				(*m) = make(authenticationv1.AttestationValue, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			(*m) = append((*m), strOf[string](s, b[start:end]))
 			i = end
@@ -153,7 +153,7 @@ func decAuthenticationV1ExtraValue(s *state, b []byte, m *authenticationv1.Extra
 				return err
 			}
 			if (*m) == nil {
-				(*m) = make(authenticationv1.ExtraValue, 0, count(b, end, 1)+1)
+				(*m) = make(authenticationv1.ExtraValue, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			(*m) = append((*m), strOf[string](s, b[start:end]))
 			i = end
@@ -360,7 +360,7 @@ func decAuthenticationV1TokenRequestSpec(s *state, b []byte, m *authenticationv1
 				return err
 			}
 			if m.Audiences == nil {
-				m.Audiences = make([]string, 0, count(b, end, 1)+1)
+				m.Audiences = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Audiences = append(m.Audiences, strOf[string](s, b[start:end]))
 			i = end
@@ -404,7 +404,7 @@ func decAuthenticationV1TokenRequestSpec(s *state, b []byte, m *authenticationv1
 				return err
 			}
 			if m.Attestations == nil {
-				m.Attestations = make(map[string]authenticationv1.AttestationValue, count(b, end, 5)+1)
+				m.Attestations = make(map[string]authenticationv1.AttestationValue, capHint[authenticationv1.AttestationValue](count(b, end, 5)+1, len(b)))
 			}
 			var k string
 			var v authenticationv1.AttestationValue
@@ -585,7 +585,7 @@ func decAuthenticationV1TokenReviewSpec(s *state, b []byte, m *authenticationv1.
 				return err
 			}
 			if m.Audiences == nil {
-				m.Audiences = make([]string, 0, count(b, end, 2)+1)
+				m.Audiences = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.Audiences = append(m.Audiences, strOf[string](s, b[start:end]))
 			i = end
@@ -652,7 +652,7 @@ func decAuthenticationV1TokenReviewStatus(s *state, b []byte, m *authenticationv
 				return err
 			}
 			if m.Audiences == nil {
-				m.Audiences = make([]string, 0, count(b, end, 4)+1)
+				m.Audiences = make([]string, 0, capHint[string](count(b, end, 4)+1, len(b)))
 			}
 			m.Audiences = append(m.Audiences, strOf[string](s, b[start:end]))
 			i = end
@@ -730,7 +730,7 @@ func decAuthenticationV1UserInfo(s *state, b []byte, m *authenticationv1.UserInf
 				return err
 			}
 			if m.Groups == nil {
-				m.Groups = make([]string, 0, count(b, end, 3)+1)
+				m.Groups = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.Groups = append(m.Groups, strOf[string](s, b[start:end]))
 			i = end
@@ -745,7 +745,7 @@ func decAuthenticationV1UserInfo(s *state, b []byte, m *authenticationv1.UserInf
 				return err
 			}
 			if m.Extra == nil {
-				m.Extra = make(map[string]authenticationv1.ExtraValue, count(b, end, 4)+1)
+				m.Extra = make(map[string]authenticationv1.ExtraValue, capHint[authenticationv1.ExtraValue](count(b, end, 4)+1, len(b)))
 			}
 			var k string
 			var v authenticationv1.ExtraValue

@@ -35,7 +35,7 @@ func decAuthenticationV1beta1ExtraValue(s *state, b []byte, m *authenticationv1b
 				return err
 			}
 			if (*m) == nil {
-				(*m) = make(authenticationv1beta1.ExtraValue, 0, count(b, end, 1)+1)
+				(*m) = make(authenticationv1beta1.ExtraValue, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			(*m) = append((*m), strOf[string](s, b[start:end]))
 			i = end
@@ -254,7 +254,7 @@ func decAuthenticationV1beta1TokenReviewSpec(s *state, b []byte, m *authenticati
 				return err
 			}
 			if m.Audiences == nil {
-				m.Audiences = make([]string, 0, count(b, end, 2)+1)
+				m.Audiences = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.Audiences = append(m.Audiences, strOf[string](s, b[start:end]))
 			i = end
@@ -321,7 +321,7 @@ func decAuthenticationV1beta1TokenReviewStatus(s *state, b []byte, m *authentica
 				return err
 			}
 			if m.Audiences == nil {
-				m.Audiences = make([]string, 0, count(b, end, 4)+1)
+				m.Audiences = make([]string, 0, capHint[string](count(b, end, 4)+1, len(b)))
 			}
 			m.Audiences = append(m.Audiences, strOf[string](s, b[start:end]))
 			i = end
@@ -399,7 +399,7 @@ func decAuthenticationV1beta1UserInfo(s *state, b []byte, m *authenticationv1bet
 				return err
 			}
 			if m.Groups == nil {
-				m.Groups = make([]string, 0, count(b, end, 3)+1)
+				m.Groups = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.Groups = append(m.Groups, strOf[string](s, b[start:end]))
 			i = end
@@ -414,7 +414,7 @@ func decAuthenticationV1beta1UserInfo(s *state, b []byte, m *authenticationv1bet
 				return err
 			}
 			if m.Extra == nil {
-				m.Extra = make(map[string]authenticationv1beta1.ExtraValue, count(b, end, 4)+1)
+				m.Extra = make(map[string]authenticationv1beta1.ExtraValue, capHint[authenticationv1beta1.ExtraValue](count(b, end, 4)+1, len(b)))
 			}
 			var k string
 			var v authenticationv1beta1.ExtraValue

@@ -36,7 +36,7 @@ func decAuthorizationV1ExtraValue(s *state, b []byte, m *authorizationv1.ExtraVa
 				return err
 			}
 			if (*m) == nil {
-				(*m) = make(authorizationv1.ExtraValue, 0, count(b, end, 1)+1)
+				(*m) = make(authorizationv1.ExtraValue, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			(*m) = append((*m), strOf[string](s, b[start:end]))
 			i = end
@@ -90,7 +90,7 @@ func decAuthorizationV1FieldSelectorAttributes(s *state, b []byte, m *authorizat
 				return err
 			}
 			if m.Requirements == nil {
-				m.Requirements = make([]metav1.FieldSelectorRequirement, 0, count(b, end, 2)+1)
+				m.Requirements = make([]metav1.FieldSelectorRequirement, 0, capHint[metav1.FieldSelectorRequirement](count(b, end, 2)+1, len(b)))
 			}
 			m.Requirements = append(m.Requirements, metav1.FieldSelectorRequirement{})
 			if err = decMetaV1FieldSelectorRequirement(s, b[start:end], &m.Requirements[len(m.Requirements)-1]); err != nil {
@@ -147,7 +147,7 @@ func decAuthorizationV1LabelSelectorAttributes(s *state, b []byte, m *authorizat
 				return err
 			}
 			if m.Requirements == nil {
-				m.Requirements = make([]metav1.LabelSelectorRequirement, 0, count(b, end, 2)+1)
+				m.Requirements = make([]metav1.LabelSelectorRequirement, 0, capHint[metav1.LabelSelectorRequirement](count(b, end, 2)+1, len(b)))
 			}
 			m.Requirements = append(m.Requirements, metav1.LabelSelectorRequirement{})
 			if err = decMetaV1LabelSelectorRequirement(s, b[start:end], &m.Requirements[len(m.Requirements)-1]); err != nil {
@@ -312,7 +312,7 @@ func decAuthorizationV1NonResourceRule(s *state, b []byte, m *authorizationv1.No
 				return err
 			}
 			if m.Verbs == nil {
-				m.Verbs = make([]string, 0, count(b, end, 1)+1)
+				m.Verbs = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Verbs = append(m.Verbs, strOf[string](s, b[start:end]))
 			i = end
@@ -327,7 +327,7 @@ func decAuthorizationV1NonResourceRule(s *state, b []byte, m *authorizationv1.No
 				return err
 			}
 			if m.NonResourceURLs == nil {
-				m.NonResourceURLs = make([]string, 0, count(b, end, 2)+1)
+				m.NonResourceURLs = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.NonResourceURLs = append(m.NonResourceURLs, strOf[string](s, b[start:end]))
 			i = end
@@ -514,7 +514,7 @@ func decAuthorizationV1ResourceRule(s *state, b []byte, m *authorizationv1.Resou
 				return err
 			}
 			if m.Verbs == nil {
-				m.Verbs = make([]string, 0, count(b, end, 1)+1)
+				m.Verbs = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Verbs = append(m.Verbs, strOf[string](s, b[start:end]))
 			i = end
@@ -529,7 +529,7 @@ func decAuthorizationV1ResourceRule(s *state, b []byte, m *authorizationv1.Resou
 				return err
 			}
 			if m.APIGroups == nil {
-				m.APIGroups = make([]string, 0, count(b, end, 2)+1)
+				m.APIGroups = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.APIGroups = append(m.APIGroups, strOf[string](s, b[start:end]))
 			i = end
@@ -544,7 +544,7 @@ func decAuthorizationV1ResourceRule(s *state, b []byte, m *authorizationv1.Resou
 				return err
 			}
 			if m.Resources == nil {
-				m.Resources = make([]string, 0, count(b, end, 3)+1)
+				m.Resources = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.Resources = append(m.Resources, strOf[string](s, b[start:end]))
 			i = end
@@ -559,7 +559,7 @@ func decAuthorizationV1ResourceRule(s *state, b []byte, m *authorizationv1.Resou
 				return err
 			}
 			if m.ResourceNames == nil {
-				m.ResourceNames = make([]string, 0, count(b, end, 4)+1)
+				m.ResourceNames = make([]string, 0, capHint[string](count(b, end, 4)+1, len(b)))
 			}
 			m.ResourceNames = append(m.ResourceNames, strOf[string](s, b[start:end]))
 			i = end
@@ -954,7 +954,7 @@ func decAuthorizationV1SubjectAccessReviewSpec(s *state, b []byte, m *authorizat
 				return err
 			}
 			if m.Groups == nil {
-				m.Groups = make([]string, 0, count(b, end, 4)+1)
+				m.Groups = make([]string, 0, capHint[string](count(b, end, 4)+1, len(b)))
 			}
 			m.Groups = append(m.Groups, strOf[string](s, b[start:end]))
 			i = end
@@ -969,7 +969,7 @@ func decAuthorizationV1SubjectAccessReviewSpec(s *state, b []byte, m *authorizat
 				return err
 			}
 			if m.Extra == nil {
-				m.Extra = make(map[string]authorizationv1.ExtraValue, count(b, end, 5)+1)
+				m.Extra = make(map[string]authorizationv1.ExtraValue, capHint[authorizationv1.ExtraValue](count(b, end, 5)+1, len(b)))
 			}
 			var k string
 			var v authorizationv1.ExtraValue
@@ -1101,7 +1101,7 @@ func decAuthorizationV1SubjectRulesReviewStatus(s *state, b []byte, m *authoriza
 				return err
 			}
 			if m.ResourceRules == nil {
-				m.ResourceRules = make([]authorizationv1.ResourceRule, 0, count(b, end, 1)+1)
+				m.ResourceRules = make([]authorizationv1.ResourceRule, 0, capHint[authorizationv1.ResourceRule](count(b, end, 1)+1, len(b)))
 			}
 			m.ResourceRules = append(m.ResourceRules, authorizationv1.ResourceRule{})
 			if err = decAuthorizationV1ResourceRule(s, b[start:end], &m.ResourceRules[len(m.ResourceRules)-1]); err != nil {
@@ -1119,7 +1119,7 @@ func decAuthorizationV1SubjectRulesReviewStatus(s *state, b []byte, m *authoriza
 				return err
 			}
 			if m.NonResourceRules == nil {
-				m.NonResourceRules = make([]authorizationv1.NonResourceRule, 0, count(b, end, 2)+1)
+				m.NonResourceRules = make([]authorizationv1.NonResourceRule, 0, capHint[authorizationv1.NonResourceRule](count(b, end, 2)+1, len(b)))
 			}
 			m.NonResourceRules = append(m.NonResourceRules, authorizationv1.NonResourceRule{})
 			if err = decAuthorizationV1NonResourceRule(s, b[start:end], &m.NonResourceRules[len(m.NonResourceRules)-1]); err != nil {

@@ -36,7 +36,7 @@ func decAuthorizationV1beta1ExtraValue(s *state, b []byte, m *authorizationv1bet
 				return err
 			}
 			if (*m) == nil {
-				(*m) = make(authorizationv1beta1.ExtraValue, 0, count(b, end, 1)+1)
+				(*m) = make(authorizationv1beta1.ExtraValue, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			(*m) = append((*m), strOf[string](s, b[start:end]))
 			i = end
@@ -198,7 +198,7 @@ func decAuthorizationV1beta1NonResourceRule(s *state, b []byte, m *authorization
 				return err
 			}
 			if m.Verbs == nil {
-				m.Verbs = make([]string, 0, count(b, end, 1)+1)
+				m.Verbs = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Verbs = append(m.Verbs, strOf[string](s, b[start:end]))
 			i = end
@@ -213,7 +213,7 @@ func decAuthorizationV1beta1NonResourceRule(s *state, b []byte, m *authorization
 				return err
 			}
 			if m.NonResourceURLs == nil {
-				m.NonResourceURLs = make([]string, 0, count(b, end, 2)+1)
+				m.NonResourceURLs = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.NonResourceURLs = append(m.NonResourceURLs, strOf[string](s, b[start:end]))
 			i = end
@@ -400,7 +400,7 @@ func decAuthorizationV1beta1ResourceRule(s *state, b []byte, m *authorizationv1b
 				return err
 			}
 			if m.Verbs == nil {
-				m.Verbs = make([]string, 0, count(b, end, 1)+1)
+				m.Verbs = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Verbs = append(m.Verbs, strOf[string](s, b[start:end]))
 			i = end
@@ -415,7 +415,7 @@ func decAuthorizationV1beta1ResourceRule(s *state, b []byte, m *authorizationv1b
 				return err
 			}
 			if m.APIGroups == nil {
-				m.APIGroups = make([]string, 0, count(b, end, 2)+1)
+				m.APIGroups = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.APIGroups = append(m.APIGroups, strOf[string](s, b[start:end]))
 			i = end
@@ -430,7 +430,7 @@ func decAuthorizationV1beta1ResourceRule(s *state, b []byte, m *authorizationv1b
 				return err
 			}
 			if m.Resources == nil {
-				m.Resources = make([]string, 0, count(b, end, 3)+1)
+				m.Resources = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.Resources = append(m.Resources, strOf[string](s, b[start:end]))
 			i = end
@@ -445,7 +445,7 @@ func decAuthorizationV1beta1ResourceRule(s *state, b []byte, m *authorizationv1b
 				return err
 			}
 			if m.ResourceNames == nil {
-				m.ResourceNames = make([]string, 0, count(b, end, 4)+1)
+				m.ResourceNames = make([]string, 0, capHint[string](count(b, end, 4)+1, len(b)))
 			}
 			m.ResourceNames = append(m.ResourceNames, strOf[string](s, b[start:end]))
 			i = end
@@ -840,7 +840,7 @@ func decAuthorizationV1beta1SubjectAccessReviewSpec(s *state, b []byte, m *autho
 				return err
 			}
 			if m.Groups == nil {
-				m.Groups = make([]string, 0, count(b, end, 4)+1)
+				m.Groups = make([]string, 0, capHint[string](count(b, end, 4)+1, len(b)))
 			}
 			m.Groups = append(m.Groups, strOf[string](s, b[start:end]))
 			i = end
@@ -855,7 +855,7 @@ func decAuthorizationV1beta1SubjectAccessReviewSpec(s *state, b []byte, m *autho
 				return err
 			}
 			if m.Extra == nil {
-				m.Extra = make(map[string]authorizationv1beta1.ExtraValue, count(b, end, 5)+1)
+				m.Extra = make(map[string]authorizationv1beta1.ExtraValue, capHint[authorizationv1beta1.ExtraValue](count(b, end, 5)+1, len(b)))
 			}
 			var k string
 			var v authorizationv1beta1.ExtraValue
@@ -987,7 +987,7 @@ func decAuthorizationV1beta1SubjectRulesReviewStatus(s *state, b []byte, m *auth
 				return err
 			}
 			if m.ResourceRules == nil {
-				m.ResourceRules = make([]authorizationv1beta1.ResourceRule, 0, count(b, end, 1)+1)
+				m.ResourceRules = make([]authorizationv1beta1.ResourceRule, 0, capHint[authorizationv1beta1.ResourceRule](count(b, end, 1)+1, len(b)))
 			}
 			m.ResourceRules = append(m.ResourceRules, authorizationv1beta1.ResourceRule{})
 			if err = decAuthorizationV1beta1ResourceRule(s, b[start:end], &m.ResourceRules[len(m.ResourceRules)-1]); err != nil {
@@ -1005,7 +1005,7 @@ func decAuthorizationV1beta1SubjectRulesReviewStatus(s *state, b []byte, m *auth
 				return err
 			}
 			if m.NonResourceRules == nil {
-				m.NonResourceRules = make([]authorizationv1beta1.NonResourceRule, 0, count(b, end, 2)+1)
+				m.NonResourceRules = make([]authorizationv1beta1.NonResourceRule, 0, capHint[authorizationv1beta1.NonResourceRule](count(b, end, 2)+1, len(b)))
 			}
 			m.NonResourceRules = append(m.NonResourceRules, authorizationv1beta1.NonResourceRule{})
 			if err = decAuthorizationV1beta1NonResourceRule(s, b[start:end], &m.NonResourceRules[len(m.NonResourceRules)-1]); err != nil {

@@ -182,7 +182,7 @@ func decAutoscalingV1HorizontalPodAutoscalerList(s *state, b []byte, m *autoscal
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]autoscalingv1.HorizontalPodAutoscaler, 0, count(b, end, 2)+1)
+				m.Items = make([]autoscalingv1.HorizontalPodAutoscaler, 0, capHint[autoscalingv1.HorizontalPodAutoscaler](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, autoscalingv1.HorizontalPodAutoscaler{})
 			saved := s.arena

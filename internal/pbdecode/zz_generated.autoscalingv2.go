@@ -427,7 +427,7 @@ func decAutoscalingV2HPAScalingRules(s *state, b []byte, m *autoscalingv2.HPASca
 				return err
 			}
 			if m.Policies == nil {
-				m.Policies = make([]autoscalingv2.HPAScalingPolicy, 0, count(b, end, 2)+1)
+				m.Policies = make([]autoscalingv2.HPAScalingPolicy, 0, capHint[autoscalingv2.HPAScalingPolicy](count(b, end, 2)+1, len(b)))
 			}
 			m.Policies = append(m.Policies, autoscalingv2.HPAScalingPolicy{})
 			if err = decAutoscalingV2HPAScalingPolicy(s, b[start:end], &m.Policies[len(m.Policies)-1]); err != nil {
@@ -734,7 +734,7 @@ func decAutoscalingV2HorizontalPodAutoscalerList(s *state, b []byte, m *autoscal
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]autoscalingv2.HorizontalPodAutoscaler, 0, count(b, end, 2)+1)
+				m.Items = make([]autoscalingv2.HorizontalPodAutoscaler, 0, capHint[autoscalingv2.HorizontalPodAutoscaler](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, autoscalingv2.HorizontalPodAutoscaler{})
 			saved := s.arena
@@ -820,7 +820,7 @@ func decAutoscalingV2HorizontalPodAutoscalerSpec(s *state, b []byte, m *autoscal
 				return err
 			}
 			if m.Metrics == nil {
-				m.Metrics = make([]autoscalingv2.MetricSpec, 0, count(b, end, 4)+1)
+				m.Metrics = make([]autoscalingv2.MetricSpec, 0, capHint[autoscalingv2.MetricSpec](count(b, end, 4)+1, len(b)))
 			}
 			m.Metrics = append(m.Metrics, autoscalingv2.MetricSpec{})
 			if err = decAutoscalingV2MetricSpec(s, b[start:end], &m.Metrics[len(m.Metrics)-1]); err != nil {
@@ -933,7 +933,7 @@ func decAutoscalingV2HorizontalPodAutoscalerStatus(s *state, b []byte, m *autosc
 				return err
 			}
 			if m.CurrentMetrics == nil {
-				m.CurrentMetrics = make([]autoscalingv2.MetricStatus, 0, count(b, end, 5)+1)
+				m.CurrentMetrics = make([]autoscalingv2.MetricStatus, 0, capHint[autoscalingv2.MetricStatus](count(b, end, 5)+1, len(b)))
 			}
 			m.CurrentMetrics = append(m.CurrentMetrics, autoscalingv2.MetricStatus{})
 			if err = decAutoscalingV2MetricStatus(s, b[start:end], &m.CurrentMetrics[len(m.CurrentMetrics)-1]); err != nil {
@@ -951,7 +951,7 @@ func decAutoscalingV2HorizontalPodAutoscalerStatus(s *state, b []byte, m *autosc
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]autoscalingv2.HorizontalPodAutoscalerCondition, 0, count(b, end, 6)+1)
+				m.Conditions = make([]autoscalingv2.HorizontalPodAutoscalerCondition, 0, capHint[autoscalingv2.HorizontalPodAutoscalerCondition](count(b, end, 6)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, autoscalingv2.HorizontalPodAutoscalerCondition{})
 			if err = decAutoscalingV2HorizontalPodAutoscalerCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {

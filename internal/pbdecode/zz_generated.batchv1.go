@@ -122,7 +122,7 @@ func decBatchV1CronJobList(s *state, b []byte, m *batchv1.CronJobList) error {
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]batchv1.CronJob, 0, count(b, end, 2)+1)
+				m.Items = make([]batchv1.CronJob, 0, capHint[batchv1.CronJob](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, batchv1.CronJob{})
 			saved := s.arena
@@ -297,7 +297,7 @@ func decBatchV1CronJobStatus(s *state, b []byte, m *batchv1.CronJobStatus) error
 				return err
 			}
 			if m.Active == nil {
-				m.Active = make([]corev1.ObjectReference, 0, count(b, end, 1)+1)
+				m.Active = make([]corev1.ObjectReference, 0, capHint[corev1.ObjectReference](count(b, end, 1)+1, len(b)))
 			}
 			m.Active = append(m.Active, corev1.ObjectReference{})
 			if err = decCoreV1ObjectReference(s, b[start:end], &m.Active[len(m.Active)-1]); err != nil {
@@ -562,7 +562,7 @@ func decBatchV1JobList(s *state, b []byte, m *batchv1.JobList) error {
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]batchv1.Job, 0, count(b, end, 2)+1)
+				m.Items = make([]batchv1.Job, 0, capHint[batchv1.Job](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, batchv1.Job{})
 			saved := s.arena
@@ -662,7 +662,7 @@ func decBatchV1JobSchedulingConfiguration(s *state, b []byte, m *batchv1.JobSche
 				return err
 			}
 			if m.ResourceClaims == nil {
-				m.ResourceClaims = make([]schedulingv1alpha3.WorkloadPodGroupResourceClaim, 0, count(b, end, 4)+1)
+				m.ResourceClaims = make([]schedulingv1alpha3.WorkloadPodGroupResourceClaim, 0, capHint[schedulingv1alpha3.WorkloadPodGroupResourceClaim](count(b, end, 4)+1, len(b)))
 			}
 			m.ResourceClaims = append(m.ResourceClaims, schedulingv1alpha3.WorkloadPodGroupResourceClaim{})
 			if err = decSchedulingV1alpha3WorkloadPodGroupResourceClaim(s, b[start:end], &m.ResourceClaims[len(m.ResourceClaims)-1]); err != nil {
@@ -963,7 +963,7 @@ func decBatchV1JobStatus(s *state, b []byte, m *batchv1.JobStatus) error {
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]batchv1.JobCondition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]batchv1.JobCondition, 0, capHint[batchv1.JobCondition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, batchv1.JobCondition{})
 			if err = decBatchV1JobCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -1196,7 +1196,7 @@ func decBatchV1PodFailurePolicy(s *state, b []byte, m *batchv1.PodFailurePolicy)
 				return err
 			}
 			if m.Rules == nil {
-				m.Rules = make([]batchv1.PodFailurePolicyRule, 0, count(b, end, 1)+1)
+				m.Rules = make([]batchv1.PodFailurePolicyRule, 0, capHint[batchv1.PodFailurePolicyRule](count(b, end, 1)+1, len(b)))
 			}
 			m.Rules = append(m.Rules, batchv1.PodFailurePolicyRule{})
 			if err = decBatchV1PodFailurePolicyRule(s, b[start:end], &m.Rules[len(m.Rules)-1]); err != nil {
@@ -1377,7 +1377,7 @@ func decBatchV1PodFailurePolicyRule(s *state, b []byte, m *batchv1.PodFailurePol
 				return err
 			}
 			if m.OnPodConditions == nil {
-				m.OnPodConditions = make([]batchv1.PodFailurePolicyOnPodConditionsPattern, 0, count(b, end, 3)+1)
+				m.OnPodConditions = make([]batchv1.PodFailurePolicyOnPodConditionsPattern, 0, capHint[batchv1.PodFailurePolicyOnPodConditionsPattern](count(b, end, 3)+1, len(b)))
 			}
 			m.OnPodConditions = append(m.OnPodConditions, batchv1.PodFailurePolicyOnPodConditionsPattern{})
 			if err = decBatchV1PodFailurePolicyOnPodConditionsPattern(s, b[start:end], &m.OnPodConditions[len(m.OnPodConditions)-1]); err != nil {
@@ -1422,7 +1422,7 @@ func decBatchV1SuccessPolicy(s *state, b []byte, m *batchv1.SuccessPolicy) error
 				return err
 			}
 			if m.Rules == nil {
-				m.Rules = make([]batchv1.SuccessPolicyRule, 0, count(b, end, 1)+1)
+				m.Rules = make([]batchv1.SuccessPolicyRule, 0, capHint[batchv1.SuccessPolicyRule](count(b, end, 1)+1, len(b)))
 			}
 			m.Rules = append(m.Rules, batchv1.SuccessPolicyRule{})
 			if err = decBatchV1SuccessPolicyRule(s, b[start:end], &m.Rules[len(m.Rules)-1]); err != nil {
@@ -1519,7 +1519,7 @@ func decBatchV1UncountedTerminatedPods(s *state, b []byte, m *batchv1.UncountedT
 				return err
 			}
 			if m.Succeeded == nil {
-				m.Succeeded = make([]types.UID, 0, count(b, end, 1)+1)
+				m.Succeeded = make([]types.UID, 0, capHint[types.UID](count(b, end, 1)+1, len(b)))
 			}
 			m.Succeeded = append(m.Succeeded, strOf[types.UID](s, b[start:end]))
 			i = end
@@ -1534,7 +1534,7 @@ func decBatchV1UncountedTerminatedPods(s *state, b []byte, m *batchv1.UncountedT
 				return err
 			}
 			if m.Failed == nil {
-				m.Failed = make([]types.UID, 0, count(b, end, 2)+1)
+				m.Failed = make([]types.UID, 0, capHint[types.UID](count(b, end, 2)+1, len(b)))
 			}
 			m.Failed = append(m.Failed, strOf[types.UID](s, b[start:end]))
 			i = end

@@ -120,7 +120,7 @@ func decBatchV1beta1CronJobList(s *state, b []byte, m *batchv1beta1.CronJobList)
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]batchv1beta1.CronJob, 0, count(b, end, 2)+1)
+				m.Items = make([]batchv1beta1.CronJob, 0, capHint[batchv1beta1.CronJob](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, batchv1beta1.CronJob{})
 			saved := s.arena
@@ -295,7 +295,7 @@ func decBatchV1beta1CronJobStatus(s *state, b []byte, m *batchv1beta1.CronJobSta
 				return err
 			}
 			if m.Active == nil {
-				m.Active = make([]corev1.ObjectReference, 0, count(b, end, 1)+1)
+				m.Active = make([]corev1.ObjectReference, 0, capHint[corev1.ObjectReference](count(b, end, 1)+1, len(b)))
 			}
 			m.Active = append(m.Active, corev1.ObjectReference{})
 			if err = decCoreV1ObjectReference(s, b[start:end], &m.Active[len(m.Active)-1]); err != nil {

@@ -224,7 +224,7 @@ func decCertificatesV1CertificateSigningRequestList(s *state, b []byte, m *certi
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]certificatesv1.CertificateSigningRequest, 0, count(b, end, 2)+1)
+				m.Items = make([]certificatesv1.CertificateSigningRequest, 0, capHint[certificatesv1.CertificateSigningRequest](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, certificatesv1.CertificateSigningRequest{})
 			saved := s.arena
@@ -309,7 +309,7 @@ func decCertificatesV1CertificateSigningRequestSpec(s *state, b []byte, m *certi
 				return err
 			}
 			if m.Usages == nil {
-				m.Usages = make([]certificatesv1.KeyUsage, 0, count(b, end, 5)+1)
+				m.Usages = make([]certificatesv1.KeyUsage, 0, capHint[certificatesv1.KeyUsage](count(b, end, 5)+1, len(b)))
 			}
 			m.Usages = append(m.Usages, strOf[certificatesv1.KeyUsage](s, b[start:end]))
 			i = end
@@ -348,7 +348,7 @@ func decCertificatesV1CertificateSigningRequestSpec(s *state, b []byte, m *certi
 				return err
 			}
 			if m.Groups == nil {
-				m.Groups = make([]string, 0, count(b, end, 4)+1)
+				m.Groups = make([]string, 0, capHint[string](count(b, end, 4)+1, len(b)))
 			}
 			m.Groups = append(m.Groups, strOf[string](s, b[start:end]))
 			i = end
@@ -363,7 +363,7 @@ func decCertificatesV1CertificateSigningRequestSpec(s *state, b []byte, m *certi
 				return err
 			}
 			if m.Extra == nil {
-				m.Extra = make(map[string]certificatesv1.ExtraValue, count(b, end, 6)+1)
+				m.Extra = make(map[string]certificatesv1.ExtraValue, capHint[certificatesv1.ExtraValue](count(b, end, 6)+1, len(b)))
 			}
 			var k string
 			var v certificatesv1.ExtraValue
@@ -410,7 +410,7 @@ func decCertificatesV1CertificateSigningRequestStatus(s *state, b []byte, m *cer
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]certificatesv1.CertificateSigningRequestCondition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]certificatesv1.CertificateSigningRequestCondition, 0, capHint[certificatesv1.CertificateSigningRequestCondition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, certificatesv1.CertificateSigningRequestCondition{})
 			if err = decCertificatesV1CertificateSigningRequestCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -536,7 +536,7 @@ func decCertificatesV1ClusterTrustBundleList(s *state, b []byte, m *certificates
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]certificatesv1.ClusterTrustBundle, 0, count(b, end, 2)+1)
+				m.Items = make([]certificatesv1.ClusterTrustBundle, 0, capHint[certificatesv1.ClusterTrustBundle](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, certificatesv1.ClusterTrustBundle{})
 			saved := s.arena
@@ -636,7 +636,7 @@ func decCertificatesV1ExtraValue(s *state, b []byte, m *certificatesv1.ExtraValu
 				return err
 			}
 			if (*m) == nil {
-				(*m) = make(certificatesv1.ExtraValue, 0, count(b, end, 1)+1)
+				(*m) = make(certificatesv1.ExtraValue, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			(*m) = append((*m), strOf[string](s, b[start:end]))
 			i = end
@@ -761,7 +761,7 @@ func decCertificatesV1PodCertificateRequestList(s *state, b []byte, m *certifica
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]certificatesv1.PodCertificateRequest, 0, count(b, end, 2)+1)
+				m.Items = make([]certificatesv1.PodCertificateRequest, 0, capHint[certificatesv1.PodCertificateRequest](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, certificatesv1.PodCertificateRequest{})
 			saved := s.arena
@@ -918,7 +918,7 @@ func decCertificatesV1PodCertificateRequestSpec(s *state, b []byte, m *certifica
 				return err
 			}
 			if m.UnverifiedUserAnnotations == nil {
-				m.UnverifiedUserAnnotations = make(map[string]string, count(b, end, 11)+1)
+				m.UnverifiedUserAnnotations = make(map[string]string, capHint[string](count(b, end, 11)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -965,7 +965,7 @@ func decCertificatesV1PodCertificateRequestStatus(s *state, b []byte, m *certifi
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {

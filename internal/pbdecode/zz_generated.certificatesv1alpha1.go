@@ -104,7 +104,7 @@ func decCertificatesV1alpha1ClusterTrustBundleList(s *state, b []byte, m *certif
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]certificatesv1alpha1.ClusterTrustBundle, 0, count(b, end, 2)+1)
+				m.Items = make([]certificatesv1alpha1.ClusterTrustBundle, 0, capHint[certificatesv1alpha1.ClusterTrustBundle](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, certificatesv1alpha1.ClusterTrustBundle{})
 			saved := s.arena

@@ -224,7 +224,7 @@ func decCertificatesV1beta1CertificateSigningRequestList(s *state, b []byte, m *
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]certificatesv1beta1.CertificateSigningRequest, 0, count(b, end, 2)+1)
+				m.Items = make([]certificatesv1beta1.CertificateSigningRequest, 0, capHint[certificatesv1beta1.CertificateSigningRequest](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, certificatesv1beta1.CertificateSigningRequest{})
 			saved := s.arena
@@ -310,7 +310,7 @@ func decCertificatesV1beta1CertificateSigningRequestSpec(s *state, b []byte, m *
 				return err
 			}
 			if m.Usages == nil {
-				m.Usages = make([]certificatesv1beta1.KeyUsage, 0, count(b, end, 5)+1)
+				m.Usages = make([]certificatesv1beta1.KeyUsage, 0, capHint[certificatesv1beta1.KeyUsage](count(b, end, 5)+1, len(b)))
 			}
 			m.Usages = append(m.Usages, strOf[certificatesv1beta1.KeyUsage](s, b[start:end]))
 			i = end
@@ -349,7 +349,7 @@ func decCertificatesV1beta1CertificateSigningRequestSpec(s *state, b []byte, m *
 				return err
 			}
 			if m.Groups == nil {
-				m.Groups = make([]string, 0, count(b, end, 4)+1)
+				m.Groups = make([]string, 0, capHint[string](count(b, end, 4)+1, len(b)))
 			}
 			m.Groups = append(m.Groups, strOf[string](s, b[start:end]))
 			i = end
@@ -364,7 +364,7 @@ func decCertificatesV1beta1CertificateSigningRequestSpec(s *state, b []byte, m *
 				return err
 			}
 			if m.Extra == nil {
-				m.Extra = make(map[string]certificatesv1beta1.ExtraValue, count(b, end, 6)+1)
+				m.Extra = make(map[string]certificatesv1beta1.ExtraValue, capHint[certificatesv1beta1.ExtraValue](count(b, end, 6)+1, len(b)))
 			}
 			var k string
 			var v certificatesv1beta1.ExtraValue
@@ -411,7 +411,7 @@ func decCertificatesV1beta1CertificateSigningRequestStatus(s *state, b []byte, m
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]certificatesv1beta1.CertificateSigningRequestCondition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]certificatesv1beta1.CertificateSigningRequestCondition, 0, capHint[certificatesv1beta1.CertificateSigningRequestCondition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, certificatesv1beta1.CertificateSigningRequestCondition{})
 			if err = decCertificatesV1beta1CertificateSigningRequestCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -537,7 +537,7 @@ func decCertificatesV1beta1ClusterTrustBundleList(s *state, b []byte, m *certifi
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]certificatesv1beta1.ClusterTrustBundle, 0, count(b, end, 2)+1)
+				m.Items = make([]certificatesv1beta1.ClusterTrustBundle, 0, capHint[certificatesv1beta1.ClusterTrustBundle](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, certificatesv1beta1.ClusterTrustBundle{})
 			saved := s.arena
@@ -637,7 +637,7 @@ func decCertificatesV1beta1ExtraValue(s *state, b []byte, m *certificatesv1beta1
 				return err
 			}
 			if (*m) == nil {
-				(*m) = make(certificatesv1beta1.ExtraValue, 0, count(b, end, 1)+1)
+				(*m) = make(certificatesv1beta1.ExtraValue, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			(*m) = append((*m), strOf[string](s, b[start:end]))
 			i = end
@@ -762,7 +762,7 @@ func decCertificatesV1beta1PodCertificateRequestList(s *state, b []byte, m *cert
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]certificatesv1beta1.PodCertificateRequest, 0, count(b, end, 2)+1)
+				m.Items = make([]certificatesv1beta1.PodCertificateRequest, 0, capHint[certificatesv1beta1.PodCertificateRequest](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, certificatesv1beta1.PodCertificateRequest{})
 			saved := s.arena
@@ -943,7 +943,7 @@ func decCertificatesV1beta1PodCertificateRequestSpec(s *state, b []byte, m *cert
 				return err
 			}
 			if m.UnverifiedUserAnnotations == nil {
-				m.UnverifiedUserAnnotations = make(map[string]string, count(b, end, 11)+1)
+				m.UnverifiedUserAnnotations = make(map[string]string, capHint[string](count(b, end, 11)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -990,7 +990,7 @@ func decCertificatesV1beta1PodCertificateRequestStatus(s *state, b []byte, m *ce
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {

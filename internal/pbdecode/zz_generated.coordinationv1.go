@@ -105,7 +105,7 @@ func decCoordinationV1LeaseList(s *state, b []byte, m *coordinationv1.LeaseList)
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]coordinationv1.Lease, 0, count(b, end, 2)+1)
+				m.Items = make([]coordinationv1.Lease, 0, capHint[coordinationv1.Lease](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, coordinationv1.Lease{})
 			saved := s.arena

@@ -106,7 +106,7 @@ func decCoordinationV1alpha2LeaseCandidateList(s *state, b []byte, m *coordinati
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]coordinationv1alpha2.LeaseCandidate, 0, count(b, end, 2)+1)
+				m.Items = make([]coordinationv1alpha2.LeaseCandidate, 0, capHint[coordinationv1alpha2.LeaseCandidate](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, coordinationv1alpha2.LeaseCandidate{})
 			saved := s.arena

@@ -161,7 +161,7 @@ func decCoordinationV1beta1LeaseCandidateList(s *state, b []byte, m *coordinatio
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]coordinationv1beta1.LeaseCandidate, 0, count(b, end, 2)+1)
+				m.Items = make([]coordinationv1beta1.LeaseCandidate, 0, capHint[coordinationv1beta1.LeaseCandidate](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, coordinationv1beta1.LeaseCandidate{})
 			saved := s.arena
@@ -333,7 +333,7 @@ func decCoordinationV1beta1LeaseList(s *state, b []byte, m *coordinationv1beta1.
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]coordinationv1beta1.Lease, 0, count(b, end, 2)+1)
+				m.Items = make([]coordinationv1beta1.Lease, 0, capHint[coordinationv1beta1.Lease](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, coordinationv1beta1.Lease{})
 			saved := s.arena

@@ -634,7 +634,7 @@ func decCoreV1CSIPersistentVolumeSource(s *state, b []byte, m *corev1.CSIPersist
 				return err
 			}
 			if m.VolumeAttributes == nil {
-				m.VolumeAttributes = make(map[string]string, count(b, end, 5)+1)
+				m.VolumeAttributes = make(map[string]string, capHint[string](count(b, end, 5)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -803,7 +803,7 @@ func decCoreV1CSIVolumeSource(s *state, b []byte, m *corev1.CSIVolumeSource) err
 				return err
 			}
 			if m.VolumeAttributes == nil {
-				m.VolumeAttributes = make(map[string]string, count(b, end, 4)+1)
+				m.VolumeAttributes = make(map[string]string, capHint[string](count(b, end, 4)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -867,7 +867,7 @@ func decCoreV1Capabilities(s *state, b []byte, m *corev1.Capabilities) error {
 				return err
 			}
 			if m.Add == nil {
-				m.Add = make([]corev1.Capability, 0, count(b, end, 1)+1)
+				m.Add = make([]corev1.Capability, 0, capHint[corev1.Capability](count(b, end, 1)+1, len(b)))
 			}
 			m.Add = append(m.Add, strOf[corev1.Capability](s, b[start:end]))
 			i = end
@@ -882,7 +882,7 @@ func decCoreV1Capabilities(s *state, b []byte, m *corev1.Capabilities) error {
 				return err
 			}
 			if m.Drop == nil {
-				m.Drop = make([]corev1.Capability, 0, count(b, end, 2)+1)
+				m.Drop = make([]corev1.Capability, 0, capHint[corev1.Capability](count(b, end, 2)+1, len(b)))
 			}
 			m.Drop = append(m.Drop, strOf[corev1.Capability](s, b[start:end]))
 			i = end
@@ -924,7 +924,7 @@ func decCoreV1CephFSPersistentVolumeSource(s *state, b []byte, m *corev1.CephFSP
 				return err
 			}
 			if m.Monitors == nil {
-				m.Monitors = make([]string, 0, count(b, end, 1)+1)
+				m.Monitors = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Monitors = append(m.Monitors, strOf[string](s, b[start:end]))
 			i = end
@@ -1030,7 +1030,7 @@ func decCoreV1CephFSVolumeSource(s *state, b []byte, m *corev1.CephFSVolumeSourc
 				return err
 			}
 			if m.Monitors == nil {
-				m.Monitors = make([]string, 0, count(b, end, 1)+1)
+				m.Monitors = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Monitors = append(m.Monitors, strOf[string](s, b[start:end]))
 			i = end
@@ -1528,7 +1528,7 @@ func decCoreV1ComponentStatus(s *state, b []byte, m *corev1.ComponentStatus) err
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]corev1.ComponentCondition, 0, count(b, end, 2)+1)
+				m.Conditions = make([]corev1.ComponentCondition, 0, capHint[corev1.ComponentCondition](count(b, end, 2)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, corev1.ComponentCondition{})
 			if err = decCoreV1ComponentCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -1587,7 +1587,7 @@ func decCoreV1ComponentStatusList(s *state, b []byte, m *corev1.ComponentStatusL
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.ComponentStatus, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.ComponentStatus, 0, capHint[corev1.ComponentStatus](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.ComponentStatus{})
 			saved := s.arena
@@ -1662,7 +1662,7 @@ func decCoreV1ConfigMap(s *state, b []byte, m *corev1.ConfigMap) error {
 				return err
 			}
 			if m.Data == nil {
-				m.Data = make(map[string]string, count(b, end, 2)+1)
+				m.Data = make(map[string]string, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -1682,7 +1682,7 @@ func decCoreV1ConfigMap(s *state, b []byte, m *corev1.ConfigMap) error {
 				return err
 			}
 			if m.BinaryData == nil {
-				m.BinaryData = make(map[string][]uint8, count(b, end, 3)+1)
+				m.BinaryData = make(map[string][]uint8, capHint[[]uint8](count(b, end, 3)+1, len(b)))
 			}
 			var k string
 			var v []uint8
@@ -1861,7 +1861,7 @@ func decCoreV1ConfigMapList(s *state, b []byte, m *corev1.ConfigMapList) error {
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.ConfigMap, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.ConfigMap, 0, capHint[corev1.ConfigMap](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.ConfigMap{})
 			saved := s.arena
@@ -2011,7 +2011,7 @@ func decCoreV1ConfigMapProjection(s *state, b []byte, m *corev1.ConfigMapProject
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.KeyToPath, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.KeyToPath, 0, capHint[corev1.KeyToPath](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.KeyToPath{})
 			if err = decCoreV1KeyToPath(s, b[start:end], &m.Items[len(m.Items)-1]); err != nil {
@@ -2082,7 +2082,7 @@ func decCoreV1ConfigMapVolumeSource(s *state, b []byte, m *corev1.ConfigMapVolum
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.KeyToPath, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.KeyToPath, 0, capHint[corev1.KeyToPath](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.KeyToPath{})
 			if err = decCoreV1KeyToPath(s, b[start:end], &m.Items[len(m.Items)-1]); err != nil {
@@ -2187,7 +2187,7 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return err
 			}
 			if m.Command == nil {
-				m.Command = make([]string, 0, count(b, end, 3)+1)
+				m.Command = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.Command = append(m.Command, strOf[string](s, b[start:end]))
 			i = end
@@ -2202,7 +2202,7 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return err
 			}
 			if m.Args == nil {
-				m.Args = make([]string, 0, count(b, end, 4)+1)
+				m.Args = make([]string, 0, capHint[string](count(b, end, 4)+1, len(b)))
 			}
 			m.Args = append(m.Args, strOf[string](s, b[start:end]))
 			i = end
@@ -2229,7 +2229,7 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return err
 			}
 			if m.Ports == nil {
-				m.Ports = make([]corev1.ContainerPort, 0, count(b, end, 6)+1)
+				m.Ports = make([]corev1.ContainerPort, 0, capHint[corev1.ContainerPort](count(b, end, 6)+1, len(b)))
 			}
 			m.Ports = append(m.Ports, corev1.ContainerPort{})
 			if err = decCoreV1ContainerPort(s, b[start:end], &m.Ports[len(m.Ports)-1]); err != nil {
@@ -2247,7 +2247,7 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return err
 			}
 			if m.EnvFrom == nil {
-				m.EnvFrom = make([]corev1.EnvFromSource, 0, count(b, end, 19)+1)
+				m.EnvFrom = make([]corev1.EnvFromSource, 0, capHint[corev1.EnvFromSource](count(b, end, 19)+1, len(b)))
 			}
 			m.EnvFrom = append(m.EnvFrom, corev1.EnvFromSource{})
 			if err = decCoreV1EnvFromSource(s, b[start:end], &m.EnvFrom[len(m.EnvFrom)-1]); err != nil {
@@ -2265,7 +2265,7 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return err
 			}
 			if m.Env == nil {
-				m.Env = make([]corev1.EnvVar, 0, count(b, end, 7)+1)
+				m.Env = make([]corev1.EnvVar, 0, capHint[corev1.EnvVar](count(b, end, 7)+1, len(b)))
 			}
 			m.Env = append(m.Env, corev1.EnvVar{})
 			if err = decCoreV1EnvVar(s, b[start:end], &m.Env[len(m.Env)-1]); err != nil {
@@ -2297,7 +2297,7 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return err
 			}
 			if m.ResizePolicy == nil {
-				m.ResizePolicy = make([]corev1.ContainerResizePolicy, 0, count(b, end, 23)+1)
+				m.ResizePolicy = make([]corev1.ContainerResizePolicy, 0, capHint[corev1.ContainerResizePolicy](count(b, end, 23)+1, len(b)))
 			}
 			m.ResizePolicy = append(m.ResizePolicy, corev1.ContainerResizePolicy{})
 			if err = decCoreV1ContainerResizePolicy(s, b[start:end], &m.ResizePolicy[len(m.ResizePolicy)-1]); err != nil {
@@ -2328,7 +2328,7 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return err
 			}
 			if m.RestartPolicyRules == nil {
-				m.RestartPolicyRules = make([]corev1.ContainerRestartRule, 0, count(b, end, 25)+1)
+				m.RestartPolicyRules = make([]corev1.ContainerRestartRule, 0, capHint[corev1.ContainerRestartRule](count(b, end, 25)+1, len(b)))
 			}
 			m.RestartPolicyRules = append(m.RestartPolicyRules, corev1.ContainerRestartRule{})
 			if err = decCoreV1ContainerRestartRule(s, b[start:end], &m.RestartPolicyRules[len(m.RestartPolicyRules)-1]); err != nil {
@@ -2346,7 +2346,7 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return err
 			}
 			if m.VolumeMounts == nil {
-				m.VolumeMounts = make([]corev1.VolumeMount, 0, count(b, end, 9)+1)
+				m.VolumeMounts = make([]corev1.VolumeMount, 0, capHint[corev1.VolumeMount](count(b, end, 9)+1, len(b)))
 			}
 			m.VolumeMounts = append(m.VolumeMounts, corev1.VolumeMount{})
 			if err = decCoreV1VolumeMount(s, b[start:end], &m.VolumeMounts[len(m.VolumeMounts)-1]); err != nil {
@@ -2364,7 +2364,7 @@ func decCoreV1Container(s *state, b []byte, m *corev1.Container) error {
 				return err
 			}
 			if m.VolumeDevices == nil {
-				m.VolumeDevices = make([]corev1.VolumeDevice, 0, count(b, end, 21)+1)
+				m.VolumeDevices = make([]corev1.VolumeDevice, 0, capHint[corev1.VolumeDevice](count(b, end, 21)+1, len(b)))
 			}
 			m.VolumeDevices = append(m.VolumeDevices, corev1.VolumeDevice{})
 			if err = decCoreV1VolumeDevice(s, b[start:end], &m.VolumeDevices[len(m.VolumeDevices)-1]); err != nil {
@@ -2626,7 +2626,7 @@ func decCoreV1ContainerImage(s *state, b []byte, m *corev1.ContainerImage) error
 				return err
 			}
 			if m.Names == nil {
-				m.Names = make([]string, 0, count(b, end, 1)+1)
+				m.Names = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Names = append(m.Names, strOf[string](s, b[start:end]))
 			i = end
@@ -3307,7 +3307,7 @@ func decCoreV1ContainerStatus(s *state, b []byte, m *corev1.ContainerStatus) err
 				return err
 			}
 			if m.AllocatedResources == nil {
-				m.AllocatedResources = make(corev1.ResourceList, count(b, end, 10)+1)
+				m.AllocatedResources = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 10)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -3344,7 +3344,7 @@ func decCoreV1ContainerStatus(s *state, b []byte, m *corev1.ContainerStatus) err
 				return err
 			}
 			if m.VolumeMounts == nil {
-				m.VolumeMounts = make([]corev1.VolumeMountStatus, 0, count(b, end, 12)+1)
+				m.VolumeMounts = make([]corev1.VolumeMountStatus, 0, capHint[corev1.VolumeMountStatus](count(b, end, 12)+1, len(b)))
 			}
 			m.VolumeMounts = append(m.VolumeMounts, corev1.VolumeMountStatus{})
 			if err = decCoreV1VolumeMountStatus(s, b[start:end], &m.VolumeMounts[len(m.VolumeMounts)-1]); err != nil {
@@ -3379,7 +3379,7 @@ func decCoreV1ContainerStatus(s *state, b []byte, m *corev1.ContainerStatus) err
 				return err
 			}
 			if m.AllocatedResourcesStatus == nil {
-				m.AllocatedResourcesStatus = make([]corev1.ResourceStatus, 0, count(b, end, 14)+1)
+				m.AllocatedResourcesStatus = make([]corev1.ResourceStatus, 0, capHint[corev1.ResourceStatus](count(b, end, 14)+1, len(b)))
 			}
 			m.AllocatedResourcesStatus = append(m.AllocatedResourcesStatus, corev1.ResourceStatus{})
 			if err = decCoreV1ResourceStatus(s, b[start:end], &m.AllocatedResourcesStatus[len(m.AllocatedResourcesStatus)-1]); err != nil {
@@ -3519,7 +3519,7 @@ func decCoreV1DownwardAPIProjection(s *state, b []byte, m *corev1.DownwardAPIPro
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.DownwardAPIVolumeFile, 0, count(b, end, 1)+1)
+				m.Items = make([]corev1.DownwardAPIVolumeFile, 0, capHint[corev1.DownwardAPIVolumeFile](count(b, end, 1)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.DownwardAPIVolumeFile{})
 			if err = decCoreV1DownwardAPIVolumeFile(s, b[start:end], &m.Items[len(m.Items)-1]); err != nil {
@@ -3661,7 +3661,7 @@ func decCoreV1DownwardAPIVolumeSource(s *state, b []byte, m *corev1.DownwardAPIV
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.DownwardAPIVolumeFile, 0, count(b, end, 1)+1)
+				m.Items = make([]corev1.DownwardAPIVolumeFile, 0, capHint[corev1.DownwardAPIVolumeFile](count(b, end, 1)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.DownwardAPIVolumeFile{})
 			if err = decCoreV1DownwardAPIVolumeFile(s, b[start:end], &m.Items[len(m.Items)-1]); err != nil {
@@ -3954,7 +3954,7 @@ func decCoreV1EndpointSubset(s *state, b []byte, m *corev1.EndpointSubset) error
 				return err
 			}
 			if m.Addresses == nil {
-				m.Addresses = make([]corev1.EndpointAddress, 0, count(b, end, 1)+1)
+				m.Addresses = make([]corev1.EndpointAddress, 0, capHint[corev1.EndpointAddress](count(b, end, 1)+1, len(b)))
 			}
 			m.Addresses = append(m.Addresses, corev1.EndpointAddress{})
 			if err = decCoreV1EndpointAddress(s, b[start:end], &m.Addresses[len(m.Addresses)-1]); err != nil {
@@ -3972,7 +3972,7 @@ func decCoreV1EndpointSubset(s *state, b []byte, m *corev1.EndpointSubset) error
 				return err
 			}
 			if m.NotReadyAddresses == nil {
-				m.NotReadyAddresses = make([]corev1.EndpointAddress, 0, count(b, end, 2)+1)
+				m.NotReadyAddresses = make([]corev1.EndpointAddress, 0, capHint[corev1.EndpointAddress](count(b, end, 2)+1, len(b)))
 			}
 			m.NotReadyAddresses = append(m.NotReadyAddresses, corev1.EndpointAddress{})
 			if err = decCoreV1EndpointAddress(s, b[start:end], &m.NotReadyAddresses[len(m.NotReadyAddresses)-1]); err != nil {
@@ -3990,7 +3990,7 @@ func decCoreV1EndpointSubset(s *state, b []byte, m *corev1.EndpointSubset) error
 				return err
 			}
 			if m.Ports == nil {
-				m.Ports = make([]corev1.EndpointPort, 0, count(b, end, 3)+1)
+				m.Ports = make([]corev1.EndpointPort, 0, capHint[corev1.EndpointPort](count(b, end, 3)+1, len(b)))
 			}
 			m.Ports = append(m.Ports, corev1.EndpointPort{})
 			if err = decCoreV1EndpointPort(s, b[start:end], &m.Ports[len(m.Ports)-1]); err != nil {
@@ -4049,7 +4049,7 @@ func decCoreV1Endpoints(s *state, b []byte, m *corev1.Endpoints) error {
 				return err
 			}
 			if m.Subsets == nil {
-				m.Subsets = make([]corev1.EndpointSubset, 0, count(b, end, 2)+1)
+				m.Subsets = make([]corev1.EndpointSubset, 0, capHint[corev1.EndpointSubset](count(b, end, 2)+1, len(b)))
 			}
 			m.Subsets = append(m.Subsets, corev1.EndpointSubset{})
 			if err = decCoreV1EndpointSubset(s, b[start:end], &m.Subsets[len(m.Subsets)-1]); err != nil {
@@ -4108,7 +4108,7 @@ func decCoreV1EndpointsList(s *state, b []byte, m *corev1.EndpointsList) error {
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.Endpoints, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.Endpoints, 0, capHint[corev1.Endpoints](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.Endpoints{})
 			saved := s.arena
@@ -4487,7 +4487,7 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return err
 			}
 			if m.Command == nil {
-				m.Command = make([]string, 0, count(b, end, 3)+1)
+				m.Command = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.Command = append(m.Command, strOf[string](s, b[start:end]))
 			i = end
@@ -4502,7 +4502,7 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return err
 			}
 			if m.Args == nil {
-				m.Args = make([]string, 0, count(b, end, 4)+1)
+				m.Args = make([]string, 0, capHint[string](count(b, end, 4)+1, len(b)))
 			}
 			m.Args = append(m.Args, strOf[string](s, b[start:end]))
 			i = end
@@ -4529,7 +4529,7 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return err
 			}
 			if m.Ports == nil {
-				m.Ports = make([]corev1.ContainerPort, 0, count(b, end, 6)+1)
+				m.Ports = make([]corev1.ContainerPort, 0, capHint[corev1.ContainerPort](count(b, end, 6)+1, len(b)))
 			}
 			m.Ports = append(m.Ports, corev1.ContainerPort{})
 			if err = decCoreV1ContainerPort(s, b[start:end], &m.Ports[len(m.Ports)-1]); err != nil {
@@ -4547,7 +4547,7 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return err
 			}
 			if m.EnvFrom == nil {
-				m.EnvFrom = make([]corev1.EnvFromSource, 0, count(b, end, 19)+1)
+				m.EnvFrom = make([]corev1.EnvFromSource, 0, capHint[corev1.EnvFromSource](count(b, end, 19)+1, len(b)))
 			}
 			m.EnvFrom = append(m.EnvFrom, corev1.EnvFromSource{})
 			if err = decCoreV1EnvFromSource(s, b[start:end], &m.EnvFrom[len(m.EnvFrom)-1]); err != nil {
@@ -4565,7 +4565,7 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return err
 			}
 			if m.Env == nil {
-				m.Env = make([]corev1.EnvVar, 0, count(b, end, 7)+1)
+				m.Env = make([]corev1.EnvVar, 0, capHint[corev1.EnvVar](count(b, end, 7)+1, len(b)))
 			}
 			m.Env = append(m.Env, corev1.EnvVar{})
 			if err = decCoreV1EnvVar(s, b[start:end], &m.Env[len(m.Env)-1]); err != nil {
@@ -4597,7 +4597,7 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return err
 			}
 			if m.ResizePolicy == nil {
-				m.ResizePolicy = make([]corev1.ContainerResizePolicy, 0, count(b, end, 23)+1)
+				m.ResizePolicy = make([]corev1.ContainerResizePolicy, 0, capHint[corev1.ContainerResizePolicy](count(b, end, 23)+1, len(b)))
 			}
 			m.ResizePolicy = append(m.ResizePolicy, corev1.ContainerResizePolicy{})
 			if err = decCoreV1ContainerResizePolicy(s, b[start:end], &m.ResizePolicy[len(m.ResizePolicy)-1]); err != nil {
@@ -4628,7 +4628,7 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return err
 			}
 			if m.RestartPolicyRules == nil {
-				m.RestartPolicyRules = make([]corev1.ContainerRestartRule, 0, count(b, end, 25)+1)
+				m.RestartPolicyRules = make([]corev1.ContainerRestartRule, 0, capHint[corev1.ContainerRestartRule](count(b, end, 25)+1, len(b)))
 			}
 			m.RestartPolicyRules = append(m.RestartPolicyRules, corev1.ContainerRestartRule{})
 			if err = decCoreV1ContainerRestartRule(s, b[start:end], &m.RestartPolicyRules[len(m.RestartPolicyRules)-1]); err != nil {
@@ -4646,7 +4646,7 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return err
 			}
 			if m.VolumeMounts == nil {
-				m.VolumeMounts = make([]corev1.VolumeMount, 0, count(b, end, 9)+1)
+				m.VolumeMounts = make([]corev1.VolumeMount, 0, capHint[corev1.VolumeMount](count(b, end, 9)+1, len(b)))
 			}
 			m.VolumeMounts = append(m.VolumeMounts, corev1.VolumeMount{})
 			if err = decCoreV1VolumeMount(s, b[start:end], &m.VolumeMounts[len(m.VolumeMounts)-1]); err != nil {
@@ -4664,7 +4664,7 @@ func decCoreV1EphemeralContainerCommon(s *state, b []byte, m *corev1.EphemeralCo
 				return err
 			}
 			if m.VolumeDevices == nil {
-				m.VolumeDevices = make([]corev1.VolumeDevice, 0, count(b, end, 21)+1)
+				m.VolumeDevices = make([]corev1.VolumeDevice, 0, capHint[corev1.VolumeDevice](count(b, end, 21)+1, len(b)))
 			}
 			m.VolumeDevices = append(m.VolumeDevices, corev1.VolumeDevice{})
 			if err = decCoreV1VolumeDevice(s, b[start:end], &m.VolumeDevices[len(m.VolumeDevices)-1]); err != nil {
@@ -5149,7 +5149,7 @@ func decCoreV1EventList(s *state, b []byte, m *corev1.EventList) error {
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.Event, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.Event, 0, capHint[corev1.Event](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.Event{})
 			saved := s.arena
@@ -5352,7 +5352,7 @@ func decCoreV1ExecAction(s *state, b []byte, m *corev1.ExecAction) error {
 				return err
 			}
 			if m.Command == nil {
-				m.Command = make([]string, 0, count(b, end, 1)+1)
+				m.Command = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Command = append(m.Command, strOf[string](s, b[start:end]))
 			i = end
@@ -5394,7 +5394,7 @@ func decCoreV1FCVolumeSource(s *state, b []byte, m *corev1.FCVolumeSource) error
 				return err
 			}
 			if m.TargetWWNs == nil {
-				m.TargetWWNs = make([]string, 0, count(b, end, 1)+1)
+				m.TargetWWNs = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.TargetWWNs = append(m.TargetWWNs, strOf[string](s, b[start:end]))
 			i = end
@@ -5444,7 +5444,7 @@ func decCoreV1FCVolumeSource(s *state, b []byte, m *corev1.FCVolumeSource) error
 				return err
 			}
 			if m.WWIDs == nil {
-				m.WWIDs = make([]string, 0, count(b, end, 5)+1)
+				m.WWIDs = make([]string, 0, capHint[string](count(b, end, 5)+1, len(b)))
 			}
 			m.WWIDs = append(m.WWIDs, strOf[string](s, b[start:end]))
 			i = end
@@ -5613,7 +5613,7 @@ func decCoreV1FlexPersistentVolumeSource(s *state, b []byte, m *corev1.FlexPersi
 				return err
 			}
 			if m.Options == nil {
-				m.Options = make(map[string]string, count(b, end, 5)+1)
+				m.Options = make(map[string]string, capHint[string](count(b, end, 5)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -5712,7 +5712,7 @@ func decCoreV1FlexVolumeSource(s *state, b []byte, m *corev1.FlexVolumeSource) e
 				return err
 			}
 			if m.Options == nil {
-				m.Options = make(map[string]string, count(b, end, 5)+1)
+				m.Options = make(map[string]string, capHint[string](count(b, end, 5)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -6197,7 +6197,7 @@ func decCoreV1HTTPGetAction(s *state, b []byte, m *corev1.HTTPGetAction) error {
 				return err
 			}
 			if m.HTTPHeaders == nil {
-				m.HTTPHeaders = make([]corev1.HTTPHeader, 0, count(b, end, 5)+1)
+				m.HTTPHeaders = make([]corev1.HTTPHeader, 0, capHint[corev1.HTTPHeader](count(b, end, 5)+1, len(b)))
 			}
 			m.HTTPHeaders = append(m.HTTPHeaders, corev1.HTTPHeader{})
 			if err = decCoreV1HTTPHeader(s, b[start:end], &m.HTTPHeaders[len(m.HTTPHeaders)-1]); err != nil {
@@ -6318,7 +6318,7 @@ func decCoreV1HostAlias(s *state, b []byte, m *corev1.HostAlias) error {
 				return err
 			}
 			if m.Hostnames == nil {
-				m.Hostnames = make([]string, 0, count(b, end, 2)+1)
+				m.Hostnames = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.Hostnames = append(m.Hostnames, strOf[string](s, b[start:end]))
 			i = end
@@ -6521,7 +6521,7 @@ func decCoreV1ISCSIPersistentVolumeSource(s *state, b []byte, m *corev1.ISCSIPer
 				return err
 			}
 			if m.Portals == nil {
-				m.Portals = make([]string, 0, count(b, end, 7)+1)
+				m.Portals = make([]string, 0, capHint[string](count(b, end, 7)+1, len(b)))
 			}
 			m.Portals = append(m.Portals, strOf[string](s, b[start:end]))
 			i = end
@@ -6685,7 +6685,7 @@ func decCoreV1ISCSIVolumeSource(s *state, b []byte, m *corev1.ISCSIVolumeSource)
 				return err
 			}
 			if m.Portals == nil {
-				m.Portals = make([]string, 0, count(b, end, 7)+1)
+				m.Portals = make([]string, 0, capHint[string](count(b, end, 7)+1, len(b)))
 			}
 			m.Portals = append(m.Portals, strOf[string](s, b[start:end]))
 			i = end
@@ -7180,7 +7180,7 @@ func decCoreV1LimitRangeItem(s *state, b []byte, m *corev1.LimitRangeItem) error
 				return err
 			}
 			if m.Max == nil {
-				m.Max = make(corev1.ResourceList, count(b, end, 2)+1)
+				m.Max = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 2)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -7200,7 +7200,7 @@ func decCoreV1LimitRangeItem(s *state, b []byte, m *corev1.LimitRangeItem) error
 				return err
 			}
 			if m.Min == nil {
-				m.Min = make(corev1.ResourceList, count(b, end, 3)+1)
+				m.Min = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 3)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -7220,7 +7220,7 @@ func decCoreV1LimitRangeItem(s *state, b []byte, m *corev1.LimitRangeItem) error
 				return err
 			}
 			if m.Default == nil {
-				m.Default = make(corev1.ResourceList, count(b, end, 4)+1)
+				m.Default = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 4)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -7240,7 +7240,7 @@ func decCoreV1LimitRangeItem(s *state, b []byte, m *corev1.LimitRangeItem) error
 				return err
 			}
 			if m.DefaultRequest == nil {
-				m.DefaultRequest = make(corev1.ResourceList, count(b, end, 5)+1)
+				m.DefaultRequest = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 5)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -7260,7 +7260,7 @@ func decCoreV1LimitRangeItem(s *state, b []byte, m *corev1.LimitRangeItem) error
 				return err
 			}
 			if m.MaxLimitRequestRatio == nil {
-				m.MaxLimitRequestRatio = make(corev1.ResourceList, count(b, end, 6)+1)
+				m.MaxLimitRequestRatio = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 6)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -7321,7 +7321,7 @@ func decCoreV1LimitRangeList(s *state, b []byte, m *corev1.LimitRangeList) error
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.LimitRange, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.LimitRange, 0, capHint[corev1.LimitRange](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.LimitRange{})
 			saved := s.arena
@@ -7370,7 +7370,7 @@ func decCoreV1LimitRangeSpec(s *state, b []byte, m *corev1.LimitRangeSpec) error
 				return err
 			}
 			if m.Limits == nil {
-				m.Limits = make([]corev1.LimitRangeItem, 0, count(b, end, 1)+1)
+				m.Limits = make([]corev1.LimitRangeItem, 0, capHint[corev1.LimitRangeItem](count(b, end, 1)+1, len(b)))
 			}
 			m.Limits = append(m.Limits, corev1.LimitRangeItem{})
 			if err = decCoreV1LimitRangeItem(s, b[start:end], &m.Limits[len(m.Limits)-1]); err != nil {
@@ -7482,7 +7482,7 @@ func decCoreV1List(s *state, b []byte, m *corev1.List) error {
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]kruntime.RawExtension, 0, count(b, end, 2)+1)
+				m.Items = make([]kruntime.RawExtension, 0, capHint[kruntime.RawExtension](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, kruntime.RawExtension{})
 			saved := s.arena
@@ -7568,7 +7568,7 @@ func decCoreV1LoadBalancerIngress(s *state, b []byte, m *corev1.LoadBalancerIngr
 				return err
 			}
 			if m.Ports == nil {
-				m.Ports = make([]corev1.PortStatus, 0, count(b, end, 4)+1)
+				m.Ports = make([]corev1.PortStatus, 0, capHint[corev1.PortStatus](count(b, end, 4)+1, len(b)))
 			}
 			m.Ports = append(m.Ports, corev1.PortStatus{})
 			if err = decCoreV1PortStatus(s, b[start:end], &m.Ports[len(m.Ports)-1]); err != nil {
@@ -7613,7 +7613,7 @@ func decCoreV1LoadBalancerStatus(s *state, b []byte, m *corev1.LoadBalancerStatu
 				return err
 			}
 			if m.Ingress == nil {
-				m.Ingress = make([]corev1.LoadBalancerIngress, 0, count(b, end, 1)+1)
+				m.Ingress = make([]corev1.LoadBalancerIngress, 0, capHint[corev1.LoadBalancerIngress](count(b, end, 1)+1, len(b)))
 			}
 			m.Ingress = append(m.Ingress, corev1.LoadBalancerIngress{})
 			if err = decCoreV1LoadBalancerIngress(s, b[start:end], &m.Ingress[len(m.Ingress)-1]); err != nil {
@@ -8034,7 +8034,7 @@ func decCoreV1NamespaceList(s *state, b []byte, m *corev1.NamespaceList) error {
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.Namespace, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.Namespace, 0, capHint[corev1.Namespace](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.Namespace{})
 			saved := s.arena
@@ -8083,7 +8083,7 @@ func decCoreV1NamespaceSpec(s *state, b []byte, m *corev1.NamespaceSpec) error {
 				return err
 			}
 			if m.Finalizers == nil {
-				m.Finalizers = make([]corev1.FinalizerName, 0, count(b, end, 1)+1)
+				m.Finalizers = make([]corev1.FinalizerName, 0, capHint[corev1.FinalizerName](count(b, end, 1)+1, len(b)))
 			}
 			m.Finalizers = append(m.Finalizers, strOf[corev1.FinalizerName](s, b[start:end]))
 			i = end
@@ -8137,7 +8137,7 @@ func decCoreV1NamespaceStatus(s *state, b []byte, m *corev1.NamespaceStatus) err
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]corev1.NamespaceCondition, 0, count(b, end, 2)+1)
+				m.Conditions = make([]corev1.NamespaceCondition, 0, capHint[corev1.NamespaceCondition](count(b, end, 2)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, corev1.NamespaceCondition{})
 			if err = decCoreV1NamespaceCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -8319,7 +8319,7 @@ func decCoreV1NodeAffinity(s *state, b []byte, m *corev1.NodeAffinity) error {
 				return err
 			}
 			if m.PreferredDuringSchedulingIgnoredDuringExecution == nil {
-				m.PreferredDuringSchedulingIgnoredDuringExecution = make([]corev1.PreferredSchedulingTerm, 0, count(b, end, 2)+1)
+				m.PreferredDuringSchedulingIgnoredDuringExecution = make([]corev1.PreferredSchedulingTerm, 0, capHint[corev1.PreferredSchedulingTerm](count(b, end, 2)+1, len(b)))
 			}
 			m.PreferredDuringSchedulingIgnoredDuringExecution = append(m.PreferredDuringSchedulingIgnoredDuringExecution, corev1.PreferredSchedulingTerm{})
 			if err = decCoreV1PreferredSchedulingTerm(s, b[start:end], &m.PreferredDuringSchedulingIgnoredDuringExecution[len(m.PreferredDuringSchedulingIgnoredDuringExecution)-1]); err != nil {
@@ -8505,7 +8505,7 @@ func decCoreV1NodeAllocatableResourceClaimStatus(s *state, b []byte, m *corev1.N
 				return err
 			}
 			if m.Containers == nil {
-				m.Containers = make([]string, 0, count(b, end, 2)+1)
+				m.Containers = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.Containers = append(m.Containers, strOf[string](s, b[start:end]))
 			i = end
@@ -8520,7 +8520,7 @@ func decCoreV1NodeAllocatableResourceClaimStatus(s *state, b []byte, m *corev1.N
 				return err
 			}
 			if m.Mapping == nil {
-				m.Mapping = make([]corev1.NodeAllocatableMappedResources, 0, count(b, end, 4)+1)
+				m.Mapping = make([]corev1.NodeAllocatableMappedResources, 0, capHint[corev1.NodeAllocatableMappedResources](count(b, end, 4)+1, len(b)))
 			}
 			m.Mapping = append(m.Mapping, corev1.NodeAllocatableMappedResources{})
 			if err = decCoreV1NodeAllocatableMappedResources(s, b[start:end], &m.Mapping[len(m.Mapping)-1]); err != nil {
@@ -8538,7 +8538,7 @@ func decCoreV1NodeAllocatableResourceClaimStatus(s *state, b []byte, m *corev1.N
 				return err
 			}
 			if m.Overhead == nil {
-				m.Overhead = make([]corev1.NodeAllocatableOverheadResources, 0, count(b, end, 5)+1)
+				m.Overhead = make([]corev1.NodeAllocatableOverheadResources, 0, capHint[corev1.NodeAllocatableOverheadResources](count(b, end, 5)+1, len(b)))
 			}
 			m.Overhead = append(m.Overhead, corev1.NodeAllocatableOverheadResources{})
 			if err = decCoreV1NodeAllocatableOverheadResources(s, b[start:end], &m.Overhead[len(m.Overhead)-1]); err != nil {
@@ -8914,7 +8914,7 @@ func decCoreV1NodeList(s *state, b []byte, m *corev1.NodeList) error {
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.Node, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.Node, 0, capHint[corev1.Node](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.Node{})
 			saved := s.arena
@@ -8963,7 +8963,7 @@ func decCoreV1NodePodPreemptionPolicy(s *state, b []byte, m *corev1.NodePodPreem
 				return err
 			}
 			if m.DisableResizePreemption == nil {
-				m.DisableResizePreemption = make([]string, 0, count(b, end, 1)+1)
+				m.DisableResizePreemption = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.DisableResizePreemption = append(m.DisableResizePreemption, strOf[string](s, b[start:end]))
 			i = end
@@ -9151,7 +9151,7 @@ func decCoreV1NodeSelector(s *state, b []byte, m *corev1.NodeSelector) error {
 				return err
 			}
 			if m.NodeSelectorTerms == nil {
-				m.NodeSelectorTerms = make([]corev1.NodeSelectorTerm, 0, count(b, end, 1)+1)
+				m.NodeSelectorTerms = make([]corev1.NodeSelectorTerm, 0, capHint[corev1.NodeSelectorTerm](count(b, end, 1)+1, len(b)))
 			}
 			m.NodeSelectorTerms = append(m.NodeSelectorTerms, corev1.NodeSelectorTerm{})
 			if err = decCoreV1NodeSelectorTerm(s, b[start:end], &m.NodeSelectorTerms[len(m.NodeSelectorTerms)-1]); err != nil {
@@ -9220,7 +9220,7 @@ func decCoreV1NodeSelectorRequirement(s *state, b []byte, m *corev1.NodeSelector
 				return err
 			}
 			if m.Values == nil {
-				m.Values = make([]string, 0, count(b, end, 3)+1)
+				m.Values = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.Values = append(m.Values, strOf[string](s, b[start:end]))
 			i = end
@@ -9262,7 +9262,7 @@ func decCoreV1NodeSelectorTerm(s *state, b []byte, m *corev1.NodeSelectorTerm) e
 				return err
 			}
 			if m.MatchExpressions == nil {
-				m.MatchExpressions = make([]corev1.NodeSelectorRequirement, 0, count(b, end, 1)+1)
+				m.MatchExpressions = make([]corev1.NodeSelectorRequirement, 0, capHint[corev1.NodeSelectorRequirement](count(b, end, 1)+1, len(b)))
 			}
 			m.MatchExpressions = append(m.MatchExpressions, corev1.NodeSelectorRequirement{})
 			if err = decCoreV1NodeSelectorRequirement(s, b[start:end], &m.MatchExpressions[len(m.MatchExpressions)-1]); err != nil {
@@ -9280,7 +9280,7 @@ func decCoreV1NodeSelectorTerm(s *state, b []byte, m *corev1.NodeSelectorTerm) e
 				return err
 			}
 			if m.MatchFields == nil {
-				m.MatchFields = make([]corev1.NodeSelectorRequirement, 0, count(b, end, 2)+1)
+				m.MatchFields = make([]corev1.NodeSelectorRequirement, 0, capHint[corev1.NodeSelectorRequirement](count(b, end, 2)+1, len(b)))
 			}
 			m.MatchFields = append(m.MatchFields, corev1.NodeSelectorRequirement{})
 			if err = decCoreV1NodeSelectorRequirement(s, b[start:end], &m.MatchFields[len(m.MatchFields)-1]); err != nil {
@@ -9337,7 +9337,7 @@ func decCoreV1NodeSpec(s *state, b []byte, m *corev1.NodeSpec) error {
 				return err
 			}
 			if m.PodCIDRs == nil {
-				m.PodCIDRs = make([]string, 0, count(b, end, 7)+1)
+				m.PodCIDRs = make([]string, 0, capHint[string](count(b, end, 7)+1, len(b)))
 			}
 			m.PodCIDRs = append(m.PodCIDRs, strOf[string](s, b[start:end]))
 			i = end
@@ -9375,7 +9375,7 @@ func decCoreV1NodeSpec(s *state, b []byte, m *corev1.NodeSpec) error {
 				return err
 			}
 			if m.Taints == nil {
-				m.Taints = make([]corev1.Taint, 0, count(b, end, 5)+1)
+				m.Taints = make([]corev1.Taint, 0, capHint[corev1.Taint](count(b, end, 5)+1, len(b)))
 			}
 			m.Taints = append(m.Taints, corev1.Taint{})
 			if err = decCoreV1Taint(s, b[start:end], &m.Taints[len(m.Taints)-1]); err != nil {
@@ -9466,7 +9466,7 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return err
 			}
 			if m.Capacity == nil {
-				m.Capacity = make(corev1.ResourceList, count(b, end, 1)+1)
+				m.Capacity = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 1)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -9486,7 +9486,7 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return err
 			}
 			if m.Allocatable == nil {
-				m.Allocatable = make(corev1.ResourceList, count(b, end, 2)+1)
+				m.Allocatable = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 2)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -9518,7 +9518,7 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]corev1.NodeCondition, 0, count(b, end, 4)+1)
+				m.Conditions = make([]corev1.NodeCondition, 0, capHint[corev1.NodeCondition](count(b, end, 4)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, corev1.NodeCondition{})
 			if err = decCoreV1NodeCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -9536,7 +9536,7 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return err
 			}
 			if m.Addresses == nil {
-				m.Addresses = make([]corev1.NodeAddress, 0, count(b, end, 5)+1)
+				m.Addresses = make([]corev1.NodeAddress, 0, capHint[corev1.NodeAddress](count(b, end, 5)+1, len(b)))
 			}
 			m.Addresses = append(m.Addresses, corev1.NodeAddress{})
 			if err = decCoreV1NodeAddress(s, b[start:end], &m.Addresses[len(m.Addresses)-1]); err != nil {
@@ -9582,7 +9582,7 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return err
 			}
 			if m.Images == nil {
-				m.Images = make([]corev1.ContainerImage, 0, count(b, end, 8)+1)
+				m.Images = make([]corev1.ContainerImage, 0, capHint[corev1.ContainerImage](count(b, end, 8)+1, len(b)))
 			}
 			m.Images = append(m.Images, corev1.ContainerImage{})
 			if err = decCoreV1ContainerImage(s, b[start:end], &m.Images[len(m.Images)-1]); err != nil {
@@ -9600,7 +9600,7 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return err
 			}
 			if m.VolumesInUse == nil {
-				m.VolumesInUse = make([]corev1.UniqueVolumeName, 0, count(b, end, 9)+1)
+				m.VolumesInUse = make([]corev1.UniqueVolumeName, 0, capHint[corev1.UniqueVolumeName](count(b, end, 9)+1, len(b)))
 			}
 			m.VolumesInUse = append(m.VolumesInUse, strOf[corev1.UniqueVolumeName](s, b[start:end]))
 			i = end
@@ -9615,7 +9615,7 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return err
 			}
 			if m.VolumesAttached == nil {
-				m.VolumesAttached = make([]corev1.AttachedVolume, 0, count(b, end, 10)+1)
+				m.VolumesAttached = make([]corev1.AttachedVolume, 0, capHint[corev1.AttachedVolume](count(b, end, 10)+1, len(b)))
 			}
 			m.VolumesAttached = append(m.VolumesAttached, corev1.AttachedVolume{})
 			if err = decCoreV1AttachedVolume(s, b[start:end], &m.VolumesAttached[len(m.VolumesAttached)-1]); err != nil {
@@ -9650,7 +9650,7 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return err
 			}
 			if m.RuntimeHandlers == nil {
-				m.RuntimeHandlers = make([]corev1.NodeRuntimeHandler, 0, count(b, end, 12)+1)
+				m.RuntimeHandlers = make([]corev1.NodeRuntimeHandler, 0, capHint[corev1.NodeRuntimeHandler](count(b, end, 12)+1, len(b)))
 			}
 			m.RuntimeHandlers = append(m.RuntimeHandlers, corev1.NodeRuntimeHandler{})
 			if err = decCoreV1NodeRuntimeHandler(s, b[start:end], &m.RuntimeHandlers[len(m.RuntimeHandlers)-1]); err != nil {
@@ -9685,7 +9685,7 @@ func decCoreV1NodeStatus(s *state, b []byte, m *corev1.NodeStatus) error {
 				return err
 			}
 			if m.DeclaredFeatures == nil {
-				m.DeclaredFeatures = make([]string, 0, count(b, end, 14)+1)
+				m.DeclaredFeatures = make([]string, 0, capHint[string](count(b, end, 14)+1, len(b)))
 			}
 			m.DeclaredFeatures = append(m.DeclaredFeatures, strOf[string](s, b[start:end]))
 			i = end
@@ -10359,7 +10359,7 @@ func decCoreV1PersistentVolumeClaimList(s *state, b []byte, m *corev1.Persistent
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.PersistentVolumeClaim, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.PersistentVolumeClaim, 0, capHint[corev1.PersistentVolumeClaim](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.PersistentVolumeClaim{})
 			saved := s.arena
@@ -10408,7 +10408,7 @@ func decCoreV1PersistentVolumeClaimSpec(s *state, b []byte, m *corev1.Persistent
 				return err
 			}
 			if m.AccessModes == nil {
-				m.AccessModes = make([]corev1.PersistentVolumeAccessMode, 0, count(b, end, 1)+1)
+				m.AccessModes = make([]corev1.PersistentVolumeAccessMode, 0, capHint[corev1.PersistentVolumeAccessMode](count(b, end, 1)+1, len(b)))
 			}
 			m.AccessModes = append(m.AccessModes, strOf[corev1.PersistentVolumeAccessMode](s, b[start:end]))
 			i = end
@@ -10578,7 +10578,7 @@ func decCoreV1PersistentVolumeClaimStatus(s *state, b []byte, m *corev1.Persiste
 				return err
 			}
 			if m.AccessModes == nil {
-				m.AccessModes = make([]corev1.PersistentVolumeAccessMode, 0, count(b, end, 2)+1)
+				m.AccessModes = make([]corev1.PersistentVolumeAccessMode, 0, capHint[corev1.PersistentVolumeAccessMode](count(b, end, 2)+1, len(b)))
 			}
 			m.AccessModes = append(m.AccessModes, strOf[corev1.PersistentVolumeAccessMode](s, b[start:end]))
 			i = end
@@ -10593,7 +10593,7 @@ func decCoreV1PersistentVolumeClaimStatus(s *state, b []byte, m *corev1.Persiste
 				return err
 			}
 			if m.Capacity == nil {
-				m.Capacity = make(corev1.ResourceList, count(b, end, 3)+1)
+				m.Capacity = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 3)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -10613,7 +10613,7 @@ func decCoreV1PersistentVolumeClaimStatus(s *state, b []byte, m *corev1.Persiste
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]corev1.PersistentVolumeClaimCondition, 0, count(b, end, 4)+1)
+				m.Conditions = make([]corev1.PersistentVolumeClaimCondition, 0, capHint[corev1.PersistentVolumeClaimCondition](count(b, end, 4)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, corev1.PersistentVolumeClaimCondition{})
 			if err = decCoreV1PersistentVolumeClaimCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -10631,7 +10631,7 @@ func decCoreV1PersistentVolumeClaimStatus(s *state, b []byte, m *corev1.Persiste
 				return err
 			}
 			if m.AllocatedResources == nil {
-				m.AllocatedResources = make(corev1.ResourceList, count(b, end, 5)+1)
+				m.AllocatedResources = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 5)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -10651,7 +10651,7 @@ func decCoreV1PersistentVolumeClaimStatus(s *state, b []byte, m *corev1.Persiste
 				return err
 			}
 			if m.AllocatedResourceStatuses == nil {
-				m.AllocatedResourceStatuses = make(map[corev1.ResourceName]corev1.ClaimResourceStatus, count(b, end, 7)+1)
+				m.AllocatedResourceStatuses = make(map[corev1.ResourceName]corev1.ClaimResourceStatus, capHint[corev1.ClaimResourceStatus](count(b, end, 7)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v corev1.ClaimResourceStatus
@@ -10864,7 +10864,7 @@ func decCoreV1PersistentVolumeList(s *state, b []byte, m *corev1.PersistentVolum
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.PersistentVolume, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.PersistentVolume, 0, capHint[corev1.PersistentVolume](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.PersistentVolume{})
 			saved := s.arena
@@ -11314,7 +11314,7 @@ func decCoreV1PersistentVolumeSpec(s *state, b []byte, m *corev1.PersistentVolum
 				return err
 			}
 			if m.Capacity == nil {
-				m.Capacity = make(corev1.ResourceList, count(b, end, 1)+1)
+				m.Capacity = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 1)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -11348,7 +11348,7 @@ func decCoreV1PersistentVolumeSpec(s *state, b []byte, m *corev1.PersistentVolum
 				return err
 			}
 			if m.AccessModes == nil {
-				m.AccessModes = make([]corev1.PersistentVolumeAccessMode, 0, count(b, end, 3)+1)
+				m.AccessModes = make([]corev1.PersistentVolumeAccessMode, 0, capHint[corev1.PersistentVolumeAccessMode](count(b, end, 3)+1, len(b)))
 			}
 			m.AccessModes = append(m.AccessModes, strOf[corev1.PersistentVolumeAccessMode](s, b[start:end]))
 			i = end
@@ -11404,7 +11404,7 @@ func decCoreV1PersistentVolumeSpec(s *state, b []byte, m *corev1.PersistentVolum
 				return err
 			}
 			if m.MountOptions == nil {
-				m.MountOptions = make([]string, 0, count(b, end, 7)+1)
+				m.MountOptions = make([]string, 0, capHint[string](count(b, end, 7)+1, len(b)))
 			}
 			m.MountOptions = append(m.MountOptions, strOf[string](s, b[start:end]))
 			i = end
@@ -11689,7 +11689,7 @@ func decCoreV1PodAffinity(s *state, b []byte, m *corev1.PodAffinity) error {
 				return err
 			}
 			if m.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-				m.RequiredDuringSchedulingIgnoredDuringExecution = make([]corev1.PodAffinityTerm, 0, count(b, end, 1)+1)
+				m.RequiredDuringSchedulingIgnoredDuringExecution = make([]corev1.PodAffinityTerm, 0, capHint[corev1.PodAffinityTerm](count(b, end, 1)+1, len(b)))
 			}
 			m.RequiredDuringSchedulingIgnoredDuringExecution = append(m.RequiredDuringSchedulingIgnoredDuringExecution, corev1.PodAffinityTerm{})
 			if err = decCoreV1PodAffinityTerm(s, b[start:end], &m.RequiredDuringSchedulingIgnoredDuringExecution[len(m.RequiredDuringSchedulingIgnoredDuringExecution)-1]); err != nil {
@@ -11707,7 +11707,7 @@ func decCoreV1PodAffinity(s *state, b []byte, m *corev1.PodAffinity) error {
 				return err
 			}
 			if m.PreferredDuringSchedulingIgnoredDuringExecution == nil {
-				m.PreferredDuringSchedulingIgnoredDuringExecution = make([]corev1.WeightedPodAffinityTerm, 0, count(b, end, 2)+1)
+				m.PreferredDuringSchedulingIgnoredDuringExecution = make([]corev1.WeightedPodAffinityTerm, 0, capHint[corev1.WeightedPodAffinityTerm](count(b, end, 2)+1, len(b)))
 			}
 			m.PreferredDuringSchedulingIgnoredDuringExecution = append(m.PreferredDuringSchedulingIgnoredDuringExecution, corev1.WeightedPodAffinityTerm{})
 			if err = decCoreV1WeightedPodAffinityTerm(s, b[start:end], &m.PreferredDuringSchedulingIgnoredDuringExecution[len(m.PreferredDuringSchedulingIgnoredDuringExecution)-1]); err != nil {
@@ -11769,7 +11769,7 @@ func decCoreV1PodAffinityTerm(s *state, b []byte, m *corev1.PodAffinityTerm) err
 				return err
 			}
 			if m.Namespaces == nil {
-				m.Namespaces = make([]string, 0, count(b, end, 2)+1)
+				m.Namespaces = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.Namespaces = append(m.Namespaces, strOf[string](s, b[start:end]))
 			i = end
@@ -11813,7 +11813,7 @@ func decCoreV1PodAffinityTerm(s *state, b []byte, m *corev1.PodAffinityTerm) err
 				return err
 			}
 			if m.MatchLabelKeys == nil {
-				m.MatchLabelKeys = make([]string, 0, count(b, end, 5)+1)
+				m.MatchLabelKeys = make([]string, 0, capHint[string](count(b, end, 5)+1, len(b)))
 			}
 			m.MatchLabelKeys = append(m.MatchLabelKeys, strOf[string](s, b[start:end]))
 			i = end
@@ -11828,7 +11828,7 @@ func decCoreV1PodAffinityTerm(s *state, b []byte, m *corev1.PodAffinityTerm) err
 				return err
 			}
 			if m.MismatchLabelKeys == nil {
-				m.MismatchLabelKeys = make([]string, 0, count(b, end, 6)+1)
+				m.MismatchLabelKeys = make([]string, 0, capHint[string](count(b, end, 6)+1, len(b)))
 			}
 			m.MismatchLabelKeys = append(m.MismatchLabelKeys, strOf[string](s, b[start:end]))
 			i = end
@@ -11870,7 +11870,7 @@ func decCoreV1PodAntiAffinity(s *state, b []byte, m *corev1.PodAntiAffinity) err
 				return err
 			}
 			if m.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-				m.RequiredDuringSchedulingIgnoredDuringExecution = make([]corev1.PodAffinityTerm, 0, count(b, end, 1)+1)
+				m.RequiredDuringSchedulingIgnoredDuringExecution = make([]corev1.PodAffinityTerm, 0, capHint[corev1.PodAffinityTerm](count(b, end, 1)+1, len(b)))
 			}
 			m.RequiredDuringSchedulingIgnoredDuringExecution = append(m.RequiredDuringSchedulingIgnoredDuringExecution, corev1.PodAffinityTerm{})
 			if err = decCoreV1PodAffinityTerm(s, b[start:end], &m.RequiredDuringSchedulingIgnoredDuringExecution[len(m.RequiredDuringSchedulingIgnoredDuringExecution)-1]); err != nil {
@@ -11888,7 +11888,7 @@ func decCoreV1PodAntiAffinity(s *state, b []byte, m *corev1.PodAntiAffinity) err
 				return err
 			}
 			if m.PreferredDuringSchedulingIgnoredDuringExecution == nil {
-				m.PreferredDuringSchedulingIgnoredDuringExecution = make([]corev1.WeightedPodAffinityTerm, 0, count(b, end, 2)+1)
+				m.PreferredDuringSchedulingIgnoredDuringExecution = make([]corev1.WeightedPodAffinityTerm, 0, capHint[corev1.WeightedPodAffinityTerm](count(b, end, 2)+1, len(b)))
 			}
 			m.PreferredDuringSchedulingIgnoredDuringExecution = append(m.PreferredDuringSchedulingIgnoredDuringExecution, corev1.WeightedPodAffinityTerm{})
 			if err = decCoreV1WeightedPodAffinityTerm(s, b[start:end], &m.PreferredDuringSchedulingIgnoredDuringExecution[len(m.PreferredDuringSchedulingIgnoredDuringExecution)-1]); err != nil {
@@ -12088,7 +12088,7 @@ func decCoreV1PodCertificateProjection(s *state, b []byte, m *corev1.PodCertific
 				return err
 			}
 			if m.UserAnnotations == nil {
-				m.UserAnnotations = make(map[string]string, count(b, end, 7)+1)
+				m.UserAnnotations = make(map[string]string, capHint[string](count(b, end, 7)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -12261,7 +12261,7 @@ func decCoreV1PodDNSConfig(s *state, b []byte, m *corev1.PodDNSConfig) error {
 				return err
 			}
 			if m.Nameservers == nil {
-				m.Nameservers = make([]string, 0, count(b, end, 1)+1)
+				m.Nameservers = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Nameservers = append(m.Nameservers, strOf[string](s, b[start:end]))
 			i = end
@@ -12276,7 +12276,7 @@ func decCoreV1PodDNSConfig(s *state, b []byte, m *corev1.PodDNSConfig) error {
 				return err
 			}
 			if m.Searches == nil {
-				m.Searches = make([]string, 0, count(b, end, 2)+1)
+				m.Searches = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.Searches = append(m.Searches, strOf[string](s, b[start:end]))
 			i = end
@@ -12291,7 +12291,7 @@ func decCoreV1PodDNSConfig(s *state, b []byte, m *corev1.PodDNSConfig) error {
 				return err
 			}
 			if m.Options == nil {
-				m.Options = make([]corev1.PodDNSConfigOption, 0, count(b, end, 3)+1)
+				m.Options = make([]corev1.PodDNSConfigOption, 0, capHint[corev1.PodDNSConfigOption](count(b, end, 3)+1, len(b)))
 			}
 			m.Options = append(m.Options, corev1.PodDNSConfigOption{})
 			if err = decCoreV1PodDNSConfigOption(s, b[start:end], &m.Options[len(m.Options)-1]); err != nil {
@@ -12444,7 +12444,7 @@ func decCoreV1PodExecOptions(s *state, b []byte, m *corev1.PodExecOptions) error
 				return err
 			}
 			if m.Command == nil {
-				m.Command = make([]string, 0, count(b, end, 6)+1)
+				m.Command = make([]string, 0, capHint[string](count(b, end, 6)+1, len(b)))
 			}
 			m.Command = append(m.Command, strOf[string](s, b[start:end]))
 			i = end
@@ -12486,7 +12486,7 @@ func decCoreV1PodExtendedResourceClaimStatus(s *state, b []byte, m *corev1.PodEx
 				return err
 			}
 			if m.RequestMappings == nil {
-				m.RequestMappings = make([]corev1.ContainerExtendedResourceRequest, 0, count(b, end, 1)+1)
+				m.RequestMappings = make([]corev1.ContainerExtendedResourceRequest, 0, capHint[corev1.ContainerExtendedResourceRequest](count(b, end, 1)+1, len(b)))
 			}
 			m.RequestMappings = append(m.RequestMappings, corev1.ContainerExtendedResourceRequest{})
 			if err = decCoreV1ContainerExtendedResourceRequest(s, b[start:end], &m.RequestMappings[len(m.RequestMappings)-1]); err != nil {
@@ -12596,7 +12596,7 @@ func decCoreV1PodList(s *state, b []byte, m *corev1.PodList) error {
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.Pod, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.Pod, 0, capHint[corev1.Pod](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.Pod{})
 			saved := s.arena
@@ -13237,7 +13237,7 @@ func decCoreV1PodSecurityContext(s *state, b []byte, m *corev1.PodSecurityContex
 				return err
 			}
 			if m.Sysctls == nil {
-				m.Sysctls = make([]corev1.Sysctl, 0, count(b, end, 7)+1)
+				m.Sysctls = make([]corev1.Sysctl, 0, capHint[corev1.Sysctl](count(b, end, 7)+1, len(b)))
 			}
 			m.Sysctls = append(m.Sysctls, corev1.Sysctl{})
 			if err = decCoreV1Sysctl(s, b[start:end], &m.Sysctls[len(m.Sysctls)-1]); err != nil {
@@ -13342,7 +13342,7 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return err
 			}
 			if m.Volumes == nil {
-				m.Volumes = make([]corev1.Volume, 0, count(b, end, 1)+1)
+				m.Volumes = make([]corev1.Volume, 0, capHint[corev1.Volume](count(b, end, 1)+1, len(b)))
 			}
 			m.Volumes = append(m.Volumes, corev1.Volume{})
 			if err = decCoreV1Volume(s, b[start:end], &m.Volumes[len(m.Volumes)-1]); err != nil {
@@ -13360,7 +13360,7 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return err
 			}
 			if m.InitContainers == nil {
-				m.InitContainers = make([]corev1.Container, 0, count(b, end, 20)+1)
+				m.InitContainers = make([]corev1.Container, 0, capHint[corev1.Container](count(b, end, 20)+1, len(b)))
 			}
 			m.InitContainers = append(m.InitContainers, corev1.Container{})
 			if err = decCoreV1Container(s, b[start:end], &m.InitContainers[len(m.InitContainers)-1]); err != nil {
@@ -13378,7 +13378,7 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return err
 			}
 			if m.Containers == nil {
-				m.Containers = make([]corev1.Container, 0, count(b, end, 2)+1)
+				m.Containers = make([]corev1.Container, 0, capHint[corev1.Container](count(b, end, 2)+1, len(b)))
 			}
 			m.Containers = append(m.Containers, corev1.Container{})
 			if err = decCoreV1Container(s, b[start:end], &m.Containers[len(m.Containers)-1]); err != nil {
@@ -13396,7 +13396,7 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return err
 			}
 			if m.EphemeralContainers == nil {
-				m.EphemeralContainers = make([]corev1.EphemeralContainer, 0, count(b, end, 34)+1)
+				m.EphemeralContainers = make([]corev1.EphemeralContainer, 0, capHint[corev1.EphemeralContainer](count(b, end, 34)+1, len(b)))
 			}
 			m.EphemeralContainers = append(m.EphemeralContainers, corev1.EphemeralContainer{})
 			if err = decCoreV1EphemeralContainer(s, b[start:end], &m.EphemeralContainers[len(m.EphemeralContainers)-1]); err != nil {
@@ -13462,7 +13462,7 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return err
 			}
 			if m.NodeSelector == nil {
-				m.NodeSelector = make(map[string]string, count(b, end, 7)+1)
+				m.NodeSelector = make(map[string]string, capHint[string](count(b, end, 7)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -13592,7 +13592,7 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return err
 			}
 			if m.ImagePullSecrets == nil {
-				m.ImagePullSecrets = make([]corev1.LocalObjectReference, 0, count(b, end, 15)+1)
+				m.ImagePullSecrets = make([]corev1.LocalObjectReference, 0, capHint[corev1.LocalObjectReference](count(b, end, 15)+1, len(b)))
 			}
 			m.ImagePullSecrets = append(m.ImagePullSecrets, corev1.LocalObjectReference{})
 			if err = decCoreV1LocalObjectReference(s, b[start:end], &m.ImagePullSecrets[len(m.ImagePullSecrets)-1]); err != nil {
@@ -13663,7 +13663,7 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return err
 			}
 			if m.Tolerations == nil {
-				m.Tolerations = make([]corev1.Toleration, 0, count(b, end, 22)+1)
+				m.Tolerations = make([]corev1.Toleration, 0, capHint[corev1.Toleration](count(b, end, 22)+1, len(b)))
 			}
 			m.Tolerations = append(m.Tolerations, corev1.Toleration{})
 			if err = decCoreV1Toleration(s, b[start:end], &m.Tolerations[len(m.Tolerations)-1]); err != nil {
@@ -13681,7 +13681,7 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return err
 			}
 			if m.HostAliases == nil {
-				m.HostAliases = make([]corev1.HostAlias, 0, count(b, end, 23)+1)
+				m.HostAliases = make([]corev1.HostAlias, 0, capHint[corev1.HostAlias](count(b, end, 23)+1, len(b)))
 			}
 			m.HostAliases = append(m.HostAliases, corev1.HostAlias{})
 			if err = decCoreV1HostAlias(s, b[start:end], &m.HostAliases[len(m.HostAliases)-1]); err != nil {
@@ -13740,7 +13740,7 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return err
 			}
 			if m.ReadinessGates == nil {
-				m.ReadinessGates = make([]corev1.PodReadinessGate, 0, count(b, end, 28)+1)
+				m.ReadinessGates = make([]corev1.PodReadinessGate, 0, capHint[corev1.PodReadinessGate](count(b, end, 28)+1, len(b)))
 			}
 			m.ReadinessGates = append(m.ReadinessGates, corev1.PodReadinessGate{})
 			if err = decCoreV1PodReadinessGate(s, b[start:end], &m.ReadinessGates[len(m.ReadinessGates)-1]); err != nil {
@@ -13796,7 +13796,7 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return err
 			}
 			if m.Overhead == nil {
-				m.Overhead = make(corev1.ResourceList, count(b, end, 32)+1)
+				m.Overhead = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 32)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -13816,7 +13816,7 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return err
 			}
 			if m.TopologySpreadConstraints == nil {
-				m.TopologySpreadConstraints = make([]corev1.TopologySpreadConstraint, 0, count(b, end, 33)+1)
+				m.TopologySpreadConstraints = make([]corev1.TopologySpreadConstraint, 0, capHint[corev1.TopologySpreadConstraint](count(b, end, 33)+1, len(b)))
 			}
 			m.TopologySpreadConstraints = append(m.TopologySpreadConstraints, corev1.TopologySpreadConstraint{})
 			if err = decCoreV1TopologySpreadConstraint(s, b[start:end], &m.TopologySpreadConstraints[len(m.TopologySpreadConstraints)-1]); err != nil {
@@ -13875,7 +13875,7 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return err
 			}
 			if m.SchedulingGates == nil {
-				m.SchedulingGates = make([]corev1.PodSchedulingGate, 0, count(b, end, 38)+1)
+				m.SchedulingGates = make([]corev1.PodSchedulingGate, 0, capHint[corev1.PodSchedulingGate](count(b, end, 38)+1, len(b)))
 			}
 			m.SchedulingGates = append(m.SchedulingGates, corev1.PodSchedulingGate{})
 			if err = decCoreV1PodSchedulingGate(s, b[start:end], &m.SchedulingGates[len(m.SchedulingGates)-1]); err != nil {
@@ -13893,7 +13893,7 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return err
 			}
 			if m.ResourceClaims == nil {
-				m.ResourceClaims = make([]corev1.PodResourceClaim, 0, count(b, end, 39)+1)
+				m.ResourceClaims = make([]corev1.PodResourceClaim, 0, capHint[corev1.PodResourceClaim](count(b, end, 39)+1, len(b)))
 			}
 			m.ResourceClaims = append(m.ResourceClaims, corev1.PodResourceClaim{})
 			if err = decCoreV1PodResourceClaim(s, b[start:end], &m.ResourceClaims[len(m.ResourceClaims)-1]); err != nil {
@@ -13958,7 +13958,7 @@ func decCoreV1PodSpec(s *state, b []byte, m *corev1.PodSpec) error {
 				return err
 			}
 			if m.EvictionResponders == nil {
-				m.EvictionResponders = make([]corev1.EvictionResponder, 0, count(b, end, 44)+1)
+				m.EvictionResponders = make([]corev1.EvictionResponder, 0, capHint[corev1.EvictionResponder](count(b, end, 44)+1, len(b)))
 			}
 			m.EvictionResponders = append(m.EvictionResponders, corev1.EvictionResponder{})
 			if err = decCoreV1EvictionResponder(s, b[start:end], &m.EvictionResponders[len(m.EvictionResponders)-1]); err != nil {
@@ -14026,7 +14026,7 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]corev1.PodCondition, 0, count(b, end, 2)+1)
+				m.Conditions = make([]corev1.PodCondition, 0, capHint[corev1.PodCondition](count(b, end, 2)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, corev1.PodCondition{})
 			if err = decCoreV1PodCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -14092,7 +14092,7 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return err
 			}
 			if m.HostIPs == nil {
-				m.HostIPs = make([]corev1.HostIP, 0, count(b, end, 16)+1)
+				m.HostIPs = make([]corev1.HostIP, 0, capHint[corev1.HostIP](count(b, end, 16)+1, len(b)))
 			}
 			m.HostIPs = append(m.HostIPs, corev1.HostIP{})
 			if err = decCoreV1HostIP(s, b[start:end], &m.HostIPs[len(m.HostIPs)-1]); err != nil {
@@ -14122,7 +14122,7 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return err
 			}
 			if m.PodIPs == nil {
-				m.PodIPs = make([]corev1.PodIP, 0, count(b, end, 12)+1)
+				m.PodIPs = make([]corev1.PodIP, 0, capHint[corev1.PodIP](count(b, end, 12)+1, len(b)))
 			}
 			m.PodIPs = append(m.PodIPs, corev1.PodIP{})
 			if err = decCoreV1PodIP(s, b[start:end], &m.PodIPs[len(m.PodIPs)-1]); err != nil {
@@ -14157,7 +14157,7 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return err
 			}
 			if m.InitContainerStatuses == nil {
-				m.InitContainerStatuses = make([]corev1.ContainerStatus, 0, count(b, end, 10)+1)
+				m.InitContainerStatuses = make([]corev1.ContainerStatus, 0, capHint[corev1.ContainerStatus](count(b, end, 10)+1, len(b)))
 			}
 			m.InitContainerStatuses = append(m.InitContainerStatuses, corev1.ContainerStatus{})
 			if err = decCoreV1ContainerStatus(s, b[start:end], &m.InitContainerStatuses[len(m.InitContainerStatuses)-1]); err != nil {
@@ -14175,7 +14175,7 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return err
 			}
 			if m.ContainerStatuses == nil {
-				m.ContainerStatuses = make([]corev1.ContainerStatus, 0, count(b, end, 8)+1)
+				m.ContainerStatuses = make([]corev1.ContainerStatus, 0, capHint[corev1.ContainerStatus](count(b, end, 8)+1, len(b)))
 			}
 			m.ContainerStatuses = append(m.ContainerStatuses, corev1.ContainerStatus{})
 			if err = decCoreV1ContainerStatus(s, b[start:end], &m.ContainerStatuses[len(m.ContainerStatuses)-1]); err != nil {
@@ -14205,7 +14205,7 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return err
 			}
 			if m.EphemeralContainerStatuses == nil {
-				m.EphemeralContainerStatuses = make([]corev1.ContainerStatus, 0, count(b, end, 13)+1)
+				m.EphemeralContainerStatuses = make([]corev1.ContainerStatus, 0, capHint[corev1.ContainerStatus](count(b, end, 13)+1, len(b)))
 			}
 			m.EphemeralContainerStatuses = append(m.EphemeralContainerStatuses, corev1.ContainerStatus{})
 			if err = decCoreV1ContainerStatus(s, b[start:end], &m.EphemeralContainerStatuses[len(m.EphemeralContainerStatuses)-1]); err != nil {
@@ -14235,7 +14235,7 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return err
 			}
 			if m.ResourceClaimStatuses == nil {
-				m.ResourceClaimStatuses = make([]corev1.PodResourceClaimStatus, 0, count(b, end, 15)+1)
+				m.ResourceClaimStatuses = make([]corev1.PodResourceClaimStatus, 0, capHint[corev1.PodResourceClaimStatus](count(b, end, 15)+1, len(b)))
 			}
 			m.ResourceClaimStatuses = append(m.ResourceClaimStatuses, corev1.PodResourceClaimStatus{})
 			if err = decCoreV1PodResourceClaimStatus(s, b[start:end], &m.ResourceClaimStatuses[len(m.ResourceClaimStatuses)-1]); err != nil {
@@ -14270,7 +14270,7 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return err
 			}
 			if m.AllocatedResources == nil {
-				m.AllocatedResources = make(corev1.ResourceList, count(b, end, 19)+1)
+				m.AllocatedResources = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 19)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -14307,7 +14307,7 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return err
 			}
 			if m.NodeAllocatableResourceClaimStatuses == nil {
-				m.NodeAllocatableResourceClaimStatuses = make([]corev1.NodeAllocatableResourceClaimStatus, 0, count(b, end, 21)+1)
+				m.NodeAllocatableResourceClaimStatuses = make([]corev1.NodeAllocatableResourceClaimStatus, 0, capHint[corev1.NodeAllocatableResourceClaimStatus](count(b, end, 21)+1, len(b)))
 			}
 			m.NodeAllocatableResourceClaimStatuses = append(m.NodeAllocatableResourceClaimStatuses, corev1.NodeAllocatableResourceClaimStatus{})
 			if err = decCoreV1NodeAllocatableResourceClaimStatus(s, b[start:end], &m.NodeAllocatableResourceClaimStatuses[len(m.NodeAllocatableResourceClaimStatuses)-1]); err != nil {
@@ -14325,7 +14325,7 @@ func decCoreV1PodStatus(s *state, b []byte, m *corev1.PodStatus) error {
 				return err
 			}
 			if m.VolumeHealth == nil {
-				m.VolumeHealth = make([]corev1.PodVolumeHealth, 0, count(b, end, 22)+1)
+				m.VolumeHealth = make([]corev1.PodVolumeHealth, 0, capHint[corev1.PodVolumeHealth](count(b, end, 22)+1, len(b)))
 			}
 			m.VolumeHealth = append(m.VolumeHealth, corev1.PodVolumeHealth{})
 			if err = decCoreV1PodVolumeHealth(s, b[start:end], &m.VolumeHealth[len(m.VolumeHealth)-1]); err != nil {
@@ -14439,7 +14439,7 @@ func decCoreV1PodTemplateList(s *state, b []byte, m *corev1.PodTemplateList) err
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.PodTemplate, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.PodTemplate, 0, capHint[corev1.PodTemplate](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.PodTemplate{})
 			saved := s.arena
@@ -14555,7 +14555,7 @@ func decCoreV1PodVolumeHealth(s *state, b []byte, m *corev1.PodVolumeHealth) err
 				return err
 			}
 			if m.HealthConditions == nil {
-				m.HealthConditions = make([]corev1.VolumeHealthCondition, 0, count(b, end, 2)+1)
+				m.HealthConditions = make([]corev1.VolumeHealthCondition, 0, capHint[corev1.VolumeHealthCondition](count(b, end, 2)+1, len(b)))
 			}
 			m.HealthConditions = append(m.HealthConditions, corev1.VolumeHealthCondition{})
 			if err = decCoreV1VolumeHealthCondition(s, b[start:end], &m.HealthConditions[len(m.HealthConditions)-1]); err != nil {
@@ -14994,7 +14994,7 @@ func decCoreV1ProjectedVolumeSource(s *state, b []byte, m *corev1.ProjectedVolum
 				return err
 			}
 			if m.Sources == nil {
-				m.Sources = make([]corev1.VolumeProjection, 0, count(b, end, 1)+1)
+				m.Sources = make([]corev1.VolumeProjection, 0, capHint[corev1.VolumeProjection](count(b, end, 1)+1, len(b)))
 			}
 			m.Sources = append(m.Sources, corev1.VolumeProjection{})
 			if err = decCoreV1VolumeProjection(s, b[start:end], &m.Sources[len(m.Sources)-1]); err != nil {
@@ -15161,7 +15161,7 @@ func decCoreV1RBDPersistentVolumeSource(s *state, b []byte, m *corev1.RBDPersist
 				return err
 			}
 			if m.CephMonitors == nil {
-				m.CephMonitors = make([]string, 0, count(b, end, 1)+1)
+				m.CephMonitors = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.CephMonitors = append(m.CephMonitors, strOf[string](s, b[start:end]))
 			i = end
@@ -15291,7 +15291,7 @@ func decCoreV1RBDVolumeSource(s *state, b []byte, m *corev1.RBDVolumeSource) err
 				return err
 			}
 			if m.CephMonitors == nil {
-				m.CephMonitors = make([]string, 0, count(b, end, 1)+1)
+				m.CephMonitors = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.CephMonitors = append(m.CephMonitors, strOf[string](s, b[start:end]))
 			i = end
@@ -15658,7 +15658,7 @@ func decCoreV1ReplicationControllerList(s *state, b []byte, m *corev1.Replicatio
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.ReplicationController, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.ReplicationController, 0, capHint[corev1.ReplicationController](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.ReplicationController{})
 			saved := s.arena
@@ -15730,7 +15730,7 @@ func decCoreV1ReplicationControllerSpec(s *state, b []byte, m *corev1.Replicatio
 				return err
 			}
 			if m.Selector == nil {
-				m.Selector = make(map[string]string, count(b, end, 2)+1)
+				m.Selector = make(map[string]string, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -15849,7 +15849,7 @@ func decCoreV1ReplicationControllerStatus(s *state, b []byte, m *corev1.Replicat
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]corev1.ReplicationControllerCondition, 0, count(b, end, 6)+1)
+				m.Conditions = make([]corev1.ReplicationControllerCondition, 0, capHint[corev1.ReplicationControllerCondition](count(b, end, 6)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, corev1.ReplicationControllerCondition{})
 			if err = decCoreV1ReplicationControllerCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -16157,7 +16157,7 @@ func decCoreV1ResourceQuotaList(s *state, b []byte, m *corev1.ResourceQuotaList)
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.ResourceQuota, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.ResourceQuota, 0, capHint[corev1.ResourceQuota](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.ResourceQuota{})
 			saved := s.arena
@@ -16206,7 +16206,7 @@ func decCoreV1ResourceQuotaSpec(s *state, b []byte, m *corev1.ResourceQuotaSpec)
 				return err
 			}
 			if m.Hard == nil {
-				m.Hard = make(corev1.ResourceList, count(b, end, 1)+1)
+				m.Hard = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 1)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -16226,7 +16226,7 @@ func decCoreV1ResourceQuotaSpec(s *state, b []byte, m *corev1.ResourceQuotaSpec)
 				return err
 			}
 			if m.Scopes == nil {
-				m.Scopes = make([]corev1.ResourceQuotaScope, 0, count(b, end, 2)+1)
+				m.Scopes = make([]corev1.ResourceQuotaScope, 0, capHint[corev1.ResourceQuotaScope](count(b, end, 2)+1, len(b)))
 			}
 			m.Scopes = append(m.Scopes, strOf[corev1.ResourceQuotaScope](s, b[start:end]))
 			i = end
@@ -16285,7 +16285,7 @@ func decCoreV1ResourceQuotaStatus(s *state, b []byte, m *corev1.ResourceQuotaSta
 				return err
 			}
 			if m.Hard == nil {
-				m.Hard = make(corev1.ResourceList, count(b, end, 1)+1)
+				m.Hard = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 1)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -16305,7 +16305,7 @@ func decCoreV1ResourceQuotaStatus(s *state, b []byte, m *corev1.ResourceQuotaSta
 				return err
 			}
 			if m.Used == nil {
-				m.Used = make(corev1.ResourceList, count(b, end, 2)+1)
+				m.Used = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 2)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -16352,7 +16352,7 @@ func decCoreV1ResourceRequirements(s *state, b []byte, m *corev1.ResourceRequire
 				return err
 			}
 			if m.Limits == nil {
-				m.Limits = make(corev1.ResourceList, count(b, end, 1)+1)
+				m.Limits = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 1)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -16372,7 +16372,7 @@ func decCoreV1ResourceRequirements(s *state, b []byte, m *corev1.ResourceRequire
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make(corev1.ResourceList, count(b, end, 2)+1)
+				m.Requests = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 2)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -16392,7 +16392,7 @@ func decCoreV1ResourceRequirements(s *state, b []byte, m *corev1.ResourceRequire
 				return err
 			}
 			if m.Claims == nil {
-				m.Claims = make([]corev1.ResourceClaim, 0, count(b, end, 3)+1)
+				m.Claims = make([]corev1.ResourceClaim, 0, capHint[corev1.ResourceClaim](count(b, end, 3)+1, len(b)))
 			}
 			m.Claims = append(m.Claims, corev1.ResourceClaim{})
 			if err = decCoreV1ResourceClaim(s, b[start:end], &m.Claims[len(m.Claims)-1]); err != nil {
@@ -16449,7 +16449,7 @@ func decCoreV1ResourceStatus(s *state, b []byte, m *corev1.ResourceStatus) error
 				return err
 			}
 			if m.Resources == nil {
-				m.Resources = make([]corev1.ResourceHealth, 0, count(b, end, 2)+1)
+				m.Resources = make([]corev1.ResourceHealth, 0, capHint[corev1.ResourceHealth](count(b, end, 2)+1, len(b)))
 			}
 			m.Resources = append(m.Resources, corev1.ResourceHealth{})
 			if err = decCoreV1ResourceHealth(s, b[start:end], &m.Resources[len(m.Resources)-1]); err != nil {
@@ -16869,7 +16869,7 @@ func decCoreV1ScopeSelector(s *state, b []byte, m *corev1.ScopeSelector) error {
 				return err
 			}
 			if m.MatchExpressions == nil {
-				m.MatchExpressions = make([]corev1.ScopedResourceSelectorRequirement, 0, count(b, end, 1)+1)
+				m.MatchExpressions = make([]corev1.ScopedResourceSelectorRequirement, 0, capHint[corev1.ScopedResourceSelectorRequirement](count(b, end, 1)+1, len(b)))
 			}
 			m.MatchExpressions = append(m.MatchExpressions, corev1.ScopedResourceSelectorRequirement{})
 			if err = decCoreV1ScopedResourceSelectorRequirement(s, b[start:end], &m.MatchExpressions[len(m.MatchExpressions)-1]); err != nil {
@@ -16938,7 +16938,7 @@ func decCoreV1ScopedResourceSelectorRequirement(s *state, b []byte, m *corev1.Sc
 				return err
 			}
 			if m.Values == nil {
-				m.Values = make([]string, 0, count(b, end, 3)+1)
+				m.Values = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.Values = append(m.Values, strOf[string](s, b[start:end]))
 			i = end
@@ -17058,7 +17058,7 @@ func decCoreV1Secret(s *state, b []byte, m *corev1.Secret) error {
 				return err
 			}
 			if m.Data == nil {
-				m.Data = make(map[string][]uint8, count(b, end, 2)+1)
+				m.Data = make(map[string][]uint8, capHint[[]uint8](count(b, end, 2)+1, len(b)))
 			}
 			var k string
 			var v []uint8
@@ -17078,7 +17078,7 @@ func decCoreV1Secret(s *state, b []byte, m *corev1.Secret) error {
 				return err
 			}
 			if m.StringData == nil {
-				m.StringData = make(map[string]string, count(b, end, 4)+1)
+				m.StringData = make(map[string]string, capHint[string](count(b, end, 4)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -17269,7 +17269,7 @@ func decCoreV1SecretList(s *state, b []byte, m *corev1.SecretList) error {
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.Secret, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.Secret, 0, capHint[corev1.Secret](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.Secret{})
 			saved := s.arena
@@ -17332,7 +17332,7 @@ func decCoreV1SecretProjection(s *state, b []byte, m *corev1.SecretProjection) e
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.KeyToPath, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.KeyToPath, 0, capHint[corev1.KeyToPath](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.KeyToPath{})
 			if err = decCoreV1KeyToPath(s, b[start:end], &m.Items[len(m.Items)-1]); err != nil {
@@ -17452,7 +17452,7 @@ func decCoreV1SecretVolumeSource(s *state, b []byte, m *corev1.SecretVolumeSourc
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.KeyToPath, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.KeyToPath, 0, capHint[corev1.KeyToPath](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.KeyToPath{})
 			if err = decCoreV1KeyToPath(s, b[start:end], &m.Items[len(m.Items)-1]); err != nil {
@@ -17854,7 +17854,7 @@ func decCoreV1ServiceAccount(s *state, b []byte, m *corev1.ServiceAccount) error
 				return err
 			}
 			if m.Secrets == nil {
-				m.Secrets = make([]corev1.ObjectReference, 0, count(b, end, 2)+1)
+				m.Secrets = make([]corev1.ObjectReference, 0, capHint[corev1.ObjectReference](count(b, end, 2)+1, len(b)))
 			}
 			m.Secrets = append(m.Secrets, corev1.ObjectReference{})
 			if err = decCoreV1ObjectReference(s, b[start:end], &m.Secrets[len(m.Secrets)-1]); err != nil {
@@ -17872,7 +17872,7 @@ func decCoreV1ServiceAccount(s *state, b []byte, m *corev1.ServiceAccount) error
 				return err
 			}
 			if m.ImagePullSecrets == nil {
-				m.ImagePullSecrets = make([]corev1.LocalObjectReference, 0, count(b, end, 3)+1)
+				m.ImagePullSecrets = make([]corev1.LocalObjectReference, 0, capHint[corev1.LocalObjectReference](count(b, end, 3)+1, len(b)))
 			}
 			m.ImagePullSecrets = append(m.ImagePullSecrets, corev1.LocalObjectReference{})
 			if err = decCoreV1LocalObjectReference(s, b[start:end], &m.ImagePullSecrets[len(m.ImagePullSecrets)-1]); err != nil {
@@ -17943,7 +17943,7 @@ func decCoreV1ServiceAccountList(s *state, b []byte, m *corev1.ServiceAccountLis
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.ServiceAccount, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.ServiceAccount, 0, capHint[corev1.ServiceAccount](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.ServiceAccount{})
 			saved := s.arena
@@ -18081,7 +18081,7 @@ func decCoreV1ServiceList(s *state, b []byte, m *corev1.ServiceList) error {
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]corev1.Service, 0, count(b, end, 2)+1)
+				m.Items = make([]corev1.Service, 0, capHint[corev1.Service](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, corev1.Service{})
 			saved := s.arena
@@ -18269,7 +18269,7 @@ func decCoreV1ServiceSpec(s *state, b []byte, m *corev1.ServiceSpec) error {
 				return err
 			}
 			if m.Ports == nil {
-				m.Ports = make([]corev1.ServicePort, 0, count(b, end, 1)+1)
+				m.Ports = make([]corev1.ServicePort, 0, capHint[corev1.ServicePort](count(b, end, 1)+1, len(b)))
 			}
 			m.Ports = append(m.Ports, corev1.ServicePort{})
 			if err = decCoreV1ServicePort(s, b[start:end], &m.Ports[len(m.Ports)-1]); err != nil {
@@ -18287,7 +18287,7 @@ func decCoreV1ServiceSpec(s *state, b []byte, m *corev1.ServiceSpec) error {
 				return err
 			}
 			if m.Selector == nil {
-				m.Selector = make(map[string]string, count(b, end, 2)+1)
+				m.Selector = make(map[string]string, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -18319,7 +18319,7 @@ func decCoreV1ServiceSpec(s *state, b []byte, m *corev1.ServiceSpec) error {
 				return err
 			}
 			if m.ClusterIPs == nil {
-				m.ClusterIPs = make([]string, 0, count(b, end, 18)+1)
+				m.ClusterIPs = make([]string, 0, capHint[string](count(b, end, 18)+1, len(b)))
 			}
 			m.ClusterIPs = append(m.ClusterIPs, strOf[string](s, b[start:end]))
 			i = end
@@ -18346,7 +18346,7 @@ func decCoreV1ServiceSpec(s *state, b []byte, m *corev1.ServiceSpec) error {
 				return err
 			}
 			if m.ExternalIPs == nil {
-				m.ExternalIPs = make([]string, 0, count(b, end, 5)+1)
+				m.ExternalIPs = make([]string, 0, capHint[string](count(b, end, 5)+1, len(b)))
 			}
 			m.ExternalIPs = append(m.ExternalIPs, strOf[string](s, b[start:end]))
 			i = end
@@ -18385,7 +18385,7 @@ func decCoreV1ServiceSpec(s *state, b []byte, m *corev1.ServiceSpec) error {
 				return err
 			}
 			if m.LoadBalancerSourceRanges == nil {
-				m.LoadBalancerSourceRanges = make([]string, 0, count(b, end, 9)+1)
+				m.LoadBalancerSourceRanges = make([]string, 0, capHint[string](count(b, end, 9)+1, len(b)))
 			}
 			m.LoadBalancerSourceRanges = append(m.LoadBalancerSourceRanges, strOf[string](s, b[start:end]))
 			i = end
@@ -18463,7 +18463,7 @@ func decCoreV1ServiceSpec(s *state, b []byte, m *corev1.ServiceSpec) error {
 				return err
 			}
 			if m.IPFamilies == nil {
-				m.IPFamilies = make([]corev1.IPFamily, 0, count(b, end, 19)+1)
+				m.IPFamilies = make([]corev1.IPFamily, 0, capHint[corev1.IPFamily](count(b, end, 19)+1, len(b)))
 			}
 			m.IPFamilies = append(m.IPFamilies, strOf[corev1.IPFamily](s, b[start:end]))
 			i = end
@@ -18583,7 +18583,7 @@ func decCoreV1ServiceStatus(s *state, b []byte, m *corev1.ServiceStatus) error {
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 2)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 2)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -19175,7 +19175,7 @@ func decCoreV1TopologySelectorLabelRequirement(s *state, b []byte, m *corev1.Top
 				return err
 			}
 			if m.Values == nil {
-				m.Values = make([]string, 0, count(b, end, 2)+1)
+				m.Values = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.Values = append(m.Values, strOf[string](s, b[start:end]))
 			i = end
@@ -19217,7 +19217,7 @@ func decCoreV1TopologySelectorTerm(s *state, b []byte, m *corev1.TopologySelecto
 				return err
 			}
 			if m.MatchLabelExpressions == nil {
-				m.MatchLabelExpressions = make([]corev1.TopologySelectorLabelRequirement, 0, count(b, end, 1)+1)
+				m.MatchLabelExpressions = make([]corev1.TopologySelectorLabelRequirement, 0, capHint[corev1.TopologySelectorLabelRequirement](count(b, end, 1)+1, len(b)))
 			}
 			m.MatchLabelExpressions = append(m.MatchLabelExpressions, corev1.TopologySelectorLabelRequirement{})
 			if err = decCoreV1TopologySelectorLabelRequirement(s, b[start:end], &m.MatchLabelExpressions[len(m.MatchLabelExpressions)-1]); err != nil {
@@ -19352,7 +19352,7 @@ func decCoreV1TopologySpreadConstraint(s *state, b []byte, m *corev1.TopologySpr
 				return err
 			}
 			if m.MatchLabelKeys == nil {
-				m.MatchLabelKeys = make([]string, 0, count(b, end, 8)+1)
+				m.MatchLabelKeys = make([]string, 0, capHint[string](count(b, end, 8)+1, len(b)))
 			}
 			m.MatchLabelKeys = append(m.MatchLabelKeys, strOf[string](s, b[start:end]))
 			i = end
@@ -19702,7 +19702,7 @@ func decCoreV1VolumeHealthStatus(s *state, b []byte, m *corev1.VolumeHealthStatu
 				return err
 			}
 			if m.HealthConditions == nil {
-				m.HealthConditions = make([]corev1.VolumeHealthCondition, 0, count(b, end, 1)+1)
+				m.HealthConditions = make([]corev1.VolumeHealthCondition, 0, capHint[corev1.VolumeHealthCondition](count(b, end, 1)+1, len(b)))
 			}
 			m.HealthConditions = append(m.HealthConditions, corev1.VolumeHealthCondition{})
 			if err = decCoreV1VolumeHealthCondition(s, b[start:end], &m.HealthConditions[len(m.HealthConditions)-1]); err != nil {
@@ -19846,7 +19846,7 @@ func decCoreV1VolumeMount(s *state, b []byte, m *corev1.VolumeMount) error {
 				return err
 			}
 			if m.BindMountOptions == nil {
-				m.BindMountOptions = make([]string, 0, count(b, end, 8)+1)
+				m.BindMountOptions = make([]string, 0, capHint[string](count(b, end, 8)+1, len(b)))
 			}
 			m.BindMountOptions = append(m.BindMountOptions, strOf[string](s, b[start:end]))
 			i = end
@@ -20153,7 +20153,7 @@ func decCoreV1VolumeResourceRequirements(s *state, b []byte, m *corev1.VolumeRes
 				return err
 			}
 			if m.Limits == nil {
-				m.Limits = make(corev1.ResourceList, count(b, end, 1)+1)
+				m.Limits = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 1)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -20173,7 +20173,7 @@ func decCoreV1VolumeResourceRequirements(s *state, b []byte, m *corev1.VolumeRes
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make(corev1.ResourceList, count(b, end, 2)+1)
+				m.Requests = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 2)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity

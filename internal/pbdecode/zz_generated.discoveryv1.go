@@ -36,7 +36,7 @@ func decDiscoveryV1Endpoint(s *state, b []byte, m *discoveryv1.Endpoint) error {
 				return err
 			}
 			if m.Addresses == nil {
-				m.Addresses = make([]string, 0, count(b, end, 1)+1)
+				m.Addresses = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Addresses = append(m.Addresses, strOf[string](s, b[start:end]))
 			i = end
@@ -95,7 +95,7 @@ func decDiscoveryV1Endpoint(s *state, b []byte, m *discoveryv1.Endpoint) error {
 				return err
 			}
 			if m.DeprecatedTopology == nil {
-				m.DeprecatedTopology = make(map[string]string, count(b, end, 5)+1)
+				m.DeprecatedTopology = make(map[string]string, capHint[string](count(b, end, 5)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -248,7 +248,7 @@ func decDiscoveryV1EndpointHints(s *state, b []byte, m *discoveryv1.EndpointHint
 				return err
 			}
 			if m.ForZones == nil {
-				m.ForZones = make([]discoveryv1.ForZone, 0, count(b, end, 1)+1)
+				m.ForZones = make([]discoveryv1.ForZone, 0, capHint[discoveryv1.ForZone](count(b, end, 1)+1, len(b)))
 			}
 			m.ForZones = append(m.ForZones, discoveryv1.ForZone{})
 			if err = decDiscoveryV1ForZone(s, b[start:end], &m.ForZones[len(m.ForZones)-1]); err != nil {
@@ -266,7 +266,7 @@ func decDiscoveryV1EndpointHints(s *state, b []byte, m *discoveryv1.EndpointHint
 				return err
 			}
 			if m.ForNodes == nil {
-				m.ForNodes = make([]discoveryv1.ForNode, 0, count(b, end, 2)+1)
+				m.ForNodes = make([]discoveryv1.ForNode, 0, capHint[discoveryv1.ForNode](count(b, end, 2)+1, len(b)))
 			}
 			m.ForNodes = append(m.ForNodes, discoveryv1.ForNode{})
 			if err = decDiscoveryV1ForNode(s, b[start:end], &m.ForNodes[len(m.ForNodes)-1]); err != nil {
@@ -415,7 +415,7 @@ func decDiscoveryV1EndpointSlice(s *state, b []byte, m *discoveryv1.EndpointSlic
 				return err
 			}
 			if m.Endpoints == nil {
-				m.Endpoints = make([]discoveryv1.Endpoint, 0, count(b, end, 2)+1)
+				m.Endpoints = make([]discoveryv1.Endpoint, 0, capHint[discoveryv1.Endpoint](count(b, end, 2)+1, len(b)))
 			}
 			m.Endpoints = append(m.Endpoints, discoveryv1.Endpoint{})
 			if err = decDiscoveryV1Endpoint(s, b[start:end], &m.Endpoints[len(m.Endpoints)-1]); err != nil {
@@ -433,7 +433,7 @@ func decDiscoveryV1EndpointSlice(s *state, b []byte, m *discoveryv1.EndpointSlic
 				return err
 			}
 			if m.Ports == nil {
-				m.Ports = make([]discoveryv1.EndpointPort, 0, count(b, end, 3)+1)
+				m.Ports = make([]discoveryv1.EndpointPort, 0, capHint[discoveryv1.EndpointPort](count(b, end, 3)+1, len(b)))
 			}
 			m.Ports = append(m.Ports, discoveryv1.EndpointPort{})
 			if err = decDiscoveryV1EndpointPort(s, b[start:end], &m.Ports[len(m.Ports)-1]); err != nil {
@@ -492,7 +492,7 @@ func decDiscoveryV1EndpointSliceList(s *state, b []byte, m *discoveryv1.Endpoint
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]discoveryv1.EndpointSlice, 0, count(b, end, 2)+1)
+				m.Items = make([]discoveryv1.EndpointSlice, 0, capHint[discoveryv1.EndpointSlice](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, discoveryv1.EndpointSlice{})
 			saved := s.arena

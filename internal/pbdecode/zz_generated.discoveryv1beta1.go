@@ -36,7 +36,7 @@ func decDiscoveryV1beta1Endpoint(s *state, b []byte, m *discoveryv1beta1.Endpoin
 				return err
 			}
 			if m.Addresses == nil {
-				m.Addresses = make([]string, 0, count(b, end, 1)+1)
+				m.Addresses = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Addresses = append(m.Addresses, strOf[string](s, b[start:end]))
 			i = end
@@ -95,7 +95,7 @@ func decDiscoveryV1beta1Endpoint(s *state, b []byte, m *discoveryv1beta1.Endpoin
 				return err
 			}
 			if m.Topology == nil {
-				m.Topology = make(map[string]string, count(b, end, 5)+1)
+				m.Topology = make(map[string]string, capHint[string](count(b, end, 5)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -235,7 +235,7 @@ func decDiscoveryV1beta1EndpointHints(s *state, b []byte, m *discoveryv1beta1.En
 				return err
 			}
 			if m.ForZones == nil {
-				m.ForZones = make([]discoveryv1beta1.ForZone, 0, count(b, end, 1)+1)
+				m.ForZones = make([]discoveryv1beta1.ForZone, 0, capHint[discoveryv1beta1.ForZone](count(b, end, 1)+1, len(b)))
 			}
 			m.ForZones = append(m.ForZones, discoveryv1beta1.ForZone{})
 			if err = decDiscoveryV1beta1ForZone(s, b[start:end], &m.ForZones[len(m.ForZones)-1]); err != nil {
@@ -253,7 +253,7 @@ func decDiscoveryV1beta1EndpointHints(s *state, b []byte, m *discoveryv1beta1.En
 				return err
 			}
 			if m.ForNodes == nil {
-				m.ForNodes = make([]discoveryv1beta1.ForNode, 0, count(b, end, 2)+1)
+				m.ForNodes = make([]discoveryv1beta1.ForNode, 0, capHint[discoveryv1beta1.ForNode](count(b, end, 2)+1, len(b)))
 			}
 			m.ForNodes = append(m.ForNodes, discoveryv1beta1.ForNode{})
 			if err = decDiscoveryV1beta1ForNode(s, b[start:end], &m.ForNodes[len(m.ForNodes)-1]); err != nil {
@@ -402,7 +402,7 @@ func decDiscoveryV1beta1EndpointSlice(s *state, b []byte, m *discoveryv1beta1.En
 				return err
 			}
 			if m.Endpoints == nil {
-				m.Endpoints = make([]discoveryv1beta1.Endpoint, 0, count(b, end, 2)+1)
+				m.Endpoints = make([]discoveryv1beta1.Endpoint, 0, capHint[discoveryv1beta1.Endpoint](count(b, end, 2)+1, len(b)))
 			}
 			m.Endpoints = append(m.Endpoints, discoveryv1beta1.Endpoint{})
 			if err = decDiscoveryV1beta1Endpoint(s, b[start:end], &m.Endpoints[len(m.Endpoints)-1]); err != nil {
@@ -420,7 +420,7 @@ func decDiscoveryV1beta1EndpointSlice(s *state, b []byte, m *discoveryv1beta1.En
 				return err
 			}
 			if m.Ports == nil {
-				m.Ports = make([]discoveryv1beta1.EndpointPort, 0, count(b, end, 3)+1)
+				m.Ports = make([]discoveryv1beta1.EndpointPort, 0, capHint[discoveryv1beta1.EndpointPort](count(b, end, 3)+1, len(b)))
 			}
 			m.Ports = append(m.Ports, discoveryv1beta1.EndpointPort{})
 			if err = decDiscoveryV1beta1EndpointPort(s, b[start:end], &m.Ports[len(m.Ports)-1]); err != nil {
@@ -479,7 +479,7 @@ func decDiscoveryV1beta1EndpointSliceList(s *state, b []byte, m *discoveryv1beta
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]discoveryv1beta1.EndpointSlice, 0, count(b, end, 2)+1)
+				m.Items = make([]discoveryv1beta1.EndpointSlice, 0, capHint[discoveryv1beta1.EndpointSlice](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, discoveryv1beta1.EndpointSlice{})
 			saved := s.arena

@@ -278,7 +278,7 @@ func decEventsV1EventList(s *state, b []byte, m *eventsv1.EventList) error {
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]eventsv1.Event, 0, count(b, end, 2)+1)
+				m.Items = make([]eventsv1.Event, 0, capHint[eventsv1.Event](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, eventsv1.Event{})
 			saved := s.arena

@@ -278,7 +278,7 @@ func decEventsV1beta1EventList(s *state, b []byte, m *eventsv1beta1.EventList) e
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]eventsv1beta1.Event, 0, count(b, end, 2)+1)
+				m.Items = make([]eventsv1beta1.Event, 0, capHint[eventsv1beta1.Event](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, eventsv1beta1.Event{})
 			saved := s.arena

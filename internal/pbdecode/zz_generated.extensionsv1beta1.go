@@ -210,7 +210,7 @@ func decExtensionsV1beta1DaemonSetList(s *state, b []byte, m *extensionsv1beta1.
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]extensionsv1beta1.DaemonSet, 0, count(b, end, 2)+1)
+				m.Items = make([]extensionsv1beta1.DaemonSet, 0, capHint[extensionsv1beta1.DaemonSet](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, extensionsv1beta1.DaemonSet{})
 			saved := s.arena
@@ -465,7 +465,7 @@ func decExtensionsV1beta1DaemonSetStatus(s *state, b []byte, m *extensionsv1beta
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]extensionsv1beta1.DaemonSetCondition, 0, count(b, end, 10)+1)
+				m.Conditions = make([]extensionsv1beta1.DaemonSetCondition, 0, capHint[extensionsv1beta1.DaemonSetCondition](count(b, end, 10)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, extensionsv1beta1.DaemonSetCondition{})
 			if err = decExtensionsV1beta1DaemonSetCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -752,7 +752,7 @@ func decExtensionsV1beta1DeploymentList(s *state, b []byte, m *extensionsv1beta1
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]extensionsv1beta1.Deployment, 0, count(b, end, 2)+1)
+				m.Items = make([]extensionsv1beta1.Deployment, 0, capHint[extensionsv1beta1.Deployment](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, extensionsv1beta1.Deployment{})
 			saved := s.arena
@@ -813,7 +813,7 @@ func decExtensionsV1beta1DeploymentRollback(s *state, b []byte, m *extensionsv1b
 				return err
 			}
 			if m.UpdatedAnnotations == nil {
-				m.UpdatedAnnotations = make(map[string]string, count(b, end, 2)+1)
+				m.UpdatedAnnotations = make(map[string]string, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -1099,7 +1099,7 @@ func decExtensionsV1beta1DeploymentStatus(s *state, b []byte, m *extensionsv1bet
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]extensionsv1beta1.DeploymentCondition, 0, count(b, end, 6)+1)
+				m.Conditions = make([]extensionsv1beta1.DeploymentCondition, 0, capHint[extensionsv1beta1.DeploymentCondition](count(b, end, 6)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, extensionsv1beta1.DeploymentCondition{})
 			if err = decExtensionsV1beta1DeploymentCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -1278,7 +1278,7 @@ func decExtensionsV1beta1HTTPIngressRuleValue(s *state, b []byte, m *extensionsv
 				return err
 			}
 			if m.Paths == nil {
-				m.Paths = make([]extensionsv1beta1.HTTPIngressPath, 0, count(b, end, 1)+1)
+				m.Paths = make([]extensionsv1beta1.HTTPIngressPath, 0, capHint[extensionsv1beta1.HTTPIngressPath](count(b, end, 1)+1, len(b)))
 			}
 			m.Paths = append(m.Paths, extensionsv1beta1.HTTPIngressPath{})
 			if err = decExtensionsV1beta1HTTPIngressPath(s, b[start:end], &m.Paths[len(m.Paths)-1]); err != nil {
@@ -1335,7 +1335,7 @@ func decExtensionsV1beta1IPBlock(s *state, b []byte, m *extensionsv1beta1.IPBloc
 				return err
 			}
 			if m.Except == nil {
-				m.Except = make([]string, 0, count(b, end, 2)+1)
+				m.Except = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.Except = append(m.Except, strOf[string](s, b[start:end]))
 			i = end
@@ -1530,7 +1530,7 @@ func decExtensionsV1beta1IngressList(s *state, b []byte, m *extensionsv1beta1.In
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]extensionsv1beta1.Ingress, 0, count(b, end, 2)+1)
+				m.Items = make([]extensionsv1beta1.Ingress, 0, capHint[extensionsv1beta1.Ingress](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, extensionsv1beta1.Ingress{})
 			saved := s.arena
@@ -1603,7 +1603,7 @@ func decExtensionsV1beta1IngressLoadBalancerIngress(s *state, b []byte, m *exten
 				return err
 			}
 			if m.Ports == nil {
-				m.Ports = make([]extensionsv1beta1.IngressPortStatus, 0, count(b, end, 4)+1)
+				m.Ports = make([]extensionsv1beta1.IngressPortStatus, 0, capHint[extensionsv1beta1.IngressPortStatus](count(b, end, 4)+1, len(b)))
 			}
 			m.Ports = append(m.Ports, extensionsv1beta1.IngressPortStatus{})
 			if err = decExtensionsV1beta1IngressPortStatus(s, b[start:end], &m.Ports[len(m.Ports)-1]); err != nil {
@@ -1648,7 +1648,7 @@ func decExtensionsV1beta1IngressLoadBalancerStatus(s *state, b []byte, m *extens
 				return err
 			}
 			if m.Ingress == nil {
-				m.Ingress = make([]extensionsv1beta1.IngressLoadBalancerIngress, 0, count(b, end, 1)+1)
+				m.Ingress = make([]extensionsv1beta1.IngressLoadBalancerIngress, 0, capHint[extensionsv1beta1.IngressLoadBalancerIngress](count(b, end, 1)+1, len(b)))
 			}
 			m.Ingress = append(m.Ingress, extensionsv1beta1.IngressLoadBalancerIngress{})
 			if err = decExtensionsV1beta1IngressLoadBalancerIngress(s, b[start:end], &m.Ingress[len(m.Ingress)-1]); err != nil {
@@ -1883,7 +1883,7 @@ func decExtensionsV1beta1IngressSpec(s *state, b []byte, m *extensionsv1beta1.In
 				return err
 			}
 			if m.TLS == nil {
-				m.TLS = make([]extensionsv1beta1.IngressTLS, 0, count(b, end, 2)+1)
+				m.TLS = make([]extensionsv1beta1.IngressTLS, 0, capHint[extensionsv1beta1.IngressTLS](count(b, end, 2)+1, len(b)))
 			}
 			m.TLS = append(m.TLS, extensionsv1beta1.IngressTLS{})
 			if err = decExtensionsV1beta1IngressTLS(s, b[start:end], &m.TLS[len(m.TLS)-1]); err != nil {
@@ -1901,7 +1901,7 @@ func decExtensionsV1beta1IngressSpec(s *state, b []byte, m *extensionsv1beta1.In
 				return err
 			}
 			if m.Rules == nil {
-				m.Rules = make([]extensionsv1beta1.IngressRule, 0, count(b, end, 3)+1)
+				m.Rules = make([]extensionsv1beta1.IngressRule, 0, capHint[extensionsv1beta1.IngressRule](count(b, end, 3)+1, len(b)))
 			}
 			m.Rules = append(m.Rules, extensionsv1beta1.IngressRule{})
 			if err = decExtensionsV1beta1IngressRule(s, b[start:end], &m.Rules[len(m.Rules)-1]); err != nil {
@@ -1987,7 +1987,7 @@ func decExtensionsV1beta1IngressTLS(s *state, b []byte, m *extensionsv1beta1.Ing
 				return err
 			}
 			if m.Hosts == nil {
-				m.Hosts = make([]string, 0, count(b, end, 1)+1)
+				m.Hosts = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Hosts = append(m.Hosts, strOf[string](s, b[start:end]))
 			i = end
@@ -2096,7 +2096,7 @@ func decExtensionsV1beta1NetworkPolicyEgressRule(s *state, b []byte, m *extensio
 				return err
 			}
 			if m.Ports == nil {
-				m.Ports = make([]extensionsv1beta1.NetworkPolicyPort, 0, count(b, end, 1)+1)
+				m.Ports = make([]extensionsv1beta1.NetworkPolicyPort, 0, capHint[extensionsv1beta1.NetworkPolicyPort](count(b, end, 1)+1, len(b)))
 			}
 			m.Ports = append(m.Ports, extensionsv1beta1.NetworkPolicyPort{})
 			if err = decExtensionsV1beta1NetworkPolicyPort(s, b[start:end], &m.Ports[len(m.Ports)-1]); err != nil {
@@ -2114,7 +2114,7 @@ func decExtensionsV1beta1NetworkPolicyEgressRule(s *state, b []byte, m *extensio
 				return err
 			}
 			if m.To == nil {
-				m.To = make([]extensionsv1beta1.NetworkPolicyPeer, 0, count(b, end, 2)+1)
+				m.To = make([]extensionsv1beta1.NetworkPolicyPeer, 0, capHint[extensionsv1beta1.NetworkPolicyPeer](count(b, end, 2)+1, len(b)))
 			}
 			m.To = append(m.To, extensionsv1beta1.NetworkPolicyPeer{})
 			if err = decExtensionsV1beta1NetworkPolicyPeer(s, b[start:end], &m.To[len(m.To)-1]); err != nil {
@@ -2159,7 +2159,7 @@ func decExtensionsV1beta1NetworkPolicyIngressRule(s *state, b []byte, m *extensi
 				return err
 			}
 			if m.Ports == nil {
-				m.Ports = make([]extensionsv1beta1.NetworkPolicyPort, 0, count(b, end, 1)+1)
+				m.Ports = make([]extensionsv1beta1.NetworkPolicyPort, 0, capHint[extensionsv1beta1.NetworkPolicyPort](count(b, end, 1)+1, len(b)))
 			}
 			m.Ports = append(m.Ports, extensionsv1beta1.NetworkPolicyPort{})
 			if err = decExtensionsV1beta1NetworkPolicyPort(s, b[start:end], &m.Ports[len(m.Ports)-1]); err != nil {
@@ -2177,7 +2177,7 @@ func decExtensionsV1beta1NetworkPolicyIngressRule(s *state, b []byte, m *extensi
 				return err
 			}
 			if m.From == nil {
-				m.From = make([]extensionsv1beta1.NetworkPolicyPeer, 0, count(b, end, 2)+1)
+				m.From = make([]extensionsv1beta1.NetworkPolicyPeer, 0, capHint[extensionsv1beta1.NetworkPolicyPeer](count(b, end, 2)+1, len(b)))
 			}
 			m.From = append(m.From, extensionsv1beta1.NetworkPolicyPeer{})
 			if err = decExtensionsV1beta1NetworkPolicyPeer(s, b[start:end], &m.From[len(m.From)-1]); err != nil {
@@ -2236,7 +2236,7 @@ func decExtensionsV1beta1NetworkPolicyList(s *state, b []byte, m *extensionsv1be
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]extensionsv1beta1.NetworkPolicy, 0, count(b, end, 2)+1)
+				m.Items = make([]extensionsv1beta1.NetworkPolicy, 0, capHint[extensionsv1beta1.NetworkPolicy](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, extensionsv1beta1.NetworkPolicy{})
 			saved := s.arena
@@ -2446,7 +2446,7 @@ func decExtensionsV1beta1NetworkPolicySpec(s *state, b []byte, m *extensionsv1be
 				return err
 			}
 			if m.Ingress == nil {
-				m.Ingress = make([]extensionsv1beta1.NetworkPolicyIngressRule, 0, count(b, end, 2)+1)
+				m.Ingress = make([]extensionsv1beta1.NetworkPolicyIngressRule, 0, capHint[extensionsv1beta1.NetworkPolicyIngressRule](count(b, end, 2)+1, len(b)))
 			}
 			m.Ingress = append(m.Ingress, extensionsv1beta1.NetworkPolicyIngressRule{})
 			if err = decExtensionsV1beta1NetworkPolicyIngressRule(s, b[start:end], &m.Ingress[len(m.Ingress)-1]); err != nil {
@@ -2464,7 +2464,7 @@ func decExtensionsV1beta1NetworkPolicySpec(s *state, b []byte, m *extensionsv1be
 				return err
 			}
 			if m.Egress == nil {
-				m.Egress = make([]extensionsv1beta1.NetworkPolicyEgressRule, 0, count(b, end, 3)+1)
+				m.Egress = make([]extensionsv1beta1.NetworkPolicyEgressRule, 0, capHint[extensionsv1beta1.NetworkPolicyEgressRule](count(b, end, 3)+1, len(b)))
 			}
 			m.Egress = append(m.Egress, extensionsv1beta1.NetworkPolicyEgressRule{})
 			if err = decExtensionsV1beta1NetworkPolicyEgressRule(s, b[start:end], &m.Egress[len(m.Egress)-1]); err != nil {
@@ -2482,7 +2482,7 @@ func decExtensionsV1beta1NetworkPolicySpec(s *state, b []byte, m *extensionsv1be
 				return err
 			}
 			if m.PolicyTypes == nil {
-				m.PolicyTypes = make([]extensionsv1beta1.PolicyType, 0, count(b, end, 4)+1)
+				m.PolicyTypes = make([]extensionsv1beta1.PolicyType, 0, capHint[extensionsv1beta1.PolicyType](count(b, end, 4)+1, len(b)))
 			}
 			m.PolicyTypes = append(m.PolicyTypes, strOf[extensionsv1beta1.PolicyType](s, b[start:end]))
 			i = end
@@ -2696,7 +2696,7 @@ func decExtensionsV1beta1ReplicaSetList(s *state, b []byte, m *extensionsv1beta1
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]extensionsv1beta1.ReplicaSet, 0, count(b, end, 2)+1)
+				m.Items = make([]extensionsv1beta1.ReplicaSet, 0, capHint[extensionsv1beta1.ReplicaSet](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, extensionsv1beta1.ReplicaSet{})
 			saved := s.arena
@@ -2893,7 +2893,7 @@ func decExtensionsV1beta1ReplicaSetStatus(s *state, b []byte, m *extensionsv1bet
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]extensionsv1beta1.ReplicaSetCondition, 0, count(b, end, 6)+1)
+				m.Conditions = make([]extensionsv1beta1.ReplicaSetCondition, 0, capHint[extensionsv1beta1.ReplicaSetCondition](count(b, end, 6)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, extensionsv1beta1.ReplicaSetCondition{})
 			if err = decExtensionsV1beta1ReplicaSetCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -3216,7 +3216,7 @@ func decExtensionsV1beta1ScaleStatus(s *state, b []byte, m *extensionsv1beta1.Sc
 				return err
 			}
 			if m.Selector == nil {
-				m.Selector = make(map[string]string, count(b, end, 2)+1)
+				m.Selector = make(map[string]string, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			var k string
 			var v string

@@ -297,7 +297,7 @@ func decFlowcontrolV1FlowSchemaList(s *state, b []byte, m *flowcontrolv1.FlowSch
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]flowcontrolv1.FlowSchema, 0, count(b, end, 2)+1)
+				m.Items = make([]flowcontrolv1.FlowSchema, 0, capHint[flowcontrolv1.FlowSchema](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, flowcontrolv1.FlowSchema{})
 			saved := s.arena
@@ -388,7 +388,7 @@ func decFlowcontrolV1FlowSchemaSpec(s *state, b []byte, m *flowcontrolv1.FlowSch
 				return err
 			}
 			if m.Rules == nil {
-				m.Rules = make([]flowcontrolv1.PolicyRulesWithSubjects, 0, count(b, end, 4)+1)
+				m.Rules = make([]flowcontrolv1.PolicyRulesWithSubjects, 0, capHint[flowcontrolv1.PolicyRulesWithSubjects](count(b, end, 4)+1, len(b)))
 			}
 			m.Rules = append(m.Rules, flowcontrolv1.PolicyRulesWithSubjects{})
 			if err = decFlowcontrolV1PolicyRulesWithSubjects(s, b[start:end], &m.Rules[len(m.Rules)-1]); err != nil {
@@ -433,7 +433,7 @@ func decFlowcontrolV1FlowSchemaStatus(s *state, b []byte, m *flowcontrolv1.FlowS
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]flowcontrolv1.FlowSchemaCondition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]flowcontrolv1.FlowSchemaCondition, 0, capHint[flowcontrolv1.FlowSchemaCondition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, flowcontrolv1.FlowSchemaCondition{})
 			if err = decFlowcontrolV1FlowSchemaCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -650,7 +650,7 @@ func decFlowcontrolV1NonResourcePolicyRule(s *state, b []byte, m *flowcontrolv1.
 				return err
 			}
 			if m.Verbs == nil {
-				m.Verbs = make([]string, 0, count(b, end, 1)+1)
+				m.Verbs = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Verbs = append(m.Verbs, strOf[string](s, b[start:end]))
 			i = end
@@ -665,7 +665,7 @@ func decFlowcontrolV1NonResourcePolicyRule(s *state, b []byte, m *flowcontrolv1.
 				return err
 			}
 			if m.NonResourceURLs == nil {
-				m.NonResourceURLs = make([]string, 0, count(b, end, 6)+1)
+				m.NonResourceURLs = make([]string, 0, capHint[string](count(b, end, 6)+1, len(b)))
 			}
 			m.NonResourceURLs = append(m.NonResourceURLs, strOf[string](s, b[start:end]))
 			i = end
@@ -707,7 +707,7 @@ func decFlowcontrolV1PolicyRulesWithSubjects(s *state, b []byte, m *flowcontrolv
 				return err
 			}
 			if m.Subjects == nil {
-				m.Subjects = make([]flowcontrolv1.Subject, 0, count(b, end, 1)+1)
+				m.Subjects = make([]flowcontrolv1.Subject, 0, capHint[flowcontrolv1.Subject](count(b, end, 1)+1, len(b)))
 			}
 			m.Subjects = append(m.Subjects, flowcontrolv1.Subject{})
 			if err = decFlowcontrolV1Subject(s, b[start:end], &m.Subjects[len(m.Subjects)-1]); err != nil {
@@ -725,7 +725,7 @@ func decFlowcontrolV1PolicyRulesWithSubjects(s *state, b []byte, m *flowcontrolv
 				return err
 			}
 			if m.ResourceRules == nil {
-				m.ResourceRules = make([]flowcontrolv1.ResourcePolicyRule, 0, count(b, end, 2)+1)
+				m.ResourceRules = make([]flowcontrolv1.ResourcePolicyRule, 0, capHint[flowcontrolv1.ResourcePolicyRule](count(b, end, 2)+1, len(b)))
 			}
 			m.ResourceRules = append(m.ResourceRules, flowcontrolv1.ResourcePolicyRule{})
 			if err = decFlowcontrolV1ResourcePolicyRule(s, b[start:end], &m.ResourceRules[len(m.ResourceRules)-1]); err != nil {
@@ -743,7 +743,7 @@ func decFlowcontrolV1PolicyRulesWithSubjects(s *state, b []byte, m *flowcontrolv
 				return err
 			}
 			if m.NonResourceRules == nil {
-				m.NonResourceRules = make([]flowcontrolv1.NonResourcePolicyRule, 0, count(b, end, 3)+1)
+				m.NonResourceRules = make([]flowcontrolv1.NonResourcePolicyRule, 0, capHint[flowcontrolv1.NonResourcePolicyRule](count(b, end, 3)+1, len(b)))
 			}
 			m.NonResourceRules = append(m.NonResourceRules, flowcontrolv1.NonResourcePolicyRule{})
 			if err = decFlowcontrolV1NonResourcePolicyRule(s, b[start:end], &m.NonResourceRules[len(m.NonResourceRules)-1]); err != nil {
@@ -960,7 +960,7 @@ func decFlowcontrolV1PriorityLevelConfigurationList(s *state, b []byte, m *flowc
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]flowcontrolv1.PriorityLevelConfiguration, 0, count(b, end, 2)+1)
+				m.Items = make([]flowcontrolv1.PriorityLevelConfiguration, 0, capHint[flowcontrolv1.PriorityLevelConfiguration](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, flowcontrolv1.PriorityLevelConfiguration{})
 			saved := s.arena
@@ -1121,7 +1121,7 @@ func decFlowcontrolV1PriorityLevelConfigurationStatus(s *state, b []byte, m *flo
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]flowcontrolv1.PriorityLevelConfigurationCondition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]flowcontrolv1.PriorityLevelConfigurationCondition, 0, capHint[flowcontrolv1.PriorityLevelConfigurationCondition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, flowcontrolv1.PriorityLevelConfigurationCondition{})
 			if err = decFlowcontrolV1PriorityLevelConfigurationCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -1226,7 +1226,7 @@ func decFlowcontrolV1ResourcePolicyRule(s *state, b []byte, m *flowcontrolv1.Res
 				return err
 			}
 			if m.Verbs == nil {
-				m.Verbs = make([]string, 0, count(b, end, 1)+1)
+				m.Verbs = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Verbs = append(m.Verbs, strOf[string](s, b[start:end]))
 			i = end
@@ -1241,7 +1241,7 @@ func decFlowcontrolV1ResourcePolicyRule(s *state, b []byte, m *flowcontrolv1.Res
 				return err
 			}
 			if m.APIGroups == nil {
-				m.APIGroups = make([]string, 0, count(b, end, 2)+1)
+				m.APIGroups = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.APIGroups = append(m.APIGroups, strOf[string](s, b[start:end]))
 			i = end
@@ -1256,7 +1256,7 @@ func decFlowcontrolV1ResourcePolicyRule(s *state, b []byte, m *flowcontrolv1.Res
 				return err
 			}
 			if m.Resources == nil {
-				m.Resources = make([]string, 0, count(b, end, 3)+1)
+				m.Resources = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.Resources = append(m.Resources, strOf[string](s, b[start:end]))
 			i = end
@@ -1282,7 +1282,7 @@ func decFlowcontrolV1ResourcePolicyRule(s *state, b []byte, m *flowcontrolv1.Res
 				return err
 			}
 			if m.Namespaces == nil {
-				m.Namespaces = make([]string, 0, count(b, end, 5)+1)
+				m.Namespaces = make([]string, 0, capHint[string](count(b, end, 5)+1, len(b)))
 			}
 			m.Namespaces = append(m.Namespaces, strOf[string](s, b[start:end]))
 			i = end

@@ -297,7 +297,7 @@ func decFlowcontrolV1beta1FlowSchemaList(s *state, b []byte, m *flowcontrolv1bet
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]flowcontrolv1beta1.FlowSchema, 0, count(b, end, 2)+1)
+				m.Items = make([]flowcontrolv1beta1.FlowSchema, 0, capHint[flowcontrolv1beta1.FlowSchema](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, flowcontrolv1beta1.FlowSchema{})
 			saved := s.arena
@@ -388,7 +388,7 @@ func decFlowcontrolV1beta1FlowSchemaSpec(s *state, b []byte, m *flowcontrolv1bet
 				return err
 			}
 			if m.Rules == nil {
-				m.Rules = make([]flowcontrolv1beta1.PolicyRulesWithSubjects, 0, count(b, end, 4)+1)
+				m.Rules = make([]flowcontrolv1beta1.PolicyRulesWithSubjects, 0, capHint[flowcontrolv1beta1.PolicyRulesWithSubjects](count(b, end, 4)+1, len(b)))
 			}
 			m.Rules = append(m.Rules, flowcontrolv1beta1.PolicyRulesWithSubjects{})
 			if err = decFlowcontrolV1beta1PolicyRulesWithSubjects(s, b[start:end], &m.Rules[len(m.Rules)-1]); err != nil {
@@ -433,7 +433,7 @@ func decFlowcontrolV1beta1FlowSchemaStatus(s *state, b []byte, m *flowcontrolv1b
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]flowcontrolv1beta1.FlowSchemaCondition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]flowcontrolv1beta1.FlowSchemaCondition, 0, capHint[flowcontrolv1beta1.FlowSchemaCondition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, flowcontrolv1beta1.FlowSchemaCondition{})
 			if err = decFlowcontrolV1beta1FlowSchemaCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -649,7 +649,7 @@ func decFlowcontrolV1beta1NonResourcePolicyRule(s *state, b []byte, m *flowcontr
 				return err
 			}
 			if m.Verbs == nil {
-				m.Verbs = make([]string, 0, count(b, end, 1)+1)
+				m.Verbs = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Verbs = append(m.Verbs, strOf[string](s, b[start:end]))
 			i = end
@@ -664,7 +664,7 @@ func decFlowcontrolV1beta1NonResourcePolicyRule(s *state, b []byte, m *flowcontr
 				return err
 			}
 			if m.NonResourceURLs == nil {
-				m.NonResourceURLs = make([]string, 0, count(b, end, 6)+1)
+				m.NonResourceURLs = make([]string, 0, capHint[string](count(b, end, 6)+1, len(b)))
 			}
 			m.NonResourceURLs = append(m.NonResourceURLs, strOf[string](s, b[start:end]))
 			i = end
@@ -706,7 +706,7 @@ func decFlowcontrolV1beta1PolicyRulesWithSubjects(s *state, b []byte, m *flowcon
 				return err
 			}
 			if m.Subjects == nil {
-				m.Subjects = make([]flowcontrolv1beta1.Subject, 0, count(b, end, 1)+1)
+				m.Subjects = make([]flowcontrolv1beta1.Subject, 0, capHint[flowcontrolv1beta1.Subject](count(b, end, 1)+1, len(b)))
 			}
 			m.Subjects = append(m.Subjects, flowcontrolv1beta1.Subject{})
 			if err = decFlowcontrolV1beta1Subject(s, b[start:end], &m.Subjects[len(m.Subjects)-1]); err != nil {
@@ -724,7 +724,7 @@ func decFlowcontrolV1beta1PolicyRulesWithSubjects(s *state, b []byte, m *flowcon
 				return err
 			}
 			if m.ResourceRules == nil {
-				m.ResourceRules = make([]flowcontrolv1beta1.ResourcePolicyRule, 0, count(b, end, 2)+1)
+				m.ResourceRules = make([]flowcontrolv1beta1.ResourcePolicyRule, 0, capHint[flowcontrolv1beta1.ResourcePolicyRule](count(b, end, 2)+1, len(b)))
 			}
 			m.ResourceRules = append(m.ResourceRules, flowcontrolv1beta1.ResourcePolicyRule{})
 			if err = decFlowcontrolV1beta1ResourcePolicyRule(s, b[start:end], &m.ResourceRules[len(m.ResourceRules)-1]); err != nil {
@@ -742,7 +742,7 @@ func decFlowcontrolV1beta1PolicyRulesWithSubjects(s *state, b []byte, m *flowcon
 				return err
 			}
 			if m.NonResourceRules == nil {
-				m.NonResourceRules = make([]flowcontrolv1beta1.NonResourcePolicyRule, 0, count(b, end, 3)+1)
+				m.NonResourceRules = make([]flowcontrolv1beta1.NonResourcePolicyRule, 0, capHint[flowcontrolv1beta1.NonResourcePolicyRule](count(b, end, 3)+1, len(b)))
 			}
 			m.NonResourceRules = append(m.NonResourceRules, flowcontrolv1beta1.NonResourcePolicyRule{})
 			if err = decFlowcontrolV1beta1NonResourcePolicyRule(s, b[start:end], &m.NonResourceRules[len(m.NonResourceRules)-1]); err != nil {
@@ -959,7 +959,7 @@ func decFlowcontrolV1beta1PriorityLevelConfigurationList(s *state, b []byte, m *
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]flowcontrolv1beta1.PriorityLevelConfiguration, 0, count(b, end, 2)+1)
+				m.Items = make([]flowcontrolv1beta1.PriorityLevelConfiguration, 0, capHint[flowcontrolv1beta1.PriorityLevelConfiguration](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, flowcontrolv1beta1.PriorityLevelConfiguration{})
 			saved := s.arena
@@ -1120,7 +1120,7 @@ func decFlowcontrolV1beta1PriorityLevelConfigurationStatus(s *state, b []byte, m
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]flowcontrolv1beta1.PriorityLevelConfigurationCondition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]flowcontrolv1beta1.PriorityLevelConfigurationCondition, 0, capHint[flowcontrolv1beta1.PriorityLevelConfigurationCondition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, flowcontrolv1beta1.PriorityLevelConfigurationCondition{})
 			if err = decFlowcontrolV1beta1PriorityLevelConfigurationCondition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -1225,7 +1225,7 @@ func decFlowcontrolV1beta1ResourcePolicyRule(s *state, b []byte, m *flowcontrolv
 				return err
 			}
 			if m.Verbs == nil {
-				m.Verbs = make([]string, 0, count(b, end, 1)+1)
+				m.Verbs = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Verbs = append(m.Verbs, strOf[string](s, b[start:end]))
 			i = end
@@ -1240,7 +1240,7 @@ func decFlowcontrolV1beta1ResourcePolicyRule(s *state, b []byte, m *flowcontrolv
 				return err
 			}
 			if m.APIGroups == nil {
-				m.APIGroups = make([]string, 0, count(b, end, 2)+1)
+				m.APIGroups = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.APIGroups = append(m.APIGroups, strOf[string](s, b[start:end]))
 			i = end
@@ -1255,7 +1255,7 @@ func decFlowcontrolV1beta1ResourcePolicyRule(s *state, b []byte, m *flowcontrolv
 				return err
 			}
 			if m.Resources == nil {
-				m.Resources = make([]string, 0, count(b, end, 3)+1)
+				m.Resources = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.Resources = append(m.Resources, strOf[string](s, b[start:end]))
 			i = end
@@ -1281,7 +1281,7 @@ func decFlowcontrolV1beta1ResourcePolicyRule(s *state, b []byte, m *flowcontrolv
 				return err
 			}
 			if m.Namespaces == nil {
-				m.Namespaces = make([]string, 0, count(b, end, 5)+1)
+				m.Namespaces = make([]string, 0, capHint[string](count(b, end, 5)+1, len(b)))
 			}
 			m.Namespaces = append(m.Namespaces, strOf[string](s, b[start:end]))
 			i = end

@@ -120,7 +120,7 @@ func decLifecycleV1alpha1EvictionList(s *state, b []byte, m *lifecyclev1alpha1.E
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]lifecyclev1alpha1.Eviction, 0, count(b, end, 2)+1)
+				m.Items = make([]lifecyclev1alpha1.Eviction, 0, capHint[lifecyclev1alpha1.Eviction](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, lifecyclev1alpha1.Eviction{})
 			saved := s.arena
@@ -303,7 +303,7 @@ func decLifecycleV1alpha1EvictionRequestList(s *state, b []byte, m *lifecyclev1a
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]lifecyclev1alpha1.EvictionRequest, 0, count(b, end, 2)+1)
+				m.Items = make([]lifecyclev1alpha1.EvictionRequest, 0, capHint[lifecyclev1alpha1.EvictionRequest](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, lifecyclev1alpha1.EvictionRequest{})
 			saved := s.arena
@@ -468,7 +468,7 @@ func decLifecycleV1alpha1EvictionRequestStatus(s *state, b []byte, m *lifecyclev
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -610,7 +610,7 @@ func decLifecycleV1alpha1EvictionStatus(s *state, b []byte, m *lifecyclev1alpha1
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -640,7 +640,7 @@ func decLifecycleV1alpha1EvictionStatus(s *state, b []byte, m *lifecyclev1alpha1
 				return err
 			}
 			if m.Requesters == nil {
-				m.Requesters = make([]lifecyclev1alpha1.Requester, 0, count(b, end, 3)+1)
+				m.Requesters = make([]lifecyclev1alpha1.Requester, 0, capHint[lifecyclev1alpha1.Requester](count(b, end, 3)+1, len(b)))
 			}
 			m.Requesters = append(m.Requesters, lifecyclev1alpha1.Requester{})
 			if err = decLifecycleV1alpha1Requester(s, b[start:end], &m.Requesters[len(m.Requesters)-1]); err != nil {
@@ -658,7 +658,7 @@ func decLifecycleV1alpha1EvictionStatus(s *state, b []byte, m *lifecyclev1alpha1
 				return err
 			}
 			if m.TargetResponders == nil {
-				m.TargetResponders = make([]lifecyclev1alpha1.TargetResponder, 0, count(b, end, 4)+1)
+				m.TargetResponders = make([]lifecyclev1alpha1.TargetResponder, 0, capHint[lifecyclev1alpha1.TargetResponder](count(b, end, 4)+1, len(b)))
 			}
 			m.TargetResponders = append(m.TargetResponders, lifecyclev1alpha1.TargetResponder{})
 			if err = decLifecycleV1alpha1TargetResponder(s, b[start:end], &m.TargetResponders[len(m.TargetResponders)-1]); err != nil {
@@ -676,7 +676,7 @@ func decLifecycleV1alpha1EvictionStatus(s *state, b []byte, m *lifecyclev1alpha1
 				return err
 			}
 			if m.Responders == nil {
-				m.Responders = make([]lifecyclev1alpha1.ResponderStatus, 0, count(b, end, 5)+1)
+				m.Responders = make([]lifecyclev1alpha1.ResponderStatus, 0, capHint[lifecyclev1alpha1.ResponderStatus](count(b, end, 5)+1, len(b)))
 			}
 			m.Responders = append(m.Responders, lifecyclev1alpha1.ResponderStatus{})
 			if err = decLifecycleV1alpha1ResponderStatus(s, b[start:end], &m.Responders[len(m.Responders)-1]); err != nil {

@@ -48,7 +48,7 @@ func decMetaV1APIGroup(s *state, b []byte, m *metav1.APIGroup) error {
 				return err
 			}
 			if m.Versions == nil {
-				m.Versions = make([]metav1.GroupVersionForDiscovery, 0, count(b, end, 2)+1)
+				m.Versions = make([]metav1.GroupVersionForDiscovery, 0, capHint[metav1.GroupVersionForDiscovery](count(b, end, 2)+1, len(b)))
 			}
 			m.Versions = append(m.Versions, metav1.GroupVersionForDiscovery{})
 			if err = decMetaV1GroupVersionForDiscovery(s, b[start:end], &m.Versions[len(m.Versions)-1]); err != nil {
@@ -80,7 +80,7 @@ func decMetaV1APIGroup(s *state, b []byte, m *metav1.APIGroup) error {
 				return err
 			}
 			if m.ServerAddressByClientCIDRs == nil {
-				m.ServerAddressByClientCIDRs = make([]metav1.ServerAddressByClientCIDR, 0, count(b, end, 4)+1)
+				m.ServerAddressByClientCIDRs = make([]metav1.ServerAddressByClientCIDR, 0, capHint[metav1.ServerAddressByClientCIDR](count(b, end, 4)+1, len(b)))
 			}
 			m.ServerAddressByClientCIDRs = append(m.ServerAddressByClientCIDRs, metav1.ServerAddressByClientCIDR{})
 			if err = decMetaV1ServerAddressByClientCIDR(s, b[start:end], &m.ServerAddressByClientCIDRs[len(m.ServerAddressByClientCIDRs)-1]); err != nil {
@@ -125,7 +125,7 @@ func decMetaV1APIGroupList(s *state, b []byte, m *metav1.APIGroupList) error {
 				return err
 			}
 			if m.Groups == nil {
-				m.Groups = make([]metav1.APIGroup, 0, count(b, end, 1)+1)
+				m.Groups = make([]metav1.APIGroup, 0, capHint[metav1.APIGroup](count(b, end, 1)+1, len(b)))
 			}
 			m.Groups = append(m.Groups, metav1.APIGroup{})
 			if err = decMetaV1APIGroup(s, b[start:end], &m.Groups[len(m.Groups)-1]); err != nil {
@@ -255,7 +255,7 @@ func decMetaV1APIResource(s *state, b []byte, m *metav1.APIResource) error {
 				return err
 			}
 			if m.ShortNames == nil {
-				m.ShortNames = make([]string, 0, count(b, end, 5)+1)
+				m.ShortNames = make([]string, 0, capHint[string](count(b, end, 5)+1, len(b)))
 			}
 			m.ShortNames = append(m.ShortNames, strOf[string](s, b[start:end]))
 			i = end
@@ -270,7 +270,7 @@ func decMetaV1APIResource(s *state, b []byte, m *metav1.APIResource) error {
 				return err
 			}
 			if m.Categories == nil {
-				m.Categories = make([]string, 0, count(b, end, 7)+1)
+				m.Categories = make([]string, 0, capHint[string](count(b, end, 7)+1, len(b)))
 			}
 			m.Categories = append(m.Categories, strOf[string](s, b[start:end]))
 			i = end
@@ -336,7 +336,7 @@ func decMetaV1APIResourceList(s *state, b []byte, m *metav1.APIResourceList) err
 				return err
 			}
 			if m.APIResources == nil {
-				m.APIResources = make([]metav1.APIResource, 0, count(b, end, 2)+1)
+				m.APIResources = make([]metav1.APIResource, 0, capHint[metav1.APIResource](count(b, end, 2)+1, len(b)))
 			}
 			m.APIResources = append(m.APIResources, metav1.APIResource{})
 			if err = decMetaV1APIResource(s, b[start:end], &m.APIResources[len(m.APIResources)-1]); err != nil {
@@ -381,7 +381,7 @@ func decMetaV1APIVersions(s *state, b []byte, m *metav1.APIVersions) error {
 				return err
 			}
 			if m.Versions == nil {
-				m.Versions = make([]string, 0, count(b, end, 1)+1)
+				m.Versions = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Versions = append(m.Versions, strOf[string](s, b[start:end]))
 			i = end
@@ -396,7 +396,7 @@ func decMetaV1APIVersions(s *state, b []byte, m *metav1.APIVersions) error {
 				return err
 			}
 			if m.ServerAddressByClientCIDRs == nil {
-				m.ServerAddressByClientCIDRs = make([]metav1.ServerAddressByClientCIDR, 0, count(b, end, 2)+1)
+				m.ServerAddressByClientCIDRs = make([]metav1.ServerAddressByClientCIDR, 0, capHint[metav1.ServerAddressByClientCIDR](count(b, end, 2)+1, len(b)))
 			}
 			m.ServerAddressByClientCIDRs = append(m.ServerAddressByClientCIDRs, metav1.ServerAddressByClientCIDR{})
 			if err = decMetaV1ServerAddressByClientCIDR(s, b[start:end], &m.ServerAddressByClientCIDRs[len(m.ServerAddressByClientCIDRs)-1]); err != nil {
@@ -541,7 +541,7 @@ func decMetaV1CreateOptions(s *state, b []byte, m *metav1.CreateOptions) error {
 				return err
 			}
 			if m.DryRun == nil {
-				m.DryRun = make([]string, 0, count(b, end, 1)+1)
+				m.DryRun = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.DryRun = append(m.DryRun, strOf[string](s, b[start:end]))
 			i = end
@@ -661,7 +661,7 @@ func decMetaV1DeleteOptions(s *state, b []byte, m *metav1.DeleteOptions) error {
 				return err
 			}
 			if m.DryRun == nil {
-				m.DryRun = make([]string, 0, count(b, end, 5)+1)
+				m.DryRun = make([]string, 0, capHint[string](count(b, end, 5)+1, len(b)))
 			}
 			m.DryRun = append(m.DryRun, strOf[string](s, b[start:end]))
 			i = end
@@ -739,7 +739,7 @@ func decMetaV1FieldSelectorRequirement(s *state, b []byte, m *metav1.FieldSelect
 				return err
 			}
 			if m.Values == nil {
-				m.Values = make([]string, 0, count(b, end, 3)+1)
+				m.Values = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.Values = append(m.Values, strOf[string](s, b[start:end]))
 			i = end
@@ -961,7 +961,7 @@ func decMetaV1LabelSelector(s *state, b []byte, m *metav1.LabelSelector) error {
 				return err
 			}
 			if m.MatchLabels == nil {
-				m.MatchLabels = make(map[string]string, count(b, end, 1)+1)
+				m.MatchLabels = make(map[string]string, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -981,7 +981,7 @@ func decMetaV1LabelSelector(s *state, b []byte, m *metav1.LabelSelector) error {
 				return err
 			}
 			if m.MatchExpressions == nil {
-				m.MatchExpressions = make([]metav1.LabelSelectorRequirement, 0, count(b, end, 2)+1)
+				m.MatchExpressions = make([]metav1.LabelSelectorRequirement, 0, capHint[metav1.LabelSelectorRequirement](count(b, end, 2)+1, len(b)))
 			}
 			m.MatchExpressions = append(m.MatchExpressions, metav1.LabelSelectorRequirement{})
 			if err = decMetaV1LabelSelectorRequirement(s, b[start:end], &m.MatchExpressions[len(m.MatchExpressions)-1]); err != nil {
@@ -1050,7 +1050,7 @@ func decMetaV1LabelSelectorRequirement(s *state, b []byte, m *metav1.LabelSelect
 				return err
 			}
 			if m.Values == nil {
-				m.Values = make([]string, 0, count(b, end, 3)+1)
+				m.Values = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.Values = append(m.Values, strOf[string](s, b[start:end]))
 			i = end
@@ -1587,7 +1587,7 @@ func decMetaV1ObjectMeta(s *state, b []byte, m *metav1.ObjectMeta) error {
 				return err
 			}
 			if m.Labels == nil {
-				m.Labels = make(map[string]string, count(b, end, 11)+1)
+				m.Labels = make(map[string]string, capHint[string](count(b, end, 11)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -1607,7 +1607,7 @@ func decMetaV1ObjectMeta(s *state, b []byte, m *metav1.ObjectMeta) error {
 				return err
 			}
 			if m.Annotations == nil {
-				m.Annotations = make(map[string]string, count(b, end, 12)+1)
+				m.Annotations = make(map[string]string, capHint[string](count(b, end, 12)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -1627,7 +1627,7 @@ func decMetaV1ObjectMeta(s *state, b []byte, m *metav1.ObjectMeta) error {
 				return err
 			}
 			if m.OwnerReferences == nil {
-				m.OwnerReferences = make([]metav1.OwnerReference, 0, count(b, end, 13)+1)
+				m.OwnerReferences = make([]metav1.OwnerReference, 0, capHint[metav1.OwnerReference](count(b, end, 13)+1, len(b)))
 			}
 			m.OwnerReferences = append(m.OwnerReferences, metav1.OwnerReference{})
 			if err = decMetaV1OwnerReference(s, b[start:end], &m.OwnerReferences[len(m.OwnerReferences)-1]); err != nil {
@@ -1645,7 +1645,7 @@ func decMetaV1ObjectMeta(s *state, b []byte, m *metav1.ObjectMeta) error {
 				return err
 			}
 			if m.Finalizers == nil {
-				m.Finalizers = make([]string, 0, count(b, end, 14)+1)
+				m.Finalizers = make([]string, 0, capHint[string](count(b, end, 14)+1, len(b)))
 			}
 			m.Finalizers = append(m.Finalizers, strOf[string](s, b[start:end]))
 			i = end
@@ -1660,7 +1660,7 @@ func decMetaV1ObjectMeta(s *state, b []byte, m *metav1.ObjectMeta) error {
 				return err
 			}
 			if m.ManagedFields == nil {
-				m.ManagedFields = make([]metav1.ManagedFieldsEntry, 0, count(b, end, 17)+1)
+				m.ManagedFields = make([]metav1.ManagedFieldsEntry, 0, capHint[metav1.ManagedFieldsEntry](count(b, end, 17)+1, len(b)))
 			}
 			m.ManagedFields = append(m.ManagedFields, metav1.ManagedFieldsEntry{})
 			if err = decMetaV1ManagedFieldsEntry(s, b[start:end], &m.ManagedFields[len(m.ManagedFields)-1]); err != nil {
@@ -1804,7 +1804,7 @@ func decMetaV1PatchOptions(s *state, b []byte, m *metav1.PatchOptions) error {
 				return err
 			}
 			if m.DryRun == nil {
-				m.DryRun = make([]string, 0, count(b, end, 1)+1)
+				m.DryRun = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.DryRun = append(m.DryRun, strOf[string](s, b[start:end]))
 			i = end
@@ -2241,7 +2241,7 @@ func decMetaV1StatusDetails(s *state, b []byte, m *metav1.StatusDetails) error {
 				return err
 			}
 			if m.Causes == nil {
-				m.Causes = make([]metav1.StatusCause, 0, count(b, end, 4)+1)
+				m.Causes = make([]metav1.StatusCause, 0, capHint[metav1.StatusCause](count(b, end, 4)+1, len(b)))
 			}
 			m.Causes = append(m.Causes, metav1.StatusCause{})
 			if err = decMetaV1StatusCause(s, b[start:end], &m.Causes[len(m.Causes)-1]); err != nil {
@@ -2297,7 +2297,7 @@ func decMetaV1UpdateOptions(s *state, b []byte, m *metav1.UpdateOptions) error {
 				return err
 			}
 			if m.DryRun == nil {
-				m.DryRun = make([]string, 0, count(b, end, 1)+1)
+				m.DryRun = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.DryRun = append(m.DryRun, strOf[string](s, b[start:end]))
 			i = end
@@ -2363,7 +2363,7 @@ func decMetaV1Verbs(s *state, b []byte, m *metav1.Verbs) error {
 				return err
 			}
 			if (*m) == nil {
-				(*m) = make(metav1.Verbs, 0, count(b, end, 1)+1)
+				(*m) = make(metav1.Verbs, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			(*m) = append((*m), strOf[string](s, b[start:end]))
 			i = end

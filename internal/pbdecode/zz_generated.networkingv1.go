@@ -104,7 +104,7 @@ func decNetworkingV1HTTPIngressRuleValue(s *state, b []byte, m *networkingv1.HTT
 				return err
 			}
 			if m.Paths == nil {
-				m.Paths = make([]networkingv1.HTTPIngressPath, 0, count(b, end, 1)+1)
+				m.Paths = make([]networkingv1.HTTPIngressPath, 0, capHint[networkingv1.HTTPIngressPath](count(b, end, 1)+1, len(b)))
 			}
 			m.Paths = append(m.Paths, networkingv1.HTTPIngressPath{})
 			if err = decNetworkingV1HTTPIngressPath(s, b[start:end], &m.Paths[len(m.Paths)-1]); err != nil {
@@ -218,7 +218,7 @@ func decNetworkingV1IPAddressList(s *state, b []byte, m *networkingv1.IPAddressL
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]networkingv1.IPAddress, 0, count(b, end, 2)+1)
+				m.Items = make([]networkingv1.IPAddress, 0, capHint[networkingv1.IPAddress](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, networkingv1.IPAddress{})
 			saved := s.arena
@@ -323,7 +323,7 @@ func decNetworkingV1IPBlock(s *state, b []byte, m *networkingv1.IPBlock) error {
 				return err
 			}
 			if m.Except == nil {
-				m.Except = make([]string, 0, count(b, end, 2)+1)
+				m.Except = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.Except = append(m.Except, strOf[string](s, b[start:end]))
 			i = end
@@ -564,7 +564,7 @@ func decNetworkingV1IngressClassList(s *state, b []byte, m *networkingv1.Ingress
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]networkingv1.IngressClass, 0, count(b, end, 2)+1)
+				m.Items = make([]networkingv1.IngressClass, 0, capHint[networkingv1.IngressClass](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, networkingv1.IngressClass{})
 			saved := s.arena
@@ -773,7 +773,7 @@ func decNetworkingV1IngressList(s *state, b []byte, m *networkingv1.IngressList)
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]networkingv1.Ingress, 0, count(b, end, 2)+1)
+				m.Items = make([]networkingv1.Ingress, 0, capHint[networkingv1.Ingress](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, networkingv1.Ingress{})
 			saved := s.arena
@@ -846,7 +846,7 @@ func decNetworkingV1IngressLoadBalancerIngress(s *state, b []byte, m *networking
 				return err
 			}
 			if m.Ports == nil {
-				m.Ports = make([]networkingv1.IngressPortStatus, 0, count(b, end, 4)+1)
+				m.Ports = make([]networkingv1.IngressPortStatus, 0, capHint[networkingv1.IngressPortStatus](count(b, end, 4)+1, len(b)))
 			}
 			m.Ports = append(m.Ports, networkingv1.IngressPortStatus{})
 			if err = decNetworkingV1IngressPortStatus(s, b[start:end], &m.Ports[len(m.Ports)-1]); err != nil {
@@ -891,7 +891,7 @@ func decNetworkingV1IngressLoadBalancerStatus(s *state, b []byte, m *networkingv
 				return err
 			}
 			if m.Ingress == nil {
-				m.Ingress = make([]networkingv1.IngressLoadBalancerIngress, 0, count(b, end, 1)+1)
+				m.Ingress = make([]networkingv1.IngressLoadBalancerIngress, 0, capHint[networkingv1.IngressLoadBalancerIngress](count(b, end, 1)+1, len(b)))
 			}
 			m.Ingress = append(m.Ingress, networkingv1.IngressLoadBalancerIngress{})
 			if err = decNetworkingV1IngressLoadBalancerIngress(s, b[start:end], &m.Ingress[len(m.Ingress)-1]); err != nil {
@@ -1179,7 +1179,7 @@ func decNetworkingV1IngressSpec(s *state, b []byte, m *networkingv1.IngressSpec)
 				return err
 			}
 			if m.TLS == nil {
-				m.TLS = make([]networkingv1.IngressTLS, 0, count(b, end, 2)+1)
+				m.TLS = make([]networkingv1.IngressTLS, 0, capHint[networkingv1.IngressTLS](count(b, end, 2)+1, len(b)))
 			}
 			m.TLS = append(m.TLS, networkingv1.IngressTLS{})
 			if err = decNetworkingV1IngressTLS(s, b[start:end], &m.TLS[len(m.TLS)-1]); err != nil {
@@ -1197,7 +1197,7 @@ func decNetworkingV1IngressSpec(s *state, b []byte, m *networkingv1.IngressSpec)
 				return err
 			}
 			if m.Rules == nil {
-				m.Rules = make([]networkingv1.IngressRule, 0, count(b, end, 3)+1)
+				m.Rules = make([]networkingv1.IngressRule, 0, capHint[networkingv1.IngressRule](count(b, end, 3)+1, len(b)))
 			}
 			m.Rules = append(m.Rules, networkingv1.IngressRule{})
 			if err = decNetworkingV1IngressRule(s, b[start:end], &m.Rules[len(m.Rules)-1]); err != nil {
@@ -1283,7 +1283,7 @@ func decNetworkingV1IngressTLS(s *state, b []byte, m *networkingv1.IngressTLS) e
 				return err
 			}
 			if m.Hosts == nil {
-				m.Hosts = make([]string, 0, count(b, end, 1)+1)
+				m.Hosts = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Hosts = append(m.Hosts, strOf[string](s, b[start:end]))
 			i = end
@@ -1392,7 +1392,7 @@ func decNetworkingV1NetworkPolicyEgressRule(s *state, b []byte, m *networkingv1.
 				return err
 			}
 			if m.Ports == nil {
-				m.Ports = make([]networkingv1.NetworkPolicyPort, 0, count(b, end, 1)+1)
+				m.Ports = make([]networkingv1.NetworkPolicyPort, 0, capHint[networkingv1.NetworkPolicyPort](count(b, end, 1)+1, len(b)))
 			}
 			m.Ports = append(m.Ports, networkingv1.NetworkPolicyPort{})
 			if err = decNetworkingV1NetworkPolicyPort(s, b[start:end], &m.Ports[len(m.Ports)-1]); err != nil {
@@ -1410,7 +1410,7 @@ func decNetworkingV1NetworkPolicyEgressRule(s *state, b []byte, m *networkingv1.
 				return err
 			}
 			if m.To == nil {
-				m.To = make([]networkingv1.NetworkPolicyPeer, 0, count(b, end, 2)+1)
+				m.To = make([]networkingv1.NetworkPolicyPeer, 0, capHint[networkingv1.NetworkPolicyPeer](count(b, end, 2)+1, len(b)))
 			}
 			m.To = append(m.To, networkingv1.NetworkPolicyPeer{})
 			if err = decNetworkingV1NetworkPolicyPeer(s, b[start:end], &m.To[len(m.To)-1]); err != nil {
@@ -1455,7 +1455,7 @@ func decNetworkingV1NetworkPolicyIngressRule(s *state, b []byte, m *networkingv1
 				return err
 			}
 			if m.Ports == nil {
-				m.Ports = make([]networkingv1.NetworkPolicyPort, 0, count(b, end, 1)+1)
+				m.Ports = make([]networkingv1.NetworkPolicyPort, 0, capHint[networkingv1.NetworkPolicyPort](count(b, end, 1)+1, len(b)))
 			}
 			m.Ports = append(m.Ports, networkingv1.NetworkPolicyPort{})
 			if err = decNetworkingV1NetworkPolicyPort(s, b[start:end], &m.Ports[len(m.Ports)-1]); err != nil {
@@ -1473,7 +1473,7 @@ func decNetworkingV1NetworkPolicyIngressRule(s *state, b []byte, m *networkingv1
 				return err
 			}
 			if m.From == nil {
-				m.From = make([]networkingv1.NetworkPolicyPeer, 0, count(b, end, 2)+1)
+				m.From = make([]networkingv1.NetworkPolicyPeer, 0, capHint[networkingv1.NetworkPolicyPeer](count(b, end, 2)+1, len(b)))
 			}
 			m.From = append(m.From, networkingv1.NetworkPolicyPeer{})
 			if err = decNetworkingV1NetworkPolicyPeer(s, b[start:end], &m.From[len(m.From)-1]); err != nil {
@@ -1532,7 +1532,7 @@ func decNetworkingV1NetworkPolicyList(s *state, b []byte, m *networkingv1.Networ
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]networkingv1.NetworkPolicy, 0, count(b, end, 2)+1)
+				m.Items = make([]networkingv1.NetworkPolicy, 0, capHint[networkingv1.NetworkPolicy](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, networkingv1.NetworkPolicy{})
 			saved := s.arena
@@ -1742,7 +1742,7 @@ func decNetworkingV1NetworkPolicySpec(s *state, b []byte, m *networkingv1.Networ
 				return err
 			}
 			if m.Ingress == nil {
-				m.Ingress = make([]networkingv1.NetworkPolicyIngressRule, 0, count(b, end, 2)+1)
+				m.Ingress = make([]networkingv1.NetworkPolicyIngressRule, 0, capHint[networkingv1.NetworkPolicyIngressRule](count(b, end, 2)+1, len(b)))
 			}
 			m.Ingress = append(m.Ingress, networkingv1.NetworkPolicyIngressRule{})
 			if err = decNetworkingV1NetworkPolicyIngressRule(s, b[start:end], &m.Ingress[len(m.Ingress)-1]); err != nil {
@@ -1760,7 +1760,7 @@ func decNetworkingV1NetworkPolicySpec(s *state, b []byte, m *networkingv1.Networ
 				return err
 			}
 			if m.Egress == nil {
-				m.Egress = make([]networkingv1.NetworkPolicyEgressRule, 0, count(b, end, 3)+1)
+				m.Egress = make([]networkingv1.NetworkPolicyEgressRule, 0, capHint[networkingv1.NetworkPolicyEgressRule](count(b, end, 3)+1, len(b)))
 			}
 			m.Egress = append(m.Egress, networkingv1.NetworkPolicyEgressRule{})
 			if err = decNetworkingV1NetworkPolicyEgressRule(s, b[start:end], &m.Egress[len(m.Egress)-1]); err != nil {
@@ -1778,7 +1778,7 @@ func decNetworkingV1NetworkPolicySpec(s *state, b []byte, m *networkingv1.Networ
 				return err
 			}
 			if m.PolicyTypes == nil {
-				m.PolicyTypes = make([]networkingv1.PolicyType, 0, count(b, end, 4)+1)
+				m.PolicyTypes = make([]networkingv1.PolicyType, 0, capHint[networkingv1.PolicyType](count(b, end, 4)+1, len(b)))
 			}
 			m.PolicyTypes = append(m.PolicyTypes, strOf[networkingv1.PolicyType](s, b[start:end]))
 			i = end
@@ -2028,7 +2028,7 @@ func decNetworkingV1ServiceCIDRList(s *state, b []byte, m *networkingv1.ServiceC
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]networkingv1.ServiceCIDR, 0, count(b, end, 2)+1)
+				m.Items = make([]networkingv1.ServiceCIDR, 0, capHint[networkingv1.ServiceCIDR](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, networkingv1.ServiceCIDR{})
 			saved := s.arena
@@ -2077,7 +2077,7 @@ func decNetworkingV1ServiceCIDRSpec(s *state, b []byte, m *networkingv1.ServiceC
 				return err
 			}
 			if m.CIDRs == nil {
-				m.CIDRs = make([]string, 0, count(b, end, 1)+1)
+				m.CIDRs = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.CIDRs = append(m.CIDRs, strOf[string](s, b[start:end]))
 			i = end
@@ -2119,7 +2119,7 @@ func decNetworkingV1ServiceCIDRStatus(s *state, b []byte, m *networkingv1.Servic
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {

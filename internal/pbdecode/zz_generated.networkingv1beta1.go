@@ -103,7 +103,7 @@ func decNetworkingV1beta1HTTPIngressRuleValue(s *state, b []byte, m *networkingv
 				return err
 			}
 			if m.Paths == nil {
-				m.Paths = make([]networkingv1beta1.HTTPIngressPath, 0, count(b, end, 1)+1)
+				m.Paths = make([]networkingv1beta1.HTTPIngressPath, 0, capHint[networkingv1beta1.HTTPIngressPath](count(b, end, 1)+1, len(b)))
 			}
 			m.Paths = append(m.Paths, networkingv1beta1.HTTPIngressPath{})
 			if err = decNetworkingV1beta1HTTPIngressPath(s, b[start:end], &m.Paths[len(m.Paths)-1]); err != nil {
@@ -217,7 +217,7 @@ func decNetworkingV1beta1IPAddressList(s *state, b []byte, m *networkingv1beta1.
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]networkingv1beta1.IPAddress, 0, count(b, end, 2)+1)
+				m.Items = make([]networkingv1beta1.IPAddress, 0, capHint[networkingv1beta1.IPAddress](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, networkingv1beta1.IPAddress{})
 			saved := s.arena
@@ -518,7 +518,7 @@ func decNetworkingV1beta1IngressClassList(s *state, b []byte, m *networkingv1bet
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]networkingv1beta1.IngressClass, 0, count(b, end, 2)+1)
+				m.Items = make([]networkingv1beta1.IngressClass, 0, capHint[networkingv1beta1.IngressClass](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, networkingv1beta1.IngressClass{})
 			saved := s.arena
@@ -727,7 +727,7 @@ func decNetworkingV1beta1IngressList(s *state, b []byte, m *networkingv1beta1.In
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]networkingv1beta1.Ingress, 0, count(b, end, 2)+1)
+				m.Items = make([]networkingv1beta1.Ingress, 0, capHint[networkingv1beta1.Ingress](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, networkingv1beta1.Ingress{})
 			saved := s.arena
@@ -800,7 +800,7 @@ func decNetworkingV1beta1IngressLoadBalancerIngress(s *state, b []byte, m *netwo
 				return err
 			}
 			if m.Ports == nil {
-				m.Ports = make([]networkingv1beta1.IngressPortStatus, 0, count(b, end, 4)+1)
+				m.Ports = make([]networkingv1beta1.IngressPortStatus, 0, capHint[networkingv1beta1.IngressPortStatus](count(b, end, 4)+1, len(b)))
 			}
 			m.Ports = append(m.Ports, networkingv1beta1.IngressPortStatus{})
 			if err = decNetworkingV1beta1IngressPortStatus(s, b[start:end], &m.Ports[len(m.Ports)-1]); err != nil {
@@ -845,7 +845,7 @@ func decNetworkingV1beta1IngressLoadBalancerStatus(s *state, b []byte, m *networ
 				return err
 			}
 			if m.Ingress == nil {
-				m.Ingress = make([]networkingv1beta1.IngressLoadBalancerIngress, 0, count(b, end, 1)+1)
+				m.Ingress = make([]networkingv1beta1.IngressLoadBalancerIngress, 0, capHint[networkingv1beta1.IngressLoadBalancerIngress](count(b, end, 1)+1, len(b)))
 			}
 			m.Ingress = append(m.Ingress, networkingv1beta1.IngressLoadBalancerIngress{})
 			if err = decNetworkingV1beta1IngressLoadBalancerIngress(s, b[start:end], &m.Ingress[len(m.Ingress)-1]); err != nil {
@@ -1080,7 +1080,7 @@ func decNetworkingV1beta1IngressSpec(s *state, b []byte, m *networkingv1beta1.In
 				return err
 			}
 			if m.TLS == nil {
-				m.TLS = make([]networkingv1beta1.IngressTLS, 0, count(b, end, 2)+1)
+				m.TLS = make([]networkingv1beta1.IngressTLS, 0, capHint[networkingv1beta1.IngressTLS](count(b, end, 2)+1, len(b)))
 			}
 			m.TLS = append(m.TLS, networkingv1beta1.IngressTLS{})
 			if err = decNetworkingV1beta1IngressTLS(s, b[start:end], &m.TLS[len(m.TLS)-1]); err != nil {
@@ -1098,7 +1098,7 @@ func decNetworkingV1beta1IngressSpec(s *state, b []byte, m *networkingv1beta1.In
 				return err
 			}
 			if m.Rules == nil {
-				m.Rules = make([]networkingv1beta1.IngressRule, 0, count(b, end, 3)+1)
+				m.Rules = make([]networkingv1beta1.IngressRule, 0, capHint[networkingv1beta1.IngressRule](count(b, end, 3)+1, len(b)))
 			}
 			m.Rules = append(m.Rules, networkingv1beta1.IngressRule{})
 			if err = decNetworkingV1beta1IngressRule(s, b[start:end], &m.Rules[len(m.Rules)-1]); err != nil {
@@ -1184,7 +1184,7 @@ func decNetworkingV1beta1IngressTLS(s *state, b []byte, m *networkingv1beta1.Ing
 				return err
 			}
 			if m.Hosts == nil {
-				m.Hosts = make([]string, 0, count(b, end, 1)+1)
+				m.Hosts = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Hosts = append(m.Hosts, strOf[string](s, b[start:end]))
 			i = end
@@ -1396,7 +1396,7 @@ func decNetworkingV1beta1ServiceCIDRList(s *state, b []byte, m *networkingv1beta
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]networkingv1beta1.ServiceCIDR, 0, count(b, end, 2)+1)
+				m.Items = make([]networkingv1beta1.ServiceCIDR, 0, capHint[networkingv1beta1.ServiceCIDR](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, networkingv1beta1.ServiceCIDR{})
 			saved := s.arena
@@ -1445,7 +1445,7 @@ func decNetworkingV1beta1ServiceCIDRSpec(s *state, b []byte, m *networkingv1beta
 				return err
 			}
 			if m.CIDRs == nil {
-				m.CIDRs = make([]string, 0, count(b, end, 1)+1)
+				m.CIDRs = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.CIDRs = append(m.CIDRs, strOf[string](s, b[start:end]))
 			i = end
@@ -1487,7 +1487,7 @@ func decNetworkingV1beta1ServiceCIDRStatus(s *state, b []byte, m *networkingv1be
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {

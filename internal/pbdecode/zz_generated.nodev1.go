@@ -37,7 +37,7 @@ func decNodeV1Overhead(s *state, b []byte, m *nodev1.Overhead) error {
 				return err
 			}
 			if m.PodFixed == nil {
-				m.PodFixed = make(corev1.ResourceList, count(b, end, 1)+1)
+				m.PodFixed = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 1)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -185,7 +185,7 @@ func decNodeV1RuntimeClassList(s *state, b []byte, m *nodev1.RuntimeClassList) e
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]nodev1.RuntimeClass, 0, count(b, end, 2)+1)
+				m.Items = make([]nodev1.RuntimeClass, 0, capHint[nodev1.RuntimeClass](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, nodev1.RuntimeClass{})
 			saved := s.arena
@@ -234,7 +234,7 @@ func decNodeV1Scheduling(s *state, b []byte, m *nodev1.Scheduling) error {
 				return err
 			}
 			if m.NodeSelector == nil {
-				m.NodeSelector = make(map[string]string, count(b, end, 1)+1)
+				m.NodeSelector = make(map[string]string, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -254,7 +254,7 @@ func decNodeV1Scheduling(s *state, b []byte, m *nodev1.Scheduling) error {
 				return err
 			}
 			if m.Tolerations == nil {
-				m.Tolerations = make([]corev1.Toleration, 0, count(b, end, 2)+1)
+				m.Tolerations = make([]corev1.Toleration, 0, capHint[corev1.Toleration](count(b, end, 2)+1, len(b)))
 			}
 			m.Tolerations = append(m.Tolerations, corev1.Toleration{})
 			if err = decCoreV1Toleration(s, b[start:end], &m.Tolerations[len(m.Tolerations)-1]); err != nil {

@@ -37,7 +37,7 @@ func decNodeV1alpha1Overhead(s *state, b []byte, m *nodev1alpha1.Overhead) error
 				return err
 			}
 			if m.PodFixed == nil {
-				m.PodFixed = make(corev1.ResourceList, count(b, end, 1)+1)
+				m.PodFixed = make(corev1.ResourceList, capHint[resource.Quantity](count(b, end, 1)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resource.Quantity
@@ -153,7 +153,7 @@ func decNodeV1alpha1RuntimeClassList(s *state, b []byte, m *nodev1alpha1.Runtime
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]nodev1alpha1.RuntimeClass, 0, count(b, end, 2)+1)
+				m.Items = make([]nodev1alpha1.RuntimeClass, 0, capHint[nodev1alpha1.RuntimeClass](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, nodev1alpha1.RuntimeClass{})
 			saved := s.arena
@@ -275,7 +275,7 @@ func decNodeV1alpha1Scheduling(s *state, b []byte, m *nodev1alpha1.Scheduling) e
 				return err
 			}
 			if m.NodeSelector == nil {
-				m.NodeSelector = make(map[string]string, count(b, end, 1)+1)
+				m.NodeSelector = make(map[string]string, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -295,7 +295,7 @@ func decNodeV1alpha1Scheduling(s *state, b []byte, m *nodev1alpha1.Scheduling) e
 				return err
 			}
 			if m.Tolerations == nil {
-				m.Tolerations = make([]corev1.Toleration, 0, count(b, end, 2)+1)
+				m.Tolerations = make([]corev1.Toleration, 0, capHint[corev1.Toleration](count(b, end, 2)+1, len(b)))
 			}
 			m.Tolerations = append(m.Tolerations, corev1.Toleration{})
 			if err = decCoreV1Toleration(s, b[start:end], &m.Tolerations[len(m.Tolerations)-1]); err != nil {

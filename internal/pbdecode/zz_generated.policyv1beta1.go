@@ -178,7 +178,7 @@ func decPolicyV1beta1PodDisruptionBudgetList(s *state, b []byte, m *policyv1beta
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]policyv1beta1.PodDisruptionBudget, 0, count(b, end, 2)+1)
+				m.Items = make([]policyv1beta1.PodDisruptionBudget, 0, capHint[policyv1beta1.PodDisruptionBudget](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, policyv1beta1.PodDisruptionBudget{})
 			saved := s.arena
@@ -329,7 +329,7 @@ func decPolicyV1beta1PodDisruptionBudgetStatus(s *state, b []byte, m *policyv1be
 				return err
 			}
 			if m.DisruptedPods == nil {
-				m.DisruptedPods = make(map[string]metav1.Time, count(b, end, 2)+1)
+				m.DisruptedPods = make(map[string]metav1.Time, capHint[metav1.Time](count(b, end, 2)+1, len(b)))
 			}
 			var k string
 			var v metav1.Time
@@ -393,7 +393,7 @@ func decPolicyV1beta1PodDisruptionBudgetStatus(s *state, b []byte, m *policyv1be
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 7)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 7)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {

@@ -36,7 +36,7 @@ func decRbacV1AggregationRule(s *state, b []byte, m *rbacv1.AggregationRule) err
 				return err
 			}
 			if m.ClusterRoleSelectors == nil {
-				m.ClusterRoleSelectors = make([]metav1.LabelSelector, 0, count(b, end, 1)+1)
+				m.ClusterRoleSelectors = make([]metav1.LabelSelector, 0, capHint[metav1.LabelSelector](count(b, end, 1)+1, len(b)))
 			}
 			m.ClusterRoleSelectors = append(m.ClusterRoleSelectors, metav1.LabelSelector{})
 			if err = decMetaV1LabelSelector(s, b[start:end], &m.ClusterRoleSelectors[len(m.ClusterRoleSelectors)-1]); err != nil {
@@ -95,7 +95,7 @@ func decRbacV1ClusterRole(s *state, b []byte, m *rbacv1.ClusterRole) error {
 				return err
 			}
 			if m.Rules == nil {
-				m.Rules = make([]rbacv1.PolicyRule, 0, count(b, end, 2)+1)
+				m.Rules = make([]rbacv1.PolicyRule, 0, capHint[rbacv1.PolicyRule](count(b, end, 2)+1, len(b)))
 			}
 			m.Rules = append(m.Rules, rbacv1.PolicyRule{})
 			if err = decRbacV1PolicyRule(s, b[start:end], &m.Rules[len(m.Rules)-1]); err != nil {
@@ -171,7 +171,7 @@ func decRbacV1ClusterRoleBinding(s *state, b []byte, m *rbacv1.ClusterRoleBindin
 				return err
 			}
 			if m.Subjects == nil {
-				m.Subjects = make([]rbacv1.Subject, 0, count(b, end, 2)+1)
+				m.Subjects = make([]rbacv1.Subject, 0, capHint[rbacv1.Subject](count(b, end, 2)+1, len(b)))
 			}
 			m.Subjects = append(m.Subjects, rbacv1.Subject{})
 			if err = decRbacV1Subject(s, b[start:end], &m.Subjects[len(m.Subjects)-1]); err != nil {
@@ -244,7 +244,7 @@ func decRbacV1ClusterRoleBindingList(s *state, b []byte, m *rbacv1.ClusterRoleBi
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]rbacv1.ClusterRoleBinding, 0, count(b, end, 2)+1)
+				m.Items = make([]rbacv1.ClusterRoleBinding, 0, capHint[rbacv1.ClusterRoleBinding](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, rbacv1.ClusterRoleBinding{})
 			saved := s.arena
@@ -307,7 +307,7 @@ func decRbacV1ClusterRoleList(s *state, b []byte, m *rbacv1.ClusterRoleList) err
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]rbacv1.ClusterRole, 0, count(b, end, 2)+1)
+				m.Items = make([]rbacv1.ClusterRole, 0, capHint[rbacv1.ClusterRole](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, rbacv1.ClusterRole{})
 			saved := s.arena
@@ -356,7 +356,7 @@ func decRbacV1PolicyRule(s *state, b []byte, m *rbacv1.PolicyRule) error {
 				return err
 			}
 			if m.Verbs == nil {
-				m.Verbs = make([]string, 0, count(b, end, 1)+1)
+				m.Verbs = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Verbs = append(m.Verbs, strOf[string](s, b[start:end]))
 			i = end
@@ -371,7 +371,7 @@ func decRbacV1PolicyRule(s *state, b []byte, m *rbacv1.PolicyRule) error {
 				return err
 			}
 			if m.APIGroups == nil {
-				m.APIGroups = make([]string, 0, count(b, end, 2)+1)
+				m.APIGroups = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.APIGroups = append(m.APIGroups, strOf[string](s, b[start:end]))
 			i = end
@@ -386,7 +386,7 @@ func decRbacV1PolicyRule(s *state, b []byte, m *rbacv1.PolicyRule) error {
 				return err
 			}
 			if m.Resources == nil {
-				m.Resources = make([]string, 0, count(b, end, 3)+1)
+				m.Resources = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.Resources = append(m.Resources, strOf[string](s, b[start:end]))
 			i = end
@@ -401,7 +401,7 @@ func decRbacV1PolicyRule(s *state, b []byte, m *rbacv1.PolicyRule) error {
 				return err
 			}
 			if m.ResourceNames == nil {
-				m.ResourceNames = make([]string, 0, count(b, end, 4)+1)
+				m.ResourceNames = make([]string, 0, capHint[string](count(b, end, 4)+1, len(b)))
 			}
 			m.ResourceNames = append(m.ResourceNames, strOf[string](s, b[start:end]))
 			i = end
@@ -416,7 +416,7 @@ func decRbacV1PolicyRule(s *state, b []byte, m *rbacv1.PolicyRule) error {
 				return err
 			}
 			if m.NonResourceURLs == nil {
-				m.NonResourceURLs = make([]string, 0, count(b, end, 5)+1)
+				m.NonResourceURLs = make([]string, 0, capHint[string](count(b, end, 5)+1, len(b)))
 			}
 			m.NonResourceURLs = append(m.NonResourceURLs, strOf[string](s, b[start:end]))
 			i = end
@@ -472,7 +472,7 @@ func decRbacV1Role(s *state, b []byte, m *rbacv1.Role) error {
 				return err
 			}
 			if m.Rules == nil {
-				m.Rules = make([]rbacv1.PolicyRule, 0, count(b, end, 2)+1)
+				m.Rules = make([]rbacv1.PolicyRule, 0, capHint[rbacv1.PolicyRule](count(b, end, 2)+1, len(b)))
 			}
 			m.Rules = append(m.Rules, rbacv1.PolicyRule{})
 			if err = decRbacV1PolicyRule(s, b[start:end], &m.Rules[len(m.Rules)-1]); err != nil {
@@ -531,7 +531,7 @@ func decRbacV1RoleBinding(s *state, b []byte, m *rbacv1.RoleBinding) error {
 				return err
 			}
 			if m.Subjects == nil {
-				m.Subjects = make([]rbacv1.Subject, 0, count(b, end, 2)+1)
+				m.Subjects = make([]rbacv1.Subject, 0, capHint[rbacv1.Subject](count(b, end, 2)+1, len(b)))
 			}
 			m.Subjects = append(m.Subjects, rbacv1.Subject{})
 			if err = decRbacV1Subject(s, b[start:end], &m.Subjects[len(m.Subjects)-1]); err != nil {
@@ -604,7 +604,7 @@ func decRbacV1RoleBindingList(s *state, b []byte, m *rbacv1.RoleBindingList) err
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]rbacv1.RoleBinding, 0, count(b, end, 2)+1)
+				m.Items = make([]rbacv1.RoleBinding, 0, capHint[rbacv1.RoleBinding](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, rbacv1.RoleBinding{})
 			saved := s.arena
@@ -667,7 +667,7 @@ func decRbacV1RoleList(s *state, b []byte, m *rbacv1.RoleList) error {
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]rbacv1.Role, 0, count(b, end, 2)+1)
+				m.Items = make([]rbacv1.Role, 0, capHint[rbacv1.Role](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, rbacv1.Role{})
 			saved := s.arena

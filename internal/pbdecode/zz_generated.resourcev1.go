@@ -89,7 +89,7 @@ func decResourceV1AllocatedDeviceStatus(s *state, b []byte, m *resourcev1.Alloca
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 4)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 4)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -299,7 +299,7 @@ func decResourceV1CapacityRequestPolicy(s *state, b []byte, m *resourcev1.Capaci
 				return err
 			}
 			if m.ValidValues == nil {
-				m.ValidValues = make([]resource.Quantity, 0, count(b, end, 3)+1)
+				m.ValidValues = make([]resource.Quantity, 0, capHint[resource.Quantity](count(b, end, 3)+1, len(b)))
 			}
 			m.ValidValues = append(m.ValidValues, resource.Quantity{})
 			if err = decodeQuantity(s, b[start:end], &m.ValidValues[len(m.ValidValues)-1]); err != nil {
@@ -439,7 +439,7 @@ func decResourceV1CapacityRequirements(s *state, b []byte, m *resourcev1.Capacit
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make(map[resourcev1.QualifiedName]resource.Quantity, count(b, end, 1)+1)
+				m.Requests = make(map[resourcev1.QualifiedName]resource.Quantity, capHint[resource.Quantity](count(b, end, 1)+1, len(b)))
 			}
 			var k resourcev1.QualifiedName
 			var v resource.Quantity
@@ -539,7 +539,7 @@ func decResourceV1CounterSet(s *state, b []byte, m *resourcev1.CounterSet) error
 				return err
 			}
 			if m.Counters == nil {
-				m.Counters = make(map[string]resourcev1.Counter, count(b, end, 2)+1)
+				m.Counters = make(map[string]resourcev1.Counter, capHint[resourcev1.Counter](count(b, end, 2)+1, len(b)))
 			}
 			var k string
 			var v resourcev1.Counter
@@ -598,7 +598,7 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 				return err
 			}
 			if m.Attributes == nil {
-				m.Attributes = make(map[resourcev1.QualifiedName]resourcev1.DeviceAttribute, count(b, end, 2)+1)
+				m.Attributes = make(map[resourcev1.QualifiedName]resourcev1.DeviceAttribute, capHint[resourcev1.DeviceAttribute](count(b, end, 2)+1, len(b)))
 			}
 			var k resourcev1.QualifiedName
 			var v resourcev1.DeviceAttribute
@@ -618,7 +618,7 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 				return err
 			}
 			if m.Capacity == nil {
-				m.Capacity = make(map[resourcev1.QualifiedName]resourcev1.DeviceCapacity, count(b, end, 3)+1)
+				m.Capacity = make(map[resourcev1.QualifiedName]resourcev1.DeviceCapacity, capHint[resourcev1.DeviceCapacity](count(b, end, 3)+1, len(b)))
 			}
 			var k resourcev1.QualifiedName
 			var v resourcev1.DeviceCapacity
@@ -638,7 +638,7 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 				return err
 			}
 			if m.ConsumesCounters == nil {
-				m.ConsumesCounters = make([]resourcev1.DeviceCounterConsumption, 0, count(b, end, 4)+1)
+				m.ConsumesCounters = make([]resourcev1.DeviceCounterConsumption, 0, capHint[resourcev1.DeviceCounterConsumption](count(b, end, 4)+1, len(b)))
 			}
 			m.ConsumesCounters = append(m.ConsumesCounters, resourcev1.DeviceCounterConsumption{})
 			if err = decResourceV1DeviceCounterConsumption(s, b[start:end], &m.ConsumesCounters[len(m.ConsumesCounters)-1]); err != nil {
@@ -698,7 +698,7 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 				return err
 			}
 			if m.Taints == nil {
-				m.Taints = make([]resourcev1.DeviceTaint, 0, count(b, end, 8)+1)
+				m.Taints = make([]resourcev1.DeviceTaint, 0, capHint[resourcev1.DeviceTaint](count(b, end, 8)+1, len(b)))
 			}
 			m.Taints = append(m.Taints, resourcev1.DeviceTaint{})
 			if err = decResourceV1DeviceTaint(s, b[start:end], &m.Taints[len(m.Taints)-1]); err != nil {
@@ -728,7 +728,7 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 				return err
 			}
 			if m.BindingConditions == nil {
-				m.BindingConditions = make([]string, 0, count(b, end, 10)+1)
+				m.BindingConditions = make([]string, 0, capHint[string](count(b, end, 10)+1, len(b)))
 			}
 			m.BindingConditions = append(m.BindingConditions, strOf[string](s, b[start:end]))
 			i = end
@@ -743,7 +743,7 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 				return err
 			}
 			if m.BindingFailureConditions == nil {
-				m.BindingFailureConditions = make([]string, 0, count(b, end, 11)+1)
+				m.BindingFailureConditions = make([]string, 0, capHint[string](count(b, end, 11)+1, len(b)))
 			}
 			m.BindingFailureConditions = append(m.BindingFailureConditions, strOf[string](s, b[start:end]))
 			i = end
@@ -770,7 +770,7 @@ func decResourceV1Device(s *state, b []byte, m *resourcev1.Device) error {
 				return err
 			}
 			if m.NodeAllocatableResources == nil {
-				m.NodeAllocatableResources = make(map[corev1.ResourceName]resourcev1.NodeAllocatableResource, count(b, end, 14)+1)
+				m.NodeAllocatableResources = make(map[corev1.ResourceName]resourcev1.NodeAllocatableResource, capHint[resourcev1.NodeAllocatableResource](count(b, end, 14)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resourcev1.NodeAllocatableResource
@@ -829,7 +829,7 @@ func decResourceV1DeviceAllocationConfiguration(s *state, b []byte, m *resourcev
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make([]string, 0, count(b, end, 2)+1)
+				m.Requests = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.Requests = append(m.Requests, strOf[string](s, b[start:end]))
 			i = end
@@ -885,7 +885,7 @@ func decResourceV1DeviceAllocationResult(s *state, b []byte, m *resourcev1.Devic
 				return err
 			}
 			if m.Results == nil {
-				m.Results = make([]resourcev1.DeviceRequestAllocationResult, 0, count(b, end, 1)+1)
+				m.Results = make([]resourcev1.DeviceRequestAllocationResult, 0, capHint[resourcev1.DeviceRequestAllocationResult](count(b, end, 1)+1, len(b)))
 			}
 			m.Results = append(m.Results, resourcev1.DeviceRequestAllocationResult{})
 			if err = decResourceV1DeviceRequestAllocationResult(s, b[start:end], &m.Results[len(m.Results)-1]); err != nil {
@@ -903,7 +903,7 @@ func decResourceV1DeviceAllocationResult(s *state, b []byte, m *resourcev1.Devic
 				return err
 			}
 			if m.Config == nil {
-				m.Config = make([]resourcev1.DeviceAllocationConfiguration, 0, count(b, end, 2)+1)
+				m.Config = make([]resourcev1.DeviceAllocationConfiguration, 0, capHint[resourcev1.DeviceAllocationConfiguration](count(b, end, 2)+1, len(b)))
 			}
 			m.Config = append(m.Config, resourcev1.DeviceAllocationConfiguration{})
 			if err = decResourceV1DeviceAllocationConfiguration(s, b[start:end], &m.Config[len(m.Config)-1]); err != nil {
@@ -1006,7 +1006,7 @@ func decResourceV1DeviceAttribute(s *state, b []byte, m *resourcev1.DeviceAttrib
 				return err
 			}
 			if m.StringValues == nil {
-				m.StringValues = make([]string, 0, count(b, end, 8)+1)
+				m.StringValues = make([]string, 0, capHint[string](count(b, end, 8)+1, len(b)))
 			}
 			m.StringValues = append(m.StringValues, strOf[string](s, b[start:end]))
 			i = end
@@ -1021,7 +1021,7 @@ func decResourceV1DeviceAttribute(s *state, b []byte, m *resourcev1.DeviceAttrib
 				return err
 			}
 			if m.VersionValues == nil {
-				m.VersionValues = make([]string, 0, count(b, end, 9)+1)
+				m.VersionValues = make([]string, 0, capHint[string](count(b, end, 9)+1, len(b)))
 			}
 			m.VersionValues = append(m.VersionValues, strOf[string](s, b[start:end]))
 			i = end
@@ -1121,7 +1121,7 @@ func decResourceV1DeviceClaim(s *state, b []byte, m *resourcev1.DeviceClaim) err
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make([]resourcev1.DeviceRequest, 0, count(b, end, 1)+1)
+				m.Requests = make([]resourcev1.DeviceRequest, 0, capHint[resourcev1.DeviceRequest](count(b, end, 1)+1, len(b)))
 			}
 			m.Requests = append(m.Requests, resourcev1.DeviceRequest{})
 			if err = decResourceV1DeviceRequest(s, b[start:end], &m.Requests[len(m.Requests)-1]); err != nil {
@@ -1139,7 +1139,7 @@ func decResourceV1DeviceClaim(s *state, b []byte, m *resourcev1.DeviceClaim) err
 				return err
 			}
 			if m.Constraints == nil {
-				m.Constraints = make([]resourcev1.DeviceConstraint, 0, count(b, end, 2)+1)
+				m.Constraints = make([]resourcev1.DeviceConstraint, 0, capHint[resourcev1.DeviceConstraint](count(b, end, 2)+1, len(b)))
 			}
 			m.Constraints = append(m.Constraints, resourcev1.DeviceConstraint{})
 			if err = decResourceV1DeviceConstraint(s, b[start:end], &m.Constraints[len(m.Constraints)-1]); err != nil {
@@ -1157,7 +1157,7 @@ func decResourceV1DeviceClaim(s *state, b []byte, m *resourcev1.DeviceClaim) err
 				return err
 			}
 			if m.Config == nil {
-				m.Config = make([]resourcev1.DeviceClaimConfiguration, 0, count(b, end, 3)+1)
+				m.Config = make([]resourcev1.DeviceClaimConfiguration, 0, capHint[resourcev1.DeviceClaimConfiguration](count(b, end, 3)+1, len(b)))
 			}
 			m.Config = append(m.Config, resourcev1.DeviceClaimConfiguration{})
 			if err = decResourceV1DeviceClaimConfiguration(s, b[start:end], &m.Config[len(m.Config)-1]); err != nil {
@@ -1202,7 +1202,7 @@ func decResourceV1DeviceClaimConfiguration(s *state, b []byte, m *resourcev1.Dev
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make([]string, 0, count(b, end, 1)+1)
+				m.Requests = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Requests = append(m.Requests, strOf[string](s, b[start:end]))
 			i = end
@@ -1368,7 +1368,7 @@ func decResourceV1DeviceClassList(s *state, b []byte, m *resourcev1.DeviceClassL
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]resourcev1.DeviceClass, 0, count(b, end, 2)+1)
+				m.Items = make([]resourcev1.DeviceClass, 0, capHint[resourcev1.DeviceClass](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, resourcev1.DeviceClass{})
 			saved := s.arena
@@ -1417,7 +1417,7 @@ func decResourceV1DeviceClassSpec(s *state, b []byte, m *resourcev1.DeviceClassS
 				return err
 			}
 			if m.Selectors == nil {
-				m.Selectors = make([]resourcev1.DeviceSelector, 0, count(b, end, 1)+1)
+				m.Selectors = make([]resourcev1.DeviceSelector, 0, capHint[resourcev1.DeviceSelector](count(b, end, 1)+1, len(b)))
 			}
 			m.Selectors = append(m.Selectors, resourcev1.DeviceSelector{})
 			if err = decResourceV1DeviceSelector(s, b[start:end], &m.Selectors[len(m.Selectors)-1]); err != nil {
@@ -1435,7 +1435,7 @@ func decResourceV1DeviceClassSpec(s *state, b []byte, m *resourcev1.DeviceClassS
 				return err
 			}
 			if m.Config == nil {
-				m.Config = make([]resourcev1.DeviceClassConfiguration, 0, count(b, end, 2)+1)
+				m.Config = make([]resourcev1.DeviceClassConfiguration, 0, capHint[resourcev1.DeviceClassConfiguration](count(b, end, 2)+1, len(b)))
 			}
 			m.Config = append(m.Config, resourcev1.DeviceClassConfiguration{})
 			if err = decResourceV1DeviceClassConfiguration(s, b[start:end], &m.Config[len(m.Config)-1]); err != nil {
@@ -1537,7 +1537,7 @@ func decResourceV1DeviceConstraint(s *state, b []byte, m *resourcev1.DeviceConst
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make([]string, 0, count(b, end, 1)+1)
+				m.Requests = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Requests = append(m.Requests, strOf[string](s, b[start:end]))
 			i = end
@@ -1617,7 +1617,7 @@ func decResourceV1DeviceCounterConsumption(s *state, b []byte, m *resourcev1.Dev
 				return err
 			}
 			if m.Counters == nil {
-				m.Counters = make(map[string]resourcev1.Counter, count(b, end, 2)+1)
+				m.Counters = make(map[string]resourcev1.Counter, capHint[resourcev1.Counter](count(b, end, 2)+1, len(b)))
 			}
 			var k string
 			var v resourcev1.Counter
@@ -1637,7 +1637,7 @@ func decResourceV1DeviceCounterConsumption(s *state, b []byte, m *resourcev1.Dev
 				return err
 			}
 			if m.CompatibilityGroups == nil {
-				m.CompatibilityGroups = make([]string, 0, count(b, end, 3)+1)
+				m.CompatibilityGroups = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.CompatibilityGroups = append(m.CompatibilityGroups, strOf[string](s, b[start:end]))
 			i = end
@@ -1759,7 +1759,7 @@ func decResourceV1DeviceRequest(s *state, b []byte, m *resourcev1.DeviceRequest)
 				return err
 			}
 			if m.FirstAvailable == nil {
-				m.FirstAvailable = make([]resourcev1.DeviceSubRequest, 0, count(b, end, 3)+1)
+				m.FirstAvailable = make([]resourcev1.DeviceSubRequest, 0, capHint[resourcev1.DeviceSubRequest](count(b, end, 3)+1, len(b)))
 			}
 			m.FirstAvailable = append(m.FirstAvailable, resourcev1.DeviceSubRequest{})
 			if err = decResourceV1DeviceSubRequest(s, b[start:end], &m.FirstAvailable[len(m.FirstAvailable)-1]); err != nil {
@@ -1864,7 +1864,7 @@ func decResourceV1DeviceRequestAllocationResult(s *state, b []byte, m *resourcev
 				return err
 			}
 			if m.Tolerations == nil {
-				m.Tolerations = make([]resourcev1.DeviceToleration, 0, count(b, end, 6)+1)
+				m.Tolerations = make([]resourcev1.DeviceToleration, 0, capHint[resourcev1.DeviceToleration](count(b, end, 6)+1, len(b)))
 			}
 			m.Tolerations = append(m.Tolerations, resourcev1.DeviceToleration{})
 			if err = decResourceV1DeviceToleration(s, b[start:end], &m.Tolerations[len(m.Tolerations)-1]); err != nil {
@@ -1882,7 +1882,7 @@ func decResourceV1DeviceRequestAllocationResult(s *state, b []byte, m *resourcev
 				return err
 			}
 			if m.BindingConditions == nil {
-				m.BindingConditions = make([]string, 0, count(b, end, 7)+1)
+				m.BindingConditions = make([]string, 0, capHint[string](count(b, end, 7)+1, len(b)))
 			}
 			m.BindingConditions = append(m.BindingConditions, strOf[string](s, b[start:end]))
 			i = end
@@ -1897,7 +1897,7 @@ func decResourceV1DeviceRequestAllocationResult(s *state, b []byte, m *resourcev
 				return err
 			}
 			if m.BindingFailureConditions == nil {
-				m.BindingFailureConditions = make([]string, 0, count(b, end, 8)+1)
+				m.BindingFailureConditions = make([]string, 0, capHint[string](count(b, end, 8)+1, len(b)))
 			}
 			m.BindingFailureConditions = append(m.BindingFailureConditions, strOf[string](s, b[start:end]))
 			i = end
@@ -1925,7 +1925,7 @@ func decResourceV1DeviceRequestAllocationResult(s *state, b []byte, m *resourcev
 				return err
 			}
 			if m.ConsumedCapacity == nil {
-				m.ConsumedCapacity = make(map[resourcev1.QualifiedName]resource.Quantity, count(b, end, 10)+1)
+				m.ConsumedCapacity = make(map[resourcev1.QualifiedName]resource.Quantity, capHint[resource.Quantity](count(b, end, 10)+1, len(b)))
 			}
 			var k resourcev1.QualifiedName
 			var v resource.Quantity
@@ -1945,7 +1945,7 @@ func decResourceV1DeviceRequestAllocationResult(s *state, b []byte, m *resourcev
 				return err
 			}
 			if m.SkipNodeOperations == nil {
-				m.SkipNodeOperations = make([]resourcev1.SkipNodeOperation, 0, count(b, end, 11)+1)
+				m.SkipNodeOperations = make([]resourcev1.SkipNodeOperation, 0, capHint[resourcev1.SkipNodeOperation](count(b, end, 11)+1, len(b)))
 			}
 			m.SkipNodeOperations = append(m.SkipNodeOperations, strOf[resourcev1.SkipNodeOperation](s, b[start:end]))
 			i = end
@@ -2055,7 +2055,7 @@ func decResourceV1DeviceSubRequest(s *state, b []byte, m *resourcev1.DeviceSubRe
 				return err
 			}
 			if m.Selectors == nil {
-				m.Selectors = make([]resourcev1.DeviceSelector, 0, count(b, end, 3)+1)
+				m.Selectors = make([]resourcev1.DeviceSelector, 0, capHint[resourcev1.DeviceSelector](count(b, end, 3)+1, len(b)))
 			}
 			m.Selectors = append(m.Selectors, resourcev1.DeviceSelector{})
 			if err = decResourceV1DeviceSelector(s, b[start:end], &m.Selectors[len(m.Selectors)-1]); err != nil {
@@ -2096,7 +2096,7 @@ func decResourceV1DeviceSubRequest(s *state, b []byte, m *resourcev1.DeviceSubRe
 				return err
 			}
 			if m.Tolerations == nil {
-				m.Tolerations = make([]resourcev1.DeviceToleration, 0, count(b, end, 6)+1)
+				m.Tolerations = make([]resourcev1.DeviceToleration, 0, capHint[resourcev1.DeviceToleration](count(b, end, 6)+1, len(b)))
 			}
 			m.Tolerations = append(m.Tolerations, resourcev1.DeviceToleration{})
 			if err = decResourceV1DeviceToleration(s, b[start:end], &m.Tolerations[len(m.Tolerations)-1]); err != nil {
@@ -2131,7 +2131,7 @@ func decResourceV1DeviceSubRequest(s *state, b []byte, m *resourcev1.DeviceSubRe
 				return err
 			}
 			if m.DerivedAttributes == nil {
-				m.DerivedAttributes = make([]resourcev1.DeviceDerivedAttribute, 0, count(b, end, 8)+1)
+				m.DerivedAttributes = make([]resourcev1.DeviceDerivedAttribute, 0, capHint[resourcev1.DeviceDerivedAttribute](count(b, end, 8)+1, len(b)))
 			}
 			m.DerivedAttributes = append(m.DerivedAttributes, resourcev1.DeviceDerivedAttribute{})
 			if err = decResourceV1DeviceDerivedAttribute(s, b[start:end], &m.DerivedAttributes[len(m.DerivedAttributes)-1]); err != nil {
@@ -2339,7 +2339,7 @@ func decResourceV1DeviceTaintRuleList(s *state, b []byte, m *resourcev1.DeviceTa
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]resourcev1.DeviceTaintRule, 0, count(b, end, 2)+1)
+				m.Items = make([]resourcev1.DeviceTaintRule, 0, capHint[resourcev1.DeviceTaintRule](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, resourcev1.DeviceTaintRule{})
 			saved := s.arena
@@ -2446,7 +2446,7 @@ func decResourceV1DeviceTaintRuleStatus(s *state, b []byte, m *resourcev1.Device
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -2656,7 +2656,7 @@ func decResourceV1ExactDeviceRequest(s *state, b []byte, m *resourcev1.ExactDevi
 				return err
 			}
 			if m.Selectors == nil {
-				m.Selectors = make([]resourcev1.DeviceSelector, 0, count(b, end, 2)+1)
+				m.Selectors = make([]resourcev1.DeviceSelector, 0, capHint[resourcev1.DeviceSelector](count(b, end, 2)+1, len(b)))
 			}
 			m.Selectors = append(m.Selectors, resourcev1.DeviceSelector{})
 			if err = decResourceV1DeviceSelector(s, b[start:end], &m.Selectors[len(m.Selectors)-1]); err != nil {
@@ -2709,7 +2709,7 @@ func decResourceV1ExactDeviceRequest(s *state, b []byte, m *resourcev1.ExactDevi
 				return err
 			}
 			if m.Tolerations == nil {
-				m.Tolerations = make([]resourcev1.DeviceToleration, 0, count(b, end, 6)+1)
+				m.Tolerations = make([]resourcev1.DeviceToleration, 0, capHint[resourcev1.DeviceToleration](count(b, end, 6)+1, len(b)))
 			}
 			m.Tolerations = append(m.Tolerations, resourcev1.DeviceToleration{})
 			if err = decResourceV1DeviceToleration(s, b[start:end], &m.Tolerations[len(m.Tolerations)-1]); err != nil {
@@ -2744,7 +2744,7 @@ func decResourceV1ExactDeviceRequest(s *state, b []byte, m *resourcev1.ExactDevi
 				return err
 			}
 			if m.DerivedAttributes == nil {
-				m.DerivedAttributes = make([]resourcev1.DeviceDerivedAttribute, 0, count(b, end, 8)+1)
+				m.DerivedAttributes = make([]resourcev1.DeviceDerivedAttribute, 0, capHint[resourcev1.DeviceDerivedAttribute](count(b, end, 8)+1, len(b)))
 			}
 			m.DerivedAttributes = append(m.DerivedAttributes, resourcev1.DeviceDerivedAttribute{})
 			if err = decResourceV1DeviceDerivedAttribute(s, b[start:end], &m.DerivedAttributes[len(m.DerivedAttributes)-1]); err != nil {
@@ -2801,7 +2801,7 @@ func decResourceV1NetworkDeviceData(s *state, b []byte, m *resourcev1.NetworkDev
 				return err
 			}
 			if m.IPs == nil {
-				m.IPs = make([]string, 0, count(b, end, 2)+1)
+				m.IPs = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.IPs = append(m.IPs, strOf[string](s, b[start:end]))
 			i = end
@@ -3262,7 +3262,7 @@ func decResourceV1ResourceClaimList(s *state, b []byte, m *resourcev1.ResourceCl
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]resourcev1.ResourceClaim, 0, count(b, end, 2)+1)
+				m.Items = make([]resourcev1.ResourceClaim, 0, capHint[resourcev1.ResourceClaim](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, resourcev1.ResourceClaim{})
 			saved := s.arena
@@ -3369,7 +3369,7 @@ func decResourceV1ResourceClaimStatus(s *state, b []byte, m *resourcev1.Resource
 				return err
 			}
 			if m.ReservedFor == nil {
-				m.ReservedFor = make([]resourcev1.ResourceClaimConsumerReference, 0, count(b, end, 2)+1)
+				m.ReservedFor = make([]resourcev1.ResourceClaimConsumerReference, 0, capHint[resourcev1.ResourceClaimConsumerReference](count(b, end, 2)+1, len(b)))
 			}
 			m.ReservedFor = append(m.ReservedFor, resourcev1.ResourceClaimConsumerReference{})
 			if err = decResourceV1ResourceClaimConsumerReference(s, b[start:end], &m.ReservedFor[len(m.ReservedFor)-1]); err != nil {
@@ -3387,7 +3387,7 @@ func decResourceV1ResourceClaimStatus(s *state, b []byte, m *resourcev1.Resource
 				return err
 			}
 			if m.Devices == nil {
-				m.Devices = make([]resourcev1.AllocatedDeviceStatus, 0, count(b, end, 4)+1)
+				m.Devices = make([]resourcev1.AllocatedDeviceStatus, 0, capHint[resourcev1.AllocatedDeviceStatus](count(b, end, 4)+1, len(b)))
 			}
 			m.Devices = append(m.Devices, resourcev1.AllocatedDeviceStatus{})
 			if err = decResourceV1AllocatedDeviceStatus(s, b[start:end], &m.Devices[len(m.Devices)-1]); err != nil {
@@ -3501,7 +3501,7 @@ func decResourceV1ResourceClaimTemplateList(s *state, b []byte, m *resourcev1.Re
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]resourcev1.ResourceClaimTemplate, 0, count(b, end, 2)+1)
+				m.Items = make([]resourcev1.ResourceClaimTemplate, 0, capHint[resourcev1.ResourceClaimTemplate](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, resourcev1.ResourceClaimTemplate{})
 			saved := s.arena
@@ -3735,7 +3735,7 @@ func decResourceV1ResourceSliceList(s *state, b []byte, m *resourcev1.ResourceSl
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]resourcev1.ResourceSlice, 0, count(b, end, 2)+1)
+				m.Items = make([]resourcev1.ResourceSlice, 0, capHint[resourcev1.ResourceSlice](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, resourcev1.ResourceSlice{})
 			saved := s.arena
@@ -3852,7 +3852,7 @@ func decResourceV1ResourceSliceSpec(s *state, b []byte, m *resourcev1.ResourceSl
 				return err
 			}
 			if m.Devices == nil {
-				m.Devices = make([]resourcev1.Device, 0, count(b, end, 6)+1)
+				m.Devices = make([]resourcev1.Device, 0, capHint[resourcev1.Device](count(b, end, 6)+1, len(b)))
 			}
 			m.Devices = append(m.Devices, resourcev1.Device{})
 			if err = decResourceV1Device(s, b[start:end], &m.Devices[len(m.Devices)-1]); err != nil {
@@ -3882,7 +3882,7 @@ func decResourceV1ResourceSliceSpec(s *state, b []byte, m *resourcev1.ResourceSl
 				return err
 			}
 			if m.SharedCounters == nil {
-				m.SharedCounters = make([]resourcev1.CounterSet, 0, count(b, end, 8)+1)
+				m.SharedCounters = make([]resourcev1.CounterSet, 0, capHint[resourcev1.CounterSet](count(b, end, 8)+1, len(b)))
 			}
 			m.SharedCounters = append(m.SharedCounters, resourcev1.CounterSet{})
 			if err = decResourceV1CounterSet(s, b[start:end], &m.SharedCounters[len(m.SharedCounters)-1]); err != nil {
@@ -3913,7 +3913,7 @@ func decResourceV1ResourceSliceSpec(s *state, b []byte, m *resourcev1.ResourceSl
 				return err
 			}
 			if m.SkipNodeOperations == nil {
-				m.SkipNodeOperations = make([]resourcev1.SkipNodeOperation, 0, count(b, end, 10)+1)
+				m.SkipNodeOperations = make([]resourcev1.SkipNodeOperation, 0, capHint[resourcev1.SkipNodeOperation](count(b, end, 10)+1, len(b)))
 			}
 			m.SkipNodeOperations = append(m.SkipNodeOperations, strOf[resourcev1.SkipNodeOperation](s, b[start:end]))
 			i = end

@@ -200,7 +200,7 @@ func decResourceV1alpha3DeviceTaintRuleList(s *state, b []byte, m *resourcev1alp
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]resourcev1alpha3.DeviceTaintRule, 0, count(b, end, 2)+1)
+				m.Items = make([]resourcev1alpha3.DeviceTaintRule, 0, capHint[resourcev1alpha3.DeviceTaintRule](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, resourcev1alpha3.DeviceTaintRule{})
 			saved := s.arena
@@ -307,7 +307,7 @@ func decResourceV1alpha3DeviceTaintRuleStatus(s *state, b []byte, m *resourcev1a
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -614,7 +614,7 @@ func decResourceV1alpha3PoolStatus(s *state, b []byte, m *resourcev1alpha3.PoolS
 				return err
 			}
 			if m.PartitionSummary == nil {
-				m.PartitionSummary = make([]resourcev1alpha3.PartitionTypeStatus, 0, count(b, end, 11)+1)
+				m.PartitionSummary = make([]resourcev1alpha3.PartitionTypeStatus, 0, capHint[resourcev1alpha3.PartitionTypeStatus](count(b, end, 11)+1, len(b)))
 			}
 			m.PartitionSummary = append(m.PartitionSummary, resourcev1alpha3.PartitionTypeStatus{})
 			if err = decResourceV1alpha3PartitionTypeStatus(s, b[start:end], &m.PartitionSummary[len(m.PartitionSummary)-1]); err != nil {
@@ -762,7 +762,7 @@ func decResourceV1alpha3ResourcePoolStatusRequestList(s *state, b []byte, m *res
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]resourcev1alpha3.ResourcePoolStatusRequest, 0, count(b, end, 2)+1)
+				m.Items = make([]resourcev1alpha3.ResourcePoolStatusRequest, 0, capHint[resourcev1alpha3.ResourcePoolStatusRequest](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, resourcev1alpha3.ResourcePoolStatusRequest{})
 			saved := s.arena
@@ -900,7 +900,7 @@ func decResourceV1alpha3ResourcePoolStatusRequestStatus(s *state, b []byte, m *r
 				return err
 			}
 			if m.Pools == nil {
-				m.Pools = make([]resourcev1alpha3.PoolStatus, 0, count(b, end, 2)+1)
+				m.Pools = make([]resourcev1alpha3.PoolStatus, 0, capHint[resourcev1alpha3.PoolStatus](count(b, end, 2)+1, len(b)))
 			}
 			m.Pools = append(m.Pools, resourcev1alpha3.PoolStatus{})
 			if err = decResourceV1alpha3PoolStatus(s, b[start:end], &m.Pools[len(m.Pools)-1]); err != nil {
@@ -918,7 +918,7 @@ func decResourceV1alpha3ResourcePoolStatusRequestStatus(s *state, b []byte, m *r
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 3)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 3)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -1077,7 +1077,7 @@ func decResourceV1alpha3ShareableSummaryStatus(s *state, b []byte, m *resourcev1
 				return err
 			}
 			if m.Capacity == nil {
-				m.Capacity = make([]resourcev1alpha3.ShareableCapacityStatus, 0, count(b, end, 3)+1)
+				m.Capacity = make([]resourcev1alpha3.ShareableCapacityStatus, 0, capHint[resourcev1alpha3.ShareableCapacityStatus](count(b, end, 3)+1, len(b)))
 			}
 			m.Capacity = append(m.Capacity, resourcev1alpha3.ShareableCapacityStatus{})
 			if err = decResourceV1alpha3ShareableCapacityStatus(s, b[start:end], &m.Capacity[len(m.Capacity)-1]); err != nil {

@@ -89,7 +89,7 @@ func decResourceV1beta1AllocatedDeviceStatus(s *state, b []byte, m *resourcev1be
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 4)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 4)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -243,7 +243,7 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 				return err
 			}
 			if m.Attributes == nil {
-				m.Attributes = make(map[resourcev1beta1.QualifiedName]resourcev1beta1.DeviceAttribute, count(b, end, 1)+1)
+				m.Attributes = make(map[resourcev1beta1.QualifiedName]resourcev1beta1.DeviceAttribute, capHint[resourcev1beta1.DeviceAttribute](count(b, end, 1)+1, len(b)))
 			}
 			var k resourcev1beta1.QualifiedName
 			var v resourcev1beta1.DeviceAttribute
@@ -263,7 +263,7 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 				return err
 			}
 			if m.Capacity == nil {
-				m.Capacity = make(map[resourcev1beta1.QualifiedName]resourcev1beta1.DeviceCapacity, count(b, end, 2)+1)
+				m.Capacity = make(map[resourcev1beta1.QualifiedName]resourcev1beta1.DeviceCapacity, capHint[resourcev1beta1.DeviceCapacity](count(b, end, 2)+1, len(b)))
 			}
 			var k resourcev1beta1.QualifiedName
 			var v resourcev1beta1.DeviceCapacity
@@ -283,7 +283,7 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 				return err
 			}
 			if m.ConsumesCounters == nil {
-				m.ConsumesCounters = make([]resourcev1beta1.DeviceCounterConsumption, 0, count(b, end, 3)+1)
+				m.ConsumesCounters = make([]resourcev1beta1.DeviceCounterConsumption, 0, capHint[resourcev1beta1.DeviceCounterConsumption](count(b, end, 3)+1, len(b)))
 			}
 			m.ConsumesCounters = append(m.ConsumesCounters, resourcev1beta1.DeviceCounterConsumption{})
 			if err = decResourceV1beta1DeviceCounterConsumption(s, b[start:end], &m.ConsumesCounters[len(m.ConsumesCounters)-1]); err != nil {
@@ -343,7 +343,7 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 				return err
 			}
 			if m.Taints == nil {
-				m.Taints = make([]resourcev1beta1.DeviceTaint, 0, count(b, end, 7)+1)
+				m.Taints = make([]resourcev1beta1.DeviceTaint, 0, capHint[resourcev1beta1.DeviceTaint](count(b, end, 7)+1, len(b)))
 			}
 			m.Taints = append(m.Taints, resourcev1beta1.DeviceTaint{})
 			if err = decResourceV1beta1DeviceTaint(s, b[start:end], &m.Taints[len(m.Taints)-1]); err != nil {
@@ -373,7 +373,7 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 				return err
 			}
 			if m.BindingConditions == nil {
-				m.BindingConditions = make([]string, 0, count(b, end, 9)+1)
+				m.BindingConditions = make([]string, 0, capHint[string](count(b, end, 9)+1, len(b)))
 			}
 			m.BindingConditions = append(m.BindingConditions, strOf[string](s, b[start:end]))
 			i = end
@@ -388,7 +388,7 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 				return err
 			}
 			if m.BindingFailureConditions == nil {
-				m.BindingFailureConditions = make([]string, 0, count(b, end, 10)+1)
+				m.BindingFailureConditions = make([]string, 0, capHint[string](count(b, end, 10)+1, len(b)))
 			}
 			m.BindingFailureConditions = append(m.BindingFailureConditions, strOf[string](s, b[start:end]))
 			i = end
@@ -415,7 +415,7 @@ func decResourceV1beta1BasicDevice(s *state, b []byte, m *resourcev1beta1.BasicD
 				return err
 			}
 			if m.NodeAllocatableResources == nil {
-				m.NodeAllocatableResources = make(map[corev1.ResourceName]resourcev1beta1.NodeAllocatableResource, count(b, end, 14)+1)
+				m.NodeAllocatableResources = make(map[corev1.ResourceName]resourcev1beta1.NodeAllocatableResource, capHint[resourcev1beta1.NodeAllocatableResource](count(b, end, 14)+1, len(b)))
 			}
 			var k corev1.ResourceName
 			var v resourcev1beta1.NodeAllocatableResource
@@ -518,7 +518,7 @@ func decResourceV1beta1CapacityRequestPolicy(s *state, b []byte, m *resourcev1be
 				return err
 			}
 			if m.ValidValues == nil {
-				m.ValidValues = make([]resource.Quantity, 0, count(b, end, 3)+1)
+				m.ValidValues = make([]resource.Quantity, 0, capHint[resource.Quantity](count(b, end, 3)+1, len(b)))
 			}
 			m.ValidValues = append(m.ValidValues, resource.Quantity{})
 			if err = decodeQuantity(s, b[start:end], &m.ValidValues[len(m.ValidValues)-1]); err != nil {
@@ -658,7 +658,7 @@ func decResourceV1beta1CapacityRequirements(s *state, b []byte, m *resourcev1bet
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make(map[resourcev1beta1.QualifiedName]resource.Quantity, count(b, end, 1)+1)
+				m.Requests = make(map[resourcev1beta1.QualifiedName]resource.Quantity, capHint[resource.Quantity](count(b, end, 1)+1, len(b)))
 			}
 			var k resourcev1beta1.QualifiedName
 			var v resource.Quantity
@@ -758,7 +758,7 @@ func decResourceV1beta1CounterSet(s *state, b []byte, m *resourcev1beta1.Counter
 				return err
 			}
 			if m.Counters == nil {
-				m.Counters = make(map[string]resourcev1beta1.Counter, count(b, end, 2)+1)
+				m.Counters = make(map[string]resourcev1beta1.Counter, capHint[resourcev1beta1.Counter](count(b, end, 2)+1, len(b)))
 			}
 			var k string
 			var v resourcev1beta1.Counter
@@ -873,7 +873,7 @@ func decResourceV1beta1DeviceAllocationConfiguration(s *state, b []byte, m *reso
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make([]string, 0, count(b, end, 2)+1)
+				m.Requests = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.Requests = append(m.Requests, strOf[string](s, b[start:end]))
 			i = end
@@ -929,7 +929,7 @@ func decResourceV1beta1DeviceAllocationResult(s *state, b []byte, m *resourcev1b
 				return err
 			}
 			if m.Results == nil {
-				m.Results = make([]resourcev1beta1.DeviceRequestAllocationResult, 0, count(b, end, 1)+1)
+				m.Results = make([]resourcev1beta1.DeviceRequestAllocationResult, 0, capHint[resourcev1beta1.DeviceRequestAllocationResult](count(b, end, 1)+1, len(b)))
 			}
 			m.Results = append(m.Results, resourcev1beta1.DeviceRequestAllocationResult{})
 			if err = decResourceV1beta1DeviceRequestAllocationResult(s, b[start:end], &m.Results[len(m.Results)-1]); err != nil {
@@ -947,7 +947,7 @@ func decResourceV1beta1DeviceAllocationResult(s *state, b []byte, m *resourcev1b
 				return err
 			}
 			if m.Config == nil {
-				m.Config = make([]resourcev1beta1.DeviceAllocationConfiguration, 0, count(b, end, 2)+1)
+				m.Config = make([]resourcev1beta1.DeviceAllocationConfiguration, 0, capHint[resourcev1beta1.DeviceAllocationConfiguration](count(b, end, 2)+1, len(b)))
 			}
 			m.Config = append(m.Config, resourcev1beta1.DeviceAllocationConfiguration{})
 			if err = decResourceV1beta1DeviceAllocationConfiguration(s, b[start:end], &m.Config[len(m.Config)-1]); err != nil {
@@ -1050,7 +1050,7 @@ func decResourceV1beta1DeviceAttribute(s *state, b []byte, m *resourcev1beta1.De
 				return err
 			}
 			if m.StringValues == nil {
-				m.StringValues = make([]string, 0, count(b, end, 8)+1)
+				m.StringValues = make([]string, 0, capHint[string](count(b, end, 8)+1, len(b)))
 			}
 			m.StringValues = append(m.StringValues, strOf[string](s, b[start:end]))
 			i = end
@@ -1065,7 +1065,7 @@ func decResourceV1beta1DeviceAttribute(s *state, b []byte, m *resourcev1beta1.De
 				return err
 			}
 			if m.VersionValues == nil {
-				m.VersionValues = make([]string, 0, count(b, end, 9)+1)
+				m.VersionValues = make([]string, 0, capHint[string](count(b, end, 9)+1, len(b)))
 			}
 			m.VersionValues = append(m.VersionValues, strOf[string](s, b[start:end]))
 			i = end
@@ -1165,7 +1165,7 @@ func decResourceV1beta1DeviceClaim(s *state, b []byte, m *resourcev1beta1.Device
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make([]resourcev1beta1.DeviceRequest, 0, count(b, end, 1)+1)
+				m.Requests = make([]resourcev1beta1.DeviceRequest, 0, capHint[resourcev1beta1.DeviceRequest](count(b, end, 1)+1, len(b)))
 			}
 			m.Requests = append(m.Requests, resourcev1beta1.DeviceRequest{})
 			if err = decResourceV1beta1DeviceRequest(s, b[start:end], &m.Requests[len(m.Requests)-1]); err != nil {
@@ -1183,7 +1183,7 @@ func decResourceV1beta1DeviceClaim(s *state, b []byte, m *resourcev1beta1.Device
 				return err
 			}
 			if m.Constraints == nil {
-				m.Constraints = make([]resourcev1beta1.DeviceConstraint, 0, count(b, end, 2)+1)
+				m.Constraints = make([]resourcev1beta1.DeviceConstraint, 0, capHint[resourcev1beta1.DeviceConstraint](count(b, end, 2)+1, len(b)))
 			}
 			m.Constraints = append(m.Constraints, resourcev1beta1.DeviceConstraint{})
 			if err = decResourceV1beta1DeviceConstraint(s, b[start:end], &m.Constraints[len(m.Constraints)-1]); err != nil {
@@ -1201,7 +1201,7 @@ func decResourceV1beta1DeviceClaim(s *state, b []byte, m *resourcev1beta1.Device
 				return err
 			}
 			if m.Config == nil {
-				m.Config = make([]resourcev1beta1.DeviceClaimConfiguration, 0, count(b, end, 3)+1)
+				m.Config = make([]resourcev1beta1.DeviceClaimConfiguration, 0, capHint[resourcev1beta1.DeviceClaimConfiguration](count(b, end, 3)+1, len(b)))
 			}
 			m.Config = append(m.Config, resourcev1beta1.DeviceClaimConfiguration{})
 			if err = decResourceV1beta1DeviceClaimConfiguration(s, b[start:end], &m.Config[len(m.Config)-1]); err != nil {
@@ -1246,7 +1246,7 @@ func decResourceV1beta1DeviceClaimConfiguration(s *state, b []byte, m *resourcev
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make([]string, 0, count(b, end, 1)+1)
+				m.Requests = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Requests = append(m.Requests, strOf[string](s, b[start:end]))
 			i = end
@@ -1412,7 +1412,7 @@ func decResourceV1beta1DeviceClassList(s *state, b []byte, m *resourcev1beta1.De
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]resourcev1beta1.DeviceClass, 0, count(b, end, 2)+1)
+				m.Items = make([]resourcev1beta1.DeviceClass, 0, capHint[resourcev1beta1.DeviceClass](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, resourcev1beta1.DeviceClass{})
 			saved := s.arena
@@ -1461,7 +1461,7 @@ func decResourceV1beta1DeviceClassSpec(s *state, b []byte, m *resourcev1beta1.De
 				return err
 			}
 			if m.Selectors == nil {
-				m.Selectors = make([]resourcev1beta1.DeviceSelector, 0, count(b, end, 1)+1)
+				m.Selectors = make([]resourcev1beta1.DeviceSelector, 0, capHint[resourcev1beta1.DeviceSelector](count(b, end, 1)+1, len(b)))
 			}
 			m.Selectors = append(m.Selectors, resourcev1beta1.DeviceSelector{})
 			if err = decResourceV1beta1DeviceSelector(s, b[start:end], &m.Selectors[len(m.Selectors)-1]); err != nil {
@@ -1479,7 +1479,7 @@ func decResourceV1beta1DeviceClassSpec(s *state, b []byte, m *resourcev1beta1.De
 				return err
 			}
 			if m.Config == nil {
-				m.Config = make([]resourcev1beta1.DeviceClassConfiguration, 0, count(b, end, 2)+1)
+				m.Config = make([]resourcev1beta1.DeviceClassConfiguration, 0, capHint[resourcev1beta1.DeviceClassConfiguration](count(b, end, 2)+1, len(b)))
 			}
 			m.Config = append(m.Config, resourcev1beta1.DeviceClassConfiguration{})
 			if err = decResourceV1beta1DeviceClassConfiguration(s, b[start:end], &m.Config[len(m.Config)-1]); err != nil {
@@ -1581,7 +1581,7 @@ func decResourceV1beta1DeviceConstraint(s *state, b []byte, m *resourcev1beta1.D
 				return err
 			}
 			if m.Requests == nil {
-				m.Requests = make([]string, 0, count(b, end, 1)+1)
+				m.Requests = make([]string, 0, capHint[string](count(b, end, 1)+1, len(b)))
 			}
 			m.Requests = append(m.Requests, strOf[string](s, b[start:end]))
 			i = end
@@ -1661,7 +1661,7 @@ func decResourceV1beta1DeviceCounterConsumption(s *state, b []byte, m *resourcev
 				return err
 			}
 			if m.Counters == nil {
-				m.Counters = make(map[string]resourcev1beta1.Counter, count(b, end, 2)+1)
+				m.Counters = make(map[string]resourcev1beta1.Counter, capHint[resourcev1beta1.Counter](count(b, end, 2)+1, len(b)))
 			}
 			var k string
 			var v resourcev1beta1.Counter
@@ -1681,7 +1681,7 @@ func decResourceV1beta1DeviceCounterConsumption(s *state, b []byte, m *resourcev
 				return err
 			}
 			if m.CompatibilityGroups == nil {
-				m.CompatibilityGroups = make([]string, 0, count(b, end, 3)+1)
+				m.CompatibilityGroups = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.CompatibilityGroups = append(m.CompatibilityGroups, strOf[string](s, b[start:end]))
 			i = end
@@ -1798,7 +1798,7 @@ func decResourceV1beta1DeviceRequest(s *state, b []byte, m *resourcev1beta1.Devi
 				return err
 			}
 			if m.Selectors == nil {
-				m.Selectors = make([]resourcev1beta1.DeviceSelector, 0, count(b, end, 3)+1)
+				m.Selectors = make([]resourcev1beta1.DeviceSelector, 0, capHint[resourcev1beta1.DeviceSelector](count(b, end, 3)+1, len(b)))
 			}
 			m.Selectors = append(m.Selectors, resourcev1beta1.DeviceSelector{})
 			if err = decResourceV1beta1DeviceSelector(s, b[start:end], &m.Selectors[len(m.Selectors)-1]); err != nil {
@@ -1851,7 +1851,7 @@ func decResourceV1beta1DeviceRequest(s *state, b []byte, m *resourcev1beta1.Devi
 				return err
 			}
 			if m.FirstAvailable == nil {
-				m.FirstAvailable = make([]resourcev1beta1.DeviceSubRequest, 0, count(b, end, 7)+1)
+				m.FirstAvailable = make([]resourcev1beta1.DeviceSubRequest, 0, capHint[resourcev1beta1.DeviceSubRequest](count(b, end, 7)+1, len(b)))
 			}
 			m.FirstAvailable = append(m.FirstAvailable, resourcev1beta1.DeviceSubRequest{})
 			if err = decResourceV1beta1DeviceSubRequest(s, b[start:end], &m.FirstAvailable[len(m.FirstAvailable)-1]); err != nil {
@@ -1869,7 +1869,7 @@ func decResourceV1beta1DeviceRequest(s *state, b []byte, m *resourcev1beta1.Devi
 				return err
 			}
 			if m.Tolerations == nil {
-				m.Tolerations = make([]resourcev1beta1.DeviceToleration, 0, count(b, end, 8)+1)
+				m.Tolerations = make([]resourcev1beta1.DeviceToleration, 0, capHint[resourcev1beta1.DeviceToleration](count(b, end, 8)+1, len(b)))
 			}
 			m.Tolerations = append(m.Tolerations, resourcev1beta1.DeviceToleration{})
 			if err = decResourceV1beta1DeviceToleration(s, b[start:end], &m.Tolerations[len(m.Tolerations)-1]); err != nil {
@@ -1904,7 +1904,7 @@ func decResourceV1beta1DeviceRequest(s *state, b []byte, m *resourcev1beta1.Devi
 				return err
 			}
 			if m.DerivedAttributes == nil {
-				m.DerivedAttributes = make([]resourcev1beta1.DeviceDerivedAttribute, 0, count(b, end, 10)+1)
+				m.DerivedAttributes = make([]resourcev1beta1.DeviceDerivedAttribute, 0, capHint[resourcev1beta1.DeviceDerivedAttribute](count(b, end, 10)+1, len(b)))
 			}
 			m.DerivedAttributes = append(m.DerivedAttributes, resourcev1beta1.DeviceDerivedAttribute{})
 			if err = decResourceV1beta1DeviceDerivedAttribute(s, b[start:end], &m.DerivedAttributes[len(m.DerivedAttributes)-1]); err != nil {
@@ -2009,7 +2009,7 @@ func decResourceV1beta1DeviceRequestAllocationResult(s *state, b []byte, m *reso
 				return err
 			}
 			if m.Tolerations == nil {
-				m.Tolerations = make([]resourcev1beta1.DeviceToleration, 0, count(b, end, 6)+1)
+				m.Tolerations = make([]resourcev1beta1.DeviceToleration, 0, capHint[resourcev1beta1.DeviceToleration](count(b, end, 6)+1, len(b)))
 			}
 			m.Tolerations = append(m.Tolerations, resourcev1beta1.DeviceToleration{})
 			if err = decResourceV1beta1DeviceToleration(s, b[start:end], &m.Tolerations[len(m.Tolerations)-1]); err != nil {
@@ -2027,7 +2027,7 @@ func decResourceV1beta1DeviceRequestAllocationResult(s *state, b []byte, m *reso
 				return err
 			}
 			if m.BindingConditions == nil {
-				m.BindingConditions = make([]string, 0, count(b, end, 7)+1)
+				m.BindingConditions = make([]string, 0, capHint[string](count(b, end, 7)+1, len(b)))
 			}
 			m.BindingConditions = append(m.BindingConditions, strOf[string](s, b[start:end]))
 			i = end
@@ -2042,7 +2042,7 @@ func decResourceV1beta1DeviceRequestAllocationResult(s *state, b []byte, m *reso
 				return err
 			}
 			if m.BindingFailureConditions == nil {
-				m.BindingFailureConditions = make([]string, 0, count(b, end, 8)+1)
+				m.BindingFailureConditions = make([]string, 0, capHint[string](count(b, end, 8)+1, len(b)))
 			}
 			m.BindingFailureConditions = append(m.BindingFailureConditions, strOf[string](s, b[start:end]))
 			i = end
@@ -2070,7 +2070,7 @@ func decResourceV1beta1DeviceRequestAllocationResult(s *state, b []byte, m *reso
 				return err
 			}
 			if m.ConsumedCapacity == nil {
-				m.ConsumedCapacity = make(map[resourcev1beta1.QualifiedName]resource.Quantity, count(b, end, 10)+1)
+				m.ConsumedCapacity = make(map[resourcev1beta1.QualifiedName]resource.Quantity, capHint[resource.Quantity](count(b, end, 10)+1, len(b)))
 			}
 			var k resourcev1beta1.QualifiedName
 			var v resource.Quantity
@@ -2090,7 +2090,7 @@ func decResourceV1beta1DeviceRequestAllocationResult(s *state, b []byte, m *reso
 				return err
 			}
 			if m.SkipNodeOperations == nil {
-				m.SkipNodeOperations = make([]resourcev1beta1.SkipNodeOperation, 0, count(b, end, 11)+1)
+				m.SkipNodeOperations = make([]resourcev1beta1.SkipNodeOperation, 0, capHint[resourcev1beta1.SkipNodeOperation](count(b, end, 11)+1, len(b)))
 			}
 			m.SkipNodeOperations = append(m.SkipNodeOperations, strOf[resourcev1beta1.SkipNodeOperation](s, b[start:end]))
 			i = end
@@ -2200,7 +2200,7 @@ func decResourceV1beta1DeviceSubRequest(s *state, b []byte, m *resourcev1beta1.D
 				return err
 			}
 			if m.Selectors == nil {
-				m.Selectors = make([]resourcev1beta1.DeviceSelector, 0, count(b, end, 3)+1)
+				m.Selectors = make([]resourcev1beta1.DeviceSelector, 0, capHint[resourcev1beta1.DeviceSelector](count(b, end, 3)+1, len(b)))
 			}
 			m.Selectors = append(m.Selectors, resourcev1beta1.DeviceSelector{})
 			if err = decResourceV1beta1DeviceSelector(s, b[start:end], &m.Selectors[len(m.Selectors)-1]); err != nil {
@@ -2241,7 +2241,7 @@ func decResourceV1beta1DeviceSubRequest(s *state, b []byte, m *resourcev1beta1.D
 				return err
 			}
 			if m.Tolerations == nil {
-				m.Tolerations = make([]resourcev1beta1.DeviceToleration, 0, count(b, end, 7)+1)
+				m.Tolerations = make([]resourcev1beta1.DeviceToleration, 0, capHint[resourcev1beta1.DeviceToleration](count(b, end, 7)+1, len(b)))
 			}
 			m.Tolerations = append(m.Tolerations, resourcev1beta1.DeviceToleration{})
 			if err = decResourceV1beta1DeviceToleration(s, b[start:end], &m.Tolerations[len(m.Tolerations)-1]); err != nil {
@@ -2276,7 +2276,7 @@ func decResourceV1beta1DeviceSubRequest(s *state, b []byte, m *resourcev1beta1.D
 				return err
 			}
 			if m.DerivedAttributes == nil {
-				m.DerivedAttributes = make([]resourcev1beta1.DeviceDerivedAttribute, 0, count(b, end, 9)+1)
+				m.DerivedAttributes = make([]resourcev1beta1.DeviceDerivedAttribute, 0, capHint[resourcev1beta1.DeviceDerivedAttribute](count(b, end, 9)+1, len(b)))
 			}
 			m.DerivedAttributes = append(m.DerivedAttributes, resourcev1beta1.DeviceDerivedAttribute{})
 			if err = decResourceV1beta1DeviceDerivedAttribute(s, b[start:end], &m.DerivedAttributes[len(m.DerivedAttributes)-1]); err != nil {
@@ -2500,7 +2500,7 @@ func decResourceV1beta1NetworkDeviceData(s *state, b []byte, m *resourcev1beta1.
 				return err
 			}
 			if m.IPs == nil {
-				m.IPs = make([]string, 0, count(b, end, 2)+1)
+				m.IPs = make([]string, 0, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			m.IPs = append(m.IPs, strOf[string](s, b[start:end]))
 			i = end
@@ -2961,7 +2961,7 @@ func decResourceV1beta1ResourceClaimList(s *state, b []byte, m *resourcev1beta1.
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]resourcev1beta1.ResourceClaim, 0, count(b, end, 2)+1)
+				m.Items = make([]resourcev1beta1.ResourceClaim, 0, capHint[resourcev1beta1.ResourceClaim](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, resourcev1beta1.ResourceClaim{})
 			saved := s.arena
@@ -3068,7 +3068,7 @@ func decResourceV1beta1ResourceClaimStatus(s *state, b []byte, m *resourcev1beta
 				return err
 			}
 			if m.ReservedFor == nil {
-				m.ReservedFor = make([]resourcev1beta1.ResourceClaimConsumerReference, 0, count(b, end, 2)+1)
+				m.ReservedFor = make([]resourcev1beta1.ResourceClaimConsumerReference, 0, capHint[resourcev1beta1.ResourceClaimConsumerReference](count(b, end, 2)+1, len(b)))
 			}
 			m.ReservedFor = append(m.ReservedFor, resourcev1beta1.ResourceClaimConsumerReference{})
 			if err = decResourceV1beta1ResourceClaimConsumerReference(s, b[start:end], &m.ReservedFor[len(m.ReservedFor)-1]); err != nil {
@@ -3086,7 +3086,7 @@ func decResourceV1beta1ResourceClaimStatus(s *state, b []byte, m *resourcev1beta
 				return err
 			}
 			if m.Devices == nil {
-				m.Devices = make([]resourcev1beta1.AllocatedDeviceStatus, 0, count(b, end, 4)+1)
+				m.Devices = make([]resourcev1beta1.AllocatedDeviceStatus, 0, capHint[resourcev1beta1.AllocatedDeviceStatus](count(b, end, 4)+1, len(b)))
 			}
 			m.Devices = append(m.Devices, resourcev1beta1.AllocatedDeviceStatus{})
 			if err = decResourceV1beta1AllocatedDeviceStatus(s, b[start:end], &m.Devices[len(m.Devices)-1]); err != nil {
@@ -3200,7 +3200,7 @@ func decResourceV1beta1ResourceClaimTemplateList(s *state, b []byte, m *resource
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]resourcev1beta1.ResourceClaimTemplate, 0, count(b, end, 2)+1)
+				m.Items = make([]resourcev1beta1.ResourceClaimTemplate, 0, capHint[resourcev1beta1.ResourceClaimTemplate](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, resourcev1beta1.ResourceClaimTemplate{})
 			saved := s.arena
@@ -3434,7 +3434,7 @@ func decResourceV1beta1ResourceSliceList(s *state, b []byte, m *resourcev1beta1.
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]resourcev1beta1.ResourceSlice, 0, count(b, end, 2)+1)
+				m.Items = make([]resourcev1beta1.ResourceSlice, 0, capHint[resourcev1beta1.ResourceSlice](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, resourcev1beta1.ResourceSlice{})
 			saved := s.arena
@@ -3549,7 +3549,7 @@ func decResourceV1beta1ResourceSliceSpec(s *state, b []byte, m *resourcev1beta1.
 				return err
 			}
 			if m.Devices == nil {
-				m.Devices = make([]resourcev1beta1.Device, 0, count(b, end, 6)+1)
+				m.Devices = make([]resourcev1beta1.Device, 0, capHint[resourcev1beta1.Device](count(b, end, 6)+1, len(b)))
 			}
 			m.Devices = append(m.Devices, resourcev1beta1.Device{})
 			if err = decResourceV1beta1Device(s, b[start:end], &m.Devices[len(m.Devices)-1]); err != nil {
@@ -3579,7 +3579,7 @@ func decResourceV1beta1ResourceSliceSpec(s *state, b []byte, m *resourcev1beta1.
 				return err
 			}
 			if m.SharedCounters == nil {
-				m.SharedCounters = make([]resourcev1beta1.CounterSet, 0, count(b, end, 8)+1)
+				m.SharedCounters = make([]resourcev1beta1.CounterSet, 0, capHint[resourcev1beta1.CounterSet](count(b, end, 8)+1, len(b)))
 			}
 			m.SharedCounters = append(m.SharedCounters, resourcev1beta1.CounterSet{})
 			if err = decResourceV1beta1CounterSet(s, b[start:end], &m.SharedCounters[len(m.SharedCounters)-1]); err != nil {
@@ -3610,7 +3610,7 @@ func decResourceV1beta1ResourceSliceSpec(s *state, b []byte, m *resourcev1beta1.
 				return err
 			}
 			if m.SkipNodeOperations == nil {
-				m.SkipNodeOperations = make([]resourcev1beta1.SkipNodeOperation, 0, count(b, end, 10)+1)
+				m.SkipNodeOperations = make([]resourcev1beta1.SkipNodeOperation, 0, capHint[resourcev1beta1.SkipNodeOperation](count(b, end, 10)+1, len(b)))
 			}
 			m.SkipNodeOperations = append(m.SkipNodeOperations, strOf[resourcev1beta1.SkipNodeOperation](s, b[start:end]))
 			i = end

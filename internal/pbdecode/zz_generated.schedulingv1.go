@@ -138,7 +138,7 @@ func decSchedulingV1PriorityClassList(s *state, b []byte, m *schedulingv1.Priori
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]schedulingv1.PriorityClass, 0, count(b, end, 2)+1)
+				m.Items = make([]schedulingv1.PriorityClass, 0, capHint[schedulingv1.PriorityClass](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, schedulingv1.PriorityClass{})
 			saved := s.arena

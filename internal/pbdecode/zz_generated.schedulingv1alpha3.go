@@ -286,7 +286,7 @@ func decSchedulingV1alpha3CompositePodGroupList(s *state, b []byte, m *schedulin
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]schedulingv1alpha3.CompositePodGroup, 0, count(b, end, 2)+1)
+				m.Items = make([]schedulingv1alpha3.CompositePodGroup, 0, capHint[schedulingv1alpha3.CompositePodGroup](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, schedulingv1alpha3.CompositePodGroup{})
 			saved := s.arena
@@ -335,7 +335,7 @@ func decSchedulingV1alpha3CompositePodGroupSchedulingConstraints(s *state, b []b
 				return err
 			}
 			if m.Topology == nil {
-				m.Topology = make([]schedulingv1alpha3.TopologyConstraint, 0, count(b, end, 1)+1)
+				m.Topology = make([]schedulingv1alpha3.TopologyConstraint, 0, capHint[schedulingv1alpha3.TopologyConstraint](count(b, end, 1)+1, len(b)))
 			}
 			m.Topology = append(m.Topology, schedulingv1alpha3.TopologyConstraint{})
 			if err = decSchedulingV1alpha3TopologyConstraint(s, b[start:end], &m.Topology[len(m.Topology)-1]); err != nil {
@@ -583,7 +583,7 @@ func decSchedulingV1alpha3CompositePodGroupStatus(s *state, b []byte, m *schedul
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -725,7 +725,7 @@ func decSchedulingV1alpha3CompositePodGroupTemplate(s *state, b []byte, m *sched
 				return err
 			}
 			if m.PodGroupTemplates == nil {
-				m.PodGroupTemplates = make([]schedulingv1alpha3.PodGroupTemplate, 0, count(b, end, 8)+1)
+				m.PodGroupTemplates = make([]schedulingv1alpha3.PodGroupTemplate, 0, capHint[schedulingv1alpha3.PodGroupTemplate](count(b, end, 8)+1, len(b)))
 			}
 			m.PodGroupTemplates = append(m.PodGroupTemplates, schedulingv1alpha3.PodGroupTemplate{})
 			if err = decSchedulingV1alpha3PodGroupTemplate(s, b[start:end], &m.PodGroupTemplates[len(m.PodGroupTemplates)-1]); err != nil {
@@ -743,7 +743,7 @@ func decSchedulingV1alpha3CompositePodGroupTemplate(s *state, b []byte, m *sched
 				return err
 			}
 			if m.CompositePodGroupTemplates == nil {
-				m.CompositePodGroupTemplates = make([]schedulingv1alpha3.CompositePodGroupTemplate, 0, count(b, end, 9)+1)
+				m.CompositePodGroupTemplates = make([]schedulingv1alpha3.CompositePodGroupTemplate, 0, capHint[schedulingv1alpha3.CompositePodGroupTemplate](count(b, end, 9)+1, len(b)))
 			}
 			m.CompositePodGroupTemplates = append(m.CompositePodGroupTemplates, schedulingv1alpha3.CompositePodGroupTemplate{})
 			if err = decSchedulingV1alpha3CompositePodGroupTemplate(s, b[start:end], &m.CompositePodGroupTemplates[len(m.CompositePodGroupTemplates)-1]); err != nil {
@@ -970,7 +970,7 @@ func decSchedulingV1alpha3PodGroupList(s *state, b []byte, m *schedulingv1alpha3
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]schedulingv1alpha3.PodGroup, 0, count(b, end, 2)+1)
+				m.Items = make([]schedulingv1alpha3.PodGroup, 0, capHint[schedulingv1alpha3.PodGroup](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, schedulingv1alpha3.PodGroup{})
 			saved := s.arena
@@ -1136,7 +1136,7 @@ func decSchedulingV1alpha3PodGroupSchedulingConstraints(s *state, b []byte, m *s
 				return err
 			}
 			if m.Topology == nil {
-				m.Topology = make([]schedulingv1alpha3.TopologyConstraint, 0, count(b, end, 1)+1)
+				m.Topology = make([]schedulingv1alpha3.TopologyConstraint, 0, capHint[schedulingv1alpha3.TopologyConstraint](count(b, end, 1)+1, len(b)))
 			}
 			m.Topology = append(m.Topology, schedulingv1alpha3.TopologyConstraint{})
 			if err = decSchedulingV1alpha3TopologyConstraint(s, b[start:end], &m.Topology[len(m.Topology)-1]); err != nil {
@@ -1303,7 +1303,7 @@ func decSchedulingV1alpha3PodGroupSpec(s *state, b []byte, m *schedulingv1alpha3
 				return err
 			}
 			if m.ResourceClaims == nil {
-				m.ResourceClaims = make([]schedulingv1alpha3.PodGroupResourceClaim, 0, count(b, end, 5)+1)
+				m.ResourceClaims = make([]schedulingv1alpha3.PodGroupResourceClaim, 0, capHint[schedulingv1alpha3.PodGroupResourceClaim](count(b, end, 5)+1, len(b)))
 			}
 			m.ResourceClaims = append(m.ResourceClaims, schedulingv1alpha3.PodGroupResourceClaim{})
 			if err = decSchedulingV1alpha3PodGroupResourceClaim(s, b[start:end], &m.ResourceClaims[len(m.ResourceClaims)-1]); err != nil {
@@ -1402,7 +1402,7 @@ func decSchedulingV1alpha3PodGroupStatus(s *state, b []byte, m *schedulingv1alph
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -1420,7 +1420,7 @@ func decSchedulingV1alpha3PodGroupStatus(s *state, b []byte, m *schedulingv1alph
 				return err
 			}
 			if m.ResourceClaimStatuses == nil {
-				m.ResourceClaimStatuses = make([]schedulingv1alpha3.PodGroupResourceClaimStatus, 0, count(b, end, 2)+1)
+				m.ResourceClaimStatuses = make([]schedulingv1alpha3.PodGroupResourceClaimStatus, 0, capHint[schedulingv1alpha3.PodGroupResourceClaimStatus](count(b, end, 2)+1, len(b)))
 			}
 			m.ResourceClaimStatuses = append(m.ResourceClaimStatuses, schedulingv1alpha3.PodGroupResourceClaimStatus{})
 			if err = decSchedulingV1alpha3PodGroupResourceClaimStatus(s, b[start:end], &m.ResourceClaimStatuses[len(m.ResourceClaimStatuses)-1]); err != nil {
@@ -1508,7 +1508,7 @@ func decSchedulingV1alpha3PodGroupTemplate(s *state, b []byte, m *schedulingv1al
 				return err
 			}
 			if m.ResourceClaims == nil {
-				m.ResourceClaims = make([]schedulingv1alpha3.PodGroupResourceClaim, 0, count(b, end, 4)+1)
+				m.ResourceClaims = make([]schedulingv1alpha3.PodGroupResourceClaim, 0, capHint[schedulingv1alpha3.PodGroupResourceClaim](count(b, end, 4)+1, len(b)))
 			}
 			m.ResourceClaims = append(m.ResourceClaims, schedulingv1alpha3.PodGroupResourceClaim{})
 			if err = decSchedulingV1alpha3PodGroupResourceClaim(s, b[start:end], &m.ResourceClaims[len(m.ResourceClaims)-1]); err != nil {
@@ -1812,7 +1812,7 @@ func decSchedulingV1alpha3WorkloadList(s *state, b []byte, m *schedulingv1alpha3
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]schedulingv1alpha3.Workload, 0, count(b, end, 2)+1)
+				m.Items = make([]schedulingv1alpha3.Workload, 0, capHint[schedulingv1alpha3.Workload](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, schedulingv1alpha3.Workload{})
 			saved := s.arena
@@ -2060,7 +2060,7 @@ func decSchedulingV1alpha3WorkloadPodGroupSchedulingConstraints(s *state, b []by
 				return err
 			}
 			if m.Topology == nil {
-				m.Topology = make([]schedulingv1alpha3.TopologyConstraint, 0, count(b, end, 1)+1)
+				m.Topology = make([]schedulingv1alpha3.TopologyConstraint, 0, capHint[schedulingv1alpha3.TopologyConstraint](count(b, end, 1)+1, len(b)))
 			}
 			m.Topology = append(m.Topology, schedulingv1alpha3.TopologyConstraint{})
 			if err = decSchedulingV1alpha3TopologyConstraint(s, b[start:end], &m.Topology[len(m.Topology)-1]); err != nil {
@@ -2251,7 +2251,7 @@ func decSchedulingV1alpha3WorkloadSpec(s *state, b []byte, m *schedulingv1alpha3
 				return err
 			}
 			if m.PodGroupTemplates == nil {
-				m.PodGroupTemplates = make([]schedulingv1alpha3.PodGroupTemplate, 0, count(b, end, 2)+1)
+				m.PodGroupTemplates = make([]schedulingv1alpha3.PodGroupTemplate, 0, capHint[schedulingv1alpha3.PodGroupTemplate](count(b, end, 2)+1, len(b)))
 			}
 			m.PodGroupTemplates = append(m.PodGroupTemplates, schedulingv1alpha3.PodGroupTemplate{})
 			if err = decSchedulingV1alpha3PodGroupTemplate(s, b[start:end], &m.PodGroupTemplates[len(m.PodGroupTemplates)-1]); err != nil {
@@ -2269,7 +2269,7 @@ func decSchedulingV1alpha3WorkloadSpec(s *state, b []byte, m *schedulingv1alpha3
 				return err
 			}
 			if m.CompositePodGroupTemplates == nil {
-				m.CompositePodGroupTemplates = make([]schedulingv1alpha3.CompositePodGroupTemplate, 0, count(b, end, 3)+1)
+				m.CompositePodGroupTemplates = make([]schedulingv1alpha3.CompositePodGroupTemplate, 0, capHint[schedulingv1alpha3.CompositePodGroupTemplate](count(b, end, 3)+1, len(b)))
 			}
 			m.CompositePodGroupTemplates = append(m.CompositePodGroupTemplates, schedulingv1alpha3.CompositePodGroupTemplate{})
 			if err = decSchedulingV1alpha3CompositePodGroupTemplate(s, b[start:end], &m.CompositePodGroupTemplates[len(m.CompositePodGroupTemplates)-1]); err != nil {

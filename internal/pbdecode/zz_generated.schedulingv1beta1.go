@@ -204,7 +204,7 @@ func decSchedulingV1beta1CompositePodGroupSchedulingConstraints(s *state, b []by
 				return err
 			}
 			if m.Topology == nil {
-				m.Topology = make([]schedulingv1beta1.TopologyConstraint, 0, count(b, end, 1)+1)
+				m.Topology = make([]schedulingv1beta1.TopologyConstraint, 0, capHint[schedulingv1beta1.TopologyConstraint](count(b, end, 1)+1, len(b)))
 			}
 			m.Topology = append(m.Topology, schedulingv1beta1.TopologyConstraint{})
 			if err = decSchedulingV1beta1TopologyConstraint(s, b[start:end], &m.Topology[len(m.Topology)-1]); err != nil {
@@ -407,7 +407,7 @@ func decSchedulingV1beta1CompositePodGroupTemplate(s *state, b []byte, m *schedu
 				return err
 			}
 			if m.PodGroupTemplates == nil {
-				m.PodGroupTemplates = make([]schedulingv1beta1.PodGroupTemplate, 0, count(b, end, 8)+1)
+				m.PodGroupTemplates = make([]schedulingv1beta1.PodGroupTemplate, 0, capHint[schedulingv1beta1.PodGroupTemplate](count(b, end, 8)+1, len(b)))
 			}
 			m.PodGroupTemplates = append(m.PodGroupTemplates, schedulingv1beta1.PodGroupTemplate{})
 			if err = decSchedulingV1beta1PodGroupTemplate(s, b[start:end], &m.PodGroupTemplates[len(m.PodGroupTemplates)-1]); err != nil {
@@ -425,7 +425,7 @@ func decSchedulingV1beta1CompositePodGroupTemplate(s *state, b []byte, m *schedu
 				return err
 			}
 			if m.CompositePodGroupTemplates == nil {
-				m.CompositePodGroupTemplates = make([]schedulingv1beta1.CompositePodGroupTemplate, 0, count(b, end, 9)+1)
+				m.CompositePodGroupTemplates = make([]schedulingv1beta1.CompositePodGroupTemplate, 0, capHint[schedulingv1beta1.CompositePodGroupTemplate](count(b, end, 9)+1, len(b)))
 			}
 			m.CompositePodGroupTemplates = append(m.CompositePodGroupTemplates, schedulingv1beta1.CompositePodGroupTemplate{})
 			if err = decSchedulingV1beta1CompositePodGroupTemplate(s, b[start:end], &m.CompositePodGroupTemplates[len(m.CompositePodGroupTemplates)-1]); err != nil {
@@ -652,7 +652,7 @@ func decSchedulingV1beta1PodGroupList(s *state, b []byte, m *schedulingv1beta1.P
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]schedulingv1beta1.PodGroup, 0, count(b, end, 2)+1)
+				m.Items = make([]schedulingv1beta1.PodGroup, 0, capHint[schedulingv1beta1.PodGroup](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, schedulingv1beta1.PodGroup{})
 			saved := s.arena
@@ -818,7 +818,7 @@ func decSchedulingV1beta1PodGroupSchedulingConstraints(s *state, b []byte, m *sc
 				return err
 			}
 			if m.Topology == nil {
-				m.Topology = make([]schedulingv1beta1.TopologyConstraint, 0, count(b, end, 1)+1)
+				m.Topology = make([]schedulingv1beta1.TopologyConstraint, 0, capHint[schedulingv1beta1.TopologyConstraint](count(b, end, 1)+1, len(b)))
 			}
 			m.Topology = append(m.Topology, schedulingv1beta1.TopologyConstraint{})
 			if err = decSchedulingV1beta1TopologyConstraint(s, b[start:end], &m.Topology[len(m.Topology)-1]); err != nil {
@@ -985,7 +985,7 @@ func decSchedulingV1beta1PodGroupSpec(s *state, b []byte, m *schedulingv1beta1.P
 				return err
 			}
 			if m.ResourceClaims == nil {
-				m.ResourceClaims = make([]schedulingv1beta1.PodGroupResourceClaim, 0, count(b, end, 5)+1)
+				m.ResourceClaims = make([]schedulingv1beta1.PodGroupResourceClaim, 0, capHint[schedulingv1beta1.PodGroupResourceClaim](count(b, end, 5)+1, len(b)))
 			}
 			m.ResourceClaims = append(m.ResourceClaims, schedulingv1beta1.PodGroupResourceClaim{})
 			if err = decSchedulingV1beta1PodGroupResourceClaim(s, b[start:end], &m.ResourceClaims[len(m.ResourceClaims)-1]); err != nil {
@@ -1084,7 +1084,7 @@ func decSchedulingV1beta1PodGroupStatus(s *state, b []byte, m *schedulingv1beta1
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {
@@ -1102,7 +1102,7 @@ func decSchedulingV1beta1PodGroupStatus(s *state, b []byte, m *schedulingv1beta1
 				return err
 			}
 			if m.ResourceClaimStatuses == nil {
-				m.ResourceClaimStatuses = make([]schedulingv1beta1.PodGroupResourceClaimStatus, 0, count(b, end, 2)+1)
+				m.ResourceClaimStatuses = make([]schedulingv1beta1.PodGroupResourceClaimStatus, 0, capHint[schedulingv1beta1.PodGroupResourceClaimStatus](count(b, end, 2)+1, len(b)))
 			}
 			m.ResourceClaimStatuses = append(m.ResourceClaimStatuses, schedulingv1beta1.PodGroupResourceClaimStatus{})
 			if err = decSchedulingV1beta1PodGroupResourceClaimStatus(s, b[start:end], &m.ResourceClaimStatuses[len(m.ResourceClaimStatuses)-1]); err != nil {
@@ -1190,7 +1190,7 @@ func decSchedulingV1beta1PodGroupTemplate(s *state, b []byte, m *schedulingv1bet
 				return err
 			}
 			if m.ResourceClaims == nil {
-				m.ResourceClaims = make([]schedulingv1beta1.PodGroupResourceClaim, 0, count(b, end, 4)+1)
+				m.ResourceClaims = make([]schedulingv1beta1.PodGroupResourceClaim, 0, capHint[schedulingv1beta1.PodGroupResourceClaim](count(b, end, 4)+1, len(b)))
 			}
 			m.ResourceClaims = append(m.ResourceClaims, schedulingv1beta1.PodGroupResourceClaim{})
 			if err = decSchedulingV1beta1PodGroupResourceClaim(s, b[start:end], &m.ResourceClaims[len(m.ResourceClaims)-1]); err != nil {
@@ -1391,7 +1391,7 @@ func decSchedulingV1beta1PriorityClassList(s *state, b []byte, m *schedulingv1be
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]schedulingv1beta1.PriorityClass, 0, count(b, end, 2)+1)
+				m.Items = make([]schedulingv1beta1.PriorityClass, 0, capHint[schedulingv1beta1.PriorityClass](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, schedulingv1beta1.PriorityClass{})
 			saved := s.arena
@@ -1645,7 +1645,7 @@ func decSchedulingV1beta1WorkloadList(s *state, b []byte, m *schedulingv1beta1.W
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]schedulingv1beta1.Workload, 0, count(b, end, 2)+1)
+				m.Items = make([]schedulingv1beta1.Workload, 0, capHint[schedulingv1beta1.Workload](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, schedulingv1beta1.Workload{})
 			saved := s.arena
@@ -1762,7 +1762,7 @@ func decSchedulingV1beta1WorkloadSpec(s *state, b []byte, m *schedulingv1beta1.W
 				return err
 			}
 			if m.PodGroupTemplates == nil {
-				m.PodGroupTemplates = make([]schedulingv1beta1.PodGroupTemplate, 0, count(b, end, 2)+1)
+				m.PodGroupTemplates = make([]schedulingv1beta1.PodGroupTemplate, 0, capHint[schedulingv1beta1.PodGroupTemplate](count(b, end, 2)+1, len(b)))
 			}
 			m.PodGroupTemplates = append(m.PodGroupTemplates, schedulingv1beta1.PodGroupTemplate{})
 			if err = decSchedulingV1beta1PodGroupTemplate(s, b[start:end], &m.PodGroupTemplates[len(m.PodGroupTemplates)-1]); err != nil {
@@ -1780,7 +1780,7 @@ func decSchedulingV1beta1WorkloadSpec(s *state, b []byte, m *schedulingv1beta1.W
 				return err
 			}
 			if m.CompositePodGroupTemplates == nil {
-				m.CompositePodGroupTemplates = make([]schedulingv1beta1.CompositePodGroupTemplate, 0, count(b, end, 3)+1)
+				m.CompositePodGroupTemplates = make([]schedulingv1beta1.CompositePodGroupTemplate, 0, capHint[schedulingv1beta1.CompositePodGroupTemplate](count(b, end, 3)+1, len(b)))
 			}
 			m.CompositePodGroupTemplates = append(m.CompositePodGroupTemplates, schedulingv1beta1.CompositePodGroupTemplate{})
 			if err = decSchedulingV1beta1CompositePodGroupTemplate(s, b[start:end], &m.CompositePodGroupTemplates[len(m.CompositePodGroupTemplates)-1]); err != nil {

@@ -119,7 +119,7 @@ func decStoragemigrationV1StorageVersionMigrationList(s *state, b []byte, m *sto
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]storagemigrationv1.StorageVersionMigration, 0, count(b, end, 2)+1)
+				m.Items = make([]storagemigrationv1.StorageVersionMigration, 0, capHint[storagemigrationv1.StorageVersionMigration](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, storagemigrationv1.StorageVersionMigration{})
 			saved := s.arena
@@ -209,7 +209,7 @@ func decStoragemigrationV1StorageVersionMigrationStatus(s *state, b []byte, m *s
 				return err
 			}
 			if m.Conditions == nil {
-				m.Conditions = make([]metav1.Condition, 0, count(b, end, 1)+1)
+				m.Conditions = make([]metav1.Condition, 0, capHint[metav1.Condition](count(b, end, 1)+1, len(b)))
 			}
 			m.Conditions = append(m.Conditions, metav1.Condition{})
 			if err = decMetaV1Condition(s, b[start:end], &m.Conditions[len(m.Conditions)-1]); err != nil {

@@ -107,7 +107,7 @@ func decStorageV1CSIDriverList(s *state, b []byte, m *storagev1.CSIDriverList) e
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]storagev1.CSIDriver, 0, count(b, end, 2)+1)
+				m.Items = make([]storagev1.CSIDriver, 0, capHint[storagev1.CSIDriver](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, storagev1.CSIDriver{})
 			saved := s.arena
@@ -180,7 +180,7 @@ func decStorageV1CSIDriverSpec(s *state, b []byte, m *storagev1.CSIDriverSpec) e
 				return err
 			}
 			if m.VolumeLifecycleModes == nil {
-				m.VolumeLifecycleModes = make([]storagev1.VolumeLifecycleMode, 0, count(b, end, 3)+1)
+				m.VolumeLifecycleModes = make([]storagev1.VolumeLifecycleMode, 0, capHint[storagev1.VolumeLifecycleMode](count(b, end, 3)+1, len(b)))
 			}
 			m.VolumeLifecycleModes = append(m.VolumeLifecycleModes, strOf[storagev1.VolumeLifecycleMode](s, b[start:end]))
 			i = end
@@ -220,7 +220,7 @@ func decStorageV1CSIDriverSpec(s *state, b []byte, m *storagev1.CSIDriverSpec) e
 				return err
 			}
 			if m.TokenRequests == nil {
-				m.TokenRequests = make([]storagev1.TokenRequest, 0, count(b, end, 6)+1)
+				m.TokenRequests = make([]storagev1.TokenRequest, 0, capHint[storagev1.TokenRequest](count(b, end, 6)+1, len(b)))
 			}
 			m.TokenRequests = append(m.TokenRequests, storagev1.TokenRequest{})
 			if err = decStorageV1TokenRequest(s, b[start:end], &m.TokenRequests[len(m.TokenRequests)-1]); err != nil {
@@ -418,7 +418,7 @@ func decStorageV1CSINodeDriver(s *state, b []byte, m *storagev1.CSINodeDriver) e
 				return err
 			}
 			if m.TopologyKeys == nil {
-				m.TopologyKeys = make([]string, 0, count(b, end, 3)+1)
+				m.TopologyKeys = make([]string, 0, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			m.TopologyKeys = append(m.TopologyKeys, strOf[string](s, b[start:end]))
 			i = end
@@ -491,7 +491,7 @@ func decStorageV1CSINodeList(s *state, b []byte, m *storagev1.CSINodeList) error
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]storagev1.CSINode, 0, count(b, end, 2)+1)
+				m.Items = make([]storagev1.CSINode, 0, capHint[storagev1.CSINode](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, storagev1.CSINode{})
 			saved := s.arena
@@ -540,7 +540,7 @@ func decStorageV1CSINodeSpec(s *state, b []byte, m *storagev1.CSINodeSpec) error
 				return err
 			}
 			if m.Drivers == nil {
-				m.Drivers = make([]storagev1.CSINodeDriver, 0, count(b, end, 1)+1)
+				m.Drivers = make([]storagev1.CSINodeDriver, 0, capHint[storagev1.CSINodeDriver](count(b, end, 1)+1, len(b)))
 			}
 			m.Drivers = append(m.Drivers, storagev1.CSINodeDriver{})
 			if err = decStorageV1CSINodeDriver(s, b[start:end], &m.Drivers[len(m.Drivers)-1]); err != nil {
@@ -585,7 +585,7 @@ func decStorageV1CSINodeStatus(s *state, b []byte, m *storagev1.CSINodeStatus) e
 				return err
 			}
 			if m.StorageHealth == nil {
-				m.StorageHealth = make([]storagev1.StorageHealth, 0, count(b, end, 1)+1)
+				m.StorageHealth = make([]storagev1.StorageHealth, 0, capHint[storagev1.StorageHealth](count(b, end, 1)+1, len(b)))
 			}
 			m.StorageHealth = append(m.StorageHealth, storagev1.StorageHealth{})
 			if err = decStorageV1StorageHealth(s, b[start:end], &m.StorageHealth[len(m.StorageHealth)-1]); err != nil {
@@ -748,7 +748,7 @@ func decStorageV1CSIStorageCapacityList(s *state, b []byte, m *storagev1.CSIStor
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]storagev1.CSIStorageCapacity, 0, count(b, end, 2)+1)
+				m.Items = make([]storagev1.CSIStorageCapacity, 0, capHint[storagev1.CSIStorageCapacity](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, storagev1.CSIStorageCapacity{})
 			saved := s.arena
@@ -823,7 +823,7 @@ func decStorageV1StorageClass(s *state, b []byte, m *storagev1.StorageClass) err
 				return err
 			}
 			if m.Parameters == nil {
-				m.Parameters = make(map[string]string, count(b, end, 3)+1)
+				m.Parameters = make(map[string]string, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -856,7 +856,7 @@ func decStorageV1StorageClass(s *state, b []byte, m *storagev1.StorageClass) err
 				return err
 			}
 			if m.MountOptions == nil {
-				m.MountOptions = make([]string, 0, count(b, end, 5)+1)
+				m.MountOptions = make([]string, 0, capHint[string](count(b, end, 5)+1, len(b)))
 			}
 			m.MountOptions = append(m.MountOptions, strOf[string](s, b[start:end]))
 			i = end
@@ -896,7 +896,7 @@ func decStorageV1StorageClass(s *state, b []byte, m *storagev1.StorageClass) err
 				return err
 			}
 			if m.AllowedTopologies == nil {
-				m.AllowedTopologies = make([]corev1.TopologySelectorTerm, 0, count(b, end, 8)+1)
+				m.AllowedTopologies = make([]corev1.TopologySelectorTerm, 0, capHint[corev1.TopologySelectorTerm](count(b, end, 8)+1, len(b)))
 			}
 			m.AllowedTopologies = append(m.AllowedTopologies, corev1.TopologySelectorTerm{})
 			if err = decCoreV1TopologySelectorTerm(s, b[start:end], &m.AllowedTopologies[len(m.AllowedTopologies)-1]); err != nil {
@@ -955,7 +955,7 @@ func decStorageV1StorageClassList(s *state, b []byte, m *storagev1.StorageClassL
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]storagev1.StorageClass, 0, count(b, end, 2)+1)
+				m.Items = make([]storagev1.StorageClass, 0, capHint[storagev1.StorageClass](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, storagev1.StorageClass{})
 			saved := s.arena
@@ -1016,7 +1016,7 @@ func decStorageV1StorageHealth(s *state, b []byte, m *storagev1.StorageHealth) e
 				return err
 			}
 			if m.HealthConditions == nil {
-				m.HealthConditions = make([]storagev1.StorageHealthCondition, 0, count(b, end, 2)+1)
+				m.HealthConditions = make([]storagev1.StorageHealthCondition, 0, capHint[storagev1.StorageHealthCondition](count(b, end, 2)+1, len(b)))
 			}
 			m.HealthConditions = append(m.HealthConditions, storagev1.StorageHealthCondition{})
 			if err = decStorageV1StorageHealthCondition(s, b[start:end], &m.HealthConditions[len(m.HealthConditions)-1]); err != nil {
@@ -1298,7 +1298,7 @@ func decStorageV1VolumeAttachmentList(s *state, b []byte, m *storagev1.VolumeAtt
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]storagev1.VolumeAttachment, 0, count(b, end, 2)+1)
+				m.Items = make([]storagev1.VolumeAttachment, 0, capHint[storagev1.VolumeAttachment](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, storagev1.VolumeAttachment{})
 			saved := s.arena
@@ -1480,7 +1480,7 @@ func decStorageV1VolumeAttachmentStatus(s *state, b []byte, m *storagev1.VolumeA
 				return err
 			}
 			if m.AttachmentMetadata == nil {
-				m.AttachmentMetadata = make(map[string]string, count(b, end, 2)+1)
+				m.AttachmentMetadata = make(map[string]string, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -1587,7 +1587,7 @@ func decStorageV1VolumeAttributesClass(s *state, b []byte, m *storagev1.VolumeAt
 				return err
 			}
 			if m.Parameters == nil {
-				m.Parameters = make(map[string]string, count(b, end, 3)+1)
+				m.Parameters = make(map[string]string, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -1648,7 +1648,7 @@ func decStorageV1VolumeAttributesClassList(s *state, b []byte, m *storagev1.Volu
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]storagev1.VolumeAttributesClass, 0, count(b, end, 2)+1)
+				m.Items = make([]storagev1.VolumeAttributesClass, 0, capHint[storagev1.VolumeAttributesClass](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, storagev1.VolumeAttributesClass{})
 			saved := s.arena

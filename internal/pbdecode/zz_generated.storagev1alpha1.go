@@ -156,7 +156,7 @@ func decStorageV1alpha1CSIStorageCapacityList(s *state, b []byte, m *storagev1al
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]storagev1alpha1.CSIStorageCapacity, 0, count(b, end, 2)+1)
+				m.Items = make([]storagev1alpha1.CSIStorageCapacity, 0, capHint[storagev1alpha1.CSIStorageCapacity](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, storagev1alpha1.CSIStorageCapacity{})
 			saved := s.arena
@@ -288,7 +288,7 @@ func decStorageV1alpha1VolumeAttachmentList(s *state, b []byte, m *storagev1alph
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]storagev1alpha1.VolumeAttachment, 0, count(b, end, 2)+1)
+				m.Items = make([]storagev1alpha1.VolumeAttachment, 0, capHint[storagev1alpha1.VolumeAttachment](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, storagev1alpha1.VolumeAttachment{})
 			saved := s.arena
@@ -470,7 +470,7 @@ func decStorageV1alpha1VolumeAttachmentStatus(s *state, b []byte, m *storagev1al
 				return err
 			}
 			if m.AttachmentMetadata == nil {
-				m.AttachmentMetadata = make(map[string]string, count(b, end, 2)+1)
+				m.AttachmentMetadata = make(map[string]string, capHint[string](count(b, end, 2)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -577,7 +577,7 @@ func decStorageV1alpha1VolumeAttributesClass(s *state, b []byte, m *storagev1alp
 				return err
 			}
 			if m.Parameters == nil {
-				m.Parameters = make(map[string]string, count(b, end, 3)+1)
+				m.Parameters = make(map[string]string, capHint[string](count(b, end, 3)+1, len(b)))
 			}
 			var k string
 			var v string
@@ -638,7 +638,7 @@ func decStorageV1alpha1VolumeAttributesClassList(s *state, b []byte, m *storagev
 				return err
 			}
 			if m.Items == nil {
-				m.Items = make([]storagev1alpha1.VolumeAttributesClass, 0, count(b, end, 2)+1)
+				m.Items = make([]storagev1alpha1.VolumeAttributesClass, 0, capHint[storagev1alpha1.VolumeAttributesClass](count(b, end, 2)+1, len(b)))
 			}
 			m.Items = append(m.Items, storagev1alpha1.VolumeAttributesClass{})
 			saved := s.arena

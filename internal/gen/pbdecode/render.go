@@ -112,7 +112,6 @@ func (g *generator) render() (map[string][]byte, error) {
 		byPkg[t.PkgPath()] = append(byPkg[t.PkgPath()], t)
 	}
 	out := map[string][]byte{}
-	var sizerInits []string
 	for pkg, types := range byPkg {
 		sort.Slice(types, func(i, j int) bool { return types[i].Name() < types[j].Name() })
 		f := newFile()
@@ -126,7 +125,6 @@ func (g *generator) render() (map[string][]byte, error) {
 			g.renderSizer(f, t)
 		}
 		f.p("}")
-		_ = sizerInits
 		src, err := f.source()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", pkg, err)
@@ -346,7 +344,7 @@ func (g *generator) renderField(f *file, t reflect.Type, pf protoField, ft refle
 		}
 		wantWire(f, 2, name)
 		spanCode(f)
-		f.p("if %s == nil { %s = make(%s, count(b, end, %d)+1) }", field, field, f.qual(ft), pf.num)
+		f.p("if %s == nil { %s = make(%s, capHint[%s](count(b, end, %d)+1, len(b))) }", field, field, f.qual(ft), f.qual(ft.Elem()), pf.num)
 		k, v := f.qual(ft.Key()), f.qual(ft.Elem())
 		f.p("var k %s", k)
 		f.p("var v %s", v)
@@ -381,7 +379,7 @@ func (g *generator) renderField(f *file, t reflect.Type, pf protoField, ft refle
 			}
 			e := f.qual(ft.Elem())
 			spanCode(f)
-			f.p("if %s == nil { %s = make(%s, 0, count(b, end, %d)+1) }", field, field, f.qual(ft), pf.num)
+			f.p("if %s == nil { %s = make(%s, 0, capHint[%s](count(b, end, %d)+1, len(b))) }", field, field, f.qual(ft), e, pf.num)
 			f.p("%s = append(%s, strOf[%s](s, b[start:end]))", field, field, e)
 			f.p("i = end")
 		case ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.String:
@@ -443,7 +441,7 @@ func (g *generator) renderField(f *file, t reflect.Type, pf protoField, ft refle
 		if ft.Kind() != reflect.Slice || mt.Kind() != reflect.Struct {
 			return fmt.Errorf("repeated message of Go type %s", ft)
 		}
-		f.p("if %s == nil { %s = make(%s, 0, count(b, end, %d)+1) }", field, field, f.qual(ft), pf.num)
+		f.p("if %s == nil { %s = make(%s, 0, capHint[%s](count(b, end, %d)+1, len(b))) }", field, field, f.qual(ft), f.qual(mt), pf.num)
 		f.p("%s = append(%s, %s{})", field, field, f.qual(mt))
 		if isListItems(t, name) {
 			f.p("saved := s.arena")
