@@ -85,20 +85,30 @@ func (m *Map) buildReplacement(keys []string, objs []any, nsIdx, slotted []*inde
 	// The entries and their vals slices are cut from one allocation each.
 	var chunk [][]string
 	var entries []entry
+	// namespaces[i] is the namespace of objs[i], read once here, while the
+	// object is being visited anyway: the index loops below then walk this
+	// slice in list order instead of reaching into every object again.
+	var namespaces []string
+	if len(nsIdx) > 0 {
+		namespaces = make([]string, len(keys))
+	}
 	for i, key := range keys {
 		obj := objs[i]
 		failed := false
 		if len(nsIdx) > 0 {
-			if _, err := ObjectMeta(obj); err != nil {
+			if meta, err := ObjectMeta(obj); err == nil {
+				namespaces[i] = meta.GetNamespace()
+				if nsUnindexed != nil {
+					// A later duplicate key replaces an unindexed object.
+					delete(nsUnindexed, key)
+				}
+			} else {
 				failures.add(&IndexError{index: nsIdx[0].name, key: key, err: err})
 				failed = true
 				if nsUnindexed == nil {
 					nsUnindexed = map[string]struct{}{}
 				}
 				nsUnindexed[key] = struct{}{}
-			} else if nsUnindexed != nil {
-				// A later duplicate key replaces an unindexed object.
-				delete(nsUnindexed, key)
 			}
 		}
 		if nSlots == 0 {
@@ -136,8 +146,19 @@ func (m *Map) buildReplacement(keys []string, objs []any, nsIdx, slotted []*inde
 	for i := range slotCounts {
 		slotCounts[i] = map[string]int{}
 	}
+	// Without duplicate keys, every position of keys is an entry of items,
+	// so the namespace index is built from the slices; otherwise only the
+	// map knows which duplicate won.
+	unique := len(items) == len(keys)
+	if nsCounts != nil && unique {
+		for i, key := range keys {
+			if !inSet(nsUnindexed, key) {
+				nsCounts[namespaces[i]]++
+			}
+		}
+	}
 	for key, e := range items {
-		if nsCounts != nil && !inSet(nsUnindexed, key) {
+		if nsCounts != nil && !unique && !inSet(nsUnindexed, key) {
 			nsCounts[namespaceOfStored(storedObject(e))]++
 		}
 		for i, vals := range storedVals(e) {
@@ -159,8 +180,15 @@ func (m *Map) buildReplacement(keys []string, objs []any, nsIdx, slotted []*inde
 	for i := range slotted {
 		r.slotByValue[i] = presized(slotCounts[i])
 	}
+	if r.nsByValue != nil && unique {
+		for i, key := range keys {
+			if !inSet(nsUnindexed, key) {
+				r.nsByValue[namespaces[i]][key] = sets.Empty{}
+			}
+		}
+	}
 	for key, e := range items {
-		if r.nsByValue != nil && !inSet(nsUnindexed, key) {
+		if r.nsByValue != nil && !unique && !inSet(nsUnindexed, key) {
 			r.nsByValue[namespaceOfStored(storedObject(e))][key] = sets.Empty{}
 		}
 		for i, vals := range storedVals(e) {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -548,4 +549,51 @@ func TestMapReplaceMap(t *testing.T) {
 	assert.Equal(t, map[string]any{"ns/a": a, "ns/b": b}, contents(t, m))
 	checkIndices(t, m, testIndexers())
 	assert.Equal(t, "5", m.ResourceVersion())
+}
+
+// TestReplaceWithDuplicateKeysIndexesTheObjectThatWins checks that when a
+// Replace lists one key twice, the namespace index holds the key under the
+// namespace of the later object only, including when one of the two has no
+// object metadata (kept, it is stored outside the namespace index; either
+// way the listed object the index failed on is reported).
+func TestReplaceWithDuplicateKeysIndexesTheObjectThatWins(t *testing.T) {
+	inNs1 := testPod("ns1", "a", "1")
+	inNs2 := testPod("ns2", "a", "2")
+	other := testPod("ns1", "b", "3")
+	cases := []struct {
+		name     string
+		objs     []any
+		want     map[string][]string // namespace -> keys
+		failures int
+	}{
+		{name: "later namespace wins", objs: []any{inNs1, other, inNs2}, want: map[string][]string{"ns1": {"b"}, "ns2": {"a"}}},
+		{name: "earlier namespace wins back", objs: []any{inNs2, inNs1, other}, want: map[string][]string{"ns1": {"a", "b"}}},
+		{name: "object without metadata replaced", objs: []any{"no metadata", other, inNs2}, want: map[string][]string{"ns1": {"b"}, "ns2": {"a"}}, failures: 1},
+		{name: "object without metadata kept", objs: []any{inNs2, other, "no metadata"}, want: map[string][]string{"ns1": {"b"}}, failures: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newTestMap(map[string]IndexFunc{"namespace": testNamespaceIndex}, false)
+			keys := []string{"a", "b", "a"}
+			err := m.Replace(keys, tc.objs, "7")
+			if tc.failures == 0 {
+				require.NoError(t, err)
+			} else {
+				var failures *IndexFailures
+				require.ErrorAs(t, err, &failures)
+				require.Equal(t, tc.failures, failures.Total())
+			}
+			require.Equal(t, 2, m.Len())
+			got := map[string][]string{}
+			for _, ns := range m.ListIndexFuncValues("namespace") {
+				keys, err := m.IndexKeys("namespace", ns)
+				require.NoError(t, err)
+				if len(keys) > 0 {
+					slices.Sort(keys)
+					got[ns] = keys
+				}
+			}
+			require.Equal(t, tc.want, got)
+		})
+	}
 }
