@@ -57,12 +57,12 @@ var scalingSets = []struct {
 	bench, param, title string
 	figures             []string
 }{
-	{"Sync", "pods", "Initial sync", []string{"sync-ms", "peaklive-MB", "retained-MB"}},
+	{"Sync", "pods", "Initial sync", []string{"sync-ms", "cpu-us/pod", "peaklive-MB", "retained-MB"}},
 	{"Events", "handlers", "Watch events", []string{"events/s"}},
 }
 
 // Scaling returns the scaling series found in res: Sync by pods (sync-ms,
-// peaklive-MB, retained-MB) and Events by handlers (events/s), each with
+// cpu-us/pod, peaklive-MB, retained-MB) and Events by handlers (events/s), each with
 // the sizes res holds; a figure no size reports is left out.
 func (res *Results) Scaling() []ScalingSeries {
 	var out []ScalingSeries
