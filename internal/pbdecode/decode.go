@@ -7,19 +7,28 @@ import (
 
 // root is the decoder of a type a decoding can start from.
 type root struct {
-	size   *sizer
-	decode func(*state, []byte, any) error
+	size *sizer
+	// decode zeroes the value first, as proto.Unmarshal resets it; merge
+	// decodes into the value as it is, as the generated code decodes a
+	// message's fields one after another (ReadList feeds it a list's
+	// fields a few at a time).
+	decode, merge func(*state, []byte, any) error
 }
 
-// rootOf makes the root of message type T, which zeroes the value it
-// decodes into first, as proto.Unmarshal resets it.
+// rootOf makes the root of message type T.
 func rootOf[T any](z *sizer, dec func(*state, []byte, *T) error) root {
-	return root{size: z, decode: func(s *state, b []byte, into any) error {
-		m := into.(*T)
-		var zero T
-		*m = zero
-		return dec(s, b, m)
-	}}
+	return root{
+		size: z,
+		decode: func(s *state, b []byte, into any) error {
+			m := into.(*T)
+			var zero T
+			*m = zero
+			return dec(s, b, m)
+		},
+		merge: func(s *state, b []byte, into any) error {
+			return dec(s, b, into.(*T))
+		},
+	}
 }
 
 // Supports reports whether Unmarshal decodes into values of into's type: a
