@@ -186,14 +186,19 @@ func WithSensitiveResources(examples ...runtime.Object) SharedInformerOption {
 // WithAPIMachineryDecoding makes the factory's informers for the types of
 // examples (such as &corev1.Pod{}) decode the server's protobuf answers
 // with apimachinery's decoder (each type's generated Unmarshal, behind
-// client-go's protobuf serializer), as client-go's informers do.
+// client-go's protobuf serializer), as client-go's informers do, each
+// LIST's answer read whole before it is decoded.
 //
 // By default the factory's informers of built-in types decode protobuf with
 // kinformer's generated decoders, which are faster and allocate less, and
 // give objects identical to apimachinery's (deeply equal, nil and empty
 // slices and maps alike), with the same errors: differential tests and
 // fuzzing check every type, and the integration tests check every object
-// they read from a real API server. This option exists to rule kinformer's
+// they read from a real API server. They decode a LIST's protobuf answer
+// item by item as it arrives, never holding the body whole (the REST
+// client is handed an envelope without items in its place, so its
+// rest_client_response_size_bytes metric records that envelope's size;
+// docs/memory.md has the details). This option exists to rule kinformer's
 // decoders out when diagnosing a problem; it changes no object listers and
 // handlers see. JSON answers (from servers or proxies that do not speak
 // protobuf) are decoded by apimachinery either way, and so are the answers

@@ -78,8 +78,17 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 	switch rc := wire.restClientFor(c); {
 	case rc != nil:
 		var wrap func(http.RoundTripper) (http.RoundTripper, error)
-		if proj != nil {
+		var listKind *schema.GroupVersionKind
+		switch {
+		case proj != nil:
 			wrap = projectedTransport(proj, example)
+		case !o.APIMachineryDecoding:
+			// kinformer's decoding: LISTs decoded as they arrive.
+			if listKind = listKindOf(wire.NewList); listKind != nil {
+				wrap = func(next http.RoundTripper) (http.RoundTripper, error) {
+					return &streamingListTransport{next: next}, nil
+				}
+			}
 		}
 		warnings := warningHandlerOf(rc)
 		if wrap != nil || !o.APIMachineryDecoding {
@@ -91,7 +100,7 @@ func Informer[T Object](client kubernetes.Interface, gvr schema.GroupVersionReso
 			}
 			rc = derived
 		}
-		wc := &wireClient{rc: rc, warnings: warnings, namespace: wire.Namespace, resource: wire.Resource, newList: wire.NewList}
+		wc := &wireClient{rc: rc, warnings: warnings, namespace: wire.Namespace, resource: wire.Resource, newList: wire.NewList, listKind: listKind}
 		list, watchFn = wc.list, wc.watch
 		if proj != nil {
 			list, watchFn = SharingMarker(list, watchFn, proj)

@@ -2,6 +2,8 @@ package build
 
 import (
 	"context"
+	"io"
+	"mime"
 	"net/http"
 	"reflect"
 	"time"
@@ -9,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -131,6 +134,10 @@ type wireClient struct {
 	namespace string
 	resource  string
 	newList   func() runtime.Object
+	// listKind is the kind of newList's lists, set when rc's transport is
+	// a streamingListTransport: a LIST then decodes its protobuf answer as
+	// it arrives (see list).
+	listKind *schema.GroupVersionKind
 }
 
 // request starts a GET that reports warnings where the clientset's own
@@ -169,9 +176,18 @@ func requestTimeout(opts *metav1.ListOptions) time.Duration {
 }
 
 // list sends the LIST the typed client would send, with the protobuf Accept
-// header.
+// header. With a listKind, the transport decodes a protobuf answer's items
+// as they arrive (streamingListTransport), and the REST client decodes what
+// the transport hands it in place of the body: the list when the transport
+// did not decode it, otherwise an envelope without items, whose decoding
+// checks what the client checks and sets the kind the list is given.
 func (c *wireClient) list(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	list := c.newList()
+	var slot *listSlot
+	if c.listKind != nil {
+		slot = &listSlot{list: c.newList(), kind: *c.listKind}
+		ctx = context.WithValue(ctx, listSlotKey{}, slot)
+	}
 	err := c.request().
 		NamespaceIfScoped(c.namespace, c.namespace != "").
 		Resource(c.resource).
@@ -183,8 +199,93 @@ func (c *wireClient) list(ctx context.Context, opts metav1.ListOptions) (runtime
 	if err != nil {
 		return nil, err
 	}
+	if slot != nil && slot.decoded {
+		slot.list.GetObjectKind().SetGroupVersionKind(list.GetObjectKind().GroupVersionKind())
+		return slot.list, nil
+	}
 	return list, nil
 }
+
+// listSlot is one LIST's streamed decoding, from the transport that reads
+// the answer (streamingListTransport) to the wireClient.list that asked.
+type listSlot struct {
+	// list is what the answer's items are decoded into.
+	list runtime.Object
+	// kind is list's kind.
+	kind schema.GroupVersionKind
+	// decoded reports that list holds the answer's list (it is set while
+	// the REST client reads the body, before Do returns).
+	decoded bool
+}
+
+// listSlotKey is the context key of a request's listSlot.
+type listSlotKey struct{}
+
+// listKindOf returns the kind of newList's lists in client-go's scheme, or
+// nil when the scheme does not know it (its LISTs are then not streamed).
+func listKindOf(newList func() runtime.Object) *schema.GroupVersionKind {
+	if newList == nil {
+		return nil
+	}
+	kinds, _, err := scheme.Scheme.ObjectKinds(newList())
+	if err != nil || len(kinds) == 0 {
+		return nil
+	}
+	return &kinds[0]
+}
+
+// streamingListTransport decodes the protobuf answers to the LISTs of
+// wireClient.list as they arrive (pbdecode.ReadList), so that a LIST's
+// body is never held whole: client-go's REST client reads a body into
+// memory (growing it as it reads) before decoding it, which for a large
+// list is transient memory the size of the list's encoding, twice over,
+// that the garbage collector then works through. Requests without a
+// listSlot, answers other than 2xx, compressed, or in another media type
+// than protobuf pass through unchanged; so do answers ReadList does not
+// decode as they arrive.
+type streamingListTransport struct {
+	next http.RoundTripper
+}
+
+// WrappedRoundTripper returns the RoundTripper t sends requests through
+// (client-go's transport debugging walks the chain with it).
+func (t *streamingListTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+// RoundTrip sends req and, for a LIST of wireClient.list answered in
+// protobuf, gives the answer a body that decodes it as it is read.
+func (t *streamingListTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	slot, _ := req.Context().Value(listSlotKey{}).(*listSlot)
+	if slot == nil || err != nil || resp == nil || resp.Body == nil || resp.StatusCode < 200 || resp.StatusCode > 299 || resp.Header.Get("Content-Encoding") != "" {
+		return resp, err
+	}
+	mediaType, params, perr := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if perr != nil || mediaType != runtime.ContentTypeProtobuf || len(params) > 0 {
+		return resp, nil
+	}
+	resp.Body = &streamedListBody{src: resp.Body, slot: slot}
+	return resp, nil
+}
+
+// streamedListBody is the body streamingListTransport gives an answer: on
+// its first read it decodes the answer's list into its slot
+// (pbdecode.ReadList), then it reads what ReadList gives back.
+type streamedListBody struct {
+	src  io.ReadCloser
+	slot *listSlot
+	out  io.Reader
+}
+
+func (b *streamedListBody) Read(p []byte) (int, error) {
+	if b.out == nil {
+		res := pbdecode.ReadList(b.src, b.slot.list, b.slot.kind)
+		b.slot.decoded, b.out = res.Decoded, res.Body
+	}
+	return b.out.Read(p)
+}
+
+// Close closes the answer's body.
+func (b *streamedListBody) Close() error { return b.src.Close() }
 
 // watch sends the WATCH the typed client would send (a streaming list
 // included, when opts asks for one), with the protobuf Accept header.
