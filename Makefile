@@ -13,7 +13,7 @@ TESTENV_BUILD := internal/testenv/build.sh
 # so test, test-unit and vet run each of them from its folder, with the same environment.
 NESTED_MODULES := interop/controllerruntime examples/ctrlruntime
 
-.PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-aa bench-quick bench-full bench-relist bench-store bench-ctrlrt bench-watch-requests bench-storm bench-sharding soak soak-ceiling fuzz-short
+.PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-aa bench-quick bench-full bench-relist bench-store bench-sync bench-decoders bench-ctrlrt bench-watch-requests bench-storm bench-sharding soak soak-ceiling fuzz-short
 
 # Every recipe line runs under bash with pipefail, so that a failing command before a pipe
 # (a benchmark piped into the table tool) fails the target.
@@ -263,6 +263,59 @@ bench-store:
 	group KINFORMER_BENCH_FULL=1 '^BenchmarkStore$$' $(BENCH_STORE_PAIRS); \
 	$(BENCH_END); \
 	$(BENCHTABLE) -machine "$$raw" | tee internal/bench/results/store-$$commit.md
+
+# BENCH_PART, in a recipe after BENCH_START and BENCH_GROUP: defines the shell function
+# `part NAME COMMAND WHAT` of the partial runs (bench-sync, bench-decoders), which runs the
+# shell function `groups ENV` (the recipe's groups, each with ENV) twice: first as A/A controls
+# (KINFORMER_BENCH_AA=1) into internal/bench/results/NAME-aa-<commit>.txt, then as the run
+# into internal/bench/results/NAME-<commit>.txt, each file headed by COMMAND and WHAT; then it
+# writes the run's table, judged against those controls, to
+# internal/bench/results/NAME-<commit>.md.
+BENCH_PART = part() { \
+	name=$$1; command=$$2; what=$$3; aaraw=internal/bench/results/$$name-aa-$$commit.txt; \
+	mkdir -p internal/bench/results; \
+	for aa in 1 0; do \
+		raw=internal/bench/results/$$name-$$commit.txt; env=KINFORMER_BENCH_FULL=1; pre=; \
+		if [ $$aa = 1 ]; then raw=$$aaraw; env="KINFORMER_BENCH_AA=1 $$env"; pre="A/A controls: "; fi; \
+		$(BENCHTABLE) -header -commit $$commit -sizes full -command "$$command" | tee "$$raw"; \
+		echo "\# what: $$pre$$what$${pre:+ (kinformer on both sides, no floor)}" | tee -a "$$raw"; \
+		echo "raw output: $$raw" >&2; \
+		groups "$$env"; \
+		$(BENCH_END); start=$$(date +%s); \
+	done; \
+	$(BENCHTABLE) -machine -aa "$$aaraw" "$$raw" | tee internal/bench/results/$$name-$$commit.md; \
+	}
+
+## bench-sync: only the Sync group of `make bench` (the initial sync from memory at 1,000 to
+## 100,000 pods, BENCH_SYNC_PAIRS and BENCH_SYNC_LARGE_PAIRS pairs), first its A/A controls
+## (KINFORMER_BENCH_AA=1), then the run, judged against them. Writes the raw output to
+## internal/bench/results/sync-aa-<commit>.txt and sync-<commit>.txt (<commit>-dirty when Go
+## files differ from the commit) and the run's table to internal/bench/results/sync-<commit>.md;
+## leaves BENCHMARKS.md alone. About 10 minutes on 2 idle cores.
+bench-sync:
+	@$(BENCH_START); $(BENCH_GROUP); $(BENCH_PART); \
+	groups() { \
+		group "$$1" '^BenchmarkSync$$/^pods=(1000|10000)$$' $(BENCH_SYNC_PAIRS); \
+		group "$$1" '^BenchmarkSync$$/^pods=(50000|100000)$$' $(BENCH_SYNC_LARGE_PAIRS); \
+	}; \
+	part sync "make bench-sync BENCH_SYNC_PAIRS=$(BENCH_SYNC_PAIRS) BENCH_SYNC_LARGE_PAIRS=$(BENCH_SYNC_LARGE_PAIRS)" \
+		"BenchmarkSync, the initial sync from memory, kinformer against client-go"
+
+## bench-decoders: only the rows of `make bench` that kinformer's typed decoders change
+## (HTTP/default and HTTP/default-decoders-off over the in-process server, APIServer/default
+## and APIServer/default-decoders-off on the real kube-apiserver; BENCH_HTTP_PAIRS and
+## BENCH_APISERVER_PAIRS pairs), first their A/A controls, then the run, judged against them.
+## Writes internal/bench/results/decoders-aa-<commit>.txt, decoders-<commit>.txt and
+## decoders-<commit>.md; leaves BENCHMARKS.md alone. About 10 minutes on 2 idle cores.
+bench-decoders:
+	@bin=$$($(TESTENV_BUILD)); echo "server binaries: $$bin"; \
+	$(BENCH_START); $(BENCH_GROUP); $(BENCH_PART); \
+	groups() { \
+		group "$$1" '^BenchmarkHTTP$$/^default' $(BENCH_HTTP_PAIRS); \
+		group "$$1 KINFORMER_TESTENV_BIN=$$bin" '^BenchmarkAPIServer$$/^default' $(BENCH_APISERVER_PAIRS); \
+	}; \
+	part decoders "make bench-decoders BENCH_HTTP_PAIRS=$(BENCH_HTTP_PAIRS) BENCH_APISERVER_PAIRS=$(BENCH_APISERVER_PAIRS)" \
+		"the rows kinformer's typed decoders change, kinformer against client-go"
 
 ## bench-ctrlrt: only the controller-runtime group of `make bench` (BenchmarkManagerSync of
 ## interop/controllerruntime: a manager caching 10,000 pods from the real kube-apiserver,
