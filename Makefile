@@ -13,7 +13,7 @@ TESTENV_BUILD := internal/testenv/build.sh
 # so test, test-unit and vet run each of them from its folder, with the same environment.
 NESTED_MODULES := interop/controllerruntime examples/ctrlruntime
 
-.PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-aa bench-quick bench-full bench-relist bench-store bench-sync bench-decoders bench-ctrlrt bench-watch-requests bench-storm bench-sharding soak soak-ceiling fuzz-short
+.PHONY: test alloc-guards test-unit demo demo-local fmt-check vet gen-verify generate testenv build bench bench-aa bench-quick bench-full bench-relist bench-store bench-sync bench-decoders bench-syncprobe bench-ctrlrt bench-watch-requests bench-storm bench-sharding soak soak-ceiling fuzz-short
 
 # Every recipe line runs under bash with pipefail, so that a failing command before a pipe
 # (a benchmark piped into the table tool) fails the target.
@@ -316,6 +316,18 @@ bench-decoders:
 	}; \
 	part decoders "make bench-decoders BENCH_HTTP_PAIRS=$(BENCH_HTTP_PAIRS) BENCH_APISERVER_PAIRS=$(BENCH_APISERVER_PAIRS)" \
 		"the rows kinformer's typed decoders change, kinformer against client-go"
+
+## bench-syncprobe: the initial sync outside the harness (internal/bench/cmd/syncprobe: one fresh
+## process per run, cache.NewSharedIndexInformer over an in-memory ListWatch, the namespace index
+## and one handler), client-go against kinformer at each of SYNCPROBE_COMMITS (default: HEAD),
+## SYNCPROBE_REPS reps at 50,000 and 10,000 pods, the order rotating; then 5 reps with the list
+## built inside ListFunc. Writes internal/bench/results/syncprobe-<commit>.txt with the summary.
+## About 5 minutes on 2 idle cores with 4 commits.
+SYNCPROBE_REPS ?= 10
+SYNCPROBE_COMMITS ?= $(shell git rev-parse --short HEAD)
+bench-syncprobe:
+	@commit=$$(git rev-parse --short HEAD); mkdir -p internal/bench/results; \
+	internal/bench/cmd/syncprobe/compare.sh internal/bench/results/syncprobe-$$commit.txt $(SYNCPROBE_REPS) $(SYNCPROBE_COMMITS)
 
 ## bench-ctrlrt: only the controller-runtime group of `make bench` (BenchmarkManagerSync of
 ## interop/controllerruntime: a manager caching 10,000 pods from the real kube-apiserver,

@@ -23,6 +23,12 @@
 // Usage:
 //
 //	go run ./internal/bench/cmd/syncprobe -side kinformer|client-go [-pods 50000] [-list prebuilt|in-listfunc]
+//	go run ./internal/bench/cmd/syncprobe -summarize < runs.txt
+//
+// compare.sh (make bench-syncprobe) builds the tool at several commits and
+// runs them against client-go in rotated order, one process per run;
+// -summarize reads its lines and prints the per-pair ratios' medians and
+// ranges.
 package main
 
 import (
@@ -65,7 +71,15 @@ func main() {
 	side := flag.String("side", "kinformer", "kinformer or client-go")
 	pods := flag.Int("pods", 50000, "pods listed")
 	listMode := flag.String("list", "prebuilt", "prebuilt (before the clock starts) or in-listfunc (inside the timed LIST)")
+	summary := flag.Bool("summarize", false, "read compare.sh's lines from standard input and print their summary")
 	flag.Parse()
+	if *summary {
+		if err := summarize(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "syncprobe:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if err := run(*side, *pods, *listMode); err != nil {
 		fmt.Fprintln(os.Stderr, "syncprobe:", err)
 		os.Exit(2)
