@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kinformer/kinformer/internal/bench"
 )
 
 // probeLine is one run's line as compare.sh records it: rep=N run=LABEL
@@ -100,10 +102,10 @@ func summarize(r io.Reader, w io.Writer) error {
 		rs := byGroup[g]
 		heap := "–"
 		if len(rs.heap) > 0 {
-			heap = fmt.Sprintf("%.2f", median(rs.heap))
+			heap = fmt.Sprintf("%.2f", bench.Median(rs.heap))
 		}
 		fmt.Fprintf(w, "# | %d | %s | %s | %d | %s | %s | %s | %.1f | %.1f |\n", g.pods, g.list, g.commit, len(rs.synced),
-			spread(rs.synced), spread(rs.handled), heap, median(rs.kMs), median(rs.cMs))
+			spread(rs.synced), spread(rs.handled), heap, bench.Median(rs.kMs), bench.Median(rs.cMs))
 	}
 	return nil
 }
@@ -154,18 +156,7 @@ func parseProbeLine(text string) (probeLine, error) {
 	return l, nil
 }
 
-// median returns the median of vs, which must not be empty.
-func median(vs []float64) float64 {
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // spread formats the median of vs with its range.
 func spread(vs []float64) string {
-	return fmt.Sprintf("%.2f (%.2f–%.2f)", median(vs), slices.Min(vs), slices.Max(vs))
+	return fmt.Sprintf("%.2f (%.2f–%.2f)", bench.Median(vs), slices.Min(vs), slices.Max(vs))
 }
