@@ -321,12 +321,13 @@ bench-decoders:
 ## process per run, cache.NewSharedIndexInformer over an in-memory ListWatch, the namespace index
 ## and one handler), client-go against kinformer at each of SYNCPROBE_COMMITS (default: HEAD),
 ## SYNCPROBE_REPS reps at 50,000 and 10,000 pods, the order rotating; then 5 reps with the list
-## built inside ListFunc. Writes internal/bench/results/syncprobe-<commit>.txt with the summary.
+## built inside ListFunc. Writes internal/bench/results/syncprobe-<commit>.txt with the summary
+## (<commit>-dirty when Go files differ from the commit: the tool is built from the work tree).
 ## About 5 minutes on 2 idle cores with 4 commits.
 SYNCPROBE_REPS ?= 10
 SYNCPROBE_COMMITS ?= $(shell git rev-parse --short HEAD)
 bench-syncprobe:
-	@commit=$$(git rev-parse --short HEAD); mkdir -p internal/bench/results; \
+	@$(BENCH_START); mkdir -p internal/bench/results; \
 	internal/bench/cmd/syncprobe/compare.sh internal/bench/results/syncprobe-$$commit.txt $(SYNCPROBE_REPS) $(SYNCPROBE_COMMITS)
 
 ## bench-ctrlrt: only the controller-runtime group of `make bench` (BenchmarkManagerSync of
